@@ -1,0 +1,8 @@
+/** Writes the OpenAPI document generated from the zod schemas: `npm run openapi`. */
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { buildOpenApi } from '../../lambdas/schemas/openapi';
+
+const target = fileURLToPath(new URL('../../lambdas/openapi/openapi.json', import.meta.url));
+writeFileSync(target, JSON.stringify(buildOpenApi(), null, 2) + '\n');
+console.log(`wrote ${target}`);

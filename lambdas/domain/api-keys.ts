@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import type { Db } from '../shared/clients';
+import { NotFoundError, UnauthorizedError } from '../shared/errors';
+import type { Caller } from '../shared/http';
+import { newApiKeySecret, newId, nowIso } from '../shared/ids';
+import type { ApiKey, CreateApiKeyBody } from '../schemas/api-key';
+import {
+  createApiKey as storeApiKey,
+  findApiKeyGrantByHash,
+  getApiKeyOfWorkspace,
+  listApiKeysOfWorkspace,
+  revokeApiKey as storeRevocation,
+  type ApiKeyRecord,
+} from '../stores/api-key-store';
+import { requireWorkspace } from './workspaces';
+
+/** Keys are stored only as this hash. */
+export const hashApiKey = (secret: string) => createHash('sha256').update(secret).digest('hex');
+
+const toApiKey = ({ id, name, workspace_id, created_at, expires_at, revoked_at }: ApiKeyRecord): ApiKey => ({
+  id,
+  name,
+  workspace_id,
+  created_at,
+  expires_at: expires_at ?? null,
+  revoked_at: revoked_at ?? null,
+});
+
+/** A new key record and its secret, not yet stored; `secret` may be given (the local dev key). */
+export const newApiKey = (accountId: string, workspaceId: string, input: CreateApiKeyBody, secret = newApiKeySecret()) => {
+  const record: ApiKeyRecord = {
+    id: newId('key'),
+    name: input.name,
+    account_id: accountId,
+    workspace_id: workspaceId,
+    created_at: nowIso(),
+    expires_at: input.expires_at ?? null,
+    revoked_at: null,
+    hash: hashApiKey(secret),
+  };
+  return { record, secret };
+};
+
+/**
+ * Creates an API key bound to a workspace; its secret is returned here and never again.
+ * @throws NotFoundError when the workspace is not the caller's.
+ */
+export const createApiKey = async (db: Db, caller: Caller, workspaceId: string, input: CreateApiKeyBody) => {
+  await requireWorkspace(db, caller, workspaceId);
+  const { record, secret } = newApiKey(caller.accountId, workspaceId, input);
+  await storeApiKey(db, record);
+  return { api_key: toApiKey(record), key: secret };
+};
+
+/** @throws NotFoundError when the workspace is not the caller's. */
+export const listApiKeys = async (db: Db, caller: Caller, workspaceId: string) => {
+  await requireWorkspace(db, caller, workspaceId);
+  const keys = await listApiKeysOfWorkspace(db, workspaceId);
+  return keys.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)).map(toApiKey);
+};
+
+/**
+ * Revokes a key; it stops working once the authorizer's cache lets go of it. Revoking twice
+ * keeps the first revocation time.
+ * @throws NotFoundError when the workspace or key is not the caller's.
+ */
+export const revokeApiKey = async (db: Db, caller: Caller, workspaceId: string, keyId: string) => {
+  await requireWorkspace(db, caller, workspaceId);
+  const key = await getApiKeyOfWorkspace(db, workspaceId, keyId);
+  if (!key) throw new NotFoundError(`API key ${keyId} not found.`);
+  if (!key.revoked_at) {
+    key.revoked_at = nowIso();
+    await storeRevocation(db, key, key.revoked_at);
+  }
+  return toApiKey(key);
+};
+
+/**
+ * The caller a presented API key stands for.
+ * @throws UnauthorizedError when the key is unknown, revoked or expired.
+ */
+export const authenticateApiKey = async (db: Db, secret: string | undefined, now = new Date()): Promise<Caller> => {
+  if (!secret) throw new UnauthorizedError('The X-API-KEY header is missing.');
+  const grant = await findApiKeyGrantByHash(db, hashApiKey(secret));
+  if (!grant) throw new UnauthorizedError('The API key is not valid.');
+  if (grant.revoked_at) throw new UnauthorizedError('The API key has been revoked.');
+  if (grant.expires_at && Date.parse(grant.expires_at) <= now.getTime()) throw new UnauthorizedError('The API key has expired.');
+  return { accountId: grant.account_id, workspaceId: grant.workspace_id, keyId: grant.key_id };
+};

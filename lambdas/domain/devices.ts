@@ -1,0 +1,91 @@
+import type { Db } from '../shared/clients';
+import { NotFoundError } from '../shared/errors';
+import type { Caller } from '../shared/http';
+import { newId, nowIso } from '../shared/ids';
+import type { CreateDeviceBody, Device, UpdateDeviceBody } from '../schemas/device';
+import {
+  createDevice as storeDevice,
+  findDeviceLocator,
+  getDeviceOfWorkspace,
+  listDevicesOfWorkspace,
+  updateDevice as storeDeviceUpdate,
+  type DeviceRecord,
+} from '../stores/device-store';
+import { getFleetOfWorkspace, listFleetsOfWorkspace } from '../stores/fleet-store';
+import type { WorkspaceRecord } from '../stores/workspace-store';
+import { requireWorkspace } from './workspaces';
+
+const toDevice = (device: DeviceRecord, fleetName: string, workspace: WorkspaceRecord): Device => ({
+  id: device.id,
+  name: device.name,
+  account_id: device.account_id,
+  fleet_id: device.fleet_id,
+  fleet_name: fleetName,
+  workspace_id: device.workspace_id,
+  workspace_name: workspace.name,
+  created_at: device.created_at,
+  phys_id: device.phys_id,
+  identities: null,
+});
+
+const withFleetName = async (db: Db, workspace: WorkspaceRecord, device: DeviceRecord) => {
+  const fleet = await getFleetOfWorkspace(db, workspace.id, device.fleet_id);
+  return toDevice(device, fleet?.name ?? '', workspace);
+};
+
+/** @throws NotFoundError when the workspace is not the caller's. */
+export const listDevices = async (db: Db, caller: Caller, workspaceId: string) => {
+  const workspace = await requireWorkspace(db, caller, workspaceId);
+  const [devices, fleets] = await Promise.all([listDevicesOfWorkspace(db, workspaceId), listFleetsOfWorkspace(db, workspaceId)]);
+  const fleetNames = new Map(fleets.map((f) => [f.id, f.name]));
+  return devices
+    .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+    .map((d) => toDevice(d, fleetNames.get(d.fleet_id) ?? '', workspace));
+};
+
+/** @throws NotFoundError when the workspace is not the caller's or the device is not in it. */
+export const getDevice = async (db: Db, caller: Caller, workspaceId: string, deviceId: string) => {
+  const workspace = await requireWorkspace(db, caller, workspaceId);
+  const device = await getDeviceOfWorkspace(db, workspaceId, deviceId);
+  if (!device) throw new NotFoundError(`Device ${deviceId} not found.`);
+  return withFleetName(db, workspace, device);
+};
+
+/**
+ * Creates a device in the given fleet, or in the workspace's default fleet.
+ * @throws NotFoundError when the workspace is not the caller's or the fleet is not in it.
+ */
+export const createDevice = async (db: Db, caller: Caller, workspaceId: string, input: CreateDeviceBody) => {
+  const workspace = await requireWorkspace(db, caller, workspaceId);
+  const device: DeviceRecord = {
+    id: newId('dev'),
+    name: input.name,
+    account_id: caller.accountId,
+    workspace_id: workspaceId,
+    fleet_id: input.fleet_id ?? workspace.default_fleet_id,
+    phys_id: input.phys_id,
+    created_at: nowIso(),
+  };
+  await storeDevice(db, device);
+  return withFleetName(db, workspace, device);
+};
+
+/**
+ * Renames a device and moves it to a fleet of the same workspace, all or nothing.
+ * @throws NotFoundError when the workspace, device or fleet is not the caller's.
+ */
+export const updateDevice = async (db: Db, caller: Caller, workspaceId: string, deviceId: string, input: UpdateDeviceBody) => {
+  const workspace = await requireWorkspace(db, caller, workspaceId);
+  const device = await storeDeviceUpdate(db, workspaceId, deviceId, input);
+  return withFleetName(db, workspace, device);
+};
+
+/**
+ * Where a device of the caller's account lives, from its ID alone.
+ * @throws NotFoundError when there is no such device in the caller's account.
+ */
+export const requireDevice = async (db: Db, caller: Caller, deviceId: string) => {
+  const locator = await findDeviceLocator(db, deviceId);
+  if (!locator || locator.account_id !== caller.accountId) throw new NotFoundError(`Device ${deviceId} not found.`);
+  return { deviceId, ...locator };
+};

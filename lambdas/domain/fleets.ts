@@ -1,0 +1,59 @@
+import type { Db } from '../shared/clients';
+import { NotFoundError } from '../shared/errors';
+import type { Caller } from '../shared/http';
+import { newId, nowIso } from '../shared/ids';
+import type { CreateFleetBody, Fleet } from '../schemas/fleet';
+import { findMissingFleets, getFleetOfWorkspace, listFleetsOfWorkspace, putFleet } from '../stores/fleet-store';
+import { requireWorkspace } from './workspaces';
+
+const toFleet = ({ id, name, description, account_id, workspace_id, created_at }: Fleet): Fleet => ({
+  id,
+  name,
+  description,
+  account_id,
+  workspace_id,
+  created_at,
+});
+
+/** @throws NotFoundError when the workspace is not the caller's. */
+export const listFleets = async (db: Db, caller: Caller, workspaceId: string) => {
+  await requireWorkspace(db, caller, workspaceId);
+  const fleets = await listFleetsOfWorkspace(db, workspaceId);
+  return fleets.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)).map(toFleet);
+};
+
+/** @throws NotFoundError when the workspace is not the caller's or the fleet is not in it. */
+export const getFleet = async (db: Db, caller: Caller, workspaceId: string, fleetId: string) => {
+  await requireWorkspace(db, caller, workspaceId);
+  const fleet = await getFleetOfWorkspace(db, workspaceId, fleetId);
+  if (!fleet) throw new NotFoundError(`Fleet ${fleetId} not found.`);
+  return toFleet(fleet);
+};
+
+/** @throws NotFoundError when the workspace is not the caller's. */
+export const createFleet = async (db: Db, caller: Caller, workspaceId: string, input: CreateFleetBody) => {
+  await requireWorkspace(db, caller, workspaceId);
+  const fleet: Fleet = {
+    id: newId('flt'),
+    name: input.name,
+    description: input.description,
+    account_id: caller.accountId,
+    workspace_id: workspaceId,
+    created_at: nowIso(),
+  };
+  await putFleet(db, fleet);
+  return toFleet(fleet);
+};
+
+/**
+ * Checks, before anything is written, that every named fleet is in the workspace.
+ * @throws NotFoundError naming the first missing fleet.
+ */
+export const requireFleets = async (db: Db, workspaceId: string, fleetIds: string[]) => {
+  const missing = await findMissingFleets(db, workspaceId, fleetIds);
+  if (missing.length) {
+    throw new NotFoundError(`Fleet ${missing[0]} not found.`, {
+      details: missing.map((id) => ({ field: 'query.fleet', message: `Fleet ${id} not found.` })),
+    });
+  }
+};

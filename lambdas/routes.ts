@@ -1,0 +1,70 @@
+/**
+ * THE route table: every HTTP route of the v3 interface, once. Pure data: the CDK stack builds
+ * API Gateway resources from it, each handler builds its router from its own rows, the local
+ * runtime serves it, and the OpenAPI document is checked against it.
+ */
+
+/** The Lambda (a folder under `lambdas/`) that serves a route. */
+export type RouteHandler = 'workspaces' | 'fleets' | 'devices' | 'jobs' | 'fota' | 'api-keys' | 'openapi';
+
+/** How a route authenticates: an account's API key, or nothing (the OpenAPI document). */
+export type RouteAuth = 'api-key' | 'none';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface Route {
+  readonly method: HttpMethod;
+  /** Path below the stage (`/v3`), with lowerCamelCase parameters. */
+  readonly path: string;
+  readonly handler: RouteHandler;
+  /** Unique name of the operation; the handler's function and the OpenAPI operationId. */
+  readonly operationId: string;
+  readonly auth: RouteAuth;
+  readonly summary: string;
+}
+
+const route = (
+  method: HttpMethod,
+  path: string,
+  handler: RouteHandler,
+  operationId: string,
+  summary: string,
+  auth: RouteAuth = 'api-key',
+): Route => ({ method, path, handler, operationId, auth, summary });
+
+export const ROUTES: readonly Route[] = [
+  route('GET', '/workspaces', 'workspaces', 'listWorkspaces', 'List the account’s workspaces, the key’s bound workspace first'),
+  route('POST', '/workspaces', 'workspaces', 'createWorkspace', 'Create a workspace and its default fleet'),
+  route('GET', '/workspaces/{workspaceId}', 'workspaces', 'getWorkspace', 'Get a workspace'),
+
+  route('GET', '/workspaces/{workspaceId}/fleets', 'fleets', 'listFleets', 'List the fleets of a workspace'),
+  route('POST', '/workspaces/{workspaceId}/fleets', 'fleets', 'createFleet', 'Create a fleet'),
+  route('GET', '/workspaces/{workspaceId}/fleets/{fleetId}', 'fleets', 'getFleet', 'Get a fleet'),
+
+  route('GET', '/workspaces/{workspaceId}/devices', 'devices', 'listDevices', 'List the devices of a workspace'),
+  route('POST', '/workspaces/{workspaceId}/devices', 'devices', 'createDevice', 'Create a device (default fleet when fleet_id is omitted)'),
+  route('GET', '/workspaces/{workspaceId}/devices/{deviceId}', 'devices', 'getDevice', 'Get a device'),
+  route('PUT', '/workspaces/{workspaceId}/devices/{deviceId}', 'devices', 'updateDevice', 'Change a device’s name and fleet'),
+
+  route('GET', '/devices/{deviceId}/jobs', 'jobs', 'listJobs', 'List the jobs of a device, optionally by status'),
+  route('GET', '/devices/{deviceId}/jobs/{jobName}', 'jobs', 'getJob', 'Get a job of a device'),
+  route('POST', '/devices/{deviceId}/jobs/{jobName}', 'jobs', 'scheduleJob', 'Schedule (or replace) a job on a device'),
+  route('POST', '/workspace/{workspaceId}/jobs/{jobName}', 'jobs', 'scheduleFleetJobSingular', 'Schedule a job on fleets (singular path of the reference)'),
+  route('POST', '/workspaces/{workspaceId}/jobs/{jobName}', 'jobs', 'scheduleFleetJob', 'Schedule a job on fleets'),
+
+  route('GET', '/devices/{deviceId}/fota', 'fota', 'getFota', 'Get a device’s FOTA status'),
+  route('POST', '/devices/{deviceId}/fota/{firmwareId}/versions/{firmwareVersion}', 'fota', 'scheduleFota', 'Schedule a FOTA on a device'),
+  route('POST', '/workspaces/{workspaceId}/fota/{firmwareId}/versions/{firmwareVersion}', 'fota', 'scheduleFleetFota', 'Schedule a FOTA on fleets'),
+
+  route('GET', '/workspaces/{workspaceId}/api-keys', 'api-keys', 'listApiKeys', 'List a workspace’s API keys (never their secrets)'),
+  route('POST', '/workspaces/{workspaceId}/api-keys', 'api-keys', 'createApiKey', 'Create an API key (the secret is shown once)'),
+  route('DELETE', '/workspaces/{workspaceId}/api-keys/{keyId}', 'api-keys', 'revokeApiKey', 'Revoke an API key'),
+
+  route('GET', '/openapi.json', 'openapi', 'getOpenApi', 'This interface as an OpenAPI 3.1 document', 'none'),
+];
+
+/** The rows one handler serves. */
+export const routesOf = (handler: RouteHandler): Route[] => ROUTES.filter((r) => r.handler === handler);
+
+/** Every handler named by the table, once. */
+export const ROUTE_HANDLERS: readonly RouteHandler[] = [...new Set(ROUTES.map((r) => r.handler))];

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { DateSchema, DeviceIdSchema, TokenSchema, WorkspaceIdSchema } from './common';
+
+export const FotaSchema = z
+  .object({
+    scheduled_at: DateSchema,
+    status: z.string().meta({ description: 'pending when scheduled' }),
+    value: z.object({ firmware_id: z.string(), firmware_version: z.string() }),
+    devices: z.array(DeviceIdSchema).optional().meta({ description: 'Only when scheduled on fleets' }),
+  })
+  .meta({ id: 'Fota' });
+export type Fota = z.infer<typeof FotaSchema>;
+
+export const DeviceFotaPathSchema = z.strictObject({ deviceId: DeviceIdSchema });
+export const ScheduleFotaPathSchema = z.strictObject({ deviceId: DeviceIdSchema, firmwareId: TokenSchema, firmwareVersion: TokenSchema });
+export const ScheduleFleetFotaPathSchema = z.strictObject({ workspaceId: WorkspaceIdSchema, firmwareId: TokenSchema, firmwareVersion: TokenSchema });
+
+export const FotaResponseSchema = z.object({ fota: FotaSchema });

@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { DateSchema, DeviceIdSchema, FleetIdSchema, JsonObjectSchema, TokenSchema, WorkspaceIdSchema } from './common';
+
+/** Largest job value, as serialized JSON; well below DynamoDB's 400 KB item limit. */
+export const JOB_VALUE_MAX_BYTES = 32 * 1024;
+
+export const JOB_STATUSES = ['pending', 'done'] as const;
+export const JobStatusSchema = z.enum(JOB_STATUSES);
+export type JobStatus = z.infer<typeof JobStatusSchema>;
+
+export const JobSchema = z
+  .object({
+    name: z.string(),
+    status: JobStatusSchema,
+    scheduled_at: DateSchema,
+    value: JsonObjectSchema,
+    devices: z.array(DeviceIdSchema).optional().meta({ description: 'Only when scheduled on fleets' }),
+  })
+  .meta({ id: 'Job' });
+export type Job = z.infer<typeof JobSchema>;
+
+export const DeviceJobsPathSchema = z.strictObject({ deviceId: DeviceIdSchema });
+export const DeviceJobPathSchema = z.strictObject({ deviceId: DeviceIdSchema, jobName: TokenSchema });
+export const FleetJobPathSchema = z.strictObject({ workspaceId: WorkspaceIdSchema, jobName: TokenSchema });
+
+export const ListJobsQuerySchema = z.strictObject({ status: JobStatusSchema.optional() });
+
+/** Repeatable `fleet`: none means every fleet of the workspace. */
+export const FleetsQuerySchema = z.strictObject({ fleet: z.array(FleetIdSchema).max(100, 'At most 100 fleets.').optional() });
+
+export const ScheduleJobBodySchema = z
+  .strictObject({
+    value: JsonObjectSchema.default({}).refine(
+      (value) => Buffer.byteLength(JSON.stringify(value)) <= JOB_VALUE_MAX_BYTES,
+      `Must be at most ${JOB_VALUE_MAX_BYTES} bytes as JSON.`,
+    ),
+  })
+  .meta({ id: 'ScheduleJob' });
+
+export const JobResponseSchema = z.object({ job: JobSchema });
+export const JobListResponseSchema = z.object({ jobs: z.array(JobSchema) });

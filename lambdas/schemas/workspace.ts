@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { AccountIdSchema, DateSchema, DescriptionSchema, NameSchema, WorkspaceIdSchema } from './common';
+
+export const WorkspaceSchema = z
+  .object({
+    id: WorkspaceIdSchema,
+    name: z.string(),
+    account_id: AccountIdSchema,
+    description: z.string(),
+    created_at: DateSchema,
+  })
+  .meta({ id: 'Workspace' });
+export type Workspace = z.infer<typeof WorkspaceSchema>;
+
+export const WorkspacePathSchema = z.strictObject({ workspaceId: WorkspaceIdSchema });
+
+export const CreateWorkspaceBodySchema = z
+  .strictObject({ name: NameSchema, description: DescriptionSchema.default('') })
+  .meta({ id: 'CreateWorkspace' });
+export type CreateWorkspaceBody = z.infer<typeof CreateWorkspaceBodySchema>;
+
+export const WorkspaceResponseSchema = z.object({ workspace: WorkspaceSchema });
+export const WorkspaceListResponseSchema = z.object({ workspaces: z.array(WorkspaceSchema) });

@@ -1,0 +1,25 @@
+import { createServer } from 'node:net';
+
+/** A TCP port that is free on loopback right now. */
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+/** Polls `probe` until it resolves, or fails with the last error at the deadline. */
+export const waitFor = async <T>(probe: () => Promise<T>, what: string, timeoutMs = 30_000): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
+    try {
+      return await probe();
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`${what} did not become ready within ${timeoutMs} ms`, { cause: error });
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+};
