@@ -14,3 +14,9 @@ export const MAX_BODY_BYTES = intFrom(process.env.MAX_BODY_BYTES, 64 * 1024);
 
 /** Parallel BatchWriteItem calls when scheduling on whole fleets. */
 export const WRITE_CONCURRENCY = intFrom(process.env.WRITE_CONCURRENCY, 16);
+
+/** Queue that the device API fills and the ingest Lambda drains. */
+export const INGEST_QUEUE_URL = process.env.INGEST_QUEUE_URL ?? '';
+
+/** Queue of data points and events on their way to webhooks. */
+export const FORWARD_QUEUE_URL = process.env.FORWARD_QUEUE_URL ?? '';

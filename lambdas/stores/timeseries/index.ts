@@ -1,0 +1,54 @@
+/**
+ * The time-series store: one interface, two backends (DynamoDB, Timestream), chosen at deploy
+ * time (DESIGN §5). Contract between the ingest handler (writes) and the storage query (reads).
+ */
+
+/** One data point, as stored and as returned by the storage query (plus workspace_id). */
+export interface DataPoint {
+  workspace_id: string;
+  fleet_id: string;
+  device_id: string;
+  tag: string;
+  /** RFC 3339 UTC with milliseconds. */
+  timestamp_device: string;
+  /** RFC 3339 UTC with milliseconds: when the cloud received it. */
+  timestamp_in: string;
+  payload: unknown;
+}
+
+export interface WriteResult {
+  /** Points stored by this call. */
+  written: number;
+  /** Points dropped because (device_id, tag, timestamp_device) was already stored: first write wins. */
+  discarded: number;
+}
+
+export interface TimeseriesQuery {
+  workspaceId: string;
+  /** Included lower bound on timestamp_device (RFC 3339). */
+  start?: string;
+  /** Excluded upper bound on timestamp_device (RFC 3339). */
+  end?: string;
+  /** Page index: records from*size … from*size+size-1 of the sorted result. */
+  from: number;
+  size: number;
+  /** `asc` for `sort=timestamp_device`, `desc` for `-timestamp_device` (the default). */
+  order: 'asc' | 'desc';
+  devices?: string[];
+  tags?: string[];
+}
+
+export interface TimeseriesStore {
+  /**
+   * Stores points with deduplication on (device_id, tag, timestamp_device). Idempotent: writing
+   * the same batch again discards every point. Throws only when a point could not be stored
+   * (the caller retries the whole batch).
+   */
+  write(points: DataPoint[]): Promise<WriteResult>;
+  /**
+   * The page of points the query selects, in order, ties broken deterministically (device_id,
+   * then tag) so that consecutive pages never overlap or skip. Yields as it reads: memory does
+   * not grow with `size`.
+   */
+  query(query: TimeseriesQuery): AsyncIterable<DataPoint>;
+}
