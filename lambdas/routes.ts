@@ -5,10 +5,24 @@
  */
 
 /** The Lambda (a folder under `lambdas/`) that serves a route. */
-export type RouteHandler = 'workspaces' | 'fleets' | 'devices' | 'jobs' | 'fota' | 'api-keys' | 'openapi';
+export type RouteHandler =
+  | 'workspaces'
+  | 'fleets'
+  | 'devices'
+  | 'identities'
+  | 'jobs'
+  | 'fota'
+  | 'api-keys'
+  | 'integrations'
+  | 'timeseries'
+  | 'device-api'
+  | 'openapi';
 
-/** How a route authenticates: an account's API key, or nothing (the OpenAPI document). */
-export type RouteAuth = 'api-key' | 'none';
+/**
+ * How a route authenticates: an account's API key (the API-key authorizer), a device's signed
+ * JWT (the device authorizer), or nothing (the OpenAPI document).
+ */
+export type RouteAuth = 'api-key' | 'device' | 'none';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -21,6 +35,8 @@ export interface Route {
   readonly operationId: string;
   readonly auth: RouteAuth;
   readonly summary: string;
+  /** The handler streams its answer (API Gateway ResponseTransferMode.STREAM, awslambda.streamifyResponse). */
+  readonly stream?: boolean;
 }
 
 const route = (
@@ -30,7 +46,8 @@ const route = (
   operationId: string,
   summary: string,
   auth: RouteAuth = 'api-key',
-): Route => ({ method, path, handler, operationId, auth, summary });
+  options: { stream?: boolean } = {},
+): Route => ({ method, path, handler, operationId, auth, summary, ...options });
 
 export const ROUTES: readonly Route[] = [
   route('GET', '/workspaces', 'workspaces', 'listWorkspaces', 'List the account’s workspaces, the key’s bound workspace first'),
