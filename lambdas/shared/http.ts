@@ -21,10 +21,12 @@ export const ok = (statusCode: number, body: unknown): APIGatewayProxyResult => 
 });
 
 const detailsOf = (error: z.ZodError, location: string): ErrorDetail[] =>
-  error.issues.map((issue) => ({
-    field: [location, ...issue.path.map(String)].join('.'),
-    message: issue.message,
-  }));
+  error.issues.flatMap((issue) => {
+    const at = [location, ...issue.path.map(String)];
+    // name each unknown field rather than the object that holds it
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ field: [...at, key].join('.'), message: 'Unknown field.' }));
+    return [{ field: at.join('.'), message: issue.message }];
+  });
 
 const parse = <S extends z.ZodType>(schema: S, value: unknown, location: string): z.infer<S> => {
   const result = schema.safeParse(value);

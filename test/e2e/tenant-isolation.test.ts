@@ -1,0 +1,91 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ROUTES } from '../../lambdas/routes';
+import { apiClient, type ApiClient } from '../helpers/api-client';
+import { startLocalStack, type LocalStack } from '../helpers/local-stack';
+
+const run = promisify(execFile);
+
+let stack: LocalStack;
+let mine: ApiClient;
+let theirs: ApiClient;
+/** Account B's resources, by the path parameter that names them. */
+let theirIds: Record<string, string>;
+
+beforeAll(async () => {
+  stack = await startLocalStack();
+  mine = apiClient(stack.base_url, stack.api_key);
+  // Account B comes from the documented command, run against this running local stack.
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/cli/create-account.ts', '--name', 'other', '--local', '--data-dir', stack.dataDir]);
+  const other = JSON.parse(stdout) as { workspace_id: string; api_key: string; api_key_id: string; default_fleet_id: string };
+  theirs = apiClient(stack.base_url, other.api_key);
+  const device = (await theirs.post(`/workspaces/${other.workspace_id}/devices`, { name: 'secret-device' })).body.device;
+  await theirs.post(`/devices/${device.id}/jobs/reboot`, { value: { original: true } });
+  await theirs.post(`/devices/${device.id}/fota/fw/versions/1.0`);
+  theirIds = {
+    workspaceId: other.workspace_id,
+    fleetId: other.default_fleet_id,
+    deviceId: device.id,
+    jobName: 'reboot',
+    firmwareId: 'fw',
+    firmwareVersion: '2.0',
+    keyId: other.api_key_id,
+  };
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** A valid body for each operation that takes one, so that only ownership can refuse it. */
+const bodyFor = (operationId: string): unknown =>
+  ({
+    createFleet: { name: 'intruder' },
+    createDevice: { name: 'intruder' },
+    updateDevice: { name: 'intruder', fleet_id: theirIds.fleetId },
+    scheduleJob: { value: { hijacked: true } },
+    scheduleFleetJob: { value: { hijacked: true } },
+    scheduleFleetJobSingular: { value: { hijacked: true } },
+    createApiKey: { name: 'intruder' },
+  })[operationId];
+
+const scopedRoutes = ROUTES.filter((r) => r.auth === 'api-key' && r.path.includes('{'));
+
+describe('tenant isolation', () => {
+  it.each(scopedRoutes.map((r) => [`${r.method} ${r.path}`, r] as const))(
+    'answers 404 to %s with another account’s IDs',
+    async (_name, route) => {
+      const path = route.path.replace(/\{(\w+)\}/g, (_m, param: string) => {
+        if (!theirIds[param]) throw new Error(`the isolation test has no resource of account B for {${param}}: add one in beforeAll`);
+        return encodeURIComponent(theirIds[param]);
+      });
+
+      const { status, body } = await mine.call(route.method, path, bodyFor(route.operationId));
+
+      expect(status).toBe(404);
+      expect(body.error.code).toBe('not_found');
+      expect(JSON.stringify(body)).not.toContain('secret-device');
+    },
+  );
+
+  it('never lists another account’s workspaces', async () => {
+    const { body } = await mine.get('/workspaces');
+
+    expect(body.workspaces.map((w: { id: string }) => w.id)).not.toContain(theirIds.workspaceId);
+    expect(body.workspaces.every((w: { account_id: string }) => w.account_id === stack.account_id)).toBe(true);
+  });
+
+  it('leaves the other account exactly as it was', async () => {
+    const devices = await theirs.get(`/workspaces/${theirIds.workspaceId}/devices`);
+    const job = await theirs.get(`/devices/${theirIds.deviceId}/jobs/reboot`);
+    const fota = await theirs.get(`/devices/${theirIds.deviceId}/fota`);
+    const keys = await theirs.get(`/workspaces/${theirIds.workspaceId}/api-keys`);
+    const fleets = await theirs.get(`/workspaces/${theirIds.workspaceId}/fleets`);
+
+    expect(devices.body.devices.map((d: { name: string }) => d.name)).toEqual(['secret-device']);
+    expect(job.body.job.value).toEqual({ original: true });
+    expect(fota.body.fota.value.firmware_version).toBe('1.0');
+    expect(keys.body.api_keys).toHaveLength(1);
+    expect(keys.body.api_keys[0].revoked_at).toBeNull();
+    expect(fleets.body.fleets.map((f: { name: string }) => f.name)).toEqual(['default']);
+  });
+});

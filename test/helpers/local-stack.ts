@@ -1,0 +1,51 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export interface ReadyInfo {
+  base_url: string;
+  storage_url: string;
+  api_key: string;
+  account_id: string;
+  workspace_id: string;
+}
+
+export interface LocalStack extends ReadyInfo {
+  process: ChildProcess;
+  dataDir: string;
+  /** Sends SIGINT (Ctrl-C) and resolves with the exit code. */
+  stop: () => Promise<number | null>;
+}
+
+/**
+ * Runs `npm start`'s entry point (bin/local.ts) as a child process, exactly as a user would, and
+ * resolves with its `READY {json}` line.
+ */
+export const startLocalStack = async (env: Record<string, string> = {}, args: string[] = ['--in-memory']): Promise<LocalStack> => {
+  const dataDir = env.FLEETSTREAM_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'fleetstream-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts', ...args], {
+    env: { ...process.env, PORT: '0', FLEETSTREAM_DATA_DIR: dataDir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = await new Promise<ReadyInfo>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      if (line.startsWith('READY ')) resolve(JSON.parse(line.slice(6)) as ReadyInfo);
+    });
+    void exited.then((code) => reject(new Error(`local runtime exited (${code}) before READY:\n${stderr}`)));
+  });
+  return {
+    ...ready,
+    process: child,
+    dataDir,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGINT');
+      return exited;
+    },
+  };
+};
