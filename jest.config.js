@@ -3,7 +3,13 @@
 const transform = {
   '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'es6' } }],
 };
-const common = { transform, extensionsToTreatAsEsm: ['.ts'], moduleFileExtensions: ['ts', 'js', 'json'], testEnvironment: 'node' };
+const common = {
+  transform,
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  testEnvironment: 'node',
+  setupFiles: ['<rootDir>/test/helpers/quiet-logs.ts'],
+};
 
 export default {
   projects: [

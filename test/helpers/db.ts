@@ -3,10 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { ensureRegistryTable } from '../../local/dynamodb-local';
 import { documentClient, type Db } from '../../lambdas/shared/clients';
 
-/** A new, empty registry table on the run's DynamoDB Local. */
-export const freshTable = async (): Promise<Db> => {
+/** A new, empty registry table on the run's DynamoDB Local (or the named one, created if missing). */
+export const freshTable = async (table = `test-${randomUUID()}`): Promise<Db> => {
   const client = new DynamoDBClient({});
-  const table = `test-${randomUUID()}`;
   await ensureRegistryTable(client, table);
   return { doc: documentClient(client), table };
 };

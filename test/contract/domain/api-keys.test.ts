@@ -1,0 +1,83 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { createAccount } from '../../../lambdas/domain/accounts';
+import { authenticateApiKey, createApiKey, listApiKeys, revokeApiKey } from '../../../lambdas/domain/api-keys';
+import { listWorkspaces } from '../../../lambdas/domain/workspaces';
+import type { Db } from '../../../lambdas/shared/clients';
+import { NotFoundError, UnauthorizedError } from '../../../lambdas/shared/errors';
+import { newAccount } from '../../helpers/callers';
+import { freshTable } from '../../helpers/db';
+
+let db: Db;
+beforeAll(async () => {
+  db = await freshTable();
+});
+
+describe('API keys on DynamoDB Local', () => {
+  it('authenticates a new key as its account and bound workspace', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const { api_key, key } = await createApiKey(db, caller, workspace_id, { name: 'ci' });
+
+    await expect(authenticateApiKey(db, key)).resolves.toEqual({ accountId: caller.accountId, workspaceId: workspace_id, keyId: api_key.id });
+  });
+
+  it('stores only the SHA-256 of a key, never the key', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const { key } = await createApiKey(db, caller, workspace_id, { name: 'ci' });
+
+    const { Items } = await db.doc.send(new ScanCommand({ TableName: db.table }));
+
+    expect(JSON.stringify(Items)).not.toContain(key);
+  });
+
+  it.each([
+    ['missing', undefined, /missing/],
+    ['unknown', 'fsk_unknown', /not valid/],
+  ])('rejects a %s key', async (_what, secret, message) => {
+    await expect(authenticateApiKey(db, secret)).rejects.toThrow(message);
+  });
+
+  it('rejects a revoked key, and keeps the first revocation time', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const { api_key, key } = await createApiKey(db, caller, workspace_id, { name: 'old' });
+
+    const first = await revokeApiKey(db, caller, workspace_id, api_key.id);
+    const again = await revokeApiKey(db, caller, workspace_id, api_key.id);
+
+    await expect(authenticateApiKey(db, key)).rejects.toThrow(/revoked/);
+    expect(again.revoked_at).toBe(first.revoked_at);
+    expect((await listApiKeys(db, caller, workspace_id)).find((k) => k.id === api_key.id)?.revoked_at).toBe(first.revoked_at);
+  });
+
+  it('rejects a key after its expiry', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const expires_at = new Date(Date.now() + 60_000).toISOString();
+    const { key } = await createApiKey(db, caller, workspace_id, { name: 'short', expires_at });
+
+    await expect(authenticateApiKey(db, key, new Date(Date.now() + 120_000))).rejects.toThrow(UnauthorizedError);
+    await expect(authenticateApiKey(db, key)).resolves.toBeDefined();
+  });
+
+  it('answers 404 for revoking another account’s key', async () => {
+    const mine = await newAccount(db);
+    const theirs = await newAccount(db);
+
+    await expect(revokeApiKey(db, mine.caller, theirs.workspace_id, theirs.api_key_id)).rejects.toThrow(NotFoundError);
+    await expect(authenticateApiKey(db, theirs.api_key)).resolves.toBeDefined();
+  });
+});
+
+describe('account creation', () => {
+  it('writes nothing when any of its items cannot be written', async () => {
+    const existing = await createAccount(db, { name: 'first', apiKey: 'fsk_same_secret' });
+
+    // the same secret hashes to the same lookup item: the whole transaction is refused
+    await expect(createAccount(db, { name: 'second', apiKey: 'fsk_same_secret' })).rejects.toThrow(/Transaction/);
+
+    const { Items } = await db.doc.send(
+      new ScanCommand({ TableName: db.table, FilterExpression: '#n = :n', ExpressionAttributeNames: { '#n': 'name' }, ExpressionAttributeValues: { ':n': 'second' } }),
+    );
+    expect(Items).toEqual([]);
+    await expect(authenticateApiKey(db, 'fsk_same_secret')).resolves.toMatchObject({ accountId: existing.account_id });
+    expect(await listWorkspaces(db, { accountId: existing.account_id, workspaceId: existing.workspace_id, keyId: existing.api_key_id })).toHaveLength(1);
+  });
+});

@@ -1,0 +1,63 @@
+import { createDevice } from '../../../lambdas/domain/devices';
+import { createFleet } from '../../../lambdas/domain/fleets';
+import { getJob, listJobs, scheduleFleetJob, scheduleJob } from '../../../lambdas/domain/jobs';
+import type { Db } from '../../../lambdas/shared/clients';
+import { NotFoundError } from '../../../lambdas/shared/errors';
+import { newAccount } from '../../helpers/callers';
+import { freshTable } from '../../helpers/db';
+
+let db: Db;
+beforeAll(async () => {
+  db = await freshTable();
+});
+
+const workspaceWithFleets = async () => {
+  const account = await newAccount(db);
+  const { caller, workspace_id } = account;
+  const north = await createFleet(db, caller, workspace_id, { name: 'north', description: '' });
+  const south = await createFleet(db, caller, workspace_id, { name: 'south', description: '' });
+  const device = (fleet_id: string, name: string) => createDevice(db, caller, workspace_id, { name, fleet_id, phys_id: '' });
+  const inNorth = await Promise.all(Array.from({ length: 30 }, (_, i) => device(north.id, `n${i}`)));
+  const inSouth = await device(south.id, 's0');
+  return { ...account, north, south, inNorth, inSouth };
+};
+
+describe('jobs on DynamoDB Local', () => {
+  it('schedules a job on every device of the named fleets and only those', async () => {
+    const { caller, workspace_id, north, inNorth, inSouth } = await workspaceWithFleets();
+
+    const job = await scheduleFleetJob(db, caller, workspace_id, 'update', { to: 2 }, [north.id]);
+
+    expect(job.devices.sort()).toEqual(inNorth.map((d) => d.id).sort());
+    expect(await getJob(db, caller, inNorth[29].id, 'update')).toEqual({ name: 'update', status: 'pending', scheduled_at: job.scheduled_at, value: { to: 2 } });
+    await expect(getJob(db, caller, inSouth.id, 'update')).rejects.toThrow(NotFoundError);
+  });
+
+  it('checks every fleet before the first write', async () => {
+    const mine = await workspaceWithFleets();
+    const theirs = await newAccount(db);
+
+    await expect(scheduleFleetJob(db, mine.caller, mine.workspace_id, 'bad', {}, [mine.north.id, theirs.default_fleet_id])).rejects.toThrow(
+      NotFoundError,
+    );
+
+    expect(await listJobs(db, mine.caller, mine.inNorth[0].id)).toEqual([]);
+  });
+
+  it('replaces a job of the same name', async () => {
+    const { caller, inSouth } = await workspaceWithFleets();
+    await scheduleJob(db, caller, inSouth.id, 'reboot', { n: 1 });
+
+    await scheduleJob(db, caller, inSouth.id, 'reboot', { n: 2 });
+
+    expect(await listJobs(db, caller, inSouth.id)).toEqual([expect.objectContaining({ name: 'reboot', value: { n: 2 }, status: 'pending' })]);
+  });
+
+  it('answers 404 for another account’s device', async () => {
+    const mine = await newAccount(db);
+    const theirs = await workspaceWithFleets();
+
+    await expect(scheduleJob(db, mine.caller, theirs.inSouth.id, 'reboot', {})).rejects.toThrow(NotFoundError);
+    expect(await listJobs(db, theirs.caller, theirs.inSouth.id)).toEqual([]);
+  });
+});
