@@ -63,6 +63,10 @@ export const ROUTES: readonly Route[] = [
   route('GET', '/workspaces/{workspaceId}/devices/{deviceId}', 'devices', 'getDevice', 'Get a device'),
   route('PUT', '/workspaces/{workspaceId}/devices/{deviceId}', 'devices', 'updateDevice', 'Change a device’s name and fleet'),
 
+  route('GET', '/workspaces/{workspaceId}/devices/{deviceId}/identities', 'identities', 'listIdentities', 'List a device’s identities (never their keys)'),
+  route('POST', '/workspaces/{workspaceId}/devices/{deviceId}/identities', 'identities', 'createIdentity', 'Create a device key; its credentials (zdevice.json) are shown once'),
+  route('DELETE', '/workspaces/{workspaceId}/devices/{deviceId}/identities/{identityId}', 'identities', 'revokeIdentity', 'Revoke a device identity'),
+
   route('GET', '/devices/{deviceId}/jobs', 'jobs', 'listJobs', 'List the jobs of a device, optionally by status'),
   route('GET', '/devices/{deviceId}/jobs/{jobName}', 'jobs', 'getJob', 'Get a job of a device'),
   route('POST', '/devices/{deviceId}/jobs/{jobName}', 'jobs', 'scheduleJob', 'Schedule (or replace) a job on a device'),

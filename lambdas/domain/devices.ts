@@ -12,10 +12,12 @@ import {
   type DeviceRecord,
 } from '../stores/device-store';
 import { getFleetOfWorkspace, listFleetsOfWorkspace } from '../stores/fleet-store';
+import { listIdentitiesOfDevice, listIdentitiesOfWorkspace, type IdentityRecord } from '../stores/identity-store';
 import type { WorkspaceRecord } from '../stores/workspace-store';
+import { identitiesField } from './identities';
 import { requireWorkspace } from './workspaces';
 
-const toDevice = (device: DeviceRecord, fleetName: string, workspace: WorkspaceRecord): Device => ({
+const toDevice = (device: DeviceRecord, fleetName: string, workspace: WorkspaceRecord, identities: IdentityRecord[] = []): Device => ({
   id: device.id,
   name: device.name,
   account_id: device.account_id,
@@ -25,22 +27,31 @@ const toDevice = (device: DeviceRecord, fleetName: string, workspace: WorkspaceR
   workspace_name: workspace.name,
   created_at: device.created_at,
   phys_id: device.phys_id,
-  identities: null,
+  identities: identitiesField(identities),
 });
 
 const withFleetName = async (db: Db, workspace: WorkspaceRecord, device: DeviceRecord) => {
-  const fleet = await getFleetOfWorkspace(db, workspace.id, device.fleet_id);
-  return toDevice(device, fleet?.name ?? '', workspace);
+  const [fleet, identities] = await Promise.all([
+    getFleetOfWorkspace(db, workspace.id, device.fleet_id),
+    listIdentitiesOfDevice(db, workspace.id, device.id),
+  ]);
+  return toDevice(device, fleet?.name ?? '', workspace, identities);
 };
 
 /** @throws NotFoundError when the workspace is not the caller's. */
 export const listDevices = async (db: Db, caller: Caller, workspaceId: string) => {
   const workspace = await requireWorkspace(db, caller, workspaceId);
-  const [devices, fleets] = await Promise.all([listDevicesOfWorkspace(db, workspaceId), listFleetsOfWorkspace(db, workspaceId)]);
+  const [devices, fleets, identities] = await Promise.all([
+    listDevicesOfWorkspace(db, workspaceId),
+    listFleetsOfWorkspace(db, workspaceId),
+    listIdentitiesOfWorkspace(db, workspaceId),
+  ]);
   const fleetNames = new Map(fleets.map((f) => [f.id, f.name]));
+  const identitiesOf = new Map<string, IdentityRecord[]>();
+  for (const identity of identities) identitiesOf.set(identity.device_id, [...(identitiesOf.get(identity.device_id) ?? []), identity]);
   return devices
     .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
-    .map((d) => toDevice(d, fleetNames.get(d.fleet_id) ?? '', workspace));
+    .map((d) => toDevice(d, fleetNames.get(d.fleet_id) ?? '', workspace, identitiesOf.get(d.id)));
 };
 
 /** @throws NotFoundError when the workspace is not the caller's or the device is not in it. */

@@ -9,6 +9,13 @@ import {
   UpdateDeviceBodySchema,
 } from './device';
 import { ErrorResponseSchema } from './error';
+import {
+  CreatedIdentityResponseSchema,
+  CreateIdentityBodySchema,
+  IdentityListResponseSchema,
+  IdentityPathSchema,
+  IdentityResponseSchema,
+} from './identity';
 import { CreateFleetBodySchema, FleetListResponseSchema, FleetPathSchema, FleetResponseSchema } from './fleet';
 import { DeviceFotaPathSchema, FotaResponseSchema, ScheduleFleetFotaPathSchema, ScheduleFotaPathSchema } from './fota';
 import {
@@ -43,6 +50,9 @@ export const OPERATIONS: Record<string, Operation> = {
   createDevice: { path: WorkspacePathSchema, body: CreateDeviceBodySchema, response: DeviceResponseSchema },
   getDevice: { path: DevicePathSchema, response: DeviceResponseSchema },
   updateDevice: { path: DevicePathSchema, body: UpdateDeviceBodySchema, response: DeviceResponseSchema },
+  listIdentities: { path: DevicePathSchema, response: IdentityListResponseSchema },
+  createIdentity: { path: DevicePathSchema, body: CreateIdentityBodySchema, response: CreatedIdentityResponseSchema },
+  revokeIdentity: { path: IdentityPathSchema, response: IdentityResponseSchema },
   listJobs: { path: DeviceJobsPathSchema, query: ListJobsQuerySchema, response: JobListResponseSchema },
   getJob: { path: DeviceJobPathSchema, response: JobResponseSchema },
   scheduleJob: { path: DeviceJobPathSchema, body: ScheduleJobBodySchema, response: JobResponseSchema },

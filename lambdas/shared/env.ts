@@ -20,3 +20,22 @@ export const INGEST_QUEUE_URL = process.env.INGEST_QUEUE_URL ?? '';
 
 /** Queue of data points and events on their way to webhooks. */
 export const FORWARD_QUEUE_URL = process.env.FORWARD_QUEUE_URL ?? '';
+
+/** Base address of the device API, written into device credentials (`endpoint` of zdevice.json). */
+export const DEVICE_ENDPOINT_URL = process.env.DEVICE_ENDPOINT_URL ?? '';
+
+/** Longest lifetime (exp − now) the device authorizer accepts in a device token, in seconds. */
+export const DEVICE_TOKEN_MAX_TTL_SECONDS = intFrom(process.env.DEVICE_TOKEN_MAX_TTL_SECONDS, 3600);
+
+/** Forward-queue retry backoff: base × 2^(receives − 1) seconds, at most the max (the stack sets both from local/queues.ts). */
+export const FORWARD_RETRY_BASE_SECONDS = intFrom(process.env.FORWARD_RETRY_BASE_SECONDS, 30);
+export const FORWARD_RETRY_MAX_SECONDS = intFrom(process.env.FORWARD_RETRY_MAX_SECONDS, 900);
+
+/** How long the forwarder waits for a webhook receiver's answer, in milliseconds. */
+export const WEBHOOK_TIMEOUT_MS = intFrom(process.env.WEBHOOK_TIMEOUT_MS, 10_000);
+
+/**
+ * Lets webhooks use http and private, loopback or link-local addresses. Only the local runtime
+ * sets it (its receivers are on 127.0.0.1); in the cloud webhooks are https to public addresses.
+ */
+export const WEBHOOK_ALLOW_PRIVATE_TARGETS = process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true';

@@ -12,6 +12,7 @@
  * | FOTA            | DEV#<dev>      | FOTA            |
  * | API key (meta)  | WKS#<wks>      | APIKEY#<key>    |
  * | API key (hash)  | APIKEY#<sha256>| APIKEY          |
+ * | device identity | WKS#<wks>      | IDN#<dev>#<idn> |
  *
  * Workspaces hang under their account, so reading one with the caller's account can only find
  * the caller's own: isolation is in the key, not in a filter.
@@ -30,6 +31,10 @@ export const jobKey = (deviceId: string, name: string): ItemKey => ({ pk: `DEV#$
 export const fotaKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: 'FOTA' });
 export const apiKeyMetaKey = (workspaceId: string, keyId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `APIKEY#${keyId}` });
 export const apiKeyHashKey = (hash: string): ItemKey => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' });
+export const identityKey = (workspaceId: string, deviceId: string, identityId: string): ItemKey => ({
+  pk: `WKS#${workspaceId}`,
+  sk: `IDN#${deviceId}#${identityId}`,
+});
 
 /** Partition and sort-key prefix of a collection. */
 export const collection = {
@@ -38,4 +43,7 @@ export const collection = {
   devicesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'DEV#' }),
   jobsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: 'JOB#' }),
   apiKeysOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'APIKEY#' }),
+  // Identities sit in their workspace's partition so that listing devices reads them in one query.
+  identitiesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'IDN#' }),
+  identitiesOfDevice: (workspaceId: string, deviceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: `IDN#${deviceId}#` }),
 };

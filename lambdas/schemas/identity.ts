@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { DateSchema, DeviceIdSchema, WorkspaceIdSchema, idSchema } from './common';
+
+export const IdentityIdSchema = idSchema('idn');
+
+/** Kinds of device credential; only symmetric keys (HS256-signed device tokens) for now. */
+export const IDENTITY_TYPES = ['sym'] as const;
+export const IdentityTypeSchema = z.enum(IDENTITY_TYPES);
+
+/** A device credential as listed: never its secret. */
+export const IdentitySchema = z
+  .object({
+    id: IdentityIdSchema,
+    type: IdentityTypeSchema,
+    device_id: DeviceIdSchema,
+    created_at: DateSchema,
+    revoked_at: DateSchema.nullable(),
+  })
+  .meta({ id: 'Identity' });
+export type Identity = z.infer<typeof IdentitySchema>;
+
+export const IdentityPathSchema = z.strictObject({ workspaceId: WorkspaceIdSchema, deviceId: DeviceIdSchema, identityId: IdentityIdSchema });
+
+export const CreateIdentityBodySchema = z
+  .strictObject({ type: IdentityTypeSchema.default('sym') })
+  .meta({ id: 'CreateIdentity' });
+export type CreateIdentityBody = z.infer<typeof CreateIdentityBodySchema>;
+
+/**
+ * The credentials document a device reads, in the `zdevice.json` layout of existing device
+ * clients: the device signs its tokens with the base64-decoded `prvkey`.
+ */
+export const DeviceCredentialsSchema = z
+  .object({
+    devinfo: z.object({
+      device_id: DeviceIdSchema,
+      mode: z.literal('device_token'),
+      key_id: IdentityIdSchema.meta({ description: 'The identity ID: the `key` claim of the device’s tokens' }),
+      key_type: IdentityTypeSchema,
+    }),
+    prvkey: z.string().meta({ description: 'The HS256 key, base64; shown only in this answer' }),
+    endpoint: z.object({
+      host: z.string(),
+      port: z.number().int(),
+      mode: z.enum(['secure', 'insecure']).meta({ description: 'secure: TLS (HTTPS)' }),
+      url: z.string().meta({ description: 'Base address of the device API', example: 'https://api.example.com/v3/device' }),
+    }),
+  })
+  .meta({ id: 'DeviceCredentials' });
+export type DeviceCredentials = z.infer<typeof DeviceCredentialsSchema>;
+
+export const IdentityResponseSchema = z.object({ identity: IdentitySchema });
+export const IdentityListResponseSchema = z.object({ identities: z.array(IdentitySchema) });
+export const CreatedIdentityResponseSchema = z
+  .object({ identity: IdentitySchema, credentials: DeviceCredentialsSchema })
+  .meta({ id: 'CreatedIdentity' });
