@@ -72,8 +72,11 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     const dynamo = await startDynamoDbLocal({ dataDir: options.dataDir && join(options.dataDir, 'dynamodb') });
     stops.push(dynamo.stop);
 
+    const port = options.port || (await freePort());
     // The handlers find the engines exactly as in the cloud: standard SDK variables.
     Object.assign(process.env, LOCAL_AWS_ENV, { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, REGISTRY_TABLE });
+    // Read once by the handlers (lambdas/shared/env.ts), so set before the first one loads.
+    process.env.DEVICE_ENDPOINT_URL = `http://127.0.0.1:${port}/v3/device`;
     const client = new DynamoDBClient({});
     await ensureRegistryTable(client, REGISTRY_TABLE);
     client.destroy();
@@ -81,7 +84,6 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     log('creating the bootstrap account…');
     const account = await bootstrap(options.dataDir, options.devApiKey);
 
-    const port = options.port || (await freePort());
     const handlers = new Map<RouteHandler, Promise<{ handler: never }>>();
     const loadHandler = (name: RouteHandler) => {
       if (!handlers.has(name)) handlers.set(name, import(`../lambdas/${name}/handler.ts`));

@@ -22,6 +22,7 @@ beforeAll(async () => {
   const device = (await theirs.post(`/workspaces/${other.workspace_id}/devices`, { name: 'secret-device' })).body.device;
   await theirs.post(`/devices/${device.id}/jobs/reboot`, { value: { original: true } });
   await theirs.post(`/devices/${device.id}/fota/fw/versions/1.0`);
+  const identity = (await theirs.post(`/workspaces/${other.workspace_id}/devices/${device.id}/identities`)).body.identity;
   theirIds = {
     workspaceId: other.workspace_id,
     fleetId: other.default_fleet_id,
@@ -30,6 +31,7 @@ beforeAll(async () => {
     firmwareId: 'fw',
     firmwareVersion: '2.0',
     keyId: other.api_key_id,
+    identityId: identity.id,
   };
 });
 afterAll(async () => {
@@ -80,6 +82,7 @@ describe('tenant isolation', () => {
     const fota = await theirs.get(`/devices/${theirIds.deviceId}/fota`);
     const keys = await theirs.get(`/workspaces/${theirIds.workspaceId}/api-keys`);
     const fleets = await theirs.get(`/workspaces/${theirIds.workspaceId}/fleets`);
+    const identities = await theirs.get(`/workspaces/${theirIds.workspaceId}/devices/${theirIds.deviceId}/identities`);
 
     expect(devices.body.devices.map((d: { name: string }) => d.name)).toEqual(['secret-device']);
     expect(job.body.job.value).toEqual({ original: true });
@@ -87,5 +90,6 @@ describe('tenant isolation', () => {
     expect(keys.body.api_keys).toHaveLength(1);
     expect(keys.body.api_keys[0].revoked_at).toBeNull();
     expect(fleets.body.fleets.map((f: { name: string }) => f.name)).toEqual(['default']);
+    expect(identities.body.identities.map((i: { revoked_at: string | null }) => i.revoked_at)).toEqual([null]);
   });
 });
