@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApiKeyIdSchema, DateSchema, NameSchema, WorkspaceIdSchema } from './common';
 
 export const ApiKeySchema = z

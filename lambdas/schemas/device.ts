@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AccountIdSchema, DateSchema, DeviceIdSchema, FleetIdSchema, NameSchema, WorkspaceIdSchema } from './common';
 
 const PhysIdSchema = z

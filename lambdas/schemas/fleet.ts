@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AccountIdSchema, DateSchema, DescriptionSchema, FleetIdSchema, NameSchema, WorkspaceIdSchema } from './common';
 
 export const FleetSchema = z

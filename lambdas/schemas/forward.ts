@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Event types of the interface (spec, Events). */
 export const EVENT_TYPES = [

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { DateSchema, DeviceIdSchema, TokenSchema, WorkspaceIdSchema } from './common';
 
 export const FotaSchema = z

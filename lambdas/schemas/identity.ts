@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { DateSchema, DeviceIdSchema, WorkspaceIdSchema, idSchema } from './common';
 
 export const IdentityIdSchema = idSchema('idn');

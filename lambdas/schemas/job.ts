@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { DateSchema, DeviceIdSchema, FleetIdSchema, JsonObjectSchema, TokenSchema, WorkspaceIdSchema } from './common';
 
 /** Largest job value, as serialized JSON; well below DynamoDB's 400 KB item limit. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ROUTES } from '../routes';
 import { ApiKeyListResponseSchema, ApiKeyPathSchema, ApiKeyResponseSchema, CreateApiKeyBodySchema, CreatedApiKeyResponseSchema } from './api-key';
 import {

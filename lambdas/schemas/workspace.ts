@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AccountIdSchema, DateSchema, DescriptionSchema, NameSchema, WorkspaceIdSchema } from './common';
 
 export const WorkspaceSchema = z
