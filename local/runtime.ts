@@ -6,6 +6,9 @@ import type { RouteHandler } from '../lambdas/routes';
 import { startApiGateway } from './api-gateway';
 import { ensureRegistryTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
 import { freePort } from './ports';
+import { dlqNameOf, QUEUE_CONSUMERS, type QueueName } from './queues';
+import { startLocalSqs, type QueueOverrides } from './queues-engine';
+import { startSqsPoller, type SqsHandler } from './sqs-poller';
 
 export interface LocalRuntimeOptions {
   /** HTTP port of the API; a free one when 0 or absent. */
@@ -18,6 +21,12 @@ export interface LocalRuntimeOptions {
   authorizerCacheTtlSeconds?: number;
   /** Progress lines ("starting DynamoDB Local…"). */
   log?: (line: string) => void;
+  /** Changes to the queues of local/queues.ts, e.g. second-long visibility timeouts and retries in tests. */
+  queues?: QueueOverrides;
+  /** How long the forwarder waits for a webhook receiver, in milliseconds (WEBHOOK_TIMEOUT_MS). */
+  webhookTimeoutMs?: number;
+  /** Batches each queue consumer runs at once (Lambda scales; here it is fixed). */
+  consumerConcurrency?: number;
 }
 
 export interface Bootstrap {
@@ -29,6 +38,9 @@ export interface Bootstrap {
 export interface LocalRuntime extends Bootstrap {
   base_url: string;
   storage_url: string;
+  /** The local SQS engine (AWS_ENDPOINT_URL_SQS) and its queue URLs, DLQs as `<name>-dlq`. */
+  sqs_endpoint: string;
+  queue_urls: Record<string, string>;
   stop: () => Promise<void>;
 }
 
@@ -72,6 +84,22 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     const dynamo = await startDynamoDbLocal({ dataDir: options.dataDir && join(options.dataDir, 'dynamodb') });
     stops.push(dynamo.stop);
 
+    // Queues are in memory whatever dataDir says: fauxqs keeps nothing across restarts.
+    log('starting the SQS engine (fauxqs)…');
+    const sqs = await startLocalSqs({ overrides: options.queues });
+    stops.push(sqs.stop);
+    const queues = Object.values(sqs.queues);
+    const forward = sqs.queues.forward.definition;
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      ...Object.fromEntries(queues.map((q) => [q.definition.urlEnv, q.url])),
+      FORWARD_RETRY_BASE_SECONDS: String(forward.retry?.baseSeconds ?? 0),
+      FORWARD_RETRY_MAX_SECONDS: String(forward.retry?.maxSeconds ?? 0),
+      ...(options.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(options.webhookTimeoutMs) } : {}),
+      // Local receivers listen on 127.0.0.1 over http.
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
+
     const port = options.port || (await freePort());
     // The handlers find the engines exactly as in the cloud: standard SDK variables.
     Object.assign(process.env, LOCAL_AWS_ENV, { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, REGISTRY_TABLE });
@@ -100,8 +128,26 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
     server.closeIdleConnections?.();
 
+    for (const [name, consumer] of Object.entries(QUEUE_CONSUMERS)) {
+      const queue = sqs.queues[name as QueueName];
+      const { handler } = (await import(`../lambdas/${consumer}/handler.ts`)) as { handler: SqsHandler };
+      log(`polling the ${name} queue for ${consumer}…`);
+      const poller = startSqsPoller({
+        queueUrl: queue.url,
+        queueArn: queue.arn,
+        batchSize: queue.definition.batchSize,
+        maxBatchingWindowMs: queue.definition.maxBatchingWindowSeconds * 1000,
+        timeoutMs: queue.definition.consumerTimeoutSeconds * 1000,
+        functionName: consumer,
+        handler,
+        concurrency: options.consumerConcurrency ?? 2,
+      });
+      stops.push(poller.stop);
+    }
+
     const base = `http://127.0.0.1:${port}/v3`;
-    return { ...account, base_url: base, storage_url: base, stop };
+    const queue_urls = Object.fromEntries(queues.flatMap((q) => [[q.definition.name, q.url], [dlqNameOf(q.definition.name), q.dlqUrl]]));
+    return { ...account, base_url: base, storage_url: base, sqs_endpoint: sqs.endpoint, queue_urls, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -1,26 +1,73 @@
-import { SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 
-// Created once per container; the endpoint comes from AWS_ENDPOINT_URL_SQS when set.
+// Created once per container; the endpoint comes from AWS_ENDPOINT_URL_SQS when set, and it (not
+// the host written in a queue URL, which a local engine may make unresolvable) decides where
+// requests go.
 let sqs: SQSClient | undefined;
-const client = () => (sqs ??= new SQSClient({}));
+const client = () => (sqs ??= new SQSClient({ useQueueUrlAsEndpoint: false }));
 
-const SEND_BATCH_LIMIT = 10; // SendMessageBatch takes at most 10 entries
+const SEND_BATCH_LIMIT = 10; // SendMessageBatch takes at most 10 entries…
+const SEND_BATCH_BYTES = 256 * 1024; // …and 256 KiB in all (the long-standing SQS limit; newer queues take 1 MiB)
 const MAX_ATTEMPTS = 5;
 
-/**
- * Sends each body as one JSON message, 10 per SendMessageBatch, retrying failed entries with
- * backoff. @throws when an entry still fails, so the caller's request fails (and is retried)
- * rather than losing it.
- */
-export const sendMessages = async (queueUrl: string, bodies: unknown[]) => {
-  for (let i = 0; i < bodies.length; i += SEND_BATCH_LIMIT) {
-    let entries = bodies.slice(i, i + SEND_BATCH_LIMIT).map((body, j) => ({ Id: String(j), MessageBody: JSON.stringify(body) }));
-    for (let attempt = 0; entries.length; attempt++) {
-      if (attempt >= MAX_ATTEMPTS) throw new Error(`SQS refused ${entries.length} messages to ${queueUrl}`);
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * 50 * 2 ** attempt));
-      const result = await client().send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
-      const failed = new Set((result.Failed ?? []).map((f) => f.Id));
-      entries = entries.filter((e) => failed.has(e.Id));
+/** Groups message bodies into SendMessageBatch calls within SQS's count and size limits. */
+const batchesOf = (bodies: string[]) => {
+  const batches: string[][] = [];
+  let current: string[] = [];
+  let bytes = 0;
+  for (const body of bodies) {
+    const size = Buffer.byteLength(body);
+    if (current.length === SEND_BATCH_LIMIT || (current.length && bytes + size > SEND_BATCH_BYTES)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
     }
+    current.push(body);
+    bytes += size;
   }
+  if (current.length) batches.push(current);
+  return batches;
+};
+
+const sendBatch = async (queueUrl: string, bodies: string[]) => {
+  let entries = bodies.map((MessageBody, j) => ({ Id: String(j), MessageBody }));
+  for (let attempt = 0; entries.length; attempt++) {
+    if (attempt >= MAX_ATTEMPTS) throw new Error(`SQS refused ${entries.length} messages to ${queueUrl}`);
+    if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * 50 * 2 ** attempt));
+    const result = await client().send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+    const failed = new Set((result.Failed ?? []).map((f) => f.Id));
+    entries = entries.filter((e) => failed.has(e.Id));
+  }
+};
+
+/**
+ * Sends each body as one JSON message with SendMessageBatch (≤ 10 and ≤ 256 KiB a call),
+ * `concurrency` calls in flight, retrying failed entries with backoff. @throws when an entry still
+ * fails, so the caller's request fails (and is retried) rather than losing it.
+ */
+export const sendMessages = async (queueUrl: string, bodies: unknown[], concurrency = 1) => {
+  const batches = batchesOf(bodies.map((body) => JSON.stringify(body)));
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length) await sendBatch(queueUrl, batches[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));
+};
+
+/**
+ * Hides received messages for the given seconds each (ChangeMessageVisibilityBatch), so that a
+ * failed one is retried later rather than after the queue's visibility timeout. Best effort: a
+ * message that cannot be changed comes back after the visibility timeout anyway.
+ * @returns how many could not be changed.
+ */
+export const delayMessages = async (queueUrl: string, delays: Array<{ receiptHandle: string; seconds: number }>) => {
+  let failed = 0;
+  for (let i = 0; i < delays.length; i += SEND_BATCH_LIMIT) {
+    const entries = delays
+      .slice(i, i + SEND_BATCH_LIMIT)
+      .map(({ receiptHandle, seconds }, j) => ({ Id: String(j), ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
+    const result = await client().send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+    failed += result.Failed?.length ?? 0;
+  }
+  return failed;
 };

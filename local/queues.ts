@@ -1,0 +1,75 @@
+/**
+ * The SQS queues of the system, as data: the local runtime creates them on fauxqs and drives their
+ * consumers with its poller, and the CDK construct creates them on AWS with event source mappings,
+ * both from these rows, so that the two cannot disagree. No engine or CDK import here.
+ */
+
+export type QueueName = 'ingest' | 'forward';
+
+/** The Lambda (a folder under `lambdas/`) that consumes a queue. */
+export type QueueConsumer = 'ingest' | 'forwarder';
+
+/** How a queue behaves and how its consumer is fed; the names follow the SQS and Lambda settings. */
+export interface QueueSettings {
+  /** Seconds a received message stays hidden; AWS advises ≥ 6× the consumer's timeout for Lambda event sources. */
+  visibilityTimeoutSeconds: number;
+  /** Receives before SQS moves a message to the queue's DLQ (the redrive policy). */
+  maxReceiveCount: number;
+  /** Most messages per consumer invocation (Lambda: 1…10,000 for standard queues). */
+  batchSize: number;
+  /** Longest wait to fill a batch; Lambda requires ≥ 1 s when batchSize > 10. */
+  maxBatchingWindowSeconds: number;
+  /** Seconds the consumer may run (the Lambda's timeout). */
+  consumerTimeoutSeconds: number;
+  /**
+   * Retry backoff the consumer applies to a failed message by ChangeMessageVisibility:
+   * base × 2^(receives − 1), at most max. Without it a failed message returns after the
+   * visibility timeout.
+   */
+  retry?: { baseSeconds: number; maxSeconds: number };
+}
+
+export interface QueueDefinition extends QueueSettings {
+  name: QueueName;
+  /** The environment variable through which handlers find the queue's URL (lambdas/shared/env.ts). */
+  urlEnv: 'INGEST_QUEUE_URL' | 'FORWARD_QUEUE_URL';
+  /** The queue's DLQ is named `<name>-dlq` locally; it keeps messages this long (the SQS maximum). */
+  dlqRetentionDays: number;
+}
+
+const DLQ_RETENTION_DAYS = 14;
+
+export const QUEUES: Record<QueueName, QueueDefinition> = {
+  ingest: {
+    name: 'ingest',
+    urlEnv: 'INGEST_QUEUE_URL',
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 5,
+    batchSize: 100,
+    maxBatchingWindowSeconds: 1,
+    consumerTimeoutSeconds: 10,
+    dlqRetentionDays: DLQ_RETENTION_DAYS,
+  },
+  // 10 receives with backoff 30 s … 15 min span about 75 minutes: a receiver that is down for an
+  // hour loses nothing and needs no replay.
+  forward: {
+    name: 'forward',
+    urlEnv: 'FORWARD_QUEUE_URL',
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 10,
+    batchSize: 200,
+    maxBatchingWindowSeconds: 1,
+    consumerTimeoutSeconds: 30,
+    retry: { baseSeconds: 30, maxSeconds: 900 },
+    dlqRetentionDays: DLQ_RETENTION_DAYS,
+  },
+};
+
+/**
+ * Which handler consumes which queue; the local runtime starts a poller per row and the stack an
+ * event source mapping. Adding a consumer is one line.
+ */
+export const QUEUE_CONSUMERS: Partial<Record<QueueName, QueueConsumer>> = {};
+
+/** The DLQ of a queue, by name (fauxqs; the stack lets CloudFormation name its queues). */
+export const dlqNameOf = (name: QueueName) => `${name}-dlq`;
