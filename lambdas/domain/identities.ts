@@ -1,18 +1,24 @@
+import { decodeJwt, jwtVerify, type JWTPayload } from 'jose';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../shared/clients';
-import { DEVICE_ENDPOINT_URL } from '../shared/env';
-import { AppError, NotFoundError } from '../shared/errors';
+import { DEVICE_ENDPOINT_URL, DEVICE_TOKEN_MAX_TTL_SECONDS } from '../shared/env';
+import { AppError, NotFoundError, UnauthorizedError } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { newId, nowIso } from '../shared/ids';
+import { logger } from '../shared/logger';
+import { DeviceIdSchema } from '../schemas/common';
 import type { Device } from '../schemas/device';
-import type { CreateIdentityBody, DeviceCredentials, Identity } from '../schemas/identity';
-import { getDeviceOfWorkspace } from '../stores/device-store';
+import type { EventMessage } from '../schemas/forward';
+import { IdentityIdSchema, type CreateIdentityBody, type DeviceCredentials, type Identity } from '../schemas/identity';
+import { findDeviceLocator, getDeviceOfWorkspace, type DeviceRecord } from '../stores/device-store';
 import {
   createIdentity as storeIdentity,
+  findIdentityKey,
   listIdentitiesOfDevice,
   revokeIdentity as storeRevocation,
   type IdentityRecord,
 } from '../stores/identity-store';
+import { eventMessage } from './events';
 import { requireWorkspace } from './workspaces';
 
 /** Bytes of a device's HS256 key: as long as the hash, as RFC 7518 §3.2 asks. */
@@ -107,4 +113,110 @@ export const listIdentities = async (db: Db, caller: Caller, workspaceId: string
 export const revokeIdentity = async (db: Db, caller: Caller, workspaceId: string, deviceId: string, identityId: string) => {
   await requireDeviceOfWorkspace(db, caller, workspaceId, deviceId);
   return toIdentity(await storeRevocation(db, workspaceId, deviceId, identityId, nowIso()));
+};
+
+/** A device as the device authorizer established it from its token; handed to the device API. */
+export interface DeviceCaller {
+  accountId: string;
+  workspaceId: string;
+  deviceId: string;
+  identityId: string;
+}
+
+/** Sends events to the forward queue (domain/events.ts publishForward in the Lambdas). */
+export type Forward = (messages: EventMessage[]) => Promise<void>;
+
+// Device clocks drift: a token is accepted this long after its exp, and its lifetime may exceed
+// the limit by as much (a device whose clock runs ahead signs exp = its now + 1 h).
+const CLOCK_TOLERANCE_SECONDS = 60;
+
+interface TokenCheck {
+  /** The device the token names, when it exists: its check is reported as an event. */
+  device?: DeviceRecord;
+  caller?: DeviceCaller;
+  /** Why the token is refused (the event's `error`). */
+  error?: string;
+}
+
+const JOSE_REFUSALS: Record<string, string> = {
+  ERR_JWT_EXPIRED: 'token expired',
+  ERR_JWS_SIGNATURE_VERIFICATION_FAILED: 'bad signature',
+  ERR_JOSE_ALG_NOT_ALLOWED: 'algorithm not allowed (HS256 only)',
+};
+
+const refusalOf = (error: unknown) => {
+  const { code, claim } = error as { code?: string; claim?: string };
+  if (code && JOSE_REFUSALS[code]) return JOSE_REFUSALS[code];
+  if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') return `claim ${claim} invalid`;
+  return 'malformed token';
+};
+
+const checkToken = async (db: Db, token: string, now: Date, maxTtlSeconds: number): Promise<TokenCheck> => {
+  let claims: JWTPayload;
+  try {
+    claims = decodeJwt(token);
+  } catch {
+    return { error: 'malformed token' };
+  }
+  const { sub, key } = claims;
+  if (!DeviceIdSchema.safeParse(sub).success) return { error: 'malformed token' };
+  const locator = await findDeviceLocator(db, sub!);
+  if (!locator) return { error: 'unknown device' };
+  const [device, identity] = await Promise.all([
+    getDeviceOfWorkspace(db, locator.workspace_id, sub!),
+    IdentityIdSchema.safeParse(key).success ? findIdentityKey(db, locator.workspace_id, sub!, key as string) : undefined,
+  ]);
+  if (!device) return { error: 'unknown device' };
+  if (!identity) return { device, error: 'unknown identity' };
+  if (identity.revoked_at || !identity.secret) return { device, error: 'identity revoked' };
+  try {
+    const { payload } = await jwtVerify(token, Buffer.from(identity.secret, 'base64'), {
+      algorithms: ['HS256'],
+      requiredClaims: ['exp'],
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      currentDate: now,
+    });
+    if (payload.exp! > now.getTime() / 1000 + maxTtlSeconds + CLOCK_TOLERANCE_SECONDS) {
+      return { device, error: `token lifetime exceeds ${maxTtlSeconds} s` };
+    }
+  } catch (error) {
+    return { device, error: refusalOf(error) };
+  }
+  return { device, caller: { accountId: locator.account_id, workspaceId: locator.workspace_id, deviceId: device.id, identityId: identity.id } };
+};
+
+/** The `authentication` event of a checked token, with the interface's payload fields (all strings). */
+const authenticationEvent = (device: DeviceRecord, error: string | undefined) =>
+  eventMessage({ workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id }, 'authentication', 'd2c', {
+    clientid: device.id,
+    proto: 'https',
+    error: error ?? '',
+    verified: String(!error),
+    result: error ? 'denied' : 'granted',
+  });
+
+/**
+ * The device a bearer token (`Authorization: Bearer <jwt>`) stands for: an HS256 JWT whose `sub`
+ * is the device ID and `key` one of its unrevoked identities, signed with that identity's key,
+ * unexpired, and with `exp` at most `maxTtlSeconds` ahead. Every check of a token that names an
+ * existing device is reported as an `authentication` event; losing one to a failing queue does
+ * not change the answer (the event is an observation, the answer is the authorization).
+ * @throws UnauthorizedError saying why the token is refused.
+ */
+export const authenticateDevice = async (
+  db: Db,
+  forward: Forward,
+  authorization: string | undefined,
+  { now = new Date(), maxTtlSeconds = DEVICE_TOKEN_MAX_TTL_SECONDS }: { now?: Date; maxTtlSeconds?: number } = {},
+): Promise<DeviceCaller> => {
+  const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
+  if (!token) throw new UnauthorizedError('An Authorization: Bearer <device token> header is required.');
+  const { device, caller, error } = await checkToken(db, token, now, maxTtlSeconds);
+  if (device) {
+    await forward([authenticationEvent(device, error)]).catch((failure: unknown) =>
+      logger.warn('authentication event not forwarded', { error: failure as Error, deviceId: device.id }),
+    );
+  }
+  if (!caller) throw new UnauthorizedError(`The device token is refused: ${error}.`);
+  return caller;
 };

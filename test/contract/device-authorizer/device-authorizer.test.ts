@@ -1,0 +1,169 @@
+import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { randomBytes } from 'node:crypto';
+import { handler } from '../../../lambdas/device-authorizer/handler';
+import { createDevice } from '../../../lambdas/domain/devices';
+import { authenticateDevice, createIdentity, revokeIdentity } from '../../../lambdas/domain/identities';
+import type { EventMessage } from '../../../lambdas/schemas/forward';
+import type { Db } from '../../../lambdas/shared/clients';
+import { REGISTRY_TABLE } from '../../../lambdas/shared/env';
+import { UnauthorizedError } from '../../../lambdas/shared/errors';
+import { newAccount } from '../../helpers/callers';
+import { freshTable } from '../../helpers/db';
+import { deviceToken } from '../../helpers/device-token';
+
+const ENDPOINT = 'https://devices.example.com/v3/device';
+const METHOD_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:abcdef/v3/POST/device/data';
+
+let db: Db;
+beforeAll(async () => {
+  // the handler works on the table its environment names, as in Lambda
+  db = await freshTable(REGISTRY_TABLE);
+});
+
+const deviceWithCredentials = async () => {
+  const account = await newAccount(db);
+  const device = await createDevice(db, account.caller, account.workspace_id, { name: 'sensor', phys_id: '' });
+  const { identity, credentials } = await createIdentity(db, account.caller, account.workspace_id, device.id, { type: 'sym' }, ENDPOINT);
+  return { ...account, device, identity, credentials };
+};
+
+/** A forward queue that keeps what it is given. */
+const recordingForward = () => {
+  const events: EventMessage[] = [];
+  return { events, forward: async (messages: EventMessage[]) => void events.push(...messages) };
+};
+
+const errorsOf = (events: EventMessage[]) => events.map((e) => (e.payload as { error: string }).error);
+
+describe('device token authentication', () => {
+  it('names the device and reports a granted authentication event', async () => {
+    const { account_id, workspace_id, device, identity, credentials } = await deviceWithCredentials();
+    const { events, forward } = recordingForward();
+
+    const caller = await authenticateDevice(db, forward, `Bearer ${await deviceToken(credentials)}`);
+
+    expect(caller).toEqual({ accountId: account_id, workspaceId: workspace_id, deviceId: device.id, identityId: identity.id });
+    expect(events).toEqual([
+      {
+        kind: 'event',
+        ts: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z$/),
+        type: 'authentication',
+        direction: 'd2c',
+        workspace_id,
+        fleet_id: device.fleet_id,
+        device_id: device.id,
+        payload: { clientid: device.id, proto: 'https', error: '', verified: 'true', result: 'granted' },
+      },
+    ]);
+  });
+
+  it.each([
+    ['an expired token', { expiresIn: -120 }, 'token expired'],
+    ['a token living longer than an hour', { expiresIn: 24 * 3600 }, 'token lifetime exceeds 3600 s'],
+    ['a token of another algorithm', { alg: 'HS512' as const }, 'algorithm not allowed (HS256 only)'],
+    ['a token naming an unknown identity', { claims: { key: 'idn-00000000000000000000' } }, 'unknown identity'],
+  ])('refuses %s and reports it', async (_name, options, error) => {
+    const { device, credentials } = await deviceWithCredentials();
+    const { events, forward } = recordingForward();
+
+    await expect(authenticateDevice(db, forward, `Bearer ${await deviceToken(credentials, options)}`)).rejects.toThrow(UnauthorizedError);
+
+    expect(events).toEqual([expect.objectContaining({ device_id: device.id, payload: { clientid: device.id, proto: 'https', error, verified: 'false', result: 'denied' } })]);
+  });
+
+  it('accepts a token whose clock runs a little ahead', async () => {
+    const { device, credentials } = await deviceWithCredentials();
+
+    const caller = await authenticateDevice(db, recordingForward().forward, `Bearer ${await deviceToken(credentials, { expiresIn: 3600 + 30 })}`);
+
+    expect(caller.deviceId).toBe(device.id);
+  });
+
+  it('refuses a token signed with another key', async () => {
+    const { credentials } = await deviceWithCredentials();
+    const forged = { ...credentials, prvkey: randomBytes(32).toString('base64') };
+    const { events, forward } = recordingForward();
+
+    await expect(authenticateDevice(db, forward, `Bearer ${await deviceToken(forged)}`)).rejects.toThrow(UnauthorizedError);
+
+    expect(errorsOf(events)).toEqual(['bad signature']);
+  });
+
+  it('refuses a token of a revoked identity', async () => {
+    const { caller, workspace_id, device, identity, credentials } = await deviceWithCredentials();
+    const token = await deviceToken(credentials);
+    await revokeIdentity(db, caller, workspace_id, device.id, identity.id);
+    const { events, forward } = recordingForward();
+
+    await expect(authenticateDevice(db, forward, `Bearer ${token}`)).rejects.toThrow(UnauthorizedError);
+
+    expect(errorsOf(events)).toEqual(['identity revoked']);
+  });
+
+  it('refuses a device’s key presented for another device of the account', async () => {
+    const { caller, workspace_id, credentials } = await deviceWithCredentials();
+    const other = await createDevice(db, caller, workspace_id, { name: 'other', phys_id: '' });
+    const { events, forward } = recordingForward();
+
+    await expect(authenticateDevice(db, forward, `Bearer ${await deviceToken(credentials, { claims: { sub: other.id } })}`)).rejects.toThrow(
+      UnauthorizedError,
+    );
+
+    expect(events.map((e) => [e.device_id, (e.payload as { error: string }).error])).toEqual([[other.id, 'unknown identity']]);
+  });
+
+  it.each([
+    ['no header', undefined],
+    ['another scheme', 'Basic dXNlcjpwYXNz'],
+    ['a malformed token', 'Bearer not.a.jwt'],
+    ['a token without a device ID', 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjk5OTk5OTk5OTl9.c2lnbmF0dXJl'],
+    // sub dev-00000000000000000000, key idn-00000000000000000000, signed with nothing
+    ['an unknown device', 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkZXYtMDAwMDAwMDAwMDAwMDAwMDAwMDAiLCJrZXkiOiJpZG4tMDAwMDAwMDAwMDAwMDAwMDAwMDAiLCJleHAiOjk5OTk5OTk5OTl9.c2lnbmF0dXJl'],
+  ])('refuses %s without an event (no device to report it for)', async (_name, authorization) => {
+    const { events, forward } = recordingForward();
+
+    await expect(authenticateDevice(db, forward, authorization)).rejects.toThrow(UnauthorizedError);
+
+    expect(events).toEqual([]);
+  });
+
+  it('answers even when the forward queue fails', async () => {
+    const { device, credentials } = await deviceWithCredentials();
+    const failing = async () => {
+      throw new Error('SQS is down');
+    };
+
+    const caller = await authenticateDevice(db, failing, `Bearer ${await deviceToken(credentials)}`);
+
+    expect(caller.deviceId).toBe(device.id);
+  });
+});
+
+describe('device authorizer handler', () => {
+  const requestWith = (headers: Record<string, string>) =>
+    ({ type: 'REQUEST', methodArn: METHOD_ARN, headers }) as unknown as APIGatewayRequestAuthorizerEvent;
+
+  it('allows every device route, so that one cached answer serves them all', async () => {
+    const { account_id, workspace_id, device, identity, credentials } = await deviceWithCredentials();
+
+    const result = await handler(requestWith({ authorization: `Bearer ${await deviceToken(credentials)}` }));
+
+    expect(result).toEqual({
+      principalId: device.id,
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abcdef/v3/*/device/*' }],
+      },
+      context: { accountId: account_id, workspaceId: workspace_id, deviceId: device.id, identityId: identity.id },
+    });
+  });
+
+  it('fails with exactly "Unauthorized" (API Gateway’s 401) for a bad or missing token', async () => {
+    const { credentials } = await deviceWithCredentials();
+
+    await expect(handler(requestWith({ Authorization: `Bearer ${await deviceToken(credentials, { expiresIn: -600 })}` }))).rejects.toThrow(
+      /^Unauthorized$/,
+    );
+    await expect(handler(requestWith({}))).rejects.toThrow(/^Unauthorized$/);
+  });
+});
