@@ -1,0 +1,206 @@
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  AuthorizationType,
+  EndpointType,
+  IdentitySource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  RequestAuthorizer,
+  ResponseTransferMode,
+  ResponseType,
+  RestApi,
+  type MethodOptions,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { Route, RouteAuth, RouteHandler } from '../../lambdas/routes';
+import { pascalCase } from '../names';
+
+/** The stage, and so the version segment of `base_url`. */
+export const API_STAGE = 'v3';
+
+/** The kinds of caller that an authorizer Lambda checks. */
+export type AuthorizedBy = Exclude<RouteAuth, 'none'>;
+
+/** The request header each authorizer reads; API Gateway answers 401 itself when it is missing. */
+export const IDENTITY_HEADERS: Readonly<Record<AuthorizedBy, string>> = {
+  'api-key': 'X-API-KEY',
+  device: 'Authorization',
+};
+
+interface GatewayError {
+  readonly type: ResponseType;
+  /** Omitted: keep the status API Gateway chose (the DEFAULT_* families). */
+  readonly status?: number;
+  readonly code: string;
+  /** A JSON string literal, or a `$context` variable that API Gateway renders as one. */
+  readonly message: string;
+}
+
+/** API Gateway's own answers, in the API's error envelope (DESIGN §7). */
+export const GATEWAY_ERRORS: readonly GatewayError[] = [
+  { type: ResponseType.UNAUTHORIZED, status: 401, code: 'unauthorized', message: JSON.stringify('Missing or invalid credentials.') },
+  { type: ResponseType.ACCESS_DENIED, status: 403, code: 'forbidden', message: JSON.stringify('These credentials may not call this route.') },
+  // An unknown route or method: API Gateway reports it as a missing authentication token.
+  { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, status: 404, code: 'not_found', message: JSON.stringify('No such route.') },
+  { type: ResponseType.THROTTLED, status: 429, code: 'throttled', message: JSON.stringify('Too many requests; slow down and retry.') },
+  { type: ResponseType.REQUEST_TOO_LARGE, status: 413, code: 'payload_too_large', message: JSON.stringify('The request is larger than 10 MB.') },
+  { type: ResponseType.DEFAULT_4XX, code: 'bad_request', message: '$context.error.messageString' },
+  { type: ResponseType.DEFAULT_5XX, code: 'internal_error', message: JSON.stringify('Something went wrong on our side; retry later.') },
+];
+
+/** The body of a gateway response: `{"error":{code,message,details},"request_id"}`. */
+export const gatewayErrorBody = ({ code, message }: GatewayError) =>
+  `{"error":{"code":${JSON.stringify(code)},"message":${message},"details":[]},"request_id":"$context.requestId"}`;
+
+export interface ApiProps {
+  /** The route table (`lambdas/routes.ts` ROUTES): every row becomes one method. */
+  readonly routes: readonly Route[];
+  /** The Lambda behind each `handler` value of the table. */
+  readonly handlers: ReadonlyMap<RouteHandler, IFunction>;
+  /** The REQUEST authorizer Lambda for each kind of `auth` the table uses. */
+  readonly authorizers: Partial<Record<AuthorizedBy, IFunction>>;
+  readonly authorizerCacheTtl: Duration;
+  readonly throttleRateLimit: number;
+  readonly throttleBurstLimit: number;
+  /** @default one month */
+  readonly logRetention?: RetentionDays;
+  /** Of the access log group. @default RETAIN */
+  readonly logRemovalPolicy?: RemovalPolicy;
+}
+
+/**
+ * The REST API, stage `v3`, built only from the route table: one method per row, a Lambda proxy
+ * integration to the row's handler (streamed when the row says so), and the row's authorizer.
+ * API Gateway's own errors answer in the API's JSON envelope.
+ */
+export class Api extends Construct {
+  readonly restApi: RestApi;
+  /** `base_url`: the stage's address, ending in `/v3` (no trailing slash). */
+  readonly url: string;
+  /** The REQUEST authorizer of each kind of caller the routes use. */
+  readonly authorizers: ReadonlyMap<AuthorizedBy, RequestAuthorizer>;
+
+  constructor(scope: Construct, id: string, props: ApiProps) {
+    super(scope, id);
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
+    });
+    this.restApi = new RestApi(this, 'RestApi', {
+      description: 'Fleetstream v3 interface: device management and time-series storage',
+      // Regional: an edge-optimized endpoint cuts a streamed answer after 30 s of idle time.
+      endpointTypes: [EndpointType.REGIONAL],
+      // Access and execution logs need the account's API Gateway CloudWatch role.
+      cloudWatchRole: true,
+      deployOptions: {
+        stageName: API_STAGE,
+        throttlingRateLimit: props.throttleRateLimit,
+        throttlingBurstLimit: props.throttleBurstLimit,
+        loggingLevel: MethodLoggingLevel.ERROR,
+        // Request and response bodies (and their keys) stay out of the execution logs.
+        dataTraceEnabled: false,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: AccessLogField.contextRequestId(),
+            ip: AccessLogField.contextIdentitySourceIp(),
+            requestTime: AccessLogField.contextRequestTime(),
+            httpMethod: AccessLogField.contextHttpMethod(),
+            resourcePath: AccessLogField.contextResourcePath(),
+            status: AccessLogField.contextStatus(),
+            responseLength: AccessLogField.contextResponseLength(),
+            responseLatency: AccessLogField.contextResponseLatency(),
+            integrationLatency: AccessLogField.contextIntegrationLatency(),
+            accountId: AccessLogField.contextAuthorizerPrincipalId(),
+            authorizerError: AccessLogField.contextAuthorizerError(),
+            errorType: AccessLogField.contextErrorResponseType(),
+          }),
+        ),
+      },
+    });
+    // RestApi adds an output of the stage URL with a trailing slash; the stack's ApiUrl replaces it.
+    this.restApi.node.tryRemoveChild('Endpoint');
+    const stage = this.restApi.deploymentStage;
+    this.url = `https://${this.restApi.restApiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}/${stage.stageName}`;
+
+    for (const error of GATEWAY_ERRORS) {
+      this.restApi.addGatewayResponse(`Gateway${error.type.responseType}`, {
+        type: error.type,
+        statusCode: error.status?.toString(),
+        responseHeaders: { 'Content-Type': "'application/json'" },
+        templates: { 'application/json': gatewayErrorBody(error) },
+      });
+    }
+
+    const authorizers = new Map<AuthorizedBy, RequestAuthorizer>();
+    const authorizerFor = (auth: AuthorizedBy) => {
+      const existing = authorizers.get(auth);
+      if (existing) return existing;
+      const handler = props.authorizers[auth];
+      if (!handler) throw new Error(`A route needs auth '${auth}' but no ${auth} authorizer Lambda was given.`);
+      const authorizer = new RequestAuthorizer(this, `${pascalCase(auth)}Authorizer`, {
+        handler,
+        identitySources: [IdentitySource.header(IDENTITY_HEADERS[auth])],
+        resultsCacheTtl: props.authorizerCacheTtl,
+      });
+      authorizers.set(auth, authorizer);
+      return authorizer;
+    };
+
+    const integrations = new Map<string, LambdaIntegration>();
+    const integrationFor = (route: Route) => {
+      const key = `${route.handler}${route.stream ? ':stream' : ''}`;
+      const existing = integrations.get(key);
+      if (existing) return existing;
+      const handler = props.handlers.get(route.handler);
+      if (!handler) throw new Error(`Route ${route.method} ${route.path} names handler '${route.handler}', which has no Lambda.`);
+      const integration = new LambdaIntegration(handler, {
+        proxy: true,
+        // Test invocations from the console are not needed: this halves the Lambda permissions.
+        allowTestInvoke: false,
+        responseTransferMode: route.stream ? ResponseTransferMode.STREAM : ResponseTransferMode.BUFFERED,
+      });
+      integrations.set(key, integration);
+      return integration;
+    };
+
+    for (const route of props.routes) {
+      const options: MethodOptions =
+        route.auth === 'none'
+          ? { authorizationType: AuthorizationType.NONE, operationName: route.operationId }
+          : { authorizationType: AuthorizationType.CUSTOM, authorizer: authorizerFor(route.auth), operationName: route.operationId };
+      const method = this.restApi.root.resourceForPath(route.path).addMethod(route.method, integrationFor(route), options);
+      if (route.auth === 'none') {
+        Validations.of(method).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason: `${route.method} ${route.path} is public by design (route table auth 'none'): ${route.summary}.`,
+        });
+      }
+    }
+    this.authorizers = authorizers;
+
+    Validations.of(this).acknowledge(
+      {
+        id: 'AwsSolutions-COG4',
+        reason: 'Callers are v3 API clients with API keys and devices with signed tokens (DESIGN §4), checked by Lambda REQUEST authorizers; there are no Cognito users.',
+      },
+      {
+        id: 'AwsSolutions-APIG2',
+        reason: 'Every path parameter, query and body is validated in the handlers with zod, so that a 400 names each bad field in the API’s error envelope; an API Gateway validator would answer first, in its own shape.',
+      },
+      {
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason: 'The account-level role that lets API Gateway write access and execution logs; AWS maintains this service-role policy for exactly that purpose.',
+      },
+      {
+        id: 'AwsSolutions-APIG3',
+        reason: 'Stage throttling and authorizers guard the API; a WAF web ACL is an account-level choice with its own cost and can be associated with the stage without changing this stack.',
+      },
+    );
+  }
+}

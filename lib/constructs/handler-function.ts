@@ -1,0 +1,140 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import type { BuildOptions } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+
+/** Folder holding one sub-folder per handler, each with its `handler.ts`. */
+export const LAMBDAS_DIR = fileURLToPath(new URL('../../lambdas/', import.meta.url));
+
+/** The entry file of a handler folder under `lambdas/`. */
+export const handlerEntry = (source: string) => `${LAMBDAS_DIR}${source}/handler.ts`;
+
+/**
+ * How every handler is bundled. ESM lets esbuild tree-shake the ESM builds (`mainFields`) of
+ * middy, zod and jose; the AWS SDK v3 stays out because every Node.js 22 Lambda runtime ships it,
+ * which keeps the bundles small and cold starts short. Source maps are separate files
+ * without the sources, so they cost nothing until an error needs its stack trace.
+ */
+export const HANDLER_BUNDLING = {
+  format: OutputFormat.ESM,
+  target: 'node22',
+  mainFields: ['module', 'main'],
+  minify: true,
+  sourceMap: true,
+  sourcesContent: false,
+  externalModules: ['@aws-sdk/*'],
+  logLevel: LogLevel.WARNING,
+} satisfies BundlingOptions;
+
+/**
+ * The same bundling as esbuild options (the flags NodejsFunction passes to esbuild), for tools
+ * that bundle a handler outside CDK, such as the cold-start benchmark.
+ *
+ * @example await esbuild.build({ ...HANDLER_ESBUILD_OPTIONS, entryPoints: [handlerEntry('devices')], outfile: 'out/index.mjs' })
+ */
+export const HANDLER_ESBUILD_OPTIONS = {
+  bundle: true,
+  platform: 'node',
+  format: HANDLER_BUNDLING.format,
+  target: HANDLER_BUNDLING.target,
+  mainFields: HANDLER_BUNDLING.mainFields,
+  minify: HANDLER_BUNDLING.minify,
+  sourcemap: HANDLER_BUNDLING.sourceMap,
+  sourcesContent: HANDLER_BUNDLING.sourcesContent,
+  external: HANDLER_BUNDLING.externalModules,
+  logLevel: HANDLER_BUNDLING.logLevel,
+} satisfies BuildOptions;
+
+/**
+ * Environment every handler gets: stack traces point into the TypeScript sources through the
+ * bundled source maps.
+ */
+export const HANDLER_ENVIRONMENT = { NODE_OPTIONS: '--enable-source-maps' } as const;
+
+/** What a handler may do with a table it is bound to. */
+export type TableAccess = 'get-item' | 'read-write';
+
+const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
+const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'];
+
+/** The IAM actions of each kind of table access. */
+export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
+  'get-item': ['dynamodb:GetItem'],
+  'read-write': [...READ_ACTIONS, ...WRITE_ACTIONS],
+};
+
+export interface HandlerFunctionProps {
+  /** The handler's folder under `lambdas/` (its entry is `lambdas/<source>/handler.ts`). */
+  readonly source: string;
+  readonly description?: string;
+  /** @default 512 (MB; CPU grows with memory, and cold starts with it shrink) */
+  readonly memorySize?: number;
+  /** @default 10 seconds */
+  readonly timeout?: Duration;
+  readonly environment?: Record<string, string>;
+  /** @default one month */
+  readonly logRetention?: RetentionDays;
+  /** What happens to the log group when it leaves the stack. @default RETAIN */
+  readonly logRemovalPolicy?: RemovalPolicy;
+}
+
+/**
+ * A Lambda function for one handler folder, with the project's defaults set once: Node.js 22 on
+ * arm64, bundled by esbuild as ESM with source maps, its own log group with a retention, and a
+ * role that may write only to that log group. Access to anything else comes from the `bind*`
+ * helpers, which grant the least the handler needs and tell it where the resource is.
+ */
+export class HandlerFunction extends NodejsFunction {
+  /** The handler's folder under `lambdas/`. */
+  readonly source: string;
+
+  constructor(scope: Construct, id: string, props: HandlerFunctionProps) {
+    // The role and the log group are siblings of the function, because the function needs them
+    // at construction: our own role instead of the default one that carries the AWS managed
+    // AWSLambdaBasicExecutionRole, which may write to every log group of the account.
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
+    });
+    const role = new Role(scope, `${id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Runs the ${props.source} handler`,
+    });
+    logGroup.grantWrite(role);
+    super(scope, id, {
+      entry: handlerEntry(props.source),
+      handler: 'handler',
+      description: props.description,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout ?? Duration.seconds(10),
+      environment: { ...HANDLER_ENVIRONMENT, ...props.environment },
+      bundling: HANDLER_BUNDLING,
+      logGroup,
+      role,
+    });
+    this.source = props.source;
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason: 'DESIGN §2 fixes the runtime to Node.js 22 LTS (nodejs22.x), the version the local runtime and the tests run on.',
+    });
+  }
+
+  /**
+   * Lets the handler use a DynamoDB table and puts its name in `envVar`: `get-item` allows only
+   * GetItem (an authorizer's lookup); `read-write` allows the item-level actions the stores issue,
+   * transactions included (TransactWriteItems is authorized per Put/Update/Delete/ConditionCheck
+   * inside it). Narrower than CDK's grantReadWriteData: no Scan, no DescribeTable, no streams.
+   */
+  bindTable(table: ITable, envVar: string, access: TableAccess): this {
+    table.grant(this, ...TABLE_ACTIONS[access]);
+    this.addEnvironment(envVar, table.tableName);
+    return this;
+  }
+}

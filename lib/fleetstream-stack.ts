@@ -1,0 +1,91 @@
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/routes';
+import { Api, type AuthorizedBy } from './constructs/api';
+import { HandlerFunction } from './constructs/handler-function';
+import { RegistryTable } from './constructs/registry-table';
+import { pascalCase } from './names';
+import type { FleetstreamConfig } from './stack-config';
+
+/** The variable the handlers read the registry table's name from (`lambdas/shared/env.ts`). */
+export const REGISTRY_TABLE_ENV = 'REGISTRY_TABLE';
+
+// A buffered answer must come within API Gateway's 29 s integration timeout; a streamed one may
+// run for minutes (REST streaming lifts that limit), so its Lambda gets room for large queries.
+const BUFFERED_TIMEOUT = Duration.seconds(29);
+const STREAMED_TIMEOUT = Duration.minutes(5);
+
+// Handlers that never touch the registry: the OpenAPI document is bundled into its code.
+const WITHOUT_REGISTRY: ReadonlySet<RouteHandler> = new Set(['openapi']);
+
+export interface FleetstreamStackProps extends StackProps {
+  readonly config: FleetstreamConfig;
+}
+
+/**
+ * Fleetstream in one stack: the registry table, one Lambda per handler of the route table, the
+ * authorizers, and the REST API built from the route table. The parts are public so that later
+ * constructs (queues, the time-series store) can bind the handlers they serve.
+ */
+export class FleetstreamStack extends Stack {
+  readonly config: FleetstreamConfig;
+  readonly registry: RegistryTable;
+  /** The Lambda of each `handler` value of the route table. */
+  readonly routeHandlers: ReadonlyMap<RouteHandler, HandlerFunction>;
+  /** The authorizer Lambda of each kind of caller the routes use. */
+  readonly authorizerFunctions: ReadonlyMap<AuthorizedBy, HandlerFunction>;
+  readonly api: Api;
+
+  constructor(scope: Construct, id: string, props: FleetstreamStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+    this.config = config;
+    const logs = { logRetention: config.logRetention, logRemovalPolicy: config.removalPolicy };
+
+    this.registry = new RegistryTable(this, 'Registry', { removalPolicy: config.removalPolicy });
+
+    this.routeHandlers = new Map(
+      ROUTE_HANDLERS.map((name) => {
+        const fn = new HandlerFunction(this, `${pascalCase(name)}Handler`, {
+          source: name,
+          description: `Fleetstream ${name} routes`,
+          timeout: routesOf(name).some((r) => r.stream) ? STREAMED_TIMEOUT : BUFFERED_TIMEOUT,
+          ...logs,
+        });
+        if (!WITHOUT_REGISTRY.has(name)) fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'read-write');
+        return [name, fn] as const;
+      }),
+    );
+
+    // An authorizer only looks its credential up: GetItem and nothing else. The device authorizer
+    // exists once a route of the table uses it.
+    const authorizerSources: Record<AuthorizedBy, string> = { 'api-key': 'authorizer', device: 'device-authorizer' };
+    const usedAuths = [...new Set(ROUTES.map((r) => r.auth))].filter((a): a is AuthorizedBy => a !== 'none');
+    this.authorizerFunctions = new Map(
+      usedAuths.map((auth) => {
+        const fn = new HandlerFunction(this, `${pascalCase(auth)}AuthorizerHandler`, {
+          source: authorizerSources[auth],
+          description: `Fleetstream ${auth} authorizer`,
+          ...logs,
+        });
+        fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'get-item');
+        return [auth, fn] as const;
+      }),
+    );
+
+    this.api = new Api(this, 'Api', {
+      routes: ROUTES,
+      handlers: this.routeHandlers,
+      authorizers: Object.fromEntries(this.authorizerFunctions),
+      authorizerCacheTtl: config.authorizerCacheTtl,
+      throttleRateLimit: config.throttleRateLimit,
+      throttleBurstLimit: config.throttleBurstLimit,
+      logRetention: config.logRetention,
+      logRemovalPolicy: config.removalPolicy,
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'base_url of the management API (ends in /v3)' });
+    new CfnOutput(this, 'StorageUrl', { value: this.api.url, description: 'storage_url of the time-series API (the same API for now)' });
+    new CfnOutput(this, 'RegistryTableName', { value: this.registry.table.tableName, description: 'The registry DynamoDB table' });
+  }
+}

@@ -1,0 +1,128 @@
+import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Code, Function as LambdaFunction, Runtime, type IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { Route, RouteHandler } from '../../lambdas/routes';
+import { Api, type ApiProps } from '../../lib/constructs/api';
+import { RegistryTable } from '../../lib/constructs/registry-table';
+import { methodsByRoute, mentions, targetOf } from './template-queries';
+
+// Rows of the kinds other parts add later: a streamed query, a device route, a public document.
+const FAKE_ROUTES: Route[] = [
+  { method: 'GET', path: '/timeseries/{workspaceId}/data', handler: 'timeseries', operationId: 'queryData', auth: 'api-key', summary: 'Query', stream: true },
+  { method: 'GET', path: '/timeseries/{workspaceId}/tags', handler: 'timeseries', operationId: 'listTags', auth: 'api-key', summary: 'Tags' },
+  { method: 'POST', path: '/device/data', handler: 'device-api', operationId: 'publish', auth: 'device', summary: 'Publish' },
+  { method: 'GET', path: '/openapi.json', handler: 'openapi', operationId: 'getOpenApi', auth: 'none', summary: 'Document' },
+];
+
+// Inline functions: these tests are about the API, so nothing needs bundling.
+const inlineFunction = (stack: Stack, id: string) =>
+  new LambdaFunction(stack, id, { runtime: Runtime.NODEJS_22_X, handler: 'index.handler', code: Code.fromInline('exports.handler = async () => ({})') });
+
+const synth = (routes: readonly Route[], withDeviceAuthorizer = true) => {
+  const stack = new Stack(new App(), 'ApiTest');
+  const handlers = new Map<RouteHandler, IFunction>(
+    [...new Set(routes.map((r) => r.handler))].map((name) => [name, inlineFunction(stack, `${name}Fn`)]),
+  );
+  const authorizers: ApiProps['authorizers'] = {
+    'api-key': inlineFunction(stack, 'ApiKeyAuthorizerFn'),
+    ...(withDeviceAuthorizer ? { device: inlineFunction(stack, 'DeviceAuthorizerFn') } : {}),
+  };
+  const api = new Api(stack, 'Api', {
+    routes,
+    handlers,
+    authorizers,
+    authorizerCacheTtl: Duration.seconds(45),
+    throttleRateLimit: 7,
+    throttleBurstLimit: 9,
+    logRemovalPolicy: RemovalPolicy.DESTROY,
+  });
+  const template = Template.fromStack(stack);
+  const idOf = (fn: IFunction) => stack.getLogicalId(fn.node.defaultChild as never);
+  return { api, template, handlers, authorizers, idOf };
+};
+
+describe('Api', () => {
+  it('streams the integration of a route marked stream, through Lambda’s response-streaming invocation', () => {
+    const { template } = synth(FAKE_ROUTES);
+    const streamed = methodsByRoute(template).get('GET /timeseries/{workspaceId}/data')!;
+    expect(streamed.Integration.ResponseTransferMode).toBe('STREAM');
+    expect(JSON.stringify(streamed.Integration.Uri)).toContain('/response-streaming-invocations');
+  });
+
+  it('keeps the other routes of the same handler buffered', () => {
+    const { template } = synth(FAKE_ROUTES);
+    const buffered = methodsByRoute(template).get('GET /timeseries/{workspaceId}/tags')!;
+    expect(buffered.Integration.ResponseTransferMode).toBe('BUFFERED');
+    expect(JSON.stringify(buffered.Integration.Uri)).toContain('/invocations');
+    expect(JSON.stringify(buffered.Integration.Uri)).not.toContain('response-streaming');
+  });
+
+  it('puts device routes behind a second REQUEST authorizer that reads the Authorization header', () => {
+    const { template, authorizers, idOf } = synth(FAKE_ROUTES);
+    const method = methodsByRoute(template).get('POST /device/data')!;
+    const authorizer = template.toJSON().Resources[targetOf(method.AuthorizerId)!].Properties;
+    expect(method.AuthorizationType).toBe('CUSTOM');
+    expect(authorizer).toMatchObject({ Type: 'REQUEST', IdentitySource: 'method.request.header.Authorization', AuthorizerResultTtlInSeconds: 45 });
+    expect(mentions(authorizer.AuthorizerUri, idOf(authorizers.device!))).toBe(true);
+    template.resourceCountIs('AWS::ApiGateway::Authorizer', 2);
+  });
+
+  it('leaves routes with auth none without an authorizer', () => {
+    const { template } = synth(FAKE_ROUTES);
+    const method = methodsByRoute(template).get('GET /openapi.json')!;
+    expect(method.AuthorizationType).toBe('NONE');
+    expect(method.AuthorizerId).toBeUndefined();
+  });
+
+  it('creates only the authorizers the routes use', () => {
+    const { template, api } = synth(FAKE_ROUTES.filter((r) => r.auth !== 'device'));
+    template.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
+    expect([...api.authorizers.keys()]).toEqual(['api-key']);
+  });
+
+  it('shares one integration, and one Lambda permission per method, between the routes of a handler', () => {
+    const { template, handlers, idOf } = synth(FAKE_ROUTES);
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter((p) =>
+      mentions(p.Properties.FunctionName, idOf(handlers.get('timeseries')!)),
+    );
+    // allowTestInvoke is off: no extra permission for console test invocations.
+    expect(permissions).toHaveLength(2);
+  });
+
+  it('applies the throttling it is given to the whole stage', () => {
+    const { template } = synth(FAKE_ROUTES);
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: [Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 7, ThrottlingBurstLimit: 9 })],
+    });
+  });
+
+  it('refuses a device route when no device authorizer is given', () => {
+    expect(() => synth(FAKE_ROUTES, false)).toThrow(/needs auth 'device'/);
+  });
+
+  it('refuses a route whose handler has no Lambda', () => {
+    const stack = new Stack(new App(), 'Broken');
+    expect(
+      () =>
+        new Api(stack, 'Api', {
+          routes: FAKE_ROUTES.slice(0, 1),
+          handlers: new Map(),
+          authorizers: { 'api-key': inlineFunction(stack, 'Authorizer') },
+          authorizerCacheTtl: Duration.seconds(30),
+          throttleRateLimit: 1,
+          throttleBurstLimit: 1,
+        }),
+    ).toThrow(/handler 'timeseries', which has no Lambda/);
+  });
+});
+
+describe('RegistryTable', () => {
+  it('can be made disposable: deleted with the stack and not deletion-protected', () => {
+    const stack = new Stack(new App(), 'TableTest');
+    new RegistryTable(stack, 'Registry', { removalPolicy: RemovalPolicy.DESTROY });
+    Template.fromStack(stack).hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Delete',
+      Properties: { DeletionProtectionEnabled: false },
+    });
+  });
+});

@@ -1,0 +1,272 @@
+import { App, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROUTE_HANDLERS, ROUTES } from '../../lambdas/routes';
+import { API_STAGE, GATEWAY_ERRORS } from '../../lib/constructs/api';
+import { HANDLER_ESBUILD_OPTIONS, handlerEntry, type HandlerFunction } from '../../lib/constructs/handler-function';
+import { FleetstreamStack } from '../../lib/fleetstream-stack';
+import { configFromContext } from '../../lib/stack-config';
+import { actionsOf, mentions, methodsByRoute, statementsOfFunction, targetOf } from './template-queries';
+
+const PROJECT_ROOT = join(import.meta.dirname, '../..');
+
+// Synthesizing bundles every handler with esbuild: once for the whole file.
+let stack: FleetstreamStack;
+let template: Template;
+let assembly: CloudAssembly;
+const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
+const tableId = () => idOf(stack.registry.table);
+const functionId = (fn: HandlerFunction) => idOf(fn);
+const apiKeyAuthorizer = () => stack.authorizerFunctions.get('api-key')!;
+
+beforeAll(() => {
+  const app = new App();
+  stack = new FleetstreamStack(app, 'Fleetstream', { config: configFromContext(app.node) });
+  assembly = app.synth();
+  template = Template.fromStack(stack);
+});
+
+describe('routes', () => {
+  it('has exactly one method per route table row, on its path, and no other', () => {
+    const methods = methodsByRoute(template);
+    expect([...methods.keys()].sort()).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+  });
+
+  it.each(ROUTES.map((r) => [`${r.method} ${r.path}`, r] as const))('%s has its authorization and handler', (key, route) => {
+    const method = methodsByRoute(template).get(key)!;
+    if (route.auth === 'none') {
+      expect(method.AuthorizationType).toBe('NONE');
+      expect(method.AuthorizerId).toBeUndefined();
+    } else {
+      expect(method.AuthorizationType).toBe('CUSTOM');
+      const authorizer = template.toJSON().Resources[targetOf(method.AuthorizerId)!];
+      expect(mentions(authorizer.Properties.AuthorizerUri, functionId(stack.authorizerFunctions.get(route.auth)!))).toBe(true);
+    }
+    expect(method.Integration.Type).toBe('AWS_PROXY');
+    expect(mentions(method.Integration.Uri, functionId(stack.routeHandlers.get(route.handler)!))).toBe(true);
+    expect(method.Integration.ResponseTransferMode ?? 'BUFFERED').toBe(route.stream ? 'STREAM' : 'BUFFERED');
+  });
+
+  it('has one REQUEST authorizer per kind of route auth in use, reading its header with the configured cache', () => {
+    const usedAuths = new Set(ROUTES.map((r) => r.auth).filter((a) => a !== 'none'));
+    template.resourceCountIs('AWS::ApiGateway::Authorizer', usedAuths.size);
+    expect([...stack.authorizerFunctions.keys()].sort()).toEqual([...usedAuths].sort());
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'REQUEST',
+      IdentitySource: 'method.request.header.X-API-KEY',
+      AuthorizerResultTtlInSeconds: 30,
+    });
+  });
+});
+
+describe('handlers', () => {
+  it('has one Lambda per handler of the route table plus one per authorizer', () => {
+    expect([...stack.routeHandlers.keys()].sort()).toEqual([...ROUTE_HANDLERS].sort());
+    template.resourceCountIs('AWS::Lambda::Function', ROUTE_HANDLERS.length + stack.authorizerFunctions.size);
+  });
+
+  it('runs every Lambda on nodejs22.x, arm64, as an ES module with source maps and its own log group', () => {
+    const functions = template.findResources('AWS::Lambda::Function');
+    for (const { Properties } of Object.values(functions)) {
+      expect(Properties).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        Environment: { Variables: { NODE_OPTIONS: '--enable-source-maps' } },
+      });
+      expect(targetOf(Properties.LoggingConfig.LogGroup)).toMatch(/Logs/);
+    }
+    template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+
+  it('tells every handler but openapi where the registry table is', () => {
+    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values()]) {
+      const variables = template.toJSON().Resources[functionId(fn)].Properties.Environment.Variables;
+      if (fn.source === 'openapi') expect(variables.REGISTRY_TABLE).toBeUndefined();
+      else expect(variables.REGISTRY_TABLE).toEqual({ Ref: tableId() });
+    }
+  });
+
+  it('bundles each handler into an ES module that loads with only the AWS SDK beside it, as on Lambda', () => {
+    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values()]) {
+      const dir = assetDirOf(fn);
+      expect(existsSync(join(dir, 'index.mjs.map'))).toBe(true);
+      provideAwsSdk(dir);
+      const exported = execFileSync(
+        process.execPath,
+        ['--input-type=module', '-e', 'const m = await import(process.argv[1]); process.stdout.write(typeof m.handler);', join(dir, 'index.mjs')],
+        { encoding: 'utf8', env: { ...process.env, AWS_REGION: 'us-east-1' } },
+      );
+      expect(exported).toBe('function');
+    }
+  });
+
+  it('bundles exactly as HANDLER_ESBUILD_OPTIONS does, so the benchmark measures what is deployed', async () => {
+    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values()]) {
+      const result = await build({
+        ...HANDLER_ESBUILD_OPTIONS,
+        entryPoints: [handlerEntry(fn.source)],
+        outfile: join(tmpdir(), 'fleetstream-bundle', 'index.mjs'),
+        write: false,
+      });
+      const code = result.outputFiles.find((f) => f.path.endsWith('index.mjs'))!;
+      expect(code.text).toBe(readFileSync(join(assetDirOf(fn), 'index.mjs'), 'utf8'));
+    }
+  });
+});
+
+describe('least privilege', () => {
+  const dynamoStatements = (fn: HandlerFunction) =>
+    statementsOfFunction(template, functionId(fn)).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+
+  it('lets the API-key authorizer only GetItem on the registry table', () => {
+    expect(dynamoStatements(apiKeyAuthorizer())).toEqual([
+      { Action: 'dynamodb:GetItem', Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] },
+    ]);
+  });
+
+  it('gives the openapi handler no table access', () => {
+    expect(dynamoStatements(stack.routeHandlers.get('openapi')!)).toEqual([]);
+  });
+
+  it('lets the other handlers read and write items of the registry table only, without Scan or table management', () => {
+    for (const [name, fn] of stack.routeHandlers) {
+      if (name === 'openapi') continue;
+      const statements = dynamoStatements(fn);
+      expect(statements.length).toBeGreaterThan(0);
+      for (const statement of statements) {
+        expect(statement.Resource).toEqual([{ 'Fn::GetAtt': [tableId(), 'Arn'] }]);
+        expect(actionsOf(statement)).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem']));
+        expect(actionsOf(statement)).not.toEqual(expect.arrayContaining(['dynamodb:Scan']));
+        expect(actionsOf(statement).every((a) => !a.includes('*') && !/Table$/.test(a))).toBe(true);
+      }
+    }
+  });
+
+  it('lets each Lambda write logs only to its own log group, with no AWS managed policy', () => {
+    const resources = template.toJSON().Resources;
+    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values()]) {
+      const props = resources[functionId(fn)].Properties;
+      const logGroupId = targetOf(props.LoggingConfig.LogGroup)!;
+      const logStatements = statementsOfFunction(template, functionId(fn)).filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')));
+      expect(logStatements).toEqual([
+        { Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Effect: 'Allow', Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] } },
+      ]);
+      expect(resources[targetOf(props.Role)!].Properties.ManagedPolicyArns).toBeUndefined();
+    }
+  });
+});
+
+describe('registry table', () => {
+  it('is on-demand with pk/sk strings, point-in-time recovery and server-side encryption', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      SSESpecification: { SSEEnabled: true },
+    });
+  });
+
+  it('is retained, and protected from deletion, by default', () => {
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: Match.objectLike({ DeletionProtectionEnabled: true }),
+    });
+  });
+});
+
+describe('stage', () => {
+  it(`is named ${API_STAGE}, throttled, with access logs and error-level execution logs`, () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'v3',
+      AccessLogSetting: { DestinationArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('AccessLogs'), 'Arn'] }, Format: Match.stringLikeRegexp('requestId') },
+      MethodSettings: [
+        Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 500, ThrottlingBurstLimit: 1000, LoggingLevel: 'ERROR', DataTraceEnabled: false }),
+      ],
+    });
+  });
+
+  it('is a regional endpoint, since an edge-optimized one cuts idle streams after 30 s', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
+  });
+
+  it.each(GATEWAY_ERRORS.map((e) => [e.type.responseType, e] as const))('answers %s in the JSON error envelope', (type, error) => {
+    const responses = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: type } }));
+    expect(responses).toHaveLength(1);
+    const { StatusCode, ResponseParameters, ResponseTemplates } = responses[0].Properties;
+    expect(StatusCode).toBe(error.status?.toString());
+    expect(ResponseParameters).toEqual({ 'gatewayresponse.header.Content-Type': "'application/json'" });
+    // API Gateway renders messageString as a quoted JSON string.
+    const rendered = ResponseTemplates['application/json'].replace('$context.error.messageString', '"Bad thing"');
+    expect(JSON.parse(rendered)).toEqual({
+      error: { code: error.code, message: expect.any(String), details: [] },
+      request_id: '$context.requestId',
+    });
+  });
+
+  it('answers an unknown route 404 not_found', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'MISSING_AUTHENTICATION_TOKEN',
+      StatusCode: '404',
+      ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"code":"not_found"') },
+    });
+  });
+});
+
+describe('outputs', () => {
+  it('gives ApiUrl and StorageUrl ending in the stage (no trailing slash), and the registry table name', () => {
+    const outputs = template.toJSON().Outputs;
+    expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'RegistryTableName', 'StorageUrl']);
+    for (const name of ['ApiUrl', 'StorageUrl']) {
+      const parts: unknown[] = outputs[name].Value['Fn::Join'][1];
+      expect(parts[0]).toBe('https://');
+      expect(targetOf(parts.at(-1))).toMatch(/Stagev3/);
+    }
+    expect(outputs.RegistryTableName.Value).toEqual({ Ref: tableId() });
+  });
+});
+
+describe('cdk-nag', () => {
+  it('reports no unacknowledged AwsSolutions error or warning', () => {
+    const report = new AwsSolutionsChecks().validateScope(stack);
+    expect(report.violations.map((v) => `${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+  });
+
+  it('gives a reason for every acknowledged finding', () => {
+    const acknowledgments = stack.node
+      .findAll()
+      .flatMap((c) => c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY))
+      .flatMap((m) => Object.entries(m.data as Record<string, string>));
+    expect(acknowledgments.length).toBeGreaterThan(0);
+    for (const [id, reason] of acknowledgments) expect({ id, reason: reason.length >= 40 }).toEqual({ id, reason: true });
+  });
+});
+
+/** The folder of a function's bundled code inside the cloud assembly. */
+const assetDirOf = (fn: HandlerFunction) => {
+  const code = template.toJSON().Resources[functionId(fn)].Properties.Code;
+  return join(assembly.directory, `asset.${String(code.S3Key).replace(/\.zip$/, '')}`);
+};
+
+/** Makes `@aws-sdk/*` importable from a bundle's folder, as the Lambda runtime does. */
+const provideAwsSdk = (dir: string) => {
+  const link = join(dir, 'node_modules', '@aws-sdk');
+  if (existsSync(link)) return;
+  mkdirSync(join(dir, 'node_modules'), { recursive: true });
+  symlinkSync(join(PROJECT_ROOT, 'node_modules', '@aws-sdk'), link, 'dir');
+};

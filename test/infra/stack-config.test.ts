@@ -1,0 +1,50 @@
+import { App, RemovalPolicy } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { configFromContext } from '../../lib/stack-config';
+
+const configOf = (context: Record<string, unknown>) => configFromContext(new App({ context }).node);
+
+describe('configFromContext', () => {
+  it('defaults to a retained, dynamodb-backed stack with a 30 s authorizer cache', () => {
+    const config = configOf({});
+    expect(config).toMatchObject({
+      removalPolicy: RemovalPolicy.RETAIN,
+      throttleRateLimit: 500,
+      throttleBurstLimit: 1000,
+      logRetention: RetentionDays.ONE_MONTH,
+      timeseries: 'dynamodb',
+    });
+    expect(config.authorizerCacheTtl.toSeconds()).toBe(30);
+  });
+
+  it('reads -c values, which arrive as strings', () => {
+    const config = configOf({
+      removalPolicy: 'destroy',
+      authorizerCacheTtlSeconds: '0',
+      throttleRateLimit: '20',
+      throttleBurstLimit: '40',
+      logRetentionDays: '7',
+      timeseries: 'timestream',
+    });
+    expect(config).toMatchObject({
+      removalPolicy: RemovalPolicy.DESTROY,
+      throttleRateLimit: 20,
+      throttleBurstLimit: 40,
+      logRetention: RetentionDays.ONE_WEEK,
+      timeseries: 'timestream',
+    });
+    expect(config.authorizerCacheTtl.toSeconds()).toBe(0);
+  });
+
+  it.each([
+    ['removalPolicy', 'snapshot'],
+    ['authorizerCacheTtlSeconds', '3601'],
+    ['authorizerCacheTtlSeconds', 'thirty'],
+    ['throttleRateLimit', '0'],
+    ['throttleBurstLimit', '1.5'],
+    ['logRetentionDays', '31'],
+    ['timeseries', 'influx'],
+  ])('rejects %s=%s, naming the key', (key, value) => {
+    expect(() => configOf({ [key]: value })).toThrow(new RegExp(`^Context ${key}=`));
+  });
+});
