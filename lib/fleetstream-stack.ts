@@ -18,6 +18,7 @@ const STREAMED_TIMEOUT = Duration.minutes(5);
 // Handlers that never touch the registry: the OpenAPI document is bundled into its code.
 const WITHOUT_REGISTRY: ReadonlySet<RouteHandler> = new Set(['openapi']);
 
+/** Stack props plus the deploy-time settings (see `configFromContext`). */
 export interface FleetstreamStackProps extends StackProps {
   readonly config: FleetstreamConfig;
 }

@@ -57,6 +57,7 @@ export const GATEWAY_ERRORS: readonly GatewayError[] = [
 export const gatewayErrorBody = ({ code, message }: GatewayError) =>
   `{"error":{"code":${JSON.stringify(code)},"message":${message},"details":[]},"request_id":"$context.requestId"}`;
 
+/** What the API is built from: the route table, its Lambdas and the stage settings. */
 export interface ApiProps {
   /** The route table (`lambdas/routes.ts` ROUTES): every row becomes one method. */
   readonly routes: readonly Route[];

@@ -1,5 +1,6 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -18,7 +19,7 @@ export const handlerEntry = (source: string) => `${LAMBDAS_DIR}${source}/handler
  * How every handler is bundled. ESM lets esbuild tree-shake the ESM builds (`mainFields`) of
  * middy, zod and jose; the AWS SDK v3 stays out because every Node.js 22 Lambda runtime ships it,
  * which keeps the bundles small and cold starts short. Source maps are separate files
- * without the sources, so they cost nothing until an error needs its stack trace.
+ * without the sources: the code file stays as small as minifying makes it.
  */
 export const HANDLER_BUNDLING = {
   format: OutputFormat.ESM,
@@ -62,12 +63,16 @@ export type TableAccess = 'get-item' | 'read-write';
 const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
 const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'];
 
+/** What a handler may do with a queue it is bound to. */
+export type QueueAccess = 'send' | 'consume';
+
 /** The IAM actions of each kind of table access. */
 export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   'get-item': ['dynamodb:GetItem'],
   'read-write': [...READ_ACTIONS, ...WRITE_ACTIONS],
 };
 
+/** The few settings a handler may change; everything else is the project's default. */
 export interface HandlerFunctionProps {
   /** The handler's folder under `lambdas/` (its entry is `lambdas/<source>/handler.ts`). */
   readonly source: string;
@@ -135,6 +140,19 @@ export class HandlerFunction extends NodejsFunction {
   bindTable(table: ITable, envVar: string, access: TableAccess): this {
     table.grant(this, ...TABLE_ACTIONS[access]);
     this.addEnvironment(envVar, table.tableName);
+    return this;
+  }
+
+  /**
+   * Lets the handler use an SQS queue and puts its URL in `envVar`: `send` allows SendMessage
+   * (and its batch form); `consume` allows receiving, deleting and changing the visibility of
+   * messages, which a consumer needs to back a failed message off. A KMS-encrypted queue's key
+   * is granted with it.
+   */
+  bindQueue(queue: IQueue, envVar: string, access: QueueAccess): this {
+    if (access === 'send') queue.grantSendMessages(this);
+    else queue.grantConsumeMessages(this);
+    this.addEnvironment(envVar, queue.queueUrl);
     return this;
   }
 }

@@ -2,6 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 
+/** Settings of the registry table. */
 export interface RegistryTableProps {
   /** @default RETAIN: the registry holds every account, key and device; losing it is not an undo. */
   readonly removalPolicy?: RemovalPolicy;
