@@ -69,7 +69,9 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
  * Which handler consumes which queue; the local runtime starts a poller per row and the stack an
  * event source mapping. Adding a consumer is one line.
  */
-export const QUEUE_CONSUMERS: Partial<Record<QueueName, QueueConsumer>> = {};
+export const QUEUE_CONSUMERS: Partial<Record<QueueName, QueueConsumer>> = {
+  forward: 'forwarder',
+};
 
 /** The DLQ of a queue, by name (fauxqs; the stack lets CloudFormation name its queues). */
 export const dlqNameOf = (name: QueueName) => `${name}-dlq`;

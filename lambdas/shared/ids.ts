@@ -4,7 +4,7 @@ import { customAlphabet } from 'nanoid';
 // 20 characters of 36 ≈ 103 bits: random, URL-safe, and lowercase so IDs read back unambiguously.
 const suffix = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 20);
 
-export type IdPrefix = 'acc' | 'wks' | 'flt' | 'dev' | 'key' | 'idn';
+export type IdPrefix = 'acc' | 'wks' | 'flt' | 'dev' | 'key' | 'idn' | 'int';
 
 /** A new random ID with its type prefix, e.g. `dev-3k9…`. */
 export const newId = (prefix: IdPrefix): string => `${prefix}-${suffix()}`;

@@ -13,6 +13,8 @@
  * | API key (meta)  | WKS#<wks>      | APIKEY#<key>    |
  * | API key (hash)  | APIKEY#<sha256>| APIKEY          |
  * | device identity | WKS#<wks>      | IDN#<dev>#<idn> |
+ * | integration     | WKS#<wks>      | INT#<int>       |
+ * | delivery ledger | DELIVERY#<msg> | DELIVERY        |
  *
  * Workspaces hang under their account, so reading one with the caller's account can only find
  * the caller's own: isolation is in the key, not in a filter.
@@ -35,6 +37,9 @@ export const identityKey = (workspaceId: string, deviceId: string, identityId: s
   pk: `WKS#${workspaceId}`,
   sk: `IDN#${deviceId}#${identityId}`,
 });
+export const integrationKey = (workspaceId: string, integrationId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `INT#${integrationId}` });
+/** Which integrations already received a forward message that is being retried (by its first SQS message ID). */
+export const deliveryKey = (messageId: string): ItemKey => ({ pk: `DELIVERY#${messageId}`, sk: 'DELIVERY' });
 
 /** Partition and sort-key prefix of a collection. */
 export const collection = {
@@ -46,4 +51,5 @@ export const collection = {
   // Identities sit in their workspace's partition so that listing devices reads them in one query.
   identitiesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'IDN#' }),
   identitiesOfDevice: (workspaceId: string, deviceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: `IDN#${deviceId}#` }),
+  integrationsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'INT#' }),
 };

@@ -23,6 +23,7 @@ beforeAll(async () => {
   await theirs.post(`/devices/${device.id}/jobs/reboot`, { value: { original: true } });
   await theirs.post(`/devices/${device.id}/fota/fw/versions/1.0`);
   const identity = (await theirs.post(`/workspaces/${other.workspace_id}/devices/${device.id}/identities`)).body.identity;
+  const integration = (await theirs.post(`/workspaces/${other.workspace_id}/integrations`, { url: 'https://hooks.example.com/b' })).body.integration;
   theirIds = {
     workspaceId: other.workspace_id,
     fleetId: other.default_fleet_id,
@@ -32,6 +33,7 @@ beforeAll(async () => {
     firmwareVersion: '2.0',
     keyId: other.api_key_id,
     identityId: identity.id,
+    integrationId: integration.id,
   };
 });
 afterAll(async () => {
@@ -48,6 +50,8 @@ const bodyFor = (operationId: string): unknown =>
     scheduleFleetJob: { value: { hijacked: true } },
     scheduleFleetJobSingular: { value: { hijacked: true } },
     createApiKey: { name: 'intruder' },
+    createIntegration: { url: 'https://intruder.example.com/hook' },
+    updateIntegration: { url: 'https://intruder.example.com/hook' },
   })[operationId];
 
 const scopedRoutes = ROUTES.filter((r) => r.auth === 'api-key' && r.path.includes('{'));
@@ -83,6 +87,7 @@ describe('tenant isolation', () => {
     const keys = await theirs.get(`/workspaces/${theirIds.workspaceId}/api-keys`);
     const fleets = await theirs.get(`/workspaces/${theirIds.workspaceId}/fleets`);
     const identities = await theirs.get(`/workspaces/${theirIds.workspaceId}/devices/${theirIds.deviceId}/identities`);
+    const integrations = await theirs.get(`/workspaces/${theirIds.workspaceId}/integrations`);
 
     expect(devices.body.devices.map((d: { name: string }) => d.name)).toEqual(['secret-device']);
     expect(job.body.job.value).toEqual({ original: true });
@@ -91,5 +96,6 @@ describe('tenant isolation', () => {
     expect(keys.body.api_keys[0].revoked_at).toBeNull();
     expect(fleets.body.fleets.map((f: { name: string }) => f.name)).toEqual(['default']);
     expect(identities.body.identities.map((i: { revoked_at: string | null }) => i.revoked_at)).toEqual([null]);
+    expect(integrations.body.integrations.map((i: { url: string }) => i.url)).toEqual(['https://hooks.example.com/b']);
   });
 });

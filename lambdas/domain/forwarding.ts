@@ -1,0 +1,280 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../shared/clients';
+import { logger } from '../shared/logger';
+import { ForwardMessageSchema, type DataMessage, type EventMessage, type ForwardMessage } from '../schemas/forward';
+import {
+  getDeliveredIntegrations,
+  listIntegrationsOfWorkspace,
+  putDeliveredIntegrations,
+  recordDeliveryOutcome,
+  type IntegrationRecord,
+} from '../stores/integration-store';
+import { delayMessages } from '../stores/queue-store';
+import { signatureHeaders, wantsMessage } from './integrations';
+
+/** One forward-queue message as the forwarder receives it. */
+export interface QueuedMessage {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  /** How many times SQS has delivered it, this time included. */
+  receiveCount: number;
+  /** The ID it first had, when it was replayed from the DLQ (the `origin-message-id` attribute). */
+  originId?: string;
+}
+
+/** A webhook POST, ready to send. */
+export interface WebhookPost {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** How a POST went: a 2xx answer, or what went wrong (status, timeout, refused address, …). */
+export type PostOutcome = { ok: true } | { ok: false; error: string };
+
+export interface ForwardingOptions {
+  /** Sends one POST; never throws. */
+  post: (request: WebhookPost) => Promise<PostOutcome>;
+  /** The queue the messages came from, for the retry backoff. */
+  queueUrl: string;
+  retry: { baseSeconds: number; maxSeconds: number };
+  /** POSTs in flight at once. */
+  concurrency: number;
+}
+
+/** The SQS message attribute that carries a message's first ID through a DLQ replay. */
+export const ORIGIN_ID_ATTRIBUTE = 'origin-message-id';
+
+/** Largest POST body the forwarder builds; a bigger batch is split (a single larger entry goes alone). */
+export const MAX_POST_BYTES = 1024 * 1024;
+
+// Delivery ledger entries outlive any message: SQS keeps one at most 14 days, the DLQ included.
+const LEDGER_TTL_SECONDS = 15 * 24 * 3600;
+
+/** Seconds to hide a message that failed on its `receiveCount`-th delivery: base × 2^(n − 1), capped. */
+export const retryDelaySeconds = (retry: ForwardingOptions['retry'], receiveCount: number) =>
+  Math.min(retry.maxSeconds, retry.baseSeconds * 2 ** Math.max(0, receiveCount - 1));
+
+/** A data point as a webhook entry: exactly the interface's fields. */
+const dataEntry = (id: string, m: DataMessage) => ({
+  id,
+  workspace_id: m.workspace_id,
+  fleet_id: m.fleet_id,
+  device_id: m.device_id,
+  device_name: m.device_name,
+  timestamp_device: m.timestamp_device,
+  timestamp_in: m.timestamp_in,
+  tag: m.tag,
+  payload: m.payload,
+});
+
+/** An event as a webhook entry: exactly the interface's fields. */
+const eventEntry = (id: string, m: EventMessage) => ({
+  id,
+  ts: m.ts,
+  workspace_id: m.workspace_id,
+  fleet_id: m.fleet_id,
+  device_id: m.device_id,
+  type: m.type,
+  direction: m.direction,
+  payload: m.payload,
+});
+
+/** The body of one POST: `{batch_id, result}` with entry IDs "0", "1", … in order. */
+export const webhookBody = (batchId: string, messages: ForwardMessage[]) =>
+  JSON.stringify({
+    batch_id: batchId,
+    result: messages.map((m, i) => (m.kind === 'data' ? dataEntry(String(i), m) : eventEntry(String(i), m))),
+  });
+
+interface Parsed {
+  queued: QueuedMessage;
+  key: string;
+  message: ForwardMessage;
+  size: number;
+}
+
+interface Post {
+  integration: IntegrationRecord;
+  kind: ForwardMessage['kind'];
+  items: Parsed[];
+}
+
+/** Splits messages into groups whose POST body stays under MAX_POST_BYTES. */
+const bySize = (items: Parsed[]) => {
+  const groups: Parsed[][] = [];
+  let bytes = 0;
+  for (const item of items) {
+    if (!groups.length || (bytes + item.size > MAX_POST_BYTES && groups.at(-1)!.length)) {
+      groups.push([]);
+      bytes = 0;
+    }
+    groups.at(-1)!.push(item);
+    bytes += item.size;
+  }
+  return groups;
+};
+
+/** Runs tasks with at most `concurrency` in flight. */
+const runAll = async <T>(tasks: Array<() => Promise<T>>, concurrency: number) => {
+  const results: T[] = new Array(tasks.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      results[i] = await tasks[i]();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, tasks.length) }, worker));
+  return results;
+};
+
+const readMessages = (messages: QueuedMessage[]) => {
+  const valid: Parsed[] = [];
+  const poison: QueuedMessage[] = [];
+  for (const queued of messages) {
+    let json: unknown;
+    try {
+      json = JSON.parse(queued.body);
+    } catch {
+      json = undefined;
+    }
+    const result = ForwardMessageSchema.safeParse(json);
+    if (result.success) valid.push({ queued, key: queued.originId ?? queued.messageId, message: result.data, size: Buffer.byteLength(queued.body) });
+    else poison.push(queued);
+  }
+  return { valid, poison };
+};
+
+/** Which integrations received each retried message before (none for first deliveries). */
+const earlierDeliveries = async (db: Db, valid: Parsed[]) => {
+  const retried = valid.filter((p) => p.queued.receiveCount > 1 || p.queued.originId).map((p) => p.key);
+  if (!retried.length) return new Map<string, string[]>();
+  try {
+    return await getDeliveredIntegrations(db, retried);
+  } catch (error) {
+    // Without the ledger a retry may reach an integration twice: at least once still holds.
+    logger.warn('could not read the delivery ledger', { error: error as Error });
+    return new Map<string, string[]>();
+  }
+};
+
+/**
+ * Forwards one batch of forward-queue messages to the webhooks that want them, and returns the IDs
+ * of the messages to retry (the partial batch response).
+ *
+ * Per workspace, integration and kind (data or events) the messages go out in as few signed POSTs
+ * as the size limit allows, all POSTs of the batch in parallel, so a slow or failing receiver
+ * holds up no other. A message is retried when any integration that wants it failed; before it is
+ * handed back, the integrations it did reach are written to a delivery ledger, so that the retry
+ * (and a replay from the DLQ) goes only to those that failed. Retries back off by
+ * ChangeMessageVisibility; after the queue's maxReceiveCount SQS moves the message to the DLQ.
+ *
+ * A message that is not a valid forward message can never succeed: it is logged and made visible
+ * again at once, so that it reaches the DLQ after maxReceiveCount quick receives (where the DLQ
+ * alarm shows it) instead of waiting through the backoff.
+ */
+export const forwardMessages = async (db: Db, messages: QueuedMessage[], options: ForwardingOptions): Promise<string[]> => {
+  const { valid, poison } = readMessages(messages);
+  for (const queued of poison) logger.error('not a forward message; it will go to the DLQ', { messageId: queued.messageId, body: queued.body.slice(0, 512) });
+
+  const before = await earlierDeliveries(db, valid);
+  const workspaces = new Map<string, Parsed[]>();
+  for (const p of valid) {
+    if (!workspaces.has(p.message.workspace_id)) workspaces.set(p.message.workspace_id, []);
+    workspaces.get(p.message.workspace_id)!.push(p);
+  }
+
+  const unreadable = new Set<Parsed>(); // messages whose workspace's integrations could not be read
+  const posts: Post[] = [];
+  await Promise.all(
+    [...workspaces].map(async ([workspaceId, items]) => {
+      let integrations: IntegrationRecord[];
+      try {
+        integrations = await listIntegrationsOfWorkspace(db, workspaceId);
+      } catch (error) {
+        logger.warn('could not read the integrations of a workspace', { workspaceId, error: error as Error });
+        for (const p of items) unreadable.add(p);
+        return;
+      }
+      for (const integration of integrations) {
+        for (const kind of ['data', 'event'] as const) {
+          const wanted = items.filter(
+            (p) => p.message.kind === kind && wantsMessage(integration, p.message) && !before.get(p.key)?.includes(integration.id),
+          );
+          for (const group of bySize(wanted)) posts.push({ integration, kind, items: group });
+        }
+      }
+    }),
+  );
+
+  const outcomes = await runAll(
+    posts.map((post) => async () => {
+      const batchId = randomUUID();
+      const body = webhookBody(batchId, post.items.map((p) => p.message));
+      return options.post({
+        url: post.integration.url,
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Fleetstream-Webhooks/1',
+          'x-fleetstream-batch-id': batchId,
+          'x-fleetstream-integration-id': post.integration.id,
+          'x-fleetstream-kind': post.kind === 'data' ? 'data' : 'events',
+          ...signatureHeaders(post.integration, body),
+        },
+      });
+    }),
+    options.concurrency,
+  );
+
+  const reached = new Map<Parsed, Set<string>>();
+  const missed = new Set<Parsed>(unreadable);
+  const byIntegration = new Map<IntegrationRecord, { delivered: boolean; error?: string }>();
+  posts.forEach((post, i) => {
+    const outcome = outcomes[i];
+    const summary = byIntegration.get(post.integration) ?? { delivered: false };
+    if (outcome.ok) summary.delivered = true;
+    else summary.error = outcome.error;
+    byIntegration.set(post.integration, summary);
+    for (const p of post.items) {
+      if (outcome.ok) reached.set(p, (reached.get(p) ?? new Set()).add(post.integration.id));
+      else missed.add(p);
+    }
+  });
+
+  const at = new Date().toISOString();
+  await Promise.all(
+    [...byIntegration].map(async ([integration, summary]) => {
+      if (summary.error) logger.warn('webhook delivery failed', { integrationId: integration.id, error: summary.error });
+      try {
+        await recordDeliveryOutcome(db, integration.workspace_id, integration.id, { at, ...summary });
+      } catch (error) {
+        if ((error as Error).name !== 'NotFoundError') logger.warn('could not record a delivery status', { integrationId: integration.id, error: error as Error });
+      }
+    }),
+  );
+
+  const retried = [...missed];
+  const ledger = retried
+    .filter((p) => reached.has(p))
+    .map((p) => ({ messageKey: p.key, integrationIds: [...new Set([...(before.get(p.key) ?? []), ...reached.get(p)!])] }));
+  try {
+    if (ledger.length) await putDeliveredIntegrations(db, ledger, Math.floor(Date.now() / 1000) + LEDGER_TTL_SECONDS);
+  } catch (error) {
+    logger.warn('could not write the delivery ledger; retries may repeat deliveries', { error: error as Error });
+  }
+
+  const delays = [
+    ...retried.map((p) => ({ receiptHandle: p.queued.receiptHandle, seconds: retryDelaySeconds(options.retry, p.queued.receiveCount) })),
+    ...poison.map((queued) => ({ receiptHandle: queued.receiptHandle, seconds: 0 })),
+  ];
+  try {
+    if (delays.length) await delayMessages(options.queueUrl, delays);
+  } catch (error) {
+    // They come back after the queue's visibility timeout instead.
+    logger.warn('could not set the retry backoff', { error: error as Error });
+  }
+  return [...retried.map((p) => p.queued.messageId), ...poison.map((q) => q.messageId)];
+};

@@ -1,0 +1,37 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { forwardMessages, ORIGIN_ID_ATTRIBUTE } from '../domain/forwarding';
+import { registryDb } from '../shared/clients';
+import {
+  FORWARD_QUEUE_URL,
+  FORWARD_RETRY_BASE_SECONDS,
+  FORWARD_RETRY_MAX_SECONDS,
+  WEBHOOK_ALLOW_PRIVATE_TARGETS,
+  WEBHOOK_TIMEOUT_MS,
+} from '../shared/env';
+import { webhookPoster } from './webhook-client';
+
+// POSTs of one batch in flight at once, across all its integrations.
+const POST_CONCURRENCY = 16;
+
+const post = webhookPoster({ timeoutMs: WEBHOOK_TIMEOUT_MS, allowPrivate: WEBHOOK_ALLOW_PRIVATE_TARGETS });
+
+/**
+ * The forward queue's consumer (an SQS event source with ReportBatchItemFailures): delivers the
+ * batch to the workspaces' webhooks and answers with the messages to retry.
+ */
+export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  const messages = event.Records.map((r) => ({
+    messageId: r.messageId,
+    receiptHandle: r.receiptHandle,
+    body: r.body,
+    receiveCount: Number(r.attributes.ApproximateReceiveCount) || 1,
+    originId: r.messageAttributes?.[ORIGIN_ID_ATTRIBUTE]?.stringValue,
+  }));
+  const failed = await forwardMessages(registryDb(), messages, {
+    post,
+    queueUrl: FORWARD_QUEUE_URL,
+    retry: { baseSeconds: FORWARD_RETRY_BASE_SECONDS, maxSeconds: FORWARD_RETRY_MAX_SECONDS },
+    concurrency: POST_CONCURRENCY,
+  });
+  return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+};

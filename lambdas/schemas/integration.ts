@@ -1,0 +1,87 @@
+import * as z from 'zod';
+import { DateSchema, NameSchema, TokenSchema, WorkspaceIdSchema, idSchema } from './common';
+
+/** Limits of an integration (DESIGN §7): URL length, tags in a filter, integrations per workspace. */
+export const WEBHOOK_URL_MAX = 2048;
+export const INTEGRATION_TAGS_MAX = 50;
+export const INTEGRATIONS_PER_WORKSPACE_MAX = 10;
+
+export const IntegrationIdSchema = idSchema('int');
+
+export const WebhookUrlSchema = z
+  .url({ protocol: /^https?$/, error: 'Must be an absolute http(s) URL.' })
+  .max(WEBHOOK_URL_MAX, `Must be at most ${WEBHOOK_URL_MAX} characters.`)
+  .meta({ description: 'https to a public address (the local runtime also takes http and private addresses)', example: 'https://example.com/hooks/fleetstream' });
+
+const TagsSchema = z
+  .array(TokenSchema)
+  .max(INTEGRATION_TAGS_MAX, `At most ${INTEGRATION_TAGS_MAX} tags.`)
+  .meta({ description: 'Only data points with one of these tags are sent; empty sends every tag. Events are not filtered by tag.' });
+
+/** How deliveries to an integration went lately. */
+export const IntegrationStatusSchema = z
+  .object({
+    last_delivery_at: DateSchema.nullable().meta({ description: 'Last POST answered with 2xx' }),
+    last_error_at: DateSchema.nullable(),
+    last_error: z.string().nullable().meta({ description: 'What went wrong on the last failed POST' }),
+    consecutive_failures: z.int().nonnegative().meta({ description: 'Failed POSTs since the last success' }),
+  })
+  .meta({ id: 'IntegrationStatus' });
+export type IntegrationStatus = z.infer<typeof IntegrationStatusSchema>;
+
+/** A webhook of a workspace, as listed: never its signing secret. */
+export const IntegrationSchema = z
+  .object({
+    id: IntegrationIdSchema,
+    workspace_id: WorkspaceIdSchema,
+    name: z.string(),
+    url: z.string(),
+    data: z.boolean().meta({ description: 'Sends data points' }),
+    events: z.boolean().meta({ description: 'Sends events' }),
+    tags: z.array(z.string()),
+    enabled: z.boolean(),
+    created_at: DateSchema,
+    updated_at: DateSchema,
+    previous_secret_expires_at: DateSchema.nullable().meta({
+      description: 'After a rotation, POSTs are also signed with the previous secret until then',
+    }),
+    status: IntegrationStatusSchema,
+  })
+  .meta({ id: 'Integration' });
+export type Integration = z.infer<typeof IntegrationSchema>;
+
+export const IntegrationPathSchema = z.strictObject({ workspaceId: WorkspaceIdSchema, integrationId: IntegrationIdSchema });
+
+export const CreateIntegrationBodySchema = z
+  .strictObject({
+    name: NameSchema.default('webhook'),
+    url: WebhookUrlSchema,
+    data: z.boolean().default(true),
+    events: z.boolean().default(true),
+    tags: TagsSchema.default([]),
+    enabled: z.boolean().default(true),
+  })
+  .meta({ id: 'CreateIntegration' });
+export type CreateIntegrationBody = z.infer<typeof CreateIntegrationBodySchema>;
+
+export const UpdateIntegrationBodySchema = z
+  .strictObject({
+    name: NameSchema.optional(),
+    url: WebhookUrlSchema.optional(),
+    data: z.boolean().optional(),
+    events: z.boolean().optional(),
+    tags: TagsSchema.optional(),
+    enabled: z.boolean().optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'Give at least one field to change.')
+  .meta({ id: 'UpdateIntegration' });
+export type UpdateIntegrationBody = z.infer<typeof UpdateIntegrationBodySchema>;
+
+export const IntegrationResponseSchema = z.object({ integration: IntegrationSchema });
+export const IntegrationListResponseSchema = z.object({ integrations: z.array(IntegrationSchema) });
+export const IntegrationWithSecretResponseSchema = z
+  .object({
+    integration: IntegrationSchema,
+    secret: z.string().meta({ description: 'The signing secret, shown only in this answer' }),
+  })
+  .meta({ id: 'IntegrationWithSecret' });

@@ -1,0 +1,156 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  createIntegration,
+  deleteIntegration,
+  getIntegration,
+  listIntegrations,
+  rotateIntegrationSecret,
+  updateIntegration,
+} from '../../../lambdas/domain/integrations';
+import { INTEGRATIONS_PER_WORKSPACE_MAX, type CreateIntegrationBody } from '../../../lambdas/schemas/integration';
+import type { Db } from '../../../lambdas/shared/clients';
+import { ConflictError, NotFoundError, ValidationError } from '../../../lambdas/shared/errors';
+import type { Caller } from '../../../lambdas/shared/http';
+import { newAccount } from '../../helpers/callers';
+import { freshTable } from '../../helpers/db';
+
+let db: Db;
+beforeAll(async () => {
+  db = await freshTable();
+});
+
+const body = (fields: Partial<CreateIntegrationBody> = {}): CreateIntegrationBody => ({
+  name: 'hook',
+  url: 'https://hooks.example.com/fleetstream',
+  data: true,
+  events: true,
+  tags: [],
+  enabled: true,
+  ...fields,
+});
+
+const create = (caller: Caller, workspaceId: string, fields: Partial<CreateIntegrationBody> = {}) => createIntegration(db, caller, workspaceId, body(fields));
+
+const everything = async () => (await db.doc.send(new ScanCommand({ TableName: db.table }))).Items ?? [];
+
+describe('integrations on DynamoDB Local', () => {
+  it('creates an integration with an empty status and shows its secret only at creation', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+
+    const { integration, secret } = await create(caller, workspace_id, { tags: ['temp'] });
+
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(integration).toEqual(
+      expect.objectContaining({
+        id: expect.stringMatching(/^int-/),
+        workspace_id,
+        url: 'https://hooks.example.com/fleetstream',
+        tags: ['temp'],
+        previous_secret_expires_at: null,
+        status: { last_delivery_at: null, last_error_at: null, last_error: null, consecutive_failures: 0 },
+      }),
+    );
+    expect(await getIntegration(db, caller, workspace_id, integration.id)).toEqual(integration);
+    expect(JSON.stringify(await listIntegrations(db, caller, workspace_id))).not.toContain(secret);
+  });
+
+  it('lists a workspace’s integrations oldest first', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const first = await create(caller, workspace_id, { name: 'first' });
+    const second = await create(caller, workspace_id, { name: 'second' });
+
+    const listed = await listIntegrations(db, caller, workspace_id);
+
+    expect(listed.map((i) => i.id)).toEqual([first.integration.id, second.integration.id]);
+  });
+
+  it('changes only the given settings and keeps the secret', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const { integration } = await create(caller, workspace_id);
+
+    const updated = await updateIntegration(db, caller, workspace_id, integration.id, { enabled: false, tags: ['a', 'b'] });
+
+    expect(updated).toEqual({ ...integration, enabled: false, tags: ['a', 'b'], updated_at: expect.any(String) });
+  });
+
+  it('rotates the secret and keeps the previous one signing for a grace period', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const created = await create(caller, workspace_id);
+
+    const rotated = await rotateIntegrationSecret(db, caller, workspace_id, created.integration.id);
+
+    expect(rotated.secret).not.toBe(created.secret);
+    expect(Date.parse(rotated.integration.previous_secret_expires_at!) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
+  });
+
+  it('deletes an integration, after which it is not found', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const { integration } = await create(caller, workspace_id);
+
+    const deleted = await deleteIntegration(db, caller, workspace_id, integration.id);
+
+    expect(deleted.id).toBe(integration.id);
+    await expect(getIntegration(db, caller, workspace_id, integration.id)).rejects.toThrow(NotFoundError);
+    await expect(deleteIntegration(db, caller, workspace_id, integration.id)).rejects.toThrow(NotFoundError);
+  });
+
+  it.each([
+    ['http', { url: 'http://hooks.example.com/x' }, 'body.url'],
+    ['a loopback address', { url: 'https://127.0.0.1/x' }, 'body.url'],
+    ['the metadata service', { url: 'https://169.254.169.254/latest' }, 'body.url'],
+    ['nothing to send', { data: false, events: false }, 'body.data'],
+  ])('refuses %s and stores nothing', async (_what, fields, field) => {
+    const { caller, workspace_id } = await newAccount(db);
+    const before = (await everything()).length;
+
+    const attempt = create(caller, workspace_id, fields);
+
+    await expect(attempt).rejects.toThrow(ValidationError);
+    await expect(attempt).rejects.toMatchObject({ details: [expect.objectContaining({ field })] });
+    expect((await everything()).length).toBe(before);
+  });
+
+  it('refuses an update that would send nothing, and changes nothing', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const { integration } = await create(caller, workspace_id, { events: false });
+
+    await expect(updateIntegration(db, caller, workspace_id, integration.id, { data: false })).rejects.toThrow(ValidationError);
+
+    expect(await getIntegration(db, caller, workspace_id, integration.id)).toEqual(integration);
+  });
+
+  it('takes private http targets only under the local policy', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+
+    const local = await createIntegration(db, caller, workspace_id, body({ url: 'http://127.0.0.1:9999/hook' }), { allowPrivateTargets: true });
+
+    expect(local.integration.url).toBe('http://127.0.0.1:9999/hook');
+  });
+
+  it(`keeps a workspace at ${INTEGRATIONS_PER_WORKSPACE_MAX} integrations`, async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    for (let i = 0; i < INTEGRATIONS_PER_WORKSPACE_MAX; i++) await create(caller, workspace_id, { name: `h${i}` });
+
+    await expect(create(caller, workspace_id)).rejects.toThrow(ConflictError);
+  });
+
+  it('answers 404 for another account’s workspace and integration, and leaves them alone', async () => {
+    const mine = await newAccount(db);
+    const theirs = await newAccount(db);
+    const { integration } = await create(theirs.caller, theirs.workspace_id);
+    const attempts = [
+      getIntegration(db, mine.caller, theirs.workspace_id, integration.id),
+      listIntegrations(db, mine.caller, theirs.workspace_id),
+      create(mine.caller, theirs.workspace_id),
+      updateIntegration(db, mine.caller, theirs.workspace_id, integration.id, { enabled: false }),
+      rotateIntegrationSecret(db, mine.caller, theirs.workspace_id, integration.id),
+      deleteIntegration(db, mine.caller, theirs.workspace_id, integration.id),
+      // their integration named under my own workspace
+      getIntegration(db, mine.caller, mine.workspace_id, integration.id),
+      deleteIntegration(db, mine.caller, mine.workspace_id, integration.id),
+    ];
+
+    for (const attempt of attempts) await expect(attempt).rejects.toThrow(NotFoundError);
+    expect(await getIntegration(db, theirs.caller, theirs.workspace_id, integration.id)).toEqual(integration);
+  });
+});
