@@ -77,16 +77,16 @@ export const ROUTES: readonly Route[] = [
   route('POST', '/devices/{deviceId}/fota/{firmwareId}/versions/{firmwareVersion}', 'fota', 'scheduleFota', 'Schedule a FOTA on a device'),
   route('POST', '/workspaces/{workspaceId}/fota/{firmwareId}/versions/{firmwareVersion}', 'fota', 'scheduleFleetFota', 'Schedule a FOTA on fleets'),
 
+  // The device API: devices call it with their own token (Authorization: Bearer <device JWT>), at {base_url}/device.
+  route('POST', '/device/data', 'device-api', 'publishData', 'Publish one data point or a batch; 202 once queued for storage and forwarding', 'device'),
+  route('POST', '/device/events', 'device-api', 'reportDeviceEvents', 'Report one device event or a batch; 202 once queued for forwarding', 'device'),
+  route('GET', '/device/status', 'device-api', 'getDeviceStatus', 'The device’s pending jobs and pending FOTA', 'device'),
+  route('POST', '/device/jobs/{jobName}/result', 'device-api', 'reportJobResult', 'Report a job’s result; the job becomes done', 'device'),
+  route('POST', '/device/fota/result', 'device-api', 'reportFotaResult', 'Report a FOTA’s outcome: done or failed', 'device'),
+
   route('GET', '/workspaces/{workspaceId}/api-keys', 'api-keys', 'listApiKeys', 'List a workspace’s API keys (never their secrets)'),
   route('POST', '/workspaces/{workspaceId}/api-keys', 'api-keys', 'createApiKey', 'Create an API key (the secret is shown once)'),
   route('DELETE', '/workspaces/{workspaceId}/api-keys/{keyId}', 'api-keys', 'revokeApiKey', 'Revoke an API key'),
-
-  route('GET', '/workspaces/{workspaceId}/integrations', 'integrations', 'listIntegrations', 'List a workspace’s webhook integrations (never their secrets)'),
-  route('POST', '/workspaces/{workspaceId}/integrations', 'integrations', 'createIntegration', 'Create a webhook integration (the signing secret is shown once)'),
-  route('GET', '/workspaces/{workspaceId}/integrations/{integrationId}', 'integrations', 'getIntegration', 'Get a webhook integration and its delivery status'),
-  route('PATCH', '/workspaces/{workspaceId}/integrations/{integrationId}', 'integrations', 'updateIntegration', 'Change some settings of a webhook integration'),
-  route('DELETE', '/workspaces/{workspaceId}/integrations/{integrationId}', 'integrations', 'deleteIntegration', 'Delete a webhook integration'),
-  route('POST', '/workspaces/{workspaceId}/integrations/{integrationId}/secret', 'integrations', 'rotateIntegrationSecret', 'Issue a new signing secret (shown once; the old one signs too for 24 h)'),
 
   route('GET', '/openapi.json', 'openapi', 'getOpenApi', 'This interface as an OpenAPI 3.1 document', 'none'),
 ];

@@ -1,10 +1,11 @@
 import type { Db } from '../shared/clients';
 import { WRITE_CONCURRENCY } from '../shared/env';
-import { NotFoundError } from '../shared/errors';
+import { ConflictError, NotFoundError } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { nowIso } from '../shared/ids';
+import type { FotaResultBody } from '../schemas/device-api';
 import type { Fota } from '../schemas/fota';
-import { getFotaOfDevice, putFota, putFotaOnDevices, type FotaRecord } from '../stores/job-store';
+import { finishPendingFota, getFotaOfDevice, putFota, putFotaOnDevices, type FotaRecord } from '../stores/job-store';
 import { requireDevice } from './devices';
 import { targetDevices } from './jobs';
 
@@ -49,4 +50,25 @@ export const scheduleFleetFota = async (db: Db, caller: Caller, workspaceId: str
   const fota = pendingFota(firmware);
   await putFotaOnDevices(db, fota, devices, WRITE_CONCURRENCY);
   return { ...fota, devices };
+};
+
+/**
+ * Ends a device's pending FOTA with the outcome the device reports (`done` or `failed`). The same
+ * outcome reported again answers the FOTA as it is: a device may retry after a lost answer.
+ * @throws NotFoundError when the device has no FOTA; ConflictError when it names another firmware
+ * than the scheduled one, or the FOTA already ended otherwise.
+ */
+export const finishFota = async (db: Db, deviceId: string, outcome: Pick<FotaResultBody, 'status' | 'firmware_id' | 'firmware_version'>) => {
+  const firmware = { firmware_id: outcome.firmware_id, firmware_version: outcome.firmware_version };
+  const ended = await finishPendingFota(db, deviceId, outcome.status, firmware);
+  if (ended) return toFota(ended);
+  const fota = await getFotaOfDevice(db, deviceId);
+  if (!fota) throw new NotFoundError(`No FOTA scheduled on device ${deviceId}.`);
+  const scheduled = fota.value;
+  const { firmware_id = scheduled.firmware_id, firmware_version = scheduled.firmware_version } = firmware;
+  if (firmware_id !== scheduled.firmware_id || firmware_version !== scheduled.firmware_version) {
+    throw new ConflictError(`The scheduled FOTA is ${scheduled.firmware_id} ${scheduled.firmware_version}.`);
+  }
+  if (fota.status === outcome.status) return toFota(fota);
+  throw new ConflictError(`The FOTA already ended: ${fota.status}.`);
 };

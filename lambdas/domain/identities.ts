@@ -126,6 +126,13 @@ export interface DeviceCaller {
 /** Sends events to the forward queue (domain/events.ts publishForward in the Lambdas). */
 export type Forward = (messages: EventMessage[]) => Promise<void>;
 
+/**
+ * Forwards events that record what the service saw (a token checked, a status asked for): losing
+ * one to a failing queue is logged and does not fail the device's request.
+ */
+export const observe = (forward: Forward, events: EventMessage[]) =>
+  forward(events).catch((error: unknown) => logger.warn('event not forwarded', { error: error as Error, events: events.map((e) => e.type) }));
+
 // Device clocks drift: a token is accepted this long after its exp, and its lifetime may exceed
 // the limit by as much (a device whose clock runs ahead signs exp = its now + 1 h).
 const CLOCK_TOLERANCE_SECONDS = 60;
@@ -212,11 +219,7 @@ export const authenticateDevice = async (
   const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
   if (!token) throw new UnauthorizedError('An Authorization: Bearer <device token> header is required.');
   const { device, caller, error } = await checkToken(db, token, now, maxTtlSeconds);
-  if (device) {
-    await forward([authenticationEvent(device, error)]).catch((failure: unknown) =>
-      logger.warn('authentication event not forwarded', { error: failure as Error, deviceId: device.id }),
-    );
-  }
+  if (device) await observe(forward, [authenticationEvent(device, error)]);
   if (!caller) throw new UnauthorizedError(`The device token is refused: ${error}.`);
   return caller;
 };

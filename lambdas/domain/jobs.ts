@@ -1,16 +1,23 @@
 import type { Db } from '../shared/clients';
+import { isDeepStrictEqual } from 'node:util';
 import { WRITE_CONCURRENCY } from '../shared/env';
-import { NotFoundError } from '../shared/errors';
+import { ConflictError, NotFoundError } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { nowIso } from '../shared/ids';
 import type { Job, JobStatus } from '../schemas/job';
 import { listDeviceIdsOfFleets } from '../stores/device-store';
-import { getJobOfDevice, listJobsOfDevice, putJob, putJobOnDevices, type JobRecord } from '../stores/job-store';
+import { completePendingJob, getJobOfDevice, listJobsOfDevice, putJob, putJobOnDevices, type JobRecord } from '../stores/job-store';
 import { requireDevice } from './devices';
 import { requireFleets } from './fleets';
 import { requireWorkspace } from './workspaces';
 
-const toJob = ({ name, status, scheduled_at, value }: JobRecord): Job => ({ name, status, scheduled_at, value });
+const toJob = ({ name, status, scheduled_at, value, result, completed_at }: JobRecord): Job => ({
+  name,
+  status,
+  scheduled_at,
+  value,
+  ...(status === 'done' ? { result, completed_at } : {}),
+});
 
 /** @throws NotFoundError when the device is not the caller's. */
 export const listJobs = async (db: Db, caller: Caller, deviceId: string, status?: JobStatus) => {
@@ -66,4 +73,18 @@ export const scheduleFleetJob = async (
   const job = { name, status: 'pending' as const, scheduled_at: nowIso(), value };
   await putJobOnDevices(db, job, devices, WRITE_CONCURRENCY);
   return { ...job, devices };
+};
+
+/**
+ * Marks a device's pending job done with the result the device reports. Reporting the same result
+ * again answers the done job as it is: a device may retry after a lost answer.
+ * @throws NotFoundError when the device has no such job; ConflictError when it is already done with another result.
+ */
+export const completeJob = async (db: Db, deviceId: string, name: string, result: Record<string, unknown>) => {
+  const done = await completePendingJob(db, deviceId, name, result, nowIso());
+  if (done) return toJob(done);
+  const job = await getJobOfDevice(db, deviceId, name);
+  if (!job) throw new NotFoundError(`Job ${name} not found on device ${deviceId}.`);
+  if (job.status === 'done' && isDeepStrictEqual(job.result, result)) return toJob(job);
+  throw new ConflictError(`Job ${name} is already done with another result; schedule it again to run it again.`);
 };

@@ -14,6 +14,8 @@ export const JobSchema = z
     status: JobStatusSchema,
     scheduled_at: DateSchema,
     value: JsonObjectSchema,
+    result: JsonObjectSchema.optional().meta({ description: 'Only when done: what the device reported' }),
+    completed_at: DateSchema.optional().meta({ description: 'Only when done: when the device reported its result' }),
     devices: z.array(DeviceIdSchema).optional().meta({ description: 'Only when scheduled on fleets' }),
   })
   .meta({ id: 'Job' });

@@ -8,6 +8,15 @@ import {
   DeviceResponseSchema,
   UpdateDeviceBodySchema,
 } from './device';
+import {
+  AcceptedResponseSchema,
+  DeviceJobResultPathSchema,
+  DeviceStatusSchema,
+  FotaResultBodySchema,
+  JobResultBodySchema,
+  PublishDataBodySchema,
+  ReportEventsBodySchema,
+} from './device-api';
 import { ErrorResponseSchema } from './error';
 import {
   CreatedIdentityResponseSchema,
@@ -17,14 +26,6 @@ import {
   IdentityResponseSchema,
 } from './identity';
 import { CreateFleetBodySchema, FleetListResponseSchema, FleetPathSchema, FleetResponseSchema } from './fleet';
-import {
-  CreateIntegrationBodySchema,
-  IntegrationListResponseSchema,
-  IntegrationPathSchema,
-  IntegrationResponseSchema,
-  IntegrationWithSecretResponseSchema,
-  UpdateIntegrationBodySchema,
-} from './integration';
 import { DeviceFotaPathSchema, FotaResponseSchema, ScheduleFleetFotaPathSchema, ScheduleFotaPathSchema } from './fota';
 import {
   DeviceJobPathSchema,
@@ -44,6 +45,8 @@ export interface Operation {
   query?: z.ZodObject;
   body?: z.ZodType;
   response: z.ZodType;
+  /** The success status when it is not 200 (202: accepted for later processing). */
+  status?: number;
 }
 
 /** Every operation of the route table, by operationId. */
@@ -69,15 +72,14 @@ export const OPERATIONS: Record<string, Operation> = {
   getFota: { path: DeviceFotaPathSchema, response: FotaResponseSchema },
   scheduleFota: { path: ScheduleFotaPathSchema, response: FotaResponseSchema },
   scheduleFleetFota: { path: ScheduleFleetFotaPathSchema, query: FleetsQuerySchema, response: FotaResponseSchema },
+  publishData: { body: PublishDataBodySchema, response: AcceptedResponseSchema, status: 202 },
+  reportDeviceEvents: { body: ReportEventsBodySchema, response: AcceptedResponseSchema, status: 202 },
+  getDeviceStatus: { response: DeviceStatusSchema },
+  reportJobResult: { path: DeviceJobResultPathSchema, body: JobResultBodySchema, response: JobResponseSchema },
+  reportFotaResult: { body: FotaResultBodySchema, response: FotaResponseSchema },
   listApiKeys: { path: WorkspacePathSchema, response: ApiKeyListResponseSchema },
   createApiKey: { path: WorkspacePathSchema, body: CreateApiKeyBodySchema, response: CreatedApiKeyResponseSchema },
   revokeApiKey: { path: ApiKeyPathSchema, response: ApiKeyResponseSchema },
-  listIntegrations: { path: WorkspacePathSchema, response: IntegrationListResponseSchema },
-  createIntegration: { path: WorkspacePathSchema, body: CreateIntegrationBodySchema, response: IntegrationWithSecretResponseSchema },
-  getIntegration: { path: IntegrationPathSchema, response: IntegrationResponseSchema },
-  updateIntegration: { path: IntegrationPathSchema, body: UpdateIntegrationBodySchema, response: IntegrationResponseSchema },
-  deleteIntegration: { path: IntegrationPathSchema, response: IntegrationResponseSchema },
-  rotateIntegrationSecret: { path: IntegrationPathSchema, response: IntegrationWithSecretResponseSchema },
   getOpenApi: { response: z.record(z.string(), z.unknown()) },
 };
 
@@ -127,15 +129,18 @@ export const buildOpenApi = () => {
       operationId: route.operationId,
       summary: route.summary,
       tags: [route.handler],
-      ...(route.auth === 'none' ? { security: [] } : {}),
+      ...(route.auth === 'none' ? { security: [] } : route.auth === 'device' ? { security: [{ deviceToken: [] }] } : {}),
       parameters: [...parameters('path', op.path, components), ...parameters('query', op.query, components)],
       ...(op.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(op.body, components, 'input') } } } }
         : {}),
       responses: {
-        '200': { description: 'OK', content: { 'application/json': { schema: toSchema(op.response, components, 'output') } } },
+        [op.status ?? 200]: {
+          description: op.status === 202 ? 'Accepted' : 'OK',
+          content: { 'application/json': { schema: toSchema(op.response, components, 'output') } },
+        },
         '400': errorAnswer('Invalid input; details name each bad field'),
-        '401': errorAnswer('Missing, unknown, revoked or expired API key'),
+        '401': errorAnswer(route.auth === 'device' ? 'Missing, bad, expired or revoked device token' : 'Missing, unknown, revoked or expired API key'),
         '404': errorAnswer('Not found, or not in the caller’s account'),
         '429': errorAnswer('Throttled'),
         '500': errorAnswer('Internal error'),
@@ -153,7 +158,15 @@ export const buildOpenApi = () => {
     security: [{ apiKey: [] }],
     paths,
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' } },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
+        deviceToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'A device token: HS256 JWT with sub = device ID, key = identity ID, exp ≤ 1 h ahead, signed with the identity’s key',
+        },
+      },
       schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
     },
   };

@@ -1,7 +1,8 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { Fota } from '../schemas/fota';
 import type { Job, JobStatus } from '../schemas/job';
+import { isConditionFailed } from './errors';
 import { putAll, queryAll, strip } from './items';
 import { collection, fotaKey, jobKey } from './keys';
 
@@ -34,6 +35,31 @@ export const listJobsOfDevice = (db: Db, deviceId: string, status?: JobStatus) =
   );
 };
 
+/**
+ * Marks a pending job done with its result and completion time.
+ * @returns the done job, or undefined when there is no such job or it is not pending.
+ */
+export const completePendingJob = async (db: Db, deviceId: string, name: string, result: Record<string, unknown>, at: string) => {
+  try {
+    const { Attributes } = await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: jobKey(deviceId, name),
+        UpdateExpression: 'SET #status = :done, #result = :result, completed_at = :at',
+        // false for a missing item too, so that nothing is created
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
+        ExpressionAttributeValues: { ':done': 'done', ':pending': 'pending', ':result': result, ':at': at },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return strip<JobRecord>(Attributes ?? {});
+  } catch (error) {
+    if (isConditionFailed(error)) return undefined;
+    throw error;
+  }
+};
+
 /** Puts (creates or replaces) a device's FOTA. */
 export const putFota = async (db: Db, fota: FotaRecord) => {
   await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...fotaKey(fota.device_id), ...fota } }));
@@ -45,4 +71,42 @@ export const putFotaOnDevices = (db: Db, fota: Omit<FotaRecord, 'device_id'>, de
 export const getFotaOfDevice = async (db: Db, deviceId: string) => {
   const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: fotaKey(deviceId), ConsistentRead: true }));
   return Item ? strip<FotaRecord>(Item) : undefined;
+};
+
+/**
+ * Ends a pending FOTA with the device's outcome, provided it is the firmware the device names
+ * (when it names one).
+ * @returns the ended FOTA, or undefined when there is none, it is not pending, or it is another firmware.
+ */
+export const finishPendingFota = async (
+  db: Db,
+  deviceId: string,
+  status: string,
+  firmware: { firmware_id?: string; firmware_version?: string },
+) => {
+  const conditions = ['#status = :pending'];
+  const values: Record<string, string> = { ':status': status, ':pending': 'pending' };
+  for (const field of ['firmware_id', 'firmware_version'] as const) {
+    const value = firmware[field];
+    if (value === undefined) continue;
+    conditions.push(`#value.${field} = :${field}`);
+    values[`:${field}`] = value;
+  }
+  try {
+    const { Attributes } = await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: fotaKey(deviceId),
+        UpdateExpression: 'SET #status = :status',
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: { '#status': 'status', ...(conditions.length > 1 ? { '#value': 'value' } : {}) },
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return strip<FotaRecord>(Attributes ?? {});
+  } catch (error) {
+    if (isConditionFailed(error)) return undefined;
+    throw error;
+  }
 };

@@ -1,0 +1,118 @@
+import type { Db } from '../shared/clients';
+import { INGEST_QUEUE_URL } from '../shared/env';
+import { AppError, NotFoundError } from '../shared/errors';
+import { nowIso } from '../shared/ids';
+import type { DataPointInput, DeviceEventInput, DeviceStatus, FotaResultBody, IngestMessage } from '../schemas/device-api';
+import { getDeviceOfWorkspace, type DeviceRecord } from '../stores/device-store';
+import { getFotaOfDevice, listJobsOfDevice } from '../stores/job-store';
+import { sendMessages } from '../stores/queue-store';
+import { eventMessage, eventTimestamp, type DevicePlace } from './events';
+import { finishFota } from './fota';
+import { observe, type DeviceCaller, type Forward } from './identities';
+import { completeJob } from './jobs';
+
+/** Where the device API sends what it accepts: the ingest queue, and the forward queue for events of its own. */
+export interface DeviceApiDeps {
+  db: Db;
+  enqueue: (messages: IngestMessage[]) => Promise<void>;
+  forward: Forward;
+}
+
+/**
+ * Puts messages on the ingest queue.
+ * @throws when no ingest queue is configured or SQS keeps refusing, so that the device retries.
+ */
+export const enqueueIngest = async (messages: IngestMessage[]) => {
+  if (!INGEST_QUEUE_URL) throw new AppError(500, 'internal_error', 'INGEST_QUEUE_URL is not set.');
+  await sendMessages(INGEST_QUEUE_URL, messages);
+};
+
+const requireDevice = async (db: Db, caller: DeviceCaller) => {
+  const device = await getDeviceOfWorkspace(db, caller.workspaceId, caller.deviceId);
+  if (!device) throw new NotFoundError(`Device ${caller.deviceId} not found.`);
+  return device;
+};
+
+const placeOf = (device: DeviceRecord): DevicePlace => ({ workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id });
+
+/**
+ * Accepts data points for storage and forwarding: they go to the ingest queue as one message,
+ * stamped with their arrival (`timestamp_in`, and `timestamp_device` when the device gave none).
+ * The fleet is the device's fleet now: a device that moves keeps its series.
+ * @throws NotFoundError when the device no longer exists.
+ */
+export const publishData = async (deps: DeviceApiDeps, caller: DeviceCaller, points: DataPointInput[], arrival = nowIso()) => {
+  const device = await requireDevice(deps.db, caller);
+  await deps.enqueue([
+    {
+      kind: 'data',
+      ...placeOf(device),
+      device_name: device.name,
+      timestamp_in: arrival,
+      points: points.map(({ tag, payload, timestamp_device }) => ({ tag, payload, timestamp_device: timestamp_device ?? arrival })),
+    },
+  ]);
+  return { accepted: points.length, timestamp_in: arrival };
+};
+
+/**
+ * Accepts device events for forwarding, through the ingest queue as data points go; an event
+ * without `ts` occurred at its arrival.
+ * @throws NotFoundError when the device no longer exists.
+ */
+export const reportEvents = async (deps: DeviceApiDeps, caller: DeviceCaller, events: DeviceEventInput[], arrival = nowIso()) => {
+  const device = await requireDevice(deps.db, caller);
+  await deps.enqueue([
+    { kind: 'events', ...placeOf(device), events: events.map(({ type, payload, ts }) => ({ type, payload, ts: ts ?? eventTimestamp() })) },
+  ]);
+  return { accepted: events.length, timestamp_in: arrival };
+};
+
+/**
+ * What the device has to do: its pending jobs (oldest first) and its pending FOTA. The request is
+ * recorded as a `status` event.
+ * @throws NotFoundError when the device no longer exists.
+ */
+export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller): Promise<DeviceStatus> => {
+  const [device, jobs, fota] = await Promise.all([
+    requireDevice(deps.db, caller),
+    listJobsOfDevice(deps.db, caller.deviceId, 'pending'),
+    getFotaOfDevice(deps.db, caller.deviceId),
+  ]);
+  const status: DeviceStatus = {
+    jobs: jobs
+      .sort((a, b) => a.scheduled_at.localeCompare(b.scheduled_at) || a.name.localeCompare(b.name))
+      .map(({ name, value, scheduled_at }) => ({ name, value, scheduled_at })),
+    fota: fota?.status === 'pending' ? { value: fota.value, scheduled_at: fota.scheduled_at } : null,
+  };
+  await observe(deps.forward, [
+    eventMessage(placeOf(device), 'status', 'd2c', { pending_jobs: status.jobs.map((j) => j.name), pending_fota: status.fota?.value ?? null }),
+  ]);
+  return status;
+};
+
+/**
+ * Records a job's result: the job becomes `done`, and a d2c `job` event is forwarded. A retried
+ * report forwards its event again (at least once).
+ * @throws NotFoundError when the device has no such job; ConflictError when it is done with another result.
+ */
+export const reportJobResult = async (deps: DeviceApiDeps, caller: DeviceCaller, name: string, result: Record<string, unknown>) => {
+  const device = await requireDevice(deps.db, caller);
+  const job = await completeJob(deps.db, caller.deviceId, name, result);
+  await deps.forward([eventMessage(placeOf(device), 'job', 'd2c', { name, status: job.status, result: job.result })]);
+  return job;
+};
+
+/**
+ * Records a FOTA's outcome: its status becomes `done` or `failed`, and a d2c `fota` event is
+ * forwarded with the device's message.
+ * @throws NotFoundError when the device has no FOTA; ConflictError when it names another firmware or the FOTA already ended otherwise.
+ */
+export const reportFotaResult = async (deps: DeviceApiDeps, caller: DeviceCaller, outcome: FotaResultBody) => {
+  const device = await requireDevice(deps.db, caller);
+  const fota = await finishFota(deps.db, caller.deviceId, outcome);
+  await deps.forward([
+    eventMessage(placeOf(device), 'fota', 'd2c', { ...fota.value, status: fota.status, ...(outcome.message ? { message: outcome.message } : {}) }),
+  ]);
+  return fota;
+};

@@ -1,0 +1,152 @@
+import * as z from 'zod';
+import { DateSchema, DescriptionSchema, JsonObjectSchema, TokenSchema } from './common';
+import { EventTypeSchema } from './forward';
+import { JOB_VALUE_MAX_BYTES, JobSchema } from './job';
+import { FotaSchema } from './fota';
+
+/**
+ * Largest data point payload, as serialized JSON. Timestream takes records of at most 2 KB,
+ * dimensions (workspace, device, tag) and the other measures included: 1.5 KB of payload leaves
+ * room for them, so that a point accepted here fits either time-series backend.
+ */
+export const DATA_PAYLOAD_MAX_BYTES = 1536;
+/** Most data points in one publish request (the body must also stay within 64 KB). */
+export const DATA_BATCH_MAX = 100;
+/** Largest device event payload, as serialized JSON. */
+export const EVENT_PAYLOAD_MAX_BYTES = 8 * 1024;
+/** Most events in one report. */
+export const EVENT_BATCH_MAX = 50;
+/** Timestream refuses points more than 15 minutes in the future; so does the front door, for every backend. */
+export const FUTURE_TOLERANCE_MS = 15 * 60 * 1000;
+
+/** The events a device reports itself; the service emits the others (authentication, data, job, fota, status, …). */
+export const DEVICE_EVENT_TYPES = [
+  'manifest',
+  'cellular_info',
+  'gnss_info',
+  'os_info',
+  'stats_info',
+  'private_strong',
+  'private_weak',
+  'zfs',
+] as const satisfies ReadonlyArray<z.infer<typeof EventTypeSchema>>;
+
+// A parsed JSON body holds only JSON values, so any value but a missing one is valid JSON.
+const jsonOfAtMost = (bytes: number) =>
+  z
+    .unknown()
+    .refine((value) => value !== undefined, { message: 'Required.', abort: true })
+    .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= bytes, `Must be at most ${bytes} bytes as JSON.`)
+    .meta({ description: `Any JSON value, at most ${bytes} bytes serialized` });
+
+/** A device timestamp: RFC 3339 with or without an offset; stored in UTC with milliseconds. */
+const DeviceTimestampSchema = z.iso
+  .datetime({ offset: true })
+  .refine((date) => Date.parse(date) <= Date.now() + FUTURE_TOLERANCE_MS, 'Must not be more than 15 minutes in the future.')
+  .transform((date) => new Date(date).toISOString())
+  .meta({ description: 'RFC 3339 date; at most 15 minutes in the future', example: '2021-07-08T14:21:15.915Z' });
+
+export const TagSchema = TokenSchema.meta({ description: '1 to 64 letters, digits, "_", "." or "-"', example: 'weather' });
+
+/** One data point as a device publishes it. */
+export const DataPointInputSchema = z
+  .strictObject({
+    tag: TagSchema,
+    payload: jsonOfAtMost(DATA_PAYLOAD_MAX_BYTES),
+    timestamp_device: DeviceTimestampSchema.optional().meta({ description: 'When the device produced the point; arrival time when omitted' }),
+  })
+  .meta({ id: 'DataPointInput' });
+export type DataPointInput = z.infer<typeof DataPointInputSchema>;
+
+export const DataPointBatchSchema = z
+  .array(DataPointInputSchema)
+  .min(1, 'Must hold at least one data point.')
+  .max(DATA_BATCH_MAX, `Must hold at most ${DATA_BATCH_MAX} data points.`);
+
+/** What the publish route reads: one data point, or an array of them. */
+export const PublishDataBodySchema = z.union([DataPointInputSchema, DataPointBatchSchema]).meta({ id: 'PublishData' });
+
+export const AcceptedResponseSchema = z
+  .object({
+    accepted: z.number().int().meta({ description: 'Data points or events queued' }),
+    timestamp_in: DateSchema.meta({ description: 'Arrival time, the timestamp_in of the data points' }),
+  })
+  .meta({ id: 'Accepted' });
+
+/** One event as a device reports it. */
+export const DeviceEventInputSchema = z
+  .strictObject({
+    type: z.enum(DEVICE_EVENT_TYPES),
+    payload: jsonOfAtMost(EVENT_PAYLOAD_MAX_BYTES),
+    ts: DeviceTimestampSchema.optional().meta({ description: 'When the event occurred; arrival time when omitted' }),
+  })
+  .meta({ id: 'DeviceEventInput' });
+export type DeviceEventInput = z.infer<typeof DeviceEventInputSchema>;
+
+export const DeviceEventBatchSchema = z
+  .array(DeviceEventInputSchema)
+  .min(1, 'Must hold at least one event.')
+  .max(EVENT_BATCH_MAX, `Must hold at most ${EVENT_BATCH_MAX} events.`);
+
+/** What the event route reads: one event, or an array of them. */
+export const ReportEventsBodySchema = z.union([DeviceEventInputSchema, DeviceEventBatchSchema]).meta({ id: 'ReportEvents' });
+
+/** What a device has to do: its pending jobs and its pending firmware update. */
+export const DeviceStatusSchema = z
+  .object({
+    jobs: z.array(JobSchema.pick({ name: true, value: true, scheduled_at: true })),
+    fota: FotaSchema.pick({ value: true, scheduled_at: true }).nullable().meta({ description: 'The pending FOTA, or null' }),
+  })
+  .meta({ id: 'DeviceStatus' });
+export type DeviceStatus = z.infer<typeof DeviceStatusSchema>;
+
+export const DeviceJobResultPathSchema = z.strictObject({ jobName: TokenSchema });
+
+export const JobResultBodySchema = z
+  .strictObject({
+    result: JsonObjectSchema.default({}).refine(
+      (value) => Buffer.byteLength(JSON.stringify(value)) <= JOB_VALUE_MAX_BYTES,
+      `Must be at most ${JOB_VALUE_MAX_BYTES} bytes as JSON.`,
+    ),
+  })
+  .meta({ id: 'JobResult' });
+
+export const FOTA_OUTCOMES = ['done', 'failed'] as const;
+
+export const FotaResultBodySchema = z
+  .strictObject({
+    status: z.enum(FOTA_OUTCOMES),
+    firmware_id: TokenSchema.optional().meta({ description: 'When given, must be the scheduled firmware' }),
+    firmware_version: TokenSchema.optional().meta({ description: 'When given, must be the scheduled version' }),
+    message: DescriptionSchema.optional().meta({ description: 'Why it failed, or other detail; forwarded in the fota event' }),
+  })
+  .meta({ id: 'FotaResult' });
+export type FotaResultBody = z.infer<typeof FotaResultBodySchema>;
+
+/**
+ * What the device API puts on the ingest queue: the data points of one request, with what the
+ * ingest Lambda needs to store and forward them, and nothing it would have to look up.
+ */
+export const IngestDataMessageSchema = z.object({
+  kind: z.literal('data'),
+  workspace_id: z.string(),
+  fleet_id: z.string(),
+  device_id: z.string(),
+  device_name: z.string(),
+  timestamp_in: z.string(),
+  points: z.array(z.object({ tag: z.string(), timestamp_device: z.string(), payload: z.unknown() })).min(1),
+});
+
+/** The events of one report on the ingest queue. */
+export const IngestEventsMessageSchema = z.object({
+  kind: z.literal('events'),
+  workspace_id: z.string(),
+  fleet_id: z.string(),
+  device_id: z.string(),
+  events: z.array(z.object({ type: EventTypeSchema, ts: z.string(), payload: z.unknown() })).min(1),
+});
+
+export const IngestMessageSchema = z.discriminatedUnion('kind', [IngestDataMessageSchema, IngestEventsMessageSchema]);
+export type IngestMessage = z.infer<typeof IngestMessageSchema>;
+export type IngestDataMessage = z.infer<typeof IngestDataMessageSchema>;
+export type IngestEventsMessage = z.infer<typeof IngestEventsMessageSchema>;

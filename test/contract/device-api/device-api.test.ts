@@ -1,0 +1,268 @@
+import { createDevice, updateDevice } from '../../../lambdas/domain/devices';
+import { getDeviceStatus, publishData, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from '../../../lambdas/domain/device-api';
+import { createFleet } from '../../../lambdas/domain/fleets';
+import { getFota, scheduleFota } from '../../../lambdas/domain/fota';
+import type { DeviceCaller } from '../../../lambdas/domain/identities';
+import { getJob, listJobs, scheduleJob } from '../../../lambdas/domain/jobs';
+import type { IngestMessage } from '../../../lambdas/schemas/device-api';
+import type { EventMessage } from '../../../lambdas/schemas/forward';
+import type { Db } from '../../../lambdas/shared/clients';
+import { ConflictError, NotFoundError } from '../../../lambdas/shared/errors';
+import { newAccount } from '../../helpers/callers';
+import { freshTable } from '../../helpers/db';
+
+let db: Db;
+beforeAll(async () => {
+  db = await freshTable();
+});
+
+/** Deps whose queues keep what they are given. */
+const recordingDeps = () => {
+  const queued: IngestMessage[] = [];
+  const forwarded: EventMessage[] = [];
+  const deps: DeviceApiDeps = {
+    db,
+    enqueue: async (messages) => void queued.push(...messages),
+    forward: async (messages) => void forwarded.push(...messages),
+  };
+  return { deps, queued, forwarded };
+};
+
+const deviceOfNewAccount = async () => {
+  const account = await newAccount(db);
+  const device = await createDevice(db, account.caller, account.workspace_id, { name: 'sensor', phys_id: '' });
+  const self: DeviceCaller = { accountId: account.account_id, workspaceId: account.workspace_id, deviceId: device.id, identityId: 'idn-00000000000000000000' };
+  return { ...account, device, self };
+};
+
+describe('publishing data', () => {
+  it('queues one ingest message with the arrival time and the device’s fleet and name', async () => {
+    const { device, self } = await deviceOfNewAccount();
+    const { deps, queued } = recordingDeps();
+    const arrival = '2026-01-02T03:04:05.678Z';
+
+    const answer = await publishData(
+      deps,
+      self,
+      [
+        { tag: 'weather', payload: { temp: 21 }, timestamp_device: '2026-01-02T03:00:00.000Z' },
+        { tag: 'weather', payload: [1, 2] },
+      ],
+      arrival,
+    );
+
+    expect(answer).toEqual({ accepted: 2, timestamp_in: arrival });
+    expect(queued).toEqual([
+      {
+        kind: 'data',
+        workspace_id: device.workspace_id,
+        fleet_id: device.fleet_id,
+        device_id: device.id,
+        device_name: 'sensor',
+        timestamp_in: arrival,
+        points: [
+          { tag: 'weather', payload: { temp: 21 }, timestamp_device: '2026-01-02T03:00:00.000Z' },
+          { tag: 'weather', payload: [1, 2], timestamp_device: arrival },
+        ],
+      },
+    ]);
+  });
+
+  it('stamps points with the fleet the device is in now', async () => {
+    const { caller, workspace_id, device, self } = await deviceOfNewAccount();
+    const fleet = await createFleet(db, caller, workspace_id, { name: 'field', description: '' });
+    await updateDevice(db, caller, workspace_id, device.id, { name: 'moved', fleet_id: fleet.id });
+    const { deps, queued } = recordingDeps();
+
+    await publishData(deps, self, [{ tag: 't', payload: 1 }]);
+
+    expect(queued[0]).toMatchObject({ fleet_id: fleet.id, device_name: 'moved' });
+  });
+
+  it('answers 404 and queues nothing for a device that does not exist', async () => {
+    const { self } = await deviceOfNewAccount();
+    const { deps, queued } = recordingDeps();
+
+    await expect(publishData(deps, { ...self, deviceId: 'dev-00000000000000000000' }, [{ tag: 't', payload: 1 }])).rejects.toThrow(NotFoundError);
+
+    expect(queued).toEqual([]);
+  });
+});
+
+describe('reporting events', () => {
+  it('queues the events, timed at arrival when the device gives no ts', async () => {
+    const { device, self } = await deviceOfNewAccount();
+    const { deps, queued } = recordingDeps();
+
+    await reportEvents(deps, self, [
+      { type: 'manifest', payload: { jobs: ['reboot'] }, ts: '2026-01-02T03:04:05.000Z' },
+      { type: 'os_info', payload: { version: '1.2' } },
+    ]);
+
+    expect(queued).toEqual([
+      {
+        kind: 'events',
+        workspace_id: device.workspace_id,
+        fleet_id: device.fleet_id,
+        device_id: device.id,
+        events: [
+          { type: 'manifest', payload: { jobs: ['reboot'] }, ts: '2026-01-02T03:04:05.000Z' },
+          { type: 'os_info', payload: { version: '1.2' }, ts: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/) },
+        ],
+      },
+    ]);
+  });
+});
+
+describe('device status', () => {
+  it('lists pending jobs with their values and the pending FOTA, and records a status event', async () => {
+    const { caller, device, self } = await deviceOfNewAccount();
+    await scheduleJob(db, caller, device.id, 'reboot', { delay: 5 });
+    await scheduleJob(db, caller, device.id, 'calibrate', {});
+    await scheduleJob(db, caller, device.id, 'finished', {});
+    await reportJobResult(recordingDeps().deps, self, 'finished', {});
+    await scheduleFota(db, caller, device.id, { firmwareId: 'fw', firmwareVersion: '2.0' });
+    const { deps, forwarded } = recordingDeps();
+
+    const status = await getDeviceStatus(deps, self);
+
+    expect(status.jobs.map((j) => [j.name, j.value]).sort()).toEqual([
+      ['calibrate', {}],
+      ['reboot', { delay: 5 }],
+    ]);
+    expect(status.fota).toEqual({ value: { firmware_id: 'fw', firmware_version: '2.0' }, scheduled_at: expect.any(String) });
+    expect(forwarded).toEqual([
+      expect.objectContaining({
+        type: 'status',
+        direction: 'd2c',
+        device_id: device.id,
+        payload: { pending_jobs: status.jobs.map((j) => j.name), pending_fota: { firmware_id: 'fw', firmware_version: '2.0' } },
+      }),
+    ]);
+  });
+
+  it('has no FOTA once it ended, and answers even when the forward queue fails', async () => {
+    const { caller, device, self } = await deviceOfNewAccount();
+    await scheduleFota(db, caller, device.id, { firmwareId: 'fw', firmwareVersion: '2.0' });
+    await reportFotaResult(recordingDeps().deps, self, { status: 'failed' });
+    const deps: DeviceApiDeps = { ...recordingDeps().deps, forward: () => Promise.reject(new Error('SQS is down')) };
+
+    const status = await getDeviceStatus(deps, self);
+
+    expect(status).toEqual({ jobs: [], fota: null });
+  });
+});
+
+describe('job results', () => {
+  it('marks the job done with its result and completion time, and forwards a d2c job event', async () => {
+    const { caller, device, self } = await deviceOfNewAccount();
+    await scheduleJob(db, caller, device.id, 'reboot', { delay: 5 });
+    const { deps, forwarded } = recordingDeps();
+
+    const job = await reportJobResult(deps, self, 'reboot', { ok: true });
+
+    expect(job).toEqual({
+      name: 'reboot',
+      status: 'done',
+      scheduled_at: expect.any(String),
+      value: { delay: 5 },
+      result: { ok: true },
+      completed_at: expect.any(String),
+    });
+    expect(await getJob(db, caller, device.id, 'reboot')).toEqual(job);
+    expect((await listJobs(db, caller, device.id, 'done')).map((j) => j.name)).toEqual(['reboot']);
+    expect(forwarded).toEqual([
+      expect.objectContaining({ type: 'job', direction: 'd2c', device_id: device.id, payload: { name: 'reboot', status: 'done', result: { ok: true } } }),
+    ]);
+  });
+
+  it('answers a repeated report with the done job, and forwards its event again', async () => {
+    const { caller, device, self } = await deviceOfNewAccount();
+    await scheduleJob(db, caller, device.id, 'reboot', {});
+    const first = await reportJobResult(recordingDeps().deps, self, 'reboot', { ok: true });
+    const { deps, forwarded } = recordingDeps();
+
+    const again = await reportJobResult(deps, self, 'reboot', { ok: true });
+
+    expect(again).toEqual(first);
+    expect(forwarded).toHaveLength(1);
+  });
+
+  it('refuses another result for a done job and keeps the first', async () => {
+    const { caller, device, self } = await deviceOfNewAccount();
+    await scheduleJob(db, caller, device.id, 'reboot', {});
+    const first = await reportJobResult(recordingDeps().deps, self, 'reboot', { ok: true });
+    const { deps, forwarded } = recordingDeps();
+
+    await expect(reportJobResult(deps, self, 'reboot', { ok: false })).rejects.toThrow(ConflictError);
+
+    expect(await getJob(db, caller, device.id, 'reboot')).toEqual(first);
+    expect(forwarded).toEqual([]);
+  });
+
+  it('answers 404 for a job the device does not have, and creates nothing', async () => {
+    const { caller, device, self } = await deviceOfNewAccount();
+
+    await expect(reportJobResult(recordingDeps().deps, self, 'ghost', {})).rejects.toThrow(NotFoundError);
+
+    expect(await listJobs(db, caller, device.id)).toEqual([]);
+  });
+
+  it('shows a rescheduled job pending again, without the old result', async () => {
+    const { caller, device, self } = await deviceOfNewAccount();
+    await scheduleJob(db, caller, device.id, 'reboot', {});
+    await reportJobResult(recordingDeps().deps, self, 'reboot', { ok: true });
+
+    const again = await scheduleJob(db, caller, device.id, 'reboot', { n: 2 });
+
+    expect(await getJob(db, caller, device.id, 'reboot')).toEqual(again);
+    expect(again).not.toHaveProperty('result');
+  });
+});
+
+describe('FOTA results', () => {
+  it.each(['done', 'failed'] as const)('ends the FOTA as %s and forwards a d2c fota event', async (outcome) => {
+    const { caller, device, self } = await deviceOfNewAccount();
+    await scheduleFota(db, caller, device.id, { firmwareId: 'fw', firmwareVersion: '2.0' });
+    const { deps, forwarded } = recordingDeps();
+
+    const fota = await reportFotaResult(deps, self, { status: outcome, firmware_version: '2.0', message: 'flash ok' });
+
+    expect(fota.status).toBe(outcome);
+    expect((await getFota(db, caller, device.id)).status).toBe(outcome);
+    expect(forwarded).toEqual([
+      expect.objectContaining({
+        type: 'fota',
+        direction: 'd2c',
+        payload: { firmware_id: 'fw', firmware_version: '2.0', status: outcome, message: 'flash ok' },
+      }),
+    ]);
+  });
+
+  it('refuses a report about another firmware and leaves the FOTA pending', async () => {
+    const { caller, device, self } = await deviceOfNewAccount();
+    await scheduleFota(db, caller, device.id, { firmwareId: 'fw', firmwareVersion: '2.0' });
+
+    await expect(reportFotaResult(recordingDeps().deps, self, { status: 'done', firmware_version: '1.0' })).rejects.toThrow(ConflictError);
+
+    expect((await getFota(db, caller, device.id)).status).toBe('pending');
+  });
+
+  it('accepts the same outcome again and refuses a different one', async () => {
+    const { caller, device, self } = await deviceOfNewAccount();
+    await scheduleFota(db, caller, device.id, { firmwareId: 'fw', firmwareVersion: '2.0' });
+    await reportFotaResult(recordingDeps().deps, self, { status: 'done' });
+
+    const again = await reportFotaResult(recordingDeps().deps, self, { status: 'done' });
+
+    expect(again.status).toBe('done');
+    await expect(reportFotaResult(recordingDeps().deps, self, { status: 'failed' })).rejects.toThrow(ConflictError);
+    expect((await getFota(db, caller, device.id)).status).toBe('done');
+  });
+
+  it('answers 404 when no FOTA was scheduled', async () => {
+    const { self } = await deviceOfNewAccount();
+
+    await expect(reportFotaResult(recordingDeps().deps, self, { status: 'done' })).rejects.toThrow(NotFoundError);
+  });
+});
