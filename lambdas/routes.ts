@@ -88,6 +88,13 @@ export const ROUTES: readonly Route[] = [
   route('POST', '/workspaces/{workspaceId}/api-keys', 'api-keys', 'createApiKey', 'Create an API key (the secret is shown once)'),
   route('DELETE', '/workspaces/{workspaceId}/api-keys/{keyId}', 'api-keys', 'revokeApiKey', 'Revoke an API key'),
 
+  route('GET', '/workspaces/{workspaceId}/integrations', 'integrations', 'listIntegrations', 'List a workspace’s webhook integrations (never their secrets)'),
+  route('POST', '/workspaces/{workspaceId}/integrations', 'integrations', 'createIntegration', 'Create a webhook integration (the signing secret is shown once)'),
+  route('GET', '/workspaces/{workspaceId}/integrations/{integrationId}', 'integrations', 'getIntegration', 'Get a webhook integration and its delivery status'),
+  route('PATCH', '/workspaces/{workspaceId}/integrations/{integrationId}', 'integrations', 'updateIntegration', 'Change some settings of a webhook integration'),
+  route('DELETE', '/workspaces/{workspaceId}/integrations/{integrationId}', 'integrations', 'deleteIntegration', 'Delete a webhook integration'),
+  route('POST', '/workspaces/{workspaceId}/integrations/{integrationId}/secret', 'integrations', 'rotateIntegrationSecret', 'Issue a new signing secret (shown once; the old one signs too for 24 h)'),
+
   route('GET', '/openapi.json', 'openapi', 'getOpenApi', 'This interface as an OpenAPI 3.1 document', 'none'),
 ];
 

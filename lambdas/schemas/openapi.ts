@@ -26,6 +26,14 @@ import {
   IdentityResponseSchema,
 } from './identity';
 import { CreateFleetBodySchema, FleetListResponseSchema, FleetPathSchema, FleetResponseSchema } from './fleet';
+import {
+  CreateIntegrationBodySchema,
+  IntegrationListResponseSchema,
+  IntegrationPathSchema,
+  IntegrationResponseSchema,
+  IntegrationWithSecretResponseSchema,
+  UpdateIntegrationBodySchema,
+} from './integration';
 import { DeviceFotaPathSchema, FotaResponseSchema, ScheduleFleetFotaPathSchema, ScheduleFotaPathSchema } from './fota';
 import {
   DeviceJobPathSchema,
@@ -80,6 +88,12 @@ export const OPERATIONS: Record<string, Operation> = {
   listApiKeys: { path: WorkspacePathSchema, response: ApiKeyListResponseSchema },
   createApiKey: { path: WorkspacePathSchema, body: CreateApiKeyBodySchema, response: CreatedApiKeyResponseSchema },
   revokeApiKey: { path: ApiKeyPathSchema, response: ApiKeyResponseSchema },
+  listIntegrations: { path: WorkspacePathSchema, response: IntegrationListResponseSchema },
+  createIntegration: { path: WorkspacePathSchema, body: CreateIntegrationBodySchema, response: IntegrationWithSecretResponseSchema },
+  getIntegration: { path: IntegrationPathSchema, response: IntegrationResponseSchema },
+  updateIntegration: { path: IntegrationPathSchema, body: UpdateIntegrationBodySchema, response: IntegrationResponseSchema },
+  deleteIntegration: { path: IntegrationPathSchema, response: IntegrationResponseSchema },
+  rotateIntegrationSecret: { path: IntegrationPathSchema, response: IntegrationWithSecretResponseSchema },
   getOpenApi: { response: z.record(z.string(), z.unknown()) },
 };
 
