@@ -7,6 +7,7 @@ import type { FotaResultBody } from '../schemas/device-api';
 import type { Fota } from '../schemas/fota';
 import { finishPendingFota, getFotaOfDevice, putFota, putFotaOnDevices, type FotaRecord } from '../stores/job-store';
 import { requireDevice } from './devices';
+import { devicePlaceOf, eventMessages, publishForward } from './events';
 import { targetDevices } from './jobs';
 
 export interface Firmware {
@@ -31,25 +32,30 @@ export const getFota = async (db: Db, caller: Caller, deviceId: string) => {
 };
 
 /**
- * Schedules a firmware update on a device, replacing any earlier one.
+ * Schedules a firmware update on a device, replacing any earlier one, then sends a `fota` event
+ * (c2d, the FOTA status as payload) to the forward queue.
  * @throws NotFoundError when the device is not the caller's.
  */
 export const scheduleFota = async (db: Db, caller: Caller, deviceId: string, firmware: Firmware) => {
-  await requireDevice(db, caller, deviceId);
+  const device = await requireDevice(db, caller, deviceId);
   const fota: FotaRecord = { ...pendingFota(firmware), device_id: deviceId };
-  await putFota(db, fota);
+  const [place] = await Promise.all([devicePlaceOf(db, device), putFota(db, fota)]);
+  await publishForward(eventMessages([place], 'fota', 'c2d', toFota(fota)));
   return toFota(fota);
 };
 
 /**
- * Schedules a firmware update on every device of the chosen fleets (all fleets when none is given).
+ * Schedules a firmware update on every device of the chosen fleets (all fleets when none is given),
+ * then sends one `fota` event (c2d) per device to the forward queue.
  * @throws NotFoundError when the workspace or a named fleet is not the caller's; nothing is written then.
  */
 export const scheduleFleetFota = async (db: Db, caller: Caller, workspaceId: string, firmware: Firmware, fleetIds?: string[]) => {
   const devices = await targetDevices(db, caller, workspaceId, fleetIds);
   const fota = pendingFota(firmware);
-  await putFotaOnDevices(db, fota, devices, WRITE_CONCURRENCY);
-  return { ...fota, devices };
+  const ids = devices.map((d) => d.device_id);
+  await putFotaOnDevices(db, fota, ids, WRITE_CONCURRENCY);
+  await publishForward(eventMessages(devices, 'fota', 'c2d', fota));
+  return { ...fota, devices: ids };
 };
 
 /**

@@ -5,9 +5,10 @@ import { ConflictError, NotFoundError } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { nowIso } from '../shared/ids';
 import type { Job, JobStatus } from '../schemas/job';
-import { listDeviceIdsOfFleets } from '../stores/device-store';
+import { listDevicesOfFleets } from '../stores/device-store';
 import { completePendingJob, getJobOfDevice, listJobsOfDevice, putJob, putJobOnDevices, type JobRecord } from '../stores/job-store';
 import { requireDevice } from './devices';
+import { devicePlaceOf, eventMessages, publishForward } from './events';
 import { requireFleets } from './fleets';
 import { requireWorkspace } from './workspaces';
 
@@ -35,30 +36,35 @@ export const getJob = async (db: Db, caller: Caller, deviceId: string, name: str
 };
 
 /**
- * Schedules a job on a device; a job of the same name is replaced (new value, `pending`).
+ * Schedules a job on a device; a job of the same name is replaced (new value, `pending`). Once it
+ * is stored, a `job` event (c2d, the job as payload) goes to the forward queue; if that fails the
+ * request fails, and a retry stores the same job and sends the event again (at least once).
  * @throws NotFoundError when the device is not the caller's.
  */
 export const scheduleJob = async (db: Db, caller: Caller, deviceId: string, name: string, value: Record<string, unknown>) => {
-  await requireDevice(db, caller, deviceId);
+  const device = await requireDevice(db, caller, deviceId);
   const job: JobRecord = { name, status: 'pending', scheduled_at: nowIso(), value, device_id: deviceId };
-  await putJob(db, job);
+  const [place] = await Promise.all([devicePlaceOf(db, device), putJob(db, job)]);
+  await publishForward(eventMessages([place], 'job', 'c2d', toJob(job)));
   return toJob(job);
 };
 
 /**
- * The devices that fleet-wide scheduling targets: those of the named fleets, or of every fleet
- * when none is named. Every named fleet is checked before anything is written.
+ * The devices (ID and fleet) that fleet-wide scheduling targets: those of the named fleets, or of
+ * every fleet when none is named. Every named fleet is checked before anything is written.
  * @throws NotFoundError when the workspace or a named fleet is not the caller's.
  */
 export const targetDevices = async (db: Db, caller: Caller, workspaceId: string, fleetIds: string[] = []) => {
   await requireWorkspace(db, caller, workspaceId);
   if (fleetIds.length) await requireFleets(db, workspaceId, fleetIds);
-  return listDeviceIdsOfFleets(db, workspaceId, fleetIds.length ? fleetIds : undefined);
+  const devices = await listDevicesOfFleets(db, workspaceId, fleetIds.length ? fleetIds : undefined);
+  return devices.map((d) => ({ workspace_id: workspaceId, fleet_id: d.fleet_id, device_id: d.id }));
 };
 
 /**
- * Schedules a job on every device of the chosen fleets (all fleets when none is given).
- * Idempotent: a retried request converges to the same jobs.
+ * Schedules a job on every device of the chosen fleets (all fleets when none is given), then
+ * sends one `job` event (c2d) per device to the forward queue, in parallel batches.
+ * Idempotent: a retried request converges to the same jobs (and sends the events again).
  * @throws NotFoundError when the workspace or a named fleet is not the caller's; nothing is written then.
  */
 export const scheduleFleetJob = async (
@@ -71,8 +77,10 @@ export const scheduleFleetJob = async (
 ) => {
   const devices = await targetDevices(db, caller, workspaceId, fleetIds);
   const job = { name, status: 'pending' as const, scheduled_at: nowIso(), value };
-  await putJobOnDevices(db, job, devices, WRITE_CONCURRENCY);
-  return { ...job, devices };
+  const ids = devices.map((d) => d.device_id);
+  await putJobOnDevices(db, job, ids, WRITE_CONCURRENCY);
+  await publishForward(eventMessages(devices, 'job', 'c2d', job));
+  return { ...job, devices: ids };
 };
 
 /**

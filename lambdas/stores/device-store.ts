@@ -37,12 +37,12 @@ export const listDevicesOfWorkspace = (db: Db, workspaceId: string) => {
   return queryAll<DeviceRecord>(db, pk, prefix);
 };
 
-/** IDs of the workspace's devices in these fleets (every fleet when `fleetIds` is undefined). */
-export const listDeviceIdsOfFleets = async (db: Db, workspaceId: string, fleetIds?: string[]) => {
+/** IDs and fleets of the workspace's devices in these fleets (every fleet when `fleetIds` is undefined). */
+export const listDevicesOfFleets = async (db: Db, workspaceId: string, fleetIds?: string[]) => {
   const { pk, prefix } = collection.devicesOfWorkspace(workspaceId);
   const devices = await queryAll<Pick<DeviceRecord, 'id' | 'fleet_id'>>(db, pk, prefix, { ProjectionExpression: 'id, fleet_id' });
   const wanted = fleetIds && new Set(fleetIds);
-  return devices.filter((d) => !wanted || wanted.has(d.fleet_id)).map((d) => d.id);
+  return devices.filter((d) => !wanted || wanted.has(d.fleet_id));
 };
 
 /**
