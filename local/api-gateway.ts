@@ -7,7 +7,7 @@ import type {
 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { ROUTES, type Route, type RouteHandler } from '../lambdas/routes';
+import { ROUTES, type Route, type RouteAuth, type RouteHandler } from '../lambdas/routes';
 
 /** A Lambda handler as the runtime calls it. */
 type LambdaHandler<E, R> = (event: E, context: Context) => Promise<R>;
@@ -19,10 +19,20 @@ export interface ApiGatewayOptions {
   /** Loads the handler of a route table entry (the same module the stack bundles). */
   loadHandler: (name: RouteHandler) => Promise<ApiHandler>;
   authorizer: Authorizer;
+  /** The device API's authorizer (routes with auth 'device'). */
+  deviceAuthorizer?: Authorizer;
   /** How long an authorizer answer is reused for the same key, as API Gateway's result cache. */
   authorizerCacheTtlMs: number;
   stage?: string;
 }
+
+type AuthorizedBy = Exclude<RouteAuth, 'none'>;
+
+/** The header each authorizer reads (its identity source), and the answer when it is missing. */
+const IDENTITY_SOURCES: Record<AuthorizedBy, { header: string; missing: string }> = {
+  'api-key': { header: 'x-api-key', missing: 'A valid X-API-KEY header is required.' },
+  device: { header: 'authorization', missing: 'A valid device token is required: Authorization: Bearer <jwt>.' },
+};
 
 // API Gateway REST limits: https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
@@ -89,12 +99,17 @@ const lambdaContext = (functionName: string, requestId: string): Context =>
 export const startApiGateway = async (options: ApiGatewayOptions): Promise<Server> => {
   const stage = options.stage ?? 'v3';
   const routes = ROUTES.map(compile);
-  const cache = new Map<string, { expires: number; result: APIGatewayAuthorizerResult }>();
+  // Each authorizer caches its answers by its identity source: the API key, or the device token.
+  const caches: Record<AuthorizedBy, Map<string, { expires: number; result: APIGatewayAuthorizerResult }>> = { 'api-key': new Map(), device: new Map() };
+  const authorizers = { 'api-key': options.authorizer, device: options.deviceAuthorizer };
 
-  const authorize = async (apiKey: string, route: Route, requestId: string, headers: Record<string, string>) => {
-    const cached = cache.get(apiKey);
+  const authorize = async (auth: AuthorizedBy, identity: string, route: Route, requestId: string, headers: Record<string, string>) => {
+    const cache = caches[auth];
+    const cached = cache.get(identity);
     if (cached && cached.expires > Date.now()) return cached.result;
-    const result = await options.authorizer(
+    const authorizer = authorizers[auth];
+    if (!authorizer) throw new Error(`no ${auth} authorizer`);
+    const result = await authorizer(
       {
         type: 'REQUEST',
         methodArn: `arn:aws:execute-api:local:000000000000:local/${stage}/${route.method}${route.path}`,
@@ -103,9 +118,9 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
         httpMethod: route.method,
         headers,
       } as APIGatewayRequestAuthorizerEvent,
-      lambdaContext('authorizer', requestId),
+      lambdaContext(auth === 'device' ? 'device-authorizer' : 'authorizer', requestId),
     );
-    if (options.authorizerCacheTtlMs > 0) cache.set(apiKey, { expires: Date.now() + options.authorizerCacheTtlMs, result });
+    if (options.authorizerCacheTtlMs > 0) cache.set(identity, { expires: Date.now() + options.authorizerCacheTtlMs, result });
     return result;
   };
 
@@ -127,20 +142,20 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
       headers[name] = value;
       (multiValueHeaders[name] ??= []).push(value);
     }
-    const apiKey = req.headers['x-api-key'];
-
     let authorizer: Record<string, unknown> | undefined;
-    if (route.auth === 'api-key') {
-      if (typeof apiKey !== 'string' || !apiKey) return gatewayError(res, 401, 'unauthorized', 'A valid X-API-KEY header is required.', requestId);
+    if (route.auth !== 'none') {
+      const { header, missing } = IDENTITY_SOURCES[route.auth];
+      const identity = req.headers[header];
+      if (typeof identity !== 'string' || !identity) return gatewayError(res, 401, 'unauthorized', missing, requestId);
       try {
-        const result = await authorize(apiKey, route, requestId, headers);
+        const result = await authorize(route.auth, identity, route, requestId, headers);
         if (result.policyDocument.Statement.some((s) => s.Effect !== 'Allow')) {
-          return gatewayError(res, 403, 'forbidden', 'This key may not call this route.', requestId);
+          return gatewayError(res, 403, 'forbidden', 'These credentials may not call this route.', requestId);
         }
         authorizer = { ...result.context, principalId: result.principalId };
       } catch (error) {
         if ((error as Error).message === 'Unauthorized') {
-          return gatewayError(res, 401, 'unauthorized', 'A valid X-API-KEY header is required.', requestId);
+          return gatewayError(res, 401, 'unauthorized', missing, requestId);
         }
         console.error('authorizer failed', error);
         return gatewayError(res, 500, 'internal_error', 'The authorizer failed; retry later.', requestId);

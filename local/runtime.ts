@@ -118,11 +118,13 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       return handlers.get(name)!.then((m) => m.handler);
     };
     const { handler: authorizer } = await import('../lambdas/authorizer/handler');
+    const { handler: deviceAuthorizer } = await import('../lambdas/device-authorizer/handler');
     log(`starting the API on port ${port}…`);
     const server: Server = await startApiGateway({
       port,
       loadHandler,
       authorizer,
+      deviceAuthorizer,
       authorizerCacheTtlMs: (options.authorizerCacheTtlSeconds ?? 30) * 1000,
     });
     stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));

@@ -20,3 +20,17 @@ export const deviceToken = (
     .setProtectedHeader({ alg, typ: 'JWT' })
     .setExpirationTime(Math.floor(Date.now() / 1000) + expiresIn)
     .sign(Buffer.from(credentials.prvkey, 'base64'));
+
+/** A client of the device API (`{base_url}/device`) that presents a device token. */
+export const deviceClient = (baseUrl: string, token: string) => {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${baseUrl}/device${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  };
+  return { call, get: (path: string) => call('GET', path), post: (path: string, body?: unknown) => call('POST', path, body) };
+};

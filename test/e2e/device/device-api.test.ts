@@ -1,0 +1,77 @@
+import { waitFor } from '../../../local/ports';
+import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
+import { apiClient, type ApiClient } from '../../helpers/api-client';
+import { deviceClient, deviceToken } from '../../helpers/device-token';
+
+let runtime: LocalRuntime;
+let api: ApiClient;
+beforeAll(async () => {
+  runtime = await startLocalRuntime({ authorizerCacheTtlSeconds: 1 });
+  api = apiClient(runtime.base_url, runtime.api_key);
+});
+afterAll(async () => {
+  await runtime?.stop();
+});
+
+const newDeviceWithCredentials = async () => {
+  const device = (await api.post(`/workspaces/${runtime.workspace_id}/devices`, { name: 'sensor' })).body.device;
+  const created = await api.post(`/workspaces/${runtime.workspace_id}/devices/${device.id}/identities`);
+  return { device, ...created.body };
+};
+
+const asDevice = (token: string) => deviceClient(runtime.base_url, token);
+
+describe('device API on the local runtime', () => {
+  it('hands out credentials that point at the device API', async () => {
+    const { device, credentials } = await newDeviceWithCredentials();
+
+    expect(credentials.devinfo).toMatchObject({ device_id: device.id, mode: 'device_token', key_type: 'sym' });
+    expect(credentials.endpoint.url).toBe(`${runtime.base_url}/device`);
+  });
+
+  it('runs a job end to end: scheduled by the API, fetched and answered by the device, then done', async () => {
+    const { device, credentials } = await newDeviceWithCredentials();
+    const me = asDevice(await deviceToken(credentials));
+    await api.post(`/devices/${device.id}/jobs/reboot`, { value: { delay: 5 } });
+
+    const status = await me.get('/status');
+    const answered = await me.post('/jobs/reboot/result', { result: { rebooted: true } });
+    const done = await api.get(`/devices/${device.id}/jobs?status=done`);
+    const pending = await api.get(`/devices/${device.id}/jobs?status=pending`);
+
+    expect(status.status).toBe(200);
+    expect(status.body.jobs).toEqual([{ name: 'reboot', value: { delay: 5 }, scheduled_at: expect.any(String) }]);
+    expect(answered.status).toBe(200);
+    expect(done.body.jobs).toEqual([expect.objectContaining({ name: 'reboot', status: 'done', result: { rebooted: true }, completed_at: expect.any(String) })]);
+    expect(pending.body.jobs).toEqual([]);
+  });
+
+  it('answers 401 to bad and expired tokens and to API keys', async () => {
+    const { credentials } = await newDeviceWithCredentials();
+    const expired = await deviceToken(credentials, { expiresIn: -300 });
+    const forged = await deviceToken({ ...credentials, prvkey: Buffer.alloc(32, 7).toString('base64') });
+
+    const answers = await Promise.all([
+      asDevice(expired).get('/status'),
+      asDevice(forged).get('/status'),
+      asDevice('not-a-jwt').get('/status'),
+      apiClient(`${runtime.base_url}/device`, runtime.api_key).get('/status'),
+    ]);
+
+    expect(answers.map((a) => [a.status, a.body.error.code])).toEqual(Array(4).fill([401, 'unauthorized']));
+  });
+
+  it('stops accepting a revoked identity’s tokens once the authorizer cache lets go', async () => {
+    const { device, identity, credentials } = await newDeviceWithCredentials();
+    const me = asDevice(await deviceToken(credentials));
+    const before = await me.get('/status');
+
+    await api.delete(`/workspaces/${runtime.workspace_id}/devices/${device.id}/identities/${identity.id}`);
+
+    expect(before.status).toBe(200);
+    // the runtime caches authorizer answers for 1 s, as API Gateway does for its TTL
+    await waitFor(async () => {
+      if ((await me.get('/status')).status !== 401) throw new Error('still accepted');
+    }, 'revocation', 10_000);
+  });
+});
