@@ -172,7 +172,7 @@ describe('job results', () => {
     expect(await getJob(db, caller, device.id, 'reboot')).toEqual(job);
     expect((await listJobs(db, caller, device.id, 'done')).map((j) => j.name)).toEqual(['reboot']);
     expect(forwarded).toEqual([
-      expect.objectContaining({ type: 'job', direction: 'd2c', device_id: device.id, payload: { name: 'reboot', status: 'done', result: { ok: true } } }),
+      expect.objectContaining({ type: 'job', direction: 'd2c', device_id: device.id, payload: job }),
     ]);
   });
 
@@ -234,7 +234,7 @@ describe('FOTA results', () => {
       expect.objectContaining({
         type: 'fota',
         direction: 'd2c',
-        payload: { firmware_id: 'fw', firmware_version: '2.0', status: outcome, message: 'flash ok' },
+        payload: { ...fota, value: { firmware_id: 'fw', firmware_version: '2.0' }, status: outcome, message: 'flash ok' },
       }),
     ]);
   });
