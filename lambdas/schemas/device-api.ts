@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { DateSchema, DescriptionSchema, JsonObjectSchema, TokenSchema } from './common';
+import { DateSchema, DescriptionSchema, TokenSchema } from './common';
 import { EventTypeSchema } from './forward';
-import { JOB_VALUE_MAX_BYTES, JobSchema } from './job';
 import { FotaSchema } from './fota';
+import { JobObjectSchema, JobSchema } from './job';
 
 /**
  * Largest data point payload, as serialized JSON. Timestream takes records of at most 2 KB,
@@ -46,6 +46,10 @@ const DeviceTimestampSchema = z.iso
   .transform((date) => new Date(date).toISOString())
   .meta({ description: 'RFC 3339 date; at most 15 minutes in the future', example: '2021-07-08T14:21:15.915Z' });
 
+/** An array of 1 to `max` items, as the publish and event routes take them. */
+const batchOf = <S extends z.ZodType>(item: S, max: number, noun: string) =>
+  z.array(item).min(1, `Must hold at least one ${noun}.`).max(max, `Must hold at most ${max} ${noun}s.`);
+
 export const TagSchema = TokenSchema.meta({ description: '1 to 64 letters, digits, "_", "." or "-"', example: 'weather' });
 
 /** One data point as a device publishes it. */
@@ -58,10 +62,7 @@ export const DataPointInputSchema = z
   .meta({ id: 'DataPointInput' });
 export type DataPointInput = z.infer<typeof DataPointInputSchema>;
 
-export const DataPointBatchSchema = z
-  .array(DataPointInputSchema)
-  .min(1, 'Must hold at least one data point.')
-  .max(DATA_BATCH_MAX, `Must hold at most ${DATA_BATCH_MAX} data points.`);
+export const DataPointBatchSchema = batchOf(DataPointInputSchema, DATA_BATCH_MAX, 'data point');
 
 /** What the publish route reads: one data point, or an array of them. */
 export const PublishDataBodySchema = z.union([DataPointInputSchema, DataPointBatchSchema]).meta({ id: 'PublishData' });
@@ -83,10 +84,7 @@ export const DeviceEventInputSchema = z
   .meta({ id: 'DeviceEventInput' });
 export type DeviceEventInput = z.infer<typeof DeviceEventInputSchema>;
 
-export const DeviceEventBatchSchema = z
-  .array(DeviceEventInputSchema)
-  .min(1, 'Must hold at least one event.')
-  .max(EVENT_BATCH_MAX, `Must hold at most ${EVENT_BATCH_MAX} events.`);
+export const DeviceEventBatchSchema = batchOf(DeviceEventInputSchema, EVENT_BATCH_MAX, 'event');
 
 /** What the event route reads: one event, or an array of them. */
 export const ReportEventsBodySchema = z.union([DeviceEventInputSchema, DeviceEventBatchSchema]).meta({ id: 'ReportEvents' });
@@ -102,14 +100,7 @@ export type DeviceStatus = z.infer<typeof DeviceStatusSchema>;
 
 export const DeviceJobResultPathSchema = z.strictObject({ jobName: TokenSchema });
 
-export const JobResultBodySchema = z
-  .strictObject({
-    result: JsonObjectSchema.default({}).refine(
-      (value) => Buffer.byteLength(JSON.stringify(value)) <= JOB_VALUE_MAX_BYTES,
-      `Must be at most ${JOB_VALUE_MAX_BYTES} bytes as JSON.`,
-    ),
-  })
-  .meta({ id: 'JobResult' });
+export const JobResultBodySchema = z.strictObject({ result: JobObjectSchema }).meta({ id: 'JobResult' });
 
 export const FOTA_OUTCOMES = ['done', 'failed'] as const;
 

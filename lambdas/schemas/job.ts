@@ -30,14 +30,13 @@ export const ListJobsQuerySchema = z.strictObject({ status: JobStatusSchema.opti
 /** Repeatable `fleet`: none means every fleet of the workspace. */
 export const FleetsQuerySchema = z.strictObject({ fleet: z.array(FleetIdSchema).max(100, 'At most 100 fleets.').optional() });
 
-export const ScheduleJobBodySchema = z
-  .strictObject({
-    value: JsonObjectSchema.default({}).refine(
-      (value) => Buffer.byteLength(JSON.stringify(value)) <= JOB_VALUE_MAX_BYTES,
-      `Must be at most ${JOB_VALUE_MAX_BYTES} bytes as JSON.`,
-    ),
-  })
-  .meta({ id: 'ScheduleJob' });
+/** A job's value, or the result a device reports: a JSON object ({} when omitted) within the size cap. */
+export const JobObjectSchema = JsonObjectSchema.default({}).refine(
+  (value) => Buffer.byteLength(JSON.stringify(value)) <= JOB_VALUE_MAX_BYTES,
+  `Must be at most ${JOB_VALUE_MAX_BYTES} bytes as JSON.`,
+);
+
+export const ScheduleJobBodySchema = z.strictObject({ value: JobObjectSchema }).meta({ id: 'ScheduleJob' });
 
 export const JobResponseSchema = z.object({ job: JobSchema });
 export const JobListResponseSchema = z.object({ jobs: z.array(JobSchema) });
