@@ -1,8 +1,10 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/routes';
+import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../local/queues';
 import { Api, type AuthorizedBy } from './constructs/api';
 import { HandlerFunction } from './constructs/handler-function';
+import { Queues } from './constructs/queues';
 import { RegistryTable } from './constructs/registry-table';
 import { pascalCase } from './names';
 import type { FleetstreamConfig } from './stack-config';
@@ -36,6 +38,9 @@ export class FleetstreamStack extends Stack {
   /** The authorizer Lambda of each kind of caller the routes use. */
   readonly authorizerFunctions: ReadonlyMap<AuthorizedBy, HandlerFunction>;
   readonly api: Api;
+  readonly queues: Queues;
+  /** The Lambda of each queue consumer (local/queues.ts QUEUE_CONSUMERS), by handler folder. */
+  readonly consumerFunctions: ReadonlyMap<string, HandlerFunction>;
 
   constructor(scope: Construct, id: string, props: FleetstreamStackProps) {
     super(scope, id, props);
@@ -74,6 +79,30 @@ export class FleetstreamStack extends Stack {
       }),
     );
 
+    // Queues and their consumers come from the same table as the local runtime's; producers are
+    // granted SendMessage on the queues they feed.
+    this.queues = new Queues(this, 'Queues', { removalPolicy: config.removalPolicy });
+    this.consumerFunctions = new Map(
+      (Object.entries(QUEUE_CONSUMERS) as Array<[QueueName, string]>).map(([queue, source]) => {
+        const fn = new HandlerFunction(this, `${pascalCase(source)}Handler`, {
+          source,
+          description: `Fleetstream ${queue} queue consumer`,
+          timeout: Duration.seconds(QUEUES[queue].consumerTimeoutSeconds),
+          ...logs,
+        });
+        fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'read-write');
+        this.queues.consume(queue, fn);
+        return [source, fn] as const;
+      }),
+    );
+    const bySource = new Map([...this.routeHandlers.values(), ...this.authorizerFunctions.values(), ...this.consumerFunctions.values()].map((fn) => [fn.source, fn]));
+    for (const [queue, sources] of Object.entries(QUEUE_PRODUCERS) as Array<[QueueName, readonly string[]]>) {
+      for (const source of sources) {
+        const fn = bySource.get(source);
+        if (fn) this.queues.allowSend(queue, fn);
+      }
+    }
+
     this.api = new Api(this, 'Api', {
       routes: ROUTES,
       handlers: this.routeHandlers,
@@ -88,5 +117,11 @@ export class FleetstreamStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'base_url of the management API (ends in /v3)' });
     new CfnOutput(this, 'StorageUrl', { value: this.api.url, description: 'storage_url of the time-series API (the same API for now)' });
     new CfnOutput(this, 'RegistryTableName', { value: this.registry.table.tableName, description: 'The registry DynamoDB table' });
+    for (const { definition, queue, dlq } of Object.values(this.queues.queues)) {
+      const name = pascalCase(definition.name);
+      new CfnOutput(this, `${name}QueueUrl`, { value: queue.queueUrl, description: `The ${definition.name} queue (npm run replay-dlq -- --queue <this>)` });
+      new CfnOutput(this, `${name}DlqUrl`, { value: dlq.queueUrl, description: `The ${definition.name} queue's dead-letter queue` });
+    }
+    new CfnOutput(this, 'DashboardName', { value: this.queues.dashboard.dashboardName, description: 'CloudWatch dashboard of the queues and their consumers' });
   }
 }

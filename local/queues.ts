@@ -73,5 +73,14 @@ export const QUEUE_CONSUMERS: Partial<Record<QueueName, QueueConsumer>> = {
   forward: 'forwarder',
 };
 
+/**
+ * The Lambdas (handler folders) that put messages on each queue: the stack grants them
+ * SendMessage and tells them the URL. Locally every handler may send.
+ */
+export const QUEUE_PRODUCERS: Record<QueueName, readonly string[]> = {
+  ingest: ['device-api'],
+  forward: ['jobs', 'fota', 'device-api', 'device-authorizer', 'ingest'],
+};
+
 /** The DLQ of a queue, by name (fauxqs; the stack lets CloudFormation name its queues). */
 export const dlqNameOf = (name: QueueName) => `${name}-dlq`;

@@ -26,6 +26,8 @@ export class RegistryTable extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
       removalPolicy,
+      // The forwarder's delivery ledger expires its entries (lambdas/stores/integration-store.ts).
+      timeToLiveAttribute: 'ttl',
       // A retained table also refuses a stray DeleteTable; a disposable stack must be able to delete it.
       deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
     });

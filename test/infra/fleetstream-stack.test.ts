@@ -68,9 +68,9 @@ describe('routes', () => {
 });
 
 describe('handlers', () => {
-  it('has one Lambda per handler of the route table plus one per authorizer', () => {
+  it('has one Lambda per handler of the route table plus one per authorizer and per queue consumer', () => {
     expect([...stack.routeHandlers.keys()].sort()).toEqual([...ROUTE_HANDLERS].sort());
-    template.resourceCountIs('AWS::Lambda::Function', ROUTE_HANDLERS.length + stack.authorizerFunctions.size);
+    template.resourceCountIs('AWS::Lambda::Function', ROUTE_HANDLERS.length + stack.authorizerFunctions.size + stack.consumerFunctions.size);
   });
 
   it('runs every Lambda on nodejs22.x, arm64, as an ES module with source maps and its own log group', () => {
@@ -96,7 +96,7 @@ describe('handlers', () => {
   });
 
   it('bundles each handler into an ES module that loads with only the AWS SDK beside it, as on Lambda', () => {
-    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values()]) {
+    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values()]) {
       const dir = assetDirOf(fn);
       expect(existsSync(join(dir, 'index.mjs.map'))).toBe(true);
       provideAwsSdk(dir);
@@ -153,7 +153,7 @@ describe('least privilege', () => {
 
   it('lets each Lambda write logs only to its own log group, with no AWS managed policy', () => {
     const resources = template.toJSON().Resources;
-    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values()]) {
+    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values()]) {
       const props = resources[functionId(fn)].Properties;
       const logGroupId = targetOf(props.LoggingConfig.LogGroup)!;
       const logStatements = statementsOfFunction(template, functionId(fn)).filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')));
@@ -233,7 +233,7 @@ describe('stage', () => {
 describe('outputs', () => {
   it('gives ApiUrl and StorageUrl ending in the stage (no trailing slash), and the registry table name', () => {
     const outputs = template.toJSON().Outputs;
-    expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'RegistryTableName', 'StorageUrl']);
+    expect(Object.keys(outputs).filter((k) => !/(Queue|Dlq)Url$|^DashboardName$/.test(k)).sort()).toEqual(['ApiUrl', 'RegistryTableName', 'StorageUrl']);
     for (const name of ['ApiUrl', 'StorageUrl']) {
       const parts: unknown[] = outputs[name].Value['Fn::Join'][1];
       expect(parts[0]).toBe('https://');
