@@ -2,7 +2,7 @@ import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/routes';
 import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../local/queues';
-import { Api, type AuthorizedBy } from './constructs/api';
+import { API_STAGE, Api, type AuthorizedBy } from './constructs/api';
 import { HandlerFunction } from './constructs/handler-function';
 import { Queues } from './constructs/queues';
 import { RegistryTable } from './constructs/registry-table';
@@ -113,6 +113,12 @@ export class FleetstreamStack extends Stack {
       logRetention: config.logRetention,
       logRemovalPolicy: config.removalPolicy,
     });
+
+    // Device credentials (zdevice.json) name the device API's address: built from the API's ID and
+    // the stage's name, not the stage resource, which depends on this Lambda through its methods.
+    this.routeHandlers
+      .get('identities')
+      ?.addEnvironment('DEVICE_ENDPOINT_URL', `https://${this.api.restApi.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${API_STAGE}/device`);
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'base_url of the management API (ends in /v3)' });
     new CfnOutput(this, 'StorageUrl', { value: this.api.url, description: 'storage_url of the time-series API (the same API for now)' });
