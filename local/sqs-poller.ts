@@ -37,6 +37,7 @@ export interface SqsPoller {
 const MAX_EVENT_BYTES = 6 * 1024 * 1024;
 const RECEIVE_LIMIT = 10; // ReceiveMessage and DeleteMessageBatch take at most 10
 const LONG_POLL_SECONDS = 20;
+const PARALLEL_RECEIVES = 5;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -139,11 +140,16 @@ export const startSqsPoller = (options: SqsPollerOptions): SqsPoller => {
     const batch: Message[] = [];
     let bytes = 0;
     let deadline: number | undefined;
+    let parallel = 1;
     while (!abort.signal.aborted && batch.length < options.batchSize) {
       const left = deadline === undefined ? Infinity : deadline - Date.now();
       if (left <= 0) break;
       const waitSeconds = deadline === undefined ? LONG_POLL_SECONDS : Math.floor(left / 1000);
-      const got = await receive(Math.min(RECEIVE_LIMIT, options.batchSize - batch.length), waitSeconds);
+      const wanted = options.batchSize - batch.length;
+      // While receives come back full there is a backlog: fetch several tens at once, as Lambda's pollers do.
+      const sizes = Array.from({ length: Math.min(parallel, Math.ceil(wanted / RECEIVE_LIMIT)) }, (_, i) => Math.min(RECEIVE_LIMIT, wanted - i * RECEIVE_LIMIT));
+      const got = (await Promise.all(sizes.map((n) => receive(n, waitSeconds)))).flat();
+      parallel = got.length === sizes.reduce((sum, n) => sum + n, 0) ? PARALLEL_RECEIVES : 1;
       const overflow: Message[] = [];
       for (const message of got) {
         const size = Buffer.byteLength(message.Body ?? '');

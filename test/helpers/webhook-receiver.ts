@@ -10,8 +10,8 @@ export interface ReceivedPost {
   status?: number;
 }
 
-/** What the receiver does with a POST: answer with a status, or never answer. */
-export type Behaviour = (post: Omit<ReceivedPost, 'status'>) => number | 'hang';
+/** What the receiver does with a POST: answer with a status, never answer, or drop the connection (as if down). */
+export type Behaviour = (post: Omit<ReceivedPost, 'status'>) => number | 'hang' | 'reset';
 
 export interface WebhookReceiver {
   url: string;
@@ -55,6 +55,7 @@ export const startWebhookReceiver = async (behaviour: Behaviour = () => 200): Pr
       posts.push(post);
       const answer = behave(post);
       if (answer === 'hang') return;
+      if (answer === 'reset') return void req.socket.destroy();
       post.status = answer;
       res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
     });

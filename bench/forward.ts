@@ -1,0 +1,161 @@
+/**
+ * 50,000 messages through the local forward queue (fauxqs, the event-source poller, the forwarder
+ * handler) to a local receiver that answers 200 at once: delivered messages/s and HTTP requests per
+ * 1,000 messages (target ≤ 10), side by side with the receiver's own capacity measured with
+ * autocannon in the same run.
+ *
+ *   npm run bench:forward          MESSAGES=50000 CONSUMERS=2
+ *
+ * The receiver runs in a process of its own (this file with --receiver), so that neither
+ * autocannon nor the forwarder shares its event loop.
+ */
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ensureRegistryTable, LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';
+import { waitFor } from '../local/ports';
+import { startLocalSqs } from '../local/queues-engine';
+import { startSqsPoller, type SqsHandler } from '../local/sqs-poller';
+import { printTable, timeMs } from './stats';
+
+const MESSAGES = Number(process.env.MESSAGES ?? 50_000);
+const CONSUMERS = Number(process.env.CONSUMERS ?? 2);
+const AUTOCANNON_SECONDS = Number(process.env.AUTOCANNON_SECONDS ?? 5);
+
+interface Stats {
+  requests: number;
+  entries: number;
+  distinct: number;
+}
+
+/** The receiver: counts POSTs, entries and distinct entries; GET /stats reports, DELETE /stats resets. */
+const runReceiver = () => {
+  let stats: Stats = { requests: 0, entries: 0, distinct: 0 };
+  let seen = new Set<string>();
+  const server = createServer((req, res) => {
+    if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(stats));
+    if (req.method === 'DELETE') {
+      stats = { requests: 0, entries: 0, distinct: 0 };
+      seen = new Set();
+      return void res.writeHead(204).end();
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const { result } = JSON.parse(Buffer.concat(chunks).toString()) as { result: Array<{ device_id: string; timestamp_device: string; tag: string }> };
+      stats.requests += 1;
+      stats.entries += result.length;
+      for (const e of result) seen.add(`${e.device_id}|${e.tag}|${e.timestamp_device}`);
+      stats.distinct = seen.size;
+      res.writeHead(200).end();
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as { port: number }).port}\n`));
+};
+
+const startReceiverProcess = async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--receiver'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => line.startsWith('PORT ') && resolve(Number(line.slice(5))));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    stats: async () => (await (await fetch(`${url}/stats`)).json()) as Stats,
+    reset: () => fetch(`${url}/stats`, { method: 'DELETE' }),
+    stop: () => child.kill('SIGTERM'),
+  };
+};
+
+const place = (i: number) => ({ workspace_id: '', fleet_id: 'flt-bench00000000000000', device_id: `dev-bench${String(i % 100).padStart(15, '0')}` });
+
+const main = async () => {
+  const receiver = await startReceiverProcess();
+  const stops: Array<() => unknown> = [receiver.stop];
+  try {
+    console.log('starting DynamoDB Local and fauxqs (in memory)…');
+    const dynamo = await startDynamoDbLocal();
+    stops.push(dynamo.stop);
+    const sqs = await startLocalSqs();
+    stops.push(sqs.stop);
+    const forward = sqs.queues.forward;
+    // The handlers find the engines as in the cloud: standard SDK variables, set before they load.
+    Object.assign(process.env, LOCAL_AWS_ENV, {
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      REGISTRY_TABLE: 'bench-registry',
+      FORWARD_QUEUE_URL: forward.url,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      POWERTOOLS_LOG_LEVEL: 'WARN',
+    });
+    await ensureRegistryTable(new DynamoDBClient({}), 'bench-registry');
+    const { createAccount } = await import('../lambdas/domain/accounts');
+    const { createIntegration } = await import('../lambdas/domain/integrations');
+    const { dataMessage } = await import('../lambdas/domain/events');
+    const { sendMessages } = await import('../lambdas/stores/queue-store');
+    const { registryDb } = await import('../lambdas/shared/clients');
+    const { handler } = (await import('../lambdas/forwarder/handler')) as { handler: SqsHandler };
+
+    const account = await createAccount(registryDb(), { name: 'bench' });
+    const caller = { accountId: account.account_id, workspaceId: account.workspace_id, keyId: account.api_key_id };
+    await createIntegration(registryDb(), caller, account.workspace_id, { name: 'bench', url: `${receiver.url}/hook`, data: true, events: true, tags: [], enabled: true });
+
+    const messages = Array.from({ length: MESSAGES }, (_, i) =>
+      dataMessage(
+        { ...place(i), workspace_id: account.workspace_id, tag: 'bench', timestamp_device: new Date(1_700_000_000_000 + i).toISOString(), timestamp_in: new Date().toISOString(), payload: { n: i, temp: 21.5 } },
+        'bench-device',
+      ),
+    );
+
+    // The receiver's own capacity, for a POST of one full forwarder batch.
+    const sample = JSON.stringify({ batch_id: randomUUID(), result: messages.slice(0, forward.definition.batchSize).map((m, i) => ({ id: String(i), ...m })) });
+    console.log(`autocannon: ${AUTOCANNON_SECONDS} s of POSTs of ${forward.definition.batchSize} entries (${(Buffer.byteLength(sample) / 1024).toFixed(0)} KB) to the receiver…`);
+    const capacity = await autocannon({ url: `${receiver.url}/hook`, method: 'POST', body: sample, headers: { 'content-type': 'application/json' }, connections: 10, duration: AUTOCANNON_SECONDS });
+    await receiver.reset();
+
+    console.log(`filling the forward queue with ${MESSAGES} data messages…`);
+    const fillMs = await timeMs(() => sendMessages(forward.url, messages, 16));
+
+    console.log(`forwarding with ${CONSUMERS} poller(s), batch size ${forward.definition.batchSize}, window ${forward.definition.maxBatchingWindowSeconds} s…`);
+    let poller: ReturnType<typeof startSqsPoller> | undefined;
+    const forwardMs = await timeMs(async () => {
+      poller = startSqsPoller({
+        queueUrl: forward.url,
+        queueArn: forward.arn,
+        batchSize: forward.definition.batchSize,
+        maxBatchingWindowMs: forward.definition.maxBatchingWindowSeconds * 1000,
+        timeoutMs: forward.definition.consumerTimeoutSeconds * 1000,
+        functionName: 'forwarder',
+        handler,
+        concurrency: CONSUMERS,
+      });
+      await waitFor(async () => {
+        if ((await receiver.stats()).distinct < MESSAGES) throw new Error('not all delivered yet');
+      }, 'every message delivered', 600_000);
+    });
+    await poller!.stop();
+    const stats = await receiver.stats();
+
+    const capacityRps = capacity.requests.average;
+    const forwardRps = (stats.requests / forwardMs) * 1000;
+    const deliveredPerSecond = (MESSAGES / forwardMs) * 1000;
+    printTable(`${MESSAGES} messages through the local forward queue`, [
+      { what: 'receiver capacity (autocannon, 10 connections)', 'requests/s': capacityRps, 'entries/s': capacityRps * forward.definition.batchSize },
+      { what: 'forwarder → receiver', 'requests/s': forwardRps, 'entries/s': deliveredPerSecond },
+    ]);
+    console.log(`\nfill: ${MESSAGES} messages enqueued in ${(fillMs / 1000).toFixed(1)} s; forwarding took ${(forwardMs / 1000).toFixed(1)} s`);
+    console.log(`delivered messages/s: ${deliveredPerSecond.toFixed(0)} (${stats.distinct} distinct, ${stats.entries} entries received: ${stats.entries - stats.distinct} duplicates)`);
+    console.log(`HTTP requests per 1,000 messages: ${((stats.requests / MESSAGES) * 1000).toFixed(2)} (target ≤ 10)`);
+    console.log(`ratio forwarder requests/s / receiver capacity = ${(forwardRps / capacityRps).toFixed(4)} (the share of the receiver the forwarder used)`);
+    console.log(`ratio delivered messages/s / receiver capacity in entries/s = ${(deliveredPerSecond / (capacityRps * forward.definition.batchSize)).toFixed(3)}`);
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+  }
+};
+
+if (process.argv.includes('--receiver')) runReceiver();
+else await main();

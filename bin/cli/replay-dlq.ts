@@ -1,0 +1,142 @@
+/**
+ * Moves the messages of a queue's dead-letter queue back to the queue, so that its consumer tries
+ * them again; prints its progress to stderr and a JSON summary to stdout. Each message keeps its
+ * attributes and gains `origin-message-id` (its first SQS message ID), so that the forwarder skips
+ * the integrations it already reached. A message is deleted from the DLQ only once it is sent: a
+ * crash in between replays it twice, never loses it.
+ *
+ *   npm run replay-dlq -- --local --queue forward            # the running `npm start`
+ *   npm run replay-dlq -- --queue <ForwardQueueUrl output>   # a deployed stack (AWS credentials and region as usual)
+ *
+ * The DLQ is found from the queue's redrive policy (or named with --dlq). --max stops after that
+ * many messages. The SQS endpoint is the SDK's usual one, or AWS_ENDPOINT_URL_SQS.
+ */
+import {
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+  type MessageAttributeValue,
+} from '@aws-sdk/client-sqs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+// The forwarder reads it (lambdas/domain/forwarding.ts ORIGIN_ID_ATTRIBUTE).
+const ORIGIN_ID_ATTRIBUTE = 'origin-message-id';
+
+const { values } = parseArgs({
+  options: {
+    queue: { type: 'string' },
+    dlq: { type: 'string' },
+    max: { type: 'string' },
+    local: { type: 'boolean', default: false },
+    'data-dir': { type: 'string', default: process.env.FLEETSTREAM_DATA_DIR ?? '.local' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+
+const log = (line: string) => process.stderr.write(`replay-dlq: ${line}\n`);
+const fail = (message: string): never => {
+  log(message);
+  process.exit(2);
+};
+
+if (values.help || !values.queue) {
+  process.stderr.write('usage: npm run replay-dlq -- --queue <queue URL or name> [--dlq <URL or name>] [--max <n>] [--local [--data-dir .local]]\n');
+  process.exit(values.help ? 0 : 2);
+}
+const max = values.max === undefined ? Infinity : Number(values.max);
+if (!(max > 0)) fail('--max must be a positive number.');
+
+if (values.local) {
+  const file = join(values['data-dir']!, 'runtime.json');
+  if (!existsSync(file)) fail(`${file} not found: start the local runtime first (npm start), or pass --data-dir.`);
+  Object.assign(process.env, (JSON.parse(readFileSync(file, 'utf8')) as { env: Record<string, string> }).env);
+}
+
+// The endpoint (regional, or AWS_ENDPOINT_URL_SQS) decides where requests go, not a queue URL's host;
+// an AWS queue URL names its region.
+const region = /^https:\/\/sqs\.([a-z0-9-]+)\.amazonaws\.com\//.exec(values.queue!)?.[1];
+const sqs = new SQSClient({ useQueueUrlAsEndpoint: false, ...(region ? { region } : {}) });
+
+const urlOf = async (nameOrUrl: string, owner?: string) =>
+  /^https?:\/\//.test(nameOrUrl)
+    ? nameOrUrl
+    : (await sqs.send(new GetQueueUrlCommand({ QueueName: nameOrUrl, QueueOwnerAWSAccountId: owner }))).QueueUrl!;
+
+/** The DLQ named by the queue's redrive policy. */
+const dlqOf = async (queueUrl: string) => {
+  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }));
+  if (!Attributes?.RedrivePolicy) fail(`${queueUrl} has no redrive policy: name its DLQ with --dlq.`);
+  const arn = (JSON.parse(Attributes!.RedrivePolicy!) as { deadLetterTargetArn: string }).deadLetterTargetArn;
+  const [, , , , account, name] = arn.split(':');
+  return urlOf(name, account);
+};
+
+const depthOf = async (queueUrl: string) => {
+  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
+  return Number(Attributes?.ApproximateNumberOfMessages ?? 0);
+};
+
+/** Moves up to 10 messages: how many were received (0: the DLQ looks empty) and how many moved. */
+const moveBatch = async (queueUrl: string, dlqUrl: string, limit: number) => {
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: dlqUrl,
+      MaxNumberOfMessages: Math.min(10, limit),
+      WaitTimeSeconds: 1,
+      VisibilityTimeout: 60,
+      MessageAttributeNames: ['All'],
+    }),
+  );
+  if (!Messages.length) return { received: 0, moved: 0 };
+  const sent = await sqs.send(
+    new SendMessageBatchCommand({
+      QueueUrl: queueUrl,
+      Entries: Messages.map((m, i) => ({
+        Id: String(i),
+        MessageBody: m.Body!,
+        MessageAttributes: {
+          ...m.MessageAttributes,
+          [ORIGIN_ID_ATTRIBUTE]: m.MessageAttributes?.[ORIGIN_ID_ATTRIBUTE] ?? ({ DataType: 'String', StringValue: m.MessageId } as MessageAttributeValue),
+        },
+      })),
+    }),
+  );
+  for (const failure of sent.Failed ?? []) log(`could not send ${Messages[Number(failure.Id)].MessageId}: ${failure.Message} (it stays in the DLQ)`);
+  const done = (sent.Successful ?? []).map((s) => Messages[Number(s.Id)]);
+  if (done.length) {
+    const deleted = await sqs.send(
+      new DeleteMessageBatchCommand({ QueueUrl: dlqUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
+    );
+    for (const failure of deleted.Failed ?? []) log(`sent but not deleted from the DLQ (it will be replayed again): ${failure.Message}`);
+  }
+  return { received: Messages.length, moved: done.length };
+};
+
+try {
+  const queueUrl = await urlOf(values.queue!);
+  const dlqUrl = values.dlq ? await urlOf(values.dlq) : await dlqOf(queueUrl);
+  const waiting = await depthOf(dlqUrl);
+  log(`${dlqUrl} → ${queueUrl}: about ${waiting} messages waiting`);
+  let moved = 0;
+  let lastReport = 0;
+  // Two empty receives in a row: SQS may answer one short receive empty while messages remain.
+  for (let empty = 0; empty < 2 && moved < max; ) {
+    const batch = await moveBatch(queueUrl, dlqUrl, max - moved);
+    empty = batch.received ? 0 : empty + 1;
+    moved += batch.moved;
+    if (moved - lastReport >= 100 || (!batch.received && moved !== lastReport)) {
+      log(`moved ${moved}${waiting > moved ? ` of about ${waiting}` : ''}`);
+      lastReport = moved;
+    }
+  }
+  const left = await depthOf(dlqUrl);
+  log(`done: ${moved} moved, about ${left} left in the DLQ`);
+  process.stdout.write(JSON.stringify({ queue: queueUrl, dlq: dlqUrl, moved, left }) + '\n');
+} catch (error) {
+  fail(`${(error as Error).name}: ${(error as Error).message} (check the queue, AWS credentials and region)`);
+}

@@ -1,0 +1,60 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { waitFor } from '../../../local/ports';
+import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
+import { apiClient, type ApiClient } from '../../helpers/api-client';
+import { depthOf } from '../../helpers/sqs';
+import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver';
+
+const run = promisify(execFile);
+
+let runtime: LocalRuntime;
+let api: ApiClient;
+const receivers: WebhookReceiver[] = [];
+
+beforeAll(async () => {
+  // Three quick receives, a second apart, before a message goes to the DLQ.
+  runtime = await startLocalRuntime({
+    queues: { forward: { visibilityTimeoutSeconds: 5, maxReceiveCount: 3, consumerTimeoutSeconds: 4, retry: { baseSeconds: 1, maxSeconds: 1 } } },
+    webhookTimeoutMs: 1000,
+  });
+  api = apiClient(runtime.base_url, runtime.api_key);
+}, 120_000);
+afterAll(async () => {
+  await Promise.all(receivers.map((r) => r.stop()));
+  await runtime?.stop();
+});
+
+const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000) =>
+  waitFor(async () => {
+    if (!(await condition())) throw new Error(`not yet: ${what}`);
+  }, what, timeoutMs);
+
+describe('the forward DLQ and its replay command', () => {
+  it('parks what a receiver that never recovers missed in the DLQ, and the replay delivers it once the receiver is back', async () => {
+    const devices: string[] = [];
+    for (let i = 0; i < 10; i++) devices.push((await api.post(`/workspaces/${runtime.workspace_id}/devices`, { name: `d${i}` })).body.device.id);
+    const [healthy, broken] = await Promise.all([startWebhookReceiver(), startWebhookReceiver(() => 503)]);
+    receivers.push(healthy, broken);
+    await api.post(`/workspaces/${runtime.workspace_id}/integrations`, { url: healthy.url });
+    await api.post(`/workspaces/${runtime.workspace_id}/integrations`, { url: broken.url });
+
+    await api.post(`/workspaces/${runtime.workspace_id}/jobs/update`, { value: { to: 3 } });
+    await until(async () => (await depthOf(runtime.queue_urls['forward-dlq'])).visible === 10, 'all 10 events in the DLQ');
+    broken.behave(() => 200);
+
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'bin/cli/replay-dlq.ts', '--queue', 'forward'], { env: process.env });
+    await until(() => broken.accepted().length >= 10, 'the replayed events delivered');
+
+    expect(JSON.parse(stdout)).toEqual(expect.objectContaining({ moved: 10, left: 0, queue: runtime.queue_urls.forward, dlq: runtime.queue_urls['forward-dlq'] }));
+    expect(stderr).toMatch(/moved 10/);
+    expect(new Set(broken.accepted().map((e) => e.device_id))).toEqual(new Set(devices));
+    // the healthy receiver got each event on the first attempt, and neither the retries nor the replay sent it again
+    expect(healthy.accepted().map((e) => e.device_id).sort()).toEqual([...devices].sort());
+    await until(async () => {
+      const depth = await depthOf(runtime.queue_urls.forward);
+      return depth.visible + depth.inFlight === 0;
+    }, 'the forward queue drained');
+    expect((await depthOf(runtime.queue_urls['forward-dlq'])).visible).toBe(0);
+  });
+});

@@ -1,0 +1,104 @@
+import { waitFor } from '../../../local/ports';
+import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
+import { apiClient, type ApiClient } from '../../helpers/api-client';
+import { depthOf } from '../../helpers/sqs';
+import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../../helpers/webhook-receiver';
+
+let runtime: LocalRuntime;
+let api: ApiClient;
+const receivers: WebhookReceiver[] = [];
+
+beforeAll(async () => {
+  // Second-long retries and timeouts keep the test short; 20 receives make it all but impossible
+  // for a message to fail every one of its attempts at a 50% failure rate plus an outage.
+  runtime = await startLocalRuntime({
+    queues: {
+      forward: { visibilityTimeoutSeconds: 5, maxReceiveCount: 20, consumerTimeoutSeconds: 4, retry: { baseSeconds: 1, maxSeconds: 1 } },
+    },
+    webhookTimeoutMs: 1000,
+  });
+  api = apiClient(runtime.base_url, runtime.api_key);
+}, 120_000);
+afterAll(async () => {
+  await Promise.all(receivers.map((r) => r.stop()));
+  await runtime?.stop();
+});
+
+const receiver = async (...args: Parameters<typeof startWebhookReceiver>) => {
+  const started = await startWebhookReceiver(...args);
+  receivers.push(started);
+  return started;
+};
+
+/** A new workspace of the runtime's account with `n` devices in its default fleet. */
+const workspaceWithDevices = async (n: number) => {
+  const { body } = await api.post('/workspaces', { name: `ws-${Date.now()}` });
+  const workspaceId: string = body.workspace.id;
+  const devices: Array<{ id: string; fleet_id: string }> = [];
+  for (let i = 0; i < n; i++) devices.push((await api.post(`/workspaces/${workspaceId}/devices`, { name: `d${i}` })).body.device);
+  return { workspaceId, devices };
+};
+
+const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000) =>
+  waitFor(async () => {
+    if (!(await condition())) throw new Error(`not yet: ${what}`);
+  }, what, timeoutMs);
+
+/** Distinct job events the receiver accepted: device and job name. */
+const distinctJobs = (hook: WebhookReceiver) => new Set(hook.accepted().map((e) => `${e.device_id} ${(e.payload as { name: string }).name}`));
+
+describe('webhooks on the local runtime', () => {
+  it('delivers scheduled jobs and FOTA as signed c2d events in the documented format', async () => {
+    const { workspaceId, devices } = await workspaceWithDevices(5);
+    const hook = await receiver();
+    const { body: created } = await api.post(`/workspaces/${workspaceId}/integrations`, { url: hook.url, data: false });
+
+    await api.post(`/workspaces/${workspaceId}/jobs/reboot`, { value: { delay: 1 } });
+    await api.post(`/devices/${devices[0].id}/fota/fw/versions/2.0`);
+    await until(() => hook.accepted().length >= 6, 'five job events and one fota event');
+
+    const entries = hook.accepted();
+    expect(hook.posts.every((p) => verifySignature(created.secret, p.headers, p.raw))).toBe(true);
+    expect(hook.posts.every((p) => p.body.result.every((e, i) => e.id === String(i)))).toBe(true);
+    const jobs = entries.filter((e) => e.type === 'job');
+    expect(jobs.map((e) => e.device_id).sort()).toEqual(devices.map((d) => d.id).sort());
+    expect(jobs[0]).toEqual({
+      id: expect.any(String),
+      ts: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z$/),
+      workspace_id: workspaceId,
+      fleet_id: devices[0].fleet_id,
+      device_id: expect.any(String),
+      type: 'job',
+      direction: 'c2d',
+      payload: { name: 'reboot', status: 'pending', scheduled_at: expect.any(String), value: { delay: 1 } },
+    });
+    expect(entries.filter((e) => e.type === 'fota')).toEqual([
+      expect.objectContaining({ device_id: devices[0].id, direction: 'c2d', payload: expect.objectContaining({ value: { firmware_id: 'fw', firmware_version: '2.0' } }) }),
+    ]);
+    const { body } = await api.get(`/workspaces/${workspaceId}/integrations/${created.integration.id}`);
+    expect(body.integration.status).toEqual(expect.objectContaining({ last_delivery_at: expect.any(String), consecutive_failures: 0 }));
+  });
+
+  it('gets every message at least once to a receiver that fails half the time and is down for a stretch', async () => {
+    const { workspaceId } = await workspaceWithDevices(60);
+    let down = true;
+    const hook = await receiver(() => (down ? 'reset' : Math.random() < 0.5 ? 500 : 200));
+    const { body: created } = await api.post(`/workspaces/${workspaceId}/integrations`, { url: hook.url });
+
+    for (const name of ['a', 'b', 'c', 'd', 'e']) await api.post(`/workspaces/${workspaceId}/jobs/${name}`, { value: {} });
+    await until(() => hook.posts.length >= 3, 'a few attempts while the receiver is down');
+    down = false;
+    await until(() => distinctJobs(hook).size === 300, 'all 300 job events accepted');
+
+    expect(distinctJobs(hook).size).toBe(300);
+    expect(hook.accepted().length).toBeGreaterThanOrEqual(300);
+    expect(hook.posts.some((p) => p.status === 500)).toBe(true);
+    const { body } = await api.get(`/workspaces/${workspaceId}/integrations/${created.integration.id}`);
+    expect(body.integration.status.last_error).not.toBeNull();
+    await until(async () => {
+      const depth = await depthOf(runtime.queue_urls.forward);
+      return depth.visible + depth.inFlight === 0;
+    }, 'the forward queue drained');
+    expect((await depthOf(runtime.queue_urls['forward-dlq'])).visible).toBe(0);
+  });
+});
