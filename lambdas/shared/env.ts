@@ -39,3 +39,16 @@ export const WEBHOOK_TIMEOUT_MS = intFrom(process.env.WEBHOOK_TIMEOUT_MS, 10_000
  * sets it (its receivers are on 127.0.0.1); in the cloud webhooks are https to public addresses.
  */
 export const WEBHOOK_ALLOW_PRIVATE_TARGETS = process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true';
+
+/** Which time-series store the handlers use: `dynamodb` (default; also the local runtime's) or `timestream`. */
+export const TIMESERIES_BACKEND = process.env.TIMESERIES_BACKEND ?? 'dynamodb';
+
+/** The DynamoDB table of the `dynamodb` time-series backend. */
+export const TIMESERIES_TABLE = process.env.TIMESERIES_TABLE ?? 'fleetstream-timeseries';
+
+/** The Timestream for LiveAnalytics database and table of the `timestream` backend. */
+export const TIMESTREAM_DATABASE = process.env.TIMESTREAM_DATABASE ?? 'fleetstream';
+export const TIMESTREAM_TABLE = process.env.TIMESTREAM_TABLE ?? 'datapoints';
+
+/** Time-series write transactions (≤ 100 points each) in flight at once per write. */
+export const TIMESERIES_WRITE_CONCURRENCY = intFrom(process.env.TIMESERIES_WRITE_CONCURRENCY, 2);

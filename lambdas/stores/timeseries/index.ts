@@ -3,6 +3,12 @@
  * time (DESIGN §5). Contract between the ingest handler (writes) and the storage query (reads).
  */
 
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { documentClient } from '../../shared/clients';
+import { TIMESERIES_BACKEND, TIMESERIES_TABLE, TIMESERIES_WRITE_CONCURRENCY, TIMESTREAM_DATABASE, TIMESTREAM_TABLE } from '../../shared/env';
+import { dynamoDbTimeseriesStore } from './dynamodb';
+import { timestreamStore } from './timestream';
+
 /** One data point, as stored and as returned by the storage query (plus workspace_id). */
 export interface DataPoint {
   workspace_id: string;
@@ -52,3 +58,28 @@ export interface TimeseriesStore {
    */
   query(query: TimeseriesQuery): AsyncIterable<DataPoint>;
 }
+
+let store: TimeseriesStore | undefined;
+
+/**
+ * This deployment's time-series store, created once per container: TIMESERIES_BACKEND picks
+ * `dynamodb` (TIMESERIES_TABLE) or `timestream` (TIMESTREAM_DATABASE, TIMESTREAM_TABLE).
+ * @throws Error when TIMESERIES_BACKEND names no backend.
+ */
+export const timeseriesStore = (): TimeseriesStore => {
+  if (store) return store;
+  switch (TIMESERIES_BACKEND) {
+    case 'dynamodb':
+      store = dynamoDbTimeseriesStore(
+        { doc: documentClient(new DynamoDBClient({})), table: TIMESERIES_TABLE },
+        { writeConcurrency: TIMESERIES_WRITE_CONCURRENCY },
+      );
+      break;
+    case 'timestream':
+      store = timestreamStore({ database: TIMESTREAM_DATABASE, table: TIMESTREAM_TABLE });
+      break;
+    default:
+      throw new Error(`TIMESERIES_BACKEND=${TIMESERIES_BACKEND} is not a time-series backend (dynamodb | timestream).`);
+  }
+  return store;
+};

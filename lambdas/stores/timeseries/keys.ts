@@ -1,0 +1,60 @@
+/**
+ * Key builders of the `dynamodb` time-series table (one item per data point):
+ *
+ * | attribute | value                                             | why                                     |
+ * |-----------|---------------------------------------------------|-----------------------------------------|
+ * | pk        | `TS#<workspace_id>#<shard>`, shard = hash(device) mod 8 | a workspace's writes spread over 8 partitions |
+ * | sk        | `<timestamp_device>#<device_id>#<tag>`            | the dedup key, in the query's order     |
+ *
+ * - Deduplication: (device_id, tag, timestamp_device) maps to exactly one (pk, sk), so a
+ *   conditional put (`attribute_not_exists(pk)`) makes the first write win.
+ * - Order: timestamps are fixed-width (`2021-07-08T14:21:15.915Z`) and IDs and tags use only
+ *   `[A-Za-z0-9_.-]`, all above `#`, so sorting sk as bytes sorts by (timestamp_device,
+ *   device_id, tag): the query's order with its deterministic tie-break. A query reads the shards
+ *   in parallel and merges them by sk; `descending` is the exact reverse.
+ * - Hot partitions: one partition per workspace would cap a workspace at one partition's write
+ *   rate (1,000 WCU/s), and time-ordered sort keys defeat DynamoDB's split-for-heat. Eight shards
+ *   give a workspace eight partitions' worth. The shard comes from the device, so one device's
+ *   series lives in one shard and a query filtered by device reads only its devices' shards.
+ *   SHARDS is fixed for the life of a table: changing it would move keys and break dedup.
+ */
+
+/** Shards per workspace; fixed for the life of a table. */
+export const SHARDS = 8;
+
+/** The table's key attributes; the CDK construct and the local table use the same. */
+export const TIMESERIES_KEY = { partition: 'pk', sort: 'sk' } as const;
+
+/** What IDs and tags may contain: every character sorts above the `#` separator. */
+export const KEY_PART = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** A timestamp as the keys hold it: RFC 3339 UTC with milliseconds, years 0000–9999. */
+export const KEY_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+// FNV-1a (32-bit): stable across runtimes and cheap; only the spread matters, not secrecy.
+const fnv1a = (text: string): number => {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+};
+
+/** The shard of a device's series. */
+export const shardOf = (deviceId: string): number => fnv1a(deviceId) % SHARDS;
+
+/** The partition holding one shard of a workspace's points. */
+export const seriesPartition = (workspaceId: string, shard: number): string => `TS#${workspaceId}#${shard}`;
+
+/** The key of one data point; also its dedup key. */
+export const pointKey = (point: { workspace_id: string; device_id: string; tag: string; timestamp_device: string }) => ({
+  pk: seriesPartition(point.workspace_id, shardOf(point.device_id)),
+  sk: `${point.timestamp_device}#${point.device_id}#${point.tag}`,
+});
+
+/** The partitions a query reads: its devices' shards, or every shard of the workspace. */
+export const queryPartitions = (workspaceId: string, devices?: readonly string[]): string[] => {
+  const shards = devices?.length ? [...new Set(devices.map(shardOf))].sort((a, b) => a - b) : [...Array(SHARDS).keys()];
+  return shards.map((shard) => seriesPartition(workspaceId, shard));
+};

@@ -1,0 +1,243 @@
+import { newId } from '../../../lambdas/shared/ids';
+import { PayloadTooLargeError, ValidationError } from '../../../lambdas/shared/errors';
+import type { DataPoint, TimeseriesQuery, TimeseriesStore } from '../../../lambdas/stores/timeseries';
+
+/** Every point a query yields. */
+export const collect = async (points: AsyncIterable<DataPoint>) => {
+  const all: DataPoint[] = [];
+  for await (const point of points) all.push(point);
+  return all;
+};
+
+const at = (ms: number) => new Date(Date.UTC(2024, 0, 1) + ms).toISOString();
+
+/** A workspace with two fleets and three devices, and a point builder for it. */
+const scene = () => {
+  const workspace_id = newId('wks');
+  const fleets = [newId('flt'), newId('flt')];
+  const devices = [newId('dev'), newId('dev'), newId('dev')].sort();
+  const point = (device: number, tag: string, ms: number, payload: unknown = { v: ms }, extra: Partial<DataPoint> = {}): DataPoint => ({
+    workspace_id,
+    fleet_id: fleets[0],
+    device_id: devices[device],
+    tag,
+    timestamp_device: at(ms),
+    timestamp_in: at(ms + 5),
+    payload,
+    ...extra,
+  });
+  const query = (q: Partial<TimeseriesQuery> = {}): TimeseriesQuery => ({ workspaceId: workspace_id, from: 0, size: 1000, order: 'asc', ...q });
+  return { workspace_id, fleets, devices, point, query };
+};
+
+const keyOf = (p: DataPoint) => `${p.timestamp_device}|${p.device_id}|${p.tag}`;
+
+/**
+ * The contract every time-series backend honours (DESIGN §5): dedup on (device, tag,
+ * timestamp_device) with the first write winning, the time range, order with its tie-break,
+ * filters, paging that never overlaps or skips, and tenant isolation. `makeStore` gives a store
+ * on an empty table.
+ */
+export const describeTimeseriesStore = (name: string, makeStore: () => Promise<TimeseriesStore>) => {
+  describe(`time-series store contract: ${name}`, () => {
+    let store: TimeseriesStore;
+    beforeAll(async () => {
+      store = await makeStore();
+    });
+
+    it('returns a written point with every field as written', async () => {
+      const { point, query } = scene();
+      const written = [
+        point(0, 'weather', 0, { temp: 21.5, ok: true, list: [1, 'two', null], nested: { deep: 'é✓' } }),
+        point(1, 'weather', 1, [1, 2, 3]),
+        point(2, 'weather', 2, 'text'),
+        point(0, 'raw', 3, 42),
+        point(0, 'none', 4, null),
+      ];
+
+      const result = await store.write(written);
+
+      expect(result).toEqual({ written: 5, discarded: 0 });
+      expect(await collect(store.query(query()))).toEqual(written);
+    });
+
+    it('keeps the first write of a (device, tag, timestamp_device) and counts later ones as discarded', async () => {
+      const { point, query, fleets } = scene();
+      const first = point(0, 'weather', 0, { v: 'first' });
+      await store.write([first]);
+
+      const result = await store.write([point(0, 'weather', 0, { v: 'second' }, { fleet_id: fleets[1], timestamp_in: at(999) })]);
+
+      expect(result).toEqual({ written: 0, discarded: 1 });
+      expect(await collect(store.query(query()))).toEqual([first]);
+    });
+
+    it('keeps the first of duplicates within one write', async () => {
+      const { point, query } = scene();
+
+      const result = await store.write([point(0, 't', 0, 'a'), point(1, 't', 0, 'b'), point(0, 't', 0, 'c')]);
+
+      expect(result).toEqual({ written: 2, discarded: 1 });
+      expect((await collect(store.query(query()))).map((p) => p.payload)).toEqual(['a', 'b']);
+    });
+
+    it('discards every point when the same batch is written again', async () => {
+      const { point, query } = scene();
+      const batch = Array.from({ length: 250 }, (_, i) => point(i % 3, `tag-${i % 4}`, i));
+      expect(await store.write(batch)).toEqual({ written: 250, discarded: 0 });
+
+      const again = await store.write(batch);
+
+      expect(again).toEqual({ written: 0, discarded: 250 });
+      expect(await collect(store.query(query()))).toHaveLength(250);
+    });
+
+    it('lets exactly one of concurrent writers of the same key win', async () => {
+      const { point, query } = scene();
+      const contenders = ['a', 'b', 'c', 'd', 'e'].map((v) => [point(0, 'race', 0, v), point(1, 'race', 1, v)]);
+
+      const results = await Promise.all(contenders.map((batch) => store.write(batch)));
+
+      expect(results.reduce((sum, r) => sum + r.written, 0)).toBe(2);
+      expect(results.reduce((sum, r) => sum + r.discarded, 0)).toBe(8);
+      expect(await collect(store.query(query()))).toHaveLength(2);
+    });
+
+    it('keeps a device’s series when it changes fleet: fleet is an attribute', async () => {
+      const { point, query, fleets } = scene();
+
+      await store.write([point(0, 'weather', 0, 1, { fleet_id: fleets[0] }), point(0, 'weather', 1, 2, { fleet_id: fleets[1] })]);
+
+      expect((await collect(store.query(query()))).map((p) => [p.fleet_id, p.payload])).toEqual([
+        [fleets[0], 1],
+        [fleets[1], 2],
+      ]);
+    });
+
+    it('applies start <= timestamp_device < end', async () => {
+      const { point, query } = scene();
+      await store.write([0, 10, 20, 30].map((ms) => point(0, 't', ms)));
+
+      const between = await collect(store.query(query({ start: at(10), end: at(30) })));
+      const fromStart = await collect(store.query(query({ start: at(20) })));
+      const untilEnd = await collect(store.query(query({ end: at(10) })));
+      const empty = await collect(store.query(query({ start: at(30), end: at(30) })));
+      const reversed = await collect(store.query(query({ start: at(30), end: at(0) })));
+
+      expect(between.map((p) => p.timestamp_device)).toEqual([at(10), at(20)]);
+      expect(fromStart.map((p) => p.timestamp_device)).toEqual([at(20), at(30)]);
+      expect(untilEnd.map((p) => p.timestamp_device)).toEqual([at(0)]);
+      expect(empty).toEqual([]);
+      expect(reversed).toEqual([]);
+    });
+
+    it('orders by timestamp_device, then device, then tag; descending is the exact reverse', async () => {
+      const { point, query } = scene();
+      // Written out of order, with ties on the timestamp across devices and tags.
+      const points = [point(2, 'b', 5), point(0, 'b', 5), point(1, 'a', 5), point(0, 'a', 5), point(2, 'a', 1), point(1, 'z', 9), point(0, 'a', 0)];
+      await store.write(points);
+
+      const asc = await collect(store.query(query({ order: 'asc' })));
+      const desc = await collect(store.query(query({ order: 'desc' })));
+
+      const expected = [...points].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
+      expect(asc.map(keyOf)).toEqual(expected.map(keyOf));
+      expect(desc.map(keyOf)).toEqual([...expected].reverse().map(keyOf));
+    });
+
+    it('pages through every point exactly once, whatever the page size and order', async () => {
+      const { point, query } = scene();
+      // 3 devices × 2 tags × 5 timestamps: six points tie on each timestamp, spread over shards.
+      const points = [0, 1, 2].flatMap((d) => ['a', 'b'].flatMap((tag) => [0, 1, 2, 3, 4].map((ms) => point(d, tag, ms))));
+      await store.write(points);
+      for (const order of ['asc', 'desc'] as const) {
+        const all = (await collect(store.query(query({ order })))).map(keyOf);
+        for (const size of [1, 2, 5, 7, 40]) {
+          const pages: string[] = [];
+          for (let from = 0; from * size < all.length + size; from++) {
+            pages.push(...(await collect(store.query(query({ order, from, size })))).map(keyOf));
+          }
+
+          expect(pages).toEqual(all);
+        }
+      }
+    });
+
+    it('returns the second record with from=1 and size=1, and nothing past the end or for size 0', async () => {
+      const { point, query } = scene();
+      await store.write([point(0, 't', 0), point(0, 't', 1), point(0, 't', 2)]);
+
+      const second = await collect(store.query(query({ from: 1, size: 1, order: 'desc' })));
+      const past = await collect(store.query(query({ from: 3, size: 1 })));
+      const none = await collect(store.query(query({ size: 0 })));
+
+      expect(second.map((p) => p.timestamp_device)).toEqual([at(1)]);
+      expect(past).toEqual([]);
+      expect(none).toEqual([]);
+    });
+
+    it('filters by several devices and several tags, together with the time range', async () => {
+      const { point, query, devices } = scene();
+      const points = [0, 1, 2].flatMap((d) => ['a', 'b', 'c'].flatMap((tag) => [0, 1, 2].map((ms) => point(d, tag, ms))));
+      await store.write(points);
+
+      const byDevice = await collect(store.query(query({ devices: [devices[0], devices[2]] })));
+      const byTag = await collect(store.query(query({ tags: ['a', 'c'] })));
+      const both = await collect(store.query(query({ devices: [devices[1]], tags: ['b'], start: at(1) })));
+      const unknown = await collect(store.query(query({ devices: [newId('dev')] })));
+
+      expect(byDevice).toHaveLength(18);
+      expect(new Set(byDevice.map((p) => p.device_id))).toEqual(new Set([devices[0], devices[2]]));
+      expect(byTag).toHaveLength(18);
+      expect(new Set(byTag.map((p) => p.tag))).toEqual(new Set(['a', 'c']));
+      expect(both.map(keyOf)).toEqual([point(1, 'b', 1), point(1, 'b', 2)].map(keyOf));
+      expect(unknown).toEqual([]);
+    });
+
+    it('never returns another workspace’s points, even for the same device ID and tag', async () => {
+      const mine = scene();
+      const theirs = scene();
+      await store.write([mine.point(0, 't', 0, 'mine')]);
+      await store.write([theirs.point(0, 't', 0, 'theirs', { device_id: mine.devices[0] })]);
+
+      const result = await collect(store.query(mine.query({ devices: [mine.devices[0]] })));
+
+      expect(result.map((p) => [p.workspace_id, p.payload])).toEqual([[mine.workspace_id, 'mine']]);
+    });
+
+    it('stores nothing of a write that holds an invalid point', async () => {
+      const { point, query } = scene();
+
+      const invalid = [point(0, 'bad tag!', 1), point(0, 'good', 2, 1, { timestamp_device: 'yesterday' }), point(0, 'good', 3, undefined, { payload: undefined })];
+
+      await expect(store.write([point(0, 'good', 0), ...invalid])).rejects.toThrow(ValidationError);
+
+      expect(await collect(store.query(query()))).toEqual([]);
+    });
+
+    it('rejects an oversize point before writing anything', async () => {
+      const { point, query } = scene();
+
+      await expect(store.write([point(0, 'good', 0), point(0, 'big', 1, 'x'.repeat(500 * 1024))])).rejects.toThrow(PayloadTooLargeError);
+
+      expect(await collect(store.query(query()))).toEqual([]);
+    });
+
+    it('reads a large result in order across many pages and lets a reader stop early', async () => {
+      const { point, query } = scene();
+      const points = Array.from({ length: 3000 }, (_, i) => point(i % 3, `t${i % 5}`, Math.floor(i / 2)));
+      await store.write(points);
+
+      const all = await collect(store.query(query({ order: 'desc', size: 5000 })));
+      const firstFew: DataPoint[] = [];
+      for await (const p of store.query(query({ order: 'desc', size: 5000 }))) {
+        firstFew.push(p);
+        if (firstFew.length === 3) break;
+      }
+
+      expect(all).toHaveLength(3000);
+      expect(all.map(keyOf)).toEqual([...points].map(keyOf).sort().reverse());
+      expect(firstFew).toEqual(all.slice(0, 3));
+    });
+  });
+};
