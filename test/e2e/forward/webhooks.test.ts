@@ -1,6 +1,7 @@
 import { waitFor } from '../../../local/ports';
 import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
+import { deviceClient, deviceToken } from '../../helpers/device-token';
 import { depthOf } from '../../helpers/sqs';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../../helpers/webhook-receiver';
 
@@ -77,6 +78,34 @@ describe('webhooks on the local runtime', () => {
     ]);
     const { body } = await api.get(`/workspaces/${workspaceId}/integrations/${created.integration.id}`);
     expect(body.integration.status).toEqual(expect.objectContaining({ last_delivery_at: expect.any(String), consecutive_failures: 0 }));
+  });
+
+  it('delivers what a device does over the device API as signed d2c events: its token checks, status requests and job results', async () => {
+    const { workspaceId, devices } = await workspaceWithDevices(1);
+    const [device] = devices;
+    const hook = await receiver();
+    const { body: created } = await api.post(`/workspaces/${workspaceId}/integrations`, { url: hook.url, data: false });
+    const { credentials } = (await api.post(`/workspaces/${workspaceId}/devices/${device.id}/identities`)).body;
+    await api.post(`/devices/${device.id}/jobs/reboot`, { value: { delay: 1 } });
+    const client = deviceClient(runtime.base_url, await deviceToken(credentials));
+
+    await client.get('/status');
+    await client.post('/jobs/reboot/result', { result: { rebooted: true } });
+    await deviceClient(runtime.base_url, await deviceToken(credentials, { expiresIn: -600 })).get('/status');
+    await until(() => hook.accepted().filter((e) => e.direction === 'd2c').length >= 4, 'granted, status, job result and denied events');
+
+    const d2c = hook.accepted().filter((e) => e.direction === 'd2c');
+    expect(hook.posts.every((p) => verifySignature(created.secret, p.headers, p.raw))).toBe(true);
+    expect(d2c.every((e) => e.device_id === device.id && e.workspace_id === workspaceId && e.fleet_id === device.fleet_id)).toBe(true);
+    expect(d2c.filter((e) => e.type === 'authentication').map((e) => e.payload)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ verified: 'true', result: 'granted' }),
+        expect.objectContaining({ verified: 'false', result: 'denied', error: 'token expired' }),
+      ]),
+    );
+    expect(d2c.find((e) => e.type === 'status')?.payload).toEqual(expect.objectContaining({ pending_jobs: ['reboot'] }));
+    expect(d2c.find((e) => e.type === 'job')?.payload).toEqual(expect.objectContaining({ name: 'reboot', status: 'done', result: { rebooted: true } }));
+    expect(hook.accepted().find((e) => e.type === 'job' && e.direction === 'c2d')).toBeDefined();
   });
 
   it('gets every message at least once to a receiver that fails half the time and is down for a stretch', async () => {
