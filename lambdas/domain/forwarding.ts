@@ -41,6 +41,12 @@ export interface ForwardingOptions {
   retry: { baseSeconds: number; maxSeconds: number };
   /** POSTs in flight at once. */
   concurrency: number;
+  /**
+   * Epoch ms after which no POST starts (the invocation's end less one webhook timeout): the
+   * messages of the POSTs left out are retried, so that a batch with many slow receivers ends in
+   * time instead of timing out as a whole.
+   */
+  startPostsBefore?: number;
 }
 
 /** The SQS message attribute that carries a message's first ID through a DLQ replay. */
@@ -210,7 +216,8 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
   );
 
   const outcomes = await runAll(
-    posts.map((post) => async () => {
+    posts.map((post) => async (): Promise<PostOutcome | undefined> => {
+      if (options.startPostsBefore !== undefined && Date.now() >= options.startPostsBefore) return undefined;
       const batchId = randomUUID();
       const body = webhookBody(batchId, post.items.map((p) => p.message));
       return options.post({
@@ -234,6 +241,11 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
   const byIntegration = new Map<IntegrationRecord, { delivered: boolean; error?: string }>();
   posts.forEach((post, i) => {
     const outcome = outcomes[i];
+    if (!outcome) {
+      // not sent for lack of time: retried, and nothing to say about the receiver
+      for (const p of post.items) missed.add(p);
+      return;
+    }
     const summary = byIntegration.get(post.integration) ?? { delivered: false };
     if (outcome.ok) summary.delivered = true;
     else summary.error = outcome.error;

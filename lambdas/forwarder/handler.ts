@@ -1,4 +1,4 @@
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { forwardMessages, ORIGIN_ID_ATTRIBUTE } from '../domain/forwarding';
 import { registryDb } from '../shared/clients';
 import {
@@ -12,6 +12,8 @@ import { webhookPoster } from './webhook-client';
 
 // POSTs of one batch in flight at once, across all its integrations.
 const POST_CONCURRENCY = 16;
+// Time kept at the end of an invocation for the status, ledger and backoff writes.
+const WRAP_UP_MS = 2000;
 
 const post = webhookPoster({ timeoutMs: WEBHOOK_TIMEOUT_MS, allowPrivate: WEBHOOK_ALLOW_PRIVATE_TARGETS });
 
@@ -19,7 +21,7 @@ const post = webhookPoster({ timeoutMs: WEBHOOK_TIMEOUT_MS, allowPrivate: WEBHOO
  * The forward queue's consumer (an SQS event source with ReportBatchItemFailures): delivers the
  * batch to the workspaces' webhooks and answers with the messages to retry.
  */
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   const messages = event.Records.map((r) => ({
     messageId: r.messageId,
     receiptHandle: r.receiptHandle,
@@ -32,6 +34,7 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     queueUrl: FORWARD_QUEUE_URL,
     retry: { baseSeconds: FORWARD_RETRY_BASE_SECONDS, maxSeconds: FORWARD_RETRY_MAX_SECONDS },
     concurrency: POST_CONCURRENCY,
+    startPostsBefore: Date.now() + context.getRemainingTimeInMillis() - WEBHOOK_TIMEOUT_MS - WRAP_UP_MS,
   });
   return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
 };

@@ -24,7 +24,7 @@ export const IntegrationStatusSchema = z
     last_delivery_at: DateSchema.nullable().meta({ description: 'Last POST answered with 2xx' }),
     last_error_at: DateSchema.nullable(),
     last_error: z.string().nullable().meta({ description: 'What went wrong on the last failed POST' }),
-    consecutive_failures: z.int().nonnegative().meta({ description: 'Failed POSTs since the last success' }),
+    consecutive_failures: z.int().nonnegative().meta({ description: 'Failed deliveries (one per forwarder batch) since the last success' }),
   })
   .meta({ id: 'IntegrationStatus' });
 export type IntegrationStatus = z.infer<typeof IntegrationStatusSchema>;

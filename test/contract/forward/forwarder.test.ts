@@ -178,6 +178,25 @@ describe('the forwarder on DynamoDB Local, fauxqs and a real receiver', () => {
     expect((await getIntegration(db, caller, workspace_id, integration.id)).status.last_error).toBe('no answer within 300 ms');
   });
 
+  it('leaves the POSTs it has no time left to start to a retry, and says nothing about their receivers', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const hook = await receiver();
+    const { integration } = await integrationOf(caller, workspace_id, hook.url);
+    const { queue, queued } = await enqueue(json([point(workspace_id, 'temp', 1)]));
+
+    const failed = await forwardMessages(db, queued, {
+      post: webhookPoster({ timeoutMs: 1000, allowPrivate: true }),
+      queueUrl: queue.url,
+      retry: { baseSeconds: 1, maxSeconds: 1 },
+      concurrency: 4,
+      startPostsBefore: Date.now() - 1,
+    });
+
+    expect(failed).toEqual([queued[0].messageId]);
+    expect(hook.posts).toEqual([]);
+    expect((await getIntegration(db, caller, workspace_id, integration.id)).status).toEqual(integration.status);
+  });
+
   it('splits a batch whose POST would exceed the size limit', async () => {
     const { caller, workspace_id } = await newAccount(db);
     const hook = await receiver();
