@@ -17,8 +17,9 @@ export const REGISTRY_TABLE_ENV = 'REGISTRY_TABLE';
 const BUFFERED_TIMEOUT = Duration.seconds(29);
 const STREAMED_TIMEOUT = Duration.minutes(5);
 
-// Handlers that never touch the registry: the OpenAPI document is bundled into its code.
-const WITHOUT_REGISTRY: ReadonlySet<RouteHandler> = new Set(['openapi']);
+// Handlers that never touch the registry: the OpenAPI document is bundled into its code, and
+// ingest messages carry everything the ingest Lambda stores and forwards.
+const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi', 'ingest']);
 
 /** Stack props plus the deploy-time settings (see `configFromContext`). */
 export interface FleetstreamStackProps extends StackProps {
@@ -90,7 +91,7 @@ export class FleetstreamStack extends Stack {
           timeout: Duration.seconds(QUEUES[queue].consumerTimeoutSeconds),
           ...logs,
         });
-        fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'read-write');
+        if (!WITHOUT_REGISTRY.has(source)) fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'read-write');
         this.queues.consume(queue, fn);
         return [source, fn] as const;
       }),

@@ -70,6 +70,7 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
  * event source mapping. Adding a consumer is one line.
  */
 export const QUEUE_CONSUMERS: Partial<Record<QueueName, QueueConsumer>> = {
+  ingest: 'ingest',
   forward: 'forwarder',
 };
 

@@ -45,6 +45,7 @@ export interface LocalRuntime extends Bootstrap {
 }
 
 const REGISTRY_TABLE = 'fleetstream-registry';
+const TIMESERIES_TABLE = 'fleetstream-timeseries';
 
 /**
  * The first account, its workspace and API key. With a data folder it is remembered in
@@ -102,11 +103,13 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
 
     const port = options.port || (await freePort());
     // The handlers find the engines exactly as in the cloud: standard SDK variables.
-    Object.assign(process.env, LOCAL_AWS_ENV, { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, REGISTRY_TABLE });
+    Object.assign(process.env, LOCAL_AWS_ENV, { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, REGISTRY_TABLE, TIMESERIES_BACKEND: 'dynamodb', TIMESERIES_TABLE });
     // Read once by the handlers (lambdas/shared/env.ts), so set before the first one loads.
     process.env.DEVICE_ENDPOINT_URL = `http://127.0.0.1:${port}/v3/device`;
     const client = new DynamoDBClient({});
     await ensureRegistryTable(client, REGISTRY_TABLE);
+    const { ensureTimeseriesTable } = await import('../lambdas/stores/timeseries/dynamodb');
+    await ensureTimeseriesTable(client, TIMESERIES_TABLE);
     client.destroy();
 
     log('creating the bootstrap account…');

@@ -43,8 +43,10 @@ const jsonOfAtMost = (bytes: number) =>
 const DeviceTimestampSchema = z.iso
   .datetime({ offset: true })
   .refine((date) => Date.parse(date) <= Date.now() + FUTURE_TOLERANCE_MS, 'Must not be more than 15 minutes in the future.')
+  // Timestream keeps time as milliseconds since the epoch
+  .refine((date) => Date.parse(date) >= 0, 'Must be 1970 or later.')
   .transform((date) => new Date(date).toISOString())
-  .meta({ description: 'RFC 3339 date; at most 15 minutes in the future', example: '2021-07-08T14:21:15.915Z' });
+  .meta({ description: 'RFC 3339 date, from 1970 to 15 minutes in the future', example: '2021-07-08T14:21:15.915Z' });
 
 /** An array of 1 to `max` items, as the publish and event routes take them. */
 const batchOf = <S extends z.ZodType>(item: S, max: number, noun: string) =>

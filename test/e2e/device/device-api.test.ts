@@ -2,6 +2,7 @@ import { waitFor } from '../../../local/ports';
 import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { deviceClient, deviceToken } from '../../helpers/device-token';
+import { depthOf } from '../../helpers/sqs';
 
 let runtime: LocalRuntime;
 let api: ApiClient;
@@ -44,6 +45,44 @@ describe('device API on the local runtime', () => {
     expect(answered.status).toBe(200);
     expect(done.body.jobs).toEqual([expect.objectContaining({ name: 'reboot', status: 'done', result: { rebooted: true }, completed_at: expect.any(String) })]);
     expect(pending.body.jobs).toEqual([]);
+  });
+
+  it('stores published points once each, first write winning, whatever their order', async () => {
+    const { device, credentials } = await newDeviceWithCredentials();
+    const me = asDevice(await deviceToken(credentials));
+    const at = (second: number) => `2026-02-01T00:00:${String(second).padStart(2, '0')}.000Z`;
+    const { timeseriesStore } = await import('../../../lambdas/stores/timeseries');
+    const storedPoints = (count: number) =>
+      waitFor(async () => {
+        const points = [];
+        for await (const p of timeseriesStore().query({ workspaceId: runtime.workspace_id, devices: [device.id], from: 0, size: 100, order: 'asc' })) points.push(p);
+        if (points.length < count) throw new Error(`${points.length} of ${count} points stored`);
+        return points;
+      }, 'the points to be stored', 30_000);
+
+    const first = await me.post('/data', [
+      { tag: 'temp', payload: { v: 3 }, timestamp_device: at(3) },
+      { tag: 'temp', payload: { v: 1 }, timestamp_device: at(1) },
+      { tag: 'temp', payload: { v: 2 }, timestamp_device: at(2) },
+    ]);
+    await storedPoints(3);
+    const duplicate = await me.post('/data', { tag: 'temp', payload: { v: 'again' }, timestamp_device: at(1) });
+    const late = await me.post('/data', { tag: 'temp', payload: { v: 0 }, timestamp_device: at(0) });
+    // Every queued message handled, the duplicate included: only then is "first write wins" shown.
+    await waitFor(async () => {
+      const depth = await depthOf(runtime.queue_urls.ingest);
+      if (depth.visible + depth.inFlight) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
+    }, 'the ingest queue to drain', 30_000);
+    const stored = await storedPoints(4);
+
+    expect([first.status, duplicate.status, late.status]).toEqual([202, 202, 202]);
+    expect(stored.map((p) => [p.timestamp_device, p.payload])).toEqual([
+      [at(0), { v: 0 }],
+      [at(1), { v: 1 }],
+      [at(2), { v: 2 }],
+      [at(3), { v: 3 }],
+    ]);
+    expect(stored.every((p) => p.fleet_id === device.fleet_id && p.timestamp_in > p.timestamp_device)).toBe(true);
   });
 
   it('answers 401 to bad and expired tokens and to API keys', async () => {

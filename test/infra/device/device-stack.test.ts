@@ -58,6 +58,23 @@ describe('device side of the stack', () => {
     expect(environmentOf(deviceApi())).toMatchObject({ INGEST_QUEUE_URL: { Ref: queueId('ingest') }, FORWARD_QUEUE_URL: { Ref: queueId('forward') } });
   });
 
+  it('feeds the ingest Lambda from the ingest queue, with partial batch responses, and lets it forward but not touch the registry', () => {
+    const ingest = stack.consumerFunctions.get('ingest')!;
+    const mapping = Object.values(resources).find(
+      (r) => r.Type === 'AWS::Lambda::EventSourceMapping' && targetOf(r.Properties.FunctionName) === idOf(ingest),
+    )!;
+    const statements = statementsOfFunction(template, idOf(ingest));
+    const sends = statements.filter((s) => actionsOf(s).includes('sqs:SendMessage'));
+
+    expect(mapping.Properties).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': [queueId('ingest'), 'Arn'] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    expect(sends.flatMap(targetsOf)).toEqual([queueId('forward')]);
+    expect(statements.flatMap(targetsOf)).not.toContain(tableId());
+    expect(environmentOf(ingest)).not.toHaveProperty('REGISTRY_TABLE');
+  });
+
   it('tells the identities Lambda the device API’s address, for the credentials it hands out', () => {
     const url = JSON.stringify(environmentOf(identities()).DEVICE_ENDPOINT_URL);
 

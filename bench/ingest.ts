@@ -1,0 +1,211 @@
+/**
+ * Ingest: 100,000 data points (10% duplicates) through the ingest handler's work into the local
+ * time-series store (DynamoDB Local), side by side in one run with plain BatchWriteItem of the
+ * same items. Target: ingest points/s ≥ 0.5 × BatchWriteItem items/s.
+ *
+ *   npm run bench:ingest                       POINTS=100000 DUPLICATES=0.1 POINTS_PER_MESSAGE=10
+ *
+ * The points arrive as the device API queues them (one message per publish request of
+ * POINTS_PER_MESSAGE points) in SQS events of the ingest queue's batch size, two invocations at
+ * a time as the local poller runs them. Two ingest rows: the store alone (forwarding off), and
+ * the whole handler, forwarding each point and its data event to fauxqs in the same process.
+ */
+import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { ingestBatch, type IngestDeps, type QueuedIngest } from '../lambdas/domain/ingest';
+import type { IngestDataMessage } from '../lambdas/schemas/device-api';
+import { documentClient } from '../lambdas/shared/clients';
+import { TIMESERIES_WRITE_CONCURRENCY, WRITE_CONCURRENCY } from '../lambdas/shared/env';
+import { dynamoDbTimeseriesStore, ensureTimeseriesTable } from '../lambdas/stores/timeseries/dynamodb';
+import { sendMessages } from '../lambdas/stores/queue-store';
+import { pointKey } from '../lambdas/stores/timeseries/keys';
+import { LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';
+import { QUEUES } from '../local/queues';
+import { startLocalSqs } from '../local/queues-engine';
+import { printTable, timeMs } from './stats';
+
+const POINTS = Number(process.env.POINTS ?? 100_000);
+const DUPLICATES = Number(process.env.DUPLICATES ?? 0.1);
+const POINTS_PER_MESSAGE = Number(process.env.POINTS_PER_MESSAGE ?? 10);
+const DEVICES = 100;
+const INVOCATIONS_IN_FLIGHT = Number(process.env.INVOCATIONS ?? 2); // the local poller's consumerConcurrency default
+const SLICES = 10;
+const BATCH_WRITE_LIMIT = 25;
+
+interface Point {
+  device_id: string;
+  tag: string;
+  timestamp_device: string;
+  payload: unknown;
+}
+
+/** POINTS points of DEVICES devices; DUPLICATES of them repeat an earlier point's key with another payload. */
+const makePoints = (): Point[] => {
+  const unique = Math.round(POINTS * (1 - DUPLICATES));
+  const points: Point[] = Array.from({ length: unique }, (_, i) => ({
+    device_id: `dev-bench${String(i % DEVICES).padStart(15, '0')}`,
+    tag: i % 3 ? 'temperature' : 'humidity',
+    timestamp_device: new Date(Date.UTC(2026, 0, 1) + Math.floor(i / DEVICES) * 1000).toISOString(),
+    payload: { value: (i * 7919) % 1000, unit: 'c', seq: i },
+  }));
+  for (let i = unique; i < POINTS; i++) {
+    const original = points[Math.floor(Math.random() * unique)];
+    points.push({ ...original, payload: { value: -1, duplicate: true } });
+  }
+  // Duplicates arrive anywhere in the stream, not last.
+  for (let i = points.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [points[i], points[j]] = [points[j], points[i]];
+  }
+  return points;
+};
+
+/** The points as the device API queues them: one message per device request, in SQS batches. */
+const toBatches = (workspaceId: string, points: Point[]): QueuedIngest[][] => {
+  const messages: QueuedIngest[] = [];
+  for (let i = 0; i < points.length; i += POINTS_PER_MESSAGE) {
+    const part = points.slice(i, i + POINTS_PER_MESSAGE);
+    // One request comes from one device: regroup by device within the slice.
+    const byDevice = new Map<string, Point[]>();
+    for (const p of part) byDevice.set(p.device_id, [...(byDevice.get(p.device_id) ?? []), p]);
+    for (const [device_id, own] of byDevice) {
+      const message: IngestDataMessage = {
+        kind: 'data',
+        workspace_id: workspaceId,
+        fleet_id: 'flt-bench00000000000000',
+        device_id,
+        device_name: device_id,
+        timestamp_in: new Date().toISOString(),
+        points: own.map(({ tag, timestamp_device, payload }) => ({ tag, timestamp_device, payload })),
+      };
+      messages.push({ messageId: randomUUID(), body: JSON.stringify(message) });
+    }
+  }
+  const size = QUEUES.ingest.batchSize;
+  return Array.from({ length: Math.ceil(messages.length / size) }, (_, i) => messages.slice(i * size, i * size + size));
+};
+
+/** The items the store would write for these points, for plain BatchWriteItem. */
+const toItems = (workspaceId: string, points: Point[]) =>
+  points.map((p) => ({
+    ...pointKey({ workspace_id: workspaceId, ...p }),
+    device_id: p.device_id,
+    tag: p.tag,
+    fleet_id: 'flt-bench00000000000000',
+    timestamp_in: new Date().toISOString(),
+    payload: JSON.stringify(p.payload),
+  }));
+
+const main = async () => {
+  console.log('starting DynamoDB Local and fauxqs (in memory)…');
+  const dynamo = await startDynamoDbLocal();
+  const sqs = await startLocalSqs();
+  Object.assign(process.env, LOCAL_AWS_ENV, { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ENDPOINT_URL_SQS: sqs.endpoint });
+  const client = new DynamoDBClient({});
+  const doc = documentClient(client);
+  const freshTable = async () => {
+    const table = `bench-${randomUUID()}`;
+    await ensureTimeseriesTable(client, table);
+    return table;
+  };
+  const countOf = async (table: string) => {
+    let count = 0;
+    let ExclusiveStartKey: Record<string, never> | undefined;
+    do {
+      const page = await client.send(new ScanCommand({ TableName: table, Select: 'COUNT', ExclusiveStartKey }));
+      count += page.Count ?? 0;
+      ExclusiveStartKey = page.LastEvaluatedKey as typeof ExclusiveStartKey;
+    } while (ExclusiveStartKey);
+    return count;
+  };
+
+  /** Plain BatchWriteItem of the items, WRITE_CONCURRENCY calls in flight, unprocessed items retried. */
+  const plainWrite = async (table: string, points: Point[]) => {
+    const items = toItems('wks-bench00000000000000', points);
+    const chunks: (typeof items)[] = [];
+    for (let i = 0; i < items.length; i += BATCH_WRITE_LIMIT) {
+      // A BatchWriteItem may not name one key twice: keep the last, as a later call would.
+      const unique = new Map(items.slice(i, i + BATCH_WRITE_LIMIT).map((item) => [`${item.pk} ${item.sk}`, item]));
+      chunks.push([...unique.values()]);
+    }
+    let next = 0;
+    const worker = async () => {
+      while (next < chunks.length) {
+        let requests = chunks[next++].map((Item) => ({ PutRequest: { Item } }));
+        while (requests.length) {
+          const result = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
+          requests = (result.UnprocessedItems?.[table] ?? []) as typeof requests;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: WRITE_CONCURRENCY }, worker));
+  };
+
+  /** The ingest handler's work on every batch, INVOCATIONS_IN_FLIGHT batches at a time. */
+  const ingest = async (table: string, points: Point[], forward: IngestDeps['forward']) => {
+    const deps: IngestDeps = {
+      store: dynamoDbTimeseriesStore({ doc, table }, { writeConcurrency: TIMESERIES_WRITE_CONCURRENCY }),
+      forward,
+      concurrency: WRITE_CONCURRENCY,
+    };
+    const batches = toBatches('wks-bench00000000000000', points);
+    let next = 0;
+    let failed = 0;
+    const invoker = async () => {
+      while (next < batches.length) failed += (await ingestBatch(deps, batches[next++])).length;
+    };
+    await Promise.all(Array.from({ length: INVOCATIONS_IN_FLIGHT }, invoker));
+    if (failed) throw new Error(`${failed} messages failed`);
+  };
+  const noForwarding: IngestDeps['forward'] = async () => undefined;
+  // What publishForward does with the local runtime's FORWARD_QUEUE_URL.
+  const toFauxqs: IngestDeps['forward'] = (messages) => sendMessages(sqs.queues.forward.url, messages, WRITE_CONCURRENCY);
+
+  try {
+    console.log('warming up (10,000 points each way)…');
+    const warm = makePoints().slice(0, 10_000);
+    await plainWrite(await freshTable(), warm);
+    await ingest(await freshTable(), warm, noForwarding);
+
+    const points = makePoints();
+    const unique = new Set(points.map((p) => `${p.device_id} ${p.tag} ${p.timestamp_device}`)).size;
+    const tables = { plain: await freshTable(), store: await freshTable(), forwarding: await freshTable() };
+    console.log(`measuring ${POINTS} points (${POINTS - unique} duplicates) in ${SLICES} interleaved slices…`);
+    // Slices taken in turn by each way, into the same three tables: load from other processes hits
+    // the three alike, and a duplicate meets its original whichever slice holds it.
+    let [plainMs, storeMs, forwardingMs] = [0, 0, 0];
+    const sliceSize = Math.ceil(points.length / SLICES);
+    for (let i = 0; i < points.length; i += sliceSize) {
+      const slice = points.slice(i, i + sliceSize);
+      plainMs += await timeMs(() => plainWrite(tables.plain, slice));
+      storeMs += await timeMs(() => ingest(tables.store, slice, noForwarding));
+      forwardingMs += await timeMs(() => ingest(tables.forwarding, slice, toFauxqs));
+      process.stderr.write('.');
+    }
+    process.stderr.write('\n');
+    const [plainCount, storeCount, forwardingCount] = await Promise.all([countOf(tables.plain), countOf(tables.store), countOf(tables.forwarding)]);
+
+    const perSecond = (ms: number) => (POINTS / ms) * 1000;
+    printTable(`${POINTS} points, ${POINTS - unique} duplicates, ${POINTS_PER_MESSAGE} per message, ${QUEUES.ingest.batchSize} messages per invocation`, [
+      { what: 'plain BatchWriteItem (25 items, 16 in flight)', s: plainMs / 1000, 'points/s': perSecond(plainMs), 'stored': plainCount, 'ratio': 1 },
+      { what: 'ingest: store only (forwarding off)', s: storeMs / 1000, 'points/s': perSecond(storeMs), 'stored': storeCount, 'ratio': plainMs / storeMs },
+      {
+        what: 'ingest: store + forward 2 messages/point (fauxqs)',
+        s: forwardingMs / 1000,
+        'points/s': perSecond(forwardingMs),
+        'stored': forwardingCount,
+        'ratio': plainMs / forwardingMs,
+      },
+    ]);
+    console.log(`\nratio ingest (store) / plain BatchWriteItem = ${(plainMs / storeMs).toFixed(2)} (target ≥ 0.5)`);
+    console.log(`ratio ingest (store + forwarding) / plain BatchWriteItem = ${(plainMs / forwardingMs).toFixed(2)}`);
+    if (storeCount !== unique || forwardingCount !== unique) throw new Error(`stored ${storeCount}/${forwardingCount} points, expected ${unique}`);
+  } finally {
+    client.destroy();
+    await sqs.stop();
+    await dynamo.stop();
+  }
+};
+
+await main();

@@ -1,0 +1,230 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { ingestBatch, type IngestDeps, type QueuedIngest } from '../../../lambdas/domain/ingest';
+import type { IngestDataMessage, IngestEventsMessage, IngestMessage } from '../../../lambdas/schemas/device-api';
+import type { DataMessage, EventMessage, ForwardMessage } from '../../../lambdas/schemas/forward';
+import { documentClient } from '../../../lambdas/shared/clients';
+import { sendMessages } from '../../../lambdas/stores/queue-store';
+import type { DataPoint, TimeseriesStore } from '../../../lambdas/stores/timeseries';
+import { dynamoDbTimeseriesStore, ensureTimeseriesTable } from '../../../lambdas/stores/timeseries/dynamodb';
+import { waitFor } from '../../../local/ports';
+import { startSqsPoller } from '../../../local/sqs-poller';
+import { depthOf, freshQueue, receiveAll, sendRaw, type TestQueue } from '../../helpers/sqs';
+
+const WORKSPACE = 'wks-ingest0000000000000';
+const FLEET = 'flt-ingest0000000000000';
+
+let store: TimeseriesStore;
+beforeAll(async () => {
+  const client = new DynamoDBClient({});
+  const table = `ts-${randomUUID()}`;
+  await ensureTimeseriesTable(client, table);
+  store = dynamoDbTimeseriesStore({ doc: documentClient(client), table }, { writeConcurrency: 2 });
+});
+
+/** A device of its own per test, so that tests share the table but not their points. */
+const newDevice = () => `dev-${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+
+const dataOf = (deviceId: string, points: Array<{ tag: string; at: string; payload: unknown }>): IngestDataMessage => ({
+  kind: 'data',
+  workspace_id: WORKSPACE,
+  fleet_id: FLEET,
+  device_id: deviceId,
+  device_name: 'sensor',
+  timestamp_in: '2026-03-01T00:00:00.000Z',
+  points: points.map(({ tag, at, payload }) => ({ tag, timestamp_device: at, payload })),
+});
+
+const queued = (...messages: Array<IngestMessage | string>): QueuedIngest[] =>
+  messages.map((m) => ({ messageId: randomUUID(), body: typeof m === 'string' ? m : JSON.stringify(m) }));
+
+const storedOf = async (deviceId: string) => {
+  const points: DataPoint[] = [];
+  for await (const point of store.query({ workspaceId: WORKSPACE, devices: [deviceId], from: 0, size: 10_000, order: 'asc' })) points.push(point);
+  return points;
+};
+
+/** A forward queue of the test's own, and deps that forward to it. */
+const withForwardQueue = async (overrides: Partial<IngestDeps> = {}) => {
+  const queue = await freshQueue();
+  const deps: IngestDeps = { store, forward: (messages) => sendMessages(queue.url, messages), concurrency: 4, ...overrides };
+  const forwarded = async () => (await receiveAll(queue.url)).map((m) => JSON.parse(m.Body!) as ForwardMessage);
+  return { queue, deps, forwarded };
+};
+
+const at = (second: number) => `2026-03-01T00:00:${String(second).padStart(2, '0')}.000Z`;
+
+describe('ingest', () => {
+  it('stores each point once, first write winning, and forwards every point with its data event', async () => {
+    const device = newDevice();
+    const { deps, forwarded } = await withForwardQueue();
+    const batch = queued(
+      dataOf(device, [
+        { tag: 'temp', at: at(2), payload: { v: 1 } },
+        { tag: 'temp', at: at(1), payload: { v: 0 } },
+        { tag: 'temp', at: at(2), payload: { v: 'dup in message' } },
+      ]),
+      dataOf(device, [
+        { tag: 'temp', at: at(1), payload: { v: 'dup across messages' } },
+        { tag: 'hum', at: at(1), payload: 40 },
+      ]),
+    );
+
+    const failed = await ingestBatch(deps, batch);
+
+    expect(failed).toEqual([]);
+    expect((await storedOf(device)).map((p) => [p.timestamp_device, p.tag, p.payload])).toEqual([
+      [at(1), 'hum', 40],
+      [at(1), 'temp', { v: 0 }],
+      [at(2), 'temp', { v: 1 }],
+    ]);
+    const messages = await forwarded();
+    const data = messages.filter((m): m is DataMessage => m.kind === 'data');
+    const events = messages.filter((m): m is EventMessage => m.kind === 'event');
+    expect(data).toHaveLength(5);
+    expect(data).toContainEqual({
+      kind: 'data',
+      workspace_id: WORKSPACE,
+      fleet_id: FLEET,
+      device_id: device,
+      device_name: 'sensor',
+      timestamp_device: at(1),
+      timestamp_in: '2026-03-01T00:00:00.000Z',
+      tag: 'hum',
+      payload: 40,
+    });
+    expect(events.map((e) => [e.type, e.direction, e.payload])).toContainEqual(['data', 'd2c', { tag: 'hum', size: 2 }]);
+    expect(events).toHaveLength(5);
+  });
+
+  it('forwards device events as d2c events at their own time', async () => {
+    const device = newDevice();
+    const { deps, forwarded } = await withForwardQueue();
+    const events: IngestEventsMessage = {
+      kind: 'events',
+      workspace_id: WORKSPACE,
+      fleet_id: FLEET,
+      device_id: device,
+      events: [
+        { type: 'manifest', ts: '2026-03-01T00:00:00.000001Z', payload: { jobs: ['reboot'] } },
+        { type: 'os_info', ts: '2026-03-01T00:00:01.000Z', payload: { version: '1.2' } },
+      ],
+    };
+
+    const failed = await ingestBatch(deps, queued(events));
+
+    expect(failed).toEqual([]);
+    expect((await forwarded()).sort((a, b) => (a as EventMessage).ts.localeCompare((b as EventMessage).ts))).toEqual([
+      { kind: 'event', ts: '2026-03-01T00:00:00.000001Z', workspace_id: WORKSPACE, fleet_id: FLEET, device_id: device, type: 'manifest', direction: 'd2c', payload: { jobs: ['reboot'] } },
+      { kind: 'event', ts: '2026-03-01T00:00:01.000Z', workspace_id: WORKSPACE, fleet_id: FLEET, device_id: device, type: 'os_info', direction: 'd2c', payload: { version: '1.2' } },
+    ]);
+    expect(await storedOf(device)).toEqual([]);
+  });
+
+  it('reports unreadable messages for retry (and so the DLQ) and handles the others', async () => {
+    const device = newDevice();
+    const { deps, forwarded } = await withForwardQueue();
+    const batch = queued('{"kind":', JSON.stringify({ kind: 'data', points: [] }), dataOf(device, [{ tag: 't', at: at(1), payload: 1 }]));
+
+    const failed = await ingestBatch(deps, batch);
+
+    expect(failed.sort()).toEqual([batch[0].messageId, batch[1].messageId].sort());
+    expect(await storedOf(device)).toHaveLength(1);
+    expect(await forwarded()).toHaveLength(2);
+  });
+
+  it('fails only the message whose points the store refuses, and stores and forwards the others', async () => {
+    const [good, bad] = [newDevice(), newDevice()];
+    const { deps, forwarded } = await withForwardQueue();
+    const batch = queued(
+      dataOf(good, [{ tag: 'ok', at: at(1), payload: 1 }]),
+      dataOf(bad, [{ tag: 'not a tag', at: at(1), payload: 1 }]),
+      dataOf(good, [{ tag: 'ok', at: at(2), payload: 2 }]),
+    );
+
+    const failed = await ingestBatch(deps, batch);
+
+    expect(failed).toEqual([batch[1].messageId]);
+    expect((await storedOf(good)).map((p) => p.payload)).toEqual([1, 2]);
+    expect(await storedOf(bad)).toEqual([]);
+    expect((await forwarded()).map((m) => m.device_id)).not.toContain(bad);
+  });
+
+  it('fails only the message whose forward fails, and forwards it on the retry although its points are stored', async () => {
+    const [flaky, steady] = [newDevice(), newDevice()];
+    const { deps, forwarded } = await withForwardQueue();
+    let refuse = true;
+    const failing: IngestDeps = {
+      ...deps,
+      forward: async (messages) => {
+        if (refuse && messages.some((m) => m.device_id === flaky)) throw new Error('SQS refused');
+        await deps.forward(messages);
+      },
+    };
+    const batch = queued(dataOf(flaky, [{ tag: 't', at: at(1), payload: 1 }]), dataOf(steady, [{ tag: 't', at: at(1), payload: 2 }]));
+
+    const failed = await ingestBatch(failing, batch);
+    const firstForwards = await forwarded();
+    refuse = false;
+    const retried = await ingestBatch(failing, batch.filter((m) => failed.includes(m.messageId)));
+
+    expect(failed).toEqual([batch[0].messageId]);
+    expect(firstForwards.map((m) => m.device_id)).toEqual([steady, steady]);
+    expect(retried).toEqual([]);
+    expect((await forwarded()).map((m) => m.device_id)).toEqual([flaky, flaky]);
+    expect(await storedOf(flaky)).toHaveLength(1);
+  });
+
+  it('loses nothing and duplicates nothing in the store when a batch crashes midway, through the event source', async () => {
+    const device = newDevice();
+    const { deps, forwarded } = await withForwardQueue();
+    const ingestQueue: TestQueue = await freshQueue({ visibilityTimeoutSeconds: 1, maxReceiveCount: 5 });
+    // The first invocation stores half of its points, then dies as a Lambda would (timeout, OOM).
+    let crashes = 1;
+    const crashingStore: TimeseriesStore = {
+      query: (q) => store.query(q),
+      write: async (points) => {
+        if (crashes-- <= 0) return store.write(points);
+        await store.write(points.slice(0, Math.ceil(points.length / 2)));
+        throw new Error('Runtime exited');
+      },
+    };
+    const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+      const failedIds = await ingestBatch({ ...deps, store: crashingStore }, event.Records.map(({ messageId, body }) => ({ messageId, body })));
+      return { batchItemFailures: failedIds.map((itemIdentifier) => ({ itemIdentifier })) };
+    };
+    const messages = Array.from({ length: 20 }, (_, i) =>
+      JSON.stringify(dataOf(device, [0, 1, 2, 3, 4].map((j) => ({ tag: `t${j}`, at: at(i), payload: { i, j } })))),
+    );
+    await sendRaw(ingestQueue.url, messages);
+
+    const poller = startSqsPoller({
+      queueUrl: ingestQueue.url,
+      queueArn: ingestQueue.arn,
+      batchSize: 100,
+      maxBatchingWindowMs: 200,
+      timeoutMs: 10_000,
+      functionName: 'ingest',
+      handler,
+      onError: () => undefined,
+    });
+    try {
+      await waitFor(async () => {
+        const depth = await depthOf(ingestQueue.url);
+        if (depth.visible + depth.inFlight > 0) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
+      }, 'the ingest queue to drain', 30_000);
+    } finally {
+      await poller.stop();
+    }
+
+    const stored = await storedOf(device);
+    expect(stored).toHaveLength(100);
+    expect(new Set(stored.map((p) => `${p.timestamp_device} ${p.tag}`)).size).toBe(100);
+    const forwards = await forwarded();
+    const forwardedPoints = new Set(forwards.filter((m): m is DataMessage => m.kind === 'data').map((m) => `${m.timestamp_device} ${m.tag}`));
+    expect(forwardedPoints.size).toBe(100);
+    expect((await depthOf(ingestQueue.dlqUrl)).visible).toBe(0);
+    expect(crashes).toBeLessThan(0);
+  });
+});
