@@ -50,5 +50,5 @@ export const TIMESERIES_TABLE = process.env.TIMESERIES_TABLE ?? 'fleetstream-tim
 export const TIMESTREAM_DATABASE = process.env.TIMESTREAM_DATABASE ?? 'fleetstream';
 export const TIMESTREAM_TABLE = process.env.TIMESTREAM_TABLE ?? 'datapoints';
 
-/** Time-series write transactions (≤ 100 points each) in flight at once per write. */
-export const TIMESERIES_WRITE_CONCURRENCY = intFrom(process.env.TIMESERIES_WRITE_CONCURRENCY, 2);
+/** Time-series write transactions (≤ 100 points each) in flight at once per write; one contends least on DynamoDB Local. */
+export const TIMESERIES_WRITE_CONCURRENCY = intFrom(process.env.TIMESERIES_WRITE_CONCURRENCY, 1);
