@@ -95,6 +95,9 @@ export const ROUTES: readonly Route[] = [
   route('DELETE', '/workspaces/{workspaceId}/integrations/{integrationId}', 'integrations', 'deleteIntegration', 'Delete a webhook integration'),
   route('POST', '/workspaces/{workspaceId}/integrations/{integrationId}/secret', 'integrations', 'rotateIntegrationSecret', 'Issue a new signing secret (shown once; the old one signs too for 24 h)'),
 
+  // The storage API ({storage_url}): streamed, so that a page of 175,000 records needs no 6 MB buffer.
+  route('GET', '/timeseries/{workspaceId}/data', 'timeseries', 'queryTimeseries', 'A page of a workspace’s data points, by time range, devices and tags', 'api-key', { stream: true }),
+
   route('GET', '/openapi.json', 'openapi', 'getOpenApi', 'This interface as an OpenAPI 3.1 document', 'none'),
 ];
 

@@ -8,6 +8,7 @@ import type {
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { ROUTES, type Route, type RouteAuth, type RouteHandler } from '../lambdas/routes';
+import { installAwsLambdaGlobal, isStreamingHandler, relayStreamingInvocation } from './lambda-streaming';
 
 /** A Lambda handler as the runtime calls it. */
 type LambdaHandler<E, R> = (event: E, context: Context) => Promise<R>;
@@ -98,6 +99,8 @@ const lambdaContext = (functionName: string, requestId: string): Context =>
  */
 export const startApiGateway = async (options: ApiGatewayOptions): Promise<Server> => {
   const stage = options.stage ?? 'v3';
+  // Streamed routes' handlers call awslambda.streamifyResponse when they load.
+  installAwsLambdaGlobal();
   const routes = ROUTES.map(compile);
   // Each authorizer caches its answers by its identity source: the API key, or the device token.
   const caches: Record<AuthorizedBy, Map<string, { expires: number; result: APIGatewayAuthorizerResult }>> = { 'api-key': new Map(), device: new Map() };
@@ -198,6 +201,12 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     let result: APIGatewayProxyResult;
     try {
       const handler = await options.loadHandler(route.handler);
+      if (route.stream && isStreamingHandler(handler)) {
+        return await relayStreamingInvocation(handler, event, lambdaContext(route.handler, requestId), res, { 'x-amzn-requestid': requestId }, (error) => {
+          console.error(`handler ${route.handler} crashed`, error);
+          gatewayError(res, 502, 'internal_error', 'The handler failed; retry later.', requestId);
+        });
+      }
       result = await handler(event, lambdaContext(route.handler, requestId));
     } catch (error) {
       console.error(`handler ${route.handler} crashed`, error);

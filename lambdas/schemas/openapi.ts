@@ -45,6 +45,7 @@ import {
   ListJobsQuerySchema,
   ScheduleJobBodySchema,
 } from './job';
+import { TimeseriesQuerySchema, TimeseriesResponseSchema } from './timeseries';
 import { CreateWorkspaceBodySchema, WorkspaceListResponseSchema, WorkspacePathSchema, WorkspaceResponseSchema } from './workspace';
 
 /** The schemas of one operation: what it reads and what it answers with 200. */
@@ -94,6 +95,7 @@ export const OPERATIONS: Record<string, Operation> = {
   updateIntegration: { path: IntegrationPathSchema, body: UpdateIntegrationBodySchema, response: IntegrationResponseSchema },
   deleteIntegration: { path: IntegrationPathSchema, response: IntegrationResponseSchema },
   rotateIntegrationSecret: { path: IntegrationPathSchema, response: IntegrationWithSecretResponseSchema },
+  queryTimeseries: { path: WorkspacePathSchema, query: TimeseriesQuerySchema, response: TimeseriesResponseSchema },
   getOpenApi: { response: z.record(z.string(), z.unknown()) },
 };
 

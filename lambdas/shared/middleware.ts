@@ -1,7 +1,9 @@
 import middy, { type MiddlewareObj } from '@middy/core';
+import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import httpRouterHandler from '@middy/http-router';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { Readable } from 'node:stream';
 import { routesOf, type RouteHandler } from '../routes';
 import { MAX_BODY_BYTES } from './env';
 import {
@@ -16,8 +18,11 @@ import {
 import type { ApiEvent } from './http';
 import { logger } from './logger';
 
+/** The answer of a streamed route (`stream: true` in the route table): the body is sent as it is read. */
+export type StreamedResult = Omit<APIGatewayProxyResult, 'body'> & { body: Readable };
+
 /** A route function: parses its input, calls one domain function, returns `ok(status, body)`. */
-export type RouteFn = (event: ApiEvent) => Promise<APIGatewayProxyResult>;
+export type RouteFn = (event: ApiEvent) => Promise<APIGatewayProxyResult | StreamedResult>;
 
 type Request = middy.Request<ApiEvent, APIGatewayProxyResult, Error, Context>;
 
@@ -104,7 +109,9 @@ export const httpHandler = (resource: RouteHandler, fns: Record<string, RouteFn>
       throw new NotFoundError(`No route ${method} ${path}.`);
     },
   });
-  return middy<ApiEvent, APIGatewayProxyResult>()
+  // A streamed resource answers through awslambda.streamifyResponse; errors are still sent whole.
+  const mode = rows.some((r) => r.stream) ? { executionMode: executionModeStreamifyResponse } : {};
+  return middy<ApiEvent, APIGatewayProxyResult>(mode)
     .use(errorEnvelope())
     .use(jsonBody())
     .handler(router as never);

@@ -102,7 +102,8 @@ describe('handlers', () => {
       provideAwsSdk(dir);
       const exported = execFileSync(
         process.execPath,
-        ['--input-type=module', '-e', 'const m = await import(process.argv[1]); process.stdout.write(typeof m.handler);', join(dir, 'index.mjs')],
+        // The Lambda runtime defines the awslambda global, which streamed handlers call as they load.
+        ['--input-type=module', '-e', 'globalThis.awslambda = { streamifyResponse: (h) => h }; const m = await import(process.argv[1]); process.stdout.write(typeof m.handler);', join(dir, 'index.mjs')],
         { encoding: 'utf8', env: { ...process.env, AWS_REGION: 'us-east-1' } },
       );
       expect(exported).toBe('function');

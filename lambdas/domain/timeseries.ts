@@ -1,0 +1,40 @@
+import type { Db } from '../shared/clients';
+import type { Caller } from '../shared/http';
+import type { TimeseriesQueryParams, TimeseriesRecord } from '../schemas/timeseries';
+import type { DataPoint, TimeseriesStore } from '../stores/timeseries';
+import { requireWorkspace } from './workspaces';
+
+async function* asRecords(points: AsyncIterable<DataPoint>): AsyncGenerator<TimeseriesRecord> {
+  for await (const p of points) {
+    yield { timestamp_device: p.timestamp_device, timestamp_in: p.timestamp_in, fleet_id: p.fleet_id, device_id: p.device_id, tag: p.tag, payload: p.payload };
+  }
+}
+
+/**
+ * The page of a workspace's data points that a storage query selects, read from the store as the
+ * caller consumes it: records `from*size … from*size+size-1` of the points with
+ * `start <= timestamp_device < end`, of the given devices and tags, sorted by timestamp_device
+ * (ties by device, then tag).
+ * @throws NotFoundError when the workspace is not the caller's.
+ */
+export const queryTimeseries = async (
+  db: Db,
+  store: TimeseriesStore,
+  caller: Caller,
+  workspaceId: string,
+  params: TimeseriesQueryParams,
+): Promise<AsyncIterable<TimeseriesRecord>> => {
+  await requireWorkspace(db, caller, workspaceId);
+  return asRecords(
+    store.query({
+      workspaceId,
+      start: params.start,
+      end: params.end,
+      from: params.from,
+      size: params.size,
+      order: params.sort === 'timestamp_device' ? 'asc' : 'desc',
+      devices: params.device,
+      tags: params.tag,
+    }),
+  );
+};

@@ -1,0 +1,68 @@
+import * as z from 'zod';
+import { DateSchema, DeviceIdSchema, FleetIdSchema } from './common';
+import { TagSchema } from './device-api';
+
+/** Largest page of the storage query (the interface's limit). */
+export const TIMESERIES_SIZE_MAX = 175_000;
+/** Largest page index; with the largest page, offsets stay exact integers. */
+export const TIMESERIES_FROM_MAX = 1_000_000_000;
+/** Most `device` or `tag` values in one query. */
+export const TIMESERIES_FILTER_MAX = 100;
+
+/**
+ * A time bound: RFC 3339 with or without an offset, as UTC with milliseconds. Points are stored
+ * to the millisecond, so a finer bound rounds up: `ts >= 10.0005` holds from 10.001 on, and
+ * `ts < 10.0005` up to 10.000.
+ */
+const BoundSchema = z.iso
+  .datetime({ offset: true })
+  .refine((date) => {
+    const year = new Date(date).getUTCFullYear();
+    return year >= 0 && year <= 9999;
+  }, 'Must be a date in years 0000–9999.')
+  .transform((date) => {
+    const ms = Date.parse(date);
+    const fraction = /\.(\d+)/.exec(date)?.[1] ?? '';
+    return new Date(/[1-9]/.test(fraction.slice(3)) ? ms + 1 : ms).toISOString();
+  })
+  .meta({ description: 'RFC 3339 date', example: '2021-07-08T14:21:15.915Z' });
+
+/** A non-negative integer written in decimal digits, at most `max`. */
+const countSchema = (max: number, what: string) =>
+  z
+    .string()
+    .regex(/^\d{1,12}$/, `Must be a non-negative integer (${what}).`)
+    .transform(Number)
+    .pipe(z.number().max(max, `Must be at most ${max}.`))
+    .meta({ description: `Integer from 0 to ${max}: ${what}` });
+
+export const TIMESERIES_SORTS = ['timestamp_device', '-timestamp_device'] as const;
+
+/** The storage query's parameters, exactly as the interface lists them. */
+export const TimeseriesQuerySchema = z.strictObject({
+  start: BoundSchema.optional().meta({ description: 'Included lower bound on timestamp_device' }),
+  end: BoundSchema.optional().meta({ description: 'Excluded upper bound on timestamp_device' }),
+  from: countSchema(TIMESERIES_FROM_MAX, 'page index').default(0),
+  size: countSchema(TIMESERIES_SIZE_MAX, 'page size').default(100),
+  sort: z.enum(TIMESERIES_SORTS).default('-timestamp_device').meta({ description: '`-` sorts newest first' }),
+  device: z.array(DeviceIdSchema).max(TIMESERIES_FILTER_MAX, `At most ${TIMESERIES_FILTER_MAX} devices.`).optional().meta({ description: 'Repeatable' }),
+  tag: z.array(TagSchema).max(TIMESERIES_FILTER_MAX, `At most ${TIMESERIES_FILTER_MAX} tags.`).optional().meta({ description: 'Repeatable' }),
+});
+export type TimeseriesQueryParams = z.infer<typeof TimeseriesQuerySchema>;
+
+/** One stored data point, as the storage query returns it. */
+export const TimeseriesRecordSchema = z
+  .object({
+    timestamp_device: DateSchema,
+    timestamp_in: DateSchema,
+    fleet_id: FleetIdSchema,
+    device_id: DeviceIdSchema,
+    tag: z.string(),
+    payload: z.unknown().meta({ description: 'The JSON payload the device sent' }),
+  })
+  .meta({ id: 'TimeseriesRecord' });
+export type TimeseriesRecord = z.infer<typeof TimeseriesRecordSchema>;
+
+export const TimeseriesResponseSchema = z.object({ result: z.array(TimeseriesRecordSchema) }).meta({
+  description: 'Streamed; gzipped when the request sends Accept-Encoding: gzip',
+});
