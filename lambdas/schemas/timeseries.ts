@@ -16,10 +16,8 @@ export const TIMESERIES_FILTER_MAX = 100;
  */
 const BoundSchema = z.iso
   .datetime({ offset: true })
-  .refine((date) => {
-    const year = new Date(date).getUTCFullYear();
-    return year >= 0 && year <= 9999;
-  }, 'Must be a date in years 0000–9999.')
+  // Not a date at all is the format check's to report.
+  .refine((date) => Number.isNaN(Date.parse(date)) || (new Date(date).getUTCFullYear() >= 0 && new Date(date).getUTCFullYear() <= 9999), 'Must be a date in years 0000–9999.')
   .transform((date) => {
     const ms = Date.parse(date);
     const fraction = /\.(\d+)/.exec(date)?.[1] ?? '';

@@ -1,0 +1,45 @@
+import { TimeseriesQuerySchema } from '../../../lambdas/schemas/timeseries';
+
+const parse = (query: Record<string, string | string[]>) => TimeseriesQuerySchema.safeParse(query);
+
+describe('storage query parameters', () => {
+  it('defaults to the first 100 records, newest first', () => {
+    expect(parse({}).data).toEqual({ from: 0, size: 100, sort: '-timestamp_device' });
+  });
+
+  it.each([
+    [{ start: '2021-07-08T14:21:15.915Z' }, { start: '2021-07-08T14:21:15.915Z' }],
+    [{ start: '2021-07-08T16:21:15+02:00' }, { start: '2021-07-08T14:21:15.000Z' }],
+    [{ end: '2021-07-08T14:21:15.9150001Z' }, { end: '2021-07-08T14:21:15.916Z' }],
+    [{ end: '2021-07-08T14:21:15.915000Z' }, { end: '2021-07-08T14:21:15.915Z' }],
+    [{ from: '0', size: '0' }, { from: 0, size: 0 }],
+    [{ from: '12', size: '175000' }, { from: 12, size: 175000 }],
+    [{ sort: 'timestamp_device' }, { sort: 'timestamp_device' }],
+    [{ device: ['dev-aaaaaaaaaaaaaaaaaaaa', 'dev-bbbbbbbbbbbbbbbbbbbb'] }, { device: ['dev-aaaaaaaaaaaaaaaaaaaa', 'dev-bbbbbbbbbbbbbbbbbbbb'] }],
+    [{ tag: ['temp', 'a.b-c_d'] }, { tag: ['temp', 'a.b-c_d'] }],
+  ])('accepts %j', (query, expected) => {
+    expect(parse(query).data).toMatchObject(expected);
+  });
+
+  it.each([
+    ['start', { start: '2021-07-08' }],
+    ['start', { start: '2021-07-08T14:21:15' }],
+    ['end', { end: 'now' }],
+    ['from', { from: '-1' }],
+    ['from', { from: '1e3' }],
+    ['from', { from: '' }],
+    ['from', { from: '1000000001' }],
+    ['size', { size: '175001' }],
+    ['size', { size: '0x10' }],
+    ['sort', { sort: 'timestamp_in' }],
+    ['device', { device: ['sensor-1'] }],
+    ['device', { device: Array.from({ length: 101 }, (_, i) => `dev-${String(i).padStart(20, '0')}`) }],
+    ['tag', { tag: ['has space'] }],
+    ['tag', { tag: ['x'.repeat(65)] }],
+  ])('refuses a bad %s: %j', (parameter, query) => {
+    const result = parse(query as Record<string, string | string[]>);
+
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((i) => i.path[0])).toEqual([parameter]);
+  });
+});
