@@ -142,13 +142,15 @@ const main = async () => {
     await Promise.all(Array.from({ length: WRITE_CONCURRENCY }, worker));
   };
 
+  /** What the ingest handler builds once per container: the store of `table` and a way to forward. */
+  const ingestDeps = (table: string, forward: IngestDeps['forward']): IngestDeps => ({
+    store: dynamoDbTimeseriesStore({ doc, table }, { writeConcurrency: TIMESERIES_WRITE_CONCURRENCY }),
+    forward,
+    concurrency: WRITE_CONCURRENCY,
+  });
+
   /** The ingest handler's work on every batch, INVOCATIONS_IN_FLIGHT batches at a time. */
-  const ingest = async (table: string, points: Point[], forward: IngestDeps['forward']) => {
-    const deps: IngestDeps = {
-      store: dynamoDbTimeseriesStore({ doc, table }, { writeConcurrency: TIMESERIES_WRITE_CONCURRENCY }),
-      forward,
-      concurrency: WRITE_CONCURRENCY,
-    };
+  const ingest = async (deps: IngestDeps, points: Point[]) => {
     const batches = toBatches('wks-bench00000000000000', points);
     let next = 0;
     let failed = 0;
@@ -166,11 +168,13 @@ const main = async () => {
     console.log('warming up (10,000 points each way)…');
     const warm = makePoints().slice(0, 10_000);
     await plainWrite(await freshTable(), warm);
-    await ingest(await freshTable(), warm, noForwarding);
+    await ingest(ingestDeps(await freshTable(), noForwarding), warm);
 
     const points = makePoints();
     const unique = new Set(points.map((p) => `${p.device_id} ${p.tag} ${p.timestamp_device}`)).size;
     const tables = { plain: await freshTable(), store: await freshTable(), forwarding: await freshTable() };
+    const storeOnly = ingestDeps(tables.store, noForwarding);
+    const withForwarding = ingestDeps(tables.forwarding, toFauxqs);
     console.log(`measuring ${POINTS} points (${POINTS - unique} duplicates) in ${SLICES} interleaved slices…`);
     // Slices taken in turn by each way, into the same three tables: load from other processes hits
     // the three alike, and a duplicate meets its original whichever slice holds it.
@@ -179,8 +183,8 @@ const main = async () => {
     for (let i = 0; i < points.length; i += sliceSize) {
       const slice = points.slice(i, i + sliceSize);
       plainMs += await timeMs(() => plainWrite(tables.plain, slice));
-      storeMs += await timeMs(() => ingest(tables.store, slice, noForwarding));
-      forwardingMs += await timeMs(() => ingest(tables.forwarding, slice, toFauxqs));
+      storeMs += await timeMs(() => ingest(storeOnly, slice));
+      forwardingMs += await timeMs(() => ingest(withForwarding, slice));
       process.stderr.write('.');
     }
     process.stderr.write('\n');
