@@ -6,6 +6,7 @@ import { API_STAGE, Api, type AuthorizedBy } from './constructs/api';
 import { HandlerFunction } from './constructs/handler-function';
 import { Queues } from './constructs/queues';
 import { RegistryTable } from './constructs/registry-table';
+import { TimeseriesStore } from './constructs/timeseries-store';
 import { pascalCase } from './names';
 import type { FleetstreamConfig } from './stack-config';
 
@@ -42,6 +43,8 @@ export class FleetstreamStack extends Stack {
   readonly queues: Queues;
   /** The Lambda of each queue consumer (local/queues.ts QUEUE_CONSUMERS), by handler folder. */
   readonly consumerFunctions: ReadonlyMap<string, HandlerFunction>;
+  /** Where data points are kept: a DynamoDB table or Timestream (`-c timeseries=…`). */
+  readonly timeseries: TimeseriesStore;
 
   constructor(scope: Construct, id: string, props: FleetstreamStackProps) {
     super(scope, id, props);
@@ -103,6 +106,17 @@ export class FleetstreamStack extends Stack {
         if (fn) this.queues.allowSend(queue, fn);
       }
     }
+
+    // The storage query reads the time-series store; the ingest consumer writes to it.
+    this.timeseries = new TimeseriesStore(this, 'Timeseries', {
+      backend: config.timeseries,
+      removalPolicy: config.removalPolicy,
+      memoryRetentionHours: config.timestreamMemoryRetentionHours,
+      magneticRetentionDays: config.timestreamMagneticRetentionDays,
+    });
+    this.timeseries.bindReader(this.routeHandlers.get('timeseries')!);
+    const ingest = this.consumerFunctions.get('ingest');
+    if (ingest) this.timeseries.bindWriter(ingest);
 
     this.api = new Api(this, 'Api', {
       routes: ROUTES,

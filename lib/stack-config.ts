@@ -18,6 +18,9 @@ export interface FleetstreamConfig {
   /** Retention of the Lambda and API access log groups. */
   readonly logRetention: RetentionDays;
   readonly timeseries: TimeseriesBackend;
+  /** Timestream backend: hours a point stays in the memory store, then days in the magnetic store. */
+  readonly timestreamMemoryRetentionHours: number;
+  readonly timestreamMagneticRetentionDays: number;
 }
 
 /** Every context key the stack reads, with its default. */
@@ -28,6 +31,8 @@ export const CONTEXT_DEFAULTS = {
   throttleBurstLimit: 1000,
   logRetentionDays: 30,
   timeseries: 'dynamodb',
+  timestreamMemoryRetentionHours: 24,
+  timestreamMagneticRetentionDays: 3650,
 } as const;
 
 type ContextKey = keyof typeof CONTEXT_DEFAULTS;
@@ -72,5 +77,8 @@ export const configFromContext = (node: Node): FleetstreamConfig => {
     throttleBurstLimit: integer('throttleBurstLimit', 0, 5_000),
     logRetention: logRetentionDays as RetentionDays,
     timeseries: oneOf('timeseries', Object.fromEntries(TIMESERIES_BACKENDS.map((b) => [b, b]))),
+    // Timestream's limits: https://docs.aws.amazon.com/timestream/latest/developerguide/ts-limits.html
+    timestreamMemoryRetentionHours: integer('timestreamMemoryRetentionHours', 1, 8766),
+    timestreamMagneticRetentionDays: integer('timestreamMagneticRetentionDays', 1, 73_000),
   };
 };

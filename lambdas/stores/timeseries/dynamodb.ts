@@ -26,6 +26,8 @@ const TRANSACTION_MAX_ITEMS = 100;
 const TRANSACTION_MAX_BYTES = 4 * 1024 * 1024;
 /** Items per Query page once a shard is known to hold more: ~250 KB of typical points. */
 const PAGE_MAX = 1000;
+/** Items of a partition's first page: small, so that a large answer starts quickly. */
+const FIRST_PAGE_MAX = 100;
 const MAX_ATTEMPTS = 8;
 /** Keys a store remembers as stored: ~170 bytes each, so ~17 MB at most. */
 const KNOWN_KEYS_MAX = 100_000;
@@ -266,10 +268,12 @@ const partitionQuery = (db: Db, pk: string, query: TimeseriesQuery): QueryComman
 
 /**
  * The pages of one partition, in key order. The next page is requested as soon as one arrives,
- * so that the network overlaps the caller's work; at most two pages are held.
+ * so that the network overlaps the caller's work; at most two pages are held. Pages start small,
+ * so that the first record comes quickly, and double up to PAGE_MAX.
  */
 async function* partitionPages(db: Db, input: QueryCommandInput, firstLimit: number, need: number, filtered: boolean) {
   let fetched = 0;
+  let limit = firstLimit;
   const fetch = (ExclusiveStartKey: Record<string, unknown> | undefined, Limit: number): Promise<QueryCommandOutput> => {
     const page = db.doc.send(new QueryCommand({ ...input, ExclusiveStartKey, Limit }));
     // Observed now so that a failure while the caller is busy is not an unhandled rejection; the
@@ -282,8 +286,8 @@ async function* partitionPages(db: Db, input: QueryCommandInput, firstLimit: num
     const page: QueryCommandOutput = await pending;
     fetched += page.Items?.length ?? 0;
     // Without filters every item counts, so a partition never needs more than `need` items.
-    const left = filtered ? PAGE_MAX : Math.min(PAGE_MAX, need - fetched);
-    pending = page.LastEvaluatedKey && left > 0 ? fetch(page.LastEvaluatedKey, left) : undefined;
+    limit = Math.min(PAGE_MAX, limit * 2, filtered ? PAGE_MAX : need - fetched);
+    pending = page.LastEvaluatedKey && limit > 0 ? fetch(page.LastEvaluatedKey, limit) : undefined;
     if (page.Items?.length) yield page.Items as PointItem[];
   }
 }
@@ -381,7 +385,7 @@ export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptio
       const partitions = queryPartitions(query.workspaceId, query.devices);
       const filtered = !!(query.devices?.length || query.tags?.length);
       // A fair share of `need` per partition first, with slack for uneven shards; more pages follow on demand.
-      const firstLimit = Math.min(PAGE_MAX, need, Math.max(25, Math.ceil((need * 1.25) / partitions.length)));
+      const firstLimit = Math.min(FIRST_PAGE_MAX, need, Math.max(25, Math.ceil((need * 1.25) / partitions.length)));
       const sources = partitions.map((pk) => partitionPages(db, partitionQuery(db, pk, query), firstLimit, need, filtered));
       let position = 0;
       for await (const item of mergeBySortKey(sources, query.order)) {

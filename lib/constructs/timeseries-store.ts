@@ -1,0 +1,106 @@
+import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-timestream';
+import { Construct } from 'constructs';
+import { TIMESERIES_KEY } from '../../lambdas/stores/timeseries/keys';
+import type { HandlerFunction } from './handler-function';
+import type { TimeseriesBackend } from '../stack-config';
+
+/** Settings of the time-series store. */
+export interface TimeseriesStoreProps {
+  /** `dynamodb` (works in every account) or `timestream` (Timestream for LiveAnalytics, DESIGN §5). */
+  readonly backend: TimeseriesBackend;
+  /** @default RETAIN: the store holds every data point the devices sent. */
+  readonly removalPolicy?: RemovalPolicy;
+  /** Timestream: hours a point stays in the memory store (fast writes and queries). @default 24 */
+  readonly memoryRetentionHours?: number;
+  /** Timestream: days a point stays in the magnetic store, after which it is deleted. @default 3650 */
+  readonly magneticRetentionDays?: number;
+}
+
+// DynamoDB item actions of the store (lambdas/stores/timeseries/dynamodb.ts): the storage query
+// reads with Query; the ingest looks keys up with BatchGetItem and puts points with
+// TransactWriteItems, which IAM authorizes as the PutItem of each item.
+const DYNAMODB_READ = ['dynamodb:Query'];
+const DYNAMODB_WRITE = ['dynamodb:BatchGetItem', 'dynamodb:PutItem'];
+
+/**
+ * The time-series store of DESIGN §5, chosen at deploy time (`-c timeseries=dynamodb|timestream`):
+ * an on-demand DynamoDB table with the keys of `lambdas/stores/timeseries/keys.ts`, or a
+ * Timestream database and table with magnetic-store writes on (late points are accepted). Its
+ * `bind*` helpers grant a handler the least it needs and set the variables
+ * `lambdas/shared/env.ts` reads.
+ */
+export class TimeseriesStore extends Construct {
+  readonly backend: TimeseriesBackend;
+  /** The table of the `dynamodb` backend. */
+  readonly table?: Table;
+  /** The database and table of the `timestream` backend. */
+  readonly timestreamDatabase?: CfnDatabase;
+  readonly timestreamTable?: CfnTable;
+
+  constructor(scope: Construct, id: string, props: TimeseriesStoreProps) {
+    super(scope, id);
+    this.backend = props.backend;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    if (props.backend === 'dynamodb') {
+      this.table = new Table(this, 'Table', {
+        partitionKey: { name: TIMESERIES_KEY.partition, type: AttributeType.STRING },
+        sortKey: { name: TIMESERIES_KEY.sort, type: AttributeType.STRING },
+        billingMode: BillingMode.PAY_PER_REQUEST,
+        pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+        encryption: TableEncryption.AWS_MANAGED,
+        removalPolicy,
+        deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
+      });
+      return;
+    }
+    this.timestreamDatabase = new CfnDatabase(this, 'Database');
+    Validations.of(this.timestreamDatabase).acknowledge({
+      id: 'AwsSolutions-TS3',
+      reason: 'Timestream encrypts at rest with an AWS owned key; like the registry table (AWS managed key), no customer key to rotate and pay for.',
+    });
+    this.timestreamTable = new CfnTable(this, 'Table', {
+      databaseName: this.timestreamDatabase.ref,
+      retentionProperties: {
+        MemoryStoreRetentionPeriodInHours: String(props.memoryRetentionHours ?? 24),
+        MagneticStoreRetentionPeriodInDays: String(props.magneticRetentionDays ?? 3650),
+      },
+      magneticStoreWriteProperties: { EnableMagneticStoreWrites: true },
+    });
+    this.timestreamDatabase.applyRemovalPolicy(removalPolicy);
+    this.timestreamTable.applyRemovalPolicy(removalPolicy);
+  }
+
+  /** Lets a handler run storage queries and tells it where the store is. */
+  bindReader(fn: HandlerFunction): this {
+    return this.bind(fn, DYNAMODB_READ, ['timestream:Select'], ['timestream:CancelQuery']);
+  }
+
+  /** Lets a handler store points (deduplicated by conditional writes) and tells it where the store is. */
+  bindWriter(fn: HandlerFunction): this {
+    return this.bind(fn, DYNAMODB_WRITE, ['timestream:WriteRecords'], []);
+  }
+
+  private bind(fn: HandlerFunction, dynamoActions: string[], tableActions: string[], accountActions: string[]): this {
+    fn.addEnvironment('TIMESERIES_BACKEND', this.backend);
+    if (this.table) {
+      this.table.grant(fn, ...dynamoActions);
+      fn.addEnvironment('TIMESERIES_TABLE', this.table.tableName);
+      return this;
+    }
+    const database = this.timestreamDatabase!;
+    const table = this.timestreamTable!;
+    fn.addEnvironment('TIMESTREAM_DATABASE', database.ref);
+    fn.addEnvironment('TIMESTREAM_TABLE', table.attrName);
+    fn.addToRolePolicy(new PolicyStatement({ actions: tableActions, resources: [table.attrArn] }));
+    // Endpoint discovery (both SDK clients call it first) and CancelQuery take no resource.
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['timestream:DescribeEndpoints', ...accountActions], resources: ['*'] }));
+    Validations.of(fn.role!).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'timestream:DescribeEndpoints (endpoint discovery) and timestream:CancelQuery take no resource-level permissions; the table actions name the one table.',
+    });
+    return this;
+  }
+}
