@@ -35,7 +35,7 @@ beforeAll(async () => {
   api = apiClient(runtime.storage_url, runtime.api_key);
   const fleet = (await api.post(`/workspaces/${runtime.workspace_id}/fleets`, { name: 'field' })).body.fleet;
   devices = [];
-  const clients = [];
+  const clients: Array<ReturnType<typeof deviceClient>> = [];
   for (const fleet_id of [undefined, fleet.id]) {
     const device = (await api.post(`/workspaces/${runtime.workspace_id}/devices`, { name: 'sensor', fleet_id })).body.device;
     const { credentials } = (await api.post(`/workspaces/${runtime.workspace_id}/devices/${device.id}/identities`)).body;
@@ -140,7 +140,7 @@ describe('published points read back through the storage query', () => {
     ['?sort=newest', 'query.sort'],
     ['?start=yesterday', 'query.start'],
   ])('answers 400 naming the parameter for %s', async (params, field) => {
-    const { status, body } = await query(params);
+    const { status, body } = await api.get(`/timeseries/${runtime.workspace_id}/data${params}`);
 
     expect(status).toBe(400);
     expect(body.error.details.map((d: { field: string }) => d.field)).toContain(field);
