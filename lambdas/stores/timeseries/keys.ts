@@ -17,6 +17,10 @@
  *   give a workspace eight partitions' worth. The shard comes from the device, so one device's
  *   series lives in one shard and a query filtered by device reads only its devices' shards.
  *   SHARDS is fixed for the life of a table: changing it would move keys and break dedup.
+ * - Filters: a device filter reads its devices' shards over the time range and drops the other
+ *   devices' points there (a FilterExpression: they are read and paid for); a tag filter reads
+ *   the range the same way. A per-device index would make one-device queries cheaper at the cost
+ *   of a second write per point; the time range is what keeps such reads small.
  */
 
 /** Shards per workspace; fixed for the life of a table. */
