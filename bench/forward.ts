@@ -16,7 +16,7 @@ import { createServer } from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ensureRegistryTable, LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';
+import { ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';
 import { waitFor } from '../local/ports';
 import { startLocalSqs } from '../local/queues-engine';
 import { startSqsPoller, type SqsHandler } from '../local/sqs-poller';
@@ -92,7 +92,7 @@ const main = async () => {
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       POWERTOOLS_LOG_LEVEL: 'WARN',
     });
-    await ensureRegistryTable(new DynamoDBClient({}), 'bench-registry');
+    await ensureTable(new DynamoDBClient({}), 'bench-registry');
     const { createAccount } = await import('../lambdas/domain/accounts');
     const { createIntegration } = await import('../lambdas/domain/integrations');
     const { dataMessage } = await import('../lambdas/domain/events');

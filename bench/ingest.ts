@@ -17,7 +17,8 @@ import { ingestBatch, type IngestDeps, type QueuedIngest } from '../lambdas/doma
 import type { IngestDataMessage } from '../lambdas/schemas/device-api';
 import { documentClient } from '../lambdas/shared/clients';
 import { TIMESERIES_WRITE_CONCURRENCY, WRITE_CONCURRENCY } from '../lambdas/shared/env';
-import { dynamoDbTimeseriesStore, ensureTimeseriesTable } from '../lambdas/stores/timeseries/dynamodb';
+import { ensureTable } from '../local/dynamodb-local';
+import { dynamoDbTimeseriesStore } from '../lambdas/stores/timeseries/dynamodb';
 import { sendMessages } from '../lambdas/stores/queue-store';
 import { pointKey } from '../lambdas/stores/timeseries/keys';
 import { LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';
@@ -106,7 +107,7 @@ const main = async () => {
   const doc = documentClient(client);
   const freshTable = async () => {
     const table = `bench-${randomUUID()}`;
-    await ensureTimeseriesTable(client, table);
+    await ensureTable(client, table);
     return table;
   };
   const countOf = async (table: string) => {

@@ -54,8 +54,11 @@ export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Pr
   };
 };
 
-/** Creates the registry table (pk/sk, on-demand) unless it exists; the same keys as the CDK table. */
-export const ensureRegistryTable = async (client: DynamoDBClient, tableName: string) => {
+/**
+ * Creates a table with string keys `pk`/`sk`, on-demand, unless it exists: the key schema of both
+ * the registry and the time-series table, as the CDK constructs define them.
+ */
+export const ensureTable = async (client: DynamoDBClient, tableName: string) => {
   try {
     await client.send(new DescribeTableCommand({ TableName: tableName }));
     return;

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RouteHandler } from '../lambdas/routes';
 import { startApiGateway } from './api-gateway';
-import { ensureRegistryTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
+import { ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
 import { freePort } from './ports';
 import { dlqNameOf, QUEUE_CONSUMERS, type QueueName } from './queues';
 import { startLocalSqs, type QueueOverrides } from './queues-engine';
@@ -107,9 +107,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     // Read once by the handlers (lambdas/shared/env.ts), so set before the first one loads.
     process.env.DEVICE_ENDPOINT_URL = `http://127.0.0.1:${port}/v3/device`;
     const client = new DynamoDBClient({});
-    await ensureRegistryTable(client, REGISTRY_TABLE);
-    const { ensureTimeseriesTable } = await import('../lambdas/stores/timeseries/dynamodb');
-    await ensureTimeseriesTable(client, TIMESERIES_TABLE);
+    await ensureTable(client, REGISTRY_TABLE);
+    await ensureTable(client, TIMESERIES_TABLE);
     client.destroy();
 
     log('creating the bootstrap account…');

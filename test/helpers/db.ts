@@ -1,11 +1,11 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { ensureRegistryTable } from '../../local/dynamodb-local';
+import { ensureTable } from '../../local/dynamodb-local';
 import { documentClient, type Db } from '../../lambdas/shared/clients';
 
 /** A new, empty registry table on the run's DynamoDB Local (or the named one, created if missing). */
 export const freshTable = async (table = `test-${randomUUID()}`): Promise<Db> => {
   const client = new DynamoDBClient({});
-  await ensureRegistryTable(client, table);
+  await ensureTable(client, table);
   return { doc: documentClient(client), table };
 };

@@ -1,9 +1,8 @@
-import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, QueryCommand, TransactWriteCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../../shared/clients';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
 import type { DataPoint, TimeseriesQuery, TimeseriesStore, WriteResult } from './index';
-import { KEY_PART, KEY_TIMESTAMP, TIMESERIES_KEY, pointKey, queryPartitions } from './keys';
+import { KEY_PART, KEY_TIMESTAMP, pointKey, queryPartitions } from './keys';
 
 /**
  * A data point as stored (keys in `./keys.ts`). `timestamp_device` is the first 24 characters of
@@ -395,28 +394,4 @@ export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptio
       }
     },
   };
-};
-
-/** Creates the time-series table (on-demand, the keys of `./keys.ts`) unless it exists: local runtime and tests. */
-export const ensureTimeseriesTable = async (client: DynamoDBClient, tableName: string) => {
-  try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
-    return;
-  } catch (error) {
-    if ((error as Error).name !== 'ResourceNotFoundException') throw error;
-  }
-  await client.send(
-    new CreateTableCommand({
-      TableName: tableName,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: TIMESERIES_KEY.partition, AttributeType: 'S' },
-        { AttributeName: TIMESERIES_KEY.sort, AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: TIMESERIES_KEY.partition, KeyType: 'HASH' },
-        { AttributeName: TIMESERIES_KEY.sort, KeyType: 'RANGE' },
-      ],
-    }),
-  );
 };

@@ -7,7 +7,8 @@ import type { DataMessage, EventMessage, ForwardMessage } from '../../../lambdas
 import { documentClient } from '../../../lambdas/shared/clients';
 import { sendMessages } from '../../../lambdas/stores/queue-store';
 import type { DataPoint, TimeseriesStore } from '../../../lambdas/stores/timeseries';
-import { dynamoDbTimeseriesStore, ensureTimeseriesTable } from '../../../lambdas/stores/timeseries/dynamodb';
+import { ensureTable } from '../../../local/dynamodb-local';
+import { dynamoDbTimeseriesStore } from '../../../lambdas/stores/timeseries/dynamodb';
 import { waitFor } from '../../../local/ports';
 import { startSqsPoller } from '../../../local/sqs-poller';
 import { depthOf, freshQueue, receiveAll, sendRaw, type TestQueue } from '../../helpers/sqs';
@@ -19,7 +20,7 @@ let store: TimeseriesStore;
 beforeAll(async () => {
   const client = new DynamoDBClient({});
   const table = `ts-${randomUUID()}`;
-  await ensureTimeseriesTable(client, table);
+  await ensureTable(client, table);
   store = dynamoDbTimeseriesStore({ doc: documentClient(client), table }, { writeConcurrency: 2 });
 });
 

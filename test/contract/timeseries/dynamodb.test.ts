@@ -3,13 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { documentClient, type Db } from '../../../lambdas/shared/clients';
 import { newId } from '../../../lambdas/shared/ids';
 import type { DataPoint } from '../../../lambdas/stores/timeseries';
-import { dynamoDbTimeseriesStore, ensureTimeseriesTable } from '../../../lambdas/stores/timeseries/dynamodb';
+import { ensureTable } from '../../../local/dynamodb-local';
+import { dynamoDbTimeseriesStore } from '../../../lambdas/stores/timeseries/dynamodb';
 import { collect, describeTimeseriesStore } from './timeseries-store-contract';
 
 const freshTimeseriesTable = async (): Promise<Db> => {
   const client = new DynamoDBClient({});
   const table = `timeseries-${randomUUID()}`;
-  await ensureTimeseriesTable(client, table);
+  await ensureTable(client, table);
   return { doc: documentClient(client), table };
 };
 
