@@ -108,6 +108,52 @@ describe('webhooks on the local runtime', () => {
     expect(hook.accepted().find((e) => e.type === 'job' && e.direction === 'c2d')).toBeDefined();
   });
 
+  it('delivers every data point and event a device publishes, in the documented format and signed', async () => {
+    const { workspaceId, devices } = await workspaceWithDevices(1);
+    const [device] = devices;
+    const hook = await receiver();
+    const { body: created } = await api.post(`/workspaces/${workspaceId}/integrations`, { url: hook.url });
+    const { credentials } = (await api.post(`/workspaces/${workspaceId}/devices/${device.id}/identities`)).body;
+    const client = deviceClient(runtime.base_url, await deviceToken(credentials));
+    const points = [
+      { tag: 'weather', payload: { temp: 21.5 }, timestamp_device: '2026-02-01T10:00:00.000Z' },
+      { tag: 'weather', payload: { temp: 21.4 }, timestamp_device: '2026-02-01T09:59:00.000Z' },
+      { tag: 'power', payload: [1, 2, 3], timestamp_device: '2026-02-01T10:00:00.000Z' },
+    ];
+
+    const published = await client.post('/data', points);
+    await client.post('/events', { type: 'os_info', payload: { version: '1.2.0' } });
+    await until(
+      () => hook.accepted().filter((e) => 'tag' in e).length >= 3 && hook.accepted().some((e) => e.type === 'os_info'),
+      'three data points and the os_info event',
+    );
+
+    expect(published.status).toBe(202);
+    expect(hook.posts.every((p) => verifySignature(created.secret, p.headers, p.raw))).toBe(true);
+    const data = hook.posts.filter((p) => p.headers['x-fleetstream-kind'] === 'data').flatMap((p) => p.body.result);
+    for (const post of hook.posts) expect(post.body.result.map((e) => e.id)).toEqual(post.body.result.map((_e, i) => String(i)));
+    const byKey = (a: Record<string, unknown>, b: Record<string, unknown>) => `${a.tag} ${a.timestamp_device}`.localeCompare(`${b.tag} ${b.timestamp_device}`);
+    expect(data.map(({ id: _id, timestamp_in: _in, ...entry }) => entry).sort(byKey)).toEqual(
+      points.map((p) => ({ workspace_id: workspaceId, fleet_id: device.fleet_id, device_id: device.id, device_name: 'd0', ...p })).sort(byKey),
+    );
+    expect(Object.keys(data[0]).sort()).toEqual(
+      ['id', 'workspace_id', 'fleet_id', 'device_id', 'device_name', 'timestamp_device', 'timestamp_in', 'tag', 'payload'].sort(),
+    );
+    expect(data.every((e) => e.timestamp_in === published.body.timestamp_in)).toBe(true);
+    const events = hook.posts.filter((p) => p.headers['x-fleetstream-kind'] === 'events').flatMap((p) => p.body.result);
+    expect(events.filter((e) => e.type === 'data').map((e) => (e.payload as { tag: string }).tag).sort()).toEqual(['power', 'weather', 'weather']);
+    expect(events.find((e) => e.type === 'os_info')).toEqual({
+      id: expect.any(String),
+      ts: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+Z$/),
+      workspace_id: workspaceId,
+      fleet_id: device.fleet_id,
+      device_id: device.id,
+      type: 'os_info',
+      direction: 'd2c',
+      payload: { version: '1.2.0' },
+    });
+  });
+
   it('gets every message at least once to a receiver that fails half the time and is down for a stretch', async () => {
     const { workspaceId } = await workspaceWithDevices(60);
     let down = true;
