@@ -1,9 +1,8 @@
-import { createDevice } from '../../../lambdas/domain/devices';
-import { createFleet } from '../../../lambdas/domain/fleets';
 import { getJob, listJobs, scheduleFleetJob, scheduleJob } from '../../../lambdas/domain/jobs';
 import type { Db } from '../../../lambdas/shared/clients';
 import { NotFoundError } from '../../../lambdas/shared/errors';
 import { newAccount } from '../../helpers/callers';
+import { workspaceWithFleets as workspaceWithDevicesInFleets } from '../../helpers/fleets';
 import { freshTable } from '../../helpers/db';
 
 let db: Db;
@@ -11,16 +10,7 @@ beforeAll(async () => {
   db = await freshTable();
 });
 
-const workspaceWithFleets = async () => {
-  const account = await newAccount(db);
-  const { caller, workspace_id } = account;
-  const north = await createFleet(db, caller, workspace_id, { name: 'north', description: '' });
-  const south = await createFleet(db, caller, workspace_id, { name: 'south', description: '' });
-  const device = (fleet_id: string, name: string) => createDevice(db, caller, workspace_id, { name, fleet_id, phys_id: '' });
-  const inNorth = await Promise.all(Array.from({ length: 30 }, (_, i) => device(north.id, `n${i}`)));
-  const inSouth = await device(south.id, 's0');
-  return { ...account, north, south, inNorth, inSouth };
-};
+const workspaceWithFleets = () => workspaceWithDevicesInFleets(db, 30);
 
 describe('jobs on DynamoDB Local', () => {
   it('schedules a job on every device of the named fleets and only those', async () => {

@@ -5,12 +5,11 @@ import { freshQueue, receiveAll } from '../../helpers/sqs';
 // queue first, then load everything that reaches env.ts.
 const queue = await freshQueue();
 process.env.FORWARD_QUEUE_URL = queue.url;
-const { createDevice } = await import('../../../lambdas/domain/devices');
-const { createFleet } = await import('../../../lambdas/domain/fleets');
 const { scheduleFleetFota, scheduleFota } = await import('../../../lambdas/domain/fota');
 const { scheduleFleetJob, scheduleJob } = await import('../../../lambdas/domain/jobs');
 const { NotFoundError } = await import('../../../lambdas/shared/errors');
 const { newAccount } = await import('../../helpers/callers');
+const { workspaceWithFleets: workspaceWithDevicesInFleets } = await import('../../helpers/fleets');
 const { freshTable } = await import('../../helpers/db');
 
 const db = await freshTable();
@@ -22,16 +21,7 @@ const eventsOf = async (deviceIds: string[]) => {
   return received.map((m) => JSON.parse(m.Body!)).filter((e) => deviceIds.includes(e.device_id));
 };
 
-const workspaceWithFleets = async () => {
-  const account = await newAccount(db);
-  const { caller, workspace_id } = account;
-  const north = await createFleet(db, caller, workspace_id, { name: 'north', description: '' });
-  const south = await createFleet(db, caller, workspace_id, { name: 'south', description: '' });
-  const device = (fleet_id: string, name: string) => createDevice(db, caller, workspace_id, { name, fleet_id, phys_id: '' });
-  const inNorth = await Promise.all(Array.from({ length: 25 }, (_, i) => device(north.id, `n${i}`)));
-  const inSouth = await device(south.id, 's0');
-  return { ...account, north, south, inNorth, inSouth };
-};
+const workspaceWithFleets = () => workspaceWithDevicesInFleets(db, 25);
 
 const MICROSECONDS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 

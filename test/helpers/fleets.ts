@@ -1,0 +1,16 @@
+import { createDevice } from '../../lambdas/domain/devices';
+import { createFleet } from '../../lambdas/domain/fleets';
+import type { Db } from '../../lambdas/shared/clients';
+import { newAccount } from './callers';
+
+/** A new account whose workspace has fleets `north` (with `northDevices` devices) and `south` (with one). */
+export const workspaceWithFleets = async (db: Db, northDevices: number) => {
+  const account = await newAccount(db);
+  const { caller, workspace_id } = account;
+  const north = await createFleet(db, caller, workspace_id, { name: 'north', description: '' });
+  const south = await createFleet(db, caller, workspace_id, { name: 'south', description: '' });
+  const device = (fleet_id: string, name: string) => createDevice(db, caller, workspace_id, { name, fleet_id, phys_id: '' });
+  const inNorth = await Promise.all(Array.from({ length: northDevices }, (_, i) => device(north.id, `n${i}`)));
+  const inSouth = await device(south.id, 's0');
+  return { ...account, north, south, inNorth, inSouth };
+};
