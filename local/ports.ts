@@ -23,3 +23,13 @@ export const waitFor = async <T>(probe: () => Promise<T>, what: string, timeoutM
     }
   }
 };
+
+/** Polls `condition` until it holds, or fails naming `what` at the deadline. */
+export const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000) =>
+  waitFor(
+    async () => {
+      if (!(await condition())) throw new Error(`not yet: ${what}`);
+    },
+    what,
+    timeoutMs,
+  );

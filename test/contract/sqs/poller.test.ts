@@ -1,5 +1,5 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { waitFor } from '../../../local/ports';
+import { until as waitUntil } from '../../../local/ports';
 import { startSqsPoller, type SqsHandler, type SqsPoller } from '../../../local/sqs-poller';
 import { depthOf, freshQueue, receiveAll, sendRaw, type TestQueue } from '../../helpers/sqs';
 
@@ -31,10 +31,7 @@ const poll = (queue: TestQueue, handler: (event: SQSEvent) => Promise<SQSBatchRe
   return { batches, seen };
 };
 
-const until = (condition: () => boolean | Promise<boolean>, what: string) =>
-  waitFor(async () => {
-    if (!(await condition())) throw new Error(`not yet: ${what}`);
-  }, what, 20_000);
+const until = (condition: () => boolean | Promise<boolean>, what: string) => waitUntil(condition, what, 20_000);
 
 const isEmpty = async (url: string) => {
   const depth = await depthOf(url);

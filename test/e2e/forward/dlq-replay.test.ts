@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { waitFor } from '../../../local/ports';
+import { until } from '../../../local/ports';
 import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { depthOf } from '../../helpers/sqs';
@@ -25,10 +25,6 @@ afterAll(async () => {
   await runtime?.stop();
 });
 
-const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000) =>
-  waitFor(async () => {
-    if (!(await condition())) throw new Error(`not yet: ${what}`);
-  }, what, timeoutMs);
 
 describe('the forward DLQ and its replay command', () => {
   it('parks what a receiver that never recovers missed in the DLQ, and the replay delivers it once the receiver is back', async () => {

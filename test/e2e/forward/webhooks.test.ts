@@ -1,4 +1,4 @@
-import { waitFor } from '../../../local/ports';
+import { until } from '../../../local/ports';
 import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { deviceClient, deviceToken } from '../../helpers/device-token';
@@ -40,10 +40,6 @@ const workspaceWithDevices = async (n: number) => {
   return { workspaceId, devices };
 };
 
-const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000) =>
-  waitFor(async () => {
-    if (!(await condition())) throw new Error(`not yet: ${what}`);
-  }, what, timeoutMs);
 
 /** Distinct job events the receiver accepted: device and job name. */
 const distinctJobs = (hook: WebhookReceiver) => new Set(hook.accepted().map((e) => `${e.device_id} ${(e.payload as { name: string }).name}`));
