@@ -129,8 +129,13 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       deviceAuthorizer,
       authorizerCacheTtlMs: (options.authorizerCacheTtlSeconds ?? 30) * 1000,
     });
-    stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    server.closeIdleConnections?.();
+    stops.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections(); // keep-alive clients would otherwise hold the stop
+        }),
+    );
 
     for (const [name, consumer] of Object.entries(QUEUE_CONSUMERS)) {
       const queue = sqs.queues[name as QueueName];
