@@ -7,8 +7,10 @@
  *
  * The points arrive as the device API queues them (one message per publish request of
  * POINTS_PER_MESSAGE points) in SQS events of the ingest queue's batch size, two invocations at
- * a time as the local poller runs them. Two ingest rows: the store alone (forwarding off), and
- * the whole handler, forwarding each point and its data event to fauxqs in the same process.
+ * a time as the local poller runs them, each in its own container (its own store, so neither
+ * knows what the other stored). Plain BatchWriteItem writes the same items: every arrival of
+ * every point, duplicates included. Two ingest rows: the store alone (forwarding off), and the
+ * whole handler, forwarding each point and its data event to fauxqs in the same process.
  */
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
@@ -16,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { ingestBatch, type IngestDeps, type QueuedIngest } from '../lambdas/domain/ingest';
 import type { IngestDataMessage } from '../lambdas/schemas/device-api';
 import { documentClient } from '../lambdas/shared/clients';
-import { TIMESERIES_WRITE_CONCURRENCY, WRITE_CONCURRENCY } from '../lambdas/shared/env';
+import { WRITE_CONCURRENCY } from '../lambdas/shared/env';
 import { ensureTable } from '../local/dynamodb-local';
 import { dynamoDbTimeseriesStore } from '../lambdas/stores/timeseries/dynamodb';
 import { sendMessages } from '../lambdas/stores/queue-store';
@@ -32,6 +34,7 @@ const POINTS_PER_MESSAGE = Number(process.env.POINTS_PER_MESSAGE ?? 10);
 const DEVICES = 100;
 const INVOCATIONS_IN_FLIGHT = Number(process.env.INVOCATIONS ?? 2); // the local poller's consumerConcurrency default
 const SLICES = 10;
+const WORKSPACE = 'wks-bench00000000000000';
 const BATCH_WRITE_LIMIT = 25;
 
 interface Point {
@@ -87,16 +90,16 @@ const toBatches = (workspaceId: string, points: Point[]): QueuedIngest[][] => {
   return Array.from({ length: Math.ceil(messages.length / size) }, (_, i) => messages.slice(i * size, i * size + size));
 };
 
-/** The items the store would write for these points, for plain BatchWriteItem. */
-const toItems = (workspaceId: string, points: Point[]) =>
-  points.map((p) => ({
-    ...pointKey({ workspace_id: workspaceId, ...p }),
-    device_id: p.device_id,
-    tag: p.tag,
-    fleet_id: 'flt-bench00000000000000',
-    timestamp_in: new Date().toISOString(),
-    payload: JSON.stringify(p.payload),
-  }));
+/** The items the store writes for these messages, every arrival of a point included, for plain BatchWriteItem. */
+const toItems = (batches: QueuedIngest[][]) =>
+  batches.flat().flatMap(({ body }) => {
+    const message = JSON.parse(body) as IngestDataMessage;
+    return message.points.map(({ tag, timestamp_device, payload }) => {
+      const payloadJson = JSON.stringify(payload);
+      const { workspace_id, fleet_id, device_id, timestamp_in } = message;
+      return { ...pointKey({ workspace_id, device_id, tag, timestamp_device, timestamp_in, payloadJson }), device_id, tag, fleet_id, timestamp_in, payload: payloadJson };
+    });
+  });
 
 const main = async () => {
   console.log('starting DynamoDB Local and fauxqs (in memory)…');
@@ -110,6 +113,14 @@ const main = async () => {
     await ensureTable(client, table);
     return table;
   };
+  /** Points the store's query returns from `table`: one per series key. */
+  const readBack = async (table: string) => {
+    let count = 0;
+    const store = dynamoDbTimeseriesStore({ doc, table }, { writeConcurrency: 1 });
+    for await (const _ of store.query({ workspaceId: WORKSPACE, from: 0, size: POINTS, order: 'asc' })) count++;
+    return count;
+  };
+  /** Items in `table`: every stored arrival. */
   const countOf = async (table: string) => {
     let count = 0;
     let ExclusiveStartKey: Record<string, never> | undefined;
@@ -121,9 +132,9 @@ const main = async () => {
     return count;
   };
 
-  /** Plain BatchWriteItem of the items, WRITE_CONCURRENCY calls in flight, unprocessed items retried. */
-  const plainWrite = async (table: string, points: Point[]) => {
-    const items = toItems('wks-bench00000000000000', points);
+  /** Plain BatchWriteItem of the messages' items, WRITE_CONCURRENCY calls in flight, unprocessed items retried. */
+  const plainWrite = async (table: string, batches: QueuedIngest[][]) => {
+    const items = toItems(batches);
     const chunks: (typeof items)[] = [];
     for (let i = 0; i < items.length; i += BATCH_WRITE_LIMIT) {
       // A BatchWriteItem may not name one key twice: keep the last, as a later call would.
@@ -143,22 +154,25 @@ const main = async () => {
     await Promise.all(Array.from({ length: WRITE_CONCURRENCY }, worker));
   };
 
-  /** What the ingest handler builds once per container: the store of `table` and a way to forward. */
-  const ingestDeps = (table: string, forward: IngestDeps['forward']): IngestDeps => ({
-    store: dynamoDbTimeseriesStore({ doc, table }, { writeConcurrency: TIMESERIES_WRITE_CONCURRENCY }),
-    forward,
-    concurrency: WRITE_CONCURRENCY,
-  });
+  /**
+   * What the ingest handler builds once per container, for INVOCATIONS_IN_FLIGHT containers: each
+   * its own store of `table` (its own memory of stored keys) and a way to forward.
+   */
+  const containers = (table: string, forward: IngestDeps['forward']): IngestDeps[] =>
+    Array.from({ length: INVOCATIONS_IN_FLIGHT }, () => ({
+      store: dynamoDbTimeseriesStore({ doc, table }, { writeConcurrency: WRITE_CONCURRENCY }),
+      forward,
+      concurrency: WRITE_CONCURRENCY,
+    }));
 
-  /** The ingest handler's work on every batch, INVOCATIONS_IN_FLIGHT batches at a time. */
-  const ingest = async (deps: IngestDeps, points: Point[]) => {
-    const batches = toBatches('wks-bench00000000000000', points);
+  /** The ingest handler's work on every batch, one invocation in flight per container. */
+  const ingest = async (deployed: IngestDeps[], batches: QueuedIngest[][]) => {
     let next = 0;
     let failed = 0;
-    const invoker = async () => {
+    const invoker = async (deps: IngestDeps) => {
       while (next < batches.length) failed += (await ingestBatch(deps, batches[next++])).length;
     };
-    await Promise.all(Array.from({ length: INVOCATIONS_IN_FLIGHT }, invoker));
+    await Promise.all(deployed.map(invoker));
     if (failed) throw new Error(`${failed} messages failed`);
   };
   const noForwarding: IngestDeps['forward'] = async () => undefined;
@@ -167,45 +181,49 @@ const main = async () => {
 
   try {
     console.log('warming up (10,000 points each way)…');
-    const warm = makePoints().slice(0, 10_000);
+    const warm = toBatches(WORKSPACE, makePoints().slice(0, 10_000));
     await plainWrite(await freshTable(), warm);
-    await ingest(ingestDeps(await freshTable(), noForwarding), warm);
+    await ingest(containers(await freshTable(), noForwarding), warm);
 
     const points = makePoints();
     const unique = new Set(points.map((p) => `${p.device_id} ${p.tag} ${p.timestamp_device}`)).size;
     const tables = { plain: await freshTable(), store: await freshTable(), forwarding: await freshTable() };
-    const storeOnly = ingestDeps(tables.store, noForwarding);
-    const withForwarding = ingestDeps(tables.forwarding, toFauxqs);
+    const storeOnly = containers(tables.store, noForwarding);
+    const withForwarding = containers(tables.forwarding, toFauxqs);
     console.log(`measuring ${POINTS} points (${POINTS - unique} duplicates) in ${SLICES} interleaved slices…`);
     // Slices taken in turn by each way, into the same three tables: load from other processes hits
-    // the three alike, and a duplicate meets its original whichever slice holds it.
+    // the three alike, and a duplicate meets its original whichever slice holds it. Each slice is
+    // queued once, so the three ways write the same items.
     let [plainMs, storeMs, forwardingMs] = [0, 0, 0];
     const sliceSize = Math.ceil(points.length / SLICES);
     for (let i = 0; i < points.length; i += sliceSize) {
-      const slice = points.slice(i, i + sliceSize);
+      const slice = toBatches(WORKSPACE, points.slice(i, i + sliceSize));
       plainMs += await timeMs(() => plainWrite(tables.plain, slice));
       storeMs += await timeMs(() => ingest(storeOnly, slice));
       forwardingMs += await timeMs(() => ingest(withForwarding, slice));
       process.stderr.write('.');
     }
     process.stderr.write('\n');
-    const [plainCount, storeCount, forwardingCount] = await Promise.all([countOf(tables.plain), countOf(tables.store), countOf(tables.forwarding)]);
+    const [plainItems, storeItems, forwardingItems] = await Promise.all([countOf(tables.plain), countOf(tables.store), countOf(tables.forwarding)]);
+    const [storeRead, forwardingRead] = await Promise.all([readBack(tables.store), readBack(tables.forwarding)]);
 
     const perSecond = (ms: number) => (POINTS / ms) * 1000;
     printTable(`${POINTS} points, ${POINTS - unique} duplicates, ${POINTS_PER_MESSAGE} per message, ${QUEUES.ingest.batchSize} messages per invocation`, [
-      { what: 'plain BatchWriteItem (25 items, 16 in flight)', s: plainMs / 1000, 'points/s': perSecond(plainMs), 'stored': plainCount, 'ratio': 1 },
-      { what: 'ingest: store only (forwarding off)', s: storeMs / 1000, 'points/s': perSecond(storeMs), 'stored': storeCount, 'ratio': plainMs / storeMs },
+      { what: `plain BatchWriteItem (25 items, ${WRITE_CONCURRENCY} in flight)`, s: plainMs / 1000, 'points/s': perSecond(plainMs), 'items': plainItems, 'read back': '', 'ratio': 1 },
+      { what: 'ingest: store only (forwarding off)', s: storeMs / 1000, 'points/s': perSecond(storeMs), 'items': storeItems, 'read back': storeRead, 'ratio': plainMs / storeMs },
       {
         what: 'ingest: store + forward 2 messages/point (fauxqs)',
         s: forwardingMs / 1000,
         'points/s': perSecond(forwardingMs),
-        'stored': forwardingCount,
+        'items': forwardingItems,
+        'read back': forwardingRead,
         'ratio': plainMs / forwardingMs,
       },
     ]);
     console.log(`\nratio ingest (store) / plain BatchWriteItem = ${(plainMs / storeMs).toFixed(2)} (target ≥ 0.5)`);
     console.log(`ratio ingest (store + forwarding) / plain BatchWriteItem = ${(plainMs / forwardingMs).toFixed(2)}`);
-    if (storeCount !== unique || forwardingCount !== unique) throw new Error(`stored ${storeCount}/${forwardingCount} points, expected ${unique}`);
+    console.log(`items: every stored arrival; read back: points the storage query returns (one per series key; ${unique} expected)`);
+    if (storeRead !== unique || forwardingRead !== unique) throw new Error(`read back ${storeRead}/${forwardingRead} points, expected ${unique}`);
   } finally {
     client.destroy();
     await sqs.stop();

@@ -12,7 +12,7 @@ export const REGISTRY_TABLE = process.env.REGISTRY_TABLE ?? 'fleetstream-registr
 /** Largest accepted request body, in bytes (job values must also fit a DynamoDB item). */
 export const MAX_BODY_BYTES = intFrom(process.env.MAX_BODY_BYTES, 64 * 1024);
 
-/** Parallel BatchWriteItem calls when scheduling on whole fleets. */
+/** Parallel BatchWriteItem calls per bulk write: jobs on whole fleets, data points in the `dynamodb` time-series store. */
 export const WRITE_CONCURRENCY = intFrom(process.env.WRITE_CONCURRENCY, 16);
 
 /** Queue that the device API fills and the ingest Lambda drains. */
@@ -50,5 +50,3 @@ export const TIMESERIES_TABLE = process.env.TIMESERIES_TABLE ?? 'fleetstream-tim
 export const TIMESTREAM_DATABASE = process.env.TIMESTREAM_DATABASE ?? 'fleetstream';
 export const TIMESTREAM_TABLE = process.env.TIMESTREAM_TABLE ?? 'datapoints';
 
-/** Time-series write transactions (≤ 100 points each) in flight at once per write; one contends least on DynamoDB Local. */
-export const TIMESERIES_WRITE_CONCURRENCY = intFrom(process.env.TIMESERIES_WRITE_CONCURRENCY, 1);

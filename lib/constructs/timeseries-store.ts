@@ -20,10 +20,9 @@ export interface TimeseriesStoreProps {
 }
 
 // DynamoDB item actions of the store (lambdas/stores/timeseries/dynamodb.ts): the storage query
-// reads with Query; the ingest looks keys up with BatchGetItem and puts points with
-// TransactWriteItems, which IAM authorizes as the PutItem of each item.
+// reads with Query; the ingest puts points with BatchWriteItem, and nothing else.
 const DYNAMODB_READ = ['dynamodb:Query'];
-const DYNAMODB_WRITE = ['dynamodb:BatchGetItem', 'dynamodb:PutItem'];
+const DYNAMODB_WRITE = ['dynamodb:BatchWriteItem'];
 
 /**
  * The time-series store of DESIGN §5, chosen at deploy time (`-c timeseries=dynamodb|timestream`):

@@ -1,12 +1,13 @@
-import { BatchGetCommand, QueryCommand, TransactWriteCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../../shared/clients';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
+import { putAll } from '../items';
 import type { DataPoint, TimeseriesQuery, TimeseriesStore, WriteResult } from './index';
-import { KEY_PART, KEY_TIMESTAMP, pointKey, queryPartitions } from './keys';
+import { KEY_PART, KEY_TIMESTAMP, pointKey, queryPartitions, seriesKeyOf } from './keys';
 
 /**
- * A data point as stored (keys in `./keys.ts`). `timestamp_device` is the first 24 characters of
- * `sk`; the payload is kept as JSON text, exactly as received.
+ * One arrival of a data point as stored (keys in `./keys.ts`). `timestamp_device` is the first 24
+ * characters of `sk`; the payload is kept as JSON text, exactly as received.
  */
 interface PointItem {
   pk: string;
@@ -21,24 +22,12 @@ interface PointItem {
 
 // DynamoDB limits: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
 const ITEM_MAX_BYTES = 400 * 1024;
-const TRANSACTION_MAX_ITEMS = 100;
-const TRANSACTION_MAX_BYTES = 4 * 1024 * 1024;
 /** Items per Query page once a shard is known to hold more: ~250 KB of typical points. */
 const PAGE_MAX = 1000;
 /** Items of a partition's first page: small, so that a large answer starts quickly. */
 const FIRST_PAGE_MAX = 100;
-const MAX_ATTEMPTS = 8;
-/** Keys a store remembers as stored: ~170 bytes each, so ~17 MB at most. */
+/** Series keys a store remembers as stored, with their earliest version: ~200 bytes each, so ~20 MB at most. */
 const KNOWN_KEYS_MAX = 100_000;
-const BATCH_GET_MAX_KEYS = 100;
-/** Chunks in a row without a duplicate after which a store stops looking keys up first. */
-const LOOKUP_QUIET_CHUNKS = 8;
-
-// Cancellation reasons that go away on their own (a concurrent transaction on the same item, throttling).
-const TRANSIENT_REASONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded']);
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const backoff = (attempt: number) => pause(Math.random() * Math.min(1000, 20 * 2 ** attempt));
 
 /** The timestamp as keys hold it, or undefined when it is not a date the keys can sort. */
 const keyTimestamp = (value: unknown): string | undefined => {
@@ -70,7 +59,7 @@ const toItems = (points: DataPoint[]): PointItem[] => {
     const payload = JSON.stringify(point.payload) as string | undefined;
     if (payload === undefined) bad(i, 'payload', 'Must be a JSON value.');
     const item: PointItem = {
-      ...pointKey({ ...point, timestamp_device: timestamp_device ?? '' }),
+      ...pointKey({ ...point, timestamp_device: timestamp_device ?? '', timestamp_in: timestamp_in ?? '', payloadJson: payload ?? '' }),
       device_id: point.device_id,
       tag: point.tag,
       fleet_id: point.fleet_id,
@@ -85,146 +74,50 @@ const toItems = (points: DataPoint[]): PointItem[] => {
   return items;
 };
 
-const keyOf = (item: { pk: string; sk: string }) => `${item.pk}\n${item.sk}`;
-
-/** Groups items for TransactWriteItems: at most 100 items and 4 MB each. */
-const transactionChunks = (items: PointItem[]): PointItem[][] => {
-  const chunks: PointItem[][] = [];
-  let chunk: PointItem[] = [];
-  let bytes = 0;
-  for (const item of items) {
-    const size = itemBytes(item);
-    if (chunk.length === TRANSACTION_MAX_ITEMS || bytes + size > TRANSACTION_MAX_BYTES) {
-      chunks.push(chunk);
-      chunk = [];
-      bytes = 0;
-    }
-    chunk.push(item);
-    bytes += size;
-  }
-  if (chunk.length) chunks.push(chunk);
-  return chunks;
-};
+/** The dedup key of an item within the table: its partition and series key. */
+const dedupKeyOf = (item: { pk: string; sk: string }) => `${item.pk}\n${seriesKeyOf(item.sk)}`;
 
 /**
- * Keys known to be stored, the oldest forgotten first. Points are never changed or deleted, so a
- * key once seen stored stays stored: a later write of it is a duplicate, known without a request.
- * This is what makes retries cheap: a batch retried on the same container (after a failed
- * forward, say) writes nothing, and a device's re-sent points are dropped here.
+ * Series keys known to be stored, each with the earliest version this store wrote, the oldest
+ * forgotten first. Points are never changed or deleted, so a point whose key is
+ * known with an earlier (or the same) version is a duplicate, known without a request: a batch
+ * retried on the same container (after a failed forward, say) writes nothing, and a device's
+ * re-sent points are dropped here.
  */
 class KnownKeys {
-  private readonly keys = new Set<string>();
+  private readonly versions = new Map<string, string>();
 
   constructor(private readonly max: number) {}
 
-  has(key: string) {
-    return this.keys.has(key);
+  /** Whether the item's key is known with a version that sorts before or equals the item's. */
+  supersedes(item: PointItem) {
+    const known = this.versions.get(dedupKeyOf(item));
+    return known !== undefined && known <= item.sk;
   }
 
-  add(key: string) {
-    if (this.keys.has(key)) return;
-    this.keys.add(key);
-    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value as string);
-  }
-}
-
-/**
- * Puts points in one transaction, each only if its key is free. A point already stored cancels
- * the transaction, which runs again without it; the answer names exactly those points.
- * @returns how many points were discarded as already stored.
- */
-const putNew = async (db: Db, chunk: PointItem[], known: KnownKeys): Promise<number> => {
-  let fresh = chunk;
-  let discarded = 0;
-  for (let attempt = 0; fresh.length; attempt++) {
-    try {
-      await db.doc.send(
-        new TransactWriteCommand({
-          TransactItems: fresh.map((Item) => ({ Put: { TableName: db.table, Item, ConditionExpression: 'attribute_not_exists(pk)' } })),
-        }),
-      );
-      for (const item of fresh) known.add(keyOf(item));
-      return discarded;
-    } catch (error) {
-      const reasons = (error as { name?: string; CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons;
-      if ((error as Error).name !== 'TransactionCanceledException' || !reasons || attempt + 1 >= MAX_ATTEMPTS) throw error;
-      const taken = new Set(reasons.flatMap((reason, i) => (reason.Code === 'ConditionalCheckFailed' ? [i] : [])));
-      if (taken.size) {
-        for (const i of taken) known.add(keyOf(fresh[i]));
-        discarded += taken.size;
-        fresh = fresh.filter((_, i) => !taken.has(i));
-        continue;
-      }
-      if (!reasons.every((reason) => !reason.Code || reason.Code === 'None' || TRANSIENT_REASONS.has(reason.Code))) throw error;
-      await backoff(attempt);
-    }
-  }
-  return discarded;
-};
-
-/** Which of these points are stored already (an eventually consistent look: the conditional put decides). */
-const findStoredKeys = async (db: Db, items: PointItem[]): Promise<Set<string>> => {
-  const found = new Set<string>();
-  for (let i = 0; i < items.length; i += BATCH_GET_MAX_KEYS) {
-    let keys: Array<Record<string, unknown>> = items.slice(i, i + BATCH_GET_MAX_KEYS).map(({ pk, sk }) => ({ pk, sk }));
-    for (let attempt = 0; keys.length; attempt++) {
-      if (attempt >= MAX_ATTEMPTS) throw Object.assign(new Error('BatchGetItem kept returning unprocessed keys'), { name: 'ThrottlingException' });
-      if (attempt > 0) await backoff(attempt);
-      const result = await db.doc.send(
-        new BatchGetCommand({ RequestItems: { [db.table]: { Keys: keys, ProjectionExpression: '#pk, #sk', ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' } } } }),
-      );
-      for (const item of result.Responses?.[db.table] ?? []) found.add(keyOf(item as PointItem));
-      keys = result.UnprocessedKeys?.[db.table]?.Keys ?? [];
-    }
-  }
-  return found;
-};
-
-/**
- * Decides whether a chunk's keys are looked up (BatchGetItem) before its transaction. A stored
- * point cancels a transaction, and the rerun costs a second transaction: with one duplicate in
- * ten points nearly every chunk holds one, and looking up first measured faster on DynamoDB
- * Local. Without duplicates the look-up is a read per point for nothing. So a store looks up
- * while duplicates keep coming, and stops after LOOKUP_QUIET_CHUNKS chunks in a row without one.
- */
-class DuplicateWatch {
-  private quietChunks = LOOKUP_QUIET_CHUNKS;
-
-  get lookUpFirst() {
-    return this.quietChunks < LOOKUP_QUIET_CHUNKS;
-  }
-
-  saw(duplicates: number) {
-    this.quietChunks = duplicates ? 0 : this.quietChunks + 1;
+  add(item: PointItem) {
+    const key = dedupKeyOf(item);
+    const known = this.versions.get(key);
+    if (known !== undefined && known <= item.sk) return;
+    this.versions.delete(key);
+    this.versions.set(key, item.sk);
+    if (this.versions.size > this.max) this.versions.delete(this.versions.keys().next().value as string);
   }
 }
 
 /**
- * Writes the chunks with `concurrency` transactions in flight.
- * @returns how many points were discarded as already stored.
+ * The arrivals of a write worth storing: per series key the earliest arrival (timestamp_in; among
+ * points of one arrival, the first in the call), unless this store already stored that key with an
+ * earlier or the same version.
  */
-const writeChunks = async (db: Db, chunks: PointItem[][], concurrency: number, known: KnownKeys, watch: DuplicateWatch): Promise<number> => {
-  let next = 0;
-  let discarded = 0;
-  const writeOne = async (chunk: PointItem[]) => {
-    let fresh = chunk;
-    if (watch.lookUpFirst) {
-      const stored = await findStoredKeys(db, chunk);
-      for (const key of stored) known.add(key);
-      fresh = chunk.filter((item) => !stored.has(keyOf(item)));
-    }
-    const taken = chunk.length - fresh.length + (await putNew(db, fresh, known));
-    watch.saw(taken);
-    return taken;
-  };
-  const worker = async () => {
-    while (next < chunks.length) {
-      const taken = await writeOne(chunks[next++]);
-      discarded += taken;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, concurrency), chunks.length) }, worker));
-  return discarded;
+const earliestArrivals = (items: PointItem[], known: KnownKeys): PointItem[] => {
+  const earliest = new Map<string, PointItem>();
+  for (const item of items) {
+    const key = dedupKeyOf(item);
+    const held = earliest.get(key);
+    if (!held || item.timestamp_in < held.timestamp_in) earliest.set(key, item);
+  }
+  return [...earliest.values()].filter((item) => !known.supersedes(item));
 };
 
 const itemNames = { '#sk': 'sk', '#device': 'device_id', '#tag': 'tag', '#fleet': 'fleet_id', '#in': 'timestamp_in', '#payload': 'payload' };
@@ -266,12 +159,18 @@ const partitionQuery = (db: Db, pk: string, query: TimeseriesQuery): QueryComman
 };
 
 /**
- * The pages of one partition, in key order. The next page is requested as soon as one arrives,
- * so that the network overlaps the caller's work; at most two pages are held. Pages start small,
- * so that the first record comes quickly, and double up to PAGE_MAX.
+ * The points of one partition, in key order, a page at a time: of each series key only its
+ * earliest version. The versions of a key are adjacent: ascending, the first of the run is kept;
+ * descending, the last, so the run's latest item is held back until the run ends.
+ *
+ * The next page is requested as soon as one arrives, so that the network overlaps the caller's
+ * work; at most two pages are held. Pages start small, so that the first record comes quickly, and
+ * double up to PAGE_MAX.
  */
 async function* partitionPages(db: Db, input: QueryCommandInput, firstLimit: number, need: number, filtered: boolean) {
-  let fetched = 0;
+  const descending = input.ScanIndexForward === false;
+  let keys = 0;
+  let held: PointItem | undefined;
   let limit = firstLimit;
   const fetch = (ExclusiveStartKey: Record<string, unknown> | undefined, Limit: number): Promise<QueryCommandOutput> => {
     const page = db.doc.send(new QueryCommand({ ...input, ExclusiveStartKey, Limit }));
@@ -283,12 +182,23 @@ async function* partitionPages(db: Db, input: QueryCommandInput, firstLimit: num
   let pending: Promise<QueryCommandOutput> | undefined = fetch(undefined, firstLimit);
   while (pending) {
     const page: QueryCommandOutput = await pending;
-    fetched += page.Items?.length ?? 0;
-    // Without filters every item counts, so a partition never needs more than `need` items.
-    limit = Math.min(PAGE_MAX, limit * 2, filtered ? PAGE_MAX : need - fetched);
+    const points: PointItem[] = [];
+    for (const item of (page.Items ?? []) as PointItem[]) {
+      if (held && seriesKeyOf(item.sk) === seriesKeyOf(held.sk)) {
+        if (descending) held = item;
+        continue;
+      }
+      if (held) points.push(held);
+      held = item;
+      keys++;
+    }
+    // Without filters every series key counts, so a partition never needs more than `need` keys,
+    // and one item more, which tells whether the last key's run has ended.
+    limit = Math.min(PAGE_MAX, limit * 2, filtered ? PAGE_MAX : need + 1 - keys);
     pending = page.LastEvaluatedKey && limit > 0 ? fetch(page.LastEvaluatedKey, limit) : undefined;
-    if (page.Items?.length) yield page.Items as PointItem[];
+    if (points.length) yield points;
   }
+  if (held) yield [held];
 }
 
 interface Head {
@@ -339,22 +249,25 @@ const toPoint = (workspaceId: string, item: PointItem): DataPoint => ({
 });
 
 export interface DynamoDbTimeseriesOptions {
-  /** Transactions in flight at once per write. */
+  /** BatchWriteItem calls in flight at once per write. */
   writeConcurrency: number;
 }
 
 /**
  * The `dynamodb` time-series backend (keys and the reasons for them in `./keys.ts`).
  *
- * Writes: points are checked first (a bad one stores nothing), deduplicated within the call
- * (first wins) and against the keys this store already knows stored, looked up with
- * BatchGetItem while duplicates are about (see DuplicateWatch), and put with TransactWriteItems
- * of up to 100 conditional puts (`attribute_not_exists(pk)`): the first write of a key wins even
- * against a concurrent writer, and a cancelled transaction names the points already stored,
- * which are counted as discarded. Why transactions: a conditional PutItem costs a round trip per
- * point and BatchWriteItem takes no conditions; on DynamoDB Local, 100 conditional puts per
- * transaction measured 3–6× faster than single PutItems and faster than PartiQL
- * BatchExecuteStatement INSERTs (25 per call). On AWS a transactional write costs two write units.
+ * Writes: points are checked first (a bad one stores nothing); per series key only the earliest
+ * arrival of the call is kept, and dropped too when this store already wrote that key with an
+ * earlier or the same version; the rest are put with BatchWriteItem, unconditionally, each arrival
+ * under its own version. Readers keep the earliest version of each key, so the first arrival wins
+ * against a concurrent writer and whatever order the writes land in, and a retried write rewrites
+ * the same items (nothing lost, nothing doubled). A later arrival that another container stores
+ * stays in the table, skipped by every read.
+ *
+ * Why not a conditional put per point (DESIGN §5's first plan): on DynamoDB Local every write path
+ * that checks a condition (conditional PutItem, TransactWriteItems, PartiQL INSERT) runs in its one
+ * database thread at about a third of BatchWriteItem's rate, below the ingest target of half; on
+ * AWS a transactional put costs two write units, a put in a batch one.
  *
  * Queries: the workspace's partitions (or its devices' shards) are read in parallel, in key
  * order, and merged by sk; `from*size` points are skipped while reading, and the iterator yields
@@ -362,19 +275,13 @@ export interface DynamoDbTimeseriesOptions {
  */
 export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptions): TimeseriesStore => {
   const known = new KnownKeys(KNOWN_KEYS_MAX);
-  const watch = new DuplicateWatch();
   return {
     async write(points: DataPoint[]): Promise<WriteResult> {
       const items = toItems(points);
-      const fresh = new Map<string, PointItem>();
-      let discarded = 0;
-      for (const item of items) {
-        const key = keyOf(item);
-        if (fresh.has(key) || known.has(key)) discarded++;
-        else fresh.set(key, item);
-      }
-      discarded += await writeChunks(db, transactionChunks([...fresh.values()]), options.writeConcurrency, known, watch);
-      return { written: items.length - discarded, discarded };
+      const fresh = earliestArrivals(items, known);
+      await putAll(db, fresh, options.writeConcurrency);
+      for (const item of fresh) known.add(item);
+      return { written: fresh.length, discarded: items.length - fresh.length };
     },
 
     async *query(query: TimeseriesQuery): AsyncGenerator<DataPoint> {

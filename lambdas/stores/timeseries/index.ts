@@ -5,7 +5,7 @@
 
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { documentClient } from '../../shared/clients';
-import { TIMESERIES_BACKEND, TIMESERIES_TABLE, TIMESERIES_WRITE_CONCURRENCY, TIMESTREAM_DATABASE, TIMESTREAM_TABLE } from '../../shared/env';
+import { TIMESERIES_BACKEND, TIMESERIES_TABLE, TIMESTREAM_DATABASE, TIMESTREAM_TABLE, WRITE_CONCURRENCY } from '../../shared/env';
 import { dynamoDbTimeseriesStore } from './dynamodb';
 import { timestreamStore } from './timestream';
 
@@ -23,9 +23,12 @@ export interface DataPoint {
 }
 
 export interface WriteResult {
-  /** Points stored by this call. */
+  /**
+   * Points this call stored. With `dynamodb`, a point that another container already stored an
+   * earlier arrival of is stored too, and never read (see `write`).
+   */
   written: number;
-  /** Points dropped because (device_id, tag, timestamp_device) was already stored: first write wins. */
+  /** Points dropped as duplicates of a (device_id, tag, timestamp_device) the call held or the store knew stored. */
   discarded: number;
 }
 
@@ -46,8 +49,10 @@ export interface TimeseriesQuery {
 
 export interface TimeseriesStore {
   /**
-   * Stores points with deduplication on (device_id, tag, timestamp_device). Idempotent: writing
-   * the same batch again discards every point. Throws only when a point could not be stored
+   * Stores points with deduplication on (device_id, tag, timestamp_device): the first write wins,
+   * and queries return one point per key. `dynamodb` keeps the earliest arrival (timestamp_in),
+   * whatever order the writes land in; `timestream` keeps the first one stored. Idempotent:
+   * writing the same batch again stores nothing new. Throws only when a point could not be stored
    * (the caller retries the whole batch).
    */
   write(points: DataPoint[]): Promise<WriteResult>;
@@ -72,7 +77,7 @@ export const timeseriesStore = (): TimeseriesStore => {
     case 'dynamodb':
       store = dynamoDbTimeseriesStore(
         { doc: documentClient(new DynamoDBClient({})), table: TIMESERIES_TABLE },
-        { writeConcurrency: TIMESERIES_WRITE_CONCURRENCY },
+        { writeConcurrency: WRITE_CONCURRENCY },
       );
       break;
     case 'timestream':

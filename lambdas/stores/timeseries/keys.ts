@@ -1,17 +1,21 @@
 /**
- * Key builders of the `dynamodb` time-series table (one item per data point):
+ * Key builders of the `dynamodb` time-series table (one item per stored arrival of a data point):
  *
- * | attribute | value                                             | why                                     |
- * |-----------|---------------------------------------------------|-----------------------------------------|
+ * | attribute | value                                                   | why                                     |
+ * |-----------|---------------------------------------------------------|-----------------------------------------|
  * | pk        | `TS#<workspace_id>#<shard>`, shard = hash(device) mod 8 | a workspace's writes spread over 8 partitions |
- * | sk        | `<timestamp_device>#<device_id>#<tag>`            | the dedup key, in the query's order     |
+ * | sk        | `<timestamp_device>#<device_id>#<tag>#<version>`        | the series key in the query's order, then the arrival |
+ * |           | version = `<timestamp_in>#<payload digest>`             | orders the arrivals of one series key   |
  *
- * - Deduplication: (device_id, tag, timestamp_device) maps to exactly one (pk, sk), so a
- *   conditional put (`attribute_not_exists(pk)`) makes the first write win.
+ * - Deduplication: the series key (timestamp_device, device_id, tag) is the dedup key. Each
+ *   arrival of a point is written unconditionally under its own version, so the versions of one
+ *   key sit side by side, earliest first; a reader keeps the earliest and skips the others. The
+ *   earliest arrival wins whatever order the writes land in, and a retried write of the same
+ *   arrival rewrites the same item. Why not a conditional put: see `./dynamodb.ts`.
  * - Order: timestamps are fixed-width (`2021-07-08T14:21:15.915Z`) and IDs and tags use only
  *   `[A-Za-z0-9_.-]`, all above `#`, so sorting sk as bytes sorts by (timestamp_device,
- *   device_id, tag): the query's order with its deterministic tie-break. A query reads the shards
- *   in parallel and merges them by sk; `descending` is the exact reverse.
+ *   device_id, tag, version): the query's order with its deterministic tie-break. A query reads the
+ *   shards in parallel and merges them by sk; `descending` is the exact reverse.
  * - Hot partitions: one partition per workspace would cap a workspace at one partition's write
  *   rate (1,000 WCU/s), and time-ordered sort keys defeat DynamoDB's split-for-heat. Eight shards
  *   give a workspace eight partitions' worth. The shard comes from the device, so one device's
@@ -51,10 +55,26 @@ export const shardOf = (deviceId: string): number => fnv1a(deviceId) % SHARDS;
 /** The partition holding one shard of a workspace's points. */
 export const seriesPartition = (workspaceId: string, shard: number): string => `TS#${workspaceId}#${shard}`;
 
-/** The key of one data point; also its dedup key. */
-export const pointKey = (point: { workspace_id: string; device_id: string; tag: string; timestamp_device: string }) => ({
+/** The dedup key of a point, which starts its sort key: `<timestamp_device>#<device_id>#<tag>`. */
+const seriesKey = (point: { device_id: string; tag: string; timestamp_device: string }) => `${point.timestamp_device}#${point.device_id}#${point.tag}`;
+
+/**
+ * The version of one arrival: `<timestamp_in>#<digest of the payload JSON>`, fixed-width, so that an
+ * earlier arrival sorts first and two arrivals in the same millisecond still order the same way
+ * every time.
+ */
+export const arrivalVersion = (timestampIn: string, payloadJson: string) => `${timestampIn}#${fnv1a(payloadJson).toString(16).padStart(8, '0')}`;
+
+/** Characters a version adds to the sort key: `#`, 24 of timestamp_in, `#`, 8 of digest. */
+const VERSION_LENGTH = 34;
+
+/** The dedup key held in a sort key: the sort key without its version. */
+export const seriesKeyOf = (sk: string) => sk.slice(0, -VERSION_LENGTH);
+
+/** The key of one arrival of a data point; its sort key starts with its dedup key. */
+export const pointKey = (point: { workspace_id: string; device_id: string; tag: string; timestamp_device: string; timestamp_in: string; payloadJson: string }) => ({
   pk: seriesPartition(point.workspace_id, shardOf(point.device_id)),
-  sk: `${point.timestamp_device}#${point.device_id}#${point.tag}`,
+  sk: `${seriesKey(point)}#${arrivalVersion(point.timestamp_in, point.payloadJson)}`,
 });
 
 /** The partitions a query reads: its devices' shards, or every shard of the workspace. */

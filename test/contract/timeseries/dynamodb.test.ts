@@ -1,8 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { documentClient, type Db } from '../../../lambdas/shared/clients';
 import { newId } from '../../../lambdas/shared/ids';
-import type { DataPoint } from '../../../lambdas/stores/timeseries';
+import type { DataPoint, TimeseriesQuery, TimeseriesStore } from '../../../lambdas/stores/timeseries';
 import { ensureTable } from '../../../local/dynamodb-local';
 import { dynamoDbTimeseriesStore } from '../../../lambdas/stores/timeseries/dynamodb';
 import { collect, describeTimeseriesStore } from './timeseries-store-contract';
@@ -17,55 +18,91 @@ const freshTimeseriesTable = async (): Promise<Db> => {
 describeTimeseriesStore('dynamodb on DynamoDB Local', async () => dynamoDbTimeseriesStore(await freshTimeseriesTable(), { writeConcurrency: 2 }));
 
 describe('dynamodb time-series store across containers', () => {
-  // Two stores on one table stand for two Lambda containers: neither knows what the other wrote,
-  // so their duplicates are caught by the conditional puts alone.
-  const containers = async () => {
+  // Stores on one table stand for Lambda containers: none knows what another wrote, so their
+  // duplicates reach the table, where readers keep the earliest arrival of each key.
+  const containers = async (count = 2) => {
     const db = await freshTimeseriesTable();
-    return [dynamoDbTimeseriesStore(db, { writeConcurrency: 1 }), dynamoDbTimeseriesStore(db, { writeConcurrency: 3 })];
+    const stores = Array.from({ length: count }, (_, i) => dynamoDbTimeseriesStore(db, { writeConcurrency: 1 + (i % 3) }));
+    const itemsInTable = async () => (await db.doc.send(new ScanCommand({ TableName: db.table, Select: 'COUNT' }))).Count;
+    return { stores, itemsInTable };
   };
   const workspace_id = newId('wks');
-  const points = (count: number, payload: string, offset = 0): DataPoint[] =>
+  const arrived = (ms: number) => new Date(Date.UTC(2024, 5, 1) + ms).toISOString();
+  const points = (count: number, payload: string, timestamp_in = arrived(0), devices = 7): DataPoint[] =>
     Array.from({ length: count }, (_, i) => ({
       workspace_id,
       fleet_id: newId('flt'),
-      device_id: `dev-${String((i + offset) % 7).padStart(20, '0')}`,
+      device_id: `dev-${String(i % devices).padStart(20, '0')}`,
       tag: 'level',
-      timestamp_device: new Date(Date.UTC(2024, 0, 1) + i + offset).toISOString(),
-      timestamp_in: new Date().toISOString(),
+      timestamp_device: new Date(Date.UTC(2024, 0, 1) + i).toISOString(),
+      timestamp_in,
       payload,
     }));
-  const query = { workspaceId: workspace_id, from: 0, size: 10_000, order: 'asc' as const };
+  const query = (q: Partial<TimeseriesQuery> = {}): TimeseriesQuery => ({ workspaceId: workspace_id, from: 0, size: 10_000, order: 'asc', ...q });
+  const payloads = async (store: TimeseriesStore, q: Partial<TimeseriesQuery> = {}) => (await collect(store.query(query(q)))).map((p) => p.payload);
 
-  it('discards a batch another container stored, keeping the first payloads', async () => {
-    const [first, second] = await containers();
-    await first.write(points(230, 'first'));
+  it('keeps the first arrival when another container stores a later one, which no read returns', async () => {
+    const { stores: [first, second], itemsInTable } = await containers();
+    await first.write(points(230, 'first', arrived(0)));
 
-    const result = await second.write(points(230, 'second'));
+    const result = await second.write(points(230, 'second', arrived(1000)));
 
-    expect(result).toEqual({ written: 0, discarded: 230 });
-    expect(new Set((await collect(first.query(query))).map((p) => p.payload))).toEqual(new Set(['first']));
+    expect(result).toEqual({ written: 230, discarded: 0 });
+    expect(await itemsInTable()).toBe(460);
+    expect(new Set(await payloads(second))).toEqual(new Set(['first']));
+    expect(await payloads(second, { order: 'desc' })).toHaveLength(230);
+    expect(new Set(await payloads(second, { order: 'desc' }))).toEqual(new Set(['first']));
   });
 
-  it('stores the new points of a transaction that also holds stored ones', async () => {
-    const [first, second] = await containers();
-    // Every tenth point is already there: each transaction of the second write is cancelled once.
-    await first.write(points(300, 'first').filter((_, i) => i % 10 === 0));
+  it('keeps the earliest arrival whatever order the writes land in', async () => {
+    const { stores: [first, second] } = await containers();
+    // A message retried after a failure lands after a later duplicate: it still arrived first.
+    await second.write(points(100, 'late', arrived(5000)));
 
-    const result = await second.write(points(300, 'second'));
+    await first.write(points(100, 'early', arrived(10)));
 
-    const stored = await collect(second.query(query));
-    expect(result).toEqual({ written: 270, discarded: 30 });
-    expect(stored).toHaveLength(300);
-    expect(stored.filter((p) => p.payload === 'first')).toHaveLength(30);
+    expect(new Set(await payloads(first))).toEqual(new Set(['early']));
+    expect(new Set(await payloads(second, { order: 'desc' }))).toEqual(new Set(['early']));
   });
 
-  it('lets one container win each key when two write the same points at once', async () => {
-    const [first, second] = await containers();
+  it('stores a retried write once: the same arrival rewrites the same items', async () => {
+    const { stores: [first, second], itemsInTable } = await containers();
+    const batch = points(120, 'once', arrived(7));
+    await first.write(batch);
 
-    const results = await Promise.all([first.write(points(400, 'a')), second.write(points(400, 'b'))]);
+    await second.write(batch);
 
-    expect(results.map((r) => r.written + r.discarded)).toEqual([400, 400]);
-    expect(results[0].written + results[1].written).toBe(400);
-    expect(await collect(first.query(query))).toHaveLength(400);
+    expect(await itemsInTable()).toBe(120);
+    expect(await payloads(first)).toHaveLength(120);
+  });
+
+  it('pages through many arrivals per key in either order without overlap, skip or a later arrival', async () => {
+    const { stores } = await containers(5);
+    // 5 arrivals of each of 60 keys of one device (one partition), the earliest written last: runs
+    // of versions span the boundaries of pages, and of the reads each page needs.
+    for (let arrival = 4; arrival >= 0; arrival--) await stores[arrival].write(points(60, `arrival-${arrival}`, arrived(arrival), 1));
+    const all = { asc: await collect(stores[0].query(query())), desc: await collect(stores[0].query(query({ order: 'desc' }))) };
+
+    for (const order of ['asc', 'desc'] as const) {
+      const paged: DataPoint[] = [];
+      for (let from = 0; from < 10; from++) paged.push(...(await collect(stores[0].query(query({ order, from, size: 7 })))));
+      expect(paged).toEqual(all[order]);
+    }
+    expect(all.asc).toHaveLength(60);
+    expect(new Set(all.asc.map((p) => p.payload))).toEqual(new Set(['arrival-0']));
+    expect(all.desc).toEqual([...all.asc].reverse());
+  });
+
+  it('lets one arrival win each key when two containers write the same points at once', async () => {
+    const { stores: [first, second] } = await containers();
+
+    const results = await Promise.all([first.write(points(400, 'a', arrived(3))), second.write(points(400, 'b', arrived(3)))]);
+
+    const ascending = await collect(first.query(query()));
+    expect(results.map((r) => r.written)).toEqual([400, 400]);
+    expect(ascending).toHaveLength(400);
+    // Same arrival time: the payload digest orders them, the same way on every read.
+    expect(new Set(ascending.map((p) => p.payload)).size).toBe(1);
+    expect(await collect(second.query(query({ order: 'desc' })))).toEqual([...ascending].reverse());
   });
 });

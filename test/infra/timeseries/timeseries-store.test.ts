@@ -49,9 +49,9 @@ describe('time-series store: dynamodb (the default)', () => {
     expect(environmentOf(query)).toMatchObject({ TIMESERIES_BACKEND: 'dynamodb', TIMESERIES_TABLE: { Ref: tableId() } });
   });
 
-  it('lets the ingest consumer look keys up and put points, nothing more', () => {
+  it('lets the ingest consumer put points with BatchWriteItem, nothing more', () => {
     expect(ingest).toBeDefined();
-    expect(storeStatements(ingest!).flatMap(actionsOf).sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:PutItem']);
+    expect(storeStatements(ingest!).flatMap(actionsOf).sort()).toEqual(['dynamodb:BatchWriteItem']);
     expect(environmentOf(ingest!)).toMatchObject({ TIMESERIES_BACKEND: 'dynamodb', TIMESERIES_TABLE: { Ref: tableId() } });
   });
 

@@ -1,12 +1,25 @@
-import { KEY_PART, pointKey, queryPartitions, SHARDS, seriesPartition, shardOf } from '../../../lambdas/stores/timeseries/keys';
+import { arrivalVersion, KEY_PART, pointKey, queryPartitions, SHARDS, seriesKeyOf, seriesPartition, shardOf } from '../../../lambdas/stores/timeseries/keys';
 
 const devices = Array.from({ length: 400 }, (_, i) => `dev-${String(i).padStart(20, '0')}`);
 
 describe('time-series keys', () => {
-  it('builds the key of a point: sharded workspace partition, then timestamp, device and tag', () => {
-    const key = pointKey({ workspace_id: 'wks-1', device_id: 'dev-a', tag: 'temp', timestamp_device: '2021-07-08T14:21:15.915Z' });
+  const arrival = { timestamp_in: '2021-07-08T14:21:16.002Z', payloadJson: '{"v":1}' };
 
-    expect(key).toEqual({ pk: `TS#wks-1#${shardOf('dev-a')}`, sk: '2021-07-08T14:21:15.915Z#dev-a#temp' });
+  it('builds the key of an arrival: sharded workspace partition, then timestamp, device, tag and version', () => {
+    const key = pointKey({ workspace_id: 'wks-1', device_id: 'dev-a', tag: 'temp', timestamp_device: '2021-07-08T14:21:15.915Z', ...arrival });
+
+    expect(key.pk).toBe(`TS#wks-1#${shardOf('dev-a')}`);
+    expect(key.sk).toMatch(/^2021-07-08T14:21:15\.915Z#dev-a#temp#2021-07-08T14:21:16\.002Z#[0-9a-f]{8}$/);
+    expect(seriesKeyOf(key.sk)).toBe('2021-07-08T14:21:15.915Z#dev-a#temp');
+  });
+
+  it('versions arrivals by arrival time, then by payload, the same way every time', () => {
+    const early = arrivalVersion('2021-07-08T14:21:16.002Z', '{"v":2}');
+    const late = arrivalVersion('2021-07-08T14:21:16.003Z', '{"v":1}');
+
+    expect(early < late).toBe(true);
+    expect(arrivalVersion('2021-07-08T14:21:16.002Z', '{"v":2}')).toBe(early);
+    expect(arrivalVersion('2021-07-08T14:21:16.002Z', '{"v":3}')).not.toBe(early);
   });
 
   it('keeps a device in one shard and spreads devices over every shard', () => {
@@ -17,11 +30,16 @@ describe('time-series keys', () => {
     expect(Math.min(...counts)).toBeGreaterThan(400 / SHARDS / 2);
   });
 
-  it('sorts sort keys as bytes exactly as (timestamp, device, tag) tuples, prefixes included', () => {
+  it('sorts sort keys as bytes exactly as (timestamp, device, tag, arrival) tuples, prefixes included', () => {
     const parts = ['a', 'a.b', 'a-b', 'a_b', 'aa', 'A', 'z9', '0'];
-    const tuples = ['2021-01-01T00:00:00.000Z', '2021-01-01T00:00:00.001Z'].flatMap((ts) => parts.flatMap((device) => parts.map((tag) => [ts, device, tag])));
-    const byTuple = [...tuples].sort((x, y) => (x[0] !== y[0] ? (x[0] < y[0] ? -1 : 1) : x[1] !== y[1] ? (x[1] < y[1] ? -1 : 1) : x[2] < y[2] ? -1 : x[2] > y[2] ? 1 : 0));
-    const sk = ([ts, device, tag]: string[]) => pointKey({ workspace_id: 'w', device_id: device, tag, timestamp_device: ts }).sk;
+    const times = ['2021-01-01T00:00:00.000Z', '2021-01-01T00:00:00.001Z'];
+    const tuples = times.flatMap((ts) => parts.flatMap((device) => parts.flatMap((tag) => times.map((arrived) => [ts, device, tag, arrived]))));
+    const byTuple = [...tuples].sort((x, y) => {
+      const differs = x.findIndex((part, i) => part !== y[i]);
+      return differs < 0 ? 0 : x[differs] < y[differs] ? -1 : 1;
+    });
+    const sk = ([ts, device, tag, arrived]: string[]) =>
+      pointKey({ workspace_id: 'w', device_id: device, tag, timestamp_device: ts, timestamp_in: arrived, payloadJson: '1' }).sk;
     const byKey = [...tuples].sort((x, y) => Buffer.compare(Buffer.from(sk(x)), Buffer.from(sk(y))));
 
     expect(parts.every((p) => KEY_PART.test(p))).toBe(true);
