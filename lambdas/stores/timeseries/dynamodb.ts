@@ -79,10 +79,10 @@ const dedupKeyOf = (item: { pk: string; sk: string }) => `${item.pk}\n${seriesKe
 
 /**
  * Series keys known to be stored, each with the earliest version this store wrote, the oldest
- * forgotten first. Points are never changed or deleted, so a point whose key is
- * known with an earlier (or the same) version is a duplicate, known without a request: a batch
- * retried on the same container (after a failed forward, say) writes nothing, and a device's
- * re-sent points are dropped here.
+ * forgotten first. Points are never changed or deleted, so a point whose key is known with an
+ * earlier (or the same) version is a duplicate, known without a request: a batch retried on the
+ * same container (after a failed forward, say) writes nothing, and a device's re-sent points are
+ * dropped here.
  */
 class KnownKeys {
   private readonly versions = new Map<string, string>();
