@@ -94,10 +94,11 @@ const toBatches = (workspaceId: string, points: Point[]): QueuedIngest[][] => {
 const toItems = (batches: QueuedIngest[][]) =>
   batches.flat().flatMap(({ body }) => {
     const message = JSON.parse(body) as IngestDataMessage;
-    return message.points.map(({ tag, timestamp_device, payload }) => {
+    return message.points.map(({ tag, timestamp_device, payload }, sequence) => {
       const payloadJson = JSON.stringify(payload);
       const { workspace_id, fleet_id, device_id, timestamp_in } = message;
-      return { ...pointKey({ workspace_id, device_id, tag, timestamp_device, timestamp_in, payloadJson }), device_id, tag, fleet_id, timestamp_in, payload: payloadJson };
+      const key = pointKey({ workspace_id, device_id, tag, timestamp_device, timestamp_in, sequence, payloadJson });
+      return { ...key, device_id, tag, fleet_id, timestamp_in, payload: payloadJson };
     });
   });
 

@@ -1,7 +1,7 @@
 import { logger } from '../shared/logger';
 import { IngestMessageSchema, type IngestMessage } from '../schemas/device-api';
 import type { ForwardMessage } from '../schemas/forward';
-import type { DataPoint, TimeseriesStore } from '../stores/timeseries';
+import type { PointToStore, TimeseriesStore } from '../stores/timeseries';
 import { dataEvent, dataMessage, eventMessage } from './events';
 
 /** What the ingest Lambda works with: the time-series store and the forward queue. */
@@ -23,15 +23,16 @@ interface Parsed {
   message: IngestMessage;
 }
 
-const pointsOf = (message: IngestMessage): DataPoint[] =>
+const pointsOf = (message: IngestMessage): PointToStore[] =>
   message.kind === 'data'
-    ? message.points.map(({ tag, timestamp_device, payload }) => ({
+    ? message.points.map(({ tag, timestamp_device, payload }, sequence) => ({
         workspace_id: message.workspace_id,
         fleet_id: message.fleet_id,
         device_id: message.device_id,
         tag,
         timestamp_device,
         timestamp_in: message.timestamp_in,
+        sequence,
         payload,
       }))
     : [];

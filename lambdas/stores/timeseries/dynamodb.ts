@@ -2,7 +2,7 @@ import { QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@
 import type { Db } from '../../shared/clients';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
 import { putAll } from '../items';
-import type { DataPoint, TimeseriesQuery, TimeseriesStore, WriteResult } from './index';
+import type { DataPoint, PointToStore, TimeseriesQuery, TimeseriesStore, WriteResult } from './index';
 import { KEY_PART, KEY_TIMESTAMP, pointKey, queryPartitions, seriesKeyOf } from './keys';
 
 /**
@@ -26,8 +26,12 @@ const ITEM_MAX_BYTES = 400 * 1024;
 const PAGE_MAX = 1000;
 /** Items of a partition's first page: small, so that a large answer starts quickly. */
 const FIRST_PAGE_MAX = 100;
+/** Fewest items a page asks for once a partition has nearly enough: a run of a key's arrivals is read in few calls. */
+const TAIL_PAGE_MIN = 25;
 /** Series keys a store remembers as stored, with their earliest version: ~200 bytes each, so ~20 MB at most. */
 const KNOWN_KEYS_MAX = 100_000;
+/** Largest `sequence` the version's four digits hold. */
+const SEQUENCE_MAX = 9999;
 
 /** The timestamp as keys hold it, or undefined when it is not a date the keys can sort. */
 const keyTimestamp = (value: unknown): string | undefined => {
@@ -45,7 +49,7 @@ const itemBytes = (item: PointItem) =>
  * The items of a write, checked all at once so that a bad point stores nothing.
  * @throws ValidationError naming each bad field; PayloadTooLargeError when an item would pass 400 KB.
  */
-const toItems = (points: DataPoint[]): PointItem[] => {
+const toItems = (points: PointToStore[]): PointItem[] => {
   const details: ErrorDetail[] = [];
   const bad = (i: number, field: string, message: string) => details.push({ field: `points[${i}].${field}`, message });
   const items = points.map((point, i) => {
@@ -58,8 +62,10 @@ const toItems = (points: DataPoint[]): PointItem[] => {
     if (!timestamp_in) bad(i, 'timestamp_in', 'Must be an RFC 3339 date in years 0000–9999.');
     const payload = JSON.stringify(point.payload) as string | undefined;
     if (payload === undefined) bad(i, 'payload', 'Must be a JSON value.');
+    const sequence = point.sequence ?? 0;
+    if (!Number.isInteger(sequence) || sequence < 0 || sequence > SEQUENCE_MAX) bad(i, 'sequence', `Must be an integer from 0 to ${SEQUENCE_MAX}.`);
     const item: PointItem = {
-      ...pointKey({ ...point, timestamp_device: timestamp_device ?? '', timestamp_in: timestamp_in ?? '', payloadJson: payload ?? '' }),
+      ...pointKey({ ...point, timestamp_device: timestamp_device ?? '', timestamp_in: timestamp_in ?? '', sequence, payloadJson: payload ?? '' }),
       device_id: point.device_id,
       tag: point.tag,
       fleet_id: point.fleet_id,
@@ -106,16 +112,16 @@ class KnownKeys {
 }
 
 /**
- * The arrivals of a write worth storing: per series key the earliest arrival (timestamp_in; among
- * points of one arrival, the first in the call), unless this store already stored that key with an
- * earlier or the same version.
+ * The arrivals of a write worth storing: per series key the one readers would keep (the smallest
+ * version), unless this store already stored that key with an earlier or the same version. The
+ * rule is the readers' own, so how messages are batched never changes what a read returns.
  */
 const earliestArrivals = (items: PointItem[], known: KnownKeys): PointItem[] => {
   const earliest = new Map<string, PointItem>();
   for (const item of items) {
     const key = dedupKeyOf(item);
     const held = earliest.get(key);
-    if (!held || item.timestamp_in < held.timestamp_in) earliest.set(key, item);
+    if (!held || item.sk < held.sk) earliest.set(key, item);
   }
   return [...earliest.values()].filter((item) => !known.supersedes(item));
 };
@@ -170,6 +176,7 @@ const partitionQuery = (db: Db, pk: string, query: TimeseriesQuery): QueryComman
 async function* partitionPages(db: Db, input: QueryCommandInput, firstLimit: number, need: number, filtered: boolean) {
   const descending = input.ScanIndexForward === false;
   let keys = 0;
+  let enough = false;
   let held: PointItem | undefined;
   let limit = firstLimit;
   const fetch = (ExclusiveStartKey: Record<string, unknown> | undefined, Limit: number): Promise<QueryCommandOutput> => {
@@ -192,13 +199,15 @@ async function* partitionPages(db: Db, input: QueryCommandInput, firstLimit: num
       held = item;
       keys++;
     }
-    // Without filters every series key counts, so a partition never needs more than `need` keys,
-    // and one item more, which tells whether the last key's run has ended.
-    limit = Math.min(PAGE_MAX, limit * 2, filtered ? PAGE_MAX : need + 1 - keys);
-    pending = page.LastEvaluatedKey && limit > 0 ? fetch(page.LastEvaluatedKey, limit) : undefined;
+    // Without filters every series key counts, so a partition never needs more than `need` keys:
+    // it reads on until a key past them starts, which ends the last needed key's run.
+    enough = !filtered && keys > need;
+    limit = Math.min(PAGE_MAX, limit * 2, filtered ? PAGE_MAX : Math.max(need + 1 - keys, TAIL_PAGE_MIN));
+    pending = page.LastEvaluatedKey && !enough ? fetch(page.LastEvaluatedKey, limit) : undefined;
     if (points.length) yield points;
   }
-  if (held) yield [held];
+  // When reading stopped early, the held key is past `need` and its run maybe unfinished: never needed.
+  if (held && !enough) yield [held];
 }
 
 interface Head {
@@ -257,8 +266,8 @@ export interface DynamoDbTimeseriesOptions {
  * The `dynamodb` time-series backend (keys and the reasons for them in `./keys.ts`).
  *
  * Writes: points are checked first (a bad one stores nothing); per series key only the earliest
- * arrival of the call is kept, and dropped too when this store already wrote that key with an
- * earlier or the same version; the rest are put with BatchWriteItem, unconditionally, each arrival
+ * version of the call is kept (timestamp_in, then sequence), and dropped too when this store
+ * already wrote that key with an earlier or the same version; the rest are put with BatchWriteItem, unconditionally, each arrival
  * under its own version. Readers keep the earliest version of each key, so the first arrival wins
  * against a concurrent writer and whatever order the writes land in, and a retried write rewrites
  * the same items (nothing lost, nothing doubled). A later arrival that another container stores
@@ -276,7 +285,7 @@ export interface DynamoDbTimeseriesOptions {
 export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptions): TimeseriesStore => {
   const known = new KnownKeys(KNOWN_KEYS_MAX);
   return {
-    async write(points: DataPoint[]): Promise<WriteResult> {
+    async write(points: PointToStore[]): Promise<WriteResult> {
       const items = toItems(points);
       const fresh = earliestArrivals(items, known);
       await putAll(db, fresh, options.writeConcurrency);

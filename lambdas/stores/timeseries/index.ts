@@ -22,6 +22,16 @@ export interface DataPoint {
   payload: unknown;
 }
 
+/** A point to store: a DataPoint, and where it stood in its publish request. */
+export interface PointToStore extends DataPoint {
+  /**
+   * The point's index among the points of its publish request (0–9999, default 0): orders
+   * duplicates that arrived together, so that the first of the request wins on every read. The
+   * same message gives the same indexes on every retry. Queries do not return it.
+   */
+  sequence?: number;
+}
+
 export interface WriteResult {
   /**
    * Points this call stored. With `dynamodb`, a point that another container already stored an
@@ -50,12 +60,12 @@ export interface TimeseriesQuery {
 export interface TimeseriesStore {
   /**
    * Stores points with deduplication on (device_id, tag, timestamp_device): the first write wins,
-   * and queries return one point per key. `dynamodb` keeps the earliest arrival (timestamp_in),
-   * whatever order the writes land in; `timestream` keeps the first one stored. Idempotent:
+   * and queries return one point per key. `dynamodb` keeps the earliest arrival (timestamp_in,
+   * then sequence), whatever order the writes land in; `timestream` keeps the first one stored. Idempotent:
    * writing the same batch again stores nothing new. Throws only when a point could not be stored
    * (the caller retries the whole batch).
    */
-  write(points: DataPoint[]): Promise<WriteResult>;
+  write(points: PointToStore[]): Promise<WriteResult>;
   /**
    * The page of points the query selects, in order, ties broken deterministically (device_id,
    * then tag) so that consecutive pages never overlap or skip. Yields as it reads: memory does

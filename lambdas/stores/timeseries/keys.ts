@@ -5,7 +5,7 @@
  * |-----------|---------------------------------------------------------|-----------------------------------------|
  * | pk        | `TS#<workspace_id>#<shard>`, shard = hash(device) mod 8 | a workspace's writes spread over 8 partitions |
  * | sk        | `<timestamp_device>#<device_id>#<tag>#<version>`        | the series key in the query's order, then the arrival |
- * |           | version = `<timestamp_in>#<payload digest>`             | orders the arrivals of one series key   |
+ * |           | version = `<timestamp_in>#<sequence>#<payload digest>`  | orders the arrivals of one series key   |
  *
  * - Deduplication: the series key (timestamp_device, device_id, tag) is the dedup key. Each
  *   arrival of a point is written unconditionally under its own version, so the versions of one
@@ -59,22 +59,37 @@ export const seriesPartition = (workspaceId: string, shard: number): string => `
 const seriesKey = (point: { device_id: string; tag: string; timestamp_device: string }) => `${point.timestamp_device}#${point.device_id}#${point.tag}`;
 
 /**
- * The version of one arrival: `<timestamp_in>#<digest of the payload JSON>`, fixed-width, so that an
- * earlier arrival sorts first and two arrivals in the same millisecond still order the same way
- * every time.
+ * The version of one arrival: `<timestamp_in>#<sequence>#<digest of the payload JSON>`, fixed-width.
+ * An earlier arrival sorts first; among points of one request (one timestamp_in), the earlier in
+ * the request; two requests in the same millisecond still order the same way every time.
  */
-export const arrivalVersion = (timestampIn: string, payloadJson: string) => `${timestampIn}#${fnv1a(payloadJson).toString(16).padStart(8, '0')}`;
+export const arrivalVersion = (timestampIn: string, sequence: number, payloadJson: string) =>
+  `${timestampIn}#${String(sequence).padStart(4, '0')}#${fnv1a(payloadJson).toString(16).padStart(8, '0')}`;
 
-/** Characters a version adds to the sort key: `#`, 24 of timestamp_in, `#`, 8 of digest. */
-const VERSION_LENGTH = 34;
+/** A version as it ends a sort key: `#`, 24 of timestamp_in, `#`, 4 of sequence, `#`, 8 of digest. */
+const VERSION_SUFFIX = /^#\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z#\d{4}#[0-9a-f]{8}$/;
+const VERSION_LENGTH = 39;
 
-/** The dedup key held in a sort key: the sort key without its version. */
-export const seriesKeyOf = (sk: string) => sk.slice(0, -VERSION_LENGTH);
+/**
+ * The dedup key held in a sort key: the sort key without its version. A sort key without one
+ * (written before points were versioned) is its own dedup key: it sorts before every version of
+ * its key, and it was that key's first write. IDs and tags cannot hold the `:` of a timestamp, so
+ * no unversioned sort key ends like a version.
+ */
+export const seriesKeyOf = (sk: string) => (VERSION_SUFFIX.test(sk.slice(-VERSION_LENGTH)) ? sk.slice(0, -VERSION_LENGTH) : sk);
 
 /** The key of one arrival of a data point; its sort key starts with its dedup key. */
-export const pointKey = (point: { workspace_id: string; device_id: string; tag: string; timestamp_device: string; timestamp_in: string; payloadJson: string }) => ({
+export const pointKey = (point: {
+  workspace_id: string;
+  device_id: string;
+  tag: string;
+  timestamp_device: string;
+  timestamp_in: string;
+  sequence: number;
+  payloadJson: string;
+}) => ({
   pk: seriesPartition(point.workspace_id, shardOf(point.device_id)),
-  sk: `${seriesKey(point)}#${arrivalVersion(point.timestamp_in, point.payloadJson)}`,
+  sk: `${seriesKey(point)}#${arrivalVersion(point.timestamp_in, point.sequence, point.payloadJson)}`,
 });
 
 /** The partitions a query reads: its devices' shards, or every shard of the workspace. */

@@ -1,7 +1,7 @@
 import { CancelQueryCommand, QueryCommand, TimestreamQueryClient, type ColumnInfo, type Row } from '@aws-sdk/client-timestream-query';
 import { TimestreamWriteClient, WriteRecordsCommand, type _Record, type RejectedRecord } from '@aws-sdk/client-timestream-write';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
-import type { DataPoint, TimeseriesQuery, TimeseriesStore, WriteResult } from './index';
+import type { DataPoint, PointToStore, TimeseriesQuery, TimeseriesStore, WriteResult } from './index';
 import { KEY_PART } from './keys';
 
 // Timestream for LiveAnalytics limits: https://docs.aws.amazon.com/timestream/latest/developerguide/ts-limits.html
@@ -179,7 +179,7 @@ export const timestreamStore = (options: TimestreamStoreOptions): TimeseriesStor
   let reader = options.queryClient;
 
   return {
-    async write(points: DataPoint[]): Promise<WriteResult> {
+    async write(points: PointToStore[]): Promise<WriteResult> {
       const { records, duplicates } = toRecords(points);
       writer ??= new TimestreamWriteClient({});
       let discarded = duplicates;

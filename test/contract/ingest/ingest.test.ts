@@ -27,13 +27,13 @@ beforeAll(async () => {
 /** A device of its own per test, so that tests share the table but not their points. */
 const newDevice = () => `dev-${randomUUID().replaceAll('-', '').slice(0, 20)}`;
 
-const dataOf = (deviceId: string, points: Array<{ tag: string; at: string; payload: unknown }>): IngestDataMessage => ({
+const dataOf = (deviceId: string, points: Array<{ tag: string; at: string; payload: unknown }>, timestamp_in = '2026-03-01T00:00:00.000Z'): IngestDataMessage => ({
   kind: 'data',
   workspace_id: WORKSPACE,
   fleet_id: FLEET,
   device_id: deviceId,
   device_name: 'sensor',
-  timestamp_in: '2026-03-01T00:00:00.000Z',
+  timestamp_in,
   points: points.map(({ tag, at, payload }) => ({ tag, timestamp_device: at, payload })),
 });
 
@@ -66,10 +66,15 @@ describe('ingest', () => {
         { tag: 'temp', at: at(1), payload: { v: 0 } },
         { tag: 'temp', at: at(2), payload: { v: 'dup in message' } },
       ]),
-      dataOf(device, [
-        { tag: 'temp', at: at(1), payload: { v: 'dup across messages' } },
-        { tag: 'hum', at: at(1), payload: 40 },
-      ]),
+      // A later request, queued in the same batch.
+      dataOf(
+        device,
+        [
+          { tag: 'temp', at: at(1), payload: { v: 'dup across messages' } },
+          { tag: 'hum', at: at(1), payload: 40 },
+        ],
+        '2026-03-01T00:00:00.250Z',
+      ),
     );
 
     const failed = await ingestBatch(deps, batch);
@@ -91,7 +96,7 @@ describe('ingest', () => {
       device_id: device,
       device_name: 'sensor',
       timestamp_device: at(1),
-      timestamp_in: '2026-03-01T00:00:00.000Z',
+      timestamp_in: '2026-03-01T00:00:00.250Z',
       tag: 'hum',
       payload: 40,
     });

@@ -1,11 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { documentClient, type Db } from '../../../lambdas/shared/clients';
 import { newId } from '../../../lambdas/shared/ids';
 import type { DataPoint, TimeseriesQuery, TimeseriesStore } from '../../../lambdas/stores/timeseries';
 import { ensureTable } from '../../../local/dynamodb-local';
 import { dynamoDbTimeseriesStore } from '../../../lambdas/stores/timeseries/dynamodb';
+import { seriesPartition, shardOf } from '../../../lambdas/stores/timeseries/keys';
 import { collect, describeTimeseriesStore } from './timeseries-store-contract';
 
 const freshTimeseriesTable = async (): Promise<Db> => {
@@ -24,7 +25,7 @@ describe('dynamodb time-series store across containers', () => {
     const db = await freshTimeseriesTable();
     const stores = Array.from({ length: count }, (_, i) => dynamoDbTimeseriesStore(db, { writeConcurrency: 1 + (i % 3) }));
     const itemsInTable = async () => (await db.doc.send(new ScanCommand({ TableName: db.table, Select: 'COUNT' }))).Count;
-    return { stores, itemsInTable };
+    return { db, stores, itemsInTable };
   };
   const workspace_id = newId('wks');
   const arrived = (ms: number) => new Date(Date.UTC(2024, 5, 1) + ms).toISOString();
@@ -91,6 +92,50 @@ describe('dynamodb time-series store across containers', () => {
     expect(all.asc).toHaveLength(60);
     expect(new Set(all.asc.map((p) => p.payload))).toEqual(new Set(['arrival-0']));
     expect(all.desc).toEqual([...all.asc].reverse());
+  });
+
+  it('resolves two requests of the same millisecond the same way however their messages are batched or retried', async () => {
+    const [one, other] = [points(50, 'one', arrived(42)), points(50, 'other', arrived(42))];
+    const winners = async (writes: (stores: TimeseriesStore[]) => Promise<unknown>) => {
+      const { stores } = await containers();
+      await writes(stores);
+      return [await payloads(stores[0]), (await payloads(stores[1], { order: 'desc' })).reverse()];
+    };
+
+    const together = await winners(([first]) => first.write([...one, ...other]));
+    const reversed = await winners(([first]) => first.write([...other, ...one]));
+    const apart = await winners(async ([first, second]) => {
+      await second.write(other);
+      await first.write(one);
+    });
+    // A batch of both, then one message retried alone on the same container.
+    const retried = await winners(async ([first]) => {
+      await first.write([...other, ...one]);
+      await first.write(one);
+      await first.write(other);
+    });
+
+    expect(together[0]).toHaveLength(50);
+    expect(new Set(together[0]).size).toBe(1);
+    for (const result of [together, reversed, apart, retried]) expect(result).toEqual([together[0], together[0]]);
+  });
+
+  it('reads points stored before arrivals were versioned as the first write of their key', async () => {
+    const { db, stores: [store] } = await containers();
+    const legacy = points(20, 'legacy', arrived(0), 1);
+    // The earlier layout: one item per key, sort key without a version, put by a conditional write.
+    for (const p of legacy) {
+      const sk = `${p.timestamp_device}#${p.device_id}#${p.tag}`;
+      const Item = { pk: seriesPartition(workspace_id, shardOf(p.device_id)), sk, device_id: p.device_id, tag: p.tag, fleet_id: p.fleet_id, timestamp_in: p.timestamp_in, payload: JSON.stringify(p.payload) };
+      await db.doc.send(new PutCommand({ TableName: db.table, Item }));
+    }
+
+    await store.write(points(30, 'new', arrived(99), 1));
+
+    const ascending = await collect(store.query(query()));
+    expect(ascending.map((p) => p.payload)).toEqual([...Array(20).fill('legacy'), ...Array(10).fill('new')]);
+    expect(ascending.map((p) => p.timestamp_device)).toEqual(points(30, '', arrived(0), 1).map((p) => p.timestamp_device));
+    expect(await collect(store.query(query({ order: 'desc' })))).toEqual([...ascending].reverse());
   });
 
   it('lets one arrival win each key when two containers write the same points at once', async () => {

@@ -1,6 +1,6 @@
 import { newId } from '../../../lambdas/shared/ids';
 import { PayloadTooLargeError, ValidationError } from '../../../lambdas/shared/errors';
-import type { DataPoint, TimeseriesQuery, TimeseriesStore } from '../../../lambdas/stores/timeseries';
+import type { DataPoint, PointToStore, TimeseriesQuery, TimeseriesStore } from '../../../lambdas/stores/timeseries';
 
 /** Every point a query yields. */
 export const collect = async (points: AsyncIterable<DataPoint>) => {
@@ -16,7 +16,7 @@ const scene = () => {
   const workspace_id = newId('wks');
   const fleets = [newId('flt'), newId('flt')];
   const devices = [newId('dev'), newId('dev'), newId('dev')].sort();
-  const point = (device: number, tag: string, ms: number, payload: unknown = { v: ms }, extra: Partial<DataPoint> = {}): DataPoint => ({
+  const point = (device: number, tag: string, ms: number, payload: unknown = { v: ms }, extra: Partial<PointToStore> = {}): PointToStore => ({
     workspace_id,
     fleet_id: fleets[0],
     device_id: devices[device],
@@ -75,7 +75,8 @@ export const describeTimeseriesStore = (name: string, makeStore: () => Promise<T
     it('keeps the first of duplicates within one write', async () => {
       const { point, query } = scene();
 
-      const result = await store.write([point(0, 't', 0, 'a'), point(1, 't', 0, 'b'), point(0, 't', 0, 'c')]);
+      // One request: the same arrival time, places 0, 1, 2 in it.
+      const result = await store.write([point(0, 't', 0, 'a', { sequence: 0 }), point(1, 't', 0, 'b', { sequence: 1 }), point(0, 't', 0, 'c', { sequence: 2 })]);
 
       expect(result).toEqual({ written: 2, discarded: 1 });
       expect((await collect(store.query(query()))).map((p) => p.payload)).toEqual(['a', 'b']);
