@@ -95,18 +95,16 @@ class KnownKeys {
 
   constructor(private readonly max: number) {}
 
-  /** Whether the item's key is known with a version that sorts before or equals the item's. */
-  supersedes(item: PointItem) {
-    const known = this.versions.get(dedupKeyOf(item));
-    return known !== undefined && known <= item.sk;
+  /** Whether `key` is known with a version that sorts before or equals `sk`'s. */
+  supersedes(key: string, sk: string) {
+    const known = this.versions.get(key);
+    return known !== undefined && known <= sk;
   }
 
-  add(item: PointItem) {
-    const key = dedupKeyOf(item);
-    const known = this.versions.get(key);
-    if (known !== undefined && known <= item.sk) return;
+  add(key: string, sk: string) {
+    if (this.supersedes(key, sk)) return;
     this.versions.delete(key);
-    this.versions.set(key, item.sk);
+    this.versions.set(key, sk);
     if (this.versions.size > this.max) this.versions.delete(this.versions.keys().next().value as string);
   }
 }
@@ -116,14 +114,15 @@ class KnownKeys {
  * version), unless this store already stored that key with an earlier or the same version. The
  * rule is the readers' own, so how messages are batched never changes what a read returns.
  */
-const earliestArrivals = (items: PointItem[], known: KnownKeys): PointItem[] => {
+const earliestArrivals = (items: PointItem[], known: KnownKeys): Map<string, PointItem> => {
   const earliest = new Map<string, PointItem>();
   for (const item of items) {
     const key = dedupKeyOf(item);
     const held = earliest.get(key);
     if (!held || item.sk < held.sk) earliest.set(key, item);
   }
-  return [...earliest.values()].filter((item) => !known.supersedes(item));
+  for (const [key, item] of earliest) if (known.supersedes(key, item.sk)) earliest.delete(key);
+  return earliest;
 };
 
 const itemNames = { '#sk': 'sk', '#device': 'device_id', '#tag': 'tag', '#fleet': 'fleet_id', '#in': 'timestamp_in', '#payload': 'payload' };
@@ -178,6 +177,7 @@ async function* partitionPages(db: Db, input: QueryCommandInput, firstLimit: num
   let keys = 0;
   let enough = false;
   let held: PointItem | undefined;
+  let heldKey = '';
   let limit = firstLimit;
   const fetch = (ExclusiveStartKey: Record<string, unknown> | undefined, Limit: number): Promise<QueryCommandOutput> => {
     const page = db.doc.send(new QueryCommand({ ...input, ExclusiveStartKey, Limit }));
@@ -191,12 +191,14 @@ async function* partitionPages(db: Db, input: QueryCommandInput, firstLimit: num
     const page: QueryCommandOutput = await pending;
     const points: PointItem[] = [];
     for (const item of (page.Items ?? []) as PointItem[]) {
-      if (held && seriesKeyOf(item.sk) === seriesKeyOf(held.sk)) {
+      const key = seriesKeyOf(item.sk);
+      if (held && key === heldKey) {
         if (descending) held = item;
         continue;
       }
       if (held) points.push(held);
       held = item;
+      heldKey = key;
       keys++;
     }
     // Without filters every series key counts, so a partition never needs more than `need` keys:
@@ -288,9 +290,9 @@ export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptio
     async write(points: PointToStore[]): Promise<WriteResult> {
       const items = toItems(points);
       const fresh = earliestArrivals(items, known);
-      await putAll(db, fresh, options.writeConcurrency);
-      for (const item of fresh) known.add(item);
-      return { written: fresh.length, discarded: items.length - fresh.length };
+      await putAll(db, [...fresh.values()], options.writeConcurrency);
+      for (const [key, item] of fresh) known.add(key, item.sk);
+      return { written: fresh.size, discarded: items.length - fresh.size };
     },
 
     async *query(query: TimeseriesQuery): AsyncGenerator<DataPoint> {
