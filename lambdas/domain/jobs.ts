@@ -93,6 +93,7 @@ export const completeJob = async (db: Db, deviceId: string, name: string, result
   if (done) return toJob(done);
   const job = await getJobOfDevice(db, deviceId, name);
   if (!job) throw new NotFoundError(`Job ${name} not found on device ${deviceId}.`);
-  if (job.status === 'done' && isDeepStrictEqual(job.result, result)) return toJob(job);
+  // Compared as stored: JSON text keeps every value but -0, which it writes as 0.
+  if (job.status === 'done' && isDeepStrictEqual(job.result, JSON.parse(JSON.stringify(result)))) return toJob(job);
   throw new ConflictError(`Job ${name} is already done with another result; schedule it again to run it again.`);
 };

@@ -1,5 +1,6 @@
 // A namespace import lets esbuild drop the parts of zod a handler does not use (454 KB → 85 KB).
 import * as z from 'zod';
+import { JSON_MAX_DEPTH, JSON_RULES, valueNesting } from '../shared/json';
 
 /** Limits of names and descriptions (DESIGN §7). */
 export const NAME_MAX = 128;
@@ -35,5 +36,14 @@ export const TokenSchema = z
 /** RFC 3339 UTC with milliseconds, as every date of the interface. */
 export const DateSchema = z.iso.datetime().meta({ description: 'RFC 3339 date (UTC)', example: '2021-07-08T14:21:15.915Z' });
 
-/** A JSON object of free form. */
-export const JsonObjectSchema = z.record(z.string(), z.unknown());
+/** Whether a JSON value nests at most JSON_MAX_DEPTH levels of objects and arrays. */
+export const isWithinJsonDepth = (value: unknown) => valueNesting(value, JSON_MAX_DEPTH) <= JSON_MAX_DEPTH;
+
+/**
+ * A JSON object of free form: any keys (the empty one too), any JSON values, nested at most
+ * JSON_MAX_DEPTH levels. It is stored as JSON text, so it comes back exactly as given.
+ */
+export const JsonObjectSchema = z
+  .record(z.string(), z.unknown())
+  .refine(isWithinJsonDepth, JSON_RULES.depth(JSON_MAX_DEPTH))
+  .meta({ description: `A JSON object, nested at most ${JSON_MAX_DEPTH} levels` });

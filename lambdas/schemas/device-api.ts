@@ -1,5 +1,6 @@
 import * as z from 'zod';
-import { DateSchema, DescriptionSchema, TokenSchema } from './common';
+import { JSON_MAX_DEPTH, JSON_RULES } from '../shared/json';
+import { DateSchema, DescriptionSchema, TokenSchema, isWithinJsonDepth } from './common';
 import { EventTypeSchema } from './forward';
 import { FotaSchema } from './fota';
 import { JobObjectSchema, JobSchema } from './job';
@@ -36,8 +37,9 @@ const jsonOfAtMost = (bytes: number) =>
   z
     .unknown()
     .refine((value) => value !== undefined, { message: 'Required.', abort: true })
+    .refine(isWithinJsonDepth, { message: JSON_RULES.depth(JSON_MAX_DEPTH), abort: true })
     .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= bytes, `Must be at most ${bytes} bytes as JSON.`)
-    .meta({ description: `Any JSON value, at most ${bytes} bytes serialized` });
+    .meta({ description: `Any JSON value, at most ${bytes} bytes serialized (UTF-8) and ${JSON_MAX_DEPTH} levels deep` });
 
 /** A device timestamp: RFC 3339 with or without an offset; stored in UTC with milliseconds. */
 const DeviceTimestampSchema = z.iso

@@ -1,6 +1,5 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import httpRouterHandler from '@middy/http-router';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Readable } from 'node:stream';
@@ -16,6 +15,7 @@ import {
   errorBody,
 } from './errors';
 import type { ApiEvent } from './http';
+import { BODY_MAX_DEPTH, JSON_RULES, fieldOf, parseJson, textNesting } from './json';
 import { logger } from './logger';
 
 /** The answer of a streamed route (`stream: true` in the route table): the body is sent as it is read. */
@@ -47,29 +47,53 @@ export const toAppError = (error: unknown): AppError => {
   return new AppError(500, 'internal_error', 'Something went wrong on our side; retry later.', { cause: error });
 };
 
+// application/json, or a JSON-based type such as application/merge-patch+json
+const JSON_CONTENT_TYPE = /^application\/([a-z0-9.+-]+\+)?json(;|$)/i;
+
 /**
- * Rejects oversize bodies, then parses JSON with middy's parser; a request without a body
- * (every GET) skips parsing.
+ * Parses the JSON body, refusing what cannot round-trip through our stores and queues (see
+ * `parseJson`): oversize bodies (413), other content types (415), malformed JSON, bodies nested
+ * deeper than BODY_MAX_DEPTH, and numbers, strings or keys that would change on the way (400 with
+ * a detail per bad field). A request without a body (every GET) skips parsing.
+ *
+ * Not middy's JSON body parser: its reviver gets no literal source, which is the only way to tell
+ * `12345678901234567890` (silently rounded by JSON.parse) from `1e300`.
  *
  * @example middy(handler).use(jsonBody())
  */
-export const jsonBody = (): MiddlewareObj<ApiEvent> => {
-  const parser = httpJsonBodyParser();
-  return {
-    before: async (request) => {
-      const body = request.event.body;
-      if (body === null || body === undefined || body === '') {
-        request.event.body = undefined;
-        return;
-      }
-      const bytes = Buffer.byteLength(String(body), request.event.isBase64Encoded ? 'base64' : 'utf8');
-      if (bytes > MAX_BODY_BYTES) {
-        throw new PayloadTooLargeError(`The body is ${bytes} bytes; the limit is ${MAX_BODY_BYTES}.`);
-      }
-      await parser.before?.(request as never);
-    },
-  };
-};
+export const jsonBody = (): MiddlewareObj<ApiEvent> => ({
+  before: async (request) => {
+    const { body, headers, isBase64Encoded } = request.event;
+    if (body === null || body === undefined || body === '') {
+      request.event.body = undefined;
+      return;
+    }
+    const bytes = Buffer.byteLength(String(body), isBase64Encoded ? 'base64' : 'utf8');
+    if (bytes > MAX_BODY_BYTES) {
+      throw new PayloadTooLargeError(`The body is ${bytes} bytes; the limit is ${MAX_BODY_BYTES}.`);
+    }
+    if (!JSON_CONTENT_TYPE.test(headers?.['content-type'] ?? headers?.['Content-Type'] ?? '')) {
+      throw new UnsupportedMediaTypeError('Send the body as JSON with Content-Type: application/json.');
+    }
+    const text = isBase64Encoded ? Buffer.from(String(body), 'base64').toString('utf8') : String(body);
+    if (textNesting(text) > BODY_MAX_DEPTH) {
+      throw new ValidationError(`The body nests deeper than ${BODY_MAX_DEPTH} levels.`, {
+        details: [{ field: 'body', message: JSON_RULES.depth(BODY_MAX_DEPTH) }],
+      });
+    }
+    let parsed: ReturnType<typeof parseJson>;
+    try {
+      parsed = parseJson(text);
+    } catch (error) {
+      throw new ValidationError('The body is not valid JSON.', { details: [{ field: 'body', message: 'Malformed JSON.' }], cause: error });
+    }
+    if (parsed.problems.length) {
+      const details = parsed.problems.map((p) => ({ field: fieldOf('body', p.path), message: p.message }));
+      throw new ValidationError(`Invalid body: ${details.map((d) => d.field).join(', ')}.`, { details });
+    }
+    request.event.body = parsed.value;
+  },
+});
 
 /**
  * Writes every error as `{error:{code,message,details},request_id}`; unknown errors are logged

@@ -1,4 +1,5 @@
 import { ChangeMessageVisibilityBatchCommand, SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { toQueueBody } from '../shared/json';
 
 // Created once per container; the endpoint comes from AWS_ENDPOINT_URL_SQS when set, and it (not
 // the host written in a queue URL, which a local engine may make unresolvable) decides where
@@ -42,11 +43,12 @@ const sendBatch = async (queueUrl: string, bodies: string[]) => {
 
 /**
  * Sends each body as one JSON message with SendMessageBatch (≤ 10 and ≤ 256 KiB a call),
- * `concurrency` calls in flight, retrying failed entries with backoff. @throws when an entry still
- * fails, so the caller's request fails (and is retried) rather than losing it.
+ * `concurrency` calls in flight, retrying failed entries with backoff. Bodies are pure-ASCII JSON
+ * (`toQueueBody`), so any JSON value travels every SQS implementation and parses back unchanged.
+ * @throws when an entry still fails, so the caller's request fails (and is retried) rather than losing it.
  */
 export const sendMessages = async (queueUrl: string, bodies: unknown[], concurrency = 1) => {
-  const batches = batchesOf(bodies.map((body) => JSON.stringify(body)));
+  const batches = batchesOf(bodies.map(toQueueBody));
   let next = 0;
   const worker = async () => {
     while (next < batches.length) await sendBatch(queueUrl, batches[next++]);

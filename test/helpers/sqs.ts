@@ -7,6 +7,7 @@ import {
   type Message,
 } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
+import { toQueueBody } from '../../lambdas/shared/json';
 
 /** A client of the run's SQS engine (AWS_ENDPOINT_URL_SQS); the endpoint, not the queue URL's host, is used. */
 export const sqsClient = () => new SQSClient({ useQueueUrlAsEndpoint: false });
@@ -50,6 +51,9 @@ export const sendRaw = async (url: string, bodies: string[]) => {
     if (result.Failed?.length) throw new Error(`send failed: ${JSON.stringify(result.Failed)}`);
   }
 };
+
+/** Sends JSON values in the queues' one encoding (`toQueueBody`, as every sender of the app), 10 per call. */
+export const sendJson = (url: string, values: unknown[]) => sendRaw(url, values.map(toQueueBody));
 
 /** Visible, in-flight and delayed messages of a queue (SQS's approximate counts; exact on fauxqs). */
 export const depthOf = async (url: string) => {

@@ -4,6 +4,7 @@ import { forwardMessages, MAX_POST_BYTES, ORIGIN_ID_ATTRIBUTE, type QueuedMessag
 import { createIntegration, getIntegration, rotateIntegrationSecret } from '../../../lambdas/domain/integrations';
 import { webhookPoster } from '../../../lambdas/forwarder/webhook-client';
 import type { ForwardMessage } from '../../../lambdas/schemas/forward';
+import { toQueueBody } from '../../../lambdas/shared/json';
 import type { CreateIntegrationBody } from '../../../lambdas/schemas/integration';
 import type { Db } from '../../../lambdas/shared/clients';
 import type { Caller } from '../../../lambdas/shared/http';
@@ -63,7 +64,7 @@ const forward = (queued: QueuedMessage[], queue: TestQueue, timeoutMs = 2000) =>
     concurrency: 4,
   });
 
-const json = (messages: ForwardMessage[]) => messages.map((m) => JSON.stringify(m));
+const json = (messages: ForwardMessage[]) => messages.map(toQueueBody);
 
 /** In-flight messages of a fauxqs queue with their visibility deadlines (fauxqs's inspection endpoint). */
 const inFlight = async (queue: TestQueue) => {
@@ -203,7 +204,7 @@ describe('the forwarder on DynamoDB Local, fauxqs and a real receiver', () => {
     await integrationOf(caller, workspace_id, hook.url, { events: false });
     const big = 'x'.repeat(MAX_POST_BYTES / 3);
     const messages = [1, 2, 3, 4].map((n) => point(workspace_id, 'blob', n, { big }));
-    const queued = messages.map((m, i) => ({ messageId: `m${i}`, receiptHandle: `r${i}`, body: JSON.stringify(m), receiveCount: 1 }));
+    const queued = messages.map((m, i) => ({ messageId: `m${i}`, receiptHandle: `r${i}`, body: toQueueBody(m), receiveCount: 1 }));
 
     const failed = await forward(queued, await freshQueue());
 

@@ -5,6 +5,7 @@ import { ingestBatch, type IngestDeps, type QueuedIngest } from '../../../lambda
 import type { IngestDataMessage, IngestEventsMessage, IngestMessage } from '../../../lambdas/schemas/device-api';
 import type { DataMessage, EventMessage, ForwardMessage } from '../../../lambdas/schemas/forward';
 import { documentClient } from '../../../lambdas/shared/clients';
+import { toQueueBody } from '../../../lambdas/shared/json';
 import { sendMessages } from '../../../lambdas/stores/queue-store';
 import type { DataPoint, TimeseriesStore } from '../../../lambdas/stores/timeseries';
 import { ensureTable } from '../../../local/dynamodb-local';
@@ -38,7 +39,7 @@ const dataOf = (deviceId: string, points: Array<{ tag: string; at: string; paylo
 });
 
 const queued = (...messages: Array<IngestMessage | string>): QueuedIngest[] =>
-  messages.map((m) => ({ messageId: randomUUID(), body: typeof m === 'string' ? m : JSON.stringify(m) }));
+  messages.map((m) => ({ messageId: randomUUID(), body: typeof m === 'string' ? m : toQueueBody(m) }));
 
 const storedOf = async (deviceId: string) => {
   const points: DataPoint[] = [];
@@ -201,7 +202,7 @@ describe('ingest', () => {
       return { batchItemFailures: failedIds.map((itemIdentifier) => ({ itemIdentifier })) };
     };
     const messages = Array.from({ length: 20 }, (_, i) =>
-      JSON.stringify(dataOf(device, [0, 1, 2, 3, 4].map((j) => ({ tag: `t${j}`, at: at(i), payload: { i, j } })))),
+      toQueueBody(dataOf(device, [0, 1, 2, 3, 4].map((j) => ({ tag: `t${j}`, at: at(i), payload: { i, j } })))),
     );
     await sendRaw(ingestQueue.url, messages);
 

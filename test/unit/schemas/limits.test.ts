@@ -1,6 +1,11 @@
 import { NameSchema, TokenSchema, WorkspaceIdSchema } from '../../../lambdas/schemas/common';
 import { CreateDeviceBodySchema } from '../../../lambdas/schemas/device';
+import { DataPointInputSchema, DeviceEventInputSchema, JobResultBodySchema } from '../../../lambdas/schemas/device-api';
 import { ScheduleJobBodySchema } from '../../../lambdas/schemas/job';
+import { JSON_MAX_DEPTH, JSON_RULES } from '../../../lambdas/shared/json';
+
+/** `levels` objects and arrays within each other, alternating, around an awkward leaf. */
+const nested = (levels: number): unknown => (levels === 0 ? { '': '😀\uffff', n: 1e300 } : levels % 2 ? [nested(levels - 1)] : { a: nested(levels - 1) });
 
 describe('limits of names, tokens and IDs', () => {
   it.each([
@@ -44,5 +49,29 @@ describe('bodies', () => {
     expect(ScheduleJobBodySchema.parse({})).toEqual({ value: {} });
     expect(ScheduleJobBodySchema.safeParse({ value: { blob: 'x'.repeat(32 * 1024) } }).success).toBe(false);
     expect(ScheduleJobBodySchema.safeParse({ value: [1, 2] }).success).toBe(false);
+  });
+});
+
+describe('nesting of free-form values', () => {
+  // nested(n) ends in a one-level object, so nested(JSON_MAX_DEPTH - 1) is JSON_MAX_DEPTH deep.
+  const atLimit = nested(JSON_MAX_DEPTH - 1);
+  const overLimit = nested(JSON_MAX_DEPTH);
+
+  it.each([
+    ['a job value', ScheduleJobBodySchema, (v: unknown) => ({ value: { v } }), ['value']],
+    ['a job result', JobResultBodySchema, (v: unknown) => ({ result: { v } }), ['result']],
+    ['a data payload', DataPointInputSchema, (v: unknown) => ({ tag: 't', payload: v }), ['payload']],
+    ['an event payload', DeviceEventInputSchema, (v: unknown) => ({ type: 'os_info', payload: v }), ['payload']],
+  ] as const)('%s may nest up to the limit, and is refused one level deeper with the limit named', (_what, schema, wrap, path) => {
+    // A job value or result is an object holding the value: one level less is left for it.
+    const fits = path[0] === 'payload' ? atLimit : nested(JSON_MAX_DEPTH - 2);
+    const deeper = path[0] === 'payload' ? overLimit : nested(JSON_MAX_DEPTH - 1);
+
+    const ok = schema.safeParse(wrap(fits));
+    const refused = schema.safeParse(wrap(deeper));
+
+    expect(ok.success).toBe(true);
+    expect(ok.data).toEqual(wrap(fits));
+    expect(refused.error?.issues).toEqual([expect.objectContaining({ path, message: JSON_RULES.depth(JSON_MAX_DEPTH) })]);
   });
 });

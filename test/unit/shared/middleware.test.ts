@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { ConflictError, NotFoundError } from '../../../lambdas/shared/errors';
 import { ok, type ApiEvent } from '../../../lambdas/shared/http';
+import { BODY_MAX_DEPTH, JSON_RULES } from '../../../lambdas/shared/json';
 import { errorEnvelope, httpHandler, jsonBody } from '../../../lambdas/shared/middleware';
 
 const context = { awsRequestId: 'lambda-req' } as Context;
@@ -59,6 +60,40 @@ describe('jsonBody', () => {
 
     expect(response.statusCode).toBe(status);
     expect(JSON.parse(response.body).error.code).toBe(code);
+  });
+
+  it('keeps what JSON.parse alone would keep as well: emoji, non-characters, empty keys, extreme doubles', async () => {
+    const text = '{"":{"s":"😀 \uffff\ufffe","n":1e300,"m":1e-200,"i":-9007199254740991}}';
+
+    const response = await echo(event({ body: text }), context);
+
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body)).toEqual({ got: JSON.parse(text) });
+  });
+
+  it('reads a base64 body and a JSON-based content type', async () => {
+    const response = await echo(
+      event({ body: Buffer.from('{"s":"é😀"}').toString('base64'), isBase64Encoded: true, headers: { 'content-type': 'application/merge-patch+json' } }),
+      context,
+    );
+
+    expect(JSON.parse(response.body)).toEqual({ got: { s: 'é😀' } });
+  });
+
+  it.each([
+    ['an integer beyond 2^53', '{"value":{"n":12345678901234567890}}', 'body.value.n', JSON_RULES.integer],
+    ['a negative one in an array', '{"value":[1,2,-9007199254740992]}', 'body.value.2', JSON_RULES.integer],
+    ['a number beyond a double', '{"value":{"n":1e400}}', 'body.value.n', JSON_RULES.range],
+    ['an unpaired surrogate', '{"value":{"s":"\\ud800"}}', 'body.value.s', JSON_RULES.unicode],
+    ['an unpaired surrogate in a key', '{"value":{"\\udfff":1}}', 'body.value.\udfff', JSON_RULES.unicode],
+    ['a prototype key', '{"value":{"__proto__":{}}}', 'body.value.__proto__', JSON_RULES.reserved],
+    ['a body one level too deep', `{"value":${'['.repeat(BODY_MAX_DEPTH)}${']'.repeat(BODY_MAX_DEPTH)}}`, 'body', JSON_RULES.depth(BODY_MAX_DEPTH)],
+    ['30,000 levels (JSON.parse alone overflows the stack with a reviver)', `{"v":${'['.repeat(30_000)}${']'.repeat(30_000)}}`, 'body', JSON_RULES.depth(BODY_MAX_DEPTH)],
+  ])('answers 400 naming the field and the limit for %s', async (_what, body, field, message) => {
+    const response = await echo(event({ body }), context);
+
+    expect(response.statusCode).toBe(400);
+    expect(JSON.parse(response.body).error).toMatchObject({ code: 'validation_error', details: [{ field, message }] });
   });
 });
 
