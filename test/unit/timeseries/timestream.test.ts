@@ -4,6 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { PayloadTooLargeError, ValidationError } from '../../../lambdas/shared/errors';
 import type { DataPoint, TimeseriesQuery } from '../../../lambdas/stores/timeseries';
 import { buildQuerySql, RejectedPointsError, timestreamStore } from '../../../lambdas/stores/timeseries/timestream';
+import { DATA_PAYLOAD_MAX_BYTES } from '../../../lambdas/schemas/device-api';
 
 const WORKSPACE = 'wks-aaaaaaaaaaaaaaaaaaaa';
 const FLEET = 'flt-aaaaaaaaaaaaaaaaaaaa';
@@ -135,6 +136,22 @@ describe('timestream store: writes', () => {
     await expect(store.write([point(0, { payload: exact })])).resolves.toEqual({ written: 1, discarded: 0 });
   });
 
+  it('writes the largest payload the device API takes, emoji and U+FFFF included, as its JSON text within one record', async () => {
+    const { writes, store } = setup();
+    writes.on(WriteRecordsCommand).resolves({});
+    // DATA_PAYLOAD_MAX_BYTES of UTF-8, mostly 4-byte characters, with the longest tag.
+    const unpadded = { '': '\uFFFE\uFFFF', n: 1e300, m: 1e-200, s: '😀'.repeat(360), pad: '' };
+    const payload = { ...unpadded, pad: 'x'.repeat(DATA_PAYLOAD_MAX_BYTES - Buffer.byteLength(JSON.stringify(unpadded))) };
+    const tag = 't'.repeat(64);
+
+    const result = await store.write([point(0, { payload, tag })]);
+
+    expect(Buffer.byteLength(JSON.stringify(payload))).toBe(DATA_PAYLOAD_MAX_BYTES);
+    expect(result).toEqual({ written: 1, discarded: 0 });
+    const measures = writes.commandCalls(WriteRecordsCommand)[0].args[0].input.Records?.[0].MeasureValues;
+    expect(measures?.find((m) => m.Name === 'payload')?.Value).toBe(JSON.stringify(payload));
+  });
+
   it('rejects invalid points before writing anything, naming each bad field', async () => {
     const { writes, store } = setup();
 
@@ -225,6 +242,17 @@ describe('timestream store: query results', () => {
     expect(new Set(inputs.map((i) => i.QueryString)).size).toBe(1);
     expect(inputs.every((i) => i.MaxRows === 1000)).toBe(true);
     expect(queries.commandCalls(CancelQueryCommand)).toHaveLength(0);
+  });
+
+  it('reads back a payload with emoji, U+FFFE/U+FFFF, an empty key and extreme doubles exactly', async () => {
+    const { queries, store } = setup();
+    const payload = { '': '😀\uFFFE\uFFFF', n: 1e300, m: 1e-200, deep: [[[{ a: [] }]]] };
+    const awkward = { ...row(0), Data: row(0).Data.map((d, i) => (i === 3 ? { ScalarValue: JSON.stringify(payload) } : d)) };
+    queries.on(QueryCommand).resolves({ ...page([]), Rows: [awkward] });
+
+    const points = await collect(store.query({ workspaceId: WORKSPACE, from: 0, size: 1, order: 'asc' }));
+
+    expect(points).toEqual([point(0, { payload })]);
   });
 
   it('cancels the query when the reader stops before the last page', async () => {
