@@ -23,23 +23,10 @@ import {
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { escapeNonAscii } from '../../lambdas/shared/json';
+import { requeueBody } from '../../lambdas/shared/json';
 
 // The forwarder reads it (lambdas/domain/forwarding.ts ORIGIN_ID_ATTRIBUTE).
 const ORIGIN_ID_ATTRIBUTE = 'origin-message-id';
-
-/**
- * A DLQ message's body as it is sent back: JSON in the queues' one encoding, pure ASCII (a message
- * queued before that encoding may hold characters another SQS engine refuses); anything else as it is.
- */
-const replayBody = (body: string) => {
-  try {
-    JSON.parse(body);
-  } catch {
-    return body;
-  }
-  return escapeNonAscii(body);
-};
 
 const { values } = parseArgs({
   options: {
@@ -112,7 +99,7 @@ const moveBatch = async (queueUrl: string, dlqUrl: string, limit: number) => {
       QueueUrl: queueUrl,
       Entries: Messages.map((m, i) => ({
         Id: String(i),
-        MessageBody: replayBody(m.Body!),
+        MessageBody: requeueBody(m.Body!),
         MessageAttributes: {
           ...m.MessageAttributes,
           [ORIGIN_ID_ATTRIBUTE]: m.MessageAttributes?.[ORIGIN_ID_ATTRIBUTE] ?? ({ DataType: 'String', StringValue: m.MessageId } as MessageAttributeValue),

@@ -145,3 +145,18 @@ export const toQueueBody = (value: unknown): string => {
   if (json === undefined) throw new TypeError('A queue message must be a JSON value.');
   return escapeNonAscii(json);
 };
+
+/**
+ * A received message body in the queues' one encoding, for sending it on (a DLQ replay): JSON text
+ * with its non-ASCII characters escaped, without reparsing (its numbers stay as written); a body
+ * that is not JSON, as it is. A message queued before the encoding may hold characters another SQS
+ * engine refuses.
+ */
+export const requeueBody = (body: string): string => {
+  try {
+    JSON.parse(body);
+  } catch {
+    return body;
+  }
+  return escapeNonAscii(body);
+};

@@ -35,7 +35,9 @@ describe('the forward DLQ and its replay command', () => {
     await api.post(`/workspaces/${runtime.workspace_id}/integrations`, { url: healthy.url });
     await api.post(`/workspaces/${runtime.workspace_id}/integrations`, { url: broken.url });
 
-    await api.post(`/workspaces/${runtime.workspace_id}/jobs/update`, { value: { to: 3 } });
+    // A value only the queues' ASCII encoding carries through fauxqs (and SQS), through the replay too.
+    const value = { to: 3, note: 'v3 😀 \uFFFF' };
+    await api.post(`/workspaces/${runtime.workspace_id}/jobs/update`, { value });
     await until(async () => (await depthOf(runtime.queue_urls['forward-dlq'])).visible === 10, 'all 10 events in the DLQ');
     broken.behave(() => 200);
 
@@ -45,6 +47,7 @@ describe('the forward DLQ and its replay command', () => {
     expect(JSON.parse(stdout)).toEqual(expect.objectContaining({ moved: 10, left: 0, queue: runtime.queue_urls.forward, dlq: runtime.queue_urls['forward-dlq'] }));
     expect(stderr).toMatch(/moved 10/);
     expect(new Set(broken.accepted().map((e) => e.device_id))).toEqual(new Set(devices));
+    expect(broken.accepted().map((e) => (e.payload as { value: unknown }).value)).toEqual(broken.accepted().map(() => value));
     // the healthy receiver got each event on the first attempt, and neither the retries nor the replay sent it again
     expect(healthy.accepted().map((e) => e.device_id).sort()).toEqual([...devices].sort());
     await until(async () => {

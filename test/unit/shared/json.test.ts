@@ -4,6 +4,7 @@ import {
   JSON_RULES,
   escapeNonAscii,
   parseJson,
+  requeueBody,
   textNesting,
   toQueueBody,
   valueNesting,
@@ -55,6 +56,13 @@ describe('toQueueBody', () => {
 
   it('escapes JSON text without reparsing it, so its numbers stay as written', () => {
     expect(escapeNonAscii('{"n":12345678901234567890,"s":"é"}')).toBe('{"n":12345678901234567890,"s":"\\u00e9"}');
+  });
+});
+
+describe('requeueBody', () => {
+  it('puts a JSON body in the queue encoding, keeping its numbers as written, and leaves any other body alone', () => {
+    expect(requeueBody('{"n":12345678901234567890,"s":"😀"}')).toBe('{"n":12345678901234567890,"s":"\\ud83d\\ude00"}');
+    expect(requeueBody('not json é')).toBe('not json é');
   });
 });
 
