@@ -47,6 +47,8 @@ export const toAppError = (error: unknown): AppError => {
   return new AppError(500, 'internal_error', 'Something went wrong on our side; retry later.', { cause: error });
 };
 
+/** Most bad fields one answer names. */
+const MAX_BODY_DETAILS = 100;
 // application/json, or a JSON-based type such as application/merge-patch+json
 const JSON_CONTENT_TYPE = /^application\/([a-z0-9.+-]+\+)?json(;|$)/i;
 
@@ -88,8 +90,10 @@ export const jsonBody = (): MiddlewareObj<ApiEvent> => ({
       throw new ValidationError('The body is not valid JSON.', { details: [{ field: 'body', message: 'Malformed JSON.' }], cause: error });
     }
     if (parsed.problems.length) {
-      const details = parsed.problems.map((p) => ({ field: fieldOf('body', p.path), message: p.message }));
-      throw new ValidationError(`Invalid body: ${details.map((d) => d.field).join(', ')}.`, { details });
+      // The first ones are enough to fix the request; a 64 KB body can hold thousands.
+      const details = parsed.problems.slice(0, MAX_BODY_DETAILS).map((p) => ({ field: fieldOf('body', p.path), message: p.message }));
+      const more = parsed.problems.length - details.length;
+      throw new ValidationError(`Invalid body: ${details.map((d) => d.field).join(', ')}${more ? ` and ${more} more` : ''}.`, { details });
     }
     request.event.body = parsed.value;
   },

@@ -80,6 +80,18 @@ describe('jsonBody', () => {
     expect(JSON.parse(response.body)).toEqual({ got: { s: 'é😀' } });
   });
 
+  it('names the first 100 bad fields of a body that has thousands', async () => {
+    const body = JSON.stringify({ value: Array.from({ length: 3000 }, () => 0) }).replaceAll('0', '9007199254740993');
+
+    const response = await echo(event({ body }), context);
+
+    const { error } = JSON.parse(response.body);
+    expect(response.statusCode).toBe(400);
+    expect(error.details).toHaveLength(100);
+    expect(error.details[99]).toEqual({ field: 'body.value.99', message: JSON_RULES.integer });
+    expect(error.message).toMatch(/and 2900 more\.$/);
+  });
+
   it.each([
     ['an integer beyond 2^53', '{"value":{"n":12345678901234567890}}', 'body.value.n', JSON_RULES.integer],
     ['a negative one in an array', '{"value":[1,2,-9007199254740992]}', 'body.value.2', JSON_RULES.integer],
