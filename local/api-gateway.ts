@@ -6,7 +6,9 @@ import type {
   Context,
 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { ROUTES, type Route, type RouteAuth, type RouteHandler } from '../lambdas/routes';
 import { installAwsLambdaGlobal, isStreamingHandler, relayStreamingInvocation } from './lambda-streaming';
 
@@ -36,45 +38,188 @@ const IDENTITY_SOURCES: Record<AuthorizedBy, { header: string; missing: string }
 };
 
 // API Gateway REST limits: https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html
+// (payload 10 MB; URL of a regional API 10,240 characters; request line and headers 10,240 bytes).
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+const MAX_URL_CHARS = 10_240;
+const MAX_HEAD_BYTES = 10_240;
+// Node parses at most this much head before giving up (its own default); what lies between
+// MAX_HEAD_BYTES and this is refused by the request handler with the same answers.
+const PARSER_HEAD_BYTES = 16 * 1024;
+// An oversized body is read and thrown away up to this many bytes after the 413 is sent, so a
+// client that is still sending (fetch, which reads no answer before its upload is done) sees the
+// 413 rather than a reset; a client sending even more is cut off.
+const MAX_DISCARDED_BYTES = 64 * 1024 * 1024;
+
+type Details = Array<{ field: string; message: string }>;
 
 interface CompiledRoute {
   route: Route;
-  pattern: RegExp;
-  params: string[];
+  /** The route's path split into segments; `{name}` segments are parameters. */
+  segments: string[];
 }
 
-const compile = (route: Route): CompiledRoute => {
-  const params: string[] = [];
-  const source = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_m, name: string) => {
-    params.push(name);
-    return '([^/]+)';
-  });
-  return { route, pattern: new RegExp(`^${source}/?$`), params };
+const compile = (route: Route): CompiledRoute => ({ route, segments: route.path.split('/').slice(1) });
+
+/**
+ * Matches a request path, still percent-encoded and split on its literal slashes, against a route:
+ * as API Gateway does, an encoded slash (`%2F`) or dot (`%2e%2e`) stays inside its segment and is
+ * never a separator or a `..` that climbs, and parameters are decoded only once matched.
+ */
+const matchRoute = (compiled: CompiledRoute, segments: string[]): Record<string, string> | undefined => {
+  // A trailing slash is ignored, as by API Gateway and the handlers' router.
+  const wanted = segments.length > 1 && segments.at(-1) === '' ? segments.slice(0, -1) : segments;
+  if (wanted.length !== compiled.segments.length) return undefined;
+  const params: Record<string, string> = {};
+  for (const [i, part] of compiled.segments.entries()) {
+    const name = /^\{(\w+)\}$/.exec(part)?.[1];
+    if (name) {
+      if (!wanted[i]) return undefined;
+      params[name] = decodeURIComponent(wanted[i]);
+    } else if (wanted[i] !== part) return undefined;
+  }
+  return params;
 };
+
+/** `decodeURIComponent`, or undefined for malformed percent-encoding (`%zz`, a cut or invalid UTF-8 sequence). */
+const decoded = (text: string): string | undefined => {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * Splits the request target into its encoded path and its decoded query parameters (`+` is a
+ * space, as in forms), or names the parts whose percent-encoding is malformed.
+ */
+const parseTarget = (target: string) => {
+  const at = target.indexOf('?');
+  const path = at < 0 ? target : target.slice(0, at);
+  const rawQuery = at < 0 ? '' : target.slice(at + 1);
+  const details: Details = [];
+  if (path.split('/').some((segment) => decoded(segment) === undefined)) {
+    details.push({ field: 'path', message: 'Malformed percent-encoding in the path.' });
+  }
+  const query: Array<[string, string]> = [];
+  for (const pair of rawQuery.split('&')) {
+    if (!pair) continue;
+    const eq = pair.indexOf('=');
+    const [key, value] = (eq < 0 ? [pair, ''] : [pair.slice(0, eq), pair.slice(eq + 1)]).map((part) => decoded(part.replace(/\+/g, ' ')));
+    if (key === undefined || value === undefined) {
+      details.push({ field: 'query', message: `Malformed percent-encoding in the query: ${JSON.stringify(pair.slice(0, 64))}.` });
+      continue;
+    }
+    query.push([key, value]);
+  }
+  return { path, query, details };
+};
+
+/** The envelope of the gateway's own answers. */
+const errorEnvelope = (code: string, message: string, requestId: string, details: Details = []) =>
+  JSON.stringify({ error: { code, message, details }, request_id: requestId });
 
 /** The gateway's own answers (missing route, authorizer deny, …) in the API's error envelope. */
-const gatewayError = (res: ServerResponse, status: number, code: string, message: string, requestId: string) => {
-  res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-requestid': requestId });
-  res.end(JSON.stringify({ error: { code, message, details: [] }, request_id: requestId }));
+const gatewayError = (
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  requestId: string,
+  options: { details?: Details; headers?: Record<string, string> } = {},
+) => {
+  const body = errorEnvelope(code, message, requestId, options.details);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+    'x-amzn-requestid': requestId,
+    ...options.headers,
+  });
+  res.end(body);
 };
 
+/**
+ * Answers a request that Node's HTTP parser refused before any handler ran (a head over its
+ * limit, a malformed request), on the raw socket, in the same envelope; Node's own answer is a
+ * bare status line.
+ */
+const answerClientError = (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const requestId = randomUUID();
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? // The parser stopped before the end of the request line: the URL is what is too long.
+        /^[A-Z]+ [^\r\n]*$/.test(error.rawPacket?.toString('latin1') ?? '')
+        ? [414, `The URL is longer than ${MAX_URL_CHARS} characters.`]
+        : [431, `The request line and headers are larger than ${MAX_HEAD_BYTES} bytes.`]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'HPE_HEADERS_TIMEOUT'
+        ? [408, 'The request was not received in time.']
+        : [400, 'The request is not valid HTTP/1.1.'];
+  const body = errorEnvelope(status === 408 ? 'request_timeout' : 'bad_request', message, requestId);
+  // Whatever the client still sends is read and dropped, so that closing does not reset the
+  // connection before the client has read the answer.
+  socket.on('data', () => undefined);
+  (socket as Socket).setTimeout(5_000, () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-amzn-requestid: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
+  );
+};
+
+/** Size of the request line and headers as received (API Gateway's 10,240-byte quota counts both). */
+const headBytes = (req: IncomingMessage) =>
+  Buffer.byteLength(`${req.method} ${req.url} HTTP/${req.httpVersion}\r\n`) +
+  // each header is `name: value\r\n`: two bytes after the name, two after the value
+  req.rawHeaders.reduce((sum, part) => sum + Buffer.byteLength(part) + 2, 0);
+
+/**
+ * Answers 413 for a body over the payload limit while the client may still be sending it. The whole
+ * answer is written at once (with its length, so the client has it all), but the response is ended
+ * only when the client has finished sending: ending it earlier would let Node close a
+ * `Connection: close` socket under a client still writing (fetch reads no answer before its upload
+ * is done), which it would see as a reset. What it sends meanwhile is thrown away, up to
+ * MAX_DISCARDED_BYTES; a client sending even more is cut off.
+ */
+const refuseOversizeBody = (req: IncomingMessage, res: ServerResponse, requestId: string) => {
+  const body = errorEnvelope('payload_too_large', `The request is larger than ${MAX_PAYLOAD_BYTES / 1024 / 1024} MB.`, requestId);
+  res.writeHead(413, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'x-amzn-requestid': requestId });
+  res.write(body);
+  if (req.readableEnded) return void res.end();
+  let discarded = 0;
+  req.removeAllListeners('data');
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > MAX_DISCARDED_BYTES) req.socket.destroy();
+  });
+  req.once('end', () => res.end());
+  req.resume();
+};
+
+/** The body, or undefined once it grows over the payload limit (the caller answers 413). */
 const readBody = (req: IncomingMessage) =>
   new Promise<Buffer | undefined>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_PAYLOAD_BYTES) {
+        req.off('data', onData);
+        chunks.length = 0;
         resolve(undefined);
-        req.destroy();
         return;
       }
       chunks.push(chunk);
-    });
+    };
+    req.on('data', onData);
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
+
+/** The declared body size is over the payload limit (a chunked body is measured as it is read). */
+const declaresOversizeBody = (req: IncomingMessage) => Number(req.headers['content-length'] ?? 0) > MAX_PAYLOAD_BYTES;
 
 const lambdaContext = (functionName: string, requestId: string): Context =>
   ({
@@ -127,17 +272,34 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     return result;
   };
 
-  const serve = async (req: IncomingMessage, res: ServerResponse) => {
-    const requestId = randomUUID();
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const prefix = `/${stage}`;
-    const path = url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : undefined;
-    const method = req.method ?? 'GET';
-    const match = path === undefined ? undefined : routes.map((r) => ({ r, m: r.pattern.exec(path) })).find(({ r, m }) => m && r.route.method === method);
-    if (!match?.m || path === undefined) {
-      return gatewayError(res, 404, 'not_found', `No route ${method} ${url.pathname}.`, requestId);
+  const serve = async (req: IncomingMessage, res: ServerResponse, requestId: string) => {
+    const target = req.url ?? '/';
+    if (target.length > MAX_URL_CHARS) {
+      return gatewayError(res, 414, 'bad_request', `The URL is longer than ${MAX_URL_CHARS} characters.`, requestId);
     }
-    const { route } = match.r;
+    if (headBytes(req) > MAX_HEAD_BYTES) {
+      return gatewayError(res, 431, 'bad_request', `The request line and headers are larger than ${MAX_HEAD_BYTES} bytes.`, requestId);
+    }
+    if (declaresOversizeBody(req)) return refuseOversizeBody(req, res, requestId);
+    const { path: fullPath, query: queryPairs, details } = parseTarget(target);
+    if (details.length) return gatewayError(res, 400, 'bad_request', 'The URL is not valid percent-encoding.', requestId, { details });
+    const prefix = `/${stage}`;
+    const path = fullPath.startsWith(`${prefix}/`) ? fullPath.slice(prefix.length) : undefined;
+    const method = req.method ?? 'GET';
+    const segments = path?.split('/').slice(1) ?? [];
+    let match: { route: Route; pathParameters: Record<string, string> } | undefined;
+    for (const compiled of path === undefined ? [] : routes) {
+      if (compiled.route.method !== method) continue;
+      const pathParameters = matchRoute(compiled, segments);
+      if (pathParameters) {
+        match = { route: compiled.route, pathParameters };
+        break;
+      }
+    }
+    if (!match || path === undefined) {
+      return gatewayError(res, 404, 'not_found', `No route ${method} ${fullPath.slice(0, 256)}.`, requestId);
+    }
+    const { route, pathParameters } = match;
     const headers: Record<string, string> = {};
     const multiValueHeaders: Record<string, string[]> = {};
     for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -166,15 +328,15 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     }
 
     const body = await readBody(req);
-    if (!body) return gatewayError(res, 413, 'payload_too_large', 'The request is larger than 10 MB.', requestId);
+    if (!body) return refuseOversizeBody(req, res, requestId);
 
     const query: Record<string, string> = {};
     const multiQuery: Record<string, string[]> = {};
-    for (const [key, value] of url.searchParams) {
+    for (const [key, value] of queryPairs) {
       query[key] = value;
       (multiQuery[key] ??= []).push(value);
     }
-    const pathParameters = Object.fromEntries(match.r.params.map((name, i) => [name, decodeURIComponent(match.m![i + 1])]));
+    // As API Gateway REST: `path` stays percent-encoded; path and query parameters are decoded.
     const event = {
       resource: route.path,
       path,
@@ -183,14 +345,14 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
       multiValueHeaders,
       queryStringParameters: Object.keys(query).length ? query : null,
       multiValueQueryStringParameters: Object.keys(multiQuery).length ? multiQuery : null,
-      pathParameters: match.r.params.length ? pathParameters : null,
+      pathParameters: Object.keys(pathParameters).length ? pathParameters : null,
       stageVariables: null,
       requestContext: {
         requestId,
         stage,
         resourcePath: route.path,
         httpMethod: method,
-        path: url.pathname,
+        path: fullPath,
         authorizer,
         identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1' },
       },
@@ -217,12 +379,24 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
   };
 
-  const server = createServer((req, res) => {
-    serve(req, res).catch((error) => {
-      console.error('local API gateway failed', error);
-      if (!res.headersSent) gatewayError(res, 500, 'internal_error', 'The local gateway failed.', 'unknown');
+  const server = createServer({ maxHeaderSize: PARSER_HEAD_BYTES }, (req, res) => {
+    const requestId = randomUUID();
+    serve(req, res, requestId).catch((error) => {
+      // Logged with its stack for whoever runs the gateway; the client gets only the request id.
+      console.error(`local API gateway failed (request ${requestId})`, error);
+      if (!res.headersSent) gatewayError(res, 500, 'internal_error', 'The local gateway failed; retry later.', requestId);
       else res.destroy();
     });
+  });
+  server.on('clientError', answerClientError);
+  // `curl` and others ask before sending a large body: refuse it before it is sent.
+  server.on('checkContinue', (req, res) => {
+    if (declaresOversizeBody(req)) {
+      gatewayError(res, 413, 'payload_too_large', `The request is larger than ${MAX_PAYLOAD_BYTES / 1024 / 1024} MB.`, randomUUID(), { headers: { connection: 'close' } });
+      return;
+    }
+    res.writeContinue();
+    server.emit('request', req, res);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
