@@ -146,7 +146,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
         queueArn: queue.arn,
         batchSize: queue.definition.batchSize,
         maxBatchingWindowMs: queue.definition.maxBatchingWindowSeconds * 1000,
-        timeoutMs: queue.definition.consumerTimeoutSeconds * 1000,
+        // Lambda wants visibility ≥ its timeout; a shorter visibility chosen for quick retries
+        // (<QUEUE>_QUEUE_VISIBILITY_TIMEOUT_SECONDS) shortens the consumer's timeout too.
+        timeoutMs: Math.min(queue.definition.consumerTimeoutSeconds, queue.definition.visibilityTimeoutSeconds || Infinity) * 1000,
         functionName: consumer,
         handler,
         concurrency: options.consumerConcurrency ?? 2,

@@ -2,12 +2,11 @@
  * Creates an account, its first workspace (with its `default` fleet) and an API key bound to it,
  * and prints them as JSON. The key's secret is shown only here.
  *
- *   npm run create-account -- --name Acme --local            # the running `npm start`
+ *   npm run create-account -- --name Acme --local            # the running `npm start` (--port when several share .local)
  *   REGISTRY_TABLE=<RegistryTableName output> npm run create-account -- --name Acme   # a deployed stack
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { findRuntime } from '../../local/runtime-file';
 
 const { values } = parseArgs({
   options: {
@@ -16,7 +15,8 @@ const { values } = parseArgs({
     'key-name': { type: 'string', default: 'bootstrap' },
     table: { type: 'string' },
     local: { type: 'boolean', default: false },
-    'data-dir': { type: 'string', default: process.env.FLEETSTREAM_DATA_DIR ?? '.local' },
+    'data-dir': { type: 'string', default: process.env.FLEETSTREAM_DATA_DIR || '.local' },
+    port: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -28,16 +28,24 @@ const fail = (message: string): never => {
 
 if (values.help || !values.name) {
   process.stderr.write(
-    'usage: npm run create-account -- --name <account name> [--workspace <name>] [--key-name <name>] (--local [--data-dir .local] | --table <registry table>)\n',
+    'usage: npm run create-account -- --name <account name> [--workspace <name>] [--key-name <name>] (--local [--data-dir .local] [--port <port>] | --table <registry table>)\n',
   );
   process.exit(values.help ? 0 : 2);
 }
 
+/** The running `npm start` on the data folder (the one on `--port` when several run there). */
+const localRuntime = (dataDir: string, port: string | undefined) => {
+  if (port !== undefined && !/^\d+$/.test(port)) fail(`--port ${port}: expected a port number.`);
+  try {
+    return findRuntime(dataDir, port === undefined ? undefined : Number(port));
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+};
+
 let baseUrl: string | undefined;
 if (values.local) {
-  const file = join(values['data-dir']!, 'runtime.json');
-  if (!existsSync(file)) fail(`${file} not found: start the local runtime first (npm start), or pass --data-dir.`);
-  const runtime = JSON.parse(readFileSync(file, 'utf8')) as { env: Record<string, string>; base_url: string };
+  const runtime = localRuntime(values['data-dir']!, values.port);
   Object.assign(process.env, runtime.env);
   baseUrl = runtime.base_url;
 } else if (values.table) {

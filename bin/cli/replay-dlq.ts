@@ -5,7 +5,7 @@
  * the integrations it already reached. A message is deleted from the DLQ only once it is sent: a
  * crash in between replays it twice, never loses it.
  *
- *   npm run replay-dlq -- --local --queue forward            # the running `npm start`
+ *   npm run replay-dlq -- --local --queue forward            # the running `npm start` (--port when several share .local)
  *   npm run replay-dlq -- --queue <ForwardQueueUrl output>   # a deployed stack (AWS credentials and region as usual)
  *
  * The DLQ is found from the queue's redrive policy (or named with --dlq). --max stops after that
@@ -20,10 +20,9 @@ import {
   SQSClient,
   type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { requeueBody } from '../../lambdas/shared/json';
+import { findRuntime } from '../../local/runtime-file';
 
 // The forwarder reads it (lambdas/domain/forwarding.ts ORIGIN_ID_ATTRIBUTE).
 const ORIGIN_ID_ATTRIBUTE = 'origin-message-id';
@@ -34,7 +33,8 @@ const { values } = parseArgs({
     dlq: { type: 'string' },
     max: { type: 'string' },
     local: { type: 'boolean', default: false },
-    'data-dir': { type: 'string', default: process.env.FLEETSTREAM_DATA_DIR ?? '.local' },
+    'data-dir': { type: 'string', default: process.env.FLEETSTREAM_DATA_DIR || '.local' },
+    port: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -46,16 +46,20 @@ const fail = (message: string): never => {
 };
 
 if (values.help || !values.queue) {
-  process.stderr.write('usage: npm run replay-dlq -- --queue <queue URL or name> [--dlq <URL or name>] [--max <n>] [--local [--data-dir .local]]\n');
+  process.stderr.write('usage: npm run replay-dlq -- --queue <queue URL or name> [--dlq <URL or name>] [--max <n>] [--local [--data-dir .local] [--port <port>]]\n');
   process.exit(values.help ? 0 : 2);
 }
 const max = values.max === undefined ? Infinity : Number(values.max);
 if (!(max > 0)) fail('--max must be a positive number.');
 
 if (values.local) {
-  const file = join(values['data-dir']!, 'runtime.json');
-  if (!existsSync(file)) fail(`${file} not found: start the local runtime first (npm start), or pass --data-dir.`);
-  Object.assign(process.env, (JSON.parse(readFileSync(file, 'utf8')) as { env: Record<string, string> }).env);
+  const port = values.port;
+  if (port !== undefined && !/^\d+$/.test(port)) fail(`--port ${port}: expected a port number.`);
+  try {
+    Object.assign(process.env, findRuntime(values['data-dir']!, port === undefined ? undefined : Number(port)).env);
+  } catch (error) {
+    fail((error as Error).message);
+  }
 }
 
 // The endpoint (regional, or AWS_ENDPOINT_URL_SQS) decides where requests go, not a queue URL's host;

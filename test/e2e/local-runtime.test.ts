@@ -1,6 +1,15 @@
-import { execFileSync } from 'node:child_process';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { until } from '../../local/ports';
 import { apiClient } from '../helpers/api-client';
-import { startLocalStack } from '../helpers/local-stack';
+import { startLocalStack, type LocalStack } from '../helpers/local-stack';
+import { startWebhookReceiver } from '../helpers/webhook-receiver';
+
+const run = promisify(execFile);
 
 /** PIDs of processes whose command line mentions `text` (DynamoDB Local runs with -dbPath <data dir>). */
 const processesMentioning = (text: string) => {
@@ -45,6 +54,78 @@ describe('npm start', () => {
       expect((await apiClient(stack.base_url, stack.api_key).get('/workspaces')).status).toBe(200);
     } finally {
       await stack.stop();
+    }
+  });
+});
+
+/** The runtime files in a data folder. */
+const runtimeFiles = (dir: string) => readdirSync(dir).filter((name) => name.startsWith('runtime')).sort();
+const portOf = (stack: LocalStack) => Number(new URL(stack.base_url).port);
+
+describe('several npm start on one data folder', () => {
+  it('keeps one runtime file per instance, and create-account --local picks the one named by --port', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'fleetstream-shared-'));
+    const [a, b] = await Promise.all([startLocalStack({ FLEETSTREAM_DATA_DIR: dataDir }), startLocalStack({ FLEETSTREAM_DATA_DIR: dataDir })]);
+    const createAccount = (...args: string[]) =>
+      run(process.execPath, ['--import', 'tsx', 'bin/cli/create-account.ts', '--name', 'Acme', '--local', '--data-dir', dataDir, ...args], { env: process.env });
+    try {
+      const files = runtimeFiles(dataDir);
+      const ambiguous = (await createAccount().catch((error: unknown) => error)) as { code: number; stderr: string };
+      const { stdout } = await createAccount('--port', String(portOf(b)));
+      const account = JSON.parse(stdout) as { api_key: string; base_url: string };
+
+      expect(files).toEqual([`runtime-${portOf(a)}.json`, `runtime-${portOf(b)}.json`].sort());
+      expect(ambiguous.code).toBe(2);
+      expect(ambiguous.stderr).toContain(`2 local runtimes use ${dataDir}`);
+      expect(ambiguous.stderr).toMatch(new RegExp(`${portOf(a)} \\(pid \\d+, in memory\\)`));
+      expect(ambiguous.stderr).toMatch(new RegExp(`${portOf(b)} \\(pid \\d+, in memory\\)`));
+      expect(account.base_url).toBe(b.base_url);
+      // the account is in b's (in-memory) registry, and only there
+      expect((await apiClient(b.base_url, account.api_key).get('/workspaces')).status).toBe(200);
+      expect((await apiClient(a.base_url, account.api_key).get('/workspaces')).status).toBe(401);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+    expect(runtimeFiles(dataDir)).toEqual([]);
+  });
+});
+
+describe('npm start’s retry variables', () => {
+  it('honours FORWARD_RETRY_* and the forward queue’s variables: a dead webhook’s event reaches the DLQ within seconds', async () => {
+    const dead = await startWebhookReceiver(() => 503);
+    const stack = await startLocalStack({
+      FORWARD_RETRY_BASE_SECONDS: '1',
+      FORWARD_RETRY_MAX_SECONDS: '1',
+      FORWARD_QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5',
+      FORWARD_QUEUE_MAX_RECEIVE_COUNT: '2',
+      WEBHOOK_TIMEOUT_MS: '1000',
+    });
+    const sqs = new SQSClient({
+      endpoint: stack.sqs_endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      useQueueUrlAsEndpoint: false,
+    });
+    const attributes = async (url: string, names: Array<'VisibilityTimeout' | 'RedrivePolicy' | 'ApproximateNumberOfMessages'>) =>
+      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: names }))).Attributes ?? {};
+    try {
+      const api = apiClient(stack.base_url, stack.api_key);
+      await api.post(`/workspaces/${stack.workspace_id}/integrations`, { url: dead.url, data: false });
+      const { body } = await api.post(`/workspaces/${stack.workspace_id}/devices`, { name: 'd' });
+      await api.post(`/devices/${body.device.id}/jobs/reboot`, { value: {} });
+
+      // With the defaults the first retry alone waits 30 s, and the DLQ takes 10 receives (~75 min).
+      await until(async () => (await attributes(stack.queue_urls['forward-dlq'], ['ApproximateNumberOfMessages'])).ApproximateNumberOfMessages === '1', 'the job event in the DLQ', 30_000);
+      const forward = await attributes(stack.queue_urls.forward, ['VisibilityTimeout', 'RedrivePolicy']);
+
+      expect(forward.VisibilityTimeout).toBe('5');
+      expect(JSON.parse(forward.RedrivePolicy!).maxReceiveCount).toBe(2);
+      // one POST per receive: exactly FORWARD_QUEUE_MAX_RECEIVE_COUNT attempts, then the DLQ
+      expect(dead.posts.map((p) => p.body.result[0].type)).toEqual(['job', 'job']);
+    } finally {
+      sqs.destroy();
+      await stack.stop();
+      await dead.stop();
     }
   });
 });

@@ -10,6 +10,9 @@ export interface ReadyInfo {
   api_key: string;
   account_id: string;
   workspace_id: string;
+  /** The local SQS engine and its queues (DLQs as `<name>-dlq`). */
+  sqs_endpoint: string;
+  queue_urls: Record<string, string>;
 }
 
 export interface LocalStack extends ReadyInfo {

@@ -1,0 +1,82 @@
+import type { QueueName, QueueSettings } from './queues';
+import type { QueueOverrides } from './queues-engine';
+import type { LocalRuntimeOptions } from './runtime';
+
+/** What `npm start` reads from its environment: the runtime's options and where it keeps its files. */
+export interface StartConfig {
+  /** The runtime's options (port, data folder, queues, timeouts) without `log`. */
+  options: Omit<LocalRuntimeOptions, 'log'>;
+  /** Where `runtime-<port>.json` goes; also the data folder unless in memory. */
+  dataDir: string;
+}
+
+/** A variable with a bad value, named in the message so that `npm start` can say which. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** An integer variable in [min, max], or undefined when unset or empty. @throws ConfigError */
+const intVar = (env: Env, name: string, min: number, max: number): number | undefined => {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name}=${raw}: expected a whole number from ${min} to ${max}.`);
+  return n;
+};
+
+// SQS's own bounds: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html
+const MAX_VISIBILITY_SECONDS = 43_200;
+const MAX_RECEIVE_COUNT = 1000;
+
+/** The queue settings one queue's variables change (`<QUEUE>_QUEUE_VISIBILITY_TIMEOUT_SECONDS`, `<QUEUE>_QUEUE_MAX_RECEIVE_COUNT`). */
+const queueOverrides = (env: Env, queue: QueueName): Partial<QueueSettings> => {
+  const prefix = `${queue.toUpperCase()}_QUEUE`;
+  const visibilityTimeoutSeconds = intVar(env, `${prefix}_VISIBILITY_TIMEOUT_SECONDS`, 0, MAX_VISIBILITY_SECONDS);
+  const maxReceiveCount = intVar(env, `${prefix}_MAX_RECEIVE_COUNT`, 1, MAX_RECEIVE_COUNT);
+  return {
+    ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),
+    ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
+  };
+};
+
+/**
+ * Reads `npm start`'s variables (README "Configuration"), including the handler settings that the
+ * runtime itself would otherwise set from `local/queues.ts`, so that retries and the DLQ can be
+ * tried in seconds: `FORWARD_RETRY_BASE_SECONDS`, `FORWARD_RETRY_MAX_SECONDS`, `WEBHOOK_TIMEOUT_MS`
+ * and each queue's visibility timeout and receive count.
+ *
+ * @throws ConfigError naming the first variable with a bad value
+ * @example const { options, dataDir } = startConfig(process.env, process.argv.slice(2));
+ */
+export const startConfig = (env: Env, args: string[] = []): StartConfig => {
+  const inMemory = args.includes('--in-memory') || env.FLEETSTREAM_IN_MEMORY === '1';
+  const dataDir = env.FLEETSTREAM_DATA_DIR || '.local';
+  const queues: QueueOverrides = { ingest: queueOverrides(env, 'ingest'), forward: queueOverrides(env, 'forward') };
+  const baseSeconds = intVar(env, 'FORWARD_RETRY_BASE_SECONDS', 0, MAX_VISIBILITY_SECONDS);
+  const maxSeconds = intVar(env, 'FORWARD_RETRY_MAX_SECONDS', 0, MAX_VISIBILITY_SECONDS);
+  if (baseSeconds !== undefined || maxSeconds !== undefined) {
+    // One given alone keeps the other's default (30 s and 900 s), raised or lowered to stay consistent.
+    const base = baseSeconds ?? Math.min(30, maxSeconds!);
+    const max = maxSeconds ?? Math.max(900, base);
+    if (base > max) throw new ConfigError(`FORWARD_RETRY_BASE_SECONDS=${base} is larger than FORWARD_RETRY_MAX_SECONDS=${max}.`);
+    queues.forward = { ...queues.forward, retry: { baseSeconds: base, maxSeconds: max } };
+  }
+  const authorizerCacheTtlSeconds = intVar(env, 'AUTHORIZER_CACHE_TTL_SECONDS', 0, 3600);
+  const webhookTimeoutMs = intVar(env, 'WEBHOOK_TIMEOUT_MS', 1, 900_000);
+  return {
+    dataDir,
+    options: {
+      port: intVar(env, 'PORT', 0, 65_535) ?? 3000,
+      dataDir: inMemory ? undefined : dataDir,
+      devApiKey: env.FLEETSTREAM_DEV_API_KEY || undefined,
+      ...(authorizerCacheTtlSeconds !== undefined ? { authorizerCacheTtlSeconds } : {}),
+      ...(webhookTimeoutMs !== undefined ? { webhookTimeoutMs } : {}),
+      queues,
+    },
+  };
+};

@@ -1,0 +1,57 @@
+import { ConfigError, startConfig } from '../../../local/config';
+
+describe('startConfig (npm start’s variables)', () => {
+  it('keeps the queue table’s settings and port 3000 when nothing is set', () => {
+    const { options, dataDir } = startConfig({});
+
+    expect(dataDir).toBe('.local');
+    expect(options).toEqual({ port: 3000, dataDir: '.local', devApiKey: undefined, queues: { ingest: {}, forward: {} } });
+  });
+
+  it('turns the retry, queue and timeout variables into the runtime’s overrides', () => {
+    const { options } = startConfig({
+      FORWARD_RETRY_BASE_SECONDS: '1',
+      FORWARD_RETRY_MAX_SECONDS: '4',
+      FORWARD_QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5',
+      FORWARD_QUEUE_MAX_RECEIVE_COUNT: '2',
+      INGEST_QUEUE_MAX_RECEIVE_COUNT: '3',
+      WEBHOOK_TIMEOUT_MS: '1500',
+      AUTHORIZER_CACHE_TTL_SECONDS: '0',
+      PORT: '0',
+    });
+
+    expect(options.queues).toEqual({
+      ingest: { maxReceiveCount: 3 },
+      forward: { visibilityTimeoutSeconds: 5, maxReceiveCount: 2, retry: { baseSeconds: 1, maxSeconds: 4 } },
+    });
+    expect(options).toMatchObject({ webhookTimeoutMs: 1500, authorizerCacheTtlSeconds: 0, port: 0 });
+  });
+
+  it.each([
+    [{ FORWARD_RETRY_BASE_SECONDS: '5' }, { baseSeconds: 5, maxSeconds: 900 }],
+    [{ FORWARD_RETRY_MAX_SECONDS: '10' }, { baseSeconds: 10, maxSeconds: 10 }],
+  ])('fills the other retry bound from its default when one is given: %j', (env, retry) => {
+    expect(startConfig(env).options.queues?.forward?.retry).toEqual(retry);
+  });
+
+  it('keeps nothing on disk in memory, but still names the folder for the runtime file', () => {
+    const { options, dataDir } = startConfig({ FLEETSTREAM_DATA_DIR: '/tmp/x' }, ['--in-memory']);
+
+    expect([options.dataDir, dataDir]).toEqual([undefined, '/tmp/x']);
+  });
+
+  it.each([
+    ['FORWARD_RETRY_BASE_SECONDS', 'soon'],
+    ['FORWARD_QUEUE_MAX_RECEIVE_COUNT', '0'],
+    ['INGEST_QUEUE_VISIBILITY_TIMEOUT_SECONDS', '-1'],
+    ['WEBHOOK_TIMEOUT_MS', '1.5'],
+    ['PORT', '70000'],
+  ])('refuses %s=%s, naming the variable', (name, value) => {
+    expect(() => startConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => startConfig({ [name]: value })).toThrow(new RegExp(`^${name}=`));
+  });
+
+  it('refuses a retry base above the retry max', () => {
+    expect(() => startConfig({ FORWARD_RETRY_BASE_SECONDS: '10', FORWARD_RETRY_MAX_SECONDS: '5' })).toThrow(/larger than FORWARD_RETRY_MAX_SECONDS/);
+  });
+});
