@@ -91,6 +91,15 @@ describe('several npm start on one data folder', () => {
 });
 
 describe('npm start’s retry variables', () => {
+  it('refuses to start on a bad value, naming the variable', async () => {
+    const failure = await startLocalStack({ FORWARD_QUEUE_MAX_RECEIVE_COUNT: 'many' }).then(
+      (stack) => stack.stop().then(() => 'started'),
+      (error: Error) => error.message,
+    );
+
+    expect(failure).toContain('bad configuration: FORWARD_QUEUE_MAX_RECEIVE_COUNT=many: expected a whole number from 1 to 1000.');
+  });
+
   it('honours FORWARD_RETRY_* and the forward queue’s variables: a dead webhook’s event reaches the DLQ within seconds', async () => {
     const dead = await startWebhookReceiver(() => 503);
     const stack = await startLocalStack({
@@ -122,6 +131,12 @@ describe('npm start’s retry variables', () => {
       expect(JSON.parse(forward.RedrivePolicy!).maxReceiveCount).toBe(2);
       // one POST per receive: exactly FORWARD_QUEUE_MAX_RECEIVE_COUNT attempts, then the DLQ
       expect(dead.posts.map((p) => p.body.result[0].type)).toEqual(['job', 'job']);
+
+      // replay-dlq --local finds this instance through its runtime file, with no endpoint given
+      const replay = await run(process.execPath, ['--import', 'tsx', 'bin/cli/replay-dlq.ts', '--local', '--data-dir', stack.dataDir, '--queue', 'forward'], {
+        env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      });
+      expect(JSON.parse(replay.stdout)).toEqual(expect.objectContaining({ moved: 1, queue: stack.queue_urls.forward }));
     } finally {
       sqs.destroy();
       await stack.stop();
