@@ -1,50 +1,21 @@
 import { enqueueIngest, getDeviceStatus, publishData, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from '../domain/device-api';
 import { publishForward } from '../domain/events';
-import {
-  DataPointBatchSchema,
-  DataPointInputSchema,
-  DeviceEventBatchSchema,
-  DeviceEventInputSchema,
-  DeviceJobResultPathSchema,
-  FotaResultBodySchema,
-  JobResultBodySchema,
-} from '../schemas/device-api';
+import { DEVICE_API_OPERATIONS } from '../schemas/operations/device-api';
 import { registryDb } from '../shared/clients';
-import { ok, parseBody, parsePath, type ApiEvent } from '../shared/http';
+import { ok } from '../shared/http';
 import { httpHandler } from '../shared/middleware';
 import { deviceCallerOf } from './device-caller';
 
 const deps: DeviceApiDeps = { db: registryDb(), enqueue: enqueueIngest, forward: publishForward };
 
-// The publish and event routes take one item or an array of them; each is parsed by its own
-// schema so that errors name the bad field (`body.3.tag`).
-const publishDataRoute = async (event: ApiEvent) => {
-  const points = Array.isArray(event.body) ? parseBody(DataPointBatchSchema, event) : [parseBody(DataPointInputSchema, event)];
-  return ok(202, await publishData(deps, deviceCallerOf(event), points));
-};
+// The publish and event routes take one item or an array of them.
+const many = <T>(body: T | T[]): T[] => (Array.isArray(body) ? body : [body]);
 
-const reportDeviceEventsRoute = async (event: ApiEvent) => {
-  const events = Array.isArray(event.body) ? parseBody(DeviceEventBatchSchema, event) : [parseBody(DeviceEventInputSchema, event)];
-  return ok(202, await reportEvents(deps, deviceCallerOf(event), events));
-};
-
-const getDeviceStatusRoute = async (event: ApiEvent) => ok(200, await getDeviceStatus(deps, deviceCallerOf(event)));
-
-const reportJobResultRoute = async (event: ApiEvent) => {
-  const { jobName } = parsePath(DeviceJobResultPathSchema, event);
-  const { result } = parseBody(JobResultBodySchema, event);
-  return ok(200, { job: await reportJobResult(deps, deviceCallerOf(event), jobName, result) });
-};
-
-const reportFotaResultRoute = async (event: ApiEvent) => {
-  const outcome = parseBody(FotaResultBodySchema, event);
-  return ok(200, { fota: await reportFotaResult(deps, deviceCallerOf(event), outcome) });
-};
-
-export const handler = httpHandler('device-api', {
-  publishData: publishDataRoute,
-  reportDeviceEvents: reportDeviceEventsRoute,
-  getDeviceStatus: getDeviceStatusRoute,
-  reportJobResult: reportJobResultRoute,
-  reportFotaResult: reportFotaResultRoute,
+export const handler = httpHandler('device-api', DEVICE_API_OPERATIONS, {
+  publishData: async ({ body }, event) => ok(202, await publishData(deps, deviceCallerOf(event), many(body))),
+  reportDeviceEvents: async ({ body }, event) => ok(202, await reportEvents(deps, deviceCallerOf(event), many(body))),
+  getDeviceStatus: async (_input, event) => ok(200, await getDeviceStatus(deps, deviceCallerOf(event))),
+  reportJobResult: async ({ path, body }, event) =>
+    ok(200, { job: await reportJobResult(deps, deviceCallerOf(event), path.jobName, body.result) }),
+  reportFotaResult: async ({ body }, event) => ok(200, { fota: await reportFotaResult(deps, deviceCallerOf(event), body) }),
 });

@@ -1,7 +1,6 @@
+import { OPENAPI_OPERATIONS } from '../schemas/operations/openapi';
 import { ok } from '../shared/http';
 import { httpHandler } from '../shared/middleware';
 import document from './openapi.json';
 
-const getOpenApiRoute = async () => ok(200, document);
-
-export const handler = httpHandler('openapi', { getOpenApi: getOpenApiRoute });
+export const handler = httpHandler('openapi', OPENAPI_OPERATIONS, { getOpenApi: async () => ok(200, document) });

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ApiKeyIdSchema, DateSchema, NameSchema, WorkspaceIdSchema } from './common';
+import { ApiKeyIdRefSchema, ApiKeyIdSchema, DateSchema, NameSchema, WorkspaceIdRefSchema, WorkspaceIdSchema } from './common';
 
 export const ApiKeySchema = z
   .object({
@@ -13,12 +13,14 @@ export const ApiKeySchema = z
   .meta({ id: 'ApiKey' });
 export type ApiKey = z.infer<typeof ApiKeySchema>;
 
-export const ApiKeyPathSchema = z.strictObject({ workspaceId: WorkspaceIdSchema, keyId: ApiKeyIdSchema });
+export const ApiKeyPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, keyId: ApiKeyIdRefSchema });
 
 export const CreateApiKeyBodySchema = z
   .strictObject({
     name: NameSchema,
-    expires_at: DateSchema.optional().refine((d) => d === undefined || Date.parse(d) > Date.now(), 'Must be in the future.'),
+    expires_at: DateSchema.optional()
+      .refine((d) => d === undefined || Date.parse(d) > Date.now(), 'Must be in the future.')
+      .meta({ description: 'RFC 3339 date (UTC), in the future; none: the key never expires' }),
   })
   .meta({ id: 'CreateApiKey' });
 export type CreateApiKeyBody = z.infer<typeof CreateApiKeyBodySchema>;

@@ -6,9 +6,28 @@ import { JSON_MAX_DEPTH, JSON_RULES, valueNesting } from '../shared/json';
 export const NAME_MAX = 128;
 export const DESCRIPTION_MAX = 1024;
 
-/** A random, URL-safe ID with its type prefix (`wks-…`). */
+/** Longest ID a request may name (path, query or body); ours are 24 characters. */
+export const ID_MAX = 64;
+
+/**
+ * An ID as the service generates it: a random, URL-safe suffix after its type prefix (`wks-…`).
+ * Used for what the service answers; requests name IDs by {@link idRefSchema}.
+ */
 export const idSchema = (prefix: string) =>
   z.string().regex(new RegExp(`^${prefix}-[0-9a-z]{20}$`), `Must be an ID of the form ${prefix}-<20 lowercase letters or digits>.`);
+
+/**
+ * An ID as a request names it (path parameter, `fleet`/`device` query value, `fleet_id` body
+ * field): any 1 to 64 letters, digits, "_" or "-" (DESIGN §7). A well-formed ID that is not one
+ * of ours, such as the reference's `wks-123456789`, is answered 404 by the lookup, like any
+ * unknown ID; only what cannot be an ID at all (empty, too long, other characters, which could
+ * never name an item) is a 400. The characters exclude "#", the registry keys' separator.
+ */
+export const idRefSchema = (prefix: string) =>
+  z
+    .string()
+    .regex(new RegExp(`^[A-Za-z0-9_-]{1,${ID_MAX}}$`), `Must be an ID: 1 to ${ID_MAX} letters, digits, "_" or "-".`)
+    .meta({ description: `A ${prefix}-… ID (1 to ${ID_MAX} letters, digits, "_" or "-")`, example: `${prefix}-3k9v2m7q1x8c4n6b5z0a` });
 
 export const AccountIdSchema = idSchema('acc');
 export const WorkspaceIdSchema = idSchema('wks');
@@ -16,12 +35,22 @@ export const FleetIdSchema = idSchema('flt');
 export const DeviceIdSchema = idSchema('dev');
 export const ApiKeyIdSchema = idSchema('key');
 
+/** IDs as requests name them (see {@link idRefSchema}). */
+export const WorkspaceIdRefSchema = idRefSchema('wks');
+export const FleetIdRefSchema = idRefSchema('flt');
+export const DeviceIdRefSchema = idRefSchema('dev');
+export const ApiKeyIdRefSchema = idRefSchema('key');
+export const IdentityIdRefSchema = idRefSchema('idn');
+export const IntegrationIdRefSchema = idRefSchema('int');
+
+// Checked as sent, then trimmed: the length and the "not blank" rule are what JSON Schema can say
+// (maxLength, pattern), so the OpenAPI document refuses exactly what this refuses.
 export const NameSchema = z
   .string()
-  .trim()
-  .min(1, 'Must not be empty.')
   .max(NAME_MAX, `Must be at most ${NAME_MAX} characters.`)
-  .meta({ description: `1 to ${NAME_MAX} characters` });
+  .regex(/\S/, 'Must not be empty.')
+  .trim()
+  .meta({ description: `1 to ${NAME_MAX} characters, not blank; stored trimmed` });
 
 export const DescriptionSchema = z
   .string()

@@ -44,6 +44,8 @@ const jsonOfAtMost = (bytes: number) =>
 /** A device timestamp: RFC 3339 with or without an offset; stored in UTC with milliseconds. */
 const DeviceTimestampSchema = z.iso
   .datetime({ offset: true })
+  // What JSON Schema can say of "1970 or later" (a pattern on the year); the refinement below is exact.
+  .regex(/^(?:19[7-9]\d|[2-9]\d{3})-/, 'Must be 1970 or later.')
   .refine((date) => Date.parse(date) <= Date.now() + FUTURE_TOLERANCE_MS, 'Must not be more than 15 minutes in the future.')
   // Timestream keeps time as milliseconds since the epoch
   .refine((date) => Date.parse(date) >= 0, 'Must be 1970 or later.')

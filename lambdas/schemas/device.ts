@@ -1,5 +1,15 @@
 import * as z from 'zod';
-import { AccountIdSchema, DateSchema, DeviceIdSchema, FleetIdSchema, NameSchema, WorkspaceIdSchema } from './common';
+import {
+  AccountIdSchema,
+  DateSchema,
+  DeviceIdRefSchema,
+  DeviceIdSchema,
+  FleetIdRefSchema,
+  FleetIdSchema,
+  NameSchema,
+  WorkspaceIdRefSchema,
+  WorkspaceIdSchema,
+} from './common';
 
 const PhysIdSchema = z
   .string()
@@ -27,15 +37,15 @@ export const DeviceSchema = z
   .meta({ id: 'Device' });
 export type Device = z.infer<typeof DeviceSchema>;
 
-export const DevicePathSchema = z.strictObject({ workspaceId: WorkspaceIdSchema, deviceId: DeviceIdSchema });
+export const DevicePathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, deviceId: DeviceIdRefSchema });
 
 export const CreateDeviceBodySchema = z
-  .strictObject({ name: NameSchema, fleet_id: FleetIdSchema.optional(), phys_id: PhysIdSchema.default('') })
+  .strictObject({ name: NameSchema, fleet_id: FleetIdRefSchema.optional(), phys_id: PhysIdSchema.default('') })
   .meta({ id: 'CreateDevice' });
 export type CreateDeviceBody = z.infer<typeof CreateDeviceBodySchema>;
 
 export const UpdateDeviceBodySchema = z
-  .strictObject({ name: NameSchema, fleet_id: FleetIdSchema, phys_id: PhysIdSchema.optional() })
+  .strictObject({ name: NameSchema, fleet_id: FleetIdRefSchema, phys_id: PhysIdSchema.optional() })
   .meta({ id: 'UpdateDevice' });
 export type UpdateDeviceBody = z.infer<typeof UpdateDeviceBodySchema>;
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { AccountIdSchema, DateSchema, DescriptionSchema, FleetIdSchema, NameSchema, WorkspaceIdSchema } from './common';
+import { AccountIdSchema, DateSchema, DescriptionSchema, FleetIdRefSchema, FleetIdSchema, NameSchema, WorkspaceIdRefSchema, WorkspaceIdSchema } from './common';
 
 export const FleetSchema = z
   .object({
@@ -13,7 +13,7 @@ export const FleetSchema = z
   .meta({ id: 'Fleet' });
 export type Fleet = z.infer<typeof FleetSchema>;
 
-export const FleetPathSchema = z.strictObject({ workspaceId: WorkspaceIdSchema, fleetId: FleetIdSchema });
+export const FleetPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, fleetId: FleetIdRefSchema });
 
 export const CreateFleetBodySchema = z
   .strictObject({ name: NameSchema, description: DescriptionSchema.default('') })

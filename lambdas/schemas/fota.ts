@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DateSchema, DeviceIdSchema, TokenSchema, WorkspaceIdSchema } from './common';
+import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, TokenSchema, WorkspaceIdRefSchema } from './common';
 
 export const FotaSchema = z
   .object({
@@ -11,8 +11,8 @@ export const FotaSchema = z
   .meta({ id: 'Fota' });
 export type Fota = z.infer<typeof FotaSchema>;
 
-export const DeviceFotaPathSchema = z.strictObject({ deviceId: DeviceIdSchema });
-export const ScheduleFotaPathSchema = z.strictObject({ deviceId: DeviceIdSchema, firmwareId: TokenSchema, firmwareVersion: TokenSchema });
-export const ScheduleFleetFotaPathSchema = z.strictObject({ workspaceId: WorkspaceIdSchema, firmwareId: TokenSchema, firmwareVersion: TokenSchema });
+export const DeviceFotaPathSchema = z.strictObject({ deviceId: DeviceIdRefSchema });
+export const ScheduleFotaPathSchema = z.strictObject({ deviceId: DeviceIdRefSchema, firmwareId: TokenSchema, firmwareVersion: TokenSchema });
+export const ScheduleFleetFotaPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, firmwareId: TokenSchema, firmwareVersion: TokenSchema });
 
 export const FotaResponseSchema = z.object({ fota: FotaSchema });

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DateSchema, DeviceIdSchema, WorkspaceIdSchema, idSchema } from './common';
+import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, IdentityIdRefSchema, WorkspaceIdRefSchema, idSchema } from './common';
 
 export const IdentityIdSchema = idSchema('idn');
 
@@ -19,7 +19,7 @@ export const IdentitySchema = z
   .meta({ id: 'Identity' });
 export type Identity = z.infer<typeof IdentitySchema>;
 
-export const IdentityPathSchema = z.strictObject({ workspaceId: WorkspaceIdSchema, deviceId: DeviceIdSchema, identityId: IdentityIdSchema });
+export const IdentityPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, deviceId: DeviceIdRefSchema, identityId: IdentityIdRefSchema });
 
 export const CreateIdentityBodySchema = z
   .strictObject({ type: IdentityTypeSchema.default('sym') })

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DateSchema, NameSchema, TokenSchema, WorkspaceIdSchema, idSchema } from './common';
+import { DateSchema, IntegrationIdRefSchema, NameSchema, TokenSchema, WorkspaceIdRefSchema, WorkspaceIdSchema, idSchema } from './common';
 
 /** Limits of an integration (DESIGN §7): URL length, tags in a filter, integrations per workspace. */
 export const WEBHOOK_URL_MAX = 2048;
@@ -11,7 +11,12 @@ export const IntegrationIdSchema = idSchema('int');
 export const WebhookUrlSchema = z
   .url({ protocol: /^https?$/, error: 'Must be an absolute http(s) URL.' })
   .max(WEBHOOK_URL_MAX, `Must be at most ${WEBHOOK_URL_MAX} characters.`)
-  .meta({ description: 'https to a public address (the local runtime also takes http and private addresses)', example: 'https://example.com/hooks/fleetstream' });
+  .meta({
+    description: 'https to a public address (the local runtime also takes http and private addresses)',
+    example: 'https://example.com/hooks/fleetstream',
+    // the scheme rule, as JSON Schema can say it (schemes are case-insensitive)
+    pattern: '^[Hh][Tt][Tt][Pp][Ss]?:',
+  });
 
 const TagsSchema = z
   .array(TokenSchema)
@@ -50,7 +55,7 @@ export const IntegrationSchema = z
   .meta({ id: 'Integration' });
 export type Integration = z.infer<typeof IntegrationSchema>;
 
-export const IntegrationPathSchema = z.strictObject({ workspaceId: WorkspaceIdSchema, integrationId: IntegrationIdSchema });
+export const IntegrationPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, integrationId: IntegrationIdRefSchema });
 
 export const CreateIntegrationBodySchema = z
   .strictObject({
@@ -74,7 +79,7 @@ export const UpdateIntegrationBodySchema = z
     enabled: z.boolean().optional(),
   })
   .refine((body) => Object.keys(body).length > 0, 'Give at least one field to change.')
-  .meta({ id: 'UpdateIntegration' });
+  .meta({ id: 'UpdateIntegration', minProperties: 1 });
 export type UpdateIntegrationBody = z.infer<typeof UpdateIntegrationBodySchema>;
 
 export const IntegrationResponseSchema = z.object({ integration: IntegrationSchema });

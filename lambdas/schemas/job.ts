@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DateSchema, DeviceIdSchema, FleetIdSchema, JsonObjectSchema, TokenSchema, WorkspaceIdSchema } from './common';
+import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, FleetIdRefSchema, JsonObjectSchema, TokenSchema, WorkspaceIdRefSchema } from './common';
 
 /** Largest job value, as serialized JSON; well below DynamoDB's 400 KB item limit. */
 export const JOB_VALUE_MAX_BYTES = 32 * 1024;
@@ -21,20 +21,19 @@ export const JobSchema = z
   .meta({ id: 'Job' });
 export type Job = z.infer<typeof JobSchema>;
 
-export const DeviceJobsPathSchema = z.strictObject({ deviceId: DeviceIdSchema });
-export const DeviceJobPathSchema = z.strictObject({ deviceId: DeviceIdSchema, jobName: TokenSchema });
-export const FleetJobPathSchema = z.strictObject({ workspaceId: WorkspaceIdSchema, jobName: TokenSchema });
+export const DeviceJobsPathSchema = z.strictObject({ deviceId: DeviceIdRefSchema });
+export const DeviceJobPathSchema = z.strictObject({ deviceId: DeviceIdRefSchema, jobName: TokenSchema });
+export const FleetJobPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, jobName: TokenSchema });
 
 export const ListJobsQuerySchema = z.strictObject({ status: JobStatusSchema.optional() });
 
 /** Repeatable `fleet`: none means every fleet of the workspace. */
-export const FleetsQuerySchema = z.strictObject({ fleet: z.array(FleetIdSchema).max(100, 'At most 100 fleets.').optional() });
+export const FleetsQuerySchema = z.strictObject({ fleet: z.array(FleetIdRefSchema).max(100, 'At most 100 fleets.').optional() });
 
 /** A job's value, or the result a device reports: a JSON object ({} when omitted) within the size cap. */
-export const JobObjectSchema = JsonObjectSchema.default({}).refine(
-  (value) => Buffer.byteLength(JSON.stringify(value)) <= JOB_VALUE_MAX_BYTES,
-  `Must be at most ${JOB_VALUE_MAX_BYTES} bytes as JSON.`,
-);
+export const JobObjectSchema = JsonObjectSchema.default({})
+  .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= JOB_VALUE_MAX_BYTES, `Must be at most ${JOB_VALUE_MAX_BYTES} bytes as JSON.`)
+  .meta({ description: `A JSON object, at most ${JOB_VALUE_MAX_BYTES} bytes serialized; {} when omitted` });
 
 export const ScheduleJobBodySchema = z.strictObject({ value: JobObjectSchema }).meta({ id: 'ScheduleJob' });
 

@@ -1,109 +1,24 @@
 import * as z from 'zod';
-import { ROUTES } from '../routes';
-import { ApiKeyListResponseSchema, ApiKeyPathSchema, ApiKeyResponseSchema, CreateApiKeyBodySchema, CreatedApiKeyResponseSchema } from './api-key';
-import {
-  CreateDeviceBodySchema,
-  DeviceListResponseSchema,
-  DevicePathSchema,
-  DeviceResponseSchema,
-  UpdateDeviceBodySchema,
-} from './device';
-import {
-  AcceptedResponseSchema,
-  DeviceJobResultPathSchema,
-  DeviceStatusSchema,
-  FotaResultBodySchema,
-  JobResultBodySchema,
-  PublishDataBodySchema,
-  ReportEventsBodySchema,
-} from './device-api';
-import { ErrorResponseSchema } from './error';
-import {
-  CreatedIdentityResponseSchema,
-  CreateIdentityBodySchema,
-  IdentityListResponseSchema,
-  IdentityPathSchema,
-  IdentityResponseSchema,
-} from './identity';
-import { CreateFleetBodySchema, FleetListResponseSchema, FleetPathSchema, FleetResponseSchema } from './fleet';
-import {
-  CreateIntegrationBodySchema,
-  IntegrationListResponseSchema,
-  IntegrationPathSchema,
-  IntegrationResponseSchema,
-  IntegrationWithSecretResponseSchema,
-  UpdateIntegrationBodySchema,
-} from './integration';
-import { DeviceFotaPathSchema, FotaResponseSchema, ScheduleFleetFotaPathSchema, ScheduleFotaPathSchema } from './fota';
-import {
-  DeviceJobPathSchema,
-  DeviceJobsPathSchema,
-  FleetJobPathSchema,
-  FleetsQuerySchema,
-  JobListResponseSchema,
-  JobResponseSchema,
-  ListJobsQuerySchema,
-  ScheduleJobBodySchema,
-} from './job';
-import { TimeseriesQuerySchema, TimeseriesResponseSchema } from './timeseries';
-import { CreateWorkspaceBodySchema, WorkspaceListResponseSchema, WorkspacePathSchema, WorkspaceResponseSchema } from './workspace';
+import { ROUTES, type Route } from '../routes';
+import { ERROR_CODES, ErrorResponseSchema } from './error';
+import type { Operation } from './operation';
+import { OPERATIONS } from './operations';
 
-/** The schemas of one operation: what it reads and what it answers with 200. */
-export interface Operation {
-  path?: z.ZodObject;
-  query?: z.ZodObject;
-  body?: z.ZodType;
-  response: z.ZodType;
-  /** The success status when it is not 200 (202: accepted for later processing). */
-  status?: number;
-}
-
-/** Every operation of the route table, by operationId. */
-export const OPERATIONS: Record<string, Operation> = {
-  listWorkspaces: { response: WorkspaceListResponseSchema },
-  createWorkspace: { body: CreateWorkspaceBodySchema, response: WorkspaceResponseSchema },
-  getWorkspace: { path: WorkspacePathSchema, response: WorkspaceResponseSchema },
-  listFleets: { path: WorkspacePathSchema, response: FleetListResponseSchema },
-  createFleet: { path: WorkspacePathSchema, body: CreateFleetBodySchema, response: FleetResponseSchema },
-  getFleet: { path: FleetPathSchema, response: FleetResponseSchema },
-  listDevices: { path: WorkspacePathSchema, response: DeviceListResponseSchema },
-  createDevice: { path: WorkspacePathSchema, body: CreateDeviceBodySchema, response: DeviceResponseSchema },
-  getDevice: { path: DevicePathSchema, response: DeviceResponseSchema },
-  updateDevice: { path: DevicePathSchema, body: UpdateDeviceBodySchema, response: DeviceResponseSchema },
-  listIdentities: { path: DevicePathSchema, response: IdentityListResponseSchema },
-  createIdentity: { path: DevicePathSchema, body: CreateIdentityBodySchema, response: CreatedIdentityResponseSchema },
-  revokeIdentity: { path: IdentityPathSchema, response: IdentityResponseSchema },
-  listJobs: { path: DeviceJobsPathSchema, query: ListJobsQuerySchema, response: JobListResponseSchema },
-  getJob: { path: DeviceJobPathSchema, response: JobResponseSchema },
-  scheduleJob: { path: DeviceJobPathSchema, body: ScheduleJobBodySchema, response: JobResponseSchema },
-  scheduleFleetJob: { path: FleetJobPathSchema, query: FleetsQuerySchema, body: ScheduleJobBodySchema, response: JobResponseSchema },
-  scheduleFleetJobSingular: { path: FleetJobPathSchema, query: FleetsQuerySchema, body: ScheduleJobBodySchema, response: JobResponseSchema },
-  getFota: { path: DeviceFotaPathSchema, response: FotaResponseSchema },
-  scheduleFota: { path: ScheduleFotaPathSchema, response: FotaResponseSchema },
-  scheduleFleetFota: { path: ScheduleFleetFotaPathSchema, query: FleetsQuerySchema, response: FotaResponseSchema },
-  publishData: { body: PublishDataBodySchema, response: AcceptedResponseSchema, status: 202 },
-  reportDeviceEvents: { body: ReportEventsBodySchema, response: AcceptedResponseSchema, status: 202 },
-  getDeviceStatus: { response: DeviceStatusSchema },
-  reportJobResult: { path: DeviceJobResultPathSchema, body: JobResultBodySchema, response: JobResponseSchema },
-  reportFotaResult: { body: FotaResultBodySchema, response: FotaResponseSchema },
-  listApiKeys: { path: WorkspacePathSchema, response: ApiKeyListResponseSchema },
-  createApiKey: { path: WorkspacePathSchema, body: CreateApiKeyBodySchema, response: CreatedApiKeyResponseSchema },
-  revokeApiKey: { path: ApiKeyPathSchema, response: ApiKeyResponseSchema },
-  listIntegrations: { path: WorkspacePathSchema, response: IntegrationListResponseSchema },
-  createIntegration: { path: WorkspacePathSchema, body: CreateIntegrationBodySchema, response: IntegrationWithSecretResponseSchema },
-  getIntegration: { path: IntegrationPathSchema, response: IntegrationResponseSchema },
-  updateIntegration: { path: IntegrationPathSchema, body: UpdateIntegrationBodySchema, response: IntegrationResponseSchema },
-  deleteIntegration: { path: IntegrationPathSchema, response: IntegrationResponseSchema },
-  rotateIntegrationSecret: { path: IntegrationPathSchema, response: IntegrationWithSecretResponseSchema },
-  queryTimeseries: { path: WorkspacePathSchema, query: TimeseriesQuerySchema, response: TimeseriesResponseSchema },
-  getOpenApi: { response: z.record(z.string(), z.unknown()) },
-};
+export { OPERATIONS };
 
 type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[] };
 
 /** JSON Schema of a zod schema, its named parts moved to `components.schemas`. */
 const toSchema = (schema: z.ZodType, components: Record<string, unknown>, io: 'input' | 'output'): JsonSchema => {
-  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonSchema;
+  const json = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+    // Query counts are digit strings that the schema reads as integers; the document says integer.
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.type === 'integer') delete jsonSchema.pattern;
+    },
+  }) as JsonSchema;
   const text = JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/');
   const { $schema: _s, $defs, ...rest } = JSON.parse(text) as JsonSchema & { $defs?: Record<string, unknown> };
   Object.assign(components, $defs);
@@ -127,9 +42,49 @@ const parameters = (where: 'path' | 'query', schema: z.ZodObject | undefined, co
   }));
 };
 
-const errorAnswer = (description: string) => ({
+/** An error answer: the envelope, with the code that goes with its status. */
+const errorAnswer = (status: keyof typeof ERROR_CODES, description: string) => ({
   description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  content: {
+    'application/json': {
+      schema: {
+        allOf: [
+          { $ref: '#/components/schemas/Error' },
+          { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: ERROR_CODES[status] } } } } },
+        ],
+      },
+    },
+  },
+});
+
+/**
+ * Every status an operation can answer besides its success, each with when: the gateway's own
+ * answers (401 from an authorizer, 413 over 10 MB, 429 throttling) and the handler's.
+ */
+export const errorAnswersOf = (route: Route, op: Operation) => ({
+  '400': errorAnswer(
+    400,
+    op.body
+      ? 'Invalid path parameter, query parameter or body; an unknown parameter or field; malformed JSON. details name each bad field'
+      : 'Invalid path parameter or query parameter, an unknown parameter, or any body (this operation takes none). details name each bad field',
+  ),
+  ...(route.auth === 'api-key' ? { '401': errorAnswer(401, 'Missing, unknown, revoked or expired API key') } : {}),
+  ...(route.auth === 'device'
+    ? {
+        '401': errorAnswer(
+          401,
+          'Missing or refused device token. When the token is signed by the device’s key but refused (expired, living longer than allowed, or of a revoked identity), details say which (field header.authorization); otherwise details are empty',
+        ),
+      }
+    : {}),
+  ...(op.notFound || op.path || route.auth === 'device'
+    ? { '404': errorAnswer(404, op.notFound ?? 'No such resource, or not in the caller’s account (any well-formed ID that is not the caller’s)') }
+    : {}),
+  ...(op.conflict ? { '409': errorAnswer(409, op.conflict) } : {}),
+  '413': errorAnswer(413, op.body ? 'Body over 64 KB (or request over API Gateway’s 10 MB)' : 'Request over API Gateway’s 10 MB'),
+  ...(op.body ? { '415': errorAnswer(415, 'A body that is not application/json') } : {}),
+  '429': errorAnswer(429, 'Throttled: retry with backoff'),
+  '500': errorAnswer(500, 'Internal error'),
 });
 
 /** The OpenAPI 3.1 document of the whole interface, built from the route table and the zod schemas. */
@@ -147,19 +102,16 @@ export const buildOpenApi = () => {
       tags: [route.handler],
       ...(route.auth === 'none' ? { security: [] } : route.auth === 'device' ? { security: [{ deviceToken: [] }] } : {}),
       parameters: [...parameters('path', op.path, components), ...parameters('query', op.query, components)],
+      // An absent body reads as {}: required only when {} is not a valid body.
       ...(op.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(op.body, components, 'input') } } } }
+        ? { requestBody: { required: !op.body.safeParse({}).success, content: { 'application/json': { schema: toSchema(op.body, components, 'input') } } } }
         : {}),
       responses: {
         [op.status ?? 200]: {
           description: op.status === 202 ? 'Accepted' : 'OK',
           content: { 'application/json': { schema: toSchema(op.response, components, 'output') } },
         },
-        '400': errorAnswer('Invalid input; details name each bad field'),
-        '401': errorAnswer(route.auth === 'device' ? 'Missing, bad, expired or revoked device token' : 'Missing, unknown, revoked or expired API key'),
-        '404': errorAnswer('Not found, or not in the caller’s account'),
-        '429': errorAnswer('Throttled'),
-        '500': errorAnswer('Internal error'),
+        ...errorAnswersOf(route, op),
       },
     };
   }

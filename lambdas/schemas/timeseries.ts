@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DateSchema, DeviceIdSchema, FleetIdSchema } from './common';
+import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, FleetIdSchema } from './common';
 import { TagSchema } from './device-api';
 
 /** Largest page of the storage query (the interface's limit). */
@@ -32,20 +32,28 @@ const countSchema = (max: number, what: string) =>
     .regex(/^\d{1,12}$/, `Must be a non-negative integer (${what}).`)
     .transform(Number)
     .pipe(z.number().max(max, `Must be at most ${max}.`))
-    .meta({ description: `Integer from 0 to ${max}: ${what}` });
+    // The document says what a client sends: an integer within the bounds (the pattern is dropped).
+    .meta({ type: 'integer', minimum: 0, maximum: max, description: `Integer from 0 to ${max}: ${what}` });
 
 export const TIMESERIES_SORTS = ['timestamp_device', '-timestamp_device'] as const;
 
-/** The storage query's parameters, exactly as the interface lists them. */
-export const TimeseriesQuerySchema = z.strictObject({
-  start: BoundSchema.optional().meta({ description: 'Included lower bound on timestamp_device' }),
-  end: BoundSchema.optional().meta({ description: 'Excluded upper bound on timestamp_device' }),
-  from: countSchema(TIMESERIES_FROM_MAX, 'page index').default(0),
-  size: countSchema(TIMESERIES_SIZE_MAX, 'page size').default(100),
-  sort: z.enum(TIMESERIES_SORTS).default('-timestamp_device').meta({ description: '`-` sorts newest first' }),
-  device: z.array(DeviceIdSchema).max(TIMESERIES_FILTER_MAX, `At most ${TIMESERIES_FILTER_MAX} devices.`).optional().meta({ description: 'Repeatable' }),
-  tag: z.array(TagSchema).max(TIMESERIES_FILTER_MAX, `At most ${TIMESERIES_FILTER_MAX} tags.`).optional().meta({ description: 'Repeatable' }),
-});
+/**
+ * The storage query's parameters, exactly as the interface lists them. A `start` after `end` is
+ * a 400 (a range that cannot hold a point is a client's mistake, not an empty page); JSON Schema
+ * cannot compare two parameters, so the document says it in words.
+ */
+export const TimeseriesQuerySchema = z
+  .strictObject({
+    start: BoundSchema.optional().meta({ description: 'Included lower bound on timestamp_device; must not be after end' }),
+    end: BoundSchema.optional().meta({ description: 'Excluded upper bound on timestamp_device; must not be before start' }),
+    from: countSchema(TIMESERIES_FROM_MAX, 'page index').default(0),
+    size: countSchema(TIMESERIES_SIZE_MAX, 'page size').default(100),
+    sort: z.enum(TIMESERIES_SORTS).default('-timestamp_device').meta({ description: '`-` sorts newest first' }),
+    device: z.array(DeviceIdRefSchema).max(TIMESERIES_FILTER_MAX, `At most ${TIMESERIES_FILTER_MAX} devices.`).optional().meta({ description: 'Repeatable' }),
+    tag: z.array(TagSchema).max(TIMESERIES_FILTER_MAX, `At most ${TIMESERIES_FILTER_MAX} tags.`).optional().meta({ description: 'Repeatable' }),
+  })
+  // Both are UTC with milliseconds after the transform, so they compare as strings.
+  .refine((q) => q.start === undefined || q.end === undefined || q.start <= q.end, { message: 'Must not be after end.', path: ['start'] });
 export type TimeseriesQueryParams = z.infer<typeof TimeseriesQuerySchema>;
 
 /** One stored data point, as the storage query returns it. */

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { AccountIdSchema, DateSchema, DescriptionSchema, NameSchema, WorkspaceIdSchema } from './common';
+import { AccountIdSchema, DateSchema, DescriptionSchema, NameSchema, WorkspaceIdRefSchema, WorkspaceIdSchema } from './common';
 
 export const WorkspaceSchema = z
   .object({
@@ -12,7 +12,7 @@ export const WorkspaceSchema = z
   .meta({ id: 'Workspace' });
 export type Workspace = z.infer<typeof WorkspaceSchema>;
 
-export const WorkspacePathSchema = z.strictObject({ workspaceId: WorkspaceIdSchema });
+export const WorkspacePathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema });
 
 export const CreateWorkspaceBodySchema = z
   .strictObject({ name: NameSchema, description: DescriptionSchema.default('') })

@@ -20,21 +20,45 @@ export const ok = (statusCode: number, body: unknown): APIGatewayProxyResult => 
   body: JSON.stringify(body),
 });
 
-const detailsOf = (error: z.ZodError, location: string): ErrorDetail[] =>
-  error.issues.flatMap((issue) => {
+type Issue = z.core.$ZodIssue;
+
+// A body that may be one item or an array of them (the device API's publish and report routes)
+// fails as a union: name the fields of the branch of its own type, not "Invalid input" at the top.
+const unionBranch = (issue: Issue & { code: 'invalid_union' }): Issue[] | undefined => {
+  const branches = issue.errors.filter(
+    (branch) => !(branch.length === 1 && branch[0].code === 'invalid_type' && branch[0].path.length === 0),
+  );
+  return branches.length === 1 ? branches[0].map((i) => ({ ...i, path: [...issue.path, ...i.path] })) : undefined;
+};
+
+const detailsOfIssues = (issues: Issue[], location: string): ErrorDetail[] =>
+  issues.flatMap((issue) => {
     const at = [location, ...issue.path.map(String)];
     // name each unknown field rather than the object that holds it
     if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ field: [...at, key].join('.'), message: 'Unknown field.' }));
+    if (issue.code === 'invalid_union') {
+      const branch = unionBranch(issue);
+      if (branch) return detailsOfIssues(branch, location);
+    }
     return [{ field: at.join('.'), message: issue.message }];
   });
 
-const parse = <S extends z.ZodType>(schema: S, value: unknown, location: string): z.infer<S> => {
+const invalid = (location: string, details: ErrorDetail[]) =>
+  new ValidationError(`Invalid ${location}: ${details.map((d) => d.field).join(', ')}.`, { details });
+
+/** Parses a value, adding what is wrong with it to `details`. */
+const collect = <S extends z.ZodType>(schema: S, value: unknown, location: string, details: ErrorDetail[]): z.infer<S> | undefined => {
   const result = schema.safeParse(value);
-  if (!result.success) {
-    const details = detailsOf(result.error, location);
-    throw new ValidationError(`Invalid ${location}: ${details.map((d) => d.field).join(', ')}.`, { details });
-  }
-  return result.data;
+  if (result.success) return result.data;
+  details.push(...detailsOfIssues(result.error.issues, location));
+  return undefined;
+};
+
+const parse = <S extends z.ZodType>(schema: S, value: unknown, location: string): z.infer<S> => {
+  const details: ErrorDetail[] = [];
+  const data = collect(schema, value, location, details);
+  if (details.length) throw invalid(location, details);
+  return data as z.infer<S>;
 };
 
 /** Parses the path parameters. @throws ValidationError naming each bad parameter. */
@@ -42,19 +66,29 @@ export const parsePath = <S extends z.ZodType>(schema: S, event: ApiEvent): z.in
   parse(schema, event.pathParameters ?? {}, 'path');
 
 /**
+ * The query string as an object: every parameter is a single value except those named
+ * `repeatable`, which are arrays (`?fleet=a&fleet=b`); a single-valued one given twice is added to
+ * `details`.
+ */
+const queryOf = (event: ApiEvent, repeatable: readonly string[], details: ErrorDetail[]) => {
+  const multi = event.multiValueQueryStringParameters ?? {};
+  const query: Record<string, string | string[]> = {};
+  for (const [key, values] of Object.entries(multi)) {
+    if (!values) continue;
+    if (repeatable.includes(key)) query[key] = values;
+    else if (values.length > 1) details.push({ field: `query.${key}`, message: 'Given more than once.' });
+    else query[key] = values[0];
+  }
+  return query;
+};
+
+/**
  * Parses the query string: every parameter is a single value except those named `repeatable`,
  * which are arrays (`?fleet=a&fleet=b`). @throws ValidationError naming each bad parameter.
  */
 export const parseQuery = <S extends z.ZodType>(schema: S, event: ApiEvent, repeatable: string[] = []): z.infer<S> => {
-  const multi = event.multiValueQueryStringParameters ?? {};
-  const query: Record<string, string | string[]> = {};
   const repeated: ErrorDetail[] = [];
-  for (const [key, values] of Object.entries(multi)) {
-    if (!values) continue;
-    if (repeatable.includes(key)) query[key] = values;
-    else if (values.length > 1) repeated.push({ field: `query.${key}`, message: 'Given more than once.' });
-    else query[key] = values[0];
-  }
+  const query = queryOf(event, repeatable, repeated);
   if (repeated.length) throw new ValidationError('A query parameter is repeated.', { details: repeated });
   return parse(schema, query, 'query');
 };
@@ -62,6 +96,30 @@ export const parseQuery = <S extends z.ZodType>(schema: S, event: ApiEvent, repe
 /** Parses the JSON body (an absent body parses as `{}`). @throws ValidationError naming each bad field. */
 export const parseBody = <S extends z.ZodType>(schema: S, event: ApiEvent): z.infer<S> =>
   parse(schema, event.body ?? {}, 'body');
+
+/** The schemas a request is read with: path parameters, query string and JSON body. */
+export interface RequestSchemas {
+  path: z.ZodType;
+  query: z.ZodType;
+  /** Omitted: the request has no body. */
+  body?: z.ZodType;
+  /** The query parameters that may repeat. */
+  repeatable: readonly string[];
+}
+
+/**
+ * Parses a whole request (path parameters, query string and, when it has one, the JSON body, an
+ * absent body parsing as `{}`) and reports every bad field at once.
+ * @throws ValidationError naming each bad field (`path.deviceId`, `query.stauts`, `body.name`).
+ */
+export const parseRequest = (schemas: RequestSchemas, event: ApiEvent) => {
+  const details: ErrorDetail[] = [];
+  const path = collect(schemas.path, event.pathParameters ?? {}, 'path', details);
+  const query = collect(schemas.query, queryOf(event, schemas.repeatable, details), 'query', details);
+  const body = schemas.body ? collect(schemas.body, event.body ?? {}, 'body', details) : undefined;
+  if (details.length) throw invalid([...new Set(details.map((d) => d.field.split('.')[0]))].join(' and '), details);
+  return { path, query, body } as { path: unknown; query: unknown; body: unknown };
+};
 
 /** The caller the authorizer put in the request context. @throws UnauthorizedError when absent. */
 export const callerOf = (event: ApiEvent): Caller => {

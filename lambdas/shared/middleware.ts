@@ -3,7 +3,9 @@ import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import httpRouterHandler from '@middy/http-router';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Readable } from 'node:stream';
-import { routesOf, type RouteHandler } from '../routes';
+import * as z from 'zod';
+import { routesOf, type Route, type RouteHandler } from '../routes';
+import type { Operation, Operations } from '../schemas/operation';
 import { MAX_BODY_BYTES } from './env';
 import {
   AppError,
@@ -14,15 +16,27 @@ import {
   ValidationError,
   errorBody,
 } from './errors';
-import type { ApiEvent } from './http';
+import { parseRequest, type ApiEvent, type RequestSchemas } from './http';
 import { BODY_MAX_DEPTH, JSON_RULES, fieldOf, parseJson, textNesting } from './json';
 import { logger } from './logger';
 
 /** The answer of a streamed route (`stream: true` in the route table): the body is sent as it is read. */
 export type StreamedResult = Omit<APIGatewayProxyResult, 'body'> & { body: Readable };
 
-/** A route function: parses its input, calls one domain function, returns `ok(status, body)`. */
-export type RouteFn = (event: ApiEvent) => Promise<APIGatewayProxyResult | StreamedResult>;
+type Parsed<O, K extends 'path' | 'query' | 'body', Absent> = O extends { [P in K]: infer S extends z.ZodType } ? z.output<S> : Absent;
+
+/** What a route function receives: its request, parsed by its operation's schemas. */
+export interface RouteInput<O extends Operation = Operation> {
+  path: Parsed<O, 'path', Record<string, never>>;
+  query: Parsed<O, 'query', Record<string, never>>;
+  body: Parsed<O, 'body', undefined>;
+}
+
+/**
+ * A route function: receives its input parsed by its operation's schemas (so that the handler and
+ * the OpenAPI document cannot disagree), calls one domain function, returns `ok(status, body)`.
+ */
+export type RouteFn<O extends Operation = Operation> = (input: RouteInput<O>, event: ApiEvent) => Promise<APIGatewayProxyResult | StreamedResult>;
 
 type Request = middy.Request<ApiEvent, APIGatewayProxyResult, Error, Context>;
 
@@ -118,29 +132,76 @@ export const errorEnvelope = (): MiddlewareObj<ApiEvent, APIGatewayProxyResult> 
   },
 });
 
+// An operation without path parameters or query takes none: an unknown one is refused by name.
+const NONE = z.strictObject({});
+
+// Unwraps optional, default and the like to see whether a query parameter is an array (repeatable).
+const isArray = (schema: z.ZodType): boolean => {
+  const def = schema._zod.def as { type: string; innerType?: z.ZodType; in?: z.ZodType };
+  if (def.type === 'array') return true;
+  const inner = def.innerType ?? def.in;
+  return inner ? isArray(inner) : false;
+};
+
+/** The schemas a route's requests are read with, from its operation. */
+export const requestSchemasOf = (operation: Operation): RequestSchemas => ({
+  path: operation.path ?? NONE,
+  query: operation.query ?? NONE,
+  body: operation.body,
+  repeatable: Object.entries(operation.query?.shape ?? {})
+    .filter(([, schema]) => isArray(schema as z.ZodType))
+    .map(([name]) => name),
+});
+
+/**
+ * Refuses a body sent to an operation that takes none, before anything reads it: such a request is
+ * a 400 naming `body`, whatever its size or type (never a 413 or 415 for a body nobody wanted).
+ */
+const refuseUnexpectedBody = (match: (event: ApiEvent) => Route | undefined, operations: Operations): MiddlewareObj<ApiEvent> => ({
+  before: async (request) => {
+    const route = match(request.event);
+    const body = request.event.body;
+    if (!route || operations[route.operationId]?.body || body === null || body === undefined || body === '') return;
+    throw new ValidationError('This route takes no body.', { details: [{ field: 'body', message: 'Must be empty: this route takes no body.' }] });
+  },
+});
+
+const notFound = ({ method, path }: { method: string; path: string }): never => {
+  throw new NotFoundError(`No route ${method} ${path}.`);
+};
+
 /**
  * The one middy chain of every API handler: the resource's rows of the route table, each bound
- * to its route function by operationId.
+ * to its route function by operationId, with its request parsed by the row's operation (unknown
+ * query parameters, unknown body fields and a body where none is taken are 400s naming them).
  *
- * @example export const handler = httpHandler('fleets', { listFleets, createFleet, getFleet });
+ * @example export const handler = httpHandler('fleets', FLEET_OPERATIONS, { listFleets, createFleet, getFleet });
  */
-export const httpHandler = (resource: RouteHandler, fns: Record<string, RouteFn>) => {
+export const httpHandler = <Ops extends Operations>(resource: RouteHandler, operations: Ops, fns: { [K in keyof Ops]: RouteFn<Ops[K]> }) => {
   const rows = routesOf(resource);
-  const missing = rows.filter((r) => !fns[r.operationId]).map((r) => r.operationId);
-  const extra = Object.keys(fns).filter((id) => !rows.some((r) => r.operationId === id));
-  if (missing.length || extra.length) {
-    throw new Error(`Handler ${resource} does not match the route table (missing: ${missing}; extra: ${extra})`);
+  const ids = (o: object) => Object.keys(o).sort().join();
+  if (ids(fns) !== ids(operations) || ids(fns) !== rows.map((r) => r.operationId).sort().join()) {
+    throw new Error(`Handler ${resource} does not match the route table (routes: ${rows.map((r) => r.operationId)}; operations: ${Object.keys(operations)}; functions: ${Object.keys(fns)})`);
   }
-  const router = httpRouterHandler({
-    routes: rows.map((r) => ({ method: r.method, path: r.path, handler: fns[r.operationId] as never })),
-    notFoundResponse: ({ method, path }: { method: string; path: string }) => {
-      throw new NotFoundError(`No route ${method} ${path}.`);
-    },
+  const bound = rows.map((row) => {
+    const schemas = requestSchemasOf(operations[row.operationId]);
+    const fn = fns[row.operationId] as RouteFn;
+    return { row, run: (event: ApiEvent) => fn(parseRequest(schemas, event) as RouteInput, event) };
   });
+  const router = httpRouterHandler({
+    routes: bound.map(({ row, run }) => ({ method: row.method, path: row.path, handler: run as never })),
+    notFoundResponse: notFound,
+  });
+  // The same matching, to know the operation before the body is read.
+  const matchRow = httpRouterHandler({
+    routes: rows.map((row) => ({ method: row.method, path: row.path, handler: (() => row) as never })),
+    notFoundResponse: (() => undefined) as never,
+  }) as unknown as (event: ApiEvent) => Route | undefined;
   // A streamed resource answers through awslambda.streamifyResponse; errors are still sent whole.
   const mode = rows.some((r) => r.stream) ? { executionMode: executionModeStreamifyResponse } : {};
   return middy<ApiEvent, APIGatewayProxyResult>(mode)
     .use(errorEnvelope())
+    .use(refuseUnexpectedBody(matchRow, operations))
     .use(jsonBody())
     .handler(router as never);
 };

@@ -1,24 +1,11 @@
 import { createWorkspace, getWorkspace, listWorkspaces } from '../domain/workspaces';
-import { CreateWorkspaceBodySchema, WorkspacePathSchema } from '../schemas/workspace';
+import { WORKSPACE_OPERATIONS } from '../schemas/operations/workspaces';
 import { registryDb } from '../shared/clients';
-import { callerOf, ok, parseBody, parsePath, type ApiEvent } from '../shared/http';
+import { callerOf, ok } from '../shared/http';
 import { httpHandler } from '../shared/middleware';
 
-const listWorkspacesRoute = async (event: ApiEvent) =>
-  ok(200, { workspaces: await listWorkspaces(registryDb(), callerOf(event)) });
-
-const getWorkspaceRoute = async (event: ApiEvent) => {
-  const { workspaceId } = parsePath(WorkspacePathSchema, event);
-  return ok(200, { workspace: await getWorkspace(registryDb(), callerOf(event), workspaceId) });
-};
-
-const createWorkspaceRoute = async (event: ApiEvent) => {
-  const body = parseBody(CreateWorkspaceBodySchema, event);
-  return ok(200, { workspace: await createWorkspace(registryDb(), callerOf(event), body) });
-};
-
-export const handler = httpHandler('workspaces', {
-  listWorkspaces: listWorkspacesRoute,
-  getWorkspace: getWorkspaceRoute,
-  createWorkspace: createWorkspaceRoute,
+export const handler = httpHandler('workspaces', WORKSPACE_OPERATIONS, {
+  listWorkspaces: async (_input, event) => ok(200, { workspaces: await listWorkspaces(registryDb(), callerOf(event)) }),
+  getWorkspace: async ({ path }, event) => ok(200, { workspace: await getWorkspace(registryDb(), callerOf(event), path.workspaceId) }),
+  createWorkspace: async ({ body }, event) => ok(200, { workspace: await createWorkspace(registryDb(), callerOf(event), body) }),
 });

@@ -2,6 +2,8 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { ConflictError, NotFoundError } from '../../../lambdas/shared/errors';
 import { ok, type ApiEvent } from '../../../lambdas/shared/http';
+import { FOTA_OPERATIONS } from '../../../lambdas/schemas/operations/fota';
+import { OPENAPI_OPERATIONS } from '../../../lambdas/schemas/operations/openapi';
 import { BODY_MAX_DEPTH, JSON_RULES } from '../../../lambdas/shared/json';
 import { errorEnvelope, httpHandler, jsonBody } from '../../../lambdas/shared/middleware';
 
@@ -110,13 +112,16 @@ describe('jsonBody', () => {
 });
 
 describe('httpHandler', () => {
-  it('refuses to build a handler whose functions do not match its rows of the route table', () => {
-    expect(() => httpHandler('openapi', {})).toThrow(/missing: getOpenApi/);
-    expect(() => httpHandler('openapi', { getOpenApi: async () => ok(200, {}), other: async () => ok(200, {}) })).toThrow(/extra: other/);
+  it('refuses to build a handler whose functions or operations do not match its rows of the route table', () => {
+    expect(() => httpHandler('openapi', OPENAPI_OPERATIONS, {} as never)).toThrow(/does not match the route table/);
+    expect(() => httpHandler('openapi', {}, { getOpenApi: async () => ok(200, {}) } as never)).toThrow(/does not match the route table/);
+    expect(() =>
+      httpHandler('openapi', OPENAPI_OPERATIONS, { getOpenApi: async () => ok(200, {}), other: async () => ok(200, {}) } as never),
+    ).toThrow(/does not match the route table/);
   });
 
   it('routes by method and path, and answers 404 for a path the resource does not serve', async () => {
-    const handler = httpHandler('openapi', { getOpenApi: async () => ok(200, { served: true }) });
+    const handler = httpHandler('openapi', OPENAPI_OPERATIONS, { getOpenApi: async () => ok(200, { served: true }) });
 
     const hit = await handler(event(), context);
     const miss = await handler(event({ path: '/elsewhere' }), context);
@@ -124,5 +129,53 @@ describe('httpHandler', () => {
     expect(JSON.parse(hit.body)).toEqual({ served: true });
     expect(miss.statusCode).toBe(404);
     expect(JSON.parse(miss.body).error.code).toBe('not_found');
+  });
+
+  describe('reads each request with its operation’s schemas', () => {
+    const seen: unknown[] = [];
+    const fota = httpHandler('fota', FOTA_OPERATIONS, {
+      getFota: async (input) => (seen.push(input), ok(200, {})),
+      scheduleFota: async (input) => (seen.push(input), ok(200, {})),
+      scheduleFleetFota: async (input) => (seen.push(input), ok(200, {})),
+    });
+    const call = async (overrides: Partial<ApiEvent>) => {
+      const response = await fota(event({ httpMethod: 'POST', path: '/workspaces/wks-1/fota/fw/versions/1.0', ...overrides }), context);
+      return { status: response.statusCode, body: JSON.parse(response.body) };
+    };
+    beforeEach(() => {
+      seen.length = 0;
+    });
+
+    it('hands the route function its parsed path and query, repeatable parameters as arrays', async () => {
+      const { status } = await call({ multiValueQueryStringParameters: { fleet: ['flt-a', 'flt-b'] } });
+
+      expect(status).toBe(200);
+      expect(seen).toEqual([{ path: { workspaceId: 'wks-1', firmwareId: 'fw', firmwareVersion: '1.0' }, query: { fleet: ['flt-a', 'flt-b'] }, body: undefined }]);
+    });
+
+    it.each([
+      ['an unknown query parameter', { multiValueQueryStringParameters: { flete: ['flt-a'] } }, [{ field: 'query.flete', message: 'Unknown field.' }]],
+      [
+        'a query parameter of a route that takes none',
+        { httpMethod: 'GET', path: '/devices/dev-1/fota', multiValueQueryStringParameters: { fleet: ['x'] } },
+        [{ field: 'query.fleet', message: 'Unknown field.' }],
+      ],
+      ['a malformed ID', { multiValueQueryStringParameters: { fleet: ['flt a'] } }, [{ field: 'query.fleet.0', message: expect.stringMatching(/Must be an ID/) }]],
+      ['a JSON body where none is taken', { body: '{}' }, [{ field: 'body', message: expect.stringMatching(/no body/) }]],
+      ['a text body where none is taken (never a 415)', { body: 'a=1', headers: { 'Content-Type': 'text/plain' } }, [{ field: 'body', message: expect.stringMatching(/no body/) }]],
+      ['a huge body where none is taken (never a 413)', { body: 'x'.repeat(70_000) }, [{ field: 'body', message: expect.stringMatching(/no body/) }]],
+    ])('answers 400 to %s, naming it, without calling the route', async (_name, overrides, details) => {
+      const { status, body } = await call(overrides as Partial<ApiEvent>);
+
+      expect(status).toBe(400);
+      expect(body.error).toEqual({ code: 'validation_error', message: expect.any(String), details });
+      expect(seen).toEqual([]);
+    });
+
+    it('names every bad field of a request at once', async () => {
+      const { body } = await call({ path: '/workspaces/wks%201/fota/fw/versions/1.0', multiValueQueryStringParameters: { x: ['1'] } });
+
+      expect(body.error.details.map((d: { field: string }) => d.field)).toEqual(['path.workspaceId', 'query.x']);
+    });
   });
 });

@@ -15,6 +15,10 @@ describe('storage query parameters', () => {
     [{ from: '0', size: '0' }, { from: 0, size: 0 }],
     [{ from: '12', size: '175000' }, { from: 12, size: 175000 }],
     [{ sort: 'timestamp_device' }, { sort: 'timestamp_device' }],
+    // well-formed IDs that may not exist are the lookup's to answer (an empty page), not a 400
+    [{ device: ['sensor-1', 'dev-doesnotexist1'] }, { device: ['sensor-1', 'dev-doesnotexist1'] }],
+    // an empty range is a question with an empty answer; only start after end is refused
+    [{ start: '2026-02-01T00:00:00Z', end: '2026-02-01T00:00:00Z' }, { start: '2026-02-01T00:00:00.000Z', end: '2026-02-01T00:00:00.000Z' }],
     [{ device: ['dev-aaaaaaaaaaaaaaaaaaaa', 'dev-bbbbbbbbbbbbbbbbbbbb'] }, { device: ['dev-aaaaaaaaaaaaaaaaaaaa', 'dev-bbbbbbbbbbbbbbbbbbbb'] }],
     [{ tag: ['temp', 'a.b-c_d'] }, { tag: ['temp', 'a.b-c_d'] }],
   ])('accepts %j', (query, expected) => {
@@ -32,7 +36,10 @@ describe('storage query parameters', () => {
     ['size', { size: '175001' }],
     ['size', { size: '0x10' }],
     ['sort', { sort: 'timestamp_in' }],
-    ['device', { device: ['sensor-1'] }],
+    ['device', { device: ['sensor 1'] }],
+    ['device', { device: ['x'.repeat(65)] }],
+    ['start', { start: '2026-02-02T00:00:00Z', end: '2026-02-01T00:00:00Z' }],
+    ['start', { start: '2026-02-01T01:00:00+02:00', end: '2026-01-31T22:59:59.999Z' }],
     ['device', { device: Array.from({ length: 101 }, (_, i) => `dev-${String(i).padStart(20, '0')}`) }],
     ['tag', { tag: ['has space'] }],
     ['tag', { tag: ['x'.repeat(65)] }],

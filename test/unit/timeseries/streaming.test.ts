@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { createServer, request, type Server } from 'node:http';
 import { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
+import { TIMESERIES_OPERATIONS } from '../../../lambdas/schemas/operations/timeseries';
 import { NotFoundError } from '../../../lambdas/shared/errors';
 import type { ApiEvent } from '../../../lambdas/shared/http';
 import { acceptsGzip, streamJson } from '../../../lambdas/timeseries/json-stream';
@@ -157,7 +158,7 @@ describe('Lambda response streaming, locally', () => {
 
 describe('a streamed resource through the middy chain', () => {
   const invoke = async (fn: () => Promise<unknown>) => {
-    const handler = httpHandler('timeseries', { queryTimeseries: fn as never }) as unknown as (e: unknown, s: ResponseStream, c: Context) => Promise<void>;
+    const handler = httpHandler('timeseries', TIMESERIES_OPERATIONS, { queryTimeseries: fn as never }) as unknown as (e: unknown, s: ResponseStream, c: Context) => Promise<void>;
     const stream = new ResponseStream();
     const [, bytes] = await Promise.all([handler(event(), stream, context), readAll(stream)]);
     const at = bytes.indexOf(Buffer.alloc(8));

@@ -1,0 +1,10 @@
+import { ApiKeyListResponseSchema, ApiKeyPathSchema, ApiKeyResponseSchema, CreateApiKeyBodySchema, CreatedApiKeyResponseSchema } from '../api-key';
+import type { Operations } from '../operation';
+import { WorkspacePathSchema } from '../workspace';
+
+/** The `api-keys` handler's operations. */
+export const API_KEY_OPERATIONS = {
+  listApiKeys: { path: WorkspacePathSchema, response: ApiKeyListResponseSchema },
+  createApiKey: { path: WorkspacePathSchema, body: CreateApiKeyBodySchema, response: CreatedApiKeyResponseSchema },
+  revokeApiKey: { path: ApiKeyPathSchema, response: ApiKeyResponseSchema },
+} satisfies Operations;

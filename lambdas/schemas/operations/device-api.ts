@@ -1,0 +1,32 @@
+import {
+  AcceptedResponseSchema,
+  DeviceJobResultPathSchema,
+  DeviceStatusSchema,
+  FotaResultBodySchema,
+  JobResultBodySchema,
+  PublishDataBodySchema,
+  ReportEventsBodySchema,
+} from '../device-api';
+import { FotaResponseSchema } from '../fota';
+import { JobResponseSchema } from '../job';
+import type { Operations } from '../operation';
+
+/** The `device-api` handler's operations (device token). */
+export const DEVICE_API_OPERATIONS = {
+  publishData: { body: PublishDataBodySchema, response: AcceptedResponseSchema, status: 202 },
+  reportDeviceEvents: { body: ReportEventsBodySchema, response: AcceptedResponseSchema, status: 202 },
+  getDeviceStatus: { response: DeviceStatusSchema },
+  reportJobResult: {
+    path: DeviceJobResultPathSchema,
+    body: JobResultBodySchema,
+    response: JobResponseSchema,
+    conflict: 'The job is already done with another result',
+    notFound: 'The device has no such job',
+  },
+  reportFotaResult: {
+    body: FotaResultBodySchema,
+    response: FotaResponseSchema,
+    conflict: 'The result names another firmware than the scheduled one, or another outcome for an ended FOTA',
+    notFound: 'The device has no FOTA scheduled',
+  },
+} satisfies Operations;

@@ -1,0 +1,16 @@
+import { DevicePathSchema } from '../device';
+import {
+  CreatedIdentityResponseSchema,
+  CreateIdentityBodySchema,
+  IdentityListResponseSchema,
+  IdentityPathSchema,
+  IdentityResponseSchema,
+} from '../identity';
+import type { Operations } from '../operation';
+
+/** The `identities` handler's operations. */
+export const IDENTITY_OPERATIONS = {
+  listIdentities: { path: DevicePathSchema, response: IdentityListResponseSchema },
+  createIdentity: { path: DevicePathSchema, body: CreateIdentityBodySchema, response: CreatedIdentityResponseSchema },
+  revokeIdentity: { path: IdentityPathSchema, response: IdentityResponseSchema },
+} satisfies Operations;

@@ -1,0 +1,34 @@
+import type { RouteHandler } from '../../routes';
+import type { Operations } from '../operation';
+import { API_KEY_OPERATIONS } from './api-keys';
+import { DEVICE_API_OPERATIONS } from './device-api';
+import { DEVICE_OPERATIONS } from './devices';
+import { FLEET_OPERATIONS } from './fleets';
+import { FOTA_OPERATIONS } from './fota';
+import { IDENTITY_OPERATIONS } from './identities';
+import { INTEGRATION_OPERATIONS } from './integrations';
+import { JOB_OPERATIONS } from './jobs';
+import { OPENAPI_OPERATIONS } from './openapi';
+import { TIMESERIES_OPERATIONS } from './timeseries';
+import { WORKSPACE_OPERATIONS } from './workspaces';
+
+/**
+ * Every handler's operations. Each handler imports only its own table (one file per handler, so
+ * that its bundle holds only its schemas); the OpenAPI document reads them all from here.
+ */
+export const OPERATIONS_BY_HANDLER: Record<RouteHandler, Operations> = {
+  workspaces: WORKSPACE_OPERATIONS,
+  fleets: FLEET_OPERATIONS,
+  devices: DEVICE_OPERATIONS,
+  identities: IDENTITY_OPERATIONS,
+  jobs: JOB_OPERATIONS,
+  fota: FOTA_OPERATIONS,
+  'api-keys': API_KEY_OPERATIONS,
+  integrations: INTEGRATION_OPERATIONS,
+  timeseries: TIMESERIES_OPERATIONS,
+  'device-api': DEVICE_API_OPERATIONS,
+  openapi: OPENAPI_OPERATIONS,
+};
+
+/** Every operation of the route table, by operationId. */
+export const OPERATIONS: Operations = Object.assign({}, ...Object.values(OPERATIONS_BY_HANDLER));

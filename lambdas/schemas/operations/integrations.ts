@@ -1,0 +1,25 @@
+import {
+  CreateIntegrationBodySchema,
+  IntegrationListResponseSchema,
+  IntegrationPathSchema,
+  IntegrationResponseSchema,
+  IntegrationWithSecretResponseSchema,
+  UpdateIntegrationBodySchema,
+} from '../integration';
+import type { Operations } from '../operation';
+import { WorkspacePathSchema } from '../workspace';
+
+/** The `integrations` handler's operations. */
+export const INTEGRATION_OPERATIONS = {
+  listIntegrations: { path: WorkspacePathSchema, response: IntegrationListResponseSchema },
+  createIntegration: {
+    path: WorkspacePathSchema,
+    body: CreateIntegrationBodySchema,
+    response: IntegrationWithSecretResponseSchema,
+    conflict: 'The workspace already has the most integrations allowed (10)',
+  },
+  getIntegration: { path: IntegrationPathSchema, response: IntegrationResponseSchema },
+  updateIntegration: { path: IntegrationPathSchema, body: UpdateIntegrationBodySchema, response: IntegrationResponseSchema },
+  deleteIntegration: { path: IntegrationPathSchema, response: IntegrationResponseSchema },
+  rotateIntegrationSecret: { path: IntegrationPathSchema, response: IntegrationWithSecretResponseSchema },
+} satisfies Operations;
