@@ -24,6 +24,13 @@ export type RouteHandler =
  */
 export type RouteAuth = 'api-key' | 'device' | 'none';
 
+/**
+ * The authorizer context key that carries why a signed credential is refused: an authorizer
+ * answers Deny with it, and the gateway (API Gateway's ACCESS_DENIED response, the local gateway)
+ * writes it into the 401's `details`.
+ */
+export const REFUSAL_CONTEXT_KEY = 'refusal';
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface Route {

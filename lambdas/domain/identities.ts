@@ -1,4 +1,4 @@
-import { decodeJwt, jwtVerify, type JWTPayload } from 'jose';
+import { compactVerify, decodeJwt, jwtVerify, type JWTPayload } from 'jose';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../shared/clients';
 import { DEVICE_ENDPOINT_URL, DEVICE_TOKEN_MAX_TTL_SECONDS } from '../shared/env';
@@ -143,6 +143,12 @@ interface TokenCheck {
   caller?: DeviceCaller;
   /** Why the token is refused (the event's `error`). */
   error?: string;
+  /**
+   * The token is signed with the device's key yet refused (expired, too long-lived, a revoked
+   * identity): the device may be told why. Anything else gets one answer, so that a forger learns
+   * nothing about devices, identities or keys.
+   */
+  signed?: boolean;
 }
 
 const JOSE_REFUSALS: Record<string, string> = {
@@ -151,12 +157,23 @@ const JOSE_REFUSALS: Record<string, string> = {
   ERR_JOSE_ALG_NOT_ALLOWED: 'algorithm not allowed (HS256 only)',
 };
 
-const refusalOf = (error: unknown) => {
+// jose checks claims only once the signature verifies: these refusals are of signed tokens.
+const SIGNED_REFUSALS = new Set(['ERR_JWT_EXPIRED', 'ERR_JWT_CLAIM_VALIDATION_FAILED']);
+
+const refusalOf = (error: unknown): Pick<TokenCheck, 'error' | 'signed'> => {
   const { code, claim } = error as { code?: string; claim?: string };
-  if (code && JOSE_REFUSALS[code]) return JOSE_REFUSALS[code];
-  if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') return `claim ${claim} invalid`;
-  return 'malformed token';
+  const signed = SIGNED_REFUSALS.has(code ?? '');
+  if (code && JOSE_REFUSALS[code]) return { error: JOSE_REFUSALS[code], signed };
+  if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') return { error: `claim ${claim} invalid`, signed };
+  return { error: 'malformed token' };
 };
+
+/** Whether the token's HS256 signature verifies with the key, whatever its claims say. */
+const signedWith = async (token: string, secret: string) =>
+  compactVerify(token, Buffer.from(secret, 'base64'), { algorithms: ['HS256'] }).then(
+    () => true,
+    () => false,
+  );
 
 const checkToken = async (db: Db, token: string, now: Date, maxTtlSeconds: number): Promise<TokenCheck> => {
   let claims: JWTPayload;
@@ -175,7 +192,9 @@ const checkToken = async (db: Db, token: string, now: Date, maxTtlSeconds: numbe
   ]);
   if (!device) return { error: 'unknown device' };
   if (!identity) return { device, error: 'unknown identity' };
-  if (identity.revoked_at || !identity.secret) return { device, error: 'identity revoked' };
+  // Identities revoked before keys were kept on revocation have none: such tokens cannot be verified.
+  if (!identity.secret) return { device, error: 'identity revoked' };
+  if (identity.revoked_at) return { device, error: 'identity revoked', signed: await signedWith(token, identity.secret) };
   try {
     const { payload } = await jwtVerify(token, Buffer.from(identity.secret, 'base64'), {
       algorithms: ['HS256'],
@@ -184,10 +203,10 @@ const checkToken = async (db: Db, token: string, now: Date, maxTtlSeconds: numbe
       currentDate: now,
     });
     if (payload.exp! > now.getTime() / 1000 + maxTtlSeconds + CLOCK_TOLERANCE_SECONDS) {
-      return { device, error: `token lifetime exceeds ${maxTtlSeconds} s` };
+      return { device, error: `token lifetime exceeds ${maxTtlSeconds} s`, signed: true };
     }
   } catch (error) {
-    return { device, error: refusalOf(error) };
+    return { device, ...refusalOf(error) };
   }
   return { device, caller: { accountId: locator.account_id, workspaceId: locator.workspace_id, deviceId: device.id, identityId: identity.id } };
 };
@@ -202,13 +221,17 @@ const authenticationEvent = (device: DeviceRecord, error: string | undefined) =>
     result: error ? 'denied' : 'granted',
   });
 
+/** Where a device token's refusal is reported in an error's details. */
+export const DEVICE_TOKEN_FIELD = 'header.authorization';
+
 /**
  * The device a bearer token (`Authorization: Bearer <jwt>`) stands for: an HS256 JWT whose `sub`
  * is the device ID and `key` one of its unrevoked identities, signed with that identity's key,
  * unexpired, and with `exp` at most `maxTtlSeconds` ahead. Every check of a token that names an
  * existing device is reported as an `authentication` event; losing one to a failing queue does
  * not change the answer (the event is an observation, the answer is the authorization).
- * @throws UnauthorizedError saying why the token is refused.
+ * @throws UnauthorizedError saying why the token is refused; with `details` naming the reason only
+ * when the token is signed with the device's key (expired, too long-lived, revoked identity).
  */
 export const authenticateDevice = async (
   db: Db,
@@ -218,8 +241,12 @@ export const authenticateDevice = async (
 ): Promise<DeviceCaller> => {
   const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
   if (!token) throw new UnauthorizedError('An Authorization: Bearer <device token> header is required.');
-  const { device, caller, error } = await checkToken(db, token, now, maxTtlSeconds);
+  const { device, caller, error, signed } = await checkToken(db, token, now, maxTtlSeconds);
   if (device) await observe(forward, [authenticationEvent(device, error)]);
-  if (!caller) throw new UnauthorizedError(`The device token is refused: ${error}.`);
-  return caller;
+  if (caller) return caller;
+  if (signed) {
+    throw new UnauthorizedError('The device token is refused.', { details: [{ field: DEVICE_TOKEN_FIELD, message: `The token is signed by the device's key but refused: ${error}.` }] });
+  }
+  // The reason stays in the event and the log; the answer is the same for every other refusal.
+  throw new UnauthorizedError(`The device token is refused: ${error}.`);
 };

@@ -1,4 +1,5 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { REFUSAL_CONTEXT_KEY } from '../routes';
 import { AppError } from './errors';
 import { logger } from './logger';
 
@@ -20,25 +21,30 @@ const headerOf = (headers: APIGatewayRequestAuthorizerEvent['headers'], name: st
 
 /**
  * An API Gateway REQUEST authorizer: the credential in `header` → the caller, passed to the
- * handlers as the request context. A rejected credential is answered 401 by API Gateway (its
- * UNAUTHORIZED gateway response, in our error envelope).
+ * handlers as the request context. A rejected credential is answered 401 by API Gateway: its
+ * UNAUTHORIZED gateway response, in our error envelope, when the refusal has no details; when it
+ * has (a device token signed with the device's key but expired, too long-lived or revoked), a Deny
+ * policy carrying the reason in its context, which the ACCESS_DENIED gateway response (status 401)
+ * writes into `details` as `$context.authorizer.refusal`. API Gateway caches a Deny like an Allow.
  *
  * @example export const handler = requestAuthorizer({ header: 'x-api-key', allow: '/*\/*', authenticate, principalOf: (c) => c.accountId });
  */
 export const requestAuthorizer =
   <C extends object>({ header, allow, authenticate, principalOf }: AuthorizerOptions<C>) =>
   async (event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+    const stage = event.methodArn.split('/').slice(0, 2).join('/');
+    const policy = (Effect: 'Allow' | 'Deny') => ({
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect, Resource: stage + allow }],
+    });
     try {
       const caller = await authenticate(headerOf(event.headers, header));
-      const stage = event.methodArn.split('/').slice(0, 2).join('/');
-      return {
-        principalId: principalOf(caller),
-        policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stage + allow }] },
-        context: { ...(caller as Record<string, string | number | boolean>) },
-      };
+      return { principalId: principalOf(caller), policyDocument: policy('Allow'), context: { ...(caller as Record<string, string | number | boolean>) } };
     } catch (error) {
       if (error instanceof AppError && error.status === 401) {
         logger.info('credential refused', { header, reason: error.message });
+        const refusal = error.details[0]?.message;
+        if (refusal) return { principalId: 'refused', policyDocument: policy('Deny'), context: { [REFUSAL_CONTEXT_KEY]: refusal } };
         throw new Error('Unauthorized'); // the exact message API Gateway turns into a 401
       }
       throw error;

@@ -59,7 +59,9 @@ export const findIdentityKey = async (db: Db, workspaceId: string, deviceId: str
 };
 
 /**
- * Marks an identity revoked (keeping the first revocation time) and deletes its secret.
+ * Marks an identity revoked, keeping the first revocation time. The key stays on the item (still
+ * read only by the device authorizer's GetItem) so that a token it signed can be told apart from a
+ * forgery: the device is told its identity is revoked, a forger learns nothing.
  * @throws NotFoundError when the device has no such identity.
  */
 export const revokeIdentity = async (db: Db, workspaceId: string, deviceId: string, identityId: string, at: string) => {
@@ -68,7 +70,7 @@ export const revokeIdentity = async (db: Db, workspaceId: string, deviceId: stri
       new UpdateCommand({
         TableName: db.table,
         Key: identityKey(workspaceId, deviceId, identityId),
-        UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :at) REMOVE secret',
+        UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :at)',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':at': at },
         ReturnValues: 'ALL_NEW',

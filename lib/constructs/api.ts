@@ -17,7 +17,7 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { Route, RouteAuth, RouteHandler } from '../../lambdas/routes';
+import { REFUSAL_CONTEXT_KEY, type Route, type RouteAuth, type RouteHandler } from '../../lambdas/routes';
 import { pascalCase } from '../names';
 
 /** The stage, and so the version segment of `base_url`. */
@@ -39,12 +39,21 @@ interface GatewayError {
   readonly code: string;
   /** A JSON string literal, or a `$context` variable that API Gateway renders as one. */
   readonly message: string;
+  /** The `details` array as JSON (with `$context` variables); `[]` when omitted. */
+  readonly details?: string;
 }
 
 /** API Gateway's own answers, in the API's error envelope (DESIGN §7). */
 export const GATEWAY_ERRORS: readonly GatewayError[] = [
   { type: ResponseType.UNAUTHORIZED, status: 401, code: 'unauthorized', message: JSON.stringify('Missing or invalid credentials.') },
-  { type: ResponseType.ACCESS_DENIED, status: 403, code: 'forbidden', message: JSON.stringify('These credentials may not call this route.') },
+  // Only a device token signed with the device's key but refused is denied (lambdas/shared/authorizer.ts): a 401 that says why.
+  {
+    type: ResponseType.ACCESS_DENIED,
+    status: 401,
+    code: 'unauthorized',
+    message: JSON.stringify('The device token is refused.'),
+    details: `[{"field":"header.authorization","message":"$context.authorizer.${REFUSAL_CONTEXT_KEY}"}]`,
+  },
   // An unknown route or method: API Gateway reports it as a missing authentication token.
   { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, status: 404, code: 'not_found', message: JSON.stringify('No such route.') },
   { type: ResponseType.THROTTLED, status: 429, code: 'throttled', message: JSON.stringify('Too many requests; slow down and retry.') },
@@ -54,8 +63,8 @@ export const GATEWAY_ERRORS: readonly GatewayError[] = [
 ];
 
 /** The body of a gateway response: `{"error":{code,message,details},"request_id"}`. */
-export const gatewayErrorBody = ({ code, message }: GatewayError) =>
-  `{"error":{"code":${JSON.stringify(code)},"message":${message},"details":[]},"request_id":"$context.requestId"}`;
+export const gatewayErrorBody = ({ code, message, details = '[]' }: GatewayError) =>
+  `{"error":{"code":${JSON.stringify(code)},"message":${message},"details":${details}},"request_id":"$context.requestId"}`;
 
 /** What the API is built from: the route table, its Lambdas and the stage settings. */
 export interface ApiProps {

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROUTE_HANDLERS, ROUTES } from '../../lambdas/routes';
+import { REFUSAL_CONTEXT_KEY, ROUTE_HANDLERS, ROUTES } from '../../lambdas/routes';
 import { API_STAGE, GATEWAY_ERRORS } from '../../lib/constructs/api';
 import { HANDLER_ESBUILD_OPTIONS, handlerEntry, type HandlerFunction } from '../../lib/constructs/handler-function';
 import { FleetstreamStack } from '../../lib/fleetstream-stack';
@@ -219,8 +219,20 @@ describe('stage', () => {
     // API Gateway renders messageString as a quoted JSON string.
     const rendered = ResponseTemplates['application/json'].replace('$context.error.messageString', '"Bad thing"');
     expect(JSON.parse(rendered)).toEqual({
-      error: { code: error.code, message: expect.any(String), details: [] },
+      error: { code: error.code, message: expect.any(String), details: expect.any(Array) },
       request_id: '$context.requestId',
+    });
+  });
+
+  it('answers an authorizer’s Deny (a device token signed but refused) 401, with the authorizer’s reason in details', () => {
+    const [denied] = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: 'ACCESS_DENIED' } }));
+    const body = JSON.parse(denied.Properties.ResponseTemplates['application/json']);
+
+    expect(denied.Properties.StatusCode).toBe('401');
+    expect(body.error).toEqual({
+      code: 'unauthorized',
+      message: expect.any(String),
+      details: [{ field: 'header.authorization', message: `$context.authorizer.${REFUSAL_CONTEXT_KEY}` }],
     });
   });
 

@@ -12,6 +12,8 @@ import { freshTable } from '../../helpers/db';
 import { deviceToken } from '../../helpers/device-token';
 
 const ENDPOINT = 'https://devices.example.com/v3/device';
+
+type Credentials = Parameters<typeof deviceToken>[0];
 const METHOD_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:abcdef/v3/POST/device/data';
 
 let db: Db;
@@ -158,12 +160,77 @@ describe('device authorizer handler', () => {
     });
   });
 
-  it('fails with exactly "Unauthorized" (API Gateway’s 401) for a bad or missing token', async () => {
+  it.each([
+    ['an expired token', { expiresIn: -600 }, 'token expired'],
+    ['a token living longer than allowed', { expiresIn: 24 * 3600 }, 'token lifetime exceeds 3600 s'],
+  ])('denies %s signed with the device’s key, with the reason in the context (API Gateway’s ACCESS_DENIED, a 401 with details)', async (_name, options, reason) => {
     const { credentials } = await deviceWithCredentials();
 
-    await expect(handler(requestWith({ Authorization: `Bearer ${await deviceToken(credentials, { expiresIn: -600 })}` }))).rejects.toThrow(
-      /^Unauthorized$/,
-    );
+    const result = await handler(requestWith({ Authorization: `Bearer ${await deviceToken(credentials, options)}` }));
+
+    expect(result).toEqual({
+      principalId: 'refused',
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abcdef/v3/*/device/*' }],
+      },
+      context: { refusal: expect.stringContaining(reason) },
+    });
+  });
+
+  it('denies a revoked identity’s signed token with its reason, and answers a forged one for the same identity with the generic 401', async () => {
+    const { caller, workspace_id, device, identity, credentials } = await deviceWithCredentials();
+    await revokeIdentity(db, caller, workspace_id, device.id, identity.id);
+    const forged = { ...credentials, prvkey: randomBytes(32).toString('base64') };
+
+    const signed = await handler(requestWith({ authorization: `Bearer ${await deviceToken(credentials)}` }));
+
+    expect(signed.policyDocument.Statement[0].Effect).toBe('Deny');
+    expect(signed.context).toEqual({ refusal: expect.stringContaining('identity revoked') });
+    await expect(handler(requestWith({ authorization: `Bearer ${await deviceToken(forged)}` }))).rejects.toThrow(/^Unauthorized$/);
+  });
+
+  it.each([
+    ['a token signed with another key', async (c: Credentials) => deviceToken({ ...c, prvkey: randomBytes(32).toString('base64') })],
+    ['an expired token signed with another key', async (c: Credentials) => deviceToken({ ...c, prvkey: randomBytes(32).toString('base64') }, { expiresIn: -600 })],
+    ['a token naming an unknown identity', async (c: Credentials) => deviceToken(c, { claims: { key: 'idn-00000000000000000000' } })],
+    ['a token of another algorithm', async (c: Credentials) => deviceToken(c, { alg: 'HS512' })],
+    ['a malformed token', async () => 'not.a.jwt'],
+  ])('fails with exactly "Unauthorized" (API Gateway’s generic 401, no reason) for %s', async (_name, tokenOf) => {
+    const { credentials } = await deviceWithCredentials();
+
+    await expect(handler(requestWith({ Authorization: `Bearer ${await tokenOf(credentials)}` }))).rejects.toThrow(/^Unauthorized$/);
+  });
+
+  it('fails with exactly "Unauthorized" for a missing token', async () => {
     await expect(handler(requestWith({}))).rejects.toThrow(/^Unauthorized$/);
+  });
+});
+
+describe('what a refusal tells the device', () => {
+  it.each([
+    ['an expired token', { expiresIn: -600 }, /token expired/],
+    ['a token living longer than allowed', { expiresIn: 24 * 3600 }, /token lifetime exceeds 3600 s/],
+  ])('names the reason for %s signed with the device’s key', async (_name, options, reason) => {
+    const { credentials } = await deviceWithCredentials();
+
+    const refusal = await authenticateDevice(db, recordingForward().forward, `Bearer ${await deviceToken(credentials, options)}`).catch((e: unknown) => e);
+
+    expect(refusal).toBeInstanceOf(UnauthorizedError);
+    expect((refusal as UnauthorizedError).details).toEqual([{ field: 'header.authorization', message: expect.stringMatching(reason) }]);
+  });
+
+  it('keeps a revoked identity’s key, so that its tokens are told apart from forgeries', async () => {
+    const { caller, workspace_id, device, identity, credentials } = await deviceWithCredentials();
+    await revokeIdentity(db, caller, workspace_id, device.id, identity.id);
+
+    const signed = await authenticateDevice(db, recordingForward().forward, `Bearer ${await deviceToken(credentials)}`).catch((e: unknown) => e);
+    const forged = await authenticateDevice(db, recordingForward().forward, `Bearer ${await deviceToken({ ...credentials, prvkey: randomBytes(32).toString('base64') })}`).catch(
+      (e: unknown) => e,
+    );
+
+    expect((signed as UnauthorizedError).details).toEqual([{ field: 'header.authorization', message: expect.stringMatching(/identity revoked/) }]);
+    expect(forged).toBeInstanceOf(UnauthorizedError);
+    expect((forged as UnauthorizedError).details).toEqual([]);
   });
 });

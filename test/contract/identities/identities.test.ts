@@ -72,7 +72,7 @@ describe('device identities on DynamoDB Local', () => {
     expect(withNone.identities).toBeNull();
   });
 
-  it('deletes the key when revoking and keeps the first revocation time', async () => {
+  it('keeps the key when revoking (to tell a revoked device from a forger) and keeps the first revocation time', async () => {
     const { caller, workspace_id, device } = await accountWithDevice();
     const { identity } = await createIdentity(db, caller, workspace_id, device.id, { type: 'sym' }, ENDPOINT);
 
@@ -81,7 +81,7 @@ describe('device identities on DynamoDB Local', () => {
 
     expect(revoked.revoked_at).not.toBeNull();
     expect(again.revoked_at).toBe(revoked.revoked_at);
-    expect(await storedItem(workspace_id, device.id, identity.id)).not.toHaveProperty('secret');
+    expect(await storedItem(workspace_id, device.id, identity.id)).toEqual(expect.objectContaining({ secret: expect.any(String), revoked_at: revoked.revoked_at }));
     expect(await listIdentities(db, caller, workspace_id, device.id)).toEqual([revoked]);
   });
 
