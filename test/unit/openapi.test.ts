@@ -1,3 +1,5 @@
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { readFileSync } from 'node:fs';
 import { ROUTES } from '../../lambdas/routes';
 import { OPERATIONS, buildOpenApi } from '../../lambdas/schemas/openapi';
@@ -23,5 +25,164 @@ describe('OpenAPI document', () => {
 
     expect(refs.length).toBeGreaterThan(0);
     for (const ref of refs) expect(committed.components.schemas).toHaveProperty([ref]);
+  });
+});
+
+/** The statuses each operation can answer, derived here from what the route table and the domain say, not from the generator. */
+const CONFLICTS = new Set(['reportJobResult', 'reportFotaResult', 'createIntegration']);
+
+describe('OpenAPI statuses', () => {
+  const operations = ROUTES.map((route) => [route.operationId, route, committed.paths[route.path][route.method.toLowerCase()]] as const);
+
+  it.each(operations)('%s lists exactly the statuses it can answer', (operationId, route, documented) => {
+    const op = OPERATIONS[operationId];
+    const expected = [
+      String(op.status ?? 200),
+      '400',
+      ...(route.auth === 'none' ? [] : ['401']),
+      ...(route.path.includes('{') || route.auth === 'device' ? ['404'] : []),
+      ...(CONFLICTS.has(operationId) ? ['409'] : []),
+      '413',
+      ...(op.body ? ['415'] : []),
+      '429',
+      '500',
+    ];
+
+    expect(Object.keys(documented.responses).sort()).toEqual(expected.sort());
+  });
+
+  it('documents no 403: no authorizer answers Deny but for a refused device token, which the gateway answers 401', () => {
+    const statuses = operations.flatMap(([, , documented]) => Object.keys(documented.responses));
+
+    expect(statuses).not.toContain('403');
+  });
+
+  it.each(operations)('%s answers every error in the error envelope, with the code of its status', (_id, _route, documented) => {
+    const codes: Record<string, string[]> = { 400: ['validation_error', 'bad_request'], 401: ['unauthorized'], 404: ['not_found'], 409: ['conflict'], 413: ['payload_too_large'], 415: ['unsupported_media_type'], 429: ['throttled'], 500: ['internal_error'] };
+    for (const [status, answer] of Object.entries(documented.responses as Record<string, { content: Record<string, { schema: { allOf?: unknown[] } }> }>)) {
+      if (Number(status) < 400) continue;
+      expect(answer.content['application/json'].schema.allOf).toEqual([
+        { $ref: '#/components/schemas/Error' },
+        { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: codes[status] } } } } },
+      ]);
+    }
+  });
+
+  it('marks a body required only where an absent body (read as {}) is refused', () => {
+    const required = Object.fromEntries(operations.filter(([, , d]) => d.requestBody).map(([id, , d]) => [id, d.requestBody.required]));
+
+    expect(required).toMatchObject({ createIdentity: false, scheduleJob: false, reportJobResult: false, createWorkspace: true, publishData: true, updateIntegration: true });
+  });
+});
+
+describe('OpenAPI request schemas are as strict as validation', () => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addSchema(committed, 'openapi');
+  const pointer = (...parts: string[]) => `openapi#/${parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`;
+  const routeOf = (operationId: string) => ROUTES.find((r) => r.operationId === operationId)!;
+
+  /** Whether the document accepts a body for the operation. */
+  const documentAcceptsBody = (operationId: string, body: unknown) => {
+    const route = routeOf(operationId);
+    const validate = ajv.getSchema(pointer('paths', route.path, route.method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema'))!;
+    return validate(body) as boolean;
+  };
+  /** Whether the document accepts a parameter value (query integers as the numbers they spell). */
+  const documentAcceptsParameter = (operationId: string, name: string, value: string | string[]) => {
+    const route = routeOf(operationId);
+    const parameters = committed.paths[route.path][route.method.toLowerCase()].parameters as { name: string; schema: { type: string } }[];
+    const index = parameters.findIndex((p) => p.name === name);
+    if (index < 0) return false; // an undocumented parameter
+    const validate = ajv.getSchema(pointer('paths', route.path, route.method.toLowerCase(), 'parameters', String(index), 'schema'))!;
+    const typed = parameters[index].schema.type === 'integer' && /^-?\d+$/.test(String(value)) ? Number(value) : value;
+    return validate(typed) as boolean;
+  };
+  /** Whether the handler's validation (the operation's zod schemas) accepts it. */
+  const apiAccepts = (operationId: string, part: 'body' | 'path' | 'query', value: unknown) => {
+    const schema = OPERATIONS[operationId][part];
+    return schema ? schema.safeParse(value).success : false;
+  };
+
+  const far = new Date(Date.now() + 3600_000).toISOString();
+  it.each([
+    ['createWorkspace', { name: 'ok' }],
+    ['createWorkspace', { name: 'ok', extra: 1 }],
+    ['createWorkspace', { name: '' }],
+    ['createWorkspace', { name: '   ' }],
+    ['createWorkspace', { name: 'x'.repeat(128) }],
+    ['createWorkspace', { name: 'x'.repeat(129) }],
+    ['createWorkspace', { name: 'ok', description: 'x'.repeat(1025) }],
+    ['createDevice', { name: 'd', fleet_id: 'flt-123456789' }],
+    ['createDevice', { name: 'd', fleet_id: 'bad id!' }],
+    ['createDevice', { name: 'd', fleet_id: 'f'.repeat(65) }],
+    ['createDevice', { name: 'd', fleet_id: '' }],
+    ['updateDevice', { name: 'd' }],
+    ['createApiKey', { name: 'k', expires_at: far }],
+    ['createApiKey', { name: 'k', expires_at: 'tomorrow' }],
+    ['createApiKey', { name: 'k', expires_at: '2030-01-01' }],
+    ['createApiKey', { name: 'k', expires_at: '2030-01-01T00:00:00+01:00' }],
+    ['createIntegration', { url: 'https://example.com/hook' }],
+    ['createIntegration', { url: 'ftp://example.com/hook' }],
+    ['createIntegration', { url: 'not a url' }],
+    ['createIntegration', { url: 'https://example.com/hook', tags: ['has space'] }],
+    ['updateIntegration', {}],
+    ['updateIntegration', { enabled: false }],
+    ['scheduleJob', {}],
+    ['scheduleJob', { value: [] }],
+    ['scheduleJob', { value: {}, other: 1 }],
+    ['createIdentity', { type: 'rsa' }],
+    ['publishData', { tag: 't', payload: 1 }],
+    ['publishData', { tag: 't', payload: 1, timestamp_device: '2026-01-01T00:00:00+01:00' }],
+    ['publishData', { tag: 't', payload: 1, timestamp_device: '1969-12-31T23:59:59Z' }],
+    ['publishData', { tag: 'has space', payload: 1 }],
+    ['publishData', { tag: 't' }],
+    ['publishData', { tag: 't', payload: 1, extra: true }],
+    ['publishData', []],
+    ['publishData', Array.from({ length: 101 }, () => ({ tag: 't', payload: 1 }))],
+    ['reportDeviceEvents', { type: 'os_info', payload: {} }],
+    ['reportDeviceEvents', { type: 'job', payload: {} }],
+    ['reportFotaResult', { status: 'done' }],
+    ['reportFotaResult', { status: 'pending' }],
+  ])('%s: the document and the API agree on the body %j', (operationId, body) => {
+    expect(documentAcceptsBody(operationId, body)).toBe(apiAccepts(operationId, 'body', body));
+  });
+
+  it.each([
+    ['getWorkspace', 'workspaceId', 'wks-123456789'],
+    ['getWorkspace', 'workspaceId', 'x'.repeat(64)],
+    ['getWorkspace', 'workspaceId', 'x'.repeat(65)],
+    ['getWorkspace', 'workspaceId', 'wks 1'],
+    ['getWorkspace', 'workspaceId', 'wks#1'],
+    ['getDevice', 'deviceId', 'dev-doesnotexist1'],
+    ['getJob', 'jobName', 'fw.1-2_3'],
+    ['getJob', 'jobName', 'has/slash'],
+  ])('%s: the document and the API agree on the path parameter %s = %j', (operationId, name, value) => {
+    const other = Object.fromEntries(Object.keys(OPERATIONS[operationId].path!.shape).map((k) => [k, k === 'jobName' ? 'job' : 'x-1']));
+
+    expect(documentAcceptsParameter(operationId, name, value)).toBe(apiAccepts(operationId, 'path', { ...other, [name]: value }));
+  });
+
+  it.each([
+    ['queryTimeseries', 'size', '175000'],
+    ['queryTimeseries', 'size', '175001'],
+    ['queryTimeseries', 'size', '-1'],
+    ['queryTimeseries', 'from', '1000000000'],
+    ['queryTimeseries', 'from', '1000000001'],
+    ['queryTimeseries', 'sort', 'timestamp_in'],
+    ['queryTimeseries', 'start', '2021-07-08T14:21:15.915Z'],
+    ['queryTimeseries', 'start', '2021-07-08'],
+    ['queryTimeseries', 'device', ['dev-doesnotexist1']],
+    ['queryTimeseries', 'device', ['bad id']],
+    ['queryTimeseries', 'stauts', 'x'],
+    ['listJobs', 'status', 'done'],
+    ['listJobs', 'status', 'failed'],
+    ['listJobs', 'stauts', 'done'],
+    ['scheduleFleetJob', 'fleet', ['flt-123456789']],
+    ['scheduleFleetJob', 'fleet', ['']],
+    ['scheduleFleetJob', 'fleet', Array.from({ length: 101 }, (_, i) => `flt-${i}`)],
+    ['listDevices', 'fleet', ['flt-123456789']],
+  ])('%s: the document and the API agree on the query parameter %s = %j', (operationId, name, value) => {
+    expect(documentAcceptsParameter(operationId, name, value)).toBe(apiAccepts(operationId, 'query', { [name]: value }));
   });
 });
