@@ -5,7 +5,7 @@ import { callerOf, ok } from '../shared/http';
 import { httpHandler } from '../shared/middleware';
 
 export const handler = httpHandler('devices', DEVICE_OPERATIONS, {
-  listDevices: async ({ path }, event) => ok(200, { devices: await listDevices(registryDb(), callerOf(event), path.workspaceId) }),
+  listDevices: async ({ path, query }, event) => ok(200, { devices: await listDevices(registryDb(), callerOf(event), path.workspaceId, query.fleet) }),
   getDevice: async ({ path }, event) => ok(200, { device: await getDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId) }),
   createDevice: async ({ path, body }, event) => ok(200, { device: await createDevice(registryDb(), callerOf(event), path.workspaceId, body) }),
   updateDevice: async ({ path, body }, event) =>

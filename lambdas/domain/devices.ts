@@ -38,8 +38,11 @@ const withFleetName = async (db: Db, workspace: WorkspaceRecord, device: DeviceR
   return toDevice(device, fleet?.name ?? '', workspace, identities);
 };
 
-/** @throws NotFoundError when the workspace is not the caller's. */
-export const listDevices = async (db: Db, caller: Caller, workspaceId: string) => {
+/**
+ * The workspace's devices, oldest first; only those of `fleetIds` when given.
+ * @throws NotFoundError when the workspace is not the caller's, or naming each given fleet that is not in it.
+ */
+export const listDevices = async (db: Db, caller: Caller, workspaceId: string, fleetIds?: string[]) => {
   const workspace = await requireWorkspace(db, caller, workspaceId);
   const [devices, fleets, identities] = await Promise.all([
     listDevicesOfWorkspace(db, workspaceId),
@@ -47,9 +50,15 @@ export const listDevices = async (db: Db, caller: Caller, workspaceId: string) =
     listIdentitiesOfWorkspace(db, workspaceId),
   ]);
   const fleetNames = new Map(fleets.map((f) => [f.id, f.name]));
+  const missing = (fleetIds ?? []).filter((id) => !fleetNames.has(id));
+  if (missing.length) {
+    throw new NotFoundError(`Fleet ${missing[0]} not found.`, { details: missing.map((id) => ({ field: 'query.fleet', message: `Fleet ${id} not found.` })) });
+  }
+  const wanted = fleetIds?.length ? new Set(fleetIds) : undefined;
   const identitiesOf = new Map<string, IdentityRecord[]>();
   for (const identity of identities) identitiesOf.set(identity.device_id, [...(identitiesOf.get(identity.device_id) ?? []), identity]);
   return devices
+    .filter((d) => !wanted || wanted.has(d.fleet_id))
     .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
     .map((d) => toDevice(d, fleetNames.get(d.fleet_id) ?? '', workspace, identitiesOf.get(d.id)));
 };

@@ -27,8 +27,14 @@ export const FleetJobPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSc
 
 export const ListJobsQuerySchema = z.strictObject({ status: JobStatusSchema.optional() });
 
-/** Repeatable `fleet`: none means every fleet of the workspace. */
-export const FleetsQuerySchema = z.strictObject({ fleet: z.array(FleetIdRefSchema).max(100, 'At most 100 fleets.').optional() });
+/** Repeatable `fleet`: none means every fleet of the workspace (jobs and FOTA on fleets, the device list). */
+export const FleetsQuerySchema = z.strictObject({
+  fleet: z
+    .array(FleetIdRefSchema)
+    .max(100, 'At most 100 fleets.')
+    .optional()
+    .meta({ description: 'Repeatable (?fleet=a&fleet=b), at most 100: these fleets of the workspace; none: every fleet' }),
+});
 
 /** A job's value, or the result a device reports: a JSON object ({} when omitted) within the size cap. */
 export const JobObjectSchema = JsonObjectSchema.default({})

@@ -258,7 +258,8 @@ describe('errors', () => {
   });
 
   it('rejects malformed IDs, bad job names and repeated single-valued parameters with 400', async () => {
-    const badId = await api.get('/workspaces/not-an-id');
+    // not-an-id is a well-formed ID that is no one's (a 404); what cannot be an ID at all is a 400
+    const badId = await api.get('/workspaces/not%20an%20id');
     const badName = await api.post('/devices/dev-00000000000000000000/jobs/bad%20name', { value: {} });
     const repeated = await api.get('/devices/dev-00000000000000000000/jobs?status=done&status=pending');
 

@@ -172,6 +172,18 @@ describe('unknown input is refused on every route, and changes nothing', () => {
     expect([empty.status, text.status]).toEqual([400, 400]);
   });
 
+  it('lists only the named fleets’ devices with ?fleet=, and every device without', async () => {
+    const fleets = (await api.get(`/workspaces/${ids.workspaceId}/fleets`)).body.fleets as { id: string; name: string }[];
+    const defaultFleet = fleets.find((f) => f.name === 'default')!.id;
+    const other = (await api.post(`/workspaces/${ids.workspaceId}/devices`, { name: 'elsewhere' })).body.device;
+    const names = async (query: string) => ((await api.get(`/workspaces/${ids.workspaceId}/devices${query}`)).body.devices as { name: string }[]).map((d) => d.name);
+
+    expect(await names(`?fleet=${ids.fleetId}`)).toEqual(['thermo']);
+    expect(await names(`?fleet=${defaultFleet}`)).toEqual([other.name]);
+    expect(await names(`?fleet=${defaultFleet}&fleet=${ids.fleetId}`)).toEqual(['thermo', 'elsewhere']);
+    expect(await names('')).toEqual(['thermo', 'elsewhere']);
+  });
+
   it('a typo in the device list’s query no longer answers every device', async () => {
     const { status, body } = await api.get(`/workspaces/${ids.workspaceId}/devices?flete=${ids.fleetId}`);
 

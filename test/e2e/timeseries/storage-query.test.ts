@@ -174,7 +174,7 @@ describe('GET {storage_url}/timeseries/{workspace_id}/data', () => {
     ['size', 'size=175001'],
     ['size', 'size=ten'],
     ['sort', 'sort=timestamp_in'],
-    ['device', 'device=my-sensor'],
+    ['device', 'device=my%20sensor'],
     ['tag', 'tag=no%20spaces'],
     ['size', 'size=1&size=2'],
     ['color', 'color=red'],
