@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { JSON_MAX_DEPTH } from '../shared/json';
 import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, FleetIdRefSchema, JsonObjectSchema, TokenSchema, WorkspaceIdRefSchema } from './common';
 
 /** Largest job value, as serialized JSON; well below DynamoDB's 400 KB item limit. */
@@ -39,7 +40,7 @@ export const FleetsQuerySchema = z.strictObject({
 /** A job's value, or the result a device reports: a JSON object ({} when omitted) within the size cap. */
 export const JobObjectSchema = JsonObjectSchema.default({})
   .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= JOB_VALUE_MAX_BYTES, `Must be at most ${JOB_VALUE_MAX_BYTES} bytes as JSON.`)
-  .meta({ description: `A JSON object, at most ${JOB_VALUE_MAX_BYTES} bytes serialized; {} when omitted` });
+  .meta({ description: `A JSON object, nested at most ${JSON_MAX_DEPTH} levels, at most ${JOB_VALUE_MAX_BYTES} bytes serialized; {} when omitted` });
 
 export const ScheduleJobBodySchema = z.strictObject({ value: JobObjectSchema }).meta({ id: 'ScheduleJob' });
 
