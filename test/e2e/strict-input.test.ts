@@ -225,6 +225,14 @@ describe('an ID of another shape is unknown, not invalid', () => {
     expect(body.error.code).toBe('not_found');
   });
 
+  // The longest ID of every allowed character: each store lookup takes any well-formed ID (never a 500).
+  it.each(idCases)('%s with {%s} of 64 letters, digits, "_" and "-": 404', async (_name, param, route) => {
+    const { status, body } = await refused(route, { path: pathOf(route, { [param]: `Az09_-${'x'.repeat(58)}` }) });
+
+    expect(status).toBe(404);
+    expect(body.error.code).toBe('not_found');
+  });
+
   it.each(fleetQueryRoutes)('%s with ?fleet= as in the reference’s examples: 404', async (_name, route) => {
     const { status, body } = await refused(route, { query: `?fleet=${ids.fleetId}&fleet=${EXAMPLE_IDS.fleetId}` });
 
