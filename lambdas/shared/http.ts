@@ -54,17 +54,6 @@ const collect = <S extends z.ZodType>(schema: S, value: unknown, location: strin
   return undefined;
 };
 
-const parse = <S extends z.ZodType>(schema: S, value: unknown, location: string): z.infer<S> => {
-  const details: ErrorDetail[] = [];
-  const data = collect(schema, value, location, details);
-  if (details.length) throw invalid(location, details);
-  return data as z.infer<S>;
-};
-
-/** Parses the path parameters. @throws ValidationError naming each bad parameter. */
-export const parsePath = <S extends z.ZodType>(schema: S, event: ApiEvent): z.infer<S> =>
-  parse(schema, event.pathParameters ?? {}, 'path');
-
 /**
  * The query string as an object: every parameter is a single value except those named
  * `repeatable`, which are arrays (`?fleet=a&fleet=b`); a single-valued one given twice is added to
@@ -81,21 +70,6 @@ const queryOf = (event: ApiEvent, repeatable: readonly string[], details: ErrorD
   }
   return query;
 };
-
-/**
- * Parses the query string: every parameter is a single value except those named `repeatable`,
- * which are arrays (`?fleet=a&fleet=b`). @throws ValidationError naming each bad parameter.
- */
-export const parseQuery = <S extends z.ZodType>(schema: S, event: ApiEvent, repeatable: string[] = []): z.infer<S> => {
-  const repeated: ErrorDetail[] = [];
-  const query = queryOf(event, repeatable, repeated);
-  if (repeated.length) throw new ValidationError('A query parameter is repeated.', { details: repeated });
-  return parse(schema, query, 'query');
-};
-
-/** Parses the JSON body (an absent body parses as `{}`). @throws ValidationError naming each bad field. */
-export const parseBody = <S extends z.ZodType>(schema: S, event: ApiEvent): z.infer<S> =>
-  parse(schema, event.body ?? {}, 'body');
 
 /** The schemas a request is read with: path parameters, query string and JSON body. */
 export interface RequestSchemas {

@@ -1,37 +1,76 @@
 import { z } from 'zod';
 import { ValidationError } from '../../../lambdas/shared/errors';
-import { callerOf, parseBody, parseQuery, type ApiEvent } from '../../../lambdas/shared/http';
+import { callerOf, parseRequest, type ApiEvent } from '../../../lambdas/shared/http';
 
-const withQuery = (multi: Record<string, string[]> | null) => ({ multiValueQueryStringParameters: multi }) as unknown as ApiEvent;
+const NONE = z.strictObject({});
+const request = (overrides: Partial<Record<'pathParameters' | 'multiValueQueryStringParameters' | 'body', unknown>>) =>
+  ({ pathParameters: null, multiValueQueryStringParameters: null, body: undefined, ...overrides }) as unknown as ApiEvent;
+const detailsOf = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationError);
+    return (error as ValidationError).details;
+  }
+  throw new Error('expected a ValidationError');
+};
 
-describe('parseQuery', () => {
-  const schema = z.strictObject({ status: z.enum(['pending', 'done']).optional(), fleet: z.array(z.string()).optional() });
+describe('parseRequest: the query', () => {
+  const schemas = {
+    path: NONE,
+    query: z.strictObject({ status: z.enum(['pending', 'done']).optional(), fleet: z.array(z.string()).optional() }),
+    repeatable: ['fleet'],
+  };
+  const withQuery = (multi: Record<string, string[]> | null) => request({ multiValueQueryStringParameters: multi });
 
   it('keeps repeatable parameters as arrays and others as single values', () => {
-    expect(parseQuery(schema, withQuery({ status: ['done'], fleet: ['a', 'b'] }), ['fleet'])).toEqual({ status: 'done', fleet: ['a', 'b'] });
-    expect(parseQuery(schema, withQuery(null), ['fleet'])).toEqual({});
+    expect(parseRequest(schemas, withQuery({ status: ['done'], fleet: ['a', 'b'] })).query).toEqual({ status: 'done', fleet: ['a', 'b'] });
+    expect(parseRequest(schemas, withQuery(null)).query).toEqual({});
   });
 
   it('names a single-valued parameter given twice', () => {
-    expect(() => parseQuery(schema, withQuery({ status: ['done', 'pending'] }))).toThrow(
-      expect.objectContaining({ details: [{ field: 'query.status', message: 'Given more than once.' }] }),
-    );
+    expect(detailsOf(() => parseRequest(schemas, withQuery({ status: ['done', 'pending'] })))).toEqual([{ field: 'query.status', message: 'Given more than once.' }]);
   });
 
   it('names an unknown parameter', () => {
-    expect(() => parseQuery(schema, withQuery({ stauts: ['done'] }))).toThrow(
-      expect.objectContaining({ details: [{ field: 'query.stauts', message: 'Unknown field.' }] }),
-    );
+    expect(detailsOf(() => parseRequest(schemas, withQuery({ stauts: ['done'] })))).toEqual([{ field: 'query.stauts', message: 'Unknown field.' }]);
   });
 });
 
-describe('parseBody', () => {
+describe('parseRequest: the body', () => {
   it('names nested bad fields with their full path', () => {
-    const schema = z.strictObject({ value: z.object({ n: z.number() }) });
-    const event = { body: { value: { n: 'one' } } } as unknown as ApiEvent;
+    const schemas = { path: NONE, query: NONE, body: z.strictObject({ value: z.object({ n: z.number() }) }), repeatable: [] };
 
-    expect(() => parseBody(schema, event)).toThrow(ValidationError);
-    expect(() => parseBody(schema, event)).toThrow(expect.objectContaining({ details: [expect.objectContaining({ field: 'body.value.n' })] }));
+    expect(detailsOf(() => parseRequest(schemas, request({ body: { value: { n: 'one' } } })))).toEqual([expect.objectContaining({ field: 'body.value.n' })]);
+  });
+
+  it('reads an absent body as {}, and leaves the body undefined when the operation takes none', () => {
+    const withDefaults = { path: NONE, query: NONE, body: z.strictObject({ type: z.string().default('sym') }), repeatable: [] };
+
+    expect(parseRequest(withDefaults, request({})).body).toEqual({ type: 'sym' });
+    expect(parseRequest({ path: NONE, query: NONE, repeatable: [] }, request({})).body).toBeUndefined();
+  });
+
+  it('names the fields of the branch of the body’s own type when it may be one item or an array', () => {
+    const item = z.strictObject({ tag: z.string().regex(/^\w+$/) });
+    const schemas = { path: NONE, query: NONE, body: z.union([item, z.array(item)]), repeatable: [] };
+
+    expect(detailsOf(() => parseRequest(schemas, request({ body: { tag: 'a b', extra: 1 } })))).toEqual([
+      expect.objectContaining({ field: 'body.tag' }),
+      { field: 'body.extra', message: 'Unknown field.' },
+    ]);
+    expect(detailsOf(() => parseRequest(schemas, request({ body: [{ tag: 'ok' }, { tag: 'a b' }] })))).toEqual([expect.objectContaining({ field: 'body.1.tag' })]);
+    expect(detailsOf(() => parseRequest(schemas, request({ body: 'text' })))).toEqual([{ field: 'body', message: expect.any(String) }]);
+  });
+});
+
+describe('parseRequest: the whole request', () => {
+  it('names every bad field of path, query and body at once', () => {
+    const schemas = { path: z.strictObject({ id: z.string().min(2) }), query: NONE, body: z.strictObject({ name: z.string() }), repeatable: [] };
+
+    const details = detailsOf(() => parseRequest(schemas, request({ pathParameters: { id: 'x' }, multiValueQueryStringParameters: { q: ['1'] }, body: {} })));
+
+    expect(details.map((d) => d.field)).toEqual(['path.id', 'query.q', 'body.name']);
   });
 });
 
