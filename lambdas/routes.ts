@@ -31,6 +31,9 @@ export type RouteAuth = 'api-key' | 'device' | 'none';
  */
 export const REFUSAL_CONTEXT_KEY = 'refusal';
 
+/** The `details` field that names the device token in such a 401. */
+export const DEVICE_TOKEN_FIELD = 'header.authorization';
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface Route {

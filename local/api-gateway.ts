@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { REFUSAL_CONTEXT_KEY, ROUTES, type Route, type RouteAuth, type RouteHandler } from '../lambdas/routes';
+import { DEVICE_TOKEN_FIELD, REFUSAL_CONTEXT_KEY, ROUTES, type Route, type RouteAuth, type RouteHandler } from '../lambdas/routes';
 import { installAwsLambdaGlobal, isStreamingHandler, relayStreamingInvocation } from './lambda-streaming';
 
 /** A Lambda handler as the runtime calls it. */
@@ -317,7 +317,7 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
         if (result.policyDocument.Statement.some((s) => s.Effect !== 'Allow')) {
           // As the stack's ACCESS_DENIED gateway response (lib/constructs/api.ts): a 401 with the authorizer's reason.
           const refusal = String(result.context?.[REFUSAL_CONTEXT_KEY] ?? '');
-          return gatewayError(res, 401, 'unauthorized', 'The device token is refused.', requestId, { details: [{ field: 'header.authorization', message: refusal }] });
+          return gatewayError(res, 401, 'unauthorized', 'The device token is refused.', requestId, { details: [{ field: DEVICE_TOKEN_FIELD, message: refusal }] });
         }
         authorizer = { ...result.context, principalId: result.principalId };
       } catch (error) {

@@ -1,5 +1,6 @@
 import { compactVerify, decodeJwt, jwtVerify, type JWTPayload } from 'jose';
 import { randomBytes } from 'node:crypto';
+import { DEVICE_TOKEN_FIELD } from '../routes';
 import type { Db } from '../shared/clients';
 import { DEVICE_ENDPOINT_URL, DEVICE_TOKEN_MAX_TTL_SECONDS } from '../shared/env';
 import { AppError, NotFoundError, UnauthorizedError } from '../shared/errors';
@@ -220,9 +221,6 @@ const authenticationEvent = (device: DeviceRecord, error: string | undefined) =>
     verified: String(!error),
     result: error ? 'denied' : 'granted',
   });
-
-/** Where a device token's refusal is reported in an error's details. */
-export const DEVICE_TOKEN_FIELD = 'header.authorization';
 
 /**
  * The device a bearer token (`Authorization: Bearer <jwt>`) stands for: an HS256 JWT whose `sub`

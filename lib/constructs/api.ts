@@ -17,7 +17,7 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { REFUSAL_CONTEXT_KEY, type Route, type RouteAuth, type RouteHandler } from '../../lambdas/routes';
+import { DEVICE_TOKEN_FIELD, REFUSAL_CONTEXT_KEY, type Route, type RouteAuth, type RouteHandler } from '../../lambdas/routes';
 import { pascalCase } from '../names';
 
 /** The stage, and so the version segment of `base_url`. */
@@ -52,7 +52,7 @@ export const GATEWAY_ERRORS: readonly GatewayError[] = [
     status: 401,
     code: 'unauthorized',
     message: JSON.stringify('The device token is refused.'),
-    details: `[{"field":"header.authorization","message":"$context.authorizer.${REFUSAL_CONTEXT_KEY}"}]`,
+    details: `[{"field":"${DEVICE_TOKEN_FIELD}","message":"$context.authorizer.${REFUSAL_CONTEXT_KEY}"}]`,
   },
   // An unknown route or method: API Gateway reports it as a missing authentication token.
   { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, status: 404, code: 'not_found', message: JSON.stringify('No such route.') },
