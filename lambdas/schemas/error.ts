@@ -11,8 +11,10 @@ export const ERROR_CODES = {
   404: ['not_found'],
   409: ['conflict'],
   413: ['payload_too_large'],
+  414: ['bad_request'],
   415: ['unsupported_media_type'],
   429: ['throttled'],
+  431: ['bad_request'],
   500: ['internal_error'],
 } as const;
 

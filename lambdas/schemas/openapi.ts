@@ -59,14 +59,15 @@ const errorAnswer = (status: keyof typeof ERROR_CODES, description: string) => (
 
 /**
  * Every status an operation can answer besides its success, each with when: the gateway's own
- * answers (401 from an authorizer, 413 over 10 MB, 429 throttling) and the handler's.
+ * answers (401 from an authorizer, 413 over 10 MB, 414 and 431 over its URL and head limits, 429
+ * throttling) and the handler's.
  */
 export const errorAnswersOf = (route: Route, op: Operation) => ({
   '400': errorAnswer(
     400,
     op.body
-      ? 'Invalid path parameter, query parameter or body; an unknown parameter or field; malformed JSON. details name each bad field'
-      : 'Invalid path parameter or query parameter, an unknown parameter, or any body (this operation takes none). details name each bad field',
+      ? 'Invalid path parameter, query parameter or body; an unknown parameter or field; malformed JSON (validation_error, details name each bad field); or malformed percent-encoding, refused by the gateway (bad_request)'
+      : 'Invalid path parameter or query parameter, an unknown parameter, or any body: this operation takes none (validation_error, details name each bad field); or malformed percent-encoding, refused by the gateway (bad_request)',
   ),
   ...(route.auth === 'api-key' ? { '401': errorAnswer(401, 'Missing, unknown, revoked or expired API key') } : {}),
   ...(route.auth === 'device'
@@ -82,8 +83,11 @@ export const errorAnswersOf = (route: Route, op: Operation) => ({
     : {}),
   ...(op.conflict ? { '409': errorAnswer(409, op.conflict) } : {}),
   '413': errorAnswer(413, op.body ? 'Body over 64 KB (or request over API Gateway’s 10 MB)' : 'Request over API Gateway’s 10 MB'),
+  // The gateway's limits on the request line and head (API Gateway REST, regional), whatever the route.
+  '414': errorAnswer(414, 'URL over 10,240 characters'),
   ...(op.body ? { '415': errorAnswer(415, 'A body that is not application/json') } : {}),
   '429': errorAnswer(429, 'Throttled: retry with backoff'),
+  '431': errorAnswer(431, 'Request line and headers over 10,240 bytes'),
   '500': errorAnswer(500, 'Internal error'),
 });
 

@@ -43,8 +43,10 @@ describe('OpenAPI statuses', () => {
       ...(route.path.includes('{') || route.auth === 'device' ? ['404'] : []),
       ...(CONFLICTS.has(operationId) ? ['409'] : []),
       '413',
+      '414',
       ...(op.body ? ['415'] : []),
       '429',
+      '431',
       '500',
     ];
 
@@ -58,7 +60,7 @@ describe('OpenAPI statuses', () => {
   });
 
   it.each(operations)('%s answers every error in the error envelope, with the code of its status', (_id, _route, documented) => {
-    const codes: Record<string, string[]> = { 400: ['validation_error', 'bad_request'], 401: ['unauthorized'], 404: ['not_found'], 409: ['conflict'], 413: ['payload_too_large'], 415: ['unsupported_media_type'], 429: ['throttled'], 500: ['internal_error'] };
+    const codes: Record<string, string[]> = { 400: ['validation_error', 'bad_request'], 401: ['unauthorized'], 404: ['not_found'], 409: ['conflict'], 413: ['payload_too_large'], 414: ['bad_request'], 415: ['unsupported_media_type'], 429: ['throttled'], 431: ['bad_request'], 500: ['internal_error'] };
     for (const [status, answer] of Object.entries(documented.responses as Record<string, { content: Record<string, { schema: { allOf?: unknown[] } }> }>)) {
       if (Number(status) < 400) continue;
       expect(answer.content['application/json'].schema.allOf).toEqual([
