@@ -2,8 +2,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import type { z } from 'zod';
+import { runtimeFilePath, type RuntimeFile } from '../../local/runtime-file';
 import { ROUTES, type Route } from '../../lambdas/routes';
 import { OPERATIONS } from '../../lambdas/schemas/operations';
 import { apiClient, type ApiClient } from '../helpers/api-client';
@@ -46,8 +46,8 @@ beforeAll(async () => {
     identityId: created.identity.id,
     integrationId: integration.id,
   };
-  // The running stack's engines, as the CLIs find them (runtime.json in its data folder).
-  const { env } = JSON.parse(readFileSync(join(stack.dataDir, 'runtime.json'), 'utf8')) as { env: Record<string, string> };
+  // The running stack's engines, as the CLIs find them (its runtime file in its data folder).
+  const { env } = JSON.parse(readFileSync(runtimeFilePath(stack.dataDir, Number(new URL(stack.base_url).port)), 'utf8')) as RuntimeFile;
   const client = new DynamoDBClient({
     endpoint: env.AWS_ENDPOINT_URL_DYNAMODB,
     region: env.AWS_REGION,
