@@ -17,6 +17,8 @@ export default {
     { ...common, displayName: 'contract', testMatch: ['<rootDir>/test/contract/**/*.test.ts'],
       globalSetup: '<rootDir>/test/helpers/engines-setup.ts', globalTeardown: '<rootDir>/test/helpers/engines-teardown.ts' },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    // Issue 8's fuzz suite: the CI budget under `npm test`, a larger one with `npm run fuzz`.
+    { ...common, displayName: 'fuzz', testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'] },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
   ],
   testTimeout: 60_000,

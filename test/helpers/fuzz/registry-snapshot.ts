@@ -1,0 +1,59 @@
+/**
+ * The whole registry table of a running local stack, read back with Scan: every account's
+ * workspaces, fleets, devices, identities, jobs, FOTA, keys and integrations, including what no
+ * listing shows (key hashes, another account's items). "A 4xx changes nothing" is checked by
+ * comparing two of these, which costs one paginated Scan instead of dozens of listings.
+ */
+import { DynamoDBClient, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+type Item = Record<string, AttributeValue>;
+
+// Written by the forwarder in the background as deliveries succeed or fail, whatever the API is asked.
+const VOLATILE_INTEGRATION_FIELDS = ['last_delivery_at', 'last_error_at', 'last_error', 'consecutive_failures'];
+
+/** A snapshot: each item's JSON text by its key. */
+export type Snapshot = Map<string, string>;
+
+const keyOf = (item: Item) => `${item.pk?.S}|${item.sk?.S}`;
+
+/** Reads the table's endpoint and name from the runtime.json that `npm start` writes in its data folder. */
+export const registryReader = (dataDir: string) => {
+  const { env } = JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as { env: Record<string, string> };
+  const client = new DynamoDBClient({
+    endpoint: env.AWS_ENDPOINT_URL_DYNAMODB,
+    region: env.AWS_REGION ?? 'us-east-1',
+    credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? 'local' },
+  });
+  const table = env.REGISTRY_TABLE ?? 'fleetstream-registry';
+
+  const snapshot = async (): Promise<Snapshot> => {
+    const items: Snapshot = new Map();
+    let start: Item | undefined;
+    do {
+      // Strongly consistent: the write of the request just answered must be seen.
+      const page = await client.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }));
+      for (const item of page.Items ?? []) {
+        if (item.pk?.S?.startsWith('DELIVERY#')) continue; // the forwarder's delivery ledger
+        if (item.sk?.S?.startsWith('INT#')) for (const f of VOLATILE_INTEGRATION_FIELDS) delete item[f];
+        items.set(keyOf(item), JSON.stringify(Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))));
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return items;
+  };
+
+  return { snapshot, close: () => client.destroy() };
+};
+
+/** What changed between two snapshots, one line per item (at most `max`); empty when nothing did. */
+export const diffSnapshots = (before: Snapshot, after: Snapshot, max = 6): string[] => {
+  const lines: string[] = [];
+  for (const [key, value] of after) {
+    if (!before.has(key)) lines.push(`added ${key}: ${value.slice(0, 300)}`);
+    else if (before.get(key) !== value) lines.push(`changed ${key}: ${before.get(key)!.slice(0, 200)} → ${value.slice(0, 300)}`);
+  }
+  for (const key of before.keys()) if (!after.has(key)) lines.push(`removed ${key}`);
+  return lines.length > max ? [...lines.slice(0, max), `… and ${lines.length - max} more`] : lines;
+};
