@@ -85,6 +85,14 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     expect(operationsOf(doc).map((o) => o.operationId)).toEqual(operationsOf(committed).map((o) => o.operationId));
   });
 
+  it('answers a body over API Gateway’s 10 MB limit with 413 in the error envelope, writing nothing', async () => {
+    const op = operationsOf(doc).find((o) => o.operationId === 'createWorkspace')!;
+    const body = Buffer.from(JSON.stringify({ name: 'huge', description: 'a'.repeat(10 * 1024 * 1024 + 1) }));
+
+    // the same checks as every fuzzed request: documented status, schema, registry unchanged
+    await oracle.check({ family: 'oversized', why: 'a body over 10 MB', op, method: 'POST', target: '/workspaces', auth: 'api-key', contentType: 'application/json', body, expect: [413] });
+  }, 60_000);
+
   for (const op of operationsOf(committed)) {
     describe(`${op.method} ${op.path} (${op.operationId})`, () => {
       for (const family of familiesOf(op)) {
