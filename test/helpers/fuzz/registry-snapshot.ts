@@ -5,8 +5,7 @@
  * comparing two of these, which costs one paginated Scan instead of dozens of listings.
  */
 import { DynamoDBClient, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { findRuntime } from '../../../local/runtime-file';
 
 type Item = Record<string, AttributeValue>;
 
@@ -18,9 +17,9 @@ export type Snapshot = Map<string, string>;
 
 const keyOf = (item: Item) => `${item.pk?.S}|${item.sk?.S}`;
 
-/** Reads the table's endpoint and name from the runtime.json that `npm start` writes in its data folder. */
+/** Reads the table's endpoint and name from the runtime file that `npm start` writes in its data folder. */
 export const registryReader = (dataDir: string) => {
-  const { env } = JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as { env: Record<string, string> };
+  const { env } = findRuntime(dataDir) as { env: Record<string, string> };
   const client = new DynamoDBClient({
     endpoint: env.AWS_ENDPOINT_URL_DYNAMODB,
     region: env.AWS_REGION ?? 'us-east-1',
