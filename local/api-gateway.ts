@@ -138,6 +138,13 @@ const gatewayError = (
   res.end(body);
 };
 
+/** The request line of what the parser refused (all of it when no line end was received). */
+const requestLineOf = (raw: Buffer | undefined) => {
+  const text = raw?.toString('latin1') ?? '';
+  const end = text.indexOf('\r\n');
+  return end === -1 ? text : text.slice(0, end);
+};
+
 /**
  * Answers a request that Node's HTTP parser refused before any handler ran (a head over its
  * limit, a malformed request), on the raw socket, in the same envelope; Node's own answer is a
@@ -152,7 +159,7 @@ const answerClientError = (error: NodeJS.ErrnoException & { rawPacket?: Buffer }
   const [status, message] =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? // The parser stopped before the end of the request line: the URL is what is too long.
-        /^[A-Z]+ [^\r\n]*$/.test(error.rawPacket?.toString('latin1') ?? '')
+        requestLineOf(error.rawPacket).length > MAX_URL_CHARS
         ? [414, `The URL is longer than ${MAX_URL_CHARS} characters.`]
         : [431, `The request line and headers are larger than ${MAX_HEAD_BYTES} bytes.`]
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'HPE_HEADERS_TIMEOUT'
@@ -332,8 +339,10 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     const body = await readBody(req);
     if (!body) return refuseOversizeBody(req, res, requestId);
 
-    const query: Record<string, string> = {};
-    const multiQuery: Record<string, string[]> = {};
+    // Without a prototype, a parameter named `__proto__` is a parameter like any other, as in the
+    // JSON event API Gateway sends.
+    const query: Record<string, string> = Object.create(null);
+    const multiQuery: Record<string, string[]> = Object.create(null);
     for (const [key, value] of queryPairs) {
       query[key] = value;
       (multiQuery[key] ??= []).push(value);

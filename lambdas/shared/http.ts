@@ -61,7 +61,8 @@ const collect = <S extends z.ZodType>(schema: S, value: unknown, location: strin
  */
 const queryOf = (event: ApiEvent, repeatable: readonly string[], details: ErrorDetail[]) => {
   const multi = event.multiValueQueryStringParameters ?? {};
-  const query: Record<string, string | string[]> = {};
+  // No prototype: `?__proto__=1` is an unknown parameter like any other, not a prototype change.
+  const query: Record<string, string | string[]> = Object.create(null);
   for (const [key, values] of Object.entries(multi)) {
     if (!values) continue;
     if (repeatable.includes(key)) query[key] = values;
@@ -83,14 +84,15 @@ export interface RequestSchemas {
 
 /**
  * Parses a whole request (path parameters, query string and, when it has one, the JSON body, an
- * absent body parsing as `{}`) and reports every bad field at once.
+ * absent body parsing as `{}`, a JSON `null` refused) and reports every bad field at once.
  * @throws ValidationError naming each bad field (`path.deviceId`, `query.stauts`, `body.name`).
  */
 export const parseRequest = (schemas: RequestSchemas, event: ApiEvent) => {
   const details: ErrorDetail[] = [];
   const path = collect(schemas.path, event.pathParameters ?? {}, 'path', details);
   const query = collect(schemas.query, queryOf(event, schemas.repeatable, details), 'query', details);
-  const body = schemas.body ? collect(schemas.body, event.body ?? {}, 'body', details) : undefined;
+  // Only an absent body reads as `{}`: a JSON `null` is a body, and not an object.
+  const body = schemas.body ? collect(schemas.body, event.body === undefined ? {} : event.body, 'body', details) : undefined;
   if (details.length) throw invalid([...new Set(details.map((d) => d.field.split('.')[0]))].join(' and '), details);
   return { path, query, body } as { path: unknown; query: unknown; body: unknown };
 };

@@ -122,6 +122,19 @@ describe('the local gateway refuses what API Gateway refuses, in the JSON envelo
     expectEnvelope(answer, 414, 'bad_request');
   });
 
+  it('answers 414 for a 20,000-character path that Node’s parser refuses with its headers in the same packet', async () => {
+    const answer = await rawExchange(`GET /v3/workspaces/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${runtime.api_key}\r\n\r\n`);
+
+    expectEnvelope(answer, 414, 'bad_request');
+  });
+
+  it('answers 400 naming a query parameter called __proto__, as any unknown parameter', async () => {
+    const answer = await httpExchange({ path: '/v3/workspaces?__proto__=1', headers: withKey() });
+
+    const body = expectEnvelope(answer, 400, 'validation_error');
+    expect(body.error.details).toEqual([{ field: 'query.__proto__', message: 'Unknown field.' }]);
+  });
+
   it('answers 414 for a URL just over API Gateway’s 10,240 characters', async () => {
     const answer = await httpExchange({ path: `/v3/workspaces?name=${'a'.repeat(10_300)}`, headers: withKey() });
 

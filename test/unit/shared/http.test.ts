@@ -35,6 +35,12 @@ describe('parseRequest: the query', () => {
   it('names an unknown parameter', () => {
     expect(detailsOf(() => parseRequest(schemas, withQuery({ stauts: ['done'] })))).toEqual([{ field: 'query.stauts', message: 'Unknown field.' }]);
   });
+
+  it('names a parameter called __proto__ as unknown rather than taking it for the prototype', () => {
+    const multi = JSON.parse('{"__proto__": ["1"]}') as Record<string, string[]>; // an own key, as in API Gateway's JSON event
+
+    expect(detailsOf(() => parseRequest(schemas, withQuery(multi)))).toEqual([{ field: 'query.__proto__', message: 'Unknown field.' }]);
+  });
 });
 
 describe('parseRequest: the body', () => {
@@ -49,6 +55,12 @@ describe('parseRequest: the body', () => {
 
     expect(parseRequest(withDefaults, request({})).body).toEqual({ type: 'sym' });
     expect(parseRequest({ path: NONE, query: NONE, repeatable: [] }, request({})).body).toBeUndefined();
+  });
+
+  it('refuses a JSON null body: only an absent body reads as {}', () => {
+    const schemas = { path: NONE, query: NONE, body: z.strictObject({ value: z.record(z.string(), z.unknown()).default({}) }), repeatable: [] };
+
+    expect(detailsOf(() => parseRequest(schemas, request({ body: null })))).toEqual([expect.objectContaining({ field: 'body' })]);
   });
 
   it('names the fields of the branch of the body’s own type when it may be one item or an array', () => {
