@@ -33,6 +33,15 @@ export interface OracleOptions {
   credentials: () => Promise<Record<Auth, Record<string, string>>>;
 }
 
+const isErrorEnvelope = (text: string) => {
+  try {
+    const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: unknown }; request_id?: unknown };
+    return typeof body.error?.code === 'string' && typeof body.error.message === 'string' && Array.isArray(body.error.details) && typeof body.request_id === 'string';
+  } catch {
+    return false;
+  }
+};
+
 /** The stage prefix of the base URL (`/v3`), to build request lines. */
 const stagePath = (baseUrl: string) => new URL(baseUrl).pathname.replace(/\/$/, '');
 
@@ -66,8 +75,11 @@ export const createOracle = ({ baseUrl, validators, snapshot, credentials }: Ora
     const out: Violation[] = [];
     if (res.status === 0) return [{ kind: 'no answer', detail: `no answer: ${res.error}` }];
     if (res.status >= 500) out.push({ kind: `${res.status}`, detail: `server error ${res.status}` });
-    const key = documentedKey(op, res.status);
-    if (!key) {
+    const key = req.offRoute ? undefined : documentedKey(op, res.status);
+    if (req.offRoute) {
+      // No operation answers: the gateway does, in the error envelope of every answer.
+      if (!isErrorEnvelope(res.text)) out.push({ kind: `${res.status} not an error envelope`, detail: `the gateway's ${res.status} is not the error envelope` });
+    } else if (!key) {
       out.push({ kind: `undocumented ${res.status}`, detail: `status ${res.status} is not documented for ${op.operationId} (documented: ${Object.keys(op.responses).join(', ')})` });
     } else if (op.responses[key]) {
       let body: unknown;

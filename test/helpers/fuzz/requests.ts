@@ -47,6 +47,11 @@ export interface FuzzRequest {
    * may still get a 400 for its body (a name of spaces only, a date too far ahead), never for it.
    */
   notRefusedFor?: string;
+  /**
+   * The path no longer names the operation (a segment appended): the answer is the gateway's
+   * (no route, URL or head too long), judged by the error envelope rather than the operation's list.
+   */
+  offRoute?: boolean;
 }
 
 /** The documented body limit (README "Limits"): a valid request's body may reach past it. */
@@ -326,6 +331,7 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
         ...make('raw-path', `${where}: ${seg.why}`, p),
         target: path + queryString(p.query),
         expect: seg.long ? [400, 404, 414] : [400, 404],
+        offRoute: where === '(appended)',
       });
     });
 
