@@ -41,7 +41,27 @@ export const deref = (schema: JsonSchema, root: unknown): JsonSchema => {
     const { $ref: _ref, ...rest } = s;
     s = { ...target, ...rest };
   }
-  return s;
+  return foldPatterns(s);
+};
+
+/**
+ * A string schema whose patterns stand in `allOf` (zod writes a second `.regex()` so) as one
+ * schema: `pattern` the first, `patterns` all of them; and when its example is an RFC 3339 date
+ * they all accept, a date-time (zod writes the ISO pattern without the format then).
+ */
+const foldPatterns = (s: JsonSchema): JsonSchema => {
+  const parts: JsonSchema[] | undefined = s.allOf;
+  if (!parts?.length || !parts.every((p) => Object.keys(p).every((k) => k === 'pattern'))) return s;
+  const { allOf: _allOf, ...rest } = s;
+  const patterns: string[] = [...(s.pattern ? [s.pattern] : []), ...parts.map((p) => p.pattern as string)];
+  const isDate = typeof s.example === 'string' && !Number.isNaN(Date.parse(s.example)) && patterns.every((p) => new RegExp(p).test(s.example));
+  return { ...rest, pattern: patterns[0], patterns, ...(isDate ? { format: 'date-time' } : {}) };
+};
+
+/** Keeps what every pattern of the schema accepts (they are one pattern unless they stood in `allOf`). */
+const allPatterns = (s: JsonSchema, arb: fc.Arbitrary<string>) => {
+  const res = ((s.patterns as string[] | undefined) ?? []).map((p) => new RegExp(p));
+  return res.length > 1 ? arb.filter((v) => res.every((re) => re.test(v))) : arb;
 };
 
 const typesOf = (s: JsonSchema): string[] | undefined => (Array.isArray(s.type) ? s.type : s.type ? [s.type] : undefined);
@@ -74,10 +94,10 @@ const uri = (maxLength = 2048) => fc.webUrl({ validSchemes: ['https'], withQuery
 const stringArbitrary = (s: JsonSchema): fc.Arbitrary<string> => {
   const min = s.minLength ?? 0;
   const max = s.maxLength ?? Math.max(min, 64);
-  if (s.format === 'date-time') return dateTime(s.pattern);
+  if (s.format === 'date-time') return allPatterns(s, dateTime(s.pattern));
   if (s.format === 'uri') return uri(max);
   if (s.pattern) {
-    return fc.stringMatching(new RegExp(s.pattern)).filter((v) => codePoints(v) >= min && codePoints(v) <= max);
+    return allPatterns(s, fc.stringMatching(new RegExp(s.pattern)).filter((v) => codePoints(v) >= min && codePoints(v) <= max));
   }
   return hostileString(min, max);
 };
