@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { DeviceCaller } from '../../../lambdas/domain/identities';
 import type { IngestMessage } from '../../../lambdas/schemas/device-api';
+import { lambdaContext, proxyEvent } from '../../helpers/proxy-event';
 import { freshQueue, receiveAll, type TestQueue } from '../../helpers/sqs';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -27,19 +28,8 @@ beforeAll(async () => {
 
 const call = async (method: string, path: string, body?: unknown, authorizer: object | null = self) => {
   const result = await handler(
-    {
-      httpMethod: method,
-      path,
-      resource: path,
-      headers: { 'Content-Type': 'application/json' },
-      body: body === undefined ? null : typeof body === 'string' ? body : JSON.stringify(body),
-      isBase64Encoded: false,
-      pathParameters: null,
-      queryStringParameters: null,
-      multiValueQueryStringParameters: null,
-      requestContext: { requestId: 'test', authorizer },
-    } as unknown as APIGatewayProxyEvent,
-    { awsRequestId: 'test' } as Context,
+    proxyEvent(method, path, body === undefined ? null : typeof body === 'string' ? body : JSON.stringify(body), authorizer),
+    lambdaContext,
   );
   return { status: result.statusCode, body: JSON.parse(result.body) };
 };

@@ -9,6 +9,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import type { DataPoint, TimeseriesStore } from '../../../lambdas/stores/timeseries';
+import { lambdaContext, proxyEvent } from '../../helpers/proxy-event';
 import { freshQueue, receiveAll, type TestQueue } from '../../helpers/sqs';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -67,20 +68,7 @@ beforeAll(async () => {
 
 /** Calls a handler as API Gateway would: the raw body text, the authorizer's context. */
 const call = async (handler: Handler, method: string, path: string, body: string | undefined, authorizer: object) => {
-  const result = await handler(
-    {
-      httpMethod: method,
-      path,
-      headers: { 'Content-Type': 'application/json' },
-      body: body ?? null,
-      isBase64Encoded: false,
-      pathParameters: null,
-      queryStringParameters: null,
-      multiValueQueryStringParameters: null,
-      requestContext: { requestId: 'test', authorizer },
-    } as unknown as APIGatewayProxyEvent,
-    { awsRequestId: 'test' } as Context,
-  );
+  const result = await handler(proxyEvent(method, path, body ?? null, authorizer), lambdaContext);
   return { status: result.statusCode, body: JSON.parse(result.body) };
 };
 
