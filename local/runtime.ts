@@ -1,10 +1,13 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Server } from 'node:http';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RouteHandler } from '../lambdas/routes';
+import { REGISTRY_STREAM, STREAM_DLQ_NAME, type StreamDefinition } from '../lambdas/streams';
 import { startApiGateway } from './api-gateway';
 import { ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
+import { startDynamoDbStreamPoller, streamFilterOf, type StreamHandler } from './dynamodb-stream-poller';
 import { freePort } from './ports';
 import { dlqNameOf, QUEUE_CONSUMERS, type QueueName } from './queues';
 import { startLocalSqs, type QueueOverrides } from './queues-engine';
@@ -27,6 +30,8 @@ export interface LocalRuntimeOptions {
   webhookTimeoutMs?: number;
   /** Batches each queue consumer runs at once (Lambda scales; here it is fixed). */
   consumerConcurrency?: number;
+  /** Changes to the registry stream's consumer settings of lambdas/streams.ts, e.g. fewer retries in tests. */
+  registryStream?: Partial<Pick<StreamDefinition, 'batchSize' | 'maxBatchingWindowSeconds' | 'retryAttempts'>>;
 }
 
 export interface Bootstrap {
@@ -103,16 +108,48 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
 
     const port = options.port || (await freePort());
     // The handlers find the engines exactly as in the cloud: standard SDK variables.
-    Object.assign(process.env, LOCAL_AWS_ENV, { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, REGISTRY_TABLE, TIMESERIES_BACKEND: 'dynamodb', TIMESERIES_TABLE });
+    // DynamoDB Local serves DynamoDB Streams on the same endpoint.
+    Object.assign(process.env, LOCAL_AWS_ENV, {
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB_STREAMS: dynamo.endpoint,
+      REGISTRY_TABLE,
+      TIMESERIES_BACKEND: 'dynamodb',
+      TIMESERIES_TABLE,
+    });
     // Read once by the handlers (lambdas/shared/env.ts), so set before the first one loads.
     process.env.DEVICE_ENDPOINT_URL = `http://127.0.0.1:${port}/v3/device`;
     const client = new DynamoDBClient({});
-    await ensureTable(client, REGISTRY_TABLE);
+    // The registry's change stream turns job and FOTA writes into their events (lambdas/streams.ts).
+    await ensureTable(client, REGISTRY_TABLE, { stream: true });
     await ensureTable(client, TIMESERIES_TABLE);
     client.destroy();
 
     log('creating the bootstrap account…');
     const account = await bootstrap(options.dataDir, options.devApiKey);
+
+    // The stream's consumer reads from now on (LATEST), before the API takes its first write.
+    const stream = { ...REGISTRY_STREAM, ...options.registryStream };
+    const sqsClient = new SQSClient({});
+    const { QueueUrl: streamDlqUrl } = await sqsClient.send(
+      new CreateQueueCommand({ QueueName: STREAM_DLQ_NAME, Attributes: { MessageRetentionPeriod: String(14 * 24 * 3600) } }),
+    );
+    sqsClient.destroy();
+    const { handler: streamHandler } = (await import(`../lambdas/${stream.consumer}/handler.ts`)) as { handler: StreamHandler };
+    log(`reading the registry table's stream for ${stream.consumer}…`);
+    const streamPoller = await startDynamoDbStreamPoller({
+      tableName: REGISTRY_TABLE,
+      batchSize: stream.batchSize,
+      maxBatchingWindowMs: stream.maxBatchingWindowSeconds * 1000,
+      retryAttempts: stream.retryAttempts,
+      bisectBatchOnError: stream.bisectBatchOnError,
+      timeoutMs: stream.consumerTimeoutSeconds * 1000,
+      functionName: stream.consumer,
+      handler: streamHandler,
+      filter: streamFilterOf(stream),
+      onFailureQueueUrl: streamDlqUrl,
+      startingPosition: 'LATEST',
+    });
+    stops.push(streamPoller.stop);
 
     const handlers = new Map<RouteHandler, Promise<{ handler: never }>>();
     const loadHandler = (name: RouteHandler) => {
@@ -157,7 +194,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     }
 
     const base = `http://127.0.0.1:${port}/v3`;
-    const queue_urls = Object.fromEntries(queues.flatMap((q) => [[q.definition.name, q.url], [dlqNameOf(q.definition.name), q.dlqUrl]]));
+    const queue_urls = {
+      ...Object.fromEntries(queues.flatMap((q) => [[q.definition.name, q.url], [dlqNameOf(q.definition.name), q.dlqUrl]])),
+      [STREAM_DLQ_NAME]: streamDlqUrl!,
+    };
     return { ...account, base_url: base, storage_url: base, sqs_endpoint: sqs.endpoint, queue_urls, stop };
   } catch (error) {
     await stop();

@@ -92,28 +92,22 @@ export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller)
 };
 
 /**
- * Records a job's result: the job becomes `done`, and a d2c `job` event with the done job as
- * payload (as the c2d event of its scheduling carries the pending one) is forwarded. A retried
- * report forwards its event again (at least once).
+ * Records a job's result: the job becomes `done`. The registry stream then forwards a d2c `job`
+ * event with the done job as payload (as the c2d event of its scheduling carries the pending one),
+ * naming the device's fleet now. A retried report changes nothing and emits nothing.
  * @throws NotFoundError when the device has no such job; ConflictError when it is done with another result.
  */
 export const reportJobResult = async (deps: DeviceApiDeps, caller: DeviceCaller, name: string, result: Record<string, unknown>) => {
   const device = await requireDevice(deps.db, caller);
-  const job = await completeJob(deps.db, caller.deviceId, name, result);
-  await deps.forward([eventMessage(placeOf(device), 'job', 'd2c', job)]);
-  return job;
+  return completeJob(deps.db, caller.deviceId, name, result, placeOf(device));
 };
 
 /**
- * Records a FOTA's outcome: its status becomes `done` or `failed`, and a d2c `fota` event is
- * forwarded: the ended FOTA, with the device's message when it gave one.
+ * Records a FOTA's outcome: its status becomes `done` or `failed`. The registry stream then
+ * forwards a d2c `fota` event: the ended FOTA, with the device's message when it gave one.
  * @throws NotFoundError when the device has no FOTA; ConflictError when it names another firmware or the FOTA already ended otherwise.
  */
 export const reportFotaResult = async (deps: DeviceApiDeps, caller: DeviceCaller, outcome: FotaResultBody) => {
   const device = await requireDevice(deps.db, caller);
-  const fota = await finishFota(deps.db, caller.deviceId, outcome);
-  await deps.forward([
-    eventMessage(placeOf(device), 'fota', 'd2c', { ...fota, ...(outcome.message ? { message: outcome.message } : {}) }),
-  ]);
-  return fota;
+  return finishFota(deps.db, caller.deviceId, outcome, placeOf(device));
 };

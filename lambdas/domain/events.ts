@@ -71,12 +71,6 @@ export const eventMessage = (
 export const dataEvent = (point: DataPoint): EventMessage =>
   eventMessage(point, 'data', 'd2c', { tag: point.tag, size: Buffer.byteLength(JSON.stringify(point.payload) ?? '') }, point.timestamp_in);
 
-/** The same event for many devices at one moment (a job or FOTA scheduled on fleets). */
-export const eventMessages = (devices: DevicePlace[], type: EventType, direction: Direction, payload: unknown): EventMessage[] => {
-  const ts = eventTimestamp();
-  return devices.map((device) => eventMessage(device, type, direction, payload, ts));
-};
-
 /**
  * Puts messages on the forward queue, several SendMessageBatch calls in flight. When no forward
  * queue is configured (FORWARD_QUEUE_URL empty: a deployment or test without forwarding) nothing

@@ -7,7 +7,7 @@ import type { FotaResultBody } from '../schemas/device-api';
 import type { Fota } from '../schemas/fota';
 import { finishPendingFota, getFotaOfDevice, putFota, putFotaOnDevices, type FotaRecord } from '../stores/job-store';
 import { requireDevice } from './devices';
-import { devicePlaceOf, eventMessages, publishForward } from './events';
+import { devicePlaceOf, eventTimestamp, type DevicePlace } from './events';
 import { targetDevices } from './jobs';
 
 export interface Firmware {
@@ -15,7 +15,8 @@ export interface Firmware {
   firmwareVersion: string;
 }
 
-const toFota = ({ scheduled_at, status, value }: FotaRecord): Fota => ({ scheduled_at, status, value });
+/** A stored FOTA as the API shows it (and as its events carry it): no device, place, stamp or message. */
+export const toFota = ({ scheduled_at, status, value }: FotaRecord): Fota => ({ scheduled_at, status, value });
 
 const pendingFota = ({ firmwareId, firmwareVersion }: Firmware) => ({
   scheduled_at: nowIso(),
@@ -32,41 +33,47 @@ export const getFota = async (db: Db, caller: Caller, deviceId: string) => {
 };
 
 /**
- * Schedules a firmware update on a device, replacing any earlier one, then sends a `fota` event
- * (c2d, the FOTA status as payload) to the forward queue.
+ * Schedules a firmware update on a device, replacing any earlier one. The request only writes the
+ * FOTA (with the device's place and the `ts` of its event); the registry stream sends the `fota`
+ * event (c2d, the FOTA status as payload).
  * @throws NotFoundError when the device is not the caller's.
  */
 export const scheduleFota = async (db: Db, caller: Caller, deviceId: string, firmware: Firmware) => {
-  const device = await requireDevice(db, caller, deviceId);
-  const fota: FotaRecord = { ...pendingFota(firmware), device_id: deviceId };
-  const [place] = await Promise.all([devicePlaceOf(db, device), putFota(db, fota)]);
-  await publishForward(eventMessages([place], 'fota', 'c2d', toFota(fota)));
+  const place = await devicePlaceOf(db, await requireDevice(db, caller, deviceId));
+  const fota: FotaRecord = { ...pendingFota(firmware), ...place, event_ts: eventTimestamp() };
+  await putFota(db, fota);
   return toFota(fota);
 };
 
 /**
- * Schedules a firmware update on every device of the chosen fleets (all fleets when none is given),
- * then sends one `fota` event (c2d) per device to the forward queue.
+ * Schedules a firmware update on every device of the chosen fleets (all fleets when none is given);
+ * the registry stream then sends one `fota` event (c2d) per device, all with one `ts`.
  * @throws NotFoundError when the workspace or a named fleet is not the caller's; nothing is written then.
  */
 export const scheduleFleetFota = async (db: Db, caller: Caller, workspaceId: string, firmware: Firmware, fleetIds?: string[]) => {
   const devices = await targetDevices(db, caller, workspaceId, fleetIds);
   const fota = pendingFota(firmware);
-  const ids = devices.map((d) => d.device_id);
-  await putFotaOnDevices(db, fota, ids, WRITE_CONCURRENCY);
-  await publishForward(eventMessages(devices, 'fota', 'c2d', fota));
-  return { ...fota, devices: ids };
+  await putFotaOnDevices(db, { ...fota, event_ts: eventTimestamp() }, devices, WRITE_CONCURRENCY);
+  return { ...fota, devices: devices.map((d) => d.device_id) };
 };
 
 /**
- * Ends a device's pending FOTA with the outcome the device reports (`done` or `failed`). The same
- * outcome reported again answers the FOTA as it is: a device may retry after a lost answer.
+ * Ends a device's pending FOTA with the outcome the device reports (`done` or `failed`) and its
+ * message; the registry stream sends its d2c `fota` event, naming the device's place now when it is
+ * given. The same outcome reported again answers the FOTA as it is and changes nothing (so no
+ * second event): a device may retry after a lost answer.
  * @throws NotFoundError when the device has no FOTA; ConflictError when it names another firmware
  * than the scheduled one, or the FOTA already ended otherwise.
  */
-export const finishFota = async (db: Db, deviceId: string, outcome: Pick<FotaResultBody, 'status' | 'firmware_id' | 'firmware_version'>) => {
+export const finishFota = async (
+  db: Db,
+  deviceId: string,
+  outcome: Pick<FotaResultBody, 'status' | 'firmware_id' | 'firmware_version' | 'message'>,
+  place?: DevicePlace,
+) => {
   const firmware = { firmware_id: outcome.firmware_id, firmware_version: outcome.firmware_version };
-  const ended = await finishPendingFota(db, deviceId, outcome.status, firmware);
+  const stamp = { workspace_id: place?.workspace_id, fleet_id: place?.fleet_id, event_ts: eventTimestamp(), message: outcome.message };
+  const ended = await finishPendingFota(db, deviceId, outcome.status, firmware, stamp);
   if (ended) return toFota(ended);
   const fota = await getFotaOfDevice(db, deviceId);
   if (!fota) throw new NotFoundError(`No FOTA scheduled on device ${deviceId}.`);

@@ -8,11 +8,12 @@ import type { Job, JobStatus } from '../schemas/job';
 import { listDevicesOfFleets } from '../stores/device-store';
 import { completePendingJob, getJobOfDevice, listJobsOfDevice, putJob, putJobOnDevices, type JobRecord } from '../stores/job-store';
 import { requireDevice } from './devices';
-import { devicePlaceOf, eventMessages, publishForward } from './events';
+import { devicePlaceOf, eventTimestamp, type DevicePlace } from './events';
 import { requireFleets } from './fleets';
 import { requireWorkspace } from './workspaces';
 
-const toJob = ({ name, status, scheduled_at, value, result, completed_at }: JobRecord): Job => ({
+/** A stored job as the API shows it (and as its events carry it): no device, place or stamp. */
+export const toJob = ({ name, status, scheduled_at, value, result, completed_at }: JobRecord): Job => ({
   name,
   status,
   scheduled_at,
@@ -36,16 +37,16 @@ export const getJob = async (db: Db, caller: Caller, deviceId: string, name: str
 };
 
 /**
- * Schedules a job on a device; a job of the same name is replaced (new value, `pending`). Once it
- * is stored, a `job` event (c2d, the job as payload) goes to the forward queue; if that fails the
- * request fails, and a retry stores the same job and sends the event again (at least once).
+ * Schedules a job on a device; a job of the same name is replaced (new value, `pending`). The
+ * request only writes the job, with the device's place and the `ts` of its event: the registry
+ * stream turns the write into the `job` event (c2d, the job as payload), so the event follows
+ * whenever the write is done (domain/registry-events.ts).
  * @throws NotFoundError when the device is not the caller's.
  */
 export const scheduleJob = async (db: Db, caller: Caller, deviceId: string, name: string, value: Record<string, unknown>) => {
-  const device = await requireDevice(db, caller, deviceId);
-  const job: JobRecord = { name, status: 'pending', scheduled_at: nowIso(), value, device_id: deviceId };
-  const [place] = await Promise.all([devicePlaceOf(db, device), putJob(db, job)]);
-  await publishForward(eventMessages([place], 'job', 'c2d', toJob(job)));
+  const place = await devicePlaceOf(db, await requireDevice(db, caller, deviceId));
+  const job: JobRecord = { name, status: 'pending', scheduled_at: nowIso(), value, ...place, event_ts: eventTimestamp() };
+  await putJob(db, job);
   return toJob(job);
 };
 
@@ -62,9 +63,9 @@ export const targetDevices = async (db: Db, caller: Caller, workspaceId: string,
 };
 
 /**
- * Schedules a job on every device of the chosen fleets (all fleets when none is given), then
- * sends one `job` event (c2d) per device to the forward queue, in parallel batches.
- * Idempotent: a retried request converges to the same jobs (and sends the events again).
+ * Schedules a job on every device of the chosen fleets (all fleets when none is given): it answers
+ * once the jobs are written, and the registry stream sends one `job` event (c2d) per device, all
+ * with one `ts`. A retried request converges to the same jobs (rescheduled: new events).
  * @throws NotFoundError when the workspace or a named fleet is not the caller's; nothing is written then.
  */
 export const scheduleFleetJob = async (
@@ -77,19 +78,20 @@ export const scheduleFleetJob = async (
 ) => {
   const devices = await targetDevices(db, caller, workspaceId, fleetIds);
   const job = { name, status: 'pending' as const, scheduled_at: nowIso(), value };
-  const ids = devices.map((d) => d.device_id);
-  await putJobOnDevices(db, job, ids, WRITE_CONCURRENCY);
-  await publishForward(eventMessages(devices, 'job', 'c2d', job));
-  return { ...job, devices: ids };
+  await putJobOnDevices(db, { ...job, event_ts: eventTimestamp() }, devices, WRITE_CONCURRENCY);
+  return { ...job, devices: devices.map((d) => d.device_id) };
 };
 
 /**
- * Marks a device's pending job done with the result the device reports. Reporting the same result
- * again answers the done job as it is: a device may retry after a lost answer.
+ * Marks a device's pending job done with the result the device reports; the registry stream sends
+ * its d2c `job` event, naming the device's place now when it is given. Reporting the same result
+ * again answers the done job as it is, and changes nothing (so no second event): a device may
+ * retry after a lost answer.
  * @throws NotFoundError when the device has no such job; ConflictError when it is already done with another result.
  */
-export const completeJob = async (db: Db, deviceId: string, name: string, result: Record<string, unknown>) => {
-  const done = await completePendingJob(db, deviceId, name, result, nowIso());
+export const completeJob = async (db: Db, deviceId: string, name: string, result: Record<string, unknown>, place?: DevicePlace) => {
+  const stamp = { workspace_id: place?.workspace_id, fleet_id: place?.fleet_id, event_ts: eventTimestamp() };
+  const done = await completePendingJob(db, deviceId, name, result, nowIso(), stamp);
   if (done) return toJob(done);
   const job = await getJobOfDevice(db, deviceId, name);
   if (!job) throw new NotFoundError(`Job ${name} not found on device ${deviceId}.`);

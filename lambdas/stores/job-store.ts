@@ -6,10 +6,32 @@ import { isConditionFailed } from './errors';
 import { putAll, queryAll, strip } from './items';
 import { collection, fotaKey, jobKey } from './keys';
 
+/**
+ * What a stored change carries for the event that the registry stream makes of it: where the
+ * device is (workspace and fleet, when the change was written) and the event's `ts`. Items written
+ * before these fields existed lack them; the stream consumer then looks the device up.
+ */
+export interface EventStamp {
+  workspace_id?: string;
+  fleet_id?: string;
+  /** The `ts` of the event this change emits: a retried stream batch rebuilds the same event. */
+  event_ts?: string;
+}
+
 /** A job of one device as stored. */
-export type JobRecord = Omit<Job, 'devices'> & { device_id: string };
-/** A FOTA of one device as stored. */
-export type FotaRecord = Omit<Fota, 'devices'> & { device_id: string };
+export type JobRecord = Omit<Job, 'devices'> & { device_id: string } & EventStamp;
+/** A FOTA of one device as stored; `message` is what the device said when it ended it. */
+export type FotaRecord = Omit<Fota, 'devices'> & { device_id: string; message?: string } & EventStamp;
+
+/** Where each device of a fleet-wide write lives (its workspace and fleet go on its item). */
+export interface DeviceTarget {
+  device_id: string;
+  workspace_id: string;
+  fleet_id: string;
+}
+
+/** A FOTA as read from the table (a GetItem or a stream image). */
+export const fotaOfItem = (item: Record<string, unknown>) => strip<FotaRecord>(item);
 
 // A job's value and result are free-form JSON objects, stored as JSON text (a string attribute)
 // rather than DynamoDB maps: a map refuses empty keys, numbers beyond 38 digits or outside
@@ -25,8 +47,8 @@ const jobItem = <T extends { value: Record<string, unknown>; result?: Record<str
   ...(job.result === undefined ? {} : { result: JSON.stringify(job.result) }),
 });
 
-/** A job as read, from either storage form. */
-const jobOf = (item: Record<string, unknown>): JobRecord => {
+/** A job as read from the table (a GetItem, a Query or a stream image), from either storage form. */
+export const jobOfItem = (item: Record<string, unknown>): JobRecord => {
   const job = strip<JobRecord>(item);
   return { ...job, value: fromStored(job.value), ...(job.result === undefined ? {} : { result: fromStored(job.result) }) };
 };
@@ -36,15 +58,15 @@ export const putJob = async (db: Db, job: JobRecord) => {
   await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...jobKey(job.device_id, job.name), ...jobItem(job) } }));
 };
 
-/** Puts the same job on many devices; idempotent, so a retried request converges. */
-export const putJobOnDevices = (db: Db, job: Omit<JobRecord, 'device_id'>, deviceIds: string[], concurrency: number) => {
+/** Puts the same job on many devices, each with its place; idempotent, so a retried request converges. */
+export const putJobOnDevices = (db: Db, job: Omit<JobRecord, keyof DeviceTarget>, devices: DeviceTarget[], concurrency: number) => {
   const item = jobItem(job);
-  return putAll(db, deviceIds.map((device_id) => ({ ...jobKey(device_id, job.name), ...item, device_id })), concurrency);
+  return putAll(db, devices.map((device) => ({ ...jobKey(device.device_id, job.name), ...item, ...device })), concurrency);
 };
 
 export const getJobOfDevice = async (db: Db, deviceId: string, name: string) => {
   const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: jobKey(deviceId, name), ConsistentRead: true }));
-  return Item ? jobOf(Item) : undefined;
+  return Item ? jobOfItem(Item) : undefined;
 };
 
 export const listJobsOfDevice = async (db: Db, deviceId: string, status?: JobStatus) => {
@@ -55,28 +77,38 @@ export const listJobsOfDevice = async (db: Db, deviceId: string, status?: JobSta
     prefix,
     status ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':status': status } } : {},
   );
-  return items.map(jobOf);
+  return items.map(jobOfItem);
+};
+
+/** SET clauses and values that write the given fields (an event stamp's) onto an item; undefined ones are left alone. */
+const stampUpdate = (stamp: EventStamp & { message?: string }) => {
+  const fields = Object.entries(stamp).filter(([, value]) => value !== undefined);
+  return {
+    sets: fields.map(([field]) => `${field} = :${field}`),
+    values: Object.fromEntries(fields.map(([field, value]) => [`:${field}`, value])),
+  };
 };
 
 /**
- * Marks a pending job done with its result and completion time.
+ * Marks a pending job done with its result and completion time, and the stamp of its d2c event.
  * @returns the done job, or undefined when there is no such job or it is not pending.
  */
-export const completePendingJob = async (db: Db, deviceId: string, name: string, result: Record<string, unknown>, at: string) => {
+export const completePendingJob = async (db: Db, deviceId: string, name: string, result: Record<string, unknown>, at: string, stamp: EventStamp = {}) => {
+  const { sets, values } = stampUpdate(stamp);
   try {
     const { Attributes } = await db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: jobKey(deviceId, name),
-        UpdateExpression: 'SET #status = :done, #result = :result, completed_at = :at',
+        UpdateExpression: `SET ${['#status = :done', '#result = :result', 'completed_at = :at', ...sets].join(', ')}`,
         // false for a missing item too, so that nothing is created
         ConditionExpression: '#status = :pending',
         ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
-        ExpressionAttributeValues: { ':done': 'done', ':pending': 'pending', ':result': JSON.stringify(result), ':at': at },
+        ExpressionAttributeValues: { ':done': 'done', ':pending': 'pending', ':result': JSON.stringify(result), ':at': at, ...values },
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return jobOf(Attributes ?? {});
+    return jobOfItem(Attributes ?? {});
   } catch (error) {
     if (isConditionFailed(error)) return undefined;
     throw error;
@@ -88,17 +120,18 @@ export const putFota = async (db: Db, fota: FotaRecord) => {
   await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...fotaKey(fota.device_id), ...fota } }));
 };
 
-export const putFotaOnDevices = (db: Db, fota: Omit<FotaRecord, 'device_id'>, deviceIds: string[], concurrency: number) =>
-  putAll(db, deviceIds.map((device_id) => ({ ...fotaKey(device_id), ...fota, device_id })), concurrency);
+/** Puts the same FOTA on many devices, each with its place; idempotent, so a retried request converges. */
+export const putFotaOnDevices = (db: Db, fota: Omit<FotaRecord, keyof DeviceTarget>, devices: DeviceTarget[], concurrency: number) =>
+  putAll(db, devices.map((device) => ({ ...fotaKey(device.device_id), ...fota, ...device })), concurrency);
 
 export const getFotaOfDevice = async (db: Db, deviceId: string) => {
   const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: fotaKey(deviceId), ConsistentRead: true }));
-  return Item ? strip<FotaRecord>(Item) : undefined;
+  return Item ? fotaOfItem(Item) : undefined;
 };
 
 /**
- * Ends a pending FOTA with the device's outcome, provided it is the firmware the device names
- * (when it names one).
+ * Ends a pending FOTA with the device's outcome (and its message, when it gave one), provided it
+ * is the firmware the device names (when it names one); the stamp of its d2c event goes with it.
  * @returns the ended FOTA, or undefined when there is none, it is not pending, or it is another firmware.
  */
 export const finishPendingFota = async (
@@ -106,9 +139,11 @@ export const finishPendingFota = async (
   deviceId: string,
   status: string,
   firmware: { firmware_id?: string; firmware_version?: string },
+  { message, ...stamp }: EventStamp & { message?: string } = {},
 ) => {
   const conditions = ['#status = :pending'];
-  const values: Record<string, string> = { ':status': status, ':pending': 'pending' };
+  const stamped = stampUpdate({ ...stamp, message: message || undefined });
+  const values: Record<string, string | undefined> = { ':status': status, ':pending': 'pending', ...stamped.values };
   for (const field of ['firmware_id', 'firmware_version'] as const) {
     const value = firmware[field];
     if (value === undefined) continue;
@@ -120,14 +155,14 @@ export const finishPendingFota = async (
       new UpdateCommand({
         TableName: db.table,
         Key: fotaKey(deviceId),
-        UpdateExpression: 'SET #status = :status',
+        UpdateExpression: `SET ${['#status = :status', ...stamped.sets].join(', ')}`,
         ConditionExpression: conditions.join(' AND '),
         ExpressionAttributeNames: { '#status': 'status', ...(conditions.length > 1 ? { '#value': 'value' } : {}) },
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return strip<FotaRecord>(Attributes ?? {});
+    return fotaOfItem(Attributes ?? {});
   } catch (error) {
     if (isConditionFailed(error)) return undefined;
     throw error;

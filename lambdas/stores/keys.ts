@@ -29,8 +29,12 @@ export const workspaceKey = (accountId: string, workspaceId: string): ItemKey =>
 export const fleetKey = (workspaceId: string, fleetId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `FLT#${fleetId}` });
 export const deviceKey = (workspaceId: string, deviceId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `DEV#${deviceId}` });
 export const deviceLocatorKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: 'DEVICE' });
-export const jobKey = (deviceId: string, name: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `JOB#${name}` });
-export const fotaKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: 'FOTA' });
+/** Sort keys of jobs start with this; the registry stream's filter and readers of its records use it. */
+export const JOB_SORT_KEY_PREFIX = 'JOB#';
+/** The sort key of a FOTA (a prefix of itself, as the registry stream's filter takes it). */
+export const FOTA_SORT_KEY_PREFIX = 'FOTA';
+export const jobKey = (deviceId: string, name: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `${JOB_SORT_KEY_PREFIX}${name}` });
+export const fotaKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: FOTA_SORT_KEY_PREFIX });
 export const apiKeyMetaKey = (workspaceId: string, keyId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `APIKEY#${keyId}` });
 export const apiKeyHashKey = (hash: string): ItemKey => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' });
 export const identityKey = (workspaceId: string, deviceId: string, identityId: string): ItemKey => ({
@@ -41,12 +45,19 @@ export const integrationKey = (workspaceId: string, integrationId: string): Item
 /** Which integrations already received a forward message that is being retried (by its first SQS message ID). */
 export const deliveryKey = (messageId: string): ItemKey => ({ pk: `DELIVERY#${messageId}`, sk: 'DELIVERY' });
 
+/** What kind of item a key names, for readers of the table's change stream: a job, a FOTA, or another item. */
+export const itemKindOf = (key: ItemKey): 'job' | 'fota' | undefined => {
+  if (!key.pk.startsWith('DEV#')) return undefined;
+  if (key.sk.startsWith(JOB_SORT_KEY_PREFIX)) return 'job';
+  return key.sk === FOTA_SORT_KEY_PREFIX ? 'fota' : undefined;
+};
+
 /** Partition and sort-key prefix of a collection. */
 export const collection = {
   workspacesOfAccount: (accountId: string) => ({ pk: `ACC#${accountId}`, prefix: 'WKS#' }),
   fleetsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'FLT#' }),
   devicesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'DEV#' }),
-  jobsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: 'JOB#' }),
+  jobsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: JOB_SORT_KEY_PREFIX }),
   apiKeysOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'APIKEY#' }),
   // Identities sit in their workspace's partition so that listing devices reads them in one query.
   identitiesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'IDN#' }),

@@ -3,9 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { ensureTable } from '../../local/dynamodb-local';
 import { documentClient, type Db } from '../../lambdas/shared/clients';
 
-/** A new, empty registry table on the run's DynamoDB Local (or the named one, created if missing). */
-export const freshTable = async (table = `test-${randomUUID()}`): Promise<Db> => {
+/**
+ * A new, empty registry table on the run's DynamoDB Local (or the named one, created if missing);
+ * with `stream`, with the registry's change stream.
+ */
+export const freshTable = async (table = `test-${randomUUID()}`, options: { stream?: boolean } = {}): Promise<Db> => {
   const client = new DynamoDBClient({});
-  await ensureTable(client, table);
+  await ensureTable(client, table, options);
   return { doc: documentClient(client), table };
 };

@@ -26,6 +26,11 @@ const startSqs = async () => {
 export default async () => {
   const [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startSqs()]);
   (globalThis as { __engines?: unknown }).__engines = { dynamo, sqs };
-  // Workers inherit the environment: the SDK finds the engines through the standard variables.
-  Object.assign(process.env, LOCAL_AWS_ENV, { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ENDPOINT_URL_SQS: sqs.endpoint });
+  // Workers inherit the environment: the SDK finds the engines through the standard variables
+  // (DynamoDB Local serves DynamoDB Streams on its own endpoint).
+  Object.assign(process.env, LOCAL_AWS_ENV, {
+    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+    AWS_ENDPOINT_URL_DYNAMODB_STREAMS: dynamo.endpoint,
+    AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+  });
 };

@@ -1,0 +1,110 @@
+import type { DynamoDBRecord } from 'aws-lambda';
+import type { Db } from '../shared/clients';
+import { logger } from '../shared/logger';
+import type { EventMessage } from '../schemas/forward';
+import { findDeviceLocator } from '../stores/device-store';
+import type { EventStamp } from '../stores/job-store';
+import { registryChangeOf, type RegistryChange } from '../stores/registry-stream';
+import { devicePlaceOf, eventMessage, eventTimestamp, type DevicePlace } from './events';
+import { toFota } from './fota';
+import type { Forward } from './identities';
+import { toJob } from './jobs';
+
+/** What the registry stream's consumer needs: the table (for old items without a place) and the forward queue. */
+export interface RegistryEventsDeps {
+  db: Db;
+  forward: Forward;
+  /** SendMessageBatch calls in flight. */
+  concurrency: number;
+}
+
+// One forward-queue SendMessageBatch takes 10 messages; each group of records is sent (and fails) as one.
+const SEND_GROUP = 10;
+
+/** A job or FOTA that is pending now and was not, or was scheduled anew (another `scheduled_at`). */
+const scheduled = (before: { status: string; scheduled_at: string } | undefined, after: { status: string; scheduled_at: string }) =>
+  after.status === 'pending' && (before?.status !== 'pending' || before.scheduled_at !== after.scheduled_at);
+
+/** A job or FOTA that the device has just ended: pending before, another status now. */
+const ended = (before: { status: string } | undefined, after: { status: string }) => before?.status === 'pending' && after.status !== 'pending';
+
+/** Where the event of a change happens: the place stamped on the item, or, for items older than stamps, the device's place now. */
+const placeOf = async (db: Db, item: EventStamp & { device_id: string }): Promise<DevicePlace | undefined> => {
+  if (item.workspace_id !== undefined && item.fleet_id !== undefined) {
+    return { workspace_id: item.workspace_id, fleet_id: item.fleet_id, device_id: item.device_id };
+  }
+  const locator = await findDeviceLocator(db, item.device_id);
+  return locator && devicePlaceOf(db, { deviceId: item.device_id, workspace_id: locator.workspace_id });
+};
+
+/**
+ * The event a job's or FOTA's change emits, exactly as the request paths used to send it:
+ * - c2d `job`/`fota` when it is scheduled or replaced (pending, with a new `scheduled_at`): the job
+ *   (or FOTA status) as payload; a rescheduled identical job is a new scheduling, so a new event;
+ * - d2c `job`/`fota` when the device ends it (pending → done, or → done/failed for a FOTA): the
+ *   ended job, or the FOTA with the device's message when it gave one.
+ * Nothing for other changes (a deleted item, a rewrite that changes neither) or for a device that
+ * no longer exists. The `ts` is the one stamped on the item, so a retry rebuilds the same event.
+ */
+export const eventOfChange = async (db: Db, change: RegistryChange): Promise<EventMessage | undefined> => {
+  const { before, after } = change;
+  if (!after) return undefined;
+  const direction = scheduled(before, after) ? 'c2d' : ended(before, after) ? 'd2c' : undefined;
+  if (!direction) return undefined;
+  const place = await placeOf(db, after);
+  if (!place) {
+    logger.warn('no event for a change of a device that no longer exists', { device_id: after.device_id, kind: change.kind });
+    return undefined;
+  }
+  const payload =
+    change.kind === 'job'
+      ? toJob(change.after!)
+      : { ...toFota(change.after!), ...(direction === 'd2c' && change.after!.message ? { message: change.after!.message } : {}) };
+  return eventMessage(place, change.kind, direction, payload, after.event_ts ?? eventTimestamp());
+};
+
+/** Runs `task` on every item, `concurrency` at once, settling each. */
+const settleAll = async <T, R>(items: T[], concurrency: number, task: (item: T) => Promise<R>) => {
+  const results: PromiseSettledResult<R>[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) {
+      results[i] = await task(items[i]).then(
+        (value) => ({ status: 'fulfilled', value }) as const,
+        (reason: unknown) => ({ status: 'rejected', reason }) as const,
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return results;
+};
+
+/**
+ * Turns a batch of registry stream records into their events and sends them to the forward queue,
+ * in record order, groups of records sent in parallel. Other items' records are skipped.
+ * @returns the sequence number of the first record that failed (its event could not be built or
+ * sent), from which the stream retries (ReportBatchItemFailures); undefined when all succeeded.
+ * Records after it whose events were sent are sent again then (at least once; same `ts`).
+ */
+export const forwardRegistryChanges = async (deps: RegistryEventsDeps, records: DynamoDBRecord[]): Promise<string | undefined> => {
+  const built = await settleAll(records, deps.concurrency, async (record) => {
+    const change = registryChangeOf(record);
+    return change && eventOfChange(deps.db, change);
+  });
+  let failedAt = built.findIndex((result) => result.status === 'rejected');
+  if (failedAt < 0) failedAt = records.length;
+  else logger.error('a registry change could not become its event', { error: (built[failedAt] as PromiseRejectedResult).reason as Error, eventID: records[failedAt].eventID });
+
+  // Only the records before the first failure are sent: from it on, the whole rest is retried.
+  const ready = built
+    .slice(0, failedAt)
+    .flatMap((result, index) => (result.status === 'fulfilled' && result.value ? [{ index, event: result.value }] : []));
+  const groups = Array.from({ length: Math.ceil(ready.length / SEND_GROUP) }, (_, g) => ready.slice(g * SEND_GROUP, (g + 1) * SEND_GROUP));
+  const sent = await settleAll(groups, deps.concurrency, (group) => deps.forward(group.map((r) => r.event)));
+  const firstUnsent = sent.findIndex((result) => result.status === 'rejected');
+  if (firstUnsent >= 0) {
+    logger.error('events could not be sent to the forward queue; the stream retries', { error: (sent[firstUnsent] as PromiseRejectedResult).reason as Error });
+    failedAt = Math.min(failedAt, groups[firstUnsent][0].index);
+  }
+  return failedAt < records.length ? records[failedAt].dynamodb?.SequenceNumber : undefined;
+};

@@ -1,0 +1,17 @@
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { publishForward } from '../domain/events';
+import { forwardRegistryChanges, type RegistryEventsDeps } from '../domain/registry-events';
+import { registryDb } from '../shared/clients';
+import { WRITE_CONCURRENCY } from '../shared/env';
+
+const deps: RegistryEventsDeps = { db: registryDb(), forward: publishForward, concurrency: WRITE_CONCURRENCY };
+
+/**
+ * The registry stream's consumer (a DynamoDB stream event source with ReportBatchItemFailures and
+ * a filter on job and FOTA items): sends the `job`/`fota` event of each change to the forward
+ * queue and answers with the record to retry from, if any.
+ */
+export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+  const failed = await forwardRegistryChanges(deps, event.Records);
+  return { batchItemFailures: failed ? [{ itemIdentifier: failed }] : [] };
+};

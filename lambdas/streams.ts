@@ -1,0 +1,55 @@
+/**
+ * The DynamoDB table streams of the system and their consumers, as data: the CDK stack enables the
+ * stream and builds the event source mapping from these rows, and the local runtime runs its
+ * stream poller with the same settings, so that the two cannot disagree. No engine or CDK import.
+ */
+import { FOTA_SORT_KEY_PREFIX, JOB_SORT_KEY_PREFIX } from './stores/keys';
+
+/** The Lambda (a folder under `lambdas/`) that consumes a stream. */
+export type StreamConsumer = 'registry-stream';
+
+/** How a stream's consumer is fed; the names follow Lambda's stream event source mapping settings. */
+export interface StreamDefinition {
+  /** The table whose stream it is (the registry). */
+  table: 'registry';
+  consumer: StreamConsumer;
+  /** Most records per invocation (Lambda: 1…10,000 for DynamoDB streams). */
+  batchSize: number;
+  /** Longest wait, from the first record, to fill a batch (Lambda: 0…300 s). */
+  maxBatchingWindowSeconds: number;
+  /**
+   * Retries of a failing batch before its description goes to the on-failure destination and the
+   * shard moves on. Halving a batch (bisect) does not count (Lambda's own rule).
+   */
+  retryAttempts: number;
+  /** Split a batch whose invocation failed in two, to isolate a bad record. */
+  bisectBatchOnError: boolean;
+  /** Seconds the consumer may run (the Lambda's timeout). */
+  consumerTimeoutSeconds: number;
+  /** Only changes of items whose sort key starts with one of these reach the consumer (filter criteria). */
+  sortKeyPrefixes: readonly string[];
+  /** Only these kinds of change reach the consumer (a deleted job emits nothing). */
+  eventNames: ReadonlyArray<'INSERT' | 'MODIFY' | 'REMOVE'>;
+}
+
+/**
+ * The registry table's change stream (NEW_AND_OLD_IMAGES) turns every job and FOTA change into its
+ * `job`/`fota` event: the request paths only write, and the event is guaranteed to follow.
+ * 20 retries ride out a forward queue that refuses sends for a while (each invocation itself
+ * retries a send five times with backoff); a record that still fails is described in the
+ * stream's DLQ, never dropped silently.
+ */
+export const REGISTRY_STREAM: StreamDefinition = {
+  table: 'registry',
+  consumer: 'registry-stream',
+  batchSize: 100,
+  maxBatchingWindowSeconds: 1,
+  retryAttempts: 20,
+  bisectBatchOnError: true,
+  consumerTimeoutSeconds: 30,
+  sortKeyPrefixes: [JOB_SORT_KEY_PREFIX, FOTA_SORT_KEY_PREFIX],
+  eventNames: ['INSERT', 'MODIFY'],
+};
+
+/** The DLQ of a stream's consumer, by name locally (the stack lets CloudFormation name its queues). */
+export const STREAM_DLQ_NAME = 'registry-stream-dlq';
