@@ -1,10 +1,12 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/routes';
+import { REGISTRY_STREAM, type StreamConsumer } from '../lambdas/streams';
 import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../local/queues';
 import { API_STAGE, Api, type AuthorizedBy } from './constructs/api';
 import { HandlerFunction } from './constructs/handler-function';
 import { Queues } from './constructs/queues';
+import { RegistryStream } from './constructs/registry-stream';
 import { RegistryTable } from './constructs/registry-table';
 import { TimeseriesStore } from './constructs/timeseries-store';
 import { pascalCase } from './names';
@@ -43,6 +45,10 @@ export class FleetstreamStack extends Stack {
   readonly queues: Queues;
   /** The Lambda of each queue consumer (local/queues.ts QUEUE_CONSUMERS), by handler folder. */
   readonly consumerFunctions: ReadonlyMap<string, HandlerFunction>;
+  /** The Lambda of each table stream consumer (lambdas/streams.ts), by handler folder. */
+  readonly streamFunctions: ReadonlyMap<StreamConsumer, HandlerFunction>;
+  /** The registry table's stream into its consumer, with its on-failure queue and alarms. */
+  readonly registryStream: RegistryStream;
   /** Where data points are kept: a DynamoDB table or Timestream (`-c timeseries=…`). */
   readonly timeseries: TimeseriesStore;
 
@@ -99,7 +105,30 @@ export class FleetstreamStack extends Stack {
         return [source, fn] as const;
       }),
     );
-    const bySource = new Map([...this.routeHandlers.values(), ...this.authorizerFunctions.values(), ...this.consumerFunctions.values()].map((fn) => [fn.source, fn]));
+    // Job and FOTA events follow their writes: the registry stream's consumer makes them. It reads
+    // the stream (granted by the event source), and only GetItem on the table (the place of a
+    // device whose old job items carry none).
+    const streamConsumer = new HandlerFunction(this, `${pascalCase(REGISTRY_STREAM.consumer)}Handler`, {
+      source: REGISTRY_STREAM.consumer,
+      description: 'Fleetstream registry stream consumer: job and FOTA events',
+      timeout: Duration.seconds(REGISTRY_STREAM.consumerTimeoutSeconds),
+      ...logs,
+    });
+    streamConsumer.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'get-item');
+    this.streamFunctions = new Map([[REGISTRY_STREAM.consumer, streamConsumer]]);
+    this.registryStream = new RegistryStream(this, 'RegistryStream', {
+      table: this.registry.table,
+      consumer: streamConsumer,
+      dashboard: this.queues.dashboard,
+      removalPolicy: config.removalPolicy,
+    });
+
+    const bySource = new Map(
+      [...this.routeHandlers.values(), ...this.authorizerFunctions.values(), ...this.consumerFunctions.values(), ...this.streamFunctions.values()].map((fn) => [
+        fn.source,
+        fn,
+      ]),
+    );
     for (const [queue, sources] of Object.entries(QUEUE_PRODUCERS) as Array<[QueueName, readonly string[]]>) {
       for (const source of sources) {
         const fn = bySource.get(source);
@@ -143,6 +172,10 @@ export class FleetstreamStack extends Stack {
       new CfnOutput(this, `${name}QueueUrl`, { value: queue.queueUrl, description: `The ${definition.name} queue (npm run replay-dlq -- --queue <this>)` });
       new CfnOutput(this, `${name}DlqUrl`, { value: dlq.queueUrl, description: `The ${definition.name} queue's dead-letter queue` });
     }
+    new CfnOutput(this, 'RegistryStreamDlqUrl', {
+      value: this.registryStream.dlq.queueUrl,
+      description: 'Descriptions of registry stream batches whose job/FOTA events could not be forwarded',
+    });
     new CfnOutput(this, 'DashboardName', { value: this.queues.dashboard.dashboardName, description: 'CloudWatch dashboard of the queues and their consumers' });
   }
 }

@@ -80,7 +80,8 @@ export const QUEUE_CONSUMERS: Partial<Record<QueueName, QueueConsumer>> = {
  */
 export const QUEUE_PRODUCERS: Record<QueueName, readonly string[]> = {
   ingest: ['device-api'],
-  forward: ['jobs', 'fota', 'device-api', 'device-authorizer', 'ingest'],
+  // Job and FOTA events come from the registry stream's consumer, not from the jobs and fota handlers.
+  forward: ['registry-stream', 'device-api', 'device-authorizer', 'ingest'],
 };
 
 /** The DLQ of a queue, by name (fauxqs; the stack lets CloudFormation name its queues). */

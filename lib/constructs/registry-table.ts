@@ -1,5 +1,5 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 
 /** Settings of the registry table. */
@@ -11,7 +11,8 @@ export interface RegistryTableProps {
 /**
  * The registry table: accounts, workspaces, fleets, devices, jobs, FOTA and keys, all under the
  * string keys `pk`/`sk` that `lambdas/stores/keys.ts` builds (the local runtime creates the same
- * table on DynamoDB Local). On-demand, point-in-time recovery, encrypted with the AWS managed key.
+ * table on DynamoDB Local). On-demand, point-in-time recovery, encrypted with the AWS managed key,
+ * with a change stream of old and new images: job and FOTA events follow their writes through it.
  */
 export class RegistryTable extends Construct {
   readonly table: Table;
@@ -28,6 +29,9 @@ export class RegistryTable extends Construct {
       removalPolicy,
       // The forwarder's delivery ledger expires its entries (lambdas/stores/integration-store.ts).
       timeToLiveAttribute: 'ttl',
+      // The registry stream's consumer tells a scheduling (a new scheduled_at) from a completion
+      // (pending → done) by comparing the item before and after (lambdas/domain/registry-events.ts).
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
       // A retained table also refuses a stray DeleteTable; a disposable stack must be able to delete it.
       deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
     });

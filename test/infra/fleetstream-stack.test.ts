@@ -68,9 +68,12 @@ describe('routes', () => {
 });
 
 describe('handlers', () => {
-  it('has one Lambda per handler of the route table plus one per authorizer and per queue consumer', () => {
+  it('has one Lambda per handler of the route table plus one per authorizer, per queue consumer and per stream consumer', () => {
     expect([...stack.routeHandlers.keys()].sort()).toEqual([...ROUTE_HANDLERS].sort());
-    template.resourceCountIs('AWS::Lambda::Function', ROUTE_HANDLERS.length + stack.authorizerFunctions.size + stack.consumerFunctions.size);
+    template.resourceCountIs(
+      'AWS::Lambda::Function',
+      ROUTE_HANDLERS.length + stack.authorizerFunctions.size + stack.consumerFunctions.size + stack.streamFunctions.size,
+    );
   });
 
   it('runs every Lambda on nodejs22.x, arm64, as an ES module with source maps and its own log group', () => {
@@ -96,7 +99,7 @@ describe('handlers', () => {
   });
 
   it('bundles each handler into an ES module that loads with only the AWS SDK beside it, as on Lambda', () => {
-    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values()]) {
+    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values(), ...stack.streamFunctions.values()]) {
       const dir = assetDirOf(fn);
       expect(existsSync(join(dir, 'index.mjs.map'))).toBe(true);
       provideAwsSdk(dir);
@@ -155,7 +158,7 @@ describe('least privilege', () => {
 
   it('lets each Lambda write logs only to its own log group, with no AWS managed policy', () => {
     const resources = template.toJSON().Resources;
-    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values()]) {
+    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values(), ...stack.streamFunctions.values()]) {
       const props = resources[functionId(fn)].Properties;
       const logGroupId = targetOf(props.LoggingConfig.LogGroup)!;
       const logStatements = statementsOfFunction(template, functionId(fn)).filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')));

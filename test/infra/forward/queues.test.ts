@@ -30,7 +30,8 @@ describe('queues', () => {
 
   it('encrypts every queue (SSE-SQS), refuses plain HTTP to it, and retains it by default', () => {
     const queues = template.findResources('AWS::SQS::Queue');
-    expect(Object.keys(queues)).toHaveLength(queueNames.length * 2);
+    // each queue with its DLQ, and the registry stream's on-failure queue
+    expect(Object.keys(queues)).toHaveLength(queueNames.length * 2 + 1);
     for (const [id, queue] of Object.entries(queues)) {
       expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
       expect(queue.DeletionPolicy).toBe('Retain');
@@ -128,7 +129,12 @@ describe('consumers', () => {
 });
 
 describe('producers', () => {
-  const functions = () => [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values()];
+  const functions = () => [
+    ...stack.routeHandlers.values(),
+    ...stack.authorizerFunctions.values(),
+    ...stack.consumerFunctions.values(),
+    ...stack.streamFunctions.values(),
+  ];
 
   it('lets exactly the producers of the table send to each queue, and tells them its URL', () => {
     for (const fn of functions()) {
