@@ -8,13 +8,41 @@ import type { IngestMessage } from '../../../lambdas/schemas/device-api';
 import type { EventMessage } from '../../../lambdas/schemas/forward';
 import type { Db } from '../../../lambdas/shared/clients';
 import { ConflictError, NotFoundError } from '../../../lambdas/shared/errors';
+import { forwardRegistryChanges } from '../../../lambdas/domain/registry-events';
+import { startDynamoDbStreamPoller, type StreamPoller } from '../../../local/dynamodb-stream-poller';
+import { until } from '../../../local/ports';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';
 
 let db: Db;
+let poller: StreamPoller;
+/** What the registry stream's consumer forwards: job and FOTA events follow their writes through the table's stream. */
+const streamed: EventMessage[] = [];
 beforeAll(async () => {
-  db = await freshTable();
+  db = await freshTable(undefined, { stream: true });
+  poller = await startDynamoDbStreamPoller({
+    tableName: db.table,
+    batchSize: 100,
+    maxBatchingWindowMs: 50,
+    retryAttempts: 0,
+    bisectBatchOnError: false,
+    timeoutMs: 10_000,
+    functionName: 'registry-stream',
+    handler: async (event) => {
+      const failed = await forwardRegistryChanges({ db, forward: async (events) => void streamed.push(...events), concurrency: 4 }, event.Records);
+      return { batchItemFailures: failed ? [{ itemIdentifier: failed }] : [] };
+    },
+    startingPosition: 'TRIM_HORIZON',
+  });
 });
+afterAll(() => poller.stop());
+
+/** The streamed events of a device once `done` holds for them. */
+const streamedFor = async (deviceId: string, done: (events: EventMessage[]) => boolean) => {
+  const of = () => streamed.filter((e) => e.device_id === deviceId);
+  await until(() => done(of()), `the streamed events of ${deviceId}`, 30_000);
+  return of();
+};
 
 /** Deps whose queues keep what they are given. */
 const recordingDeps = () => {
@@ -154,7 +182,7 @@ describe('device status', () => {
 });
 
 describe('job results', () => {
-  it('marks the job done with its result and completion time, and forwards a d2c job event', async () => {
+  it('marks the job done with its result and completion time, and the registry stream forwards a d2c job event', async () => {
     const { caller, device, self } = await deviceOfNewAccount();
     await scheduleJob(db, caller, device.id, 'reboot', { delay: 5 });
     const { deps, forwarded } = recordingDeps();
@@ -171,12 +199,14 @@ describe('job results', () => {
     });
     expect(await getJob(db, caller, device.id, 'reboot')).toEqual(job);
     expect((await listJobs(db, caller, device.id, 'done')).map((j) => j.name)).toEqual(['reboot']);
-    expect(forwarded).toEqual([
-      expect.objectContaining({ type: 'job', direction: 'd2c', device_id: device.id, payload: job }),
+    expect(forwarded).toEqual([]); // the request only writes
+    const events = await streamedFor(device.id, (e) => e.some((x) => x.direction === 'd2c'));
+    expect(events.filter((e) => e.direction === 'd2c')).toEqual([
+      expect.objectContaining({ type: 'job', direction: 'd2c', device_id: device.id, workspace_id: device.workspace_id, fleet_id: device.fleet_id, payload: job }),
     ]);
   });
 
-  it('answers a repeated report with the done job, and forwards its event again', async () => {
+  it('answers a repeated report with the done job, and changes nothing, so no second event follows', async () => {
     const { caller, device, self } = await deviceOfNewAccount();
     await scheduleJob(db, caller, device.id, 'reboot', {});
     const first = await reportJobResult(recordingDeps().deps, self, 'reboot', { ok: true });
@@ -185,7 +215,11 @@ describe('job results', () => {
     const again = await reportJobResult(deps, self, 'reboot', { ok: true });
 
     expect(again).toEqual(first);
-    expect(forwarded).toHaveLength(1);
+    expect(forwarded).toEqual([]);
+    // A job scheduled after the retry: once its event is out, the stream has handled every earlier change of the device.
+    await scheduleJob(db, caller, device.id, 'marker', {});
+    const events = await streamedFor(device.id, (e) => e.some((x) => (x.payload as { name?: string }).name === 'marker'));
+    expect(events.map((e) => `${(e.payload as { name: string }).name} ${e.direction}`)).toEqual(['reboot c2d', 'reboot d2c', 'marker c2d']);
   });
 
   it('refuses another result for a done job and keeps the first', async () => {
@@ -221,7 +255,7 @@ describe('job results', () => {
 });
 
 describe('FOTA results', () => {
-  it.each(['done', 'failed'] as const)('ends the FOTA as %s and forwards a d2c fota event', async (outcome) => {
+  it.each(['done', 'failed'] as const)('ends the FOTA as %s and the registry stream forwards a d2c fota event', async (outcome) => {
     const { caller, device, self } = await deviceOfNewAccount();
     await scheduleFota(db, caller, device.id, { firmwareId: 'fw', firmwareVersion: '2.0' });
     const { deps, forwarded } = recordingDeps();
@@ -230,7 +264,9 @@ describe('FOTA results', () => {
 
     expect(fota.status).toBe(outcome);
     expect((await getFota(db, caller, device.id)).status).toBe(outcome);
-    expect(forwarded).toEqual([
+    expect(forwarded).toEqual([]); // the request only writes
+    const events = await streamedFor(device.id, (e) => e.some((x) => x.direction === 'd2c'));
+    expect(events.filter((e) => e.direction === 'd2c')).toEqual([
       expect.objectContaining({
         type: 'fota',
         direction: 'd2c',
