@@ -238,7 +238,10 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
         await deliver(shardId, batch.slice(half), attempt);
         return;
       }
-      if (outcome !== 'error') batch = batch.slice(outcome.failedFrom);
+      if (outcome !== 'error') {
+        report(new Error(`record ${batch[outcome.failedFrom].dynamodb?.SequenceNumber} failed`), 'the handler reported failed records; the batch is retried from the first');
+        batch = batch.slice(outcome.failedFrom);
+      }
       if (attempt >= options.retryAttempts) return discard(shardId, batch, attempt + 1);
       attempt++;
       await pause(retryDelay(attempt), abort.signal);

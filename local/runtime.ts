@@ -32,6 +32,8 @@ export interface LocalRuntimeOptions {
   consumerConcurrency?: number;
   /** Changes to the registry stream's consumer settings of lambdas/streams.ts, e.g. fewer retries in tests. */
   registryStream?: Partial<Pick<StreamDefinition, 'batchSize' | 'maxBatchingWindowSeconds' | 'retryAttempts'>>;
+  /** A failed invocation (or read) of the registry stream's consumer; logged to stderr when absent. */
+  onStreamError?: (error: unknown, what: string) => void;
 }
 
 export interface Bootstrap {
@@ -148,6 +150,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       filter: streamFilterOf(stream),
       onFailureQueueUrl: streamDlqUrl,
       startingPosition: 'LATEST',
+      onError: options.onStreamError,
     });
     stops.push(streamPoller.stop);
 
