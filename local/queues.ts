@@ -4,10 +4,10 @@
  * both from these rows, so that the two cannot disagree. No engine or CDK import here.
  */
 
-export type QueueName = 'ingest' | 'forward';
+export type QueueName = 'ingest' | 'forward' | 'mqtt';
 
 /** The Lambda (a folder under `lambdas/`) that consumes a queue. */
-export type QueueConsumer = 'ingest' | 'forwarder';
+export type QueueConsumer = 'ingest' | 'forwarder' | 'device-mqtt';
 
 /** How a queue behaves and how its consumer is fed; the names follow the SQS and Lambda settings. */
 export interface QueueSettings {
@@ -32,7 +32,7 @@ export interface QueueSettings {
 export interface QueueDefinition extends QueueSettings {
   name: QueueName;
   /** The environment variable through which handlers find the queue's URL (lambdas/shared/env.ts). */
-  urlEnv: 'INGEST_QUEUE_URL' | 'FORWARD_QUEUE_URL';
+  urlEnv: 'INGEST_QUEUE_URL' | 'FORWARD_QUEUE_URL' | 'MQTT_QUEUE_URL';
   /** The queue's DLQ is named `<name>-dlq` locally; it keeps messages this long (the SQS maximum). */
   dlqRetentionDays: number;
 }
@@ -63,6 +63,19 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
     retry: { baseSeconds: 30, maxSeconds: 900 },
     dlqRetentionDays: DLQ_RETENTION_DAYS,
   },
+  // What the MQTT topic rules forward (lambdas/mqtt-rules.ts): device publishes and presence.
+  // Small batches and no batching window, because `#status` and `#now` wait for their answers
+  // (Lambda requires a window of ≥ 1 s above 10 messages).
+  mqtt: {
+    name: 'mqtt',
+    urlEnv: 'MQTT_QUEUE_URL',
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 5,
+    batchSize: 10,
+    maxBatchingWindowSeconds: 0,
+    consumerTimeoutSeconds: 10,
+    dlqRetentionDays: DLQ_RETENTION_DAYS,
+  },
 };
 
 /**
@@ -72,6 +85,7 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
 export const QUEUE_CONSUMERS: Partial<Record<QueueName, QueueConsumer>> = {
   ingest: 'ingest',
   forward: 'forwarder',
+  mqtt: 'device-mqtt',
 };
 
 /**
@@ -79,9 +93,11 @@ export const QUEUE_CONSUMERS: Partial<Record<QueueName, QueueConsumer>> = {
  * SendMessage and tells them the URL. Locally every handler may send.
  */
 export const QUEUE_PRODUCERS: Record<QueueName, readonly string[]> = {
-  ingest: ['device-api'],
+  ingest: ['device-api', 'device-mqtt'],
   // Job and FOTA events come from the registry stream's consumer, not from the jobs and fota handlers.
-  forward: ['registry-stream', 'device-api', 'device-authorizer', 'ingest'],
+  forward: ['registry-stream', 'device-api', 'device-authorizer', 'ingest', 'device-mqtt', 'mqtt-authorizer'],
+  // Filled by IoT Core's topic rules, not by a Lambda.
+  mqtt: [],
 };
 
 /** The DLQ of a queue, by name (fauxqs; the stack lets CloudFormation name its queues). */

@@ -2,7 +2,7 @@ import { compactVerify, decodeJwt, jwtVerify, type JWTPayload } from 'jose';
 import { randomBytes } from 'node:crypto';
 import { DEVICE_TOKEN_FIELD } from '../routes';
 import type { Db } from '../shared/clients';
-import { DEVICE_ENDPOINT_URL, DEVICE_TOKEN_MAX_TTL_SECONDS } from '../shared/env';
+import { DEVICE_ENDPOINT_URL, DEVICE_MQTT_CACERT, DEVICE_MQTT_URL, DEVICE_TOKEN_MAX_TTL_SECONDS } from '../shared/env';
 import { AppError, NotFoundError, UnauthorizedError } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { newId, nowIso } from '../shared/ids';
@@ -54,6 +54,28 @@ export const deviceEndpoint = (url: string): DeviceCredentials['endpoint'] => {
   };
 };
 
+/**
+ * The credentials' `endpoint` (and `cacert`): the MQTT broker when one is configured
+ * (`mqtts://host:port` → `mode: secure` with the broker's CA; `mqtt://` → `insecure`), the HTTPS
+ * device API otherwise; `url` is always the HTTPS device API, which MQTT clients ignore.
+ */
+export const credentialsEndpoint = (
+  httpsUrl: string,
+  mqttUrl: string,
+  cacert: string,
+): Pick<DeviceCredentials, 'endpoint' | 'cacert'> => {
+  const https = deviceEndpoint(httpsUrl);
+  if (!mqttUrl) return { endpoint: https };
+  if (!URL.canParse(mqttUrl)) throw new AppError(500, 'internal_error', `DEVICE_MQTT_URL is not a URL: "${mqttUrl}".`);
+  const broker = new URL(mqttUrl);
+  const secure = broker.protocol === 'mqtts:';
+  if (secure && !cacert) throw new AppError(500, 'internal_error', 'DEVICE_MQTT_CACERT is required for an mqtts:// broker.');
+  return {
+    endpoint: { host: broker.hostname, port: Number(broker.port) || (secure ? 8883 : 1883), mode: secure ? 'secure' : 'insecure', url: https.url },
+    ...(secure ? { cacert } : {}),
+  };
+};
+
 const requireDeviceOfWorkspace = async (db: Db, caller: Caller, workspaceId: string, deviceId: string) => {
   await requireWorkspace(db, caller, workspaceId);
   const device = await getDeviceOfWorkspace(db, workspaceId, deviceId);
@@ -73,9 +95,10 @@ export const createIdentity = async (
   deviceId: string,
   input: CreateIdentityBody,
   endpointUrl = DEVICE_ENDPOINT_URL,
+  broker = { url: DEVICE_MQTT_URL, cacert: DEVICE_MQTT_CACERT },
 ) => {
   // Checked first: a key whose credentials cannot be handed out must not be stored.
-  const endpoint = deviceEndpoint(endpointUrl);
+  const endpoint = credentialsEndpoint(endpointUrl, broker.url, broker.cacert);
   const device = await requireDeviceOfWorkspace(db, caller, workspaceId, deviceId);
   const secret = randomBytes(DEVICE_KEY_BYTES).toString('base64');
   const record: IdentityRecord = {
@@ -91,7 +114,7 @@ export const createIdentity = async (
   const credentials: DeviceCredentials = {
     devinfo: { device_id: device.id, mode: 'device_token', key_id: record.id, key_type: record.type },
     prvkey: secret,
-    endpoint,
+    ...endpoint,
   };
   return { identity: toIdentity(record), credentials };
 };
@@ -150,6 +173,8 @@ interface TokenCheck {
    * nothing about devices, identities or keys.
    */
   signed?: boolean;
+  /** Why an accepted token is still worth a word in the event's `error` (an expired token accepted on reconnect). */
+  note?: string;
 }
 
 const JOSE_REFUSALS: Record<string, string> = {
@@ -176,14 +201,23 @@ const signedWith = async (token: string, secret: string) =>
     () => false,
   );
 
-const checkToken = async (db: Db, token: string, now: Date, maxTtlSeconds: number): Promise<TokenCheck> => {
+/** The device an ID names, when it exists. */
+const findDevice = async (db: Db, deviceId: string) => {
+  if (!DeviceIdSchema.safeParse(deviceId).success) return undefined;
+  const locator = await findDeviceLocator(db, deviceId);
+  return locator && getDeviceOfWorkspace(db, locator.workspace_id, deviceId);
+};
+
+const checkToken = async (db: Db, token: string, now: Date, maxTtlSeconds: number, expiredGraceSeconds: number, subject?: string): Promise<TokenCheck> => {
   let claims: JWTPayload;
   try {
     claims = decodeJwt(token);
   } catch {
-    return { error: 'malformed token' };
+    return { device: subject ? await findDevice(db, subject) : undefined, error: 'malformed token' };
   }
   const { sub, key } = claims;
+  // A token of device A presented as device B (MQTT username) is recorded on B: someone tried to be B.
+  if (subject !== undefined && sub !== subject) return { device: await findDevice(db, subject), error: 'token of another device' };
   if (!DeviceIdSchema.safeParse(sub).success) return { error: 'malformed token' };
   const locator = await findDeviceLocator(db, sub!);
   if (!locator) return { error: 'unknown device' };
@@ -196,38 +230,87 @@ const checkToken = async (db: Db, token: string, now: Date, maxTtlSeconds: numbe
   // Identities revoked before keys were kept on revocation have none: such tokens cannot be verified.
   if (!identity.secret) return { device, error: 'identity revoked' };
   if (identity.revoked_at) return { device, error: 'identity revoked', signed: await signedWith(token, identity.secret) };
+  let expiredFor = 0;
   try {
     const { payload } = await jwtVerify(token, Buffer.from(identity.secret, 'base64'), {
       algorithms: ['HS256'],
       requiredClaims: ['exp'],
-      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS + expiredGraceSeconds,
       currentDate: now,
     });
     if (payload.exp! > now.getTime() / 1000 + maxTtlSeconds + CLOCK_TOLERANCE_SECONDS) {
       return { device, error: `token lifetime exceeds ${maxTtlSeconds} s`, signed: true };
     }
+    expiredFor = Math.floor(now.getTime() / 1000 - payload.exp!);
   } catch (error) {
     return { device, ...refusalOf(error) };
   }
-  return { device, caller: { accountId: locator.account_id, workspaceId: locator.workspace_id, deviceId: device.id, identityId: identity.id } };
+  return {
+    device,
+    caller: { accountId: locator.account_id, workspaceId: locator.workspace_id, deviceId: device.id, identityId: identity.id },
+    ...(expiredFor > CLOCK_TOLERANCE_SECONDS ? { note: `token expired ${expiredFor} s ago, accepted for a reconnect` } : {}),
+  };
 };
 
+/** The door a token came through: the `proto` of its `authentication` event. */
+export type DeviceDoor = 'https' | 'mqtt';
+
 /** The `authentication` event of a checked token, with the interface's payload fields (all strings). */
-const authenticationEvent = (device: DeviceRecord, error: string | undefined) =>
+const authenticationEvent = (device: DeviceRecord, proto: DeviceDoor, { error, note }: TokenCheck) =>
   eventMessage({ workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id }, 'authentication', 'd2c', {
     clientid: device.id,
-    proto: 'https',
-    error: error ?? '',
+    proto,
+    error: error ?? note ?? '',
     verified: String(!error),
     result: error ? 'denied' : 'granted',
   });
 
+export interface TokenRules {
+  now?: Date;
+  /** Longest accepted lifetime (exp − now), in seconds. */
+  maxTtlSeconds?: number;
+  /**
+   * How long after its `exp` a token is still accepted, in seconds (0: not at all). The MQTT door
+   * sets it: device clients sign their token once at start and reuse it on every reconnect.
+   */
+  expiredGraceSeconds?: number;
+  /** The device the token must name (the MQTT client ID and username); a token of another device is refused. */
+  subject?: string;
+}
+
 /**
- * The device a bearer token (`Authorization: Bearer <jwt>`) stands for: an HS256 JWT whose `sub`
- * is the device ID and `key` one of its unrevoked identities, signed with that identity's key,
- * unexpired, and with `exp` at most `maxTtlSeconds` ahead. Every check of a token that names an
- * existing device is reported as an `authentication` event; losing one to a failing queue does
- * not change the answer (the event is an observation, the answer is the authorization).
+ * Checks a device JWT for either door (the HTTPS device authorizer, the MQTT custom authorizer):
+ * an HS256 JWT whose `sub` is the device ID and `key` one of its unrevoked identities, signed with
+ * that identity's key, unexpired (or expired less than `expiredGraceSeconds` ago), and with `exp`
+ * at most `maxTtlSeconds` ahead. Every check of a token that names an existing device is reported
+ * as an `authentication` event with the door as `proto`; losing one to a failing queue does not
+ * change the answer (the event is an observation, the answer is the authorization).
+ */
+export const checkDeviceToken = async (
+  db: Db,
+  forward: Forward,
+  token: string,
+  proto: DeviceDoor,
+  { now = new Date(), maxTtlSeconds = DEVICE_TOKEN_MAX_TTL_SECONDS, expiredGraceSeconds = 0, subject }: TokenRules = {},
+): Promise<TokenCheck> => {
+  const check = await checkToken(db, token, now, maxTtlSeconds, expiredGraceSeconds, subject);
+  if (check.device) await observe(forward, [authenticationEvent(check.device, proto, check)]);
+  return check;
+};
+
+/**
+ * The device a device JWT stands for, by `checkDeviceToken`'s rules.
+ * @throws UnauthorizedError saying why the token is refused.
+ */
+export const verifyDeviceToken = async (db: Db, forward: Forward, token: string, proto: DeviceDoor, rules: TokenRules = {}): Promise<DeviceCaller> => {
+  const { caller, error } = await checkDeviceToken(db, forward, token, proto, rules);
+  if (!caller) throw new UnauthorizedError(`The device token is refused: ${error}.`);
+  return caller;
+};
+
+/**
+ * The device a bearer token (`Authorization: Bearer <jwt>`) stands for, by `checkDeviceToken`'s
+ * rules; the HTTPS door accepts no expired token.
  * @throws UnauthorizedError saying why the token is refused; with `details` naming the reason only
  * when the token is signed with the device's key (expired, too long-lived, revoked identity).
  */
@@ -235,12 +318,11 @@ export const authenticateDevice = async (
   db: Db,
   forward: Forward,
   authorization: string | undefined,
-  { now = new Date(), maxTtlSeconds = DEVICE_TOKEN_MAX_TTL_SECONDS }: { now?: Date; maxTtlSeconds?: number } = {},
+  rules: Omit<TokenRules, 'expiredGraceSeconds' | 'subject'> = {},
 ): Promise<DeviceCaller> => {
   const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
   if (!token) throw new UnauthorizedError('An Authorization: Bearer <device token> header is required.');
-  const { device, caller, error, signed } = await checkToken(db, token, now, maxTtlSeconds);
-  if (device) await observe(forward, [authenticationEvent(device, error)]);
+  const { caller, error, signed } = await checkDeviceToken(db, forward, token, 'https', rules);
   if (caller) return caller;
   if (signed) {
     throw new UnauthorizedError('The device token is refused.', { details: [{ field: DEVICE_TOKEN_FIELD, message: `The token is signed by the device's key but refused: ${error}.` }] });

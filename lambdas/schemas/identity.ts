@@ -42,9 +42,13 @@ export const DeviceCredentialsSchema = z
     endpoint: z.object({
       host: z.string(),
       port: z.number().int(),
-      mode: z.enum(['secure', 'insecure']).meta({ description: 'secure: TLS (HTTPS)' }),
-      url: z.string().meta({ description: 'Base address of the device API', example: 'https://api.example.com/v3/device' }),
-    }),
+      mode: z.enum(['secure', 'insecure']).meta({ description: 'secure: TLS (MQTT over TLS 1.2; HTTPS when no broker is configured)' }),
+      url: z.string().meta({ description: 'Base address of the HTTPS device API', example: 'https://api.example.com/v3/device' }),
+    }).meta({ description: 'host and port: the MQTT broker (the HTTPS device API when no broker is configured); url: the HTTPS device API' }),
+    cacert: z
+      .string()
+      .optional()
+      .meta({ description: 'PEM of the CA that signed the MQTT broker’s certificate; present when the broker uses TLS' }),
   })
   .meta({ id: 'DeviceCredentials' });
 export type DeviceCredentials = z.infer<typeof DeviceCredentialsSchema>;

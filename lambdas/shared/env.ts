@@ -50,3 +50,29 @@ export const TIMESERIES_TABLE = process.env.TIMESERIES_TABLE ?? 'fleetstream-tim
 export const TIMESTREAM_DATABASE = process.env.TIMESTREAM_DATABASE ?? 'fleetstream';
 export const TIMESTREAM_TABLE = process.env.TIMESTREAM_TABLE ?? 'datapoints';
 
+
+/**
+ * The MQTT broker devices connect to, as a URL (`mqtts://<iot-endpoint>:8883`, locally
+ * `mqtts://127.0.0.1:<port>`): written into device credentials as `endpoint.host/port/mode`.
+ * Empty: credentials name the HTTPS device API only.
+ */
+export const DEVICE_MQTT_URL = process.env.DEVICE_MQTT_URL ?? '';
+
+/** PEM of the CA that signed the broker's certificate: the credentials' `cacert` when the broker uses TLS. */
+export const DEVICE_MQTT_CACERT = process.env.DEVICE_MQTT_CACERT ?? '';
+
+/**
+ * How long after its `exp` the MQTT door still accepts a device token, in seconds (0: never).
+ * Device clients sign one token at start and reuse it on every automatic reconnect
+ * (spec/device-mqtt.md); see the README's "MQTT door" for the decision.
+ */
+export const DEVICE_TOKEN_RECONNECT_GRACE_SECONDS = intFrom(process.env.DEVICE_TOKEN_RECONNECT_GRACE_SECONDS, 30 * 24 * 3600);
+
+/**
+ * Jobs and FOTA scheduled for a connected device are published to it at once on `j/dn/<id>`
+ * through the IoT data plane (the stack and the local runtime set it to `true`).
+ */
+export const MQTT_LIVE_DELIVERY = process.env.MQTT_LIVE_DELIVERY === 'true';
+
+/** Queue that the MQTT topic rules (data, `j/up`, presence) fill and the device-mqtt Lambda drains. */
+export const MQTT_QUEUE_URL = process.env.MQTT_QUEUE_URL ?? '';

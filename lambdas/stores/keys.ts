@@ -10,6 +10,7 @@
  * | device locator  | DEV#<dev>      | DEVICE          |
  * | job             | DEV#<dev>      | JOB#<name>      |
  * | FOTA            | DEV#<dev>      | FOTA            |
+ * | open condition  | DEV#<dev>      | COND#<uuid>     |
  * | API key (meta)  | WKS#<wks>      | APIKEY#<key>    |
  * | API key (hash)  | APIKEY#<sha256>| APIKEY          |
  * | device identity | WKS#<wks>      | IDN#<dev>#<idn> |
@@ -35,6 +36,8 @@ export const JOB_SORT_KEY_PREFIX = 'JOB#';
 export const FOTA_SORT_KEY_PREFIX = 'FOTA';
 export const jobKey = (deviceId: string, name: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `${JOB_SORT_KEY_PREFIX}${name}` });
 export const fotaKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: FOTA_SORT_KEY_PREFIX });
+/** A condition a device opened over MQTT (`condition` on `j/up`), by the device's own uuid. */
+export const conditionKey = (deviceId: string, uuid: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `COND#${uuid}` });
 export const apiKeyMetaKey = (workspaceId: string, keyId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `APIKEY#${keyId}` });
 export const apiKeyHashKey = (hash: string): ItemKey => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' });
 export const identityKey = (workspaceId: string, deviceId: string, identityId: string): ItemKey => ({
@@ -58,6 +61,7 @@ export const collection = {
   fleetsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'FLT#' }),
   devicesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'DEV#' }),
   jobsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: JOB_SORT_KEY_PREFIX }),
+  conditionsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: 'COND#' }),
   apiKeysOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'APIKEY#' }),
   // Identities sit in their workspace's partition so that listing devices reads them in one query.
   identitiesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'IDN#' }),
