@@ -2,7 +2,7 @@
  * `npm start`: the whole system on this machine, no AWS account and no Docker.
  * Prints progress to stderr, then one line `READY {json}` to stdout. Its variables (PORT,
  * FLEETSTREAM_DATA_DIR, FLEETSTREAM_IN_MEMORY, FLEETSTREAM_DEV_API_KEY, AUTHORIZER_CACHE_TTL_SECONDS,
- * WEBHOOK_TIMEOUT_MS, FORWARD_RETRY_*, <QUEUE>_QUEUE_*) are read by local/config.ts and listed in
+ * MQTT_PORT, MQTTS_PORT, WEBHOOK_TIMEOUT_MS, FORWARD_RETRY_*, <QUEUE>_QUEUE_*) are read by local/config.ts and listed in
  * the README's "Configuration".
  */
 import { rmSync } from 'node:fs';
@@ -44,7 +44,7 @@ const main = async () => {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   const { stop: _stop, ...ready } = runtime;
-  log(`ready: ${runtime.base_url} (X-API-KEY: ${runtime.api_key})`);
+  log(`ready: ${runtime.base_url} (X-API-KEY: ${runtime.api_key}); MQTT ${runtime.mqtt_url}, ${runtime.mqtts_url} (TLS)`);
   process.stdout.write(`READY ${JSON.stringify(ready)}\n`);
 };
 

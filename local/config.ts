@@ -72,6 +72,9 @@ export const startConfig = (env: Env, args: string[] = []): StartConfig => {
     dataDir,
     options: {
       port: intVar(env, 'PORT', 0, 65_535) ?? 3000,
+      // The embedded MQTT broker's ports (0: any free port): IoT clients' usual 1883 and 8883.
+      mqttPort: intVar(env, 'MQTT_PORT', 0, 65_535) ?? 1883,
+      mqttTlsPort: intVar(env, 'MQTTS_PORT', 0, 65_535) ?? 8883,
       dataDir: inMemory ? undefined : dataDir,
       devApiKey: env.FLEETSTREAM_DEV_API_KEY || undefined,
       ...(authorizerCacheTtlSeconds !== undefined ? { authorizerCacheTtlSeconds } : {}),

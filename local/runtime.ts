@@ -8,6 +8,7 @@ import { REGISTRY_STREAM, STREAM_DLQ_NAME, type StreamDefinition } from '../lamb
 import { startApiGateway } from './api-gateway';
 import { ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
 import { startDynamoDbStreamPoller, streamFilterOf, type StreamHandler } from './dynamodb-stream-poller';
+import { brokerTls, startMqttBroker } from './mqtt-broker';
 import { freePort } from './ports';
 import { dlqNameOf, QUEUE_CONSUMERS, type QueueName } from './queues';
 import { startLocalSqs, type QueueOverrides } from './queues-engine';
@@ -34,6 +35,9 @@ export interface LocalRuntimeOptions {
   registryStream?: Partial<Pick<StreamDefinition, 'batchSize' | 'maxBatchingWindowSeconds' | 'retryAttempts'>>;
   /** A failed invocation (or read) of the registry stream's consumer; logged to stderr when absent. */
   onStreamError?: (error: unknown, what: string) => void;
+  /** Ports of the embedded MQTT broker, plain and TLS; free ones when 0 or absent. */
+  mqttPort?: number;
+  mqttTlsPort?: number;
 }
 
 export interface Bootstrap {
@@ -48,6 +52,9 @@ export interface LocalRuntime extends Bootstrap {
   /** The local SQS engine (AWS_ENDPOINT_URL_SQS) and its queue URLs, DLQs as `<name>-dlq`. */
   sqs_endpoint: string;
   queue_urls: Record<string, string>;
+  /** The embedded MQTT broker: plain and TLS addresses; device credentials name the TLS one. */
+  mqtt_url: string;
+  mqtts_url: string;
   stop: () => Promise<void>;
 }
 
@@ -120,6 +127,16 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     });
     // Read once by the handlers (lambdas/shared/env.ts), so set before the first one loads.
     process.env.DEVICE_ENDPOINT_URL = `http://127.0.0.1:${port}/v3/device`;
+    // The MQTT door (DESIGN §9): credentials name the broker's TLS port and carry its CA;
+    // cloud-to-device publishes reach the broker through the IoT data plane's standard variable.
+    const tls = await brokerTls(options.dataDir);
+    const [mqttPort, mqttTlsPort, dataPlanePort] = [options.mqttPort || (await freePort()), options.mqttTlsPort || (await freePort()), await freePort()];
+    Object.assign(process.env, {
+      DEVICE_MQTT_URL: `mqtts://127.0.0.1:${mqttTlsPort}`,
+      DEVICE_MQTT_CACERT: tls.caCert,
+      AWS_ENDPOINT_URL_IOT_DATA_PLANE: `http://127.0.0.1:${dataPlanePort}`,
+      MQTT_LIVE_DELIVERY: 'true',
+    });
     const client = new DynamoDBClient({});
     // The registry's change stream turns job and FOTA writes into their events (lambdas/streams.ts).
     await ensureTable(client, REGISTRY_TABLE, { stream: true });
@@ -177,6 +194,23 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
         }),
     );
 
+    log(`starting the MQTT broker on ports ${mqttPort} and ${mqttTlsPort} (TLS)…`);
+    const { handler: mqttAuthorizer } = await import('../lambdas/mqtt-authorizer/handler');
+    const { sendMessages } = await import('../lambdas/stores/queue-store');
+    const { recordAuthorizationRefusal } = await import('../lambdas/domain/device-mqtt');
+    const { publishForward } = await import('../lambdas/domain/events');
+    const { registryDb } = await import('../lambdas/shared/clients');
+    const mqtt = await startMqttBroker({
+      port: mqttPort,
+      tlsPort: mqttTlsPort,
+      dataPlanePort,
+      tls,
+      authorizer: mqttAuthorizer,
+      sendToQueue: (messages) => sendMessages(sqs.queues.mqtt.url, messages),
+      onSubscribeRefused: (deviceId, topic) => recordAuthorizationRefusal(registryDb(), publishForward, deviceId, 'subscribe', topic),
+    });
+    stops.push(mqtt.stop);
+
     for (const [name, consumer] of Object.entries(QUEUE_CONSUMERS)) {
       const queue = sqs.queues[name as QueueName];
       const { handler } = (await import(`../lambdas/${consumer}/handler.ts`)) as { handler: SqsHandler };
@@ -201,7 +235,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       ...Object.fromEntries(queues.flatMap((q) => [[q.definition.name, q.url], [dlqNameOf(q.definition.name), q.dlqUrl]])),
       [STREAM_DLQ_NAME]: streamDlqUrl!,
     };
-    return { ...account, base_url: base, storage_url: base, sqs_endpoint: sqs.endpoint, queue_urls, stop };
+    return { ...account, base_url: base, storage_url: base, sqs_endpoint: sqs.endpoint, queue_urls, mqtt_url: mqtt.url, mqtts_url: mqtt.tlsUrl, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { Db } from '../shared/clients';
-import { DEVICE_TOKEN_RECONNECT_GRACE_SECONDS, MQTT_LIVE_DELIVERY } from '../shared/env';
+import { DEVICE_TOKEN_RECONNECT_GRACE_SECONDS } from '../shared/env';
 import { AppError } from '../shared/errors';
 import { logger } from '../shared/logger';
 import { DataPointInputSchema, DeviceEventInputSchema, type DataPointInput, type DeviceEventInput } from '../schemas/device-api';
@@ -14,10 +14,10 @@ import {
   putOpenCondition,
   setDeviceConnection,
   setDeviceManifest,
-  type DeviceConnectionFields,
 } from '../stores/device-mqtt-store';
 import { getDeviceStatus, publishData, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
 import { eventMessage, type DevicePlace } from './events';
+import { fotaArgs } from './live-delivery';
 import { verifyDeviceToken, type DeviceCaller, type Forward, type TokenRules } from './identities';
 
 /** The topics of one device (spec/device-mqtt.md): it publishes on `data` and `up`, subscribes to `dn`. */
@@ -238,9 +238,6 @@ const statusAnswer = async (deps: DeviceMqttDeps, caller: DeviceCaller) => {
   if (status.fota && fotaApart) await deps.publish(caller.deviceId, { key: '@fota', value: { args: fotaArgs(status.fota.value) } });
 };
 
-/** A FOTA's `args` on `j/dn`: the firmware, with the `fw_version` name device agents read. */
-export const fotaArgs = (value: { firmware_id: string; firmware_version: string }) => ({ ...value, fw_version: value.firmware_version });
-
 const openConditionsAnswer = async (deps: DeviceMqttDeps, caller: DeviceCaller) => {
   const open = await listOpenConditionsOfDevice(deps.db, caller.deviceId);
   const value = Object.fromEntries(open.map(({ uuid, tag, start }) => [uuid, { tag, start }]));
@@ -432,48 +429,5 @@ export const handleMqttQueueMessages = async (deps: DeviceMqttDeps, records: Arr
     }
   });
   return failed;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Live delivery of what the management API schedules.
-
-/** A device a job or FOTA was scheduled on; `connected` when its state was read with it. */
-export interface DeliveryTarget {
-  workspace_id: string;
-  device_id: string;
-  connected?: boolean;
-}
-
-const DELIVERY_CONCURRENCY = 32;
-
-/**
- * Publishes a just-scheduled job or FOTA on `j/dn` to those of the devices that are connected, at
- * once; best effort: a device that misses it (not connected, a failed publish) still gets it in
- * the answer to its next `#status`. Off unless MQTT_LIVE_DELIVERY is set.
- */
-export const deliverLive = async (
-  db: Db,
-  publish: DeviceMqttDeps['publish'],
-  targets: DeliveryTarget[],
-  message: DownMessage,
-  enabled = MQTT_LIVE_DELIVERY,
-) => {
-  if (!enabled || !targets.length) return;
-  let failures = 0;
-  const queue = [...targets];
-  const worker = async () => {
-    for (let target = queue.shift(); target; target = queue.shift()) {
-      try {
-        const connected =
-          target.connected ??
-          ((await getDeviceOfWorkspace(db, target.workspace_id, target.device_id)) as DeviceConnectionFields | undefined)?.connected;
-        if (connected) await publish(target.device_id, message);
-      } catch {
-        failures += 1;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(DELIVERY_CONCURRENCY, targets.length) }, worker));
-  if (failures) logger.warn('live delivery failed for some devices; they get it with their next #status', { failures, key: message.key });
 };
 

@@ -14,6 +14,7 @@ import {
 import { getFleetOfWorkspace, listFleetsOfWorkspace } from '../stores/fleet-store';
 import { listIdentitiesOfDevice, listIdentitiesOfWorkspace, type IdentityRecord } from '../stores/identity-store';
 import type { WorkspaceRecord } from '../stores/workspace-store';
+import type { DeviceConnectionFields } from '../stores/device-mqtt-store';
 import { identitiesField } from './identities';
 import { requireWorkspace } from './workspaces';
 
@@ -28,6 +29,15 @@ const toDevice = (device: DeviceRecord, fleetName: string, workspace: WorkspaceR
   created_at: device.created_at,
   phys_id: device.phys_id,
   identities: identitiesField(identities),
+  ...connectionFields(device),
+});
+
+/** The MQTT door's fields of a device (stores/device-mqtt-store.ts): absent until it first connects. */
+const connectionFields = (device: DeviceRecord & DeviceConnectionFields) => ({
+  connected: device.connected ?? false,
+  last_connected_at: device.last_connected_at ?? null,
+  last_disconnected_at: device.last_disconnected_at ?? null,
+  manifest: device.manifest ?? null,
 });
 
 const withFleetName = async (db: Db, workspace: WorkspaceRecord, device: DeviceRecord) => {

@@ -8,7 +8,9 @@ import type { Fota } from '../schemas/fota';
 import { finishPendingFota, getFotaOfDevice, putFota, putFotaOnDevices, type FotaRecord } from '../stores/job-store';
 import { requireDevice } from './devices';
 import { devicePlaceOf, eventTimestamp, type DevicePlace } from './events';
-import { targetDevices } from './jobs';
+import { placeOnly, targetDevices } from './jobs';
+import { deliverLive, fotaMessage } from './live-delivery';
+import { publishToDevice } from '../stores/device-channel';
 
 export interface Firmware {
   firmwareId: string;
@@ -42,6 +44,7 @@ export const scheduleFota = async (db: Db, caller: Caller, deviceId: string, fir
   const place = await devicePlaceOf(db, await requireDevice(db, caller, deviceId));
   const fota: FotaRecord = { ...pendingFota(firmware), ...place, event_ts: eventTimestamp() };
   await putFota(db, fota);
+  await deliverLive(db, publishToDevice, [place], fotaMessage(fota.value));
   return toFota(fota);
 };
 
@@ -53,7 +56,8 @@ export const scheduleFota = async (db: Db, caller: Caller, deviceId: string, fir
 export const scheduleFleetFota = async (db: Db, caller: Caller, workspaceId: string, firmware: Firmware, fleetIds?: string[]) => {
   const devices = await targetDevices(db, caller, workspaceId, fleetIds);
   const fota = pendingFota(firmware);
-  await putFotaOnDevices(db, { ...fota, event_ts: eventTimestamp() }, devices, WRITE_CONCURRENCY);
+  await putFotaOnDevices(db, { ...fota, event_ts: eventTimestamp() }, devices.map(placeOnly), WRITE_CONCURRENCY);
+  await deliverLive(db, publishToDevice, devices, fotaMessage(fota.value));
   return { ...fota, devices: devices.map((d) => d.device_id) };
 };
 

@@ -10,6 +10,8 @@ import { completePendingJob, getJobOfDevice, listJobsOfDevice, putJob, putJobOnD
 import { requireDevice } from './devices';
 import { devicePlaceOf, eventTimestamp, type DevicePlace } from './events';
 import { requireFleets } from './fleets';
+import { deliverLive, jobMessage } from './live-delivery';
+import { publishToDevice } from '../stores/device-channel';
 import { requireWorkspace } from './workspaces';
 
 /** A stored job as the API shows it (and as its events carry it): no device, place or stamp. */
@@ -47,11 +49,15 @@ export const scheduleJob = async (db: Db, caller: Caller, deviceId: string, name
   const place = await devicePlaceOf(db, await requireDevice(db, caller, deviceId));
   const job: JobRecord = { name, status: 'pending', scheduled_at: nowIso(), value, ...place, event_ts: eventTimestamp() };
   await putJob(db, job);
+  await deliverLive(db, publishToDevice, [place], jobMessage(name, value));
   return toJob(job);
 };
 
+/** A target's place, without its connection state (which job and FOTA items do not keep). */
+export const placeOnly = ({ workspace_id, fleet_id, device_id }: DevicePlace): DevicePlace => ({ workspace_id, fleet_id, device_id });
+
 /**
- * The devices (ID and fleet) that fleet-wide scheduling targets: those of the named fleets, or of
+ * The devices (ID, fleet and whether connected) that fleet-wide scheduling targets: those of the named fleets, or of
  * every fleet when none is named. Every named fleet is checked before anything is written.
  * @throws NotFoundError when the workspace or a named fleet is not the caller's.
  */
@@ -59,7 +65,7 @@ export const targetDevices = async (db: Db, caller: Caller, workspaceId: string,
   await requireWorkspace(db, caller, workspaceId);
   if (fleetIds.length) await requireFleets(db, workspaceId, fleetIds);
   const devices = await listDevicesOfFleets(db, workspaceId, fleetIds.length ? fleetIds : undefined);
-  return devices.map((d) => ({ workspace_id: workspaceId, fleet_id: d.fleet_id, device_id: d.id }));
+  return devices.map((d) => ({ workspace_id: workspaceId, fleet_id: d.fleet_id, device_id: d.id, connected: d.connected ?? false }));
 };
 
 /**
@@ -78,7 +84,8 @@ export const scheduleFleetJob = async (
 ) => {
   const devices = await targetDevices(db, caller, workspaceId, fleetIds);
   const job = { name, status: 'pending' as const, scheduled_at: nowIso(), value };
-  await putJobOnDevices(db, { ...job, event_ts: eventTimestamp() }, devices, WRITE_CONCURRENCY);
+  await putJobOnDevices(db, { ...job, event_ts: eventTimestamp() }, devices.map(placeOnly), WRITE_CONCURRENCY);
+  await deliverLive(db, publishToDevice, devices, jobMessage(name, value));
   return { ...job, devices: devices.map((d) => d.device_id) };
 };
 

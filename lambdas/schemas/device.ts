@@ -33,6 +33,13 @@ export const DeviceSchema = z
     created_at: DateSchema,
     phys_id: z.string(),
     identities: z.array(DeviceIdentitySchema).nullable(),
+    connected: z.boolean().meta({ description: 'Whether the device is connected to the MQTT broker now (additive field)' }),
+    last_connected_at: DateSchema.nullable().meta({ description: 'When the device last connected over MQTT; null if never (additive field)' }),
+    last_disconnected_at: DateSchema.nullable().meta({ description: 'When the device last disconnected from MQTT; null if never (additive field)' }),
+    manifest: z
+      .unknown()
+      .nullable()
+      .meta({ description: 'The device’s last `__manifest` over MQTT ({"jobs": […], "conditions": […]}); null if none (additive field)' }),
   })
   .meta({ id: 'Device' });
 export type Device = z.infer<typeof DeviceSchema>;

@@ -37,10 +37,12 @@ export const listDevicesOfWorkspace = (db: Db, workspaceId: string) => {
   return queryAll<DeviceRecord>(db, pk, prefix);
 };
 
-/** IDs and fleets of the workspace's devices in these fleets (every fleet when `fleetIds` is undefined). */
+/** IDs, fleets and MQTT connection state of the workspace's devices in these fleets (every fleet when `fleetIds` is undefined). */
 export const listDevicesOfFleets = async (db: Db, workspaceId: string, fleetIds?: string[]) => {
   const { pk, prefix } = collection.devicesOfWorkspace(workspaceId);
-  const devices = await queryAll<Pick<DeviceRecord, 'id' | 'fleet_id'>>(db, pk, prefix, { ProjectionExpression: 'id, fleet_id' });
+  const devices = await queryAll<Pick<DeviceRecord, 'id' | 'fleet_id'> & { connected?: boolean }>(db, pk, prefix, {
+    ProjectionExpression: 'id, fleet_id, connected',
+  });
   const wanted = fleetIds && new Set(fleetIds);
   return devices.filter((d) => !wanted || wanted.has(d.fleet_id));
 };

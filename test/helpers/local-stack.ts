@@ -29,7 +29,7 @@ export interface LocalStack extends ReadyInfo {
 export const startLocalStack = async (env: Record<string, string> = {}, args: string[] = ['--in-memory']): Promise<LocalStack> => {
   const dataDir = env.FLEETSTREAM_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'fleetstream-'));
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts', ...args], {
-    env: { ...process.env, PORT: '0', FLEETSTREAM_DATA_DIR: dataDir, ...env },
+    env: { ...process.env, PORT: '0', MQTT_PORT: '0', MQTTS_PORT: '0', FLEETSTREAM_DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

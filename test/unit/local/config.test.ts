@@ -5,7 +5,7 @@ describe('startConfig (npm start’s variables)', () => {
     const { options, dataDir } = startConfig({});
 
     expect(dataDir).toBe('.local');
-    expect(options).toEqual({ port: 3000, dataDir: '.local', devApiKey: undefined, queues: { ingest: {}, forward: {} } });
+    expect(options).toEqual({ port: 3000, mqttPort: 1883, mqttTlsPort: 8883, dataDir: '.local', devApiKey: undefined, queues: { ingest: {}, forward: {} } });
   });
 
   it('turns the retry, queue and timeout variables into the runtime’s overrides', () => {

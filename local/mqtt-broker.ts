@@ -1,0 +1,325 @@
+import { Aedes, type AuthenticateError, type Client } from 'aedes';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { createServer as createTlsServer } from 'node:tls';
+import { generate } from 'selfsigned';
+import type { IotAuthorizerResult, IotPolicy } from '../lambdas/domain/device-mqtt';
+import { MQTT_RULES } from '../lambdas/mqtt-rules';
+
+/**
+ * The embedded MQTT broker standing in for AWS IoT Core on `npm start` (DESIGN §9): `aedes` on
+ * 127.0.0.1, a plain port and a TLS port (its CA made on first start and kept in the data folder),
+ * running the same custom authorizer handler at CONNECT, enforcing the policy it returns on
+ * every publish, subscribe and delivery, applying the topic rules of `lambdas/mqtt-rules.ts`
+ * into the same SQS queue, publishing presence events as IoT Core does, and serving the IoT
+ * data plane's Publish API for cloud-to-device messages (AWS_ENDPOINT_URL_IOT_DATA_PLANE).
+ */
+
+/** The broker's CA and its server certificate (PEM). */
+export interface BrokerTls {
+  /** What device credentials carry as `cacert`. */
+  caCert: string;
+  key: string;
+  cert: string;
+}
+
+const CA_CERT_FILE = 'mqtt-ca.pem';
+const CA_KEY_FILE = 'mqtt-ca-key.pem';
+const YEAR_DAYS = 365;
+const daysFromNow = (days: number) => new Date(Date.now() + days * 86_400_000);
+
+/**
+ * The broker's CA (made once, then read from `dataDir`, so credentials issued earlier keep
+ * working across restarts) and a server certificate for 127.0.0.1 and localhost signed by it.
+ * Without a data folder the CA lives only as long as the process.
+ */
+export const brokerTls = async (dataDir: string | undefined): Promise<BrokerTls> => {
+  const caCertFile = dataDir && join(dataDir, CA_CERT_FILE);
+  const caKeyFile = dataDir && join(dataDir, CA_KEY_FILE);
+  let ca: { cert: string; key: string };
+  if (caCertFile && caKeyFile && existsSync(caCertFile) && existsSync(caKeyFile)) {
+    ca = { cert: readFileSync(caCertFile, 'utf8'), key: readFileSync(caKeyFile, 'utf8') };
+  } else {
+    const made = await generate([{ name: 'commonName', value: 'Fleetstream local MQTT CA' }], {
+      notAfterDate: daysFromNow(10 * YEAR_DAYS),
+      algorithm: 'sha256',
+      keySize: 2048,
+      extensions: [
+        { name: 'basicConstraints', cA: true, critical: true },
+        { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+      ],
+    });
+    ca = { cert: made.cert, key: made.private };
+    if (caCertFile && caKeyFile) {
+      writeFileSync(caKeyFile, ca.key, { mode: 0o600 });
+      writeFileSync(caCertFile, ca.cert);
+    }
+  }
+  const server = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
+    notAfterDate: daysFromNow(YEAR_DAYS),
+    algorithm: 'sha256',
+    keySize: 2048,
+    ca,
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 7, ip: '127.0.0.1' },
+          { type: 2, value: 'localhost' },
+        ],
+      },
+    ],
+  });
+  return { caCert: ca.cert, key: server.private, cert: server.cert };
+};
+
+/** The custom authorizer handler (lambdas/mqtt-authorizer) as the broker calls it. */
+export type MqttAuthorizer = (event: unknown, context: { invokedFunctionArn: string }) => Promise<IotAuthorizerResult>;
+
+export interface MqttBrokerOptions {
+  /** Plain MQTT port (0: a free one). */
+  port: number;
+  /** MQTT over TLS port (0: a free one). */
+  tlsPort: number;
+  /** Port of the IoT data plane's Publish API (0: a free one). */
+  dataPlanePort: number;
+  tls: BrokerTls;
+  authorizer: MqttAuthorizer;
+  /** Sends a topic rule's message to the MQTT queue (the rules' SQS action). */
+  sendToQueue: (messages: Array<Record<string, unknown>>) => Promise<void>;
+  /** Records a refused subscribe, which IoT Core answers with SUBACK 0x80 (see the README). */
+  onSubscribeRefused?: (deviceId: string, topic: string) => Promise<void>;
+  /** The account and region the policy's ARNs name. */
+  region?: string;
+}
+
+export interface MqttBroker {
+  /** `mqtt://127.0.0.1:<port>` */
+  url: string;
+  /** `mqtts://127.0.0.1:<port>` */
+  tlsUrl: string;
+  /** The value of AWS_ENDPOINT_URL_IOT_DATA_PLANE. */
+  dataPlaneEndpoint: string;
+  broker: Aedes;
+  stop: () => Promise<void>;
+}
+
+// IoT policy resources use `*` (any characters) and `?` (one character) as wildcards.
+const policyPattern = (resource: string) =>
+  new RegExp(`^${resource.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+
+/** Whether an IoT policy allows `action` on `resource`: an Allow matches and no Deny does. */
+export const policyAllows = (policies: IotPolicy[], action: string, resource: string) => {
+  const matching = (effect: 'Allow' | 'Deny') =>
+    policies.some((p) =>
+      p.Statement.some(
+        (s) =>
+          s.Effect === effect &&
+          [s.Action].flat().some((a) => a === action || a === 'iot:*') &&
+          [s.Resource].flat().some((r) => policyPattern(r).test(resource)),
+      ),
+    );
+  return matching('Allow') && !matching('Deny');
+};
+
+/** Whether a concrete topic matches an MQTT topic filter (`+` one level, `#` the rest). */
+export const topicMatches = (filter: string, topic: string) => {
+  const f = filter.split('/');
+  const t = topic.split('/');
+  for (let i = 0; i < f.length; i += 1) {
+    if (f[i] === '#') return true;
+    if (i >= t.length || (f[i] !== '+' && f[i] !== t[i])) return false;
+  }
+  return f.length === t.length;
+};
+
+interface Session {
+  policies: IotPolicy[];
+  principalId: string;
+  ip: string;
+  sessionIdentifier: string;
+  /** Why IoT Core would close this connection (`AUTHORIZATION_FAILURE` after a refused publish). */
+  disconnectReason?: string;
+}
+
+const listen = (server: TcpServer | HttpServer, port: number) =>
+  new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve((server.address() as { port: number }).port));
+  });
+
+const close = (server: TcpServer | HttpServer) => new Promise<void>((resolve) => server.close(() => resolve()));
+
+/** Starts the broker, its TLS listener and the data-plane Publish API; see the file's comment. */
+export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttBroker> => {
+  const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+  const functionArn = `arn:aws:lambda:${region}:000000000000:function:mqtt-authorizer`;
+  const arn = `arn:aws:iot:${region}:000000000000`;
+  const sessions = new WeakMap<Client, Session>();
+  const rule = (name: string) => MQTT_RULES.find((r) => r.name === name)!;
+
+  // Rule actions are batched per tick (SendMessageBatch takes 10) and awaited before PUBACK, so a
+  // publish the device saw acknowledged is on the queue.
+  let pending: Array<{ message: Record<string, unknown>; done: (error?: Error) => void }> = [];
+  const flush = () => {
+    const batch = pending;
+    pending = [];
+    options.sendToQueue(batch.map((p) => p.message)).then(
+      () => batch.forEach((p) => p.done()),
+      (error: Error) => batch.forEach((p) => p.done(error)),
+    );
+  };
+  const enqueue = (message: Record<string, unknown>) =>
+    new Promise<void>((resolve, reject) => {
+      if (!pending.length) setImmediate(flush);
+      pending.push({ message, done: (error) => (error ? reject(error) : resolve()) });
+    });
+
+  const presence = (client: Client, session: Session, eventType: 'connected' | 'disconnected', reason?: string) => {
+    const topic = `$aws/events/presence/${eventType}/${client.id}`;
+    // The layout of IoT Core's lifecycle events (developer guide, "Connect/Disconnect events").
+    const event = {
+      clientId: client.id,
+      timestamp: Date.now(),
+      eventType,
+      sessionIdentifier: session.sessionIdentifier,
+      principalIdentifier: session.principalId,
+      ...(eventType === 'connected' ? { ipAddress: session.ip } : { clientInitiatedDisconnect: reason === 'CLIENT_INITIATED_DISCONNECT', disconnectReason: reason }),
+      versionNumber: 0,
+    };
+    return enqueue(rule('device_presence').message(topic, Buffer.from(JSON.stringify(event)), event.timestamp));
+  };
+
+  const broker = await Aedes.createBroker({
+    // Clients wait about 2 s for CONNACK; the authorizer answers well within that.
+    connectTimeout: 5_000,
+    authenticate: (client, username, password, done) => {
+      const tls = (client.conn as { encrypted?: boolean }).encrypted === true;
+      const event = {
+        signatureVerified: false,
+        protocols: tls ? ['tls', 'mqtt'] : ['mqtt'],
+        protocolData: { mqtt: { username, password: password?.toString('base64'), clientId: client.id } },
+        connectionMetadata: { id: randomUUID() },
+      };
+      options.authorizer(event, { invokedFunctionArn: functionArn }).then(
+        (answer) => {
+          if (!answer.isAuthenticated) {
+            // IoT Core refuses a connection its authorizer denies with "not authorized".
+            const error = Object.assign(new Error('Not authorized'), { returnCode: 5 }) as AuthenticateError;
+            return done(error, false);
+          }
+          const remote = (client.conn as { remoteAddress?: string }).remoteAddress ?? '';
+          sessions.set(client, {
+            policies: answer.policyDocuments.map((d) => JSON.parse(d) as IotPolicy),
+            principalId: answer.principalId,
+            ip: remote.replace(/^::ffff:/, ''),
+            sessionIdentifier: randomUUID(),
+          });
+          done(null, true);
+        },
+        () => done(Object.assign(new Error('Server unavailable'), { returnCode: 3 }) as AuthenticateError, false),
+      );
+    },
+    authorizePublish: (client, packet, done) => {
+      if (!client) return done(null); // the broker's own publishes (the data plane)
+      const session = sessions.get(client);
+      if (session && policyAllows(session.policies, 'iot:Publish', `${arn}:topic/${packet.topic}`)) return done(null);
+      // IoT Core closes an MQTT 3.1.1 connection that publishes where its policy does not allow,
+      // with AUTHORIZATION_FAILURE as the disconnection's reason; so does this broker.
+      if (session) session.disconnectReason = 'AUTHORIZATION_FAILURE';
+      done(new Error(`publish to ${packet.topic} not authorized`));
+    },
+    authorizeSubscribe: (client, subscription, done) => {
+      const session = sessions.get(client);
+      if (session && policyAllows(session.policies, 'iot:Subscribe', `${arn}:topicfilter/${subscription.topic}`)) return done(null, subscription);
+      void options.onSubscribeRefused?.(client.id, subscription.topic).catch(() => undefined);
+      done(null, null); // SUBACK 0x80
+    },
+    authorizeForward: (client, packet) => {
+      const session = sessions.get(client);
+      return session && policyAllows(session.policies, 'iot:Receive', `${arn}:topic/${packet.topic}`) ? packet : null;
+    },
+    // The topic rules: a device's publish matching a rule goes to the queue before its PUBACK.
+    published: (packet, client, done) => {
+      if (!client || packet.topic.startsWith('$')) return done(null);
+      const matching = MQTT_RULES.filter((r) => !r.topicFilter.startsWith('$') && topicMatches(r.topicFilter, packet.topic));
+      const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+      Promise.all(matching.map((r) => enqueue(r.message(packet.topic, payload, Date.now())))).then(
+        () => done(null),
+        (error: Error) => done(error),
+      );
+    },
+  });
+
+  broker.on('clientReady', (client) => {
+    const session = sessions.get(client);
+    if (session) void presence(client, session, 'connected').catch(() => undefined);
+  });
+  broker.on('clientDisconnect', (client) => {
+    const session = sessions.get(client);
+    if (!session) return;
+    const clean = (client as unknown as { _disconnected?: boolean })._disconnected;
+    void presence(client, session, 'disconnected', session.disconnectReason ?? (clean ? 'CLIENT_INITIATED_DISCONNECT' : 'CONNECTION_LOST')).catch(
+      () => undefined,
+    );
+  });
+  // A second connection with a client ID in use takes over, as on IoT Core.
+  broker.on('clientError', () => undefined);
+  broker.on('connectionError', () => undefined);
+
+  // Sockets are tracked so that stopping ends them: a server's close waits for every connection.
+  const sockets = new Set<Socket>();
+  const accept = (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    broker.handle(socket);
+  };
+  const plain = createTcpServer(accept);
+  const secure = createTlsServer({ key: options.tls.key, cert: options.tls.cert, minVersion: 'TLSv1.2' }, accept);
+
+  // The IoT data plane's Publish API (POST /topics/{topic}?qos=1, the payload as body), as
+  // @aws-sdk/client-iot-data-plane calls it; signatures are not checked locally.
+  const dataPlane = createHttpServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const match = /^\/topics\/(.+)$/.exec(url.pathname);
+    if (req.method !== 'POST' || !match) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Not found' }));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const topic = decodeURIComponent(match[1]);
+      const qos = Number(url.searchParams.get('qos') ?? 0) === 1 ? 1 : 0;
+      broker.publish({ cmd: 'publish', topic, payload: Buffer.concat(chunks), qos, retain: false, dup: false }, (error) => {
+        if (error) res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: error.message }));
+        else res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+  });
+
+  const [port, tlsPort, dataPlanePort] = [
+    await listen(plain, options.port),
+    await listen(secure, options.tlsPort),
+    await listen(dataPlane, options.dataPlanePort),
+  ];
+  return {
+    url: `mqtt://127.0.0.1:${port}`,
+    tlsUrl: `mqtts://127.0.0.1:${tlsPort}`,
+    dataPlaneEndpoint: `http://127.0.0.1:${dataPlanePort}`,
+    broker,
+    stop: async () => {
+      dataPlane.closeAllConnections();
+      const closing = [close(plain), close(secure), close(dataPlane)];
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => broker.close(() => resolve()));
+      await Promise.all(closing);
+    },
+  };
+};

@@ -1,0 +1,352 @@
+import mqtt from 'mqtt';
+import { until, waitFor } from '../../../local/ports';
+import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
+import { apiClient, type ApiClient } from '../../helpers/api-client';
+import { deviceToken } from '../../helpers/device-token';
+import { connectDevice, type Credentials, type MqttDevice } from '../../helpers/mqtt-device';
+import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver';
+
+let runtime: LocalRuntime;
+let api: ApiClient;
+let hook: WebhookReceiver;
+const devices: MqttDevice[] = [];
+
+beforeAll(async () => {
+  runtime = await startLocalRuntime({ queues: { forward: { retry: { baseSeconds: 1, maxSeconds: 1 } } } });
+  api = apiClient(runtime.base_url, runtime.api_key);
+  hook = await startWebhookReceiver();
+  const created = await api.post(`/workspaces/${runtime.workspace_id}/integrations`, { name: 'all', url: hook.url, data: true, events: true });
+  expect(created.status).toBe(200);
+}, 120_000);
+afterAll(async () => {
+  for (const d of devices) d.client.end(true);
+  await hook?.stop();
+  await runtime?.stop();
+});
+
+const newDevice = async (): Promise<{ id: string; credentials: Credentials; identityId: string }> => {
+  const device = (await api.post(`/workspaces/${runtime.workspace_id}/devices`, { name: 'mqtt-sensor' })).body.device;
+  const created = await api.post(`/workspaces/${runtime.workspace_id}/devices/${device.id}/identities`);
+  return { id: device.id, credentials: created.body.credentials, identityId: created.body.identity.id };
+};
+
+const connected = async (credentials: Credentials, options: Parameters<typeof connectDevice>[1] = {}) => {
+  const device = await connectDevice(credentials, options);
+  devices.push(device);
+  return device;
+};
+
+/** Events the webhook received for a device, of a type. */
+const eventsOf = (deviceId: string, type: string) => hook.accepted().filter((e) => e.device_id === deviceId && e.type === type);
+const waitForEvents = async (deviceId: string, type: string, count = 1) => {
+  await until(() => eventsOf(deviceId, type).length >= count, `${count} ${type} event(s) of ${deviceId}`, 30_000);
+  return eventsOf(deviceId, type);
+};
+
+/** The CONNACK refusal of a connection attempt, or 'connected'. */
+const connectOutcome = async (url: string, options: mqtt.IClientOptions) => {
+  const client = mqtt.connect(url, { protocolVersion: 4, clean: true, reconnectPeriod: 0, connectTimeout: 5000, ...options });
+  return new Promise<string | number>((resolve) => {
+    client.once('connect', () => {
+      client.end(true);
+      resolve('connected');
+    });
+    client.once('error', (error) => {
+      client.end(true);
+      resolve((error as { code?: number }).code ?? error.message);
+    });
+  });
+};
+
+describe('the MQTT door on the local runtime', () => {
+  it('hands out credentials that name the TLS broker, with its CA, and keep the HTTPS address', async () => {
+    const { credentials } = await newDevice();
+
+    expect(credentials.endpoint).toEqual({ host: '127.0.0.1', port: Number(new URL(runtime.mqtts_url).port), mode: 'secure', url: `${runtime.base_url}/device` });
+    expect(credentials.cacert).toMatch(/^-----BEGIN CERTIFICATE-----/);
+  });
+
+  it('connects over TLS with the credentials file alone, and over the plain port, recording granted authentications', async () => {
+    const { id, credentials } = await newDevice();
+
+    const overTls = await connected(credentials);
+    const tlsWasConnected = overTls.client.connected;
+    await overTls.end();
+    const overPlain = await connected(credentials, { url: runtime.mqtt_url });
+
+    expect([tlsWasConnected, overPlain.client.connected]).toEqual([true, true]);
+    const granted = await waitForEvents(id, 'authentication', 2);
+    expect(granted[0].payload).toEqual({ clientid: id, proto: 'mqtt', error: '', verified: 'true', result: 'granted' });
+  });
+
+  it('refuses a TLS connection to a client that does not trust the broker (no cacert)', async () => {
+    const { id, credentials } = await newDevice();
+
+    const outcome = await connectOutcome(runtime.mqtts_url, { clientId: id, username: id, password: await deviceToken(credentials), rejectUnauthorized: true });
+
+    expect(outcome).not.toBe('connected');
+  });
+
+  it.each([
+    ['a bad signature', { prvkey: Buffer.alloc(32, 1).toString('base64') }, {}, 'bad signature'],
+    ['a token too long-lived', {}, { expiresIn: 3 * 3600 }, 'token lifetime exceeds 3600 s'],
+  ])('refuses %s with CONNACK 5 and a denied authentication event', async (_what, credentialChange, tokenOptions, reason) => {
+    const { id, credentials } = await newDevice();
+    const token = await deviceToken({ ...credentials, ...credentialChange }, tokenOptions);
+
+    const outcome = await connectOutcome(runtime.mqtt_url, { clientId: id, username: id, password: token });
+
+    expect(outcome).toBe(5);
+    const [event] = await waitForEvents(id, 'authentication');
+    expect(event.payload).toEqual({ clientid: id, proto: 'mqtt', error: reason, verified: 'false', result: 'denied' });
+  });
+
+  it('refuses a revoked identity and another device’s token, recording both on the device named', async () => {
+    const revoked = await newDevice();
+    await api.delete(`/workspaces/${runtime.workspace_id}/devices/${revoked.id}/identities/${revoked.identityId}`);
+    const victim = await newDevice();
+    const intruder = await newDevice();
+
+    const revokedOutcome = await connectOutcome(runtime.mqtt_url, { clientId: revoked.id, username: revoked.id, password: await deviceToken(revoked.credentials) });
+    const foreignOutcome = await connectOutcome(runtime.mqtt_url, { clientId: victim.id, username: victim.id, password: await deviceToken(intruder.credentials) });
+
+    expect([revokedOutcome, foreignOutcome]).toEqual([5, 5]);
+    expect((await waitForEvents(revoked.id, 'authentication'))[0].payload).toMatchObject({ error: 'identity revoked', result: 'denied' });
+    expect((await waitForEvents(victim.id, 'authentication'))[0].payload).toMatchObject({ error: 'token of another device', result: 'denied' });
+  });
+
+  it('accepts a reconnect with the original token expired within the grace, saying so in the event', async () => {
+    const { id, credentials } = await newDevice();
+
+    const device = await connected(credentials, { tokenOptions: { expiresIn: -2 * 3600 } });
+
+    expect(device.client.connected).toBe(true);
+    const [event] = await waitForEvents(id, 'authentication');
+    expect(event.payload).toMatchObject({ verified: 'true', result: 'granted', error: expect.stringMatching(/^token expired \d+ s ago, accepted for a reconnect$/) });
+  });
+
+  it('refuses a subscription to another device’s topic (SUBACK 0x80) and records an authorization event', async () => {
+    const me = await newDevice();
+    const other = await newDevice();
+    const device = await connected(me.credentials);
+
+    const refusal = await device.client.subscribeAsync(`j/dn/${other.id}`, { qos: 1 }).then(
+      () => undefined,
+      (error: { packet?: { granted?: number[] } }) => error.packet?.granted,
+    );
+
+    expect(refusal).toEqual([128]);
+    const [event] = await waitForEvents(me.id, 'authorization');
+    expect(event.payload).toMatchObject({ clientid: me.id, result: 'denied', action: 'subscribe', topic: `j/dn/${other.id}` });
+  });
+
+  it('closes a connection that publishes on another device’s topic, records authorization and disconnection, and stores nothing', async () => {
+    const me = await newDevice();
+    const other = await newDevice();
+    const device = await connected(me.credentials);
+    const closed = new Promise<void>((resolve) => device.client.once('close', () => resolve()));
+
+    device.client.publish(`j/data/${other.id}/temp`, JSON.stringify({ t: 1 }), { qos: 1 });
+    await closed;
+
+    const [authorization] = await waitForEvents(me.id, 'authorization');
+    expect(authorization.payload).toMatchObject({ result: 'denied' });
+    const [disconnection] = await waitForEvents(me.id, 'disconnection');
+    expect(disconnection.payload).toMatchObject({ reason: 'AUTHORIZATION_FAILURE' });
+    const stored = await api.get(`/timeseries/${runtime.workspace_id}/data?device=${other.id}`);
+    expect(stored.body.result).toEqual([]);
+  });
+
+  it('stores published data points (arrival as timestamp_device) and forwards them to the webhook', async () => {
+    const { id, credentials } = await newDevice();
+    const device = await connected(credentials);
+
+    await device.data('weather', { temp: 21.5 });
+    await device.data('weather', { temp: 21.7 });
+
+    const points = await waitFor(async () => {
+      const { body } = await api.get(`/timeseries/${runtime.workspace_id}/data?device=${id}&sort=timestamp_device`);
+      if (body.result.length < 2) throw new Error(`${body.result.length} points`);
+      return body.result;
+    }, 'two stored points');
+    expect(points.map((p: { payload: unknown }) => p.payload)).toEqual([{ temp: 21.5 }, { temp: 21.7 }]);
+    expect(points.every((p: { timestamp_device: string; timestamp_in: string }) => p.timestamp_device === p.timestamp_in)).toBe(true);
+    await until(() => hook.accepted().filter((e) => e.device_id === id && e.tag === 'weather').length >= 2, 'two data entries on the webhook');
+  });
+
+  it('drops a malformed message stream without blocking the device’s other messages or changing anything else', async () => {
+    const { id, credentials } = await newDevice();
+    const device = await connected(credentials);
+
+    await device.data('temp', 'not json {');
+    await device.data('bad tag!', { v: 1 });
+    await device.data('big', { blob: 'x'.repeat(4000) });
+    await device.up('#status', 'x'.repeat(10)); // a status request with an odd value is still one
+    device.client.publish(`j/up/${id}`, 'garbage', { qos: 1 });
+    device.client.publish(`j/up/${id}`, JSON.stringify({ key: 'no-such-key', value: 1 }), { qos: 1 });
+    device.client.publish(`j/up/${id}`, JSON.stringify({ key: '@unknown_job', value: {} }), { qos: 1 });
+    await device.data('temp', { v: 42 });
+    await device.up('#now', {});
+
+    await device.next('#now');
+    const points = await waitFor(async () => {
+      const { body } = await api.get(`/timeseries/${runtime.workspace_id}/data?device=${id}`);
+      if (!body.result.length) throw new Error('no point yet');
+      return body.result;
+    }, 'the valid point');
+    expect(points.map((p: { tag: string; payload: unknown }) => [p.tag, p.payload])).toEqual([['temp', { v: 42 }]]);
+    expect(device.client.connected).toBe(true);
+    const jobs = await api.get(`/devices/${id}/jobs`);
+    expect(jobs.body.jobs).toEqual([]);
+  });
+
+  it('publishes a job scheduled while the device is connected at once, and completes it with the device’s @job result', async () => {
+    const { id, credentials } = await newDevice();
+    const device = await connected(credentials);
+    await until(async () => (await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`)).body.device.connected === true, 'connected state');
+
+    await api.post(`/devices/${id}/jobs/reboot`, { value: { delay: 5 } });
+    const delivered = await device.next('@reboot');
+    await device.up('@reboot', { rebooted: true });
+
+    expect(delivered.value).toEqual({ args: { delay: 5 } });
+    const done = await waitFor(async () => {
+      const { body } = await api.get(`/devices/${id}/jobs/reboot`);
+      if (body.job.status !== 'done') throw new Error('still pending');
+      return body.job;
+    }, 'the job done');
+    expect(done).toMatchObject({ status: 'done', result: { rebooted: true }, completed_at: expect.any(String) });
+    const jobEvents = await waitForEvents(id, 'job', 2);
+    expect(jobEvents.map((e) => e.direction).sort()).toEqual(['c2d', 'd2c']);
+  });
+
+  it('delivers a job scheduled while the device was offline in the answer to its #status, and keeps a non-object result', async () => {
+    const { id, credentials } = await newDevice();
+    await api.post(`/devices/${id}/jobs/calibrate`, { value: { level: 3 } });
+    const device = await connected(credentials);
+
+    await device.up('#status', {});
+    const status = await device.next('#status');
+    await device.up('@calibrate', 7);
+
+    expect(status.value).toEqual({ expected: { '@calibrate': { v: { args: { level: 3 } } } }, current: {} });
+    const done = await waitFor(async () => {
+      const { body } = await api.get(`/devices/${id}/jobs/calibrate`);
+      if (body.job.status !== 'done') throw new Error('still pending');
+      return body.job;
+    }, 'the job done');
+    expect(done.result).toEqual({ value: 7 });
+    expect((await waitForEvents(id, 'status'))[0].payload).toEqual({ pending_jobs: ['calibrate'], pending_fota: null });
+  });
+
+  it('delivers FOTA both ways: live, in #status after the jobs, and completed by the device’s @fota outcome', async () => {
+    const { id, credentials } = await newDevice();
+    await api.post(`/devices/${id}/jobs/prepare`, { value: {} });
+    await api.post(`/devices/${id}/fota/fw-main/versions/1.2.3`);
+    const device = await connected(credentials);
+
+    await device.up('#status', {});
+    const status = await device.next('#status');
+    const fotaApart = await device.next('@fota');
+    await device.up('@fota', { fw_version: '1.2.3', result: 'fail', msg: 'flash write error' });
+
+    // A simple client ignores an answer holding @fota: with jobs pending, the FOTA comes apart.
+    expect(status.value.expected).toEqual({ '@prepare': { v: { args: {} } } });
+    expect(fotaApart.value).toEqual({ args: { firmware_id: 'fw-main', firmware_version: '1.2.3', fw_version: '1.2.3' } });
+    await until(async () => (await api.get(`/devices/${id}/fota`)).body.fota.status === 'failed', 'the FOTA failed');
+    const [outcome] = (await waitForEvents(id, 'fota', 2)).filter((e) => e.direction === 'd2c');
+    expect(outcome.payload).toMatchObject({ status: 'failed', message: 'flash write error' });
+
+    await api.post(`/devices/${id}/fota/fw-main/versions/1.3.0`);
+    const live = await device.next('@fota', 2);
+    expect(live.value.args).toMatchObject({ firmware_version: '1.3.0' });
+    await device.up('#status', {});
+    expect((await device.next('#status', 2)).value.expected).toEqual({
+      '@prepare': { v: { args: {} } },
+    });
+    await device.up('@prepare', {});
+    await until(async () => (await api.get(`/devices/${id}/jobs/prepare`)).body.job.status === 'done', 'the job done');
+    await device.up('#status', {});
+    expect((await device.next('#status', 3)).value.expected).toEqual({
+      '@fota': { v: { args: { firmware_id: 'fw-main', firmware_version: '1.3.0', fw_version: '1.3.0' } } },
+    });
+    await device.up('@fota', { fw_version: '1.3.0', result: 'success' });
+    await until(async () => (await api.get(`/devices/${id}/fota`)).body.fota.status === 'done', 'the FOTA done');
+  });
+
+  it('answers #now with the time and records a timestamp event', async () => {
+    const { id, credentials } = await newDevice();
+    const device = await connected(credentials);
+    const before = Date.now();
+
+    await device.up('#now', {});
+    const now = await device.next('#now');
+
+    expect(now.value.ms).toBeGreaterThanOrEqual(before);
+    expect(now.value.ms).toBeLessThanOrEqual(Date.now());
+    expect(now.value.s).toBe(Math.floor(now.value.ms / 1000));
+    await waitForEvents(id, 'timestamp');
+  });
+
+  it('keeps open conditions per device and answers #conditions', async () => {
+    const { id, credentials } = await newDevice();
+    const device = await connected(credentials);
+
+    await device.up('condition', { uuid: 'c-1', tag: 'overheat', payload: { t: 90 }, start: '2026-02-01T10:00:00Z' });
+    await device.up('condition', { uuid: 'c-2', tag: 'door', payload: {}, start: '2026-02-01T10:01:00Z' });
+    await device.up('condition', { uuid: 'c-1', payloadf: { t: 60 }, finish: '2026-02-01T10:05:00Z' });
+    await device.up('condition', { uuid: 'broken' });
+
+    await until(async () => {
+      await device.up('#conditions', {});
+      const answers = device.received.filter((m) => m.key === '#conditions');
+      await until(() => device.received.filter((m) => m.key === '#conditions').length > answers.length, 'an answer', 20_000);
+      const last = device.received.filter((m) => m.key === '#conditions').at(-1)!;
+      return JSON.stringify(last.value) === JSON.stringify({ 'c-2': { tag: 'door', start: '2026-02-01T10:01:00.000Z' } });
+    }, 'only c-2 open', 30_000);
+    expect(id).toMatch(/^dev-/);
+  });
+
+  it('keeps the manifest on the device and forwards it, and reports the private and system keys as their events', async () => {
+    const { id, credentials } = await newDevice();
+    const device = await connected(credentials);
+    const manifest = { jobs: ['reboot', 'calibrate'], conditions: ['overheat'] };
+
+    await device.up('__manifest', manifest);
+    await device.up('__info', { version: '1.0' });
+    await device.up('__stats', { mem: 1 });
+    await device.up('__gnss', { lat: 1 });
+    await device.up('__cellular', { rssi: -70 });
+    await device.up('__custom', { a: 1 });
+    await device.up('_weak', { b: 2 });
+
+    expect((await waitForEvents(id, 'manifest'))[0].payload).toEqual(manifest);
+    for (const type of ['os_info', 'stats_info', 'gnss_info', 'cellular_info']) await waitForEvents(id, type);
+    expect((await waitForEvents(id, 'private_strong'))[0].payload).toEqual({ key: '__custom', value: { a: 1 } });
+    expect((await waitForEvents(id, 'private_weak'))[0].payload).toEqual({ key: '_weak', value: { b: 2 } });
+    const { body } = await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`);
+    expect(body.device.manifest).toEqual(manifest);
+  });
+
+  it('records connection and disconnection with their payloads, and shows the state on the device', async () => {
+    const { id, credentials } = await newDevice();
+    const before = (await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`)).body.device;
+    const device = await connected(credentials);
+
+    const [connection] = await waitForEvents(id, 'connection');
+    await until(async () => (await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`)).body.device.connected === true, 'connected');
+    await device.end();
+    const [disconnection] = await waitForEvents(id, 'disconnection');
+    const after = await waitFor(async () => {
+      const { body } = await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`);
+      if (body.device.connected) throw new Error('still connected');
+      return body.device;
+    }, 'disconnected');
+
+    expect(before).toMatchObject({ connected: false, last_connected_at: null, last_disconnected_at: null, manifest: null });
+    expect(connection.payload).toEqual({ device_ip: '127.0.0.1', connected_at: expect.any(String) });
+    expect(disconnection.payload).toMatchObject({ reason: 'CLIENT_INITIATED_DISCONNECT' });
+    expect(after.last_connected_at).toBe((connection.payload as { connected_at: string }).connected_at);
+    expect(Date.parse(after.last_disconnected_at)).toBeGreaterThanOrEqual(Date.parse(after.last_connected_at));
+  });
+});
