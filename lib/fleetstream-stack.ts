@@ -4,6 +4,7 @@ import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/
 import { REGISTRY_STREAM, type StreamConsumer } from '../lambdas/streams';
 import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../local/queues';
 import { API_STAGE, Api, type AuthorizedBy } from './constructs/api';
+import { DeviceMqtt } from './constructs/device-mqtt';
 import { HandlerFunction } from './constructs/handler-function';
 import { Queues } from './constructs/queues';
 import { RegistryStream } from './constructs/registry-stream';
@@ -51,6 +52,12 @@ export class FleetstreamStack extends Stack {
   readonly registryStream: RegistryStream;
   /** Where data points are kept: a DynamoDB table or Timestream (`-c timeseries=…`). */
   readonly timeseries: TimeseriesStore;
+  /** The IoT Core custom authorizer's Lambda (the MQTT door). */
+  readonly mqttAuthorizer: HandlerFunction;
+  /** The custom resource's Lambda that reads the MQTT domain name and the IoT data endpoint. */
+  readonly iotEndpointsReader: HandlerFunction;
+  /** The MQTT door on IoT Core: authorizer, domain configuration, topic rules. */
+  readonly deviceMqtt: DeviceMqtt;
 
   constructor(scope: Construct, id: string, props: FleetstreamStackProps) {
     super(scope, id, props);
@@ -89,6 +96,14 @@ export class FleetstreamStack extends Stack {
       }),
     );
 
+    // The MQTT door's custom authorizer looks the device's identity up, as the device authorizer does.
+    this.mqttAuthorizer = new HandlerFunction(this, 'MqttAuthorizerHandler', {
+      source: 'mqtt-authorizer',
+      description: 'Fleetstream MQTT custom authorizer (IoT Core)',
+      ...logs,
+    });
+    this.mqttAuthorizer.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'get-item');
+
     // Queues and their consumers come from the same table as the local runtime's; producers are
     // granted SendMessage on the queues they feed.
     this.queues = new Queues(this, 'Queues', { removalPolicy: config.removalPolicy });
@@ -124,7 +139,7 @@ export class FleetstreamStack extends Stack {
     });
 
     const bySource = new Map(
-      [...this.routeHandlers.values(), ...this.authorizerFunctions.values(), ...this.consumerFunctions.values(), ...this.streamFunctions.values()].map((fn) => [
+      [...this.routeHandlers.values(), ...this.authorizerFunctions.values(), ...this.consumerFunctions.values(), ...this.streamFunctions.values(), this.mqttAuthorizer].map((fn) => [
         fn.source,
         fn,
       ]),
@@ -164,6 +179,25 @@ export class FleetstreamStack extends Stack {
       .get('identities')
       ?.addEnvironment('DEVICE_ENDPOINT_URL', `https://${this.api.restApi.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${API_STAGE}/device`);
 
+    // Jobs and FOTA go out live to connected devices; `j/up` requests are answered on `j/dn`.
+    this.iotEndpointsReader = new HandlerFunction(this, 'IotEndpointsHandler', {
+      source: 'iot-endpoints',
+      description: 'Fleetstream custom resource: the MQTT domain name and IoT data endpoint',
+      timeout: Duration.seconds(30),
+      ...logs,
+    });
+    this.deviceMqtt = new DeviceMqtt(this, 'DeviceMqtt', {
+      authorizer: this.mqttAuthorizer,
+      endpointsReader: this.iotEndpointsReader,
+      queue: this.queues.queues.mqtt.queue,
+      dlq: this.queues.queues.mqtt.dlq,
+      publishers: [this.routeHandlers.get('jobs'), this.routeHandlers.get('fota'), this.consumerFunctions.get('device-mqtt')].filter(
+        (fn): fn is HandlerFunction => fn !== undefined,
+      ),
+      credentialsWriter: this.routeHandlers.get('identities'),
+    });
+
+    new CfnOutput(this, 'MqttEndpoint', { value: this.deviceMqtt.host, description: 'The devices’ MQTT broker host (port 8883, TLS, no ALPN)' });
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'base_url of the management API (ends in /v3)' });
     new CfnOutput(this, 'StorageUrl', { value: this.api.url, description: 'storage_url of the time-series API (the same API for now)' });
     new CfnOutput(this, 'RegistryTableName', { value: this.registry.table.tableName, description: 'The registry DynamoDB table' });

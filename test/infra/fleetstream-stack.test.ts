@@ -68,11 +68,11 @@ describe('routes', () => {
 });
 
 describe('handlers', () => {
-  it('has one Lambda per handler of the route table plus one per authorizer, per queue consumer and per stream consumer', () => {
+  it('has one Lambda per handler of the route table plus one per authorizer, per queue consumer and per stream consumer, the MQTT authorizer and the IoT endpoints reader', () => {
     expect([...stack.routeHandlers.keys()].sort()).toEqual([...ROUTE_HANDLERS].sort());
     template.resourceCountIs(
       'AWS::Lambda::Function',
-      ROUTE_HANDLERS.length + stack.authorizerFunctions.size + stack.consumerFunctions.size + stack.streamFunctions.size,
+      ROUTE_HANDLERS.length + stack.authorizerFunctions.size + stack.consumerFunctions.size + stack.streamFunctions.size + 2,
     );
   });
 
@@ -251,7 +251,7 @@ describe('stage', () => {
 describe('outputs', () => {
   it('gives ApiUrl and StorageUrl ending in the stage (no trailing slash), and the registry table name', () => {
     const outputs = template.toJSON().Outputs;
-    expect(Object.keys(outputs).filter((k) => !/(Queue|Dlq)Url$|^DashboardName$/.test(k)).sort()).toEqual(['ApiUrl', 'RegistryTableName', 'StorageUrl']);
+    expect(Object.keys(outputs).filter((k) => !/(Queue|Dlq)Url$|^DashboardName$/.test(k)).sort()).toEqual(['ApiUrl', 'MqttEndpoint', 'RegistryTableName', 'StorageUrl']);
     for (const name of ['ApiUrl', 'StorageUrl']) {
       const parts: unknown[] = outputs[name].Value['Fn::Join'][1];
       expect(parts[0]).toBe('https://');

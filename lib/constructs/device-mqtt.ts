@@ -1,0 +1,121 @@
+import { Aws, CustomResource, Stack, Validations } from 'aws-cdk-lib';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { CfnAuthorizer, CfnDomainConfiguration, CfnTopicRule } from 'aws-cdk-lib/aws-iot';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { MQTT_RULES } from '../../lambdas/mqtt-rules';
+import { AMAZON_ROOT_CA_1 } from '../amazon-root-ca-1';
+import type { HandlerFunction } from './handler-function';
+
+/** The port devices use: MQTT over TLS without ALPN, which a CUSTOM_AUTH + SECURE_MQTT domain configuration serves. */
+export const DEVICE_MQTT_PORT = 8883;
+
+export interface DeviceMqttProps {
+  /** The custom authorizer Lambda (lambdas/mqtt-authorizer). */
+  authorizer: HandlerFunction;
+  /** The queue the topic rules fill (local/queues.ts `mqtt`), and its DLQ for the rules' error actions. */
+  queue: IQueue;
+  dlq: IQueue;
+  /** Lambdas that publish to devices on `j/dn/<id>` through the IoT data plane. */
+  publishers: HandlerFunction[];
+  /** The custom resource's Lambda that reads the domain name and data endpoint (lambdas/iot-endpoints). */
+  endpointsReader: HandlerFunction;
+  /** The Lambda that writes device credentials: told the broker's address and CA. */
+  credentialsWriter?: HandlerFunction;
+}
+
+/**
+ * The MQTT door on AWS IoT Core (DESIGN §9): a custom authorizer (the device JWT as password) that
+ * a domain configuration on an AWS-managed domain makes the default for MQTT over TLS on port
+ * 8883 without ALPN; topic rules from `lambdas/mqtt-rules.ts` into the MQTT queue, each with an
+ * error action to its DLQ; the data-plane endpoint and `iot:Publish` on `j/dn/*` for the Lambdas
+ * that publish to devices.
+ */
+export class DeviceMqtt extends Construct {
+  readonly authorizer: CfnAuthorizer;
+  readonly domain: CfnDomainConfiguration;
+  readonly rules: CfnTopicRule[];
+  /** The devices' broker host (the domain configuration's domain name). */
+  readonly host: string;
+
+  constructor(scope: Construct, id: string, props: DeviceMqttProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+
+    // The password is a JWT checked by the Lambda itself: no token signing by IoT Core.
+    this.authorizer = new CfnAuthorizer(this, 'Authorizer', {
+      authorizerFunctionArn: props.authorizer.functionArn,
+      signingDisabled: true,
+      status: 'ACTIVE',
+      enableCachingForHttp: false,
+    });
+    props.authorizer.addPermission('InvokedByIotCore', {
+      principal: new ServicePrincipal('iot.amazonaws.com'),
+      sourceArn: this.authorizer.attrArn,
+      sourceAccount: Aws.ACCOUNT_ID,
+    });
+
+    // SECURE_MQTT + CUSTOM_AUTH lets clients that send no ALPN (existing device clients) use the
+    // custom authorizer on 8883 (and 443); IoT Core's default endpoint needs ALPN for that.
+    this.domain = new CfnDomainConfiguration(this, 'Domain', {
+      domainConfigurationName: `${stack.stackName}-devices`,
+      serviceType: 'DATA',
+      applicationProtocol: 'SECURE_MQTT',
+      authenticationType: 'CUSTOM_AUTH',
+      authorizerConfig: { defaultAuthorizerName: this.authorizer.ref, allowAuthorizerOverride: false },
+      tlsConfig: { securityPolicy: 'IoTSecurityPolicy_TLS13_1_2_2022_10' },
+      domainConfigurationStatus: 'ENABLED',
+    });
+
+    // The domain name of an AWS-managed domain and the account's data endpoint are not
+    // CloudFormation attributes: a custom resource reads them (lambdas/iot-endpoints).
+    props.endpointsReader.addToRolePolicy(new PolicyStatement({ actions: ['iot:DescribeDomainConfiguration'], resources: [this.domain.attrArn] }));
+    // DescribeEndpoint takes no resource-level permission (Service Authorization Reference, AWS IoT).
+    props.endpointsReader.addToRolePolicy(new PolicyStatement({ actions: ['iot:DescribeEndpoint'], resources: ['*'] }));
+    Validations.of(props.endpointsReader.role!).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'iot:DescribeEndpoint has no resource-level permissions; the only other action names the one domain configuration.',
+    });
+    const endpoints = new CustomResource(this, 'Endpoints', {
+      serviceToken: props.endpointsReader.functionArn,
+      resourceType: 'Custom::IotEndpoints',
+      properties: { DomainConfigurationName: this.domain.ref },
+    });
+    this.host = endpoints.getAttString('DomainName');
+    const dataEndpoint = `https://${endpoints.getAttString('DataEndpoint')}`;
+
+    // The rules' role may only send to the MQTT queue and its DLQ.
+    const rulesRole = new Role(this, 'RulesRole', {
+      assumedBy: new ServicePrincipal('iot.amazonaws.com'),
+      description: 'Lets the MQTT topic rules put device messages on the MQTT queue (and failures on its DLQ)',
+    });
+    props.queue.grantSendMessages(rulesRole);
+    props.dlq.grantSendMessages(rulesRole);
+    this.rules = MQTT_RULES.map(
+      (rule) =>
+        new CfnTopicRule(this, `Rule${rule.name}`, {
+          ruleName: `${stack.stackName.replace(/[^A-Za-z0-9_]/g, '_')}_${rule.name}`,
+          topicRulePayload: {
+            sql: rule.sql,
+            awsIotSqlVersion: '2016-03-23',
+            ruleDisabled: false,
+            actions: [{ sqs: { queueUrl: props.queue.queueUrl, roleArn: rulesRole.roleArn, useBase64: false } }],
+            errorAction: { sqs: { queueUrl: props.dlq.queueUrl, roleArn: rulesRole.roleArn, useBase64: false } },
+          },
+        }),
+    );
+
+    const downTopics = `arn:${Aws.PARTITION}:iot:${Aws.REGION}:${Aws.ACCOUNT_ID}:topic/j/dn/*`;
+    for (const fn of props.publishers) {
+      fn.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['iot:Publish'], resources: [downTopics] }));
+      Validations.of(fn.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/j/dn/*]`,
+        reason: 'Publishes go to the j/dn topic of whichever device a job, FOTA or request names: only the devices’ down topics, nothing else.',
+      });
+      fn.addEnvironment('AWS_ENDPOINT_URL_IOT_DATA_PLANE', dataEndpoint);
+      fn.addEnvironment('MQTT_LIVE_DELIVERY', 'true');
+    }
+    props.credentialsWriter?.addEnvironment('DEVICE_MQTT_URL', `mqtts://${this.host}:${DEVICE_MQTT_PORT}`);
+    props.credentialsWriter?.addEnvironment('DEVICE_MQTT_CACERT', AMAZON_ROOT_CA_1);
+  }
+}

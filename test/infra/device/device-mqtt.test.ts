@@ -1,0 +1,105 @@
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { HandlerFunction } from '../../../lib/constructs/handler-function';
+import { FleetstreamStack } from '../../../lib/fleetstream-stack';
+import { configFromContext } from '../../../lib/stack-config';
+import { MQTT_RULES } from '../../../lambdas/mqtt-rules';
+import { AMAZON_ROOT_CA_1 } from '../../../lib/amazon-root-ca-1';
+import { actionsOf, statementsOfFunction, targetOf } from '../template-queries';
+
+const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const stack = new FleetstreamStack(app, 'Fleetstream', { config: configFromContext(app.node) });
+const template = Template.fromStack(stack);
+const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, any> }>;
+const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const environmentOf = (fn: HandlerFunction) => resources[idOf(fn)].Properties.Environment?.Variables ?? {};
+const mqttQueue = () => stack.getLogicalId(stack.queues.queues.mqtt.queue.node.defaultChild as never);
+const mqttDlq = () => stack.getLogicalId(stack.queues.queues.mqtt.dlq.node.defaultChild as never);
+const authorizerId = () => stack.getLogicalId(stack.deviceMqtt.authorizer);
+
+describe('the MQTT door on IoT Core', () => {
+  it('has one custom authorizer, the mqtt-authorizer Lambda, with no token signing, invokable by IoT Core for it alone', () => {
+    const [[, authorizer]] = ofType('AWS::IoT::Authorizer');
+    const permission = ofType('AWS::Lambda::Permission').map(([, p]) => p.Properties).find((p) => p.Principal === 'iot.amazonaws.com')!;
+
+    expect(ofType('AWS::IoT::Authorizer')).toHaveLength(1);
+    expect(authorizer.Properties).toMatchObject({ SigningDisabled: true, Status: 'ACTIVE' });
+    expect(targetOf(authorizer.Properties.AuthorizerFunctionArn)).toBe(idOf(stack.mqttAuthorizer));
+    expect(targetOf(permission.FunctionName)).toBe(idOf(stack.mqttAuthorizer));
+    expect(permission.SourceArn).toEqual({ 'Fn::GetAtt': [authorizerId(), 'Arn'] });
+  });
+
+  it('makes it the default authorizer of a domain for MQTT over TLS without ALPN (SECURE_MQTT, CUSTOM_AUTH)', () => {
+    const [[, domain]] = ofType('AWS::IoT::DomainConfiguration');
+
+    expect(domain.Properties).toMatchObject({
+      ServiceType: 'DATA',
+      ApplicationProtocol: 'SECURE_MQTT',
+      AuthenticationType: 'CUSTOM_AUTH',
+      AuthorizerConfig: { DefaultAuthorizerName: { Ref: authorizerId() }, AllowAuthorizerOverride: false },
+    });
+    expect(domain.Properties.DomainName).toBeUndefined(); // an AWS-managed domain: Amazon Root CA 1 signs it
+  });
+
+  it('has one topic rule per row of lambdas/mqtt-rules.ts, sending to the MQTT queue with its DLQ as error action', () => {
+    const rules = ofType('AWS::IoT::TopicRule').map(([, r]) => r.Properties.TopicRulePayload);
+
+    expect(rules.map((r) => r.Sql).sort()).toEqual(MQTT_RULES.map((r) => r.sql).sort());
+    for (const rule of rules) {
+      expect(rule).toMatchObject({ AwsIotSqlVersion: '2016-03-23', RuleDisabled: false });
+      expect(rule.Actions).toEqual([{ Sqs: expect.objectContaining({ QueueUrl: { Ref: mqttQueue() }, UseBase64: false }) }]);
+      expect(rule.ErrorAction).toEqual({ Sqs: expect.objectContaining({ QueueUrl: { Ref: mqttDlq() } }) });
+    }
+  });
+
+  it('lets the rules’ role only send to the MQTT queue and its DLQ', () => {
+    const roleId = targetOf(ofType('AWS::IoT::TopicRule')[0][1].Properties.TopicRulePayload.Actions[0].Sqs.RoleArn)!;
+    const statements = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => p.Properties.Roles.some((r: unknown) => targetOf(r) === roleId))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
+
+    expect(resources[roleId].Properties.AssumeRolePolicyDocument.Statement[0].Principal).toEqual({ Service: 'iot.amazonaws.com' });
+    expect(statements.flatMap(actionsOf).every((a: string) => /^sqs:(SendMessage|GetQueueAttributes|GetQueueUrl)$/.test(a))).toBe(true);
+    expect(statements.flatMap((s) => [s.Resource].flat().map(targetOf)).sort()).toEqual([mqttDlq(), mqttQueue()].sort());
+  });
+
+  it('lets the jobs, FOTA and device-mqtt Lambdas publish only to the devices’ j/dn topics, at the account’s data endpoint', () => {
+    const publishers = [stack.routeHandlers.get('jobs')!, stack.routeHandlers.get('fota')!, stack.consumerFunctions.get('device-mqtt')!];
+    for (const fn of publishers) {
+      const iot = statementsOfFunction(template, idOf(fn)).filter((s) => actionsOf(s).some((a) => a.startsWith('iot:')));
+      expect(iot.flatMap(actionsOf)).toEqual(['iot:Publish']);
+      expect(JSON.stringify(iot[0].Resource)).toContain(':topic/j/dn/*');
+      expect(environmentOf(fn)).toMatchObject({ MQTT_LIVE_DELIVERY: 'true', AWS_ENDPOINT_URL_IOT_DATA_PLANE: expect.anything() });
+      expect(JSON.stringify(environmentOf(fn).AWS_ENDPOINT_URL_IOT_DATA_PLANE)).toContain('DataEndpoint');
+    }
+    const others = [...stack.routeHandlers.values()].filter((fn) => !publishers.includes(fn));
+    for (const fn of others) expect(statementsOfFunction(template, idOf(fn)).flatMap(actionsOf).some((a) => a.startsWith('iot:'))).toBe(false);
+  });
+
+  it('lets the MQTT authorizer read single registry items and send authentication events, nothing more', () => {
+    const actions = statementsOfFunction(template, idOf(stack.mqttAuthorizer)).flatMap(actionsOf);
+
+    expect(actions.filter((a) => a.startsWith('dynamodb:'))).toEqual(['dynamodb:GetItem']);
+    expect(actions.every((a) => a.startsWith('dynamodb:GetItem') || a.startsWith('sqs:SendMessage') || /^sqs:GetQueue/.test(a) || a.startsWith('logs:'))).toBe(true);
+  });
+
+  it('writes the broker (port 8883, TLS) and Amazon Root CA 1 into device credentials', () => {
+    const env = environmentOf(stack.routeHandlers.get('identities')!);
+
+    expect(JSON.stringify(env.DEVICE_MQTT_URL)).toMatch(/mqtts:\/\/.*DomainName.*:8883/);
+    expect(env.DEVICE_MQTT_CACERT).toBe(AMAZON_ROOT_CA_1);
+    expect(AMAZON_ROOT_CA_1).toMatch(/^-----BEGIN CERTIFICATE-----\nMIIDQTCCAimgAwIBAgITBmyfz5m\/jAo54vB4ikPmljZbyjANBgkqhkiG9w0BAQsF/);
+  });
+
+  it('feeds the device-mqtt Lambda from the MQTT queue in small batches without a window, with partial batch responses', () => {
+    const consumer = stack.consumerFunctions.get('device-mqtt')!;
+    const [, mapping] = ofType('AWS::Lambda::EventSourceMapping').find(([, r]) => targetOf(r.Properties.FunctionName) === idOf(consumer))!;
+
+    expect(mapping.Properties).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': [mqttQueue(), 'Arn'] },
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  });
+});
