@@ -1,0 +1,119 @@
+/**
+ * `npm run bench:mqtt -- [--devices 1000] [--points 5]`: the MQTT door on the local runtime.
+ *
+ * - connections: N devices connected at once over plain MQTT (each CONNECT runs the custom
+ *   authorizer); connect rate, and heap + RSS growth per connection. The clients run in this
+ *   process too, so the memory figure is an upper bound for the broker's share.
+ * - ingest: the same N devices publish P points each over MQTT, and again over the HTTPS device
+ *   API (one point per request), side by side; points/s until all are stored, and the ratio.
+ * - fan-out: a fleet job on the N connected devices: from the API's answer (and from the request)
+ *   to each device receiving it, p50 and p99.
+ */
+import mqtt, { type MqttClient } from 'mqtt';
+import { parseArgs } from 'node:util';
+import { SignJWT } from 'jose';
+import { until } from '../local/ports';
+import { startLocalRuntime } from '../local/runtime';
+
+const { values } = parseArgs({ options: { devices: { type: 'string', default: '1000' }, points: { type: 'string', default: '5' } } });
+const N = Number(values.devices);
+const P = Number(values.points);
+const log = (line: string) => process.stderr.write(`bench:mqtt: ${line}\n`);
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+const runtime = await startLocalRuntime({ consumerConcurrency: 4 });
+const { createDevice } = await import('../lambdas/domain/devices');
+const { createIdentity } = await import('../lambdas/domain/identities');
+const { registryDb } = await import('../lambdas/shared/clients');
+const { timeseriesStore } = await import('../lambdas/stores/timeseries');
+const db = registryDb();
+const caller = { accountId: runtime.account_id, workspaceId: runtime.workspace_id, keyId: 'bench' };
+const api = (path: string, init: RequestInit = {}, token?: string) =>
+  fetch(`${runtime.base_url}${path}`, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : { 'x-api-key': runtime.api_key }) },
+  });
+
+try {
+  // A workspace of its own, so that the fleet job reaches exactly these devices.
+  const ws = (await (await api('/workspaces', { method: 'POST', body: JSON.stringify({ name: `bench-mqtt-${Date.now()}` }) })).json()) as { workspace: { id: string } };
+  const workspaceId = ws.workspace.id;
+  log(`creating ${N} devices with credentials…`);
+  const devices: Array<{ id: string; token: string }> = [];
+  for (let i = 0; i < N; i += 50) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(50, N - i) }, async (_, j) => {
+        const device = await createDevice(db, caller, workspaceId, { name: `b${i + j}`, phys_id: '' });
+        const { credentials } = await createIdentity(db, caller, workspaceId, device.id, { type: 'sym' });
+        const token = await new SignJWT({ sub: device.id, key: credentials.devinfo.key_id })
+          .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+          .setExpirationTime(Math.floor(Date.now() / 1000) + 3600)
+          .sign(Buffer.from(credentials.prvkey, 'base64'));
+        return { id: device.id, token };
+      }),
+    );
+    devices.push(...batch);
+  }
+
+  // Connections
+  global.gc?.();
+  const before = process.memoryUsage();
+  const received = new Map<string, number>();
+  const started = performance.now();
+  const clients: MqttClient[] = [];
+  for (let i = 0; i < N; i += 100) {
+    clients.push(
+      ...(await Promise.all(
+        devices.slice(i, i + 100).map(
+          ({ id, token }) =>
+            new Promise<MqttClient>((resolve, reject) => {
+              const client = mqtt.connect(runtime.mqtt_url, { clientId: id, username: id, password: token, protocolVersion: 4, clean: true, keepalive: 60, reconnectPeriod: 0, connectTimeout: 30_000 });
+              client.once('connect', () => client.subscribe(`j/dn/${id}`, { qos: 1 }, () => resolve(client)));
+              client.once('error', reject);
+              client.on('message', () => received.set(id, performance.now()));
+            }),
+        ),
+      )),
+    );
+  }
+  const connectSeconds = (performance.now() - started) / 1000;
+  global.gc?.();
+  const after = process.memoryUsage();
+  const perConnection = (a: number, b: number) => ((b - a) / N / 1024).toFixed(1);
+  log(`connections: ${N} in ${connectSeconds.toFixed(1)} s (${(N / connectSeconds).toFixed(0)}/s); heap +${perConnection(before.heapUsed, after.heapUsed)} KB, RSS +${perConnection(before.rss, after.rss)} KB per connection (clients included)`);
+
+  // Ingest, side by side: HTTPS first, then MQTT, the same number of points.
+  const store = timeseriesStore();
+  const stored = async (tag: string) => {
+    let n = 0;
+    for await (const p of store.query({ workspaceId, tags: [tag], from: 0, size: N * P + 1, order: 'asc' })) if (p) n += 1;
+    return n;
+  };
+  const ingest = async (tag: string, send: (d: { id: string; token: string }, client: MqttClient, k: number) => Promise<unknown>) => {
+    const t0 = performance.now();
+    for (let k = 0; k < P; k += 1) await Promise.all(devices.map((d, i) => send(d, clients[i], k)));
+    await until(async () => (await stored(tag)) >= N * P, `${N * P} ${tag} points stored`, 600_000);
+    return (N * P) / ((performance.now() - t0) / 1000);
+  };
+  const https = await ingest('https', (d, _c, k) =>
+    api('/device/data', { method: 'POST', body: JSON.stringify({ tag: 'https', payload: { k }, timestamp_device: new Date(Date.UTC(2026, 0, 1, 0, 0, k)).toISOString() }) }, d.token).then((r) => r.text()),
+  );
+  const overMqtt = await ingest('mqtt', (d, c, k) => c.publishAsync(`j/data/${d.id}/mqtt`, JSON.stringify({ k }), { qos: 1 }).then(() => new Promise((r) => setTimeout(r, 2))));
+  log(`ingest: HTTPS ${https.toFixed(0)} points/s, MQTT ${overMqtt.toFixed(0)} points/s, ratio MQTT/HTTPS ${(overMqtt / https).toFixed(2)}`);
+
+  // Fan-out
+  received.clear();
+  const requested = performance.now();
+  const answer = await api(`/workspaces/${workspaceId}/jobs/bench`, { method: 'POST', body: JSON.stringify({ value: { n: 1 } }) });
+  const answered = performance.now();
+  await answer.text();
+  await until(() => received.size >= N, `all ${N} devices received the job`, 120_000);
+  const fromAnswer = [...received.values()].map((t) => t - answered).sort((a, b) => a - b);
+  const fromRequest = [...received.values()].map((t) => t - requested).sort((a, b) => a - b);
+  log(
+    `fan-out to ${N}: API answered after ${(answered - requested).toFixed(0)} ms; from the answer p50 ${pct(fromAnswer, 50).toFixed(0)} ms, p99 ${pct(fromAnswer, 99).toFixed(0)} ms; from the request p50 ${pct(fromRequest, 50).toFixed(0)} ms, p99 ${pct(fromRequest, 99).toFixed(0)} ms`,
+  );
+  for (const c of clients) c.end(true);
+} finally {
+  await runtime.stop();
+}

@@ -1,0 +1,145 @@
+/**
+ * `npm run device -- --credentials zdevice.json`: a simulated device that speaks the MQTT device
+ * protocol (spec/device-mqtt.md) as existing device clients do, from the credentials file alone:
+ * connects (TLS with the file's `cacert` when `endpoint.mode` is `secure`), subscribes to
+ * `j/dn/<id>`, asks `#status` and sends its `__manifest`, answers every job (`@<name>`) and FOTA,
+ * asks `#now`, and publishes a data point every `--interval` seconds. Progress goes to stderr.
+ *
+ *   --credentials <file>   the zdevice.json from POST …/identities (required)
+ *   --count <n>            run the first n devices of a credentials file holding a JSON array of
+ *                          documents (one connection per device: a client ID connects once)
+ *   --interval <seconds>   seconds between data points (default 5; 0: no data)
+ *   --tag <tag>            the data points' tag (default "telemetry")
+ *   --duration <seconds>   stop after this long (default: run until Ctrl-C)
+ *   --quiet                only a summary line every 5 seconds
+ */
+import mqtt, { type MqttClient } from 'mqtt';
+import { SignJWT } from 'jose';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+interface Credentials {
+  devinfo: { device_id: string; key_id?: string; mode?: string; key_type?: string };
+  prvkey: string;
+  endpoint: { host: string; port: number; mode?: string };
+  cacert?: string;
+}
+
+const { values } = parseArgs({
+  options: {
+    credentials: { type: 'string' },
+    count: { type: 'string' },
+    interval: { type: 'string', default: '5' },
+    tag: { type: 'string', default: 'telemetry' },
+    duration: { type: 'string' },
+    quiet: { type: 'boolean', default: false },
+  },
+});
+
+const fail = (message: string): never => {
+  process.stderr.write(`device: ${message}\n`);
+  process.exit(2);
+};
+
+if (!values.credentials) fail('--credentials <zdevice.json> is required');
+const loaded = JSON.parse(readFileSync(values.credentials!, 'utf8')) as Credentials | Credentials[];
+const documents = Array.isArray(loaded) ? loaded : [loaded];
+const count = Number(values.count ?? documents.length);
+if (!Number.isInteger(count) || count < 1) fail('--count must be a positive integer');
+if (count > documents.length) fail(`--count ${count} needs ${count} credentials documents (a JSON array); the file has ${documents.length}`);
+const intervalMs = Number(values.interval) * 1000;
+const stats = { connected: 0, points: 0, jobs: 0, refused: 0 };
+const say = (id: string, line: string) => {
+  if (!values.quiet) process.stderr.write(`${new Date().toISOString()} ${id} ${line}\n`);
+};
+
+/** The device token as clients make it: once, at start, reused on reconnects (spec/device-mqtt.md). */
+const tokenOf = (c: Credentials) =>
+  new SignJWT({ sub: c.devinfo.device_id, key: c.devinfo.key_id ?? 0 })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setExpirationTime(Math.floor(Date.now() / 1000) + 3600)
+    .sign(Buffer.from(c.prvkey, 'base64'));
+
+const runDevice = async (c: Credentials): Promise<MqttClient> => {
+  const id = c.devinfo.device_id;
+  const secure = c.endpoint.mode === 'secure';
+  if (secure && !c.cacert) fail(`${id}: endpoint.mode is secure but the credentials carry no cacert`);
+  const client = mqtt.connect(`${secure ? 'mqtts' : 'mqtt'}://${c.endpoint.host}:${c.endpoint.port}`, {
+    clientId: id,
+    username: id,
+    password: await tokenOf(c),
+    protocolVersion: 4,
+    clean: true,
+    keepalive: 60,
+    connectTimeout: 10_000,
+    reconnectPeriod: 2_000,
+    ...(secure ? { ca: c.cacert, rejectUnauthorized: true } : {}),
+  });
+  const up = (key: string, value: unknown) => client.publish(`j/up/${id}`, JSON.stringify({ key, value }), { qos: 1 });
+  let timer: NodeJS.Timeout | undefined;
+  client.on('connect', () => {
+    stats.connected += 1;
+    say(id, `connected to ${c.endpoint.host}:${c.endpoint.port}${secure ? ' (TLS)' : ''}`);
+    // Clean sessions: subscribe on every connect, then ask what to do and tell what we can do.
+    client.subscribe(`j/dn/${id}`, { qos: 1 }, () => {
+      up('#status', {});
+      up('__manifest', { jobs: ['*'], conditions: [] });
+      up('#now', {});
+    });
+    if (intervalMs > 0 && !timer) {
+      timer = setInterval(() => {
+        const payload = { value: Math.round(Math.random() * 1000) / 10, uptime_s: Math.round(process.uptime()) };
+        client.publish(`j/data/${id}/${values.tag}`, JSON.stringify(payload), { qos: 1 }, (error) => {
+          if (!error) stats.points += 1;
+        });
+      }, intervalMs);
+    }
+  });
+  client.on('close', () => {
+    if (stats.connected > 0) say(id, 'connection closed');
+  });
+  client.on('error', (error) => {
+    stats.refused += 1;
+    say(id, `error: ${error.message}`);
+  });
+  client.on('message', (_topic, payload) => {
+    const { key, value } = JSON.parse(payload.toString('utf8')) as { key: string; value: any };
+    if (key === '#now') return say(id, `time is ${new Date(value.ms).toISOString()}`);
+    if (key === '#status') {
+      const expected = Object.entries((value?.expected ?? {}) as Record<string, { v: { args: unknown } }>);
+      say(id, `status: ${expected.length} pending (${expected.map(([k]) => k).join(', ') || 'nothing'})`);
+      for (const [k, { v }] of expected) answer(k, v.args);
+      return;
+    }
+    if (key.startsWith('@')) answer(key, value?.args);
+  });
+  const answer = (key: string, args: unknown) => {
+    if (key === '@fota') {
+      say(id, `FOTA to ${(args as { fw_version?: string })?.fw_version ?? '?'}: pretending it succeeded`);
+      up('@fota', { fw_version: (args as { fw_version?: string })?.fw_version, result: 'success', msg: 'simulated' });
+      return;
+    }
+    stats.jobs += 1;
+    say(id, `job ${key.slice(1)} with ${JSON.stringify(args)}: done`);
+    up(key, { ok: true, simulated: true, args });
+  };
+  return client;
+};
+
+const main = async () => {
+  const clients = await Promise.all(documents.slice(0, count).map(runDevice));
+  process.stderr.write(`device: ${clients.length} simulated device(s) started; Ctrl-C stops\n`);
+  const summary = setInterval(() => {
+    const online = clients.filter((c) => c.connected).length;
+    process.stderr.write(`device: ${online}/${clients.length} connected, ${stats.points} points, ${stats.jobs} jobs answered, ${stats.refused} errors\n`);
+  }, 5_000);
+  const stop = () => {
+    clearInterval(summary);
+    Promise.all(clients.map((c) => c.endAsync())).finally(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  if (values.duration) setTimeout(stop, Number(values.duration) * 1000);
+};
+
+main().catch((error: Error) => fail(error.message));
