@@ -71,6 +71,11 @@ describe('fleets and devices', () => {
       created_at: expect.stringMatching(RFC3339_MS),
       phys_id: '',
       identities: null,
+      // The MQTT door's additive fields, before the device ever connects.
+      connected: false,
+      last_connected_at: null,
+      last_disconnected_at: null,
+      manifest: null,
     });
   });
 

@@ -1,0 +1,222 @@
+import { createDevice } from '../../../lambdas/domain/devices';
+import { authorizeMqttConnect, devicePolicy, handleMqttQueueMessages, type DeviceMqttDeps } from '../../../lambdas/domain/device-mqtt';
+import { createIdentity } from '../../../lambdas/domain/identities';
+import { deliverLive, jobMessage } from '../../../lambdas/domain/live-delivery';
+import type { IngestMessage } from '../../../lambdas/schemas/device-api';
+import type { EventMessage } from '../../../lambdas/schemas/forward';
+import type { Db } from '../../../lambdas/shared/clients';
+import type { DownMessage } from '../../../lambdas/stores/device-channel';
+import { setDeviceConnection } from '../../../lambdas/stores/device-mqtt-store';
+import { getDeviceOfWorkspace } from '../../../lambdas/stores/device-store';
+import { newAccount } from '../../helpers/callers';
+import { freshTable } from '../../helpers/db';
+import { deviceToken } from '../../helpers/device-token';
+
+let db: Db;
+beforeAll(async () => {
+  db = await freshTable();
+});
+
+const ARN = 'arn:aws:iot:eu-west-1:123456789012';
+const HTTPS = 'http://127.0.0.1:3000/v3/device';
+
+const recordingDeps = (failPublish = false) => {
+  const queued: IngestMessage[] = [];
+  const forwarded: EventMessage[] = [];
+  const published: Array<{ deviceId: string; message: DownMessage }> = [];
+  const deps: DeviceMqttDeps = {
+    db,
+    enqueue: async (messages) => void queued.push(...messages),
+    forward: async (messages) => void forwarded.push(...messages),
+    publish: async (deviceId, message) => {
+      if (failPublish) throw new Error('data plane down');
+      published.push({ deviceId, message });
+    },
+  };
+  return { deps, queued, forwarded, published };
+};
+
+const newDevice = async () => {
+  const account = await newAccount(db);
+  const device = await createDevice(db, account.caller, account.workspace_id, { name: 'sensor', phys_id: '' });
+  const { credentials } = await createIdentity(db, account.caller, account.workspace_id, device.id, { type: 'sym' }, HTTPS, { url: '', cacert: '' });
+  return { ...account, device, credentials };
+};
+
+let sequence = 0;
+const record = (body: unknown) => ({ messageId: `m-${(sequence += 1)}`, body: typeof body === 'string' ? body : JSON.stringify(body) });
+const publish = (topic: string, payload: unknown, receivedAt = Date.parse('2026-03-01T10:00:00.000Z')) =>
+  record({ topic, payload: Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)).toString('base64'), received_at: receivedAt });
+
+describe('the custom authorizer’s answer', () => {
+  it('grants a device its own policy, with IoT Core’s answer fields', async () => {
+    const { device, credentials } = await newDevice();
+    const { deps, forwarded } = recordingDeps();
+
+    const answer = await authorizeMqttConnect(db, deps.forward, { clientId: device.id, username: device.id, password: await deviceToken(credentials) }, ARN);
+
+    expect(answer).toEqual({
+      isAuthenticated: true,
+      principalId: device.id.replace('-', ''),
+      disconnectAfterInSeconds: 86_400,
+      refreshAfterInSeconds: 600,
+      policyDocuments: [JSON.stringify(devicePolicy(device.id, ARN))],
+      context: expect.objectContaining({ deviceId: device.id }),
+    });
+    expect(answer.principalId).toMatch(/^[A-Za-z0-9]{1,128}$/);
+    expect(forwarded.map((e) => e.payload)).toEqual([{ clientid: device.id, proto: 'mqtt', error: '', verified: 'true', result: 'granted' }]);
+  });
+
+  it.each([
+    ['a client ID other than the username', (id: string) => ({ clientId: 'someone', username: id })],
+    ['no username', () => ({ clientId: undefined, username: undefined })],
+  ])('denies %s', async (_what, names) => {
+    const { device, credentials } = await newDevice();
+    const { deps } = recordingDeps();
+
+    const answer = await authorizeMqttConnect(db, deps.forward, { ...names(device.id), password: await deviceToken(credentials) }, ARN);
+
+    expect(answer).toMatchObject({ isAuthenticated: false, policyDocuments: [] });
+  });
+
+  it('refuses a token expired beyond the reconnect grace', async () => {
+    const { device, credentials } = await newDevice();
+    const { deps, forwarded } = recordingDeps();
+
+    const answer = await authorizeMqttConnect(
+      db,
+      deps.forward,
+      { clientId: device.id, username: device.id, password: await deviceToken(credentials, { expiresIn: -7200 }) },
+      ARN,
+      { expiredGraceSeconds: 3600 },
+    );
+
+    expect(answer.isAuthenticated).toBe(false);
+    expect(forwarded[0].payload).toMatchObject({ error: 'token expired', result: 'denied', proto: 'mqtt' });
+  });
+});
+
+describe('the MQTT queue’s messages', () => {
+  it('turns j/data publishes into one ingest message per device and arrival, dropping bad tags and payloads', async () => {
+    const { device } = await newDevice();
+    const { deps, queued } = recordingDeps();
+
+    const failed = await handleMqttQueueMessages(deps, [
+      publish(`j/data/${device.id}/temp`, { v: 1 }),
+      publish(`j/data/${device.id}/hum`, 40),
+      publish(`j/data/${device.id}/temp`, 'not json {'),
+      publish(`j/data/${device.id}/bad tag`, { v: 2 }),
+      publish(`j/data/${device.id}/big`, { blob: 'x'.repeat(2000) }),
+      publish('j/data/dev-00000000000000000000/temp', { v: 3 }),
+    ]);
+
+    expect(failed).toEqual([]);
+    expect(queued).toEqual([
+      {
+        kind: 'data',
+        workspace_id: device.workspace_id,
+        fleet_id: device.fleet_id,
+        device_id: device.id,
+        device_name: 'sensor',
+        timestamp_in: '2026-03-01T10:00:00.000Z',
+        points: [
+          { tag: 'temp', payload: { v: 1 }, timestamp_device: '2026-03-01T10:00:00.000Z' },
+          { tag: 'hum', payload: 40, timestamp_device: '2026-03-01T10:00:00.000Z' },
+        ],
+      },
+    ]);
+  });
+
+  it('answers #status with pending jobs and the FOTA apart, and #now, on the device’s j/dn', async () => {
+    const { device, caller } = await newDevice();
+    const { scheduleJob } = await import('../../../lambdas/domain/jobs');
+    const { scheduleFota } = await import('../../../lambdas/domain/fota');
+    await scheduleJob(db, caller, device.id, 'reboot', { delay: 1 });
+    await scheduleFota(db, caller, device.id, { firmwareId: 'fw', firmwareVersion: '2.0' });
+    const { deps, published, forwarded } = recordingDeps();
+
+    await handleMqttQueueMessages(deps, [publish(`j/up/${device.id}`, { key: '#status', value: {} })]);
+    await handleMqttQueueMessages(deps, [publish(`j/up/${device.id}`, { key: '#now', value: {} })]);
+
+    expect(published.map((p) => p.message)).toEqual([
+      { key: '#status', value: { expected: { '@reboot': { v: { args: { delay: 1 } } } }, current: {} } },
+      { key: '@fota', value: { args: { firmware_id: 'fw', firmware_version: '2.0', fw_version: '2.0' } } },
+      { key: '#now', value: { s: expect.any(Number), ms: expect.any(Number) } },
+    ]);
+    expect(published.every((p) => p.deviceId === device.id)).toBe(true);
+    expect(forwarded.map((e) => e.type)).toEqual(['status', 'timestamp']);
+  });
+
+  it('retries a j/up message whose answer could not be published, and not the others of the batch', async () => {
+    const { device } = await newDevice();
+    const { deps } = recordingDeps(true);
+    const status = publish(`j/up/${device.id}`, { key: '#status', value: {} });
+
+    const failed = await handleMqttQueueMessages(deps, [status, publish(`j/up/${device.id}`, { key: 'whatever', value: 1 }), publish(`j/data/${device.id}/t`, 1)]);
+
+    expect(failed).toEqual([status.messageId]);
+  });
+
+  it('completes a job with the device’s result and ignores an unknown job without failing', async () => {
+    const { device, caller } = await newDevice();
+    const { scheduleJob, getJob } = await import('../../../lambdas/domain/jobs');
+    await scheduleJob(db, caller, device.id, 'calibrate', {});
+    const { deps, forwarded } = recordingDeps();
+
+    const failed = await handleMqttQueueMessages(deps, [
+      publish(`j/up/${device.id}`, { key: '@calibrate', value: { ok: true } }),
+      publish(`j/up/${device.id}`, { key: '@nosuchjob', value: {} }),
+    ]);
+
+    expect(failed).toEqual([]);
+    expect(await getJob(db, caller, device.id, 'calibrate')).toMatchObject({ status: 'done', result: { ok: true } });
+    expect(forwarded.filter((e) => e.type === 'job').map((e) => e.direction)).toEqual(['d2c']);
+  });
+
+  it('applies presence in timestamp order: a late connected event does not undo a newer disconnection', async () => {
+    const { device } = await newDevice();
+    const { deps, forwarded } = recordingDeps();
+    const presence = (eventType: 'connected' | 'disconnected', timestamp: number, extra = {}) =>
+      record({ topic: `$aws/events/presence/${eventType}/${device.id}`, clientId: device.id, timestamp, eventType, ...extra });
+
+    await handleMqttQueueMessages(deps, [presence('disconnected', 2000, { disconnectReason: 'AUTHORIZATION_FAILURE' })]);
+    await handleMqttQueueMessages(deps, [presence('connected', 1000, { ipAddress: '192.0.2.7' })]);
+
+    const stored = (await getDeviceOfWorkspace(db, device.workspace_id, device.id)) as unknown as Record<string, unknown>;
+    expect(stored).toMatchObject({ connected: false, last_disconnected_at: new Date(2000).toISOString() });
+    expect(forwarded.map((e) => [e.type, e.payload])).toEqual([
+      ['authorization', expect.objectContaining({ result: 'denied' })],
+      ['disconnection', { disconnected_at: new Date(2000).toISOString(), reason: 'AUTHORIZATION_FAILURE' }],
+      ['connection', { device_ip: '192.0.2.7', connected_at: new Date(1000).toISOString() }],
+    ]);
+  });
+
+  it('sends unreadable queue messages back (to reach the DLQ), and ignores presence of clients that are not devices', async () => {
+    const { deps, forwarded } = recordingDeps();
+    const garbage = record('{not json');
+
+    const failed = await handleMqttQueueMessages(deps, [
+      garbage,
+      record({ topic: '$aws/events/presence/connected/x', clientId: 'x', timestamp: 1, eventType: 'connected' }),
+    ]);
+
+    expect(failed).toEqual([garbage.messageId]);
+    expect(forwarded).toEqual([]);
+  });
+});
+
+describe('live delivery', () => {
+  it('publishes only to connected devices, and a failing publish fails nothing', async () => {
+    const online = await newDevice();
+    const offline = await newDevice();
+    await setDeviceConnection(db, online.workspace_id, online.device.id, true, new Date().toISOString(), Date.now());
+    const { deps, published } = recordingDeps();
+    const targets = [online, offline].map(({ device }) => ({ workspace_id: device.workspace_id, device_id: device.id }));
+
+    await deliverLive(db, deps.publish, targets, jobMessage('reboot', { a: 1 }), true);
+    await deliverLive(db, recordingDeps(true).deps.publish, targets, jobMessage('reboot', { a: 1 }), true);
+    await deliverLive(db, deps.publish, targets, jobMessage('reboot', { a: 1 }), false);
+
+    expect(published).toEqual([{ deviceId: online.device.id, message: { key: '@reboot', value: { args: { a: 1 } } } }]);
+  });
+});
