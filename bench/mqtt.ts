@@ -3,19 +3,28 @@
  *
  * - connections: N devices connected at once over plain MQTT (each CONNECT runs the custom
  *   authorizer); connect rate, and heap + RSS growth per connection. The clients run in this
- *   process too, so the memory figure is an upper bound for the broker's share.
+ *   process too, so the memory figure is an upper bound for the broker's share. With
+ *   `--connections-only` the clients run in a child process (bench/mqtt-clients.ts), so the
+ *   growth is the runtime's own (broker, authorizer), and the other phases are skipped.
  * - ingest: the same N devices publish P points each over MQTT, and again over the HTTPS device
  *   API (one point per request), side by side; points/s until all are stored, and the ratio.
  * - fan-out: a fleet job on the N connected devices: from the API's answer (and from the request)
  *   to each device receiving it, p50 and p99.
  */
 import mqtt, { type MqttClient } from 'mqtt';
+import { fork } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import { until } from '../local/ports';
 import { startLocalRuntime } from '../local/runtime';
 
-const { values } = parseArgs({ options: { devices: { type: 'string', default: '1000' }, points: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { devices: { type: 'string', default: '1000' }, points: { type: 'string', default: '5' }, 'connections-only': { type: 'boolean', default: false } },
+});
 const N = Number(values.devices);
 const P = Number(values.points);
 const log = (line: string) => process.stderr.write(`bench:mqtt: ${line}\n`);
@@ -55,6 +64,26 @@ try {
     devices.push(...batch);
   }
 
+  if (values['connections-only']) {
+    const file = join(mkdtempSync(join(tmpdir(), 'bench-mqtt-')), 'devices.json');
+    writeFileSync(file, JSON.stringify(devices));
+    global.gc?.();
+    const before = process.memoryUsage();
+    const child = fork(fileURLToPath(new URL('./mqtt-clients.ts', import.meta.url)), [runtime.mqtt_url, file], { execArgv: ['--import', 'tsx'] });
+    const { connected, seconds } = await new Promise<{ connected: number; seconds: number }>((resolve, reject) => {
+      child.once('message', (m) => resolve(m as { connected: number; seconds: number }));
+      child.once('exit', (code) => reject(new Error(`clients exited (${code})`)));
+    });
+    await new Promise((r) => setTimeout(r, 2000)); // let presence messages drain before measuring
+    global.gc?.();
+    const after = process.memoryUsage();
+    log(
+      `connections: ${connected} connected at once in ${seconds.toFixed(1)} s (${(connected / seconds).toFixed(0)}/s); runtime heap +${((after.heapUsed - before.heapUsed) / connected / 1024).toFixed(1)} KB, RSS +${((after.rss - before.rss) / connected / 1024).toFixed(1)} KB per connection (broker side only)`,
+    );
+    child.send('stop');
+    await new Promise((r) => child.once('exit', r));
+    process.exitCode = 0;
+  } else {
   // Connections
   global.gc?.();
   const before = process.memoryUsage();
@@ -114,6 +143,7 @@ try {
     `fan-out to ${N}: API answered after ${(answered - requested).toFixed(0)} ms; from the answer p50 ${pct(fromAnswer, 50).toFixed(0)} ms, p99 ${pct(fromAnswer, 99).toFixed(0)} ms; from the request p50 ${pct(fromRequest, 50).toFixed(0)} ms, p99 ${pct(fromRequest, 99).toFixed(0)} ms`,
   );
   for (const c of clients) c.end(true);
+  }
 } finally {
   await runtime.stop();
 }

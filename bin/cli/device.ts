@@ -8,6 +8,9 @@
  *   --credentials <file>   the zdevice.json from POST …/identities (required)
  *   --count <n>            run the first n devices of a credentials file holding a JSON array of
  *                          documents (one connection per device: a client ID connects once)
+ *   --create <n>           first create n devices with credentials over the HTTP API, as any API
+ *                          client would, and write them to --credentials as such an array; needs
+ *   --base-url <url> --api-key <key> --workspace <id>  (the READY line's base_url, api_key, workspace_id)
  *   --interval <seconds>   seconds between data points (default 5; 0: no data)
  *   --tag <tag>            the data points' tag (default "telemetry")
  *   --duration <seconds>   stop after this long (default: run until Ctrl-C)
@@ -15,7 +18,7 @@
  */
 import mqtt, { type MqttClient } from 'mqtt';
 import { SignJWT } from 'jose';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 interface Credentials {
@@ -33,6 +36,10 @@ const { values } = parseArgs({
     tag: { type: 'string', default: 'telemetry' },
     duration: { type: 'string' },
     quiet: { type: 'boolean', default: false },
+    create: { type: 'string' },
+    'base-url': { type: 'string' },
+    'api-key': { type: 'string' },
+    workspace: { type: 'string' },
   },
 });
 
@@ -42,6 +49,34 @@ const fail = (message: string): never => {
 };
 
 if (!values.credentials) fail('--credentials <zdevice.json> is required');
+
+/** Creates devices and their identities through the management API and saves the credentials. */
+const createDevices = async (n: number) => {
+  const base = values['base-url'] ?? fail('--create needs --base-url');
+  const key = values['api-key'] ?? fail('--create needs --api-key');
+  const workspace = values.workspace ?? fail('--create needs --workspace');
+  const call = async (path: string, body?: unknown) => {
+    const response = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const answer = (await response.json()) as Record<string, any>;
+    if (!response.ok) fail(`${path}: ${response.status} ${JSON.stringify(answer.error ?? answer)}`);
+    return answer;
+  };
+  const created: Credentials[] = [];
+  for (let i = 0; i < n; i += 1) {
+    const { device } = await call(`/workspaces/${workspace}/devices`, { name: `simulated-${Date.now()}-${i}` });
+    const { credentials } = await call(`/workspaces/${workspace}/devices/${device.id}/identities`);
+    created.push(credentials as Credentials);
+    if ((i + 1) % 50 === 0) process.stderr.write(`device: created ${i + 1}/${n}\n`);
+  }
+  writeFileSync(values.credentials!, JSON.stringify(created, null, 2) + '\n', { mode: 0o600 });
+  process.stderr.write(`device: ${n} devices with credentials written to ${values.credentials}\n`);
+};
+if (values.create) await createDevices(Number(values.create));
+
 const loaded = JSON.parse(readFileSync(values.credentials!, 'utf8')) as Credentials | Credentials[];
 const documents = Array.isArray(loaded) ? loaded : [loaded];
 const count = Number(values.count ?? documents.length);
@@ -49,6 +84,7 @@ if (!Number.isInteger(count) || count < 1) fail('--count must be a positive inte
 if (count > documents.length) fail(`--count ${count} needs ${count} credentials documents (a JSON array); the file has ${documents.length}`);
 const intervalMs = Number(values.interval) * 1000;
 const stats = { connected: 0, points: 0, jobs: 0, refused: 0 };
+let stopping = false;
 const say = (id: string, line: string) => {
   if (!values.quiet) process.stderr.write(`${new Date().toISOString()} ${id} ${line}\n`);
 };
@@ -96,9 +132,10 @@ const runDevice = async (c: Credentials): Promise<MqttClient> => {
     }
   });
   client.on('close', () => {
-    if (stats.connected > 0) say(id, 'connection closed');
+    if (stats.connected > 0 && !stopping) say(id, 'connection closed');
   });
   client.on('error', (error) => {
+    if (stopping) return; // the broker closing our sockets as we leave
     stats.refused += 1;
     say(id, `error: ${error.message}`);
   });
@@ -134,6 +171,7 @@ const main = async () => {
     process.stderr.write(`device: ${online}/${clients.length} connected, ${stats.points} points, ${stats.jobs} jobs answered, ${stats.refused} errors\n`);
   }, 5_000);
   const stop = () => {
+    stopping = true;
     clearInterval(summary);
     Promise.all(clients.map((c) => c.endAsync())).finally(() => process.exit(0));
   };
