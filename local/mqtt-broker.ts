@@ -144,7 +144,7 @@ interface Session {
   principalId: string;
   ip: string;
   sessionIdentifier: string;
-  /** Why IoT Core would close this connection (`AUTHORIZATION_FAILURE` after a refused publish). */
+  /** Why IoT Core would close this connection (`AUTH_ERROR` after a refused publish). */
   disconnectReason?: string;
 }
 
@@ -231,8 +231,8 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
       const session = sessions.get(client);
       if (session && policyAllows(session.policies, 'iot:Publish', `${arn}:topic/${packet.topic}`)) return done(null);
       // IoT Core closes an MQTT 3.1.1 connection that publishes where its policy does not allow,
-      // with AUTHORIZATION_FAILURE as the disconnection's reason; so does this broker.
-      if (session) session.disconnectReason = 'AUTHORIZATION_FAILURE';
+      // with AUTH_ERROR as the disconnection's reason; so does this broker.
+      if (session) session.disconnectReason = 'AUTH_ERROR';
       done(new Error(`publish to ${packet.topic} not authorized`));
     },
     authorizeSubscribe: (client, subscription, done) => {
@@ -265,9 +265,11 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
     const session = sessions.get(client);
     if (!session) return;
     const clean = (client as unknown as { _disconnected?: boolean })._disconnected;
-    void presence(client, session, 'disconnected', session.disconnectReason ?? (clean ? 'CLIENT_INITIATED_DISCONNECT' : 'CONNECTION_LOST')).catch(
-      () => undefined,
-    );
+    // aedes closes the older connection when a client ID connects again, as IoT Core does.
+    const current = (broker as unknown as { clients: Record<string, Client | undefined> }).clients[client.id];
+    const takenOver = current !== undefined && current !== client;
+    const reason = session.disconnectReason ?? (takenOver ? 'DUPLICATE_CLIENTID' : clean ? 'CLIENT_INITIATED_DISCONNECT' : 'CONNECTION_LOST');
+    void presence(client, session, 'disconnected', reason).catch(() => undefined);
   });
   // A second connection with a client ID in use takes over, as on IoT Core.
   broker.on('clientError', () => undefined);

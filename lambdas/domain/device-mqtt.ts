@@ -333,8 +333,8 @@ export const handleUpMessage = async (deps: DeviceMqttDeps, { topic, payload, re
 /**
  * A presence event: the device's connection state (applied only when newer than the last one),
  * and a `connection` (`device_ip`, `connected_at`) or `disconnection` event. A disconnection
- * for an authorization failure (a publish outside the device's topics: IoT Core closes the
- * connection) is also an `authorization` event.
+ * for `AUTH_ERROR` ("the client failed to authenticate or authorization failed": a publish
+ * outside the device's topics, which closes the connection) is also an `authorization` event.
  */
 export const handlePresence = async (deps: DeviceMqttDeps, presence: PresenceMessage) => {
   const caller = await callerOf(deps.db, presence.clientId);
@@ -343,13 +343,16 @@ export const handlePresence = async (deps: DeviceMqttDeps, presence: PresenceMes
   if (!place) return;
   const at = new Date(presence.timestamp).toISOString();
   const connected = presence.eventType === 'connected';
-  await setDeviceConnection(deps.db, caller.workspaceId, caller.deviceId, connected, at, presence.timestamp);
+  // A second connection with the device's client ID took over (IoT Core closes the first one):
+  // the device is still connected, whatever order the two events come in.
+  const takenOver = presence.disconnectReason === 'DUPLICATE_CLIENTID';
+  if (!takenOver) await setDeviceConnection(deps.db, caller.workspaceId, caller.deviceId, connected, at, presence.timestamp);
   const events = [
     connected
       ? eventMessage(place, 'connection', 'd2c', { device_ip: presence.ipAddress ?? '', connected_at: at })
       : eventMessage(place, 'disconnection', 'd2c', { disconnected_at: at, reason: presence.disconnectReason ?? '' }),
   ];
-  if (presence.disconnectReason === 'AUTHORIZATION_FAILURE') events.unshift(authorizationEvent(place, { reason: 'publish outside the device topics' }));
+  if (presence.disconnectReason === 'AUTH_ERROR') events.unshift(authorizationEvent(place, { reason: 'publish outside the device topics' }));
   await deps.forward(events);
 };
 

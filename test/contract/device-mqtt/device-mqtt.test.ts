@@ -179,16 +179,29 @@ describe('the MQTT queue’s messages', () => {
     const presence = (eventType: 'connected' | 'disconnected', timestamp: number, extra = {}) =>
       record({ topic: `$aws/events/presence/${eventType}/${device.id}`, clientId: device.id, timestamp, eventType, ...extra });
 
-    await handleMqttQueueMessages(deps, [presence('disconnected', 2000, { disconnectReason: 'AUTHORIZATION_FAILURE' })]);
+    await handleMqttQueueMessages(deps, [presence('disconnected', 2000, { disconnectReason: 'AUTH_ERROR' })]);
     await handleMqttQueueMessages(deps, [presence('connected', 1000, { ipAddress: '192.0.2.7' })]);
 
     const stored = (await getDeviceOfWorkspace(db, device.workspace_id, device.id)) as unknown as Record<string, unknown>;
     expect(stored).toMatchObject({ connected: false, last_disconnected_at: new Date(2000).toISOString() });
     expect(forwarded.map((e) => [e.type, e.payload])).toEqual([
       ['authorization', expect.objectContaining({ result: 'denied' })],
-      ['disconnection', { disconnected_at: new Date(2000).toISOString(), reason: 'AUTHORIZATION_FAILURE' }],
+      ['disconnection', { disconnected_at: new Date(2000).toISOString(), reason: 'AUTH_ERROR' }],
       ['connection', { device_ip: '192.0.2.7', connected_at: new Date(1000).toISOString() }],
     ]);
+  });
+
+  it('keeps a device connected when its older connection is closed for a duplicate client ID, in either order', async () => {
+    const { device } = await newDevice();
+    const { deps, forwarded } = recordingDeps();
+    const presence = (eventType: 'connected' | 'disconnected', timestamp: number, extra = {}) =>
+      record({ topic: `$aws/events/presence/${eventType}/${device.id}`, clientId: device.id, timestamp, eventType, ...extra });
+
+    await handleMqttQueueMessages(deps, [presence('connected', 5000, { ipAddress: '192.0.2.8' })]);
+    await handleMqttQueueMessages(deps, [presence('disconnected', 5001, { disconnectReason: 'DUPLICATE_CLIENTID' })]);
+
+    expect(await getDeviceOfWorkspace(db, device.workspace_id, device.id)).toMatchObject({ connected: true });
+    expect(forwarded.map((e) => e.type)).toEqual(['connection', 'disconnection']);
   });
 
   it('sends unreadable queue messages back (to reach the DLQ), and ignores presence of clients that are not devices', async () => {

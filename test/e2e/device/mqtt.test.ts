@@ -152,7 +152,7 @@ describe('the MQTT door on the local runtime', () => {
     const [authorization] = await waitForEvents(me.id, 'authorization');
     expect(authorization.payload).toMatchObject({ result: 'denied' });
     const [disconnection] = await waitForEvents(me.id, 'disconnection');
-    expect(disconnection.payload).toMatchObject({ reason: 'AUTHORIZATION_FAILURE' });
+    expect(disconnection.payload).toMatchObject({ reason: 'AUTH_ERROR' });
     const stored = await api.get(`/timeseries/${runtime.workspace_id}/data?device=${other.id}`);
     expect(stored.body.result).toEqual([]);
   });
