@@ -18,7 +18,7 @@ import {
 import { getDeviceStatus, publishData, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
 import { eventMessage, type DevicePlace } from './events';
 import { fotaArgs } from './live-delivery';
-import { verifyDeviceToken, type DeviceCaller, type Forward, type TokenRules } from './identities';
+import { observe, verifyDeviceToken, type DeviceCaller, type Forward, type TokenRules } from './identities';
 
 /** The topics of one device (spec/device-mqtt.md): it publishes on `data` and `up`, subscribes to `dn`. */
 export const deviceTopics = (deviceId: string) => ({ data: `j/data/${deviceId}`, up: `j/up/${deviceId}`, dn: `j/dn/${deviceId}` });
@@ -120,9 +120,6 @@ export const authorizeMqttConnect = async (
     throw error;
   }
 };
-
-// ---------------------------------------------------------------------------------------------
-// What the topic rules put on the MQTT queue (lambdas/mqtt-rules.ts) and how it is handled.
 
 /** A device's publish on `j/data/<id>/<tag>` or `j/up/<id>`, as the topic rules forward it. */
 export const RuleMessageSchema = z.object({
@@ -284,7 +281,8 @@ export const handleUpMessage = async (deps: DeviceMqttDeps, { topic, payload, re
     const ms = Date.now();
     await deps.publish(deviceId, { key: '#now', value: { s: Math.floor(ms / 1000), ms } });
     const place = await placeOf(deps.db, caller);
-    if (place) await deps.forward([eventMessage(place, 'timestamp', 'd2c', { s: Math.floor(ms / 1000), ms })]);
+    // Already answered: a lost event must not make the device's request run (and answer) again.
+    if (place) await observe(deps.forward, [eventMessage(place, 'timestamp', 'd2c', { s: Math.floor(ms / 1000), ms })]);
     return;
   }
   if (key === '#conditions') return openConditionsAnswer(deps, caller);
