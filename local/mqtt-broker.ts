@@ -214,6 +214,11 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
             const error = Object.assign(new Error('Not authorized'), { returnCode: 5 }) as AuthenticateError;
             return done(error, false);
           }
+          // aedes closes the older connection of a client ID that connects again, as IoT Core does,
+          // which reports it as DUPLICATE_CLIENTID.
+          const previous = (broker as unknown as { clients: Record<string, Client | undefined> }).clients[client.id];
+          const previousSession = previous && previous !== client ? sessions.get(previous) : undefined;
+          if (previousSession) previousSession.disconnectReason ??= 'DUPLICATE_CLIENTID';
           const remote = (client.conn as { remoteAddress?: string }).remoteAddress ?? '';
           sessions.set(client, {
             policies: answer.policyDocuments.map((d) => JSON.parse(d) as IotPolicy),
@@ -265,10 +270,7 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
     const session = sessions.get(client);
     if (!session) return;
     const clean = (client as unknown as { _disconnected?: boolean })._disconnected;
-    // aedes closes the older connection when a client ID connects again, as IoT Core does.
-    const current = (broker as unknown as { clients: Record<string, Client | undefined> }).clients[client.id];
-    const takenOver = current !== undefined && current !== client;
-    const reason = session.disconnectReason ?? (takenOver ? 'DUPLICATE_CLIENTID' : clean ? 'CLIENT_INITIATED_DISCONNECT' : 'CONNECTION_LOST');
+    const reason = session.disconnectReason ?? (clean ? 'CLIENT_INITIATED_DISCONNECT' : 'CONNECTION_LOST');
     void presence(client, session, 'disconnected', reason).catch(() => undefined);
   });
   // A second connection with a client ID in use takes over, as on IoT Core.

@@ -220,6 +220,42 @@ describe('the MQTT door on the local runtime', () => {
     expect(jobEvents.map((e) => e.direction).sort()).toEqual(['c2d', 'd2c']);
   });
 
+  it('publishes a fleet job at once to the fleet’s connected devices, and to an offline one through #status', async () => {
+    const fleet = (await api.post(`/workspaces/${runtime.workspace_id}/fleets`, { name: `live-${Date.now()}` })).body.fleet;
+    const members = [await newDevice(), await newDevice(), await newDevice()];
+    for (const m of members) await api.put(`/workspaces/${runtime.workspace_id}/devices/${m.id}`, { name: 'member', fleet_id: fleet.id });
+    const online = [await connected(members[0].credentials), await connected(members[1].credentials)];
+    for (const m of members.slice(0, 2)) {
+      await until(async () => (await api.get(`/workspaces/${runtime.workspace_id}/devices/${m.id}`)).body.device.connected === true, 'connected state');
+    }
+
+    const scheduled = await api.post(`/workspaces/${runtime.workspace_id}/jobs/sync?fleet=${fleet.id}`, { value: { full: true } });
+    const delivered = await Promise.all(online.map((d) => d.next('@sync')));
+    const late = await connected(members[2].credentials);
+    await late.up('#status', {});
+    const status = await late.next('#status');
+
+    expect(scheduled.body.job.devices.sort()).toEqual(members.map((m) => m.id).sort());
+    expect(delivered.map((m) => m.value)).toEqual([{ args: { full: true } }, { args: { full: true } }]);
+    expect(late.received.filter((m) => m.key === '@sync')).toEqual([]);
+    expect(status.value.expected).toEqual({ '@sync': { v: { args: { full: true } } } });
+  });
+
+  it('keeps a device connected when the same client ID connects again and takes over', async () => {
+    const { id, credentials } = await newDevice();
+    const first = await connected(credentials);
+    const closed = new Promise<void>((resolve) => first.client.once('close', () => resolve()));
+
+    const second = await connected(credentials);
+    await closed;
+    const [disconnection] = await waitForEvents(id, 'disconnection');
+    await waitForEvents(id, 'connection', 2);
+
+    expect(disconnection.payload).toMatchObject({ reason: 'DUPLICATE_CLIENTID' });
+    expect(second.client.connected).toBe(true);
+    expect((await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`)).body.device.connected).toBe(true);
+  });
+
   it('delivers a job scheduled while the device was offline in the answer to its #status, and keeps a non-object result', async () => {
     const { id, credentials } = await newDevice();
     await api.post(`/devices/${id}/jobs/calibrate`, { value: { level: 3 } });
