@@ -7,6 +7,7 @@
  */
 import { rmSync } from 'node:fs';
 import { ConfigError, startConfig } from '../local/config';
+import { startCloudAssemblyRuntime } from '../local/cloud-assembly/runtime';
 import { startLocalRuntime } from '../local/runtime';
 import { writeRuntimeFile } from '../local/runtime-file';
 
@@ -16,8 +17,13 @@ const log = (line: string) => process.stderr.write(`fleetstream: ${line}\n`);
 const RUNTIME_ENV = [/^AWS_ENDPOINT_URL_/, /^AWS_REGION$/, /^AWS_ACCESS_KEY_ID$/, /^AWS_SECRET_ACCESS_KEY$/, /_TABLE$/, /_QUEUE_URL$/];
 
 const main = async () => {
-  const { options, dataDir } = startConfig(process.env, process.argv.slice(2));
-  const runtime = await startLocalRuntime({ ...options, log });
+  const args = process.argv.slice(2);
+  const { options, dataDir } = startConfig(process.env, args);
+  // --cloud-assembly [dir]: run the synthesized template (a given cdk.out, or a fresh synthesis).
+  const at = args.indexOf('--cloud-assembly');
+  const assemblyDir = at >= 0 && args[at + 1] && !args[at + 1].startsWith('--') ? args[at + 1] : undefined;
+  const cloud = at >= 0 ? await startCloudAssemblyRuntime({ ...options, log, assemblyDir, reportFile: process.env.FLEETSTREAM_IAM_REPORT }) : undefined;
+  const runtime = cloud ?? (await startLocalRuntime({ ...options, log }));
   const port = Number(new URL(runtime.base_url).port);
   const env = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && RUNTIME_ENV.some((re) => re.test(k)))) as Record<string, string>;
   // One file per instance (runtime-<port>.json): several instances on one folder never overwrite each other's.
@@ -38,13 +44,20 @@ const main = async () => {
     stopping = true;
     log(`${signal}: stopping…`);
     await runtime.stop();
+    if (cloud) {
+      const report = cloud.report();
+      log(`IAM: ${report.calls} AWS calls checked, ${report.refused.length} refused, ${report.unused.length} permissions never used`);
+      for (const call of report.refused) log(`  refused: ${call.function} ${call.action} ${call.resource}`);
+      for (const grant of report.unused) log(`  never used: ${grant}`);
+    }
     log('stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  const { stop: _stop, ...ready } = runtime;
-  log(`ready: ${runtime.base_url} (X-API-KEY: ${runtime.api_key}); MQTT ${runtime.mqtt_url}, ${runtime.mqtts_url} (TLS)`);
+  const { stop: _stop, ...ready } = { ...runtime, report: undefined };
+  // The cloud-assembly mode runs no MQTT broker (the IoT Core door is not emulated from the template).
+  log(`ready: ${runtime.base_url} (X-API-KEY: ${runtime.api_key})${runtime.mqtt_url ? `; MQTT ${runtime.mqtt_url}, ${runtime.mqtts_url} (TLS)` : ''}`);
   process.stdout.write(`READY ${JSON.stringify(ready)}\n`);
 };
 

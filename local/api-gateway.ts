@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { DEVICE_TOKEN_FIELD, REFUSAL_CONTEXT_KEY, ROUTES, type Route, type RouteAuth, type RouteHandler } from '../lambdas/routes';
+import { DEVICE_TOKEN_FIELD, REFUSAL_CONTEXT_KEY, ROUTES, type RouteAuth } from '../lambdas/routes';
 import { installAwsLambdaGlobal, isStreamingHandler, relayStreamingInvocation } from './lambda-streaming';
 
 /** A Lambda handler as the runtime calls it. */
@@ -17,24 +17,66 @@ type LambdaHandler<E, R> = (event: E, context: Context) => Promise<R>;
 type ApiHandler = LambdaHandler<APIGatewayProxyEvent, APIGatewayProxyResult>;
 type Authorizer = LambdaHandler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>;
 
+/** A Lambda proxy handler, as the gateway calls it. */
+export type { ApiHandler, Authorizer };
+
+/** A route as the gateway serves it: from the route table, or from a template's methods (cloud-assembly mode). */
+export interface GatewayRoute {
+  readonly method: string;
+  /** Path below the stage, with `{name}` parameters. */
+  readonly path: string;
+  /** What `loadHandler` is given: a route table handler folder, or a function's logical ID. */
+  readonly handler: string;
+  /** The key of its authorizer in `authorizers`, or 'none'. */
+  readonly auth: string;
+  /** The integration streams its answer (ResponseTransferMode STREAM). */
+  readonly stream?: boolean;
+}
+
+/** A REQUEST authorizer: the Lambda, the header it reads (its identity source) and its result cache. */
+export interface GatewayAuthorizer {
+  handler: Authorizer;
+  /** The header it reads, e.g. `X-API-KEY` (matched without regard to case). */
+  identityHeader: string;
+  /** How long an answer is reused for the same identity, as API Gateway's result cache. */
+  cacheTtlMs: number;
+  functionName: string;
+  /** The message of the 401 when the header is missing. */
+  missingMessage?: string;
+}
+
+/** A gateway response (AWS::ApiGateway::GatewayResponse): its status, headers and body template. */
+export interface GatewayResponse {
+  status?: number;
+  headers?: Record<string, string>;
+  /** `$context.requestId` and `$context.error.messageString` are filled in, as API Gateway does. */
+  template: string;
+}
+
+/** The gateway responses the local gateway gives (API Gateway's response types). */
+export type GatewayResponseType = 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'MISSING_AUTHENTICATION_TOKEN' | 'AUTHORIZER_FAILURE' | 'REQUEST_TOO_LARGE' | 'DEFAULT_4XX' | 'DEFAULT_5XX';
+
 export interface ApiGatewayOptions {
   port: number;
-  /** Loads the handler of a route table entry (the same module the stack bundles). */
-  loadHandler: (name: RouteHandler) => Promise<ApiHandler>;
-  authorizer: Authorizer;
-  /** The device API's authorizer (routes with auth 'device'). */
-  deviceAuthorizer?: Authorizer;
-  /** How long an authorizer answer is reused for the same key, as API Gateway's result cache. */
-  authorizerCacheTtlMs: number;
+  /** @default the route table's rows (`routeTableRoutes()`) */
+  routes?: readonly GatewayRoute[];
+  /** Loads the handler of a route (a route table handler folder, or a function of a template). */
+  loadHandler: (name: string) => Promise<ApiHandler>;
+  /** The authorizers that routes name in `auth`. */
+  authorizers: Record<string, GatewayAuthorizer>;
+  /** Responses by type, from the template; the gateway's own envelope and messages otherwise. */
+  gatewayResponses?: Partial<Record<GatewayResponseType, GatewayResponse>>;
   stage?: string;
 }
 
-type AuthorizedBy = Exclude<RouteAuth, 'none'>;
+/** The route table as the gateway serves it. */
+export const routeTableRoutes = (): GatewayRoute[] =>
+  ROUTES.map((r) => ({ method: r.method, path: r.path, handler: r.handler, auth: r.auth, stream: r.stream }));
 
-/** The header each authorizer reads (its identity source), and the answer when it is missing. */
-const IDENTITY_SOURCES: Record<AuthorizedBy, { header: string; missing: string }> = {
-  'api-key': { header: 'x-api-key', missing: 'A valid X-API-KEY header is required.' },
-  device: { header: 'authorization', missing: 'A valid device token is required: Authorization: Bearer <jwt>.' },
+/** The header each route table authorizer reads (its identity source), and the answer when it is missing. */
+export const ROUTE_TABLE_IDENTITY: Record<Exclude<RouteAuth, 'none'>, { header: string; missing: string }> = {
+  'api-key': { header: 'X-API-KEY', missing: 'A valid X-API-KEY header is required.' },
+  device: { header: 'Authorization', missing: 'A valid device token is required: Authorization: Bearer <jwt>.' },
 };
 
 // API Gateway REST limits: https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html
@@ -53,12 +95,12 @@ const MAX_DISCARDED_BYTES = 64 * 1024 * 1024;
 type Details = Array<{ field: string; message: string }>;
 
 interface CompiledRoute {
-  route: Route;
+  route: GatewayRoute;
   /** The route's path split into segments; `{name}` segments are parameters. */
   segments: string[];
 }
 
-const compile = (route: Route): CompiledRoute => ({ route, segments: route.path.split('/').slice(1) });
+const compile = (route: GatewayRoute): CompiledRoute => ({ route, segments: route.path.split('/').slice(1) });
 
 /**
  * Matches a request path, still percent-encoded and split on its literal slashes, against a route:
@@ -228,7 +270,8 @@ const readBody = (req: IncomingMessage) =>
 /** The declared body size is over the payload limit (a chunked body is measured as it is read). */
 const declaresOversizeBody = (req: IncomingMessage) => Number(req.headers['content-length'] ?? 0) > MAX_PAYLOAD_BYTES;
 
-const lambdaContext = (functionName: string, requestId: string): Context =>
+/** A Lambda context for an invocation by the gateway. */
+export const lambdaContext = (functionName: string, requestId: string): Context =>
   ({
     awsRequestId: requestId,
     functionName,
@@ -253,18 +296,49 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
   const stage = options.stage ?? 'v3';
   // Streamed routes' handlers call awslambda.streamifyResponse when they load.
   installAwsLambdaGlobal();
-  const routes = ROUTES.map(compile);
+  const routes = (options.routes ?? routeTableRoutes()).map(compile);
   // Each authorizer caches its answers by its identity source: the API key, or the device token.
-  const caches: Record<AuthorizedBy, Map<string, { expires: number; result: APIGatewayAuthorizerResult }>> = { 'api-key': new Map(), device: new Map() };
-  const authorizers = { 'api-key': options.authorizer, device: options.deviceAuthorizer };
+  const caches = new Map<string, Map<string, { expires: number; result: APIGatewayAuthorizerResult }>>();
 
-  const authorize = async (auth: AuthorizedBy, identity: string, route: Route, requestId: string, headers: Record<string, string>) => {
-    const cache = caches[auth];
+  /**
+   * One of the gateway's own answers: the template's gateway response of that type when there is
+   * one (else its DEFAULT_4XX/5XX family), with the type's status, as API Gateway picks them;
+   * otherwise the built-in envelope.
+   */
+  const answer = (
+    res: ServerResponse,
+    type: GatewayResponseType,
+    status: number,
+    code: string,
+    message: string,
+    requestId: string,
+    extra: { details?: Details; authorizer?: Record<string, unknown> } = {},
+  ) => {
+    const family = status >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX';
+    const response = options.gatewayResponses?.[type] ?? options.gatewayResponses?.[family];
+    if (!response) return gatewayError(res, status, code, message, requestId, { details: extra.details });
+    // API Gateway pastes $context values into the template as they are; ours stay valid JSON.
+    const body = response.template
+      .replaceAll('$context.requestId', requestId)
+      .replaceAll('$context.error.messageString', JSON.stringify(message))
+      .replace(/\$context\.authorizer\.(\w+)/g, (_m, key: string) => JSON.stringify(String(extra.authorizer?.[key] ?? '')).slice(1, -1));
+    res.writeHead(response.status ?? status, {
+      'content-type': 'application/json',
+      ...response.headers,
+      'content-length': String(Buffer.byteLength(body)),
+      'x-amzn-requestid': requestId,
+    });
+    res.end(body);
+  };
+
+  const authorize = async (key: string, identity: string, route: GatewayRoute, requestId: string, headers: Record<string, string>) => {
+    const authorizer = options.authorizers[key];
+    if (!authorizer) throw new Error(`no authorizer '${key}'`);
+    if (!caches.has(key)) caches.set(key, new Map());
+    const cache = caches.get(key)!;
     const cached = cache.get(identity);
     if (cached && cached.expires > Date.now()) return cached.result;
-    const authorizer = authorizers[auth];
-    if (!authorizer) throw new Error(`no ${auth} authorizer`);
-    const result = await authorizer(
+    const result = await authorizer.handler(
       {
         type: 'REQUEST',
         methodArn: `arn:aws:execute-api:local:000000000000:local/${stage}/${route.method}${route.path}`,
@@ -273,9 +347,9 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
         httpMethod: route.method,
         headers,
       } as APIGatewayRequestAuthorizerEvent,
-      lambdaContext(auth === 'device' ? 'device-authorizer' : 'authorizer', requestId),
+      lambdaContext(authorizer.functionName, requestId),
     );
-    if (options.authorizerCacheTtlMs > 0) cache.set(identity, { expires: Date.now() + options.authorizerCacheTtlMs, result });
+    if (authorizer.cacheTtlMs > 0) cache.set(identity, { expires: Date.now() + authorizer.cacheTtlMs, result });
     return result;
   };
 
@@ -294,7 +368,7 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     const path = fullPath.startsWith(`${prefix}/`) ? fullPath.slice(prefix.length) : undefined;
     const method = req.method ?? 'GET';
     const segments = path?.split('/').slice(1) ?? [];
-    let match: { route: Route; pathParameters: Record<string, string> } | undefined;
+    let match: { route: GatewayRoute; pathParameters: Record<string, string> } | undefined;
     for (const compiled of path === undefined ? [] : routes) {
       if (compiled.route.method !== method) continue;
       const pathParameters = matchRoute(compiled, segments);
@@ -304,7 +378,7 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
       }
     }
     if (!match || path === undefined) {
-      return gatewayError(res, 404, 'not_found', `No route ${method} ${fullPath.slice(0, 256)}.`, requestId);
+      return answer(res, 'MISSING_AUTHENTICATION_TOKEN', 404, 'not_found', `No route ${method} ${fullPath.slice(0, 256)}.`, requestId);
     }
     const { route, pathParameters } = match;
     const headers: Record<string, string> = {};
@@ -316,23 +390,27 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     }
     let authorizer: Record<string, unknown> | undefined;
     if (route.auth !== 'none') {
-      const { header, missing } = IDENTITY_SOURCES[route.auth];
-      const identity = req.headers[header];
-      if (typeof identity !== 'string' || !identity) return gatewayError(res, 401, 'unauthorized', missing, requestId);
+      const authorizerOf = options.authorizers[route.auth];
+      const missing = authorizerOf?.missingMessage ?? 'Unauthorized';
+      const identity = req.headers[authorizerOf?.identityHeader.toLowerCase() ?? ''];
+      if (typeof identity !== 'string' || !identity) return answer(res, 'UNAUTHORIZED', 401, 'unauthorized', missing, requestId);
       try {
         const result = await authorize(route.auth, identity, route, requestId, headers);
         if (result.policyDocument.Statement.some((s) => s.Effect !== 'Allow')) {
           // As the stack's ACCESS_DENIED gateway response (lib/constructs/api.ts): a 401 with the authorizer's reason.
           const refusal = String(result.context?.[REFUSAL_CONTEXT_KEY] ?? '');
-          return gatewayError(res, 401, 'unauthorized', 'The device token is refused.', requestId, { details: [{ field: DEVICE_TOKEN_FIELD, message: refusal }] });
+          return answer(res, 'ACCESS_DENIED', 401, 'unauthorized', 'The device token is refused.', requestId, {
+            details: [{ field: DEVICE_TOKEN_FIELD, message: refusal }],
+            authorizer: result.context ?? {},
+          });
         }
         authorizer = { ...result.context, principalId: result.principalId };
       } catch (error) {
         if ((error as Error).message === 'Unauthorized') {
-          return gatewayError(res, 401, 'unauthorized', missing, requestId);
+          return answer(res, 'UNAUTHORIZED', 401, 'unauthorized', missing, requestId);
         }
         console.error('authorizer failed', error);
-        return gatewayError(res, 500, 'internal_error', 'The authorizer failed; retry later.', requestId);
+        return answer(res, 'AUTHORIZER_FAILURE', 500, 'internal_error', 'The authorizer failed; retry later.', requestId);
       }
     }
 
@@ -377,13 +455,13 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
       if (route.stream && isStreamingHandler(handler)) {
         return await relayStreamingInvocation(handler, event, lambdaContext(route.handler, requestId), res, { 'x-amzn-requestid': requestId }, (error) => {
           console.error(`handler ${route.handler} crashed`, error);
-          gatewayError(res, 502, 'internal_error', 'The handler failed; retry later.', requestId);
+          answer(res, 'DEFAULT_5XX', 502, 'internal_error', 'The handler failed; retry later.', requestId);
         });
       }
       result = await handler(event, lambdaContext(route.handler, requestId));
     } catch (error) {
       console.error(`handler ${route.handler} crashed`, error);
-      return gatewayError(res, 502, 'internal_error', 'The handler failed; retry later.', requestId);
+      return answer(res, 'DEFAULT_5XX', 502, 'internal_error', 'The handler failed; retry later.', requestId);
     }
     const outHeaders = { ...result.headers, 'x-amzn-requestid': requestId } as Record<string, string>;
     res.writeHead(result.statusCode, outHeaders);

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RouteHandler } from '../lambdas/routes';
 import { REGISTRY_STREAM, STREAM_DLQ_NAME, type StreamDefinition } from '../lambdas/streams';
-import { startApiGateway } from './api-gateway';
+import { ROUTE_TABLE_IDENTITY, routeTableRoutes, startApiGateway } from './api-gateway';
 import { ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
 import { startDynamoDbStreamPoller, streamFilterOf, type StreamHandler } from './dynamodb-stream-poller';
 import { brokerTls, startMqttBroker } from './mqtt-broker';
@@ -66,7 +66,7 @@ const TIMESERIES_TABLE = 'fleetstream-timeseries';
  * `bootstrap.json` there (the key's secret is kept only as a hash in the table), so that a
  * restart prints the same key.
  */
-const bootstrap = async (dataDir: string | undefined, devApiKey: string | undefined): Promise<Bootstrap> => {
+export const bootstrap = async (dataDir: string | undefined, devApiKey: string | undefined): Promise<Bootstrap> => {
   const { createAccount } = await import('../lambdas/domain/accounts');
   const { authenticateApiKey } = await import('../lambdas/domain/api-keys');
   const { registryDb } = await import('../lambdas/shared/clients');
@@ -179,12 +179,15 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     const { handler: authorizer } = await import('../lambdas/authorizer/handler');
     const { handler: deviceAuthorizer } = await import('../lambdas/device-authorizer/handler');
     log(`starting the API on port ${port}…`);
+    const cacheTtlMs = (options.authorizerCacheTtlSeconds ?? 30) * 1000;
     const server: Server = await startApiGateway({
       port,
-      loadHandler,
-      authorizer,
-      deviceAuthorizer,
-      authorizerCacheTtlMs: (options.authorizerCacheTtlSeconds ?? 30) * 1000,
+      routes: routeTableRoutes(),
+      loadHandler: (name) => loadHandler(name as RouteHandler),
+      authorizers: {
+        'api-key': { handler: authorizer, identityHeader: ROUTE_TABLE_IDENTITY['api-key'].header, missingMessage: ROUTE_TABLE_IDENTITY['api-key'].missing, cacheTtlMs, functionName: 'authorizer' },
+        device: { handler: deviceAuthorizer, identityHeader: ROUTE_TABLE_IDENTITY.device.header, missingMessage: ROUTE_TABLE_IDENTITY.device.missing, cacheTtlMs, functionName: 'device-authorizer' },
+      },
     });
     stops.push(
       () =>

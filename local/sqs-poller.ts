@@ -14,6 +14,13 @@ export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatch
 export interface SqsPollerOptions {
   queueUrl: string;
   queueArn: string;
+  /** The SQS endpoint to poll through; AWS_ENDPOINT_URL_SQS (or the regional one) when absent. */
+  endpoint?: string;
+  /**
+   * FunctionResponseTypes ReportBatchItemFailures: the handler's `batchItemFailures` are honoured.
+   * Without it, as on Lambda, a batch that returns succeeds whole. @default true
+   */
+  reportBatchItemFailures?: boolean;
   /** Most records per invocation. */
   batchSize: number;
   /** Longest wait, from the first message, to fill a batch; 0 invokes with what one receive returns. */
@@ -105,7 +112,7 @@ const failuresOf = (response: unknown, ids: Set<string>): Set<string> => {
 export const startSqsPoller = (options: SqsPollerOptions): SqsPoller => {
   // The endpoint (AWS_ENDPOINT_URL_SQS or the regional one) decides where requests go, not the
   // host written in the queue URL (fauxqs writes sqs.<region>.localhost, which may not resolve).
-  const client = new SQSClient({ useQueueUrlAsEndpoint: false });
+  const client = new SQSClient({ useQueueUrlAsEndpoint: false, ...(options.endpoint ? { endpoint: options.endpoint } : {}) });
   const abort = new AbortController();
   const report = options.onError ?? ((error, what) => console.error(`sqs poller ${options.functionName}: ${what}`, error));
   const QueueUrl = options.queueUrl;
@@ -190,7 +197,8 @@ export const startSqsPoller = (options: SqsPollerOptions): SqsPoller => {
       timer = setTimeout(() => reject(new Error(`timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
     });
     try {
-      return failuresOf(await Promise.race([options.handler({ Records: records }, context), timeout]), ids);
+      const response = await Promise.race([options.handler({ Records: records }, context), timeout]);
+      return options.reportBatchItemFailures === false ? new Set() : failuresOf(response, ids);
     } catch (error) {
       report(error, 'invocation failed; the whole batch returns after its visibility timeout');
       return ids;

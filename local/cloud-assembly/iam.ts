@@ -1,0 +1,295 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+
+/**
+ * IAM, checked by use: a small evaluator of identity-based policies and a recording proxy that
+ * stands between one function and the local engines. Every AWS call the function makes goes
+ * through its proxy (its AWS_ENDPOINT_URL_* variables point there); the proxy reads the action and
+ * the resources from the request, evaluates the function's role policies, answers AccessDenied
+ * in the service's own error format when they refuse, as AWS does, and otherwise forwards the
+ * request unchanged to the engine.
+ */
+
+/** A statement of an identity-based policy, its values resolved. */
+export interface PolicyStatement {
+  Effect: 'Allow' | 'Deny';
+  Action?: string | string[];
+  NotAction?: string | string[];
+  Resource?: string | string[];
+  NotResource?: string | string[];
+  Condition?: unknown;
+}
+
+/** What IAM decides for one action on one resource. */
+export type Decision = 'allow' | 'explicit-deny' | 'implicit-deny';
+
+const list = (value: string | string[] | undefined): string[] => (value === undefined ? [] : [value].flat());
+
+/** IAM's wildcard match: `*` any run of characters, `?` one; actions ignore case, resources do not. */
+export const wildcardMatch = (pattern: string, value: string, ignoreCase = false) => {
+  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${source}$`, ignoreCase ? 'is' : 's').test(value);
+};
+
+const appliesTo = (statement: PolicyStatement, action: string, resource: string) => {
+  const actionMatches = statement.NotAction
+    ? !list(statement.NotAction).some((p) => wildcardMatch(p, action, true))
+    : list(statement.Action).some((p) => wildcardMatch(p, action, true));
+  const resourceMatches = statement.NotResource
+    ? !list(statement.NotResource).some((p) => wildcardMatch(p, resource))
+    : list(statement.Resource).some((p) => wildcardMatch(p, resource));
+  return actionMatches && resourceMatches;
+};
+
+/**
+ * Evaluates identity-based policy statements as IAM does for one principal: an explicit Deny wins,
+ * then any Allow, else the implicit deny. Conditions are not evaluated: a statement with one is
+ * taken as applying (the stack's role policies have none; a Deny with a condition would refuse more
+ * here than on AWS, never less).
+ */
+export const evaluate = (statements: readonly PolicyStatement[], action: string, resource: string): Decision => {
+  const matching = statements.filter((s) => appliesTo(s, action, resource));
+  if (matching.some((s) => s.Effect === 'Deny')) return 'explicit-deny';
+  return matching.some((s) => s.Effect === 'Allow') ? 'allow' : 'implicit-deny';
+};
+
+/** One action on one resource, as a request asks for it. */
+export interface Access {
+  action: string;
+  resource: string;
+  /** For DynamoDB: the table, and the index when one is queried. */
+  table?: string;
+  index?: string;
+}
+
+/** A recorded call: which function, what it asked for, and what the policy said. */
+export interface CallRecord extends Access {
+  function: string;
+  decision: Decision;
+}
+
+/** Where the ARNs of a local deployment point. */
+export interface ArnContext {
+  region: string;
+  account: string;
+}
+
+const dynamoTableArn = (ctx: ArnContext, table: string, index?: string) =>
+  `arn:aws:dynamodb:${ctx.region}:${ctx.account}:table/${table}${index ? `/index/${index}` : ''}`;
+
+// DynamoDB's transaction items are authorized as the item actions inside them.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html
+const TRANSACT_ACTIONS: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem', Get: 'GetItem' };
+
+/** The accesses of a DynamoDB JSON request (`X-Amz-Target: DynamoDB_20120810.<Operation>`). */
+export const dynamoAccesses = (ctx: ArnContext, operation: string, body: any): Access[] => {
+  const one = (action: string, table: string, index?: string): Access => ({
+    action: `dynamodb:${action}`,
+    resource: dynamoTableArn(ctx, table, index),
+    table,
+    ...(index ? { index } : {}),
+  });
+  switch (operation) {
+    case 'BatchWriteItem':
+    case 'BatchGetItem':
+      return Object.keys(body.RequestItems ?? {}).map((table) => one(operation, table));
+    case 'TransactWriteItems':
+    case 'TransactGetItems':
+      return (body.TransactItems ?? []).flatMap((item: Record<string, { TableName: string }>) =>
+        Object.entries(item).map(([kind, op]) => one(TRANSACT_ACTIONS[kind] ?? kind, op.TableName)),
+      );
+    case 'ListTables':
+      return [{ action: 'dynamodb:ListTables', resource: '*' }];
+    default:
+      return [one(operation, body.TableName ?? body.TableArn ?? '', body.IndexName)];
+  }
+};
+
+// SQS authorizes a batch as its single action.
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-api-permissions-reference.html
+const SQS_BATCH: Record<string, string> = {
+  SendMessageBatch: 'SendMessage',
+  DeleteMessageBatch: 'DeleteMessage',
+  ChangeMessageVisibilityBatch: 'ChangeMessageVisibility',
+};
+
+/** The accesses of an SQS request, JSON protocol (`X-Amz-Target: AmazonSQS.<Action>`) or query (`Action=`). */
+export const sqsAccesses = (ctx: ArnContext, operation: string, params: Record<string, any>): Access[] => {
+  const queueName = params.QueueUrl ? String(params.QueueUrl).split('/').at(-1) : params.QueueName;
+  const action = `sqs:${SQS_BATCH[operation] ?? operation}`;
+  if (operation === 'ListQueues') return [{ action, resource: '*' }];
+  return [{ action, resource: `arn:aws:sqs:${ctx.region}:${ctx.account}:${queueName ?? ''}` }];
+};
+
+/** A service the proxy understands: how it finds the accesses of a request, and how it refuses. */
+interface ServiceCodec {
+  prefix: string;
+  accesses: (ctx: ArnContext, headers: IncomingMessage['headers'], body: string) => Access[] | undefined;
+  denied: (message: string) => { status: number; headers: Record<string, string>; body: string };
+}
+
+const targetOf = (headers: IncomingMessage['headers']) => String(headers['x-amz-target'] ?? '');
+
+const SERVICES: Record<string, ServiceCodec> = {
+  dynamodb: {
+    prefix: 'dynamodb',
+    accesses: (ctx, headers, body) => {
+      const target = targetOf(headers);
+      if (!target.startsWith('DynamoDB_')) return undefined;
+      return dynamoAccesses(ctx, target.split('.')[1], JSON.parse(body || '{}'));
+    },
+    // DynamoDB's JSON 1.0 error shape.
+    denied: (message) => ({
+      status: 400,
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': 'AccessDeniedException' },
+      body: JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', Message: message }),
+    }),
+  },
+  sqs: {
+    prefix: 'sqs',
+    accesses: (ctx, headers, body) => {
+      const target = targetOf(headers);
+      if (target.startsWith('AmazonSQS.')) return sqsAccesses(ctx, target.split('.')[1], JSON.parse(body || '{}'));
+      const form = new URLSearchParams(body);
+      const action = form.get('Action');
+      return action ? sqsAccesses(ctx, action, Object.fromEntries(form)) : undefined;
+    },
+    // SQS's JSON protocol error, with the query-compatible code the SDK maps to AccessDenied.
+    denied: (message) => ({
+      status: 400,
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-query-error': 'AccessDenied;Sender' },
+      body: JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', message }),
+    }),
+  },
+};
+
+/** The services a function's proxy stands in front of: the SDK variable and the engine's address. */
+export type Upstreams = Partial<Record<keyof typeof SERVICES, string>>;
+
+/** The endpoint variables of each service, as the SDK reads them. */
+export const ENDPOINT_VARIABLES: Record<keyof typeof SERVICES, string> = { dynamodb: 'AWS_ENDPOINT_URL_DYNAMODB', sqs: 'AWS_ENDPOINT_URL_SQS' };
+
+const readAll = (req: IncomingMessage) =>
+  new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+
+// Headers a proxy must not pass on: node's fetch sets its own.
+const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'expect']);
+
+export interface RecordingProxy {
+  /** Base URL of each service's proxy, for the function's AWS_ENDPOINT_URL_* variables. */
+  endpoints: Record<string, string>;
+  stop: () => Promise<void>;
+}
+
+/**
+ * Starts one proxy per service for a function: each request is recorded, checked against the
+ * function's statements and refused (AccessDenied, in the service's format) or forwarded to the
+ * engine. A request whose action it cannot read is refused too: a call nobody can check is not let
+ * through.
+ */
+export const startRecordingProxy = async (options: {
+  functionName: string;
+  roleName: string;
+  statements: () => readonly PolicyStatement[];
+  upstreams: Upstreams;
+  arnContext: ArnContext;
+  record: (call: CallRecord) => void;
+}): Promise<RecordingProxy> => {
+  const servers: Server[] = [];
+  const endpoints: Record<string, string> = {};
+  for (const [service, upstream] of Object.entries(options.upstreams) as Array<[keyof typeof SERVICES, string]>) {
+    const codec = SERVICES[service];
+    const server = createServer((req, res) => {
+      void (async () => {
+        const body = await readAll(req);
+        const text = body.toString('utf8');
+        let accesses: Access[] | undefined;
+        try {
+          accesses = codec.accesses(options.arnContext, req.headers, text);
+        } catch {
+          accesses = undefined;
+        }
+        const refuse = (message: string) => {
+          const denied = codec.denied(message);
+          res.writeHead(denied.status, { ...denied.headers, 'content-length': String(Buffer.byteLength(denied.body)) });
+          res.end(denied.body);
+        };
+        if (!accesses?.length) return refuse(`The local IAM check could not read the action of this ${service} request.`);
+        const refused: Access[] = [];
+        for (const access of accesses) {
+          const decision = evaluate(options.statements(), access.action, access.resource);
+          options.record({ function: options.functionName, ...access, decision });
+          if (decision !== 'allow') refused.push(access);
+        }
+        if (refused.length) {
+          const [first] = refused;
+          const why = evaluate(options.statements(), first.action, first.resource) === 'explicit-deny' ? 'with an explicit deny in an identity-based policy' : `because no identity-based policy allows the ${first.action} action`;
+          return refuse(
+            `User: arn:aws:sts::${options.arnContext.account}:assumed-role/${options.roleName}/${options.functionName} is not authorized to perform: ${first.action} on resource: ${first.resource} ${why}`,
+          );
+        }
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k, v]) => !HOP_HEADERS.has(k) && v !== undefined)) as Record<string, string>;
+        const answer = await fetch(`${upstream}${req.url ?? '/'}`, { method: req.method, headers, body: body.length ? body : undefined });
+        const out = Buffer.from(await answer.arrayBuffer());
+        const outHeaders: Record<string, string> = {};
+        answer.headers.forEach((value, key) => {
+          if (!HOP_HEADERS.has(key) && key !== 'content-encoding') outHeaders[key] = value;
+        });
+        res.writeHead(answer.status, { ...outHeaders, 'content-length': String(out.length) });
+        res.end(out);
+      })().catch((error: Error) => {
+        if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(`recording proxy: ${error.message}`);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    servers.push(server);
+    endpoints[service] = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  }
+  return {
+    endpoints,
+    stop: async () => {
+      await Promise.all(
+        servers.map(
+          (s) =>
+            new Promise<void>((resolve) => {
+              s.close(() => resolve());
+              s.closeAllConnections();
+            }),
+        ),
+      );
+    },
+  };
+};
+
+/** A permission a role grants: one action pattern on one resource pattern. */
+export interface Grant {
+  function: string;
+  action: string;
+  resource: string;
+}
+
+/**
+ * The Allow grants of each function that no recorded call used. Actions the function's code
+ * never issues itself (CloudWatch Logs, which the Lambda service writes for it) are left out.
+ */
+export const unusedGrants = (roles: Record<string, readonly PolicyStatement[]>, calls: readonly CallRecord[], ignore: RegExp = /^logs:/): Grant[] => {
+  const unused: Grant[] = [];
+  for (const [fn, statements] of Object.entries(roles)) {
+    const used = calls.filter((c) => c.function === fn && c.decision === 'allow');
+    for (const statement of statements) {
+      if (statement.Effect !== 'Allow') continue;
+      for (const action of list(statement.Action)) {
+        if (ignore.test(action)) continue;
+        for (const resource of list(statement.Resource)) {
+          if (!used.some((c) => wildcardMatch(action, c.action, true) && wildcardMatch(resource, c.resource))) unused.push({ function: fn, action, resource });
+        }
+      }
+    }
+  }
+  return unused;
+};

@@ -1,0 +1,164 @@
+import type { Context } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+import { ResponseStream } from '../lambda-streaming';
+
+/** What a Lambda function of a template runs with. */
+export interface LambdaSpec {
+  /** The function's logical ID; also its name here. */
+  name: string;
+  /** The folder of its bundled code (`cdk.out/asset.<hash>`). */
+  codeDir: string;
+  /** `<module>.<export>`, as in the template. */
+  handler: string;
+  memoryMb: number;
+  timeoutSeconds: number;
+  /** Its whole environment: the template's variables, resolved, and the runtime's own. */
+  env: Record<string, string>;
+}
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+  stream?: ResponseStream;
+  timer: NodeJS.Timeout;
+}
+
+/** A failed invocation, named as Lambda names it (`Runtime.ImportModuleError`, `Sandbox.Timedout`, the handler's error). */
+export class InvocationError extends Error {
+  constructor(name: string, message: string, stack?: string) {
+    super(message);
+    this.name = name;
+    if (stack) this.stack = stack;
+  }
+}
+
+const WORKER_FILE = new URL('./lambda-worker.mjs', import.meta.url);
+
+/**
+ * One Lambda function run from its bundle, as a container: a worker thread with the function's
+ * own environment (module-scope reads of `process.env` see only its variables), its memory as the
+ * worker's heap limit, and its timeout enforced by ending the container, as Lambda does. A
+ * container that times out or crashes is replaced by a fresh one (a cold start) on the next call.
+ * Invocations may overlap in one container (Lambda would run more containers).
+ */
+export class LocalLambda {
+  readonly spec: LambdaSpec;
+  /** Whether the loaded handler is wrapped by `awslambda.streamifyResponse`. */
+  streaming = false;
+  private worker?: Worker;
+  private ready?: Promise<void>;
+  private readonly pending = new Map<string, Pending>();
+  private stopped = false;
+
+  constructor(spec: LambdaSpec) {
+    this.spec = spec;
+  }
+
+  /** Starts the container and loads the handler; an init error is kept and answers every invocation. */
+  start(): Promise<void> {
+    if (this.ready) return this.ready;
+    const worker = new Worker(WORKER_FILE, {
+      env: this.spec.env,
+      workerData: { codeDir: this.spec.codeDir, handler: this.spec.handler },
+      resourceLimits: { maxOldGenerationSizeMb: this.spec.memoryMb },
+      stdout: false,
+      stderr: false,
+    });
+    this.worker = worker;
+    this.ready = new Promise<void>((resolve, reject) => {
+      worker.once('error', reject);
+      worker.on('message', (message) => {
+        if (message.type === 'ready') {
+          this.streaming = message.streaming;
+          if (message.error) console.error(`lambda ${this.spec.name}: init failed: ${message.error.name}: ${message.error.message}`);
+          resolve();
+          return;
+        }
+        this.onMessage(message);
+      });
+    });
+    worker.on('error', (error) => this.retire(worker, new InvocationError('Runtime.ExitError', `the container crashed: ${error.message}`)));
+    worker.on('exit', (code) => this.retire(worker, new InvocationError('Runtime.ExitError', `the container exited (${code})`)));
+    return this.ready;
+  }
+
+  private onMessage(message: { type: string; id: string; result?: unknown; error?: { name: string; message: string; stack?: string }; contentType?: string; data?: Uint8Array }) {
+    const call = this.pending.get(message.id);
+    if (!call) return;
+    if (message.type === 'chunk') {
+      call.stream!.setContentType(message.contentType!);
+      call.stream!.write(Buffer.from(message.data!));
+      return;
+    }
+    this.pending.delete(message.id);
+    clearTimeout(call.timer);
+    if (message.type === 'error') call.reject(new InvocationError(message.error!.name, message.error!.message, message.error!.stack));
+    else {
+      if (call.stream) call.stream.setContentType(message.contentType ?? call.stream.contentType);
+      call.resolve(message.result);
+    }
+  }
+
+  /** Fails what ran in a container that ended, and lets the next invocation start a new one. */
+  private retire(worker: Worker, error: Error) {
+    if (this.worker !== worker) return;
+    this.worker = undefined;
+    this.ready = undefined;
+    for (const [id, call] of this.pending) {
+      clearTimeout(call.timer);
+      call.reject(error);
+      this.pending.delete(id);
+    }
+  }
+
+  private async send(event: unknown, requestId: string, stream?: ResponseStream): Promise<unknown> {
+    if (this.stopped) throw new InvocationError('Runtime.Stopped', `${this.spec.name} is stopped`);
+    await this.start();
+    const worker = this.worker!;
+    const id = randomUUID();
+    const timeoutMs = this.spec.timeoutSeconds * 1000;
+    const context: Partial<Context> & { deadline: number } = {
+      awsRequestId: requestId,
+      functionName: this.spec.name,
+      functionVersion: '$LATEST',
+      invokedFunctionArn: `arn:aws:lambda:${this.spec.env.AWS_REGION}:000000000000:function:${this.spec.name}`,
+      memoryLimitInMB: String(this.spec.memoryMb),
+      logGroupName: `/aws/lambda/${this.spec.name}`,
+      logStreamName: 'local',
+      deadline: Date.now() + timeoutMs,
+    };
+    return new Promise((resolve, reject) => {
+      // As Lambda: past its timeout the invocation fails and the container is ended.
+      const timer = setTimeout(() => {
+        this.retire(worker, new InvocationError('Sandbox.Timedout', `Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds`));
+        void worker.terminate();
+      }, timeoutMs);
+      this.pending.set(id, { resolve, reject, stream, timer });
+      worker.postMessage({ id, event, context, stream: Boolean(stream) });
+    });
+  }
+
+  /** A buffered (RequestResponse) invocation: resolves with what the handler returned. */
+  invoke(event: unknown, requestId: string = randomUUID()): Promise<unknown> {
+    return this.send(event, requestId);
+  }
+
+  /** A streamed invocation: what the handler writes arrives on `stream`, which ends with it. */
+  async invokeStreaming(event: unknown, stream: ResponseStream, requestId: string = randomUUID()): Promise<void> {
+    try {
+      await this.send(event, requestId, stream);
+    } finally {
+      if (!stream.writableEnded) stream.end();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const worker = this.worker;
+    if (worker) {
+      this.retire(worker, new InvocationError('Runtime.Stopped', `${this.spec.name} is stopped`));
+      await worker.terminate();
+    }
+  }
+}

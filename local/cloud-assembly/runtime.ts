@@ -1,0 +1,535 @@
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  type CreateTableCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyResult } from 'aws-lambda';
+import { startFauxqs } from 'fauxqs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import { startApiGateway, type GatewayAuthorizer, type GatewayResponse, type GatewayResponseType, type GatewayRoute } from '../api-gateway';
+import { LOCAL_AWS_ENV, startDynamoDbLocal } from '../dynamodb-local';
+import { localAwsLambda, type ResponseStream } from '../lambda-streaming';
+import { freePort } from '../ports';
+import type { QueueName, QueueSettings } from '../queues';
+import { bootstrap, type LocalRuntime, type LocalRuntimeOptions } from '../runtime';
+import { startSqsPoller } from '../sqs-poller';
+import { ENDPOINT_VARIABLES, startRecordingProxy, unusedGrants, wildcardMatch, type CallRecord, type PolicyStatement } from './iam';
+import { LocalLambda } from './lambda-host';
+import { synthesize } from './synth';
+import {
+  functionsIn,
+  readAssembly,
+  resolver,
+  resourcesOfType,
+  targetOf,
+  type AssemblyStack,
+  type CfnResource,
+  type Physical,
+  type Pseudo,
+} from './template';
+
+/** What the cloud-assembly runtime is started with: the local runtime's options, and the assembly. */
+export interface CloudAssemblyOptions extends LocalRuntimeOptions {
+  /** A synthesized cloud assembly (`cdk.out`); synthesized into a temporary folder when absent. */
+  assemblyDir?: string;
+  /** Where the IAM report (every call, the refused ones, the grants never used) is written at stop. */
+  reportFile?: string;
+}
+
+/** What ran from the template, and what IAM said about each AWS call. */
+export interface CloudAssemblyReport {
+  stack: string;
+  routes: number;
+  functions: string[];
+  eventSourceMappings: number;
+  calls: number;
+  refused: CallRecord[];
+  /** `function action resource` of each Allow no call used. */
+  unused: string[];
+}
+
+export interface CloudAssemblyRuntime extends LocalRuntime {
+  /** The calls recorded so far, and what was granted but unused; final once stopped. */
+  report: () => CloudAssemblyReport;
+}
+
+const ACCOUNT = '000000000000'; // fauxqs's account, so that its queue ARNs are the template's
+const API_ID = 'local';
+// The handler key of a route whose function API Gateway may not invoke.
+const NO_PERMISSION = 'no-permission:';
+
+/**
+ * Runs a synthesized stack as its template says, on the local engines: each AWS::DynamoDB::Table
+ * and AWS::SQS::Queue created as declared (keys, indexes, redrive policies), each
+ * AWS::Lambda::Function run from its bundled asset in its own container with its handler, memory,
+ * timeout and resolved environment, the API from the AWS::ApiGateway resources (methods, proxy
+ * integrations, streaming, REQUEST authorizers with their identity source and cache TTL, gateway
+ * responses, Lambda invoke permissions), and every AWS::Lambda::EventSourceMapping. Every AWS call
+ * a function makes passes its recording proxy and is checked against its role's policies.
+ * Whatever the template forgets (a variable, a permission, a mapping) fails here as on AWS.
+ */
+export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = {}): Promise<CloudAssemblyRuntime> => {
+  const log = options.log ?? (() => undefined);
+  const stops: Array<() => Promise<void>> = [];
+  const calls: CallRecord[] = [];
+  let finalReport: CloudAssemblyReport | undefined;
+  let makeReport: () => CloudAssemblyReport = () => ({ stack: '', routes: 0, functions: [], eventSourceMappings: 0, calls: 0, refused: [], unused: [] });
+  const stop = async () => {
+    finalReport ??= makeReport();
+    for (const fn of stops.reverse()) await fn().catch(() => undefined);
+    if (options.reportFile) writeFileSync(options.reportFile, JSON.stringify(finalReport, null, 2) + '\n');
+  };
+  try {
+    let dir = options.assemblyDir;
+    if (!dir) {
+      log('synthesizing the app (bundling every handler)…');
+      dir = await synthesize();
+    }
+    const assembly = readAssembly(dir);
+    const stack = applyOverrides(assembly, options);
+    const { template } = stack;
+    log(`running ${assembly.name} from ${dir}`);
+
+    if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+    const dynamo = await startDynamoDbLocal({ dataDir: options.dataDir && join(options.dataDir, 'dynamodb') });
+    stops.push(dynamo.stop);
+    const sqs = await startFauxqs({ port: 0, logger: false });
+    stops.push(() => sqs.stop());
+
+    const region = LOCAL_AWS_ENV.AWS_REGION;
+    // The host's own clients (the pollers, the bootstrap) use the local credentials and region.
+    Object.assign(process.env, LOCAL_AWS_ENV);
+    const pseudo: Pseudo = {
+      'AWS::AccountId': ACCOUNT,
+      'AWS::Region': region,
+      'AWS::Partition': 'aws',
+      'AWS::URLSuffix': 'amazonaws.com',
+      'AWS::StackName': assembly.name,
+      'AWS::StackId': `arn:aws:cloudformation:${region}:${ACCOUNT}:stack/${assembly.name}/local`,
+    };
+    const physical = new Map<string, Physical>();
+    const resolve = resolver((id) => physical.get(id) ?? genericPhysical(assembly.name, id, template.Resources[id]), pseudo);
+    const nameOf = (id: string, given: unknown) => (typeof given === 'string' ? given : `${assembly.name}-${id}`);
+
+    // Tables, as declared.
+    const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    for (const [id, table] of resourcesOfType(template, 'AWS::DynamoDB::Table')) {
+      const props = table.Properties ?? {};
+      const name = nameOf(id, props.TableName);
+      await createTable(client, {
+        TableName: name,
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: props.KeySchema,
+        AttributeDefinitions: props.AttributeDefinitions,
+        ...(props.GlobalSecondaryIndexes ? { GlobalSecondaryIndexes: props.GlobalSecondaryIndexes.map(({ ContributorInsightsSpecification: _c, ...g }: Record<string, unknown>) => g) } : {}),
+        ...(props.LocalSecondaryIndexes ? { LocalSecondaryIndexes: props.LocalSecondaryIndexes } : {}),
+        ...(props.StreamSpecification ? { StreamSpecification: { StreamEnabled: true, StreamViewType: props.StreamSpecification.StreamViewType } } : {}),
+      });
+      const arn = `arn:aws:dynamodb:${region}:${ACCOUNT}:table/${name}`;
+      physical.set(id, { ref: name, attributes: { Arn: arn, StreamArn: `${arn}/stream/local` } });
+    }
+    client.destroy();
+
+    // Queues: those without a redrive policy (the DLQs) first, so that redrive targets exist.
+    const queues = resourcesOfType(template, 'AWS::SQS::Queue').sort(([, a], [, b]) => Number(Boolean(a.Properties?.RedrivePolicy)) - Number(Boolean(b.Properties?.RedrivePolicy)));
+    for (const [id, queue] of queues) {
+      const props = queue.Properties ?? {};
+      const name = nameOf(id, props.QueueName);
+      const attributes: Record<string, string> = {};
+      for (const key of ['VisibilityTimeout', 'MessageRetentionPeriod', 'DelaySeconds', 'ReceiveMessageWaitTimeSeconds', 'MaximumMessageSize', 'FifoQueue', 'ContentBasedDeduplication']) {
+        if (props[key] !== undefined) attributes[key] = String(resolve(props[key]));
+      }
+      if (props.RedrivePolicy) attributes.RedrivePolicy = JSON.stringify(resolve(props.RedrivePolicy));
+      const created = sqs.createQueue(name, { attributes });
+      physical.set(id, { ref: created.queueUrl, attributes: { Arn: created.queueArn, QueueUrl: created.queueUrl, QueueName: name } });
+    }
+
+    // Functions, roles, log groups and the API are named now; their environments are resolved
+    // once the gateway's port is known.
+    const functions = resourcesOfType(template, 'AWS::Lambda::Function');
+    for (const [id] of functions) physical.set(id, { ref: id, attributes: { Arn: `arn:aws:lambda:${region}:${ACCOUNT}:function:${id}` } });
+    for (const [id] of resourcesOfType(template, 'AWS::IAM::Role')) physical.set(id, { ref: id, attributes: { Arn: `arn:aws:iam::${ACCOUNT}:role/${id}`, RoleId: id } });
+    for (const [id, group] of resourcesOfType(template, 'AWS::Logs::LogGroup')) {
+      const name = nameOf(id, group.Properties?.LogGroupName);
+      physical.set(id, { ref: name, attributes: { Arn: `arn:aws:logs:${region}:${ACCOUNT}:log-group:${name}:*` } });
+    }
+    const [restApis, stages] = [resourcesOfType(template, 'AWS::ApiGateway::RestApi'), resourcesOfType(template, 'AWS::ApiGateway::Stage')];
+    for (const [id] of restApis) physical.set(id, { ref: API_ID, attributes: { RootResourceId: 'root' } });
+    for (const [id, stage] of stages) physical.set(id, { ref: stage.Properties!.StageName, attributes: {} });
+    for (const [id] of resourcesOfType(template, 'AWS::ApiGateway::Authorizer')) physical.set(id, { ref: id, attributes: { AuthorizerId: id } });
+    for (const [id, db] of resourcesOfType(template, 'AWS::Timestream::Database')) physical.set(id, { ref: nameOf(id, db.Properties?.DatabaseName), attributes: { Arn: `arn:aws:timestream:${region}:${ACCOUNT}:database/${nameOf(id, db.Properties?.DatabaseName)}` } });
+    for (const [id, table] of resourcesOfType(template, 'AWS::Timestream::Table')) {
+      const database = resolve(table.Properties?.DatabaseName);
+      const name = nameOf(id, table.Properties?.TableName);
+      physical.set(id, { ref: `${database}|${name}`, attributes: { Name: name, Arn: `arn:aws:timestream:${region}:${ACCOUNT}:database/${database}/table/${name}` } });
+    }
+
+    const port = options.port || (await freePort());
+    const stageName = stages[0]?.[1].Properties?.StageName ?? 'v3';
+    // The API's address as the template writes it, and where it answers here.
+    const cloudApiUrl = `https://${API_ID}.execute-api.${region}.amazonaws.com`;
+    const localApiUrl = `http://127.0.0.1:${port}`;
+    const localize = (value: string) => value.replaceAll(cloudApiUrl, localApiUrl);
+
+    // Each function's role statements, resolved.
+    const policies = resourcesOfType(template, 'AWS::IAM::Policy');
+    const statementsOf = (fn: CfnResource): PolicyStatement[] => {
+      const roleId = targetOf(fn.Properties?.Role);
+      if (!roleId) return [];
+      const role = template.Resources[roleId];
+      const inline = (role?.Properties?.Policies ?? []).flatMap((p: { PolicyDocument: { Statement: unknown[] } }) => p.PolicyDocument.Statement);
+      const attached = policies.filter(([, p]) => (p.Properties?.Roles ?? []).some((r: unknown) => targetOf(r) === roleId)).flatMap(([, p]) => p.Properties!.PolicyDocument.Statement);
+      return resolve([...inline, ...attached]) as PolicyStatement[];
+    };
+
+    log(`starting ${functions.length} functions from their bundles…`);
+    const lambdas = new Map<string, LocalLambda>();
+    const roles: Record<string, PolicyStatement[]> = {};
+    const upstreams = { dynamodb: dynamo.endpoint, sqs: sqs.address };
+    const overrides = localOverrides(options);
+    for (const [id, fn] of functions) {
+      const props = fn.Properties ?? {};
+      if (!String(props.Runtime ?? '').startsWith('nodejs')) throw new Error(`${id}: runtime ${props.Runtime} cannot run here (Node.js only).`);
+      const asset = fn.Metadata?.['aws:asset:path'];
+      if (!asset) throw new Error(`${id} has no bundled asset (aws:asset:path): inline or prebuilt code cannot be checked here.`);
+      roles[id] = statementsOf(fn);
+      const roleName = targetOf(props.Role) ?? 'none';
+      const proxy = await startRecordingProxy({ functionName: id, roleName, statements: () => roles[id], upstreams, arnContext: { region, account: ACCOUNT }, record: (c) => calls.push(c) });
+      stops.push(proxy.stop);
+      const variables = Object.fromEntries(Object.entries((resolve(props.Environment?.Variables ?? {}) as Record<string, string>)).map(([k, v]) => [k, localize(String(v))]));
+      const lambda = new LocalLambda({
+        name: id,
+        codeDir: join(dir, asset),
+        handler: props.Handler,
+        memoryMb: props.MemorySize ?? 128,
+        timeoutSeconds: props.Timeout ?? 3,
+        env: {
+          ...LOCAL_AWS_ENV,
+          AWS_DEFAULT_REGION: region,
+          AWS_LAMBDA_FUNCTION_NAME: id,
+          AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(props.MemorySize ?? 128),
+          AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+          AWS_EXECUTION_ENV: `AWS_Lambda_${props.Runtime}`,
+          LAMBDA_TASK_ROOT: join(dir, asset),
+          TZ: ':UTC',
+          ...Object.fromEntries(Object.entries(proxy.endpoints).map(([service, url]) => [ENDPOINT_VARIABLES[service as keyof typeof ENDPOINT_VARIABLES], url])),
+          ...variables,
+          ...overrides(variables),
+        },
+      });
+      stops.push(() => lambda.stop());
+      lambdas.set(id, lambda);
+    }
+    await Promise.all([...lambdas.values()].map((l) => l.start()));
+
+    // The API, from its resources and methods.
+    const permissions = resourcesOfType(template, 'AWS::Lambda::Permission').map(([, p]) => resolve(p.Properties) as { FunctionName: string; Principal: string; SourceArn?: string; Action: string });
+    const mayInvoke = (fnId: string, sourceArn: string) =>
+      permissions.some(
+        (p) =>
+          [fnId, physical.get(fnId)!.attributes.Arn].includes(p.FunctionName) &&
+          p.Principal === 'apigateway.amazonaws.com' &&
+          wildcardMatch(p.Action, 'lambda:InvokeFunction', true) &&
+          (!p.SourceArn || wildcardMatch(p.SourceArn, sourceArn)),
+      );
+    const executeApiArn = `arn:aws:execute-api:${region}:${ACCOUNT}:${API_ID}`;
+    const { routes, authorizerIds } = apiRoutes(stack);
+    const gatewayAuthorizers: Record<string, GatewayAuthorizer> = {};
+    for (const authorizerId of authorizerIds) {
+      const props = template.Resources[authorizerId].Properties!;
+      const [fnId] = functionsIn(template, props.AuthorizerUri);
+      const lambda = lambdas.get(fnId);
+      if (!lambda) throw new Error(`Authorizer ${authorizerId} names no function of the template.`);
+      const header = /^method\.request\.header\.(.+)$/.exec(String(props.IdentitySource ?? '').split(',')[0].trim())?.[1];
+      if (!header) throw new Error(`Authorizer ${authorizerId}: identity source ${props.IdentitySource} is not a header; only header identity sources run here.`);
+      const allowed = mayInvoke(fnId, `${executeApiArn}/authorizers/${authorizerId}`);
+      gatewayAuthorizers[authorizerId] = {
+        functionName: fnId,
+        identityHeader: header,
+        // API Gateway's default when the template leaves it out: 300 s.
+        cacheTtlMs: (props.AuthorizerResultTtlInSeconds ?? 300) * 1000,
+        handler: async (event, context) => {
+          if (!allowed) throw new Error(`API Gateway may not invoke ${fnId}: no AWS::Lambda::Permission for authorizer ${authorizerId}`);
+          return (await lambda.invoke(event, context.awsRequestId)) as APIGatewayAuthorizerResult;
+        },
+      };
+    }
+    const gatewayResponses: Partial<Record<GatewayResponseType, GatewayResponse>> = {};
+    for (const [, response] of resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse')) {
+      const props = response.Properties!;
+      const headers = Object.fromEntries(
+        Object.entries((props.ResponseParameters ?? {}) as Record<string, string>)
+          .filter(([k]) => k.startsWith('gatewayresponse.header.'))
+          .map(([k, v]) => [k.slice('gatewayresponse.header.'.length).toLowerCase(), v.replace(/^'|'$/g, '')]),
+      );
+      gatewayResponses[props.ResponseType as GatewayResponseType] = {
+        status: props.StatusCode ? Number(props.StatusCode) : undefined,
+        headers,
+        template: props.ResponseTemplates?.['application/json'] ?? '{"message":$context.error.messageString}',
+      };
+    }
+    // A method whose function lacks an invoke permission for it fails as on AWS (a configuration error).
+    const servedRoutes = routes.map((r) => {
+      const sourceArn = `${executeApiArn}/${stageName}/${r.method}${r.path.replace(/\{[^}]+\}/g, 'x')}`;
+      if (mayInvoke(r.handler, sourceArn)) return r;
+      log(`API Gateway may not invoke ${r.handler} for ${r.method} ${r.path} (no AWS::Lambda::Permission): it answers 5xx`);
+      return { ...r, handler: `${NO_PERMISSION}${r.handler}` };
+    });
+    const server: Server = await startApiGateway({
+      port,
+      stage: stageName,
+      routes: servedRoutes,
+      authorizers: gatewayAuthorizers,
+      gatewayResponses,
+      loadHandler: async (fnId) => {
+        if (fnId.startsWith(NO_PERMISSION)) throw new Error(`Execution failed due to configuration error: invalid permissions on Lambda function ${fnId.slice(NO_PERMISSION.length)}`);
+        const lambda = lambdas.get(fnId)!;
+        if (lambda.streaming) {
+          const streamed = async (event: unknown, stream: ResponseStream, context: { awsRequestId: string }) => lambda.invokeStreaming(event, stream, context.awsRequestId);
+          return localAwsLambda.streamifyResponse(streamed as never) as never;
+        }
+        return (async (event: unknown, context: { awsRequestId: string }) => (await lambda.invoke(event, context.awsRequestId)) as APIGatewayProxyResult) as never;
+      },
+    });
+    stops.push(
+      () =>
+        new Promise<void>((resolveClose) => {
+          server.close(() => resolveClose());
+          server.closeAllConnections();
+        }),
+    );
+
+    // Event source mappings.
+    const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping');
+    for (const [id, mapping] of mappings) {
+      const props = mapping.Properties!;
+      if (props.Enabled === false) continue;
+      const [fnId] = functionsIn(template, props.FunctionName);
+      const lambda = lambdas.get(fnId);
+      if (!lambda) throw new Error(`Event source mapping ${id} names no function of the template.`);
+      const sourceId = targetOf(props.EventSourceArn);
+      const source = sourceId ? template.Resources[sourceId] : undefined;
+      const start = source ? EVENT_SOURCES[source.Type] : undefined;
+      if (!start) throw new Error(`Event source mapping ${id}: ${source ? source.Type : JSON.stringify(props.EventSourceArn)} sources do not run here yet.`);
+      log(`mapping ${sourceId} → ${fnId}…`);
+      // Lambda polls with the function's own role: the poller's calls go through a proxy of that role.
+      const pollerProxy = await startRecordingProxy({
+        functionName: fnId,
+        roleName: targetOf(template.Resources[fnId].Properties?.Role) ?? 'none',
+        statements: () => roles[fnId],
+        upstreams: { sqs: sqs.address },
+        arnContext: { region, account: ACCOUNT },
+        record: (c) => calls.push(c),
+      });
+      stops.push(pollerProxy.stop);
+      stops.push(
+        await start({
+          mapping: props,
+          source: source!,
+          physical: physical.get(sourceId!)!,
+          lambda,
+          roleStatements: roles[fnId],
+          sqsEndpoint: pollerProxy.endpoints.sqs,
+          concurrency: options.consumerConcurrency ?? 2,
+        }),
+      );
+    }
+
+    // What a deploy prints: the outputs.
+    const outputs: Record<string, string> = {};
+    for (const [name, output] of Object.entries(template.Outputs ?? {})) {
+      try {
+        outputs[name] = localize(String(resolve(output.Value)));
+      } catch {
+        // an output naming something that does not run here (a dashboard): not needed locally
+      }
+    }
+    const queue_urls: Record<string, string> = {};
+    for (const [name, url] of Object.entries(outputs)) {
+      const match = /^(\w+?)(Queue|Dlq)Url$/.exec(name);
+      if (match) queue_urls[`${match[1].toLowerCase()}${match[2] === 'Dlq' ? '-dlq' : ''}`] = url;
+    }
+
+    // The test helpers and CLIs reach the engines as the source runtime lets them.
+    const registryTable = outputs.RegistryTableName;
+    const timeseriesTable = resourcesOfType(template, 'AWS::DynamoDB::Table').map(([tid]) => physical.get(tid)!.ref).find((n) => n !== registryTable);
+    Object.assign(process.env, LOCAL_AWS_ENV, {
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_SQS: sqs.address,
+      REGISTRY_TABLE: registryTable,
+      ...(timeseriesTable ? { TIMESERIES_TABLE: timeseriesTable } : {}),
+      ...(queue_urls.ingest ? { INGEST_QUEUE_URL: queue_urls.ingest } : {}),
+      ...(queue_urls.forward ? { FORWARD_QUEUE_URL: queue_urls.forward } : {}),
+    });
+    log('creating the bootstrap account…');
+    const account = await bootstrap(options.dataDir, options.devApiKey);
+
+    makeReport = () => ({
+      stack: assembly.name,
+      routes: routes.length,
+      functions: [...lambdas.keys()],
+      eventSourceMappings: mappings.length,
+      calls: calls.length,
+      refused: calls.filter((c) => c.decision !== 'allow'),
+      unused: unusedGrants(roles, calls).map((g) => `${g.function} ${g.action} ${g.resource}`),
+    });
+    const base = `${localApiUrl}/${stageName}`;
+    return {
+      ...account,
+      base_url: outputs.ApiUrl ?? base,
+      storage_url: outputs.StorageUrl ?? base,
+      sqs_endpoint: sqs.address,
+      queue_urls,
+      stop,
+      report: () => finalReport ?? makeReport(),
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+};
+
+/** A resource with no engine here: its `Ref` is a name, and it has no attributes. */
+const genericPhysical = (stackName: string, id: string, resource: CfnResource | undefined): Physical | undefined =>
+  resource ? { ref: `${stackName}-${id}`, attributes: {} } : undefined;
+
+const createTable = async (client: DynamoDBClient, input: CreateTableCommandInput) => {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: input.TableName }));
+    return; // kept in the data folder from an earlier run
+  } catch (error) {
+    if ((error as Error).name !== 'ResourceNotFoundException') throw error;
+  }
+  await client.send(new CreateTableCommand(input));
+};
+
+/**
+ * The API's routes from the template: every AWS::ApiGateway::Method on its resource's full path,
+ * with the function its AWS_PROXY integration names, its authorizer and its transfer mode.
+ * @throws Error for an integration that cannot run here (not a Lambda proxy)
+ */
+export const apiRoutes = (stack: AssemblyStack): { routes: GatewayRoute[]; authorizerIds: string[] } => {
+  const { template } = stack;
+  const paths = new Map<string, string>();
+  const pathOf = (id: string): string => {
+    const known = paths.get(id);
+    if (known !== undefined) return known;
+    const { ParentId, PathPart } = template.Resources[id].Properties!;
+    // The root's children point at RestApi.RootResourceId.
+    const parentId = ParentId?.['Fn::GetAtt'] ? undefined : targetOf(ParentId);
+    const path = `${parentId ? pathOf(parentId) : ''}/${PathPart}`;
+    paths.set(id, path);
+    return path;
+  };
+  const routes: GatewayRoute[] = [];
+  const authorizerIds = new Set<string>();
+  for (const [id, method] of resourcesOfType(template, 'AWS::ApiGateway::Method')) {
+    const props = method.Properties!;
+    if (props.HttpMethod === 'OPTIONS' && props.Integration?.Type === 'MOCK') continue; // CORS preflight
+    const path = props.ResourceId?.['Fn::GetAtt'] ? '/' : pathOf(targetOf(props.ResourceId)!);
+    if (props.Integration?.Type !== 'AWS_PROXY') throw new Error(`${id} (${props.HttpMethod} ${path}): integration ${props.Integration?.Type} does not run here (Lambda proxy only).`);
+    const [fnId] = functionsIn(template, props.Integration.Uri);
+    if (!fnId) throw new Error(`${id} (${props.HttpMethod} ${path}) integrates no function of the template.`);
+    let auth = 'none';
+    if (props.AuthorizationType === 'CUSTOM') {
+      auth = targetOf(props.AuthorizerId)!;
+      authorizerIds.add(auth);
+    } else if (props.AuthorizationType && props.AuthorizationType !== 'NONE') {
+      throw new Error(`${id}: authorization ${props.AuthorizationType} does not run here.`);
+    }
+    routes.push({ method: props.HttpMethod, path, handler: fnId, auth, stream: props.Integration.ResponseTransferMode === 'STREAM' });
+  }
+  return { routes, authorizerIds: [...authorizerIds] };
+};
+
+/** What starts an event source mapping of one kind of source. */
+interface EventSourceStart {
+  mapping: Record<string, any>;
+  source: CfnResource;
+  physical: Physical;
+  lambda: LocalLambda;
+  roleStatements: PolicyStatement[];
+  sqsEndpoint: string;
+  concurrency: number;
+}
+
+/**
+ * Event source mappings by the type of their source. A new kind (a DynamoDB stream of a table)
+ * is one more entry; an unknown kind fails the start rather than being left out.
+ */
+const EVENT_SOURCES: Record<string, (start: EventSourceStart) => Promise<() => Promise<void>>> = {
+  'AWS::SQS::Queue': async ({ mapping, physical, lambda, sqsEndpoint, concurrency }) => {
+    const queueUrl = physical.attributes.QueueUrl;
+    const client = new SQSClient({ endpoint: sqsEndpoint, useQueueUrlAsEndpoint: false });
+    // As CreateEventSourceMapping: the queue is read with the function's role, and its visibility
+    // timeout must cover the function's timeout.
+    const { Attributes } = await client.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['VisibilityTimeout'] }));
+    client.destroy();
+    const visibility = Number(Attributes?.VisibilityTimeout ?? 30);
+    if (visibility < lambda.spec.timeoutSeconds) {
+      throw new Error(`Queue visibility timeout (${visibility} s) is less than the timeout of ${lambda.spec.name} (${lambda.spec.timeoutSeconds} s): CreateEventSourceMapping refuses this.`);
+    }
+    const poller = startSqsPoller({
+      queueUrl,
+      queueArn: physical.attributes.Arn,
+      endpoint: sqsEndpoint,
+      batchSize: mapping.BatchSize ?? 10,
+      maxBatchingWindowMs: (mapping.MaximumBatchingWindowInSeconds ?? 0) * 1000,
+      reportBatchItemFailures: (mapping.FunctionResponseTypes ?? []).includes('ReportBatchItemFailures'),
+      timeoutMs: lambda.spec.timeoutSeconds * 1000,
+      functionName: lambda.spec.name,
+      handler: async (event) => (await lambda.invoke(event)) as never,
+      concurrency,
+    });
+    return poller.stop;
+  },
+};
+
+/**
+ * The template with the local runtime's tuning applied, as a deploy with other settings would be:
+ * the queues' visibility timeouts and receive counts, a consumer's timeout and retry backoff
+ * (`queues` of the options, from npm start's variables or a test). The queues are found by the
+ * stack's outputs (`<Name>QueueUrl`).
+ */
+const applyOverrides = (assembly: AssemblyStack, options: CloudAssemblyOptions): AssemblyStack => {
+  const template = structuredClone(assembly.template);
+  for (const [queue, settings] of Object.entries(options.queues ?? {}) as Array<[QueueName, Partial<QueueSettings>]>) {
+    if (!settings || !Object.keys(settings).length) continue;
+    const pascal = queue.charAt(0).toUpperCase() + queue.slice(1);
+    const queueId = targetOf(template.Outputs?.[`${pascal}QueueUrl`]?.Value);
+    if (!queueId) throw new Error(`The template has no ${pascal}QueueUrl output: cannot change the ${queue} queue.`);
+    const props = template.Resources[queueId].Properties!;
+    if (settings.visibilityTimeoutSeconds !== undefined) props.VisibilityTimeout = settings.visibilityTimeoutSeconds;
+    if (settings.maxReceiveCount !== undefined) props.RedrivePolicy = { ...props.RedrivePolicy, maxReceiveCount: settings.maxReceiveCount };
+    for (const [, mapping] of resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')) {
+      if (targetOf(mapping.Properties!.EventSourceArn) !== queueId) continue;
+      const fn = template.Resources[targetOf(mapping.Properties!.FunctionName)!].Properties!;
+      // As the source runtime: a visibility chosen for quick retries shortens the consumer's timeout too.
+      const timeout = Math.min(settings.consumerTimeoutSeconds ?? fn.Timeout, settings.visibilityTimeoutSeconds ?? Infinity, fn.Timeout);
+      fn.Timeout = Math.max(1, timeout);
+      const variables = fn.Environment?.Variables ?? {};
+      if (settings.retry) {
+        for (const key of Object.keys(variables)) {
+          if (key.endsWith('_RETRY_BASE_SECONDS')) variables[key] = String(settings.retry.baseSeconds);
+          if (key.endsWith('_RETRY_MAX_SECONDS')) variables[key] = String(settings.retry.maxSeconds);
+        }
+      }
+    }
+  }
+  return { ...assembly, template };
+};
+
+/**
+ * The variables the local runtime adds to every function: webhook receivers on 127.0.0.1 over
+ * http (refused in the cloud), the webhook timeout and the handlers' log level when npm start was
+ * given them.
+ */
+const localOverrides = (options: CloudAssemblyOptions) => (_variables: Record<string, string>): Record<string, string> => ({
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  ...(options.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(options.webhookTimeoutMs) } : {}),
+  ...(process.env.POWERTOOLS_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL } : {}),
+});
