@@ -62,14 +62,17 @@ const REGISTRY_TABLE = 'fleetstream-registry';
 const TIMESERIES_TABLE = 'fleetstream-timeseries';
 
 /**
- * The first account, its workspace and API key. With a data folder it is remembered in
+ * The first account, its workspace and API key, in the registry table (`table`, or REGISTRY_TABLE). With a data folder it is remembered in
  * `bootstrap.json` there (the key's secret is kept only as a hash in the table), so that a
  * restart prints the same key.
  */
-export const bootstrap = async (dataDir: string | undefined, devApiKey: string | undefined): Promise<Bootstrap> => {
+export const bootstrap = async (dataDir: string | undefined, devApiKey: string | undefined, table?: string): Promise<Bootstrap> => {
   const { createAccount } = await import('../lambdas/domain/accounts');
   const { authenticateApiKey } = await import('../lambdas/domain/api-keys');
-  const { registryDb } = await import('../lambdas/shared/clients');
+  const { documentClient, registryDb: defaultDb } = await import('../lambdas/shared/clients');
+  // A named table (the cloud assembly's) is used as named, whatever REGISTRY_TABLE said when env.ts loaded.
+  const db = table ? { doc: documentClient(new DynamoDBClient({})), table } : undefined;
+  const registryDb = () => db ?? defaultDb();
   const file = dataDir && join(dataDir, 'bootstrap.json');
   const remembered = file && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Bootstrap) : undefined;
   const wanted = devApiKey ?? remembered?.api_key;

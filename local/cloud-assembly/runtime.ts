@@ -366,7 +366,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       ...(queue_urls.forward ? { FORWARD_QUEUE_URL: queue_urls.forward } : {}),
     });
     log('creating the bootstrap account…');
-    const account = await bootstrap(options.dataDir, options.devApiKey);
+    const account = await bootstrap(options.dataDir, options.devApiKey, registryTable);
 
     makeReport = () => ({
       stack: assembly.name,
@@ -491,12 +491,16 @@ const EVENT_SOURCES: Record<string, (start: EventSourceStart) => Promise<() => P
 
 /**
  * The template with the local runtime's tuning applied, as a deploy with other settings would be:
- * the queues' visibility timeouts and receive counts, a consumer's timeout and retry backoff
- * (`queues` of the options, from npm start's variables or a test). The queues are found by the
+ * the authorizers' cache TTL, the queues' visibility timeouts and receive counts, a consumer's
+ * timeout and retry backoff (from npm start's variables or a test's options). The queues are found by the
  * stack's outputs (`<Name>QueueUrl`).
  */
 const applyOverrides = (assembly: AssemblyStack, options: CloudAssemblyOptions): AssemblyStack => {
   const template = structuredClone(assembly.template);
+  // -c authorizerCacheTtlSeconds=…: how long a revoked key may still work.
+  if (options.authorizerCacheTtlSeconds !== undefined) {
+    for (const [, authorizer] of resourcesOfType(template, 'AWS::ApiGateway::Authorizer')) authorizer.Properties!.AuthorizerResultTtlInSeconds = options.authorizerCacheTtlSeconds;
+  }
   for (const [queue, settings] of Object.entries(options.queues ?? {}) as Array<[QueueName, Partial<QueueSettings>]>) {
     if (!settings || !Object.keys(settings).length) continue;
     const pascal = queue.charAt(0).toUpperCase() + queue.slice(1);

@@ -4,7 +4,8 @@
  * with every awkward JSON value round-trip through the HTTP API, events included.
  */
 import { until, waitFor } from '../../local/ports';
-import { startLocalRuntime, type LocalRuntime } from '../../local/runtime';
+import type { LocalRuntime } from '../../local/runtime';
+import { startRuntime } from '../helpers/runtime';
 import { apiClient, type ApiClient } from '../helpers/api-client';
 import { deviceClient, deviceToken } from '../helpers/device-token';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../helpers/webhook-receiver';
@@ -15,7 +16,7 @@ let hook: WebhookReceiver;
 let secret: string;
 
 beforeAll(async () => {
-  runtime = await startLocalRuntime({ authorizerCacheTtlSeconds: 1 });
+  runtime = await startRuntime({ authorizerCacheTtlSeconds: 1 });
   api = apiClient(runtime.base_url, runtime.api_key);
   hook = await startWebhookReceiver();
   const created = await api.post(`/workspaces/${runtime.workspace_id}/integrations`, { name: 'json', url: hook.url, data: true, events: true });

@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { cloudAssemblyDir } from './runtime';
 
 export interface ReadyInfo {
   base_url: string;
@@ -28,8 +30,18 @@ export interface LocalStack extends ReadyInfo {
  */
 export const startLocalStack = async (env: Record<string, string> = {}, args: string[] = ['--in-memory']): Promise<LocalStack> => {
   const dataDir = env.FLEETSTREAM_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'fleetstream-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts', ...args], {
-    env: { ...process.env, PORT: '0', MQTT_PORT: '0', MQTTS_PORT: '0', FLEETSTREAM_DATA_DIR: dataDir, ...env },
+  // The e2e-cloud project runs the synthesized assembly instead of the sources (test/helpers/runtime.ts).
+  const assembly = cloudAssemblyDir();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts', ...args, ...(assembly ? ['--cloud-assembly', assembly] : [])], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      MQTT_PORT: '0',
+      MQTTS_PORT: '0',
+      FLEETSTREAM_DATA_DIR: dataDir,
+      ...(assembly && process.env.FLEETSTREAM_IAM_REPORT_DIR ? { FLEETSTREAM_IAM_REPORT: join(process.env.FLEETSTREAM_IAM_REPORT_DIR, `iam-${randomUUID()}.json`) } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

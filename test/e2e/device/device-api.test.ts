@@ -1,5 +1,6 @@
 import { waitFor } from '../../../local/ports';
-import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
+import type { LocalRuntime } from '../../../local/runtime';
+import { startRuntime } from '../../helpers/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { deviceClient, deviceToken } from '../../helpers/device-token';
 import { depthOf } from '../../helpers/sqs';
@@ -7,7 +8,7 @@ import { depthOf } from '../../helpers/sqs';
 let runtime: LocalRuntime;
 let api: ApiClient;
 beforeAll(async () => {
-  runtime = await startLocalRuntime({ authorizerCacheTtlSeconds: 1 });
+  runtime = await startRuntime({ authorizerCacheTtlSeconds: 1 });
   api = apiClient(runtime.base_url, runtime.api_key);
 });
 afterAll(async () => {

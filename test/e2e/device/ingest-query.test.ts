@@ -1,5 +1,6 @@
 import { waitFor } from '../../../local/ports';
-import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
+import type { LocalRuntime } from '../../../local/runtime';
+import { startRuntime } from '../../helpers/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { deviceClient, deviceToken } from '../../helpers/device-token';
 import { depthOf } from '../../helpers/sqs';
@@ -31,7 +32,7 @@ const drained = () =>
 const query = (params: string) => api.get<{ result: StoredRecord[] }>(`/timeseries/${runtime.workspace_id}/data${params}`);
 
 beforeAll(async () => {
-  runtime = await startLocalRuntime();
+  runtime = await startRuntime();
   api = apiClient(runtime.storage_url, runtime.api_key);
   const fleet = (await api.post(`/workspaces/${runtime.workspace_id}/fleets`, { name: 'field' })).body.fleet;
   devices = [];

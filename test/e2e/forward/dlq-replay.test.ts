@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { until } from '../../../local/ports';
-import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
+import type { LocalRuntime } from '../../../local/runtime';
+import { startRuntime } from '../../helpers/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { depthOf } from '../../helpers/sqs';
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver';
@@ -14,7 +15,7 @@ const receivers: WebhookReceiver[] = [];
 
 beforeAll(async () => {
   // Three quick receives, a second apart, before a message goes to the DLQ.
-  runtime = await startLocalRuntime({
+  runtime = await startRuntime({
     queues: { forward: { visibilityTimeoutSeconds: 5, maxReceiveCount: 3, consumerTimeoutSeconds: 4, retry: { baseSeconds: 1, maxSeconds: 1 } } },
     webhookTimeoutMs: 1000,
   });
@@ -41,7 +42,7 @@ describe('the forward DLQ and its replay command', () => {
     await until(async () => (await depthOf(runtime.queue_urls['forward-dlq'])).visible === 10, 'all 10 events in the DLQ');
     broken.behave(() => 200);
 
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'bin/cli/replay-dlq.ts', '--queue', 'forward'], { env: process.env });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'bin/cli/replay-dlq.ts', '--queue', runtime.queue_urls.forward], { env: process.env });
     await until(() => broken.accepted().length >= 10, 'the replayed events delivered');
 
     expect(JSON.parse(stdout)).toEqual(expect.objectContaining({ moved: 10, left: 0, queue: runtime.queue_urls.forward, dlq: runtime.queue_urls['forward-dlq'] }));

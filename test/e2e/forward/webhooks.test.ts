@@ -1,5 +1,6 @@
 import { until } from '../../../local/ports';
-import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
+import type { LocalRuntime } from '../../../local/runtime';
+import { startRuntime } from '../../helpers/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { deviceClient, deviceToken } from '../../helpers/device-token';
 import { depthOf } from '../../helpers/sqs';
@@ -12,7 +13,7 @@ const receivers: WebhookReceiver[] = [];
 beforeAll(async () => {
   // Second-long retries and timeouts keep the test short; 20 receives make it all but impossible
   // for a message to fail every one of its attempts at a 50% failure rate plus an outage.
-  runtime = await startLocalRuntime({
+  runtime = await startRuntime({
     queues: {
       forward: { visibilityTimeoutSeconds: 5, maxReceiveCount: 20, consumerTimeoutSeconds: 4, retry: { baseSeconds: 1, maxSeconds: 1 } },
     },

@@ -1,9 +1,12 @@
 import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { registryDb } from '../../../lambdas/shared/clients';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { documentClient, type Db } from '../../../lambdas/shared/clients';
 import { newId } from '../../../lambdas/shared/ids';
-import { timeseriesStore, type DataPoint } from '../../../lambdas/stores/timeseries';
-import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
+import { type DataPoint } from '../../../lambdas/stores/timeseries';
+import { dynamoDbTimeseriesStore } from '../../../lambdas/stores/timeseries/dynamodb';
+import type { LocalRuntime } from '../../../local/runtime';
+import { startRuntime } from '../../helpers/runtime';
 import { newAccount } from '../../helpers/callers';
 
 /** A GET as a plain HTTP client sends it: the raw bytes and headers, nothing decoded. */
@@ -40,8 +43,13 @@ const keys = async (params: string) => {
   return (body.result as DataPoint[]).map(keyOf);
 };
 
+// The runtime's tables by the names it gives them (the cloud assembly's are its own), not by the
+// names lambdas/shared/env.ts read when this file was loaded.
+const registryDb = (): Db => ({ doc: documentClient(new DynamoDBClient({})), table: process.env.REGISTRY_TABLE! });
+const timeseriesStore = () => dynamoDbTimeseriesStore({ doc: documentClient(new DynamoDBClient({})), table: process.env.TIMESERIES_TABLE! }, { writeConcurrency: 16 });
+
 beforeAll(async () => {
-  runtime = await startLocalRuntime({});
+  runtime = await startRuntime({});
   workspaceId = runtime.workspace_id;
   // 3 devices × 2 tags × 40 timestamps; timestamps repeat across devices and tags (ties).
   seeded = [];

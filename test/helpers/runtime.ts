@@ -1,0 +1,32 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { startCloudAssemblyRuntime } from '../../local/cloud-assembly/runtime';
+import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime';
+
+/**
+ * The synthesized cloud assembly this test file runs on, or undefined for the sources. The
+ * `e2e-cloud` jest project says so in its globals (an environment variable would leak into the
+ * other projects' workers); its global setup synthesizes once and names the folder in
+ * FLEETSTREAM_CLOUD_ASSEMBLY.
+ */
+export const cloudAssemblyDir = (): string | undefined => {
+  if ((globalThis as { FLEETSTREAM_RUNTIME?: string }).FLEETSTREAM_RUNTIME !== 'cloud-assembly') return undefined;
+  const dir = process.env.FLEETSTREAM_CLOUD_ASSEMBLY;
+  if (!dir) throw new Error('The e2e-cloud project runs without its global setup: FLEETSTREAM_CLOUD_ASSEMBLY is not set.');
+  return dir;
+};
+
+/**
+ * The runtime an end-to-end test talks to: the sources wired by the route table (`npm start`),
+ * or, in the `e2e-cloud` project, the synthesized assembly's template, bundles and IAM
+ * (`npm start -- --cloud-assembly`). Each cloud run writes its IAM report into
+ * FLEETSTREAM_IAM_REPORT_DIR.
+ *
+ * @example runtime = await startRuntime({ authorizerCacheTtlSeconds: 1 });
+ */
+export const startRuntime = (options: LocalRuntimeOptions = {}): Promise<LocalRuntime> => {
+  const assemblyDir = cloudAssemblyDir();
+  if (!assemblyDir) return startLocalRuntime(options);
+  const reportDir = process.env.FLEETSTREAM_IAM_REPORT_DIR;
+  return startCloudAssemblyRuntime({ ...options, assemblyDir, reportFile: reportDir && join(reportDir, `iam-${randomUUID()}.json`) });
+};
