@@ -11,8 +11,10 @@ export default async () => {
   const dir = process.env.FLEETSTREAM_IAM_REPORT_DIR;
   if (!dir) return;
   const reports = readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as CloudAssemblyReport);
+    .filter((f) => f.startsWith('iam-') && f.endsWith('.json'))
+    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as CloudAssemblyReport)
+    // a run that failed to start ran nothing
+    .filter((r) => r.functions.length > 0);
   if (!reports.length) return;
   const refused = reports.flatMap((r) => r.refused);
   // A grant is unused by the suite when no run used it.

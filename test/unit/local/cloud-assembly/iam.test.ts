@@ -1,0 +1,71 @@
+import { dynamoAccesses, evaluate, sqsAccesses, unusedGrants, wildcardMatch, type PolicyStatement } from '../../../../local/cloud-assembly/iam';
+
+const CTX = { region: 'us-east-1', account: '000000000000' };
+const TABLE = 'arn:aws:dynamodb:us-east-1:000000000000:table/Registry';
+
+describe('evaluate', () => {
+  const allowRead: PolicyStatement = { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:Query'], Resource: [TABLE] };
+
+  it.each([
+    ['an allowed action on its resource', [allowRead], 'dynamodb:GetItem', TABLE, 'allow'],
+    ['an action no statement names (implicit deny)', [allowRead], 'dynamodb:PutItem', TABLE, 'implicit-deny'],
+    ['another table', [allowRead], 'dynamodb:GetItem', `${TABLE}2`, 'implicit-deny'],
+    ['an index of the table, which the table ARN does not cover', [allowRead], 'dynamodb:Query', `${TABLE}/index/byName`, 'implicit-deny'],
+    ['an index under a wildcard', [{ ...allowRead, Resource: [`${TABLE}/index/*`] }], 'dynamodb:Query', `${TABLE}/index/byName`, 'allow'],
+    ['a wildcard action, in any case', [{ Effect: 'Allow', Action: 'DynamoDB:Get*', Resource: '*' }], 'dynamodb:GetItem', TABLE, 'allow'],
+    ['a ? wildcard', [{ Effect: 'Allow', Action: 'sqs:SendMessag?', Resource: '*' }], 'sqs:SendMessage', 'arn:aws:sqs:us-east-1:000000000000:q', 'allow'],
+    ['an explicit deny over an allow', [allowRead, { Effect: 'Deny', Action: 'dynamodb:*', Resource: TABLE }], 'dynamodb:GetItem', TABLE, 'explicit-deny'],
+    ['NotAction', [{ Effect: 'Allow', NotAction: 'dynamodb:DeleteItem', Resource: '*' }], 'dynamodb:DeleteItem', TABLE, 'implicit-deny'],
+    ['NotResource', [{ Effect: 'Allow', Action: '*', NotResource: TABLE }], 'dynamodb:GetItem', TABLE, 'implicit-deny'],
+  ] as const)('decides %s', (_what, statements, action, resource, expected) => {
+    expect(evaluate(statements as unknown as PolicyStatement[], action, resource)).toBe(expected);
+  });
+
+  it('matches resources with case, actions without', () => {
+    expect(wildcardMatch('arn:aws:sqs:*:*:Queue', 'arn:aws:sqs:r:a:queue')).toBe(false);
+    expect(wildcardMatch('SQS:sendmessage', 'sqs:SendMessage', true)).toBe(true);
+    expect(wildcardMatch('a.b', 'aXb')).toBe(false);
+  });
+});
+
+describe('what a request asks for', () => {
+  it('reads the table and index of a DynamoDB request', () => {
+    expect(dynamoAccesses(CTX, 'Query', { TableName: 'Registry', IndexName: 'byName' })).toEqual([
+      { action: 'dynamodb:Query', resource: `${TABLE}/index/byName`, table: 'Registry', index: 'byName' },
+    ]);
+  });
+
+  it('authorizes transactions as the item actions inside them, and batches per table', () => {
+    const transact = dynamoAccesses(CTX, 'TransactWriteItems', {
+      TransactItems: [{ Put: { TableName: 'Registry' } }, { ConditionCheck: { TableName: 'Registry' } }, { Update: { TableName: 'Other' } }],
+    });
+    const batch = dynamoAccesses(CTX, 'BatchWriteItem', { RequestItems: { Registry: [], Other: [] } });
+
+    expect(transact.map((a) => `${a.action} ${a.table}`)).toEqual(['dynamodb:PutItem Registry', 'dynamodb:ConditionCheckItem Registry', 'dynamodb:UpdateItem Other']);
+    expect(batch.map((a) => a.resource)).toEqual([TABLE, 'arn:aws:dynamodb:us-east-1:000000000000:table/Other']);
+  });
+
+  it('reads the queue of an SQS request and authorizes a batch as its single action', () => {
+    expect(sqsAccesses(CTX, 'SendMessageBatch', { QueueUrl: 'http://sqs.us-east-1.localhost:1/000000000000/ingest' })).toEqual([
+      { action: 'sqs:SendMessage', resource: 'arn:aws:sqs:us-east-1:000000000000:ingest' },
+    ]);
+    expect(sqsAccesses(CTX, 'GetQueueUrl', { QueueName: 'forward' })[0].resource).toBe('arn:aws:sqs:us-east-1:000000000000:forward');
+  });
+});
+
+describe('unusedGrants', () => {
+  it('lists each allowed action and resource no call used, leaving out CloudWatch Logs', () => {
+    const roles = {
+      Fn: [
+        { Effect: 'Allow', Action: ['logs:PutLogEvents'], Resource: '*' },
+        { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:PutItem'], Resource: [TABLE] },
+      ] as PolicyStatement[],
+    };
+    const calls = [
+      { function: 'Fn', action: 'dynamodb:GetItem', resource: TABLE, decision: 'allow' as const },
+      { function: 'Other', action: 'dynamodb:PutItem', resource: TABLE, decision: 'allow' as const },
+    ];
+
+    expect(unusedGrants(roles, calls)).toEqual([{ function: 'Fn', action: 'dynamodb:PutItem', resource: TABLE }]);
+  });
+});
