@@ -1,0 +1,159 @@
+/**
+ * `npm run smoke -- --url <base_url> --key <api key>`: calls every route of the route table against a
+ * deployed (or local) API and checks that each answers as expected. Prints one line per call to
+ * stderr and a JSON summary to stdout; exits 1 when a call answered otherwise or a route of the table
+ * was not called, 2 on bad arguments.
+ */
+import { SignJWT } from 'jose';
+import { parseArgs } from 'node:util';
+import { ROUTES } from '../../lambdas/routes';
+
+const { values } = parseArgs({
+  options: {
+    url: { type: 'string' },
+    key: { type: 'string' },
+    'timeout-seconds': { type: 'string', default: '60' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (values.help || !values.url || !values.key) {
+  process.stderr.write('usage: npm run smoke -- --url <ApiUrl, ending in /v3> --key <API key> [--timeout-seconds 60]\n');
+  process.exit(values.help ? 0 : 2);
+}
+const base = values.url!.replace(/\/+$/, '');
+const key = values.key!;
+const timeoutMs = Number(values['timeout-seconds']) * 1000;
+
+const log = (line: string) => process.stderr.write(`smoke: ${line}\n`);
+const called = new Set<string>();
+const failures: string[] = [];
+
+interface Answer {
+  status: number;
+  body: any;
+}
+
+/**
+ * One call of one route: its operationId (so that the table's coverage can be checked), the
+ * status it must answer, and a check of the body that says what is wrong, or nothing.
+ */
+const call = async (
+  operationId: string,
+  method: string,
+  path: string,
+  options: { body?: unknown; headers?: Record<string, string>; expect?: number; check?: (body: any) => string | undefined; quiet?: boolean } = {},
+): Promise<Answer> => {
+  called.add(operationId);
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...(options.headers ?? { 'x-api-key': key }) },
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const text = await response.text();
+  let body: any;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = text;
+  }
+  const expected = options.expect ?? 200;
+  const problem = response.status !== expected ? `answered ${response.status}, expected ${expected}: ${text.slice(0, 300)}` : options.check?.(body);
+  if (problem) failures.push(`${operationId} ${method} ${path}: ${problem}`);
+  if (!options.quiet || problem) log(`${problem ? 'FAIL' : 'ok  '} ${operationId} ${method} ${path.split('?')[0]} → ${response.status}${problem ? ` (${problem})` : ''}`);
+  return { status: response.status, body };
+};
+
+const has = (field: string) => (body: any) => (body && body[field] !== undefined ? undefined : `no "${field}" in the answer`);
+
+const main = async () => {
+  const stamp = `smoke-${Date.now().toString(36)}`;
+  const workspaces = await call('listWorkspaces', 'GET', '/workspaces', { check: (b) => (Array.isArray(b?.workspaces) && b.workspaces.length ? undefined : 'no workspaces') });
+  if (workspaces.status !== 200) throw new Error('the key does not list its workspaces: check --url (it ends in /v3) and --key');
+  const ws = workspaces.body.workspaces[0].id as string;
+  await call('getWorkspace', 'GET', `/workspaces/${ws}`, { check: has('workspace') });
+  await call('createWorkspace', 'POST', '/workspaces', { body: { name: stamp, description: 'made by npm run smoke' }, check: has('workspace') });
+
+  const fleet = (await call('createFleet', 'POST', `/workspaces/${ws}/fleets`, { body: { name: stamp, description: 'npm run smoke' }, check: has('fleet') })).body?.fleet;
+  await call('listFleets', 'GET', `/workspaces/${ws}/fleets`, { check: has('fleets') });
+  await call('getFleet', 'GET', `/workspaces/${ws}/fleets/${fleet?.id}`, { check: has('fleet') });
+
+  const device = (await call('createDevice', 'POST', `/workspaces/${ws}/devices`, { body: { name: stamp, fleet_id: fleet?.id }, check: has('device') })).body?.device;
+  await call('listDevices', 'GET', `/workspaces/${ws}/devices`, { check: has('devices') });
+  await call('getDevice', 'GET', `/workspaces/${ws}/devices/${device?.id}`, { check: has('device') });
+  await call('updateDevice', 'PUT', `/workspaces/${ws}/devices/${device?.id}`, { body: { name: `${stamp}-renamed`, fleet_id: fleet?.id }, check: (b) => (b?.device?.name === `${stamp}-renamed` ? undefined : 'not renamed') });
+
+  const created = (await call('createIdentity', 'POST', `/workspaces/${ws}/devices/${device?.id}/identities`, { check: has('credentials') })).body;
+  await call('listIdentities', 'GET', `/workspaces/${ws}/devices/${device?.id}/identities`, { check: has('identities') });
+
+  await call('scheduleJob', 'POST', `/devices/${device?.id}/jobs/smoke`, { body: { value: { from: 'smoke' } }, check: (b) => (b?.job?.status === 'pending' ? undefined : 'job not pending') });
+  await call('listJobs', 'GET', `/devices/${device?.id}/jobs?status=pending`, { check: has('jobs') });
+  await call('getJob', 'GET', `/devices/${device?.id}/jobs/smoke`, { check: has('job') });
+  const onFleet = (b: any) => (b?.job?.devices?.includes?.(device?.id) || b?.job?.devices?.some?.((d: any) => d?.id === device?.id || d === device?.id) ? undefined : 'the fleet’s device is not in the answer');
+  await call('scheduleFleetJobSingular', 'POST', `/workspace/${ws}/jobs/smoke-fleet?fleet=${fleet?.id}`, { body: { value: {} }, check: onFleet });
+  await call('scheduleFleetJob', 'POST', `/workspaces/${ws}/jobs/smoke-fleets?fleet=${fleet?.id}`, { body: { value: {} }, check: onFleet });
+  await call('scheduleFleetFota', 'POST', `/workspaces/${ws}/fota/smoke-fw/versions/0.0.1?fleet=${fleet?.id}`, { check: has('fota') });
+  await call('scheduleFota', 'POST', `/devices/${device?.id}/fota/smoke-fw/versions/0.0.2`, { check: (b) => (b?.fota?.status === 'pending' ? undefined : 'FOTA not pending') });
+  await call('getFota', 'GET', `/devices/${device?.id}/fota`, { check: has('fota') });
+
+  // The device's side, with a token signed by its new identity (HS256, as device clients sign).
+  const credentials = created?.credentials;
+  const token = credentials
+    ? await new SignJWT({ sub: credentials.devinfo.device_id, key: credentials.devinfo.key_id })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setExpirationTime(Math.floor(Date.now() / 1000) + 600)
+        .sign(Buffer.from(credentials.prvkey, 'base64'))
+    : 'none';
+  const asDevice = { authorization: `Bearer ${token}` };
+  const timestamp = new Date(Date.now() - 1000).toISOString();
+  await call('publishData', 'POST', '/device/data', { headers: asDevice, body: { tag: 'smoke', payload: { ok: true }, timestamp_device: timestamp }, expect: 202 });
+  await call('reportDeviceEvents', 'POST', '/device/events', { headers: asDevice, body: { type: 'os_info', payload: { smoke: true } }, expect: 202 });
+  await call('getDeviceStatus', 'GET', '/device/status', { headers: asDevice, check: (b) => (b?.jobs?.some?.((j: any) => j.name === 'smoke') ? undefined : 'the pending job is not listed') });
+  await call('reportJobResult', 'POST', '/device/jobs/smoke/result', { headers: asDevice, body: { result: { ok: true } }, check: (b) => (b?.job?.status === 'done' ? undefined : 'job not done') });
+  await call('reportFotaResult', 'POST', '/device/fota/result', { headers: asDevice, body: { status: 'done' }, check: (b) => (b?.fota?.status === 'done' ? undefined : 'FOTA not done') });
+
+  // The published point comes back through ingest and the storage query.
+  const query = `/timeseries/${ws}/data?device=${device?.id}&tag=smoke`;
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
+    const answer = await call('queryTimeseries', 'GET', query, { quiet: true });
+    if (answer.status !== 200 || answer.body?.result?.length) {
+      if (answer.status === 200) log(`ok   queryTimeseries GET ${query.split('?')[0]} → 200 (the published point came back)`);
+      break;
+    }
+    if (Date.now() > deadline) {
+      failures.push(`queryTimeseries GET ${query}: the published point did not come back within ${timeoutMs / 1000} s`);
+      break;
+    }
+    // Ingest is asynchronous (device API → queue → ingest Lambda): poll to the deadline.
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+
+  const secondKey = (await call('createApiKey', 'POST', `/workspaces/${ws}/api-keys`, { body: { name: stamp }, check: has('key') })).body?.api_key;
+  await call('listApiKeys', 'GET', `/workspaces/${ws}/api-keys`, { check: has('api_keys') });
+  await call('revokeApiKey', 'DELETE', `/workspaces/${ws}/api-keys/${secondKey?.id}`, { check: has('api_key') });
+
+  const integration = (await call('createIntegration', 'POST', `/workspaces/${ws}/integrations`, { body: { name: stamp, url: 'https://example.com/fleetstream-smoke', enabled: false }, check: has('secret') })).body?.integration;
+  await call('listIntegrations', 'GET', `/workspaces/${ws}/integrations`, { check: has('integrations') });
+  await call('getIntegration', 'GET', `/workspaces/${ws}/integrations/${integration?.id}`, { check: has('integration') });
+  await call('updateIntegration', 'PATCH', `/workspaces/${ws}/integrations/${integration?.id}`, { body: { tags: ['smoke'] }, check: has('integration') });
+  await call('rotateIntegrationSecret', 'POST', `/workspaces/${ws}/integrations/${integration?.id}/secret`, { check: has('secret') });
+  await call('deleteIntegration', 'DELETE', `/workspaces/${ws}/integrations/${integration?.id}`);
+
+  // Revoked last: the device's token stops working once the authorizer cache lets it go.
+  await call('revokeIdentity', 'DELETE', `/workspaces/${ws}/devices/${device?.id}/identities/${created?.identity?.id}`, { check: (b) => (b?.identity?.revoked_at ? undefined : 'not revoked') });
+  await call('getOpenApi', 'GET', '/openapi.json', { headers: {}, check: (b) => (b?.openapi ? undefined : 'not an OpenAPI document') });
+  await call('unknownRoute', 'GET', '/no-such-route', { expect: 404, check: (b) => (b?.error?.code === 'not_found' ? undefined : 'not the error envelope') });
+  await call('missingKey', 'GET', '/workspaces', { headers: {}, expect: 401, check: (b) => (b?.error?.code === 'unauthorized' ? undefined : 'not the error envelope') });
+
+  const missed = ROUTES.filter((r) => !called.has(r.operationId)).map((r) => `${r.operationId} ${r.method} ${r.path}`);
+  for (const route of missed) failures.push(`${route}: not called by the smoke test`);
+  const summary = { base_url: base, routes: ROUTES.length, called: ROUTES.length - missed.length, failures };
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
+  log(failures.length ? `${failures.length} failed` : `all ${ROUTES.length} routes answered as expected`);
+  process.exit(failures.length ? 1 : 0);
+};
+
+main().catch((error: Error) => {
+  log(`failed: ${error.message}`);
+  process.exit(1);
+});
