@@ -5,7 +5,7 @@ import { REGISTRY_STREAM, type StreamConsumer } from '../lambdas/streams';
 import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../local/queues';
 import { API_STAGE, Api, type AuthorizedBy } from './constructs/api';
 import { DeviceMqtt } from './constructs/device-mqtt';
-import { HandlerFunction } from './constructs/handler-function';
+import { HandlerFunction, type TableAccess } from './constructs/handler-function';
 import { Queues } from './constructs/queues';
 import { RegistryStream } from './constructs/registry-stream';
 import { RegistryTable } from './constructs/registry-table';
@@ -24,6 +24,12 @@ const STREAMED_TIMEOUT = Duration.minutes(5);
 // Handlers that never touch the registry: the OpenAPI document is bundled into its code, and
 // ingest messages carry everything the ingest Lambda stores and forwards.
 const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi', 'ingest']);
+
+// Handlers that only look an item of the registry up: the storage query checks that the workspace
+// is the caller's and reads nothing else there (found by use: the cloud-assembly run of the e2e
+// suite never saw it issue another registry action).
+const REGISTRY_GET_ONLY: ReadonlySet<string> = new Set(['timeseries']);
+const registryAccess = (source: string): TableAccess => (REGISTRY_GET_ONLY.has(source) ? 'get-item' : 'read-write');
 
 /** Stack props plus the deploy-time settings (see `configFromContext`). */
 export interface FleetstreamStackProps extends StackProps {
@@ -75,7 +81,7 @@ export class FleetstreamStack extends Stack {
           timeout: routesOf(name).some((r) => r.stream) ? STREAMED_TIMEOUT : BUFFERED_TIMEOUT,
           ...logs,
         });
-        if (!WITHOUT_REGISTRY.has(name)) fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'read-write');
+        if (!WITHOUT_REGISTRY.has(name)) fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, registryAccess(name));
         return [name, fn] as const;
       }),
     );
@@ -115,7 +121,7 @@ export class FleetstreamStack extends Stack {
           timeout: Duration.seconds(QUEUES[queue].consumerTimeoutSeconds),
           ...logs,
         });
-        if (!WITHOUT_REGISTRY.has(source)) fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'read-write');
+        if (!WITHOUT_REGISTRY.has(source)) fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, registryAccess(source));
         this.queues.consume(queue, fn);
         return [source, fn] as const;
       }),

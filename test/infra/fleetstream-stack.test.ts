@@ -141,9 +141,15 @@ describe('least privilege', () => {
     expect(dynamoStatements(stack.routeHandlers.get('openapi')!)).toEqual([]);
   });
 
+  it('lets the storage query only GetItem on the registry table (its workspace check; the cloud-assembly run saw nothing else)', () => {
+    const statements = dynamoStatements(stack.routeHandlers.get('timeseries')!).filter((s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)));
+
+    expect(statements).toEqual([{ Action: 'dynamodb:GetItem', Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
+  });
+
   it('lets the other handlers read and write items of the registry table only, without Scan or table management', () => {
     for (const [name, fn] of stack.routeHandlers) {
-      if (name === 'openapi') continue;
+      if (name === 'openapi' || name === 'timeseries') continue;
       // Grants on the time-series table are checked in test/infra/timeseries.
       const statements = dynamoStatements(fn).filter((s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)));
       expect(statements.length).toBeGreaterThan(0);
