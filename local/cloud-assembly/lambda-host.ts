@@ -46,6 +46,8 @@ export class LocalLambda {
   readonly spec: LambdaSpec;
   /** Whether the loaded handler is wrapped by `awslambda.streamifyResponse`. */
   streaming = false;
+  /** Why the handler failed to load (Runtime.ImportModuleError, Runtime.HandlerNotFound, …), if it did. */
+  initError?: { name: string; message: string };
   private worker?: Worker;
   private ready?: Promise<void>;
   private readonly pending = new Map<string, Pending>();
@@ -71,6 +73,7 @@ export class LocalLambda {
       worker.on('message', (message) => {
         if (message.type === 'ready') {
           this.streaming = message.streaming;
+          this.initError = message.error ? { name: message.error.name, message: message.error.message } : undefined;
           if (message.error) console.error(`lambda ${this.spec.name}: init failed: ${message.error.name}: ${message.error.message}`);
           resolve();
           return;

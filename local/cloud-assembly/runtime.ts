@@ -45,6 +45,8 @@ export interface CloudAssemblyReport {
   stack: string;
   routes: number;
   functions: string[];
+  /** Functions whose bundle failed to load, with the runtime's error. */
+  initErrors: string[];
   eventSourceMappings: number;
   calls: number;
   refused: CallRecord[];
@@ -77,7 +79,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
   const stops: Array<() => Promise<void>> = [];
   const calls: CallRecord[] = [];
   let finalReport: CloudAssemblyReport | undefined;
-  let makeReport: () => CloudAssemblyReport = () => ({ stack: '', routes: 0, functions: [], eventSourceMappings: 0, calls: 0, refused: [], unused: [] });
+  let makeReport: () => CloudAssemblyReport = () => ({ stack: '', routes: 0, functions: [], initErrors: [], eventSourceMappings: 0, calls: 0, refused: [], unused: [] });
   const stop = async () => {
     finalReport ??= makeReport();
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
@@ -372,6 +374,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       stack: assembly.name,
       routes: routes.length,
       functions: [...lambdas.keys()],
+      initErrors: [...lambdas.values()].filter((l) => l.initError).map((l) => `${l.spec.name}: ${l.initError!.name}: ${l.initError!.message}`),
       eventSourceMappings: mappings.length,
       calls: calls.length,
       refused: calls.filter((c) => c.decision !== 'allow'),
