@@ -96,8 +96,10 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     const { template } = stack;
     log(`running ${assembly.name} from ${dir}`);
 
-    if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-    const dynamo = await startDynamoDbLocal({ dataDir: options.dataDir && join(options.dataDir, 'dynamodb') });
+    // Apart from the sources' data (other table names, another bootstrap account): a subfolder.
+    const dataDir = options.dataDir && join(options.dataDir, 'cloud-assembly');
+    if (dataDir) mkdirSync(dataDir, { recursive: true });
+    const dynamo = await startDynamoDbLocal({ dataDir: dataDir && join(dataDir, 'dynamodb') });
     stops.push(dynamo.stop);
     const sqs = await startFauxqs({ port: 0, logger: false });
     stops.push(() => sqs.stop());
@@ -368,7 +370,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       ...(queue_urls.forward ? { FORWARD_QUEUE_URL: queue_urls.forward } : {}),
     });
     log('creating the bootstrap account…');
-    const account = await bootstrap(options.dataDir, options.devApiKey, registryTable);
+    const account = await bootstrap(dataDir, options.devApiKey, registryTable);
 
     makeReport = () => ({
       stack: assembly.name,
