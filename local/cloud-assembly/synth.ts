@@ -17,6 +17,8 @@ export const synthesize = async (options: { outDir?: string; context?: Record<st
   const context = Object.entries(options.context ?? {}).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
   await promisify(execFile)(join(PROJECT_ROOT, 'node_modules/.bin/cdk'), ['synth', '--quiet', '--no-notices', '-o', outDir, ...context], {
     cwd: PROJECT_ROOT,
+    // Offline and quiet: no usage telemetry from the CLI (tests and CI synthesize often).
+    env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
     maxBuffer: 64 * 1024 * 1024,
   }).catch((error: Error & { stderr?: string }) => {
     throw new Error(`cdk synth failed: ${error.stderr ?? error.message}`);
