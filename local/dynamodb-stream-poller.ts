@@ -16,8 +16,10 @@ import { randomUUID } from 'node:crypto';
 export type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse | void | null>;
 
 export interface StreamPollerOptions {
-  /** The table whose stream is read (it must have one). */
-  tableName: string;
+  /** The table whose current stream is read (found with DescribeTable; it must have one), unless `streamArn` names the stream. */
+  tableName?: string;
+  /** The stream, by its ARN, as an event source mapping names it (no DescribeTable call). */
+  streamArn?: string;
   /** Most records per invocation. */
   batchSize: number;
   /** Longest wait, from the first record, to fill a batch. */
@@ -30,6 +32,12 @@ export interface StreamPollerOptions {
   timeoutMs: number;
   functionName: string;
   handler: StreamHandler;
+  /**
+   * Whether the handler's answer is read for partial batch failures (FunctionResponseTypes:
+   * ReportBatchItemFailures). Without it Lambda ignores the answer: only a failed invocation fails
+   * the batch. Default true.
+   */
+  reportBatchItemFailures?: boolean;
   /** Which records reach the handler (the event source mapping's filter criteria); all when absent. */
   filter?: (record: DynamoDBRecord) => boolean;
   /** SQS queue URL of the on-failure destination: the description of a batch that kept failing goes there. */
@@ -40,6 +48,14 @@ export interface StreamPollerOptions {
   retryDelayMs?: (attempt: number) => number;
   /** A failed read, invocation or destination send (the poller carries on). */
   onError?: (error: unknown, what: string) => void;
+  /**
+   * Where the poller's own calls go, when not to the SDK's endpoint variables: the cloud-assembly
+   * runtime points them at a proxy that checks each against the consumer's role, as Lambda reads
+   * the stream and sends to the destination with the function's role.
+   */
+  endpoints?: { dynamodbStreams?: string; sqs?: string };
+  /** The consumer's ARN in its invocation context and in the on-failure descriptions. */
+  functionArn?: string;
 }
 
 export interface StreamPoller {
@@ -136,18 +152,16 @@ const outcomeOf = (response: unknown, records: DynamoDBRecord[]): Outcome => {
  * Resolves once every open shard has its iterator, so that writes made afterwards are read.
  */
 export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): Promise<StreamPoller> => {
-  const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB_STREAMS ? undefined : process.env.AWS_ENDPOINT_URL_DYNAMODB;
+  const endpoint = options.endpoints?.dynamodbStreams ?? (process.env.AWS_ENDPOINT_URL_DYNAMODB_STREAMS ? undefined : process.env.AWS_ENDPOINT_URL_DYNAMODB);
   const streams = new DynamoDBStreamsClient(endpoint ? { endpoint } : {});
-  const dynamodb = new DynamoDBClient({});
-  const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
+  const sqs = new SQSClient({ useQueueUrlAsEndpoint: false, ...(options.endpoints?.sqs ? { endpoint: options.endpoints.sqs } : {}) });
+  const functionArn = options.functionArn ?? `arn:aws:lambda:local:000000000000:function:${options.functionName}`;
   const abort = new AbortController();
   const report = options.onError ?? ((error, what) => console.error(`stream poller ${options.functionName}: ${what}`, error));
   const retryDelay = options.retryDelayMs ?? ((attempt: number) => Math.min(100 * 2 ** (attempt - 1), 2000));
 
-  const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: options.tableName }));
-  dynamodb.destroy();
-  const streamArn = Table?.LatestStreamArn;
-  if (!streamArn || !Table?.StreamSpecification?.StreamEnabled) throw new Error(`Table ${options.tableName} has no stream enabled.`);
+  if (!options.streamArn && !options.tableName) throw new Error('A stream poller needs a tableName or a streamArn.');
+  const streamArn = options.streamArn ?? (await currentStreamOf(options.tableName!));
 
   const listShards = async () => {
     const shards: Shard[] = [];
@@ -169,7 +183,7 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
       awsRequestId: randomUUID(),
       functionName: options.functionName,
       functionVersion: '$LATEST',
-      invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${options.functionName}`,
+      invokedFunctionArn: functionArn,
       memoryLimitInMB: '1024',
       logGroupName: `/aws/lambda/${options.functionName}`,
       logStreamName: 'local',
@@ -181,7 +195,8 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
       timer = setTimeout(() => reject(new Error(`timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
     });
     try {
-      return outcomeOf(await Promise.race([options.handler({ Records: records }, context), timeout]), records);
+      const response = await Promise.race([options.handler({ Records: records }, context), timeout]);
+      return options.reportBatchItemFailures === false ? 'ok' : outcomeOf(response, records);
     } catch (error) {
       report(error, 'invocation failed; the batch is retried');
       return 'error';
@@ -196,7 +211,7 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
     const description = {
       requestContext: {
         requestId: randomUUID(),
-        functionArn: `arn:aws:lambda:local:000000000000:function:${options.functionName}`,
+        functionArn,
         condition: 'RetryAttemptsExhausted',
         approximateInvokeCount: invokeCount,
       },
@@ -337,6 +352,18 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
       sqs.destroy();
     },
   };
+};
+
+/** The stream a table has now. @throws Error when its stream is off */
+const currentStreamOf = async (tableName: string): Promise<string> => {
+  const dynamodb = new DynamoDBClient({});
+  try {
+    const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+    if (!Table?.LatestStreamArn || !Table.StreamSpecification?.StreamEnabled) throw new Error(`Table ${tableName} has no stream enabled.`);
+    return Table.LatestStreamArn;
+  } finally {
+    dynamodb.destroy();
+  }
 };
 
 /**
