@@ -104,6 +104,34 @@ export const dynamoAccesses = (ctx: ArnContext, operation: string, body: any): A
   }
 };
 
+/**
+ * A stream ARN as IAM sees it on this deployment. DynamoDB Local writes its own region (`ddblocal`)
+ * into the ARNs it hands out; the template's ARNs carry the deployment's region and account, as
+ * the table ARNs built from a table name do.
+ */
+export const localStreamArn = (ctx: ArnContext, arn: string): string => {
+  const match = /^arn:aws:dynamodb:[^:]*:[^:]*:table\/([^/]+)\/stream\/(.+)$/.exec(arn);
+  if (!match) throw new Error(`not a DynamoDB stream ARN: ${arn}`);
+  return `arn:aws:dynamodb:${ctx.region}:${ctx.account}:table/${match[1]}/stream/${match[2]}`;
+};
+
+/**
+ * The accesses of a DynamoDB Streams request (`X-Amz-Target: DynamoDBStreams_20120810.<Operation>`):
+ * each is authorized on the stream's ARN, ListStreams on `*` (it takes no resource-level
+ * permissions). GetRecords names only its shard iterator, which AWS ties to the stream; DynamoDB
+ * Local's iterators begin with the stream ARN (`<arn>|<version>|<position>`), so the stream is read
+ * from there, and an iterator that does not (an opaque one) cannot be checked.
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazondynamodb.html
+ */
+export const streamsAccesses = (ctx: ArnContext, operation: string, body: any): Access[] => {
+  const action = `dynamodb:${operation}`;
+  if (operation === 'ListStreams') return [{ action, resource: '*', ...(body.TableName ? { table: body.TableName } : {}) }];
+  const arn: string | undefined = operation === 'GetRecords' ? /^(arn:[^|]+)\|/.exec(String(body.ShardIterator ?? ''))?.[1] : body.StreamArn;
+  if (!arn) throw new Error(`${operation}: no stream ARN to check`);
+  const resource = localStreamArn(ctx, arn);
+  return [{ action, resource, table: resource.split('/')[1] }];
+};
+
 // SQS authorizes a batch as its single action.
 // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-api-permissions-reference.html
 const SQS_BATCH: Record<string, string> = {
@@ -144,6 +172,20 @@ const SERVICES: Record<string, ServiceCodec> = {
       body: JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', Message: message }),
     }),
   },
+  dynamodbstreams: {
+    prefix: 'dynamodb',
+    accesses: (ctx, headers, body) => {
+      const target = targetOf(headers);
+      if (!target.startsWith('DynamoDBStreams_')) return undefined;
+      return streamsAccesses(ctx, target.split('.')[1], JSON.parse(body || '{}'));
+    },
+    // The same JSON 1.0 error shape as DynamoDB's.
+    denied: (message) => ({
+      status: 400,
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': 'AccessDeniedException' },
+      body: JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', Message: message }),
+    }),
+  },
   sqs: {
     prefix: 'sqs',
     accesses: (ctx, headers, body) => {
@@ -166,7 +208,11 @@ const SERVICES: Record<string, ServiceCodec> = {
 export type Upstreams = Partial<Record<keyof typeof SERVICES, string>>;
 
 /** The endpoint variables of each service, as the SDK reads them. */
-export const ENDPOINT_VARIABLES: Record<keyof typeof SERVICES, string> = { dynamodb: 'AWS_ENDPOINT_URL_DYNAMODB', sqs: 'AWS_ENDPOINT_URL_SQS' };
+export const ENDPOINT_VARIABLES: Record<keyof typeof SERVICES, string> = {
+  dynamodb: 'AWS_ENDPOINT_URL_DYNAMODB',
+  dynamodbstreams: 'AWS_ENDPOINT_URL_DYNAMODB_STREAMS',
+  sqs: 'AWS_ENDPOINT_URL_SQS',
+};
 
 const readAll = (req: IncomingMessage) =>
   new Promise<Buffer>((resolve, reject) => {
