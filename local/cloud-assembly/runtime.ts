@@ -2,7 +2,9 @@ import {
   CreateTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
+  UpdateTableCommand,
   type CreateTableCommandInput,
+  type TableDescription,
 } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyResult } from 'aws-lambda';
@@ -16,8 +18,10 @@ import { localAwsLambda, type ResponseStream } from '../lambda-streaming';
 import { freePort } from '../ports';
 import type { QueueName, QueueSettings } from '../queues';
 import { bootstrap, type LocalRuntime, type LocalRuntimeOptions } from '../runtime';
+import { startDynamoDbStreamPoller } from '../dynamodb-stream-poller';
 import { startSqsPoller } from '../sqs-poller';
-import { ENDPOINT_VARIABLES, startRecordingProxy, unusedGrants, wildcardMatch, type CallRecord, type PolicyStatement } from './iam';
+import { eventFilterOf } from './event-filter';
+import { ENDPOINT_VARIABLES, localStreamArn, startRecordingProxy, unusedGrants, wildcardMatch, type CallRecord, type PolicyStatement } from './iam';
 import { LocalLambda } from './lambda-host';
 import { synthesize } from './synth';
 import {
@@ -119,12 +123,13 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     const resolve = resolver((id) => physical.get(id) ?? genericPhysical(assembly.name, id, template.Resources[id]), pseudo);
     const nameOf = (id: string, given: unknown) => (typeof given === 'string' ? given : `${assembly.name}-${id}`);
 
-    // Tables, as declared.
+    // Tables, as declared. A stream's ARN is the engine's (its label), in the deployment's region.
     const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const streams = new Map<string, { engineArn: string; kept: boolean }>();
     for (const [id, table] of resourcesOfType(template, 'AWS::DynamoDB::Table')) {
       const props = table.Properties ?? {};
       const name = nameOf(id, props.TableName);
-      await createTable(client, {
+      const { Table, kept } = await createTable(client, {
         TableName: name,
         BillingMode: 'PAY_PER_REQUEST',
         KeySchema: props.KeySchema,
@@ -134,7 +139,12 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
         ...(props.StreamSpecification ? { StreamSpecification: { StreamEnabled: true, StreamViewType: props.StreamSpecification.StreamViewType } } : {}),
       });
       const arn = `arn:aws:dynamodb:${region}:${ACCOUNT}:table/${name}`;
-      physical.set(id, { ref: name, attributes: { Arn: arn, StreamArn: `${arn}/stream/local` } });
+      const attributes: Record<string, string> = { Arn: arn };
+      if (Table.LatestStreamArn && Table.StreamSpecification?.StreamEnabled) {
+        attributes.StreamArn = localStreamArn({ region, account: ACCOUNT }, Table.LatestStreamArn);
+        streams.set(attributes.StreamArn, { engineArn: Table.LatestStreamArn, kept });
+      }
+      physical.set(id, { ref: name, attributes });
     }
     client.destroy();
 
@@ -325,20 +335,26 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
         functionName: fnId,
         roleName: targetOf(template.Resources[fnId].Properties?.Role) ?? 'none',
         statements: () => roles[fnId],
-        upstreams: { sqs: sqs.address },
+        upstreams: { sqs: sqs.address, dynamodbstreams: dynamo.endpoint },
         arnContext: { region, account: ACCOUNT },
         record: (c) => calls.push(c),
       });
       stops.push(pollerProxy.stop);
       stops.push(
         await start({
+          id,
           mapping: props,
+          resolve,
           source: source!,
           physical: physical.get(sourceId!)!,
           lambda,
-          roleStatements: roles[fnId],
-          sqsEndpoint: pollerProxy.endpoints.sqs,
+          functionArn: physical.get(fnId)!.attributes.Arn,
+          endpoints: pollerProxy.endpoints,
+          streams,
+          queueUrlOf: (arn) => [...physical.values()].find((p) => p.attributes.Arn === arn && p.attributes.QueueUrl)?.attributes.QueueUrl,
           concurrency: options.consumerConcurrency ?? 2,
+          log,
+          onStreamError: options.onStreamError,
         }),
       );
     }
@@ -355,7 +371,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     const queue_urls: Record<string, string> = {};
     for (const [name, url] of Object.entries(outputs)) {
       const match = /^(\w+?)(Queue|Dlq)Url$/.exec(name);
-      if (match) queue_urls[`${match[1].toLowerCase()}${match[2] === 'Dlq' ? '-dlq' : ''}`] = url;
+      // RegistryStreamDlqUrl names the queue the source runtime calls registry-stream-dlq.
+      if (match) queue_urls[`${match[1].replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase()}${match[2] === 'Dlq' ? '-dlq' : ''}`] = url;
     }
 
     // The test helpers and CLIs reach the engines as the source runtime lets them.
@@ -402,14 +419,32 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
 const genericPhysical = (stackName: string, id: string, resource: CfnResource | undefined): Physical | undefined =>
   resource ? { ref: `${stackName}-${id}`, attributes: {} } : undefined;
 
-const createTable = async (client: DynamoDBClient, input: CreateTableCommandInput) => {
+/**
+ * Creates a table as declared, unless it was kept in the data folder from an earlier run; a kept
+ * table whose stream differs from the declared one gets the declared stream, as an update of
+ * StreamSpecification would. Resolves with the table's description.
+ */
+const createTable = async (client: DynamoDBClient, input: CreateTableCommandInput): Promise<{ Table: TableDescription; kept: boolean }> => {
+  const describe = async () => (await client.send(new DescribeTableCommand({ TableName: input.TableName }))).Table!;
+  let existing: TableDescription | undefined;
   try {
-    await client.send(new DescribeTableCommand({ TableName: input.TableName }));
-    return; // kept in the data folder from an earlier run
+    existing = await describe();
   } catch (error) {
     if ((error as Error).name !== 'ResourceNotFoundException') throw error;
   }
-  await client.send(new CreateTableCommand(input));
+  if (!existing) {
+    const { TableDescription } = await client.send(new CreateTableCommand(input));
+    return { Table: TableDescription!, kept: false };
+  }
+  const wanted = input.StreamSpecification;
+  const has = existing.StreamSpecification;
+  if (wanted && !(has?.StreamEnabled && has.StreamViewType === wanted.StreamViewType)) {
+    // A stream of another view type must be turned off before the wanted one is turned on.
+    if (has?.StreamEnabled) await client.send(new UpdateTableCommand({ TableName: input.TableName, StreamSpecification: { StreamEnabled: false } }));
+    await client.send(new UpdateTableCommand({ TableName: input.TableName, StreamSpecification: wanted }));
+    return { Table: await describe(), kept: false };
+  }
+  return { Table: existing, kept: true };
 };
 
 /**
@@ -453,21 +488,39 @@ export const apiRoutes = (stack: AssemblyStack): { routes: GatewayRoute[]; autho
 
 /** What starts an event source mapping of one kind of source. */
 interface EventSourceStart {
+  /** The mapping's logical ID, for messages. */
+  id: string;
   mapping: Record<string, any>;
+  resolve: (value: unknown) => any;
   source: CfnResource;
   physical: Physical;
   lambda: LocalLambda;
-  roleStatements: PolicyStatement[];
-  sqsEndpoint: string;
+  functionArn: string;
+  /** The consumer role's proxy of each service: Lambda reads the source and sends to destinations with that role. */
+  endpoints: Record<string, string>;
+  /** The tables' streams by their ARN here: the engine's ARN, and whether the table was kept from an earlier run. */
+  streams: ReadonlyMap<string, { engineArn: string; kept: boolean }>;
+  /** The URL of a queue of the template, by its ARN. */
+  queueUrlOf: (arn: string) => string | undefined;
   concurrency: number;
+  log: (message: string) => void;
+  onStreamError?: (error: unknown, what: string) => void;
 }
 
+/** A setting of a mapping that no poller here honours fails the start rather than being ignored. */
+const refuseUnsupported = (id: string, mapping: Record<string, any>, unsupported: Record<string, (value: any) => boolean>) => {
+  for (const [key, isDefault] of Object.entries(unsupported)) {
+    if (mapping[key] !== undefined && !isDefault(mapping[key])) throw new Error(`Event source mapping ${id}: ${key} ${JSON.stringify(mapping[key])} does not run here.`);
+  }
+};
+
 /**
- * Event source mappings by the type of their source. A new kind (a DynamoDB stream of a table)
- * is one more entry; an unknown kind fails the start rather than being left out.
+ * Event source mappings by the type of their source. A new kind is one more entry; an unknown
+ * kind fails the start rather than being left out.
  */
 const EVENT_SOURCES: Record<string, (start: EventSourceStart) => Promise<() => Promise<void>>> = {
-  'AWS::SQS::Queue': async ({ mapping, physical, lambda, sqsEndpoint, concurrency }) => {
+  'AWS::SQS::Queue': async ({ mapping, physical, lambda, endpoints, concurrency }) => {
+    const sqsEndpoint = endpoints.sqs;
     const queueUrl = physical.attributes.QueueUrl;
     const client = new SQSClient({ endpoint: sqsEndpoint, useQueueUrlAsEndpoint: false });
     // As CreateEventSourceMapping: the queue is read with the function's role, and its visibility
@@ -489,6 +542,48 @@ const EVENT_SOURCES: Record<string, (start: EventSourceStart) => Promise<() => P
       functionName: lambda.spec.name,
       handler: async (event) => (await lambda.invoke(event)) as never,
       concurrency,
+    });
+    return poller.stop;
+  },
+  // A table's stream (EventSourceArn: Fn::GetAtt [Table, StreamArn]), read by the one DynamoDB
+  // stream poller (local/dynamodb-stream-poller.ts) with the mapping's settings.
+  'AWS::DynamoDB::Table': async ({ id, mapping, resolve, lambda, functionArn, endpoints, streams, queueUrlOf, log, onStreamError }) => {
+    const streamArn = String(resolve(mapping.EventSourceArn));
+    const stream = streams.get(streamArn);
+    if (!stream) throw new Error(`Event source mapping ${id}: ${streamArn} is not the stream of a table here (is StreamSpecification set?).`);
+    refuseUnsupported(id, mapping, {
+      ParallelizationFactor: (v) => v === 1,
+      TumblingWindowInSeconds: (v) => v === 0,
+      MaximumRecordAgeInSeconds: (v) => v === -1,
+      StartingPositionTimestamp: () => false,
+    });
+    const position = mapping.StartingPosition;
+    if (position !== 'TRIM_HORIZON' && position !== 'LATEST') throw new Error(`Event source mapping ${id}: StartingPosition ${position} does not run here.`);
+    const destination = mapping.DestinationConfig?.OnFailure?.Destination;
+    const onFailureQueueUrl = destination === undefined ? undefined : queueUrlOf(String(resolve(destination)));
+    if (destination !== undefined && !onFailureQueueUrl) throw new Error(`Event source mapping ${id}: the on-failure destination ${String(resolve(destination))} is not a queue of the template.`);
+    // The mapping's checkpoints live in this process: on a table kept from an earlier run, the
+    // template's TRIM_HORIZON would deliver the retained records' events a second time.
+    const startingPosition = stream.kept ? 'LATEST' : position;
+    if (stream.kept && position !== 'LATEST') log(`mapping ${id}: the table was kept from an earlier run, so its stream is read from now on (LATEST)`);
+    const timeoutMs = lambda.spec.timeoutSeconds * 1000;
+    const poller = await startDynamoDbStreamPoller({
+      streamArn: stream.engineArn,
+      batchSize: mapping.BatchSize ?? 100,
+      maxBatchingWindowMs: (mapping.MaximumBatchingWindowInSeconds ?? 0) * 1000,
+      // -1 (the default): retried until the record expires from the stream.
+      retryAttempts: mapping.MaximumRetryAttempts === undefined || mapping.MaximumRetryAttempts === -1 ? Infinity : mapping.MaximumRetryAttempts,
+      bisectBatchOnError: mapping.BisectBatchOnFunctionError === true,
+      timeoutMs,
+      functionName: lambda.spec.name,
+      functionArn,
+      handler: async (event) => (await lambda.invoke(event)) as never,
+      reportBatchItemFailures: (mapping.FunctionResponseTypes ?? []).includes('ReportBatchItemFailures'),
+      filter: eventFilterOf(mapping.FilterCriteria) as ((record: unknown) => boolean) | undefined,
+      onFailureQueueUrl,
+      startingPosition,
+      endpoints: { dynamodbStreams: endpoints.dynamodbstreams, sqs: endpoints.sqs },
+      onError: onStreamError,
     });
     return poller.stop;
   },
@@ -528,6 +623,18 @@ const applyOverrides = (assembly: AssemblyStack, options: CloudAssemblyOptions):
         }
       }
     }
+  }
+  // The registry stream's consumer settings (fewer retries in tests), on the mapping of the registry table's stream.
+  const stream = options.registryStream ?? {};
+  if (Object.keys(stream).length) {
+    const tableId = targetOf(template.Outputs?.RegistryTableName?.Value);
+    const mapping = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')
+      .map(([, m]) => m.Properties!)
+      .find((m) => targetOf(m.EventSourceArn) === tableId && m.EventSourceArn?.['Fn::GetAtt']?.[1] === 'StreamArn');
+    if (!tableId || !mapping) throw new Error('The template maps no function to the registry table\'s stream: cannot change its settings.');
+    if (stream.batchSize !== undefined) mapping.BatchSize = stream.batchSize;
+    if (stream.maxBatchingWindowSeconds !== undefined) mapping.MaximumBatchingWindowInSeconds = stream.maxBatchingWindowSeconds;
+    if (stream.retryAttempts !== undefined) mapping.MaximumRetryAttempts = stream.retryAttempts;
   }
   return { ...assembly, template };
 };

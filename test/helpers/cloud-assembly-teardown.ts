@@ -31,7 +31,7 @@ export default async () => {
   };
   writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   process.stderr.write(
-    `\ncloud assembly: ${summary.routes} routes, ${summary.functions} functions, ${summary.eventSourceMappings} queue mappings from the template; ` +
+    `\ncloud assembly: ${summary.routes} routes, ${summary.functions} functions, ${summary.eventSourceMappings} event source mappings (queues and the table stream) from the template; ` +
       `${summary.calls} AWS calls checked against IAM in ${summary.runs} runs, ${summary.refused} refused, ${unused.length} permissions never used (${join(dir, 'summary.json')})\n`,
   );
   if (refused.length) {

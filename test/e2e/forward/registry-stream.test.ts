@@ -1,10 +1,11 @@
 import { SetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { until } from '../../../local/ports';
-import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
+import type { LocalRuntime } from '../../../local/runtime';
 import { STREAM_DLQ_NAME } from '../../../lambdas/streams';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { deviceClient, deviceToken } from '../../helpers/device-token';
 import { depthOf } from '../../helpers/sqs';
+import { startRuntime } from '../../helpers/runtime';
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver';
 
 let runtime: LocalRuntime;
@@ -14,7 +15,7 @@ const receivers: WebhookReceiver[] = [];
 const streamErrors: string[] = [];
 
 beforeAll(async () => {
-  runtime = await startLocalRuntime({
+  runtime = await startRuntime({
     queues: { forward: { visibilityTimeoutSeconds: 5, consumerTimeoutSeconds: 4, retry: { baseSeconds: 1, maxSeconds: 1 } } },
     webhookTimeoutMs: 1000,
     onStreamError: (_error, what) => void streamErrors.push(what),
@@ -51,7 +52,7 @@ const nameOf = (e: { payload: unknown }) => (e.payload as { name?: string; value
 const summary = (events: Array<{ device_id: string; type: string; direction: string; payload: unknown }>) =>
   events.map((e) => `${e.device_id} ${e.type} ${e.direction} ${nameOf(e)}`).sort();
 
-describe('job and FOTA events through the registry stream (local runtime, webhook receiver)', () => {
+describe('job and FOTA events through the registry stream (local runtime or cloud assembly, webhook receiver)', () => {
   it('delivers a job scheduled on a device and on a fleet, the job’s result and a FOTA outcome, each exactly once', async () => {
     const { workspaceId, field, inDefault, inField, clientOf, serviceEvents } = await fleetSetup();
     const [d0, d1] = [await clientOf(inDefault.id), await clientOf(inField.id)];
