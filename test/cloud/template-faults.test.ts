@@ -96,3 +96,30 @@ describe('a faulty template on the cloud-assembly runtime', () => {
     expect((await api.get(`/timeseries/${runtime.workspace_id}/data`)).status).toBeGreaterThanOrEqual(500);
   });
 });
+
+describe('a stream event source mapping whose role cannot read the stream', () => {
+  it('fails the start, as CreateEventSourceMapping does, with the refused DynamoDB Streams call', async () => {
+    const dir = faultyCopy(cloudAssemblyDir()!, (template) => {
+      const [, consumer] = byPath(template, 'Fleetstream/RegistryStreamHandler/Resource');
+      for (const [, policy] of resourcesOfType(template, 'AWS::IAM::Policy')) {
+        if (!policy.Properties!.Roles.some((r: unknown) => targetOf(r) === targetOf(consumer.Properties!.Role))) continue;
+        policy.Properties!.PolicyDocument.Statement = policy.Properties!.PolicyDocument.Statement.filter(
+          (s: { Action: string | string[] }) => ![s.Action].flat().includes('dynamodb:DescribeStream'),
+        );
+      }
+    });
+
+    await expect(startCloudAssemblyRuntime({ assemblyDir: dir })).rejects.toThrow(
+      /not authorized to perform: dynamodb:DescribeStream on resource: arn:aws:dynamodb:us-east-1:000000000000:table\/Fleetstream-RegistryTable\w+\/stream\//,
+    );
+  });
+
+  it('refuses a filter operator the runtime cannot honour rather than passing every record', async () => {
+    const dir = faultyCopy(cloudAssemblyDir()!, (template) => {
+      const [, mapping] = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').find(([, m]) => m.Properties!.FilterCriteria)!;
+      mapping.Properties!.FilterCriteria.Filters[0].Pattern = JSON.stringify({ dynamodb: { Keys: { sk: { S: [{ cidr: '10.0.0.0/8' }] } } } });
+    });
+
+    await expect(startCloudAssemblyRuntime({ assemblyDir: dir })).rejects.toThrow(/cidr does not run here/);
+  });
+});

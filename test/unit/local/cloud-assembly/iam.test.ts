@@ -1,4 +1,4 @@
-import { dynamoAccesses, evaluate, sqsAccesses, unusedGrants, wildcardMatch, type PolicyStatement } from '../../../../local/cloud-assembly/iam';
+import { dynamoAccesses, evaluate, localStreamArn, sqsAccesses, streamsAccesses, unusedGrants, wildcardMatch, type PolicyStatement } from '../../../../local/cloud-assembly/iam';
 
 const CTX = { region: 'us-east-1', account: '000000000000' };
 const TABLE = 'arn:aws:dynamodb:us-east-1:000000000000:table/Registry';
@@ -50,6 +50,29 @@ describe('what a request asks for', () => {
       { action: 'sqs:SendMessage', resource: 'arn:aws:sqs:us-east-1:000000000000:ingest' },
     ]);
     expect(sqsAccesses(CTX, 'GetQueueUrl', { QueueName: 'forward' })[0].resource).toBe('arn:aws:sqs:us-east-1:000000000000:forward');
+  });
+});
+
+describe('what a DynamoDB Streams request asks for', () => {
+  const ENGINE = 'arn:aws:dynamodb:ddblocal:000000000000:table/Registry/stream/2026-11-22T21:54:27.997';
+  const STREAM = 'arn:aws:dynamodb:us-east-1:000000000000:table/Registry/stream/2026-11-22T21:54:27.997';
+
+  it('checks DescribeStream and GetShardIterator on the stream, in the deployment region rather than the engine’s', () => {
+    expect(streamsAccesses(CTX, 'DescribeStream', { StreamArn: ENGINE })).toEqual([{ action: 'dynamodb:DescribeStream', resource: STREAM, table: 'Registry' }]);
+    expect(streamsAccesses(CTX, 'GetShardIterator', { StreamArn: ENGINE, ShardId: 's' })[0].resource).toBe(STREAM);
+  });
+
+  it('reads the stream of GetRecords from DynamoDB Local’s shard iterator, and refuses an iterator it cannot read', () => {
+    expect(streamsAccesses(CTX, 'GetRecords', { ShardIterator: `${ENGINE}|001|c2hhcmQ=` })).toEqual([{ action: 'dynamodb:GetRecords', resource: STREAM, table: 'Registry' }]);
+    expect(() => streamsAccesses(CTX, 'GetRecords', { ShardIterator: 'AAAAopaque' })).toThrow(/no stream ARN/);
+  });
+
+  it('checks ListStreams on * (no resource-level permissions)', () => {
+    expect(streamsAccesses(CTX, 'ListStreams', { TableName: 'Registry' })).toEqual([{ action: 'dynamodb:ListStreams', resource: '*', table: 'Registry' }]);
+  });
+
+  it('refuses what is not a stream ARN', () => {
+    expect(() => localStreamArn(CTX, TABLE)).toThrow(/not a DynamoDB stream ARN/);
   });
 });
 
