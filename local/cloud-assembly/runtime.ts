@@ -59,6 +59,9 @@ export interface CloudAssemblyReport {
 }
 
 export interface CloudAssemblyRuntime extends LocalRuntime {
+  /** Empty: this mode runs no MQTT broker (the template's IoT Core door is not emulated yet). */
+  mqtt_url: '';
+  mqtts_url: '';
   /** The calls recorded so far, and what was granted but unused; final once stopped. */
   report: () => CloudAssemblyReport;
 }
@@ -120,7 +123,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       'AWS::StackId': `arn:aws:cloudformation:${region}:${ACCOUNT}:stack/${assembly.name}/local`,
     };
     const physical = new Map<string, Physical>();
-    const resolve = resolver((id) => physical.get(id) ?? genericPhysical(assembly.name, id, template.Resources[id]), pseudo);
+    const resolve = resolver((id) => physical.get(id) ?? genericPhysical(assembly.name, id, template.Resources[id], region), pseudo);
     const nameOf = (id: string, given: unknown) => (typeof given === 'string' ? given : `${assembly.name}-${id}`);
 
     // Tables, as declared. A stream's ARN is the engine's (its label), in the deployment's region.
@@ -406,6 +409,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       storage_url: outputs.StorageUrl ?? base,
       sqs_endpoint: sqs.address,
       queue_urls,
+      mqtt_url: '',
+      mqtts_url: '',
       stop,
       report: () => finalReport ?? makeReport(),
     };
@@ -415,9 +420,28 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
   }
 };
 
-/** A resource with no engine here: its `Ref` is a name, and it has no attributes. */
-const genericPhysical = (stackName: string, id: string, resource: CfnResource | undefined): Physical | undefined =>
-  resource ? { ref: `${stackName}-${id}`, attributes: {} } : undefined;
+/**
+ * The attributes of custom resources with no engine here. The IoT Core endpoints (the MQTT door's
+ * broker and data plane) point at hosts of the reserved `.invalid` domain, which never resolve:
+ * this mode runs no MQTT broker yet, so device credentials name no reachable broker and a live
+ * publish fails as a publish to an unreachable endpoint would, rather than reaching something else.
+ */
+const CUSTOM_ATTRIBUTES: Record<string, Record<string, string>> = {
+  'Custom::IotEndpoints': { DomainName: 'mqtt.cloud-assembly.invalid', DataEndpoint: 'iot-data.cloud-assembly.invalid' },
+};
+
+/**
+ * A resource with no engine here: its `Ref` is a name, its `Arn` one of its service's shape (which
+ * only policies use: no proxy checks that service's calls), and a known custom resource has its
+ * stand-in attributes.
+ */
+const genericPhysical = (stackName: string, id: string, resource: CfnResource | undefined, region: string): Physical | undefined => {
+  if (!resource) return undefined;
+  const name = `${stackName}-${id}`;
+  const [, service, kind] = resource.Type.split('::');
+  const arn: Record<string, string> = service && kind ? { Arn: `arn:aws:${service.toLowerCase()}:${region}:${ACCOUNT}:${kind.toLowerCase()}/${name}` } : {};
+  return { ref: name, attributes: { ...(resource.Type.startsWith('AWS::') ? arn : {}), ...CUSTOM_ATTRIBUTES[resource.Type] } };
+};
 
 /**
  * Creates a table as declared, unless it was kept in the data folder from an earlier run; a kept
