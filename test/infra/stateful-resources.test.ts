@@ -39,7 +39,8 @@ const replacingProperties = (type: string, props: Record<string, any> = {}): Rec
         KeyTypes: Object.fromEntries((props.AttributeDefinitions ?? []).map((a: any) => [a.AttributeName, a.AttributeType])),
         GlobalSecondaryIndexes: (props.GlobalSecondaryIndexes ?? []).map((g: any) => ({ IndexName: g.IndexName, KeySchema: g.KeySchema })),
         LocalSecondaryIndexes: (props.LocalSecondaryIndexes ?? []).map((l: any) => ({ IndexName: l.IndexName, KeySchema: l.KeySchema })),
-        StreamViewType: props.StreamSpecification?.StreamViewType,
+        // StreamSpecification is not here: CloudFormation updates it without interruption (the
+        // registry's stream was turned on in place).
       };
     case 'AWS::SQS::Queue':
       return { QueueName: props.QueueName, FifoQueue: props.FifoQueue ?? false };
@@ -61,7 +62,6 @@ const PK_SK = {
   KeyTypes: { pk: 'S', sk: 'S' },
   GlobalSecondaryIndexes: [],
   LocalSecondaryIndexes: [],
-  StreamViewType: undefined,
 };
 const STANDARD_QUEUE = { QueueName: undefined, FifoQueue: false };
 
@@ -72,6 +72,9 @@ const COMMON_PINS: Record<string, { type: string; props: Record<string, unknown>
   QueuesIngestDlq9A58644E: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   QueuesForwardQueue3AF73E64: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   QueuesForwardDlq9A2B7D94: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
+  QueuesMqttQueue53B89E3D: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
+  QueuesMqttDlqB8C45160: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
+  RegistryStreamDlqA5A9418E: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
 };
 const PINS: Record<TimeseriesBackend, typeof COMMON_PINS> = {
   dynamodb: { ...COMMON_PINS, TimeseriesTable945BC126: { type: 'AWS::DynamoDB::Table', props: PK_SK } },
