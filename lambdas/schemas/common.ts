@@ -62,6 +62,17 @@ export const TokenSchema = z
   .string()
   .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'Must be 1 to 64 characters among letters, digits, "_", "." and "-".');
 
+/**
+ * A token that is a path segment (job names, firmware IDs and versions): "." and ".." are refused,
+ * since every URL parser resolves them as steps, so a job of that name could never be reached.
+ */
+export const PathTokenSchema = z
+  .string()
+  .regex(
+    /^(?:[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}|\.[A-Za-z0-9_-][A-Za-z0-9_.-]{0,62}|\.\.[A-Za-z0-9_.-]{1,62})$/,
+    'Must be 1 to 64 characters among letters, digits, "_", "." and "-", and not "." or "..".',
+  );
+
 /** RFC 3339 UTC with milliseconds, as every date of the interface. */
 export const DateSchema = z.iso.datetime().meta({ description: 'RFC 3339 date (UTC)', example: '2021-07-08T14:21:15.915Z' });
 

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { JSON_MAX_DEPTH, JSON_RULES } from '../shared/json';
-import { DateSchema, DescriptionSchema, TokenSchema, isWithinJsonDepth } from './common';
+import { DateSchema, DescriptionSchema, TokenSchema, PathTokenSchema, isWithinJsonDepth } from './common';
 import { EventTypeSchema } from './forward';
 import { FotaSchema } from './fota';
 import { JobObjectSchema, JobSchema } from './job';
@@ -104,7 +104,7 @@ export const DeviceStatusSchema = z
   .meta({ id: 'DeviceStatus' });
 export type DeviceStatus = z.infer<typeof DeviceStatusSchema>;
 
-export const DeviceJobResultPathSchema = z.strictObject({ jobName: TokenSchema });
+export const DeviceJobResultPathSchema = z.strictObject({ jobName: PathTokenSchema });
 
 export const JobResultBodySchema = z.strictObject({ result: JobObjectSchema }).meta({ id: 'JobResult' });
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, TokenSchema, WorkspaceIdRefSchema } from './common';
+import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, PathTokenSchema, WorkspaceIdRefSchema } from './common';
 
 export const FotaSchema = z
   .object({
@@ -12,7 +12,7 @@ export const FotaSchema = z
 export type Fota = z.infer<typeof FotaSchema>;
 
 export const DeviceFotaPathSchema = z.strictObject({ deviceId: DeviceIdRefSchema });
-export const ScheduleFotaPathSchema = z.strictObject({ deviceId: DeviceIdRefSchema, firmwareId: TokenSchema, firmwareVersion: TokenSchema });
-export const ScheduleFleetFotaPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, firmwareId: TokenSchema, firmwareVersion: TokenSchema });
+export const ScheduleFotaPathSchema = z.strictObject({ deviceId: DeviceIdRefSchema, firmwareId: PathTokenSchema, firmwareVersion: PathTokenSchema });
+export const ScheduleFleetFotaPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, firmwareId: PathTokenSchema, firmwareVersion: PathTokenSchema });
 
 export const FotaResponseSchema = z.object({ fota: FotaSchema });

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { JSON_MAX_DEPTH } from '../shared/json';
-import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, FleetIdRefSchema, JsonObjectSchema, TokenSchema, WorkspaceIdRefSchema } from './common';
+import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, FleetIdRefSchema, JsonObjectSchema, PathTokenSchema, WorkspaceIdRefSchema } from './common';
 
 /** Largest job value, as serialized JSON; well below DynamoDB's 400 KB item limit. */
 export const JOB_VALUE_MAX_BYTES = 32 * 1024;
@@ -23,8 +23,8 @@ export const JobSchema = z
 export type Job = z.infer<typeof JobSchema>;
 
 export const DeviceJobsPathSchema = z.strictObject({ deviceId: DeviceIdRefSchema });
-export const DeviceJobPathSchema = z.strictObject({ deviceId: DeviceIdRefSchema, jobName: TokenSchema });
-export const FleetJobPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, jobName: TokenSchema });
+export const DeviceJobPathSchema = z.strictObject({ deviceId: DeviceIdRefSchema, jobName: PathTokenSchema });
+export const FleetJobPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, jobName: PathTokenSchema });
 
 export const ListJobsQuerySchema = z.strictObject({ status: JobStatusSchema.optional() });
 

@@ -108,6 +108,13 @@ describe('the local gateway refuses what API Gateway refuses, in the JSON envelo
     expect(answer.text).not.toContain('"workspace"');
   });
 
+  it('refuses a job named by an encoded %2e%2e: a name no URL parser can send as it is', async () => {
+    const answer = await httpExchange({ method: 'POST', path: `/v3/workspaces/${runtime.workspace_id}/jobs/%2e%2e`, headers: withKey() });
+
+    const body = expectEnvelope(answer, 400, 'validation_error');
+    expect(body.error.details.map((d) => d.field)).toEqual(['path.jobName']);
+  });
+
   it('keeps an encoded slash inside its segment: %2f neither splits the path nor reaches another route', async () => {
     // Split on the decoded slash, this would be GET /v3/workspaces/{ws}/devices, which answers 200.
     const answer = await httpExchange({ path: `/v3/workspaces/${runtime.workspace_id}%2fdevices`, headers: withKey() });

@@ -181,10 +181,11 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
    * anyway (a 404 or 409 from the state the fuzzing left, a 413 for a body already over the limit):
    * a request with two faults may be refused for either, but never accepted.
    */
-  const refusedAs = (status: number, p: Parts) => [status, 404, 409, ...(p.body && p.body.length > MAX_BODY_BYTES ? [413] : [])];
+  const bodyOverLimit = (p: Parts) => (p.body && p.body.length > MAX_BODY_BYTES ? [413] : []);
+  const refusedAs = (status: number, p: Parts) => [status, 404, 409, ...bodyOverLimit(p)];
 
   /** What an ID that is not the caller's must get: 404, or 413 for a body already over the limit. */
-  const idRefusal = (p: Parts) => [404, ...(p.body && p.body.length > MAX_BODY_BYTES ? [413] : [])];
+  const idRefusal = (p: Parts) => [404, ...bodyOverLimit(p)];
 
   const families: Record<string, fc.Arbitrary<FuzzRequest>> = {};
 
@@ -222,7 +223,7 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
         const prefix = PARAM_PREFIX[param.name];
         const head = prefix ? `${prefix}-` : '';
         const value = form.kind === 'too long' ? head + 'a'.repeat(form.n) : `${head}ab${form.c}cd`;
-        return make('malformed-id', `{${param.name}} ${form.kind}`, { ...p, values: { ...p.values, [param.name]: value } }, { expect: [400] });
+        return make('malformed-id', `{${param.name}} ${form.kind}`, { ...p, values: { ...p.values, [param.name]: value } }, { expect: [400, ...bodyOverLimit(p)] });
       });
   }
 
@@ -330,7 +331,7 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
       return withPrinter({
         ...make('raw-path', `${where}: ${seg.why}`, p),
         target: path + queryString(p.query),
-        expect: seg.long ? [400, 404, 414] : [400, 404],
+        expect: [400, 404, ...(seg.long ? [414] : []), ...bodyOverLimit(p)],
         offRoute: where === '(appended)',
       });
     });

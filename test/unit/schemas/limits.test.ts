@@ -1,4 +1,4 @@
-import { NameSchema, TokenSchema, WorkspaceIdSchema } from '../../../lambdas/schemas/common';
+import { NameSchema, PathTokenSchema, TokenSchema, WorkspaceIdSchema } from '../../../lambdas/schemas/common';
 import { CreateDeviceBodySchema } from '../../../lambdas/schemas/device';
 import { DataPointInputSchema, DeviceEventInputSchema, JobResultBodySchema } from '../../../lambdas/schemas/device-api';
 import { ScheduleJobBodySchema } from '../../../lambdas/schemas/job';
@@ -26,8 +26,26 @@ describe('limits of names, tokens and IDs', () => {
     ['has space', false],
     ['slash/no', false],
     ['', false],
-  ])('TokenSchema (job names, firmware) accepts %j: %p', (token, valid) => {
+  ])('TokenSchema (tags, firmware in a device’s report) accepts %j: %p', (token, valid) => {
     expect(TokenSchema.safeParse(token).success).toBe(valid);
+  });
+
+  it.each([
+    ['reboot', true],
+    ['fw_1.2-rc', true],
+    ['.hidden', true],
+    ['...', true],
+    ['..a', true],
+    ['x'.repeat(64), true],
+    ['.' + 'x'.repeat(63), true],
+    ['.', false],
+    ['..', false],
+    ['x'.repeat(65), false],
+    ['.' + 'x'.repeat(64), false],
+    ['has space', false],
+    ['', false],
+  ])('PathTokenSchema (job names, firmware IDs and versions in paths) accepts %j: %p', (token, valid) => {
+    expect(PathTokenSchema.safeParse(token).success).toBe(valid);
   });
 
   it.each([
