@@ -11,6 +11,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { DEVICE_TOKEN_FIELD, REFUSAL_CONTEXT_KEY, ROUTES, type RouteAuth } from '../lambdas/routes';
 import { installAwsLambdaGlobal, isStreamingHandler, relayStreamingInvocation } from './lambda-streaming';
+import { lambdaContext } from './lambda-invoke';
 
 /** A Lambda handler as the runtime calls it. */
 type LambdaHandler<E, R> = (event: E, context: Context) => Promise<R>;
@@ -270,23 +271,6 @@ const readBody = (req: IncomingMessage) =>
 /** The declared body size is over the payload limit (a chunked body is measured as it is read). */
 const declaresOversizeBody = (req: IncomingMessage) => Number(req.headers['content-length'] ?? 0) > MAX_PAYLOAD_BYTES;
 
-/** A Lambda context for an invocation by the gateway. */
-export const lambdaContext = (functionName: string, requestId: string): Context =>
-  ({
-    awsRequestId: requestId,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '1024',
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    callbackWaitsForEmptyEventLoop: false,
-    getRemainingTimeInMillis: () => 30_000,
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  }) as Context;
-
 /**
  * A small API Gateway (REST, proxy integration) built from the route table: matches the route,
  * runs the REQUEST authorizer first (with its result cache), turns the request into a proxy
@@ -347,7 +331,7 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
         httpMethod: route.method,
         headers,
       } as APIGatewayRequestAuthorizerEvent,
-      lambdaContext(authorizer.functionName, requestId),
+      lambdaContext({ functionName: authorizer.functionName, requestId }),
     );
     if (authorizer.cacheTtlMs > 0) cache.set(identity, { expires: Date.now() + authorizer.cacheTtlMs, result });
     return result;
@@ -453,12 +437,12 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     try {
       const handler = await options.loadHandler(route.handler);
       if (route.stream && isStreamingHandler(handler)) {
-        return await relayStreamingInvocation(handler, event, lambdaContext(route.handler, requestId), res, { 'x-amzn-requestid': requestId }, (error) => {
+        return await relayStreamingInvocation(handler, event, lambdaContext({ functionName: route.handler, requestId }), res, { 'x-amzn-requestid': requestId }, (error) => {
           console.error(`handler ${route.handler} crashed`, error);
           answer(res, 'DEFAULT_5XX', 502, 'internal_error', 'The handler failed; retry later.', requestId);
         });
       }
-      result = await handler(event, lambdaContext(route.handler, requestId));
+      result = await handler(event, lambdaContext({ functionName: route.handler, requestId }));
     } catch (error) {
       console.error(`handler ${route.handler} crashed`, error);
       return answer(res, 'DEFAULT_5XX', 502, 'internal_error', 'The handler failed; retry later.', requestId);

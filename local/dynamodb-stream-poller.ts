@@ -11,6 +11,7 @@ import {
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
+import { invokeWithTimeout } from './lambda-invoke';
 
 /** A DynamoDB-stream-triggered Lambda handler, as the runtime calls it. */
 export type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse | void | null>;
@@ -178,30 +179,12 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
     (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId, ShardIteratorType, SequenceNumber }))).ShardIterator;
 
   const invoke = async (records: DynamoDBRecord[]): Promise<Outcome> => {
-    const started = Date.now();
-    const context = {
-      awsRequestId: randomUUID(),
-      functionName: options.functionName,
-      functionVersion: '$LATEST',
-      invokedFunctionArn: functionArn,
-      memoryLimitInMB: '1024',
-      logGroupName: `/aws/lambda/${options.functionName}`,
-      logStreamName: 'local',
-      callbackWaitsForEmptyEventLoop: false,
-      getRemainingTimeInMillis: () => Math.max(0, options.timeoutMs - (Date.now() - started)),
-    } as Context;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
-    });
     try {
-      const response = await Promise.race([options.handler({ Records: records }, context), timeout]);
+      const response = await invokeWithTimeout(options.handler, { Records: records }, { functionName: options.functionName, functionArn, timeoutMs: options.timeoutMs });
       return options.reportBatchItemFailures === false ? 'ok' : outcomeOf(response, records);
     } catch (error) {
       report(error, 'invocation failed; the batch is retried');
       return 'error';
-    } finally {
-      clearTimeout(timer);
     }
   };
 

@@ -6,7 +6,7 @@ import {
   type Message,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { randomUUID } from 'node:crypto';
+import { invokeWithTimeout } from './lambda-invoke';
 
 /** An SQS-triggered Lambda handler, as the runtime calls it. */
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void | null>;
@@ -179,31 +179,12 @@ export const startSqsPoller = (options: SqsPollerOptions): SqsPoller => {
 
   const invoke = async (records: SQSRecord[]): Promise<Set<string>> => {
     const ids = new Set(records.map((r) => r.messageId));
-    const requestId = randomUUID();
-    const started = Date.now();
-    const context = {
-      awsRequestId: requestId,
-      functionName: options.functionName,
-      functionVersion: '$LATEST',
-      invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${options.functionName}`,
-      memoryLimitInMB: '1024',
-      logGroupName: `/aws/lambda/${options.functionName}`,
-      logStreamName: 'local',
-      callbackWaitsForEmptyEventLoop: false,
-      getRemainingTimeInMillis: () => Math.max(0, options.timeoutMs - (Date.now() - started)),
-    } as Context;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
-    });
     try {
-      const response = await Promise.race([options.handler({ Records: records }, context), timeout]);
+      const response = await invokeWithTimeout(options.handler, { Records: records }, { functionName: options.functionName, timeoutMs: options.timeoutMs });
       return options.reportBatchItemFailures === false ? new Set() : failuresOf(response, ids);
     } catch (error) {
       report(error, 'invocation failed; the whole batch returns after its visibility timeout');
       return ids;
-    } finally {
-      clearTimeout(timer);
     }
   };
 
