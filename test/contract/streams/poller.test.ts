@@ -56,7 +56,9 @@ const recorder = (answer: (records: DynamoDBRecord[], call: number) => unknown =
     batches.push(event.Records);
     const response = answer(event.Records, batches.length); // throws for a failed invocation
     const failures = (response as { batchItemFailures?: Array<{ itemIdentifier: string }> } | undefined)?.batchItemFailures ?? [];
-    const firstFailed = failures.length ? Math.min(...failures.map((f) => event.Records.findIndex((r) => r.dynamodb?.SequenceNumber === f.itemIdentifier))) : -1;
+    const failedAt = failures.map((f) => event.Records.findIndex((r) => r.dynamodb?.SequenceNumber === f.itemIdentifier));
+    // An answer naming a record not in the batch is malformed: Lambda retries the whole batch, so none succeeded.
+    const firstFailed = !failures.length ? -1 : failedAt.some((i) => i < 0) ? 0 : Math.min(...failedAt);
     succeeded.push(...event.Records.slice(0, firstFailed < 0 ? undefined : firstFailed).map(skOf));
     return response as never;
   };
