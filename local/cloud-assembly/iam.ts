@@ -157,6 +157,13 @@ interface ServiceCodec {
 
 const targetOf = (headers: IncomingMessage['headers']) => String(headers['x-amz-target'] ?? '');
 
+/** AccessDenied in the JSON 1.0 error shape that DynamoDB and DynamoDB Streams answer with. */
+const jsonAccessDenied = (message: string) => ({
+  status: 400,
+  headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': 'AccessDeniedException' },
+  body: JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', Message: message }),
+});
+
 const SERVICES: Record<string, ServiceCodec> = {
   dynamodb: {
     prefix: 'dynamodb',
@@ -165,12 +172,7 @@ const SERVICES: Record<string, ServiceCodec> = {
       if (!target.startsWith('DynamoDB_')) return undefined;
       return dynamoAccesses(ctx, target.split('.')[1], JSON.parse(body || '{}'));
     },
-    // DynamoDB's JSON 1.0 error shape.
-    denied: (message) => ({
-      status: 400,
-      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': 'AccessDeniedException' },
-      body: JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', Message: message }),
-    }),
+    denied: jsonAccessDenied,
   },
   dynamodbstreams: {
     prefix: 'dynamodb',
@@ -179,12 +181,7 @@ const SERVICES: Record<string, ServiceCodec> = {
       if (!target.startsWith('DynamoDBStreams_')) return undefined;
       return streamsAccesses(ctx, target.split('.')[1], JSON.parse(body || '{}'));
     },
-    // The same JSON 1.0 error shape as DynamoDB's.
-    denied: (message) => ({
-      status: 400,
-      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': 'AccessDeniedException' },
-      body: JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', Message: message }),
-    }),
+    denied: jsonAccessDenied,
   },
   sqs: {
     prefix: 'sqs',
