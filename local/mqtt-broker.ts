@@ -79,6 +79,15 @@ export const brokerTls = async (dataDir: string | undefined): Promise<BrokerTls>
   return { caCert: ca.cert, key: server.private, cert: server.cert };
 };
 
+/**
+ * A topic rule as the broker runs it: the topic filter of its FROM, and what it does with a matching
+ * publish (resolves once its actions, or its error action, are done).
+ */
+export interface BrokerRule {
+  topicFilter: string;
+  run: (input: { topic: string; payload: Buffer; receivedAt: number; clientId: string }) => Promise<void>;
+}
+
 /** The custom authorizer handler (lambdas/mqtt-authorizer) as the broker calls it. */
 export type MqttAuthorizer = (event: unknown, context: { invokedFunctionArn: string }) => Promise<IotAuthorizerResult>;
 
@@ -91,8 +100,13 @@ export interface MqttBrokerOptions {
   dataPlanePort: number;
   tls: BrokerTls;
   authorizer: MqttAuthorizer;
-  /** Sends a topic rule's message to the MQTT queue (the rules' SQS action). */
-  sendToQueue: (messages: Array<Record<string, unknown>>) => Promise<void>;
+  /**
+   * Sends a topic rule's message to the MQTT queue: the rows of `lambdas/mqtt-rules.ts` with their
+   * SQS action (npm start). Unused when `rules` is given.
+   */
+  sendToQueue?: (messages: Array<Record<string, unknown>>) => Promise<void>;
+  /** The topic rules to run instead (the cloud-assembly mode: the template's rules). */
+  rules?: readonly BrokerRule[];
   /** Records a refused subscribe, which IoT Core answers with SUBACK 0x80 (see the README). */
   onSubscribeRefused?: (deviceId: string, topic: string) => Promise<void>;
   /** The account and region the policy's ARNs name. */
@@ -130,6 +144,8 @@ export const policyAllows = (policies: IotPolicy[], action: string, resource: st
 
 /** Whether a concrete topic matches an MQTT topic filter (`+` one level, `#` the rest). */
 export const topicMatches = (filter: string, topic: string) => {
+  // A filter that begins with a wildcard does not match a `$` topic (MQTT 3.1.1, 4.7.2).
+  if (topic.startsWith('$') && (filter.startsWith('+') || filter.startsWith('#'))) return false;
   const f = filter.split('/');
   const t = topic.split('/');
   for (let i = 0; i < f.length; i += 1) {
@@ -162,7 +178,6 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
   const functionArn = `arn:aws:lambda:${region}:000000000000:function:mqtt-authorizer`;
   const arn = `arn:aws:iot:${region}:000000000000`;
   const sessions = new WeakMap<Client, Session>();
-  const rule = (name: string) => MQTT_RULES.find((r) => r.name === name)!;
 
   // Rule actions are batched per tick (SendMessageBatch takes 10) and awaited before PUBACK, so a
   // publish the device saw acknowledged is on the queue.
@@ -170,7 +185,7 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
   const flush = () => {
     const batch = pending;
     pending = [];
-    options.sendToQueue(batch.map((p) => p.message)).then(
+    options.sendToQueue!(batch.map((p) => p.message)).then(
       () => batch.forEach((p) => p.done()),
       (error: Error) => batch.forEach((p) => p.done(error)),
     );
@@ -180,6 +195,12 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
       if (!pending.length) setImmediate(flush);
       pending.push({ message, done: (error) => (error ? reject(error) : resolve()) });
     });
+
+  if (!options.rules && !options.sendToQueue) throw new Error('startMqttBroker needs the topic rules or the queue their actions send to.');
+  const rules: readonly BrokerRule[] =
+    options.rules ?? MQTT_RULES.map((r) => ({ topicFilter: r.topicFilter, run: ({ topic, payload, receivedAt }) => enqueue(r.message(topic, payload, receivedAt)) }));
+  const applyRules = (topic: string, payload: Buffer, receivedAt: number, clientId: string) =>
+    Promise.all(rules.filter((r) => topicMatches(r.topicFilter, topic)).map((r) => r.run({ topic, payload, receivedAt, clientId }))).then(() => undefined);
 
   const presence = (client: Client, session: Session, eventType: 'connected' | 'disconnected', reason?: string) => {
     const topic = `$aws/events/presence/${eventType}/${client.id}`;
@@ -193,7 +214,7 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
       ...(eventType === 'connected' ? { ipAddress: session.ip } : { clientInitiatedDisconnect: reason === 'CLIENT_INITIATED_DISCONNECT', disconnectReason: reason }),
       versionNumber: 0,
     };
-    return enqueue(rule('device_presence').message(topic, Buffer.from(JSON.stringify(event)), event.timestamp));
+    return applyRules(topic, Buffer.from(JSON.stringify(event)), event.timestamp, client.id);
   };
 
   const broker = await Aedes.createBroker({
@@ -253,9 +274,8 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
     // The topic rules: a device's publish matching a rule goes to the queue before its PUBACK.
     published: (packet, client, done) => {
       if (!client || packet.topic.startsWith('$')) return done(null);
-      const matching = MQTT_RULES.filter((r) => !r.topicFilter.startsWith('$') && topicMatches(r.topicFilter, packet.topic));
       const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
-      Promise.all(matching.map((r) => enqueue(r.message(packet.topic, payload, Date.now())))).then(
+      applyRules(packet.topic, payload, Date.now(), client.id).then(
         () => done(null),
         (error: Error) => done(error),
       );

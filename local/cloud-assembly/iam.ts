@@ -148,10 +148,51 @@ export const sqsAccesses = (ctx: ArnContext, operation: string, params: Record<s
   return [{ action, resource: `arn:aws:sqs:${ctx.region}:${ctx.account}:${queueName ?? ''}` }];
 };
 
+/**
+ * The accesses of an IoT data-plane request (REST JSON): `Publish` (`POST /topics/{topic}`) is
+ * `iot:Publish` on the topic's ARN. Other operations (shadows, retained messages) are not read, so
+ * the proxy refuses them.
+ */
+export const iotDataAccesses = (ctx: ArnContext, method: string, url: string): Access[] | undefined => {
+  const path = new URL(url, 'http://localhost').pathname;
+  const topic = /^\/topics\/(.+)$/.exec(path)?.[1];
+  if (method !== 'POST' || !topic) return undefined;
+  return [{ action: 'iot:Publish', resource: `arn:aws:iot:${ctx.region}:${ctx.account}:topic/${decodeURIComponent(topic)}` }];
+};
+
+/**
+ * The accesses of an IoT control-plane request (REST JSON), for the operations the stack's custom
+ * resource makes: `DescribeEndpoint` (`GET /endpoint`, no resource-level permission: `*`) and
+ * `DescribeDomainConfiguration` (`GET /domainConfigurations/{name}`, on the domain configuration's ARN).
+ */
+export const iotAccesses = (ctx: ArnContext, method: string, url: string): Access[] | undefined => {
+  const path = new URL(url, 'http://localhost').pathname;
+  if (method === 'GET' && path === '/endpoint') return [{ action: 'iot:DescribeEndpoint', resource: '*' }];
+  const domain = /^\/domainConfigurations\/([^/]+)$/.exec(path)?.[1];
+  if (method === 'GET' && domain) {
+    return [{ action: 'iot:DescribeDomainConfiguration', resource: `arn:aws:iot:${ctx.region}:${ctx.account}:domainconfiguration/${decodeURIComponent(domain)}` }];
+  }
+  return undefined;
+};
+
+/** What the proxy reads of a request besides its body. */
+interface RequestLine {
+  headers: IncomingMessage['headers'];
+  method: string;
+  url: string;
+}
+
+/** A REST JSON service's AccessDenied (the SDK reads the type from `x-amzn-errortype`). */
+const restAccessDenied = (type: string) => (message: string) => ({
+  status: 403,
+  headers: { 'content-type': 'application/json', 'x-amzn-errortype': type },
+  body: JSON.stringify({ message }),
+});
+
 /** A service the proxy understands: how it finds the accesses of a request, and how it refuses. */
 interface ServiceCodec {
   prefix: string;
-  accesses: (ctx: ArnContext, headers: IncomingMessage['headers'], body: string) => Access[] | undefined;
+  accesses: (ctx: ArnContext, request: RequestLine, body: string) => Access[] | undefined;
   denied: (message: string) => { status: number; headers: Record<string, string>; body: string };
 }
 
@@ -167,7 +208,7 @@ const jsonAccessDenied = (message: string) => ({
 const SERVICES: Record<string, ServiceCodec> = {
   dynamodb: {
     prefix: 'dynamodb',
-    accesses: (ctx, headers, body) => {
+    accesses: (ctx, { headers }, body) => {
       const target = targetOf(headers);
       if (!target.startsWith('DynamoDB_')) return undefined;
       return dynamoAccesses(ctx, target.split('.')[1], JSON.parse(body || '{}'));
@@ -176,7 +217,7 @@ const SERVICES: Record<string, ServiceCodec> = {
   },
   dynamodbstreams: {
     prefix: 'dynamodb',
-    accesses: (ctx, headers, body) => {
+    accesses: (ctx, { headers }, body) => {
       const target = targetOf(headers);
       if (!target.startsWith('DynamoDBStreams_')) return undefined;
       return streamsAccesses(ctx, target.split('.')[1], JSON.parse(body || '{}'));
@@ -185,7 +226,7 @@ const SERVICES: Record<string, ServiceCodec> = {
   },
   sqs: {
     prefix: 'sqs',
-    accesses: (ctx, headers, body) => {
+    accesses: (ctx, { headers }, body) => {
       const target = targetOf(headers);
       if (target.startsWith('AmazonSQS.')) return sqsAccesses(ctx, target.split('.')[1], JSON.parse(body || '{}'));
       const form = new URLSearchParams(body);
@@ -199,6 +240,9 @@ const SERVICES: Record<string, ServiceCodec> = {
       body: JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', message }),
     }),
   },
+  // The IoT data plane answers a refused Publish with ForbiddenException (403).
+  iotdata: { prefix: 'iot', accesses: (ctx, { method, url }) => iotDataAccesses(ctx, method, url), denied: restAccessDenied('ForbiddenException') },
+  iot: { prefix: 'iot', accesses: (ctx, { method, url }) => iotAccesses(ctx, method, url), denied: restAccessDenied('AccessDeniedException') },
 };
 
 /** The services a function's proxy stands in front of: the SDK variable and the engine's address. */
@@ -209,6 +253,8 @@ export const ENDPOINT_VARIABLES: Record<keyof typeof SERVICES, string> = {
   dynamodb: 'AWS_ENDPOINT_URL_DYNAMODB',
   dynamodbstreams: 'AWS_ENDPOINT_URL_DYNAMODB_STREAMS',
   sqs: 'AWS_ENDPOINT_URL_SQS',
+  iotdata: 'AWS_ENDPOINT_URL_IOT_DATA_PLANE',
+  iot: 'AWS_ENDPOINT_URL_IOT',
 };
 
 const readAll = (req: IncomingMessage) =>
@@ -252,7 +298,7 @@ export const startRecordingProxy = async (options: {
         const text = body.toString('utf8');
         let accesses: Access[] | undefined;
         try {
-          accesses = codec.accesses(options.arnContext, req.headers, text);
+          accesses = codec.accesses(options.arnContext, { headers: req.headers, method: req.method ?? 'GET', url: req.url ?? '/' }, text);
         } catch {
           accesses = undefined;
         }

@@ -6,21 +6,26 @@ import {
   type CreateTableCommandInput,
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
-import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyResult } from 'aws-lambda';
 import { startFauxqs } from 'fauxqs';
+import { X509Certificate } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { startApiGateway, type GatewayAuthorizer, type GatewayResponse, type GatewayResponseType, type GatewayRoute } from '../api-gateway';
 import { LOCAL_AWS_ENV, startDynamoDbLocal } from '../dynamodb-local';
 import { localAwsLambda, type ResponseStream } from '../lambda-streaming';
+import { brokerTls, startMqttBroker, type BrokerTls } from '../mqtt-broker';
+import type { IotAuthorizerResult } from '../../lambdas/domain/device-mqtt';
 import { freePort } from '../ports';
 import type { QueueName, QueueSettings } from '../queues';
 import { bootstrap, type LocalRuntime, type LocalRuntimeOptions } from '../runtime';
 import { startDynamoDbStreamPoller } from '../dynamodb-stream-poller';
 import { startSqsPoller } from '../sqs-poller';
+import { createCustomResources, customResourcesOf, providerOf } from './custom-resources';
 import { eventFilterOf } from './event-filter';
+import { brokerRuleOf, IOT_CORE_MQTTS_PORT, iotAuthorizerOf, startIotControlPlane, topicRulesOf, type TopicRuleSpec } from './iot-core';
 import { ENDPOINT_VARIABLES, localStreamArn, startRecordingProxy, unusedGrants, wildcardMatch, type CallRecord, type PolicyStatement } from './iam';
 import { LocalLambda } from './lambda-host';
 import { synthesize } from './synth';
@@ -52,6 +57,8 @@ export interface CloudAssemblyReport {
   /** Functions whose bundle failed to load, with the runtime's error. */
   initErrors: string[];
   eventSourceMappings: number;
+  /** The AWS::IoT::TopicRule resources the broker runs. */
+  topicRules: number;
   calls: number;
   refused: CallRecord[];
   /** `function action resource` of each Allow no call used. */
@@ -59,9 +66,9 @@ export interface CloudAssemblyReport {
 }
 
 export interface CloudAssemblyRuntime extends LocalRuntime {
-  /** Empty: this mode runs no MQTT broker (the template's IoT Core door is not emulated yet). */
-  mqtt_url: '';
-  mqtts_url: '';
+  /** The broker standing in for the template's IoT Core door; empty when the template has none. */
+  mqtt_url: string;
+  mqtts_url: string;
   /** The calls recorded so far, and what was granted but unused; final once stopped. */
   report: () => CloudAssemblyReport;
 }
@@ -86,7 +93,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
   const stops: Array<() => Promise<void>> = [];
   const calls: CallRecord[] = [];
   let finalReport: CloudAssemblyReport | undefined;
-  let makeReport: () => CloudAssemblyReport = () => ({ stack: '', routes: 0, functions: [], initErrors: [], eventSourceMappings: 0, calls: 0, refused: [], unused: [] });
+  let makeReport: () => CloudAssemblyReport = () => ({ stack: '', routes: 0, functions: [], initErrors: [], eventSourceMappings: 0, topicRules: 0, calls: 0, refused: [], unused: [] });
   const stop = async () => {
     finalReport ??= makeReport();
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
@@ -184,18 +191,64 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       const name = nameOf(id, table.Properties?.TableName);
       physical.set(id, { ref: `${database}|${name}`, attributes: { Name: name, Arn: `arn:aws:timestream:${region}:${ACCOUNT}:database/${database}/table/${name}` } });
     }
+    // IoT Core's resources are named by their name property, and their ARNs are of IoT's shape.
+    for (const [type, nameKey, kind] of [
+      ['AWS::IoT::Authorizer', 'AuthorizerName', 'authorizer'],
+      ['AWS::IoT::DomainConfiguration', 'DomainConfigurationName', 'domainconfiguration'],
+      ['AWS::IoT::TopicRule', 'RuleName', 'rule'],
+    ]) {
+      for (const [id, resource] of resourcesOfType(template, type)) {
+        const name = nameOf(id, resolve(resource.Properties?.[nameKey]));
+        physical.set(id, { ref: name, attributes: { Arn: `arn:aws:iot:${region}:${ACCOUNT}:${kind}/${name}` } });
+      }
+    }
 
     const port = options.port || (await freePort());
     const stageName = stages[0]?.[1].Properties?.StageName ?? 'v3';
     // The API's address as the template writes it, and where it answers here.
     const cloudApiUrl = `https://${API_ID}.execute-api.${region}.amazonaws.com`;
     const localApiUrl = `http://127.0.0.1:${port}`;
-    const localize = (value: string) => value.replaceAll(cloudApiUrl, localApiUrl);
+
+    // The MQTT door, when the template has one: a local broker stands in for IoT Core, and a local
+    // IoT control plane answers the custom resource that reads its addresses (a domain name and a
+    // data endpoint of IoT's shape, which the variables below point back here).
+    const iotAuthorizer = iotAuthorizerOf(template);
+    const hasIot = Boolean(iotAuthorizer) || resourcesOfType(template, 'AWS::IoT::TopicRule').length > 0;
+    const mqttHost = `${API_ID}-devices-ats.iot.${region}.amazonaws.com`;
+    const dataHost = `${API_ID}-ats.iot.${region}.amazonaws.com`;
+    let tls: BrokerTls | undefined;
+    let iotUpstreams: { iot: string; iotdata: string } | undefined;
+    const mqttPorts = { plain: 0, tls: 0, dataPlane: 0 };
+    if (hasIot) {
+      tls = await brokerTls(dataDir);
+      mqttPorts.plain = options.mqttPort || (await freePort());
+      mqttPorts.tls = options.mqttTlsPort || (await freePort());
+      mqttPorts.dataPlane = await freePort();
+      const domains = Object.fromEntries(
+        resourcesOfType(template, 'AWS::IoT::DomainConfiguration').map(([id, d]) => [physical.get(id)!.ref, { arn: physical.get(id)!.attributes.Arn, domainName: mqttHost, serviceType: d.Properties?.ServiceType }]),
+      );
+      const controlPlane = await startIotControlPlane({ domains, dataEndpoint: dataHost });
+      stops.push(controlPlane.stop);
+      iotUpstreams = { iot: controlPlane.url, iotdata: `http://127.0.0.1:${mqttPorts.dataPlane}` };
+    }
+    /**
+     * A value of the template as it works here: the API's address is the local gateway's; the
+     * devices' broker address (IoT Core's port 8883 on the domain) is the local broker's TLS port;
+     * the data endpoint is the function's own IAM proxy of the data plane; Amazon Root CA 1, which
+     * signs IoT Core's AWS-managed domains, is the local broker's CA.
+     */
+    const localize = (value: string, endpoints: Record<string, string> = {}) => {
+      let out = value.replaceAll(cloudApiUrl, localApiUrl);
+      if (!tls) return out;
+      out = out.replaceAll(`mqtts://${mqttHost}:${IOT_CORE_MQTTS_PORT}`, `mqtts://127.0.0.1:${mqttPorts.tls}`);
+      if (endpoints.iotdata) out = out.replaceAll(`https://${dataHost}`, endpoints.iotdata);
+      return isAmazonRootCa1(out) ? tls.caCert : out;
+    };
 
     // Each function's role statements, resolved.
     const policies = resourcesOfType(template, 'AWS::IAM::Policy');
-    const statementsOf = (fn: CfnResource): PolicyStatement[] => {
-      const roleId = targetOf(fn.Properties?.Role);
+    const statementsOf = (fn: CfnResource): PolicyStatement[] => statementsOfRole(targetOf(fn.Properties?.Role));
+    const statementsOfRole = (roleId: string | undefined): PolicyStatement[] => {
       if (!roleId) return [];
       const role = template.Resources[roleId];
       const inline = (role?.Properties?.Policies ?? []).flatMap((p: { PolicyDocument: { Statement: unknown[] } }) => p.PolicyDocument.Statement);
@@ -206,9 +259,9 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     log(`starting ${functions.length} functions from their bundles…`);
     const lambdas = new Map<string, LocalLambda>();
     const roles: Record<string, PolicyStatement[]> = {};
-    const upstreams = { dynamodb: dynamo.endpoint, sqs: sqs.address };
+    const upstreams = { dynamodb: dynamo.endpoint, sqs: sqs.address, ...iotUpstreams };
     const overrides = localOverrides(options);
-    for (const [id, fn] of functions) {
+    const createFunction = async (id: string, fn: CfnResource) => {
       const props = fn.Properties ?? {};
       if (!String(props.Runtime ?? '').startsWith('nodejs')) throw new Error(`${id}: runtime ${props.Runtime} cannot run here (Node.js only).`);
       const asset = fn.Metadata?.['aws:asset:path'];
@@ -217,7 +270,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       const roleName = targetOf(props.Role) ?? 'none';
       const proxy = await startRecordingProxy({ functionName: id, roleName, statements: () => roles[id], upstreams, arnContext: { region, account: ACCOUNT }, record: (c) => calls.push(c) });
       stops.push(proxy.stop);
-      const variables = Object.fromEntries(Object.entries((resolve(props.Environment?.Variables ?? {}) as Record<string, string>)).map(([k, v]) => [k, localize(String(v))]));
+      const variables = Object.fromEntries(Object.entries((resolve(props.Environment?.Variables ?? {}) as Record<string, string>)).map(([k, v]) => [k, localize(String(v), proxy.endpoints)]));
       const lambda = new LocalLambda({
         name: id,
         codeDir: join(dir, asset),
@@ -240,18 +293,28 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       });
       stops.push(() => lambda.stop());
       lambdas.set(id, lambda);
-    }
+    };
+    // As CloudFormation orders them: the custom resources' functions first, then the custom
+    // resources (whose attributes other functions' variables read), then every other function.
+    const providers = new Set(customResourcesOf(template).map(([id]) => providerOf(template, id)));
+    for (const [id, fn] of functions) if (providers.has(id)) await createFunction(id, fn);
+    await Promise.all([...lambdas.values()].map((l) => l.start()));
+    await createCustomResources({ template, resolve, stackId: pseudo['AWS::StackId'], lambdaOf: (fnId) => lambdas.get(fnId)!, onCreated: (id, p) => physical.set(id, p), log });
+    for (const [id, fn] of functions) if (!providers.has(id)) await createFunction(id, fn);
     await Promise.all([...lambdas.values()].map((l) => l.start()));
 
     // The API, from its resources and methods.
-    const permissions = resourcesOfType(template, 'AWS::Lambda::Permission').map(([, p]) => resolve(p.Properties) as { FunctionName: string; Principal: string; SourceArn?: string; Action: string });
-    const mayInvoke = (fnId: string, sourceArn: string) =>
+    const permissions = resourcesOfType(template, 'AWS::Lambda::Permission').map(
+      ([, p]) => resolve(p.Properties) as { FunctionName: string; Principal: string; SourceArn?: string; SourceAccount?: string; Action: string },
+    );
+    const mayInvoke = (fnId: string, sourceArn: string, principal = 'apigateway.amazonaws.com') =>
       permissions.some(
         (p) =>
           [fnId, physical.get(fnId)!.attributes.Arn].includes(p.FunctionName) &&
-          p.Principal === 'apigateway.amazonaws.com' &&
+          p.Principal === principal &&
           wildcardMatch(p.Action, 'lambda:InvokeFunction', true) &&
-          (!p.SourceArn || wildcardMatch(p.SourceArn, sourceArn)),
+          (!p.SourceArn || wildcardMatch(p.SourceArn, sourceArn)) &&
+          (!p.SourceAccount || p.SourceAccount === ACCOUNT),
       );
     const executeApiArn = `arn:aws:execute-api:${region}:${ACCOUNT}:${API_ID}`;
     const { routes, authorizerIds } = apiRoutes(stack);
@@ -319,6 +382,53 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
           server.closeAllConnections();
         }),
     );
+
+    // The MQTT door: the broker authenticates with the template's IoT authorizer and runs its topic rules.
+    let topicRules: TopicRuleSpec[] = [];
+    let mqttUrls = { url: '', tlsUrl: '' };
+    if (hasIot) {
+      topicRules = topicRulesOf(template, resolve);
+      // Each rule sends with its action's role: an SQS client per role, through that role's proxy.
+      const ruleClients = new Map<string, SQSClient>();
+      for (const roleId of new Set(topicRules.flatMap((r) => [...r.actions, ...(r.errorAction ? [r.errorAction] : [])].map((a) => a.roleId)))) {
+        roles[roleId] = statementsOfRole(roleId);
+        const proxy = await startRecordingProxy({ functionName: roleId, roleName: roleId, statements: () => roles[roleId], upstreams: { sqs: sqs.address }, arnContext: { region, account: ACCOUNT }, record: (c) => calls.push(c) });
+        stops.push(proxy.stop);
+        const client = new SQSClient({ endpoint: proxy.endpoints.sqs, useQueueUrlAsEndpoint: false });
+        stops.push(async () => client.destroy());
+        ruleClients.set(roleId, client);
+      }
+      const rules = topicRules.map((spec) =>
+        brokerRuleOf(
+          spec,
+          async (action, body) => {
+            await ruleClients.get(action.roleId)!.send(new SendMessageCommand({ QueueUrl: action.queueUrl, MessageBody: body }));
+          },
+          log,
+        ),
+      );
+      // IoT Core invokes the authorizer only when the function's resource policy lets it.
+      const door = iotAuthorizer;
+      const refusal = !door
+        ? 'the template has no IoT authorizer'
+        : door.unusable ?? (mayInvoke(door.functionId, physical.get(door.id)!.attributes.Arn, 'iot.amazonaws.com') ? undefined : `IoT Core may not invoke ${door.functionId}: no AWS::Lambda::Permission for iot.amazonaws.com on authorizer ${door.id}`);
+      if (refusal) log(`${refusal}: every MQTT CONNECT is refused`);
+      log(`starting the MQTT broker on ports ${mqttPorts.plain} and ${mqttPorts.tls} (TLS), ${topicRules.length} topic rules…`);
+      const mqtt = await startMqttBroker({
+        port: mqttPorts.plain,
+        tlsPort: mqttPorts.tls,
+        dataPlanePort: mqttPorts.dataPlane,
+        tls: tls!,
+        region,
+        authorizer: async (event) => {
+          if (refusal) throw new Error(refusal);
+          return (await lambdas.get(door!.functionId)!.invoke(event)) as IotAuthorizerResult;
+        },
+        rules,
+      });
+      stops.push(mqtt.stop);
+      mqttUrls = { url: mqtt.url, tlsUrl: mqtt.tlsUrl };
+    }
 
     // Event source mappings.
     const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping');
@@ -398,6 +508,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       functions: [...lambdas.keys()],
       initErrors: [...lambdas.values()].filter((l) => l.initError).map((l) => `${l.spec.name}: ${l.initError!.name}: ${l.initError!.message}`),
       eventSourceMappings: mappings.length,
+      topicRules: topicRules.length,
       calls: calls.length,
       refused: calls.filter((c) => c.decision !== 'allow'),
       unused: unusedGrants(roles, calls).map((g) => `${g.function} ${g.action} ${g.resource}`),
@@ -409,8 +520,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       storage_url: outputs.StorageUrl ?? base,
       sqs_endpoint: sqs.address,
       queue_urls,
-      mqtt_url: '',
-      mqtts_url: '',
+      mqtt_url: mqttUrls.url,
+      mqtts_url: mqttUrls.tlsUrl,
       stop,
       report: () => finalReport ?? makeReport(),
     };
@@ -420,27 +531,26 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
   }
 };
 
-/**
- * The attributes of custom resources with no engine here. The IoT Core endpoints (the MQTT door's
- * broker and data plane) point at hosts of the reserved `.invalid` domain, which never resolve:
- * this mode runs no MQTT broker yet, so device credentials name no reachable broker and a live
- * publish fails as a publish to an unreachable endpoint would, rather than reaching something else.
- */
-const CUSTOM_ATTRIBUTES: Record<string, Record<string, string>> = {
-  'Custom::IotEndpoints': { DomainName: 'mqtt.cloud-assembly.invalid', DataEndpoint: 'iot-data.cloud-assembly.invalid' },
+/** Whether a value is the PEM of Amazon Root CA 1, the CA of IoT Core's AWS-managed domains. */
+const isAmazonRootCa1 = (value: string) => {
+  if (!value.startsWith('-----BEGIN CERTIFICATE-----')) return false;
+  try {
+    return new X509Certificate(value).subject.split('\n').includes('CN=Amazon Root CA 1');
+  } catch {
+    return false;
+  }
 };
 
 /**
  * A resource with no engine here: its `Ref` is a name, its `Arn` one of its service's shape (which
- * only policies use: no proxy checks that service's calls), and a known custom resource has its
- * stand-in attributes.
+ * only policies use: no proxy checks that service's calls).
  */
 const genericPhysical = (stackName: string, id: string, resource: CfnResource | undefined, region: string): Physical | undefined => {
   if (!resource) return undefined;
   const name = `${stackName}-${id}`;
   const [, service, kind] = resource.Type.split('::');
   const arn: Record<string, string> = service && kind ? { Arn: `arn:aws:${service.toLowerCase()}:${region}:${ACCOUNT}:${kind.toLowerCase()}/${name}` } : {};
-  return { ref: name, attributes: { ...(resource.Type.startsWith('AWS::') ? arn : {}), ...CUSTOM_ATTRIBUTES[resource.Type] } };
+  return { ref: name, attributes: resource.Type.startsWith('AWS::') ? arn : {} };
 };
 
 /**
