@@ -23,9 +23,7 @@ export default {
     // (test/helpers/runtime.ts). Synthesized once per run. The gateway's limits and npm start's own
     // behaviour (restarts, runtime files) are the same code in both modes and run once, above.
     { ...common, displayName: 'e2e-cloud', testMatch: ['<rootDir>/test/e2e/**/*.test.ts', '<rootDir>/test/cloud/**/*.test.ts'], globals: { FLEETSTREAM_RUNTIME: 'cloud-assembly' },
-      // The MQTT door (IoT Core: custom authorizer, domain configuration, topic rules, presence) is
-      // not run from the template yet: its file runs on the sources, in the e2e project only.
-      testPathIgnorePatterns: ['/node_modules/', '/test/e2e/gateway-limits\\.test\\.ts$', '/test/e2e/local-runtime\\.test\\.ts$', '/test/e2e/device/mqtt\\.test\\.ts$'],
+      testPathIgnorePatterns: ['/node_modules/', '/test/e2e/gateway-limits\\.test\\.ts$', '/test/e2e/local-runtime\\.test\\.ts$'],
       globalSetup: '<rootDir>/test/helpers/cloud-assembly-setup.ts', globalTeardown: '<rootDir>/test/helpers/cloud-assembly-teardown.ts' },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
   ],

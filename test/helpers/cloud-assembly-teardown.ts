@@ -24,6 +24,7 @@ export default async () => {
     routes: reports[0].routes,
     functions: reports[0].functions.length,
     eventSourceMappings: reports[0].eventSourceMappings,
+    topicRules: reports[0].topicRules,
     calls: reports.reduce((sum, r) => sum + r.calls, 0),
     refused: refused.length,
     unused,
@@ -31,7 +32,7 @@ export default async () => {
   };
   writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   process.stderr.write(
-    `\ncloud assembly: ${summary.routes} routes, ${summary.functions} functions, ${summary.eventSourceMappings} event source mappings (queues and the table stream) from the template; ` +
+    `\ncloud assembly: ${summary.routes} routes, ${summary.functions} functions, ${summary.eventSourceMappings} event source mappings (queues and the table stream), ${summary.topicRules} topic rules from the template; ` +
       `${summary.calls} AWS calls checked against IAM in ${summary.runs} runs, ${summary.refused} refused, ${unused.length} permissions never used (${join(dir, 'summary.json')})\n`,
   );
   if (refused.length) {

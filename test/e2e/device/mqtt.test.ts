@@ -1,9 +1,10 @@
 import mqtt from 'mqtt';
 import { until, waitFor } from '../../../local/ports';
-import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
+import type { LocalRuntime } from '../../../local/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { deviceToken } from '../../helpers/device-token';
 import { connectDevice, type Credentials, type MqttDevice } from '../../helpers/mqtt-device';
+import { cloudAssemblyDir, startRuntime } from '../../helpers/runtime';
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver';
 
 let runtime: LocalRuntime;
@@ -12,7 +13,7 @@ let hook: WebhookReceiver;
 const devices: MqttDevice[] = [];
 
 beforeAll(async () => {
-  runtime = await startLocalRuntime({ queues: { forward: { retry: { baseSeconds: 1, maxSeconds: 1 } } } });
+  runtime = await startRuntime({ queues: { forward: { retry: { baseSeconds: 1, maxSeconds: 1 } } } });
   api = apiClient(runtime.base_url, runtime.api_key);
   hook = await startWebhookReceiver();
   const created = await api.post(`/workspaces/${runtime.workspace_id}/integrations`, { name: 'all', url: hook.url, data: true, events: true });
@@ -58,7 +59,7 @@ const connectOutcome = async (url: string, options: mqtt.IClientOptions) => {
   });
 };
 
-describe('the MQTT door on the local runtime', () => {
+describe('the MQTT door', () => {
   it('hands out credentials that name the TLS broker, with its CA, and keep the HTTPS address', async () => {
     const { credentials } = await newDevice();
 
@@ -125,7 +126,9 @@ describe('the MQTT door on the local runtime', () => {
     expect(event.payload).toMatchObject({ verified: 'true', result: 'granted', error: expect.stringMatching(/^token expired \d+ s ago, accepted for a reconnect$/) });
   });
 
-  it('refuses a subscription to another device’s topic (SUBACK 0x80) and records an authorization event', async () => {
+  // IoT Core reports a refused subscribe only in its own logs: the template's door has no event for
+  // it, so the event is npm start's alone.
+  it('refuses a subscription to another device’s topic (SUBACK 0x80), with an authorization event on the sources', async () => {
     const me = await newDevice();
     const other = await newDevice();
     const device = await connected(me.credentials);
@@ -136,6 +139,7 @@ describe('the MQTT door on the local runtime', () => {
     );
 
     expect(refusal).toEqual([128]);
+    if (cloudAssemblyDir()) return;
     const [event] = await waitForEvents(me.id, 'authorization');
     expect(event.payload).toMatchObject({ clientid: me.id, result: 'denied', action: 'subscribe', topic: `j/dn/${other.id}` });
   });
