@@ -328,11 +328,16 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
     });
   });
 
-  const [port, tlsPort, dataPlanePort] = [
-    await listen(plain, options.port),
-    await listen(secure, options.tlsPort),
-    await listen(dataPlane, options.dataPlanePort),
-  ];
+  let ports: number[];
+  try {
+    ports = [await listen(plain, options.port), await listen(secure, options.tlsPort), await listen(dataPlane, options.dataPlanePort)];
+  } catch (error) {
+    // A port in use: nothing of this broker may stay open.
+    for (const server of [plain, secure, dataPlane]) if (server.listening) server.close();
+    await new Promise<void>((resolve) => broker.close(() => resolve()));
+    throw error;
+  }
+  const [port, tlsPort, dataPlanePort] = ports;
   return {
     url: `mqtt://127.0.0.1:${port}`,
     tlsUrl: `mqtts://127.0.0.1:${tlsPort}`,

@@ -209,42 +209,6 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     const cloudApiUrl = `https://${API_ID}.execute-api.${region}.amazonaws.com`;
     const localApiUrl = `http://127.0.0.1:${port}`;
 
-    // The MQTT door, when the template has one: a local broker stands in for IoT Core, and a local
-    // IoT control plane answers the custom resource that reads its addresses (a domain name and a
-    // data endpoint of IoT's shape, which the variables below point back here).
-    const iotAuthorizer = iotAuthorizerOf(template);
-    const hasIot = Boolean(iotAuthorizer) || resourcesOfType(template, 'AWS::IoT::TopicRule').length > 0;
-    const mqttHost = `${API_ID}-devices-ats.iot.${region}.amazonaws.com`;
-    const dataHost = `${API_ID}-ats.iot.${region}.amazonaws.com`;
-    let tls: BrokerTls | undefined;
-    let iotUpstreams: { iot: string; iotdata: string } | undefined;
-    const mqttPorts = { plain: 0, tls: 0, dataPlane: 0 };
-    if (hasIot) {
-      tls = await brokerTls(dataDir);
-      mqttPorts.plain = options.mqttPort || (await freePort());
-      mqttPorts.tls = options.mqttTlsPort || (await freePort());
-      mqttPorts.dataPlane = await freePort();
-      const domains = Object.fromEntries(
-        resourcesOfType(template, 'AWS::IoT::DomainConfiguration').map(([id, d]) => [physical.get(id)!.ref, { arn: physical.get(id)!.attributes.Arn, domainName: mqttHost, serviceType: d.Properties?.ServiceType }]),
-      );
-      const controlPlane = await startIotControlPlane({ domains, dataEndpoint: dataHost });
-      stops.push(controlPlane.stop);
-      iotUpstreams = { iot: controlPlane.url, iotdata: `http://127.0.0.1:${mqttPorts.dataPlane}` };
-    }
-    /**
-     * A value of the template as it works here: the API's address is the local gateway's; the
-     * devices' broker address (IoT Core's port 8883 on the domain) is the local broker's TLS port;
-     * the data endpoint is the function's own IAM proxy of the data plane; Amazon Root CA 1, which
-     * signs IoT Core's AWS-managed domains, is the local broker's CA.
-     */
-    const localize = (value: string, endpoints: Record<string, string> = {}) => {
-      let out = value.replaceAll(cloudApiUrl, localApiUrl);
-      if (!tls) return out;
-      out = out.replaceAll(`mqtts://${mqttHost}:${IOT_CORE_MQTTS_PORT}`, `mqtts://127.0.0.1:${mqttPorts.tls}`);
-      if (endpoints.iotdata) out = out.replaceAll(`https://${dataHost}`, endpoints.iotdata);
-      return isAmazonRootCa1(out) ? tls.caCert : out;
-    };
-
     // Each function's role statements, resolved.
     const policies = resourcesOfType(template, 'AWS::IAM::Policy');
     const statementsOf = (fn: CfnResource): PolicyStatement[] => statementsOfRole(targetOf(fn.Properties?.Role));
@@ -256,9 +220,107 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       return resolve([...inline, ...attached]) as PolicyStatement[];
     };
 
-    log(`starting ${functions.length} functions from their bundles…`);
+    const permissions = resourcesOfType(template, 'AWS::Lambda::Permission').map(
+      ([, p]) => resolve(p.Properties) as { FunctionName: string; Principal: string; SourceArn?: string; SourceAccount?: string; Action: string },
+    );
+    const mayInvoke = (fnId: string, sourceArn: string, principal = 'apigateway.amazonaws.com') =>
+      permissions.some(
+        (p) =>
+          [fnId, physical.get(fnId)!.attributes.Arn].includes(p.FunctionName) &&
+          p.Principal === principal &&
+          wildcardMatch(p.Action, 'lambda:InvokeFunction', true) &&
+          (!p.SourceArn || wildcardMatch(p.SourceArn, sourceArn)) &&
+          (!p.SourceAccount || p.SourceAccount === ACCOUNT),
+      );
+    // The MQTT door, when the template has one: a local broker stands in for IoT Core, and a local
+    // IoT control plane answers the custom resource that reads its addresses (a domain name and a
+    // data endpoint of IoT's shape, which the variables below point back here).
+    const iotAuthorizer = iotAuthorizerOf(template);
+    const hasIot = Boolean(iotAuthorizer) || resourcesOfType(template, 'AWS::IoT::TopicRule').length > 0;
+    const mqttHost = `${API_ID}-devices-ats.iot.${region}.amazonaws.com`;
+    const dataHost = `${API_ID}-ats.iot.${region}.amazonaws.com`;
+    let tls: BrokerTls | undefined;
+    let iotUpstreams: { iot: string; iotdata: string } | undefined;
+    let mqttUrls = { url: '', tlsUrl: '' };
+    // Read before any function starts: SQL or an action that cannot run here stops the start at once.
+    const topicRules: TopicRuleSpec[] = hasIot ? topicRulesOf(template, resolve) : [];
+    // Filled once the functions run; until then (the broker starts first) no device can connect.
     const lambdas = new Map<string, LocalLambda>();
     const roles: Record<string, PolicyStatement[]> = {};
+    /**
+     * The broker standing in for IoT Core (ports from the options, or free ones): it authenticates
+     * each CONNECT with the template's IoT authorizer, invoked only when the function's resource
+     * policy lets iot.amazonaws.com invoke it, and runs the topic rules, each action sent with its
+     * role through a proxy of that role.
+     */
+    const startTemplateBroker = async () => {
+      const ruleClients = new Map<string, SQSClient>();
+      for (const roleId of new Set(topicRules.flatMap((r) => [...r.actions, ...(r.errorAction ? [r.errorAction] : [])].map((a) => a.roleId)))) {
+        roles[roleId] = statementsOfRole(roleId);
+        const proxy = await startRecordingProxy({ functionName: roleId, roleName: roleId, statements: () => roles[roleId], upstreams: { sqs: sqs.address }, arnContext: { region, account: ACCOUNT }, record: (c) => calls.push(c) });
+        stops.push(proxy.stop);
+        const client = new SQSClient({ endpoint: proxy.endpoints.sqs, useQueueUrlAsEndpoint: false });
+        stops.push(async () => client.destroy());
+        ruleClients.set(roleId, client);
+      }
+      const rules = topicRules.map((spec) =>
+        brokerRuleOf(
+          spec,
+          async (action, body) => {
+            await ruleClients.get(action.roleId)!.send(new SendMessageCommand({ QueueUrl: action.queueUrl, MessageBody: body }));
+          },
+          log,
+        ),
+      );
+      const door = iotAuthorizer;
+      const refusal = !door
+        ? 'the template has no IoT authorizer'
+        : (door.unusable ??
+          (mayInvoke(door.functionId, physical.get(door.id)!.attributes.Arn, 'iot.amazonaws.com')
+            ? undefined
+            : `IoT Core may not invoke ${door.functionId}: no AWS::Lambda::Permission for iot.amazonaws.com on authorizer ${door.id}`));
+      if (refusal) log(`${refusal}: every MQTT CONNECT is refused`);
+      log(`starting the MQTT broker, ${topicRules.length} topic rules…`);
+      return startMqttBroker({
+        port: options.mqttPort ?? 0,
+        tlsPort: options.mqttTlsPort ?? 0,
+        dataPlanePort: 0,
+        tls: tls!,
+        region,
+        authorizer: async (event) => {
+          if (refusal) throw new Error(refusal);
+          return (await lambdas.get(door!.functionId)!.invoke(event)) as IotAuthorizerResult;
+        },
+        rules,
+      });
+    };
+    if (hasIot) {
+      tls = await brokerTls(dataDir);
+      const mqtt = await startTemplateBroker();
+      stops.push(mqtt.stop);
+      mqttUrls = { url: mqtt.url, tlsUrl: mqtt.tlsUrl };
+      const domains = Object.fromEntries(
+        resourcesOfType(template, 'AWS::IoT::DomainConfiguration').map(([id, d]) => [physical.get(id)!.ref, { arn: physical.get(id)!.attributes.Arn, domainName: mqttHost, serviceType: d.Properties?.ServiceType }]),
+      );
+      const controlPlane = await startIotControlPlane({ domains, dataEndpoint: dataHost });
+      stops.push(controlPlane.stop);
+      iotUpstreams = { iot: controlPlane.url, iotdata: mqtt.dataPlaneEndpoint };
+    }
+    /**
+     * A value of the template as it works here: the API's address is the local gateway's; the
+     * devices' broker address (IoT Core's port 8883 on the domain) is the local broker's TLS port;
+     * the data endpoint is the function's own IAM proxy of the data plane; Amazon Root CA 1, which
+     * signs IoT Core's AWS-managed domains, is the local broker's CA.
+     */
+    const localize = (value: string, endpoints: Record<string, string> = {}) => {
+      let out = value.replaceAll(cloudApiUrl, localApiUrl);
+      if (!tls) return out;
+      out = out.replaceAll(`mqtts://${mqttHost}:${IOT_CORE_MQTTS_PORT}`, mqttUrls.tlsUrl);
+      if (endpoints.iotdata) out = out.replaceAll(`https://${dataHost}`, endpoints.iotdata);
+      return isAmazonRootCa1(out) ? tls.caCert : out;
+    };
+
+    log(`starting ${functions.length} functions from their bundles…`);
     const upstreams = { dynamodb: dynamo.endpoint, sqs: sqs.address, ...iotUpstreams };
     const overrides = localOverrides(options);
     const createFunction = async (id: string, fn: CfnResource) => {
@@ -304,18 +366,6 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     await Promise.all([...lambdas.values()].map((l) => l.start()));
 
     // The API, from its resources and methods.
-    const permissions = resourcesOfType(template, 'AWS::Lambda::Permission').map(
-      ([, p]) => resolve(p.Properties) as { FunctionName: string; Principal: string; SourceArn?: string; SourceAccount?: string; Action: string },
-    );
-    const mayInvoke = (fnId: string, sourceArn: string, principal = 'apigateway.amazonaws.com') =>
-      permissions.some(
-        (p) =>
-          [fnId, physical.get(fnId)!.attributes.Arn].includes(p.FunctionName) &&
-          p.Principal === principal &&
-          wildcardMatch(p.Action, 'lambda:InvokeFunction', true) &&
-          (!p.SourceArn || wildcardMatch(p.SourceArn, sourceArn)) &&
-          (!p.SourceAccount || p.SourceAccount === ACCOUNT),
-      );
     const executeApiArn = `arn:aws:execute-api:${region}:${ACCOUNT}:${API_ID}`;
     const { routes, authorizerIds } = apiRoutes(stack);
     const gatewayAuthorizers: Record<string, GatewayAuthorizer> = {};
@@ -382,53 +432,6 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
           server.closeAllConnections();
         }),
     );
-
-    // The MQTT door: the broker authenticates with the template's IoT authorizer and runs its topic rules.
-    let topicRules: TopicRuleSpec[] = [];
-    let mqttUrls = { url: '', tlsUrl: '' };
-    if (hasIot) {
-      topicRules = topicRulesOf(template, resolve);
-      // Each rule sends with its action's role: an SQS client per role, through that role's proxy.
-      const ruleClients = new Map<string, SQSClient>();
-      for (const roleId of new Set(topicRules.flatMap((r) => [...r.actions, ...(r.errorAction ? [r.errorAction] : [])].map((a) => a.roleId)))) {
-        roles[roleId] = statementsOfRole(roleId);
-        const proxy = await startRecordingProxy({ functionName: roleId, roleName: roleId, statements: () => roles[roleId], upstreams: { sqs: sqs.address }, arnContext: { region, account: ACCOUNT }, record: (c) => calls.push(c) });
-        stops.push(proxy.stop);
-        const client = new SQSClient({ endpoint: proxy.endpoints.sqs, useQueueUrlAsEndpoint: false });
-        stops.push(async () => client.destroy());
-        ruleClients.set(roleId, client);
-      }
-      const rules = topicRules.map((spec) =>
-        brokerRuleOf(
-          spec,
-          async (action, body) => {
-            await ruleClients.get(action.roleId)!.send(new SendMessageCommand({ QueueUrl: action.queueUrl, MessageBody: body }));
-          },
-          log,
-        ),
-      );
-      // IoT Core invokes the authorizer only when the function's resource policy lets it.
-      const door = iotAuthorizer;
-      const refusal = !door
-        ? 'the template has no IoT authorizer'
-        : door.unusable ?? (mayInvoke(door.functionId, physical.get(door.id)!.attributes.Arn, 'iot.amazonaws.com') ? undefined : `IoT Core may not invoke ${door.functionId}: no AWS::Lambda::Permission for iot.amazonaws.com on authorizer ${door.id}`);
-      if (refusal) log(`${refusal}: every MQTT CONNECT is refused`);
-      log(`starting the MQTT broker on ports ${mqttPorts.plain} and ${mqttPorts.tls} (TLS), ${topicRules.length} topic rules…`);
-      const mqtt = await startMqttBroker({
-        port: mqttPorts.plain,
-        tlsPort: mqttPorts.tls,
-        dataPlanePort: mqttPorts.dataPlane,
-        tls: tls!,
-        region,
-        authorizer: async (event) => {
-          if (refusal) throw new Error(refusal);
-          return (await lambdas.get(door!.functionId)!.invoke(event)) as IotAuthorizerResult;
-        },
-        rules,
-      });
-      stops.push(mqtt.stop);
-      mqttUrls = { url: mqtt.url, tlsUrl: mqtt.tlsUrl };
-    }
 
     // Event source mappings.
     const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping');

@@ -1,17 +1,22 @@
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCloudAssemblyRuntime, type CloudAssemblyRuntime } from '../../local/cloud-assembly/runtime';
 import { readAssembly, resourcesOfType, targetOf, type CfnTemplate } from '../../local/cloud-assembly/template';
+import { until, waitFor } from '../../local/ports';
 import { apiClient, type ApiClient } from '../helpers/api-client';
+import { connectDevice, type Credentials, type MqttDevice } from '../helpers/mqtt-device';
 import { cloudAssemblyDir } from '../helpers/runtime';
+import { sqsClient } from '../helpers/sqs';
 
 /**
  * What the template forgets or gets wrong fails on the cloud-assembly runtime, as it would after a
  * deploy, while the routes it gets right keep working: a function without a variable its code
  * reads, a wrong handler string, a role without the table actions, a method without its invoke
- * permission, a streamed route deployed as buffered. One copy of the run's assembly carries all
- * five faults, each on another function.
+ * permission, a streamed route deployed as buffered, an IoT authorizer IoT Core may not invoke. One
+ * copy of the run's assembly carries these six faults, each on another function; the MQTT door's
+ * rule role and publisher faults have a copy of their own (its devices must connect).
  */
 const byPath = (template: CfnTemplate, path: string) => {
   const found = Object.entries(template.Resources).find(([, r]) => r.Metadata?.['aws:cdk:path'] === path);
@@ -32,40 +37,51 @@ const faultyCopy = (dir: string, change: (template: CfnTemplate) => void) => {
   return copy;
 };
 
-let runtime: CloudAssemblyRuntime;
-let api: ApiClient;
-const ids: Record<string, string> = {};
-
-beforeAll(async () => {
-  const dir = faultyCopy(cloudAssemblyDir()!, (template) => {
-    // 1. The workspaces function loses REGISTRY_TABLE (its code falls back to a table that does not exist).
-    const [workspaces, workspacesFn] = byPath(template, 'Fleetstream/WorkspacesHandler/Resource');
-    delete workspacesFn.Properties!.Environment.Variables.REGISTRY_TABLE;
-    // 2. The FOTA function names a handler its bundle does not export.
-    const [fota, fotaFn] = byPath(template, 'Fleetstream/FotaHandler/Resource');
-    fotaFn.Properties!.Handler = 'index.fotaHandler';
-    // 3. The fleets function's role loses its table statement.
-    const [fleets, fleetsFn] = byPath(template, 'Fleetstream/FleetsHandler/Resource');
-    for (const [, policy] of resourcesOfType(template, 'AWS::IAM::Policy')) {
-      if (!policy.Properties!.Roles.some((r: unknown) => targetOf(r) === targetOf(fleetsFn.Properties!.Role))) continue;
-      policy.Properties!.PolicyDocument.Statement = policy.Properties!.PolicyDocument.Statement.filter((s: { Action: string[] }) => ![s.Action].flat().some((a) => a.startsWith('dynamodb:')));
-    }
-    // 4. GET /workspaces/{workspaceId}/devices loses its invoke permission.
-    const [permission] = byPath(template, 'Fleetstream/Api/RestApi/Default/workspaces/{workspaceId}/devices/GET/ApiPermission.FleetstreamApiRestApiDC11F443.GET..workspaces.{workspaceId}.devices');
-    delete template.Resources[permission];
-    // 5. The storage query is deployed buffered although its handler streams.
-    const [, query] = byPath(template, 'Fleetstream/Api/RestApi/Default/timeseries/{workspaceId}/data/GET/Resource');
-    query.Properties!.Integration.ResponseTransferMode = 'BUFFERED';
-    Object.assign(ids, { workspaces, fota, fleets });
-  });
-  runtime = (await startCloudAssemblyRuntime({ assemblyDir: dir })) as CloudAssemblyRuntime;
-  api = apiClient(runtime.base_url, runtime.api_key);
-});
-afterAll(async () => {
-  await runtime?.stop();
-});
+/** A device and its credentials, made through the API. */
+const newDevice = async (api: ApiClient, workspaceId: string): Promise<{ id: string; credentials: Credentials }> => {
+  const device = (await api.post(`/workspaces/${workspaceId}/devices`, { name: 'mqtt-fault' })).body.device;
+  const created = await api.post(`/workspaces/${workspaceId}/devices/${device.id}/identities`);
+  return { id: device.id, credentials: created.body.credentials };
+};
 
 describe('a faulty template on the cloud-assembly runtime', () => {
+  let runtime: CloudAssemblyRuntime;
+  let api: ApiClient;
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    const dir = faultyCopy(cloudAssemblyDir()!, (template) => {
+      // 1. The workspaces function loses REGISTRY_TABLE (its code falls back to a table that does not exist).
+      const [workspaces, workspacesFn] = byPath(template, 'Fleetstream/WorkspacesHandler/Resource');
+      delete workspacesFn.Properties!.Environment.Variables.REGISTRY_TABLE;
+      // 2. The FOTA function names a handler its bundle does not export.
+      const [fota, fotaFn] = byPath(template, 'Fleetstream/FotaHandler/Resource');
+      fotaFn.Properties!.Handler = 'index.fotaHandler';
+      // 3. The fleets function's role loses its table statement.
+      const [fleets, fleetsFn] = byPath(template, 'Fleetstream/FleetsHandler/Resource');
+      for (const [, policy] of resourcesOfType(template, 'AWS::IAM::Policy')) {
+        if (!policy.Properties!.Roles.some((r: unknown) => targetOf(r) === targetOf(fleetsFn.Properties!.Role))) continue;
+        policy.Properties!.PolicyDocument.Statement = policy.Properties!.PolicyDocument.Statement.filter((s: { Action: string[] }) => ![s.Action].flat().some((a) => a.startsWith('dynamodb:')));
+      }
+      // 4. GET /workspaces/{workspaceId}/devices loses its invoke permission.
+      const [permission] = byPath(template, 'Fleetstream/Api/RestApi/Default/workspaces/{workspaceId}/devices/GET/ApiPermission.FleetstreamApiRestApiDC11F443.GET..workspaces.{workspaceId}.devices');
+      delete template.Resources[permission];
+      // 5. The storage query is deployed buffered although its handler streams.
+      const [, query] = byPath(template, 'Fleetstream/Api/RestApi/Default/timeseries/{workspaceId}/data/GET/Resource');
+      query.Properties!.Integration.ResponseTransferMode = 'BUFFERED';
+      // 6. IoT Core loses its permission to invoke the MQTT authorizer.
+      const [mqttAuthorizer] = byPath(template, 'Fleetstream/MqttAuthorizerHandler/Resource');
+      const [iotPermission] = resourcesOfType(template, 'AWS::Lambda::Permission').find(([, p]) => p.Properties!.Principal === 'iot.amazonaws.com')!;
+      delete template.Resources[iotPermission];
+      Object.assign(ids, { workspaces, fota, fleets, mqttAuthorizer });
+    });
+    runtime = (await startCloudAssemblyRuntime({ assemblyDir: dir })) as CloudAssemblyRuntime;
+    api = apiClient(runtime.base_url, runtime.api_key);
+  });
+  afterAll(async () => {
+    await runtime?.stop();
+  });
+
   it('keeps serving the routes it gets right', async () => {
     expect((await api.get(`/workspaces/${runtime.workspace_id}/api-keys`)).status).toBe(200);
     expect((await api.post(`/workspaces/${runtime.workspace_id}/devices`, { name: 'ok' })).status).toBe(200);
@@ -94,6 +110,119 @@ describe('a faulty template on the cloud-assembly runtime', () => {
 
   it('fails a streaming handler deployed behind a buffered integration', async () => {
     expect((await api.get(`/timeseries/${runtime.workspace_id}/data`)).status).toBeGreaterThanOrEqual(500);
+  });
+
+  it('refuses every MQTT CONNECT when IoT Core may not invoke the authorizer, which never runs', async () => {
+    const { credentials } = await newDevice(api, runtime.workspace_id);
+
+    const outcome = await connectDevice(credentials).then(
+      (device) => {
+        device.client.end(true);
+        return 'connected';
+      },
+      (error: { code?: number }) => error.code,
+    );
+
+    // CONNACK 3 (server unavailable): the broker could not ask the authorizer; a token the authorizer denies gets 5.
+    expect(outcome).toBe(3);
+    expect(runtime.report().unused).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^${ids.mqttAuthorizer} dynamodb:GetItem `))]));
+  });
+});
+
+describe('the MQTT door of a faulty template', () => {
+  let runtime: CloudAssemblyRuntime;
+  let api: ApiClient;
+  const ids: Record<string, string> = {};
+  const devices: MqttDevice[] = [];
+
+  beforeAll(async () => {
+    const dir = faultyCopy(cloudAssemblyDir()!, (template) => {
+      // 1. The data rule gets a role of its own that may send only to the DLQ (its error action).
+      const [, dataRule] = byPath(template, 'Fleetstream/DeviceMqtt/Ruledevice_data');
+      const dlqId = targetOf(template.Outputs!.MqttDlqUrl.Value)!;
+      template.Resources.DataRuleRoleFault = {
+        Type: 'AWS::IAM::Role',
+        Properties: { AssumeRolePolicyDocument: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { Service: 'iot.amazonaws.com' } }] } },
+      };
+      template.Resources.DataRuleRoleFaultPolicy = {
+        Type: 'AWS::IAM::Policy',
+        Properties: {
+          PolicyName: 'DataRuleRoleFaultPolicy',
+          Roles: [{ Ref: 'DataRuleRoleFault' }],
+          PolicyDocument: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'sqs:SendMessage', Resource: { 'Fn::GetAtt': [dlqId, 'Arn'] } }] },
+        },
+      };
+      const payload = dataRule.Properties!.TopicRulePayload;
+      payload.Actions[0].Sqs.RoleArn = payload.ErrorAction.Sqs.RoleArn = { 'Fn::GetAtt': ['DataRuleRoleFault', 'Arn'] };
+      // 2. The jobs function's role loses iot:Publish (live delivery of a job).
+      const [jobs, jobsFn] = byPath(template, 'Fleetstream/JobsHandler/Resource');
+      for (const [, policy] of resourcesOfType(template, 'AWS::IAM::Policy')) {
+        if (!policy.Properties!.Roles.some((r: unknown) => targetOf(r) === targetOf(jobsFn.Properties!.Role))) continue;
+        policy.Properties!.PolicyDocument.Statement = policy.Properties!.PolicyDocument.Statement.filter((s: { Action: string | string[] }) => ![s.Action].flat().includes('iot:Publish'));
+      }
+      Object.assign(ids, { jobs });
+    });
+    runtime = (await startCloudAssemblyRuntime({ assemblyDir: dir })) as CloudAssemblyRuntime;
+    api = apiClient(runtime.base_url, runtime.api_key);
+  });
+  afterAll(async () => {
+    for (const d of devices) d.client.end(true);
+    await runtime?.stop();
+  });
+
+  it('refuses and lists the data rule’s send, and puts the publish on the error action’s queue in IoT Core’s error format', async () => {
+    const { id, credentials } = await newDevice(api, runtime.workspace_id);
+    const device = await connectDevice(credentials);
+    devices.push(device);
+
+    await device.data('temp', { v: 1 });
+    await device.up('#now', {});
+
+    const sqs = sqsClient();
+    const failure = await waitFor(async () => {
+      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: runtime.queue_urls['mqtt-dlq'], MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      const found = Messages.map((m) => JSON.parse(m.Body!)).find((b) => b.topic === `j/data/${id}/temp`);
+      if (!found) throw new Error('not on the DLQ yet');
+      return found;
+    }, 'the error action’s message').finally(() => sqs.destroy());
+    expect(failure).toMatchObject({ ruleName: 'Fleetstream_device_data', clientId: id, failures: [{ failedAction: 'SqsAction', failedResource: runtime.queue_urls.mqtt }] });
+    expect(JSON.parse(Buffer.from(failure.base64OriginalPayload, 'base64').toString('utf8'))).toEqual({ v: 1 });
+    expect(failure.failures[0].errorMessage).toMatch(/not authorized to perform: sqs:SendMessage/);
+    expect(runtime.report().refused).toContainEqual(
+      expect.objectContaining({ function: 'DataRuleRoleFault', action: 'sqs:SendMessage', decision: 'implicit-deny', resource: expect.stringMatching(/:Fleetstream-QueuesMqttQueue/) }),
+    );
+    // The other rules, with the template's role, still reach the handler: #now is answered.
+    expect((await device.next('#now')).value).toMatchObject({ ms: expect.any(Number) });
+  });
+
+  it('refuses and lists the live publish of a function without iot:Publish; the device gets the job with #status', async () => {
+    const { id, credentials } = await newDevice(api, runtime.workspace_id);
+    const device = await connectDevice(credentials);
+    devices.push(device);
+    await until(async () => (await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`)).body.device.connected === true, 'connected state');
+
+    const scheduled = await api.post(`/devices/${id}/jobs/reboot`, { value: { delay: 1 } });
+    await until(
+      () => runtime.report().refused.some((c) => c.function === ids.jobs && c.action === 'iot:Publish' && c.resource === `arn:aws:iot:us-east-1:000000000000:topic/j/dn/${id}`),
+      'the refused publish',
+    );
+    await device.up('#status', {});
+    const status = await device.next('#status');
+
+    expect(scheduled.status).toBe(200);
+    expect(device.received.filter((m) => m.key === '@reboot')).toEqual([]);
+    expect(status.value.expected).toEqual({ '@reboot': { v: { args: { delay: 1 } } } });
+  });
+});
+
+describe('a topic rule whose SQL the runtime cannot evaluate', () => {
+  it('fails the start rather than evaluating it wrongly', async () => {
+    const dir = faultyCopy(cloudAssemblyDir()!, (template) => {
+      const [, rule] = byPath(template, 'Fleetstream/DeviceMqtt/Ruledevice_data');
+      rule.Properties!.TopicRulePayload.Sql += ' WHERE temp > 50';
+    });
+
+    await expect(startCloudAssemblyRuntime({ assemblyDir: dir })).rejects.toThrow(/"WHERE temp > 50" is not supported by the cloud-assembly runtime/);
   });
 });
 

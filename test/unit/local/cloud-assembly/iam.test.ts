@@ -1,4 +1,4 @@
-import { dynamoAccesses, evaluate, localStreamArn, sqsAccesses, streamsAccesses, unusedGrants, wildcardMatch, type PolicyStatement } from '../../../../local/cloud-assembly/iam';
+import { dynamoAccesses, evaluate, iotAccesses, iotDataAccesses, localStreamArn, sqsAccesses, streamsAccesses, unusedGrants, wildcardMatch, type PolicyStatement } from '../../../../local/cloud-assembly/iam';
 
 const CTX = { region: 'us-east-1', account: '000000000000' };
 const TABLE = 'arn:aws:dynamodb:us-east-1:000000000000:table/Registry';
@@ -90,5 +90,26 @@ describe('unusedGrants', () => {
     ];
 
     expect(unusedGrants(roles, calls)).toEqual([{ function: 'Fn', action: 'dynamodb:PutItem', resource: TABLE }]);
+  });
+});
+
+describe('what an IoT request asks for', () => {
+  const ctx = { region: 'us-east-1', account: '000000000000' };
+
+  it('reads a data-plane Publish as iot:Publish on the topic, its path decoded', () => {
+    expect(iotDataAccesses(ctx, 'POST', '/topics/j%2Fdn%2Fdev-1?qos=1')).toEqual([{ action: 'iot:Publish', resource: 'arn:aws:iot:us-east-1:000000000000:topic/j/dn/dev-1' }]);
+  });
+
+  it('does not read the data plane\'s other operations, so the proxy refuses them', () => {
+    expect(iotDataAccesses(ctx, 'GET', '/things/dev-1/shadow')).toBeUndefined();
+    expect(iotDataAccesses(ctx, 'GET', '/topics/j%2Fdn%2Fdev-1')).toBeUndefined();
+  });
+
+  it('reads the control plane\'s DescribeEndpoint on * and DescribeDomainConfiguration on its ARN', () => {
+    expect(iotAccesses(ctx, 'GET', '/endpoint?endpointType=iot%3AData-ATS')).toEqual([{ action: 'iot:DescribeEndpoint', resource: '*' }]);
+    expect(iotAccesses(ctx, 'GET', '/domainConfigurations/Fleetstream-devices')).toEqual([
+      { action: 'iot:DescribeDomainConfiguration', resource: 'arn:aws:iot:us-east-1:000000000000:domainconfiguration/Fleetstream-devices' },
+    ]);
+    expect(iotAccesses(ctx, 'DELETE', '/domainConfigurations/Fleetstream-devices')).toBeUndefined();
   });
 });

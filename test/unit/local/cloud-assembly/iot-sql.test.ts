@@ -1,0 +1,47 @@
+import { parseRuleSql, UnsupportedSqlError } from '../../../../local/cloud-assembly/iot-sql';
+
+const input = (payload: string, topic = 'j/data/dev-1/temp') => ({ topic, payload: Buffer.from(payload), receivedAt: 1_700_000_000_123, clientId: 'dev-1' });
+
+describe('parseRuleSql', () => {
+  it('evaluates the data rule: the payload base64-encoded, whatever it is, with its topic and arrival', () => {
+    const rule = parseRuleSql("SELECT encode(*, 'base64') AS payload, topic() AS topic, timestamp() AS received_at FROM 'j/data/+/+'", '2016-03-23');
+
+    expect(rule.topicFilter).toBe('j/data/+/+');
+    expect(rule.select(input('not json {'))).toEqual({ payload: Buffer.from('not json {').toString('base64'), topic: 'j/data/dev-1/temp', received_at: 1_700_000_000_123 });
+  });
+
+  it('evaluates SELECT * with other items over a JSON object, and topic(n) and clientid()', () => {
+    const rule = parseRuleSql("select *, topic() as topic, topic(5) as client, clientid() AS cid from '$aws/events/presence/+/+'", '2016-03-23');
+
+    expect(rule.select(input('{"eventType":"connected","clientId":"dev-1"}', '$aws/events/presence/connected/dev-1'))).toEqual({
+      eventType: 'connected',
+      clientId: 'dev-1',
+      topic: '$aws/events/presence/connected/dev-1',
+      client: 'dev-1',
+      cid: 'dev-1',
+    });
+  });
+
+  it('fails the evaluation of SELECT * over a payload that is not a JSON object', () => {
+    const rule = parseRuleSql("SELECT * FROM 'a/+'", '2016-03-23');
+
+    expect(() => rule.select(input('[1,2]', 'a/b'))).toThrow(/not a JSON object/);
+    expect(() => rule.select(input('garbage', 'a/b'))).toThrow(/not a JSON object/);
+  });
+
+  it.each([
+    ["SELECT * FROM 'a/+' WHERE temperature > 50", /"WHERE temperature > 50"/],
+    ["SELECT temperature FROM 'a/+'", /the item "temperature"/],
+    ["SELECT upper(topic()) AS t FROM 'a/+'", /the expression "upper\(topic\(\)\)"/],
+    ["SELECT encode(*, 'hex') AS p FROM 'a/+'", /the expression/],
+    ['SELECT * FROM a', /this statement/],
+  ])('refuses SQL outside the subset: %s', (sql, message) => {
+    expect(() => parseRuleSql(sql, '2016-03-23')).toThrow(UnsupportedSqlError);
+    expect(() => parseRuleSql(sql, '2016-03-23')).toThrow(message);
+  });
+
+  it('refuses another SQL version, including the default one when the rule names none', () => {
+    expect(() => parseRuleSql("SELECT * FROM 'a'", '2015-10-08')).toThrow(/SQL version 2015-10-08/);
+    expect(() => parseRuleSql("SELECT * FROM 'a'")).toThrow(/SQL version 2015-10-08/);
+  });
+});
