@@ -84,9 +84,12 @@ const NO_PERMISSION = 'no-permission:';
  * AWS::Lambda::Function run from its bundled asset in its own container with its handler, memory,
  * timeout and resolved environment, the API from the AWS::ApiGateway resources (methods, proxy
  * integrations, streaming, REQUEST authorizers with their identity source and cache TTL, gateway
- * responses, Lambda invoke permissions), and every AWS::Lambda::EventSourceMapping. Every AWS call
- * a function makes passes its recording proxy and is checked against its role's policies.
- * Whatever the template forgets (a variable, a permission, a mapping) fails here as on AWS.
+ * responses, Lambda invoke permissions), every AWS::Lambda::EventSourceMapping, every custom
+ * resource (created by its function), and the MQTT door from the IoT Core resources (the broker
+ * asks the AWS::IoT::Authorizer's function, runs the AWS::IoT::TopicRules with their roles, serves
+ * the data plane's Publish). Every AWS call a function or a rule makes passes a recording proxy and
+ * is checked against its role's policies. Whatever the template forgets (a variable, a permission,
+ * a mapping) fails here as on AWS.
  */
 export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = {}): Promise<CloudAssemblyRuntime> => {
   const log = options.log ?? (() => undefined);
