@@ -12,6 +12,7 @@ import type { Duplex } from 'node:stream';
 import { DEVICE_TOKEN_FIELD, REFUSAL_CONTEXT_KEY, ROUTES, type RouteAuth } from '../lambdas/routes';
 import { installAwsLambdaGlobal, isStreamingHandler, relayStreamingInvocation } from './lambda-streaming';
 import { lambdaContext } from './lambda-invoke';
+import { countGatewayRequest, withInvocation } from './request-counter';
 
 /** A Lambda handler as the runtime calls it. */
 type LambdaHandler<E, R> = (event: E, context: Context) => Promise<R>;
@@ -322,7 +323,7 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     const cache = caches.get(key)!;
     const cached = cache.get(identity);
     if (cached && cached.expires > Date.now()) return cached.result;
-    const result = await authorizer.handler(
+    const result = await withInvocation(authorizer.functionName, () => authorizer.handler(
       {
         type: 'REQUEST',
         methodArn: `arn:aws:execute-api:local:000000000000:local/${stage}/${route.method}${route.path}`,
@@ -332,7 +333,7 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
         headers,
       } as APIGatewayRequestAuthorizerEvent,
       lambdaContext({ functionName: authorizer.functionName, requestId }),
-    );
+    ));
     if (authorizer.cacheTtlMs > 0) cache.set(identity, { expires: Date.now() + authorizer.cacheTtlMs, result });
     return result;
   };
@@ -365,6 +366,7 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
       return answer(res, 'MISSING_AUTHENTICATION_TOKEN', 404, 'not_found', `No route ${method} ${fullPath.slice(0, 256)}.`, requestId);
     }
     const { route, pathParameters } = match;
+    countGatewayRequest(`${route.method} ${route.path}`);
     const headers: Record<string, string> = {};
     const multiValueHeaders: Record<string, string[]> = {};
     for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -442,7 +444,7 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
           answer(res, 'DEFAULT_5XX', 502, 'internal_error', 'The handler failed; retry later.', requestId);
         });
       }
-      result = await handler(event, lambdaContext({ functionName: route.handler, requestId }));
+      result = await withInvocation(route.handler, () => handler(event, lambdaContext({ functionName: route.handler, requestId })));
     } catch (error) {
       console.error(`handler ${route.handler} crashed`, error);
       return answer(res, 'DEFAULT_5XX', 502, 'internal_error', 'The handler failed; retry later.', requestId);

@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
+import { withInvocation } from './request-counter';
 
 export interface InvocationOptions {
   functionName: string;
@@ -44,7 +45,7 @@ export const invokeWithTimeout = async <E, R>(
     timer = setTimeout(() => reject(new Error(`timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
   });
   try {
-    return await Promise.race([handler(event, lambdaContext(options)), timeout]);
+    return await Promise.race([withInvocation(options.functionName, () => handler(event, lambdaContext(options))), timeout]);
   } finally {
     clearTimeout(timer);
   }

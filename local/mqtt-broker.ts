@@ -8,6 +8,7 @@ import { createServer as createTlsServer } from 'node:tls';
 import { generate } from 'selfsigned';
 import type { IotAuthorizerResult, IotPolicy } from '../lambdas/domain/device-mqtt';
 import { MQTT_RULES } from '../lambdas/mqtt-rules';
+import { countIotCore, withInvocation } from './request-counter';
 
 /**
  * The embedded MQTT broker standing in for AWS IoT Core on `npm start` (DESIGN §9): `aedes` on
@@ -199,8 +200,17 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
   if (!options.rules && !options.sendToQueue) throw new Error('startMqttBroker needs the topic rules or the queue their actions send to.');
   const rules: readonly BrokerRule[] =
     options.rules ?? MQTT_RULES.map((r) => ({ topicFilter: r.topicFilter, run: ({ topic, payload, receivedAt }) => enqueue(r.message(topic, payload, receivedAt)) }));
+  // Each rule that matches is one rule triggered and one action executed, as IoT Core bills them.
   const applyRules = (topic: string, payload: Buffer, receivedAt: number, clientId: string) =>
-    Promise.all(rules.filter((r) => topicMatches(r.topicFilter, topic)).map((r) => r.run({ topic, payload, receivedAt, clientId }))).then(() => undefined);
+    Promise.all(
+      rules
+        .filter((r) => topicMatches(r.topicFilter, topic))
+        .map((r) => {
+          countIotCore('RuleTriggered', r.topicFilter);
+          countIotCore('ActionExecuted', r.topicFilter);
+          return r.run({ topic, payload, receivedAt, clientId });
+        }),
+    ).then(() => undefined);
 
   const presence = (client: Client, session: Session, eventType: 'connected' | 'disconnected', reason?: string) => {
     const topic = `$aws/events/presence/${eventType}/${client.id}`;
@@ -228,7 +238,7 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
         protocolData: { mqtt: { username, password: password?.toString('base64'), clientId: client.id } },
         connectionMetadata: { id: randomUUID() },
       };
-      options.authorizer(event, { invokedFunctionArn: functionArn }).then(
+      withInvocation('mqtt-authorizer', () => options.authorizer(event, { invokedFunctionArn: functionArn })).then(
         (answer) => {
           if (!answer.isAuthenticated) {
             // IoT Core refuses a connection its authorizer denies with "not authorized".
@@ -269,12 +279,16 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
     },
     authorizeForward: (client, packet) => {
       const session = sessions.get(client);
-      return session && policyAllows(session.policies, 'iot:Receive', `${arn}:topic/${packet.topic}`) ? packet : null;
+      if (!session || !policyAllows(session.policies, 'iot:Receive', `${arn}:topic/${packet.topic}`)) return null;
+      // A message delivered to a subscriber is billed as a message too; the data plane's Publish is counted by the SDK.
+      if (!packet.topic.startsWith('$')) countIotCore('PublishOut', packet.topic.split('/').slice(0, 2).join('/'), Buffer.byteLength(packet.payload as Buffer | string));
+      return packet;
     },
     // The topic rules: a device's publish matching a rule goes to the queue before its PUBACK.
     published: (packet, client, done) => {
       if (!client || packet.topic.startsWith('$')) return done(null);
       const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+      countIotCore('PublishIn', packet.topic.split('/').slice(0, 2).join('/'), payload.length);
       applyRules(packet.topic, payload, Date.now(), client.id).then(
         () => done(null),
         (error: Error) => done(error),

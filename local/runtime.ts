@@ -12,6 +12,7 @@ import { brokerTls, startMqttBroker } from './mqtt-broker';
 import { freePort } from './ports';
 import { dlqNameOf, QUEUE_CONSUMERS, type QueueName } from './queues';
 import { startLocalSqs, type QueueOverrides } from './queues-engine';
+import { instrumentAwsSdk } from './request-counter';
 import { startSqsPoller, type SqsHandler } from './sqs-poller';
 
 export interface LocalRuntimeOptions {
@@ -96,6 +97,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
   const stop = async () => {
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
   };
+  // Every AWS request of the runtime and its handlers is counted (local/request-counter.ts): the
+  // benchmarks and the data-path test read the counts.
+  instrumentAwsSdk();
   try {
     if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
     log(`starting DynamoDB Local (${options.dataDir ? `data in ${options.dataDir}` : 'in memory'})…`);

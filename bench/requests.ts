@@ -1,0 +1,101 @@
+/**
+ * AWS requests per 1,000 data points, end to end, on the local runtime (real DynamoDB Local,
+ * fauxqs, the embedded broker), by stage (the device's door; the data path from the ingest queue
+ * to the webhook), service and operation, for three traffic shapes. Saves the figures the cost
+ * model reads (bench/results/data-path.json) and prints them beside the saved "before" figures
+ * (bench/results/data-path-before.json, measured on the code before packing).
+ *
+ *   npm run bench:requests              SAVE_AS=before writes the "before" file instead
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { sumBy } from '../local/request-counter';
+import { startLocalRuntime } from '../local/runtime';
+import { awsRequestsPerThousand, measureDataPath, perThousandPoints, stageOf, type DataPathResult, type TrafficShape } from './data-path-scenario';
+import { printTable } from './stats';
+
+/** The traffic shapes measured (README, "Cost": why these). */
+export const SHAPES: Record<string, TrafficShape> = {
+  'https-100': { door: 'https', devices: 10, pointsPerMessage: 100, messagesPerDevice: 5 },
+  'https-10': { door: 'https', devices: 20, pointsPerMessage: 10, messagesPerDevice: 10 },
+  'mqtt-1': { door: 'mqtt', devices: 20, pointsPerMessage: 1, messagesPerDevice: 50 },
+};
+
+export interface SavedShape {
+  shape: TrafficShape;
+  points: number;
+  awsRequestsPer1000: { total: number; door: number; dataPath: number };
+  /** Per 1,000 points: requests, bytes and billing units by stage, service, operation and resource. */
+  rows: Array<{ stage: string; service: string; operation: string; resource: string; requests: number; bytes: number; units: number; empty: number }>;
+  webhook: DataPathResult['received'];
+}
+
+const RESULTS = 'bench/results';
+
+const main = async () => {
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  const runtime = await startLocalRuntime({ log: (line) => process.stderr.write(`${line}\n`) });
+  const saved: Record<string, SavedShape> = {};
+  try {
+    for (const [name, shape] of Object.entries(SHAPES)) {
+      process.stderr.write(`measuring ${name}…\n`);
+      const result = await measureDataPath(runtime, shape);
+      const scale = 1000 / result.points;
+      const rows = sumBy(result.rows.map((r) => ({ ...r, caller: stageOf(r) })), ['caller', 'service', 'operation', 'resource']).map((r) => ({
+        stage: r.caller,
+        service: r.service,
+        operation: r.operation,
+        resource: r.resource,
+        requests: r.requests * scale,
+        bytes: r.bytes * scale,
+        units: r.units * scale,
+        empty: r.empty * scale,
+      }));
+      saved[name] = {
+        shape,
+        points: result.points,
+        awsRequestsPer1000: { total: awsRequestsPerThousand(result), door: awsRequestsPerThousand(result, 'door'), dataPath: awsRequestsPerThousand(result, 'data path') },
+        rows,
+        webhook: result.received,
+      };
+      printTable(
+        `${name}: ${result.points} points, ${shape.devices} devices, ${shape.pointsPerMessage} per ${shape.door === 'mqtt' ? 'publish' : 'request'} — per 1,000 points`,
+        perThousandPoints(result).map((r) => ({ ...r })),
+      );
+    }
+  } finally {
+    await runtime.stop();
+  }
+  mkdirSync(RESULTS, { recursive: true });
+  const file = `${RESULTS}/data-path${process.env.SAVE_AS === 'before' ? '-before' : ''}.json`;
+  writeFileSync(file, JSON.stringify({ measuredAt: new Date().toISOString(), shapes: saved }, null, 2) + '\n');
+  const beforeFile = `${RESULTS}/data-path-before.json`;
+  const before = existsSync(beforeFile) ? (JSON.parse(readFileSync(beforeFile, 'utf8')) as { shapes: Record<string, SavedShape> }) : undefined;
+  const byService = (s: SavedShape | undefined, stage: string) =>
+    Object.fromEntries(
+      Object.entries(
+        (s?.rows ?? [])
+          .filter((r) => r.stage === stage)
+          .reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.service]: (acc[r.service] ?? 0) + r.requests }), {}),
+      ),
+    );
+  for (const name of Object.keys(saved)) {
+    const services = new Set([...Object.keys(byService(saved[name], 'door')), ...Object.keys(byService(saved[name], 'data path')), ...Object.keys(byService(before?.shapes[name], 'data path')), ...Object.keys(byService(before?.shapes[name], 'door'))]);
+    printTable(
+      `${name}: requests per 1,000 points, before (${beforeFile}) and now`,
+      [...services].sort().flatMap((service) =>
+        (['door', 'data path'] as const).map((stage) => ({
+          stage,
+          service,
+          before: byService(before?.shapes[name], stage)[service] ?? 0,
+          now: byService(saved[name], stage)[service] ?? 0,
+        })),
+      ).filter((r) => r.before || r.now),
+    );
+    const b = before?.shapes[name]?.awsRequestsPer1000;
+    const n = saved[name].awsRequestsPer1000;
+    console.log(`${name}: AWS requests per 1,000 points — door ${b?.door.toFixed(1) ?? '?'} → ${n.door.toFixed(1)}, data path ${b?.dataPath.toFixed(1) ?? '?'} → ${n.dataPath.toFixed(1)}, total ${b?.total.toFixed(1) ?? '?'} → ${n.total.toFixed(1)}`);
+  }
+  console.log(`saved ${file}`);
+};
+
+await main();
