@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../shared/clients';
 import { logger } from '../shared/logger';
-import { ForwardMessageSchema, type DataMessage, type EventMessage, type ForwardMessage } from '../schemas/forward';
+import { ForwardQueueMessageSchema, type DataMessage, type EventMessage, type ForwardMessage } from '../schemas/forward';
 import {
   getDeliveredIntegrations,
   listIntegrationsOfWorkspace,
@@ -94,30 +94,38 @@ export const webhookBody = (batchId: string, messages: ForwardMessage[]) =>
     result: messages.map((m, i) => (m.kind === 'data' ? dataEntry(String(i), m) : eventEntry(String(i), m))),
   });
 
+/** One queued message, read: its entries (one for a single message, many for a pack). */
 interface Parsed {
   queued: QueuedMessage;
   key: string;
+  entries: ForwardMessage[];
+  /** About how many bytes each entry adds to a POST body: the message's size shared among its entries. */
+  entrySize: number;
+}
+
+/** An entry on its way into a POST, with the message it came in. */
+interface Entry {
+  from: Parsed;
   message: ForwardMessage;
-  size: number;
 }
 
 interface Post {
   integration: IntegrationRecord;
   kind: ForwardMessage['kind'];
-  items: Parsed[];
+  entries: Entry[];
 }
 
-/** Splits messages into groups whose POST body stays under MAX_POST_BYTES. */
-const bySize = (items: Parsed[]) => {
-  const groups: Parsed[][] = [];
+/** Splits entries into groups whose POST body stays under MAX_POST_BYTES. */
+const bySize = (entries: Entry[]) => {
+  const groups: Entry[][] = [];
   let bytes = 0;
-  for (const item of items) {
-    if (!groups.length || (bytes + item.size > MAX_POST_BYTES && groups.at(-1)!.length)) {
+  for (const entry of entries) {
+    if (!groups.length || (bytes + entry.from.entrySize > MAX_POST_BYTES && groups.at(-1)!.length)) {
       groups.push([]);
       bytes = 0;
     }
-    groups.at(-1)!.push(item);
-    bytes += item.size;
+    groups.at(-1)!.push(entry);
+    bytes += entry.from.entrySize;
   }
   return groups;
 };
@@ -146,9 +154,13 @@ const readMessages = (messages: QueuedMessage[]) => {
     } catch {
       json = undefined;
     }
-    const result = ForwardMessageSchema.safeParse(json);
-    if (result.success) valid.push({ queued, key: queued.originId ?? queued.messageId, message: result.data, size: Buffer.byteLength(queued.body) });
-    else poison.push(queued);
+    const result = ForwardQueueMessageSchema.safeParse(json);
+    if (!result.success) {
+      poison.push(queued);
+      continue;
+    }
+    const entries = result.data.kind === 'pack' ? result.data.entries : [result.data];
+    valid.push({ queued, key: queued.originId ?? queued.messageId, entries, entrySize: Math.ceil(Buffer.byteLength(queued.body) / entries.length) });
   }
   return { valid, poison };
 };
@@ -170,9 +182,9 @@ const earlierDeliveries = async (db: Db, valid: Parsed[]) => {
  * Forwards one batch of forward-queue messages to the webhooks that want them, and returns the IDs
  * of the messages to retry (the partial batch response).
  *
- * Per workspace, integration and kind (data or events) the messages go out in as few signed POSTs
- * as the size limit allows, all POSTs of the batch in parallel, so a slow or failing receiver
- * holds up no other. A message is retried when any integration that wants it failed; before it is
+ * A message is a pack of many entries (or, from before packing, a single one). Per workspace,
+ * integration and kind (data or events) the entries go out in as few signed POSTs as the size limit
+ * allows, all POSTs of the batch in parallel, so a slow or failing receiver holds up no other. A message is retried when any integration that wants it failed; before it is
  * handed back, the integrations it did reach are written to a delivery ledger, so that the retry
  * (and a replay from the DLQ) goes only to those that failed. Retries back off by
  * ChangeMessageVisibility; after the queue's maxReceiveCount SQS moves the message to the DLQ.
@@ -186,30 +198,33 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
   for (const queued of poison) logger.error('not a forward message; it will go to the DLQ', { messageId: queued.messageId, body: queued.body.slice(0, 512) });
 
   const before = await earlierDeliveries(db, valid);
-  const workspaces = new Map<string, Parsed[]>();
-  for (const p of valid) {
-    if (!workspaces.has(p.message.workspace_id)) workspaces.set(p.message.workspace_id, []);
-    workspaces.get(p.message.workspace_id)!.push(p);
+  // Entries by workspace (a pack holds one workspace's, but single messages and packs mix in a batch).
+  const workspaces = new Map<string, Entry[]>();
+  for (const from of valid) {
+    for (const message of from.entries) {
+      if (!workspaces.has(message.workspace_id)) workspaces.set(message.workspace_id, []);
+      workspaces.get(message.workspace_id)!.push({ from, message });
+    }
   }
 
   const unreadable = new Set<Parsed>(); // messages whose workspace's integrations could not be read
   const posts: Post[] = [];
   await Promise.all(
-    [...workspaces].map(async ([workspaceId, items]) => {
+    [...workspaces].map(async ([workspaceId, entries]) => {
       let integrations: IntegrationRecord[];
       try {
         integrations = await listIntegrationsOfWorkspace(db, workspaceId);
       } catch (error) {
         logger.warn('could not read the integrations of a workspace', { workspaceId, error: error as Error });
-        for (const p of items) unreadable.add(p);
+        for (const e of entries) unreadable.add(e.from);
         return;
       }
       for (const integration of integrations) {
         for (const kind of ['data', 'event'] as const) {
-          const wanted = items.filter(
-            (p) => p.message.kind === kind && wantsMessage(integration, p.message) && !before.get(p.key)?.includes(integration.id),
+          const wanted = entries.filter(
+            (e) => e.message.kind === kind && wantsMessage(integration, e.message) && !before.get(e.from.key)?.includes(integration.id),
           );
-          for (const group of bySize(wanted)) posts.push({ integration, kind, items: group });
+          for (const group of bySize(wanted)) posts.push({ integration, kind, entries: group });
         }
       }
     }),
@@ -219,7 +234,7 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
     posts.map((post) => async (): Promise<PostOutcome | undefined> => {
       if (options.startPostsBefore !== undefined && Date.now() >= options.startPostsBefore) return undefined;
       const batchId = randomUUID();
-      const body = webhookBody(batchId, post.items.map((p) => p.message));
+      const body = webhookBody(batchId, post.entries.map((e) => e.message));
       return options.post({
         url: post.integration.url,
         body,
@@ -236,25 +251,35 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
     options.concurrency,
   );
 
-  const reached = new Map<Parsed, Set<string>>();
+  // A message reached an integration when every POST to it that carried one of its entries
+  // succeeded (a pack's data and events, or a pack split by size, may take several POSTs).
+  const sentTo = new Map<Parsed, Set<string>>();
+  const failedTo = new Map<Parsed, Set<string>>();
   const missed = new Set<Parsed>(unreadable);
   const byIntegration = new Map<IntegrationRecord, { delivered: boolean; error?: string }>();
   posts.forEach((post, i) => {
     const outcome = outcomes[i];
+    const messages = new Set(post.entries.map((e) => e.from));
     if (!outcome) {
       // not sent for lack of time: retried, and nothing to say about the receiver
-      for (const p of post.items) missed.add(p);
+      for (const p of messages) missed.add(p);
       return;
     }
     const summary = byIntegration.get(post.integration) ?? { delivered: false };
     if (outcome.ok) summary.delivered = true;
     else summary.error = outcome.error;
     byIntegration.set(post.integration, summary);
-    for (const p of post.items) {
-      if (outcome.ok) reached.set(p, (reached.get(p) ?? new Set()).add(post.integration.id));
-      else missed.add(p);
+    for (const p of messages) {
+      const into = outcome.ok ? sentTo : failedTo;
+      into.set(p, (into.get(p) ?? new Set()).add(post.integration.id));
+      if (!outcome.ok) missed.add(p);
     }
   });
+  const reached = new Map<Parsed, Set<string>>();
+  for (const [p, ids] of sentTo) {
+    const complete = [...ids].filter((id) => !failedTo.get(p)?.has(id));
+    if (complete.length) reached.set(p, new Set(complete));
+  }
 
   const at = new Date().toISOString();
   await Promise.all(

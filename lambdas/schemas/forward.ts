@@ -58,3 +58,17 @@ export const ForwardMessageSchema = z.discriminatedUnion('kind', [DataMessageSch
 export type DataMessage = z.infer<typeof DataMessageSchema>;
 export type EventMessage = z.infer<typeof EventMessageSchema>;
 export type ForwardMessage = z.infer<typeof ForwardMessageSchema>;
+
+/**
+ * Many data points, or many events, of one workspace in one forward-queue message: what the
+ * producers send since packing (README, "Ingest"), so that a message carries hundreds of entries
+ * rather than one. The forwarder also reads single messages (queued or in the DLQ from before).
+ */
+export const ForwardPackSchema = z.object({
+  kind: z.literal('pack'),
+  entries: z.array(ForwardMessageSchema).min(1),
+});
+export type ForwardPack = z.infer<typeof ForwardPackSchema>;
+
+/** Any forward-queue message: a pack, or a single data point or event. */
+export const ForwardQueueMessageSchema = z.union([ForwardPackSchema, ForwardMessageSchema]);

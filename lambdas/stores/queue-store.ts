@@ -8,7 +8,10 @@ let sqs: SQSClient | undefined;
 const client = () => (sqs ??= new SQSClient({ useQueueUrlAsEndpoint: false }));
 
 const SEND_BATCH_LIMIT = 10; // SendMessageBatch takes at most 10 entries…
-const SEND_BATCH_BYTES = 256 * 1024; // …and 256 KiB in all (the long-standing SQS limit; newer queues take 1 MiB)
+// …and 1 MiB in all since SQS raised its payload limit (2025-08; it was 256 KiB): each message
+// stays within its queue's MaximumMessageSize. An engine that still refuses a batch as too long
+// gets it again in halves (BatchRequestTooLong), so the older limit only costs calls.
+const SEND_BATCH_BYTES = 1024 * 1024;
 const MAX_ATTEMPTS = 5;
 
 /** Groups message bodies into SendMessageBatch calls within SQS's count and size limits. */
@@ -35,7 +38,16 @@ const sendBatch = async (queueUrl: string, bodies: string[]) => {
   for (let attempt = 0; entries.length; attempt++) {
     if (attempt >= MAX_ATTEMPTS) throw new Error(`SQS refused ${entries.length} messages to ${queueUrl}`);
     if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * 50 * 2 ** attempt));
-    const result = await client().send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+    let result;
+    try {
+      result = await client().send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+    } catch (error) {
+      if ((error as Error).name !== 'BatchRequestTooLong' || entries.length < 2) throw error;
+      const half = Math.ceil(entries.length / 2);
+      await sendBatch(queueUrl, entries.slice(0, half).map((e) => e.MessageBody));
+      await sendBatch(queueUrl, entries.slice(half).map((e) => e.MessageBody));
+      return;
+    }
     const failed = new Set((result.Failed ?? []).map((f) => f.Id));
     entries = entries.filter((e) => failed.has(e.Id));
   }
@@ -47,8 +59,14 @@ const sendBatch = async (queueUrl: string, bodies: string[]) => {
  * (`toQueueBody`), so any JSON value travels every SQS implementation and parses back unchanged.
  * @throws when an entry still fails, so the caller's request fails (and is retried) rather than losing it.
  */
-export const sendMessages = async (queueUrl: string, bodies: unknown[], concurrency = 1) => {
-  const batches = batchesOf(bodies.map(toQueueBody));
+export const sendMessages = (queueUrl: string, bodies: unknown[], concurrency = 1) => sendEncodedMessages(queueUrl, bodies.map(toQueueBody), concurrency);
+
+/**
+ * `sendMessages` for bodies already in the queues' encoding (`toQueueBody`'s pure-ASCII JSON).
+ * @throws when an entry still fails.
+ */
+export const sendEncodedMessages = async (queueUrl: string, bodies: string[], concurrency = 1) => {
+  const batches = batchesOf(bodies);
   let next = 0;
   const worker = async () => {
     while (next < batches.length) await sendBatch(queueUrl, batches[next++]);

@@ -82,3 +82,13 @@ export const receiveAll = async (url: string): Promise<Message[]> => {
     all.push(...Messages);
   }
 };
+
+/**
+ * The forward messages that forward-queue bodies carry: a pack's entries in order (the producers
+ * pack, domain/events.ts packForward), or the single message of a body from before packing.
+ */
+export const forwardEntries = (bodies: string[]): any[] =>
+  bodies.flatMap((body) => {
+    const parsed = JSON.parse(body) as { kind: string; entries?: unknown[] };
+    return parsed.kind === 'pack' ? (parsed.entries ?? []) : [parsed];
+  });

@@ -1,5 +1,5 @@
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { dataMessage, eventMessage } from '../../../lambdas/domain/events';
+import { dataMessage, eventMessage, packForward } from '../../../lambdas/domain/events';
 import { forwardMessages, MAX_POST_BYTES, ORIGIN_ID_ATTRIBUTE, type QueuedMessage } from '../../../lambdas/domain/forwarding';
 import { createIntegration, getIntegration, rotateIntegrationSecret } from '../../../lambdas/domain/integrations';
 import { webhookPoster } from '../../../lambdas/forwarder/webhook-client';
@@ -149,6 +149,50 @@ describe('the forwarder on DynamoDB Local, fauxqs and a real receiver', () => {
     expect(healthy.accepted()).toHaveLength(2);
     expect(broken.accepted().map((e) => e.tag)).toEqual(['temp']);
     expect((await getIntegration(db, caller, workspace_id, brokenIntegration.id)).status.consecutive_failures).toBe(0);
+  });
+
+  it('delivers packed messages as the interface’s batches, and retries a pack only to the integration that failed it', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const [healthy, broken] = await Promise.all([receiver(), receiver(() => 500)]);
+    await integrationOf(caller, workspace_id, healthy.url);
+    await integrationOf(caller, workspace_id, broken.url, { events: false, tags: ['temp'] });
+    const messages = Array.from({ length: 60 }, (_, n) => [point(workspace_id, n % 2 ? 'temp' : 'humidity', n % 10, { n }), event(workspace_id, n % 10)]).flat();
+    const bodies = packForward(messages);
+    expect(bodies).toHaveLength(2); // one pack of points, one of events
+    const { queue, queued } = await enqueue(bodies);
+    const dataPack = queued.find((q) => q.body.includes('"kind":"data"'))!;
+
+    const failed = await forward(queued, queue);
+
+    expect(failed).toEqual([dataPack.messageId]);
+    expect(healthy.posts).toHaveLength(2);
+    for (const post of healthy.posts) expect(post.body.result.map((e) => e.id)).toEqual(post.body.result.map((_, i) => String(i)));
+    expect(healthy.accepted().filter((e) => 'tag' in e).map((e) => (e.payload as { n: number }).n)).toEqual(Array.from({ length: 60 }, (_, n) => n));
+    expect(healthy.accepted().filter((e) => 'type' in e)).toHaveLength(60);
+
+    broken.behave(() => 200);
+    const again = await forward([{ ...dataPack, receiveCount: 2 }], queue);
+
+    expect(again).toEqual([]);
+    expect(healthy.posts).toHaveLength(2); // already reached: skipped
+    expect(broken.accepted().map((e) => e.tag)).toEqual(Array.from({ length: 30 }, () => 'temp'));
+  });
+
+  it('retries a message to an integration that took one of its POSTs and failed another', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const hook = await receiver((post) => (post.headers['x-fleetstream-kind'] === 'events' ? 503 : 200));
+    await integrationOf(caller, workspace_id, hook.url);
+    // A pack of both kinds (the producers keep kinds apart; the forwarder must not rely on it).
+    const mixed = toQueueBody({ kind: 'pack', entries: [point(workspace_id, 'temp', 1), event(workspace_id, 1)] });
+    const { queue, queued } = await enqueue([mixed]);
+
+    expect(await forward(queued, queue)).toEqual([queued[0].messageId]);
+    hook.behave(() => 200);
+    expect(await forward([{ ...queued[0], receiveCount: 2 }], queue)).toEqual([]);
+
+    // The retry went to the same integration again, events included (the points twice: at least once).
+    expect(hook.accepted().filter((e) => 'type' in e)).toHaveLength(1);
+    expect(hook.accepted().filter((e) => 'tag' in e)).toHaveLength(2);
   });
 
   it('skips the integrations a message replayed from the DLQ already reached', async () => {

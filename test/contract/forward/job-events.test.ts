@@ -1,7 +1,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
 import { until } from '../../../local/ports';
-import { freshQueue, receiveAll } from '../../helpers/sqs';
+import { forwardEntries, freshQueue, receiveAll } from '../../helpers/sqs';
 
 // The domain reads FORWARD_QUEUE_URL and REGISTRY_TABLE once, when lambdas/shared/env.ts loads: set
 // them to this file's queue and table first, then load everything that reaches env.ts.
@@ -42,7 +42,7 @@ const received: Message[] = [];
 /** Every message on the forward queue so far (kept once received). */
 const allEvents = async () => {
   received.push(...(await receiveAll(queue.url)));
-  return received.map((m) => JSON.parse(m.Body!));
+  return forwardEntries(received.map((m) => m.Body!));
 };
 /** Every event on the forward queue so far about these devices. */
 const eventsOf = async (deviceIds: string[]) => (await allEvents()).filter((e) => deviceIds.includes(e.device_id));

@@ -10,7 +10,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { randomUUID } from 'node:crypto';
 import type { DataPoint, TimeseriesStore } from '../../../lambdas/stores/timeseries';
 import { lambdaContext, proxyEvent } from '../../helpers/proxy-event';
-import { freshQueue, receiveAll, type TestQueue } from '../../helpers/sqs';
+import { forwardEntries, freshQueue, receiveAll, type TestQueue } from '../../helpers/sqs';
 import { until } from '../../../local/ports';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -102,7 +102,7 @@ const newDevice = async (name = 'sensor') => {
 
 /** Takes every message off a queue: their bodies, as SQS delivered them. */
 const drain = async (queue: TestQueue) => (await receiveAll(queue.url)).map((m) => m.Body!);
-const forwarded = async () => (await drain(forwardQueue)).map((body) => JSON.parse(body) as Json);
+const forwarded = async () => forwardEntries(await drain(forwardQueue)) as Json[];
 
 /**
  * The job and FOTA events of a device, once the stream has handled a marker job scheduled now:

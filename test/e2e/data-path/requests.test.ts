@@ -1,0 +1,52 @@
+import { measureDataPath, stageOf, type DataPathResult } from '../../../bench/data-path-scenario';
+import { isAwsRequest, type CountRow } from '../../../local/request-counter';
+import { startLocalRuntime, type LocalRuntime } from '../../../local/runtime';
+
+// The request counts of the data path, read from the runtime's counters (local/request-counter.ts)
+// on the real local engines: a count, never a time. In-process only: the cloud-assembly runtime
+// runs its functions in workers, whose requests this process does not see.
+
+/** Timestream's WriteRecords takes 100 records: what the store's writes cost with that backend. */
+const TIMESTREAM_RECORDS_PER_WRITE = 100;
+/** DynamoDB's BatchWriteItem takes 25 items. */
+const BATCH_WRITE_ITEMS = 25;
+const TARGET_PER_1000 = 25;
+
+let runtime: LocalRuntime;
+beforeAll(async () => {
+  runtime = await startLocalRuntime();
+}, 120_000);
+afterAll(async () => {
+  await runtime?.stop();
+});
+
+const dataPath = (result: DataPathResult) => result.rows.filter((row) => stageOf(row) === 'data path' && isAwsRequest(row));
+const isStoreWrite = (row: CountRow) => row.service === 'DynamoDB' && row.operation === 'BatchWriteItem' && row.resource === 'fleetstream-timeseries';
+const sum = (rows: CountRow[], field: 'requests' | 'empty' = 'requests') => rows.reduce((total, row) => total + row[field], 0);
+
+describe('AWS requests of the data path', () => {
+  it('takes at most 25 AWS requests per 1,000 points from the ingest queue to the webhook, packing points and events', async () => {
+    // 5,000 points from 5 devices, 100 per request (README, "Cost": the traffic shapes).
+    const result = await measureDataPath(runtime, { door: 'https', devices: 5, pointsPerMessage: 100, messagesPerDevice: 10 });
+
+    expect(result.points).toBe(5000);
+    expect(result.received.data).toBeGreaterThanOrEqual(5000);
+    expect(result.received.events).toBeGreaterThanOrEqual(5000);
+    const rows = dataPath(result);
+    const storeWrites = sum(rows.filter(isStoreWrite));
+    const ingestInvocations = sum(rows.filter((r) => r.service === 'Lambda' && r.resource === 'ingest'));
+    // The DynamoDB backend writes every point as an item, 25 to a call: its floor, plus one partly
+    // filled call per invocation at most.
+    expect(storeWrites).toBeGreaterThanOrEqual(result.points / BATCH_WRITE_ITEMS);
+    expect(storeWrites).toBeLessThanOrEqual(result.points / BATCH_WRITE_ITEMS + ingestInvocations);
+    // Everything else the data path asks of AWS (queues, invocations, the forwarder's reads and
+    // writes), with the store's writes at Timestream's 100 records a call: at most 25. Receives that
+    // found nothing are counted apart: they follow the clock (long polls, the batching window), not the points.
+    const others = rows.filter((r) => !isStoreWrite(r));
+    const perThousand = ((sum(others) - sum(others, 'empty')) * 1000) / result.points + Math.ceil(1000 / TIMESTREAM_RECORDS_PER_WRITE);
+    expect(perThousand).toBeLessThanOrEqual(TARGET_PER_1000);
+    // Packed: a few forward-queue sends carry the 10,000 entries (points and their data events).
+    const forwardSends = sum(rows.filter((r) => r.service === 'SQS' && r.operation === 'SendMessageBatch' && r.resource === 'forward'));
+    expect(forwardSends).toBeLessThanOrEqual(20);
+  }, 300_000);
+});
