@@ -8,10 +8,12 @@ export interface ReceivedPost {
   body: { batch_id: string; result: Array<Record<string, unknown> & { id: string }> };
   /** The status the receiver answered with (undefined: it never answered). */
   status?: number;
+  /** When the whole POST had arrived (epoch ms). */
+  receivedAt: number;
 }
 
 /** What the receiver does with a POST: answer with a status, never answer, or drop the connection (as if down). */
-export type Behaviour = (post: Omit<ReceivedPost, 'status'>) => number | 'hang' | 'reset';
+export type Behaviour = (post: Omit<ReceivedPost, 'status' | 'receivedAt'>) => number | 'hang' | 'reset';
 
 export interface WebhookReceiver {
   url: string;
@@ -51,7 +53,7 @@ export const startWebhookReceiver = async (behaviour: Behaviour = () => 200): Pr
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const post: ReceivedPost = { headers: req.headers, raw, body: JSON.parse(raw) };
+      const post: ReceivedPost = { headers: req.headers, raw, body: JSON.parse(raw), receivedAt: Date.now() };
       posts.push(post);
       const answer = behave(post);
       if (answer === 'hang') return;

@@ -1,0 +1,177 @@
+/**
+ * `npm run cost -- --points-per-day N --devices M [--shape https-100|https-10|mqtt-1]
+ * [--backend dynamodb|timestream] [--results bench/results/data-path.json] [--memory-mb 512]
+ * [--retention-hours 24] [--json]`
+ *
+ * The modelled monthly AWS cost of a fleet's data path, service by service, from the request
+ * counts, payload sizes and Lambda durations that `npm run bench:requests` measured on the local
+ * runtime and saved (per 1,000 points, for each traffic shape), priced with bin/cli/aws-prices.ts;
+ * and beside it, what AWS IoT Core + Timestream used directly (device → IoT rule → Timestream)
+ * would cost for the same traffic. See the README's "Cost" for what is modelled and what is not.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { MONTH, PRICES } from './aws-prices';
+
+interface Row {
+  stage: string;
+  service: string;
+  operation: string;
+  resource: string;
+  requests: number;
+  bytes: number;
+  units: number;
+  empty: number;
+}
+
+interface Saved {
+  measuredAt: string;
+  shapes: Record<string, { shape: { door: string; pointsPerMessage: number }; rows: Row[] }>;
+}
+
+/** One line of the bill: a service, what is counted, how many a month, and the dollars. */
+export interface CostLine {
+  service: string;
+  what: string;
+  quantity: number;
+  usd: number;
+}
+
+export interface CostInput {
+  pointsPerDay: number;
+  devices: number;
+  shape: string;
+  backend: 'dynamodb' | 'timestream';
+  memoryMb: number;
+  retentionHours: number;
+}
+
+// Lambda's SQS event source polls each queue with long polls (20 s) from about five pollers when
+// idle: receives that find nothing, billed whatever the traffic.
+const IDLE_POLLERS_PER_QUEUE = 5;
+const LONG_POLL_SECONDS = 20;
+const QUEUES_POLLED = 3; // ingest, forward, mqtt
+/** Bytes of a Timestream record of one point (three dimensions, fleet, payload, timestamp_in), for a typical small payload. */
+const TIMESTREAM_RECORD_BYTES = 300;
+const DYNAMODB_WRITES = new Set(['BatchWriteItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems']);
+const DYNAMODB_READS = new Set(['GetItem', 'Query', 'BatchGetItem', 'Scan', 'TransactGetItems']);
+const TIMESERIES_TABLE = 'fleetstream-timeseries';
+
+const sum = (rows: Row[], field: keyof Pick<Row, 'requests' | 'bytes' | 'units' | 'empty'>) => rows.reduce((s, r) => s + r[field], 0);
+const line = (service: string, what: string, quantity: number, pricePerUnit: number): CostLine => ({ service, what, quantity, usd: quantity * pricePerUnit });
+
+/** The month's bill of Fleetstream's data path for the input, from the measured rows (per 1,000 points). */
+export const fleetstreamCost = (rows: Row[], input: CostInput): CostLine[] => {
+  const thousands = (input.pointsPerDay * MONTH.days) / 1000;
+  const points = input.pointsPerDay * MONTH.days;
+  const of = (service: string, operations?: Set<string> | string) =>
+    rows.filter((r) => r.service === service && (!operations || (typeof operations === 'string' ? r.operation === operations : operations.has(r.operation))));
+  const lines: CostLine[] = [];
+  lines.push(line('API Gateway', 'REST requests (device API)', sum(of('API Gateway'), 'requests') * thousands, PRICES.apiGatewayRestPerMillion / 1e6));
+  const lambda = of('Lambda');
+  lines.push(line('Lambda', 'invocations', sum(lambda, 'requests') * thousands, PRICES.lambdaRequestsPerMillion / 1e6));
+  lines.push(line('Lambda', `GB-seconds (${input.memoryMb} MB, durations measured locally)`, ((sum(lambda, 'units') / 1000) * (input.memoryMb / 1024)) * thousands, PRICES.lambdaPerGbSecond));
+  const sqs = of('SQS');
+  lines.push(line('SQS', 'requests (64 KB chunks) of the traffic', (sum(sqs, 'units') - sum(sqs, 'empty')) * thousands, PRICES.sqsPerMillionRequests / 1e6));
+  lines.push(line('SQS', 'empty long polls of idle pollers (fixed)', QUEUES_POLLED * IDLE_POLLERS_PER_QUEUE * (60 / LONG_POLL_SECONDS) * MONTH.minutes, PRICES.sqsPerMillionRequests / 1e6));
+  const dynamoWrites = of('DynamoDB', DYNAMODB_WRITES).filter((r) => input.backend === 'dynamodb' || r.resource !== TIMESERIES_TABLE);
+  lines.push(line('DynamoDB', 'write request units', sum(dynamoWrites, 'units') * thousands, PRICES.dynamoDbPerMillionWrites / 1e6));
+  lines.push(line('DynamoDB', 'read request units (one a read)', sum(of('DynamoDB', DYNAMODB_READS), 'requests') * thousands, PRICES.dynamoDbPerMillionReads / 1e6));
+  if (input.backend === 'dynamodb') {
+    const stored = of('DynamoDB', 'BatchWriteItem').filter((r) => r.resource === TIMESERIES_TABLE);
+    const gb = (sum(stored, 'bytes') * thousands) / 1e9;
+    lines.push(line('DynamoDB', 'time series stored this month (GB; adds up month after month)', gb, PRICES.dynamoDbStoragePerGbMonth));
+  } else {
+    lines.push(...timestreamLines(points, input.pointsPerDay, input.retentionHours));
+  }
+  const iot = of('IoT Core');
+  const messages = sum(iot.filter((r) => r.operation.startsWith('Publish')), 'units');
+  if (messages) lines.push(line('IoT Core', 'messages (5 KB units)', messages * thousands, PRICES.iotCorePerMillionMessages / 1e6));
+  const rules = sum(iot.filter((r) => r.operation === 'RuleTriggered'), 'requests');
+  if (rules) {
+    lines.push(line('IoT Core', 'rules triggered', rules * thousands, PRICES.iotCorePerMillionRulesTriggered / 1e6));
+    lines.push(line('IoT Core', 'actions executed', sum(iot.filter((r) => r.operation === 'ActionExecuted'), 'requests') * thousands, PRICES.iotCorePerMillionActionsExecuted / 1e6));
+    lines.push(line('IoT Core', 'connection minutes (devices always connected)', input.devices * MONTH.minutes, PRICES.iotCorePerMillionConnectionMinutes / 1e6));
+  }
+  lines.push(line('Data transfer', 'webhook POSTs out (GB)', (sum(of('Webhook'), 'bytes') * thousands) / 1e9, PRICES.dataTransferOutPerGb));
+  return lines;
+};
+
+/** Timestream for LiveAnalytics: a write per point, the memory store for the retention, the magnetic store after it. */
+const timestreamLines = (points: number, pointsPerDay: number, retentionHours: number): CostLine[] => {
+  const gbPerPoint = TIMESTREAM_RECORD_BYTES / 1e9;
+  return [
+    line('Timestream', 'writes (1 KB records)', points * Math.ceil(TIMESTREAM_RECORD_BYTES / 1024), PRICES.timestreamPerMillionWrites / 1e6),
+    line('Timestream', `memory store (GB-hours, ${retentionHours} h kept)`, (pointsPerDay / 24) * retentionHours * gbPerPoint * MONTH.hours, PRICES.timestreamMemoryStorePerGbHour),
+    line('Timestream', 'magnetic store added this month (GB; adds up)', points * gbPerPoint, PRICES.timestreamMagneticStorePerGbMonth),
+  ];
+};
+
+/** The same traffic on AWS IoT Core + Timestream used directly: device → MQTT publish per point → IoT rule → Timestream action. */
+export const directIotTimestreamCost = (input: CostInput): CostLine[] => {
+  const points = input.pointsPerDay * MONTH.days;
+  return [
+    line('IoT Core', 'messages (one publish a point)', points, PRICES.iotCorePerMillionMessages / 1e6),
+    line('IoT Core', 'rules triggered', points, PRICES.iotCorePerMillionRulesTriggered / 1e6),
+    line('IoT Core', 'Timestream actions executed', points, PRICES.iotCorePerMillionActionsExecuted / 1e6),
+    line('IoT Core', 'connection minutes (devices always connected)', input.devices * MONTH.minutes, PRICES.iotCorePerMillionConnectionMinutes / 1e6),
+    ...timestreamLines(points, input.pointsPerDay, input.retentionHours),
+  ];
+};
+
+const total = (lines: CostLine[]) => lines.reduce((s, l) => s + l.usd, 0);
+
+const print = (title: string, lines: CostLine[]) => {
+  console.log(`\n${title}`);
+  const w = Math.max(...lines.map((l) => `${l.service}: ${l.what}`.length));
+  for (const l of lines) {
+    const q = l.quantity >= 100 ? Math.round(l.quantity).toLocaleString('en-US') : l.quantity.toPrecision(3);
+    console.log(`  ${`${l.service}: ${l.what}`.padEnd(w)}  ${q.padStart(16)}  $${l.usd.toFixed(2).padStart(10)}`);
+  }
+  console.log(`  ${'total per month'.padEnd(w)}  ${''.padStart(16)}  $${total(lines).toFixed(2).padStart(10)}`);
+};
+
+const main = () => {
+  const { values } = parseArgs({
+    options: {
+      'points-per-day': { type: 'string' },
+      devices: { type: 'string' },
+      shape: { type: 'string', default: 'https-100' },
+      backend: { type: 'string', default: 'dynamodb' },
+      results: { type: 'string', default: 'bench/results/data-path.json' },
+      'memory-mb': { type: 'string', default: '512' },
+      'retention-hours': { type: 'string', default: '24' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const pointsPerDay = Number(values['points-per-day']);
+  const devices = Number(values.devices);
+  if (!(pointsPerDay > 0) || !(devices > 0)) {
+    console.error('usage: npm run cost -- --points-per-day N --devices M [--shape https-100|https-10|mqtt-1] [--backend dynamodb|timestream]');
+    process.exit(2);
+  }
+  const backend = values.backend === 'timestream' ? 'timestream' : values.backend === 'dynamodb' ? 'dynamodb' : undefined;
+  if (!backend) {
+    console.error('--backend is dynamodb or timestream');
+    process.exit(2);
+  }
+  const saved = JSON.parse(readFileSync(values.results!, 'utf8')) as Saved;
+  const measured = saved.shapes[values.shape!];
+  if (!measured) {
+    console.error(`no measurement of shape ${values.shape} in ${values.results} (shapes: ${Object.keys(saved.shapes).join(', ')}); run npm run bench:requests`);
+    process.exit(2);
+  }
+  const input: CostInput = { pointsPerDay, devices, shape: values.shape!, backend, memoryMb: Number(values['memory-mb']), retentionHours: Number(values['retention-hours']) };
+  const ours = fleetstreamCost(measured.rows, input);
+  const direct = directIotTimestreamCost(input);
+  if (values.json) {
+    console.log(JSON.stringify({ input, prices: { region: PRICES.region, asOf: PRICES.asOf }, fleetstream: { lines: ours, total: total(ours) }, direct: { lines: direct, total: total(direct) } }, null, 2));
+    return;
+  }
+  console.log(`${pointsPerDay.toLocaleString('en-US')} points a day from ${devices.toLocaleString('en-US')} devices (${(pointsPerDay * MONTH.days).toLocaleString('en-US')} a month); list prices of ${PRICES.region}, ${PRICES.asOf}`);
+  console.log(`measured: ${values.results} (${saved.measuredAt}), shape ${values.shape} (${measured.shape.pointsPerMessage} point(s) per ${measured.shape.door === 'mqtt' ? 'MQTT publish' : 'HTTPS request'}), time series in ${backend}`);
+  print(`Fleetstream (webhook forwarding of every point and its data event included)`, ours);
+  print('AWS IoT Core + Timestream used directly (device → IoT rule → Timestream; no webhooks, no registry)', direct);
+};
+
+main();
