@@ -124,6 +124,23 @@ const main = async () => {
     console.log(`filling the forward queue with ${MESSAGES} data points in ${packs.length} packed messages…`);
     const fillMs = await timeMs(() => sendEncodedMessages(forward.url, packs, 16));
 
+    // First the same messages drained plainly: receive (10 a call, as many calls in flight as the
+    // pollers make) and delete, nothing else; every receive has ended before the queue is refilled.
+    const sqsClient = new SQSClient({ useQueueUrlAsEndpoint: false });
+    let drained = 0;
+    const drainMs = await timeMs(async () => {
+      const worker = async () => {
+        while (drained < packs.length) {
+          const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: forward.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+          if (!Messages.length) continue;
+          drained += Messages.length;
+          await sqsClient.send(new DeleteMessageBatchCommand({ QueueUrl: forward.url, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+        }
+      };
+      await Promise.all(Array.from({ length: CONSUMERS * 5 }, worker));
+    });
+    sqsClient.destroy();
+    await sendEncodedMessages(forward.url, packs, 16);
     console.log(`forwarding with ${CONSUMERS} poller(s), batch size ${forward.definition.batchSize}, window ${forward.definition.maxBatchingWindowSeconds} s…`);
     let poller: ReturnType<typeof startSqsPoller> | undefined;
     const forwardMs = await timeMs(async () => {
@@ -144,23 +161,6 @@ const main = async () => {
     await poller!.stop();
     const stats = await receiver.stats();
 
-    // The same messages again, drained plainly: receive (10 a call, as many calls in flight as the
-    // pollers make) and delete, nothing else.
-    await sendEncodedMessages(forward.url, packs, 16);
-    const sqsClient = new SQSClient({ useQueueUrlAsEndpoint: false });
-    let drained = 0;
-    const drainMs = await timeMs(async () => {
-      const worker = async () => {
-        while (drained < packs.length) {
-          const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: forward.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
-          if (!Messages.length) continue;
-          drained += Messages.length;
-          await sqsClient.send(new DeleteMessageBatchCommand({ QueueUrl: forward.url, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
-        }
-      };
-      await Promise.all(Array.from({ length: CONSUMERS * 5 }, worker));
-    });
-    sqsClient.destroy();
 
     const capacityRps = capacity.requests.average;
     const forwardRps = (stats.requests / forwardMs) * 1000;
