@@ -49,6 +49,24 @@ export interface Route {
   readonly stream?: boolean;
 }
 
+/**
+ * The handlers whose answers stream (awslambda.streamifyResponse; API Gateway
+ * ResponseTransferMode.STREAM): the storage query, and every handler that serves a list, since a
+ * list of 100,000 devices is far past a buffered answer's 6 MB. A streaming Lambda answers every
+ * invocation in the streaming format, which a BUFFERED integration cannot read, so every route of
+ * such a handler streams (its small answers too: one prelude, then the JSON).
+ */
+export const STREAMED_HANDLERS: ReadonlySet<RouteHandler> = new Set<RouteHandler>([
+  'workspaces',
+  'fleets',
+  'devices',
+  'identities',
+  'jobs',
+  'api-keys',
+  'integrations',
+  'timeseries',
+]);
+
 const route = (
   method: HttpMethod,
   path: string,
@@ -56,8 +74,7 @@ const route = (
   operationId: string,
   summary: string,
   auth: RouteAuth = 'api-key',
-  options: { stream?: boolean } = {},
-): Route => ({ method, path, handler, operationId, auth, summary, ...options });
+): Route => ({ method, path, handler, operationId, auth, summary, ...(STREAMED_HANDLERS.has(handler) ? { stream: true } : {}) });
 
 export const ROUTES: readonly Route[] = [
   route('GET', '/workspaces', 'workspaces', 'listWorkspaces', 'List the account’s workspaces, the key’s bound workspace first'),
@@ -106,7 +123,7 @@ export const ROUTES: readonly Route[] = [
   route('POST', '/workspaces/{workspaceId}/integrations/{integrationId}/secret', 'integrations', 'rotateIntegrationSecret', 'Issue a new signing secret (shown once; the old one signs too for 24 h)'),
 
   // The storage API ({storage_url}): streamed, so that a page of 175,000 records needs no 6 MB buffer.
-  route('GET', '/timeseries/{workspaceId}/data', 'timeseries', 'queryTimeseries', 'A page of a workspace’s data points, by time range, devices and tags', 'api-key', { stream: true }),
+  route('GET', '/timeseries/{workspaceId}/data', 'timeseries', 'queryTimeseries', 'A page of a workspace’s data points, by time range, devices and tags'),
 
   route('GET', '/openapi.json', 'openapi', 'getOpenApi', 'This interface as an OpenAPI 3.1 document', 'none'),
 ];

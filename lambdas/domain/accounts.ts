@@ -17,7 +17,8 @@ export interface NewAccountInput {
  * all in one transaction. Returns the key's secret, shown only here.
  */
 export const createAccount = async (db: Db, input: NewAccountInput) => {
-  const account = { id: newId('acc'), name: input.name, created_at: nowIso() };
+  const created_at = nowIso();
+  const account = { id: newId('acc', created_at), name: input.name, created_at };
   const { workspace, fleet } = newWorkspace(account.id, { name: input.workspaceName ?? 'default', description: '' });
   const { record, secret } = newApiKey(account.id, workspace.id, { name: input.keyName ?? 'bootstrap' }, input.apiKey);
   await createAccountWithWorkspace(db, account, workspace, fleet, record);

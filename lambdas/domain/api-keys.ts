@@ -8,10 +8,14 @@ import {
   createApiKey as storeApiKey,
   findApiKeyGrantByHash,
   getApiKeyOfWorkspace,
-  listApiKeysOfWorkspace,
+  readApiKeysOfWorkspace,
   revokeApiKey as storeRevocation,
   type ApiKeyRecord,
 } from '../stores/api-key-store';
+import type { PageQuery } from '../schemas/list';
+import type { StreamedList } from '../shared/json-stream';
+import { collection } from '../stores/keys';
+import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
 import { requireWorkspace } from './workspaces';
 
 /** Keys are stored only as this hash. */
@@ -28,12 +32,13 @@ const toApiKey = ({ id, name, workspace_id, created_at, expires_at, revoked_at }
 
 /** A new key record and its secret, not yet stored; `secret` may be given (the local dev key). */
 export const newApiKey = (accountId: string, workspaceId: string, input: CreateApiKeyBody, secret = newApiKeySecret()) => {
+  const created_at = nowIso();
   const record: ApiKeyRecord = {
-    id: newId('key'),
+    id: newId('key', created_at),
     name: input.name,
     account_id: accountId,
     workspace_id: workspaceId,
-    created_at: nowIso(),
+    created_at,
     expires_at: input.expires_at ?? null,
     revoked_at: null,
     hash: hashApiKey(secret),
@@ -52,11 +57,16 @@ export const createApiKey = async (db: Db, caller: Caller, workspaceId: string, 
   return { api_key: toApiKey(record), key: secret };
 };
 
-/** @throws NotFoundError when the workspace is not the caller's. */
-export const listApiKeys = async (db: Db, caller: Caller, workspaceId: string) => {
+/**
+ * The workspace's API keys, oldest first (ID order), streamed, never their secrets; a page of them when `page` asks.
+ * @throws NotFoundError when the workspace is not the caller's.
+ * @throws ValidationError when the cursor is not one of this list.
+ */
+export const listApiKeys = async (db: Db, caller: Caller, workspaceId: string, page: PageQuery = {}): Promise<StreamedList<ApiKey>> => {
   await requireWorkspace(db, caller, workspaceId);
-  const keys = await listApiKeysOfWorkspace(db, workspaceId);
-  return keys.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)).map(toApiKey);
+  const list = `api-keys/${workspaceId}`;
+  const after = startOf(list, page, collection.apiKeysOfWorkspace(workspaceId).prefix);
+  return paginate(list, mapKeyed(readApiKeysOfWorkspace(db, workspaceId, { after, pageSize: pageSizeOf(page) }), toApiKey), page);
 };
 
 /**

@@ -7,12 +7,18 @@ import {
   createDevice as storeDevice,
   findDeviceLocator,
   getDeviceOfWorkspace,
-  listDevicesOfWorkspace,
+  readDevicesOfWorkspace,
   updateDevice as storeDeviceUpdate,
   type DeviceRecord,
 } from '../stores/device-store';
-import { getFleetOfWorkspace, listFleetsOfWorkspace } from '../stores/fleet-store';
-import { listIdentitiesOfDevice, listIdentitiesOfWorkspace, type IdentityRecord } from '../stores/identity-store';
+import { getFleetNames, getFleetOfWorkspace } from '../stores/fleet-store';
+import { listIdentitiesOfDevice, readIdentitiesOfWorkspace, type IdentityRecord } from '../stores/identity-store';
+import type { Keyed } from '../stores/items';
+import { collection } from '../stores/keys';
+import type { PageQuery } from '../schemas/list';
+import type { StreamedList } from '../shared/json-stream';
+import { requireFleets } from './fleets';
+import { pageSizeOf, paginate, startOf } from './lists';
 import type { WorkspaceRecord } from '../stores/workspace-store';
 import type { DeviceConnectionFields } from '../stores/device-mqtt-store';
 import { identitiesField } from './identities';
@@ -48,29 +54,67 @@ const withFleetName = async (db: Db, workspace: WorkspaceRecord, device: DeviceR
   return toDevice(device, fleet?.name ?? '', workspace, identities);
 };
 
+// Fleet names the device list keeps at most; past it the cache starts over (a workspace rarely has that many fleets).
+const FLEET_NAMES_KEPT = 10_000;
+
 /**
- * The workspace's devices, oldest first; only those of `fleetIds` when given.
- * @throws NotFoundError when the workspace is not the caller's, or naming each given fleet that is not in it.
+ * The identities of the devices a list walks, read alongside it: both collections are in device ID
+ * order (`DEV#<dev>`, `IDN#<dev>#<idn>`), so one pass over each joins them with flat memory.
  */
-export const listDevices = async (db: Db, caller: Caller, workspaceId: string, fleetIds?: string[]) => {
+const identityJoin = (identities: AsyncGenerator<Keyed<IdentityRecord>>) => {
+  let head: IteratorResult<Keyed<IdentityRecord>> | undefined;
+  return {
+    /** The identities of this device; devices must be asked for in ID order. */
+    of: async (deviceId: string) => {
+      const found: IdentityRecord[] = [];
+      for (;;) {
+        head ??= await identities.next();
+        if (head.done || head.value.value.device_id > deviceId) return found;
+        // Identities of devices the list skips (another fleet, or gone) are passed over.
+        if (head.value.value.device_id === deviceId) found.push(head.value.value);
+        head = undefined;
+      }
+    },
+    close: () => identities.return(undefined),
+  };
+};
+
+/**
+ * The workspace's devices, oldest first (ID order), streamed with their fleet names and
+ * identities; only those of `fleet` when given; a page of them when the query asks.
+ * @throws NotFoundError when the workspace is not the caller's, or naming each given fleet that is not in it.
+ * @throws ValidationError when the cursor is not one of this list.
+ */
+export const listDevices = async (
+  db: Db,
+  caller: Caller,
+  workspaceId: string,
+  query: PageQuery & { fleet?: string[] } = {},
+): Promise<StreamedList<Device>> => {
   const workspace = await requireWorkspace(db, caller, workspaceId);
-  const [devices, fleets, identities] = await Promise.all([
-    listDevicesOfWorkspace(db, workspaceId),
-    listFleetsOfWorkspace(db, workspaceId),
-    listIdentitiesOfWorkspace(db, workspaceId),
-  ]);
-  const fleetNames = new Map(fleets.map((f) => [f.id, f.name]));
-  const missing = (fleetIds ?? []).filter((id) => !fleetNames.has(id));
-  if (missing.length) {
-    throw new NotFoundError(`Fleet ${missing[0]} not found.`, { details: missing.map((id) => ({ field: 'query.fleet', message: `Fleet ${id} not found.` })) });
+  const fleetIds = query.fleet?.length ? query.fleet : undefined;
+  if (fleetIds) await requireFleets(db, workspaceId, fleetIds);
+  const list = `devices/${workspaceId}`;
+  const { prefix } = collection.devicesOfWorkspace(workspaceId);
+  const after = startOf(list, query, prefix);
+  async function* source(): AsyncGenerator<Keyed<Device>> {
+    const names = new Map<string, string>();
+    const identities = identityJoin(readIdentitiesOfWorkspace(db, workspaceId, after?.slice(prefix.length)));
+    try {
+      for await (const page of readDevicesOfWorkspace(db, workspaceId, { after, pageSize: pageSizeOf(query), fleetIds })) {
+        const unknown = [...new Set(page.map(({ value }) => value.fleet_id))].filter((id) => !names.has(id));
+        if (unknown.length) {
+          if (names.size + unknown.length > FLEET_NAMES_KEPT) names.clear();
+          const found = await getFleetNames(db, workspaceId, unknown);
+          for (const id of unknown) names.set(id, found.get(id) ?? '');
+        }
+        for (const { sk, value } of page) yield { sk, value: toDevice(value, names.get(value.fleet_id) ?? '', workspace, await identities.of(value.id)) };
+      }
+    } finally {
+      await identities.close();
+    }
   }
-  const wanted = fleetIds?.length ? new Set(fleetIds) : undefined;
-  const identitiesOf = new Map<string, IdentityRecord[]>();
-  for (const identity of identities) identitiesOf.set(identity.device_id, [...(identitiesOf.get(identity.device_id) ?? []), identity]);
-  return devices
-    .filter((d) => !wanted || wanted.has(d.fleet_id))
-    .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
-    .map((d) => toDevice(d, fleetNames.get(d.fleet_id) ?? '', workspace, identitiesOf.get(d.id)));
+  return paginate(list, source(), query);
 };
 
 /** @throws NotFoundError when the workspace is not the caller's or the device is not in it. */
@@ -87,14 +131,15 @@ export const getDevice = async (db: Db, caller: Caller, workspaceId: string, dev
  */
 export const createDevice = async (db: Db, caller: Caller, workspaceId: string, input: CreateDeviceBody) => {
   const workspace = await requireWorkspace(db, caller, workspaceId);
+  const created_at = nowIso();
   const device: DeviceRecord = {
-    id: newId('dev'),
+    id: newId('dev', created_at),
     name: input.name,
     account_id: caller.accountId,
     workspace_id: workspaceId,
     fleet_id: input.fleet_id ?? workspace.default_fleet_id,
     phys_id: input.phys_id,
-    created_at: nowIso(),
+    created_at,
   };
   await storeDevice(db, device);
   return withFleetName(db, workspace, device);

@@ -3,7 +3,11 @@ import { NotFoundError } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { newId, nowIso } from '../shared/ids';
 import type { CreateFleetBody, Fleet } from '../schemas/fleet';
-import { findMissingFleets, getFleetOfWorkspace, listFleetsOfWorkspace, putFleet } from '../stores/fleet-store';
+import type { PageQuery } from '../schemas/list';
+import type { StreamedList } from '../shared/json-stream';
+import { collection } from '../stores/keys';
+import { findMissingFleets, getFleetOfWorkspace, putFleet, readFleetsOfWorkspace } from '../stores/fleet-store';
+import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
 import { requireWorkspace } from './workspaces';
 
 const toFleet = ({ id, name, description, account_id, workspace_id, created_at }: Fleet): Fleet => ({
@@ -15,11 +19,16 @@ const toFleet = ({ id, name, description, account_id, workspace_id, created_at }
   created_at,
 });
 
-/** @throws NotFoundError when the workspace is not the caller's. */
-export const listFleets = async (db: Db, caller: Caller, workspaceId: string) => {
+/**
+ * The workspace's fleets, oldest first (ID order), streamed; a page of them when `page` asks.
+ * @throws NotFoundError when the workspace is not the caller's.
+ * @throws ValidationError when the cursor is not one of this list.
+ */
+export const listFleets = async (db: Db, caller: Caller, workspaceId: string, page: PageQuery = {}): Promise<StreamedList<Fleet>> => {
   await requireWorkspace(db, caller, workspaceId);
-  const fleets = await listFleetsOfWorkspace(db, workspaceId);
-  return fleets.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)).map(toFleet);
+  const list = `fleets/${workspaceId}`;
+  const after = startOf(list, page, collection.fleetsOfWorkspace(workspaceId).prefix);
+  return paginate(list, mapKeyed(readFleetsOfWorkspace(db, workspaceId, { after, pageSize: pageSizeOf(page) }), toFleet), page);
 };
 
 /** @throws NotFoundError when the workspace is not the caller's or the fleet is not in it. */
@@ -33,13 +42,14 @@ export const getFleet = async (db: Db, caller: Caller, workspaceId: string, flee
 /** @throws NotFoundError when the workspace is not the caller's. */
 export const createFleet = async (db: Db, caller: Caller, workspaceId: string, input: CreateFleetBody) => {
   await requireWorkspace(db, caller, workspaceId);
+  const created_at = nowIso();
   const fleet: Fleet = {
-    id: newId('flt'),
+    id: newId('flt', created_at),
     name: input.name,
     description: input.description,
     account_id: caller.accountId,
     workspace_id: workspaceId,
-    created_at: nowIso(),
+    created_at,
   };
   await putFleet(db, fleet);
   return toFleet(fleet);

@@ -15,11 +15,15 @@ import { findDeviceLocator, getDeviceOfWorkspace, type DeviceRecord } from '../s
 import {
   createIdentity as storeIdentity,
   findIdentityKey,
-  listIdentitiesOfDevice,
+  readIdentitiesOfDevice,
   revokeIdentity as storeRevocation,
   type IdentityRecord,
 } from '../stores/identity-store';
 import { eventMessage } from './events';
+import type { PageQuery } from '../schemas/list';
+import type { StreamedList } from '../shared/json-stream';
+import { collection } from '../stores/keys';
+import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
 import { requireWorkspace } from './workspaces';
 
 /** Bytes of a device's HS256 key: as long as the hash, as RFC 7518 §3.2 asks. */
@@ -101,13 +105,14 @@ export const createIdentity = async (
   const endpoint = credentialsEndpoint(endpointUrl, broker.url, broker.cacert);
   const device = await requireDeviceOfWorkspace(db, caller, workspaceId, deviceId);
   const secret = randomBytes(DEVICE_KEY_BYTES).toString('base64');
+  const created_at = nowIso();
   const record: IdentityRecord = {
-    id: newId('idn'),
+    id: newId('idn', created_at),
     type: input.type,
     device_id: device.id,
     workspace_id: workspaceId,
     account_id: caller.accountId,
-    created_at: nowIso(),
+    created_at,
     revoked_at: null,
   };
   await storeIdentity(db, { ...record, secret });
@@ -120,13 +125,16 @@ export const createIdentity = async (
 };
 
 /**
- * Every identity of a device, revoked ones included, oldest first; never their secrets.
+ * Every identity of a device, revoked ones included, oldest first (ID order), streamed, never
+ * their secrets; a page of them when `page` asks.
  * @throws NotFoundError when the workspace or device is not the caller's.
+ * @throws ValidationError when the cursor is not one of this list.
  */
-export const listIdentities = async (db: Db, caller: Caller, workspaceId: string, deviceId: string) => {
+export const listIdentities = async (db: Db, caller: Caller, workspaceId: string, deviceId: string, page: PageQuery = {}): Promise<StreamedList<Identity>> => {
   await requireDeviceOfWorkspace(db, caller, workspaceId, deviceId);
-  const identities = await listIdentitiesOfDevice(db, workspaceId, deviceId);
-  return identities.sort(oldestFirst).map(toIdentity);
+  const list = `identities/${workspaceId}/${deviceId}`;
+  const after = startOf(list, page, collection.identitiesOfDevice(workspaceId, deviceId).prefix);
+  return paginate(list, mapKeyed(readIdentitiesOfDevice(db, workspaceId, deviceId, { after, pageSize: pageSizeOf(page) }), toIdentity), page);
 };
 
 /**

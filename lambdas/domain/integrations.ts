@@ -17,10 +17,15 @@ import {
   deleteIntegration as removeIntegration,
   getIntegrationOfWorkspace,
   listIntegrationsOfWorkspace,
+  readIntegrationsOfWorkspace,
   rotateIntegrationSecret as storeRotation,
   updateIntegration as storeUpdate,
   type IntegrationRecord,
 } from '../stores/integration-store';
+import type { PageQuery } from '../schemas/list';
+import type { StreamedList } from '../shared/json-stream';
+import { collection } from '../stores/keys';
+import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
 import { requireWorkspace } from './workspaces';
 
 /** After a rotation the previous secret keeps signing (beside the new one) this long, so receivers can switch without losing POSTs. */
@@ -137,7 +142,7 @@ export const createIntegration = async (
   const secret = newWebhookSecret();
   const record: IntegrationRecord = {
     ...input,
-    id: newId('int'),
+    id: newId('int', at),
     workspace_id: workspaceId,
     account_id: caller.accountId,
     created_at: at,
@@ -154,11 +159,16 @@ export const createIntegration = async (
   return { integration: toIntegration(record), secret };
 };
 
-/** The workspace's integrations, oldest first. @throws NotFoundError when the workspace is not the caller's. */
-export const listIntegrations = async (db: Db, caller: Caller, workspaceId: string) => {
+/**
+ * The workspace's integrations, oldest first (ID order), streamed, never their secrets; a page of them when `page` asks.
+ * @throws NotFoundError when the workspace is not the caller's.
+ * @throws ValidationError when the cursor is not one of this list.
+ */
+export const listIntegrations = async (db: Db, caller: Caller, workspaceId: string, page: PageQuery = {}): Promise<StreamedList<Integration>> => {
   await requireWorkspace(db, caller, workspaceId);
-  const records = await listIntegrationsOfWorkspace(db, workspaceId);
-  return records.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)).map(toIntegration);
+  const list = `integrations/${workspaceId}`;
+  const after = startOf(list, page, collection.integrationsOfWorkspace(workspaceId).prefix);
+  return paginate(list, mapKeyed(readIntegrationsOfWorkspace(db, workspaceId, { after, pageSize: pageSizeOf(page) }), toIntegration), page);
 };
 
 /** @throws NotFoundError when the workspace or the integration is not the caller's. */

@@ -6,12 +6,16 @@ import type { Caller } from '../shared/http';
 import { nowIso } from '../shared/ids';
 import type { Job, JobStatus } from '../schemas/job';
 import { listDevicesOfFleets } from '../stores/device-store';
-import { completePendingJob, getJobOfDevice, listJobsOfDevice, putJob, putJobOnDevices, type JobRecord } from '../stores/job-store';
+import { completePendingJob, getJobOfDevice, putJob, readJobsOfDevice, putJobOnDevices, type JobRecord } from '../stores/job-store';
 import { requireDevice } from './devices';
 import { devicePlaceOf, eventTimestamp, type DevicePlace } from './events';
 import { requireFleets } from './fleets';
 import { deliverLive, jobMessage } from './live-delivery';
 import { publishToDevice } from '../stores/device-channel';
+import type { PageQuery } from '../schemas/list';
+import type { StreamedList } from '../shared/json-stream';
+import { collection } from '../stores/keys';
+import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
 import { requireWorkspace } from './workspaces';
 
 /** A stored job as the API shows it (and as its events carry it): no device, place or stamp. */
@@ -23,11 +27,16 @@ export const toJob = ({ name, status, scheduled_at, value, result, completed_at 
   ...(status === 'done' ? { result, completed_at } : {}),
 });
 
-/** @throws NotFoundError when the device is not the caller's. */
-export const listJobs = async (db: Db, caller: Caller, deviceId: string, status?: JobStatus) => {
+/**
+ * A device's jobs in name order, only those in `status` when given, streamed; a page of them when `page` asks.
+ * @throws NotFoundError when the device is not the caller's.
+ * @throws ValidationError when the cursor is not one of this list.
+ */
+export const listJobs = async (db: Db, caller: Caller, deviceId: string, status?: JobStatus, page: PageQuery = {}): Promise<StreamedList<Job>> => {
   await requireDevice(db, caller, deviceId);
-  const jobs = await listJobsOfDevice(db, deviceId, status);
-  return jobs.map(toJob);
+  const list = `jobs/${deviceId}`;
+  const after = startOf(list, page, collection.jobsOfDevice(deviceId).prefix);
+  return paginate(list, mapKeyed(readJobsOfDevice(db, deviceId, status, { after, pageSize: pageSizeOf(page) }), toJob), page);
 };
 
 /** @throws NotFoundError when the device is not the caller's or has no such job. */

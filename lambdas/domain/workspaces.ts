@@ -2,14 +2,19 @@ import type { Db } from '../shared/clients';
 import { NotFoundError } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { newId, nowIso } from '../shared/ids';
+import type { PageQuery } from '../schemas/list';
 import type { CreateWorkspaceBody, Workspace } from '../schemas/workspace';
+import type { StreamedList } from '../shared/json-stream';
+import type { Keyed } from '../stores/items';
+import { collection } from '../stores/keys';
 import type { FleetRecord } from '../stores/fleet-store';
 import {
   createWorkspaceWithDefaultFleet,
   getWorkspaceOfAccount,
-  listWorkspacesOfAccount,
+  readWorkspacesOfAccount,
   type WorkspaceRecord,
 } from '../stores/workspace-store';
+import { pageSizeOf, paginate, startOf } from './lists';
 
 export const DEFAULT_FLEET_NAME = 'default';
 
@@ -24,9 +29,9 @@ const toWorkspace = ({ id, name, account_id, description, created_at }: Workspac
 /** A new workspace record and its `default` fleet, not yet stored. */
 export const newWorkspace = (accountId: string, input: CreateWorkspaceBody) => {
   const created_at = nowIso();
-  const workspaceId = newId('wks');
+  const workspaceId = newId('wks', created_at);
   const fleet: FleetRecord = {
-    id: newId('flt'),
+    id: newId('flt', created_at),
     name: DEFAULT_FLEET_NAME,
     description: 'Devices created without a fleet',
     account_id: accountId,
@@ -54,13 +59,24 @@ export const requireWorkspace = async (db: Db, caller: Caller, workspaceId: stri
   return workspace;
 };
 
-/** Every workspace of the caller's account: the key's bound workspace first, then oldest first. */
-export const listWorkspaces = async (db: Db, caller: Caller): Promise<Workspace[]> => {
-  const all = await listWorkspacesOfAccount(db, caller.accountId);
-  const rank = (w: WorkspaceRecord) => (w.id === caller.workspaceId ? 0 : 1);
-  return all
-    .sort((a, b) => rank(a) - rank(b) || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
-    .map(toWorkspace);
+/**
+ * Every workspace of the caller's account, streamed: the key's bound workspace first, then the
+ * others oldest first (ID order); a page of them when `page` asks.
+ * @throws ValidationError when the cursor is not one of this account's workspace list.
+ */
+export const listWorkspaces = async (db: Db, caller: Caller, page: PageQuery = {}): Promise<StreamedList<Workspace>> => {
+  const list = `workspaces/${caller.accountId}`;
+  const after = startOf(list, page, collection.workspacesOfAccount(caller.accountId).prefix);
+  async function* source(): AsyncGenerator<Keyed<Workspace>> {
+    // The bound workspace's place is the empty key: a cursor of "" resumes with the others.
+    if (after === undefined) {
+      const bound = await getWorkspaceOfAccount(db, caller.accountId, caller.workspaceId);
+      if (bound) yield { sk: '', value: toWorkspace(bound) };
+    }
+    const others = readWorkspacesOfAccount(db, caller.accountId, { after: after || undefined, pageSize: pageSizeOf(page) });
+    for await (const { sk, value } of others) if (value.id !== caller.workspaceId) yield { sk, value: toWorkspace(value) };
+  }
+  return paginate(list, source(), page);
 };
 
 /** @throws NotFoundError when it is not a workspace of the caller's account. */

@@ -9,11 +9,12 @@ import {
 import { INTEGRATION_OPERATIONS } from '../schemas/operations/integrations';
 import { registryDb } from '../shared/clients';
 import { callerOf, ok } from '../shared/http';
+import { streamList } from '../shared/json-stream';
 import { httpHandler } from '../shared/middleware';
 
 export const handler = httpHandler('integrations', INTEGRATION_OPERATIONS, {
-  listIntegrations: async ({ path }, event) =>
-    ok(200, { integrations: await listIntegrations(registryDb(), callerOf(event), path.workspaceId) }),
+  listIntegrations: async ({ path, query }, event) =>
+    streamList(event, 'integrations', await listIntegrations(registryDb(), callerOf(event), path.workspaceId, query)),
   createIntegration: async ({ path, body }, event) => ok(200, await createIntegration(registryDb(), callerOf(event), path.workspaceId, body)),
   getIntegration: async ({ path }, event) =>
     ok(200, { integration: await getIntegration(registryDb(), callerOf(event), path.workspaceId, path.integrationId) }),

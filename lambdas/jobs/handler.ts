@@ -2,6 +2,7 @@ import { getJob, listJobs, scheduleFleetJob, scheduleJob } from '../domain/jobs'
 import { JOB_OPERATIONS } from '../schemas/operations/jobs';
 import { registryDb } from '../shared/clients';
 import { callerOf, ok, type ApiEvent } from '../shared/http';
+import { streamList } from '../shared/json-stream';
 import { httpHandler, type RouteInput } from '../shared/middleware';
 
 // Served at both /workspace/… (the reference's heading) and /workspaces/… (its worked example).
@@ -9,7 +10,7 @@ const scheduleFleetJobRoute = async ({ path, query, body }: RouteInput<typeof JO
   ok(200, { job: await scheduleFleetJob(registryDb(), callerOf(event), path.workspaceId, path.jobName, body.value, query.fleet) });
 
 export const handler = httpHandler('jobs', JOB_OPERATIONS, {
-  listJobs: async ({ path, query }, event) => ok(200, { jobs: await listJobs(registryDb(), callerOf(event), path.deviceId, query.status) }),
+  listJobs: async ({ path, query }, event) => streamList(event, 'jobs', await listJobs(registryDb(), callerOf(event), path.deviceId, query.status, query)),
   getJob: async ({ path }, event) => ok(200, { job: await getJob(registryDb(), callerOf(event), path.deviceId, path.jobName) }),
   scheduleJob: async ({ path, body }, event) =>
     ok(200, { job: await scheduleJob(registryDb(), callerOf(event), path.deviceId, path.jobName, body.value) }),

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { NextSchema } from './list';
 import { ApiKeyIdRefSchema, ApiKeyIdSchema, DateSchema, NameSchema, WorkspaceIdRefSchema, WorkspaceIdSchema } from './common';
 
 export const ApiKeySchema = z
@@ -29,4 +30,4 @@ export const ApiKeyResponseSchema = z.object({ api_key: ApiKeySchema });
 export const CreatedApiKeyResponseSchema = z
   .object({ api_key: ApiKeySchema, key: z.string().meta({ description: 'The secret, shown only in this answer' }) })
   .meta({ id: 'CreatedApiKey' });
-export const ApiKeyListResponseSchema = z.object({ api_keys: z.array(ApiKeySchema) });
+export const ApiKeyListResponseSchema = z.object({ api_keys: z.array(ApiKeySchema), next: NextSchema });

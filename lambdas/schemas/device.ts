@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { NextSchema } from './list';
 import {
   AccountIdSchema,
   DateSchema,
@@ -57,4 +58,4 @@ export const UpdateDeviceBodySchema = z
 export type UpdateDeviceBody = z.infer<typeof UpdateDeviceBodySchema>;
 
 export const DeviceResponseSchema = z.object({ device: DeviceSchema });
-export const DeviceListResponseSchema = z.object({ devices: z.array(DeviceSchema) });
+export const DeviceListResponseSchema = z.object({ devices: z.array(DeviceSchema), next: NextSchema });

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { NextSchema } from './list';
 import { AccountIdSchema, DateSchema, DescriptionSchema, FleetIdRefSchema, FleetIdSchema, NameSchema, WorkspaceIdRefSchema, WorkspaceIdSchema } from './common';
 
 export const FleetSchema = z
@@ -21,4 +22,4 @@ export const CreateFleetBodySchema = z
 export type CreateFleetBody = z.infer<typeof CreateFleetBodySchema>;
 
 export const FleetResponseSchema = z.object({ fleet: FleetSchema });
-export const FleetListResponseSchema = z.object({ fleets: z.array(FleetSchema) });
+export const FleetListResponseSchema = z.object({ fleets: z.array(FleetSchema), next: NextSchema });

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { NextSchema } from './list';
 import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, IdentityIdRefSchema, WorkspaceIdRefSchema, idSchema } from './common';
 
 export const IdentityIdSchema = idSchema('idn');
@@ -54,7 +55,7 @@ export const DeviceCredentialsSchema = z
 export type DeviceCredentials = z.infer<typeof DeviceCredentialsSchema>;
 
 export const IdentityResponseSchema = z.object({ identity: IdentitySchema });
-export const IdentityListResponseSchema = z.object({ identities: z.array(IdentitySchema) });
+export const IdentityListResponseSchema = z.object({ identities: z.array(IdentitySchema), next: NextSchema });
 export const CreatedIdentityResponseSchema = z
   .object({ identity: IdentitySchema, credentials: DeviceCredentialsSchema })
   .meta({ id: 'CreatedIdentity' });

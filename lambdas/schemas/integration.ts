@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { NextSchema } from './list';
 import { DateSchema, IntegrationIdRefSchema, NameSchema, TokenSchema, WorkspaceIdRefSchema, WorkspaceIdSchema, idSchema } from './common';
 
 /** Limits of an integration (DESIGN §7): URL length, tags in a filter, integrations per workspace. */
@@ -83,7 +84,7 @@ export const UpdateIntegrationBodySchema = z
 export type UpdateIntegrationBody = z.infer<typeof UpdateIntegrationBodySchema>;
 
 export const IntegrationResponseSchema = z.object({ integration: IntegrationSchema });
-export const IntegrationListResponseSchema = z.object({ integrations: z.array(IntegrationSchema) });
+export const IntegrationListResponseSchema = z.object({ integrations: z.array(IntegrationSchema), next: NextSchema });
 export const IntegrationWithSecretResponseSchema = z
   .object({
     integration: IntegrationSchema,

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { NextSchema, PageQueryShape } from './list';
 import { JSON_MAX_DEPTH } from '../shared/json';
 import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, FleetIdRefSchema, JsonObjectSchema, PathTokenSchema, WorkspaceIdRefSchema } from './common';
 
@@ -26,7 +27,7 @@ export const DeviceJobsPathSchema = z.strictObject({ deviceId: DeviceIdRefSchema
 export const DeviceJobPathSchema = z.strictObject({ deviceId: DeviceIdRefSchema, jobName: PathTokenSchema });
 export const FleetJobPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, jobName: PathTokenSchema });
 
-export const ListJobsQuerySchema = z.strictObject({ status: JobStatusSchema.optional() });
+export const ListJobsQuerySchema = z.strictObject({ status: JobStatusSchema.optional(), ...PageQueryShape });
 
 /** Repeatable `fleet`: none means every fleet of the workspace (jobs and FOTA on fleets, the device list). */
 export const FleetsQuerySchema = z.strictObject({
@@ -45,4 +46,4 @@ export const JobObjectSchema = JsonObjectSchema.default({})
 export const ScheduleJobBodySchema = z.strictObject({ value: JobObjectSchema }).meta({ id: 'ScheduleJob' });
 
 export const JobResponseSchema = z.object({ job: JobSchema });
-export const JobListResponseSchema = z.object({ jobs: z.array(JobSchema) });
+export const JobListResponseSchema = z.object({ jobs: z.array(JobSchema), next: NextSchema });

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { NextSchema } from './list';
 import { AccountIdSchema, DateSchema, DescriptionSchema, NameSchema, WorkspaceIdRefSchema, WorkspaceIdSchema } from './common';
 
 export const WorkspaceSchema = z
@@ -20,4 +21,4 @@ export const CreateWorkspaceBodySchema = z
 export type CreateWorkspaceBody = z.infer<typeof CreateWorkspaceBodySchema>;
 
 export const WorkspaceResponseSchema = z.object({ workspace: WorkspaceSchema });
-export const WorkspaceListResponseSchema = z.object({ workspaces: z.array(WorkspaceSchema) });
+export const WorkspaceListResponseSchema = z.object({ workspaces: z.array(WorkspaceSchema), next: NextSchema });

@@ -1,7 +1,7 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { ApiKey } from '../schemas/api-key';
-import { putNew, queryAll, strip } from './items';
+import { keyedItems, putNew, strip, type ListRead } from './items';
 import { apiKeyHashKey, apiKeyMetaKey, collection } from './keys';
 
 /** An API key as listed in its workspace, with the hash that finds its lookup item. */
@@ -42,9 +42,10 @@ export const getApiKeyOfWorkspace = async (db: Db, workspaceId: string, keyId: s
   return Item ? strip<ApiKeyRecord>(Item) : undefined;
 };
 
-export const listApiKeysOfWorkspace = (db: Db, workspaceId: string) => {
+/** The workspace's API keys one by one, in ID order (creation order). */
+export const readApiKeysOfWorkspace = (db: Db, workspaceId: string, read: ListRead) => {
   const { pk, prefix } = collection.apiKeysOfWorkspace(workspaceId);
-  return queryAll<ApiKeyRecord>(db, pk, prefix);
+  return keyedItems<ApiKeyRecord>(db, { pk, prefix, ...read });
 };
 
 /** Marks a key revoked in both of its items, all or nothing. */

@@ -1,7 +1,7 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { NotFoundError } from '../shared/errors';
-import { checkExists, putNew, queryAll, strip } from './items';
+import { checkExists, keyedPages, putNew, queryAll, strip, type ListRead } from './items';
 import { failedConditions } from './errors';
 import { collection, deviceKey, deviceLocatorKey, fleetKey } from './keys';
 
@@ -32,9 +32,24 @@ export const findDeviceLocator = async (db: Db, deviceId: string) => {
   return Item ? strip<DeviceLocator>(Item) : undefined;
 };
 
-export const listDevicesOfWorkspace = (db: Db, workspaceId: string) => {
+/**
+ * The workspace's devices page by page, in ID order (creation order: shared/ids.ts), only those of
+ * `fleetIds` when given (a filter: DynamoDB still reads the others, and `pageSize` would count them).
+ */
+export const readDevicesOfWorkspace = (db: Db, workspaceId: string, { fleetIds, ...read }: ListRead & { fleetIds?: string[] }) => {
   const { pk, prefix } = collection.devicesOfWorkspace(workspaceId);
-  return queryAll<DeviceRecord>(db, pk, prefix);
+  if (!fleetIds?.length) return keyedPages<DeviceRecord>(db, { pk, prefix, ...read });
+  const wanted = [...new Set(fleetIds)];
+  return keyedPages<DeviceRecord>(db, {
+    pk,
+    prefix,
+    after: read.after,
+    extra: {
+      // IN takes up to 100 values, as many as the `fleet` parameter may name.
+      FilterExpression: `fleet_id IN (${wanted.map((_, i) => `:f${i}`).join(', ')})`,
+      ExpressionAttributeValues: Object.fromEntries(wanted.map((id, i) => [`:f${i}`, id])),
+    },
+  });
 };
 
 /** IDs, fleets and MQTT connection state of the workspace's devices in these fleets (every fleet when `fleetIds` is undefined). */

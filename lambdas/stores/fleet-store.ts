@@ -1,7 +1,7 @@
 import { BatchGetCommand, GetCommand, PutCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { Fleet } from '../schemas/fleet';
-import { queryAll, strip } from './items';
+import { keyedItems, strip, type ListRead } from './items';
 import { collection, fleetKey } from './keys';
 
 export type FleetRecord = Fleet;
@@ -11,9 +11,10 @@ export const getFleetOfWorkspace = async (db: Db, workspaceId: string, fleetId: 
   return Item ? strip<FleetRecord>(Item) : undefined;
 };
 
-export const listFleetsOfWorkspace = (db: Db, workspaceId: string) => {
+/** The workspace's fleets one by one, in ID order (creation order). */
+export const readFleetsOfWorkspace = (db: Db, workspaceId: string, read: ListRead) => {
   const { pk, prefix } = collection.fleetsOfWorkspace(workspaceId);
-  return queryAll<FleetRecord>(db, pk, prefix);
+  return keyedItems<FleetRecord>(db, { pk, prefix, ...read });
 };
 
 export const putFleet = async (db: Db, fleet: FleetRecord) => {
@@ -24,19 +25,27 @@ export const putFleet = async (db: Db, fleet: FleetRecord) => {
 
 const BATCH_GET_LIMIT = 100; // BatchGetItem reads at most 100 keys
 
-/** Which of these fleet IDs are not fleets of the workspace. */
-export const findMissingFleets = async (db: Db, workspaceId: string, fleetIds: string[]): Promise<string[]> => {
+/** The names of those of these fleet IDs that are fleets of the workspace. */
+export const getFleetNames = async (db: Db, workspaceId: string, fleetIds: string[]): Promise<Map<string, string>> => {
   const wanted = [...new Set(fleetIds)];
-  const found = new Set<string>();
+  const found = new Map<string, string>();
   for (let i = 0; i < wanted.length; i += BATCH_GET_LIMIT) {
     let keys: Array<Record<string, unknown>> | undefined = wanted.slice(i, i + BATCH_GET_LIMIT).map((id) => ({ ...fleetKey(workspaceId, id) }));
     while (keys?.length) {
       const result: BatchGetCommandOutput = await db.doc.send(
-        new BatchGetCommand({ RequestItems: { [db.table]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'id' } } }),
+        new BatchGetCommand({
+          RequestItems: { [db.table]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'id, #name', ExpressionAttributeNames: { '#name': 'name' } } },
+        }),
       );
-      for (const item of result.Responses?.[db.table] ?? []) found.add(item.id as string);
+      for (const item of result.Responses?.[db.table] ?? []) found.set(item.id as string, item.name as string);
       keys = result.UnprocessedKeys?.[db.table]?.Keys;
     }
   }
-  return wanted.filter((id) => !found.has(id));
+  return found;
+};
+
+/** Which of these fleet IDs are not fleets of the workspace. */
+export const findMissingFleets = async (db: Db, workspaceId: string, fleetIds: string[]): Promise<string[]> => {
+  const found = await getFleetNames(db, workspaceId, fleetIds);
+  return [...new Set(fleetIds)].filter((id) => !found.has(id));
 };

@@ -3,7 +3,7 @@ import type { Db } from '../shared/clients';
 import { NotFoundError } from '../shared/errors';
 import type { Identity } from '../schemas/identity';
 import { failedConditions, isConditionFailed } from './errors';
-import { checkExists, putNew, queryAll, strip } from './items';
+import { checkExists, keyedItems, putNew, queryAll, strip, type ListRead } from './items';
 import { collection, deviceKey, identityKey } from './keys';
 
 /** A device identity as listed: where it belongs, never its secret. */
@@ -43,6 +43,25 @@ export const createIdentity = async (db: Db, identity: IdentityKeyRecord) => {
 export const listIdentitiesOfDevice = (db: Db, workspaceId: string, deviceId: string) => {
   const { pk, prefix } = collection.identitiesOfDevice(workspaceId, deviceId);
   return queryAll<IdentityRecord>(db, pk, prefix, PUBLIC_FIELDS);
+};
+
+// The lists that page need each item's sort key as well.
+const PUBLIC_FIELDS_AND_KEY = { ...PUBLIC_FIELDS, ProjectionExpression: `${PUBLIC_FIELDS.ProjectionExpression}, sk` };
+
+/** A device's identities one by one, in ID order (creation order), never their keys. */
+export const readIdentitiesOfDevice = (db: Db, workspaceId: string, deviceId: string, read: ListRead) => {
+  const { pk, prefix } = collection.identitiesOfDevice(workspaceId, deviceId);
+  return keyedItems<IdentityRecord>(db, { pk, prefix, ...read, extra: PUBLIC_FIELDS_AND_KEY });
+};
+
+/**
+ * Every identity of the workspace's devices after `afterDevice` (all when undefined), in device ID
+ * order and then identity ID order, as the device list walks its devices; never their keys.
+ */
+export const readIdentitiesOfWorkspace = (db: Db, workspaceId: string, afterDevice?: string) => {
+  const { pk, prefix } = collection.identitiesOfWorkspace(workspaceId);
+  // "~" sorts after every ID character: the start is past all of that device's identities.
+  return keyedItems<IdentityRecord>(db, { pk, prefix, after: afterDevice === undefined ? undefined : `${prefix}${afterDevice}#~`, extra: PUBLIC_FIELDS_AND_KEY });
 };
 
 export const listIdentitiesOfWorkspace = (db: Db, workspaceId: string) => {

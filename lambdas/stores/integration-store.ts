@@ -3,7 +3,7 @@ import type { Db } from '../shared/clients';
 import { NotFoundError } from '../shared/errors';
 import type { Integration } from '../schemas/integration';
 import { isConditionFailed } from './errors';
-import { putAll, queryAll, strip } from './items';
+import { keyedItems, putAll, queryAll, strip, type ListRead } from './items';
 import { collection, deliveryKey, integrationKey } from './keys';
 
 /** An integration as stored: the listed fields, flat status fields, and its signing secrets. */
@@ -38,6 +38,12 @@ export const getIntegrationOfWorkspace = async (db: Db, workspaceId: string, int
 export const listIntegrationsOfWorkspace = (db: Db, workspaceId: string) => {
   const { pk, prefix } = collection.integrationsOfWorkspace(workspaceId);
   return queryAll<IntegrationRecord>(db, pk, prefix);
+};
+
+/** The workspace's integrations one by one, in ID order (creation order). */
+export const readIntegrationsOfWorkspace = (db: Db, workspaceId: string, read: ListRead) => {
+  const { pk, prefix } = collection.integrationsOfWorkspace(workspaceId);
+  return keyedItems<IntegrationRecord>(db, { pk, prefix, ...read });
 };
 
 /** Runs an UpdateItem on an existing integration and returns it as it is now. @throws NotFoundError when it does not exist. */

@@ -1,4 +1,4 @@
-import { BatchWriteCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { ItemKey } from './keys';
 
@@ -8,9 +8,80 @@ export const strip = <T>(item: Record<string, unknown>): T => {
   return rest as T;
 };
 
+/** Where to read a collection (pk, sk prefix) from, and how. */
+export interface CollectionRead {
+  pk: string;
+  prefix: string;
+  /** Start after this sort key (a list's cursor); it must begin with `prefix`. */
+  after?: string;
+  /** Query's Limit: items evaluated per page (default: DynamoDB's 1 MB pages). */
+  pageSize?: number;
+  extra?: Partial<QueryCommandInput>;
+}
+
+const ignore = () => undefined;
+
 /**
- * Every item of a collection (pk, sk prefix), following LastEvaluatedKey to the end.
+ * The pages of a collection in sort-key order, raw items (with `pk` and `sk`), following
+ * LastEvaluatedKey to the end. The next page is asked for while the caller handles this one, so
+ * that reading and sending overlap; memory holds two pages whatever the collection's size.
  * Strongly consistent: a list right after a write sees it.
+ */
+export async function* queryPages(db: Db, { pk, prefix, after, pageSize, extra = {} }: CollectionRead): AsyncGenerator<Array<Record<string, unknown>>> {
+  const read = (ExclusiveStartKey: Record<string, unknown> | undefined): Promise<QueryCommandOutput> => {
+    const page = db.doc.send(
+      new QueryCommand({
+        ConsistentRead: true,
+        ...extra,
+        TableName: db.table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ...extra.ExpressionAttributeValues, ':pk': pk, ':prefix': prefix },
+        ...(pageSize ? { Limit: pageSize } : {}),
+        ExclusiveStartKey,
+      }),
+    );
+    // A reader that stops early leaves the read ahead unawaited: its failure is nobody's.
+    page.catch(ignore);
+    return page;
+  };
+  let next: Promise<QueryCommandOutput> | undefined = read(after === undefined ? undefined : { pk, sk: after });
+  while (next) {
+    const page: QueryCommandOutput = await next;
+    next = page.LastEvaluatedKey ? read(page.LastEvaluatedKey) : undefined;
+    yield page.Items ?? [];
+  }
+}
+
+/** Where a list's read starts (after a cursor's sort key) and how many items each Query evaluates. */
+export type ListRead = Pick<CollectionRead, 'after' | 'pageSize'>;
+
+/** An item of a collection with its sort key: where a page that ends at it resumes. */
+export interface Keyed<T> {
+  sk: string;
+  value: T;
+}
+
+/** The pages of a collection (see {@link queryPages}), each item read by `read` and kept with its sort key. */
+export async function* keyedPages<T>(
+  db: Db,
+  collectionRead: CollectionRead,
+  read: (item: Record<string, unknown>) => T = strip<T>,
+): AsyncGenerator<Array<Keyed<T>>> {
+  for await (const page of queryPages(db, collectionRead)) yield page.map((item) => ({ sk: item.sk as string, value: read(item) }));
+}
+
+/** The items of a collection one by one, in sort-key order, read page by page (see {@link queryPages}). */
+export async function* keyedItems<T>(
+  db: Db,
+  collectionRead: CollectionRead,
+  read: (item: Record<string, unknown>) => T = strip<T>,
+): AsyncGenerator<Keyed<T>> {
+  for await (const page of keyedPages(db, collectionRead, read)) yield* page;
+}
+
+/**
+ * Every item of a collection, following LastEvaluatedKey to the end (for collections that stay
+ * small; a list that can grow streams {@link queryPages} instead). Strongly consistent.
  */
 export const queryAll = async <T>(
   db: Db,
@@ -19,21 +90,7 @@ export const queryAll = async <T>(
   extra: Partial<QueryCommandInput> = {},
 ): Promise<T[]> => {
   const items: T[] = [];
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.doc.send(
-      new QueryCommand({
-        ConsistentRead: true,
-        ...extra,
-        TableName: db.table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ...extra.ExpressionAttributeValues, ':pk': pk, ':prefix': prefix },
-        ExclusiveStartKey,
-      }),
-    );
-    for (const item of page.Items ?? []) items.push(strip<T>(item));
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
+  for await (const page of queryPages(db, { pk, prefix, extra })) for (const item of page) items.push(strip<T>(item));
   return items;
 };
 

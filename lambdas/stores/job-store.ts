@@ -3,7 +3,7 @@ import type { Db } from '../shared/clients';
 import type { Fota } from '../schemas/fota';
 import type { Job, JobStatus } from '../schemas/job';
 import { isConditionFailed } from './errors';
-import { putAll, queryAll, strip } from './items';
+import { keyedItems, putAll, queryAll, strip, type ListRead } from './items';
 import { collection, fotaKey, jobKey } from './keys';
 
 /**
@@ -67,6 +67,14 @@ export const putJobOnDevices = (db: Db, job: Omit<JobRecord, keyof DeviceTarget>
 export const getJobOfDevice = async (db: Db, deviceId: string, name: string) => {
   const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: jobKey(deviceId, name), ConsistentRead: true }));
   return Item ? jobOfItem(Item) : undefined;
+};
+
+/** A device's jobs one by one in name order, only those in `status` when given (a filter, so `pageSize` is not used then). */
+export const readJobsOfDevice = (db: Db, deviceId: string, status: JobStatus | undefined, read: ListRead) => {
+  const { pk, prefix } = collection.jobsOfDevice(deviceId);
+  if (!status) return keyedItems(db, { pk, prefix, ...read }, jobOfItem);
+  const extra = { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':status': status } };
+  return keyedItems(db, { pk, prefix, after: read.after, extra }, jobOfItem);
 };
 
 export const listJobsOfDevice = async (db: Db, deviceId: string, status?: JobStatus) => {

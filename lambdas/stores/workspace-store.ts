@@ -2,7 +2,7 @@ import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { Workspace } from '../schemas/workspace';
 import type { FleetRecord } from './fleet-store';
-import { putNew, queryAll, strip } from './items';
+import { keyedItems, putNew, strip, type ListRead } from './items';
 import { collection, fleetKey, workspaceKey } from './keys';
 
 /** A workspace as stored: its public fields and the ID of its `default` fleet. */
@@ -13,9 +13,10 @@ export const getWorkspaceOfAccount = async (db: Db, accountId: string, workspace
   return Item ? strip<WorkspaceRecord>(Item) : undefined;
 };
 
-export const listWorkspacesOfAccount = (db: Db, accountId: string) => {
+/** The account's workspaces one by one, in ID order (creation order). */
+export const readWorkspacesOfAccount = (db: Db, accountId: string, read: ListRead) => {
   const { pk, prefix } = collection.workspacesOfAccount(accountId);
-  return queryAll<WorkspaceRecord>(db, pk, prefix);
+  return keyedItems<WorkspaceRecord>(db, { pk, prefix, ...read });
 };
 
 /** Transaction items that create a workspace and its default fleet. */

@@ -4,7 +4,7 @@ import { registryDb } from '../shared/clients';
 import { callerOf } from '../shared/http';
 import { httpHandler } from '../shared/middleware';
 import { timeseriesStore } from '../stores/timeseries';
-import { streamJson } from './json-stream';
+import { streamJson } from '../shared/json-stream';
 
 // Streamed (route table `stream: true`): `size` may be 175,000, far past a buffered answer's 6 MB.
 export const handler = httpHandler('timeseries', TIMESERIES_OPERATIONS, {

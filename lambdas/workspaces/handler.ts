@@ -2,10 +2,11 @@ import { createWorkspace, getWorkspace, listWorkspaces } from '../domain/workspa
 import { WORKSPACE_OPERATIONS } from '../schemas/operations/workspaces';
 import { registryDb } from '../shared/clients';
 import { callerOf, ok } from '../shared/http';
+import { streamList } from '../shared/json-stream';
 import { httpHandler } from '../shared/middleware';
 
 export const handler = httpHandler('workspaces', WORKSPACE_OPERATIONS, {
-  listWorkspaces: async (_input, event) => ok(200, { workspaces: await listWorkspaces(registryDb(), callerOf(event)) }),
+  listWorkspaces: async ({ query }, event) => streamList(event, 'workspaces', await listWorkspaces(registryDb(), callerOf(event), query)),
   getWorkspace: async ({ path }, event) => ok(200, { workspace: await getWorkspace(registryDb(), callerOf(event), path.workspaceId) }),
   createWorkspace: async ({ body }, event) => ok(200, { workspace: await createWorkspace(registryDb(), callerOf(event), body) }),
 });

@@ -1,10 +1,11 @@
 import { CreateFleetBodySchema, FleetListResponseSchema, FleetPathSchema, FleetResponseSchema } from '../fleet';
+import { PageQuerySchema } from '../list';
 import type { Operations } from '../operation';
 import { WorkspacePathSchema } from '../workspace';
 
 /** The `fleets` handler's operations. */
 export const FLEET_OPERATIONS = {
-  listFleets: { path: WorkspacePathSchema, response: FleetListResponseSchema },
+  listFleets: { path: WorkspacePathSchema, query: PageQuerySchema, response: FleetListResponseSchema },
   createFleet: { path: WorkspacePathSchema, body: CreateFleetBodySchema, response: FleetResponseSchema },
   getFleet: { path: FleetPathSchema, response: FleetResponseSchema },
 } satisfies Operations;

@@ -6,11 +6,12 @@ import {
   IdentityPathSchema,
   IdentityResponseSchema,
 } from '../identity';
+import { PageQuerySchema } from '../list';
 import type { Operations } from '../operation';
 
 /** The `identities` handler's operations. */
 export const IDENTITY_OPERATIONS = {
-  listIdentities: { path: DevicePathSchema, response: IdentityListResponseSchema },
+  listIdentities: { path: DevicePathSchema, query: PageQuerySchema, response: IdentityListResponseSchema },
   createIdentity: { path: DevicePathSchema, body: CreateIdentityBodySchema, response: CreatedIdentityResponseSchema },
   revokeIdentity: { path: IdentityPathSchema, response: IdentityResponseSchema },
 } satisfies Operations;

@@ -6,12 +6,13 @@ import {
   IntegrationWithSecretResponseSchema,
   UpdateIntegrationBodySchema,
 } from '../integration';
+import { PageQuerySchema } from '../list';
 import type { Operations } from '../operation';
 import { WorkspacePathSchema } from '../workspace';
 
 /** The `integrations` handler's operations. */
 export const INTEGRATION_OPERATIONS = {
-  listIntegrations: { path: WorkspacePathSchema, response: IntegrationListResponseSchema },
+  listIntegrations: { path: WorkspacePathSchema, query: PageQuerySchema, response: IntegrationListResponseSchema },
   createIntegration: {
     path: WorkspacePathSchema,
     body: CreateIntegrationBodySchema,

@@ -13,6 +13,7 @@ import { startDynamoDbStreamPoller, type StreamPoller } from '../../../local/dyn
 import { until } from '../../../local/ports';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';
+import { itemsOf } from '../../helpers/lists';
 
 let db: Db;
 let poller: StreamPoller;
@@ -198,7 +199,7 @@ describe('job results', () => {
       completed_at: expect.any(String),
     });
     expect(await getJob(db, caller, device.id, 'reboot')).toEqual(job);
-    expect((await listJobs(db, caller, device.id, 'done')).map((j) => j.name)).toEqual(['reboot']);
+    expect((await itemsOf(listJobs(db, caller, device.id, 'done'))).map((j) => j.name)).toEqual(['reboot']);
     expect(forwarded).toEqual([]); // the request only writes
     const events = await streamedFor(device.id, (e) => e.some((x) => x.direction === 'd2c'));
     expect(events.filter((e) => e.direction === 'd2c')).toEqual([

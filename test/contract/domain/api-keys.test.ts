@@ -6,6 +6,7 @@ import type { Db } from '../../../lambdas/shared/clients';
 import { NotFoundError, UnauthorizedError } from '../../../lambdas/shared/errors';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';
+import { itemsOf } from '../../helpers/lists';
 
 let db: Db;
 beforeAll(async () => {
@@ -45,7 +46,7 @@ describe('API keys on DynamoDB Local', () => {
 
     await expect(authenticateApiKey(db, key)).rejects.toThrow(/revoked/);
     expect(again.revoked_at).toBe(first.revoked_at);
-    expect((await listApiKeys(db, caller, workspace_id)).find((k) => k.id === api_key.id)?.revoked_at).toBe(first.revoked_at);
+    expect((await itemsOf(listApiKeys(db, caller, workspace_id))).find((k) => k.id === api_key.id)?.revoked_at).toBe(first.revoked_at);
   });
 
   it('rejects a key after its expiry', async () => {

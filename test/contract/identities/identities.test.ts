@@ -8,6 +8,7 @@ import { identityKey } from '../../../lambdas/stores/keys';
 import { listIdentitiesOfWorkspace } from '../../../lambdas/stores/identity-store';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';
+import { itemsOf } from '../../helpers/lists';
 
 const ENDPOINT = 'https://devices.example.com/v3/device';
 
@@ -59,7 +60,7 @@ describe('device identities on DynamoDB Local', () => {
 
     const withBoth = await getDevice(db, caller, workspace_id, device.id);
     await revokeIdentity(db, caller, workspace_id, device.id, first.id);
-    const listedWithOne = (await listDevices(db, caller, workspace_id)).find((d) => d.id === device.id);
+    const listedWithOne = (await itemsOf(listDevices(db, caller, workspace_id))).find((d) => d.id === device.id);
     await revokeIdentity(db, caller, workspace_id, device.id, second.id);
     const withNone = await getDevice(db, caller, workspace_id, device.id);
 
@@ -115,7 +116,7 @@ describe('device identities on DynamoDB Local', () => {
 
     await expect(revokeIdentity(db, caller, workspace_id, other.id, identity.id)).rejects.toThrow(NotFoundError);
 
-    expect((await listIdentities(db, caller, workspace_id, device.id))[0].revoked_at).toBeNull();
+    expect((await itemsOf(listIdentities(db, caller, workspace_id, device.id)))[0].revoked_at).toBeNull();
   });
 
   it('stores nothing when the device endpoint is not configured', async () => {

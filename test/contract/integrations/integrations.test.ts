@@ -13,6 +13,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../../lambdas/
 import type { Caller } from '../../../lambdas/shared/http';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';
+import { itemsOf } from '../../helpers/lists';
 
 let db: Db;
 beforeAll(async () => {
@@ -59,7 +60,7 @@ describe('integrations on DynamoDB Local', () => {
     const first = await create(caller, workspace_id, { name: 'first' });
     const second = await create(caller, workspace_id, { name: 'second' });
 
-    const listed = await listIntegrations(db, caller, workspace_id);
+    const listed = await itemsOf(listIntegrations(db, caller, workspace_id));
 
     expect(listed.map((i) => i.id)).toEqual([first.integration.id, second.integration.id]);
   });

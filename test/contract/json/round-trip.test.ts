@@ -9,7 +9,8 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import type { DataPoint, TimeseriesStore } from '../../../lambdas/stores/timeseries';
-import { lambdaContext, proxyEvent } from '../../helpers/proxy-event';
+import { installAwsLambdaGlobal } from '../../../local/lambda-streaming';
+import { invokeApi, lambdaContext, proxyEvent } from '../../helpers/proxy-event';
 import { forwardEntries, freshQueue, receiveAll, type TestQueue } from '../../helpers/sqs';
 import { until } from '../../../local/ports';
 
@@ -51,6 +52,8 @@ beforeAll(async () => {
   const { dynamoDbTimeseriesStore } = await import('../../../lambdas/stores/timeseries/dynamodb');
   const { ingestBatch } = await import('../../../lambdas/domain/ingest');
   const { publishForward } = await import('../../../lambdas/domain/events');
+  // The devices and jobs handlers stream (they serve lists): they call awslambda.streamifyResponse as they load.
+  installAwsLambdaGlobal();
   handlers = {
     devices: (await import('../../../lambdas/devices/handler')).handler as unknown as Handler,
     jobs: (await import('../../../lambdas/jobs/handler')).handler as unknown as Handler,
@@ -88,7 +91,7 @@ afterAll(() => streamPoller?.stop());
 
 /** Calls a handler as API Gateway would: the raw body text, the authorizer's context. */
 const call = async (handler: Handler, method: string, path: string, body: string | undefined, authorizer: object) => {
-  const result = await handler(proxyEvent(method, path, body ?? null, authorizer), lambdaContext);
+  const result = await invokeApi(handler, proxyEvent(method, path, body ?? null, authorizer), lambdaContext);
   return { status: result.statusCode, body: JSON.parse(result.body) };
 };
 

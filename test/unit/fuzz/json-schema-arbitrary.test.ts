@@ -93,7 +93,7 @@ describe('requests from the document', () => {
   it('gives each operation the families that apply to it', () => {
     const byId = Object.fromEntries(operationsOf(doc).map((op) => [op.operationId, familiesOf(op)]));
 
-    expect(byId.listWorkspaces).toEqual(['valid', 'unknown-query', 'unexpected-body', 'oversized', 'unauthenticated', 'raw-path']);
+    expect(byId.listWorkspaces).toEqual(['valid', 'unknown-query', 'bad-query', 'unexpected-body', 'oversized', 'unauthenticated', 'raw-path']);
     expect(byId.updateDevice).toEqual(expect.arrayContaining(['foreign-id', 'unknown-id', 'malformed-id', 'invalid-body', 'content-type']));
     expect(byId.listJobs).toContain('bad-query');
     expect(byId.getOpenApi).not.toContain('unauthenticated');

@@ -5,7 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { TIMESERIES_OPERATIONS } from '../../../lambdas/schemas/operations/timeseries';
 import { NotFoundError } from '../../../lambdas/shared/errors';
 import type { ApiEvent } from '../../../lambdas/shared/http';
-import { acceptsGzip, streamJson } from '../../../lambdas/timeseries/json-stream';
+import { acceptsGzip, streamJson } from '../../../lambdas/shared/json-stream';
 import {
   installAwsLambdaGlobal,
   isStreamingHandler,

@@ -1,7 +1,7 @@
 import { pipeline, Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
-import type { ApiEvent } from '../shared/http';
-import type { StreamedResult } from '../shared/middleware';
+import type { ApiEvent } from './http';
+import type { StreamedResult } from './middleware';
 
 // Records are joined into chunks of about this many characters: fewer, larger writes.
 const CHUNK_CHARS = 64 * 1024;
@@ -22,7 +22,10 @@ export const acceptsGzip = (event: ApiEvent): boolean => {
   });
 };
 
-async function* jsonChunks(key: string, first: IteratorResult<unknown>, records: AsyncIterator<unknown>): AsyncGenerator<string> {
+/** Fields written after the records, once they are all read (a paged list's `next`). */
+export type Trailer = () => Record<string, unknown>;
+
+async function* jsonChunks(key: string, first: IteratorResult<unknown>, records: AsyncIterator<unknown>, trailer?: Trailer): AsyncGenerator<string> {
   try {
     let chunk = `{${JSON.stringify(key)}:[`;
     let separator = '';
@@ -34,7 +37,8 @@ async function* jsonChunks(key: string, first: IteratorResult<unknown>, records:
         chunk = '';
       }
     }
-    yield `${chunk}]}`;
+    const more = trailer ? JSON.stringify(trailer()).slice(1, -1) : '';
+    yield `${chunk}]${more ? `,${more}` : ''}}`;
   } finally {
     // A client that hangs up stops the reading too.
     await records.return?.();
@@ -43,15 +47,16 @@ async function* jsonChunks(key: string, first: IteratorResult<unknown>, records:
 
 /**
  * A 200 answer `{"<key>":[…records]}` sent as the records are read, gzipped when the client
- * accepts it; memory holds one chunk, whatever the number of records. The first record is read
+ * accepts it; memory holds one chunk, whatever the number of records. The `trailer`'s fields, if
+ * any, follow the array (`{"devices":[…],"next":"…"}`). The first record is read
  * before answering, so that an error until then (a missing table, throttling) still gets its
  * status and the error envelope; an error after the first byte cuts the answer short, which a
  * client sees as a broken response rather than a short valid one.
  */
-export const streamJson = async (event: ApiEvent, key: string, records: AsyncIterable<unknown>): Promise<StreamedResult> => {
+export const streamJson = async (event: ApiEvent, key: string, records: AsyncIterable<unknown>, trailer?: Trailer): Promise<StreamedResult> => {
   const iterator = records[Symbol.asyncIterator]();
   const first = await iterator.next();
-  const json = Readable.from(jsonChunks(key, first, iterator), { objectMode: false });
+  const json = Readable.from(jsonChunks(key, first, iterator, trailer), { objectMode: false });
   const gzip = acceptsGzip(event);
   return {
     statusCode: 200,
@@ -59,4 +64,23 @@ export const streamJson = async (event: ApiEvent, key: string, records: AsyncIte
     // pipeline passes an error of the records on to the gzip stream, which the runtime is reading.
     body: gzip ? pipeline(json, createGzip(), () => undefined) : json,
   };
+};
+
+/**
+ * A list read as it is sent: its items in the list's order, and, when the client asked for a page
+ * (`limit` or `cursor`), the cursor of the next page, known once the items are read (`null`: none).
+ */
+export interface StreamedList<T> {
+  items: AsyncIterable<T>;
+  /** Undefined when the list is not paged: the answer is then exactly the interface's. */
+  next?: () => string | null;
+}
+
+/**
+ * The 200 answer of a list route, streamed: `{"<key>":[…]}` as the interface defines it, with
+ * `"next"` after the array when the client asked for a page.
+ */
+export const streamList = <T>(event: ApiEvent, key: string, list: StreamedList<T>): Promise<StreamedResult> => {
+  const { next } = list;
+  return streamJson(event, key, list.items, next && (() => ({ next: next() })));
 };
