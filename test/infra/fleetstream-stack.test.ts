@@ -55,6 +55,32 @@ describe('routes', () => {
     expect(method.Integration.ResponseTransferMode ?? 'BUFFERED').toBe(route.stream ? 'STREAM' : 'BUFFERED');
   });
 
+  it('streams every list route, through Lambda’s response-streaming invocation: a list can outgrow a buffered answer’s 6 MB', () => {
+    const lists = ROUTES.filter((r) => r.method === 'GET' && r.operationId.startsWith('list'));
+    const methods = methodsByRoute(template);
+
+    expect(lists.map((r) => r.operationId).sort()).toEqual(
+      ['listApiKeys', 'listDevices', 'listFleets', 'listIdentities', 'listIntegrations', 'listJobs', 'listWorkspaces'],
+    );
+    for (const route of lists) {
+      const method = methods.get(`${route.method} ${route.path}`)!;
+      expect([route.operationId, method.Integration.ResponseTransferMode]).toEqual([route.operationId, 'STREAM']);
+      expect(JSON.stringify(method.Integration.Uri)).toContain('/response-streaming-invocations');
+    }
+  });
+
+  it('gives every method of one Lambda the same transfer mode: a streaming Lambda answers in a format a buffered integration cannot read', () => {
+    const modes = new Map<string, Set<string>>();
+    for (const route of ROUTES) {
+      const method = methodsByRoute(template).get(`${route.method} ${route.path}`)!;
+      const fn = functionId(stack.routeHandlers.get(route.handler)!);
+      modes.set(fn, (modes.get(fn) ?? new Set()).add(method.Integration.ResponseTransferMode ?? 'BUFFERED'));
+    }
+
+    expect([...modes.values()].filter((set) => set.size > 1)).toEqual([]);
+    expect([...modes.values()].filter((set) => set.has('STREAM'))).toHaveLength(8);
+  });
+
   it('has one REQUEST authorizer per kind of route auth in use, reading its header with the configured cache', () => {
     const usedAuths = new Set(ROUTES.map((r) => r.auth).filter((a) => a !== 'none'));
     template.resourceCountIs('AWS::ApiGateway::Authorizer', usedAuths.size);
