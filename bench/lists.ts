@@ -1,0 +1,254 @@
+/**
+ * Device list: a workspace of 100,000 devices listed with GET …/devices over the local HTTP API,
+ * side by side in one run with a plain paginated Query of the same device items from DynamoDB Local.
+ *
+ *   npm run bench:lists                       DEVICES=100000 ROUNDS=3
+ *
+ * The API runs in a child process (the local runtime, in memory, where the handler runs) so that
+ * its memory is its own: its peak RSS while answering is compared with its RSS idle (after a GC),
+ * read from /proc. Every tenth device has an identity, which the list joins in (the plain Query
+ * reads the devices only). Targets: total time ≤ 1.5× the plain Query; peak RSS growth < 100 MB.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { createGunzip } from 'node:zlib';
+import { documentClient } from '../lambdas/shared/clients';
+import { REGISTRY_TABLE } from '../lambdas/shared/env';
+import { LOCAL_AWS_ENV } from '../local/dynamodb-local';
+import { median, printTable, timeMs } from './stats';
+
+const DEVICES = Number(process.env.DEVICES ?? 100_000);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const PAGE_LIMIT = 1000;
+const SAMPLE_MS = 10;
+
+interface Ready {
+  base_url: string;
+  api_key: string;
+  workspace_id: string;
+  dynamodb_endpoint: string;
+}
+
+/** The child: the local runtime with DEVICES devices in its workspace, answering until told to stop. */
+const serve = async () => {
+  const { startLocalRuntime } = await import('../local/runtime');
+  const { registryDb } = await import('../lambdas/shared/clients');
+  const { newId } = await import('../lambdas/shared/ids');
+  const { putAll } = await import('../lambdas/stores/items');
+  const { deviceKey, identityKey } = await import('../lambdas/stores/keys');
+  const { getWorkspaceOfAccount } = await import('../lambdas/stores/workspace-store');
+  const runtime = await startLocalRuntime({});
+  const db = registryDb();
+  const workspace = (await getWorkspaceOfAccount(db, runtime.account_id, runtime.workspace_id))!;
+  const t0 = Date.UTC(2026, 0, 1);
+  const batch = 5000;
+  for (let i = 0; i < DEVICES; i += batch) {
+    const items = [];
+    for (let j = i; j < Math.min(DEVICES, i + batch); j++) {
+      const created_at = new Date(t0 + j * 10).toISOString();
+      const id = newId('dev', created_at);
+      items.push({
+        ...deviceKey(workspace.id, id),
+        id,
+        name: `sensor-${j}`,
+        account_id: workspace.account_id,
+        workspace_id: workspace.id,
+        fleet_id: workspace.default_fleet_id,
+        phys_id: `phys-${j.toString(16).padStart(8, '0')}`,
+        created_at,
+      });
+      if (j % 10 === 0) {
+        const idn = newId('idn', created_at);
+        items.push({ ...identityKey(workspace.id, id, idn), id: idn, type: 'sym', device_id: id, workspace_id: workspace.id, account_id: workspace.account_id, created_at, secret: 'c2VjcmV0' });
+      }
+    }
+    await putAll(db, items, 8);
+  }
+  const ready: Ready = {
+    base_url: runtime.base_url,
+    api_key: runtime.api_key,
+    workspace_id: runtime.workspace_id,
+    dynamodb_endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
+  };
+  process.on('message', async (message) => {
+    if (message === 'gc') {
+      (globalThis as { gc?: () => void }).gc?.();
+      process.send!('gc-done');
+    }
+    if (message === 'stop') {
+      await runtime.stop();
+      process.exit(0);
+    }
+  });
+  process.send!({ ready });
+};
+
+const statusOf = (pid: number, field: 'VmRSS' | 'VmHWM') => {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`));
+  return Number(line?.split(/\s+/)[1] ?? NaN) * 1024;
+};
+
+const mb = (bytes: number) => bytes / 1024 / 1024;
+
+interface Run {
+  ttfbMs: number;
+  totalMs: number;
+  bytes: number;
+  devices: number;
+  pages: number;
+  peakRss: number;
+}
+
+/** GETs the device list (every page of it when `limit` is given): times, bytes, devices, peak RSS of the server. */
+const timedList = async (ready: Ready, pid: number, gzip: boolean, limit?: number): Promise<Run> => {
+  // The peak since now: writing 5 to clear_refs resets VmHWM (Linux ≥ 4.0); the samples back it up.
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  let peakRss = statusOf(pid, 'VmRSS');
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, statusOf(pid, 'VmRSS'))), SAMPLE_MS);
+  const start = process.hrtime.bigint();
+  const elapsed = () => Number(process.hrtime.bigint() - start) / 1e6;
+  const getOne = (query: string) =>
+    new Promise<{ ttfbMs: number; bytes: number; text: string }>((resolve, reject) => {
+      const url = `${ready.base_url}/workspaces/${ready.workspace_id}/devices${query}`;
+      request(url, { headers: { 'x-api-key': ready.api_key, ...(gzip ? { 'accept-encoding': 'gzip' } : {}) } }, (res) => {
+        let ttfbMs = 0;
+        let bytes = 0;
+        const chunks: Buffer[] = [];
+        res.once('data', () => (ttfbMs = elapsed()));
+        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        const body = gzip ? res.pipe(createGunzip()) : res;
+        body.on('data', (chunk: Buffer) => chunks.push(chunk));
+        body.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}: ${text}`));
+          resolve({ ttfbMs, bytes, text });
+        });
+        body.on('error', reject);
+      })
+        .on('error', reject)
+        .end();
+    });
+  const texts: string[] = [];
+  let first = 0;
+  let bytes = 0;
+  let cursor: string | null | undefined;
+  do {
+    const query = limit ? `?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}` : '';
+    const answer = await getOne(query);
+    first ||= answer.ttfbMs;
+    bytes += answer.bytes;
+    texts.push(answer.text);
+    cursor = limit ? (JSON.parse(answer.text) as { next: string | null }).next : null;
+  } while (cursor);
+  const totalMs = elapsed();
+  clearInterval(sampler);
+  peakRss = Math.max(peakRss, statusOf(pid, 'VmHWM'));
+  // Parsed after the clock stops: each answer must be one valid JSON document.
+  const devices = texts.reduce((n, text) => n + (JSON.parse(text) as { devices: unknown[] }).devices.length, 0);
+  return { ttfbMs: first, totalMs, bytes, devices, pages: texts.length, peakRss };
+};
+
+/** The plain read: the workspace's device items, 1 MB Query pages to the end, strongly consistent as the list reads them. */
+const plainQuery = async (ready: Ready) => {
+  const db = { doc: documentClient(new DynamoDBClient({ endpoint: ready.dynamodb_endpoint })), table: REGISTRY_TABLE };
+  let count = 0;
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.doc.send(
+      new QueryCommand({
+        TableName: db.table,
+        ConsistentRead: true,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': `WKS#${ready.workspace_id}`, ':prefix': 'DEV#' },
+        ExclusiveStartKey,
+      }),
+    );
+    count += page.Items?.length ?? 0;
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  db.doc.destroy();
+  return count;
+};
+
+const main = async () => {
+  Object.assign(process.env, LOCAL_AWS_ENV);
+  console.log(`starting the local runtime in a child process and writing ${DEVICES} devices into its workspace…`);
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve'], {
+    execArgv: ['--expose-gc', '--import', 'tsx'],
+    env: { ...process.env, ...LOCAL_AWS_ENV },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    child.on('message', (message: { ready?: Ready }) => message.ready && resolve(message.ready));
+    child.once('exit', (code) => reject(new Error(`the serving process exited (${code}) before it was ready`)));
+  });
+  const pid = child.pid!;
+  const gc = () =>
+    new Promise<void>((resolve) => {
+      child.once('message', () => resolve());
+      child.send('gc');
+    });
+  try {
+    // Warm up both ways once: JIT, connections, DynamoDB Local's caches.
+    await plainQuery(ready);
+    await timedList(ready, pid, false);
+    await gc();
+    const idleRss = statusOf(pid, 'VmRSS');
+
+    const samples = { plain: [] as number[], http: [] as Run[], gzip: [] as Run[], paged: [] as Run[] };
+    for (let round = 0; round < ROUNDS; round++) {
+      let count = 0;
+      samples.plain.push(await timeMs(async () => (count = await plainQuery(ready))));
+      if (count !== DEVICES) throw new Error(`the plain Query found ${count} devices, expected ${DEVICES}`);
+      await gc();
+      samples.http.push(await timedList(ready, pid, false));
+      await gc();
+      samples.gzip.push(await timedList(ready, pid, true));
+      await gc();
+      samples.paged.push(await timedList(ready, pid, false, PAGE_LIMIT));
+      await gc();
+      process.stderr.write('.');
+    }
+    process.stderr.write('\n');
+    for (const run of [...samples.http, ...samples.gzip, ...samples.paged]) {
+      if (run.devices !== DEVICES) throw new Error(`the API listed ${run.devices} devices, expected ${DEVICES}`);
+    }
+
+    const plainMs = median(samples.plain);
+    const row = (what: string, runs: Run[]) => {
+      const totalMs = median(runs.map((r) => r.totalMs));
+      const peak = median(runs.map((r) => r.peakRss));
+      return {
+        what,
+        devices: runs[0].devices,
+        requests: runs[0].pages,
+        'MB sent': mb(median(runs.map((r) => r.bytes))),
+        'TTFB ms': median(runs.map((r) => r.ttfbMs)),
+        'total s': totalMs / 1000,
+        'total / plain': totalMs / plainMs,
+        'peak RSS MB': mb(peak),
+        'RSS growth MB': mb(peak - idleRss),
+      };
+    };
+    const rows = [
+      { what: 'plain paginated Query (1 MB pages)', devices: DEVICES, requests: '-', 'MB sent': '-', 'TTFB ms': '-', 'total s': plainMs / 1000, 'total / plain': 1, 'peak RSS MB': '-', 'RSS growth MB': '-' },
+      row('GET …/devices (streamed)', samples.http),
+      row('GET …/devices, gzip', samples.gzip),
+      row(`GET …/devices?limit=${PAGE_LIMIT}, every page`, samples.paged),
+    ];
+    printTable(`${DEVICES} devices, median of ${ROUNDS} rounds; serving process idle RSS ${mb(idleRss).toFixed(1)} MB (after GC)`, rows);
+    const http = rows[1];
+    console.log(`\nratio total(GET …/devices) / plain Query = ${(http['total / plain'] as number).toFixed(2)} (target ≤ 1.5)`);
+    console.log(`peak RSS growth of the serving process while listing ${DEVICES} devices = ${(http['RSS growth MB'] as number).toFixed(1)} MB (target < 100 MB)`);
+  } finally {
+    child.send('stop');
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
+};
+
+if (process.argv.includes('--serve')) await serve();
+else await main();
