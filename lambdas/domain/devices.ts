@@ -99,7 +99,7 @@ export const listDevices = async (
   const after = startOf(list, query, prefix);
   async function* source(): AsyncGenerator<Keyed<Device>> {
     const names = new Map<string, string>();
-    const identities = identityJoin(readIdentitiesOfWorkspace(db, workspaceId, after?.slice(prefix.length)));
+    const identities = identityJoin(readIdentitiesOfWorkspace(db, workspaceId, after?.slice(prefix.length), pageSizeOf(query)));
     try {
       for await (const page of readDevicesOfWorkspace(db, workspaceId, { after, pageSize: pageSizeOf(query), fleetIds })) {
         const unknown = [...new Set(page.map(({ value }) => value.fleet_id))].filter((id) => !names.has(id));

@@ -57,11 +57,13 @@ export const readIdentitiesOfDevice = (db: Db, workspaceId: string, deviceId: st
 /**
  * Every identity of the workspace's devices after `afterDevice` (all when undefined), in device ID
  * order and then identity ID order, as the device list walks its devices; never their keys.
+ * `pageSize` keeps a page of the device list from reading far more identities than it needs.
  */
-export const readIdentitiesOfWorkspace = (db: Db, workspaceId: string, afterDevice?: string) => {
+export const readIdentitiesOfWorkspace = (db: Db, workspaceId: string, afterDevice?: string, pageSize?: number) => {
   const { pk, prefix } = collection.identitiesOfWorkspace(workspaceId);
   // "~" sorts after every ID character: the start is past all of that device's identities.
-  return keyedItems<IdentityRecord>(db, { pk, prefix, after: afterDevice === undefined ? undefined : `${prefix}${afterDevice}#~`, extra: PUBLIC_FIELDS_AND_KEY });
+  const after = afterDevice === undefined ? undefined : `${prefix}${afterDevice}#~`;
+  return keyedItems<IdentityRecord>(db, { pk, prefix, after, pageSize, extra: PUBLIC_FIELDS_AND_KEY });
 };
 
 export const listIdentitiesOfWorkspace = (db: Db, workspaceId: string) => {
