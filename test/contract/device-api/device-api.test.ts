@@ -240,7 +240,7 @@ describe('job results', () => {
 
     await expect(reportJobResult(recordingDeps().deps, self, 'ghost', {})).rejects.toThrow(NotFoundError);
 
-    expect(await listJobs(db, caller, device.id)).toEqual([]);
+    expect(await itemsOf(listJobs(db, caller, device.id))).toEqual([]);
   });
 
   it('shows a rescheduled job pending again, without the old result', async () => {

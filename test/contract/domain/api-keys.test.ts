@@ -79,6 +79,6 @@ describe('account creation', () => {
     );
     expect(Items).toEqual([]);
     await expect(authenticateApiKey(db, 'fsk_same_secret')).resolves.toMatchObject({ accountId: existing.account_id });
-    expect(await listWorkspaces(db, { accountId: existing.account_id, workspaceId: existing.workspace_id, keyId: existing.api_key_id })).toHaveLength(1);
+    expect(await itemsOf(listWorkspaces(db, { accountId: existing.account_id, workspaceId: existing.workspace_id, keyId: existing.api_key_id }))).toHaveLength(1);
   });
 });

@@ -4,6 +4,7 @@ import type { Db } from '../../../lambdas/shared/clients';
 import { NotFoundError } from '../../../lambdas/shared/errors';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';
+import { itemsOf } from '../../helpers/lists';
 
 let db: Db;
 beforeAll(async () => {
@@ -48,6 +49,6 @@ describe('devices on DynamoDB Local', () => {
 
     await expect(createDevice(db, mine.caller, theirs.workspace_id, { name: 'x', phys_id: '' })).rejects.toThrow(NotFoundError);
 
-    expect(await listDevices(db, theirs.caller, theirs.workspace_id)).toEqual([]);
+    expect(await itemsOf(listDevices(db, theirs.caller, theirs.workspace_id))).toEqual([]);
   });
 });

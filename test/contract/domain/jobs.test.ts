@@ -4,6 +4,7 @@ import { NotFoundError } from '../../../lambdas/shared/errors';
 import { newAccount } from '../../helpers/callers';
 import { workspaceWithFleets as workspaceWithDevicesInFleets } from '../../helpers/fleets';
 import { freshTable } from '../../helpers/db';
+import { itemsOf } from '../../helpers/lists';
 
 let db: Db;
 beforeAll(async () => {
@@ -31,7 +32,7 @@ describe('jobs on DynamoDB Local', () => {
       NotFoundError,
     );
 
-    expect(await listJobs(db, mine.caller, mine.inNorth[0].id)).toEqual([]);
+    expect(await itemsOf(listJobs(db, mine.caller, mine.inNorth[0].id))).toEqual([]);
   });
 
   it('replaces a job of the same name', async () => {
@@ -40,7 +41,7 @@ describe('jobs on DynamoDB Local', () => {
 
     await scheduleJob(db, caller, inSouth.id, 'reboot', { n: 2 });
 
-    expect(await listJobs(db, caller, inSouth.id)).toEqual([expect.objectContaining({ name: 'reboot', value: { n: 2 }, status: 'pending' })]);
+    expect(await itemsOf(listJobs(db, caller, inSouth.id))).toEqual([expect.objectContaining({ name: 'reboot', value: { n: 2 }, status: 'pending' })]);
   });
 
   it('answers 404 for another account’s device', async () => {
@@ -48,6 +49,6 @@ describe('jobs on DynamoDB Local', () => {
     const theirs = await workspaceWithFleets();
 
     await expect(scheduleJob(db, mine.caller, theirs.inSouth.id, 'reboot', {})).rejects.toThrow(NotFoundError);
-    expect(await listJobs(db, theirs.caller, theirs.inSouth.id)).toEqual([]);
+    expect(await itemsOf(listJobs(db, theirs.caller, theirs.inSouth.id))).toEqual([]);
   });
 });

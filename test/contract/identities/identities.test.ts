@@ -45,7 +45,7 @@ describe('device identities on DynamoDB Local', () => {
     const { caller, workspace_id, device } = await accountWithDevice();
     const { credentials } = await createIdentity(db, caller, workspace_id, device.id, { type: 'sym' }, ENDPOINT);
 
-    const listed = await listIdentities(db, caller, workspace_id, device.id);
+    const listed = await itemsOf(listIdentities(db, caller, workspace_id, device.id));
     const fetched = await getDevice(db, caller, workspace_id, device.id);
 
     const text = JSON.stringify([listed, fetched, await listIdentitiesOfWorkspace(db, workspace_id)]);
@@ -83,7 +83,7 @@ describe('device identities on DynamoDB Local', () => {
     expect(revoked.revoked_at).not.toBeNull();
     expect(again.revoked_at).toBe(revoked.revoked_at);
     expect(await storedItem(workspace_id, device.id, identity.id)).toEqual(expect.objectContaining({ secret: expect.any(String), revoked_at: revoked.revoked_at }));
-    expect(await listIdentities(db, caller, workspace_id, device.id)).toEqual([revoked]);
+    expect(await itemsOf(listIdentities(db, caller, workspace_id, device.id))).toEqual([revoked]);
   });
 
   it('answers 404 for another account’s device and stores nothing', async () => {
@@ -124,7 +124,7 @@ describe('device identities on DynamoDB Local', () => {
 
     await expect(createIdentity(db, caller, workspace_id, device.id, { type: 'sym' }, '')).rejects.toThrow(AppError);
 
-    expect(await listIdentities(db, caller, workspace_id, device.id)).toEqual([]);
+    expect(await itemsOf(listIdentities(db, caller, workspace_id, device.id))).toEqual([]);
   });
 });
 

@@ -52,7 +52,7 @@ describe('integrations on DynamoDB Local', () => {
       }),
     );
     expect(await getIntegration(db, caller, workspace_id, integration.id)).toEqual(integration);
-    expect(JSON.stringify(await listIntegrations(db, caller, workspace_id))).not.toContain(secret);
+    expect(JSON.stringify(await itemsOf(listIntegrations(db, caller, workspace_id)))).not.toContain(secret);
   });
 
   it('lists a workspace’s integrations oldest first', async () => {
