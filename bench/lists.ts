@@ -3,6 +3,8 @@
  * side by side in one run with a plain paginated Query of the same device items from DynamoDB Local.
  *
  *   npm run bench:lists                       DEVICES=100000 ROUNDS=3
+ *   HEAP_MB=96 npm run bench:lists            the serving process with V8's old space capped: a list
+ *                                             that held its items would fail there
  *
  * The API runs in a child process (the local runtime, in memory, where the handler runs) so that
  * its memory is its own: its peak RSS while answering is compared with its RSS idle (after a GC),
@@ -25,6 +27,7 @@ const DEVICES = Number(process.env.DEVICES ?? 100_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const PAGE_LIMIT = 1000;
 const SAMPLE_MS = 10;
+const HEAP_MB = process.env.HEAP_MB ? Number(process.env.HEAP_MB) : undefined;
 
 interface Ready {
   base_url: string;
@@ -178,7 +181,7 @@ const main = async () => {
   Object.assign(process.env, LOCAL_AWS_ENV);
   console.log(`starting the local runtime in a child process and writing ${DEVICES} devices into its workspace…`);
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve'], {
-    execArgv: ['--expose-gc', '--import', 'tsx'],
+    execArgv: ['--expose-gc', '--import', 'tsx', ...(HEAP_MB ? [`--max-old-space-size=${HEAP_MB}`] : [])],
     env: { ...process.env, ...LOCAL_AWS_ENV },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
@@ -245,7 +248,7 @@ const main = async () => {
       row(`GET …/devices?limit=${PAGE_LIMIT}, every page`, samples.paged),
     ];
     printTable(
-      `${DEVICES} devices, median of ${ROUNDS} rounds; serving process RSS ${mb(coldRss).toFixed(1)} MB cold (before any list), ${mb(idleRss).toFixed(1)} MB idle (after a warm-up list and a GC)`,
+      `${DEVICES} devices, median of ${ROUNDS} rounds${HEAP_MB ? `, serving process's old space capped at ${HEAP_MB} MB` : ''}; serving process RSS ${mb(coldRss).toFixed(1)} MB cold (before any list), ${mb(idleRss).toFixed(1)} MB idle (after a warm-up list and a GC)`,
       rows,
     );
     const http = rows[1];
