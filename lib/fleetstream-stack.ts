@@ -197,7 +197,8 @@ export class FleetstreamStack extends Stack {
       endpointsReader: this.iotEndpointsReader,
       queue: this.queues.queues.mqtt.queue,
       dlq: this.queues.queues.mqtt.dlq,
-      publishers: [this.routeHandlers.get('jobs'), this.routeHandlers.get('fota'), this.consumerFunctions.get('device-mqtt')].filter(
+      // Jobs and FOTA reach connected devices from the registry stream, after their writes.
+      publishers: [this.streamFunctions.get(REGISTRY_STREAM.consumer), this.consumerFunctions.get('device-mqtt')].filter(
         (fn): fn is HandlerFunction => fn !== undefined,
       ),
       credentialsWriter: this.routeHandlers.get('identities'),

@@ -5,12 +5,10 @@ import type { Caller } from '../shared/http';
 import { nowIso } from '../shared/ids';
 import type { FotaResultBody } from '../schemas/device-api';
 import type { Fota } from '../schemas/fota';
-import { finishPendingFota, getFotaOfDevice, putFota, putFotaOnDevices, type FotaRecord } from '../stores/job-store';
+import { finishPendingFota, getFotaOfDevice, putFota, putFotaOnDevicePages, type FotaRecord } from '../stores/job-store';
 import { requireDevice } from './devices';
 import { devicePlaceOf, eventTimestamp, type DevicePlace } from './events';
-import { placeOnly, targetDevices } from './jobs';
-import { deliverLive, fotaMessage } from './live-delivery';
-import { publishToDevice } from '../stores/device-channel';
+import { deviceIdsOf, snapshotTargets } from './jobs';
 
 export interface Firmware {
   firmwareId: string;
@@ -37,28 +35,27 @@ export const getFota = async (db: Db, caller: Caller, deviceId: string) => {
 /**
  * Schedules a firmware update on a device, replacing any earlier one. The request only writes the
  * FOTA (with the device's place and the `ts` of its event); the registry stream sends the `fota`
- * event (c2d, the FOTA status as payload).
+ * event (c2d, the FOTA status as payload) and publishes it to the device when it is connected.
  * @throws NotFoundError when the device is not the caller's.
  */
 export const scheduleFota = async (db: Db, caller: Caller, deviceId: string, firmware: Firmware) => {
   const place = await devicePlaceOf(db, await requireDevice(db, caller, deviceId));
   const fota: FotaRecord = { ...pendingFota(firmware), ...place, event_ts: eventTimestamp() };
   await putFota(db, fota);
-  await deliverLive(db, publishToDevice, [place], fotaMessage(fota.value));
   return toFota(fota);
 };
 
 /**
- * Schedules a firmware update on every device of the chosen fleets (all fleets when none is given);
- * the registry stream then sends one `fota` event (c2d) per device, all with one `ts`.
+ * Schedules a firmware update on every device of the chosen fleets (all fleets when none is given)
+ * at one snapshot, as `scheduleFleetJob` does a job: the devices are given as they are written; the
+ * registry stream then sends one `fota` event (c2d) per device, all with one `ts`.
  * @throws NotFoundError when the workspace or a named fleet is not the caller's; nothing is written then.
  */
 export const scheduleFleetFota = async (db: Db, caller: Caller, workspaceId: string, firmware: Firmware, fleetIds?: string[]) => {
-  const devices = await targetDevices(db, caller, workspaceId, fleetIds);
+  const targets = await snapshotTargets(db, caller, workspaceId, fleetIds);
   const fota = pendingFota(firmware);
-  await putFotaOnDevices(db, { ...fota, event_ts: eventTimestamp() }, devices.map(placeOnly), WRITE_CONCURRENCY);
-  await deliverLive(db, publishToDevice, devices, fotaMessage(fota.value));
-  return { ...fota, devices: devices.map((d) => d.device_id) };
+  const written = putFotaOnDevicePages(db, { ...fota, event_ts: eventTimestamp() }, targets, WRITE_CONCURRENCY);
+  return { fota, devices: deviceIdsOf(written) };
 };
 
 /**

@@ -5,13 +5,12 @@ import { ConflictError, NotFoundError } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { nowIso } from '../shared/ids';
 import type { Job, JobStatus } from '../schemas/job';
-import { listDevicesOfFleets } from '../stores/device-store';
-import { completePendingJob, getJobOfDevice, putJob, readJobsOfDevice, putJobOnDevices, type JobRecord } from '../stores/job-store';
+import { advanceScheduleClock, listDevicePlacementPages } from '../stores/device-store';
+import { fleetAtSnapshot } from '../stores/fleet-history';
+import { completePendingJob, getJobOfDevice, putJob, putJobOnDevicePages, readJobsOfDevice, type DeviceTarget, type JobRecord } from '../stores/job-store';
 import { requireDevice } from './devices';
 import { devicePlaceOf, eventTimestamp, type DevicePlace } from './events';
 import { requireFleets } from './fleets';
-import { deliverLive, jobMessage } from './live-delivery';
-import { publishToDevice } from '../stores/device-channel';
 import type { PageQuery } from '../schemas/list';
 import type { StreamedList } from '../shared/json-stream';
 import { collection } from '../stores/keys';
@@ -50,37 +49,52 @@ export const getJob = async (db: Db, caller: Caller, deviceId: string, name: str
 /**
  * Schedules a job on a device; a job of the same name is replaced (new value, `pending`). The
  * request only writes the job, with the device's place and the `ts` of its event: the registry
- * stream turns the write into the `job` event (c2d, the job as payload), so the event follows
- * whenever the write is done (domain/registry-events.ts).
+ * stream turns the write into the `job` event (c2d, the job as payload) and publishes it to the
+ * device when it is connected, whenever the write is done (domain/registry-events.ts).
  * @throws NotFoundError when the device is not the caller's.
  */
 export const scheduleJob = async (db: Db, caller: Caller, deviceId: string, name: string, value: Record<string, unknown>) => {
   const place = await devicePlaceOf(db, await requireDevice(db, caller, deviceId));
   const job: JobRecord = { name, status: 'pending', scheduled_at: nowIso(), value, ...place, event_ts: eventTimestamp() };
   await putJob(db, job);
-  await deliverLive(db, publishToDevice, [place], jobMessage(name, value));
   return toJob(job);
 };
 
-/** A target's place, without its connection state (which job and FOTA items do not keep). */
-export const placeOnly = ({ workspace_id, fleet_id, device_id }: DevicePlace): DevicePlace => ({ workspace_id, fleet_id, device_id });
-
 /**
- * The devices (ID, fleet and whether connected) that fleet-wide scheduling targets: those of the named fleets, or of
- * every fleet when none is named. Every named fleet is checked before anything is written.
+ * Where a fleet-wide scheduling starts: it checks the workspace and every named fleet (before
+ * anything is written), then advances the workspace's scheduling clock. Its value is the
+ * scheduling's **snapshot**: the devices it targets are exactly those that were in the chosen
+ * fleets (any fleet when none is named) when the clock moved, however they move meanwhile
+ * (stores/fleet-history.ts). Each device's target names its fleet at the snapshot.
  * @throws NotFoundError when the workspace or a named fleet is not the caller's.
  */
-export const targetDevices = async (db: Db, caller: Caller, workspaceId: string, fleetIds: string[] = []) => {
+export const snapshotTargets = async (db: Db, caller: Caller, workspaceId: string, fleetIds: string[] = []) => {
   await requireWorkspace(db, caller, workspaceId);
   if (fleetIds.length) await requireFleets(db, workspaceId, fleetIds);
-  const devices = await listDevicesOfFleets(db, workspaceId, fleetIds.length ? fleetIds : undefined);
-  return devices.map((d) => ({ workspace_id: workspaceId, fleet_id: d.fleet_id, device_id: d.id, connected: d.connected ?? false }));
+  const snapshot = await advanceScheduleClock(db, workspaceId);
+  const wanted = fleetIds.length ? new Set(fleetIds) : undefined;
+  return (async function* (): AsyncGenerator<DeviceTarget[]> {
+    for await (const page of listDevicePlacementPages(db, workspaceId)) {
+      yield page.flatMap((device) => {
+        const fleet = fleetAtSnapshot(device, snapshot);
+        return fleet !== undefined && (!wanted || wanted.has(fleet)) ? [{ workspace_id: workspaceId, fleet_id: fleet, device_id: device.id }] : [];
+      });
+    }
+  })();
 };
 
+/** The IDs of the devices a fleet-wide write reached, one by one as their items are stored. */
+export async function* deviceIdsOf(written: AsyncIterable<DeviceTarget[]>): AsyncGenerator<string> {
+  for await (const targets of written) for (const target of targets) yield target.device_id;
+}
+
 /**
- * Schedules a job on every device of the chosen fleets (all fleets when none is given): it answers
- * once the jobs are written, and the registry stream sends one `job` event (c2d) per device, all
- * with one `ts`. A retried request converges to the same jobs (rescheduled: new events).
+ * Schedules a job on every device of the chosen fleets (all fleets when none is given) at one
+ * snapshot (`snapshotTargets`). The answer is the job and its devices, the devices given as they
+ * are written (devices are read and their jobs written page by page, at once), so that the
+ * answer can be streamed while 100,000 jobs are written. The registry stream sends one `job` event
+ * (c2d) per device, all with one `ts`, and publishes the job to the connected ones. A retried
+ * request converges to the same jobs (rescheduled: new events).
  * @throws NotFoundError when the workspace or a named fleet is not the caller's; nothing is written then.
  */
 export const scheduleFleetJob = async (
@@ -91,11 +105,10 @@ export const scheduleFleetJob = async (
   value: Record<string, unknown>,
   fleetIds?: string[],
 ) => {
-  const devices = await targetDevices(db, caller, workspaceId, fleetIds);
+  const targets = await snapshotTargets(db, caller, workspaceId, fleetIds);
   const job = { name, status: 'pending' as const, scheduled_at: nowIso(), value };
-  await putJobOnDevices(db, { ...job, event_ts: eventTimestamp() }, devices.map(placeOnly), WRITE_CONCURRENCY);
-  await deliverLive(db, publishToDevice, devices, jobMessage(name, value));
-  return { ...job, devices: devices.map((d) => d.device_id) };
+  const written = putJobOnDevicePages(db, { ...job, event_ts: eventTimestamp() }, targets, WRITE_CONCURRENCY);
+  return { job, devices: deviceIdsOf(written) };
 };
 
 /**

@@ -1,4 +1,5 @@
 import type { Db } from '../shared/clients';
+import type { EventMessage } from '../schemas/forward';
 import { MQTT_LIVE_DELIVERY } from '../shared/env';
 import { logger } from '../shared/logger';
 import type { DownMessage } from '../stores/device-channel';
@@ -23,6 +24,31 @@ export interface DeliveryTarget {
 
 const DELIVERY_CONCURRENCY = 32;
 
+/** Publishes each message to its device when the device is connected; best effort, failures counted and logged. */
+const deliverEach = async (
+  db: Db,
+  publish: (deviceId: string, message: DownMessage) => Promise<void>,
+  deliveries: Array<{ target: DeliveryTarget; message: DownMessage }>,
+) => {
+  let failures = 0;
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < deliveries.length; i = next++) {
+      const { target, message } = deliveries[i];
+      try {
+        const connected =
+          target.connected ??
+          ((await getDeviceOfWorkspace(db, target.workspace_id, target.device_id)) as DeviceConnectionFields | undefined)?.connected;
+        if (connected) await publish(target.device_id, message);
+      } catch {
+        failures += 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(DELIVERY_CONCURRENCY, deliveries.length) }, worker));
+  if (failures) logger.warn('live delivery failed for some devices; they get it with their next #status', { failures, keys: [...new Set(deliveries.map((d) => d.message.key))] });
+};
+
 /**
  * Publishes a just-scheduled job or FOTA on `j/dn` to those of the devices that are connected, at
  * once; best effort: a device that misses it (not connected, a failed publish) still gets it in
@@ -35,22 +61,36 @@ export const deliverLive = async (
   message: DownMessage,
   enabled = MQTT_LIVE_DELIVERY,
 ) => {
-  if (!enabled || !targets.length) return;
-  let failures = 0;
-  const queue = [...targets];
-  const worker = async () => {
-    for (let target = queue.shift(); target; target = queue.shift()) {
-      try {
-        const connected =
-          target.connected ??
-          ((await getDeviceOfWorkspace(db, target.workspace_id, target.device_id)) as DeviceConnectionFields | undefined)?.connected;
-        if (connected) await publish(target.device_id, message);
-      } catch {
-        failures += 1;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(DELIVERY_CONCURRENCY, targets.length) }, worker));
-  if (failures) logger.warn('live delivery failed for some devices; they get it with their next #status', { failures, key: message.key });
+  if (enabled) await deliverEach(db, publish, targets.map((target) => ({ target, message })));
 };
 
+/** The `j/dn` message of a c2d `job` or `fota` event (a job or FOTA just scheduled); undefined for any other event. */
+export const downMessageOf = (event: EventMessage): DownMessage | undefined => {
+  if (event.direction !== 'c2d') return undefined;
+  if (event.type === 'job') {
+    const job = event.payload as { name: string; value: unknown };
+    return jobMessage(job.name, job.value);
+  }
+  if (event.type === 'fota') return fotaMessage((event.payload as { value: { firmware_id: string; firmware_version: string } }).value);
+  return undefined;
+};
+
+/**
+ * Publishes the jobs and FOTA that the registry stream's events say were just scheduled to their
+ * devices that are connected (one connection lookup per device): live delivery follows the
+ * stored write, however many devices a fleet-wide scheduling wrote, outside the request.
+ * Best effort as `deliverLive`; off unless MQTT_LIVE_DELIVERY is set.
+ */
+export const deliverScheduled = async (
+  db: Db,
+  publish: (deviceId: string, message: DownMessage) => Promise<void>,
+  events: EventMessage[],
+  enabled = MQTT_LIVE_DELIVERY,
+) => {
+  if (!enabled) return;
+  const deliveries = events.flatMap((event) => {
+    const message = downMessageOf(event);
+    return message ? [{ target: { workspace_id: event.workspace_id, device_id: event.device_id }, message }] : [];
+  });
+  await deliverEach(db, publish, deliveries);
+};

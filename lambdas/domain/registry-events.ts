@@ -16,6 +16,8 @@ export interface RegistryEventsDeps {
   forward: Forward;
   /** SendMessageBatch calls in flight. */
   concurrency: number;
+  /** Publishes just-scheduled jobs and FOTA to their connected devices (best effort, never fails the batch). */
+  deliver?: (events: EventMessage[]) => Promise<void>;
 }
 
 // Each group of records is sent (and fails) as one: its events travel packed, about a hundred in
@@ -107,5 +109,9 @@ export const forwardRegistryChanges = async (deps: RegistryEventsDeps, records: 
     logger.error('events could not be sent to the forward queue; the stream retries', { error: (sent[firstUnsent] as PromiseRejectedResult).reason as Error });
     failedAt = Math.min(failedAt, groups[firstUnsent][0].index);
   }
+  // Only the records that will not be retried: each scheduled job reaches its device once.
+  await deps.deliver?.(ready.filter((r) => r.index < failedAt).map((r) => r.event)).catch((error: unknown) => {
+    logger.warn('live delivery failed; devices get their jobs with their next #status', { error: error as Error });
+  });
   return failedAt < records.length ? records[failedAt].dynamodb?.SequenceNumber : undefined;
 };

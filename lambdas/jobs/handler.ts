@@ -4,10 +4,13 @@ import { registryDb } from '../shared/clients';
 import { callerOf, ok, type ApiEvent } from '../shared/http';
 import { streamList } from '../shared/json-stream';
 import { httpHandler, type RouteInput } from '../shared/middleware';
+import { streamJsonWithList } from '../timeseries/json-stream';
 
 // Served at both /workspace/… (the reference's heading) and /workspaces/… (its worked example).
-const scheduleFleetJobRoute = async ({ path, query, body }: RouteInput<typeof JOB_OPERATIONS.scheduleFleetJob>, event: ApiEvent) =>
-  ok(200, { job: await scheduleFleetJob(registryDb(), callerOf(event), path.workspaceId, path.jobName, body.value, query.fleet) });
+const scheduleFleetJobRoute = async ({ path, query, body }: RouteInput<typeof JOB_OPERATIONS.scheduleFleetJob>, event: ApiEvent) => {
+  const { job, devices } = await scheduleFleetJob(registryDb(), callerOf(event), path.workspaceId, path.jobName, body.value, query.fleet);
+  return streamJsonWithList(event, 'job', job, 'devices', devices);
+};
 
 export const handler = httpHandler('jobs', JOB_OPERATIONS, {
   listJobs: async ({ path, query }, event) => streamList(event, 'jobs', await listJobs(registryDb(), callerOf(event), path.deviceId, query.status, query)),

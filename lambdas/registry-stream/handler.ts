@@ -1,15 +1,24 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { publishForward } from '../domain/events';
+import { deliverScheduled } from '../domain/live-delivery';
 import { forwardRegistryChanges, type RegistryEventsDeps } from '../domain/registry-events';
 import { registryDb } from '../shared/clients';
 import { WRITE_CONCURRENCY } from '../shared/env';
+import { publishToDevice } from '../stores/device-channel';
 
-const deps: RegistryEventsDeps = { db: registryDb(), forward: publishForward, concurrency: WRITE_CONCURRENCY };
+const db = registryDb();
+const deps: RegistryEventsDeps = {
+  db,
+  forward: publishForward,
+  concurrency: WRITE_CONCURRENCY,
+  deliver: (events) => deliverScheduled(db, publishToDevice, events),
+};
 
 /**
  * The registry stream's consumer (a DynamoDB stream event source with ReportBatchItemFailures and
  * a filter on job and FOTA items): sends the `job`/`fota` event of each change to the forward
- * queue and answers with the record to retry from, if any.
+ * queue, publishes just-scheduled jobs and FOTA to their connected devices, and answers with the
+ * record to retry from, if any.
  */
 export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   const failed = await forwardRegistryChanges(deps, event.Records);

@@ -25,9 +25,9 @@ export const acceptsGzip = (event: ApiEvent): boolean => {
 /** Fields written after the records, once they are all read (a paged list's `next`). */
 export type Trailer = () => Record<string, unknown>;
 
-async function* jsonChunks(key: string, first: IteratorResult<unknown>, records: AsyncIterator<unknown>, trailer?: Trailer): AsyncGenerator<string> {
+async function* jsonChunks(open: string, first: IteratorResult<unknown>, records: AsyncIterator<unknown>, close: () => string): AsyncGenerator<string> {
   try {
-    let chunk = `{${JSON.stringify(key)}:[`;
+    let chunk = open;
     let separator = '';
     for (let next = first; !next.done; next = await records.next()) {
       chunk += separator + JSON.stringify(next.value);
@@ -37,8 +37,7 @@ async function* jsonChunks(key: string, first: IteratorResult<unknown>, records:
         chunk = '';
       }
     }
-    const more = trailer ? JSON.stringify(trailer()).slice(1, -1) : '';
-    yield `${chunk}]${more ? `,${more}` : ''}}`;
+    yield `${chunk}${close()}`;
   } finally {
     // A client that hangs up stops the reading too.
     await records.return?.();
@@ -53,10 +52,21 @@ async function* jsonChunks(key: string, first: IteratorResult<unknown>, records:
  * status and the error envelope; an error after the first byte cuts the answer short, which a
  * client sees as a broken response rather than a short valid one.
  */
-export const streamJson = async (event: ApiEvent, key: string, records: AsyncIterable<unknown>, trailer?: Trailer): Promise<StreamedResult> => {
+export const streamJson = (event: ApiEvent, key: string, records: AsyncIterable<unknown>, trailer?: Trailer): Promise<StreamedResult> =>
+  streamJsonArrayIn(event, `{${JSON.stringify(key)}:[`, records, () => {
+    const more = trailer ? JSON.stringify(trailer()).slice(1, -1) : '';
+    return `]${more ? `,${more}` : ''}}`;
+  });
+
+/**
+ * As `streamJson`, with the array inside a document of its own: `open` is the JSON text before the
+ * array's first element (ending in `[`), `close` what follows its last (`]}}`), or a function that
+ * writes it once every record is read.
+ */
+export const streamJsonArrayIn = async (event: ApiEvent, open: string, records: AsyncIterable<unknown>, close: string | (() => string)): Promise<StreamedResult> => {
   const iterator = records[Symbol.asyncIterator]();
   const first = await iterator.next();
-  const json = Readable.from(jsonChunks(key, first, iterator, trailer), { objectMode: false });
+  const json = Readable.from(jsonChunks(open, first, iterator, typeof close === 'string' ? () => close : close), { objectMode: false });
   const gzip = acceptsGzip(event);
   return {
     statusCode: 200,
@@ -84,3 +94,10 @@ export const streamList = <T>(event: ApiEvent, key: string, list: StreamedList<T
   const { next } = list;
   return streamJson(event, key, list.items, next && (() => ({ next: next() })));
 };
+
+/**
+ * `{"<key>":{…fields,"<listKey>":[…records]}}` streamed as `streamJson` streams (the fleet-wide
+ * job and FOTA answers, whose `devices` come as their items are written).
+ */
+export const streamJsonWithList = (event: ApiEvent, key: string, fields: object, listKey: string, records: AsyncIterable<unknown>) =>
+  streamJsonArrayIn(event, `{${JSON.stringify(key)}:${JSON.stringify(fields).slice(0, -1)},${JSON.stringify(listKey)}:[`, records, ']}}');

@@ -1,9 +1,10 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
-import { NotFoundError } from '../shared/errors';
+import { NotFoundError, ThrottledError } from '../shared/errors';
 import { checkExists, keyedPages, putNew, queryAll, strip, type ListRead } from './items';
 import { failedConditions } from './errors';
-import { collection, deviceKey, deviceLocatorKey, fleetKey } from './keys';
+import { historyAfterMove, staysOf, type FleetStay } from './fleet-history';
+import { collection, deviceKey, deviceLocatorKey, fleetKey, scheduleClockKey, type ItemKey } from './keys';
 
 /** A device as stored (names of its fleet and workspace are joined in on read). */
 export interface DeviceRecord {
@@ -14,6 +15,10 @@ export interface DeviceRecord {
   fleet_id: string;
   phys_id: string;
   created_at: string;
+  /** The device's recent fleets on the workspace's scheduling clock (absent on devices never moved since histories exist). */
+  fleet_history?: FleetStay[];
+  /** Counts the device's moves: a move is written only over the version it read. */
+  rev?: number;
 }
 
 /** Where a device lives; found from its ID alone (the `/devices/{deviceId}` routes). */
@@ -62,29 +67,77 @@ export const listDevicesOfFleets = async (db: Db, workspaceId: string, fleetIds?
   return devices.filter((d) => !wanted || wanted.has(d.fleet_id));
 };
 
+/** The workspace's scheduling clock now (0 before the first fleet-wide scheduling). */
+const readScheduleClock = async (db: Db, workspaceId: string) => {
+  const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: scheduleClockKey(workspaceId), ConsistentRead: true }));
+  return Number(Item?.epoch ?? 0);
+};
+
+/** A transaction item that holds only while the workspace's clock still reads `epoch`. */
+const clockStill = (db: Db, key: ItemKey, epoch: number) => ({
+  ConditionCheck: {
+    TableName: db.table,
+    Key: key,
+    ConditionExpression: epoch ? 'epoch = :epoch' : 'attribute_not_exists(epoch)',
+    ...(epoch ? { ExpressionAttributeValues: { ':epoch': epoch } } : {}),
+  },
+});
+
+const MAX_MOVE_ATTEMPTS = 8;
+const RETRY = Symbol('retry');
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
- * Creates a device and its locator, provided its fleet exists, all or nothing.
+ * Runs a device write stamped with the scheduling clock until it commits: when a fleet-wide
+ * scheduling advanced the clock meanwhile (or another transaction held an item), it is read and
+ * tried again, with a short jittered backoff.
+ * @throws ThrottledError when it never commits.
+ */
+const withClock = async <T>(attempt: () => Promise<T | typeof RETRY>): Promise<T> => {
+  for (let i = 0; i < MAX_MOVE_ATTEMPTS; i++) {
+    if (i) await pause(Math.random() * Math.min(200, 10 * 2 ** i));
+    const result = await attempt();
+    if (result !== RETRY) return result;
+  }
+  throw new ThrottledError('The workspace is busy scheduling; retry the request.');
+};
+const isConflict = (error: unknown) =>
+  (error as { name?: string })?.name === 'TransactionCanceledException' &&
+  ((error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? []).some((r) => r.Code === 'TransactionConflict');
+
+/**
+ * Creates a device and its locator, provided its fleet exists, all or nothing; its fleet history
+ * starts at the scheduling clock's value.
  * @throws NotFoundError when the fleet is not in the workspace.
  */
-export const createDevice = async (db: Db, device: DeviceRecord) => {
-  try {
-    await db.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          putNew(db, deviceKey(device.workspace_id, device.id), device),
-          putNew(db, deviceLocatorKey(device.id), { account_id: device.account_id, workspace_id: device.workspace_id }),
-          checkExists(db, fleetKey(device.workspace_id, device.fleet_id)),
-        ],
-      }),
-    );
-  } catch (error) {
-    if (failedConditions(error)?.includes(2)) throw new NotFoundError(`Fleet ${device.fleet_id} not found.`, { cause: error });
-    throw error;
-  }
-};
+export const createDevice = async (db: Db, device: DeviceRecord) =>
+  withClock(async () => {
+    const epoch = await readScheduleClock(db, device.workspace_id);
+    const stay: FleetStay = { fleet_id: device.fleet_id, epoch, at: device.created_at };
+    try {
+      await db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            putNew(db, deviceKey(device.workspace_id, device.id), { ...device, fleet_history: [stay], rev: 1 }),
+            putNew(db, deviceLocatorKey(device.id), { account_id: device.account_id, workspace_id: device.workspace_id }),
+            checkExists(db, fleetKey(device.workspace_id, device.fleet_id)),
+            clockStill(db, scheduleClockKey(device.workspace_id), epoch),
+          ],
+        }),
+      );
+      return undefined;
+    } catch (error) {
+      const failed = failedConditions(error);
+      if (failed?.includes(2)) throw new NotFoundError(`Fleet ${device.fleet_id} not found.`, { cause: error });
+      if (failed?.includes(3) || isConflict(error)) return RETRY;
+      throw error;
+    }
+  });
 
 /**
  * Sets a device's name, fleet (and physical ID when given), provided both exist, all or nothing.
+ * A change of fleet is added to the device's fleet history, stamped with the scheduling clock,
+ * and written only over the version of the device it read.
  * @throws NotFoundError when the device or the fleet is not in the workspace.
  */
 export const updateDevice = async (
@@ -93,36 +146,103 @@ export const updateDevice = async (
   deviceId: string,
   change: { name: string; fleet_id: string; phys_id?: string },
 ): Promise<DeviceRecord> => {
-  const sets = ['#name = :name', 'fleet_id = :fleet', ...(change.phys_id !== undefined ? ['phys_id = :phys'] : [])];
-  try {
-    await db.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: db.table,
-              Key: deviceKey(workspaceId, deviceId),
-              UpdateExpression: `SET ${sets.join(', ')}`,
-              ConditionExpression: 'attribute_exists(pk)',
-              ExpressionAttributeNames: { '#name': 'name' },
-              ExpressionAttributeValues: {
-                ':name': change.name,
-                ':fleet': change.fleet_id,
-                ...(change.phys_id !== undefined ? { ':phys': change.phys_id } : {}),
+  await withClock(async () => {
+    const [epoch, device] = await Promise.all([readScheduleClock(db, workspaceId), getDeviceOfWorkspace(db, workspaceId, deviceId)]);
+    if (!device) throw new NotFoundError(`Device ${deviceId} not found.`);
+    const moves = device.fleet_id !== change.fleet_id;
+    const history = moves ? historyAfterMove(staysOf(device), { fleet_id: change.fleet_id, epoch, at: new Date().toISOString() }) : undefined;
+    const sets = [
+      '#name = :name',
+      'fleet_id = :fleet',
+      '#rev = :next',
+      ...(history ? ['fleet_history = :history'] : []),
+      ...(change.phys_id !== undefined ? ['phys_id = :phys'] : []),
+    ];
+    try {
+      await db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: db.table,
+                Key: deviceKey(workspaceId, deviceId),
+                UpdateExpression: `SET ${sets.join(', ')}`,
+                ConditionExpression: device.rev === undefined ? 'attribute_exists(pk) AND attribute_not_exists(#rev)' : '#rev = :rev',
+                ExpressionAttributeNames: { '#name': 'name', '#rev': 'rev' },
+                ExpressionAttributeValues: {
+                  ':name': change.name,
+                  ':fleet': change.fleet_id,
+                  ':next': (device.rev ?? 0) + 1,
+                  ...(device.rev === undefined ? {} : { ':rev': device.rev }),
+                  ...(history ? { ':history': history } : {}),
+                  ...(change.phys_id !== undefined ? { ':phys': change.phys_id } : {}),
+                },
               },
             },
-          },
-          checkExists(db, fleetKey(workspaceId, change.fleet_id)),
-        ],
-      }),
-    );
-  } catch (error) {
-    const failed = failedConditions(error);
-    if (failed?.includes(0)) throw new NotFoundError(`Device ${deviceId} not found.`, { cause: error });
-    if (failed?.includes(1)) throw new NotFoundError(`Fleet ${change.fleet_id} not found.`, { cause: error });
-    throw error;
-  }
+            checkExists(db, fleetKey(workspaceId, change.fleet_id)),
+            // Only a move needs the clock: a rename changes no snapshot.
+            ...(moves ? [clockStill(db, scheduleClockKey(workspaceId), epoch)] : []),
+          ],
+        }),
+      );
+      return undefined;
+    } catch (error) {
+      const failed = failedConditions(error);
+      if (failed?.includes(1)) throw new NotFoundError(`Fleet ${change.fleet_id} not found.`, { cause: error });
+      // Another move (or a fleet-wide scheduling) came first: read again.
+      if (failed?.includes(0) || failed?.includes(2) || isConflict(error)) return RETRY;
+      throw error;
+    }
+  });
   const device = await getDeviceOfWorkspace(db, workspaceId, deviceId);
   if (!device) throw new NotFoundError(`Device ${deviceId} not found.`);
   return device;
 };
+
+/**
+ * Advances the workspace's scheduling clock and answers its new value: the snapshot of a
+ * fleet-wide scheduling (stores/fleet-history.ts).
+ */
+export const advanceScheduleClock = async (db: Db, workspaceId: string) => {
+  const { Attributes } = await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: scheduleClockKey(workspaceId),
+      UpdateExpression: 'ADD epoch :one',
+      ExpressionAttributeValues: { ':one': 1 },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(Attributes?.epoch);
+};
+
+/** What a fleet-wide scheduling reads of a device. */
+export type DevicePlacement = Pick<DeviceRecord, 'id' | 'fleet_id' | 'fleet_history' | 'created_at'>;
+
+// Pages of this many devices: the writes of a page start while the next one is read.
+const PLACEMENT_PAGE = 1000;
+
+/**
+ * The workspace's devices with their fleets and fleet histories, page by page (strongly consistent,
+ * so every move that committed before the call is seen). A device is read once however it moves
+ * meanwhile: its key does not change.
+ */
+export async function* listDevicePlacementPages(db: Db, workspaceId: string): AsyncGenerator<DevicePlacement[]> {
+  const { pk, prefix } = collection.devicesOfWorkspace(workspaceId);
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.doc.send(
+      new QueryCommand({
+        TableName: db.table,
+        ConsistentRead: true,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+        ProjectionExpression: 'id, fleet_id, fleet_history, created_at',
+        Limit: PLACEMENT_PAGE,
+        ExclusiveStartKey,
+      }),
+    );
+    yield (page.Items ?? []) as DevicePlacement[];
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+}

@@ -111,6 +111,69 @@ const writeChunk = async (db: Db, items: Array<ItemKey & Record<string, unknown>
 };
 
 /**
+ * Puts the items of a stream of pages with BatchWriteItem, `concurrency` calls of ≤ 25 items in
+ * flight, and yields each call's items once all of them are stored (unprocessed ones retried with
+ * backoff), in the order the calls end. The next page is read while the writes of the last one run,
+ * so reading and writing overlap. Each item given is yielded exactly once, or the generator throws
+ * (and yields nothing more) when a call keeps failing; what was yielded is stored.
+ */
+export async function* putPipelined<T extends ItemKey & Record<string, unknown>>(
+  db: Db,
+  pages: AsyncIterable<T[]>,
+  concurrency: number,
+): AsyncGenerator<T[]> {
+  const source = pages[Symbol.asyncIterator]();
+  // A read that fails after a write failed is not waited for; it must not go unhandled either.
+  const read = () => {
+    const page = source.next();
+    page.catch(() => undefined);
+    return page;
+  };
+  let nextPage: Promise<IteratorResult<T[]>> | undefined = read();
+  const waiting: T[][] = [];
+  const running = new Map<number, Promise<{ id: number; items: T[]; error?: unknown }>>();
+  let ids = 0;
+  const start = (items: T[]) => {
+    const id = ids++;
+    running.set(
+      id,
+      writeChunk(db, items).then(
+        () => ({ id, items }),
+        (error: unknown) => ({ id, items, error }),
+      ),
+    );
+  };
+  try {
+    while (nextPage || waiting.length || running.size) {
+      while (running.size < concurrency && waiting.length) start(waiting.shift()!);
+      if (nextPage && waiting.length < concurrency) {
+        // Wait for the next page or for a write, whichever comes first.
+        const settled = await Promise.race([nextPage.then((page) => ({ page })), ...running.values()]);
+        if ('page' in settled) {
+          if (settled.page.done) nextPage = undefined;
+          else {
+            for (let i = 0; i < settled.page.value.length; i += BATCH_WRITE_LIMIT) waiting.push(settled.page.value.slice(i, i + BATCH_WRITE_LIMIT));
+            nextPage = read();
+          }
+          continue;
+        }
+        running.delete(settled.id);
+        if (settled.error) throw settled.error;
+        yield settled.items;
+        continue;
+      }
+      if (!running.size) continue;
+      const settled = await Promise.race(running.values());
+      running.delete(settled.id);
+      if (settled.error) throw settled.error;
+      yield settled.items;
+    }
+  } finally {
+    await source.return?.();
+  }
+}
+
+/**
  * Puts many items (overwriting same-key ones) with BatchWriteItem, `concurrency` calls in flight.
  * Not atomic; callers make the writes idempotent so that a retry converges.
  */

@@ -3,7 +3,7 @@ import type { Db } from '../shared/clients';
 import type { Fota } from '../schemas/fota';
 import type { Job, JobStatus } from '../schemas/job';
 import { isConditionFailed } from './errors';
-import { keyedItems, putAll, queryAll, strip, type ListRead } from './items';
+import { keyedItems, putPipelined, queryAll, strip, type ListRead } from './items';
 import { collection, fotaKey, jobKey } from './keys';
 
 /**
@@ -58,10 +58,23 @@ export const putJob = async (db: Db, job: JobRecord) => {
   await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...jobKey(job.device_id, job.name), ...jobItem(job) } }));
 };
 
-/** Puts the same job on many devices, each with its place; idempotent, so a retried request converges. */
-export const putJobOnDevices = (db: Db, job: Omit<JobRecord, keyof DeviceTarget>, devices: DeviceTarget[], concurrency: number) => {
+/** The places of the devices a fleet-wide write reaches, as they are stored: each yielded once it is. */
+async function* placesOf(written: AsyncIterable<Array<DeviceTarget & Record<string, unknown>>>): AsyncGenerator<DeviceTarget[]> {
+  for await (const items of written) yield items.map(({ device_id, workspace_id, fleet_id }) => ({ device_id, workspace_id, fleet_id }));
+}
+
+async function* itemsOf<T>(pages: AsyncIterable<DeviceTarget[]>, item: (device: DeviceTarget) => T): AsyncGenerator<T[]> {
+  for await (const page of pages) yield page.map(item);
+}
+
+/**
+ * Puts the same job on every device of a stream of pages, each with its place, reading and
+ * writing at once (stores/items.ts `putPipelined`); yields the devices as their jobs are stored.
+ * Idempotent, so a retried request converges.
+ */
+export const putJobOnDevicePages = (db: Db, job: Omit<JobRecord, keyof DeviceTarget>, pages: AsyncIterable<DeviceTarget[]>, concurrency: number) => {
   const item = jobItem(job);
-  return putAll(db, devices.map((device) => ({ ...jobKey(device.device_id, job.name), ...item, ...device })), concurrency);
+  return placesOf(putPipelined(db, itemsOf(pages, (device) => ({ ...jobKey(device.device_id, job.name), ...item, ...device })), concurrency));
 };
 
 export const getJobOfDevice = async (db: Db, deviceId: string, name: string) => {
@@ -128,9 +141,9 @@ export const putFota = async (db: Db, fota: FotaRecord) => {
   await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...fotaKey(fota.device_id), ...fota } }));
 };
 
-/** Puts the same FOTA on many devices, each with its place; idempotent, so a retried request converges. */
-export const putFotaOnDevices = (db: Db, fota: Omit<FotaRecord, keyof DeviceTarget>, devices: DeviceTarget[], concurrency: number) =>
-  putAll(db, devices.map((device) => ({ ...fotaKey(device.device_id), ...fota, ...device })), concurrency);
+/** Puts the same FOTA on every device of a stream of pages, as `putJobOnDevicePages` does a job. */
+export const putFotaOnDevicePages = (db: Db, fota: Omit<FotaRecord, keyof DeviceTarget>, pages: AsyncIterable<DeviceTarget[]>, concurrency: number) =>
+  placesOf(putPipelined(db, itemsOf(pages, (device) => ({ ...fotaKey(device.device_id), ...fota, ...device })), concurrency));
 
 export const getFotaOfDevice = async (db: Db, deviceId: string) => {
   const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: fotaKey(deviceId), ConsistentRead: true }));

@@ -8,6 +8,7 @@
  * | fleet           | WKS#<wks>      | FLT#<flt>       |
  * | device          | WKS#<wks>      | DEV#<dev>       |
  * | device locator  | DEV#<dev>      | DEVICE          |
+ * | schedule clock  | WKS#<wks>      | CLOCK           |
  * | job             | DEV#<dev>      | JOB#<name>      |
  * | FOTA            | DEV#<dev>      | FOTA            |
  * | open condition  | DEV#<dev>      | COND#<uuid>     |
@@ -29,6 +30,8 @@ export const accountKey = (accountId: string): ItemKey => ({ pk: `ACC#${accountI
 export const workspaceKey = (accountId: string, workspaceId: string): ItemKey => ({ pk: `ACC#${accountId}`, sk: `WKS#${workspaceId}` });
 export const fleetKey = (workspaceId: string, fleetId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `FLT#${fleetId}` });
 export const deviceKey = (workspaceId: string, deviceId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `DEV#${deviceId}` });
+/** The workspace's scheduling clock: fleet-wide schedulings advance it, device moves check it (stores/fleet-history.ts). */
+export const scheduleClockKey = (workspaceId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: 'CLOCK' });
 export const deviceLocatorKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: 'DEVICE' });
 /** Sort keys of jobs start with this; the registry stream's filter and readers of its records use it. */
 export const JOB_SORT_KEY_PREFIX = 'JOB#';

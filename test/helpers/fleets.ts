@@ -14,3 +14,14 @@ export const workspaceWithFleets = async (db: Db, northDevices: number) => {
   const inSouth = await device(south.id, 's0');
   return { ...account, north, south, inNorth, inSouth };
 };
+
+/** A fleet-wide job or FOTA scheduled to the end: the answer's fields with its `devices` read whole. */
+export const scheduledWhole = async <A extends { devices: AsyncIterable<string> }, K extends Exclude<keyof A, 'devices'>>(
+  key: K,
+  scheduling: Promise<A>,
+): Promise<A[K] & { devices: string[] }> => {
+  const answer = await scheduling;
+  const devices: string[] = [];
+  for await (const id of answer.devices) devices.push(id);
+  return { ...answer[key], devices };
+};

@@ -2,7 +2,7 @@ import { getJob, listJobs, scheduleFleetJob, scheduleJob } from '../../../lambda
 import type { Db } from '../../../lambdas/shared/clients';
 import { NotFoundError } from '../../../lambdas/shared/errors';
 import { newAccount } from '../../helpers/callers';
-import { workspaceWithFleets as workspaceWithDevicesInFleets } from '../../helpers/fleets';
+import { scheduledWhole, workspaceWithFleets as workspaceWithDevicesInFleets } from '../../helpers/fleets';
 import { freshTable } from '../../helpers/db';
 import { itemsOf } from '../../helpers/lists';
 
@@ -17,7 +17,7 @@ describe('jobs on DynamoDB Local', () => {
   it('schedules a job on every device of the named fleets and only those', async () => {
     const { caller, workspace_id, north, inNorth, inSouth } = await workspaceWithFleets();
 
-    const job = await scheduleFleetJob(db, caller, workspace_id, 'update', { to: 2 }, [north.id]);
+    const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'update', { to: 2 }, [north.id]));
 
     expect(job.devices.sort()).toEqual(inNorth.map((d) => d.id).sort());
     expect(await getJob(db, caller, inNorth[29].id, 'update')).toEqual({ name: 'update', status: 'pending', scheduled_at: job.scheduled_at, value: { to: 2 } });

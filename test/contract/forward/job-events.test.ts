@@ -18,7 +18,7 @@ const { updateDevice } = await import('../../../lambdas/domain/devices');
 const { putJob } = await import('../../../lambdas/stores/job-store');
 const { NotFoundError } = await import('../../../lambdas/shared/errors');
 const { newAccount } = await import('../../helpers/callers');
-const { workspaceWithFleets: workspaceWithDevicesInFleets } = await import('../../helpers/fleets');
+const { scheduledWhole, workspaceWithFleets: workspaceWithDevicesInFleets } = await import('../../helpers/fleets');
 
 // The consumer runs over the table's real stream, with no filter: it sees every item the tests
 // write (accounts, workspaces, fleets, devices, keys) and must make events of jobs and FOTA only.
@@ -91,7 +91,7 @@ describe('job and FOTA events from the registry stream (DynamoDB Local → consu
   it('sends one job event per device of the chosen fleets, all with one ts, and none to the others', async () => {
     const { caller, workspace_id, north, inNorth, inSouth } = await workspaceWithFleets();
 
-    const job = await scheduleFleetJob(db, caller, workspace_id, 'update', { to: 2 }, [north.id]);
+    const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'update', { to: 2 }, [north.id]));
 
     const events = await awaitEvents([...inNorth.map((d) => d.id), inSouth.id], inNorth.length);
     expect(events.map((e) => e.device_id).sort()).toEqual(job.devices.sort());
@@ -106,7 +106,7 @@ describe('job and FOTA events from the registry stream (DynamoDB Local → consu
 
     const single = await scheduleFota(db, caller, inSouth.id, { firmwareId: 'fw', firmwareVersion: '1.0' });
     await awaitEvents([inSouth.id], 1);
-    const fleetFota = await scheduleFleetFota(db, caller, workspace_id, { firmwareId: 'fw', firmwareVersion: '2.0' });
+    const fleetFota = await scheduledWhole('fota', scheduleFleetFota(db, caller, workspace_id, { firmwareId: 'fw', firmwareVersion: '2.0' }));
 
     const events = await awaitEvents([...inNorth.map((d) => d.id), inSouth.id], inNorth.length + 2);
     expect(events.every((e) => e.type === 'fota' && e.direction === 'c2d')).toBe(true);

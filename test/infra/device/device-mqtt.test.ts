@@ -64,8 +64,8 @@ describe('the MQTT door on IoT Core', () => {
     expect(statements.flatMap((s) => [s.Resource].flat().map(targetOf)).sort()).toEqual([mqttDlq(), mqttQueue()].sort());
   });
 
-  it('lets the jobs, FOTA and device-mqtt Lambdas publish only to the devices’ j/dn topics, at the account’s data endpoint', () => {
-    const publishers = [stack.routeHandlers.get('jobs')!, stack.routeHandlers.get('fota')!, stack.consumerFunctions.get('device-mqtt')!];
+  it('lets the registry stream’s consumer (jobs and FOTA) and device-mqtt Lambdas publish only to the devices’ j/dn topics, at the account’s data endpoint', () => {
+    const publishers = [stack.streamFunctions.get('registry-stream')!, stack.consumerFunctions.get('device-mqtt')!];
     for (const fn of publishers) {
       const iot = statementsOfFunction(template, idOf(fn)).filter((s) => actionsOf(s).some((a) => a.startsWith('iot:')));
       expect(iot.flatMap(actionsOf)).toEqual(['iot:Publish']);
