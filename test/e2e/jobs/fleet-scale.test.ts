@@ -1,0 +1,135 @@
+/**
+ * Fleet-wide jobs and FOTA on a few thousand devices through the HTTP API, while devices move
+ * between fleets and new ones are created: every device of the snapshot gets its job once, and
+ * the snapshot is one instant (stores/fleet-history.ts).
+ */
+import type { LocalRuntime } from '../../../local/runtime';
+import { apiClient, type ApiClient } from '../../helpers/api-client';
+import { startRuntime } from '../../helpers/runtime';
+
+const DEVICES = 2400;
+const PAIRS = 10;
+
+let runtime: LocalRuntime;
+let api: ApiClient;
+let ws: string;
+let fleetX: string;
+let fleetY: string;
+let inX: string[];
+let inY: string[];
+
+/** Runs `task` on every item, `concurrency` at once. */
+const eachLimit = async <T, R>(items: T[], concurrency: number, task: (item: T) => Promise<R>) => {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < items.length; i = next++) results[i] = await task(items[i]);
+    }),
+  );
+  return results;
+};
+
+/** A request the workspace answers 429 while busy is sent again, so the test knows where every device is. */
+const move = async (deviceId: string, fleetId: string) => {
+  for (;;) {
+    const { status } = await api.put(`/workspaces/${ws}/devices/${deviceId}`, { name: deviceId, fleet_id: fleetId });
+    if (status === 200) return;
+    if (status !== 429) throw new Error(`moving ${deviceId} answered ${status}`);
+  }
+};
+
+beforeAll(async () => {
+  runtime = await startRuntime();
+  api = apiClient(runtime.base_url, runtime.api_key);
+  ws = runtime.workspace_id;
+  [fleetX, fleetY] = await Promise.all(['x', 'y'].map(async (name) => (await api.post(`/workspaces/${ws}/fleets`, { name })).body.fleet.id as string));
+  const ids = await eachLimit(Array.from({ length: DEVICES }, (_, i) => i), 16, async (i) => {
+    const { status, body } = await api.post(`/workspaces/${ws}/devices`, { name: `d${i}`, fleet_id: i % 2 ? fleetY : fleetX });
+    if (status !== 200) throw new Error(`creating a device answered ${status}`);
+    return body.device.id as string;
+  });
+  inX = ids.filter((_, i) => i % 2 === 0);
+  inY = ids.filter((_, i) => i % 2 === 1);
+}, 300_000);
+afterAll(async () => {
+  await runtime?.stop();
+});
+
+describe('a fleet-wide job on a few thousand devices while devices move', () => {
+  it('reaches exactly the devices of the fleet at one snapshot, each once', async () => {
+    // Pairs (a in X, b in Y) swap places over and over, one move at a time, so that at every
+    // instant at most one of them is in X: a snapshot can never find both there. The scheduler
+    // reads devices in key order, page by page while it writes: a is among the first it reads and
+    // b among the last, so that reading each where it is when read would find both in X.
+    const [firstX, lastY] = [inX.slice().sort(), inY.slice().sort().reverse()];
+    const pairs = Array.from({ length: PAIRS }, (_, i) => ({ a: firstX[i], b: lastY[i] }));
+    let scheduling = true;
+    let moves = 0;
+    const swapping = pairs.map(async ({ a, b }) => {
+      while (scheduling) {
+        for (const [device, fleet] of [[a, fleetY], [b, fleetX], [b, fleetY], [a, fleetX]] as const) {
+          await move(device, fleet);
+          moves += 1;
+        }
+      }
+    });
+
+    const answer = await api.post(`/workspaces/${ws}/jobs/swap?fleet=${fleetX}`, { value: { at: 'snapshot' } });
+    scheduling = false;
+    await Promise.all(swapping);
+
+    expect(answer.status).toBe(200);
+    const { devices, ...job } = answer.body.job as { devices: string[]; scheduled_at: string };
+    expect(job).toEqual({ name: 'swap', status: 'pending', scheduled_at: expect.any(String), value: { at: 'snapshot' } });
+    expect(new Set(devices).size).toBe(devices.length);
+    const moving = new Set(pairs.flatMap(({ a, b }) => [a, b]));
+    // Every device that stayed in X has it, none that stayed in Y.
+    expect(devices.filter((id) => !moving.has(id)).sort()).toEqual(inX.filter((id) => !moving.has(id)).sort());
+    for (const { a, b } of pairs) expect([a, b].filter((id) => devices.includes(id)).length).toBeLessThanOrEqual(1);
+    expect(moves).toBeGreaterThan(0);
+
+    // What the answer names is stored, once per device, and nothing else is.
+    const stored = await eachLimit([...inX, ...inY], 16, async (id) => (await api.get(`/devices/${id}/jobs/swap`)).body?.job?.scheduled_at);
+    const holders = [...inX, ...inY].filter((_, i) => stored[i] === job.scheduled_at);
+    expect(holders.sort()).toEqual(devices.slice().sort());
+  }, 300_000);
+});
+
+describe('a FOTA on every fleet of a few thousand devices while devices are created', () => {
+  it('reaches every device that existed before it, each once, and no device created after it answered', async () => {
+    let scheduling = true;
+    const created: string[] = [];
+    const creating = (async () => {
+      while (scheduling) created.push((await api.post(`/workspaces/${ws}/devices`, { name: 'late', fleet_id: fleetX })).body.device.id);
+    })();
+
+    const answer = await api.post(`/workspaces/${ws}/fota/fw-main/versions/2.0.0`);
+    scheduling = false;
+    await creating;
+    const after = (await api.post(`/workspaces/${ws}/devices`, { name: 'after', fleet_id: fleetX })).body.device.id as string;
+
+    expect(answer.status).toBe(200);
+    const { devices, ...fota } = answer.body.fota as { devices: string[]; scheduled_at: string };
+    expect(fota).toEqual({ scheduled_at: expect.any(String), status: 'pending', value: { firmware_id: 'fw-main', firmware_version: '2.0.0' } });
+    expect(new Set(devices).size).toBe(devices.length);
+    const before = [...inX, ...inY];
+    const known = new Set(devices);
+    expect(before.filter((id) => !known.has(id))).toEqual([]);
+    expect(devices.every((id) => before.includes(id) || created.includes(id))).toBe(true);
+    expect(known.has(after)).toBe(false);
+    const stored = await eachLimit([...before, ...created, after], 16, async (id) => (await api.get(`/devices/${id}/fota`)).body?.fota?.scheduled_at);
+    expect([...before, ...created, after].filter((_, i) => stored[i] === fota.scheduled_at).sort()).toEqual(devices.slice().sort());
+  }, 300_000);
+
+  it('answers 404 for a fleet of another workspace before writing anything, in the error envelope', async () => {
+    const other = (await api.post('/workspaces', { name: 'other' })).body.workspace.id as string;
+    const foreign = (await api.get(`/workspaces/${other}/fleets`)).body.fleets[0].id as string;
+
+    const answer = await api.post(`/workspaces/${ws}/jobs/never?fleet=${fleetX}&fleet=${foreign}`, { value: {} });
+
+    expect(answer.status).toBe(404);
+    expect(answer.body.error.code).toBe('not_found');
+    expect((await api.get(`/devices/${inX[0]}/jobs/never`)).status).toBe(404);
+  });
+});
