@@ -20,6 +20,12 @@ export interface DeliveryTarget {
   workspace_id: string;
   device_id: string;
   connected?: boolean;
+  /**
+   * When the job or FOTA was scheduled: it is published only when the device has been connected
+   * since then, as the request would have found it. A device that connected later asked for its
+   * pending jobs with its `#status` on connecting.
+   */
+  scheduled_at?: string;
 }
 
 const DELIVERY_CONCURRENCY = 32;
@@ -36,10 +42,12 @@ const deliverEach = async (
     for (let i = next++; i < deliveries.length; i = next++) {
       const { target, message } = deliveries[i];
       try {
-        const connected =
-          target.connected ??
-          ((await getDeviceOfWorkspace(db, target.workspace_id, target.device_id)) as DeviceConnectionFields | undefined)?.connected;
-        if (connected) await publish(target.device_id, message);
+        const device =
+          target.connected === undefined ? ((await getDeviceOfWorkspace(db, target.workspace_id, target.device_id)) as DeviceConnectionFields | undefined) : undefined;
+        const connected = target.connected ?? device?.connected;
+        const connectedSince = device?.last_connected_at;
+        const alreadyThere = !target.scheduled_at || !connectedSince || connectedSince <= target.scheduled_at;
+        if (connected && alreadyThere) await publish(target.device_id, message);
       } catch {
         failures += 1;
       }
@@ -77,8 +85,9 @@ export const downMessageOf = (event: EventMessage): DownMessage | undefined => {
 
 /**
  * Publishes the jobs and FOTA that the registry stream's events say were just scheduled to their
- * devices that are connected (one connection lookup per device): live delivery follows the
- * stored write, however many devices a fleet-wide scheduling wrote, outside the request.
+ * devices that were connected when they were scheduled and still are (one lookup per device):
+ * live delivery follows the stored write, however many devices a fleet-wide scheduling wrote,
+ * outside the request.
  * Best effort as `deliverLive`; off unless MQTT_LIVE_DELIVERY is set.
  */
 export const deliverScheduled = async (
@@ -90,7 +99,8 @@ export const deliverScheduled = async (
   if (!enabled) return;
   const deliveries = events.flatMap((event) => {
     const message = downMessageOf(event);
-    return message ? [{ target: { workspace_id: event.workspace_id, device_id: event.device_id }, message }] : [];
+    const { scheduled_at } = event.payload as { scheduled_at?: string };
+    return message ? [{ target: { workspace_id: event.workspace_id, device_id: event.device_id, scheduled_at }, message }] : [];
   });
   await deliverEach(db, publish, deliveries);
 };
