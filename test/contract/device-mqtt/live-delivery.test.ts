@@ -1,0 +1,160 @@
+/**
+ * Live delivery of scheduled jobs and FOTA from the registry stream's consumer, on DynamoDB Local's
+ * real stream: every job written is published on j/dn to its device when that device was connected
+ * when it was scheduled, once, and never for a record the stream retries.
+ */
+import type { DynamoDBRecord } from 'aws-lambda';
+import { createDevice } from '../../../lambdas/domain/devices';
+import { eventMessage } from '../../../lambdas/domain/events';
+import { deliverScheduled, jobMessage, type DeliveryTarget } from '../../../lambdas/domain/live-delivery';
+import { forwardRegistryChanges } from '../../../lambdas/domain/registry-events';
+import { scheduleFleetJob } from '../../../lambdas/domain/jobs';
+import type { EventMessage } from '../../../lambdas/schemas/forward';
+import type { Db } from '../../../lambdas/shared/clients';
+import type { DownMessage } from '../../../lambdas/stores/device-channel';
+import { setDeviceConnection } from '../../../lambdas/stores/device-mqtt-store';
+import { startDynamoDbStreamPoller } from '../../../local/dynamodb-stream-poller';
+import { until } from '../../../local/ports';
+import { newAccount } from '../../helpers/callers';
+import { freshTable } from '../../helpers/db';
+import { scheduledWhole } from '../../helpers/fleets';
+
+let db: Db;
+beforeAll(async () => {
+  db = await freshTable(undefined, { stream: true });
+});
+
+const recorder = () => {
+  const published: Array<{ deviceId: string; message: DownMessage }> = [];
+  return { published, publish: async (deviceId: string, message: DownMessage) => void published.push({ deviceId, message }) };
+};
+
+const devicesOf = async (count: number) => {
+  const account = await newAccount(db);
+  const devices = await Promise.all(
+    Array.from({ length: count }, (_, i) => createDevice(db, account.caller, account.workspace_id, { name: `d${i}`, fleet_id: account.default_fleet_id, phys_id: '' })),
+  );
+  return { ...account, ids: devices.map((d) => d.id) };
+};
+
+describe('deliverScheduled', () => {
+  it('publishes c2d jobs and FOTA only to devices connected since before they were scheduled', async () => {
+    const { workspace_id, default_fleet_id, ids } = await devicesOf(4);
+    const [before, after, offline, ended] = ids;
+    await setDeviceConnection(db, workspace_id, before, true, '2026-11-22T10:00:00.000Z', 1);
+    await setDeviceConnection(db, workspace_id, after, true, '2026-11-22T12:00:00.000Z', 1);
+    await setDeviceConnection(db, workspace_id, ended, true, '2026-11-22T10:00:00.000Z', 1);
+    const place = (device_id: string) => ({ workspace_id, fleet_id: default_fleet_id, device_id });
+    const job = { name: 'reboot', status: 'pending', scheduled_at: '2026-11-22T11:00:00.000Z', value: { delay: 1 } };
+    const fota = { scheduled_at: '2026-11-22T11:00:00.000Z', status: 'pending', value: { firmware_id: 'fw', firmware_version: '2.0' } };
+    const events: EventMessage[] = [
+      eventMessage(place(before), 'job', 'c2d', job),
+      eventMessage(place(before), 'fota', 'c2d', fota),
+      eventMessage(place(after), 'job', 'c2d', job),
+      eventMessage(place(offline), 'job', 'c2d', job),
+      eventMessage(place(ended), 'job', 'd2c', { ...job, status: 'done', result: {} }),
+    ];
+    const { published, publish } = recorder();
+
+    await deliverScheduled(db, publish, events, true);
+
+    expect(published).toEqual([
+      { deviceId: before, message: jobMessage('reboot', { delay: 1 }) },
+      { deviceId: before, message: { key: '@fota', value: { args: { firmware_id: 'fw', firmware_version: '2.0', fw_version: '2.0' } } } },
+    ]);
+  });
+
+  it('publishes nothing when live delivery is off', async () => {
+    const { workspace_id, default_fleet_id, ids } = await devicesOf(1);
+    await setDeviceConnection(db, workspace_id, ids[0], true, '2026-11-22T10:00:00.000Z', 1);
+    const { published, publish } = recorder();
+
+    await deliverScheduled(db, publish, [eventMessage({ workspace_id, fleet_id: default_fleet_id, device_id: ids[0] }, 'job', 'c2d', { name: 'a', value: {} })], false);
+
+    expect(published).toEqual([]);
+  });
+});
+
+describe('the registry stream’s consumer with live delivery', () => {
+  it('publishes a fleet-wide job to each connected device once, from the stream, and not to the others', async () => {
+    const account = await devicesOf(60);
+    const connected = account.ids.filter((_, i) => i % 3 === 0);
+    for (const id of connected) await setDeviceConnection(db, account.workspace_id, id, true, '2026-11-22T10:00:00.000Z', 1);
+    const { published, publish } = recorder();
+    const poller = await startDynamoDbStreamPoller({
+      tableName: db.table,
+      batchSize: 25,
+      maxBatchingWindowMs: 50,
+      retryAttempts: 0,
+      bisectBatchOnError: false,
+      timeoutMs: 10_000,
+      functionName: 'registry-stream',
+      handler: async (event) => {
+        const failed = await forwardRegistryChanges(
+          { db, forward: async () => undefined, concurrency: 4, deliver: (events) => deliverScheduled(db, publish, events, true) },
+          event.Records,
+        );
+        return { batchItemFailures: failed ? [{ itemIdentifier: failed }] : [] };
+      },
+      startingPosition: 'LATEST',
+    });
+    try {
+      const job = await scheduledWhole('job', scheduleFleetJob(db, account.caller, account.workspace_id, 'wave', { n: 1 }));
+
+      expect(job.devices).toHaveLength(60);
+      await until(async () => published.length >= connected.length, 'the live deliveries', 20_000);
+      const marker = await scheduledWhole('job', scheduleFleetJob(db, account.caller, account.workspace_id, 'marker', {}));
+      await until(async () => published.filter((p) => p.message.key === '@marker').length >= connected.length, 'the marker deliveries', 20_000);
+      expect(marker.devices).toHaveLength(60);
+    } finally {
+      await poller.stop();
+    }
+    const waves = published.filter((p) => p.message.key === '@wave');
+    expect(waves.map((p) => p.deviceId).sort()).toEqual(connected.slice().sort());
+    expect(waves.every((p) => JSON.stringify(p.message) === JSON.stringify(jobMessage('wave', { n: 1 })))).toBe(true);
+  });
+
+  it('delivers only the records before the one the stream retries from', async () => {
+    const { workspace_id, default_fleet_id, ids } = await devicesOf(3);
+    for (const id of ids) await setDeviceConnection(db, workspace_id, id, true, '2026-11-22T10:00:00.000Z', 1);
+    const record = (deviceId: string, seq: string): DynamoDBRecord => ({
+      eventID: seq,
+      eventName: 'INSERT',
+      dynamodb: {
+        SequenceNumber: seq,
+        Keys: { pk: { S: `DEV#${deviceId}` }, sk: { S: 'JOB#go' } },
+        NewImage: {
+          pk: { S: `DEV#${deviceId}` },
+          sk: { S: 'JOB#go' },
+          name: { S: 'go' },
+          device_id: { S: deviceId },
+          status: { S: 'pending' },
+          scheduled_at: { S: '2026-11-22T11:00:00.000Z' },
+          value: { S: '{}' },
+          workspace_id: { S: workspace_id },
+          fleet_id: { S: default_fleet_id },
+          event_ts: { S: '2026-11-22T11:00:00.000000Z' },
+        },
+      },
+    });
+    const targets: DeliveryTarget[][] = [];
+    let sends = 0;
+
+    const failed = await forwardRegistryChanges(
+      {
+        db,
+        // The second group of events is refused: the stream retries from its first record.
+        forward: async () => {
+          if (sends++ === 1) throw new Error('queue refused');
+        },
+        concurrency: 1,
+        deliver: async (events) => void targets.push(events.map((e) => ({ workspace_id: e.workspace_id, device_id: e.device_id }))),
+      },
+      [...Array.from({ length: 10 }, () => record(ids[0], '1')), record(ids[1], '11'), record(ids[2], '12')],
+    );
+
+    expect(failed).toBe('11');
+    expect(targets).toHaveLength(1);
+    expect(targets[0].map((t) => t.device_id)).toEqual(Array(10).fill(ids[0]));
+  });
+});
