@@ -5,7 +5,24 @@ import { ok, type ApiEvent } from '../../../lambdas/shared/http';
 import { FOTA_OPERATIONS } from '../../../lambdas/schemas/operations/fota';
 import { OPENAPI_OPERATIONS } from '../../../lambdas/schemas/operations/openapi';
 import { BODY_MAX_DEPTH, JSON_RULES } from '../../../lambdas/shared/json';
-import { errorEnvelope, httpHandler, jsonBody } from '../../../lambdas/shared/middleware';
+import { installAwsLambdaGlobal, ResponseStream } from '../../../local/lambda-streaming';
+
+// The FOTA resource streams its answers (awslambda.streamifyResponse, which it calls when built).
+installAwsLambdaGlobal();
+const { errorEnvelope, httpHandler, jsonBody } = await import('../../../lambdas/shared/middleware');
+
+/** Invokes a streaming handler and reads its whole answer: the prelude's status, then the body. */
+const invokeStreamed = async (handler: unknown, request: ApiEvent) => {
+  const stream = new ResponseStream();
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(Buffer.from(chunk)));
+  const ended = new Promise((resolve) => stream.on('end', resolve));
+  await (handler as (e: ApiEvent, s: ResponseStream, c: Context) => Promise<unknown>)(request, stream, context);
+  await ended;
+  const bytes = Buffer.concat(chunks);
+  const at = bytes.indexOf(Buffer.alloc(8));
+  return { statusCode: (JSON.parse(bytes.subarray(0, at).toString()) as { statusCode: number }).statusCode, body: bytes.subarray(at + 8).toString() };
+};
 
 const context = { awsRequestId: 'lambda-req' } as Context;
 
@@ -139,7 +156,7 @@ describe('httpHandler', () => {
       scheduleFleetFota: async (input) => (seen.push(input), ok(200, {})),
     });
     const call = async (overrides: Partial<ApiEvent>) => {
-      const response = await fota(event({ httpMethod: 'POST', path: '/workspaces/wks-1/fota/fw/versions/1.0', ...overrides }), context);
+      const response = await invokeStreamed(fota, event({ httpMethod: 'POST', path: '/workspaces/wks-1/fota/fw/versions/1.0', ...overrides }));
       return { status: response.statusCode, body: JSON.parse(response.body) };
     };
     beforeEach(() => {
