@@ -1,7 +1,7 @@
 import type { Db } from '../shared/clients';
 import { FORWARD_QUEUE_URL, WRITE_CONCURRENCY } from '../shared/env';
 import type { DataMessage, EventMessage, EventType, ForwardMessage } from '../schemas/forward';
-import { getDeviceOfWorkspace } from '../stores/device-store';
+import { getDeviceOfWorkspace, type DeviceRecord } from '../stores/device-store';
 import { toQueueBody } from '../shared/json';
 import { sendEncodedMessages } from '../stores/queue-store';
 import type { DataPoint } from '../stores/timeseries';
@@ -16,9 +16,14 @@ export interface DevicePlace {
 export type Direction = EventMessage['direction'];
 
 /** Where a device found by its ID lives, fleet included (a device moved meanwhile reports its new fleet). */
-export const devicePlaceOf = async (db: Db, device: { deviceId: string; workspace_id: string }): Promise<DevicePlace> => {
-  const record = await getDeviceOfWorkspace(db, device.workspace_id, device.deviceId);
-  return { workspace_id: device.workspace_id, fleet_id: record?.fleet_id ?? '', device_id: device.deviceId };
+export const devicePlaceOf = async (db: Db, device: { deviceId: string; workspace_id: string }): Promise<DevicePlace> =>
+  (await deviceConnectionOf(db, device)).place;
+
+/** Where a device found by its ID lives, and whether it is connected over MQTT now (one read). */
+export const deviceConnectionOf = async (db: Db, device: { deviceId: string; workspace_id: string }) => {
+  const record = (await getDeviceOfWorkspace(db, device.workspace_id, device.deviceId)) as (DeviceRecord & { connected?: boolean }) | undefined;
+  const place: DevicePlace = { workspace_id: device.workspace_id, fleet_id: record?.fleet_id ?? '', device_id: device.deviceId };
+  return { place, connected: record?.connected === true };
 };
 
 let lastMicros = 0;

@@ -7,7 +7,7 @@ import type { FotaResultBody } from '../schemas/device-api';
 import type { Fota } from '../schemas/fota';
 import { finishPendingFota, getFotaOfDevice, putFota, putFotaOnDevicePages, type FotaRecord } from '../stores/job-store';
 import { requireDevice } from './devices';
-import { devicePlaceOf, eventTimestamp, type DevicePlace } from './events';
+import { deviceConnectionOf, eventTimestamp, type DevicePlace } from './events';
 import { deviceIdsOf, snapshotTargets } from './jobs';
 
 export interface Firmware {
@@ -39,8 +39,8 @@ export const getFota = async (db: Db, caller: Caller, deviceId: string) => {
  * @throws NotFoundError when the device is not the caller's.
  */
 export const scheduleFota = async (db: Db, caller: Caller, deviceId: string, firmware: Firmware) => {
-  const place = await devicePlaceOf(db, await requireDevice(db, caller, deviceId));
-  const fota: FotaRecord = { ...pendingFota(firmware), ...place, event_ts: eventTimestamp() };
+  const { place, connected } = await deviceConnectionOf(db, await requireDevice(db, caller, deviceId));
+  const fota: FotaRecord = { ...pendingFota(firmware), ...place, event_ts: eventTimestamp(), ...(connected ? { deliver_live: true } : {}) };
   await putFota(db, fota);
   return toFota(fota);
 };

@@ -9,7 +9,7 @@ import { advanceScheduleClock, listDevicePlacementPages } from '../stores/device
 import { fleetAtSnapshot } from '../stores/fleet-history';
 import { completePendingJob, getJobOfDevice, putJob, putJobOnDevicePages, readJobsOfDevice, type DeviceTarget, type JobRecord } from '../stores/job-store';
 import { requireDevice } from './devices';
-import { devicePlaceOf, eventTimestamp, type DevicePlace } from './events';
+import { deviceConnectionOf, eventTimestamp, type DevicePlace } from './events';
 import { requireFleets } from './fleets';
 import type { PageQuery } from '../schemas/list';
 import type { StreamedList } from '../shared/json-stream';
@@ -54,8 +54,8 @@ export const getJob = async (db: Db, caller: Caller, deviceId: string, name: str
  * @throws NotFoundError when the device is not the caller's.
  */
 export const scheduleJob = async (db: Db, caller: Caller, deviceId: string, name: string, value: Record<string, unknown>) => {
-  const place = await devicePlaceOf(db, await requireDevice(db, caller, deviceId));
-  const job: JobRecord = { name, status: 'pending', scheduled_at: nowIso(), value, ...place, event_ts: eventTimestamp() };
+  const { place, connected } = await deviceConnectionOf(db, await requireDevice(db, caller, deviceId));
+  const job: JobRecord = { name, status: 'pending', scheduled_at: nowIso(), value, ...place, event_ts: eventTimestamp(), ...(connected ? { deliver_live: true } : {}) };
   await putJob(db, job);
   return toJob(job);
 };
@@ -77,7 +77,8 @@ export const snapshotTargets = async (db: Db, caller: Caller, workspaceId: strin
     for await (const page of listDevicePlacementPages(db, workspaceId)) {
       yield page.flatMap((device) => {
         const fleet = fleetAtSnapshot(device, snapshot);
-        return fleet !== undefined && (!wanted || wanted.has(fleet)) ? [{ workspace_id: workspaceId, fleet_id: fleet, device_id: device.id }] : [];
+        if (fleet === undefined || (wanted && !wanted.has(fleet))) return [];
+        return [{ workspace_id: workspaceId, fleet_id: fleet, device_id: device.id, ...(device.connected ? { deliver_live: true } : {}) }];
       });
     }
   })();

@@ -9,6 +9,7 @@ import { devicePlaceOf, eventMessage, eventTimestamp, type DevicePlace } from '.
 import { toFota } from './fota';
 import type { Forward } from './identities';
 import { toJob } from './jobs';
+import type { ScheduledChange } from './live-delivery';
 
 /** What the registry stream's consumer needs: the table (for old items without a place) and the forward queue. */
 export interface RegistryEventsDeps {
@@ -17,7 +18,7 @@ export interface RegistryEventsDeps {
   /** SendMessageBatch calls in flight. */
   concurrency: number;
   /** Publishes just-scheduled jobs and FOTA to their connected devices (best effort, never fails the batch). */
-  deliver?: (events: EventMessage[]) => Promise<void>;
+  deliver?: (changes: ScheduledChange[]) => Promise<void>;
 }
 
 // Each group of records is sent (and fails) as one: its events travel packed, about a hundred in
@@ -110,7 +111,8 @@ export const forwardRegistryChanges = async (deps: RegistryEventsDeps, records: 
     failedAt = Math.min(failedAt, groups[firstUnsent][0].index);
   }
   // Only the records that will not be retried: each scheduled job reaches its device once.
-  await deps.deliver?.(ready.filter((r) => r.index < failedAt).map((r) => r.event)).catch((error: unknown) => {
+  const delivered = ready.filter((r) => r.index < failedAt).map((r) => ({ event: r.event, live: registryChangeOf(records[r.index])?.after?.deliver_live === true }));
+  await deps.deliver?.(delivered).catch((error: unknown) => {
     logger.warn('live delivery failed; devices get their jobs with their next #status', { error: error as Error });
   });
   return failedAt < records.length ? records[failedAt].dynamodb?.SequenceNumber : undefined;

@@ -11,7 +11,7 @@ const deps: RegistryEventsDeps = {
   db,
   forward: publishForward,
   concurrency: WRITE_CONCURRENCY,
-  deliver: (events) => deliverScheduled(db, publishToDevice, events),
+  deliver: (changes) => deliverScheduled(publishToDevice, changes),
 };
 
 /**

@@ -217,7 +217,7 @@ export const advanceScheduleClock = async (db: Db, workspaceId: string) => {
 };
 
 /** What a fleet-wide scheduling reads of a device. */
-export type DevicePlacement = Pick<DeviceRecord, 'id' | 'fleet_id' | 'fleet_history' | 'created_at'>;
+export type DevicePlacement = Pick<DeviceRecord, 'id' | 'fleet_id' | 'fleet_history' | 'created_at'> & { connected?: boolean };
 
 // Pages of this many devices: the writes of a page start while the next one is read.
 const PLACEMENT_PAGE = 1000;
@@ -237,7 +237,7 @@ export async function* listDevicePlacementPages(db: Db, workspaceId: string): As
         ConsistentRead: true,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
-        ProjectionExpression: 'id, fleet_id, fleet_history, created_at',
+        ProjectionExpression: 'id, fleet_id, fleet_history, created_at, connected',
         Limit: PLACEMENT_PAGE,
         ExclusiveStartKey,
       }),

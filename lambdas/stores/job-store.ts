@@ -16,6 +16,8 @@ export interface EventStamp {
   fleet_id?: string;
   /** The `ts` of the event this change emits: a retried stream batch rebuilds the same event. */
   event_ts?: string;
+  /** The device was connected when this was scheduled: the registry stream publishes it on `j/dn`. */
+  deliver_live?: boolean;
 }
 
 /** A job of one device as stored. */
@@ -28,6 +30,8 @@ export interface DeviceTarget {
   device_id: string;
   workspace_id: string;
   fleet_id: string;
+  /** Connected when read: its item asks the registry stream for live delivery. */
+  deliver_live?: boolean;
 }
 
 /** A FOTA as read from the table (a GetItem or a stream image). */

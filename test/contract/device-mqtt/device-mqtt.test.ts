@@ -1,12 +1,10 @@
 import { createDevice } from '../../../lambdas/domain/devices';
 import { authorizeMqttConnect, devicePolicy, handleMqttQueueMessages, type DeviceMqttDeps } from '../../../lambdas/domain/device-mqtt';
 import { createIdentity } from '../../../lambdas/domain/identities';
-import { deliverLive, jobMessage } from '../../../lambdas/domain/live-delivery';
 import type { IngestMessage } from '../../../lambdas/schemas/device-api';
 import type { EventMessage } from '../../../lambdas/schemas/forward';
 import type { Db } from '../../../lambdas/shared/clients';
 import type { DownMessage } from '../../../lambdas/stores/device-channel';
-import { setDeviceConnection } from '../../../lambdas/stores/device-mqtt-store';
 import { getDeviceOfWorkspace } from '../../../lambdas/stores/device-store';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';
@@ -216,21 +214,5 @@ describe('the MQTT queue’s messages', () => {
 
     expect(failed).toEqual([garbage.messageId]);
     expect(forwarded).toEqual([]);
-  });
-});
-
-describe('live delivery', () => {
-  it('publishes only to connected devices, and a failing publish fails nothing', async () => {
-    const online = await newDevice();
-    const offline = await newDevice();
-    await setDeviceConnection(db, online.workspace_id, online.device.id, true, new Date().toISOString(), Date.now());
-    const { deps, published } = recordingDeps();
-    const targets = [online, offline].map(({ device }) => ({ workspace_id: device.workspace_id, device_id: device.id }));
-
-    await deliverLive(db, deps.publish, targets, jobMessage('reboot', { a: 1 }), true);
-    await deliverLive(db, recordingDeps(true).deps.publish, targets, jobMessage('reboot', { a: 1 }), true);
-    await deliverLive(db, deps.publish, targets, jobMessage('reboot', { a: 1 }), false);
-
-    expect(published).toEqual([{ deviceId: online.device.id, message: { key: '@reboot', value: { args: { a: 1 } } } }]);
   });
 });

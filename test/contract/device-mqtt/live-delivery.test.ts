@@ -6,10 +6,9 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { createDevice } from '../../../lambdas/domain/devices';
 import { eventMessage } from '../../../lambdas/domain/events';
-import { deliverScheduled, jobMessage, type DeliveryTarget } from '../../../lambdas/domain/live-delivery';
+import { deliverScheduled, jobMessage } from '../../../lambdas/domain/live-delivery';
 import { forwardRegistryChanges } from '../../../lambdas/domain/registry-events';
 import { scheduleFleetJob } from '../../../lambdas/domain/jobs';
-import type { EventMessage } from '../../../lambdas/schemas/forward';
 import type { Db } from '../../../lambdas/shared/clients';
 import type { DownMessage } from '../../../lambdas/stores/device-channel';
 import { setDeviceConnection } from '../../../lambdas/stores/device-mqtt-store';
@@ -38,38 +37,35 @@ const devicesOf = async (count: number) => {
 };
 
 describe('deliverScheduled', () => {
-  it('publishes c2d jobs and FOTA only to devices connected since before they were scheduled', async () => {
-    const { workspace_id, default_fleet_id, ids } = await devicesOf(4);
-    const [before, after, offline, ended] = ids;
-    await setDeviceConnection(db, workspace_id, before, true, '2026-11-22T10:00:00.000Z', 1);
-    await setDeviceConnection(db, workspace_id, after, true, '2026-11-22T12:00:00.000Z', 1);
-    await setDeviceConnection(db, workspace_id, ended, true, '2026-11-22T10:00:00.000Z', 1);
-    const place = (device_id: string) => ({ workspace_id, fleet_id: default_fleet_id, device_id });
+  it('publishes c2d jobs and FOTA whose devices were connected when scheduled, and nothing else', async () => {
+    const place = (device_id: string) => ({ workspace_id: 'wks-1', fleet_id: 'flt-1', device_id });
     const job = { name: 'reboot', status: 'pending', scheduled_at: '2026-11-22T11:00:00.000Z', value: { delay: 1 } };
     const fota = { scheduled_at: '2026-11-22T11:00:00.000Z', status: 'pending', value: { firmware_id: 'fw', firmware_version: '2.0' } };
-    const events: EventMessage[] = [
-      eventMessage(place(before), 'job', 'c2d', job),
-      eventMessage(place(before), 'fota', 'c2d', fota),
-      eventMessage(place(after), 'job', 'c2d', job),
-      eventMessage(place(offline), 'job', 'c2d', job),
-      eventMessage(place(ended), 'job', 'd2c', { ...job, status: 'done', result: {} }),
-    ];
     const { published, publish } = recorder();
 
-    await deliverScheduled(db, publish, events, true);
+    await deliverScheduled(
+      publish,
+      [
+        { event: eventMessage(place('dev-on'), 'job', 'c2d', job), live: true },
+        { event: eventMessage(place('dev-on'), 'fota', 'c2d', fota), live: true },
+        { event: eventMessage(place('dev-off'), 'job', 'c2d', job), live: false },
+        { event: eventMessage(place('dev-on'), 'job', 'd2c', { ...job, status: 'done', result: {} }), live: true },
+      ],
+      true,
+    );
 
     expect(published).toEqual([
-      { deviceId: before, message: jobMessage('reboot', { delay: 1 }) },
-      { deviceId: before, message: { key: '@fota', value: { args: { firmware_id: 'fw', firmware_version: '2.0', fw_version: '2.0' } } } },
+      { deviceId: 'dev-on', message: jobMessage('reboot', { delay: 1 }) },
+      { deviceId: 'dev-on', message: { key: '@fota', value: { args: { firmware_id: 'fw', firmware_version: '2.0', fw_version: '2.0' } } } },
     ]);
   });
 
-  it('publishes nothing when live delivery is off', async () => {
-    const { workspace_id, default_fleet_id, ids } = await devicesOf(1);
-    await setDeviceConnection(db, workspace_id, ids[0], true, '2026-11-22T10:00:00.000Z', 1);
+  it('publishes nothing when live delivery is off, and a failing publish fails nothing', async () => {
     const { published, publish } = recorder();
+    const event = eventMessage({ workspace_id: 'wks-1', fleet_id: 'flt-1', device_id: 'dev-1' }, 'job', 'c2d', { name: 'a', value: {} });
 
-    await deliverScheduled(db, publish, [eventMessage({ workspace_id, fleet_id: default_fleet_id, device_id: ids[0] }, 'job', 'c2d', { name: 'a', value: {} })], false);
+    await deliverScheduled(publish, [{ event, live: true }], false);
+    await expect(deliverScheduled(async () => Promise.reject(new Error('broker down')), [{ event, live: true }], true)).resolves.toBeUndefined();
 
     expect(published).toEqual([]);
   });
@@ -91,7 +87,7 @@ describe('the registry stream’s consumer with live delivery', () => {
       functionName: 'registry-stream',
       handler: async (event) => {
         const failed = await forwardRegistryChanges(
-          { db, forward: async () => undefined, concurrency: 4, deliver: (events) => deliverScheduled(db, publish, events, true) },
+          { db, forward: async () => undefined, concurrency: 4, deliver: (changes) => deliverScheduled(publish, changes, true) },
           event.Records,
         );
         return { batchItemFailures: failed ? [{ itemIdentifier: failed }] : [] };
@@ -137,7 +133,7 @@ describe('the registry stream’s consumer with live delivery', () => {
         },
       },
     });
-    const targets: DeliveryTarget[][] = [];
+    const delivered: string[][] = [];
     let sends = 0;
 
     const failed = await forwardRegistryChanges(
@@ -148,13 +144,12 @@ describe('the registry stream’s consumer with live delivery', () => {
           if (sends++ === 1) throw new Error('queue refused');
         },
         concurrency: 1,
-        deliver: async (events) => void targets.push(events.map((e) => ({ workspace_id: e.workspace_id, device_id: e.device_id }))),
+        deliver: async (changes) => void delivered.push(changes.map((c) => c.event.device_id)),
       },
       [...Array.from({ length: 10 }, () => record(ids[0], '1')), record(ids[1], '11'), record(ids[2], '12')],
     );
 
     expect(failed).toBe('11');
-    expect(targets).toHaveLength(1);
-    expect(targets[0].map((t) => t.device_id)).toEqual(Array(10).fill(ids[0]));
+    expect(delivered).toEqual([Array(10).fill(ids[0])]);
   });
 });
