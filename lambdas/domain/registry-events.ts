@@ -110,10 +110,12 @@ export const forwardRegistryChanges = async (deps: RegistryEventsDeps, records: 
     logger.error('events could not be sent to the forward queue; the stream retries', { error: (sent[firstUnsent] as PromiseRejectedResult).reason as Error });
     failedAt = Math.min(failedAt, groups[firstUnsent][0].index);
   }
-  // Only the records that will not be retried: each scheduled job reaches its device once.
-  const delivered = ready.filter((r) => r.index < failedAt).map((r) => ({ event: r.event, live: registryChangeOf(records[r.index])?.after?.deliver_live === true }));
-  await deps.deliver?.(delivered).catch((error: unknown) => {
-    logger.warn('live delivery failed; devices get their jobs with their next #status', { error: error as Error });
-  });
+  if (deps.deliver) {
+    // Only the records that will not be retried: each scheduled job reaches its device once.
+    const delivered = ready.filter((r) => r.index < failedAt).map((r) => ({ event: r.event, live: registryChangeOf(records[r.index])?.after?.deliver_live === true }));
+    await deps.deliver(delivered).catch((error: unknown) => {
+      logger.warn('live delivery failed; devices get their jobs with their next #status', { error: error as Error });
+    });
+  }
   return failedAt < records.length ? records[failedAt].dynamodb?.SequenceNumber : undefined;
 };
