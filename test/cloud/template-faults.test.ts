@@ -154,8 +154,8 @@ describe('the MQTT door of a faulty template', () => {
       };
       const payload = dataRule.Properties!.TopicRulePayload;
       payload.Actions[0].Sqs.RoleArn = payload.ErrorAction.Sqs.RoleArn = { 'Fn::GetAtt': ['DataRuleRoleFault', 'Arn'] };
-      // 2. The jobs function's role loses iot:Publish (live delivery of a job).
-      const [jobs, jobsFn] = byPath(template, 'Fleetstream/JobsHandler/Resource');
+      // 2. The registry stream consumer's role loses iot:Publish (live delivery of a job follows the stream).
+      const [jobs, jobsFn] = byPath(template, 'Fleetstream/RegistryStreamHandler/Resource');
       for (const [, policy] of resourcesOfType(template, 'AWS::IAM::Policy')) {
         if (!policy.Properties!.Roles.some((r: unknown) => targetOf(r) === targetOf(jobsFn.Properties!.Role))) continue;
         policy.Properties!.PolicyDocument.Statement = policy.Properties!.PolicyDocument.Statement.filter((s: { Action: string | string[] }) => ![s.Action].flat().includes('iot:Publish'));
