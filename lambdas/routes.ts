@@ -51,7 +51,7 @@ export interface Route {
 
 /**
  * The handlers whose answers stream (awslambda.streamifyResponse; API Gateway
- * ResponseTransferMode.STREAM): the storage query, and every handler that serves a list, since a
+ * ResponseTransferMode.STREAM): the storage query, and every handler that serves a list (and the jobs and FOTA ones, whose fleet-wide answers name every device), since a
  * list of 100,000 devices is far past a buffered answer's 6 MB. A streaming Lambda answers every
  * invocation in the streaming format, which a BUFFERED integration cannot read, so every route of
  * such a handler streams (its small answers too: one prelude, then the JSON).
@@ -62,6 +62,7 @@ export const STREAMED_HANDLERS: ReadonlySet<RouteHandler> = new Set<RouteHandler
   'devices',
   'identities',
   'jobs',
+  'fota',
   'api-keys',
   'integrations',
   'timeseries',
@@ -75,8 +76,6 @@ const route = (
   summary: string,
   auth: RouteAuth = 'api-key',
 ): Route => ({ method, path, handler, operationId, auth, summary, ...(STREAMED_HANDLERS.has(handler) ? { stream: true } : {}) });
-
-const STREAMED = { stream: true };
 
 export const ROUTES: readonly Route[] = [
   route('GET', '/workspaces', 'workspaces', 'listWorkspaces', 'List the account’s workspaces, the key’s bound workspace first'),
@@ -96,17 +95,17 @@ export const ROUTES: readonly Route[] = [
   route('POST', '/workspaces/{workspaceId}/devices/{deviceId}/identities', 'identities', 'createIdentity', 'Create a device key; its credentials (zdevice.json) are shown once'),
   route('DELETE', '/workspaces/{workspaceId}/devices/{deviceId}/identities/{identityId}', 'identities', 'revokeIdentity', 'Revoke a device identity'),
 
-  // Streamed, every route of the jobs and FOTA handlers (one Lambda answers either way): a fleet-wide
-  // scheduling answers its devices as their jobs are written, 100,000 of them past 29 s and 6 MB.
-  route('GET', '/devices/{deviceId}/jobs', 'jobs', 'listJobs', 'List the jobs of a device, optionally by status', 'api-key', STREAMED),
-  route('GET', '/devices/{deviceId}/jobs/{jobName}', 'jobs', 'getJob', 'Get a job of a device', 'api-key', STREAMED),
-  route('POST', '/devices/{deviceId}/jobs/{jobName}', 'jobs', 'scheduleJob', 'Schedule (or replace) a job on a device', 'api-key', STREAMED),
-  route('POST', '/workspace/{workspaceId}/jobs/{jobName}', 'jobs', 'scheduleFleetJobSingular', 'Schedule a job on fleets (singular path of the reference)', 'api-key', STREAMED),
-  route('POST', '/workspaces/{workspaceId}/jobs/{jobName}', 'jobs', 'scheduleFleetJob', 'Schedule a job on fleets', 'api-key', STREAMED),
+  // The jobs and FOTA handlers stream (STREAMED_HANDLERS): a fleet-wide scheduling answers its
+  // devices as their jobs are written, 100,000 of them past 29 s and 6 MB.
+  route('GET', '/devices/{deviceId}/jobs', 'jobs', 'listJobs', 'List the jobs of a device, optionally by status'),
+  route('GET', '/devices/{deviceId}/jobs/{jobName}', 'jobs', 'getJob', 'Get a job of a device'),
+  route('POST', '/devices/{deviceId}/jobs/{jobName}', 'jobs', 'scheduleJob', 'Schedule (or replace) a job on a device'),
+  route('POST', '/workspace/{workspaceId}/jobs/{jobName}', 'jobs', 'scheduleFleetJobSingular', 'Schedule a job on fleets (singular path of the reference)'),
+  route('POST', '/workspaces/{workspaceId}/jobs/{jobName}', 'jobs', 'scheduleFleetJob', 'Schedule a job on fleets'),
 
-  route('GET', '/devices/{deviceId}/fota', 'fota', 'getFota', 'Get a device’s FOTA status', 'api-key', STREAMED),
-  route('POST', '/devices/{deviceId}/fota/{firmwareId}/versions/{firmwareVersion}', 'fota', 'scheduleFota', 'Schedule a FOTA on a device', 'api-key', STREAMED),
-  route('POST', '/workspaces/{workspaceId}/fota/{firmwareId}/versions/{firmwareVersion}', 'fota', 'scheduleFleetFota', 'Schedule a FOTA on fleets', 'api-key', STREAMED),
+  route('GET', '/devices/{deviceId}/fota', 'fota', 'getFota', 'Get a device’s FOTA status'),
+  route('POST', '/devices/{deviceId}/fota/{firmwareId}/versions/{firmwareVersion}', 'fota', 'scheduleFota', 'Schedule a FOTA on a device'),
+  route('POST', '/workspaces/{workspaceId}/fota/{firmwareId}/versions/{firmwareVersion}', 'fota', 'scheduleFleetFota', 'Schedule a FOTA on fleets'),
 
   // The device API: devices call it with their own token (Authorization: Bearer <device JWT>), at {base_url}/device.
   route('POST', '/device/data', 'device-api', 'publishData', 'Publish one data point or a batch; 202 once queued for storage and forwarding', 'device'),

@@ -3,7 +3,7 @@ import { FOTA_OPERATIONS } from '../schemas/operations/fota';
 import { registryDb } from '../shared/clients';
 import { callerOf, ok } from '../shared/http';
 import { httpHandler } from '../shared/middleware';
-import { streamJsonWithList } from '../timeseries/json-stream';
+import { streamJsonWithList } from '../shared/json-stream';
 
 export const handler = httpHandler('fota', FOTA_OPERATIONS, {
   getFota: async ({ path }, event) => ok(200, { fota: await getFota(registryDb(), callerOf(event), path.deviceId) }),

@@ -4,7 +4,7 @@ import { registryDb } from '../shared/clients';
 import { callerOf, ok, type ApiEvent } from '../shared/http';
 import { streamList } from '../shared/json-stream';
 import { httpHandler, type RouteInput } from '../shared/middleware';
-import { streamJsonWithList } from '../timeseries/json-stream';
+import { streamJsonWithList } from '../shared/json-stream';
 
 // Served at both /workspace/… (the reference's heading) and /workspaces/… (its worked example).
 const scheduleFleetJobRoute = async ({ path, query, body }: RouteInput<typeof JOB_OPERATIONS.scheduleFleetJob>, event: ApiEvent) => {
