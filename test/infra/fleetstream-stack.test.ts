@@ -78,7 +78,7 @@ describe('routes', () => {
     }
 
     expect([...modes.values()].filter((set) => set.size > 1)).toEqual([]);
-    expect([...modes.values()].filter((set) => set.has('STREAM'))).toHaveLength(8);
+    expect([...modes.values()].filter((set) => set.has('STREAM'))).toHaveLength(9);
   });
 
   it('has one REQUEST authorizer per kind of route auth in use, reading its header with the configured cache', () => {

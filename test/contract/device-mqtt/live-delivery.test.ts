@@ -7,7 +7,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { createDevice } from '../../../lambdas/domain/devices';
 import { eventMessage } from '../../../lambdas/domain/events';
 import { deliverScheduled, jobMessage } from '../../../lambdas/domain/live-delivery';
-import { forwardRegistryChanges } from '../../../lambdas/domain/registry-events';
+import { forwardRegistryChanges, SEND_GROUP } from '../../../lambdas/domain/registry-events';
 import { scheduleFleetJob } from '../../../lambdas/domain/jobs';
 import type { Db } from '../../../lambdas/shared/clients';
 import type { DownMessage } from '../../../lambdas/stores/device-channel';
@@ -139,17 +139,17 @@ describe('the registry stream’s consumer with live delivery', () => {
     const failed = await forwardRegistryChanges(
       {
         db,
-        // The second group of events is refused: the stream retries from its first record.
+        // The second group of events (SEND_GROUP records each) is refused: the stream retries from its first record.
         forward: async () => {
           if (sends++ === 1) throw new Error('queue refused');
         },
         concurrency: 1,
         deliver: async (changes) => void delivered.push(changes.map((c) => c.event.device_id)),
       },
-      [...Array.from({ length: 10 }, () => record(ids[0], '1')), record(ids[1], '11'), record(ids[2], '12')],
+      [...Array.from({ length: SEND_GROUP }, () => record(ids[0], '1')), record(ids[1], '101'), record(ids[2], '102')],
     );
 
-    expect(failed).toBe('11');
-    expect(delivered).toEqual([Array(10).fill(ids[0])]);
+    expect(failed).toBe('101');
+    expect(delivered).toEqual([Array(SEND_GROUP).fill(ids[0])]);
   });
 });
