@@ -1,14 +1,16 @@
 /**
  * `npm start`: the whole system on this machine, no AWS account and no Docker.
  * Prints progress to stderr, then one line `READY {json}` to stdout. Its variables (PORT,
- * FLEETSTREAM_DATA_DIR, FLEETSTREAM_IN_MEMORY, FLEETSTREAM_DEV_API_KEY, AUTHORIZER_CACHE_TTL_SECONDS,
+ * FLEETSTREAM_DATA_DIR, FLEETSTREAM_IN_MEMORY, FLEETSTREAM_DEV_API_KEY, FLEETSTREAM_DEV_USER_EMAIL,
+ * FLEETSTREAM_DEV_USER_PASSWORD, COGNITO_PORT, AUTHORIZER_CACHE_TTL_SECONDS,
  * MQTT_PORT, MQTTS_PORT, WEBHOOK_TIMEOUT_MS, FORWARD_RETRY_*, <QUEUE>_QUEUE_*) are read by local/config.ts and listed in
  * the README's "Configuration".
  */
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigError, startConfig } from '../local/config';
 import { startCloudAssemblyRuntime } from '../local/cloud-assembly/runtime';
-import { startLocalRuntime } from '../local/runtime';
+import { CONSOLE_DIST, startLocalRuntime } from '../local/runtime';
 import { writeRuntimeFile } from '../local/runtime-file';
 
 const log = (line: string) => process.stderr.write(`fleetstream: ${line}\n`);
@@ -23,7 +25,7 @@ const main = async () => {
   const at = args.indexOf('--cloud-assembly');
   const assemblyDir = at >= 0 && args[at + 1] && !args[at + 1].startsWith('--') ? args[at + 1] : undefined;
   const cloud = at >= 0 ? await startCloudAssemblyRuntime({ ...options, log, assemblyDir, reportFile: process.env.FLEETSTREAM_IAM_REPORT }) : undefined;
-  const runtime = cloud ?? (await startLocalRuntime({ ...options, log }));
+  const runtime = cloud ?? (await startLocalRuntime({ ...options, log, onMessage: (m) => log(`user pool: code ${m.code} for ${m.to} (also at GET /local/outbox)`) }));
   const port = Number(new URL(runtime.base_url).port);
   const env = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && RUNTIME_ENV.some((re) => re.test(k)))) as Record<string, string>;
   // One file per instance (runtime-<port>.json): several instances on one folder never overwrite each other's.
@@ -58,6 +60,10 @@ const main = async () => {
   const { stop: _stop, ...ready } = { ...runtime, report: undefined };
   // The cloud-assembly mode runs no MQTT broker (the IoT Core door is not emulated from the template).
   log(`ready: ${runtime.base_url} (X-API-KEY: ${runtime.api_key})${runtime.mqtt_url ? `; MQTT ${runtime.mqtt_url}, ${runtime.mqtts_url} (TLS)` : ''}`);
+  if (runtime.console_url) {
+    log(`console: ${runtime.console_url} (sign in as ${runtime.user_email} / ${runtime.user_password}; user pool at ${runtime.cognito_endpoint})`);
+    if (!existsSync(join(CONSOLE_DIST, 'index.html'))) log('the console is not built: run `npm run console:build`, then reload the page');
+  }
   process.stdout.write(`READY ${JSON.stringify(ready)}\n`);
 };
 

@@ -3,7 +3,7 @@ import type { Construct } from 'constructs';
 import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/routes';
 import { REGISTRY_STREAM, type StreamConsumer } from '../lambdas/streams';
 import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../local/queues';
-import { API_STAGE, Api, type AuthorizedBy } from './constructs/api';
+import { API_STAGE, Api, IDENTITY_HEADERS, type AuthorizedBy } from './constructs/api';
 import { DeviceMqtt } from './constructs/device-mqtt';
 import { HandlerFunction, type TableAccess } from './constructs/handler-function';
 import { Queues } from './constructs/queues';
@@ -98,6 +98,8 @@ export class FleetstreamStack extends Stack {
           ...logs,
         });
         fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'get-item');
+        // API Gateway's cache is off for an authorizer without identity sources (lib/constructs/api.ts): it caches itself.
+        if (!IDENTITY_HEADERS[auth].length) fn.addEnvironment('AUTHORIZER_CACHE_TTL_SECONDS', String(config.authorizerCacheTtl.toSeconds()));
         return [auth, fn] as const;
       }),
     );

@@ -38,9 +38,14 @@ export interface GatewayRoute {
 /** A REQUEST authorizer: the Lambda, the header it reads (its identity source) and its result cache. */
 export interface GatewayAuthorizer {
   handler: Authorizer;
-  /** The header it reads, e.g. `X-API-KEY` (matched without regard to case). */
-  identityHeader: string;
-  /** How long an answer is reused for the same identity, as API Gateway's result cache. */
+  /**
+   * Its identity sources (headers, matched without regard to case), as API Gateway treats them:
+   * with the result cache on, each must be present (else a 401 without calling the authorizer)
+   * and together they key the cache; with it off (cacheTtlMs 0) the authorizer always runs and
+   * reads what it wants.
+   */
+  identityHeaders: string[];
+  /** How long an answer is reused for the same identity, as API Gateway's result cache (0: off). */
   cacheTtlMs: number;
   functionName: string;
   /** The message of the 401 when the header is missing. */
@@ -69,6 +74,11 @@ export interface ApiGatewayOptions {
   /** Responses by type, from the template; the gateway's own envelope and messages otherwise. */
   gatewayResponses?: Partial<Record<GatewayResponseType, GatewayResponse>>;
   stage?: string;
+  /**
+   * Serves a request outside the stage (`/`, `/config.json`, …: the console locally); returns false
+   * for what it does not serve, which the gateway answers 404 as before.
+   */
+  outsideStage?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 /** The route table as the gateway serves it. */
@@ -76,9 +86,10 @@ export const routeTableRoutes = (): GatewayRoute[] =>
   ROUTES.map((r) => ({ method: r.method, path: r.path, handler: r.handler, auth: r.auth, stream: r.stream }));
 
 /** The header each route table authorizer reads (its identity source), and the answer when it is missing. */
-export const ROUTE_TABLE_IDENTITY: Record<Exclude<RouteAuth, 'none'>, { header: string; missing: string }> = {
-  'api-key': { header: 'X-API-KEY', missing: 'A valid X-API-KEY header is required.' },
-  device: { header: 'Authorization', missing: 'A valid device token is required: Authorization: Bearer <jwt>.' },
+export const ROUTE_TABLE_IDENTITY: Record<Exclude<RouteAuth, 'none'>, { headers: readonly string[]; missing: string }> = {
+  // As the stack (lib/constructs/api.ts IDENTITY_HEADERS): none, so the gateway's cache is off and the authorizer caches itself.
+  'api-key': { headers: [], missing: 'A valid X-API-KEY header or session (Authorization: Bearer <access token>) is required.' },
+  device: { headers: ['Authorization'], missing: 'A valid device token is required: Authorization: Bearer <jwt>.' },
 };
 
 // API Gateway REST limits: https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html
@@ -321,7 +332,7 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     if (!authorizer) throw new Error(`no authorizer '${key}'`);
     if (!caches.has(key)) caches.set(key, new Map());
     const cache = caches.get(key)!;
-    const cached = cache.get(identity);
+    const cached = authorizer.cacheTtlMs > 0 ? cache.get(identity) : undefined;
     if (cached && cached.expires > Date.now()) return cached.result;
     const result = await withInvocation(authorizer.functionName, () => authorizer.handler(
       {
@@ -352,6 +363,7 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     const prefix = `/${stage}`;
     const path = fullPath.startsWith(`${prefix}/`) ? fullPath.slice(prefix.length) : undefined;
     const method = req.method ?? 'GET';
+    if (path === undefined && fullPath !== prefix && options.outsideStage?.(req, res)) return;
     const segments = path?.split('/').slice(1) ?? [];
     let match: { route: GatewayRoute; pathParameters: Record<string, string> } | undefined;
     for (const compiled of path === undefined ? [] : routes) {
@@ -378,8 +390,10 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     if (route.auth !== 'none') {
       const authorizerOf = options.authorizers[route.auth];
       const missing = authorizerOf?.missingMessage ?? 'Unauthorized';
-      const identity = req.headers[authorizerOf?.identityHeader.toLowerCase() ?? ''];
-      if (typeof identity !== 'string' || !identity) return answer(res, 'UNAUTHORIZED', 401, 'unauthorized', missing, requestId);
+      const sources = (authorizerOf?.identityHeaders ?? []).map((name) => req.headers[name.toLowerCase()]);
+      const cached = (authorizerOf?.cacheTtlMs ?? 0) > 0;
+      if (cached && sources.some((value) => typeof value !== 'string' || !value)) return answer(res, 'UNAUTHORIZED', 401, 'unauthorized', missing, requestId);
+      const identity = cached ? JSON.stringify(sources) : '';
       try {
         const result = await authorize(route.auth, identity, route, requestId, headers);
         if (result.policyDocument.Statement.some((s) => s.Effect !== 'Allow')) {

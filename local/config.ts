@@ -29,6 +29,22 @@ const intVar = (env: Env, name: string, min: number, max: number): number | unde
   return n;
 };
 
+/** An e-mail address variable (the pool names users by e-mail). @throws ConfigError */
+const emailVar = (env: Env, name: string) => {
+  const value = env[name]!.trim();
+  if (!/^[^@\s]+@[^@\s]+$/.test(value)) throw new ConfigError(`${name}=${value}: expected an e-mail address.`);
+  return value;
+};
+
+/** A password variable that the user pool's policy accepts (local/cognito-local.ts LOCAL_POOL). @throws ConfigError */
+const passwordVar = (env: Env, name: string) => {
+  const value = env[name]!;
+  if (value.length < 12 || !/[a-z]/.test(value) || !/[A-Z]/.test(value) || !/[0-9]/.test(value)) {
+    throw new ConfigError(`${name}: expected at least 12 characters with lower and upper case letters and digits.`);
+  }
+  return value;
+};
+
 // SQS's own bounds: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html
 const MAX_VISIBILITY_SECONDS = 43_200;
 const MAX_RECEIVE_COUNT = 1000;
@@ -77,6 +93,12 @@ export const startConfig = (env: Env, args: string[] = []): StartConfig => {
       mqttTlsPort: intVar(env, 'MQTTS_PORT', 0, 65_535) ?? 8883,
       dataDir: inMemory ? undefined : dataDir,
       devApiKey: env.FLEETSTREAM_DEV_API_KEY || undefined,
+      // cognito-local's usual port; 0: any free port.
+      cognitoPort: intVar(env, 'COGNITO_PORT', 0, 65_535) ?? 9229,
+      firstUser: {
+        ...(env.FLEETSTREAM_DEV_USER_EMAIL ? { email: emailVar(env, 'FLEETSTREAM_DEV_USER_EMAIL') } : {}),
+        ...(env.FLEETSTREAM_DEV_USER_PASSWORD ? { password: passwordVar(env, 'FLEETSTREAM_DEV_USER_PASSWORD') } : {}),
+      },
       ...(authorizerCacheTtlSeconds !== undefined ? { authorizerCacheTtlSeconds } : {}),
       ...(webhookTimeoutMs !== undefined ? { webhookTimeoutMs } : {}),
       queues,

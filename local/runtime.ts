@@ -1,11 +1,15 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { RouteHandler } from '../lambdas/routes';
 import { REGISTRY_STREAM, STREAM_DLQ_NAME, type StreamDefinition } from '../lambdas/streams';
 import { ROUTE_TABLE_IDENTITY, routeTableRoutes, startApiGateway } from './api-gateway';
+import { startLocalCognito, type CognitoTrigger, type LocalCognito, type OutboxMessage } from './cognito-local';
+import { consoleSite } from './console-site';
 import { ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
 import { startDynamoDbStreamPoller, streamFilterOf, type StreamHandler } from './dynamodb-stream-poller';
 import { brokerTls, startMqttBroker } from './mqtt-broker';
@@ -39,6 +43,14 @@ export interface LocalRuntimeOptions {
   /** Ports of the embedded MQTT broker, plain and TLS; free ones when 0 or absent. */
   mqttPort?: number;
   mqttTlsPort?: number;
+  /** Port of the local user pool's JSON API (cognito-local); a free one when 0 or absent. */
+  cognitoPort?: number;
+  /** The first console user's e-mail and password (FLEETSTREAM_DEV_USER_EMAIL / _PASSWORD); a random password when absent. */
+  firstUser?: { email?: string; password?: string };
+  /** The built console served at `/` (default `console/dist` of the project). */
+  consoleDistDir?: string;
+  /** Each code the user pool "e-mails" (npm start prints them). */
+  onMessage?: (message: OutboxMessage) => void;
 }
 
 export interface Bootstrap {
@@ -56,10 +68,23 @@ export interface LocalRuntime extends Bootstrap {
   /** The embedded MQTT broker: plain and TLS addresses; device credentials name the TLS one. */
   mqtt_url: string;
   mqtts_url: string;
+  /**
+   * The console (`/` of the API's port, configuration at `/config.json`) and the local user pool:
+   * its JSON API, IDs and the first user, who belongs to the bootstrap account. Absent in the
+   * cloud-assembly mode, which runs no user pool.
+   */
+  console_url?: string;
+  cognito_endpoint?: string;
+  user_pool_id?: string;
+  user_pool_client_id?: string;
+  user_email?: string;
+  user_password?: string;
   stop: () => Promise<void>;
 }
 
 const REGISTRY_TABLE = 'fleetstream-registry';
+/** The console's build output (console-ui's `npm run console:build`). */
+export const CONSOLE_DIST = join(dirname(fileURLToPath(import.meta.url)), '..', 'console', 'dist');
 const TIMESERIES_TABLE = 'fleetstream-timeseries';
 
 /**
@@ -85,6 +110,43 @@ export const bootstrap = async (dataDir: string | undefined, devApiKey: string |
   const result = { account_id: account.account_id, workspace_id: account.workspace_id, api_key: account.api_key };
   if (file) writeFileSync(file, JSON.stringify(result, null, 2) + '\n', { mode: 0o600 });
   return result;
+};
+
+const DEFAULT_USER_EMAIL = 'admin@fleetstream.local';
+
+/** A password the pool's policy accepts (≥ 12 characters with lower and upper case and digits). */
+const randomPassword = () => `Fs-${randomBytes(12).toString('base64url')}-a1A`;
+
+/**
+ * The first console user: created (confirmed, with a permanent password) on the first start, found
+ * again on the next (its password is remembered beside the pool in the data folder; a given
+ * password replaces it), and made a member of the bootstrap account.
+ */
+export const ensureFirstUser = async (cognito: LocalCognito, accountId: string, wanted: { email?: string; password?: string }, dataDir: string | undefined) => {
+  const { addUserToAccount } = await import('../lambdas/domain/users');
+  const { registryDb } = await import('../lambdas/shared/clients');
+  const file = dataDir && join(dataDir, 'first-user.json');
+  const remembered = file && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { email: string; password: string }) : undefined;
+  const email = wanted.email ?? remembered?.email ?? DEFAULT_USER_EMAIL;
+  const password = wanted.password ?? (remembered?.email === email ? remembered.password : undefined) ?? randomPassword();
+  const UserPoolId = cognito.userPoolId;
+  type Attributes = { Name: string; Value: string }[];
+  let user = await cognito.call<{ Username: string; UserAttributes: Attributes }>('AdminGetUser', { UserPoolId, Username: email }).catch(() => undefined);
+  if (!user) {
+    await cognito.call('AdminCreateUser', {
+      UserPoolId,
+      Username: email,
+      MessageAction: 'SUPPRESS',
+      TemporaryPassword: password,
+      UserAttributes: [{ Name: 'email', Value: email }, { Name: 'email_verified', Value: 'true' }],
+    });
+    user = await cognito.call('AdminGetUser', { UserPoolId, Username: email });
+  }
+  await cognito.call('AdminSetUserPassword', { UserPoolId, Username: email, Password: password, Permanent: true });
+  const sub = user!.UserAttributes.find((a) => a.Name === 'sub')!.Value;
+  await addUserToAccount(registryDb(), { sub, email }, accountId);
+  if (file) writeFileSync(file, JSON.stringify({ email, password }, null, 2) + '\n', { mode: 0o600 });
+  return { email, password, sub };
 };
 
 /**
@@ -153,6 +215,21 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     log('creating the bootstrap account…');
     const account = await bootstrap(options.dataDir, options.devApiKey);
 
+    // The console's user pool (DESIGN §10): cognito-local in this process, with the stack's
+    // PostConfirmation/PostAuthentication trigger (lambdas/user-account) called as Cognito calls it.
+    log(`starting the user pool (cognito-local, ${options.dataDir ? `data in ${join(options.dataDir, 'cognito')}` : 'in memory'})…`);
+    const { handler: userAccountTrigger } = (await import('../lambdas/user-account/handler')) as unknown as { handler: CognitoTrigger };
+    const cognito = await startLocalCognito({
+      port: options.cognitoPort ?? 0,
+      dataDir: options.dataDir && join(options.dataDir, 'cognito'),
+      triggers: { PostConfirmation: userAccountTrigger, PostAuthentication: userAccountTrigger },
+      onMessage: options.onMessage,
+    });
+    stops.push(cognito.stop);
+    // Read by the API authorizer at each call (lambdas/shared/env.ts userPoolSettings).
+    Object.assign(process.env, { USER_POOL_ID: cognito.userPoolId, USER_POOL_CLIENT_ID: cognito.userPoolClientId, USER_POOL_ISSUER: cognito.issuer });
+    const firstUser = await ensureFirstUser(cognito, account.account_id, options.firstUser ?? {}, options.dataDir && join(options.dataDir, 'cognito'));
+
     // The stream's consumer reads from now on (LATEST), before the API takes its first write.
     const stream = { ...REGISTRY_STREAM, ...options.registryStream };
     const sqsClient = new SQSClient({});
@@ -187,14 +264,27 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     const { handler: deviceAuthorizer } = await import('../lambdas/device-authorizer/handler');
     log(`starting the API on port ${port}…`);
     const cacheTtlMs = (options.authorizerCacheTtlSeconds ?? 30) * 1000;
+    // The API authorizer caches accepted credentials itself (API Gateway's cache is off for it).
+    process.env.AUTHORIZER_CACHE_TTL_SECONDS = String(options.authorizerCacheTtlSeconds ?? 30);
     const server: Server = await startApiGateway({
       port,
       routes: routeTableRoutes(),
       loadHandler: (name) => loadHandler(name as RouteHandler),
       authorizers: {
-        'api-key': { handler: authorizer, identityHeader: ROUTE_TABLE_IDENTITY['api-key'].header, missingMessage: ROUTE_TABLE_IDENTITY['api-key'].missing, cacheTtlMs, functionName: 'authorizer' },
-        device: { handler: deviceAuthorizer, identityHeader: ROUTE_TABLE_IDENTITY.device.header, missingMessage: ROUTE_TABLE_IDENTITY.device.missing, cacheTtlMs, functionName: 'device-authorizer' },
+        'api-key': { handler: authorizer, identityHeaders: [...ROUTE_TABLE_IDENTITY['api-key'].headers], missingMessage: ROUTE_TABLE_IDENTITY['api-key'].missing, cacheTtlMs: 0, functionName: 'authorizer' },
+        device: { handler: deviceAuthorizer, identityHeaders: [...ROUTE_TABLE_IDENTITY.device.headers], missingMessage: ROUTE_TABLE_IDENTITY.device.missing, cacheTtlMs, functionName: 'device-authorizer' },
       },
+      outsideStage: consoleSite({
+        distDir: options.consoleDistDir ?? CONSOLE_DIST,
+        config: () => ({
+          apiUrl: `http://127.0.0.1:${port}/v3`,
+          region: LOCAL_AWS_ENV.AWS_REGION,
+          userPoolId: cognito.userPoolId,
+          userPoolClientId: cognito.userPoolClientId,
+          cognitoEndpoint: cognito.endpoint,
+        }),
+        outbox: () => cognito.outbox,
+      }),
     });
     stops.push(
       () =>
@@ -245,7 +335,22 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       ...Object.fromEntries(queues.flatMap((q) => [[q.definition.name, q.url], [dlqNameOf(q.definition.name), q.dlqUrl]])),
       [STREAM_DLQ_NAME]: streamDlqUrl!,
     };
-    return { ...account, base_url: base, storage_url: base, sqs_endpoint: sqs.endpoint, queue_urls, mqtt_url: mqtt.url, mqtts_url: mqtt.tlsUrl, stop };
+    return {
+      ...account,
+      base_url: base,
+      storage_url: base,
+      sqs_endpoint: sqs.endpoint,
+      queue_urls,
+      mqtt_url: mqtt.url,
+      mqtts_url: mqtt.tlsUrl,
+      console_url: `http://127.0.0.1:${port}/`,
+      cognito_endpoint: cognito.endpoint,
+      user_pool_id: cognito.userPoolId,
+      user_pool_client_id: cognito.userPoolClientId,
+      user_email: firstUser.email,
+      user_password: firstUser.password,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

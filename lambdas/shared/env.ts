@@ -76,3 +76,23 @@ export const MQTT_LIVE_DELIVERY = process.env.MQTT_LIVE_DELIVERY === 'true';
 
 /** Queue that the MQTT topic rules (data, `j/up`, presence) fill and the device-mqtt Lambda drains. */
 export const MQTT_QUEUE_URL = process.env.MQTT_QUEUE_URL ?? '';
+
+/**
+ * The user pool whose access tokens the API accepts (`Authorization: Bearer …`), read at each call
+ * rather than once: the local runtime creates its pool (and so learns its ID) after the handlers
+ * may have loaded, and a test may start several runtimes in one process. USER_POOL_ISSUER is set
+ * only locally (cognito-local's issuer); in the cloud it follows from the region and the pool ID.
+ */
+export const userPoolSettings = () => {
+  const poolId = process.env.USER_POOL_ID ?? '';
+  const issuer = process.env.USER_POOL_ISSUER || (poolId ? `https://cognito-idp.${process.env.AWS_REGION}.amazonaws.com/${poolId}` : '');
+  return { issuer, clientId: process.env.USER_POOL_CLIENT_ID ?? '' };
+};
+
+/**
+ * How long the API authorizer reuses an answer for the same credential, in seconds (0: never). The
+ * stack turns API Gateway's own cache off for this authorizer (a cached REQUEST authorizer refuses
+ * a request missing any identity source, and a caller sends either X-API-KEY or a session), so the
+ * authorizer caches itself; a revoked key stops working within this time. Read at each call, as above.
+ */
+export const authorizerCacheTtlSeconds = () => intFrom(process.env.AUTHORIZER_CACHE_TTL_SECONDS, 30);

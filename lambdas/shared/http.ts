@@ -5,12 +5,15 @@ import { UnauthorizedError, ValidationError, type ErrorDetail } from './errors';
 /** A REST API proxy event after body parsing (the body is JSON, or undefined when empty). */
 export type ApiEvent = Omit<APIGatewayProxyEvent, 'body'> & { body: unknown };
 
-/** Who is calling, as the authorizer established it from the API key. */
+/** Who is calling, as the authorizer established it from an API key or a console session. */
 export interface Caller {
   accountId: string;
-  /** The workspace the API key is bound to. */
-  workspaceId: string;
-  keyId: string;
+  /** The workspace the API key is bound to; a session has none. */
+  workspaceId?: string;
+  /** The API key used; absent for a session. */
+  keyId?: string;
+  /** The signed-in console user (its Cognito `sub`); absent for an API key. */
+  userId?: string;
 }
 
 /** A JSON answer. */
@@ -100,7 +103,8 @@ export const parseRequest = (schemas: RequestSchemas, event: ApiEvent) => {
 /** The caller the authorizer put in the request context. @throws UnauthorizedError when absent. */
 export const callerOf = (event: ApiEvent): Caller => {
   const context = event.requestContext?.authorizer ?? {};
-  const { accountId, workspaceId, keyId } = context as Partial<Caller>;
-  if (!accountId || !workspaceId || !keyId) throw new UnauthorizedError();
-  return { accountId, workspaceId, keyId };
+  const { accountId, workspaceId, keyId, userId } = context as Partial<Caller>;
+  if (accountId && workspaceId && keyId) return { accountId, workspaceId, keyId };
+  if (accountId && userId) return { accountId, userId };
+  throw new UnauthorizedError();
 };

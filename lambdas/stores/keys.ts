@@ -17,6 +17,7 @@
  * | device identity | WKS#<wks>      | IDN#<dev>#<idn> |
  * | integration     | WKS#<wks>      | INT#<int>       |
  * | delivery ledger | DELIVERY#<msg> | DELIVERY        |
+ * | console user    | USER#<sub>     | USER            |
  *
  * Workspaces hang under their account, so reading one with the caller's account can only find
  * the caller's own: isolation is in the key, not in a filter.
@@ -49,6 +50,8 @@ export const identityKey = (workspaceId: string, deviceId: string, identityId: s
 });
 export const integrationKey = (workspaceId: string, integrationId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `INT#${integrationId}` });
 /** Which integrations already received a forward message that is being retried (by its first SQS message ID). */
+/** A console user (Cognito `sub`) → the account it belongs to. */
+export const userKey = (sub: string): ItemKey => ({ pk: `USER#${sub}`, sk: 'USER' });
 export const deliveryKey = (messageId: string): ItemKey => ({ pk: `DELIVERY#${messageId}`, sk: 'DELIVERY' });
 
 /** What kind of item a key names, for readers of the table's change stream: a job, a FOTA, or another item. */

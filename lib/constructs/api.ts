@@ -26,10 +26,18 @@ export const API_STAGE = 'v3';
 /** The kinds of caller that an authorizer Lambda checks. */
 export type AuthorizedBy = Exclude<RouteAuth, 'none'>;
 
-/** The request header each authorizer reads; API Gateway answers 401 itself when it is missing. */
-export const IDENTITY_HEADERS: Readonly<Record<AuthorizedBy, string>> = {
-  'api-key': 'X-API-KEY',
-  device: 'Authorization',
+/**
+ * The identity sources (request headers) of each authorizer. With API Gateway's result cache on,
+ * every identity source must be present or API Gateway answers 401 without calling the
+ * authorizer (https://docs.aws.amazon.com/apigateway/latest/api/API_CreateAuthorizer.html,
+ * `identitySource`). The API authorizer takes an X-API-KEY *or* a session's `Authorization`, so it
+ * has none and API Gateway's cache is off for it (identity sources are optional only then); it
+ * caches accepted credentials itself for the same TTL (AUTHORIZER_CACHE_TTL_SECONDS). The device
+ * authorizer keeps API Gateway's cache, keyed by the device token.
+ */
+export const IDENTITY_HEADERS: Readonly<Record<AuthorizedBy, readonly string[]>> = {
+  'api-key': [],
+  device: ['Authorization'],
 };
 
 interface GatewayError {
@@ -155,8 +163,8 @@ export class Api extends Construct {
       if (!handler) throw new Error(`A route needs auth '${auth}' but no ${auth} authorizer Lambda was given.`);
       const authorizer = new RequestAuthorizer(this, `${pascalCase(auth)}Authorizer`, {
         handler,
-        identitySources: [IdentitySource.header(IDENTITY_HEADERS[auth])],
-        resultsCacheTtl: props.authorizerCacheTtl,
+        identitySources: IDENTITY_HEADERS[auth].map((header) => IdentitySource.header(header)),
+        resultsCacheTtl: IDENTITY_HEADERS[auth].length ? props.authorizerCacheTtl : Duration.seconds(0),
       });
       authorizers.set(auth, authorizer);
       return authorizer;

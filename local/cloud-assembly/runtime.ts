@@ -377,12 +377,13 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       const [fnId] = functionsIn(template, props.AuthorizerUri);
       const lambda = lambdas.get(fnId);
       if (!lambda) throw new Error(`Authorizer ${authorizerId} names no function of the template.`);
-      const header = /^method\.request\.header\.(.+)$/.exec(String(props.IdentitySource ?? '').split(',')[0].trim())?.[1];
-      if (!header) throw new Error(`Authorizer ${authorizerId}: identity source ${props.IdentitySource} is not a header; only header identity sources run here.`);
+      const sources = String(props.IdentitySource ?? '').split(',').map((source) => source.trim()).filter(Boolean);
+      const headers = sources.map((source) => /^method\.request\.header\.(.+)$/.exec(source)?.[1]);
+      if (headers.some((header) => !header)) throw new Error(`Authorizer ${authorizerId}: identity source ${props.IdentitySource} is not a header; only header identity sources run here.`);
       const allowed = mayInvoke(fnId, `${executeApiArn}/authorizers/${authorizerId}`);
       gatewayAuthorizers[authorizerId] = {
         functionName: fnId,
-        identityHeader: header,
+        identityHeaders: headers as string[],
         // API Gateway's default when the template leaves it out: 300 s.
         cacheTtlMs: (props.AuthorizerResultTtlInSeconds ?? 300) * 1000,
         handler: async (event, context) => {
@@ -739,7 +740,15 @@ const applyOverrides = (assembly: AssemblyStack, options: CloudAssemblyOptions):
   const template = structuredClone(assembly.template);
   // -c authorizerCacheTtlSeconds=…: how long a revoked key may still work.
   if (options.authorizerCacheTtlSeconds !== undefined) {
-    for (const [, authorizer] of resourcesOfType(template, 'AWS::ApiGateway::Authorizer')) authorizer.Properties!.AuthorizerResultTtlInSeconds = options.authorizerCacheTtlSeconds;
+    for (const [, authorizer] of resourcesOfType(template, 'AWS::ApiGateway::Authorizer')) {
+      // An authorizer with API Gateway's cache off caches itself, for its function's AUTHORIZER_CACHE_TTL_SECONDS.
+      if (authorizer.Properties!.AuthorizerResultTtlInSeconds === 0) continue;
+      authorizer.Properties!.AuthorizerResultTtlInSeconds = options.authorizerCacheTtlSeconds;
+    }
+    for (const [, fn] of resourcesOfType(template, 'AWS::Lambda::Function')) {
+      const variables = (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables;
+      if (variables && 'AUTHORIZER_CACHE_TTL_SECONDS' in variables) variables.AUTHORIZER_CACHE_TTL_SECONDS = String(options.authorizerCacheTtlSeconds);
+    }
   }
   for (const [queue, settings] of Object.entries(options.queues ?? {}) as Array<[QueueName, Partial<QueueSettings>]>) {
     if (!settings || !Object.keys(settings).length) continue;

@@ -38,6 +38,7 @@ export const startLocalStack = async (env: Record<string, string> = {}, args: st
       PORT: '0',
       MQTT_PORT: '0',
       MQTTS_PORT: '0',
+      COGNITO_PORT: '0',
       FLEETSTREAM_DATA_DIR: dataDir,
       ...(assembly && process.env.FLEETSTREAM_IAM_REPORT_DIR ? { FLEETSTREAM_IAM_REPORT: join(process.env.FLEETSTREAM_IAM_REPORT_DIR, `iam-${randomUUID()}.json`) } : {}),
       ...env,

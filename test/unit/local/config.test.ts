@@ -5,7 +5,25 @@ describe('startConfig (npm start’s variables)', () => {
     const { options, dataDir } = startConfig({});
 
     expect(dataDir).toBe('.local');
-    expect(options).toEqual({ port: 3000, mqttPort: 1883, mqttTlsPort: 8883, dataDir: '.local', devApiKey: undefined, queues: { ingest: {}, forward: {} } });
+    expect(options).toEqual({
+      port: 3000,
+      mqttPort: 1883,
+      mqttTlsPort: 8883,
+      cognitoPort: 9229,
+      firstUser: {},
+      dataDir: '.local',
+      devApiKey: undefined,
+      queues: { ingest: {}, forward: {} },
+    });
+  });
+
+  it('reads the user pool’s port and first user, and refuses a bad e-mail or a password the pool would refuse', () => {
+    const { options } = startConfig({ COGNITO_PORT: '0', FLEETSTREAM_DEV_USER_EMAIL: 'me@example.com', FLEETSTREAM_DEV_USER_PASSWORD: 'Long-enough-pass-1' });
+
+    expect(options).toMatchObject({ cognitoPort: 0, firstUser: { email: 'me@example.com', password: 'Long-enough-pass-1' } });
+    expect(() => startConfig({ FLEETSTREAM_DEV_USER_EMAIL: 'not-an-address' })).toThrow(/FLEETSTREAM_DEV_USER_EMAIL=not-an-address: expected an e-mail address/);
+    expect(() => startConfig({ FLEETSTREAM_DEV_USER_PASSWORD: 'short1A' })).toThrow(/FLEETSTREAM_DEV_USER_PASSWORD: expected at least 12 characters/);
+    expect(() => startConfig({ FLEETSTREAM_DEV_USER_PASSWORD: 'alllowercase-and-1' })).toThrow(/FLEETSTREAM_DEV_USER_PASSWORD/);
   });
 
   it('turns the retry, queue and timeout variables into the runtime’s overrides', () => {

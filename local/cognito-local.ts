@@ -1,0 +1,134 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { freePort } from './ports';
+
+/** A message the user pool would have e-mailed: the verification or password-reset code. */
+export interface OutboxMessage {
+  /** The address it would have gone to. */
+  to: string;
+  /** The user's name in the pool (its `sub` in an e-mail-named pool). */
+  username: string;
+  code: string;
+  /** SignUp, ResendCode, ForgotPassword, … as Cognito names the message. */
+  reason?: string;
+  sent_at: string;
+}
+
+/** A Cognito trigger, invoked in this process with the event Cognito sends to Lambda. */
+export type CognitoTrigger = (event: Record<string, unknown>) => Promise<unknown>;
+
+export interface LocalCognitoOptions {
+  /** Port of the JSON API; a free one when 0 (cognito-local's usual 9229 is the npm start default). */
+  port: number;
+  /** Where the pools and users are kept; a temporary folder (deleted on stop) when undefined. */
+  dataDir?: string;
+  /** Lambda triggers by Cognito's trigger name (PostConfirmation, PostAuthentication, …). */
+  triggers?: Partial<Record<'PostConfirmation' | 'PostAuthentication', CognitoTrigger>>;
+  /** Called for every message the pool sends (npm start prints it). */
+  onMessage?: (message: OutboxMessage) => void;
+}
+
+/** The engine, its pool and app client, and the messages it has "sent". */
+export interface LocalCognito {
+  /** The JSON API (the console's `cognitoEndpoint`). */
+  endpoint: string;
+  userPoolId: string;
+  userPoolClientId: string;
+  /** `iss` of its tokens; its JWKS is at `<issuer>/.well-known/jwks.json`. */
+  issuer: string;
+  outbox: OutboxMessage[];
+  /** Calls one of the JSON API's operations in this process (AdminCreateUser, …). */
+  call: <T = Record<string, unknown>>(operation: string, request: Record<string, unknown>) => Promise<T>;
+  stop: () => Promise<void>;
+}
+
+/** The pool's settings, as the stack's user pool (lib/constructs/console-users.ts) has them. */
+export const LOCAL_POOL = {
+  PoolName: 'fleetstream-users',
+  UsernameAttributes: ['email'],
+  AutoVerifiedAttributes: ['email'],
+  Policies: { PasswordPolicy: { MinimumLength: 12, RequireLowercase: true, RequireUppercase: true, RequireNumbers: true, RequireSymbols: false } },
+};
+export const LOCAL_CLIENT = {
+  ClientName: 'fleetstream-console',
+  GenerateSecret: false,
+  ExplicitAuthFlows: ['ALLOW_USER_PASSWORD_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH'],
+  AccessTokenValidity: 60,
+  IdTokenValidity: 60,
+  RefreshTokenValidity: 30,
+  TokenValidityUnits: { AccessToken: 'minutes', IdToken: 'minutes', RefreshToken: 'days' },
+};
+
+const WORKER_FILE = new URL('./cognito-local-worker.mjs', import.meta.url);
+
+/**
+ * Starts cognito-local (the real engine, its JSON API on `port`) in a worker thread of this process
+ * (local/cognito-local-worker.mjs says why a thread), with a user pool and app client like the
+ * stack's (created on the first start, found again in `dataDir` on the next), messages captured in
+ * an outbox instead of printed, and the given triggers run here, in the runtime's process.
+ */
+export const startLocalCognito = async (options: LocalCognitoOptions): Promise<LocalCognito> => {
+  const temporary = options.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'fleetstream-cognito-'));
+  const port = options.port || (await freePort());
+  const triggers = options.triggers ?? {};
+  const worker = new Worker(WORKER_FILE, {
+    workerData: { port, dir: options.dataDir ?? temporary, triggerNames: Object.keys(triggers), pool: LOCAL_POOL, client: LOCAL_CLIENT },
+  });
+  const outbox: OutboxMessage[] = [];
+  const waiting = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void }>();
+  let nextId = 0;
+  let stopped: () => void = () => undefined;
+  const ready = new Promise<{ endpoint: string; userPoolId: string; userPoolClientId: string }>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`cognito-local stopped (${code}) before it was ready`)));
+    worker.on('message', async (message) => {
+      if (message.type === 'ready') resolve(message);
+      else if (message.type === 'stopped') stopped();
+      else if (message.type === 'message') {
+        outbox.push(message.entry);
+        options.onMessage?.(message.entry);
+      } else if (message.type === 'answer') {
+        const call = waiting.get(message.id);
+        waiting.delete(message.id);
+        if (message.error === undefined) call?.resolve(message.result);
+        else call?.reject(new Error(message.error));
+      } else if (message.type === 'trigger') {
+        const trigger = triggers[message.name as keyof typeof triggers];
+        try {
+          if (!trigger) throw new Error(`no ${message.name} trigger`);
+          worker.postMessage({ type: 'answer', id: message.id, result: await trigger(message.event) });
+        } catch (error) {
+          worker.postMessage({ type: 'answer', id: message.id, error: (error as Error).message || 'trigger failed' });
+        }
+      }
+    });
+  });
+  const cleanup = () => temporary && rmSync(temporary, { recursive: true, force: true });
+  let started: Awaited<typeof ready>;
+  try {
+    started = await ready;
+  } catch (error) {
+    await worker.terminate();
+    cleanup();
+    throw error;
+  }
+  worker.removeAllListeners('exit');
+  const call = <T>(operation: string, request: Record<string, unknown>) =>
+    new Promise<T>((resolve, reject) => {
+      const id = ++nextId;
+      waiting.set(id, { resolve, reject });
+      worker.postMessage({ type: 'call', id, operation, request });
+    });
+  const stop = async () => {
+    await new Promise<void>((resolve) => {
+      stopped = resolve;
+      worker.postMessage({ type: 'stop' });
+    });
+    await worker.terminate();
+    cleanup();
+  };
+  const { endpoint, userPoolId, userPoolClientId } = started;
+  return { endpoint, userPoolId, userPoolClientId, issuer: `${endpoint}/${userPoolId}`, outbox, call, stop };
+};

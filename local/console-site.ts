@@ -1,0 +1,129 @@
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { extname, join, resolve, sep } from 'node:path';
+import type { OutboxMessage } from './cognito-local';
+
+/** What the console reads from `GET /config.json` (the console contract; on AWS written at deploy). */
+export interface ConsoleConfig {
+  /** Absolute base URL of the API, ending in `/v3`. */
+  apiUrl: string;
+  region: string;
+  userPoolId: string;
+  userPoolClientId: string;
+  /** The Cognito JSON API; omitted on AWS, where it is https://cognito-idp.<region>.amazonaws.com/. */
+  cognitoEndpoint?: string;
+}
+
+export interface ConsoleSiteOptions {
+  /** The built console (`console/dist`); served when it holds an index.html. */
+  distDir: string;
+  config: () => ConsoleConfig;
+  /** The codes the local user pool would have e-mailed (`GET /local/outbox`). */
+  outbox: () => OutboxMessage[];
+}
+
+// The types a Vite build emits, and what a browser must be told for each (a module script served
+// as anything but JavaScript is refused).
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.map': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.ico': 'image/x-icon',
+  '.webp': 'image/webp',
+  '.woff2': 'font/woff2',
+  '.woff': 'font/woff',
+  '.txt': 'text/plain; charset=utf-8',
+  '.webmanifest': 'application/manifest+json',
+  '.wasm': 'application/wasm',
+};
+
+// Vite names what it builds under assets/ by content hash: a new build is a new name, so those
+// may be kept forever; everything else (index.html above all) must be checked on every load.
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const REVALIDATE = 'no-cache';
+
+/** As the CloudFront distribution's response headers policy (lib/constructs/console-site.ts). */
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'strict-origin-when-cross-origin',
+};
+
+const NOT_BUILT = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Fleetstream console not built</title></head>
+<body><h1>The console is not built</h1>
+<p>Run <code>npm run console:build</code> (it writes <code>console/dist/</code>), then reload this page.
+The API is running at <code>/v3</code>.</p></body></html>
+`;
+
+const send = (res: ServerResponse, status: number, headers: Record<string, string>, body: string | Buffer, head: boolean) => {
+  res.writeHead(status, { ...SECURITY_HEADERS, ...headers, 'content-length': String(Buffer.byteLength(body)) });
+  res.end(head ? undefined : body);
+};
+
+const sendFile = (res: ServerResponse, file: string, cacheControl: string, head: boolean) => {
+  const type = CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
+  res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': String(statSync(file).size), 'cache-control': cacheControl });
+  if (head) return void res.end();
+  createReadStream(file).pipe(res);
+};
+
+/** The file a URL path names inside `root`, or undefined when it names none (or climbs out of it). */
+const fileIn = (root: string, urlPath: string) => {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(urlPath);
+  } catch {
+    return undefined;
+  }
+  if (decoded.includes('\0')) return undefined;
+  const file = resolve(root, `.${decoded}`);
+  if (file !== root && !file.startsWith(root + sep)) return undefined;
+  return existsSync(file) && statSync(file).isFile() ? file : undefined;
+};
+
+/**
+ * Serves what lies outside the API's stage on the local runtime's port: `GET /config.json`, the
+ * outbox of codes at `GET /local/outbox`, and the built console with a single-page app's fallback
+ * (an unknown path without a file extension is the app's index.html, so its own routes reload).
+ * Returns false for what it does not serve (the gateway then answers 404).
+ */
+export const consoleSite = (options: ConsoleSiteOptions) => {
+  const root = resolve(options.distDir);
+  return (req: IncomingMessage, res: ServerResponse): boolean => {
+    const method = req.method ?? 'GET';
+    if (method !== 'GET' && method !== 'HEAD') return false;
+    const head = method === 'HEAD';
+    const url = new URL(req.url ?? '/', 'http://local');
+    if (url.pathname === '/config.json') {
+      send(res, 200, { 'content-type': 'application/json', 'cache-control': REVALIDATE }, JSON.stringify(options.config()), head);
+      return true;
+    }
+    if (url.pathname === '/local/outbox') {
+      const to = url.searchParams.get('to')?.toLowerCase();
+      const messages = options.outbox().filter((m) => !to || m.to.toLowerCase() === to);
+      send(res, 200, { 'content-type': 'application/json', 'cache-control': 'no-store' }, JSON.stringify({ messages }), head);
+      return true;
+    }
+    const index = join(root, 'index.html');
+    if (!existsSync(index)) {
+      send(res, 503, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }, NOT_BUILT, head);
+      return true;
+    }
+    const file = url.pathname === '/' ? index : fileIn(root, url.pathname);
+    if (file) {
+      sendFile(res, file, file === index ? REVALIDATE : url.pathname.startsWith('/assets/') ? IMMUTABLE : REVALIDATE, head);
+      return true;
+    }
+    // A missing file (with an extension) is a 404; any other path is one of the app's own routes.
+    if (extname(url.pathname)) return false;
+    sendFile(res, index, REVALIDATE, head);
+    return true;
+  };
+};
