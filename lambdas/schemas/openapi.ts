@@ -127,11 +127,19 @@ export const buildOpenApi = () => {
       description: 'Device management, time-series storage and webhook interface (Zerynth Device Manager v3 compatible).',
     },
     servers: [{ url: '/v3' }],
-    security: [{ apiKey: [] }],
+    // Either one: an API key, or a console user's session.
+    security: [{ apiKey: [] }, { session: [] }],
     paths,
     components: {
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
+        session: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'A signed-in console user’s session: the Cognito user pool’s access token (not its ID token). It stands for the user’s account, with no bound workspace; a request with an X-API-KEY is judged by the key.',
+        },
         deviceToken: {
           type: 'http',
           scheme: 'bearer',

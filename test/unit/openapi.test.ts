@@ -20,6 +20,16 @@ describe('OpenAPI document', () => {
     expect(Object.keys(OPERATIONS).sort()).toEqual(ROUTES.map((r) => r.operationId).sort());
   });
 
+  it('lets every management and storage route take an API key or a session (a bearer access token), device routes a device token', () => {
+    expect(committed.security).toEqual([{ apiKey: [] }, { session: [] }]);
+    expect(committed.components.securitySchemes.session).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    for (const route of ROUTES) {
+      const op = committed.paths[route.path][route.method.toLowerCase()];
+      if (route.auth === 'api-key') expect(op.security).toBeUndefined(); // the document's default: either one
+      else expect(op.security).toEqual(route.auth === 'device' ? [{ deviceToken: [] }] : []);
+    }
+  });
+
   it('resolves every $ref to a component', () => {
     const refs = [...JSON.stringify(committed).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]);
 
