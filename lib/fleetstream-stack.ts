@@ -4,6 +4,9 @@ import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/
 import { REGISTRY_STREAM, type StreamConsumer } from '../lambdas/streams';
 import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../local/queues';
 import { API_STAGE, Api, IDENTITY_HEADERS, type AuthorizedBy } from './constructs/api';
+import type { ISource } from 'aws-cdk-lib/aws-s3-deployment';
+import { ConsoleSite } from './constructs/console-site';
+import { ConsoleUsers } from './constructs/console-users';
 import { DeviceMqtt } from './constructs/device-mqtt';
 import { HandlerFunction, type TableAccess } from './constructs/handler-function';
 import { Queues } from './constructs/queues';
@@ -34,6 +37,8 @@ const registryAccess = (source: string): TableAccess => (REGISTRY_GET_ONLY.has(s
 /** Stack props plus the deploy-time settings (see `configFromContext`). */
 export interface FleetstreamStackProps extends StackProps {
   readonly config: FleetstreamConfig;
+  /** The console's built files. @default built at synth (lib/constructs/console-site.ts consoleSource) */
+  readonly consoleSource?: ISource;
 }
 
 /**
@@ -64,6 +69,10 @@ export class FleetstreamStack extends Stack {
   readonly iotEndpointsReader: HandlerFunction;
   /** The MQTT door on IoT Core: authorizer, domain configuration, topic rules. */
   readonly deviceMqtt: DeviceMqtt;
+  /** The console's user pool, app client and sign-up trigger. */
+  readonly users: ConsoleUsers;
+  /** The console on S3 + CloudFront. */
+  readonly consoleSite: ConsoleSite;
 
   constructor(scope: Construct, id: string, props: FleetstreamStackProps) {
     super(scope, id, props);
@@ -170,7 +179,16 @@ export class FleetstreamStack extends Stack {
     const ingest = this.consumerFunctions.get('ingest');
     if (ingest) this.timeseries.bindWriter(ingest);
 
+    // The console (DESIGN §10): its users, and its site, whose origin is the API's one CORS origin.
+    this.users = new ConsoleUsers(this, 'Users', { registry: this.registry.table, registryEnv: REGISTRY_TABLE_ENV, removalPolicy: config.removalPolicy, ...logs });
+    this.consoleSite = new ConsoleSite(this, 'Console', { source: props.consoleSource });
+    const apiAuthorizer = this.authorizerFunctions.get('api-key');
+    apiAuthorizer?.addEnvironment('USER_POOL_ID', this.users.userPool.userPoolId);
+    apiAuthorizer?.addEnvironment('USER_POOL_CLIENT_ID', this.users.client.userPoolClientId);
+    for (const fn of this.routeHandlers.values()) fn.addEnvironment('CORS_ALLOWED_ORIGIN', this.consoleSite.url);
+
     this.api = new Api(this, 'Api', {
+      corsOrigin: this.consoleSite.url,
       routes: ROUTES,
       handlers: this.routeHandlers,
       authorizers: Object.fromEntries(this.authorizerFunctions),
@@ -206,6 +224,11 @@ export class FleetstreamStack extends Stack {
       credentialsWriter: this.routeHandlers.get('identities'),
     });
 
+    this.consoleSite.writeConfig({ apiUrl: this.api.url, region: this.region, userPoolId: this.users.userPool.userPoolId, userPoolClientId: this.users.client.userPoolClientId });
+    new CfnOutput(this, 'ConsoleUrl', { value: this.consoleSite.url, description: 'The web console (CloudFront)' });
+    new CfnOutput(this, 'UserPoolId', { value: this.users.userPool.userPoolId, description: 'The console users’ Cognito user pool' });
+    new CfnOutput(this, 'UserPoolClientId', { value: this.users.client.userPoolClientId, description: 'The console’s app client (public: no secret)' });
+    new CfnOutput(this, 'ConsoleBucketName', { value: this.consoleSite.bucket.bucketName, description: 'The bucket behind the console’s distribution' });
     new CfnOutput(this, 'MqttEndpoint', { value: this.deviceMqtt.host, description: 'The devices’ MQTT broker host (port 8883, TLS, no ALPN)' });
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'base_url of the management API (ends in /v3)' });
     new CfnOutput(this, 'StorageUrl', { value: this.api.url, description: 'storage_url of the time-series API (the same API for now)' });

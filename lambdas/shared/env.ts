@@ -96,3 +96,9 @@ export const userPoolSettings = () => {
  * authorizer caches itself; a revoked key stops working within this time. Read at each call, as above.
  */
 export const authorizerCacheTtlSeconds = () => intFrom(process.env.AUTHORIZER_CACHE_TTL_SECONDS, 30);
+
+/**
+ * The console's origin (`https://<distribution>.cloudfront.net`), the one origin the browser may
+ * read the API's answers from (CORS); empty: no CORS headers (the local console is same-origin).
+ */
+export const CORS_ALLOWED_ORIGIN = process.env.CORS_ALLOWED_ORIGIN ?? '';

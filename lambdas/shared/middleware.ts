@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import * as z from 'zod';
 import { routesOf, type Route, type RouteHandler } from '../routes';
 import type { Operation, Operations } from '../schemas/operation';
-import { MAX_BODY_BYTES } from './env';
+import { CORS_ALLOWED_ORIGIN, MAX_BODY_BYTES } from './env';
 import {
   AppError,
   NotFoundError,
@@ -132,6 +132,19 @@ export const errorEnvelope = (): MiddlewareObj<ApiEvent, APIGatewayProxyResult> 
   },
 });
 
+/**
+ * Lets the console read every answer, errors included (CORS): `Access-Control-Allow-Origin` names
+ * the console's one origin (never `*`), whatever the request's Origin, so that a cached answer is
+ * right for everyone. Registered first, so that it runs last, after the error envelope.
+ */
+export const allowConsoleOrigin = (origin = CORS_ALLOWED_ORIGIN): MiddlewareObj<ApiEvent, APIGatewayProxyResult> => {
+  const addHeaders = async (request: Request) => {
+    if (!origin || !request.response) return;
+    request.response.headers = { ...request.response.headers, 'access-control-allow-origin': origin, vary: 'Origin' };
+  };
+  return { after: addHeaders, onError: addHeaders };
+};
+
 // An operation without path parameters or query takes none: an unknown one is refused by name.
 const NONE = z.strictObject({});
 
@@ -200,6 +213,7 @@ export const httpHandler = <Ops extends Operations>(resource: RouteHandler, oper
   // A streamed resource answers through awslambda.streamifyResponse; errors are still sent whole.
   const mode = rows.some((r) => r.stream) ? { executionMode: executionModeStreamifyResponse } : {};
   return middy<ApiEvent, APIGatewayProxyResult>(mode)
+    .use(allowConsoleOrigin())
     .use(errorEnvelope())
     .use(refuseUnexpectedBody(matchRow, operations))
     .use(jsonBody())

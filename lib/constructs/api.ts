@@ -3,6 +3,7 @@ import {
   AccessLogField,
   AccessLogFormat,
   AuthorizationType,
+  Cors,
   EndpointType,
   IdentitySource,
   LambdaIntegration,
@@ -89,7 +90,16 @@ export interface ApiProps {
   readonly logRetention?: RetentionDays;
   /** Of the access log group. @default RETAIN */
   readonly logRemovalPolicy?: RemovalPolicy;
+  /**
+   * The console's origin (`https://…`): the one origin browsers may call the API from (CORS
+   * preflights, and gateway responses, so that the console can read a 401 or 429 too). The
+   * handlers add the same header to their own answers (CORS_ALLOWED_ORIGIN). @default no CORS
+   */
+  readonly corsOrigin?: string;
 }
+
+/** The request headers the console sends to the API. */
+export const CORS_ALLOWED_HEADERS = ['Content-Type', 'Authorization', 'X-API-KEY'];
 
 /**
  * The REST API, stage `v3`, built only from the route table: one method per row, a Lambda proxy
@@ -140,6 +150,11 @@ export class Api extends Construct {
           }),
         ),
       },
+      // Preflights are answered by API Gateway itself (MOCK integrations, no authorizer: a browser
+      // sends no credentials with them).
+      ...(props.corsOrigin
+        ? { defaultCorsPreflightOptions: { allowOrigins: [props.corsOrigin], allowHeaders: CORS_ALLOWED_HEADERS, allowMethods: Cors.ALL_METHODS, maxAge: Duration.hours(1) } }
+        : {}),
     });
     // RestApi adds an output of the stage URL with a trailing slash; the stack's ApiUrl replaces it.
     this.restApi.node.tryRemoveChild('Endpoint');
@@ -150,7 +165,10 @@ export class Api extends Construct {
       this.restApi.addGatewayResponse(`Gateway${error.type.responseType}`, {
         type: error.type,
         statusCode: error.status?.toString(),
-        responseHeaders: { 'Content-Type': "'application/json'" },
+        responseHeaders: {
+          'Content-Type': "'application/json'",
+          ...(props.corsOrigin ? { 'Access-Control-Allow-Origin': `'${props.corsOrigin}'`, Vary: "'Origin'" } : {}),
+        },
         templates: { 'application/json': gatewayErrorBody(error) },
       });
     }
@@ -202,10 +220,16 @@ export class Api extends Construct {
     }
     this.authorizers = authorizers;
 
+    for (const method of this.restApi.methods.filter((m) => m.httpMethod === 'OPTIONS')) {
+      Validations.of(method).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason: 'A CORS preflight for the console’s origin (a MOCK integration, no data): browsers send preflights without credentials.',
+      });
+    }
     Validations.of(this).acknowledge(
       {
         id: 'AwsSolutions-COG4',
-        reason: 'Callers are v3 API clients with API keys and devices with signed tokens (DESIGN §4), checked by Lambda REQUEST authorizers; there are no Cognito users.',
+        reason: 'Callers are v3 API clients with API keys, console users with Cognito access tokens and devices with signed tokens (DESIGN §4, §10), all checked by Lambda REQUEST authorizers: a Cognito authorizer would refuse the API keys on the same routes.',
       },
       {
         id: 'AwsSolutions-APIG2',

@@ -177,7 +177,10 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
 
     // Functions, roles, log groups and the API are named now; their environments are resolved
     // once the gateway's port is known.
-    const functions = resourcesOfType(template, 'AWS::Lambda::Function');
+    // Deploy-time functions have no part in serving and nothing here calls them: BucketDeployment's
+    // (Python) copies the console's files and config.json into its bucket during a deploy.
+    const deployOnly = new Set(resourcesOfType(template, 'Custom::CDKBucketDeployment').map(([, r]) => targetOf(r.Properties?.ServiceToken)));
+    const functions = resourcesOfType(template, 'AWS::Lambda::Function').filter(([id]) => !deployOnly.has(id));
     for (const [id] of functions) physical.set(id, { ref: id, attributes: { Arn: `arn:aws:lambda:${region}:${ACCOUNT}:function:${id}` } });
     for (const [id] of resourcesOfType(template, 'AWS::IAM::Role')) physical.set(id, { ref: id, attributes: { Arn: `arn:aws:iam::${ACCOUNT}:role/${id}`, RoleId: id } });
     for (const [id, group] of resourcesOfType(template, 'AWS::Logs::LogGroup')) {

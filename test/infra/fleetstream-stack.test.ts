@@ -26,6 +26,12 @@ const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogic
 const tableId = () => idOf(stack.registry.table);
 const functionId = (fn: HandlerFunction) => idOf(fn);
 const apiKeyAuthorizer = () => stack.authorizerFunctions.get('api-key')!;
+const distributionId = () => idOf(stack.consoleSite.distribution);
+/** The app's Lambdas: all but CDK's BucketDeployment (Python), which only runs during a deploy. */
+const appFunctions = () => {
+  const deployOnly = new Set(Object.values(template.findResources('Custom::CDKBucketDeployment')).map((r) => targetOf(r.Properties.ServiceToken)));
+  return Object.fromEntries(Object.entries(template.findResources('AWS::Lambda::Function')).filter(([id]) => !deployOnly.has(id)));
+};
 
 beforeAll(() => {
   const app = new App();
@@ -35,9 +41,27 @@ beforeAll(() => {
 }, BUNDLING_LIMIT_MS);
 
 describe('routes', () => {
-  it('has exactly one method per route table row, on its path, and no other', () => {
+  it('has exactly one method per route table row, on its path, and no other but CORS preflights', () => {
     const methods = methodsByRoute(template);
-    expect([...methods.keys()].sort()).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+    expect([...methods.keys()].filter((key) => !key.startsWith('OPTIONS ')).sort()).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+  });
+
+  it('answers CORS preflights on every route’s path itself, for the console’s origin only, with no authorizer', () => {
+    const methods = methodsByRoute(template);
+    for (const path of new Set(ROUTES.map((r) => r.path))) {
+      const preflight = methods.get(`OPTIONS ${path}`);
+      expect(preflight).toMatchObject({ AuthorizationType: 'NONE', Integration: { Type: 'MOCK' } });
+      const headers = preflight!.Integration.IntegrationResponses[0].ResponseParameters;
+      expect(mentions(headers['method.response.header.Access-Control-Allow-Origin'], distributionId())).toBe(true);
+      expect(headers['method.response.header.Access-Control-Allow-Headers']).toBe("'Content-Type,Authorization,X-API-KEY'");
+    }
+  });
+
+  it('tells every route handler the console’s origin, so that its answers carry the same CORS header', () => {
+    for (const fn of stack.routeHandlers.values()) {
+      const variables = template.toJSON().Resources[functionId(fn)].Properties.Environment.Variables;
+      expect(mentions(variables.CORS_ALLOWED_ORIGIN, distributionId())).toBe(true);
+    }
   });
 
   it.each(ROUTES.map((r) => [`${r.method} ${r.path}`, r] as const))('%s has its authorization and handler', (key, route) => {
@@ -99,15 +123,13 @@ describe('routes', () => {
 describe('handlers', () => {
   it('has one Lambda per handler of the route table plus one per authorizer, per queue consumer and per stream consumer, the MQTT authorizer and the IoT endpoints reader', () => {
     expect([...stack.routeHandlers.keys()].sort()).toEqual([...ROUTE_HANDLERS].sort());
-    template.resourceCountIs(
-      'AWS::Lambda::Function',
-      ROUTE_HANDLERS.length + stack.authorizerFunctions.size + stack.consumerFunctions.size + stack.streamFunctions.size + 2,
+    expect(Object.keys(appFunctions())).toHaveLength(
+      ROUTE_HANDLERS.length + stack.authorizerFunctions.size + stack.consumerFunctions.size + stack.streamFunctions.size + 3, // + the user pool trigger
     );
   });
 
   it('runs every Lambda on nodejs22.x, arm64, as an ES module with source maps and its own log group', () => {
-    const functions = template.findResources('AWS::Lambda::Function');
-    for (const { Properties } of Object.values(functions)) {
+    for (const { Properties } of Object.values(appFunctions())) {
       expect(Properties).toMatchObject({
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
@@ -253,7 +275,13 @@ describe('stage', () => {
     expect(responses).toHaveLength(1);
     const { StatusCode, ResponseParameters, ResponseTemplates } = responses[0].Properties;
     expect(StatusCode).toBe(error.status?.toString());
-    expect(ResponseParameters).toEqual({ 'gatewayresponse.header.Content-Type': "'application/json'" });
+    // The console's origin may read it (a 401 or 429 the console must show), and only that origin.
+    expect(ResponseParameters).toEqual({
+      'gatewayresponse.header.Content-Type': "'application/json'",
+      'gatewayresponse.header.Access-Control-Allow-Origin': expect.anything(),
+      'gatewayresponse.header.Vary': "'Origin'",
+    });
+    expect(mentions(ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin'], distributionId())).toBe(true);
     // API Gateway renders messageString as a quoted JSON string.
     const rendered = ResponseTemplates['application/json'].replace('$context.error.messageString', '"Bad thing"');
     expect(JSON.parse(rendered)).toEqual({
@@ -286,7 +314,16 @@ describe('stage', () => {
 describe('outputs', () => {
   it('gives ApiUrl and StorageUrl ending in the stage (no trailing slash), and the registry table name', () => {
     const outputs = template.toJSON().Outputs;
-    expect(Object.keys(outputs).filter((k) => !/(Queue|Dlq)Url$|^DashboardName$/.test(k)).sort()).toEqual(['ApiUrl', 'MqttEndpoint', 'RegistryTableName', 'StorageUrl']);
+    expect(Object.keys(outputs).filter((k) => !/(Queue|Dlq)Url$|^DashboardName$/.test(k)).sort()).toEqual([
+      'ApiUrl',
+      'ConsoleBucketName',
+      'ConsoleUrl',
+      'MqttEndpoint',
+      'RegistryTableName',
+      'StorageUrl',
+      'UserPoolClientId',
+      'UserPoolId',
+    ]);
     for (const name of ['ApiUrl', 'StorageUrl']) {
       const parts: unknown[] = outputs[name].Value['Fn::Join'][1];
       expect(parts[0]).toBe('https://');

@@ -44,6 +44,11 @@ const replacingProperties = (type: string, props: Record<string, any> = {}): Rec
       };
     case 'AWS::SQS::Queue':
       return { QueueName: props.QueueName, FifoQueue: props.FifoQueue ?? false };
+    // https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-cognito-userpool.html
+    case 'AWS::Cognito::UserPool':
+      return { UsernameAttributes: props.UsernameAttributes, AliasAttributes: props.AliasAttributes, Schema: props.Schema };
+    case 'AWS::S3::Bucket':
+      return { BucketName: props.BucketName };
     case 'AWS::Timestream::Database':
       return { DatabaseName: props.DatabaseName };
     case 'AWS::Timestream::Table':
@@ -75,6 +80,18 @@ const COMMON_PINS: Record<string, { type: string; props: Record<string, unknown>
   QueuesMqttQueue53B89E3D: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   QueuesMqttDlqB8C45160: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   RegistryStreamDlqA5A9418E: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
+  // The console's users: a replaced pool is a new, empty one (every user signs up again, under new
+  // subs that no account knows).
+  UsersUserPool7E610616: {
+    type: 'AWS::Cognito::UserPool',
+    props: {
+      UsernameAttributes: ['email'],
+      AliasAttributes: undefined,
+      Schema: [{ Mutable: true, Name: 'email', Required: true }],
+    },
+  },
+  // Only the console's build (rewritten by every deploy), but its address is the distribution's origin.
+  ConsoleBucket86B6957C: { type: 'AWS::S3::Bucket', props: { BucketName: undefined } },
 };
 const PINS: Record<TimeseriesBackend, typeof COMMON_PINS> = {
   dynamodb: { ...COMMON_PINS, TimeseriesTable945BC126: { type: 'AWS::DynamoDB::Table', props: PK_SK } },

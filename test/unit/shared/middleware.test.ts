@@ -9,7 +9,7 @@ import { installAwsLambdaGlobal, ResponseStream } from '../../../local/lambda-st
 
 // The FOTA resource streams its answers (awslambda.streamifyResponse, which it calls when built).
 installAwsLambdaGlobal();
-const { errorEnvelope, httpHandler, jsonBody } = await import('../../../lambdas/shared/middleware');
+const { allowConsoleOrigin, errorEnvelope, httpHandler, jsonBody } = await import('../../../lambdas/shared/middleware');
 
 /** Invokes a streaming handler and reads its whole answer: the prelude's status, then the body. */
 const invokeStreamed = async (handler: unknown, request: ApiEvent) => {
@@ -194,5 +194,30 @@ describe('httpHandler', () => {
 
       expect(body.error.details.map((d: { field: string }) => d.field)).toEqual(['path.workspaceId', 'query.x']);
     });
+  });
+});
+
+describe('allowConsoleOrigin', () => {
+  const ORIGIN = 'https://d111111abcdef8.cloudfront.net';
+
+  it('names the console’s origin on an answer and on an error envelope, so that the console can read both', async () => {
+    const fine = middy<ApiEvent>().use(allowConsoleOrigin(ORIGIN)).use(errorEnvelope()).handler(async () => ok(200, { fine: true }));
+    const failing = middy<ApiEvent>()
+      .use(allowConsoleOrigin(ORIGIN))
+      .use(errorEnvelope())
+      .handler(async () => {
+        throw new NotFoundError('Device x not found.');
+      });
+
+    const answers = [await fine(event(), context), await failing(event(), context)];
+
+    for (const answer of answers) expect(answer.headers).toEqual({ 'content-type': 'application/json', 'access-control-allow-origin': ORIGIN, vary: 'Origin' });
+    expect(answers[1].statusCode).toBe(404);
+  });
+
+  it('adds nothing without a console origin (the local console is same-origin)', async () => {
+    const handler = middy<ApiEvent>().use(allowConsoleOrigin('')).use(errorEnvelope()).handler(async () => ok(200, {}));
+
+    expect((await handler(event(), context)).headers).toEqual({ 'content-type': 'application/json' });
   });
 });
