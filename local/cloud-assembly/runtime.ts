@@ -401,7 +401,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       const headers = Object.fromEntries(
         Object.entries((props.ResponseParameters ?? {}) as Record<string, string>)
           .filter(([k]) => k.startsWith('gatewayresponse.header.'))
-          .map(([k, v]) => [k.slice('gatewayresponse.header.'.length).toLowerCase(), v.replace(/^'|'$/g, '')]),
+          // A header may be built from the stack's values (the console's origin): resolved first.
+          .map(([k, v]) => [k.slice('gatewayresponse.header.'.length).toLowerCase(), String(resolve(v)).replace(/^'|'$/g, '')]),
       );
       gatewayResponses[props.ResponseType as GatewayResponseType] = {
         status: props.StatusCode ? Number(props.StatusCode) : undefined,
@@ -560,7 +561,9 @@ const genericPhysical = (stackName: string, id: string, resource: CfnResource | 
   const name = `${stackName}-${id}`;
   const [, service, kind] = resource.Type.split('::');
   const arn: Record<string, string> = service && kind ? { Arn: `arn:aws:${service.toLowerCase()}:${region}:${ACCOUNT}:${kind.toLowerCase()}/${name}` } : {};
-  return { ref: name, attributes: resource.Type.startsWith('AWS::') ? arn : {} };
+  // The console's distribution (the API's CORS origin) gets a host of the reserved `.invalid` domain: this mode serves no console.
+  const domain: Record<string, string> = resource.Type === 'AWS::CloudFront::Distribution' ? { DomainName: 'console.cloud-assembly.invalid' } : {};
+  return { ref: name, attributes: resource.Type.startsWith('AWS::') ? { ...arn, ...domain } : {} };
 };
 
 /**
