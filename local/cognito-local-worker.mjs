@@ -35,7 +35,9 @@ const { createServer } = lib('server/server.js');
 const errors = lib('errors.js');
 const { jwk } = lib('keys/cognitoLocal.public.json');
 
-const endpoint = `http://127.0.0.1:${port}`;
+// Port 0 lets the system choose while listening (a port chosen beforehand could be taken by then);
+// the address, and so the tokens' issuer, is known once the server listens.
+let endpoint = `http://127.0.0.1:${port}`;
 let nextId = 0;
 const pending = new Map();
 const ask = (message) =>
@@ -124,6 +126,9 @@ if (!ids) {
 }
 
 const server = await createServer(route, logger, config.ServerConfig, services).start();
+endpoint = `http://127.0.0.1:${server.address().port}`;
+// The token generator reads its issuer from this object at each sign-in.
+config.TokenConfig.IssuerDomain = endpoint;
 
 parentPort.on('message', async (message) => {
   if (message.type === 'answer') {

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { freePort } from './ports';
 
 /** A message the user pool would have e-mailed: the verification or password-reset code. */
 export interface OutboxMessage {
@@ -20,7 +19,7 @@ export interface OutboxMessage {
 export type CognitoTrigger = (event: Record<string, unknown>) => Promise<unknown>;
 
 export interface LocalCognitoOptions {
-  /** Port of the JSON API; a free one when 0 (cognito-local's usual 9229 is the npm start default). */
+  /** Port of the JSON API; 0: one the system chooses (cognito-local's usual 9229 is the npm start default). */
   port: number;
   /** Where the pools and users are kept; a temporary folder (deleted on stop) when undefined. */
   dataDir?: string;
@@ -71,10 +70,9 @@ const WORKER_FILE = new URL('./cognito-local-worker.mjs', import.meta.url);
  */
 export const startLocalCognito = async (options: LocalCognitoOptions): Promise<LocalCognito> => {
   const temporary = options.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'fleetstream-cognito-'));
-  const port = options.port || (await freePort());
   const triggers = options.triggers ?? {};
   const worker = new Worker(WORKER_FILE, {
-    workerData: { port, dir: options.dataDir ?? temporary, triggerNames: Object.keys(triggers), pool: LOCAL_POOL, client: LOCAL_CLIENT },
+    workerData: { port: options.port, dir: options.dataDir ?? temporary, triggerNames: Object.keys(triggers), pool: LOCAL_POOL, client: LOCAL_CLIENT },
   });
   const outbox: OutboxMessage[] = [];
   const waiting = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void }>();
