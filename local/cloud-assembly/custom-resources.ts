@@ -13,7 +13,11 @@ import { functionsIn, type CfnResource, type CfnTemplate, type Physical } from '
 
 /** The custom resources of a template, by logical ID. */
 export const customResourcesOf = (template: CfnTemplate): Array<[string, CfnResource]> =>
-  Object.entries(template.Resources).filter(([, r]) => r.Type.startsWith('Custom::') || r.Type === 'AWS::CloudFormation::CustomResource');
+  Object.entries(template.Resources).filter(
+    // BucketDeployment (the console's files and config.json into its bucket) only copies files at
+    // deploy; nothing served here reads it, and its function is Python (runtime.ts skips it).
+    ([, r]) => (r.Type.startsWith('Custom::') && r.Type !== 'Custom::CDKBucketDeployment') || r.Type === 'AWS::CloudFormation::CustomResource',
+  );
 
 /** The function a custom resource's ServiceToken names. @throws Error when it names none of the template */
 export const providerOf = (template: CfnTemplate, id: string): string => {
