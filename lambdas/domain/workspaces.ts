@@ -69,7 +69,8 @@ export const listWorkspaces = async (db: Db, caller: Caller, page: PageQuery = {
   const after = startOf(list, page, collection.workspacesOfAccount(caller.accountId).prefix);
   async function* source(): AsyncGenerator<Keyed<Workspace>> {
     // The bound workspace's place is the empty key: a cursor of "" resumes with the others.
-    if (after === undefined) {
+    // A session (no bound workspace) lists them all oldest first.
+    if (after === undefined && caller.workspaceId) {
       const bound = await getWorkspaceOfAccount(db, caller.accountId, caller.workspaceId);
       if (bound) yield { sk: '', value: toWorkspace(bound) };
     }

@@ -6,7 +6,7 @@ import { handler } from '../../lambdas/authorizer/handler';
 import { ensureUserAccount } from '../../lambdas/domain/users';
 import type { Db } from '../../lambdas/shared/clients';
 import { REGISTRY_TABLE } from '../../lambdas/shared/env';
-import { listWorkspacesOfAccount } from '../../lambdas/stores/workspace-store';
+import { readWorkspacesOfAccount } from '../../lambdas/stores/workspace-store';
 import { handler as userAccountTrigger } from '../../lambdas/user-account/handler';
 import { until } from '../../local/ports';
 import { freshTable } from '../helpers/db';
@@ -139,7 +139,8 @@ describe('sign-up trigger (PostConfirmation / PostAuthentication)', () => {
 
     expect(answers).toEqual([event, event, { ...event, triggerSource: 'PostAuthentication_Authentication' }]);
     const user = await ensureUserAccount(db, { sub, email: 'new@example.com' });
-    const workspaces = await listWorkspacesOfAccount(db, user.account_id);
+    const workspaces = [];
+    for await (const { value } of readWorkspacesOfAccount(db, user.account_id, {})) workspaces.push(value);
     expect(workspaces).toHaveLength(1);
     expect(workspaces[0].default_fleet_id).toMatch(/^flt-/);
   });
