@@ -1,0 +1,204 @@
+import { ApiError, type ErrorDetail } from './errors';
+
+/** The fields the console reads; the API may add more (additive fields are ignored). */
+export interface Workspace { id: string; name: string; description: string; account_id: string; created_at: string }
+export interface Fleet { id: string; name: string; description: string; workspace_id: string; account_id: string; created_at: string }
+export interface DeviceIdentityRef { id: string; type: string; created_at: string }
+export interface Device {
+  id: string;
+  name: string;
+  fleet_id: string;
+  fleet_name: string;
+  workspace_id: string;
+  workspace_name: string;
+  created_at: string;
+  phys_id: string;
+  identities: DeviceIdentityRef[] | null;
+  connected?: boolean;
+  last_connected_at?: string | null;
+  last_disconnected_at?: string | null;
+}
+export interface Identity { id: string; type: string; device_id: string; created_at: string; revoked_at: string | null }
+export interface DeviceCredentials {
+  devinfo: { device_id: string; mode: string; key_id: string; key_type: string };
+  prvkey: string;
+  endpoint: { host: string; port: number; mode: string; url: string };
+  cacert?: string;
+}
+export type JobStatus = 'pending' | 'done';
+export interface Job {
+  name: string;
+  status: JobStatus;
+  scheduled_at: string;
+  value: Record<string, unknown>;
+  result?: Record<string, unknown>;
+  completed_at?: string;
+  devices?: string[];
+}
+export interface Fota { scheduled_at: string; status: string; value: { firmware_id: string; firmware_version: string }; devices?: string[] }
+export interface ApiKey { id: string; name: string; workspace_id: string; created_at: string; expires_at: string | null; revoked_at: string | null }
+export interface IntegrationStatus { last_delivery_at: string | null; last_error_at: string | null; last_error: string | null; consecutive_failures: number }
+export interface Integration {
+  id: string;
+  workspace_id: string;
+  name: string;
+  url: string;
+  data: boolean;
+  events: boolean;
+  tags: string[];
+  enabled: boolean;
+  created_at: string;
+  updated_at: string;
+  previous_secret_expires_at: string | null;
+  status: IntegrationStatus;
+}
+export interface TimeseriesRecord { timestamp_device: string; timestamp_in: string; fleet_id: string; device_id: string; tag: string; payload: unknown }
+export interface TimeseriesQuery {
+  start?: string;
+  end?: string;
+  from?: number;
+  size?: number;
+  sort?: 'timestamp_device' | '-timestamp_device';
+  device?: string[];
+  tag?: string[];
+}
+
+/** Query values: a list repeats the parameter (`?fleet=a&fleet=b`), undefined leaves it out. */
+export type Query = Record<string, string | number | readonly string[] | undefined>;
+
+/** Builds `?a=1&b=x&b=y` from a query object, in a stable order. */
+export const queryString = (query: Query = {}): string => {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) params.append(name, String(one));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+};
+
+/** What the client needs around `fetch`: where the API is, and the headers that authenticate. */
+export interface ApiClientOptions {
+  /** `{base_url}`, ending in `/v3`. */
+  baseUrl: string;
+  /** The authentication headers of the next request (a fresh session token, or an API key). */
+  headers: () => Promise<Record<string, string>>;
+  fetch?: typeof fetch;
+}
+
+const enc = encodeURIComponent;
+
+/** Reads a JSON body chunk by chunk, telling how many bytes came so far. */
+export const readJson = async (response: Response, onProgress?: (bytes: number) => void): Promise<unknown> => {
+  if (!onProgress || !response.body) return response.json();
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    bytes += value.length;
+    onProgress(bytes);
+  }
+  const all = new Uint8Array(bytes);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.length;
+  }
+  return JSON.parse(new TextDecoder().decode(all));
+};
+
+/** Reads an error answer: the envelope when there is one, the HTTP status text otherwise. */
+const errorOf = async (response: Response): Promise<ApiError> => {
+  const text = await response.text().catch(() => '');
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string; details?: ErrorDetail[] }; request_id?: string; message?: string };
+    if (body.error?.message) return new ApiError(response.status, body.error.code ?? 'error', body.error.message, body.error.details ?? [], body.request_id);
+    if (body.message) return new ApiError(response.status, 'error', body.message);
+  } catch {
+    // not JSON: a proxy's page, or a cut connection
+  }
+  return new ApiError(response.status, 'error', `The service answered ${response.status} ${response.statusText}`.trim());
+};
+
+/**
+ * A client of the v3 management and storage API: one method per operation of the route table,
+ * each answering the body's payload or throwing an {@link ApiError} built from the envelope.
+ */
+export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThis.fetch.bind(globalThis) }: ApiClientOptions) => {
+  const base = baseUrl.replace(/\/+$/, '');
+  const request = async <T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<T> => {
+    const response = await fetchImpl(`${base}${path}${queryString(options.query)}`, {
+      method,
+      headers: { 'Content-Type': 'application/json', ...(await headers()) },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+    if (!response.ok) throw await errorOf(response);
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  };
+  const ws = (workspaceId: string) => `/workspaces/${enc(workspaceId)}`;
+  return {
+    request,
+    listWorkspaces: () => request<{ workspaces: Workspace[] }>('GET', '/workspaces').then((b) => b.workspaces),
+    createWorkspace: (name: string, description = '') =>
+      request<{ workspace: Workspace }>('POST', '/workspaces', { body: { name, description } }).then((b) => b.workspace),
+    listFleets: (workspaceId: string) => request<{ fleets: Fleet[] }>('GET', `${ws(workspaceId)}/fleets`).then((b) => b.fleets),
+    createFleet: (workspaceId: string, name: string, description = '') =>
+      request<{ fleet: Fleet }>('POST', `${ws(workspaceId)}/fleets`, { body: { name, description } }).then((b) => b.fleet),
+    listDevices: (workspaceId: string, fleets?: string[]) =>
+      request<{ devices: Device[] }>('GET', `${ws(workspaceId)}/devices`, { query: { fleet: fleets } }).then((b) => b.devices),
+    getDevice: (workspaceId: string, deviceId: string) =>
+      request<{ device: Device }>('GET', `${ws(workspaceId)}/devices/${enc(deviceId)}`).then((b) => b.device),
+    createDevice: (workspaceId: string, body: { name: string; fleet_id?: string; phys_id?: string }) =>
+      request<{ device: Device }>('POST', `${ws(workspaceId)}/devices`, { body }).then((b) => b.device),
+    updateDevice: (workspaceId: string, deviceId: string, body: { name: string; fleet_id: string }) =>
+      request<{ device: Device }>('PUT', `${ws(workspaceId)}/devices/${enc(deviceId)}`, { body }).then((b) => b.device),
+    listIdentities: (workspaceId: string, deviceId: string) =>
+      request<{ identities: Identity[] }>('GET', `${ws(workspaceId)}/devices/${enc(deviceId)}/identities`).then((b) => b.identities),
+    createIdentity: (workspaceId: string, deviceId: string) =>
+      request<{ identity: Identity; credentials: DeviceCredentials }>('POST', `${ws(workspaceId)}/devices/${enc(deviceId)}/identities`, { body: { type: 'sym' } }),
+    revokeIdentity: (workspaceId: string, deviceId: string, identityId: string) =>
+      request<{ identity: Identity }>('DELETE', `${ws(workspaceId)}/devices/${enc(deviceId)}/identities/${enc(identityId)}`).then((b) => b.identity),
+    listJobs: (deviceId: string, status?: JobStatus) =>
+      request<{ jobs: Job[] }>('GET', `/devices/${enc(deviceId)}/jobs`, { query: { status } }).then((b) => b.jobs),
+    getJob: (deviceId: string, jobName: string) => request<{ job: Job }>('GET', `/devices/${enc(deviceId)}/jobs/${enc(jobName)}`).then((b) => b.job),
+    scheduleJob: (deviceId: string, jobName: string, value: Record<string, unknown>) =>
+      request<{ job: Job }>('POST', `/devices/${enc(deviceId)}/jobs/${enc(jobName)}`, { body: { value } }).then((b) => b.job),
+    scheduleFleetJob: (workspaceId: string, jobName: string, value: Record<string, unknown>, fleets?: string[]) =>
+      request<{ job: Job }>('POST', `${ws(workspaceId)}/jobs/${enc(jobName)}`, { query: { fleet: fleets }, body: { value } }).then((b) => b.job),
+    getFota: (deviceId: string) => request<{ fota: Fota }>('GET', `/devices/${enc(deviceId)}/fota`).then((b) => b.fota),
+    scheduleFota: (deviceId: string, firmwareId: string, version: string) =>
+      request<{ fota: Fota }>('POST', `/devices/${enc(deviceId)}/fota/${enc(firmwareId)}/versions/${enc(version)}`).then((b) => b.fota),
+    scheduleFleetFota: (workspaceId: string, firmwareId: string, version: string, fleets?: string[]) =>
+      request<{ fota: Fota }>('POST', `${ws(workspaceId)}/fota/${enc(firmwareId)}/versions/${enc(version)}`, { query: { fleet: fleets } }).then((b) => b.fota),
+    listApiKeys: (workspaceId: string) => request<{ api_keys: ApiKey[] }>('GET', `${ws(workspaceId)}/api-keys`).then((b) => b.api_keys),
+    createApiKey: (workspaceId: string, name: string, expiresAt?: string) =>
+      request<{ api_key: ApiKey; key: string }>('POST', `${ws(workspaceId)}/api-keys`, { body: { name, expires_at: expiresAt } }),
+    revokeApiKey: (workspaceId: string, keyId: string) =>
+      request<{ api_key: ApiKey }>('DELETE', `${ws(workspaceId)}/api-keys/${enc(keyId)}`).then((b) => b.api_key),
+    listIntegrations: (workspaceId: string) => request<{ integrations: Integration[] }>('GET', `${ws(workspaceId)}/integrations`).then((b) => b.integrations),
+    getIntegration: (workspaceId: string, id: string) =>
+      request<{ integration: Integration }>('GET', `${ws(workspaceId)}/integrations/${enc(id)}`).then((b) => b.integration),
+    createIntegration: (workspaceId: string, body: { name: string; url: string; data: boolean; events: boolean; tags: string[]; enabled?: boolean }) =>
+      request<{ integration: Integration; secret: string }>('POST', `${ws(workspaceId)}/integrations`, { body }),
+    updateIntegration: (workspaceId: string, id: string, body: Partial<Pick<Integration, 'name' | 'url' | 'data' | 'events' | 'tags' | 'enabled'>>) =>
+      request<{ integration: Integration }>('PATCH', `${ws(workspaceId)}/integrations/${enc(id)}`, { body }).then((b) => b.integration),
+    deleteIntegration: (workspaceId: string, id: string) => request<unknown>('DELETE', `${ws(workspaceId)}/integrations/${enc(id)}`),
+    rotateIntegrationSecret: (workspaceId: string, id: string) =>
+      request<{ integration: Integration; secret: string }>('POST', `${ws(workspaceId)}/integrations/${enc(id)}/secret`),
+    /** A page of data points; `onProgress` hears the bytes received so far (a page of 175,000 points is tens of MB). */
+    queryTimeseries: async (workspaceId: string, query: TimeseriesQuery, onProgress?: (bytes: number) => void): Promise<TimeseriesRecord[]> => {
+      const response = await fetchImpl(`${base}/timeseries/${enc(workspaceId)}/data${queryString({ ...query })}`, {
+        headers: { 'Content-Type': 'application/json', ...(await headers()) },
+      });
+      if (!response.ok) throw await errorOf(response);
+      return ((await readJson(response, onProgress)) as { result: TimeseriesRecord[] }).result;
+    },
+  };
+};
+
+/** The console's API client. */
+export type ApiClient = ReturnType<typeof createApiClient>;

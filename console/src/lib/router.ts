@@ -1,0 +1,39 @@
+/** A page of the console, as its address names it (`#/w/<workspace>/devices/<device>`). */
+export type Route =
+  | { page: 'signin' }
+  | { page: 'workspaces' }
+  | { page: 'devices'; workspaceId: string }
+  | { page: 'device'; workspaceId: string; deviceId: string }
+  | { page: 'jobs'; workspaceId: string }
+  | { page: 'data'; workspaceId: string }
+  | { page: 'integrations'; workspaceId: string }
+  | { page: 'settings'; workspaceId: string };
+
+const WORKSPACE_PAGES = ['devices', 'jobs', 'data', 'integrations', 'settings'] as const;
+
+/** Reads a location hash; an unknown one is the workspaces page. */
+export const parseRoute = (hash: string): Route => {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'signin') return { page: 'signin' };
+  if (parts[0] === 'w' && parts[1]) {
+    const workspaceId = parts[1];
+    if (parts[2] === 'devices' && parts[3]) return { page: 'device', workspaceId, deviceId: parts[3] };
+    const page = (WORKSPACE_PAGES as readonly string[]).includes(parts[2]) ? (parts[2] as (typeof WORKSPACE_PAGES)[number]) : 'devices';
+    return { page, workspaceId };
+  }
+  return { page: 'workspaces' };
+};
+
+/** The hash of a route (`parseRoute(routeHash(r))` is `r`). */
+export const routeHash = (route: Route): string => {
+  const e = encodeURIComponent;
+  switch (route.page) {
+    case 'signin':
+    case 'workspaces':
+      return `#/${route.page}`;
+    case 'device':
+      return `#/w/${e(route.workspaceId)}/devices/${e(route.deviceId)}`;
+    default:
+      return `#/w/${e(route.workspaceId)}/${route.page}`;
+  }
+};

@@ -1,0 +1,136 @@
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { createApiClient, type ApiClient, type Workspace } from '../lib/api';
+import { createCognitoClient, cognitoEndpointOf, type Session } from '../lib/cognito';
+import type { ConsoleConfig } from '../lib/config';
+import { parseRoute, routeHash, type Route } from '../lib/router';
+import { createSessionStore } from '../lib/session';
+import { AuthPage } from './auth';
+import { Busy, ErrorBox, useLoad } from './components';
+import { DataPage } from './data';
+import { DevicePage } from './device';
+import { DevicesPage } from './devices';
+import { IntegrationsPage } from './integrations';
+import { JobsPage } from './jobs';
+import { SettingsPage } from './settings';
+import { WorkspacesPage } from './workspaces';
+
+/** What every page of a workspace gets. */
+export interface PageProps {
+  api: ApiClient;
+  workspaceId: string;
+  navigate: (route: Route) => void;
+}
+
+export const navigate = (route: Route) => {
+  location.hash = routeHash(route);
+};
+
+const useRoute = () => {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const on = () => setRoute(parseRoute(location.hash));
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return route;
+};
+
+const NAV = [
+  ['devices', 'Fleets and devices'],
+  ['jobs', 'Jobs and FOTA'],
+  ['data', 'Data'],
+  ['integrations', 'Integrations'],
+  ['settings', 'Settings'],
+] as const;
+
+/** The console: sign-in until there is a session, then the page the address names. */
+export const App = ({ config }: { config: ConsoleConfig }) => {
+  const cognito = useMemo(() => createCognitoClient({ endpoint: cognitoEndpointOf(config.region, config.cognitoEndpoint), clientId: config.userPoolClientId }), [config]);
+  const [session, setSession] = useState<Session | undefined>(undefined);
+  const store = useMemo(() => createSessionStore(cognito, localStorage, setSession), [cognito]);
+  useEffect(() => setSession(store.current()), [store]);
+  const api = useMemo(() => createApiClient({ baseUrl: config.apiUrl, headers: store.headers }), [config, store]);
+  const route = useRoute();
+
+  if (!session) return <AuthPage cognito={cognito} onSignedIn={(s) => store.set(s)} />;
+  return <Shell api={api} route={route} email={session.email} signOut={store.signOut} />;
+};
+
+const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; email: string; signOut: () => Promise<void> }) => {
+  const workspaces = useLoad(() => api.listWorkspaces(), [api]);
+  const workspaceId = 'workspaceId' in route ? route.workspaceId : undefined;
+  // a signed-in user with workspaces lands on the first one
+  useEffect(() => {
+    if (route.page === 'signin') navigate({ page: 'workspaces' });
+  }, [route.page]);
+  const current = workspaces.data?.find((w) => w.id === workspaceId);
+  return (
+    <>
+      <header class="top">
+        <a href="#/workspaces" class="brand">
+          Fleetstream
+        </a>
+        {workspaces.data && (
+          <label class="switcher">
+            <span>Workspace</span>
+            <select
+              aria-label="Workspace"
+              value={workspaceId ?? ''}
+              onChange={(e) => {
+                const id = e.currentTarget.value;
+                if (id) navigate({ page: route.page === 'device' || route.page === 'workspaces' || route.page === 'signin' ? 'devices' : route.page, workspaceId: id });
+              }}
+            >
+              <option value="">Choose a workspace…</option>
+              {workspaces.data.map((w: Workspace) => (
+                <option value={w.id}>{w.name}</option>
+              ))}
+            </select>
+          </label>
+        )}
+        <span class="spacer" />
+        <span class="who">{email}</span>
+        <button type="button" onClick={() => void signOut()}>
+          Sign out
+        </button>
+      </header>
+      {workspaceId && (
+        <nav class="tabs" aria-label="Workspace pages">
+          {NAV.map(([page, title]) => (
+            <a href={routeHash({ page, workspaceId })} aria-current={route.page === page || (page === 'devices' && route.page === 'device') ? 'page' : undefined}>
+              {title}
+            </a>
+          ))}
+        </nav>
+      )}
+      <main>
+        <ErrorBox error={workspaces.error} />
+        {workspaces.loading && !workspaces.data && <Busy label="Loading your workspaces…" />}
+        {workspaceId && current && <h1 class="ws-title">{current.name}</h1>}
+        {route.page === 'workspaces' || route.page === 'signin' ? (
+          <WorkspacesPage api={api} workspaces={workspaces.data} reload={workspaces.reload} />
+        ) : (
+          workspaceId && <WorkspacePage api={api} route={route} workspaceId={workspaceId} />
+        )}
+      </main>
+    </>
+  );
+};
+
+const WorkspacePage = ({ api, route, workspaceId }: { api: ApiClient; route: Route; workspaceId: string }) => {
+  const props = { api, workspaceId, navigate };
+  switch (route.page) {
+    case 'device':
+      return <DevicePage {...props} deviceId={route.deviceId} />;
+    case 'jobs':
+      return <JobsPage {...props} />;
+    case 'data':
+      return <DataPage {...props} />;
+    case 'integrations':
+      return <IntegrationsPage {...props} />;
+    case 'settings':
+      return <SettingsPage {...props} />;
+    default:
+      return <DevicesPage {...props} />;
+  }
+};

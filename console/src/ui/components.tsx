@@ -1,0 +1,213 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { describeError } from '../lib/errors';
+import { visibleRange, type SortSpec } from '../lib/table';
+
+/** An error in words a person can act on: the message, then each detail or hint. */
+export const ErrorBox = ({ error }: { error: unknown }) => {
+  if (!error) return null;
+  const { title, lines } = describeError(error);
+  return (
+    <div class="error" role="alert">
+      <strong>{title}</strong>
+      {lines.length > 0 && (
+        <ul>
+          {lines.map((line) => (
+            <li>{line}</li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+};
+
+/** A long operation under way: an indeterminate (or counted) progress bar with what it is doing. */
+export const Busy = ({ label, value, max }: { label: string; value?: number; max?: number }) => (
+  <div class="busy" role="status" aria-live="polite">
+    <progress aria-label={label} value={value} max={max} /> <span>{label}</span>
+  </div>
+);
+
+/**
+ * Runs actions one at a time with their busy state and error: `run(fn)` resolves with fn's answer,
+ * or undefined after it failed (the error is kept for an {@link ErrorBox}).
+ */
+export const useAction = () => {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const run = useCallback(async <T,>(fn: () => Promise<T>): Promise<T | undefined> => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      return await fn();
+    } catch (e) {
+      setError(e);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, run, setError };
+};
+
+/** Loads data when `deps` change; `reload()` loads it again. */
+export const useLoad = <T,>(load: () => Promise<T>, deps: unknown[]) => {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setLoading(true);
+    setError(undefined);
+    load()
+      .then((d) => live && setData(d))
+      .catch((e) => live && setError(e))
+      .finally(() => live && setLoading(false));
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  return { data, error, loading, reload: () => setTick((t) => t + 1), setData };
+};
+
+/** A secret the API shows only once: shown with a copy button and a warning that it will not come back. */
+export const SecretOnce = ({ label, secret, onDismiss }: { label: string; secret: string; onDismiss: () => void }) => {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    await navigator.clipboard.writeText(secret).then(
+      () => setCopied(true),
+      () => setCopied(false),
+    );
+  };
+  return (
+    <div class="secret" role="region" aria-label={label}>
+      <p>
+        <strong>{label}</strong>: copy it now. It is shown only this once and cannot be read again.
+      </p>
+      <code data-testid="secret">{secret}</code>{' '}
+      <button type="button" onClick={copy}>
+        Copy
+      </button>{' '}
+      <span role="status">{copied ? 'Copied.' : ''}</span>{' '}
+      <button type="button" onClick={onDismiss}>
+        I have saved it
+      </button>
+    </div>
+  );
+};
+
+/** A labelled form field: the label names the control for screen readers and clicks. */
+export const Field = ({ label, children, hint }: { label: string; children: ComponentChildren; hint?: string }) => (
+  <label class="field">
+    <span>{label}</span>
+    {children}
+    {hint && <small>{hint}</small>}
+  </label>
+);
+
+/** A column of a {@link VirtualTable}. */
+export interface Column<T, K extends string> {
+  key: K;
+  title: string;
+  width: string;
+  render: (row: T) => ComponentChildren;
+  sortable?: boolean;
+}
+
+/**
+ * A table that draws only the rows in view (fixed row height), so 10,000 rows scroll as fast as
+ * 50. Headers sort with a click or Enter; `aria-rowcount` tells assistive technology the real size.
+ */
+export const VirtualTable = <T, K extends string>({
+  rows,
+  columns,
+  rowKey,
+  sort,
+  onSort,
+  label,
+  rowHeight = 36,
+  height = 480,
+}: {
+  rows: readonly T[];
+  columns: Column<T, K>[];
+  rowKey: (row: T) => string;
+  sort?: SortSpec<K>;
+  onSort?: (key: K) => void;
+  label: string;
+  rowHeight?: number;
+  height?: number;
+}) => {
+  const [scrollTop, setScrollTop] = useState(0);
+  const body = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    // a new filter or sort starts at the top
+    if (body.current) body.current.scrollTop = 0;
+    setScrollTop(0);
+  }, [rows]);
+  const { start, end } = visibleRange(scrollTop, height, rowHeight, rows.length);
+  const template = columns.map((c) => c.width).join(' ');
+  return (
+    <div class="vtable" role="table" aria-label={label} aria-rowcount={rows.length + 1}>
+      <div class="vrow vhead" role="row" aria-rowindex={1} style={{ gridTemplateColumns: template }}>
+        {columns.map((c) => (
+          <div role="columnheader" aria-sort={sort?.key === c.key ? (sort.direction === 'asc' ? 'ascending' : 'descending') : 'none'}>
+            {c.sortable && onSort ? (
+              <button type="button" class="link" onClick={() => onSort(c.key)}>
+                {c.title} {sort?.key === c.key ? (sort.direction === 'asc' ? '▲' : '▼') : ''}
+              </button>
+            ) : (
+              c.title
+            )}
+          </div>
+        ))}
+      </div>
+      <div
+        class="vbody"
+        ref={body}
+        style={{ height: `${Math.min(height, Math.max(rowHeight, rows.length * rowHeight))}px` }}
+        onScroll={(e) => setScrollTop((e.currentTarget as HTMLDivElement).scrollTop)}
+        tabIndex={0}
+        aria-label={`${label}: ${rows.length} rows`}
+      >
+        <div style={{ height: `${rows.length * rowHeight}px`, position: 'relative' }}>
+          {rows.slice(start, end).map((row, i) => (
+            <div
+              key={rowKey(row)}
+              class="vrow"
+              role="row"
+              aria-rowindex={start + i + 2}
+              style={{ gridTemplateColumns: template, position: 'absolute', top: `${(start + i) * rowHeight}px`, height: `${rowHeight}px`, left: 0, right: 0 }}
+            >
+              {columns.map((c) => (
+                <div role="cell">{c.render(row)}</div>
+              ))}
+            </div>
+          ))}
+        </div>
+      </div>
+    </div>
+  );
+};
+
+/** Formats an RFC 3339 date for people (local time), or a dash. */
+export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
+
+/** A button that shows its action is running and cannot be pressed twice. */
+export const Submit = ({ busy, children, disabled }: { busy: boolean; children: ComponentChildren; disabled?: boolean }) => (
+  <button type="submit" disabled={disabled ?? busy} aria-busy={busy}>
+    {children}
+  </button>
+);
+
+/** Saves text as a file in the user's downloads. */
+export const download = (name: string, text: string, type: string) => {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+};

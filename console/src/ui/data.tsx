@@ -1,0 +1,122 @@
+import { useMemo, useState } from 'preact/hooks';
+import type { TimeseriesRecord } from '../lib/api';
+import { extractSeries } from '../lib/chart';
+import { exportFileName, recordsToCsv, recordsToJson } from '../lib/export';
+import { isoToLocalInput, localInputToIso, parseList } from '../lib/json-input';
+import type { PageProps } from './app';
+import { Chart } from './chart';
+import { Busy, download, ErrorBox, Field, Submit, useAction, VirtualTable, type Column } from './components';
+
+const MAX_SIZE = 175_000;
+const ROWS_PER_VIEW = 100;
+
+type RecordColumn = 'timestamp_device' | 'device_id' | 'tag' | 'payload';
+
+/** The time-series explorer: a storage query by devices, tags and time range; a chart, a raw table, exports. */
+export const DataPage = ({ api, workspaceId }: PageProps) => {
+  const [devices, setDevices] = useState('');
+  const [tags, setTags] = useState('');
+  const [start, setStart] = useState(() => isoToLocalInput(Date.now() - 24 * 3600_000));
+  const [end, setEnd] = useState('');
+  const [size, setSize] = useState(1000);
+  const [from, setFrom] = useState(0);
+  const [sort, setSort] = useState<'timestamp_device' | '-timestamp_device'>('-timestamp_device');
+  const [records, setRecords] = useState<TimeseriesRecord[] | undefined>(undefined);
+  const [received, setReceived] = useState(0);
+  const [drawMs, setDrawMs] = useState<number | undefined>(undefined);
+  const { busy, error, run } = useAction();
+
+  const query = (page: number) => ({
+    start: localInputToIso(start),
+    end: localInputToIso(end),
+    size,
+    from: page,
+    sort,
+    device: parseList(devices),
+    tag: parseList(tags),
+  });
+  const load = async (page: number) => {
+    setReceived(0);
+    setFrom(page);
+    const result = await run(() => api.queryTimeseries(workspaceId, query(page), setReceived));
+    if (result) setRecords(result);
+  };
+  const chart = useMemo(() => (records ? extractSeries(records) : undefined), [records]);
+  const columns: Column<TimeseriesRecord, RecordColumn>[] = [
+    { key: 'timestamp_device', title: 'Device time', width: '2fr', render: (r) => r.timestamp_device },
+    { key: 'device_id', title: 'Device', width: '2fr', render: (r) => <code>{r.device_id}</code> },
+    { key: 'tag', title: 'Tag', width: '1fr', render: (r) => r.tag },
+    { key: 'payload', title: 'Payload', width: '4fr', render: (r) => <code class="clip">{JSON.stringify(r.payload)}</code> },
+  ];
+  const q = query(from);
+
+  return (
+    <>
+      <form
+        class="inline"
+        aria-labelledby="query-h"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void load(0);
+        }}
+      >
+        <h2 id="query-h">Query data points</h2>
+        <Field label="Devices" hint="Device IDs, separated by commas or spaces; empty: all devices">
+          <input name="query-devices" value={devices} onInput={(e) => setDevices(e.currentTarget.value)} />
+        </Field>
+        <Field label="Tags" hint="Empty: all tags">
+          <input name="query-tags" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
+        </Field>
+        <Field label="From (local time)">
+          <input type="datetime-local" name="query-start" value={start} onInput={(e) => setStart(e.currentTarget.value)} />
+        </Field>
+        <Field label="Until (local time, excluded)">
+          <input type="datetime-local" name="query-end" value={end} onInput={(e) => setEnd(e.currentTarget.value)} />
+        </Field>
+        <Field label="Points per page" hint={`At most ${MAX_SIZE.toLocaleString()}`}>
+          <input type="number" name="query-size" min={1} max={MAX_SIZE} required value={size} onInput={(e) => setSize(Number(e.currentTarget.value))} />
+        </Field>
+        <Field label="Order">
+          <select name="query-sort" value={sort} onChange={(e) => setSort(e.currentTarget.value as typeof sort)}>
+            <option value="-timestamp_device">newest first</option>
+            <option value="timestamp_device">oldest first</option>
+          </select>
+        </Field>
+        <Submit busy={busy}>Run query</Submit>
+      </form>
+      {busy && <Busy label={`Loading data points… ${(received / 1e6).toFixed(1)} MB received`} />}
+      <ErrorBox error={error} />
+      {records && chart && (
+        <>
+          <section aria-labelledby="chart-h">
+            <h2 id="chart-h">Chart</h2>
+            <p role="status" data-testid="result-summary">
+              Page {from + 1}: {records.length} points{records.length === size ? ' (more may follow)' : ''}; {chart.series.length} numeric series
+              {chart.dropped ? ` (${chart.dropped} more not drawn: narrow the query)` : ''}
+              {drawMs !== undefined ? `; drawn in ${Math.round(drawMs)} ms` : ''}.
+            </p>
+            {chart.series.length ? <Chart data={chart} onDrawn={setDrawMs} /> : <p>No numeric payload fields to draw.</p>}
+          </section>
+          <section aria-labelledby="raw-h">
+            <h2 id="raw-h">Raw data</h2>
+            <div class="toolbar">
+              <button type="button" disabled={busy || from === 0} onClick={() => load(from - 1)}>
+                Previous page
+              </button>
+              <button type="button" disabled={busy || records.length < size} onClick={() => load(from + 1)}>
+                Next page
+              </button>
+              <button type="button" onClick={() => download(exportFileName(workspaceId, q.start, q.end, 'json'), recordsToJson(records), 'application/json')}>
+                Export JSON
+              </button>
+              <button type="button" onClick={() => download(exportFileName(workspaceId, q.start, q.end, 'csv'), recordsToCsv(records), 'text/csv')}>
+                Export CSV
+              </button>
+            </div>
+            <VirtualTable label="Data points" rows={records} columns={columns} rowKey={(r) => `${r.timestamp_device}|${r.device_id}|${r.tag}`} height={ROWS_PER_VIEW * 4} />
+          </section>
+        </>
+      )}
+    </>
+  );
+};

@@ -1,0 +1,200 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { DeviceCredentials } from '../lib/api';
+import { ApiError } from '../lib/errors';
+import { routeHash } from '../lib/router';
+import type { PageProps } from './app';
+import { Busy, download, ErrorBox, Field, Submit, useAction, useLoad, when } from './components';
+import { ScheduleFotaForm, ScheduleJobForm } from './schedule';
+
+/** One device: rename or move it, its connection state, identities, jobs and FOTA. */
+export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceId: string }) => {
+  const device = useLoad(() => api.getDevice(workspaceId, deviceId), [workspaceId, deviceId]);
+  const fleets = useLoad(() => api.listFleets(workspaceId), [workspaceId]);
+  const identities = useLoad(() => api.listIdentities(workspaceId, deviceId), [workspaceId, deviceId]);
+  const jobs = useLoad(() => api.listJobs(deviceId), [deviceId]);
+  // no FOTA scheduled yet is a 404, not an error to show
+  const fota = useLoad(() => api.getFota(deviceId).catch((e) => (e instanceof ApiError && e.status === 404 ? null : Promise.reject(e))), [deviceId]);
+  const [name, setName] = useState('');
+  const [fleetId, setFleetId] = useState('');
+  const [credentials, setCredentials] = useState<DeviceCredentials | undefined>(undefined);
+  const save = useAction();
+  const ids = useAction();
+  useEffect(() => {
+    if (device.data) {
+      setName(device.data.name);
+      setFleetId(device.data.fleet_id);
+    }
+  }, [device.data]);
+
+  if (device.error) return <ErrorBox error={device.error} />;
+  if (!device.data) return <Busy label="Loading the device…" />;
+  const d = device.data;
+  return (
+    <>
+      <p>
+        <a href={routeHash({ page: 'devices', workspaceId })}>← All devices</a>
+      </p>
+      <h2>
+        Device {d.name} <code>{d.id}</code>
+      </h2>
+      <dl class="facts">
+        <dt>Fleet</dt>
+        <dd>{d.fleet_name}</dd>
+        <dt>Connection</dt>
+        <dd data-testid="connection">{d.connected ? 'connected' : 'offline'}</dd>
+        <dt>Last connected</dt>
+        <dd>{when(d.last_connected_at)}</dd>
+        <dt>Last disconnected</dt>
+        <dd>{when(d.last_disconnected_at)}</dd>
+        <dt>Physical ID</dt>
+        <dd>{d.phys_id || '—'}</dd>
+        <dt>Created</dt>
+        <dd>{when(d.created_at)}</dd>
+      </dl>
+      <button type="button" onClick={device.reload}>
+        Refresh
+      </button>
+
+      <form
+        class="inline"
+        aria-labelledby="device-edit"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const updated = await save.run(() => api.updateDevice(workspaceId, deviceId, { name: name.trim(), fleet_id: fleetId }));
+          if (updated) device.setData(updated);
+        }}
+      >
+        <h3 id="device-edit">Rename or move</h3>
+        <Field label="Name">
+          <input name="rename" required maxLength={128} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </Field>
+        <Field label="Fleet">
+          <select name="move-fleet" value={fleetId} onChange={(e) => setFleetId(e.currentTarget.value)}>
+            {(fleets.data ?? [{ id: d.fleet_id, name: d.fleet_name }]).map((f) => (
+              <option value={f.id}>{f.name}</option>
+            ))}
+          </select>
+        </Field>
+        <Submit busy={save.busy}>Save</Submit>
+        <ErrorBox error={save.error} />
+      </form>
+
+      <section aria-labelledby="ids-h">
+        <h3 id="ids-h">Identities</h3>
+        <ErrorBox error={identities.error ?? ids.error} />
+        {credentials && (
+          <div class="secret" role="region" aria-label="New credentials">
+            <p>
+              The credentials of identity <code>{credentials.devinfo.key_id}</code> are shown only now. Download them and keep them secret: they cannot be read
+              again.
+            </p>
+            <button type="button" onClick={() => download('zdevice.json', JSON.stringify(credentials, null, 2), 'application/json')}>
+              Download zdevice.json
+            </button>{' '}
+            <button type="button" onClick={() => setCredentials(undefined)}>
+              I have saved them
+            </button>
+          </div>
+        )}
+        <table class="list">
+          <thead>
+            <tr>
+              <th scope="col">ID</th>
+              <th scope="col">Type</th>
+              <th scope="col">Created</th>
+              <th scope="col">Revoked</th>
+              <th scope="col">
+                <span class="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {identities.data?.map((i) => (
+              <tr>
+                <td>
+                  <code>{i.id}</code>
+                </td>
+                <td>{i.type}</td>
+                <td>{when(i.created_at)}</td>
+                <td>{when(i.revoked_at)}</td>
+                <td>
+                  {!i.revoked_at && (
+                    <button
+                      type="button"
+                      aria-label={`Revoke identity ${i.id}`}
+                      onClick={async () => {
+                        if (!confirm(`Revoke identity ${i.id}? The device can no longer sign in with it.`)) return;
+                        if (await ids.run(() => api.revokeIdentity(workspaceId, deviceId, i.id))) identities.reload();
+                      }}
+                    >
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <button
+          type="button"
+          disabled={ids.busy}
+          onClick={async () => {
+            const created = await ids.run(() => api.createIdentity(workspaceId, deviceId));
+            if (created) {
+              setCredentials(created.credentials);
+              identities.reload();
+            }
+          }}
+        >
+          Create identity
+        </button>
+      </section>
+
+      <section aria-labelledby="jobs-h">
+        <h3 id="jobs-h">Jobs</h3>
+        <ErrorBox error={jobs.error} />
+        <table class="list" data-testid="device-jobs">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col">Scheduled</th>
+              <th scope="col">Value</th>
+              <th scope="col">Result</th>
+            </tr>
+          </thead>
+          <tbody>
+            {jobs.data?.map((j) => (
+              <tr>
+                <td>{j.name}</td>
+                <td>{j.status}</td>
+                <td>{when(j.scheduled_at)}</td>
+                <td>
+                  <code>{JSON.stringify(j.value)}</code>
+                </td>
+                <td>{j.result ? <code>{JSON.stringify(j.result)}</code> : '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <button type="button" onClick={jobs.reload}>
+          Refresh jobs
+        </button>
+        <ScheduleJobForm api={api} target={{ kind: 'device', deviceId }} onScheduled={jobs.reload} />
+      </section>
+
+      <section aria-labelledby="fota-h">
+        <h3 id="fota-h">Firmware (FOTA)</h3>
+        <ErrorBox error={fota.error} />
+        <p data-testid="device-fota">
+          {fota.data
+            ? `${fota.data.value.firmware_id} ${fota.data.value.firmware_version}: ${fota.data.status} (scheduled ${when(fota.data.scheduled_at)})`
+            : fota.loading
+              ? 'Loading…'
+              : 'No firmware update scheduled.'}
+        </p>
+        <ScheduleFotaForm api={api} target={{ kind: 'device', deviceId }} onScheduled={(f) => fota.setData(f)} />
+      </section>
+    </>
+  );
+};

@@ -1,0 +1,169 @@
+import { useState } from 'preact/hooks';
+import type { Integration } from '../lib/api';
+import { parseList } from '../lib/json-input';
+import type { PageProps } from './app';
+import { Busy, ErrorBox, Field, SecretOnce, Submit, useAction, useLoad, when } from './components';
+
+/** Webhooks: create, enable or disable, tag filter, delivery status and last error, rotate the secret. */
+export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
+  const list = useLoad(() => api.listIntegrations(workspaceId), [workspaceId]);
+  const [secret, setSecret] = useState<{ label: string; value: string } | undefined>(undefined);
+  const act = useAction();
+  const replace = (updated: Integration) => list.setData((all) => all?.map((i) => (i.id === updated.id ? updated : i)));
+
+  return (
+    <>
+      <section aria-labelledby="int-h">
+        <h2 id="int-h">Webhooks</h2>
+        <p>
+          Each webhook gets signed batches of data points and/or events (at least once). A test delivery is not offered by the API: publish a data point from
+          a device to see one arrive.
+        </p>
+        {secret && <SecretOnce label={secret.label} secret={secret.value} onDismiss={() => setSecret(undefined)} />}
+        <ErrorBox error={list.error ?? act.error} />
+        {list.loading && <Busy label="Loading webhooks…" />}
+        <button type="button" onClick={list.reload}>
+          Refresh status
+        </button>
+        {list.data?.map((i) => (
+          <article class="card" aria-labelledby={`int-${i.id}`} data-testid="integration">
+            <h3 id={`int-${i.id}`}>
+              {i.name} <code>{i.id}</code> {i.enabled ? '' : '(disabled)'}
+            </h3>
+            <dl class="facts">
+              <dt>URL</dt>
+              <dd>{i.url}</dd>
+              <dt>Sends</dt>
+              <dd>{[i.data && 'data points', i.events && 'events'].filter(Boolean).join(' and ')}</dd>
+              <dt>Last delivery</dt>
+              <dd data-testid="last-delivery">{when(i.status.last_delivery_at)}</dd>
+              <dt>Last error</dt>
+              <dd data-testid="last-error">{i.status.last_error ? `${i.status.last_error} (${when(i.status.last_error_at)})` : '—'}</dd>
+              <dt>Failures since the last success</dt>
+              <dd>{i.status.consecutive_failures}</dd>
+              {i.previous_secret_expires_at && (
+                <>
+                  <dt>Previous secret signs until</dt>
+                  <dd>{when(i.previous_secret_expires_at)}</dd>
+                </>
+              )}
+            </dl>
+            <TagFilter
+              integration={i}
+              onSave={async (tags) => {
+                const updated = await act.run(() => api.updateIntegration(workspaceId, i.id, { tags }));
+                if (updated) replace(updated);
+              }}
+            />
+            <div class="toolbar">
+              <button
+                type="button"
+                disabled={act.busy}
+                onClick={async () => {
+                  const updated = await act.run(() => api.updateIntegration(workspaceId, i.id, { enabled: !i.enabled }));
+                  if (updated) replace(updated);
+                }}
+              >
+                {i.enabled ? 'Disable' : 'Enable'} {i.name}
+              </button>
+              <button
+                type="button"
+                disabled={act.busy}
+                onClick={async () => {
+                  if (!confirm(`Issue a new signing secret for ${i.name}? The old one keeps signing for 24 hours.`)) return;
+                  const answer = await act.run(() => api.rotateIntegrationSecret(workspaceId, i.id));
+                  if (answer) {
+                    replace(answer.integration);
+                    setSecret({ label: `New signing secret of ${i.name}`, value: answer.secret });
+                  }
+                }}
+              >
+                Rotate secret
+              </button>
+              <button
+                type="button"
+                disabled={act.busy}
+                onClick={async () => {
+                  if (!confirm(`Delete the webhook ${i.name}? It stops receiving at once.`)) return;
+                  if ((await act.run(() => api.deleteIntegration(workspaceId, i.id).then(() => true))) !== undefined) list.reload();
+                }}
+              >
+                Delete
+              </button>
+            </div>
+          </article>
+        ))}
+      </section>
+      <CreateIntegration
+        api={api}
+        workspaceId={workspaceId}
+        onCreated={(created, value) => {
+          setSecret({ label: `Signing secret of ${created.name}`, value });
+          list.reload();
+        }}
+      />
+    </>
+  );
+};
+
+const TagFilter = ({ integration, onSave }: { integration: Integration; onSave: (tags: string[]) => Promise<void> }) => {
+  const [tags, setTags] = useState(integration.tags.join(', '));
+  return (
+    <form
+      class="inline"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void onSave(parseList(tags));
+      }}
+    >
+      <Field label={`Tag filter of ${integration.name}`} hint="Only data points with one of these tags; empty: all">
+        <input name="integration-tags" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
+      </Field>
+      <button type="submit">Save tags</button>
+    </form>
+  );
+};
+
+const CreateIntegration = ({ api, workspaceId, onCreated }: Pick<PageProps, 'api' | 'workspaceId'> & { onCreated: (i: Integration, secret: string) => void }) => {
+  const [name, setName] = useState('');
+  const [url, setUrl] = useState('');
+  const [data, setData] = useState(true);
+  const [events, setEvents] = useState(true);
+  const [tags, setTags] = useState('');
+  const { busy, error, run } = useAction();
+  return (
+    <form
+      class="inline"
+      aria-labelledby="int-new"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const created = await run(() => api.createIntegration(workspaceId, { name: name.trim() || 'webhook', url: url.trim(), data, events, tags: parseList(tags) }));
+        if (created) {
+          setName('');
+          setUrl('');
+          setTags('');
+          onCreated(created.integration, created.secret);
+        }
+      }}
+    >
+      <h2 id="int-new">New webhook</h2>
+      <Field label="Webhook name">
+        <input name="integration-name" maxLength={128} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </Field>
+      <Field label="URL" hint="https to a public address">
+        <input type="url" name="integration-url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+      </Field>
+      <label>
+        <input type="checkbox" name="integration-data" checked={data} onChange={(e) => setData(e.currentTarget.checked)} /> Send data points
+      </label>
+      <label>
+        <input type="checkbox" name="integration-events" checked={events} onChange={(e) => setEvents(e.currentTarget.checked)} /> Send events
+      </label>
+      <Field label="Tags" hint="Empty: all tags">
+        <input name="integration-new-tags" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
+      </Field>
+      <Submit busy={busy}>Create webhook</Submit>
+      <ErrorBox error={error} />
+    </form>
+  );
+};
