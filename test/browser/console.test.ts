@@ -1,0 +1,236 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'puppeteer-core';
+import { until } from '../../local/ports';
+import { bodyText, clickText, fill, launchChromium, screenshot, waitForText } from '../helpers/browser';
+import { deviceClient, deviceToken } from '../helpers/device-token';
+import { startLocalStack, type LocalStack } from '../helpers/local-stack';
+import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../helpers/webhook-receiver';
+
+// Callbacks of page.evaluate/$eval run in the page: this project compiles without the DOM types.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Dom = any;
+
+// One scenario, in order, as a person would go through the console: each step uses what the one
+// before made (the session, the workspace, the device, its credentials, the key).
+let stack: LocalStack;
+let browser: Browser;
+let page: Page;
+let receiver: WebhookReceiver;
+let consoleUrl: string;
+const downloads = mkdtempSync(join(tmpdir(), 'fleetstream-downloads-'));
+const email = `person-${Date.now()}@example.com`;
+const password = 'Correct-Horse-7-battery';
+const state: { workspaceId?: string; deviceId?: string; credentials?: { devinfo: { device_id: string; key_id: string }; prvkey: string }; apiKey?: string; secret?: string } = {};
+
+const api = (path: string, key: string, init: RequestInit = {}) =>
+  fetch(`${stack.base_url}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': key, ...(init.headers ?? {}) } });
+
+const hashOf = () => page.evaluate(() => (globalThis as Dom).location.hash as string);
+
+beforeAll(async () => {
+  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '1' });
+  consoleUrl = (stack as unknown as { console_url?: string }).console_url ?? `${new URL(stack.base_url).origin}/`;
+  receiver = await startWebhookReceiver();
+  browser = await launchChromium();
+  page = await browser.newPage();
+  page.on('dialog', (dialog) => void dialog.accept());
+  const cdp = await page.createCDPSession();
+  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await receiver?.stop();
+  await stack?.stop();
+});
+
+describe('the console in Chromium on npm start', () => {
+  it('serves its configuration and signs a new user up with the e-mailed code', async () => {
+    const config = (await (await fetch(new URL('/config.json', consoleUrl))).json()) as Record<string, string>;
+    expect(config.apiUrl).toBe(stack.base_url);
+
+    await page.goto(consoleUrl);
+    await waitForText(page, 'Sign in');
+    await screenshot(page, '01-sign-in');
+    await clickText(page, 'Create an account');
+    await fill(page, 'email', email);
+    await fill(page, 'password', password);
+    await clickText(page, 'Create account');
+    await waitForText(page, 'Confirm your e-mail address');
+
+    const outbox = new URL(`/local/outbox?to=${encodeURIComponent(email)}`, consoleUrl);
+    const code = await until(async () => {
+      const { messages } = (await (await fetch(outbox)).json()) as { messages: { code: string }[] };
+      return messages.length > 0;
+    }, 'the verification code in the outbox').then(async () => ((await (await fetch(outbox)).json()) as { messages: { code: string }[] }).messages.at(-1)!.code);
+    await fill(page, 'code', code);
+    await screenshot(page, '02-confirm');
+    await clickText(page, 'Confirm');
+
+    // signed in: the first workspace made at sign-up is listed
+    await waitForText(page, 'Sign out');
+    await waitForText(page, 'New workspace');
+    await screenshot(page, '03-workspaces');
+    expect(await page.$$eval('table.list tbody tr', (rows) => rows.length)).toBe(1);
+  });
+
+  it('creates a workspace and switches to it', async () => {
+    await fill(page, 'workspace-name', 'Browser workspace');
+    await fill(page, 'workspace-description', 'made in Chromium');
+    await clickText(page, 'Create workspace');
+    await until(async () => (await hashOf()).startsWith('#/w/wks-'), 'the new workspace to open');
+    state.workspaceId = decodeURIComponent((await hashOf()).split('/')[2]);
+    await waitForText(page, 'Browser workspace');
+    const options = await page.$$eval('select[aria-label="Workspace"] option', (o) => o.map((x) => x.textContent));
+    expect(options).toContain('Browser workspace');
+  });
+
+  it('shows an API error in words, with the field it names', async () => {
+    await fill(page, 'fleet-name', '   ');
+    await clickText(page, 'Create fleet');
+    await page.waitForSelector('[role="alert"]', { visible: true });
+    const alert = await page.$eval('[role="alert"]', (el) => (el as Dom).innerText);
+    expect(alert).toMatch(/name:/);
+  });
+
+  it('creates a fleet and a device in it', async () => {
+    await fill(page, 'fleet-name', 'north');
+    await clickText(page, 'Create fleet');
+    await until(async () => (await page.$$eval('select[name="device-fleet"] option', (o) => o.map((x) => x.textContent))).includes('north'), 'the fleet in the form');
+    await fill(page, 'device-name', 'sensor-1');
+    await page.select('select[name="device-fleet"]', await page.$eval('select[name="device-fleet"]', (s) => ([...(s as Dom).options] as Dom[]).find((o) => o.text === 'north')!.value as string));
+    await clickText(page, 'Create device');
+    await waitForText(page, '1 of 1 devices');
+    await screenshot(page, '04-fleets-and-devices');
+    await clickText(page, 'sensor-1', 'a');
+    await until(async () => (await hashOf()).includes('/devices/dev-'), 'the device page');
+    state.deviceId = decodeURIComponent((await hashOf()).split('/').at(-1)!);
+    await waitForText(page, 'north');
+  });
+
+  it('creates an identity and downloads its zdevice.json once', async () => {
+    await clickText(page, 'Create identity');
+    await clickText(page, 'Download zdevice.json');
+    await until(() => readdirSync(downloads).includes('zdevice.json'), 'zdevice.json in the downloads');
+    state.credentials = JSON.parse(readFileSync(join(downloads, 'zdevice.json'), 'utf8'));
+    expect(state.credentials!.devinfo.device_id).toBe(state.deviceId);
+    await screenshot(page, '05-device');
+    await clickText(page, 'I have saved them');
+    // shown once: the credentials are gone from the page, and the list has the identity
+    expect(await bodyText(page)).not.toContain('Download zdevice.json');
+    await waitForText(page, state.credentials!.devinfo.key_id);
+  });
+
+  it('schedules a job on the device with a JSON value checked as it is typed, and shows it pending', async () => {
+    await fill(page, 'job-name', 'reboot');
+    await fill(page, 'job-value', '{"delay": ');
+    await waitForText(page, 'Not valid JSON');
+    expect(await page.$$eval('button[type="submit"]', (b) => b.filter((x) => x.textContent === 'Schedule job').every((x) => (x as Dom).disabled))).toBe(true);
+    await fill(page, 'job-value', '{"delay": 5}');
+    await waitForText(page, 'Valid JSON object.');
+    await clickText(page, 'Schedule job');
+    await until(async () => (await page.$eval('[data-testid="device-jobs"]', (t) => (t as Dom).innerText)).includes('pending'), 'the job pending');
+    expect(await page.$eval('[data-testid="device-jobs"]', (t) => (t as Dom).innerText)).toContain('{"delay":5}');
+  });
+
+  it('schedules a job on a fleet and reads each device’s status', async () => {
+    await page.goto(`${consoleUrl}#/w/${state.workspaceId}/jobs`);
+    await waitForText(page, 'Schedule on');
+    await page.$$eval('input[name="target-fleet"]', (boxes) => (boxes.find((b) => b.parentElement!.textContent!.includes('north')) as Dom).click());
+    await fill(page, 'job-name', 'update-config');
+    await fill(page, 'job-value', '{"interval": 60}');
+    await clickText(page, 'Schedule job');
+    await waitForText(page, 'Scheduled: pending on 1 devices');
+    await clickText(page, 'Check device statuses');
+    await waitForText(page, /update-config on 1 devices.*: 1 pending/);
+    await screenshot(page, '06-jobs');
+  });
+
+  it('creates an API key shown once, which then works against the API', async () => {
+    await page.goto(`${consoleUrl}#/w/${state.workspaceId}/settings`);
+    await fill(page, 'key-name', 'from-the-browser');
+    await clickText(page, 'Create API key');
+    await page.waitForSelector('[data-testid="secret"]');
+    state.apiKey = await page.$eval('[data-testid="secret"]', (el) => el.textContent ?? '');
+    await screenshot(page, '07-settings');
+
+    const answer = await api('/workspaces', state.apiKey!);
+    expect(answer.status).toBe(200);
+    const { workspaces } = (await answer.json()) as { workspaces: { id: string }[] };
+    expect(workspaces[0].id).toBe(state.workspaceId);
+    await clickText(page, 'I have saved it');
+    expect(await page.$('[data-testid="secret"]')).toBeNull();
+    await waitForText(page, 'from-the-browser');
+  });
+
+  it('configures a webhook and shows its delivery once a device publishes', async () => {
+    await page.goto(`${consoleUrl}#/w/${state.workspaceId}/integrations`);
+    await fill(page, 'integration-name', 'receiver');
+    await fill(page, 'integration-url', receiver.url);
+    await clickText(page, 'Create webhook');
+    await page.waitForSelector('[data-testid="secret"]');
+    state.secret = await page.$eval('[data-testid="secret"]', (el) => el.textContent!);
+    await screenshot(page, '08-integrations');
+
+    const token = await deviceToken(state.credentials!);
+    const now = Date.now();
+    const points = Array.from({ length: 40 }, (_, i) => ({ tag: 'weather', timestamp_device: new Date(now - (40 - i) * 60_000).toISOString(), payload: { temp: 20 + i / 10, humidity: 50 + i } }));
+    const published = await deviceClient(stack.base_url, token).post('/data', points);
+    expect(published.status).toBe(202);
+
+    await until(() => receiver.accepted().filter((e) => e.tag === 'weather').length >= 40, 'the 40 points at the receiver');
+    const post = receiver.posts.find((p) => p.body.result.some((e) => e.tag === 'weather'))!;
+    expect(verifySignature(state.secret!, post.headers, post.raw)).toBe(true);
+    await until(async () => {
+      await clickText(page, 'Refresh status');
+      return !(await page.$eval('[data-testid="last-delivery"]', (el) => el.textContent ?? '—')).includes('—');
+    }, 'the last delivery on the page');
+  });
+
+  it('draws the points in the chart and lists them in the table, and exports them', async () => {
+    await page.goto(`${consoleUrl}#/w/${state.workspaceId}/data`);
+    await fill(page, 'query-devices', state.deviceId!);
+    await clickText(page, 'Run query');
+    // storage queries are eventually consistent: run again until all 40 are there
+    await until(async () => {
+      const summary = await page.$eval('[data-testid="result-summary"]', (el) => el.textContent).catch(() => '');
+      if (summary?.includes('40 points')) return true;
+      await clickText(page, 'Run query');
+      return false;
+    }, 'the 40 points in the explorer');
+    // two numeric fields (temp, humidity) of one device and tag: 80 points in 2 series
+    await page.waitForSelector('[data-testid="chart"] canvas');
+    expect(await page.$eval('[data-testid="chart"]', (el) => el.getAttribute('data-points'))).toBe('80');
+    expect(await bodyText(page)).toContain('2 numeric series');
+    const rows = await page.$$eval('[aria-label="Data points"] [role="row"]', (r) => r.map((x) => (x as Dom).innerText));
+    expect(rows.length).toBeGreaterThan(10);
+    expect(rows[1]).toContain('weather');
+    await screenshot(page, '09-data');
+
+    await clickText(page, 'Export CSV');
+    const csvName = () => readdirSync(downloads).find((f) => f.endsWith('.csv'));
+    await until(() => Boolean(csvName()), 'the CSV export');
+    const csv = readFileSync(join(downloads, csvName()!), 'utf8').trim().split('\r\n');
+    expect(csv[0]).toBe('timestamp_device,timestamp_in,fleet_id,device_id,tag,payload');
+    expect(csv).toHaveLength(41);
+  });
+
+  it('revokes the API key, which then stops working', async () => {
+    await page.goto(`${consoleUrl}#/w/${state.workspaceId}/settings`);
+    await clickText(page, 'Revoke');
+    await until(async () => !(await page.$('button[aria-label="Revoke API key from-the-browser"]')), 'the key revoked on the page');
+    await until(async () => (await api('/workspaces', state.apiKey!)).status === 401, 'the revoked key refused');
+  });
+
+  it('signs out and back in', async () => {
+    await clickText(page, 'Sign out');
+    await waitForText(page, 'Sign in');
+    expect(await page.evaluate(() => (globalThis as Dom).localStorage.getItem('fleetstream.session'))).toBeNull();
+    await fill(page, 'email', email);
+    await fill(page, 'password', password);
+    await clickText(page, 'Sign in');
+    await waitForText(page, 'Browser workspace');
+  });
+});

@@ -1,0 +1,73 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { until } from '../../local/ports';
+
+// Callbacks of page.evaluate/$eval run in the page: this project compiles without the DOM types.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Dom = any;
+
+/** Debian's Chromium (`apt-get install chromium`, as `.ci/run` installs it), or CHROMIUM_PATH. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Where the browser tests save a screenshot of each page (git-ignored). */
+export const SCREENSHOT_DIR = join(process.cwd(), '.browser', 'screenshots');
+
+/**
+ * Starts Chromium headless. A missing Chromium fails the test (never a skip): `.ci/run` installs it,
+ * and a person runs `apt-get install chromium`.
+ */
+export const launchChromium = async (): Promise<Browser> => {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(`Chromium is not installed at ${CHROMIUM_PATH}: run \`apt-get install chromium\` (or set CHROMIUM_PATH). The browser tests need it.`);
+  }
+  return puppeteer.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    // the CI container runs as root, where Chromium's sandbox cannot start
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+    defaultViewport: { width: 1280, height: 900 },
+  });
+};
+
+/** Builds the console (`npm run console:build`) so the tests run the sources as they are. */
+export const buildConsole = () => {
+  execFileSync(process.execPath, [join('node_modules', 'vite', 'bin', 'vite.js'), 'build', 'console', '--logLevel', 'warn'], { stdio: 'inherit' });
+};
+
+/** Saves a full-page screenshot as `<name>.png`. */
+export const screenshot = async (page: Page, name: string) => {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+};
+
+/** The text of the page's body. */
+export const bodyText = (page: Page) => page.evaluate(() => (globalThis as Dom).document.body.innerText as string);
+
+/** Waits until the page shows a text (polls to a deadline, as every wait in the suite). */
+export const waitForText = (page: Page, text: string | RegExp, timeoutMs = 30_000) =>
+  until(
+    async () => {
+      const body = await bodyText(page);
+      return typeof text === 'string' ? body.includes(text) : text.test(body);
+    },
+    `the page to show ${String(text)}`,
+    timeoutMs,
+  );
+
+/** Types into the labelled control (found by its `name`), replacing what it held. */
+export const fill = async (page: Page, name: string, value: string) => {
+  const selector = `[name="${name}"]`;
+  await page.waitForSelector(selector, { visible: true });
+  await page.$eval(selector, (el) => {
+    (el as Dom).value = '';
+  });
+  await page.type(selector, value);
+};
+
+/** Clicks the button (or link) whose visible text is `text`. */
+export const clickText = async (page: Page, text: string, tag = 'button') => {
+  const handle = await page.waitForSelector(`::-p-xpath(//${tag}[normalize-space(.)=${JSON.stringify(text)}])`, { visible: true });
+  await handle!.click();
+};
