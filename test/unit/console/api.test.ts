@@ -1,0 +1,96 @@
+import { createApiClient, queryString } from '../../../console/src/lib/api';
+import { ApiError, describeError } from '../../../console/src/lib/errors';
+
+/** A fetch that records each request and answers from a list. */
+const recorder = (answers: Array<() => Response>) => {
+  const calls: { url: string; init: RequestInit }[] = [];
+  const fetch = (async (url: string, init: RequestInit) => {
+    calls.push({ url, init });
+    return answers.shift()!();
+  }) as unknown as typeof globalThis.fetch;
+  return { calls, fetch };
+};
+
+const json = (status: number, body: unknown) => () => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+
+describe('console API client', () => {
+  it('repeats list parameters and leaves out undefined ones', () => {
+    expect(queryString({ fleet: ['a', 'b'], status: undefined, size: 5 })).toBe('?fleet=a&fleet=b&size=5');
+    expect(queryString({ fleet: undefined })).toBe('');
+  });
+
+  it('sends the session header, JSON body and encoded path, and answers the payload', async () => {
+    const { calls, fetch } = recorder([json(200, { job: { name: 'reboot', status: 'pending' } })]);
+    const api = createApiClient({ baseUrl: 'https://api.example.com/v3/', headers: async () => ({ Authorization: 'Bearer t0k' }), fetch });
+
+    const job = await api.scheduleFleetJob('wks-1', 're/boot', { delay: 5 }, ['flt-a', 'flt-b']);
+
+    expect(job).toEqual({ name: 'reboot', status: 'pending' });
+    expect(calls).toHaveLength(1);
+    expect(calls[0].url).toBe('https://api.example.com/v3/workspaces/wks-1/jobs/re%2Fboot?fleet=flt-a&fleet=flt-b');
+    expect(calls[0].init.method).toBe('POST');
+    expect(calls[0].init.headers).toEqual({ 'Content-Type': 'application/json', Authorization: 'Bearer t0k' });
+    expect(JSON.parse(calls[0].init.body as string)).toEqual({ value: { delay: 5 } });
+  });
+
+  it('turns the error envelope into an ApiError with its code, details and request ID', async () => {
+    const envelope = { error: { code: 'validation_error', message: 'The request is not valid.', details: [{ field: 'body.name', message: 'Must not be empty.' }] }, request_id: 'req-1' };
+    const { fetch } = recorder([json(400, envelope)]);
+    const api = createApiClient({ baseUrl: 'http://x/v3', headers: async () => ({}), fetch });
+
+    const error = await api.createFleet('wks-1', '').catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 400, code: 'validation_error', message: 'The request is not valid.', requestId: 'req-1', details: envelope.error.details });
+    expect(describeError(error)).toEqual({ title: 'The request is not valid.', lines: ['name: Must not be empty.'] });
+  });
+
+  it('explains a 404, a 500 with its request ID, and an answer that is not JSON', async () => {
+    const { fetch } = recorder([
+      json(404, { error: { code: 'not_found', message: 'Device not found.', details: [] }, request_id: 'r' }),
+      json(500, { error: { code: 'internal_error', message: 'Internal error.', details: [] }, request_id: 'req-9' }),
+      () => new Response('<html>Bad gateway</html>', { status: 502, statusText: 'Bad Gateway' }),
+    ]);
+    const api = createApiClient({ baseUrl: 'http://x/v3', headers: async () => ({}), fetch });
+
+    const notFound = describeError(await api.getDevice('wks-1', 'dev-1').catch((e: unknown) => e));
+    const failed = describeError(await api.listWorkspaces().catch((e: unknown) => e));
+    const proxy = describeError(await api.listWorkspaces().catch((e: unknown) => e));
+
+    expect(notFound.title).toBe('Device not found.');
+    expect(notFound.lines[0]).toMatch(/another account/);
+    expect(failed.lines).toContain('Request ID: req-9');
+    expect(proxy.title).toBe('The service answered 502 Bad Gateway');
+  });
+
+  it('says the service could not be reached when fetch rejects', () => {
+    expect(describeError(new TypeError('Failed to fetch')).title).toBe('The service could not be reached.');
+  });
+
+  it('answers undefined for an empty success body', async () => {
+    const { fetch } = recorder([() => new Response(null, { status: 204 })]);
+    const api = createApiClient({ baseUrl: 'http://x/v3', headers: async () => ({}), fetch });
+    await expect(api.deleteIntegration('wks-1', 'int-1')).resolves.toBeUndefined();
+  });
+
+  it('reads a storage page chunk by chunk, reporting the bytes', async () => {
+    const body = JSON.stringify({ result: [{ tag: 't', payload: 1 }] });
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const bytes = new TextEncoder().encode(body);
+        controller.enqueue(bytes.slice(0, 10));
+        controller.enqueue(bytes.slice(10));
+        controller.close();
+      },
+    });
+    const { calls, fetch } = recorder([() => new Response(stream, { status: 200 })]);
+    const api = createApiClient({ baseUrl: 'http://x/v3', headers: async () => ({ Authorization: 'Bearer t' }), fetch });
+    const progress: number[] = [];
+
+    const records = await api.queryTimeseries('wks-1', { device: ['d1', 'd2'], size: 10, from: 0, start: undefined }, (b) => progress.push(b));
+
+    expect(records).toEqual([{ tag: 't', payload: 1 }]);
+    expect(progress).toEqual([10, body.length]);
+    expect(calls[0].url).toBe('http://x/v3/timeseries/wks-1/data?device=d1&device=d2&size=10&from=0');
+  });
+});

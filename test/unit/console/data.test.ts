@@ -1,0 +1,206 @@
+import type { TimeseriesRecord } from '../../../console/src/lib/api';
+import { extractSeries, numericFields } from '../../../console/src/lib/chart';
+import { parseConfig } from '../../../console/src/lib/config';
+import { exportFileName, recordsToCsv, recordsToJson } from '../../../console/src/lib/export';
+import { countStatuses, mapLimit } from '../../../console/src/lib/jobs';
+import { parseJsonObject, parseList } from '../../../console/src/lib/json-input';
+import { parseRoute, routeHash, type Route } from '../../../console/src/lib/router';
+import { filterRows, sortRows, toggleSort, visibleRange } from '../../../console/src/lib/table';
+
+const record = (device: string, tag: string, at: string, payload: unknown): TimeseriesRecord => ({
+  timestamp_device: at,
+  timestamp_in: at,
+  fleet_id: 'flt-1',
+  device_id: device,
+  tag,
+  payload,
+});
+
+describe('CSV and JSON export', () => {
+  it('writes a header, CRLF lines, the payload as JSON, and quotes what must be quoted', () => {
+    const csv = recordsToCsv([record('dev-1', 'a,b', '2026-01-01T00:00:00.000Z', { t: 1, s: 'say "hi"' })]);
+    expect(csv).toBe('timestamp_device,timestamp_in,fleet_id,device_id,tag,payload\r\n' + '2026-01-01T00:00:00.000Z,2026-01-01T00:00:00.000Z,flt-1,dev-1,"a,b","{""t"":1,""s"":""say \\""hi\\""""}"\r\n');
+  });
+
+  it('defuses a formula in a cell but leaves negative numbers alone', () => {
+    const csv = recordsToCsv([record('dev-1', '=cmd', 't', -3.5), record('dev-1', '@x', 't', '+1')]);
+    const lines = csv.split('\r\n');
+    expect(lines[1].split(',')).toEqual(['t', 't', 'flt-1', 'dev-1', "'=cmd", '-3.5']);
+    // a string payload "+1" is JSON "\"+1\"": it starts with a quote, no formula
+    expect(lines[2].split(',').slice(4)).toEqual(["'@x", '"""+1"""']);
+  });
+
+  it('exports JSON as the storage query answers it, and names files safely', () => {
+    const records = [record('dev-1', 't', '2026-01-01T00:00:00.000Z', 1)];
+    expect(JSON.parse(recordsToJson(records))).toEqual({ result: records });
+    expect(exportFileName('wks-1', '2026-01-01T00:00:00.000Z', undefined, 'csv')).toBe('wks-1_2026-01-01T00-00-00.000Z.csv');
+  });
+});
+
+describe('chart data', () => {
+  it('finds numeric leaves by dotted path; a bare number is `value`', () => {
+    expect(numericFields({ a: 1, b: { c: 2, d: 'x', e: [3] }, f: true, g: Number.NaN })).toEqual([
+      ['a', 1],
+      ['b.c', 2],
+      ['b.e.0', 3],
+    ]);
+    expect(numericFields(7)).toEqual([['value', 7]]);
+  });
+
+  it('sorts by device time, one series per device, tag and field, NaN where a series has no point', () => {
+    const data = extractSeries([
+      record('d2', 't', '2026-01-01T00:00:02.000Z', { v: 20 }),
+      record('d1', 't', '2026-01-01T00:00:01.000Z', { v: 1 }),
+      record('d1', 't', '2026-01-01T00:00:02.000Z', { v: 2 }),
+      record('d1', 'x', '2026-01-01T00:00:03.000Z', 'not a number'),
+    ]);
+    const start = Date.parse('2026-01-01T00:00:01.000Z') / 1000;
+    expect(Array.from(data.x)).toEqual([start, start + 1, start + 2]);
+    expect(data.series.map((s) => s.label)).toEqual(['d1 · t · v', 'd2 · t · v']);
+    expect(Array.from(data.series[0].values)).toEqual([1, 2, Number.NaN]);
+    expect(Array.from(data.series[1].values)).toEqual([Number.NaN, 20, Number.NaN]);
+    expect(data.points).toBe(3);
+  });
+
+  it('draws at most the series cap and counts the rest as dropped', () => {
+    const records = Array.from({ length: 5 }, (_, i) => record(`d${i}`, 't', '2026-01-01T00:00:00.000Z', { v: i }));
+    const data = extractSeries(records, 3);
+    expect(data.series).toHaveLength(3);
+    expect(data.dropped).toBe(2);
+  });
+
+  it('extracts 175,000 points into typed columns', () => {
+    const base = Date.parse('2026-01-01T00:00:00.000Z');
+    const records = Array.from({ length: 175_000 }, (_, i) => record('d1', 't', new Date(base + i * 1000).toISOString(), { v: i }));
+    const data = extractSeries(records);
+    expect(data.x).toHaveLength(175_000);
+    expect(data.points).toBe(175_000);
+    expect(data.series[0].values[174_999]).toBe(174_999);
+  });
+});
+
+describe('device table', () => {
+  const devices = [
+    { name: 'Sensor 10', fleet: 'north', seen: '2026-01-02' },
+    { name: 'sensor 9', fleet: 'south', seen: '' },
+    { name: 'Gateway', fleet: 'north', seen: '2026-01-01' },
+  ];
+  type Key = 'name' | 'fleet' | 'seen';
+  const value = (d: (typeof devices)[number], key: Key) => d[key];
+
+  it('sorts naturally and case-insensitively, both ways, empty values last either way', () => {
+    expect(sortRows(devices, { key: 'name', direction: 'asc' }, value).map((d) => d.name)).toEqual(['Gateway', 'sensor 9', 'Sensor 10']);
+    expect(sortRows(devices, { key: 'name', direction: 'desc' }, value).map((d) => d.name)).toEqual(['Sensor 10', 'sensor 9', 'Gateway']);
+    expect(sortRows(devices, { key: 'seen', direction: 'asc' }, value).map((d) => d.name)).toEqual(['Gateway', 'Sensor 10', 'sensor 9']);
+    expect(sortRows(devices, { key: 'seen', direction: 'desc' }, value).map((d) => d.name)).toEqual(['Sensor 10', 'Gateway', 'sensor 9']);
+  });
+
+  it('toggles a column ascending then descending, and a new column starts ascending', () => {
+    expect(toggleSort<Key>(undefined, 'name')).toEqual({ key: 'name', direction: 'asc' });
+    expect(toggleSort<Key>({ key: 'name', direction: 'asc' }, 'name')).toEqual({ key: 'name', direction: 'desc' });
+    expect(toggleSort<Key>({ key: 'name', direction: 'desc' }, 'fleet')).toEqual({ key: 'fleet', direction: 'asc' });
+  });
+
+  it('keeps rows holding every word of the search, across fields', () => {
+    expect(filterRows(devices, 'SENSOR north', (d) => [d.name, d.fleet]).map((d) => d.name)).toEqual(['Sensor 10']);
+    expect(filterRows(devices, '  ', (d) => [d.name])).toHaveLength(3);
+  });
+
+  it('draws only the rows in view, with overscan, clamped to the list', () => {
+    expect(visibleRange(0, 360, 36, 10_000, 5)).toEqual({ start: 0, end: 16 });
+    expect(visibleRange(36 * 5000, 360, 36, 10_000, 5)).toEqual({ start: 4995, end: 5016 });
+    expect(visibleRange(36 * 9999, 360, 36, 10_000, 5)).toEqual({ start: 9994, end: 10_000 });
+    expect(visibleRange(0, 360, 36, 0)).toEqual({ start: 0, end: 0 });
+  });
+
+  it('filters and sorts 10,000 devices', () => {
+    const many = Array.from({ length: 10_000 }, (_, i) => ({ name: `device ${i}`, fleet: i % 2 ? 'odd' : 'even', seen: '' }));
+    const shown = sortRows(filterRows(many, 'odd', (d) => [d.fleet]), { key: 'name', direction: 'desc' }, value);
+    expect(shown).toHaveLength(5000);
+    expect(shown[0].name).toBe('device 9999');
+  });
+});
+
+describe('form input', () => {
+  it('accepts a JSON object and empty text as {}', () => {
+    expect(parseJsonObject('{"delay": 5}')).toEqual({ ok: true, value: { delay: 5 } });
+    expect(parseJsonObject('  ')).toEqual({ ok: true, value: {} });
+  });
+
+  it('refuses what is not an object, naming what it is, and text that is not JSON, with the place', () => {
+    expect(parseJsonObject('[1]')).toEqual({ ok: false, error: expect.stringMatching(/not an array/) });
+    expect(parseJsonObject('null')).toEqual({ ok: false, error: expect.stringMatching(/not null/) });
+    expect(parseJsonObject('"x"')).toEqual({ ok: false, error: expect.stringMatching(/not a string/) });
+    const broken = parseJsonObject('{\n  "a": 1,\n  }');
+    expect(broken.ok).toBe(false);
+    expect(!broken.ok && broken.error).toMatch(/^Not valid JSON/);
+  });
+
+  it('refuses a value over the size cap', () => {
+    expect(parseJsonObject(JSON.stringify({ a: 'x'.repeat(100) }), 50)).toEqual({ ok: false, error: expect.stringMatching(/at most 50/) });
+  });
+
+  it('splits lists on commas and spaces, without repeats', () => {
+    expect(parseList(' a, b  c,,a ')).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('runtime configuration', () => {
+  it('reads the contract’s fields and leaves cognitoEndpoint out on AWS', () => {
+    expect(parseConfig({ apiUrl: 'https://x.example.com/v3/', region: 'eu-west-1', userPoolId: 'p', userPoolClientId: 'c' })).toEqual({
+      apiUrl: 'https://x.example.com/v3',
+      region: 'eu-west-1',
+      userPoolId: 'p',
+      userPoolClientId: 'c',
+    });
+  });
+
+  it('names every missing or wrong field', () => {
+    expect(() => parseConfig({ apiUrl: 'https://x.example.com/', region: 'r' })).toThrow(/userPoolId, userPoolClientId, apiUrl \(an absolute URL ending in \/v3\)/);
+  });
+});
+
+describe('routes', () => {
+  it('reads and writes every page, and falls back to the workspaces list', () => {
+    const routes: Route[] = [
+      { page: 'workspaces' },
+      { page: 'signin' },
+      { page: 'devices', workspaceId: 'wks-1' },
+      { page: 'device', workspaceId: 'wks-1', deviceId: 'dev-1' },
+      { page: 'jobs', workspaceId: 'wks-1' },
+      { page: 'data', workspaceId: 'wks-1' },
+      { page: 'integrations', workspaceId: 'wks-1' },
+      { page: 'settings', workspaceId: 'wks-1' },
+    ];
+    for (const route of routes) expect(parseRoute(routeHash(route))).toEqual(route);
+    expect(parseRoute('#/nowhere')).toEqual({ page: 'workspaces' });
+    expect(parseRoute('#/w/wks-1/unknown')).toEqual({ page: 'devices', workspaceId: 'wks-1' });
+  });
+});
+
+describe('fleet-wide status', () => {
+  it('counts statuses and unreadable devices', () => {
+    expect(countStatuses([{ deviceId: 'a', status: 'pending' }, { deviceId: 'b', status: 'done' }, { deviceId: 'c', status: 'pending' }, { deviceId: 'd', error: 'x' }])).toEqual({ pending: 2, done: 1, error: 1 });
+  });
+
+  it('runs at most `limit` calls at once, keeps the order, and reports progress', async () => {
+    let running = 0;
+    let most = 0;
+    const progress: number[] = [];
+    const results = await mapLimit(
+      Array.from({ length: 20 }, (_, i) => i),
+      4,
+      async (i) => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setImmediate(resolve));
+        running--;
+        return i * 2;
+      },
+      (done) => progress.push(done),
+    );
+    expect(results).toEqual(Array.from({ length: 20 }, (_, i) => i * 2));
+    expect(most).toBe(4);
+    expect(progress).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+});
