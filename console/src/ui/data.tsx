@@ -39,6 +39,8 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
     setReceived(0);
     setFrom(page);
     const result = await run(() => api.queryTimeseries(workspaceId, query(page), setReceived));
+    // where the browser's own work starts, for bench/console.ts (received → chart drawn)
+    performance.mark('fleetstream:data-received');
     if (result) setRecords(result);
   };
   const chart = useMemo(() => (records ? extractSeries(records) : undefined), [records]);

@@ -1,0 +1,241 @@
+/**
+ * `npm run bench:console`: the console in Debian's Chromium on `npm start`.
+ *
+ * - First load: time to interactive (navigation start → the sign-in form in the page) and the JS
+ *   it fetched, raw and gzipped (the ≤ 200 KB gzipped budget of issue 12).
+ * - Device list: 10,000 devices against 100, side by side: from opening the page to the rows drawn,
+ *   and a re-sort.
+ * - Chart: 175,000 points against 1,750: from "Run query" to the chart drawn (parse, column
+ *   extraction, uPlot), and uPlot's own drawing time.
+ *
+ * Every time is measured in the page (performance.now()). The device list and the storage answers
+ * are served to the page by request interception with generated data of the API's exact shape, so
+ * the figures are the browser's work, not the registry's or the store's (their benchmarks are
+ * bench/query.ts and bench/ingest.ts); sign-in, configuration and the console itself are real.
+ *
+ * Options: `-- --url <console URL> --email <e> --password <p>` measures a running console instead
+ * of starting `npm start`.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import type { HTTPRequest, Page } from 'puppeteer-core';
+import { buildConsole, launchChromium } from '../test/helpers/browser';
+import { startLocalStack } from '../test/helpers/local-stack';
+
+type Dom = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- page callbacks: no DOM types in this project
+
+const { values: args } = parseArgs({ options: { url: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' } } });
+const RUNS = 3;
+// tsx compiles with esbuild's keepNames, which wraps named functions in `__name(…)`: the callbacks
+// sent to the page need that helper there too.
+const KEEP_NAMES = 'globalThis.__name = (f) => f';
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+
+buildConsole();
+const stack = args.url ? undefined : await startLocalStack({}, ['--in-memory']);
+const ready = stack as unknown as { console_url?: string; user_email?: string; user_password?: string; base_url: string } | undefined;
+const consoleUrl = args.url ?? ready?.console_url ?? `${new URL(ready!.base_url).origin}/`;
+const email = args.email ?? ready?.user_email;
+const password = args.password ?? ready?.user_password;
+if (!email || !password) throw new Error('No console user: npm start prints one on its READY line (user_email, user_password), or pass --email and --password.');
+
+const browser = await launchChromium();
+try {
+  // ---- first load
+  const dist = join('console', 'dist', 'assets');
+  const jsFiles = readdirSync(dist).filter((f) => f.endsWith('.js'));
+  const jsRaw = jsFiles.reduce((n, f) => n + readFileSync(join(dist, f)).length, 0);
+  const jsGzip = jsFiles.reduce((n, f) => n + gzipSync(readFileSync(join(dist, f)), { level: 9 }).length, 0);
+  const loads: number[] = [];
+  let fetchedJs = 0;
+  for (let run = 0; run < RUNS; run++) {
+    const context = await browser.createBrowserContext(); // a cold cache each time
+    const page = await context.newPage();
+    const cdp = await page.createCDPSession();
+    await cdp.send('Network.enable');
+    await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+    const scripts = new Set<string>();
+    let bytes = 0;
+    cdp.on('Network.responseReceived', (e) => e.type === 'Script' && scripts.add(e.requestId));
+    cdp.on('Network.loadingFinished', (e) => scripts.has(e.requestId) && (bytes += e.encodedDataLength));
+    await page.evaluateOnNewDocument(KEEP_NAMES);
+    // the moment the sign-in form is in the page, seen by the page itself
+    await page.evaluateOnNewDocument(() => {
+      const g = globalThis as Dom;
+      new g.MutationObserver((_: unknown, observer: Dom) => {
+        if (g.document.querySelector('[name=email]')) {
+          g.__interactive = g.performance.now();
+          observer.disconnect();
+        }
+      }).observe(g.document, { childList: true, subtree: true });
+    });
+    await page.goto(consoleUrl, { waitUntil: 'load' });
+    await page.waitForFunction(() => (globalThis as Dom).__interactive !== undefined);
+    loads.push(await page.evaluate(() => (globalThis as Dom).__interactive as number));
+    fetchedJs = bytes;
+    await context.close();
+  }
+
+  // ---- signed in, for the two pages
+  const page = await browser.newPage();
+  await page.evaluateOnNewDocument(KEEP_NAMES);
+  await page.setViewport({ width: 1400, height: 1000 });
+  await page.goto(consoleUrl);
+  await page.waitForSelector('[name=email]');
+  await page.type('[name=email]', email);
+  await page.type('[name=password]', password);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('select[aria-label="Workspace"] option:nth-child(2)');
+  const workspaceId = await page.$eval('select[aria-label="Workspace"] option:nth-child(2)', (o) => (o as Dom).value as string);
+
+  let devices: unknown[] = [];
+  let records: unknown[] = [];
+  await page.setRequestInterception(true);
+  page.on('request', (request: HTTPRequest) => {
+    const url = new URL(request.url());
+    if (request.method() === 'GET' && url.pathname.endsWith(`/workspaces/${workspaceId}/devices`)) {
+      void request.respond({ status: 200, contentType: 'application/json', body: JSON.stringify({ devices }) });
+    } else if (request.method() === 'GET' && url.pathname.endsWith(`/timeseries/${workspaceId}/data`)) {
+      void request.respond({ status: 200, contentType: 'application/json', body: JSON.stringify({ result: records }) });
+    } else void request.continue();
+  });
+
+  const deviceList = async (count: number) => {
+    devices = makeDevices(workspaceId, count);
+    const open: number[] = [];
+    const sort: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      await page.evaluate(() => ((globalThis as Dom).location.hash = '#/workspaces'));
+      await page.waitForSelector('[name=workspace-name]');
+      open.push(await timeInPage(page, `#/w/${workspaceId}/devices`, `${count} of ${count} devices`, '[data-testid="device-count"]'));
+      sort.push(await timeSort(page));
+    }
+    return { open: median(open), sort: median(sort) };
+  };
+  const small = await deviceList(100);
+  const large = await deviceList(10_000);
+
+  const chart = async (count: number) => {
+    records = makeRecords(count);
+    const total: number[] = [];
+    const drawn: number[] = [];
+    const rendered: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      await page.evaluate((hash) => ((globalThis as Dom).location.hash = hash), `#/w/${workspaceId}/data`);
+      await page.waitForSelector('[name=query-size]');
+      await page.$eval('[name=query-size]', (el) => ((el as Dom).value = ''));
+      await page.type('[name=query-size]', String(count));
+      const [elapsed, render, draw] = await page.evaluate(
+        (points) =>
+          new Promise<[number, number, number]>((resolve) => {
+            const g = globalThis as Dom;
+            g.performance.clearMarks();
+            const started = g.performance.now();
+            [...g.document.querySelectorAll('button')].find((b: Dom) => b.textContent === 'Run query').click();
+            const check = () => {
+              const box = g.document.querySelector('[data-testid="chart"]');
+              const summary = g.document.querySelector('[data-testid="result-summary"]')?.textContent ?? '';
+              const match = /drawn in (\d+) ms/.exec(summary);
+              if (box?.querySelector('canvas') && box.getAttribute('data-points') === String(points * 2) && match) {
+                const received = g.performance.getEntriesByName('fleetstream:data-received').at(-1).startTime;
+                const drawn = g.performance.getEntriesByName('fleetstream:chart-drawn').at(-1).startTime;
+                resolve([g.performance.now() - started, drawn - received, Number(match[1])]);
+              } else g.requestAnimationFrame(check);
+            };
+            check();
+          }),
+        count,
+      );
+      total.push(elapsed);
+      rendered.push(render);
+      drawn.push(draw);
+      await page.evaluate(() => ((globalThis as Dom).location.hash = '#/workspaces'));
+    }
+    return { total: median(total), rendered: median(rendered), drawn: median(drawn) };
+  };
+  const fewPoints = await chart(1_750);
+  const manyPoints = await chart(175_000);
+
+  const lines = [
+    `first load (${RUNS} cold loads, median): time to interactive ${ms(median(loads))}; JS ${kb(jsRaw)} raw, ${kb(jsGzip)} gzipped (budget 200 KB); fetched ${kb(fetchedJs)} (npm start serves it uncompressed)`,
+    `device list, open to rows drawn: 100 devices ${ms(small.open)}, 10,000 devices ${ms(large.open)} (ratio ${(large.open / small.open).toFixed(1)}); re-sort: ${ms(small.sort)} vs ${ms(large.sort)} (ratio ${(large.sort / small.sort).toFixed(1)})`,
+    `chart (2 numeric fields per point), answer received to chart painted: 1,750 points ${ms(fewPoints.rendered)}, 175,000 points ${ms(manyPoints.rendered)} (ratio ${(manyPoints.rendered / fewPoints.rendered).toFixed(1)}); of which uPlot ${ms(fewPoints.drawn)} vs ${ms(manyPoints.drawn)}; Run query to painted, with the intercepted answer's delivery: ${ms(fewPoints.total)} vs ${ms(manyPoints.total)}`,
+  ];
+  console.log(lines.join('\n'));
+} finally {
+  await browser.close();
+  await stack?.stop();
+}
+
+/** Sets the hash and times, in the page, until `selector` shows `text`. */
+async function timeInPage(page: Page, hash: string, text: string, selector: string) {
+  return page.evaluate(
+    (h, t, s) =>
+      new Promise<number>((resolve) => {
+        const g = globalThis as Dom;
+        const started = g.performance.now();
+        g.location.hash = h;
+        const check = () => {
+          const el = g.document.querySelector(s);
+          if (el?.textContent?.includes(t) && g.document.querySelectorAll('[aria-label="Devices"] [role="row"]').length > 1) resolve(g.performance.now() - started);
+          else g.requestAnimationFrame(check);
+        };
+        check();
+      }),
+    hash,
+    text,
+    selector,
+  );
+}
+
+/** Clicks the Name header and times until the first row changes. */
+async function timeSort(page: Page) {
+  return page.evaluate(
+    () =>
+      new Promise<number>((resolve) => {
+        const g = globalThis as Dom;
+        const first = () => g.document.querySelectorAll('[aria-label="Devices"] [role="row"]')[1]?.textContent;
+        const before = first();
+        const started = g.performance.now();
+        [...g.document.querySelectorAll('[role="columnheader"] button')].find((b: Dom) => b.textContent.startsWith('Name')).click();
+        const check = () => (first() !== before ? resolve(g.performance.now() - started) : g.requestAnimationFrame(check));
+        check();
+      }),
+  );
+}
+
+function makeDevices(workspaceId: string, count: number) {
+  const created = Date.parse('2026-01-01T00:00:00.000Z');
+  return Array.from({ length: count }, (_, i) => ({
+    id: `dev-${i.toString(36).padStart(20, '0')}`,
+    name: `sensor ${(i * 7919) % count}`,
+    account_id: 'acc-bench',
+    fleet_id: `flt-${(i % 10).toString().padStart(20, '0')}`,
+    fleet_name: `fleet ${i % 10}`,
+    workspace_id: workspaceId,
+    workspace_name: 'bench',
+    created_at: new Date(created + i * 1000).toISOString(),
+    phys_id: '',
+    identities: null,
+    connected: i % 3 === 0,
+    last_connected_at: i % 2 ? new Date(created + i * 5000).toISOString() : null,
+    last_disconnected_at: null,
+    manifest: null,
+  }));
+}
+
+function makeRecords(count: number) {
+  const start = Date.parse('2026-01-01T00:00:00.000Z');
+  return Array.from({ length: count }, (_, i) => ({
+    timestamp_device: new Date(start + i * 1000).toISOString(),
+    timestamp_in: new Date(start + i * 1000 + 50).toISOString(),
+    fleet_id: 'flt-bench',
+    device_id: `dev-${i % 4}`,
+    tag: 'weather',
+    payload: { temp: 20 + Math.sin(i / 500) * 5, humidity: 50 + (i % 100) / 10 },
+  }));
+}
