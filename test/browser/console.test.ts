@@ -73,7 +73,7 @@ describe('the console in Chromium on npm start', () => {
     await waitForText(page, 'Sign out');
     await waitForText(page, 'New workspace');
     await screenshot(page, '03-workspaces');
-    expect(await page.$$eval('table.list tbody tr', (rows) => rows.length)).toBe(1);
+    await until(async () => (await page.$$eval('table.list tbody tr', (rows) => rows.length)) === 1, 'the first workspace listed');
   });
 
   it('creates a workspace and switches to it', async () => {
@@ -123,6 +123,29 @@ describe('the console in Chromium on npm start', () => {
     await waitForText(page, state.credentials!.devinfo.key_id);
   });
 
+  it('renames the device and moves it to another fleet and back', async () => {
+    const select = async (fleet: string) =>
+      page.select('select[name="move-fleet"]', await page.$eval('select[name="move-fleet"]', (el, f) => ([...(el as Dom).options] as Dom[]).find((o) => o.text === f)!.value as string, fleet));
+    await until(async () => (await page.$$eval('select[name="move-fleet"] option', (o) => o.length)) === 2, 'both fleets in the move form');
+    await fill(page, 'rename', 'sensor-1b');
+    await select('default');
+    await clickText(page, 'Save');
+    await until(async () => /Fleet\s+default/.test(await page.$eval('dl.facts', (el) => (el as Dom).innerText as string)), 'the device in default');
+    await waitForText(page, 'Device sensor-1b');
+    await fill(page, 'rename', 'sensor-1');
+    await select('north');
+    await clickText(page, 'Save');
+    await until(async () => /Fleet\s+north/.test(await page.$eval('dl.facts', (el) => (el as Dom).innerText as string)), 'the device back in north');
+    expect(await page.$eval('h2', (el) => el.textContent)).toMatch(/^Device sensor-1 dev-/);
+  });
+
+  it('schedules a firmware update on the device and shows it pending', async () => {
+    await fill(page, 'firmware-id', 'base');
+    await fill(page, 'firmware-version', '1.2.0');
+    await clickText(page, 'Schedule FOTA');
+    await until(async () => (await page.$eval('[data-testid="device-fota"]', (el) => el.textContent ?? '')).includes('base 1.2.0: pending'), 'the FOTA pending');
+  });
+
   it('schedules a job on the device with a JSON value checked as it is typed, and shows it pending', async () => {
     await fill(page, 'job-name', 'reboot');
     await fill(page, 'job-value', '{"delay": ');
@@ -138,6 +161,7 @@ describe('the console in Chromium on npm start', () => {
   it('schedules a job on a fleet and reads each device’s status', async () => {
     await page.goto(`${consoleUrl}#/w/${state.workspaceId}/jobs`);
     await waitForText(page, 'Schedule on');
+    await until(async () => (await page.$$eval('input[name="target-fleet"]', (boxes) => boxes.map((b) => (b as Dom).parentElement.textContent as string))).some((t) => t.includes('north')), 'the fleets to choose from');
     await page.$$eval('input[name="target-fleet"]', (boxes) => (boxes.find((b) => b.parentElement!.textContent!.includes('north')) as Dom).click());
     await fill(page, 'job-name', 'update-config');
     await fill(page, 'job-value', '{"interval": 60}');
@@ -187,6 +211,24 @@ describe('the console in Chromium on npm start', () => {
       await clickText(page, 'Refresh status');
       return !(await page.$eval('[data-testid="last-delivery"]', (el) => el.textContent ?? '—')).includes('—');
     }, 'the last delivery on the page');
+    await screenshot(page, '08-integrations-delivered');
+  });
+
+  it('disables and enables the webhook and sets its tag filter', async () => {
+    const read = async () => {
+      const { integrations } = (await (await api(`/workspaces/${state.workspaceId}/integrations`, state.apiKey!)).json()) as { integrations: { enabled: boolean; tags: string[] }[] };
+      return integrations[0];
+    };
+    await clickText(page, 'Disable receiver');
+    await waitForText(page, '(disabled)');
+    expect((await read()).enabled).toBe(false);
+    await clickText(page, 'Enable receiver');
+    await until(async () => !(await bodyText(page)).includes('(disabled)'), 'the webhook enabled');
+    expect((await read()).enabled).toBe(true);
+    await fill(page, 'integration-tags', 'weather, alarms');
+    await clickText(page, 'Save tags');
+    await until(async () => (await read()).tags.length === 2, 'the tag filter saved');
+    expect((await read()).tags).toEqual(['weather', 'alarms']);
   });
 
   it('draws the points in the chart and lists them in the table, and exports them', async () => {
@@ -219,18 +261,20 @@ describe('the console in Chromium on npm start', () => {
 
   it('revokes the API key, which then stops working', async () => {
     await page.goto(`${consoleUrl}#/w/${state.workspaceId}/settings`);
-    await clickText(page, 'Revoke');
+    await (await page.waitForSelector('button[aria-label="Revoke API key from-the-browser"]'))!.click();
     await until(async () => !(await page.$('button[aria-label="Revoke API key from-the-browser"]')), 'the key revoked on the page');
     await until(async () => (await api('/workspaces', state.apiKey!)).status === 401, 'the revoked key refused');
   });
 
-  it('signs out and back in', async () => {
+  it('signs out, and back in with the keyboard alone', async () => {
     await clickText(page, 'Sign out');
     await waitForText(page, 'Sign in');
     expect(await page.evaluate(() => (globalThis as Dom).localStorage.getItem('fleetstream.session'))).toBeNull();
-    await fill(page, 'email', email);
-    await fill(page, 'password', password);
-    await clickText(page, 'Sign in');
+    await page.focus('[name="email"]');
+    await page.keyboard.type(email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(password);
+    await page.keyboard.press('Enter');
     await waitForText(page, 'Browser workspace');
   });
 });
