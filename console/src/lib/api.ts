@@ -84,6 +84,8 @@ export interface ApiClientOptions {
   /** The authentication headers of the next request (a fresh session token, or an API key). */
   headers: () => Promise<Record<string, string>>;
   fetch?: typeof fetch;
+  /** Called on a 401: the session is no longer accepted (the console then signs the user out). */
+  onUnauthorized?: () => void;
 }
 
 const enc = encodeURIComponent;
@@ -127,15 +129,20 @@ const errorOf = async (response: Response): Promise<ApiError> => {
  * A client of the v3 management and storage API: one method per operation of the route table,
  * each answering the body's payload or throwing an {@link ApiError} built from the envelope.
  */
-export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThis.fetch.bind(globalThis) }: ApiClientOptions) => {
+export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThis.fetch.bind(globalThis), onUnauthorized }: ApiClientOptions) => {
   const base = baseUrl.replace(/\/+$/, '');
+  const failed = async (response: Response) => {
+    const error = await errorOf(response);
+    if (error.status === 401) onUnauthorized?.();
+    return error;
+  };
   const request = async <T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<T> => {
     const response = await fetchImpl(`${base}${path}${queryString(options.query)}`, {
       method,
       headers: { 'Content-Type': 'application/json', ...(await headers()) },
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
     });
-    if (!response.ok) throw await errorOf(response);
+    if (!response.ok) throw await failed(response);
     const text = await response.text();
     return (text ? JSON.parse(text) : undefined) as T;
   };
@@ -194,7 +201,7 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
       const response = await fetchImpl(`${base}/timeseries/${enc(workspaceId)}/data${queryString({ ...query })}`, {
         headers: { 'Content-Type': 'application/json', ...(await headers()) },
       });
-      if (!response.ok) throw await errorOf(response);
+      if (!response.ok) throw await failed(response);
       return ((await readJson(response, onProgress)) as { result: TimeseriesRecord[] }).result;
     },
   };

@@ -49,7 +49,7 @@ export const App = ({ config }: { config: ConsoleConfig }) => {
   const [session, setSession] = useState<Session | undefined>(undefined);
   const store = useMemo(() => createSessionStore(cognito, localStorage, setSession), [cognito]);
   useEffect(() => setSession(store.current()), [store]);
-  const api = useMemo(() => createApiClient({ baseUrl: config.apiUrl, headers: store.headers }), [config, store]);
+  const api = useMemo(() => createApiClient({ baseUrl: config.apiUrl, headers: store.headers, onUnauthorized: () => store.set(undefined) }), [config, store]);
   const route = useRoute();
 
   if (!session) return <AuthPage cognito={cognito} onSignedIn={(s) => store.set(s)} />;

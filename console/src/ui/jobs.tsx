@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { Fota, Job } from '../lib/api';
 import { ApiError } from '../lib/errors';
 import { countStatuses, mapLimit, type DeviceStatus } from '../lib/jobs';
@@ -16,13 +16,35 @@ interface Tracked {
   statuses?: DeviceStatus[];
 }
 
+const MAX_TRACKED = 20;
+
+/** What was scheduled on fleets, kept in this browser per workspace so a reload can still follow it. */
+const useTracked = (workspaceId: string) => {
+  const key = `fleetstream.tracked.${workspaceId}`;
+  const [tracked, setTracked] = useState<Tracked[]>(() => {
+    try {
+      return JSON.parse(localStorage.getItem(key) ?? '[]') as Tracked[];
+    } catch {
+      return [];
+    }
+  });
+  useEffect(() => {
+    try {
+      localStorage.setItem(key, JSON.stringify(tracked.slice(0, MAX_TRACKED).map(({ statuses: _, ...t }) => t)));
+    } catch {
+      // over the browser's storage quota (a job on 100,000 devices): kept for this visit only
+    }
+  }, [tracked]);
+  return [tracked, setTracked] as const;
+};
+
 /** Jobs and FOTA: schedule on one device or on fleets, then follow pending/done per device. */
 export const JobsPage = ({ api, workspaceId }: PageProps) => {
   const fleets = useLoad(() => api.listFleets(workspaceId), [workspaceId]);
   const [mode, setMode] = useState<'device' | 'fleets'>('fleets');
   const [deviceId, setDeviceId] = useState('');
   const [fleetIds, setFleetIds] = useState<string[]>([]);
-  const [tracked, setTracked] = useState<Tracked[]>([]);
+  const [tracked, setTracked] = useTracked(workspaceId);
   const [last, setLast] = useState<Job | Fota | undefined>(undefined);
   const [progress, setProgress] = useState<{ done: number; of: number } | undefined>(undefined);
   const check = useAction();

@@ -94,3 +94,14 @@ describe('console API client', () => {
     expect(calls[0].url).toBe('http://x/v3/timeseries/wks-1/data?device=d1&device=d2&size=10&from=0');
   });
 });
+
+describe('console API client on a refused session', () => {
+  it('calls onUnauthorized on a 401, and not on other errors', async () => {
+    const { fetch } = recorder([json(401, { error: { code: 'unauthorized', message: 'Unauthorized', details: [] }, request_id: 'r' }), json(404, { error: { code: 'not_found', message: 'x', details: [] }, request_id: 'r' })]);
+    let refused = 0;
+    const api = createApiClient({ baseUrl: 'http://x/v3', headers: async () => ({}), fetch, onUnauthorized: () => refused++ });
+    await expect(api.listWorkspaces()).rejects.toMatchObject({ status: 401 });
+    await expect(api.listWorkspaces()).rejects.toMatchObject({ status: 404 });
+    expect(refused).toBe(1);
+  });
+});
