@@ -46,9 +46,10 @@ const NAV = [
 /** The console: sign-in until there is a session, then the page the address names. */
 export const App = ({ config }: { config: ConsoleConfig }) => {
   const cognito = useMemo(() => createCognitoClient({ endpoint: cognitoEndpointOf(config.region, config.cognitoEndpoint), clientId: config.userPoolClientId }), [config]);
-  const [session, setSession] = useState<Session | undefined>(undefined);
+  // the store holds the session (saved across reloads); this state only re-renders on its changes
+  const [, setSession] = useState<Session | undefined>(undefined);
   const store = useMemo(() => createSessionStore(cognito, localStorage, setSession), [cognito]);
-  useEffect(() => setSession(store.current()), [store]);
+  const session = store.current();
   const api = useMemo(() => createApiClient({ baseUrl: config.apiUrl, headers: store.headers, onUnauthorized: () => store.set(undefined) }), [config, store]);
   const route = useRoute();
 

@@ -21,6 +21,12 @@ export const DevicesPage = ({ api, workspaceId }: PageProps) => {
     return sortRows(filterRows(inFleet, search, (d) => [d.name, d.id, d.fleet_name, d.phys_id]), sort, deviceValue);
   }, [devices.data, search, sort, fleetFilter]);
 
+  const perFleet = useMemo(() => {
+    const counts = new Map<string, number>();
+    for (const d of devices.data ?? []) counts.set(d.fleet_id, (counts.get(d.fleet_id) ?? 0) + 1);
+    return counts;
+  }, [devices.data]);
+
   const columns: Column<Device, DeviceColumn>[] = [
     { key: 'name', title: 'Name', width: '2fr', sortable: true, render: (d) => <a href={routeHash({ page: 'device', workspaceId, deviceId: d.id })}>{d.name}</a> },
     { key: 'id', title: 'ID', width: '2fr', sortable: true, render: (d) => <code>{d.id}</code> },
@@ -54,7 +60,7 @@ export const DevicesPage = ({ api, workspaceId }: PageProps) => {
                   <td>
                     <code>{f.id}</code>
                   </td>
-                  <td>{devices.data ? devices.data.filter((d) => d.fleet_id === f.id).length : '…'}</td>
+                  <td>{devices.data ? (perFleet.get(f.id) ?? 0) : '…'}</td>
                 </tr>
               ))}
             </tbody>
