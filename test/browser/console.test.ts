@@ -85,6 +85,22 @@ describe('the console in Chromium on npm start', () => {
     await waitForText(page, 'Browser workspace');
     const options = await page.$$eval('select[aria-label="Workspace"] option', (o) => o.map((x) => x.textContent));
     expect(options).toContain('Browser workspace');
+
+    // the session outlives a reload, on the same page
+    await page.reload();
+    await waitForText(page, 'New fleet');
+    expect(await hashOf()).toBe(`#/w/${state.workspaceId}/devices`);
+  });
+
+  it('shows another account’s workspace as not found, with nothing of it', async () => {
+    // npm start's first account (its READY line) is not this user's
+    await page.goto(`${consoleUrl}#/w/${stack.workspace_id}/devices`);
+    await page.waitForSelector('[role="alert"]', { visible: true });
+    const alert = await page.$eval('[role="alert"]', (el) => (el as Dom).innerText as string);
+    expect(alert).toMatch(/another account/);
+    expect(await bodyText(page)).not.toContain('Devices created without a fleet');
+    await page.goto(`${consoleUrl}#/w/${state.workspaceId}/devices`);
+    await waitForText(page, 'New fleet');
   });
 
   it('shows an API error in words, with the field it names', async () => {
