@@ -194,6 +194,10 @@ describe('the console in Chromium on npm start', () => {
     await clickText(page, 'Create API key');
     await page.waitForSelector('[data-testid="secret"]');
     state.apiKey = await page.$eval('[data-testid="secret"]', (el) => el.textContent ?? '');
+    await browser.defaultBrowserContext().overridePermissions(new URL(consoleUrl).origin, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
+    await clickText(page, 'Copy');
+    await waitForText(page, 'Copied.');
+    expect(await page.evaluate(() => (globalThis as Dom).navigator.clipboard.readText() as Promise<string>)).toBe(state.apiKey);
     await screenshot(page, '07-settings');
 
     const answer = await api('/workspaces', state.apiKey!);

@@ -73,11 +73,12 @@ export const useLoad = <T,>(load: () => Promise<T>, deps: unknown[]) => {
 
 /** A secret the API shows only once: shown with a copy button and a warning that it will not come back. */
 export const SecretOnce = ({ label, secret, onDismiss }: { label: string; secret: string; onDismiss: () => void }) => {
-  const [copied, setCopied] = useState(false);
+  const [copied, setCopied] = useState<'' | 'Copied.' | 'Copying was refused: select the text and copy it.'>('');
   const copy = async () => {
-    await navigator.clipboard.writeText(secret).then(
-      () => setCopied(true),
-      () => setCopied(false),
+    // the clipboard needs a secure context (https, or localhost) and the page's focus
+    await (navigator.clipboard?.writeText(secret) ?? Promise.reject(new Error('no clipboard'))).then(
+      () => setCopied('Copied.'),
+      () => setCopied('Copying was refused: select the text and copy it.'),
     );
   };
   return (
@@ -89,7 +90,7 @@ export const SecretOnce = ({ label, secret, onDismiss }: { label: string; secret
       <button type="button" onClick={copy}>
         Copy
       </button>{' '}
-      <span role="status">{copied ? 'Copied.' : ''}</span>{' '}
+      <span role="status">{copied}</span>{' '}
       <button type="button" onClick={onDismiss}>
         I have saved it
       </button>
