@@ -59,7 +59,7 @@ export const AuthPage = ({ cognito, onSignedIn }: { cognito: CognitoClient; onSi
           </Field>
         )}
         {step !== 'forgot' && (
-          <Field label={step === 'reset' ? 'New password' : 'Password'} hint={step === 'signup' || step === 'reset' ? 'At least 8 characters, with upper and lower case letters and a digit.' : undefined}>
+          <Field label={step === 'reset' ? 'New password' : 'Password'} hint={step === 'signup' || step === 'reset' ? 'At least 12 characters, with upper and lower case letters and a digit.' : undefined}>
             <input
               type="password"
               name="password"
