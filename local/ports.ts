@@ -11,6 +11,21 @@ export const freePort = () =>
     });
   });
 
+/**
+ * A free port on 127.0.0.1, held by a listener until `release()`: functions must know the API's
+ * address before the gateway can listen, and a port only probed (`freePort`) may meanwhile be
+ * given to one of the runtime's own outgoing connections or to another process.
+ */
+export const holdPort = (port = 0) =>
+  new Promise<{ port: number; release: () => Promise<void> }>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      const held = (server.address() as { port: number }).port;
+      resolve({ port: held, release: () => new Promise<void>((done) => server.close(() => done())) });
+    });
+  });
+
 /** Polls `probe` until it resolves, or fails with the last error at the deadline. */
 export const waitFor = async <T>(probe: () => Promise<T>, what: string, timeoutMs = 30_000): Promise<T> => {
   const deadline = Date.now() + timeoutMs;

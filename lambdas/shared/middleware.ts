@@ -140,7 +140,10 @@ export const errorEnvelope = (): MiddlewareObj<ApiEvent, APIGatewayProxyResult> 
 export const allowConsoleOrigin = (origin = CORS_ALLOWED_ORIGIN): MiddlewareObj<ApiEvent, APIGatewayProxyResult> => {
   const addHeaders = async (request: Request) => {
     if (!origin || !request.response) return;
-    request.response.headers = { ...request.response.headers, 'access-control-allow-origin': origin, vary: 'Origin' };
+    const headers = request.response.headers ?? {};
+    // Added to the answer's own Vary (a streamed answer varies by Accept-Encoding), never in its place.
+    const vary = [headers.vary, 'Origin'].filter(Boolean).join(', ');
+    request.response.headers = { ...headers, 'access-control-allow-origin': origin, vary };
   };
   return { after: addHeaders, onError: addHeaders };
 };

@@ -18,7 +18,7 @@ import { LOCAL_AWS_ENV, startDynamoDbLocal } from '../dynamodb-local';
 import { localAwsLambda, type ResponseStream } from '../lambda-streaming';
 import { brokerTls, startMqttBroker, type BrokerTls } from '../mqtt-broker';
 import type { IotAuthorizerResult } from '../../lambdas/domain/device-mqtt';
-import { freePort } from '../ports';
+import { holdPort } from '../ports';
 import type { QueueName, QueueSettings } from '../queues';
 import { bootstrap, type LocalRuntime, type LocalRuntimeOptions } from '../runtime';
 import { startDynamoDbStreamPoller } from '../dynamodb-stream-poller';
@@ -209,7 +209,9 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       }
     }
 
-    const port = options.port || (await freePort());
+    const held = await holdPort(options.port || 0);
+    stops.push(held.release); // a failed start lets go of it too
+    const { port } = held;
     const stageName = stages[0]?.[1].Properties?.StageName ?? 'v3';
     // The API's address as the template writes it, and where it answers here.
     const cloudApiUrl = `https://${API_ID}.execute-api.${region}.amazonaws.com`;
@@ -417,6 +419,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       log(`API Gateway may not invoke ${r.handler} for ${r.method} ${r.path} (no AWS::Lambda::Permission): it answers 5xx`);
       return { ...r, handler: `${NO_PERMISSION}${r.handler}` };
     });
+    await held.release();
     const server: Server = await startApiGateway({
       port,
       stage: stageName,

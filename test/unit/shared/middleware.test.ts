@@ -215,6 +215,16 @@ describe('allowConsoleOrigin', () => {
     expect(answers[1].statusCode).toBe(404);
   });
 
+  it('adds Origin to the answer’s own Vary rather than replacing it (a streamed answer varies by Accept-Encoding)', async () => {
+    const gzipped = middy<ApiEvent>()
+      .use(allowConsoleOrigin(ORIGIN))
+      .handler(async () => ({ statusCode: 200, headers: { 'content-type': 'application/json', vary: 'Accept-Encoding' }, body: '{}' }));
+
+    const answer = await gzipped(event(), context);
+
+    expect(answer.headers).toEqual({ 'content-type': 'application/json', 'access-control-allow-origin': ORIGIN, vary: 'Accept-Encoding, Origin' });
+  });
+
   it('adds nothing without a console origin (the local console is same-origin)', async () => {
     const handler = middy<ApiEvent>().use(allowConsoleOrigin('')).use(errorEnvelope()).handler(async () => ok(200, {}));
 
