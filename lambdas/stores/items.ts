@@ -169,6 +169,9 @@ export async function* putPipelined<T extends ItemKey & Record<string, unknown>>
       yield settled.items;
     }
   } finally {
+    // A failed write or read ends the call only once the writes already sent have settled: nothing
+    // of it runs on after it has answered (their outcomes never reject).
+    await Promise.all(running.values());
     await source.return?.();
   }
 }
