@@ -1,22 +1,13 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
+import type { ConsoleConfig } from '../console/src/lib/config';
 import type { OutboxMessage } from './cognito-local';
-
-/** What the console reads from `GET /config.json` (the console contract; on AWS written at deploy). */
-export interface ConsoleConfig {
-  /** Absolute base URL of the API, ending in `/v3`. */
-  apiUrl: string;
-  region: string;
-  userPoolId: string;
-  userPoolClientId: string;
-  /** The Cognito JSON API; omitted on AWS, where it is https://cognito-idp.<region>.amazonaws.com/. */
-  cognitoEndpoint?: string;
-}
 
 export interface ConsoleSiteOptions {
   /** The built console (`console/dist`); served when it holds an index.html. */
   distDir: string;
+  /** What `GET /config.json` answers: the console's own contract (console/src/lib/config.ts). */
   config: () => ConsoleConfig;
   /** The codes the local user pool would have e-mailed (`GET /local/outbox`). */
   outbox: () => OutboxMessage[];
