@@ -13,20 +13,14 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
-import { fileURLToPath } from 'node:url';
-import { createGunzip } from 'node:zlib';
 import { documentClient } from '../lambdas/shared/clients';
 import { REGISTRY_TABLE } from '../lambdas/shared/env';
-import { LOCAL_AWS_ENV } from '../local/dynamodb-local';
+import { getText, mb, rssOf, serveUntilStopped, startServingProcess, watchPeakRss } from './serving-process';
 import { median, printTable, timeMs } from './stats';
 
 const DEVICES = Number(process.env.DEVICES ?? 100_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const PAGE_LIMIT = 1000;
-const SAMPLE_MS = 10;
 const HEAP_MB = process.env.HEAP_MB ? Number(process.env.HEAP_MB) : undefined;
 
 interface Ready {
@@ -77,25 +71,8 @@ const serve = async () => {
     workspace_id: runtime.workspace_id,
     dynamodb_endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
   };
-  process.on('message', async (message) => {
-    if (message === 'gc') {
-      (globalThis as { gc?: () => void }).gc?.();
-      process.send!('gc-done');
-    }
-    if (message === 'stop') {
-      await runtime.stop();
-      process.exit(0);
-    }
-  });
-  process.send!({ ready });
+  serveUntilStopped(runtime, ready);
 };
-
-const statusOf = (pid: number, field: 'VmRSS' | 'VmHWM') => {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`));
-  return Number(line?.split(/\s+/)[1] ?? NaN) * 1024;
-};
-
-const mb = (bytes: number) => bytes / 1024 / 1024;
 
 interface Run {
   ttfbMs: number;
@@ -108,33 +85,10 @@ interface Run {
 
 /** GETs the device list (every page of it when `limit` is given): times, bytes, devices, peak RSS of the server. */
 const timedList = async (ready: Ready, pid: number, gzip: boolean, limit?: number): Promise<Run> => {
-  // The peak since now: writing 5 to clear_refs resets VmHWM (Linux ≥ 4.0); the samples back it up.
-  writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  let peakRss = statusOf(pid, 'VmRSS');
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, statusOf(pid, 'VmRSS'))), SAMPLE_MS);
+  const watch = watchPeakRss(pid);
   const start = process.hrtime.bigint();
   const elapsed = () => Number(process.hrtime.bigint() - start) / 1e6;
-  const getOne = (query: string) =>
-    new Promise<{ ttfbMs: number; bytes: number; text: string }>((resolve, reject) => {
-      const url = `${ready.base_url}/workspaces/${ready.workspace_id}/devices${query}`;
-      request(url, { headers: { 'x-api-key': ready.api_key, ...(gzip ? { 'accept-encoding': 'gzip' } : {}) } }, (res) => {
-        let ttfbMs = 0;
-        let bytes = 0;
-        const chunks: Buffer[] = [];
-        res.once('data', () => (ttfbMs = elapsed()));
-        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-        const body = gzip ? res.pipe(createGunzip()) : res;
-        body.on('data', (chunk: Buffer) => chunks.push(chunk));
-        body.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}: ${text}`));
-          resolve({ ttfbMs, bytes, text });
-        });
-        body.on('error', reject);
-      })
-        .on('error', reject)
-        .end();
-    });
+  const getOne = (query: string) => getText(`${ready.base_url}/workspaces/${ready.workspace_id}/devices${query}`, ready.api_key, gzip, elapsed);
   const texts: string[] = [];
   let first = 0;
   let bytes = 0;
@@ -148,8 +102,7 @@ const timedList = async (ready: Ready, pid: number, gzip: boolean, limit?: numbe
     cursor = limit ? (JSON.parse(answer.text) as { next: string | null }).next : null;
   } while (cursor);
   const totalMs = elapsed();
-  clearInterval(sampler);
-  peakRss = Math.max(peakRss, statusOf(pid, 'VmHWM'));
+  const peakRss = watch.peak();
   // Parsed after the clock stops: each answer must be one valid JSON document.
   const devices = texts.reduce((n, text) => n + (JSON.parse(text) as { devices: unknown[] }).devices.length, 0);
   return { ttfbMs: first, totalMs, bytes, devices, pages: texts.length, peakRss };
@@ -178,32 +131,17 @@ const plainQuery = async (ready: Ready) => {
 };
 
 const main = async () => {
-  Object.assign(process.env, LOCAL_AWS_ENV);
   console.log(`starting the local runtime in a child process and writing ${DEVICES} devices into its workspace…`);
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve'], {
-    execArgv: ['--expose-gc', '--import', 'tsx', ...(HEAP_MB ? [`--max-old-space-size=${HEAP_MB}`] : [])],
-    env: { ...process.env, ...LOCAL_AWS_ENV },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const ready = await new Promise<Ready>((resolve, reject) => {
-    child.on('message', (message: { ready?: Ready }) => message.ready && resolve(message.ready));
-    child.once('exit', (code) => reject(new Error(`the serving process exited (${code}) before it was ready`)));
-  });
-  const pid = child.pid!;
-  const gc = () =>
-    new Promise<void>((resolve) => {
-      child.once('message', () => resolve());
-      child.send('gc');
-    });
+  const { ready, pid, gc, stop } = await startServingProcess<Ready>(import.meta.url, HEAP_MB);
   try {
     // Before any list: the devices handler not yet loaded.
     await gc();
-    const coldRss = statusOf(pid, 'VmRSS');
+    const coldRss = rssOf(pid, 'VmRSS');
     // Warm up both ways once: JIT, connections, DynamoDB Local's caches.
     await plainQuery(ready);
     await timedList(ready, pid, false);
     await gc();
-    const idleRss = statusOf(pid, 'VmRSS');
+    const idleRss = rssOf(pid, 'VmRSS');
 
     const samples = { plain: [] as number[], http: [] as Run[], gzip: [] as Run[], paged: [] as Run[] };
     for (let round = 0; round < ROUNDS; round++) {
@@ -257,8 +195,7 @@ const main = async () => {
       `peak RSS growth of the serving process while listing ${DEVICES} devices = ${(http['RSS growth MB'] as number).toFixed(1)} MB over idle, ${(http['peak - cold MB'] as number).toFixed(1)} MB over cold, first load of the handler included (target < 100 MB)`,
     );
   } finally {
-    child.send('stop');
-    await new Promise((resolve) => child.once('exit', resolve));
+    await stop();
   }
 };
 

@@ -10,24 +10,18 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
-import { fileURLToPath } from 'node:url';
-import { createGunzip } from 'node:zlib';
 import { documentClient } from '../lambdas/shared/clients';
 import { newId } from '../lambdas/shared/ids';
 import { TIMESERIES_TABLE } from '../lambdas/shared/env';
 import { timeseriesStore, type DataPoint } from '../lambdas/stores/timeseries';
 import { queryPartitions } from '../lambdas/stores/timeseries/keys';
-import { LOCAL_AWS_ENV } from '../local/dynamodb-local';
+import { getText, mb, rssOf, serveUntilStopped, startServingProcess, watchPeakRss } from './serving-process';
 import { median, printTable, timeMs } from './stats';
 
 const RECORDS = Number(process.env.RECORDS ?? 175_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const DEVICES = 50;
 const TAGS = ['temperature', 'humidity', 'battery'];
-const SAMPLE_MS = 10;
 
 interface Ready {
   storage_url: string;
@@ -66,58 +60,21 @@ const serve = async () => {
     workspace_id: runtime.workspace_id,
     dynamodb_endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
   };
-  process.on('message', async (message) => {
-    if (message === 'gc') {
-      (globalThis as { gc?: () => void }).gc?.();
-      process.send!('gc-done');
-    }
-    if (message === 'stop') {
-      await runtime.stop();
-      process.exit(0);
-    }
-  });
-  process.send!({ ready });
+  serveUntilStopped(runtime, ready);
 };
-
-const statusOf = (pid: number, field: 'VmRSS' | 'VmHWM') => {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`));
-  return Number(line?.split(/\s+/)[1] ?? NaN) * 1024;
-};
-
-const mb = (bytes: number) => bytes / 1024 / 1024;
 
 /** One GET of the storage query: time to the first body byte, total time, bytes, records, peak RSS of the server. */
-const timedGet = (ready: Ready, pid: number, params: string, gzip: boolean) =>
-  new Promise<{ ttfbMs: number; totalMs: number; bytes: number; records: number; peakRss: number }>((resolve, reject) => {
-    // The peak since now: writing 5 to clear_refs resets VmHWM (Linux ≥ 4.0); the samples back it up.
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    let peakRss = statusOf(pid, 'VmRSS');
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, statusOf(pid, 'VmRSS'))), SAMPLE_MS);
-    const start = process.hrtime.bigint();
-    const elapsed = () => Number(process.hrtime.bigint() - start) / 1e6;
-    const url = `${ready.storage_url}/timeseries/${ready.workspace_id}/data?${params}`;
-    request(url, { headers: { 'x-api-key': ready.api_key, ...(gzip ? { 'accept-encoding': 'gzip' } : {}) } }, (res) => {
-      let ttfbMs = 0;
-      let bytes = 0;
-      const chunks: Buffer[] = [];
-      res.once('data', () => (ttfbMs = elapsed()));
-      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      const body = gzip ? res.pipe(createGunzip()) : res;
-      body.on('data', (chunk: Buffer) => chunks.push(chunk));
-      body.on('end', () => {
-        const totalMs = elapsed();
-        clearInterval(sampler);
-        peakRss = Math.max(peakRss, statusOf(pid, 'VmHWM'));
-        if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}: ${Buffer.concat(chunks).toString()}`));
-        // Parsed after the clock stops: the answer must be one valid JSON document.
-        const records = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { result: unknown[] }).result.length;
-        resolve({ ttfbMs, totalMs, bytes, records, peakRss });
-      });
-      body.on('error', reject);
-    })
-      .on('error', reject)
-      .end();
-  });
+const timedGet = async (ready: Ready, pid: number, params: string, gzip: boolean) => {
+  const watch = watchPeakRss(pid);
+  const start = process.hrtime.bigint();
+  const elapsed = () => Number(process.hrtime.bigint() - start) / 1e6;
+  const { ttfbMs, bytes, text } = await getText(`${ready.storage_url}/timeseries/${ready.workspace_id}/data?${params}`, ready.api_key, gzip, elapsed);
+  const totalMs = elapsed();
+  const peakRss = watch.peak();
+  // Parsed after the clock stops: the answer must be one valid JSON document.
+  const records = (JSON.parse(text) as { result: unknown[] }).result.length;
+  return { ttfbMs, totalMs, bytes, records, peakRss };
+};
 
 /** The plain read: every partition of the workspace, one after the other, 1 MB Query pages to the end. */
 const plainRead = async (ready: Ready) => {
@@ -138,29 +95,15 @@ const plainRead = async (ready: Ready) => {
 };
 
 const main = async () => {
-  Object.assign(process.env, LOCAL_AWS_ENV);
   console.log(`starting the local runtime in a child process and storing ${RECORDS} records through the store…`);
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve'], {
-    execArgv: ['--expose-gc', '--import', 'tsx'],
-    env: { ...process.env, ...LOCAL_AWS_ENV },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const ready = await new Promise<Ready>((resolve, reject) => {
-    child.on('message', (message: { ready?: Ready }) => message.ready && resolve(message.ready));
-    child.once('exit', (code) => reject(new Error(`the serving process exited (${code}) before it was ready`)));
-  });
-  const pid = child.pid!;
-  const gc = () => new Promise<void>((resolve) => {
-    child.once('message', () => resolve());
-    child.send('gc');
-  });
+  const { ready, pid, gc, stop } = await startServingProcess<Ready>(import.meta.url);
   try {
     const size = RECORDS;
     // Warm up both ways once: JIT, connections, DynamoDB Local's caches.
     await plainRead(ready);
     await timedGet(ready, pid, `size=${size}`, false);
     await gc();
-    const idleRss = statusOf(pid, 'VmRSS');
+    const idleRss = rssOf(pid, 'VmRSS');
 
     process.env.AWS_ENDPOINT_URL_DYNAMODB = ready.dynamodb_endpoint;
     const storeRead = async () => {
@@ -216,8 +159,7 @@ const main = async () => {
     console.log(`\nratio total(GET size=${size}) / plain read = ${(http['total / plain'] as number).toFixed(2)} (target ≤ 1.5)`);
     console.log(`peak RSS growth while answering size=${size} = ${(http['RSS growth MB'] as number).toFixed(1)} MB (target < 100 MB); peak / idle = ${(http['peak / idle RSS'] as number).toFixed(2)}`);
   } finally {
-    child.send('stop');
-    await new Promise((resolve) => child.once('exit', resolve));
+    await stop();
   }
 };
 
