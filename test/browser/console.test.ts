@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { until } from '../../local/ports';
-import { bodyText, clickText, fill, launchChromium, screenshot, waitForText } from '../helpers/browser';
+import { bodyText, clickText, fill, launchChromium, screenshot, waitForAlert, waitForText } from '../helpers/browser';
 import { deviceClient, deviceToken } from '../helpers/device-token';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../helpers/webhook-receiver';
@@ -95,9 +95,7 @@ describe('the console in Chromium on npm start', () => {
   it('shows another account’s workspace as not found, with nothing of it', async () => {
     // npm start's first account (its READY line) is not this user's
     await page.goto(`${consoleUrl}#/w/${stack.workspace_id}/devices`);
-    // Waits for the page's 404 alert itself: an alert of the page left behind (its reads cut short
-    // by the navigation) may still be on screen for a moment on a busy machine.
-    await page.waitForFunction(() => [...(globalThis as Dom).document.querySelectorAll('[role="alert"]')].some((el: Dom) => /another account/.test(el.innerText)));
+    await waitForAlert(page, /another account/);
     expect(await bodyText(page)).not.toContain('Devices created without a fleet');
     await page.goto(`${consoleUrl}#/w/${state.workspaceId}/devices`);
     await waitForText(page, 'New fleet');
@@ -106,7 +104,7 @@ describe('the console in Chromium on npm start', () => {
   it('shows an API error in words, with the field it names', async () => {
     await fill(page, 'fleet-name', '   ');
     await clickText(page, 'Create fleet');
-    await page.waitForFunction(() => [...(globalThis as Dom).document.querySelectorAll('[role="alert"]')].some((el: Dom) => /name:/.test(el.innerText)));
+    await waitForAlert(page, /name:/);
   });
 
   it('creates a fleet and a device in it', async () => {

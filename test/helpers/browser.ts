@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { until } from '../../local/ports';
+import { until, waitFor } from '../../local/ports';
 
 // Callbacks of page.evaluate/$eval run in the page: this project compiles without the DOM types.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -53,6 +53,24 @@ export const waitForText = (page: Page, text: string | RegExp, timeoutMs = 30_00
       return typeof text === 'string' ? body.includes(text) : text.test(body);
     },
     `the page to show ${String(text)}`,
+    timeoutMs,
+  );
+
+/**
+ * Waits until an alert (`role="alert"`) on the page says `text`. An alert of the page just left may
+ * still be on screen for a moment, so the first alert is not taken for the one awaited; at the
+ * deadline the failure names the alerts that were there and the address.
+ */
+export const waitForAlert = (page: Page, text: RegExp, timeoutMs = 30_000) =>
+  waitFor(
+    async () => {
+      const { alerts, hash } = await page.evaluate(() => ({
+        alerts: [...(globalThis as Dom).document.querySelectorAll('[role="alert"]')].map((el: Dom) => el.innerText as string),
+        hash: (globalThis as Dom).location.hash as string,
+      }));
+      if (!alerts.some((alert) => text.test(alert))) throw new Error(`no alert says ${text} at ${hash}; alerts: ${JSON.stringify(alerts)}`);
+    },
+    `an alert saying ${text}`,
     timeoutMs,
   );
 
