@@ -477,6 +477,10 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
       else res.destroy();
     });
   });
+  // Node closes an idle keep-alive connection after 5 s, about when a client's pool (undici's
+  // 4 s) may reuse it: on a loaded machine the two cross and the client's request meets a
+  // reset. Idle connections are kept a minute, and the Keep-Alive header tells clients so.
+  server.keepAliveTimeout = 60_000;
   server.on('clientError', answerClientError);
   // `curl` and others ask before sending a large body: refuse it before it is sent.
   server.on('checkContinue', (req, res) => {

@@ -200,3 +200,12 @@ describe('the local gateway refuses what API Gateway refuses, in the JSON envelo
     expectEnvelope(answer, 413, 'payload_too_large');
   });
 });
+
+describe('the local gateway’s connections', () => {
+  it('keeps an idle keep-alive connection a minute and says so, so a pooled client never reuses one it is closing', async () => {
+    const answer = await httpExchange({ path: '/v3/workspaces', headers: { ...withKey(), connection: 'keep-alive' } });
+
+    expect(answer.status).toBe(200);
+    expect(answer.headers['keep-alive']).toBe('timeout=60');
+  });
+});
