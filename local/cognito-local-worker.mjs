@@ -16,7 +16,7 @@ const lib = (path) => require(`cognito-local/lib/${path}`);
 // Its KMS helper loads the AWS SDK v2, which warns on load that it is past its end of support.
 process.env.AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE = '1';
 
-const { port, dir, triggerNames, pool: poolSettings, client: clientSettings } = workerData;
+const { port, dir, triggerNames, pool: poolSettings, clients: clientSettings } = workerData;
 const pino = require(require.resolve('pino', { paths: [require.resolve('cognito-local')] }));
 const logger = pino({ level: process.env.COGNITO_LOCAL_DEBUG ? 'debug' : 'silent' });
 const ctx = { logger };
@@ -62,11 +62,29 @@ const lambdaClient = {
         const result = await ask({ type: 'trigger', name: FunctionName, event: JSON.parse(Payload) });
         return { StatusCode: 200, Payload: JSON.stringify(result) };
       } catch (error) {
+        // Not invoked at all: LambdaService turns a failed Invoke into UnexpectedLambdaException.
+        if (error.refused) throw error;
         return { StatusCode: 200, FunctionError: 'Unhandled', Payload: JSON.stringify({ errorMessage: error.message }) };
       }
     },
   }),
 };
+
+/**
+ * A trigger the runtime could not invoke (Cognito may not: no resource policy for cognito-idp)
+ * fails the operation as Cognito's does: UnexpectedLambdaException naming the trigger, where
+ * cognito-local would answer its own misspelt code and a generic message.
+ */
+class TriggerLambdaService extends LambdaService {
+  async invoke(innerCtx, trigger, event) {
+    try {
+      return await super.invoke(innerCtx, trigger, event);
+    } catch (error) {
+      if (error instanceof errors.UnexpectedLambdaExceptionError) throw new errors.CognitoError('UnexpectedLambdaException', `${trigger} invocation failed due to error AccessDeniedException.`);
+      throw error;
+    }
+  }
+}
 
 const config = {
   ...DefaultConfig,
@@ -80,7 +98,7 @@ const dataDirectory = join(dir, 'db');
 mkdirSync(dataDirectory, { recursive: true });
 const dataStoreFactory = new StormDBDataStoreFactory(dataDirectory);
 const cognito = await new CognitoServiceFactoryImpl(dataDirectory, dataStoreFactory, new UserPoolServiceFactoryImpl(clock, dataStoreFactory)).create(ctx, config.UserPoolDefaults);
-const triggers = new TriggersService(clock, cognito, new LambdaService(config.TriggerFunctions, lambdaClient), new CryptoService(config.KMSConfig));
+const triggers = new TriggersService(clock, cognito, new TriggerLambdaService(config.TriggerFunctions, lambdaClient), new CryptoService(config.KMSConfig));
 const services = {
   clock,
   cognito,
@@ -110,20 +128,84 @@ const globalSignOut = async (innerCtx, req) => {
   await pool.saveUser(innerCtx, { ...user, RefreshTokens: [] });
   return {};
 };
+/**
+ * What Cognito checks and cognito-local does not, for the settings the pool and clients are made
+ * with: the password policy (a new password on SignUp, AdminCreateUser, AdminSetUserPassword and
+ * ConfirmForgotPassword), self sign-up turned off (AllowAdminCreateUserOnly), and the client's
+ * explicit auth flows on InitiateAuth. Cognito's own exceptions and wording.
+ */
+const passwordProblem = (policy, password) => {
+  if (!policy || typeof password !== 'string') return undefined;
+  if (password.length < (policy.MinimumLength ?? 8)) return 'Password not long enough';
+  if (policy.RequireLowercase && !/[a-z]/.test(password)) return 'Password must have lowercase characters';
+  if (policy.RequireUppercase && !/[A-Z]/.test(password)) return 'Password must have uppercase characters';
+  if (policy.RequireNumbers && !/[0-9]/.test(password)) return 'Password must have numeric characters';
+  if (policy.RequireSymbols && !/[^A-Za-z0-9]/.test(password)) return 'Password must have symbol characters';
+  return undefined;
+};
+const checkPassword = (options, password) => {
+  const problem = passwordProblem(options.Policies?.PasswordPolicy, password);
+  if (problem) throw new errors.CognitoError('InvalidPasswordException', `Password did not conform with policy: ${problem}`);
+};
+// A client without ExplicitAuthFlows gets Cognito's defaults.
+const DEFAULT_FLOWS = ['ALLOW_USER_SRP_AUTH', 'ALLOW_CUSTOM_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH'];
+const FLOW_GRANTS = { USER_PASSWORD_AUTH: 'ALLOW_USER_PASSWORD_AUTH', REFRESH_TOKEN_AUTH: 'ALLOW_REFRESH_TOKEN_AUTH', REFRESH_TOKEN: 'ALLOW_REFRESH_TOKEN_AUTH', ADMIN_USER_PASSWORD_AUTH: 'ALLOW_ADMIN_USER_PASSWORD_AUTH', USER_SRP_AUTH: 'ALLOW_USER_SRP_AUTH', CUSTOM_AUTH: 'ALLOW_CUSTOM_AUTH' };
+const checks = {
+  SignUp: async (innerCtx, req) => {
+    const pool = await cognito.getUserPoolForClientId(innerCtx, req.ClientId);
+    if (pool.options.AdminCreateUserConfig?.AllowAdminCreateUserOnly) throw new errors.NotAuthorizedError('SignUp is not permitted for this user pool');
+    checkPassword(pool.options, req.Password);
+  },
+  ConfirmForgotPassword: async (innerCtx, req) => checkPassword((await cognito.getUserPoolForClientId(innerCtx, req.ClientId)).options, req.Password),
+  AdminCreateUser: async (innerCtx, req) => req.TemporaryPassword !== undefined && checkPassword((await cognito.getUserPool(innerCtx, req.UserPoolId)).options, req.TemporaryPassword),
+  AdminSetUserPassword: async (innerCtx, req) => checkPassword((await cognito.getUserPool(innerCtx, req.UserPoolId)).options, req.Password),
+  InitiateAuth: async (innerCtx, req) => {
+    const client = await cognito.getAppClient(innerCtx, req.ClientId);
+    if (!client) return; // cognito-local answers an unknown client itself
+    const grant = FLOW_GRANTS[req.AuthFlow];
+    if (grant && !(client.ExplicitAuthFlows?.length ? client.ExplicitAuthFlows : DEFAULT_FLOWS).includes(grant)) {
+      throw new errors.InvalidParameterError(`${req.AuthFlow} flow not enabled for this client`);
+    }
+  },
+};
 const router = Router(services);
-const route = (target) => (target === 'GlobalSignOut' ? globalSignOut : router(target));
+const route = (target) => {
+  if (target === 'GlobalSignOut') return globalSignOut;
+  const check = checks[target];
+  if (!check) return router(target);
+  return async (innerCtx, req) => {
+    await check(innerCtx, req);
+    return router(target)(innerCtx, req);
+  };
+};
 const call = (operation, request) => route(operation)(ctx, request);
 
-// The pool and client of an earlier start, if they still exist; new ones otherwise.
+// The pool and clients of an earlier start, if they still exist and the pool's fixed settings
+// (how users are named) are the same: updated to the settings given, as a stack update would.
+// New ones otherwise (CloudFormation replaces a pool whose username attributes change).
 const idsFile = join(dir, 'pool.json');
 let ids = existsSync(idsFile) ? JSON.parse(readFileSync(idsFile, 'utf8')) : undefined;
-if (ids && !(await call('DescribeUserPoolClient', { UserPoolId: ids.userPoolId, ClientId: ids.userPoolClientId }).catch(() => undefined))) ids = undefined;
-if (!ids) {
+if (ids) ids = { userPoolId: ids.userPoolId, clientIds: ids.clientIds ?? [ids.userPoolClientId] }; // pool.json of before several clients
+const kept = ids && (await call('DescribeUserPool', { UserPoolId: ids.userPoolId }).catch(() => undefined));
+const sameNaming = (a = [], b = []) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
+if (kept && sameNaming(kept.UserPool.UsernameAttributes, poolSettings.UsernameAttributes)) {
+  const { PoolName: _name, UsernameAttributes: _u, AliasAttributes: _a, Schema: _s, UsernameConfiguration: _c, ...mutable } = poolSettings;
+  await call('UpdateUserPool', { UserPoolId: ids.userPoolId, ...mutable });
+  const clientIds = [];
+  for (const [i, settings] of clientSettings.entries()) {
+    const { GenerateSecret: _secret, ...update } = settings;
+    const known = ids.clientIds[i] && (await call('DescribeUserPoolClient', { UserPoolId: ids.userPoolId, ClientId: ids.clientIds[i] }).catch(() => undefined));
+    if (known) await call('UpdateUserPoolClient', { UserPoolId: ids.userPoolId, ClientId: ids.clientIds[i], ...update });
+    clientIds.push(known ? ids.clientIds[i] : (await call('CreateUserPoolClient', { UserPoolId: ids.userPoolId, ...settings })).UserPoolClient.ClientId);
+  }
+  ids = { userPoolId: ids.userPoolId, clientIds };
+} else {
   const { UserPool } = await call('CreateUserPool', poolSettings);
-  const { UserPoolClient } = await call('CreateUserPoolClient', { UserPoolId: UserPool.Id, ...clientSettings });
-  ids = { userPoolId: UserPool.Id, userPoolClientId: UserPoolClient.ClientId };
-  writeFileSync(idsFile, JSON.stringify(ids, null, 2) + '\n');
+  const clientIds = [];
+  for (const settings of clientSettings) clientIds.push((await call('CreateUserPoolClient', { UserPoolId: UserPool.Id, ...settings })).UserPoolClient.ClientId);
+  ids = { userPoolId: UserPool.Id, clientIds };
 }
+writeFileSync(idsFile, JSON.stringify(ids, null, 2) + '\n');
 
 const server = await createServer(route, logger, config.ServerConfig, services).start();
 endpoint = `http://127.0.0.1:${server.address().port}`;
@@ -135,7 +217,7 @@ parentPort.on('message', async (message) => {
     const waiting = pending.get(message.id);
     pending.delete(message.id);
     if (message.error === undefined) waiting?.resolve(message.result);
-    else waiting?.reject(new Error(message.error));
+    else waiting?.reject(Object.assign(new Error(message.error), { refused: message.refused === true }));
   } else if (message.type === 'call') {
     try {
       parentPort.postMessage({ type: 'answer', id: message.id, result: JSON.parse(JSON.stringify((await call(message.operation, message.request)) ?? {})) });
