@@ -25,9 +25,7 @@ export default {
     { ...common, displayName: 'e2e-cloud', testMatch: ['<rootDir>/test/e2e/**/*.test.ts', '<rootDir>/test/cloud/**/*.test.ts'], globals: { FLEETSTREAM_RUNTIME: 'cloud-assembly' },
       // The data-path request test reads the runtime's in-process counters: the assembly runs its
       // functions in workers, whose requests the test's process does not see.
-      // Console sessions need the user pool, which the cloud-assembly mode does not create from the
-      // template's AWS::Cognito resources (no trigger wiring either): that file runs on the sources only.
-      testPathIgnorePatterns: ['/node_modules/', '/test/e2e/gateway-limits\\.test\\.ts$', '/test/e2e/local-runtime\\.test\\.ts$', '/test/e2e/data-path/', '/test/e2e/console-sessions\\.test\\.ts$'],
+      testPathIgnorePatterns: ['/node_modules/', '/test/e2e/gateway-limits\\.test\\.ts$', '/test/e2e/local-runtime\\.test\\.ts$', '/test/e2e/data-path/'],
       globalSetup: '<rootDir>/test/helpers/cloud-assembly-setup.ts', globalTeardown: '<rootDir>/test/helpers/cloud-assembly-teardown.ts' },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
     // The console in Debian's Chromium against npm start (issue 12). Its global setup builds the

@@ -70,8 +70,9 @@ export interface LocalRuntime extends Bootstrap {
   mqtts_url: string;
   /**
    * The console (`/` of the API's port, configuration at `/config.json`) and the local user pool:
-   * its JSON API, IDs and the first user, who belongs to the bootstrap account. Absent in the
-   * cloud-assembly mode, which runs no user pool.
+   * its JSON API, IDs and the first user, who belongs to the bootstrap account. In the
+   * cloud-assembly mode, absent when the template has no console (no BucketDeployment of a
+   * config.json) or no user pool.
    */
   console_url?: string;
   cognito_endpoint?: string;
@@ -120,11 +121,14 @@ const randomPassword = () => `Fs-${randomBytes(12).toString('base64url')}-a1A`;
 /**
  * The first console user: created (confirmed, with a permanent password) on the first start, found
  * again on the next (its password is remembered beside the pool in the data folder; a given
- * password replaces it), and made a member of the bootstrap account.
+ * password replaces it), and made a member of the bootstrap account (in the registry table
+ * `table`, or REGISTRY_TABLE).
  */
-export const ensureFirstUser = async (cognito: LocalCognito, accountId: string, wanted: { email?: string; password?: string }, dataDir: string | undefined) => {
+export const ensureFirstUser = async (cognito: LocalCognito, accountId: string, wanted: { email?: string; password?: string }, dataDir: string | undefined, table?: string) => {
   const { addUserToAccount } = await import('../lambdas/domain/users');
-  const { registryDb } = await import('../lambdas/shared/clients');
+  const { documentClient, registryDb: defaultDb } = await import('../lambdas/shared/clients');
+  // A named table (the cloud assembly's) is used as named, whatever REGISTRY_TABLE said when env.ts loaded.
+  const registryDb = () => (table ? { doc: documentClient(new DynamoDBClient({})), table } : defaultDb());
   const file = dataDir && join(dataDir, 'first-user.json');
   const remembered = file && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { email: string; password: string }) : undefined;
   const email = wanted.email ?? remembered?.email ?? DEFAULT_USER_EMAIL;

@@ -10,19 +10,25 @@ import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-s
 import type { APIGatewayAuthorizerResult, APIGatewayProxyResult } from 'aws-lambda';
 import { startFauxqs } from 'fauxqs';
 import { X509Certificate } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
+import { startLocalCognito, TriggerInvokeRefusedError, type LocalCognito } from '../cognito-local';
+import { consoleSite } from '../console-site';
 import { startApiGateway, type GatewayAuthorizer, type GatewayResponse, type GatewayResponseType, type GatewayRoute } from '../api-gateway';
 import { LOCAL_AWS_ENV, startDynamoDbLocal } from '../dynamodb-local';
 import { localAwsLambda, type ResponseStream } from '../lambda-streaming';
 import { brokerTls, startMqttBroker, type BrokerTls } from '../mqtt-broker';
 import type { IotAuthorizerResult } from '../../lambdas/domain/device-mqtt';
+import type { ConsoleConfig } from '../../console/src/lib/config';
 import { holdPort } from '../ports';
 import type { QueueName, QueueSettings } from '../queues';
-import { bootstrap, type LocalRuntime, type LocalRuntimeOptions } from '../runtime';
+import { bootstrap, ensureFirstUser, type LocalRuntime, type LocalRuntimeOptions } from '../runtime';
 import { startDynamoDbStreamPoller } from '../dynamodb-stream-poller';
 import { startSqsPoller } from '../sqs-poller';
+import { deployBuckets } from './bucket-deployments';
+import { userPoolOf, type UserPoolTriggerSpec } from './cognito';
 import { createCustomResources, customResourcesOf, providerOf } from './custom-resources';
 import { eventFilterOf } from './event-filter';
 import { brokerRuleOf, IOT_CORE_MQTTS_PORT, iotAuthorizerOf, startIotControlPlane, topicRulesOf, type TopicRuleSpec } from './iot-core';
@@ -59,6 +65,10 @@ export interface CloudAssemblyReport {
   eventSourceMappings: number;
   /** The AWS::IoT::TopicRule resources the broker runs. */
   topicRules: number;
+  /** The user pool's Lambda triggers cognito-local calls. */
+  userPoolTriggers: number;
+  /** What a service may not invoke, as the template's AWS::Lambda::Permissions say: those calls fail. */
+  invokeRefusals: string[];
   calls: number;
   refused: CallRecord[];
   /** `function action resource` of each Allow no call used. */
@@ -96,7 +106,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
   const stops: Array<() => Promise<void>> = [];
   const calls: CallRecord[] = [];
   let finalReport: CloudAssemblyReport | undefined;
-  let makeReport: () => CloudAssemblyReport = () => ({ stack: '', routes: 0, functions: [], initErrors: [], eventSourceMappings: 0, topicRules: 0, calls: 0, refused: [], unused: [] });
+  let makeReport: () => CloudAssemblyReport = () => ({ stack: '', routes: 0, functions: [], initErrors: [], eventSourceMappings: 0, topicRules: 0, userPoolTriggers: 0, invokeRefusals: [], calls: 0, refused: [], unused: [] });
   const stop = async () => {
     finalReport ??= makeReport();
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
@@ -112,6 +122,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     const stack = applyOverrides(assembly, options);
     const { template } = stack;
     log(`running ${assembly.name} from ${dir}`);
+    // Read before any engine starts: a pool setting cognito-local cannot honour stops the start at once.
+    const userPool = userPoolOf(template, assembly.name);
 
     // Apart from the sources' data (other table names, another bootstrap account): a subfolder.
     const dataDir = options.dataDir && join(options.dataDir, 'cloud-assembly');
@@ -209,6 +221,35 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       }
     }
 
+    // The user pool and its clients, as the template makes them, on cognito-local; its triggers run
+    // the template's functions (once they run) when the pool may invoke them (below).
+    let cognito: LocalCognito | undefined;
+    const triggerRefusals = new Map<string, string>();
+    const lambdas = new Map<string, LocalLambda>();
+    const invokeTrigger = async ({ name, functionId }: UserPoolTriggerSpec, event: unknown) => {
+      const refusal = triggerRefusals.get(name);
+      if (refusal) throw new TriggerInvokeRefusedError(refusal);
+      return lambdas.get(functionId)!.invoke(event);
+    };
+    if (userPool) {
+      log(`starting the user pool ${userPool.id} (cognito-local) with ${userPool.clients.length} clients and ${userPool.triggers.length} triggers…`);
+      cognito = await startLocalCognito({
+        port: options.cognitoPort ?? 0,
+        dataDir: dataDir && join(dataDir, 'cognito'),
+        pool: resolve(userPool.settings),
+        clients: userPool.clients.map((c) => resolve(c.settings)),
+        triggers: Object.fromEntries(userPool.triggers.map((t) => [t.name, (event: unknown) => invokeTrigger(t, event)])),
+        onMessage: options.onMessage,
+      });
+      stops.push(cognito.stop);
+      const poolId = cognito.userPoolId;
+      physical.set(userPool.id, {
+        ref: poolId,
+        attributes: { Arn: `arn:aws:cognito-idp:${region}:${ACCOUNT}:userpool/${poolId}`, ProviderName: `cognito-idp.${region}.amazonaws.com/${poolId}`, ProviderURL: `https://cognito-idp.${region}.amazonaws.com/${poolId}`, UserPoolId: poolId },
+      });
+      userPool.clients.forEach((c, i) => physical.set(c.id, { ref: cognito!.clientIds[i], attributes: { ClientId: cognito!.clientIds[i], Name: String(resolve(c.settings.ClientName)) } }));
+    }
+
     const held = await holdPort(options.port || 0);
     stops.push(held.release); // a failed start lets go of it too
     const { port } = held;
@@ -240,6 +281,16 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
           (!p.SourceArn || wildcardMatch(p.SourceArn, sourceArn)) &&
           (!p.SourceAccount || p.SourceAccount === ACCOUNT),
       );
+    const invokeRefusals: string[] = [];
+    // Cognito calls a trigger only when the function's resource policy lets cognito-idp invoke it for this pool.
+    for (const trigger of userPool?.triggers ?? []) {
+      const poolArn = physical.get(userPool!.id)!.attributes.Arn;
+      if (mayInvoke(trigger.functionId, poolArn, 'cognito-idp.amazonaws.com')) continue;
+      const refusal = `Cognito may not invoke ${trigger.functionId}: no AWS::Lambda::Permission for cognito-idp.amazonaws.com on user pool ${userPool!.id}`;
+      triggerRefusals.set(trigger.name, refusal);
+      invokeRefusals.push(`${trigger.name}: ${refusal}`);
+      log(`${refusal}: its ${trigger.name} trigger fails every call (UnexpectedLambdaException)`);
+    }
     // The MQTT door, when the template has one: a local broker stands in for IoT Core, and a local
     // IoT control plane answers the custom resource that reads its addresses (a domain name and a
     // data endpoint of IoT's shape, which the variables below point back here).
@@ -252,8 +303,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     let mqttUrls = { url: '', tlsUrl: '' };
     // Read before any function starts: SQL or an action that cannot run here stops the start at once.
     const topicRules: TopicRuleSpec[] = hasIot ? topicRulesOf(template, resolve) : [];
-    // Filled once the functions run; until then (the broker starts first) no device can connect.
-    const lambdas = new Map<string, LocalLambda>();
+    // `lambdas` is filled once the functions run; until then (the broker starts first) no device can connect.
     const roles: Record<string, PolicyStatement[]> = {};
     /**
      * The broker standing in for IoT Core (ports from the options, or free ones): it authenticates
@@ -287,7 +337,10 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
           (mayInvoke(door.functionId, physical.get(door.id)!.attributes.Arn, 'iot.amazonaws.com')
             ? undefined
             : `IoT Core may not invoke ${door.functionId}: no AWS::Lambda::Permission for iot.amazonaws.com on authorizer ${door.id}`));
-      if (refusal) log(`${refusal}: every MQTT CONNECT is refused`);
+      if (refusal) {
+        invokeRefusals.push(`MQTT CONNECT: ${refusal}`);
+        log(`${refusal}: every MQTT CONNECT is refused`);
+      }
       log(`starting the MQTT broker, ${topicRules.length} topic rules…`);
       return startMqttBroker({
         port: options.mqttPort ?? 0,
@@ -330,7 +383,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
 
     log(`starting ${functions.length} functions from their bundles…`);
     const upstreams = { dynamodb: dynamo.endpoint, sqs: sqs.address, ...iotUpstreams };
-    const overrides = localOverrides(options);
+    const overrides = localOverrides(options, cognito);
     const createFunction = async (id: string, fn: CfnResource) => {
       const props = fn.Properties ?? {};
       if (!String(props.Runtime ?? '').startsWith('nodejs')) throw new Error(`${id}: runtime ${props.Runtime} cannot run here (Node.js only).`);
@@ -419,10 +472,25 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       log(`API Gateway may not invoke ${r.handler} for ${r.method} ${r.path} (no AWS::Lambda::Permission): it answers 5xx`);
       return { ...r, handler: `${NO_PERMISSION}${r.handler}` };
     });
+    // The console as the template deploys it: the BucketDeployments' files of the bucket that
+    // receives config.json (or a test's folder), and that config.json, its markers resolved.
+    const bucketsDir = dataDir ? join(dataDir, 'buckets') : mkdtempSync(join(tmpdir(), 'fleetstream-buckets-'));
+    if (!dataDir) stops.push(async () => rmSync(bucketsDir, { recursive: true, force: true }));
+    const consoleBucket = [...deployBuckets(stack, resolve, bucketsDir).values()].find((d) => existsSync(join(d, 'config.json')));
+    const consoleConfig = consoleBucket === undefined ? undefined : (JSON.parse(localize(readFileSync(join(consoleBucket, 'config.json'), 'utf8'))) as ConsoleConfig);
+    if (consoleBucket) log(`serving the console from the template's bucket deployments${options.consoleDistDir ? ` (its files from ${options.consoleDistDir})` : ''}`);
     await held.release();
     const server: Server = await startApiGateway({
       port,
       stage: stageName,
+      outsideStage:
+        consoleConfig &&
+        consoleSite({
+          distDir: options.consoleDistDir ?? consoleBucket!,
+          // The deployed config has no cognitoEndpoint (the console then calls the region's Cognito): here it is cognito-local.
+          config: () => ({ ...consoleConfig, ...(cognito ? { cognitoEndpoint: cognito.endpoint } : {}) }),
+          outbox: () => cognito?.outbox ?? [],
+        }),
       routes: servedRoutes,
       authorizers: gatewayAuthorizers,
       gatewayResponses,
@@ -515,6 +583,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     });
     log('creating the bootstrap account…');
     const account = await bootstrap(dataDir, options.devApiKey, registryTable);
+    // The first console user, a member of the bootstrap account (as npm start's), made by the host as the account is.
+    const firstUser = cognito && (await ensureFirstUser(cognito, account.account_id, options.firstUser ?? {}, dataDir && join(dataDir, 'cognito'), registryTable));
 
     makeReport = () => ({
       stack: assembly.name,
@@ -523,6 +593,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       initErrors: [...lambdas.values()].filter((l) => l.initError).map((l) => `${l.spec.name}: ${l.initError!.name}: ${l.initError!.message}`),
       eventSourceMappings: mappings.length,
       topicRules: topicRules.length,
+      userPoolTriggers: userPool?.triggers.length ?? 0,
+      invokeRefusals,
       calls: calls.length,
       refused: calls.filter((c) => c.decision !== 'allow'),
       unused: unusedGrants(roles, calls).map((g) => `${g.function} ${g.action} ${g.resource}`),
@@ -536,6 +608,17 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       queue_urls,
       mqtt_url: mqttUrls.url,
       mqtts_url: mqttUrls.tlsUrl,
+      ...(consoleConfig ? { console_url: `${localApiUrl}/` } : {}),
+      ...(cognito
+        ? {
+            cognito_endpoint: cognito.endpoint,
+            user_pool_id: cognito.userPoolId,
+            // The console's client: the one its config.json names.
+            user_pool_client_id: consoleConfig?.userPoolClientId ?? cognito.userPoolClientId,
+            user_email: firstUser!.email,
+            user_password: firstUser!.password,
+          }
+        : {}),
       stop,
       report: () => finalReport ?? makeReport(),
     };
@@ -800,9 +883,12 @@ const applyOverrides = (assembly: AssemblyStack, options: CloudAssemblyOptions):
 /**
  * The variables the local runtime adds to every function: webhook receivers on 127.0.0.1 over
  * http (refused in the cloud), the webhook timeout and the handlers' log level when npm start was
- * given them.
+ * given them; and to a function given the user pool's ID (USER_POOL_ID, resolved from the
+ * template's Ref), the issuer of its tokens, cognito-local's (on AWS it follows from the region
+ * and that ID: lambdas/shared/env.ts). A function given another pool's ID gets none, and fails.
  */
-const localOverrides = (options: CloudAssemblyOptions) => (_variables: Record<string, string>): Record<string, string> => ({
+const localOverrides = (options: CloudAssemblyOptions, cognito: LocalCognito | undefined) => (variables: Record<string, string>): Record<string, string> => ({
+  ...(cognito && variables.USER_POOL_ID === cognito.userPoolId ? { USER_POOL_ISSUER: cognito.issuer } : {}),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   ...(options.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(options.webhookTimeoutMs) } : {}),
   ...(process.env.POWERTOOLS_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL } : {}),

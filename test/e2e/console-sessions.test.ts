@@ -6,8 +6,9 @@ import { apiClient, type ApiClient } from '../helpers/api-client';
 import { codeFor, cognitoClient } from '../helpers/cognito';
 import { startRuntime } from '../helpers/runtime';
 
-// Sessions need the user pool, which only the sources' runtime runs: the cloud-assembly mode does
-// not create AWS::Cognito resources from the template (jest.config.js leaves this file out of e2e-cloud).
+// In e2e-cloud the user pool, its client and triggers are the template's (local/cloud-assembly/cognito.ts),
+// the sign-up trigger and the API's authorizer run from their bundles under their roles, and the
+// console's config.json is the one its BucketDeployment writes (the console's files come from `dist`).
 
 const PASSWORD = 'Correct-horse-42';
 let runtime: LocalRuntime;
