@@ -23,7 +23,7 @@ const ctx = { logger };
 
 const { StormDBDataStoreFactory } = lib('services/dataStore/stormDb.js');
 const { CognitoServiceFactoryImpl } = lib('services/cognitoService.js');
-const { UserPoolServiceFactoryImpl } = lib('services/userPoolService.js');
+const { UserPoolServiceFactoryImpl, attributesToRecord } = lib('services/userPoolService.js');
 const { DateClock, TriggersService, LambdaService, MessagesService } = lib('services/index.js');
 const { MessageDeliveryService } = lib('services/messageDelivery/messageDelivery.js');
 const { JwtTokenGenerator } = lib('services/tokenGenerator.js');
@@ -98,7 +98,15 @@ const dataDirectory = join(dir, 'db');
 mkdirSync(dataDirectory, { recursive: true });
 const dataStoreFactory = new StormDBDataStoreFactory(dataDirectory);
 const cognito = await new CognitoServiceFactoryImpl(dataDirectory, dataStoreFactory, new UserPoolServiceFactoryImpl(clock, dataStoreFactory)).create(ctx, config.UserPoolDefaults);
-const triggers = new TriggersService(clock, cognito, new TriggerLambdaService(config.TriggerFunctions, lambdaClient), new CryptoService(config.KMSConfig));
+const lambdaService = new TriggerLambdaService(config.TriggerFunctions, lambdaClient);
+const triggers = new TriggersService(clock, cognito, lambdaService, new CryptoService(config.KMSConfig));
+// cognito-local logs and ignores a failed PostConfirmation or PostAuthentication trigger; Cognito
+// fails the ConfirmSignUp or the sign-in with the trigger's error (the user stays confirmed).
+for (const [name, method] of [['PostConfirmation', 'postConfirmation'], ['PostAuthentication', 'postAuthentication']]) {
+  triggers[method] = async (innerCtx, { clientId, clientMetadata, source, userAttributes, username, userPoolId }) => {
+    await lambdaService.invoke(innerCtx, name, { clientId, clientMetadata, triggerSource: source, userAttributes: attributesToRecord(userAttributes), username, userPoolId });
+  };
+}
 const services = {
   clock,
   cognito,

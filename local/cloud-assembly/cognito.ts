@@ -29,6 +29,7 @@ export interface UserPoolSpec {
 const POOL_PASSED: Record<string, string> = {
   UserPoolName: 'PoolName',
   UsernameAttributes: 'UsernameAttributes',
+  AliasAttributes: 'AliasAttributes',
   AutoVerifiedAttributes: 'AutoVerifiedAttributes',
   Policies: 'Policies',
   AdminCreateUserConfig: 'AdminCreateUserConfig',

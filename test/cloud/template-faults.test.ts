@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { startCloudAssemblyRuntime, type CloudAssemblyRuntime } from '../../local/cloud-assembly/runtime';
 import { readAssembly, resourcesOfType, targetOf, type CfnTemplate } from '../../local/cloud-assembly/template';
 import { until, waitFor } from '../../local/ports';
+import { authenticateUser } from '../../lambdas/domain/users';
+import { documentClient } from '../../lambdas/shared/clients';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { apiClient, type ApiClient } from '../helpers/api-client';
+import { codeFor, cognitoClient } from '../helpers/cognito';
 import { connectDevice, type Credentials, type MqttDevice } from '../helpers/mqtt-device';
 import { cloudAssemblyDir } from '../helpers/runtime';
 import { sqsClient } from '../helpers/sqs';
@@ -14,9 +18,10 @@ import { sqsClient } from '../helpers/sqs';
  * What the template forgets or gets wrong fails on the cloud-assembly runtime, as it would after a
  * deploy, while the routes it gets right keep working: a function without a variable its code
  * reads, a wrong handler string, a role without the table actions, a method without its invoke
- * permission, a streamed route deployed as buffered, an IoT authorizer IoT Core may not invoke. One
- * copy of the run's assembly carries these six faults, each on another function; the MQTT door's
- * rule role and publisher faults have a copy of their own (its devices must connect).
+ * permission, a streamed route deployed as buffered, an IoT authorizer IoT Core may not invoke, a
+ * user pool trigger Cognito may not invoke (and a stricter password policy, so that the pool is
+ * seen to be the template's). One copy of the run's assembly carries these faults, each on another function; the MQTT door's rule role and publisher faults have a copy of
+ * their own (its devices must connect).
  */
 const byPath = (template: CfnTemplate, path: string) => {
   const found = Object.entries(template.Resources).find(([, r]) => r.Metadata?.['aws:cdk:path'] === path);
@@ -73,7 +78,13 @@ describe('a faulty template on the cloud-assembly runtime', () => {
       const [mqttAuthorizer] = byPath(template, 'Fleetstream/MqttAuthorizerHandler/Resource');
       const [iotPermission] = resourcesOfType(template, 'AWS::Lambda::Permission').find(([, p]) => p.Properties!.Principal === 'iot.amazonaws.com')!;
       delete template.Resources[iotPermission];
-      Object.assign(ids, { workspaces, fota, fleets, mqttAuthorizer });
+      // 7. Cognito loses its permissions to invoke the sign-up trigger (PostConfirmation and PostAuthentication).
+      const [userAccount] = byPath(template, 'Fleetstream/Users/UserAccountHandler/Resource');
+      for (const [id, p] of resourcesOfType(template, 'AWS::Lambda::Permission')) if (p.Properties!.Principal === 'cognito-idp.amazonaws.com') delete template.Resources[id];
+      // 8. The pool's password policy asks for a symbol too (the local runtime's pool does not).
+      byPath(template, 'Fleetstream/Users/UserPool/Resource')[1].Properties!.Policies.PasswordPolicy.RequireSymbols = true;
+      const [, pages] = byPath(template, 'Fleetstream/Console/Pages/CustomResource/Default');
+      Object.assign(ids, { workspaces, fota, fleets, mqttAuthorizer, userAccount, pagesAsset: `asset.${pages.Properties!.SourceObjectKeys[0].replace(/\.zip$/, '')}` });
     });
     runtime = (await startCloudAssemblyRuntime({ assemblyDir: dir })) as CloudAssemblyRuntime;
     api = apiClient(runtime.base_url, runtime.api_key);
@@ -126,6 +137,69 @@ describe('a faulty template on the cloud-assembly runtime', () => {
     // CONNACK 3 (server unavailable): the broker could not ask the authorizer; a token the authorizer denies gets 5.
     expect(outcome).toBe(3);
     expect(runtime.report().unused).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^${ids.mqttAuthorizer} dynamodb:GetItem `))]));
+  });
+
+  it('fails sign-up confirmation and sign-in when Cognito may not invoke the trigger, which never runs: no account is made', async () => {
+    const cognito = cognitoClient(runtime.cognito_endpoint!, runtime.user_pool_client_id!);
+    const email = 'no-trigger@example.com';
+    expect((await cognito.signUp(email, 'Correct-horse-42')).status).toBe(200);
+
+    const confirmed = await cognito.confirmSignUp(email, await codeFor(runtime.console_url!, email));
+    const signedIn = await cognito.signIn(email, 'Correct-horse-42');
+
+    expect([confirmed.status, confirmed.body.__type, confirmed.body.message]).toEqual([400, 'UnexpectedLambdaException', 'PostConfirmation invocation failed due to error AccessDeniedException.']);
+    expect([signedIn.status, signedIn.body.__type]).toEqual([400, 'UnexpectedLambdaException']);
+    expect(runtime.report().invokeRefusals).toEqual(
+      expect.arrayContaining([expect.stringMatching(new RegExp(`^PostConfirmation: Cognito may not invoke ${ids.userAccount}`)), expect.stringMatching(/^PostAuthentication: /)]),
+    );
+    // Cognito confirmed the user (as it does when PostConfirmation fails), but nothing made its account.
+    const user = await cognito.call('AdminGetUser', { UserPoolId: runtime.user_pool_id, Username: email });
+    const sub = user.body.UserAttributes.find((a: { Name: string }) => a.Name === 'sub').Value;
+    expect(user.body.UserStatus).toBe('CONFIRMED');
+    const db = { doc: documentClient(new DynamoDBClient({})), table: process.env.REGISTRY_TABLE! };
+    await expect(authenticateUser(db, sub)).rejects.toThrow();
+    expect(runtime.report().unused).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^${ids.userAccount} dynamodb:PutItem `))]));
+  });
+
+  it('makes the pool with the template’s password policy', async () => {
+    const cognito = cognitoClient(runtime.cognito_endpoint!, runtime.user_pool_client_id!);
+
+    const answer = await cognito.signUp('no-symbol@example.com', 'Correcthorse42');
+
+    expect([answer.status, answer.body.message]).toEqual([400, 'Password did not conform with policy: Password must have symbol characters']);
+  });
+
+  it('serves the console the template deploys, and its config.json with the stack’s values resolved here', async () => {
+    const page = await fetch(runtime.console_url!);
+    const config = await (await fetch(`${runtime.console_url}config.json`)).json();
+
+    expect([page.status, await page.text()]).toEqual([200, readFileSync(join(cloudAssemblyDir()!, ids.pagesAsset, 'index.html'), 'utf8')]);
+    expect(config).toEqual({
+      apiUrl: runtime.base_url.replace(/\/$/, ''),
+      region: 'us-east-1',
+      userPoolId: runtime.user_pool_id,
+      userPoolClientId: runtime.user_pool_client_id,
+      cognitoEndpoint: runtime.cognito_endpoint,
+    });
+  });
+});
+
+describe('a user pool setting the runtime cannot honour', () => {
+  it.each([
+    ['a client secret', (template: CfnTemplate) => (byPath(template, 'Fleetstream/Users/UserPool/ConsoleClient/Resource')[1].Properties!.GenerateSecret = true), /GenerateSecret\) does not run here/],
+    [
+      'a trigger cognito-local never calls',
+      (template: CfnTemplate) => {
+        const [, pool] = byPath(template, 'Fleetstream/Users/UserPool/Resource');
+        pool.Properties!.LambdaConfig.PreAuthentication = pool.Properties!.LambdaConfig.PostConfirmation;
+      },
+      /the PreAuthentication trigger \(cognito-local calls PreSignUp, PostConfirmation/,
+    ],
+    ['sign-in by alias', (template: CfnTemplate) => (byPath(template, 'Fleetstream/Users/UserPool/Resource')[1].Properties!.AliasAttributes = ['preferred_username']), /AliasAttributes \["preferred_username"\] does not run here/],
+  ])('fails the start for %s rather than running a pool that differs', async (_what, change, message) => {
+    const dir = faultyCopy(cloudAssemblyDir()!, change);
+
+    await expect(startCloudAssemblyRuntime({ assemblyDir: dir })).rejects.toThrow(message);
   });
 });
 

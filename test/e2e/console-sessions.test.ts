@@ -65,6 +65,16 @@ describe('console sessions on the API', () => {
     expect((await cognito.signIn('bob@example.com', PASSWORD)).body.__type).toBe('UserNotConfirmedException');
   });
 
+  it('refuses a password the pool’s policy refuses and a sign-in flow the console’s client does not allow', async () => {
+    const weak = await cognito.signUp('weak@example.com', 'no-upper-case-42');
+    const srp = await cognito.call('InitiateAuth', { ClientId: runtime.user_pool_client_id, AuthFlow: 'USER_SRP_AUTH', AuthParameters: { USERNAME: runtime.user_email, SRP_A: 'ab' } });
+
+    expect([weak.status, weak.body.__type, weak.body.message]).toEqual([400, 'InvalidPasswordException', 'Password did not conform with policy: Password must have uppercase characters']);
+    // Nothing was kept of the refused sign-up.
+    expect((await cognito.signUp('weak@example.com', PASSWORD)).status).toBe(200);
+    expect([srp.status, srp.body.__type, srp.body.message]).toEqual([400, 'InvalidParameterException', 'USER_SRP_AUTH flow not enabled for this client']);
+  });
+
   it('manages fleets, devices, keys and data with a session, under the same account rules as a key', async () => {
     const session = sessionClient((await newUser('grace@example.com')).AccessToken);
     const workspace = (await session.post('/workspaces', { name: 'second' })).body.workspace;
