@@ -24,8 +24,9 @@ const main = async () => {
   // --cloud-assembly [dir]: run the synthesized template (a given cdk.out, or a fresh synthesis).
   const at = args.indexOf('--cloud-assembly');
   const assemblyDir = at >= 0 && args[at + 1] && !args[at + 1].startsWith('--') ? args[at + 1] : undefined;
-  const cloud = at >= 0 ? await startCloudAssemblyRuntime({ ...options, log, assemblyDir, reportFile: process.env.FLEETSTREAM_IAM_REPORT }) : undefined;
-  const runtime = cloud ?? (await startLocalRuntime({ ...options, log, onMessage: (m) => log(`user pool: code ${m.code} for ${m.to} (also at GET /local/outbox)`) }));
+  const onMessage = (m: { code: string; to: string }) => log(`user pool: code ${m.code} for ${m.to} (also at GET /local/outbox)`);
+  const cloud = at >= 0 ? await startCloudAssemblyRuntime({ ...options, log, onMessage, assemblyDir, reportFile: process.env.FLEETSTREAM_IAM_REPORT }) : undefined;
+  const runtime = cloud ?? (await startLocalRuntime({ ...options, log, onMessage }));
   const port = Number(new URL(runtime.base_url).port);
   const env = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && RUNTIME_ENV.some((re) => re.test(k)))) as Record<string, string>;
   // One file per instance (runtime-<port>.json): several instances on one folder never overwrite each other's.
@@ -51,6 +52,7 @@ const main = async () => {
       log(`IAM: ${report.calls} AWS calls checked, ${report.refused.length} refused, ${report.unused.length} permissions never used`);
       for (const call of report.refused) log(`  refused: ${call.function} ${call.action} ${call.resource}`);
       for (const grant of report.unused) log(`  never used: ${grant}`);
+      for (const refusal of report.invokeRefusals) log(`  not invocable: ${refusal}`);
     }
     log('stopped');
     process.exit(0);
@@ -58,11 +60,11 @@ const main = async () => {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   const { stop: _stop, ...ready } = { ...runtime, report: undefined };
-  // The cloud-assembly mode runs no MQTT broker (the IoT Core door is not emulated from the template).
   log(`ready: ${runtime.base_url} (X-API-KEY: ${runtime.api_key})${runtime.mqtt_url ? `; MQTT ${runtime.mqtt_url}, ${runtime.mqtts_url} (TLS)` : ''}`);
   if (runtime.console_url) {
     log(`console: ${runtime.console_url} (sign in as ${runtime.user_email} / ${runtime.user_password}; user pool at ${runtime.cognito_endpoint})`);
-    if (!existsSync(join(CONSOLE_DIST, 'index.html'))) log('the console is not built: run `npm run console:build`, then reload the page');
+    // The cloud-assembly mode serves the console its template deploys (built at synth).
+    if (!cloud && !existsSync(join(CONSOLE_DIST, 'index.html'))) log('the console is not built: run `npm run console:build`, then reload the page');
   }
   process.stdout.write(`READY ${JSON.stringify(ready)}\n`);
 };

@@ -647,7 +647,8 @@ const genericPhysical = (stackName: string, id: string, resource: CfnResource | 
   const name = `${stackName}-${id}`;
   const [, service, kind] = resource.Type.split('::');
   const arn: Record<string, string> = service && kind ? { Arn: `arn:aws:${service.toLowerCase()}:${region}:${ACCOUNT}:${kind.toLowerCase()}/${name}` } : {};
-  // The console's distribution (the API's CORS origin) gets a host of the reserved `.invalid` domain: this mode serves no console.
+  // The console's distribution (the API's CORS origin) gets a host of the reserved `.invalid` domain:
+  // here the console is served from the API's own origin, which needs no CORS.
   const domain: Record<string, string> = resource.Type === 'AWS::CloudFront::Distribution' ? { DomainName: 'console.cloud-assembly.invalid' } : {};
   return { ref: name, attributes: resource.Type.startsWith('AWS::') ? { ...arn, ...domain } : {} };
 };

@@ -25,6 +25,9 @@ export default async () => {
     functions: reports[0].functions.length,
     eventSourceMappings: reports[0].eventSourceMappings,
     topicRules: reports[0].topicRules,
+    userPoolTriggers: reports[0].userPoolTriggers ?? 0,
+    // What the template's AWS::Lambda::Permissions let no service invoke (a trigger, an authorizer): those calls failed.
+    invokeRefusals: [...new Set(reports.flatMap((r) => r.invokeRefusals ?? []))],
     calls: reports.reduce((sum, r) => sum + r.calls, 0),
     refused: refused.length,
     unused,
@@ -32,8 +35,8 @@ export default async () => {
   };
   writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   process.stderr.write(
-    `\ncloud assembly: ${summary.routes} routes, ${summary.functions} functions, ${summary.eventSourceMappings} event source mappings (queues and the table stream), ${summary.topicRules} topic rules from the template; ` +
-      `${summary.calls} AWS calls checked against IAM in ${summary.runs} runs, ${summary.refused} refused, ${unused.length} permissions never used (${join(dir, 'summary.json')})\n`,
+    `\ncloud assembly: ${summary.routes} routes, ${summary.functions} functions, ${summary.eventSourceMappings} event source mappings (queues and the table stream), ${summary.topicRules} topic rules, ${summary.userPoolTriggers} user pool triggers from the template; ` +
+      `${summary.calls} AWS calls checked against IAM in ${summary.runs} runs, ${summary.refused} refused, ${unused.length} permissions never used, ${summary.invokeRefusals.length} invocations no permission allows (${join(dir, 'summary.json')})\n`,
   );
   if (refused.length) {
     throw new Error(`IAM refused ${refused.length} calls the suite made:\n${[...new Set(refused.map((c) => `${c.function} ${c.action} ${c.resource}`))].join('\n')}`);
