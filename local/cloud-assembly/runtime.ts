@@ -97,7 +97,9 @@ const NO_PERMISSION = 'no-permission:';
  * responses, Lambda invoke permissions), every AWS::Lambda::EventSourceMapping, every custom
  * resource (created by its function), and the MQTT door from the IoT Core resources (the broker
  * asks the AWS::IoT::Authorizer's function, runs the AWS::IoT::TopicRules with their roles, serves
- * the data plane's Publish). Every AWS call a function or a rule makes passes a recording proxy and
+ * the data plane's Publish), the console's user pool from the AWS::Cognito resources on cognito-local
+ * (its triggers invoke the template's functions, only with cognito-idp's invoke permission), and the
+ * console and its config.json from the BucketDeployments. Every AWS call a function or a rule makes passes a recording proxy and
  * is checked against its role's policies. Whatever the template forgets (a variable, a permission,
  * a mapping) fails here as on AWS.
  */
