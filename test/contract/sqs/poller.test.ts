@@ -72,6 +72,21 @@ describe('the local SQS event source (poller) on fauxqs', () => {
     expect(batches).toHaveLength(1);
   });
 
+  it('invokes a batch whose payload is full without waiting for the batching window, receiving no message it cannot take', async () => {
+    const queue = await freshQueue();
+    // 31 bodies of 200,000 bytes: 6.2 MB, within Lambda's 6 MiB event, and a 32nd would not fit.
+    const big = Array.from({ length: 31 }, (_, i) => `${String(i).padStart(2, '0')}${'x'.repeat(199_998)}`);
+    for (let i = 0; i < big.length; i += 4) await sendRaw(queue.url, big.slice(i, i + 4)); // SendMessageBatch takes 1 MiB
+    // A window far longer than the wait below: the batch must go when full, not when the window closes.
+    const { batches } = poll(queue, async () => undefined, { batchSize: 100, windowMs: 120_000 });
+
+    await until(() => batches.length === 1, 'the full batch invoked');
+
+    expect(batches[0].map((r) => r.body).sort()).toEqual(big);
+    // Nothing was received only to be handed back: each came once.
+    expect(batches[0].map((r) => r.attributes.ApproximateReceiveCount)).toEqual(big.map(() => '1'));
+  });
+
   it('deletes the succeeded messages and redelivers only the reported failures after the visibility timeout', async () => {
     const queue = await freshQueue({ visibilityTimeoutSeconds: 1 });
     await sendRaw(queue.url, ['ok1', 'fail', 'ok2']);
