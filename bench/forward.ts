@@ -20,7 +20,6 @@ import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';
-import { waitFor } from '../local/ports';
 import { startLocalSqs } from '../local/queues-engine';
 import { startSqsPoller, type SqsHandler } from '../local/sqs-poller';
 import { printTable, timeMs } from './stats';
@@ -125,42 +124,53 @@ const main = async () => {
     const fillMs = await timeMs(() => sendEncodedMessages(forward.url, packs, 16));
 
     // First the same messages drained plainly: receive (10 a call, as many calls in flight as the
-    // pollers make) and delete, nothing else; every receive has ended before the queue is refilled.
+    // pollers make) and delete, nothing else. The drain ends with its last delete (the receives
+    // still long-polling then only find an empty queue), and every receive has ended before the
+    // queue is refilled.
     const sqsClient = new SQSClient({ useQueueUrlAsEndpoint: false });
     let drained = 0;
-    const drainMs = await timeMs(async () => {
-      const worker = async () => {
-        while (drained < packs.length) {
-          const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: forward.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
-          if (!Messages.length) continue;
-          drained += Messages.length;
-          await sqsClient.send(new DeleteMessageBatchCommand({ QueueUrl: forward.url, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
-        }
-      };
-      await Promise.all(Array.from({ length: CONSUMERS * 5 }, worker));
-    });
+    let deletedPlainly = 0;
+    let drainMs = 0;
+    const drainStart = performance.now();
+    const worker = async () => {
+      while (drained < packs.length) {
+        const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: forward.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+        if (!Messages.length) continue;
+        drained += Messages.length;
+        await sqsClient.send(new DeleteMessageBatchCommand({ QueueUrl: forward.url, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+        deletedPlainly += Messages.length;
+        if (deletedPlainly === packs.length) drainMs = performance.now() - drainStart;
+      }
+    };
+    await Promise.all(Array.from({ length: CONSUMERS * 5 }, worker));
     sqsClient.destroy();
     await sendEncodedMessages(forward.url, packs, 16);
     console.log(`forwarding with ${CONSUMERS} poller(s), batch size ${forward.definition.batchSize}, window ${forward.definition.maxBatchingWindowSeconds} s…`);
-    let poller: ReturnType<typeof startSqsPoller> | undefined;
-    const forwardMs = await timeMs(async () => {
-      poller = startSqsPoller({
-        queueUrl: forward.url,
-        queueArn: forward.arn,
-        batchSize: forward.definition.batchSize,
-        maxBatchingWindowMs: forward.definition.maxBatchingWindowSeconds * 1000,
-        timeoutMs: forward.definition.consumerTimeoutSeconds * 1000,
-        functionName: 'forwarder',
-        handler,
-        concurrency: CONSUMERS,
-      });
-      await waitFor(async () => {
-        if ((await receiver.stats()).distinct < MESSAGES) throw new Error('not all delivered yet');
-      }, 'every message delivered', 600_000);
+    // The forwarder ends, as the drain does, when its poller has deleted the last message (each
+    // deleted only after its POSTs succeeded): timed by that event, not by polling the receiver.
+    let deletedByPoller = 0;
+    let done!: () => void;
+    const allDeleted = new Promise<void>((resolve) => (done = resolve));
+    const forwardStart = performance.now();
+    const poller = startSqsPoller({
+      queueUrl: forward.url,
+      queueArn: forward.arn,
+      batchSize: forward.definition.batchSize,
+      maxBatchingWindowMs: forward.definition.maxBatchingWindowSeconds * 1000,
+      timeoutMs: forward.definition.consumerTimeoutSeconds * 1000,
+      functionName: 'forwarder',
+      handler,
+      concurrency: CONSUMERS,
+      onSettled: ({ deleted }) => {
+        deletedByPoller += deleted;
+        if (deletedByPoller >= packs.length) done();
+      },
     });
-    await poller!.stop();
+    await Promise.race([allDeleted, new Promise((_, reject) => setTimeout(() => reject(new Error('the forwarder did not finish within 10 minutes')), 600_000).unref())]);
+    const forwardMs = performance.now() - forwardStart;
+    await poller.stop();
     const stats = await receiver.stats();
-
+    if (stats.distinct < MESSAGES) throw new Error(`the poller deleted every message, but the receiver has only ${stats.distinct} of ${MESSAGES} entries`);
 
     const capacityRps = capacity.requests.average;
     const forwardRps = (stats.requests / forwardMs) * 1000;
