@@ -4,13 +4,17 @@
  * them (domain/events.ts packForward): delivered points/s, side by side in the same run with a
  * plain drain (ReceiveMessage + DeleteMessageBatch, nothing else) of the same queue filled with
  * the same messages (target ≥ 0.8), HTTP requests per 1,000 points (target ≤ 10), and the
- * receiver's own capacity measured with autocannon.
+ * receiver's own capacity measured with autocannon. Both sides are timed by events: each ends
+ * with its last DeleteMessageBatch. A third row invokes the forwarder handler directly with the
+ * batches the poller formed, no queue at all: the forwarder's own work (parse, build, sign, POST),
+ * which bounds the ratio whatever the poller does.
  *
  *   npm run bench:forward          MESSAGES=50000 CONSUMERS=2
  *
  * The receiver runs in a process of its own (this file with --receiver), so that neither
  * autocannon nor the forwarder shares its event loop.
  */
+import type { SQSRecord } from 'aws-lambda';
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -21,6 +25,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';
 import { startLocalSqs } from '../local/queues-engine';
+import { lambdaContext } from '../local/lambda-invoke';
 import { startSqsPoller, type SqsHandler } from '../local/sqs-poller';
 import { printTable, timeMs } from './stats';
 
@@ -72,6 +77,19 @@ const startReceiverProcess = async () => {
     stop: () => child.kill('SIGTERM'),
   };
 };
+
+/** A first delivery of `body` as an SQS event record (for invoking the handler without a queue). */
+const fakeRecord = (body: string, queueArn: string): SQSRecord => ({
+  messageId: randomUUID(),
+  receiptHandle: randomUUID(),
+  body,
+  attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: '000000000000', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+  messageAttributes: {},
+  md5OfBody: '',
+  eventSource: 'aws:sqs',
+  eventSourceARN: queueArn,
+  awsRegion: 'us-east-1',
+});
 
 const place = (i: number) => ({ workspace_id: '', fleet_id: 'flt-bench00000000000000', device_id: `dev-bench${String(i % 100).padStart(15, '0')}` });
 
@@ -149,6 +167,7 @@ const main = async () => {
     // The forwarder ends, as the drain does, when its poller has deleted the last message (each
     // deleted only after its POSTs succeeded): timed by that event, not by polling the receiver.
     let deletedByPoller = 0;
+    const batchSizes: number[] = [];
     let done!: () => void;
     const allDeleted = new Promise<void>((resolve) => (done = resolve));
     const forwardStart = performance.now();
@@ -161,7 +180,8 @@ const main = async () => {
       functionName: 'forwarder',
       handler,
       concurrency: CONSUMERS,
-      onSettled: ({ deleted }) => {
+      onSettled: ({ records, deleted }) => {
+        batchSizes.push(records);
         deletedByPoller += deleted;
         if (deletedByPoller >= packs.length) done();
       },
@@ -172,6 +192,27 @@ const main = async () => {
     const stats = await receiver.stats();
     if (stats.distinct < MESSAGES) throw new Error(`the poller deleted every message, but the receiver has only ${stats.distinct} of ${MESSAGES} entries`);
 
+    // What the forwarder's own work costs, without a queue: the handler invoked directly with the
+    // batches the poller formed (the same packs, as many invocations at once), so that the share of
+    // the forwarder's time that is not SQS can be read beside the drain.
+    await receiver.reset();
+    const batches: SQSRecord[][] = [];
+    for (let at = 0, i = 0; i < batchSizes.length; at += batchSizes[i++]) {
+      batches.push(packs.slice(at, at + batchSizes[i]).map((body) => fakeRecord(body, forward.arn)));
+    }
+    let nextBatch = 0;
+    const handlerMs = await timeMs(() =>
+      Promise.all(
+        Array.from({ length: CONSUMERS }, async () => {
+          while (nextBatch < batches.length) {
+            const response = await handler({ Records: batches[nextBatch++] }, lambdaContext({ functionName: 'forwarder', timeoutMs: forward.definition.consumerTimeoutSeconds * 1000 }));
+            if (response?.batchItemFailures.length) throw new Error('the handler failed some messages');
+          }
+        }),
+      ),
+    );
+    if ((await receiver.stats()).distinct < MESSAGES) throw new Error('the handler alone did not deliver every entry');
+
     const capacityRps = capacity.requests.average;
     const forwardRps = (stats.requests / forwardMs) * 1000;
     const deliveredPerSecond = (MESSAGES / forwardMs) * 1000;
@@ -179,8 +220,10 @@ const main = async () => {
       { what: 'receiver capacity (autocannon, 10 connections)', 'requests/s': capacityRps, 'entries/s': capacityRps * forward.definition.batchSize },
       { what: 'forwarder → receiver', 'requests/s': forwardRps, 'entries/s': deliveredPerSecond },
       { what: 'plain drain (receive + delete)', 'requests/s': 0, 'entries/s': (MESSAGES / drainMs) * 1000 },
+      { what: 'forwarder handler alone (same batches, no queue)', 'requests/s': 0, 'entries/s': (MESSAGES / handlerMs) * 1000 },
     ]);
     console.log(`ratio delivered points/s / plain drain points/s = ${(drainMs / forwardMs).toFixed(2)} (target ≥ 0.8)`);
+    console.log(`times: drain ${(drainMs / 1000).toFixed(2)} s, forwarder ${(forwardMs / 1000).toFixed(2)} s, handler alone ${(handlerMs / 1000).toFixed(2)} s in ${batches.length} invocations (${batchSizes.join(', ')} messages); batching window ${forward.definition.maxBatchingWindowSeconds} s`);
     console.log(`\nfill: ${MESSAGES} messages enqueued in ${(fillMs / 1000).toFixed(1)} s; forwarding took ${(forwardMs / 1000).toFixed(1)} s`);
     console.log(`delivered messages/s: ${deliveredPerSecond.toFixed(0)} (${stats.distinct} distinct, ${stats.entries} entries received: ${stats.entries - stats.distinct} duplicates)`);
     console.log(`HTTP requests per 1,000 messages: ${((stats.requests / MESSAGES) * 1000).toFixed(2)} (target ≤ 10)`);
