@@ -140,6 +140,19 @@ const main = async () => {
     await receiver.reset();
 
     const packs = packForward(messages);
+    const sqsClient = new SQSClient({ useQueueUrlAsEndpoint: false });
+    // Both sides warm, as in a steady stream: the forwarder's container has run a batch (its
+    // modules, clients and connections to the table and the receiver are set up), and the drain's
+    // client has sent, received and deleted a message.
+    const context = () => lambdaContext({ functionName: 'forwarder', timeoutMs: forward.definition.consumerTimeoutSeconds * 1000 });
+    await handler({ Records: [fakeRecord(packs[0], forward.arn)] }, context());
+    await sendEncodedMessages(forward.url, [packs[0]]);
+    for (let warm = 0; warm < 1; ) {
+      const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: forward.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      for (const m of Messages) await sqsClient.send(new DeleteMessageBatchCommand({ QueueUrl: forward.url, Entries: [{ Id: '0', ReceiptHandle: m.ReceiptHandle! }] }));
+      warm += Messages.length;
+    }
+    await receiver.reset();
     console.log(`filling the forward queue with ${MESSAGES} data points in ${packs.length} packed messages…`);
     const fillMs = await timeMs(() => sendEncodedMessages(forward.url, packs, 16));
 
@@ -147,7 +160,6 @@ const main = async () => {
     // pollers make) and delete, nothing else. The drain ends with its last delete (the receives
     // still long-polling then only find an empty queue), and every receive has ended before the
     // queue is refilled.
-    const sqsClient = new SQSClient({ useQueueUrlAsEndpoint: false });
     let drained = 0;
     let deletedPlainly = 0;
     let drainMs = 0;
@@ -207,7 +219,7 @@ const main = async () => {
       Promise.all(
         Array.from({ length: CONSUMERS }, async () => {
           while (nextBatch < batches.length) {
-            const response = await handler({ Records: batches[nextBatch++] }, lambdaContext({ functionName: 'forwarder', timeoutMs: forward.definition.consumerTimeoutSeconds * 1000 }));
+            const response = await handler({ Records: batches[nextBatch++] }, context());
             if (response?.batchItemFailures.length) throw new Error('the handler failed some messages');
           }
         }),
