@@ -25,6 +25,11 @@ export interface StreamPollerOptions {
   batchSize: number;
   /** Longest wait, from the first record, to fill a batch. */
   maxBatchingWindowMs: number;
+  /**
+   * Batches of one shard handled at once (Lambda's ParallelizationFactor, 1…10; default 1). Records
+   * of one partition key always go to the same one of them, so they are still handled in order.
+   */
+  parallelizationFactor?: number;
   /** Retries of a failing batch before it goes to the on-failure destination (bisecting does not count). */
   retryAttempts: number;
   /** Split a batch whose invocation failed (threw, timed out, answered malformed) in two. */
@@ -144,8 +149,8 @@ const outcomeOf = (response: unknown, records: DynamoDBRecord[]): Outcome => {
  * (AWS_ENDPOINT_URL_DYNAMODB_STREAMS, or else AWS_ENDPOINT_URL_DYNAMODB: DynamoDB Local serves
  * both). One reader per shard, parents before children, reads the records in order, keeps those the
  * filter accepts, and invokes the handler with batches of up to `batchSize` records or what the
- * batching window gathered, one batch at a time per shard, so records of an item are handled in
- * order. A failed batch is retried as Lambda does: from the first failed record it reports
+ * batching window gathered, `parallelizationFactor` batches at a time per shard (one by default),
+ * records of one partition key always in the same of those and so handled in order. A failed batch is retried as Lambda does: from the first failed record it reports
  * (ReportBatchItemFailures), or, when the invocation itself fails, halved when bisecting is on
  * (which does not count as a retry). After `retryAttempts` retries the batch's description
  * (Lambda's invocation record, with the shard and sequence numbers) goes to the on-failure queue and
@@ -164,11 +169,15 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
   if (!options.streamArn && !options.tableName) throw new Error('A stream poller needs a tableName or a streamArn.');
   const streamArn = options.streamArn ?? (await currentStreamOf(options.tableName!));
 
+  // The table's partition key (the stream's key schema): with a parallelization factor, its value
+  // picks the concurrent batch a record joins.
+  let partitionKey: string | undefined;
   const listShards = async () => {
     const shards: Shard[] = [];
     let ExclusiveStartShardId: string | undefined;
     do {
       const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId }));
+      partitionKey ??= StreamDescription?.KeySchema?.find((key) => key.KeyType === 'HASH')?.AttributeName;
       shards.push(...(StreamDescription?.Shards ?? []));
       ExclusiveStartShardId = StreamDescription?.LastEvaluatedShardId;
     } while (ExclusiveStartShardId);
@@ -246,41 +255,99 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
     }
   };
 
+  const factor = Math.min(10, Math.max(1, Math.floor(options.parallelizationFactor ?? 1)));
+  /** Which of a shard's concurrent batches a record joins: one per partition key value (the whole key when the schema is unknown). */
+  const laneOf = (record: DynamoDBRecord) => {
+    if (factor === 1) return 0;
+    const keys = record.dynamodb?.Keys ?? {};
+    const key = JSON.stringify(partitionKey && keys[partitionKey] ? keys[partitionKey] : keys);
+    let hash = 0x811c9dc5; // FNV-1a
+    for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+    return (hash >>> 0) % factor;
+  };
+
+  /**
+   * Reads a shard and hands its records to `factor` lanes, each invoking the handler with one batch
+   * at a time (so records of a partition key are handled in order, each after the one before it
+   * succeeded or was discarded). Reading goes on while batches run, up to `batchSize` × `factor`
+   * records waiting: a batch that ends finds the next one gathered.
+   */
   const readShard = async (shard: Shard, start: ShardIteratorType, opened?: string) => {
     const shardId = shard.ShardId!;
     let iterator = opened ?? (await iteratorOf(shardId, start));
     let lastRead: string | undefined;
-    let batch: DynamoDBRecord[] = [];
-    let deadline: number | undefined;
+    const lanes = Array.from({ length: factor }, () => ({ waiting: [] as Array<{ record: DynamoDBRecord; at: number }>, running: undefined as Promise<void> | undefined }));
+    const buffered = () => lanes.reduce((n, lane) => n + lane.waiting.length, 0);
+    // A lane that ends its batch wakes the reader, which may be waiting for room or for it.
+    let ended = false;
+    let wake: (() => void) | undefined;
+    const laneEnded = () => {
+      ended = true;
+      wake?.();
+    };
+    /** Starts a batch on each idle lane whose records fill one, waited the batching window, or end a closed shard. */
+    const dispatch = (closed: boolean) => {
+      for (const lane of lanes) {
+        if (lane.running || !lane.waiting.length) continue;
+        if (lane.waiting.length < options.batchSize && Date.now() < lane.waiting[0].at + options.maxBatchingWindowMs && !closed) continue;
+        const batch = lane.waiting.splice(0, options.batchSize).map((w) => w.record);
+        lane.running = deliver(shardId, batch)
+          .catch((error: unknown) => report(error, 'a batch failed unexpectedly'))
+          .finally(() => {
+            lane.running = undefined;
+            laneEnded();
+          });
+      }
+    };
+    /** Until a lane ends, `ms` pass, or the poller stops. */
+    const idle = (ms: number) =>
+      new Promise<void>((resolve) => {
+        if (ended || abort.signal.aborted) return resolve();
+        const done = () => {
+          clearTimeout(timer);
+          abort.signal.removeEventListener('abort', done);
+          wake = undefined;
+          resolve();
+        };
+        const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined;
+        wake = done;
+        abort.signal.addEventListener('abort', done, { once: true });
+      });
     for (let backoff = 100; !abort.signal.aborted; ) {
       try {
+        ended = false;
         const closed = iterator === undefined;
+        const room = options.batchSize * factor - buffered();
         let got = 0;
-        if (!closed) {
-          const page = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: Math.min(GET_RECORDS_LIMIT, options.batchSize - batch.length) }));
+        if (!closed && room > 0) {
+          const page = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: Math.min(GET_RECORDS_LIMIT, room) }));
           iterator = page.NextShardIterator;
           const records = page.Records ?? [];
           got = records.length;
           if (got) lastRead = records.at(-1)!.dynamodb?.SequenceNumber;
-          for (const record of records.map((r) => toLambdaRecord(r, streamArn))) if (!options.filter || options.filter(record)) batch.push(record);
-          if (batch.length && deadline === undefined) deadline = Date.now() + options.maxBatchingWindowMs;
+          const at = Date.now();
+          for (const record of records.map((r) => toLambdaRecord(r, streamArn))) {
+            if (!options.filter || options.filter(record)) lanes[laneOf(record)].waiting.push({ record, at });
+          }
         }
-        if (batch.length && (batch.length >= options.batchSize || Date.now() >= deadline! || closed)) {
-          await deliver(shardId, batch);
-          batch = [];
-          deadline = undefined;
-        } else if (closed) return; // a closed shard read to its end: its children take over
-        else if (!got) await pause(deadline === undefined ? POLL_INTERVAL_MS : Math.max(0, Math.min(POLL_INTERVAL_MS, deadline - Date.now())), abort.signal);
+        dispatch(closed);
+        // A closed shard read to its end and handled: its children take over.
+        if (closed && !buffered() && lanes.every((lane) => !lane.running)) return;
+        if (!got || room <= 0 || closed) {
+          const windows = lanes.filter((lane) => !lane.running && lane.waiting.length).map((lane) => lane.waiting[0].at + options.maxBatchingWindowMs - Date.now());
+          await idle(Math.max(0, Math.min(!closed && room > 0 ? POLL_INTERVAL_MS : Infinity, ...windows)));
+        }
         backoff = 100;
       } catch (error) {
-        if (abort.signal.aborted) return;
+        if (abort.signal.aborted) break;
         report(error, 'reading the shard failed');
         await pause(backoff, abort.signal);
         backoff = Math.min(backoff * 2, 2000);
-        // An expired or trimmed iterator: carry on after the last record read (the batch in hand is kept).
+        // An expired or trimmed iterator: carry on after the last record read (the records in hand are kept).
         iterator = await iteratorOf(shardId, lastRead ? 'AFTER_SEQUENCE_NUMBER' : start, lastRead).catch(() => iterator);
       }
     }
+    await Promise.all(lanes.map((lane) => lane.running));
   };
 
   // Shards are read once their parent has been read to its end, so an item's records stay in order.

@@ -188,6 +188,53 @@ describe('the DynamoDB stream poller (Lambda’s stream event source mapping, on
     expect(calls).toBe(2);
   });
 
+  it('runs parallelizationFactor batches of one shard at once, each partition key in one of them, in order', async () => {
+    const table = await streamTable();
+    const keys = Array.from({ length: 8 }, (_, k) => `P${k}`);
+    let inFlight = 0;
+    let most = 0;
+    const handled: Array<{ pk: string; sk: string }> = [];
+    const handler: StreamHandler = async (event) => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      try {
+        // The first batch waits for another to start beside it: one batch at a time never gets there.
+        if (handled.length === 0) await until(() => most >= 2, 'a second batch running beside the first', 5000);
+        handled.push(...event.Records.map((r) => ({ pk: r.dynamodb!.Keys!.pk.S!, sk: skOf(r) })));
+      } finally {
+        inFlight -= 1;
+      }
+    };
+    await poll(table, handler, { batchSize: 2, maxBatchingWindowMs: 0, parallelizationFactor: 4, retryAttempts: 0 });
+
+    for (const name of names('item', 4)) await Promise.all(keys.map((pk) => put(table, [name], pk)));
+
+    await until(() => handled.length >= keys.length * 4, 'every record handled');
+    expect(most).toBeGreaterThanOrEqual(2);
+    expect(handled).toHaveLength(keys.length * 4);
+    for (const pk of keys) expect(handled.filter((h) => h.pk === pk).map((h) => h.sk)).toEqual(names('item', 4));
+  });
+
+  it('keeps a partition key’s records in order behind its failing batch, while other keys go on', async () => {
+    const table = await streamTable();
+    const { batches, succeeded, handler } = recorder((records) => {
+      const blocked = records.some((r) => r.dynamodb!.Keys!.pk.S === 'BAD' && skOf(r) === 'bad000');
+      // The first record of BAD fails until every other key's records are handled.
+      if (blocked && batches.flat().filter((r) => r.dynamodb!.Keys!.pk.S !== 'BAD').length < 12) throw new Error('not yet');
+      return undefined;
+    });
+    await poll(table, handler, { batchSize: 3, maxBatchingWindowMs: 0, parallelizationFactor: 10, retryAttempts: 1000 });
+
+    await put(table, names('bad', 4), 'BAD');
+    await Promise.all(['G1', 'G2', 'G3', 'G4'].map((pk) => put(table, names(pk, 3), pk)));
+
+    await until(() => succeeded.filter((sk) => sk.startsWith('bad')).length >= 4, 'the failing key handled at last');
+    expect(succeeded.filter((sk) => sk.startsWith('bad'))).toEqual(names('bad', 4));
+    expect(succeeded.filter((sk) => !sk.startsWith('bad')).sort()).toEqual(['G1', 'G2', 'G3', 'G4'].flatMap((pk) => names(pk, 3)).sort());
+    // every other key was handled while BAD's first record was still failing
+    expect(succeeded.slice(0, 12).every((sk) => !sk.startsWith('bad'))).toBe(true);
+  });
+
   it('starts at LATEST: records written before it started are not delivered, those written after are', async () => {
     const table = await streamTable();
     await put(table, ['before']);
