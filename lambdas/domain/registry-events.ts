@@ -68,12 +68,12 @@ export const eventOfChange = async (db: Db, change: RegistryChange): Promise<Eve
 };
 
 /** Runs `task` on every item, `concurrency` at once, settling each. */
-const settleAll = async <T, R>(items: T[], concurrency: number, task: (item: T) => Promise<R>) => {
+const settleAll = async <T, R>(items: T[], concurrency: number, task: (item: T, index: number) => Promise<R>) => {
   const results: PromiseSettledResult<R>[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < items.length; i = next++) {
-      results[i] = await task(items[i]).then(
+      results[i] = await task(items[i], i).then(
         (value) => ({ status: 'fulfilled', value }) as const,
         (reason: unknown) => ({ status: 'rejected', reason }) as const,
       );
@@ -85,7 +85,10 @@ const settleAll = async <T, R>(items: T[], concurrency: number, task: (item: T) 
 
 /**
  * Turns a batch of registry stream records into their events and sends them to the forward queue,
- * in record order, groups of records sent in parallel. Other items' records are skipped.
+ * in record order, groups of records sent in parallel. Other items' records are skipped. With
+ * `deliver`, each group's just-scheduled jobs and FOTA are published as soon as that group and every
+ * group before it are sent, while later groups are still being sent (never a record the stream
+ * will retry, so each reaches its device once).
  * @returns the sequence number of the first record that failed (its event could not be built or
  * sent), from which the stream retries (ReportBatchItemFailures); undefined when all succeeded.
  * Records after it whose events were sent are sent again then (at least once; same `ts`).
@@ -93,7 +96,8 @@ const settleAll = async <T, R>(items: T[], concurrency: number, task: (item: T) 
 export const forwardRegistryChanges = async (deps: RegistryEventsDeps, records: DynamoDBRecord[]): Promise<string | undefined> => {
   const built = await settleAll(records, deps.concurrency, async (record) => {
     const change = registryChangeOf(record);
-    return change && eventOfChange(deps.db, change);
+    const event = change && (await eventOfChange(deps.db, change));
+    return event && { event, live: change.after?.deliver_live === true };
   });
   let failedAt = built.findIndex((result) => result.status === 'rejected');
   if (failedAt < 0) failedAt = records.length;
@@ -102,20 +106,40 @@ export const forwardRegistryChanges = async (deps: RegistryEventsDeps, records: 
   // Only the records before the first failure are sent: from it on, the whole rest is retried.
   const ready = built
     .slice(0, failedAt)
-    .flatMap((result, index) => (result.status === 'fulfilled' && result.value ? [{ index, event: result.value }] : []));
+    .flatMap((result, index) => (result.status === 'fulfilled' && result.value ? [{ index, ...result.value }] : []));
   const groups = Array.from({ length: Math.ceil(ready.length / SEND_GROUP) }, (_, g) => ready.slice(g * SEND_GROUP, (g + 1) * SEND_GROUP));
-  const sent = await settleAll(groups, deps.concurrency, (group) => deps.forward(group.map((r) => r.event)));
+  const groupSent = groups.map(() => {
+    let resolve!: (sent: boolean) => void;
+    return { promise: new Promise<boolean>((r) => (resolve = r)), resolve };
+  });
+  // Live delivery, group by group: a group waits for its own send and for the groups before it.
+  let delivered: Promise<boolean> = Promise.resolve(true);
+  if (deps.deliver) {
+    const deliver = deps.deliver;
+    groups.forEach((group, g) => {
+      delivered = delivered.then(async (before) => {
+        if (!before || !(await groupSent[g].promise)) return false;
+        await deliver(group.map(({ event, live }) => ({ event, live }))).catch((error: unknown) => {
+          logger.warn('live delivery failed; devices get their jobs with their next #status', { error: error as Error });
+        });
+        return true;
+      });
+    });
+  }
+  const sent = await settleAll(groups, deps.concurrency, (group, g) =>
+    deps.forward(group.map((r) => r.event)).then(
+      () => groupSent[g].resolve(true),
+      (error: unknown) => {
+        groupSent[g].resolve(false);
+        throw error;
+      },
+    ),
+  );
+  await delivered;
   const firstUnsent = sent.findIndex((result) => result.status === 'rejected');
   if (firstUnsent >= 0) {
     logger.error('events could not be sent to the forward queue; the stream retries', { error: (sent[firstUnsent] as PromiseRejectedResult).reason as Error });
     failedAt = Math.min(failedAt, groups[firstUnsent][0].index);
-  }
-  if (deps.deliver) {
-    // Only the records that will not be retried: each scheduled job reaches its device once.
-    const delivered = ready.filter((r) => r.index < failedAt).map((r) => ({ event: r.event, live: registryChangeOf(records[r.index])?.after?.deliver_live === true }));
-    await deps.deliver(delivered).catch((error: unknown) => {
-      logger.warn('live delivery failed; devices get their jobs with their next #status', { error: error as Error });
-    });
   }
   return failedAt < records.length ? records[failedAt].dynamodb?.SequenceNumber : undefined;
 };

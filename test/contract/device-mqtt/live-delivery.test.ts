@@ -36,6 +36,28 @@ const devicesOf = async (count: number) => {
   return { ...account, ids: devices.map((d) => d.id) };
 };
 
+/** A stream record of job `go` just scheduled on a device (the shape DynamoDB Local's stream gives). */
+const jobRecord = (place: { workspace_id: string; fleet_id: string }, deviceId: string, seq: string): DynamoDBRecord => ({
+  eventID: seq,
+  eventName: 'INSERT',
+  dynamodb: {
+    SequenceNumber: seq,
+    Keys: { pk: { S: `DEV#${deviceId}` }, sk: { S: 'JOB#go' } },
+    NewImage: {
+      pk: { S: `DEV#${deviceId}` },
+      sk: { S: 'JOB#go' },
+      name: { S: 'go' },
+      device_id: { S: deviceId },
+      status: { S: 'pending' },
+      scheduled_at: { S: '2026-11-22T11:00:00.000Z' },
+      value: { S: '{}' },
+      workspace_id: { S: place.workspace_id },
+      fleet_id: { S: place.fleet_id },
+      event_ts: { S: '2026-11-22T11:00:00.000000Z' },
+    },
+  },
+});
+
 describe('deliverScheduled', () => {
   it('publishes c2d jobs and FOTA whose devices were connected when scheduled, and nothing else', async () => {
     const place = (device_id: string) => ({ workspace_id: 'wks-1', fleet_id: 'flt-1', device_id });
@@ -113,26 +135,7 @@ describe('the registry stream’s consumer with live delivery', () => {
   it('delivers only the records before the one the stream retries from', async () => {
     const { workspace_id, default_fleet_id, ids } = await devicesOf(3);
     for (const id of ids) await setDeviceConnection(db, workspace_id, id, true, '2026-11-22T10:00:00.000Z', 1);
-    const record = (deviceId: string, seq: string): DynamoDBRecord => ({
-      eventID: seq,
-      eventName: 'INSERT',
-      dynamodb: {
-        SequenceNumber: seq,
-        Keys: { pk: { S: `DEV#${deviceId}` }, sk: { S: 'JOB#go' } },
-        NewImage: {
-          pk: { S: `DEV#${deviceId}` },
-          sk: { S: 'JOB#go' },
-          name: { S: 'go' },
-          device_id: { S: deviceId },
-          status: { S: 'pending' },
-          scheduled_at: { S: '2026-11-22T11:00:00.000Z' },
-          value: { S: '{}' },
-          workspace_id: { S: workspace_id },
-          fleet_id: { S: default_fleet_id },
-          event_ts: { S: '2026-11-22T11:00:00.000000Z' },
-        },
-      },
-    });
+    const record = (deviceId: string, seq: string) => jobRecord({ workspace_id, fleet_id: default_fleet_id }, deviceId, seq);
     const delivered: string[][] = [];
     let sends = 0;
 
@@ -151,5 +154,52 @@ describe('the registry stream’s consumer with live delivery', () => {
 
     expect(failed).toBe('101');
     expect(delivered).toEqual([Array(SEND_GROUP).fill(ids[0])]);
+  });
+
+  it('publishes no group after one that was refused, though it was sent at the same time', async () => {
+    const { workspace_id, default_fleet_id, ids } = await devicesOf(3);
+    const place = { workspace_id, fleet_id: default_fleet_id };
+    const delivered: string[][] = [];
+    let sends = 0;
+
+    const failed = await forwardRegistryChanges(
+      {
+        db,
+        forward: async (events) => {
+          sends += 1;
+          if (events[0].device_id === ids[1]) throw new Error('queue refused');
+        },
+        concurrency: 3,
+        deliver: async (changes) => void delivered.push(changes.map((c) => c.event.device_id)),
+      },
+      ids.flatMap((id, g) => Array.from({ length: SEND_GROUP }, (_, i) => jobRecord(place, id, String(g * SEND_GROUP + i + 1)))),
+    );
+
+    expect(sends).toBe(3);
+    expect(failed).toBe(String(SEND_GROUP + 1));
+    expect(delivered).toEqual([Array(SEND_GROUP).fill(ids[0])]);
+  });
+
+  it('publishes a group of records once it and the groups before it are sent, while later groups are still being sent', async () => {
+    const { workspace_id, default_fleet_id, ids } = await devicesOf(2);
+    const place = { workspace_id, fleet_id: default_fleet_id };
+    const delivered: string[][] = [];
+    let sends = 0;
+
+    const failed = await forwardRegistryChanges(
+      {
+        db,
+        // The second group's send ends only once the first group is published: publishing after every send never gets there.
+        forward: async () => {
+          if (sends++ === 1) await until(() => delivered.length >= 1, 'the first group published', 5000);
+        },
+        concurrency: 2,
+        deliver: async (changes) => void delivered.push(changes.map((c) => c.event.device_id)),
+      },
+      [...Array.from({ length: SEND_GROUP }, (_, i) => jobRecord(place, ids[0], String(i + 1))), jobRecord(place, ids[1], String(SEND_GROUP + 1))],
+    );
+
+    expect(failed).toBeUndefined();
+    expect(delivered).toEqual([Array(SEND_GROUP).fill(ids[0]), [ids[1]]]);
   });
 });
