@@ -18,6 +18,11 @@ export interface StreamDefinition {
   /** Longest wait, from the first record, to fill a batch (Lambda: 0…300 s). */
   maxBatchingWindowSeconds: number;
   /**
+   * Batches of one shard handled at once (Lambda: 1…10). Records of one partition key stay in one
+   * of them, in order: for the registry, the changes of one device's items.
+   */
+  parallelizationFactor: number;
+  /**
    * Retries of a failing batch before its description goes to the on-failure destination and the
    * shard moves on. Halving a batch (bisect) does not count (Lambda's own rule).
    */
@@ -42,8 +47,9 @@ export interface StreamDefinition {
 export const REGISTRY_STREAM: StreamDefinition = {
   table: 'registry',
   consumer: 'registry-stream',
-  batchSize: 100,
-  maxBatchingWindowSeconds: 1,
+  batchSize: 1000,
+  maxBatchingWindowSeconds: 0,
+  parallelizationFactor: 4,
   retryAttempts: 20,
   bisectBatchOnError: true,
   consumerTimeoutSeconds: 30,

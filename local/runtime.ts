@@ -37,7 +37,7 @@ export interface LocalRuntimeOptions {
   /** Batches each queue consumer runs at once (Lambda scales; here it is fixed). */
   consumerConcurrency?: number;
   /** Changes to the registry stream's consumer settings of lambdas/streams.ts, e.g. fewer retries in tests. */
-  registryStream?: Partial<Pick<StreamDefinition, 'batchSize' | 'maxBatchingWindowSeconds' | 'retryAttempts'>>;
+  registryStream?: Partial<Pick<StreamDefinition, 'batchSize' | 'maxBatchingWindowSeconds' | 'parallelizationFactor' | 'retryAttempts'>>;
   /** A failed invocation (or read) of the registry stream's consumer; logged to stderr when absent. */
   onStreamError?: (error: unknown, what: string) => void;
   /** Ports of the embedded MQTT broker, plain and TLS; free ones when 0 or absent. */
@@ -247,6 +247,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       tableName: REGISTRY_TABLE,
       batchSize: stream.batchSize,
       maxBatchingWindowMs: stream.maxBatchingWindowSeconds * 1000,
+      parallelizationFactor: stream.parallelizationFactor,
       retryAttempts: stream.retryAttempts,
       bisectBatchOnError: stream.bisectBatchOnError,
       timeoutMs: stream.consumerTimeoutSeconds * 1000,

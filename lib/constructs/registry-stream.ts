@@ -61,6 +61,7 @@ export class RegistryStream extends Construct {
         startingPosition: StartingPosition.TRIM_HORIZON,
         batchSize: definition.batchSize,
         maxBatchingWindow: Duration.seconds(definition.maxBatchingWindowSeconds),
+        parallelizationFactor: definition.parallelizationFactor,
         bisectBatchOnError: definition.bisectBatchOnError,
         retryAttempts: definition.retryAttempts,
         reportBatchItemFailures: true,

@@ -788,7 +788,6 @@ const EVENT_SOURCES: Record<string, (start: EventSourceStart) => Promise<() => P
     const stream = streams.get(streamArn);
     if (!stream) throw new Error(`Event source mapping ${id}: ${streamArn} is not the stream of a table here (is StreamSpecification set?).`);
     refuseUnsupported(id, mapping, {
-      ParallelizationFactor: (v) => v === 1,
       TumblingWindowInSeconds: (v) => v === 0,
       MaximumRecordAgeInSeconds: (v) => v === -1,
       StartingPositionTimestamp: () => false,
@@ -807,6 +806,7 @@ const EVENT_SOURCES: Record<string, (start: EventSourceStart) => Promise<() => P
       streamArn: stream.engineArn,
       batchSize: mapping.BatchSize ?? 100,
       maxBatchingWindowMs: (mapping.MaximumBatchingWindowInSeconds ?? 0) * 1000,
+      parallelizationFactor: mapping.ParallelizationFactor ?? 1,
       // -1 (the default): retried until the record expires from the stream.
       retryAttempts: mapping.MaximumRetryAttempts === undefined || mapping.MaximumRetryAttempts === -1 ? Infinity : mapping.MaximumRetryAttempts,
       bisectBatchOnError: mapping.BisectBatchOnFunctionError === true,
