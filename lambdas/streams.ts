@@ -43,6 +43,15 @@ export interface StreamDefinition {
  * 20 retries ride out a forward queue that refuses sends for a while (each invocation itself
  * retries a send five times with backoff); a record that still fails is described in the
  * stream's DLQ, never dropped silently.
+ *
+ * A fleet-wide job writes its items in a burst and its connected devices wait for the consumer's
+ * publishes, so the batches are read for latency: no batching window (an invocation as soon as a
+ * poll, four a second per shard, finds records: a window only made the last devices wait),
+ * batches of up to 1,000 (fewer invocations and forward sends in a burst; 1,000 publishes at 32 at
+ * once fit the 30 s timeout many times over), and 4 batches of a shard at once (a device's items
+ * share a partition key, so its changes stay in order). Lambda's limits: batch 1…10,000, window
+ * 0…300 s, factor 1…10.
+ * https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-params.html
  */
 export const REGISTRY_STREAM: StreamDefinition = {
   table: 'registry',
