@@ -146,6 +146,15 @@ try {
     log(`ingest: HTTPS ${https.toFixed(0)} points/s, MQTT ${overMqtt.toFixed(0)} points/s, ratio MQTT/HTTPS ${(overMqtt / https).toFixed(2)}`);
   }
 
+  // A job goes live only to devices stored as connected when it is scheduled: their presence
+  // events must have been handled first (the ingest phase used to leave time for that).
+  const { listDevicePlacementPages } = await import('../lambdas/stores/device-store');
+  await until(async () => {
+    let connected = 0;
+    for await (const page of listDevicePlacementPages(db, workspaceId)) connected += page.filter((d) => d.connected).length;
+    return connected >= N;
+  }, `all ${N} devices stored as connected`, 120_000);
+
   // Fan-out, `--rounds` times (one fleet job each; the machine is noisy)
   for (let round = 1; round <= ROUNDS; round += 1) {
     received.clear();
