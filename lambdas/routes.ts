@@ -124,6 +124,8 @@ export const ROUTES: readonly Route[] = [
   route('PATCH', '/workspaces/{workspaceId}/integrations/{integrationId}', 'integrations', 'updateIntegration', 'Change some settings of a webhook integration'),
   route('DELETE', '/workspaces/{workspaceId}/integrations/{integrationId}', 'integrations', 'deleteIntegration', 'Delete a webhook integration'),
   route('POST', '/workspaces/{workspaceId}/integrations/{integrationId}/secret', 'integrations', 'rotateIntegrationSecret', 'Issue a new signing secret (shown once; the old one signs too for 24 h)'),
+  // An addition to the v3 interface (the console's "Send test delivery"): one signed test batch, sent while the caller waits.
+  route('POST', '/workspaces/{workspaceId}/integrations/{integrationId}/test', 'integrations', 'testIntegration', 'Send a signed test batch to a webhook now and answer how it went'),
 
   // The storage API ({storage_url}): streamed, so that a page of 175,000 records needs no 6 MB buffer.
   route('GET', '/timeseries/{workspaceId}/data', 'timeseries', 'queryTimeseries', 'A page of a workspace’s data points, by time range, devices and tags'),

@@ -132,10 +132,14 @@ const main = async () => {
   await call('listApiKeys', 'GET', `/workspaces/${ws}/api-keys`, { check: has('api_keys') });
   await call('revokeApiKey', 'DELETE', `/workspaces/${ws}/api-keys/${secondKey?.id}`, { check: has('api_key') });
 
-  const integration = (await call('createIntegration', 'POST', `/workspaces/${ws}/integrations`, { body: { name: stamp, url: 'https://example.com/fleetstream-smoke', enabled: false }, check: has('secret') })).body?.integration;
+  const integration = (await call('createIntegration', 'POST', `/workspaces/${ws}/integrations`, { body: { name: stamp, url: 'https://fleetstream-smoke.invalid/hook', enabled: false }, check: has('secret') })).body?.integration;
   await call('listIntegrations', 'GET', `/workspaces/${ws}/integrations`, { check: has('integrations') });
   await call('getIntegration', 'GET', `/workspaces/${ws}/integrations/${integration?.id}`, { check: has('integration') });
   await call('updateIntegration', 'PATCH', `/workspaces/${ws}/integrations/${integration?.id}`, { body: { tags: ['smoke'] }, check: has('integration') });
+  // `.invalid` never resolves (RFC 6761): the test delivery reaches no one and must say it failed.
+  await call('testIntegration', 'POST', `/workspaces/${ws}/integrations/${integration?.id}/test`, {
+    check: (b) => (b?.delivery?.ok === false && b.integration?.status?.last_error ? undefined : `a test to an .invalid host did not fail: ${JSON.stringify(b?.delivery)}`),
+  });
   await call('rotateIntegrationSecret', 'POST', `/workspaces/${ws}/integrations/${integration?.id}/secret`, { check: has('secret') });
   await call('deleteIntegration', 'DELETE', `/workspaces/${ws}/integrations/${integration?.id}`);
 

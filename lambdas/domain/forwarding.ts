@@ -30,8 +30,11 @@ export interface WebhookPost {
   headers: Record<string, string>;
 }
 
-/** How a POST went: a 2xx answer, or what went wrong (status, timeout, refused address, …). */
-export type PostOutcome = { ok: true } | { ok: false; error: string };
+/**
+ * How a POST went: a 2xx answer, or what went wrong (status, timeout, refused address, …); `status`
+ * is the receiver's HTTP status when it answered.
+ */
+export type PostOutcome = { ok: true; status?: number } | { ok: false; error: string; status?: number };
 
 export interface ForwardingOptions {
   /** Sends one POST; never throws. */
@@ -93,6 +96,34 @@ export const webhookBody = (batchId: string, messages: ForwardMessage[]) =>
     batch_id: batchId,
     result: messages.map((m, i) => (m.kind === 'data' ? dataEntry(String(i), m) : eventEntry(String(i), m))),
   });
+
+/**
+ * The signed POST of one batch to an integration: the `{batch_id, result}` body and the headers
+ * every webhook POST carries (kind, IDs, signatures). The forwarder and the test delivery both
+ * build their POSTs here, so a test is exactly what the receiver will get.
+ */
+export const webhookPost = (
+  integration: IntegrationRecord,
+  kind: ForwardMessage['kind'],
+  batchId: string,
+  messages: ForwardMessage[],
+  extraHeaders: Record<string, string> = {},
+): WebhookPost => {
+  const body = webhookBody(batchId, messages);
+  return {
+    url: integration.url,
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': 'Fleetstream-Webhooks/1',
+      'x-fleetstream-batch-id': batchId,
+      'x-fleetstream-integration-id': integration.id,
+      'x-fleetstream-kind': kind === 'data' ? 'data' : 'events',
+      ...extraHeaders,
+      ...signatureHeaders(integration, body),
+    },
+  };
+};
 
 /** One queued message, read: its entries (one for a single message, many for a pack). */
 interface Parsed {
@@ -233,20 +264,7 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
   const outcomes = await runAll(
     posts.map((post) => async (): Promise<PostOutcome | undefined> => {
       if (options.startPostsBefore !== undefined && Date.now() >= options.startPostsBefore) return undefined;
-      const batchId = randomUUID();
-      const body = webhookBody(batchId, post.entries.map((e) => e.message));
-      return options.post({
-        url: post.integration.url,
-        body,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'Fleetstream-Webhooks/1',
-          'x-fleetstream-batch-id': batchId,
-          'x-fleetstream-integration-id': post.integration.id,
-          'x-fleetstream-kind': post.kind === 'data' ? 'data' : 'events',
-          ...signatureHeaders(post.integration, body),
-        },
-      });
+      return options.post(webhookPost(post.integration, post.kind, randomUUID(), post.entries.map((e) => e.message)));
     }),
     options.concurrency,
   );

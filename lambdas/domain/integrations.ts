@@ -92,7 +92,8 @@ const checkSettings = (settings: Pick<Integration, 'url' | 'data' | 'events'>, p
 /** A new signing secret: 256 random bits, base64url, with a recognisable prefix. */
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
 
-const toIntegration = (record: IntegrationRecord): Integration => ({
+/** An integration as the API shows it: its settings and status, never its secrets. */
+export const toIntegration = (record: IntegrationRecord): Integration => ({
   id: record.id,
   workspace_id: record.workspace_id,
   name: record.name,
@@ -112,7 +113,11 @@ const toIntegration = (record: IntegrationRecord): Integration => ({
   },
 });
 
-const requireIntegration = async (db: Db, caller: Caller, workspaceId: string, integrationId: string) => {
+/**
+ * The stored integration (secrets included, for signing) when the workspace is the caller's.
+ * @throws NotFoundError when the workspace or the integration is not the caller's.
+ */
+export const requireIntegration = async (db: Db, caller: Caller, workspaceId: string, integrationId: string) => {
   await requireWorkspace(db, caller, workspaceId);
   const record = await getIntegrationOfWorkspace(db, workspaceId, integrationId);
   if (!record) throw new NotFoundError(`Integration ${integrationId} not found.`);

@@ -50,7 +50,7 @@ export const webhookPoster =
       request.on('response', (response) => {
         const status = response.statusCode ?? 0;
         response.resume(); // the answer's body is not read, but must be drained to reuse the connection
-        response.on('end', () => resolve(status >= 200 && status < 300 ? { ok: true } : { ok: false, error: `HTTP ${status}` }));
+        response.on('end', () => resolve(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, error: `HTTP ${status}`, status }));
         response.on('error', (error) => resolve({ ok: false, error: error.message.slice(0, ERROR_MAX) }));
       });
       request.on('error', (error: NodeJS.ErrnoException) => {

@@ -6,11 +6,17 @@ import {
   rotateIntegrationSecret,
   updateIntegration,
 } from '../domain/integrations';
+import { sendTestDelivery } from '../domain/test-delivery';
+// The forwarder's own POST: a test goes out exactly as a delivery does (address rules, timeout).
+import { webhookPoster } from '../forwarder/webhook-client';
 import { INTEGRATION_OPERATIONS } from '../schemas/operations/integrations';
 import { registryDb } from '../shared/clients';
+import { WEBHOOK_ALLOW_PRIVATE_TARGETS, WEBHOOK_TIMEOUT_MS } from '../shared/env';
 import { callerOf, ok } from '../shared/http';
 import { streamList } from '../shared/json-stream';
 import { httpHandler } from '../shared/middleware';
+
+const post = webhookPoster({ timeoutMs: WEBHOOK_TIMEOUT_MS, allowPrivate: WEBHOOK_ALLOW_PRIVATE_TARGETS });
 
 export const handler = httpHandler('integrations', INTEGRATION_OPERATIONS, {
   listIntegrations: async ({ path, query }, event) =>
@@ -24,4 +30,5 @@ export const handler = httpHandler('integrations', INTEGRATION_OPERATIONS, {
     ok(200, { integration: await deleteIntegration(registryDb(), callerOf(event), path.workspaceId, path.integrationId) }),
   rotateIntegrationSecret: async ({ path }, event) =>
     ok(200, await rotateIntegrationSecret(registryDb(), callerOf(event), path.workspaceId, path.integrationId)),
+  testIntegration: async ({ path }, event) => ok(200, await sendTestDelivery(registryDb(), callerOf(event), path.workspaceId, path.integrationId, post)),
 });

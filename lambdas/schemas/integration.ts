@@ -91,3 +91,27 @@ export const IntegrationWithSecretResponseSchema = z
     secret: z.string().meta({ description: 'The signing secret, shown only in this answer' }),
   })
   .meta({ id: 'IntegrationWithSecret' });
+
+/** What a test delivery did: the receiver's answer, or what went wrong, and how long it took. */
+export const TestDeliverySchema = z
+  .object({
+    ok: z.boolean().meta({ description: 'The receiver answered with 2xx' }),
+    status: z.int().nullable().meta({ description: 'The HTTP status the receiver answered with; null when no answer came' }),
+    error: z
+      .string()
+      .nullable()
+      .meta({ description: 'What went wrong, as the status’s last_error records it (HTTP status, refused connection, unknown host, timeout, …); null on success' }),
+    duration_ms: z.int().nonnegative().meta({ description: 'From the start of the POST to its answer or failure' }),
+    batch_id: z.string().meta({ description: 'The test batch’s batch_id (starts with "test-")' }),
+    kind: z.enum(['data', 'events']).meta({ description: 'What the test batch holds: a data point when the integration sends data, else an event' }),
+  })
+  .meta({ id: 'TestDelivery' });
+export type TestDelivery = z.infer<typeof TestDeliverySchema>;
+
+export const TestDeliveryResponseSchema = z
+  .object({
+    delivery: TestDeliverySchema,
+    // with its status after the test
+    integration: IntegrationSchema,
+  })
+  .meta({ id: 'TestDeliveryResult' });

@@ -4,6 +4,7 @@ import {
   IntegrationPathSchema,
   IntegrationResponseSchema,
   IntegrationWithSecretResponseSchema,
+  TestDeliveryResponseSchema,
   UpdateIntegrationBodySchema,
 } from '../integration';
 import { PageQuerySchema } from '../list';
@@ -23,4 +24,6 @@ export const INTEGRATION_OPERATIONS = {
   updateIntegration: { path: IntegrationPathSchema, body: UpdateIntegrationBodySchema, response: IntegrationResponseSchema },
   deleteIntegration: { path: IntegrationPathSchema, response: IntegrationResponseSchema },
   rotateIntegrationSecret: { path: IntegrationPathSchema, response: IntegrationWithSecretResponseSchema },
+  // 200 whatever the receiver did: the test ran, and `delivery` says how it went.
+  testIntegration: { path: IntegrationPathSchema, response: TestDeliveryResponseSchema },
 } satisfies Operations;
