@@ -37,7 +37,9 @@ let oracle: ReturnType<typeof createOracle>;
 let closeRegistry: () => void;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '0' });
+  // Fuzzed webhooks point at the fixture's receiver or at `.invalid` hosts (helpers/fuzz/requests.ts); the
+  // short timeout bounds a test delivery (POST …/test, answered synchronously) should a resolver not answer.
+  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '0', WEBHOOK_TIMEOUT_MS: '2000' });
   const served = await fetch(`${stack.base_url}/openapi.json`);
   doc = (await served.json()) as OpenApiDocument;
   v = validators(doc);

@@ -98,6 +98,17 @@ export const familiesOf = (op: Operation): string[] => {
   ];
 };
 
+/**
+ * Any https URL, but on a host under `.invalid`, which never resolves (RFC 6761): the webhooks the
+ * fuzzer configures are tested (POST …/test) and forwarded to, and must never send a request to a
+ * real host, nor wait on one.
+ */
+const unreachableUrl = fc.webUrl({ validSchemes: ['https'] }).map((raw) => {
+  const url = new URL(raw);
+  url.hostname = `${url.hostname.split('.')[0] || 'hook'}.invalid`;
+  return url.href;
+});
+
 /** Builds the request families of one operation. */
 export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fixture, v: Validators) => {
   const pathParams = op.parameters.filter((p) => p.in === 'path');
@@ -117,7 +128,7 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
           { arbitrary: fc.constant(`${prefix}-123456789`), weight: 1 },
         );
       }
-      if (s.format === 'uri') return fc.oneof({ arbitrary: fc.constant(fixture.receiverUrl), weight: 3 }, { arbitrary: fc.webUrl({ validSchemes: ['https'] }), weight: 1 });
+      if (s.format === 'uri') return fc.oneof({ arbitrary: fc.constant(fixture.receiverUrl), weight: 3 }, { arbitrary: unreachableUrl, weight: 1 });
       return undefined;
     },
   });
