@@ -230,6 +230,32 @@ describe('the console in Chromium on npm start', () => {
     await screenshot(page, '08-integrations-delivered');
   });
 
+  it('sends a test delivery from the keyboard and shows it delivered, then a failing one in words', async () => {
+    const button = 'button[aria-label="Send test delivery to receiver"]';
+    const before = receiver.posts.length;
+    await (await page.waitForSelector(button))!.focus();
+    await page.keyboard.press('Enter');
+
+    await waitForText(page, /Delivered: HTTP 200 in \d+ ms\./);
+    const tests = receiver.posts.slice(before).filter((p) => p.headers['x-fleetstream-test'] === 'true');
+    expect(tests).toHaveLength(1);
+    expect(tests[0].body.batch_id).toMatch(/^test-/);
+    expect(tests[0].body.result).toEqual([expect.objectContaining({ tag: 'fleetstream-test', workspace_id: state.workspaceId, payload: expect.objectContaining({ test: true }) })]);
+    expect(verifySignature(state.secret!, tests[0].headers, tests[0].raw)).toBe(true);
+    await screenshot(page, '08-integrations-test-delivered');
+
+    receiver.behave(() => 503);
+    try {
+      await (await page.waitForSelector(button))!.click();
+      await waitForText(page, /Failed: 127\.0\.0\.1:\d+ answered HTTP 503 after \d+ ms — the receiver failed: check its logs\./);
+      // the webhook's status on the page shows the failed test as its last error
+      await until(async () => (await page.$eval('[data-testid="last-error"]', (el) => el.textContent ?? '')).includes('test delivery: HTTP 503'), 'the last error on the page');
+      await screenshot(page, '08-integrations-test-failed');
+    } finally {
+      receiver.behave(() => 200);
+    }
+  });
+
   it('disables and enables the webhook and sets its tag filter', async () => {
     const read = async () => {
       const { integrations } = (await (await api(`/workspaces/${state.workspaceId}/integrations`, state.apiKey!)).json()) as { integrations: { enabled: boolean; tags: string[] }[] };

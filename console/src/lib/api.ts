@@ -52,6 +52,8 @@ export interface Integration {
   previous_secret_expires_at: string | null;
   status: IntegrationStatus;
 }
+/** How a test delivery went (POST …/integrations/{id}/test). */
+export interface TestDelivery { ok: boolean; status: number | null; error: string | null; duration_ms: number; batch_id: string; kind: 'data' | 'events' }
 export interface TimeseriesRecord { timestamp_device: string; timestamp_in: string; fleet_id: string; device_id: string; tag: string; payload: unknown }
 export interface TimeseriesQuery {
   start?: string;
@@ -196,6 +198,8 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
     deleteIntegration: (workspaceId: string, id: string) => request<unknown>('DELETE', `${ws(workspaceId)}/integrations/${enc(id)}`),
     rotateIntegrationSecret: (workspaceId: string, id: string) =>
       request<{ integration: Integration; secret: string }>('POST', `${ws(workspaceId)}/integrations/${enc(id)}/secret`),
+    testIntegration: (workspaceId: string, id: string) =>
+      request<{ delivery: TestDelivery; integration: Integration }>('POST', `${ws(workspaceId)}/integrations/${enc(id)}/test`),
     /** A page of data points; `onProgress` hears the bytes received so far (a page of 175,000 points is tens of MB). */
     queryTimeseries: async (workspaceId: string, query: TimeseriesQuery, onProgress?: (bytes: number) => void): Promise<TimeseriesRecord[]> => {
       const response = await fetchImpl(`${base}/timeseries/${enc(workspaceId)}/data${queryString({ ...query })}`, {

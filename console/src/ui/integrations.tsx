@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
 import type { Integration } from '../lib/api';
 import { parseList } from '../lib/json-input';
+import { describeTestDelivery, type DeliveryReport } from '../lib/webhooks';
 import type { PageProps } from './app';
 import { Busy, ErrorBox, Field, SecretOnce, Submit, useAction, useLoad, when } from './components';
 
-/** Webhooks: create, enable or disable, tag filter, delivery status and last error, rotate the secret. */
+/** Webhooks: create, enable or disable, tag filter, delivery status and last error, send a test delivery, rotate the secret. */
 export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
   const list = useLoad(() => api.listIntegrations(workspaceId), [workspaceId]);
   const [secret, setSecret] = useState<{ label: string; value: string } | undefined>(undefined);
@@ -16,8 +17,9 @@ export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
       <section aria-labelledby="int-h">
         <h2 id="int-h">Webhooks</h2>
         <p>
-          Each webhook gets signed batches of data points and/or events (at least once). A test delivery is not offered by the API: publish a data point from
-          a device to see one arrive.
+          Each webhook gets signed batches of data points and/or events (at least once). “Send test delivery” posts one signed batch marked as a test
+          (header <code>x-fleetstream-test</code>, batch ID starting with <code>test-</code>) right away, even to a disabled webhook, and shows how it
+          went; the result also appears as the webhook’s last delivery or last error.
         </p>
         {secret && <SecretOnce label={secret.label} secret={secret.value} onDismiss={() => setSecret(undefined)} />}
         <ErrorBox error={list.error ?? act.error} />
@@ -48,6 +50,7 @@ export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
                 </>
               )}
             </dl>
+            <SendTest api={api} workspaceId={workspaceId} integration={i} onTested={replace} />
             <TagFilter
               integration={i}
               onSave={async (tags) => {
@@ -103,6 +106,45 @@ export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
         }}
       />
     </>
+  );
+};
+
+/**
+ * "Send test delivery": one signed test batch now, with progress while the receiver is waited for
+ * (up to the webhook timeout), then the outcome in words and the webhook's updated status.
+ */
+const SendTest = ({
+  api,
+  workspaceId,
+  integration,
+  onTested,
+}: Pick<PageProps, 'api' | 'workspaceId'> & { integration: Integration; onTested: (updated: Integration) => void }) => {
+  const { busy, error, run } = useAction();
+  const [report, setReport] = useState<DeliveryReport | undefined>(undefined);
+  return (
+    <div class="toolbar">
+      <button
+        type="button"
+        disabled={busy}
+        aria-busy={busy}
+        aria-label={`Send test delivery to ${integration.name}`}
+        onClick={async () => {
+          setReport(undefined);
+          const answer = await run(() => api.testIntegration(workspaceId, integration.id));
+          if (!answer) return;
+          setReport(describeTestDelivery(answer.delivery, integration.url));
+          onTested(answer.integration);
+        }}
+      >
+        Send test delivery
+      </button>
+      {busy && <Busy label={`Sending a test delivery to ${integration.name}…`} />}
+      {/* always present, so that screen readers announce the outcome when it is written */}
+      <p role="status" data-testid="test-result" class={report ? (report.ok ? 'ok' : 'invalid') : undefined}>
+        {report?.text}
+      </p>
+      <ErrorBox error={error} />
+    </div>
   );
 };
 
