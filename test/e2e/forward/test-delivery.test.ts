@@ -89,6 +89,19 @@ describe('sending a test delivery', () => {
     expect(await statusOf(integration.id)).toEqual(body.integration.status);
   });
 
+  it('signs with the new and the previous secret after a rotation, as deliveries are', async () => {
+    const hook = await receiver();
+    const { integration, secret: previous } = await createHook({ url: hook.url });
+    const { secret: current } = (await api.post(`/workspaces/${workspaceId}/integrations/${integration.id}/secret`)).body;
+
+    await testHook(integration.id);
+
+    const [post] = hook.posts;
+    expect(String(post.headers['x-fleetstream-signature']).split(',')).toHaveLength(2);
+    expect(verifySignature(current, post.headers, post.raw)).toBe(true);
+    expect(verifySignature(previous, post.headers, post.raw)).toBe(true);
+  });
+
   it('sends an event to an integration that sends only events, and tests a disabled one too', async () => {
     const hook = await receiver();
     const { integration, secret } = await createHook({ url: hook.url, data: false, enabled: false });
