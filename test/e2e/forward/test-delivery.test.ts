@@ -9,7 +9,8 @@ import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { startRuntime } from '../../helpers/runtime';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../../helpers/webhook-receiver';
 
-const TIMEOUT_MS = 1000;
+// Short enough for the hanging receiver's case, long enough that a loaded machine's receivers answer in time.
+const TIMEOUT_MS = 3000;
 
 let runtime: LocalRuntime;
 let api: ApiClient;
