@@ -3,9 +3,13 @@
  * addition to the v3 interface for the console): one signed test batch to a real receiver, sent
  * while the caller waits, answered with what happened, and shown in the integration's status.
  */
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { LocalRuntime } from '../../../local/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
+import { codeFor, cognitoClient } from '../../helpers/cognito';
 import { startRuntime } from '../../helpers/runtime';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../../helpers/webhook-receiver';
 
@@ -18,7 +22,8 @@ let workspaceId: string;
 const receivers: WebhookReceiver[] = [];
 
 beforeAll(async () => {
-  runtime = await startRuntime({ webhookTimeoutMs: TIMEOUT_MS });
+  // A console folder, so that the runtime runs its user pool: sessions call the route too.
+  runtime = await startRuntime({ webhookTimeoutMs: TIMEOUT_MS, consoleDistDir: mkdtempSync(join(tmpdir(), 'console-dist-')) });
   api = apiClient(runtime.base_url, runtime.api_key);
   workspaceId = (await api.post('/workspaces', { name: 'test-delivery' })).body.workspace.id;
 }, 120_000);
@@ -46,6 +51,18 @@ const createHook = async (settings: Record<string, unknown>, client = api, works
   const { status, body } = await client.post(`/workspaces/${workspace}/integrations`, settings);
   expect(status).toBe(200);
   return body as { integration: { id: string }; secret: string };
+};
+
+/** A new console user, signed up, confirmed and signed in; an API client that sends their session (Bearer access token). */
+const sessionOf = async (email: string): Promise<ApiClient> => {
+  const password = 'Correct-horse-42';
+  const cognito = cognitoClient(runtime.cognito_endpoint!, runtime.user_pool_client_id!);
+  expect((await cognito.signUp(email, password)).status).toBe(200);
+  expect((await cognito.confirmSignUp(email, await codeFor(runtime.console_url!, email))).status).toBe(200);
+  const { AccessToken } = (await cognito.signIn(email, password)).body.AuthenticationResult;
+  const anonymous = apiClient(runtime.base_url);
+  const call: ApiClient['call'] = (method, path, body, headers = {}) => anonymous.call(method, path, body, { authorization: `Bearer ${AccessToken}`, ...headers });
+  return { call, get: (p) => call('GET', p), post: (p, b) => call('POST', p, b), put: (p, b) => call('PUT', p, b), delete: (p) => call('DELETE', p) };
 };
 
 const testHook = (integrationId: string, client = api, workspace = workspaceId) => client.post(`/workspaces/${workspace}/integrations/${integrationId}/test`);
@@ -186,6 +203,24 @@ describe('sending a test delivery', () => {
     for (const answer of answers) expect(answer).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
     expect(hook.posts).toHaveLength(0);
     expect((await theirApi.get(`/workspaces/${other.workspace_id}/integrations/${theirs.integration.id}`)).body.integration.status.last_error_at).toBeNull();
+  });
+
+  it('works with a console session, under the same account rules', async () => {
+    const hook = await receiver();
+    const ada = await sessionOf('ada@example.com');
+    const bob = await sessionOf('bob@example.com');
+    const adaWorkspace: string = (await ada.get('/workspaces')).body.workspaces[0].id;
+    const { integration, secret } = await createHook({ url: hook.url }, ada, adaWorkspace);
+
+    const byAda = await testHook(integration.id, ada, adaWorkspace);
+    const byBob = await testHook(integration.id, bob, adaWorkspace);
+    const byKey = await testHook(integration.id, api, adaWorkspace);
+
+    expect(byAda).toMatchObject({ status: 200, body: { delivery: { ok: true, status: 200 } } });
+    expect(byBob).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    expect(byKey).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    expect(hook.posts).toHaveLength(1);
+    expect(verifySignature(secret, hook.posts[0].headers, hook.posts[0].raw)).toBe(true);
   });
 
   it('answers 404 for an unknown integration, 400 for what cannot be an ID or a body, and sends nothing', async () => {
