@@ -56,6 +56,9 @@ export const useLoad = <T,>(load: () => Promise<T>, deps: unknown[]) => {
   const [error, setError] = useState<unknown>(undefined);
   const [loading, setLoading] = useState(true);
   const [tick, setTick] = useState(0);
+  // Another workspace's (or device's) data must not stay on screen while this one loads, nor under
+  // its error (a workspace of another account showed the last one's fleets); a reload keeps it.
+  useLayoutEffect(() => setData(undefined), deps);
   useEffect(() => {
     let live = true;
     setLoading(true);
