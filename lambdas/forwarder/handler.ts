@@ -8,7 +8,7 @@ import {
   WEBHOOK_ALLOW_PRIVATE_TARGETS,
   WEBHOOK_TIMEOUT_MS,
 } from '../shared/env';
-import { webhookPoster } from './webhook-client';
+import { webhookPoster } from '../shared/webhook-client';
 
 // POSTs of one batch in flight at once, across all its integrations.
 const POST_CONCURRENCY = 16;

@@ -8,7 +8,7 @@ import {
 } from '../domain/integrations';
 import { sendTestDelivery } from '../domain/test-delivery';
 // The forwarder's own POST: a test goes out exactly as a delivery does (address rules, timeout).
-import { webhookPoster } from '../forwarder/webhook-client';
+import { webhookPoster } from '../shared/webhook-client';
 import { INTEGRATION_OPERATIONS } from '../schemas/operations/integrations';
 import { registryDb } from '../shared/clients';
 import { WEBHOOK_ALLOW_PRIVATE_TARGETS, WEBHOOK_TIMEOUT_MS } from '../shared/env';

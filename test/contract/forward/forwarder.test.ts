@@ -2,7 +2,7 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { dataMessage, eventMessage, packForward } from '../../../lambdas/domain/events';
 import { forwardMessages, MAX_POST_BYTES, ORIGIN_ID_ATTRIBUTE, type QueuedMessage } from '../../../lambdas/domain/forwarding';
 import { createIntegration, getIntegration, rotateIntegrationSecret } from '../../../lambdas/domain/integrations';
-import { webhookPoster } from '../../../lambdas/forwarder/webhook-client';
+import { webhookPoster } from '../../../lambdas/shared/webhook-client';
 import type { ForwardMessage } from '../../../lambdas/schemas/forward';
 import { toQueueBody } from '../../../lambdas/shared/json';
 import type { CreateIntegrationBody } from '../../../lambdas/schemas/integration';
