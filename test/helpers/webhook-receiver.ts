@@ -78,3 +78,19 @@ export const startWebhookReceiver = async (behaviour: Behaviour = () => 200): Pr
       }),
   };
 };
+
+/**
+ * Receivers a test file starts as it goes, all stopped by `stopAll` (its `afterAll`):
+ * `start` takes what {@link startWebhookReceiver} takes.
+ */
+export const webhookReceivers = () => {
+  const started: WebhookReceiver[] = [];
+  return {
+    start: async (...args: Parameters<typeof startWebhookReceiver>) => {
+      const receiver = await startWebhookReceiver(...args);
+      started.push(receiver);
+      return receiver;
+    },
+    stopAll: () => Promise.all(started.map((r) => r.stop())),
+  };
+};

@@ -13,22 +13,18 @@ import { startSqsPoller } from '../../../local/sqs-poller';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';
 import { depthOf, freshQueue, receiveAll, sendRaw, sqsClient, type TestQueue } from '../../helpers/sqs';
-import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../../helpers/webhook-receiver';
+import { verifySignature, webhookReceivers } from '../../helpers/webhook-receiver';
 
 let db: Db;
-const receivers: WebhookReceiver[] = [];
+const receivers = webhookReceivers();
 beforeAll(async () => {
   db = await freshTable();
 });
 afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.stop()));
+  await receivers.stopAll();
 });
 
-const receiver = async (...args: Parameters<typeof startWebhookReceiver>) => {
-  const started = await startWebhookReceiver(...args);
-  receivers.push(started);
-  return started;
-};
+const receiver = receivers.start;
 
 const LOCAL = { allowPrivateTargets: true };
 

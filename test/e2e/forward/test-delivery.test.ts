@@ -11,7 +11,7 @@ import type { LocalRuntime } from '../../../local/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { codeFor, cognitoClient } from '../../helpers/cognito';
 import { startRuntime } from '../../helpers/runtime';
-import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../../helpers/webhook-receiver';
+import { verifySignature, webhookReceivers } from '../../helpers/webhook-receiver';
 
 // Short enough for the hanging receiver's case, long enough that a loaded machine's receivers answer in time.
 const TIMEOUT_MS = 3000;
@@ -19,7 +19,7 @@ const TIMEOUT_MS = 3000;
 let runtime: LocalRuntime;
 let api: ApiClient;
 let workspaceId: string;
-const receivers: WebhookReceiver[] = [];
+const receivers = webhookReceivers();
 
 beforeAll(async () => {
   // A console folder, so that the runtime runs its user pool: sessions call the route too.
@@ -28,15 +28,11 @@ beforeAll(async () => {
   workspaceId = (await api.post('/workspaces', { name: 'test-delivery' })).body.workspace.id;
 }, 120_000);
 afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.stop()));
+  await receivers.stopAll();
   await runtime?.stop();
 });
 
-const receiver = async (...args: Parameters<typeof startWebhookReceiver>) => {
-  const started = await startWebhookReceiver(...args);
-  receivers.push(started);
-  return started;
-};
+const receiver = receivers.start;
 
 /** A port on 127.0.0.1 that nothing listens on: taken, then closed. */
 const deadPort = () =>

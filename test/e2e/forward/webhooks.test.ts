@@ -4,11 +4,11 @@ import { startRuntime } from '../../helpers/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { deviceClient, deviceToken } from '../../helpers/device-token';
 import { depthOf } from '../../helpers/sqs';
-import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../../helpers/webhook-receiver';
+import { verifySignature, webhookReceivers, type WebhookReceiver } from '../../helpers/webhook-receiver';
 
 let runtime: LocalRuntime;
 let api: ApiClient;
-const receivers: WebhookReceiver[] = [];
+const receivers = webhookReceivers();
 
 beforeAll(async () => {
   // Second-long retries and timeouts keep the test short; 20 receives make it all but impossible
@@ -22,15 +22,11 @@ beforeAll(async () => {
   api = apiClient(runtime.base_url, runtime.api_key);
 }, 120_000);
 afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.stop()));
+  await receivers.stopAll();
   await runtime?.stop();
 });
 
-const receiver = async (...args: Parameters<typeof startWebhookReceiver>) => {
-  const started = await startWebhookReceiver(...args);
-  receivers.push(started);
-  return started;
-};
+const receiver = receivers.start;
 
 /** A new workspace of the runtime's account with `n` devices in its default fleet. */
 const workspaceWithDevices = async (n: number) => {
