@@ -112,20 +112,17 @@ export const forwardRegistryChanges = async (deps: RegistryEventsDeps, records: 
     let resolve!: (sent: boolean) => void;
     return { promise: new Promise<boolean>((r) => (resolve = r)), resolve };
   });
-  // Live delivery, group by group: a group waits for its own send and for the groups before it.
-  let delivered: Promise<boolean> = Promise.resolve(true);
-  if (deps.deliver) {
-    const deliver = deps.deliver;
-    groups.forEach((group, g) => {
-      delivered = delivered.then(async (before) => {
-        if (!before || !(await groupSent[g].promise)) return false;
-        await deliver(group.map(({ event, live }) => ({ event, live }))).catch((error: unknown) => {
-          logger.warn('live delivery failed; devices get their jobs with their next #status', { error: error as Error });
-        });
-        return true;
+  // Live delivery, group by group in record order, each once its own send is done; it stops at the
+  // first group that was not sent (that group and every one after it are retried by the stream).
+  const delivered = (async () => {
+    if (!deps.deliver) return;
+    for (const [g, group] of groups.entries()) {
+      if (!(await groupSent[g].promise)) return;
+      await deps.deliver(group.map(({ event, live }) => ({ event, live }))).catch((error: unknown) => {
+        logger.warn('live delivery failed; devices get their jobs with their next #status', { error: error as Error });
       });
-    });
-  }
+    }
+  })();
   const sent = await settleAll(groups, deps.concurrency, (group, g) =>
     deps.forward(group.map((r) => r.event)).then(
       () => groupSent[g].resolve(true),
