@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import type { DeviceCredentials } from '../lib/api';
 import { ApiError } from '../lib/errors';
 import { routeHash } from '../lib/router';
@@ -19,7 +19,9 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
   const [credentials, setCredentials] = useState<DeviceCredentials | undefined>(undefined);
   const save = useAction();
   const ids = useAction();
-  useEffect(() => {
+  // The form follows the device as loaded or saved, in the same commit as the page that shows it: a
+  // (deferred) effect could land after the person has begun typing, and put the old name back.
+  useLayoutEffect(() => {
     if (device.data) {
       setName(device.data.name);
       setFleetId(device.data.fleet_id);
