@@ -23,7 +23,7 @@ import { documentClient } from '../lambdas/shared/clients';
 import { WRITE_CONCURRENCY } from '../lambdas/shared/env';
 import { ensureTable } from '../local/dynamodb-local';
 import { dynamoDbTimeseriesStore } from '../lambdas/stores/timeseries/dynamodb';
-import { packForward } from '../lambdas/domain/events';
+import { packForward } from '../lambdas/domain/forward-pack';
 import { sendEncodedMessages } from '../lambdas/stores/queue-store';
 import { pointKey } from '../lambdas/stores/timeseries/keys';
 import { LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';

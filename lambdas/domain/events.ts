@@ -2,9 +2,9 @@ import type { Db } from '../shared/clients';
 import { FORWARD_QUEUE_URL, WRITE_CONCURRENCY } from '../shared/env';
 import type { DataMessage, EventMessage, EventType, ForwardMessage } from '../schemas/forward';
 import { getDeviceOfWorkspace, type DeviceRecord } from '../stores/device-store';
-import { toQueueBody } from '../shared/json';
 import { sendEncodedMessages } from '../stores/queue-store';
 import type { DataPoint } from '../stores/timeseries';
+import { packForward } from './forward-pack';
 
 /** Where a device lives, as every forwarded message names it. */
 export interface DevicePlace {
@@ -78,44 +78,10 @@ export const dataEvent = (point: DataPoint): EventMessage =>
   eventMessage(point, 'data', 'd2c', { tag: point.tag, size: Buffer.byteLength(JSON.stringify(point.payload) ?? '') }, point.timestamp_in);
 
 /**
- * Largest forward-queue message a pack fills: 256 KiB, the size every SQS queue takes (queues made
- * since 2025 take 1 MiB, but SQS bills each 64 KB of a request as one request whatever the
- * message size, and a SendMessageBatch call carries 256 KiB on older queues).
- */
-export const FORWARD_PACK_MAX_BYTES = 256 * 1024;
-
-const PACK_HEAD = '{"kind":"pack","entries":[';
-const PACK_TAIL = ']}';
-
-/**
- * Packs forward messages into as few forward-queue bodies as the size allows: one workspace's data
- * points in some, its events in others (so a message never waits on two kinds of POST), in the
- * queues' encoding (`toQueueBody`), the order of `messages` kept within each pack.
- */
-export const packForward = (messages: ForwardMessage[], maxBytes = FORWARD_PACK_MAX_BYTES): string[] => {
-  const room = maxBytes - PACK_HEAD.length - PACK_TAIL.length;
-  const open = new Map<string, { entries: string[]; bytes: number }>();
-  const packs: Array<{ entries: string[]; bytes: number }> = [];
-  for (const message of messages) {
-    const entry = toQueueBody(message); // pure ASCII: its length is its size in bytes
-    const key = `${message.workspace_id}\n${message.kind}`;
-    let pack = open.get(key);
-    if (!pack || pack.bytes + 1 + entry.length > room) {
-      pack = { entries: [], bytes: 0 };
-      open.set(key, pack);
-      packs.push(pack);
-    }
-    pack.entries.push(entry);
-    pack.bytes += entry.length + 1;
-  }
-  return packs.map((pack) => `${PACK_HEAD}${pack.entries.join(',')}${PACK_TAIL}`);
-};
-
-/**
  * Puts messages on the forward queue, packed (`packForward`: hundreds of points or events in one
- * SQS message), several SendMessageBatch calls in flight. When no forward queue is configured
- * (FORWARD_QUEUE_URL empty: a deployment or test without forwarding) nothing is sent and nothing
- * fails: forwarding is off. The stack and the local runtime always set it.
+ * SQS message, rendered as the webhook entries they become), several SendMessageBatch calls in
+ * flight. When no forward queue is configured (FORWARD_QUEUE_URL empty: a deployment or test
+ * without forwarding) nothing is sent and nothing fails: forwarding is off. The stack and the local runtime always set it.
  * @throws when SQS keeps refusing a message, so that the caller's request fails and is retried.
  */
 export const publishForward = async (messages: ForwardMessage[]) => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../shared/clients';
 import { logger } from '../shared/logger';
-import { ForwardQueueMessageSchema, type DataMessage, type EventMessage, type ForwardMessage } from '../schemas/forward';
+import type { ForwardMessage } from '../schemas/forward';
 import {
   getDeliveredIntegrations,
   listIntegrationsOfWorkspace,
@@ -10,6 +10,7 @@ import {
   type IntegrationRecord,
 } from '../stores/integration-store';
 import { delayMessages } from '../stores/queue-store';
+import { readForwardBody, type RenderedEntry } from './forward-pack';
 import { signatureHeaders, wantsMessage } from './integrations';
 
 /** One forward-queue message as the forwarder receives it. */
@@ -65,37 +66,12 @@ const LEDGER_TTL_SECONDS = 15 * 24 * 3600;
 export const retryDelaySeconds = (retry: ForwardingOptions['retry'], receiveCount: number) =>
   Math.min(retry.maxSeconds, retry.baseSeconds * 2 ** Math.max(0, receiveCount - 1));
 
-/** A data point as a webhook entry: exactly the interface's fields. */
-const dataEntry = (id: string, m: DataMessage) => ({
-  id,
-  workspace_id: m.workspace_id,
-  fleet_id: m.fleet_id,
-  device_id: m.device_id,
-  device_name: m.device_name,
-  timestamp_device: m.timestamp_device,
-  timestamp_in: m.timestamp_in,
-  tag: m.tag,
-  payload: m.payload,
-});
-
-/** An event as a webhook entry: exactly the interface's fields. */
-const eventEntry = (id: string, m: EventMessage) => ({
-  id,
-  ts: m.ts,
-  workspace_id: m.workspace_id,
-  fleet_id: m.fleet_id,
-  device_id: m.device_id,
-  type: m.type,
-  direction: m.direction,
-  payload: m.payload,
-});
-
-/** The body of one POST: `{batch_id, result}` with entry IDs "0", "1", … in order. */
-export const webhookBody = (batchId: string, messages: ForwardMessage[]) =>
-  JSON.stringify({
-    batch_id: batchId,
-    result: messages.map((m, i) => (m.kind === 'data' ? dataEntry(String(i), m) : eventEntry(String(i), m))),
-  });
+/**
+ * The body of one POST: `{batch_id, result}` with entry IDs "0", "1", … in order, each entry's
+ * rendered JSON copied in behind its ID (forward-pack.ts: the entries are never parsed here).
+ */
+export const webhookBody = (batchId: string, entries: string[]) =>
+  `{"batch_id":${JSON.stringify(batchId)},"result":[${entries.map((json, i) => `{"id":"${i}",${json.slice(1)}`).join(',')}]}`;
 
 /**
  * The signed POST of one batch to an integration: the `{batch_id, result}` body and the headers
@@ -106,10 +82,10 @@ export const webhookPost = (
   integration: IntegrationRecord,
   kind: ForwardMessage['kind'],
   batchId: string,
-  messages: ForwardMessage[],
+  entries: string[],
   extraHeaders: Record<string, string> = {},
 ): WebhookPost => {
-  const body = webhookBody(batchId, messages);
+  const body = webhookBody(batchId, entries);
   return {
     url: integration.url,
     body,
@@ -129,15 +105,13 @@ export const webhookPost = (
 interface Parsed {
   queued: QueuedMessage;
   key: string;
-  entries: ForwardMessage[];
-  /** About how many bytes each entry adds to a POST body: the message's size shared among its entries. */
-  entrySize: number;
+  entries: RenderedEntry[];
 }
 
 /** An entry on its way into a POST, with the message it came in. */
 interface Entry {
   from: Parsed;
-  message: ForwardMessage;
+  entry: RenderedEntry;
 }
 
 interface Post {
@@ -146,17 +120,23 @@ interface Post {
   entries: Entry[];
 }
 
+// What an entry adds to a POST body besides its JSON (its `"id":"…",` and a comma), and what the
+// body's envelope takes (`{"batch_id":"…","result":[…]}`).
+const ENTRY_OVERHEAD = 16;
+const ENVELOPE_BYTES = 80;
+
 /** Splits entries into groups whose POST body stays under MAX_POST_BYTES. */
 const bySize = (entries: Entry[]) => {
   const groups: Entry[][] = [];
   let bytes = 0;
   for (const entry of entries) {
-    if (!groups.length || (bytes + entry.from.entrySize > MAX_POST_BYTES && groups.at(-1)!.length)) {
+    const size = entry.entry.json.length + ENTRY_OVERHEAD;
+    if (!groups.length || (bytes + size > MAX_POST_BYTES && groups.at(-1)!.length)) {
       groups.push([]);
-      bytes = 0;
+      bytes = ENVELOPE_BYTES;
     }
     groups.at(-1)!.push(entry);
-    bytes += entry.from.entrySize;
+    bytes += size;
   }
   return groups;
 };
@@ -179,19 +159,9 @@ const readMessages = (messages: QueuedMessage[]) => {
   const valid: Parsed[] = [];
   const poison: QueuedMessage[] = [];
   for (const queued of messages) {
-    let json: unknown;
-    try {
-      json = JSON.parse(queued.body);
-    } catch {
-      json = undefined;
-    }
-    const result = ForwardQueueMessageSchema.safeParse(json);
-    if (!result.success) {
-      poison.push(queued);
-      continue;
-    }
-    const entries = result.data.kind === 'pack' ? result.data.entries : [result.data];
-    valid.push({ queued, key: queued.originId ?? queued.messageId, entries, entrySize: Math.ceil(Buffer.byteLength(queued.body) / entries.length) });
+    const entries = readForwardBody(queued.body);
+    if (entries) valid.push({ queued, key: queued.originId ?? queued.messageId, entries });
+    else poison.push(queued);
   }
   return { valid, poison };
 };
@@ -213,10 +183,12 @@ const earlierDeliveries = async (db: Db, valid: Parsed[]) => {
  * Forwards one batch of forward-queue messages to the webhooks that want them, and returns the IDs
  * of the messages to retry (the partial batch response).
  *
- * A message is a pack of many entries (or, from before packing, a single one). Per workspace,
- * integration and kind (data or events) the entries go out in as few signed POSTs as the size limit
- * allows, all POSTs of the batch in parallel, so a slow or failing receiver holds up no other. A message is retried when any integration that wants it failed; before it is
- * handed back, the integrations it did reach are written to a delivery ledger, so that the retry
+ * A message is a pack of many entries, rendered by the producers as the webhook entries they become
+ * (forward-pack.ts), so that they are copied into the POSTs without being parsed (a body from
+ * before packing or rendering is parsed and checked). Per workspace, integration and kind (data or
+ * events) the entries go out in as few signed POSTs as the size limit allows, all POSTs of the batch
+ * in parallel, so a slow or failing receiver holds up no other. A message is retried when any
+ * integration that wants it failed; before it is handed back, the integrations it did reach are written to a delivery ledger, so that the retry
  * (and a replay from the DLQ) goes only to those that failed. Retries back off by
  * ChangeMessageVisibility; after the queue's maxReceiveCount SQS moves the message to the DLQ.
  *
@@ -232,9 +204,9 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
   // Entries by workspace (a pack holds one workspace's, but single messages and packs mix in a batch).
   const workspaces = new Map<string, Entry[]>();
   for (const from of valid) {
-    for (const message of from.entries) {
-      if (!workspaces.has(message.workspace_id)) workspaces.set(message.workspace_id, []);
-      workspaces.get(message.workspace_id)!.push({ from, message });
+    for (const entry of from.entries) {
+      if (!workspaces.has(entry.workspace_id)) workspaces.set(entry.workspace_id, []);
+      workspaces.get(entry.workspace_id)!.push({ from, entry });
     }
   }
 
@@ -253,7 +225,7 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
       for (const integration of integrations) {
         for (const kind of ['data', 'event'] as const) {
           const wanted = entries.filter(
-            (e) => e.message.kind === kind && wantsMessage(integration, e.message) && !before.get(e.from.key)?.includes(integration.id),
+            (e) => e.entry.kind === kind && wantsMessage(integration, e.entry) && !before.get(e.from.key)?.includes(integration.id),
           );
           for (const group of bySize(wanted)) posts.push({ integration, kind, entries: group });
         }
@@ -264,7 +236,7 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
   const outcomes = await runAll(
     posts.map((post) => async (): Promise<PostOutcome | undefined> => {
       if (options.startPostsBefore !== undefined && Date.now() >= options.startPostsBefore) return undefined;
-      return options.post(webhookPost(post.integration, post.kind, randomUUID(), post.entries.map((e) => e.message)));
+      return options.post(webhookPost(post.integration, post.kind, randomUUID(), post.entries.map((e) => e.entry.json)));
     }),
     options.concurrency,
   );

@@ -223,13 +223,13 @@ export const rotateIntegrationSecret = async (db: Db, caller: Caller, workspaceI
 };
 
 /** Whether an integration takes a message: enabled, sends its kind, and (data) its tag passes the filter. */
-export const wantsMessage = (integration: IntegrationRecord, message: ForwardMessage) =>
+export const wantsMessage = (integration: IntegrationRecord, message: { kind: ForwardMessage['kind']; tag?: string }) =>
   integration.enabled &&
-  (message.kind === 'data' ? integration.data && (!integration.tags.length || integration.tags.includes(message.tag)) : integration.events);
+  (message.kind === 'data' ? integration.data && (!integration.tags.length || integration.tags.includes(message.tag!)) : integration.events);
 
 /** HMAC-SHA256, hex, of `${timestamp}.${body}` with a secret: what receivers recompute. */
 export const signatureOf = (secret: string, timestamp: number, body: string) =>
-  createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+  createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
 
 /**
  * The signature headers of a POST body: the Unix time in seconds, and one `v1=<hex>` per secret

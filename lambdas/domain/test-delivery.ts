@@ -5,6 +5,7 @@ import { nowIso } from '../shared/ids';
 import type { ForwardMessage } from '../schemas/forward';
 import type { TestDelivery } from '../schemas/integration';
 import { recordDeliveryOutcome, type IntegrationRecord } from '../stores/integration-store';
+import { renderEntry } from './forward-pack';
 import { webhookPost, type ForwardingOptions } from './forwarding';
 import { requireIntegration, toIntegration } from './integrations';
 
@@ -46,7 +47,7 @@ export const sendTestDelivery = async (db: Db, caller: Caller, workspaceId: stri
   const message = testMessage(integration, at);
   const batchId = `test-${randomUUID()}`;
   const started = performance.now();
-  const outcome = await post(webhookPost(integration, message.kind, batchId, [message], { [TEST_HEADER]: 'true' }));
+  const outcome = await post(webhookPost(integration, message.kind, batchId, [renderEntry(message).json], { [TEST_HEADER]: 'true' }));
   const duration = Math.round(performance.now() - started);
   const record = await recordDeliveryOutcome(db, workspaceId, integrationId, {
     at: nowIso(),

@@ -60,9 +60,23 @@ export type EventMessage = z.infer<typeof EventMessageSchema>;
 export type ForwardMessage = z.infer<typeof ForwardMessageSchema>;
 
 /**
- * Many data points, or many events, of one workspace in one forward-queue message: what the
- * producers send since packing (README, "Ingest"), so that a message carries hundreds of entries
- * rather than one. The forwarder also reads single messages (queued or in the DLQ from before).
+ * The first line of a forward-queue message as the producers send it (domain/forward-pack.ts): one
+ * workspace's data points, or its events, already rendered as webhook entries, one per line after
+ * this header. `tags` holds each data point's tag, in order, for the integrations' tag filters.
+ */
+export const ForwardEntriesHeaderSchema = z.object({
+  kind: z.literal('entries'),
+  workspace_id: z.string(),
+  of: z.enum(['data', 'event']),
+  count: z.number().int().min(1),
+  tags: z.array(z.string()).optional(),
+});
+export type ForwardEntriesHeader = z.infer<typeof ForwardEntriesHeaderSchema>;
+
+/**
+ * Many data points, or many events, of one workspace in one JSON forward-queue message: what the
+ * producers sent from packing until rendered entries (README, "Ingest"). The forwarder still reads
+ * these and single messages (queued or in the DLQ from before).
  */
 export const ForwardPackSchema = z.object({
   kind: z.literal('pack'),
@@ -70,5 +84,5 @@ export const ForwardPackSchema = z.object({
 });
 export type ForwardPack = z.infer<typeof ForwardPackSchema>;
 
-/** Any forward-queue message: a pack, or a single data point or event. */
+/** A JSON forward-queue message from before rendered entries: a pack, or a single data point or event. */
 export const ForwardQueueMessageSchema = z.union([ForwardPackSchema, ForwardMessageSchema]);

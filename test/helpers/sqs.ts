@@ -7,6 +7,7 @@ import {
   type Message,
 } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
+import { entryMessage, readForwardBody } from '../../lambdas/domain/forward-pack';
 import { toQueueBody } from '../../lambdas/shared/json';
 
 /** A client of the run's SQS engine (AWS_ENDPOINT_URL_SQS); the endpoint, not the queue URL's host, is used. */
@@ -84,11 +85,12 @@ export const receiveAll = async (url: string): Promise<Message[]> => {
 };
 
 /**
- * The forward messages that forward-queue bodies carry: a pack's entries in order (the producers
- * pack, domain/events.ts packForward), or the single message of a body from before packing.
+ * The forward messages that forward-queue bodies carry, in order: a pack's entries read back (the
+ * producers pack, domain/forward-pack.ts), or the single message of a body from before packing.
  */
 export const forwardEntries = (bodies: string[]): any[] =>
   bodies.flatMap((body) => {
-    const parsed = JSON.parse(body) as { kind: string; entries?: unknown[] };
-    return parsed.kind === 'pack' ? (parsed.entries ?? []) : [parsed];
+    const entries = readForwardBody(body);
+    if (!entries) throw new Error(`not a forward-queue body: ${body.slice(0, 200)}`);
+    return entries.map(entryMessage);
   });

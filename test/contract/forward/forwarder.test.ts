@@ -1,5 +1,6 @@
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { dataMessage, eventMessage, packForward } from '../../../lambdas/domain/events';
+import { dataMessage, eventMessage } from '../../../lambdas/domain/events';
+import { packForward } from '../../../lambdas/domain/forward-pack';
 import { forwardMessages, MAX_POST_BYTES, ORIGIN_ID_ATTRIBUTE, type QueuedMessage } from '../../../lambdas/domain/forwarding';
 import { createIntegration, getIntegration, rotateIntegrationSecret } from '../../../lambdas/domain/integrations';
 import { webhookPoster } from '../../../lambdas/shared/webhook-client';
@@ -156,7 +157,7 @@ describe('the forwarder on DynamoDB Local, fauxqs and a real receiver', () => {
     const bodies = packForward(messages);
     expect(bodies).toHaveLength(2); // one pack of points, one of events
     const { queue, queued } = await enqueue(bodies);
-    const dataPack = queued.find((q) => q.body.includes('"kind":"data"'))!;
+    const dataPack = queued.find((q) => q.body.includes('"of":"data"'))!;
 
     const failed = await forward(queued, queue);
 
@@ -271,6 +272,9 @@ describe('the forwarder on DynamoDB Local, fauxqs and a real receiver', () => {
 
   it('sends a message that is not a forward message to the DLQ after maxReceiveCount quick receives, and delivers the rest', async () => {
     const { caller, workspace_id } = await newAccount(db);
+    // Not JSON; JSON that is no forward message; a pack whose header counts fewer entries than it holds.
+    const [pack] = packForward([point(workspace_id, 'temp', 3), point(workspace_id, 'temp', 4)]);
+    const malformed = ['not json', JSON.stringify({ kind: 'data', workspace_id }), pack.replace('"count":2', '"count":1')];
     const hook = await receiver();
     await integrationOf(caller, workspace_id, hook.url);
     const queue = await freshQueue({ visibilityTimeoutSeconds: 600, maxReceiveCount: 3 });
@@ -294,18 +298,18 @@ describe('the forwarder on DynamoDB Local, fauxqs and a real receiver', () => {
       },
     });
     try {
-      await sendRaw(queue.url, ['not json', JSON.stringify({ kind: 'data', workspace_id }), ...json([point(workspace_id, 'temp', 1)])]);
+      await sendRaw(queue.url, [...malformed, ...json([point(workspace_id, 'temp', 1)]), ...packForward([point(workspace_id, 'hum', 2)])]);
 
       // the queue's visibility timeout is 10 minutes: only the immediate release gets them there now
       await waitFor(async () => {
-        if ((await depthOf(queue.dlqUrl)).visible !== 2) throw new Error('not yet in the DLQ');
-      }, 'two malformed messages in the DLQ', 20_000);
+        if ((await depthOf(queue.dlqUrl)).visible !== malformed.length) throw new Error('not yet in the DLQ');
+      }, 'the malformed messages in the DLQ', 20_000);
     } finally {
       await poller.stop();
     }
 
-    expect(hook.accepted().map((e) => e.tag)).toEqual(['temp']);
+    expect(hook.accepted().map((e) => e.tag).sort()).toEqual(['hum', 'temp']);
     const dead = await sqsClient().send(new ReceiveMessageCommand({ QueueUrl: queue.dlqUrl, MaxNumberOfMessages: 10 }));
-    expect(dead.Messages?.map((m) => m.Body).sort()).toEqual(['not json', JSON.stringify({ kind: 'data', workspace_id })].sort());
+    expect(dead.Messages?.map((m) => m.Body).sort()).toEqual([...malformed].sort());
   });
 });

@@ -1,4 +1,5 @@
 import { isPrivateAddress, signatureHeaders, wantsMessage, webhookUrlProblems } from '../../../lambdas/domain/integrations';
+import { renderEntry } from '../../../lambdas/domain/forward-pack';
 import { retryDelaySeconds, webhookBody } from '../../../lambdas/domain/forwarding';
 import { dataMessage, eventMessage, eventTimestamp } from '../../../lambdas/domain/events';
 import { CreateIntegrationBodySchema, UpdateIntegrationBodySchema, WEBHOOK_URL_MAX } from '../../../lambdas/schemas/integration';
@@ -151,7 +152,7 @@ describe('forwarding helpers', () => {
   });
 
   it('numbers entries from "0" and drops the queue’s own `kind`', () => {
-    const body = JSON.parse(webhookBody('b1', [point('temp'), jobEvent]));
+    const body = JSON.parse(webhookBody('b1', [point('temp'), jobEvent].map((m) => renderEntry(m).json)));
 
     expect(body.batch_id).toBe('b1');
     expect(body.result.map((e: { id: string }) => e.id)).toEqual(['0', '1']);
