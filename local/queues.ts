@@ -51,14 +51,16 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
     dlqRetentionDays: DLQ_RETENTION_DAYS,
   },
   // 10 receives with backoff 30 s … 15 min span about 75 minutes: a receiver that is down for an
-  // hour loses nothing and needs no replay.
+  // hour loses nothing and needs no replay. A message is a pack of up to 256 KB (hundreds of points
+  // or events), so 10 of them already make POSTs of up to 1 MB; no batching window, so that no pack
+  // waits a second for others (Lambda requires a window of ≥ 1 s above 10 messages).
   forward: {
     name: 'forward',
     urlEnv: 'FORWARD_QUEUE_URL',
     visibilityTimeoutSeconds: 180,
     maxReceiveCount: 10,
-    batchSize: 200,
-    maxBatchingWindowSeconds: 1,
+    batchSize: 10,
+    maxBatchingWindowSeconds: 0,
     consumerTimeoutSeconds: 30,
     retry: { baseSeconds: 30, maxSeconds: 900 },
     dlqRetentionDays: DLQ_RETENTION_DAYS,
