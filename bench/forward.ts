@@ -1,28 +1,40 @@
 /**
  * 50,000 data points through the local forward queue (fauxqs, the event-source poller, the
- * forwarder handler) to a local receiver that answers 200 at once, packed as the producers pack
- * them (domain/events.ts packForward): delivered points/s, side by side in the same run with a
+ * forwarder) to a local receiver that answers 200 at once, packed as the producers pack them
+ * (domain/forward-pack.ts packForward): delivered points/s, side by side in the same run with a
  * plain drain (ReceiveMessage + DeleteMessageBatch, nothing else) of the same queue filled with
  * the same messages (target ≥ 0.8), HTTP requests per 1,000 points (target ≤ 10), and the
  * receiver's own capacity measured with autocannon. Both sides are timed by events: each ends
- * with its last DeleteMessageBatch. A third row invokes the forwarder handler directly with the
- * batches the poller formed, no queue at all: the forwarder's own work (parse, build, sign, POST),
- * which bounds the ratio whatever the poller does.
+ * with its last DeleteMessageBatch. A third row invokes the forwarder directly with the batches
+ * the poller formed, no queue at all: the forwarder's own work (read, build, sign, POST), which
+ * bounds the ratio whatever the poller does.
  *
- *   npm run bench:forward          MESSAGES=50000 CONSUMERS=2
+ * The forwarder runs as it is deployed: its bundle, built with the stack's esbuild options, in
+ * Lambda containers of its own (worker threads, local/cloud-assembly/lambda-host.ts), one per
+ * batch in flight, as Lambda runs one invocation per container. IN_PROCESS=1 runs the TypeScript
+ * handler in the benchmark's own event loop instead, beside the SQS engine and the poller.
+ *
+ *   npm run bench:forward          MESSAGES=50000 CONSUMERS=5 IN_PROCESS=1
  *
  * The receiver runs in a process of its own (this file with --receiver), so that neither
- * autocannon nor the forwarder shares its event loop.
+ * autocannon nor the forwarder shares its event loop. It keeps the bodies and reads them when
+ * asked for its counts, after the timed runs: its own bookkeeping is not the forwarder's time.
  */
-import type { SQSRecord } from 'aws-lambda';
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import autocannon from 'autocannon';
+import { build } from 'esbuild';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { HANDLER_ESBUILD_OPTIONS, HANDLER_MEMORY_MB, handlerEntry } from '../lib/constructs/handler-function';
+import { LocalLambda } from '../local/cloud-assembly/lambda-host';
 import { ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';
 import { startLocalSqs } from '../local/queues-engine';
 import { lambdaContext } from '../local/lambda-invoke';
@@ -30,8 +42,13 @@ import { startSqsPoller, type SqsHandler } from '../local/sqs-poller';
 import { printTable, timeMs } from './stats';
 
 const MESSAGES = Number(process.env.MESSAGES ?? 50_000);
-const CONSUMERS = Number(process.env.CONSUMERS ?? 2);
+// Lambda starts an SQS event source with five batches at once (five concurrent invocations) and
+// scales up from there while messages remain; the local runtime runs two.
+const CONSUMERS = Number(process.env.CONSUMERS ?? 5);
+// The plain drain's receives in flight: at least as many as the pollers make.
+const DRAIN_RECEIVES = Math.max(10, CONSUMERS);
 const AUTOCANNON_SECONDS = Number(process.env.AUTOCANNON_SECONDS ?? 5);
+const IN_PROCESS = process.env.IN_PROCESS === '1';
 
 interface Stats {
   requests: number;
@@ -39,13 +56,28 @@ interface Stats {
   distinct: number;
 }
 
-/** The receiver: counts POSTs, entries and distinct entries; GET /stats reports, DELETE /stats resets. */
+/**
+ * The receiver: keeps each POST's body and answers 200 as soon as it is in; GET /stats reads the
+ * bodies kept so far and reports POSTs, entries and distinct entries; DELETE /stats resets.
+ */
 const runReceiver = () => {
+  let bodies: Buffer[] = [];
   let stats: Stats = { requests: 0, entries: 0, distinct: 0 };
   let seen = new Set<string>();
   const server = createServer((req, res) => {
-    if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(stats));
+    if (req.method === 'GET') {
+      for (const body of bodies) {
+        const { result } = JSON.parse(body.toString()) as { result: Array<{ device_id: string; timestamp_device: string; tag: string }> };
+        stats.requests += 1;
+        stats.entries += result.length;
+        for (const e of result) seen.add(`${e.device_id}|${e.tag}|${e.timestamp_device}`);
+      }
+      bodies = [];
+      stats.distinct = seen.size;
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(stats));
+    }
     if (req.method === 'DELETE') {
+      bodies = [];
       stats = { requests: 0, entries: 0, distinct: 0 };
       seen = new Set();
       return void res.writeHead(204).end();
@@ -53,14 +85,8 @@ const runReceiver = () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      // Answered as soon as the body is in, counted after: the receiver's own bookkeeping is not
-      // the forwarder's time. A later GET /stats is served after this counting (one event loop).
       res.writeHead(200).end();
-      const { result } = JSON.parse(Buffer.concat(chunks).toString()) as { result: Array<{ device_id: string; timestamp_device: string; tag: string }> };
-      stats.requests += 1;
-      stats.entries += result.length;
-      for (const e of result) seen.add(`${e.device_id}|${e.tag}|${e.timestamp_device}`);
-      stats.distinct = seen.size;
+      bodies.push(Buffer.concat(chunks));
     });
   });
   server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as { port: number }).port}\n`));
@@ -93,7 +119,35 @@ const fakeRecord = (body: string, queueArn: string): SQSRecord => ({
   awsRegion: 'us-east-1',
 });
 
+/** User and system CPU of a `process.cpuUsage` difference, in ms. */
+const cpuMs = ({ user, system }: NodeJS.CpuUsage) => (user + system) / 1000;
+
 const place = (i: number) => ({ workspace_id: '', fleet_id: 'flt-bench00000000000000', device_id: `dev-bench${String(i % 100).padStart(15, '0')}` });
+
+/**
+ * The forwarder as deployed: its bundle (the stack's esbuild options) in CONSUMERS Lambda
+ * containers, each running one invocation at a time; the handler it returns invokes an idle one.
+ */
+const forwarderContainers = async (env: Record<string, string>, timeoutSeconds: number, stops: Array<() => unknown>): Promise<SqsHandler> => {
+  const codeDir = mkdtempSync(join(tmpdir(), 'bench-forwarder-'));
+  stops.push(() => rmSync(codeDir, { recursive: true, force: true }));
+  await build({ ...HANDLER_ESBUILD_OPTIONS, entryPoints: [handlerEntry('forwarder')], outfile: join(codeDir, 'index.mjs'), logLevel: 'error' });
+  const idle = Array.from(
+    { length: CONSUMERS },
+    () => new LocalLambda({ name: 'forwarder', codeDir, handler: 'index.handler', memoryMb: HANDLER_MEMORY_MB, timeoutSeconds, env }),
+  );
+  for (const container of idle) stops.push(() => container.stop());
+  await Promise.all(idle.map((container) => container.start()));
+  return async (event) => {
+    const container = idle.pop();
+    if (!container) throw new Error(`more than ${CONSUMERS} invocations at once`);
+    try {
+      return (await container.invoke(event)) as SQSBatchResponse;
+    } finally {
+      idle.push(container);
+    }
+  };
+};
 
 const main = async () => {
   const receiver = await startReceiverProcess();
@@ -117,10 +171,13 @@ const main = async () => {
     await ensureTable(new DynamoDBClient({}), 'bench-registry');
     const { createAccount } = await import('../lambdas/domain/accounts');
     const { createIntegration } = await import('../lambdas/domain/integrations');
-    const { dataMessage, packForward } = await import('../lambdas/domain/events');
+    const { dataMessage } = await import('../lambdas/domain/events');
+    const { packForward } = await import('../lambdas/domain/forward-pack');
     const { sendEncodedMessages } = await import('../lambdas/stores/queue-store');
     const { registryDb } = await import('../lambdas/shared/clients');
-    const { handler } = (await import('../lambdas/forwarder/handler')) as { handler: SqsHandler };
+    const handler = IN_PROCESS
+      ? ((await import('../lambdas/forwarder/handler')) as { handler: SqsHandler }).handler
+      : await forwarderContainers(Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)), forward.definition.consumerTimeoutSeconds, stops);
 
     const account = await createAccount(registryDb(), { name: 'bench' });
     const caller = { accountId: account.account_id, workspaceId: account.workspace_id, keyId: account.api_key_id };
@@ -141,11 +198,11 @@ const main = async () => {
 
     const packs = packForward(messages);
     const sqsClient = new SQSClient({ useQueueUrlAsEndpoint: false });
-    // Both sides warm, as in a steady stream: the forwarder's container has run a batch (its
+    // Both sides warm, as in a steady stream: each forwarder container has run a batch (its
     // modules, clients and connections to the table and the receiver are set up), and the drain's
     // client has sent, received and deleted a message.
     const context = () => lambdaContext({ functionName: 'forwarder', timeoutMs: forward.definition.consumerTimeoutSeconds * 1000 });
-    await handler({ Records: [fakeRecord(packs[0], forward.arn)] }, context());
+    await Promise.all(Array.from({ length: CONSUMERS }, () => handler({ Records: [fakeRecord(packs[0], forward.arn)] }, context())));
     await sendEncodedMessages(forward.url, [packs[0]]);
     for (let warm = 0; warm < 1; ) {
       const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: forward.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
@@ -156,14 +213,16 @@ const main = async () => {
     console.log(`filling the forward queue with ${MESSAGES} data points in ${packs.length} packed messages…`);
     const fillMs = await timeMs(() => sendEncodedMessages(forward.url, packs, 16));
 
-    // First the same messages drained plainly: receive (10 a call, as many calls in flight as the
-    // pollers make) and delete, nothing else. The drain ends with its last delete (the receives
+    // First the same messages drained plainly: receive (10 a call, DRAIN_RECEIVES calls in flight,
+    // at least as many as the pollers make) and delete, nothing else. The drain ends with its last delete (the receives
     // still long-polling then only find an empty queue), and every receive has ended before the
     // queue is refilled.
     let drained = 0;
     let deletedPlainly = 0;
     let drainMs = 0;
     const drainStart = performance.now();
+    const drainCpu = process.cpuUsage();
+    let drainCpuMs = 0;
     const worker = async () => {
       while (drained < packs.length) {
         const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: forward.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
@@ -171,13 +230,16 @@ const main = async () => {
         drained += Messages.length;
         await sqsClient.send(new DeleteMessageBatchCommand({ QueueUrl: forward.url, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
         deletedPlainly += Messages.length;
-        if (deletedPlainly === packs.length) drainMs = performance.now() - drainStart;
+        if (deletedPlainly === packs.length) {
+          drainMs = performance.now() - drainStart;
+          drainCpuMs = cpuMs(process.cpuUsage(drainCpu));
+        }
       }
     };
-    await Promise.all(Array.from({ length: CONSUMERS * 5 }, worker));
+    await Promise.all(Array.from({ length: DRAIN_RECEIVES }, worker));
     sqsClient.destroy();
     await sendEncodedMessages(forward.url, packs, 16);
-    console.log(`forwarding with ${CONSUMERS} poller(s), batch size ${forward.definition.batchSize}, window ${forward.definition.maxBatchingWindowSeconds} s…`);
+    console.log(`forwarding with ${CONSUMERS} poller(s) ${IN_PROCESS ? 'calling the handler in this process' : 'each invoking a forwarder container'}, batch size ${forward.definition.batchSize}, window ${forward.definition.maxBatchingWindowSeconds} s…`);
     // The forwarder ends, as the drain does, when its poller has deleted the last message (each
     // deleted only after its POSTs succeeded): timed by that event, not by polling the receiver.
     let deletedByPoller = 0;
@@ -185,6 +247,7 @@ const main = async () => {
     let done!: () => void;
     const allDeleted = new Promise<void>((resolve) => (done = resolve));
     const forwardStart = performance.now();
+    const forwardCpu = process.cpuUsage();
     const poller = startSqsPoller({
       queueUrl: forward.url,
       queueArn: forward.arn,
@@ -202,6 +265,7 @@ const main = async () => {
     });
     await Promise.race([allDeleted, new Promise((_, reject) => setTimeout(() => reject(new Error('the forwarder did not finish within 10 minutes')), 600_000).unref())]);
     const forwardMs = performance.now() - forwardStart;
+    const forwardCpuMs = cpuMs(process.cpuUsage(forwardCpu));
     await poller.stop();
     const stats = await receiver.stats();
     if (stats.distinct < MESSAGES) throw new Error(`the poller deleted every message, but the receiver has only ${stats.distinct} of ${MESSAGES} entries`);
@@ -237,6 +301,9 @@ const main = async () => {
       { what: 'forwarder handler alone (same batches, no queue)', 'requests/s': 0, 'entries/s': (MESSAGES / handlerMs) * 1000 },
     ]);
     console.log(`ratio delivered points/s / plain drain points/s = ${(drainMs / forwardMs).toFixed(2)} (target ≥ 0.8)`);
+    // On a machine with few cores both sides are bound by CPU: the drain's is the SQS engine's and
+    // its client's; the forwarder's adds the containers' (read, build, sign, POST) to theirs.
+    console.log(`CPU of this process (all threads: SQS engine, poller${IN_PROCESS ? ', handler' : ', containers'}): drain ${(drainCpuMs / 1000).toFixed(2)} s, forwarder ${(forwardCpuMs / 1000).toFixed(2)} s, on ${availableParallelism()} cores`);
     console.log(`times: drain ${(drainMs / 1000).toFixed(2)} s, forwarder ${(forwardMs / 1000).toFixed(2)} s, handler alone ${(handlerMs / 1000).toFixed(2)} s in ${batches.length} invocations (${batchSizes.join(', ')} messages); batching window ${forward.definition.maxBatchingWindowSeconds} s`);
     console.log(`\nfill: ${MESSAGES} messages enqueued in ${(fillMs / 1000).toFixed(1)} s; forwarding took ${(forwardMs / 1000).toFixed(1)} s`);
     console.log(`delivered messages/s: ${deliveredPerSecond.toFixed(0)} (${stats.distinct} distinct, ${stats.entries} entries received: ${stats.entries - stats.distinct} duplicates)`);

@@ -94,12 +94,15 @@ export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   'read-write': [...READ_ACTIONS, ...WRITE_ACTIONS],
 };
 
+/** A handler's memory unless it sets its own (MB; CPU grows with memory, and cold starts with it shrink). */
+export const HANDLER_MEMORY_MB = 512;
+
 /** The few settings a handler may change; everything else is the project's default. */
 export interface HandlerFunctionProps {
   /** The handler's folder under `lambdas/` (its entry is `lambdas/<source>/handler.ts`). */
   readonly source: string;
   readonly description?: string;
-  /** @default 512 (MB; CPU grows with memory, and cold starts with it shrink) */
+  /** @default HANDLER_MEMORY_MB */
   readonly memorySize?: number;
   /** @default 10 seconds */
   readonly timeout?: Duration;
@@ -139,7 +142,7 @@ export class HandlerFunction extends NodejsFunction {
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
-      memorySize: props.memorySize ?? 512,
+      memorySize: props.memorySize ?? HANDLER_MEMORY_MB,
       timeout: props.timeout ?? Duration.seconds(10),
       environment: { ...HANDLER_ENVIRONMENT, ...props.environment },
       bundling: HANDLER_BUNDLING,
