@@ -24,10 +24,10 @@ export interface QueuedMessage {
   originId?: string;
 }
 
-/** A webhook POST, ready to send. */
+/** A webhook POST, ready to send: its body as the bytes that were signed. */
 export interface WebhookPost {
   url: string;
-  body: string;
+  body: Buffer;
   headers: Record<string, string>;
 }
 
@@ -85,7 +85,8 @@ export const webhookPost = (
   entries: string[],
   extraHeaders: Record<string, string> = {},
 ): WebhookPost => {
-  const body = webhookBody(batchId, entries);
+  // Encoded once: the same bytes are signed and sent.
+  const body = Buffer.from(webhookBody(batchId, entries));
   return {
     url: integration.url,
     body,

@@ -228,14 +228,14 @@ export const wantsMessage = (integration: IntegrationRecord, message: { kind: Fo
   (message.kind === 'data' ? integration.data && (!integration.tags.length || integration.tags.includes(message.tag!)) : integration.events);
 
 /** HMAC-SHA256, hex, of `${timestamp}.${body}` with a secret: what receivers recompute. */
-export const signatureOf = (secret: string, timestamp: number, body: string) =>
+export const signatureOf = (secret: string, timestamp: number, body: string | Buffer) =>
   createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
 
 /**
  * The signature headers of a POST body: the Unix time in seconds, and one `v1=<hex>` per secret
  * in use (the current one first, then the previous one during its grace period).
  */
-export const signatureHeaders = (integration: IntegrationRecord, body: string, now = Date.now()) => {
+export const signatureHeaders = (integration: IntegrationRecord, body: string | Buffer, now = Date.now()) => {
   const timestamp = Math.floor(now / 1000);
   const previousValid = integration.previous_secret && integration.previous_secret_expires_at && Date.parse(integration.previous_secret_expires_at) > now;
   const secrets = [integration.secret, ...(previousValid ? [integration.previous_secret!] : [])];

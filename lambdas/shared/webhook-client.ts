@@ -43,7 +43,7 @@ export const webhookPoster =
       const request = (secure ? httpsRequest : httpRequest)(url, {
         method: 'POST',
         agent: secure ? agents.https : agents.http,
-        headers: { ...post.headers, 'content-length': Buffer.byteLength(post.body) },
+        headers: { ...post.headers, 'content-length': post.body.length },
         signal: AbortSignal.timeout(options.timeoutMs),
         ...(options.allowPrivate ? {} : { lookup: publicOnlyLookup }),
       });
