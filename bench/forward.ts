@@ -25,7 +25,7 @@ import autocannon from 'autocannon';
 import { build } from 'esbuild';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -118,6 +118,21 @@ const fakeRecord = (body: string, queueArn: string): SQSRecord => ({
   eventSourceARN: queueArn,
   awsRegion: 'us-east-1',
 });
+
+/** The machine's busy and total CPU time so far, in ticks (Linux's /proc/stat; undefined elsewhere). */
+const machineTicks = () => {
+  if (!existsSync('/proc/stat')) return undefined;
+  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const idle = fields[3] + fields[4]; // idle and iowait
+  const total = fields.reduce((sum, n) => sum + n, 0);
+  return { busy: total - idle, total };
+};
+
+/** How many cores the whole machine kept busy since `from`, on average (every process: the receiver and DynamoDB Local too). */
+const coresBusy = (from: ReturnType<typeof machineTicks>) => {
+  const to = machineTicks();
+  return from && to ? ((to.busy - from.busy) / (to.total - from.total)) * availableParallelism() : NaN;
+};
 
 /** User and system CPU of a `process.cpuUsage` difference, in ms. */
 const cpuMs = ({ user, system }: NodeJS.CpuUsage) => (user + system) / 1000;
@@ -222,7 +237,9 @@ const main = async () => {
     let drainMs = 0;
     const drainStart = performance.now();
     const drainCpu = process.cpuUsage();
+    const drainTicks = machineTicks();
     let drainCpuMs = 0;
+    let drainCores = 0;
     const worker = async () => {
       while (drained < packs.length) {
         const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: forward.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
@@ -233,6 +250,7 @@ const main = async () => {
         if (deletedPlainly === packs.length) {
           drainMs = performance.now() - drainStart;
           drainCpuMs = cpuMs(process.cpuUsage(drainCpu));
+          drainCores = coresBusy(drainTicks);
         }
       }
     };
@@ -248,6 +266,7 @@ const main = async () => {
     const allDeleted = new Promise<void>((resolve) => (done = resolve));
     const forwardStart = performance.now();
     const forwardCpu = process.cpuUsage();
+    const forwardTicks = machineTicks();
     const poller = startSqsPoller({
       queueUrl: forward.url,
       queueArn: forward.arn,
@@ -266,6 +285,7 @@ const main = async () => {
     await Promise.race([allDeleted, new Promise((_, reject) => setTimeout(() => reject(new Error('the forwarder did not finish within 10 minutes')), 600_000).unref())]);
     const forwardMs = performance.now() - forwardStart;
     const forwardCpuMs = cpuMs(process.cpuUsage(forwardCpu));
+    const forwardCores = coresBusy(forwardTicks);
     await poller.stop();
     const stats = await receiver.stats();
     if (stats.distinct < MESSAGES) throw new Error(`the poller deleted every message, but the receiver has only ${stats.distinct} of ${MESSAGES} entries`);
@@ -303,7 +323,8 @@ const main = async () => {
     console.log(`ratio delivered points/s / plain drain points/s = ${(drainMs / forwardMs).toFixed(2)} (target ≥ 0.8)`);
     // On a machine with few cores both sides are bound by CPU: the drain's is the SQS engine's and
     // its client's; the forwarder's adds the containers' (read, build, sign, POST) to theirs.
-    console.log(`CPU of this process (all threads: SQS engine, poller${IN_PROCESS ? ', handler' : ', containers'}): drain ${(drainCpuMs / 1000).toFixed(2)} s, forwarder ${(forwardCpuMs / 1000).toFixed(2)} s, on ${availableParallelism()} cores`);
+    console.log(`CPU of this process (all threads: SQS engine, poller${IN_PROCESS ? ', handler' : ', containers'}): drain ${(drainCpuMs / 1000).toFixed(2)} s, forwarder ${(forwardCpuMs / 1000).toFixed(2)} s`);
+    console.log(`cores the machine kept busy (all processes, of ${availableParallelism()}): drain ${drainCores.toFixed(2)}, forwarder ${forwardCores.toFixed(2)}`);
     console.log(`times: drain ${(drainMs / 1000).toFixed(2)} s, forwarder ${(forwardMs / 1000).toFixed(2)} s, handler alone ${(handlerMs / 1000).toFixed(2)} s in ${batches.length} invocations (${batchSizes.join(', ')} messages); batching window ${forward.definition.maxBatchingWindowSeconds} s`);
     console.log(`\nfill: ${MESSAGES} messages enqueued in ${(fillMs / 1000).toFixed(1)} s; forwarding took ${(forwardMs / 1000).toFixed(1)} s`);
     console.log(`delivered messages/s: ${deliveredPerSecond.toFixed(0)} (${stats.distinct} distinct, ${stats.entries} entries received: ${stats.entries - stats.distinct} duplicates)`);
