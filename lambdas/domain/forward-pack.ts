@@ -34,9 +34,10 @@ export interface RenderedEntry {
 /**
  * Largest forward-queue message a pack fills: 256 KiB, the size every SQS queue takes (queues made
  * since 2025 take 1 MiB, but SQS bills each 64 KB of a request as one request whatever the
- * message size, and a SendMessageBatch call carries 256 KiB on older queues).
+ * message size, and a SendMessageBatch call carries 256 KiB on older queues), less 1 KiB for the
+ * message attributes a DLQ replay adds (`origin-message-id`), which count towards the size.
  */
-export const FORWARD_PACK_MAX_BYTES = 256 * 1024;
+export const FORWARD_PACK_MAX_BYTES = 255 * 1024;
 
 /** The webhook entry of a point or event (spec: webhooks), without its `id`, in pure ASCII. */
 const entryJson = (m: ForwardMessage) =>
@@ -64,6 +65,12 @@ export const renderEntry = (m: ForwardMessage): RenderedEntry => ({
 });
 
 // A header's size before its tags, with room for any count.
+interface Pack {
+  header: ForwardEntriesHeader;
+  lines: string[];
+  bytes: number;
+}
+
 const headerBase = (workspaceId: string, of: ForwardEntriesHeader['of']) =>
   toQueueBody({ kind: 'entries', workspace_id: workspaceId, of, count: Number.MAX_SAFE_INTEGER, ...(of === 'data' ? { tags: [] } : {}) }).length;
 
@@ -73,11 +80,6 @@ const headerBase = (workspaceId: string, of: ForwardEntriesHeader['of']) =>
  * of `messages` kept within each pack. An entry larger than a pack goes alone.
  */
 export const packForward = (messages: ForwardMessage[], maxBytes = FORWARD_PACK_MAX_BYTES): string[] => {
-  interface Pack {
-    header: ForwardEntriesHeader;
-    lines: string[];
-    bytes: number;
-  }
   const open = new Map<string, Pack>();
   const packs: Pack[] = [];
   for (const message of messages) {
@@ -107,14 +109,23 @@ const parseJson = (text: string): unknown => {
 };
 
 const OPEN_BRACE = 0x7b;
+const QUOTE = 0x22;
 const CLOSE_BRACE = 0x7d;
+
+/** Whether a line can be an entry: parsed when `parse`, else only its shape (`{"…}`) checked. */
+const isEntry = (line: string, parse: boolean) => {
+  if (line.charCodeAt(0) !== OPEN_BRACE || line.charCodeAt(1) !== QUOTE || line.charCodeAt(line.length - 1) !== CLOSE_BRACE) return false;
+  if (!parse) return true;
+  const value = parseJson(line);
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+};
 
 /**
  * The entries of a rendered pack, or undefined when the header is not one or the lines do not
  * match it. The entries are copied as the producers rendered them (only Fleetstream's functions may
- * send to the queue); each must at least be one JSON object's text.
+ * send to the queue): each line's shape is checked, and with `parseEntries` each is parsed too.
  */
-const readRenderedPack = (body: string, newline: number): RenderedEntry[] | undefined => {
+const readRenderedPack = (body: string, newline: number, parseEntries: boolean): RenderedEntry[] | undefined => {
   const header = ForwardEntriesHeaderSchema.safeParse(parseJson(body.slice(0, newline)));
   if (!header.success) return undefined;
   const { workspace_id, of, count, tags } = header.data;
@@ -123,7 +134,7 @@ const readRenderedPack = (body: string, newline: number): RenderedEntry[] | unde
   const entries: RenderedEntry[] = new Array(count);
   for (let i = 0; i < count; i++) {
     const json = lines[i];
-    if (json.charCodeAt(0) !== OPEN_BRACE || json.charCodeAt(json.length - 1) !== CLOSE_BRACE || json.length < 3) return undefined;
+    if (!isEntry(json, parseEntries)) return undefined;
     entries[i] = of === 'data' ? { kind: of, workspace_id, tag: tags![i], json } : { kind: of, workspace_id, json };
   }
   return entries;
@@ -132,15 +143,14 @@ const readRenderedPack = (body: string, newline: number): RenderedEntry[] | unde
 /**
  * The entries a forward-queue body carries, in order: a rendered pack's as they are, or, for a
  * body from before rendering (a JSON pack or a single message), its messages checked and rendered.
- * Undefined when the body is neither: it can never be delivered.
+ * Undefined when the body is neither: it can never be delivered. `parseEntries` parses each line
+ * of a rendered pack as well (the forwarder asks on a redelivery, so that a pack whose POSTs a
+ * receiver can never accept is told apart from a receiver that is failing).
  */
-export const readForwardBody = (body: string): RenderedEntry[] | undefined => {
+export const readForwardBody = (body: string, { parseEntries = false } = {}): RenderedEntry[] | undefined => {
   const newline = body.indexOf('\n');
-  if (newline >= 0) return readRenderedPack(body, newline);
+  if (newline >= 0) return readRenderedPack(body, newline, parseEntries);
   const result = ForwardQueueMessageSchema.safeParse(parseJson(body));
   if (!result.success) return undefined;
   return (result.data.kind === 'pack' ? result.data.entries : [result.data]).map(renderEntry);
 };
-
-/** A rendered entry read back as the forward message it was made from (tests and tools). */
-export const entryMessage = (entry: RenderedEntry): ForwardMessage => ({ kind: entry.kind, ...JSON.parse(entry.json) });

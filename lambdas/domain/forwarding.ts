@@ -123,10 +123,10 @@ interface Post {
 
 // What an entry adds to a POST body besides its JSON (its `"id":"…",` and a comma), and what the
 // body's envelope takes (`{"batch_id":"…","result":[…]}`).
-const ENTRY_OVERHEAD = 16;
+export const ENTRY_OVERHEAD = 16;
 const ENVELOPE_BYTES = 80;
 
-/** Splits entries into groups whose POST body stays under MAX_POST_BYTES. */
+/** Splits entries into groups whose POST body stays under MAX_POST_BYTES (entries are ASCII: a length is a size). */
 const bySize = (entries: Entry[]) => {
   const groups: Entry[][] = [];
   let bytes = 0;
@@ -160,7 +160,8 @@ const readMessages = (messages: QueuedMessage[]) => {
   const valid: Parsed[] = [];
   const poison: QueuedMessage[] = [];
   for (const queued of messages) {
-    const entries = readForwardBody(queued.body);
+    // A redelivered message has its entries parsed too: a line no receiver could take is poison.
+    const entries = readForwardBody(queued.body, { parseEntries: queued.receiveCount > 1 || queued.originId !== undefined });
     if (entries) valid.push({ queued, key: queued.originId ?? queued.messageId, entries });
     else poison.push(queued);
   }

@@ -5,7 +5,7 @@ import { WEBHOOK_ALLOW_PRIVATE_TARGETS } from '../shared/env';
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { newId, nowIso } from '../shared/ids';
-import type { ForwardMessage } from '../schemas/forward';
+import type { RenderedEntry } from './forward-pack';
 import {
   INTEGRATIONS_PER_WORKSPACE_MAX,
   type CreateIntegrationBody,
@@ -223,9 +223,9 @@ export const rotateIntegrationSecret = async (db: Db, caller: Caller, workspaceI
 };
 
 /** Whether an integration takes a message: enabled, sends its kind, and (data) its tag passes the filter. */
-export const wantsMessage = (integration: IntegrationRecord, message: { kind: ForwardMessage['kind']; tag?: string }) =>
+export const wantsMessage = (integration: IntegrationRecord, message: Pick<RenderedEntry, 'kind' | 'tag'>) =>
   integration.enabled &&
-  (message.kind === 'data' ? integration.data && (!integration.tags.length || integration.tags.includes(message.tag!)) : integration.events);
+  (message.kind === 'data' ? integration.data && (!integration.tags.length || integration.tags.includes(message.tag ?? '')) : integration.events);
 
 /** HMAC-SHA256, hex, of `${timestamp}.${body}` with a secret: what receivers recompute. */
 export const signatureOf = (secret: string, timestamp: number, body: string | Buffer) =>

@@ -22,7 +22,7 @@ export interface RegistryEventsDeps {
 }
 
 // Each group of records is sent (and fails) as one: its events travel packed, about a hundred in
-// one forward-queue message (domain/events.ts packForward).
+// one forward-queue message (domain/forward-pack.ts packForward).
 export const SEND_GROUP = 100;
 
 /** A job or FOTA that is pending now and was not, or was scheduled anew (another `scheduled_at`). */

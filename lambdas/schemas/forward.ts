@@ -25,8 +25,9 @@ export const EventTypeSchema = z.enum(EVENT_TYPES);
 export type EventType = z.infer<typeof EventTypeSchema>;
 
 /**
- * A data point on its way to webhooks (one forward-queue message). The forwarder adds the
- * entry `id` when it batches.
+ * A data point on its way to webhooks, as the producers hand it to `packForward` (and as single
+ * forward-queue messages from before packing held it). Its webhook entry is these fields without
+ * `kind`; the forwarder adds the entry `id` when it batches.
  */
 export const DataMessageSchema = z.object({
   kind: z.literal('data'),
@@ -41,7 +42,7 @@ export const DataMessageSchema = z.object({
   payload: z.unknown(),
 });
 
-/** A device or service event on its way to webhooks (one forward-queue message). */
+/** A device or service event on its way to webhooks (as a data point is, above). */
 export const EventMessageSchema = z.object({
   kind: z.literal('event'),
   /** RFC 3339 with fractional seconds. */

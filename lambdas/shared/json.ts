@@ -132,7 +132,8 @@ export const escapeNonAscii = (json: string) => json.replace(NON_ASCII, hex4);
 
 /**
  * The one encoding of every SQS message body we send: JSON in pure ASCII, which every SQS
- * implementation takes whatever the value holds. SQS refuses U+FFFE, U+FFFF and unpaired
+ * implementation takes whatever the value holds (a forward pack is lines of it: a header and an
+ * entry a line, domain/forward-pack.ts). SQS refuses U+FFFE, U+FFFF and unpaired
  * surrogates in a body (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html),
  * and the local engine (fauxqs) everything above U+FFFF too; escaped, they travel, and
  * `JSON.parse` restores the value exactly. At most three times the UTF-8 size (a 2-byte character
@@ -149,8 +150,9 @@ export const toQueueBody = (value: unknown): string => {
 /**
  * A received message body in the queues' one encoding, for sending it on (a DLQ replay): JSON text
  * with its non-ASCII characters escaped, without reparsing (its numbers stay as written); a body
- * that is not JSON, as it is. A message queued before the encoding may hold characters another SQS
- * engine refuses.
+ * that is not JSON, as it is: a forward pack (a header line and an entry a line) is that, and
+ * already ASCII. A message queued before the encoding may hold characters another SQS engine
+ * refuses.
  */
 export const requeueBody = (body: string): string => {
   try {

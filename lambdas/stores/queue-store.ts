@@ -54,7 +54,7 @@ const sendBatch = async (queueUrl: string, bodies: string[]) => {
 };
 
 /**
- * Sends each body as one JSON message with SendMessageBatch (≤ 10 and ≤ 256 KiB a call),
+ * Sends each body as one JSON message with SendMessageBatch (≤ 10 and ≤ 1 MiB a call),
  * `concurrency` calls in flight, retrying failed entries with backoff. Bodies are pure-ASCII JSON
  * (`toQueueBody`), so any JSON value travels every SQS implementation and parses back unchanged.
  * @throws when an entry still fails, so the caller's request fails (and is retried) rather than losing it.
@@ -62,7 +62,8 @@ const sendBatch = async (queueUrl: string, bodies: string[]) => {
 export const sendMessages = (queueUrl: string, bodies: unknown[], concurrency = 1) => sendEncodedMessages(queueUrl, bodies.map(toQueueBody), concurrency);
 
 /**
- * `sendMessages` for bodies already in the queues' encoding (`toQueueBody`'s pure-ASCII JSON).
+ * `sendMessages` for bodies already in the queues' encoding (`toQueueBody`'s pure-ASCII JSON, or
+ * lines of it: forward packs).
  * @throws when an entry still fails.
  */
 export const sendEncodedMessages = async (queueUrl: string, bodies: string[], concurrency = 1) => {

@@ -7,7 +7,8 @@ import {
   type Message,
 } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
-import { entryMessage, readForwardBody } from '../../lambdas/domain/forward-pack';
+import { readForwardBody, type RenderedEntry } from '../../lambdas/domain/forward-pack';
+import type { ForwardMessage } from '../../lambdas/schemas/forward';
 import { toQueueBody } from '../../lambdas/shared/json';
 
 /** A client of the run's SQS engine (AWS_ENDPOINT_URL_SQS); the endpoint, not the queue URL's host, is used. */
@@ -83,6 +84,9 @@ export const receiveAll = async (url: string): Promise<Message[]> => {
     all.push(...Messages);
   }
 };
+
+/** A rendered entry read back as the forward message it was made from. */
+export const entryMessage = (entry: RenderedEntry): ForwardMessage => ({ kind: entry.kind, ...JSON.parse(entry.json) });
 
 /**
  * The forward messages that forward-queue bodies carry, in order: a pack's entries read back (the

@@ -53,7 +53,15 @@ export const startWebhookReceiver = async (behaviour: Behaviour = () => 200): Pr
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const post: ReceivedPost = { headers: req.headers, raw, body: JSON.parse(raw), receivedAt: Date.now() };
+      let body;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        // As a receiver would: a body that is not JSON is refused, whatever the behaviour.
+        posts.push({ headers: req.headers, raw, body: { batch_id: '', result: [] }, receivedAt: Date.now(), status: 400 });
+        return void res.writeHead(400, { 'content-type': 'text/plain' }).end('not JSON');
+      }
+      const post: ReceivedPost = { headers: req.headers, raw, body, receivedAt: Date.now() };
       posts.push(post);
       const answer = behave(post);
       if (answer === 'hang') return;

@@ -175,6 +175,26 @@ describe('the forwarder on DynamoDB Local, fauxqs and a real receiver', () => {
     expect(broken.accepted().map((e) => e.tag)).toEqual(Array.from({ length: 30 }, () => 'temp'));
   });
 
+  it('parses a redelivered pack’s lines, and takes one no receiver can read for poison instead of POSTing it again', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const hook = await receiver();
+    await integrationOf(caller, workspace_id, hook.url);
+    const [pack] = packForward([point(workspace_id, 'temp', 1), point(workspace_id, 'temp', 2)]);
+    // An entry's shape without its substance: only parsing tells.
+    const broken = pack.replace(/\n[^\n]*$/, '\n{"workspace_id":}');
+    const { queue, queued } = await enqueue([broken]);
+
+    // First delivery: the lines are copied as they are, and the receiver refuses the body.
+    expect(await forward(queued, queue)).toEqual([queued[0].messageId]);
+    expect(hook.posts.map((p) => p.status)).toEqual([400]);
+    expect((await depthOf(queue.url)).visible).toBe(0); // backing off
+
+    // Redelivery: parsed, refused as poison, made visible at once (on its way to the DLQ), not POSTed.
+    expect(await forward([{ ...queued[0], receiveCount: 2 }], queue)).toEqual([queued[0].messageId]);
+    expect(hook.posts).toHaveLength(1);
+    expect((await depthOf(queue.url)).visible).toBe(1);
+  });
+
   it('retries a message to an integration that took one of its POSTs and failed another', async () => {
     const { caller, workspace_id } = await newAccount(db);
     const hook = await receiver((post) => (post.headers['x-fleetstream-kind'] === 'events' ? 503 : 200));

@@ -1,8 +1,9 @@
 import { dataMessage, eventMessage } from '../../../lambdas/domain/events';
-import { entryMessage, FORWARD_PACK_MAX_BYTES, packForward, readForwardBody } from '../../../lambdas/domain/forward-pack';
+import { FORWARD_PACK_MAX_BYTES, packForward, readForwardBody } from '../../../lambdas/domain/forward-pack';
 import { webhookBody } from '../../../lambdas/domain/forwarding';
 import type { ForwardMessage } from '../../../lambdas/schemas/forward';
 import { toQueueBody } from '../../../lambdas/shared/json';
+import { entryMessage } from '../../helpers/sqs';
 
 const place = (workspace_id: string) => ({ workspace_id, fleet_id: 'flt-aaaaaaaaaaaaaaaaaaaa', device_id: 'dev-aaaaaaaaaaaaaaaaaaaa' });
 const point = (workspace_id: string, n: number, payload: unknown = { n }, tag = 't') =>
@@ -69,6 +70,14 @@ describe('readForwardBody', () => {
   const [header, ...lines] = body.split('\n');
   const withHeader = (change: object) => [JSON.stringify({ ...JSON.parse(header), ...change }), ...lines].join('\n');
 
+  it('checks each line’s shape, and parses it too when asked (the forwarder asks on a redelivery)', () => {
+    const broken = [header, lines[0], '{"workspace_id":}'].join('\n');
+
+    expect(readForwardBody(broken)).toHaveLength(2);
+    expect(readForwardBody(broken, { parseEntries: true })).toBeUndefined();
+    expect(readForwardBody(body, { parseEntries: true })).toHaveLength(2);
+  });
+
   it('reads the JSON bodies from before rendering: a pack of both kinds, and a single message', () => {
     const mixed = [point('wks-a', 1), event('wks-a', 2)];
 
@@ -82,6 +91,7 @@ describe('readForwardBody', () => {
     ['tags that do not match the lines', withHeader({ tags: ['t'] })],
     ['events with tags', withHeader({ of: 'event' })],
     ['a line that is not a JSON object', [header, lines[0], '"just a string"'].join('\n')],
+    ['a line that is an empty object', [header, lines[0], '{}'].join('\n')],
     ['an empty line', [header, lines[0], ''].join('\n')],
     ['a header that is not JSON', ['{"kind":"entries"', ...lines].join('\n')],
     ['JSON that is no forward message', toQueueBody({ kind: 'data', workspace_id: 'wks-a' })],
