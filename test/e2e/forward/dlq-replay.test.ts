@@ -4,7 +4,10 @@ import { until } from '../../../local/ports';
 import type { LocalRuntime } from '../../../local/runtime';
 import { startRuntime } from '../../helpers/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
-import { depthOf } from '../../helpers/sqs';
+// Not domain/events.ts: a module that reads the environment must not load before the runtime sets it.
+import { FORWARD_PACK_MAX_BYTES, packForward } from '../../../lambdas/domain/forward-pack';
+import type { DataMessage } from '../../../lambdas/schemas/forward';
+import { depthOf, sendRaw } from '../../helpers/sqs';
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver';
 
 const run = promisify(execFile);
@@ -63,5 +66,35 @@ describe('the forward DLQ and its replay command', () => {
       return depth.visible + depth.inFlight === 0;
     }, 'the forward queue drained');
     expect((await depthOf(runtime.queue_urls['forward-dlq'])).visible).toBe(0);
+  });
+
+  it('replays full packs, ten of which are more than one SendMessageBatch call takes', async () => {
+    const hook = await startWebhookReceiver();
+    receivers.push(hook);
+    await api.post(`/workspaces/${runtime.workspace_id}/integrations`, { url: hook.url, events: false, tags: ['replayed'] });
+    const points = Array.from(
+      { length: 1000 },
+      (_, i): DataMessage => ({
+        kind: 'data',
+        workspace_id: runtime.workspace_id,
+        fleet_id: '',
+        device_id: 'dev-replayed',
+        device_name: 'replayed',
+        timestamp_device: new Date(1_700_000_000_000 + i).toISOString(),
+        timestamp_in: new Date().toISOString(),
+        tag: 'replayed',
+        payload: { i, text: 'x'.repeat(2500) },
+      }),
+    );
+    const packs = packForward(points);
+    expect(packs.length).toBeGreaterThanOrEqual(10);
+    expect(packs.slice(0, -1).every((p) => p.length > FORWARD_PACK_MAX_BYTES - 4096)).toBe(true);
+    for (const pack of packs) await sendRaw(runtime.queue_urls['forward-dlq'], [pack]);
+
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/cli/replay-dlq.ts', '--queue', runtime.queue_urls.forward], { env: process.env });
+    await until(() => hook.accepted().length >= points.length, 'the replayed packs delivered');
+
+    expect(JSON.parse(stdout)).toEqual(expect.objectContaining({ moved: packs.length, left: 0 }));
+    expect(hook.accepted().map((e) => (e.payload as { i: number }).i).sort((a, b) => a - b)).toEqual(points.map((_, i) => i));
   });
 });
