@@ -14,7 +14,7 @@
  * batch in flight, as Lambda runs one invocation per container. IN_PROCESS=1 runs the TypeScript
  * handler in the benchmark's own event loop instead, beside the SQS engine and the poller.
  *
- *   npm run bench:forward          MESSAGES=50000 CONSUMERS=5 IN_PROCESS=1
+ *   npm run bench:forward          (MESSAGES=50000 CONSUMERS=5 by default; IN_PROCESS=1 optional)
  *
  * The receiver runs in a process of its own (this file with --receiver), so that neither
  * autocannon nor the forwarder shares its event loop. It keeps the forwarder's bodies and reads
@@ -191,7 +191,7 @@ const main = async () => {
     const { createIntegration } = await import('../lambdas/domain/integrations');
     const { dataMessage } = await import('../lambdas/domain/events');
     const { packForward, renderEntry } = await import('../lambdas/domain/forward-pack');
-    const { MAX_POST_BYTES, webhookBody } = await import('../lambdas/domain/forwarding');
+    const { ENTRY_OVERHEAD, MAX_POST_BYTES, webhookBody } = await import('../lambdas/domain/forwarding');
     const { sendEncodedMessages } = await import('../lambdas/stores/queue-store');
     const { registryDb } = await import('../lambdas/shared/clients');
     const handler = IN_PROCESS
@@ -211,7 +211,7 @@ const main = async () => {
 
     // The receiver's own capacity, for POSTs as large as the forwarder sends (MAX_POST_BYTES), the
     // bodies read and dropped (the header tells it not to keep them).
-    const perPost = Math.floor(MAX_POST_BYTES / (renderEntry(messages[0]).json.length + 16));
+    const perPost = Math.floor(MAX_POST_BYTES / (renderEntry(messages[0]).json.length + ENTRY_OVERHEAD));
     const sample = webhookBody(randomUUID(), messages.slice(0, perPost).map((m) => renderEntry(m).json));
     console.log(`autocannon: ${AUTOCANNON_SECONDS} s of POSTs of ${perPost} entries (${(sample.length / 1024).toFixed(0)} KB) to the receiver…`);
     const capacity = await autocannon({
