@@ -81,7 +81,8 @@ export const dataEvent = (point: DataPoint): EventMessage =>
  * Puts messages on the forward queue, packed (`packForward`: hundreds of points or events in one
  * SQS message, rendered as the webhook entries they become), several SendMessageBatch calls in
  * flight. When no forward queue is configured (FORWARD_QUEUE_URL empty: a deployment or test
- * without forwarding) nothing is sent and nothing fails: forwarding is off. The stack and the local runtime always set it.
+ * without forwarding) nothing is sent and nothing fails: forwarding is off. The stack and the
+ * local runtime always set it.
  * @throws when SQS keeps refusing a message, so that the caller's request fails and is retried.
  */
 export const publishForward = async (messages: ForwardMessage[]) => {

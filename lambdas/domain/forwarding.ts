@@ -190,9 +190,10 @@ const earlierDeliveries = async (db: Db, valid: Parsed[]) => {
  * before packing or rendering is parsed and checked). Per workspace, integration and kind (data or
  * events) the entries go out in as few signed POSTs as the size limit allows, all POSTs of the batch
  * in parallel, so a slow or failing receiver holds up no other. A message is retried when any
- * integration that wants it failed; before it is handed back, the integrations it did reach are written to a delivery ledger, so that the retry
- * (and a replay from the DLQ) goes only to those that failed. Retries back off by
- * ChangeMessageVisibility; after the queue's maxReceiveCount SQS moves the message to the DLQ.
+ * integration that wants it failed; before it is handed back, the integrations it did reach are
+ * written to a delivery ledger, so that the retry (and a replay from the DLQ) goes only to those
+ * that failed. Retries back off by ChangeMessageVisibility; after the queue's maxReceiveCount SQS
+ * moves the message to the DLQ.
  *
  * A message that is not a valid forward message can never succeed: it is logged and made visible
  * again at once, so that it reaches the DLQ after maxReceiveCount quick receives (where the DLQ
