@@ -51,26 +51,38 @@ export const useAction = () => {
 };
 
 /** Loads data when `deps` change; `reload()` loads it again. */
+/** Whether two dependency lists hold the same values (as hooks compare them). */
+const sameDeps = (a: unknown[], b: unknown[]) => a.length === b.length && a.every((value, i) => Object.is(value, b[i]));
+
 export const useLoad = <T,>(load: () => Promise<T>, deps: unknown[]) => {
-  const [data, setData] = useState<T | undefined>(undefined);
+  // The data is kept with the deps it was loaded for, and shown only under those: another
+  // workspace's (or device's) data never shows while this one loads, nor under its error (a
+  // workspace of another account showed the last one's fleets), whatever order answers and renders
+  // come in. A reload (the same deps) keeps it on screen.
+  const [loaded, setLoaded] = useState<{ deps: unknown[]; value: T } | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
   const [loading, setLoading] = useState(true);
   const [tick, setTick] = useState(0);
-  // Another workspace's (or device's) data must not stay on screen while this one loads, nor under
-  // its error (a workspace of another account showed the last one's fleets); a reload keeps it.
-  useLayoutEffect(() => setData(undefined), deps);
   useEffect(() => {
     let live = true;
     setLoading(true);
     setError(undefined);
     load()
-      .then((d) => live && setData(d))
+      .then((value) => live && setLoaded({ deps, value }))
       .catch((e) => live && setError(e))
       .finally(() => live && setLoading(false));
     return () => {
       live = false;
     };
   }, [...deps, tick]);
+  const data = loaded && sameDeps(loaded.deps, deps) ? loaded.value : undefined;
+  /** Replaces the data shown for the current deps (a value, or an update of the current one). */
+  const setData = (next: T | undefined | ((current: T | undefined) => T | undefined)) =>
+    setLoaded((was) => {
+      const current = was && sameDeps(was.deps, deps) ? was.value : undefined;
+      const value = typeof next === 'function' ? (next as (current: T | undefined) => T | undefined)(current) : next;
+      return value === undefined ? undefined : { deps, value };
+    });
   return { data, error, loading, reload: () => setTick((t) => t + 1), setData };
 };
 
