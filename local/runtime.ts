@@ -13,7 +13,7 @@ import { consoleSite } from './console-site';
 import { ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
 import { startDynamoDbStreamPoller, streamFilterOf, type StreamHandler } from './dynamodb-stream-poller';
 import { brokerTls, startMqttBroker } from './mqtt-broker';
-import { freePort } from './ports';
+import { holdPort } from './ports';
 import { dlqNameOf, QUEUE_CONSUMERS, type QueueName } from './queues';
 import { startLocalSqs, type QueueOverrides } from './queues-engine';
 import { instrumentAwsSdk } from './request-counter';
@@ -188,7 +188,11 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     });
 
-    const port = options.port || (await freePort());
+    // The ports are held, not only probed, until their servers listen: a port only probed may
+    // meanwhile go to one of this process's outgoing connections (a test run once lost one so).
+    const held = { api: await holdPort(options.port || 0), mqtt: await holdPort(options.mqttPort || 0), mqttTls: await holdPort(options.mqttTlsPort || 0), dataPlane: await holdPort() };
+    for (const h of Object.values(held)) stops.push(h.release); // a failed start lets go of them too
+    const port = held.api.port;
     // The handlers find the engines exactly as in the cloud: standard SDK variables.
     // DynamoDB Local serves DynamoDB Streams on the same endpoint.
     Object.assign(process.env, LOCAL_AWS_ENV, {
@@ -203,7 +207,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     // The MQTT door (DESIGN §9): credentials name the broker's TLS port and carry its CA;
     // cloud-to-device publishes reach the broker through the IoT data plane's standard variable.
     const tls = await brokerTls(options.dataDir);
-    const [mqttPort, mqttTlsPort, dataPlanePort] = [options.mqttPort || (await freePort()), options.mqttTlsPort || (await freePort()), await freePort()];
+    const [mqttPort, mqttTlsPort, dataPlanePort] = [held.mqtt.port, held.mqttTls.port, held.dataPlane.port];
     Object.assign(process.env, {
       DEVICE_MQTT_URL: `mqtts://127.0.0.1:${mqttTlsPort}`,
       DEVICE_MQTT_CACERT: tls.caCert,
@@ -271,6 +275,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     const cacheTtlMs = (options.authorizerCacheTtlSeconds ?? 30) * 1000;
     // The API authorizer caches accepted credentials itself (API Gateway's cache is off for it).
     process.env.AUTHORIZER_CACHE_TTL_SECONDS = String(options.authorizerCacheTtlSeconds ?? 30);
+    await held.api.release();
     const server: Server = await startApiGateway({
       port,
       routes: routeTableRoutes(),
@@ -305,6 +310,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     const { recordAuthorizationRefusal } = await import('../lambdas/domain/device-mqtt');
     const { publishForward } = await import('../lambdas/domain/events');
     const { registryDb } = await import('../lambdas/shared/clients');
+    await Promise.all([held.mqtt.release(), held.mqttTls.release(), held.dataPlane.release()]);
     const mqtt = await startMqttBroker({
       port: mqttPort,
       tlsPort: mqttTlsPort,
