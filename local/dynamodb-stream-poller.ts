@@ -150,8 +150,8 @@ const outcomeOf = (response: unknown, records: DynamoDBRecord[]): Outcome => {
  * both). One reader per shard, parents before children, reads the records in order, keeps those the
  * filter accepts, and invokes the handler with batches of up to `batchSize` records or what the
  * batching window gathered, `parallelizationFactor` batches at a time per shard (one by default),
- * records of one partition key always in the same of those and so handled in order. A failed batch is retried as Lambda does: from the first failed record it reports
- * (ReportBatchItemFailures), or, when the invocation itself fails, halved when bisecting is on
+ * records of one partition key always in the same of those and so handled in order. A failed
+ * batch is retried as Lambda does: from the first failed record it reports (ReportBatchItemFailures), or, when the invocation itself fails, halved when bisecting is on
  * (which does not count as a retry). After `retryAttempts` retries the batch's description
  * (Lambda's invocation record, with the shard and sequence numbers) goes to the on-failure queue and
  * the shard moves on. Checkpoints live in memory: a new poller starts at `startingPosition`.

@@ -16,14 +16,12 @@ import {
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   ReceiveMessageCommand,
-  SendMessageBatchCommand,
   SQSClient,
-  type BatchResultErrorEntry,
   type MessageAttributeValue,
-  type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
 import { parseArgs } from 'node:util';
 import { requeueBody } from '../../lambdas/shared/json';
+import { sendBatchInHalves } from '../../lambdas/stores/queue-store';
 import { findRuntime } from '../../local/runtime-file';
 
 // The forwarder reads it (lambdas/domain/forwarding.ts ORIGIN_ID_ATTRIBUTE).
@@ -88,22 +86,6 @@ const depthOf = async (queueUrl: string) => {
   return Number(Attributes?.ApproximateNumberOfMessages ?? 0);
 };
 
-/**
- * Sends entries with SendMessageBatch, a call that SQS refuses as too long again in halves (ten
- * forward packs of ~255 KiB pass its 1 MiB a call): the IDs sent, and the entries that failed.
- */
-const sendAll = async (queueUrl: string, entries: SendMessageBatchRequestEntry[]): Promise<{ sent: string[]; failed: BatchResultErrorEntry[] }> => {
-  try {
-    const result = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
-    return { sent: (result.Successful ?? []).map((s) => s.Id!), failed: result.Failed ?? [] };
-  } catch (error) {
-    if ((error as Error).name !== 'BatchRequestTooLong' || entries.length < 2) throw error;
-    const half = Math.ceil(entries.length / 2);
-    const [first, second] = [await sendAll(queueUrl, entries.slice(0, half)), await sendAll(queueUrl, entries.slice(half))];
-    return { sent: [...first.sent, ...second.sent], failed: [...first.failed, ...second.failed] };
-  }
-};
-
 /** Moves up to 10 messages: how many were received (0: the DLQ looks empty) and how many moved. */
 const moveBatch = async (queueUrl: string, dlqUrl: string, limit: number) => {
   const { Messages = [] } = await sqs.send(
@@ -116,7 +98,9 @@ const moveBatch = async (queueUrl: string, dlqUrl: string, limit: number) => {
     }),
   );
   if (!Messages.length) return { received: 0, moved: 0 };
-  const { sent, failed } = await sendAll(
+  // Ten full forward packs (~255 KiB each) are more than a call takes: sent in halves then.
+  const { sent, failed } = await sendBatchInHalves(
+    sqs,
     queueUrl,
     Messages.map((m, i) => ({
       Id: String(i),

@@ -64,13 +64,14 @@ export const renderEntry = (m: ForwardMessage): RenderedEntry => ({
   json: entryJson(m),
 });
 
-// A header's size before its tags, with room for any count.
+/** A pack being filled: its header (count and tags grow with it), its lines, and its size so far. */
 interface Pack {
   header: ForwardEntriesHeader;
   lines: string[];
   bytes: number;
 }
 
+// A header's size before its tags, with room for any count.
 const headerBase = (workspaceId: string, of: ForwardEntriesHeader['of']) =>
   toQueueBody({ kind: 'entries', workspace_id: workspaceId, of, count: Number.MAX_SAFE_INTEGER, ...(of === 'data' ? { tags: [] } : {}) }).length;
 
