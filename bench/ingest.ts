@@ -25,7 +25,8 @@ import { ensureTable } from '../local/dynamodb-local';
 import { dynamoDbTimeseriesStore } from '../lambdas/stores/timeseries/dynamodb';
 import { packForward } from '../lambdas/domain/forward-pack';
 import { sendEncodedMessages } from '../lambdas/stores/queue-store';
-import { pointKey } from '../lambdas/stores/timeseries/keys';
+import { seriesPartition, shardOf } from '../lambdas/stores/timeseries/keys';
+import { CloudStamper } from '../lambdas/shared/timestamps';
 import { LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';
 import { QUEUES } from '../local/queues';
 import { startLocalSqs } from '../local/queues-engine';
@@ -104,15 +105,17 @@ const toBatches = (workspaceId: string, points: Point[]): QueuedIngest[][] => {
   return Array.from({ length: Math.ceil(messages.length / size) }, (_, i) => messages.slice(i * size, i * size + size));
 };
 
-/** The items the store writes for these messages, every arrival of a point included, for plain BatchWriteItem. */
+/**
+ * One item per arrival of a point, as a plain writer would store them (and as the store did
+ * before packs: sharded by device, sorted by time, device, tag and arrival), for plain BatchWriteItem.
+ */
 const toItems = (batches: QueuedIngest[][]) =>
   batches.flat().flatMap(({ body }) => {
     const message = JSON.parse(body) as IngestDataMessage;
     return message.points.map(({ tag, timestamp_device, payload }, sequence) => {
-      const payloadJson = JSON.stringify(payload);
       const { workspace_id, fleet_id, device_id, timestamp_in } = message;
-      const key = pointKey({ workspace_id, device_id, tag, timestamp_device, timestamp_in, sequence, payloadJson });
-      return { ...key, device_id, tag, fleet_id, timestamp_in, payload: payloadJson };
+      const key = { pk: seriesPartition(workspace_id, shardOf(device_id)), sk: `${timestamp_device}#${device_id}#${tag}#${timestamp_in}#${sequence}` };
+      return { ...key, device_id, tag, fleet_id, timestamp_in, payload: JSON.stringify(payload) };
     });
   });
 
@@ -182,6 +185,9 @@ const main = async () => {
       store: dynamoDbTimeseriesStore({ doc, table }, { writeConcurrency: WRITE_CONCURRENCY }),
       forward,
       concurrency: WRITE_CONCURRENCY,
+      // HTTPS messages only: no MQTT publish to look up or stamp.
+      places: async () => new Map(),
+      stamper: new CloudStamper(),
     }));
 
   /** The ingest handler's work on every batch, one invocation in flight per container. */

@@ -24,14 +24,14 @@ export const REGISTRY_TABLE_ENV = 'REGISTRY_TABLE';
 const BUFFERED_TIMEOUT = Duration.seconds(29);
 const STREAMED_TIMEOUT = Duration.minutes(5);
 
-// Handlers that never touch the registry: the OpenAPI document is bundled into its code, and
-// ingest messages carry everything the ingest Lambda stores and forwards.
-const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi', 'ingest']);
+// Handlers that never touch the registry: the OpenAPI document is bundled into its code.
+const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 
 // Handlers that only look an item of the registry up: the storage query checks that the workspace
 // is the caller's and reads nothing else there (found by use: the cloud-assembly run of the e2e
-// suite never saw it issue another registry action).
-const REGISTRY_GET_ONLY: ReadonlySet<string> = new Set(['timeseries']);
+// suite never saw it issue another registry action); the ingest Lambda looks up the devices of
+// MQTT data publishes (an HTTPS message carries everything it stores and forwards).
+const REGISTRY_GET_ONLY: ReadonlySet<string> = new Set(['timeseries', 'ingest']);
 const registryAccess = (source: string): TableAccess => (REGISTRY_GET_ONLY.has(source) ? 'get-item' : 'read-write');
 
 /** Stack props plus the deploy-time settings (see `configFromContext`). */
@@ -215,8 +215,7 @@ export class FleetstreamStack extends Stack {
     this.deviceMqtt = new DeviceMqtt(this, 'DeviceMqtt', {
       authorizer: this.mqttAuthorizer,
       endpointsReader: this.iotEndpointsReader,
-      queue: this.queues.queues.mqtt.queue,
-      dlq: this.queues.queues.mqtt.dlq,
+      queues: { ingest: this.queues.queues.ingest, mqtt: this.queues.queues.mqtt },
       // Jobs and FOTA reach connected devices from the registry stream, after their writes.
       publishers: [this.streamFunctions.get(REGISTRY_STREAM.consumer), this.consumerFunctions.get('device-mqtt')].filter(
         (fn): fn is HandlerFunction => fn !== undefined,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
 import { generate } from 'selfsigned';
 import type { IotAuthorizerResult, IotPolicy } from '../lambdas/domain/device-mqtt';
-import { MQTT_RULES } from '../lambdas/mqtt-rules';
+import { MQTT_RULES, type MqttRule } from '../lambdas/mqtt-rules';
 import { countIotCore, withInvocation } from './request-counter';
 
 /**
@@ -15,7 +15,7 @@ import { countIotCore, withInvocation } from './request-counter';
  * 127.0.0.1, a plain port and a TLS port (its CA made on first start and kept in the data folder),
  * running the same custom authorizer handler at CONNECT, enforcing the policy it returns on
  * every publish, subscribe and delivery, applying the topic rules of `lambdas/mqtt-rules.ts`
- * into the same SQS queue, publishing presence events as IoT Core does, and serving the IoT
+ * into the same SQS queues, publishing presence events as IoT Core does, and serving the IoT
  * data plane's Publish API for cloud-to-device messages (AWS_ENDPOINT_URL_IOT_DATA_PLANE).
  */
 
@@ -102,10 +102,10 @@ export interface MqttBrokerOptions {
   tls: BrokerTls;
   authorizer: MqttAuthorizer;
   /**
-   * Sends a topic rule's message to the MQTT queue: the rows of `lambdas/mqtt-rules.ts` with their
-   * SQS action (npm start). Unused when `rules` is given.
+   * Sends a topic rule's message to the rule's queue: the rows of `lambdas/mqtt-rules.ts` with
+   * their SQS action (npm start). Unused when `rules` is given.
    */
-  sendToQueue?: (messages: Array<Record<string, unknown>>) => Promise<void>;
+  sendToQueue?: (queue: MqttRule['queue'], message: Record<string, unknown>) => Promise<void>;
   /** The topic rules to run instead (the cloud-assembly mode: the template's rules). */
   rules?: readonly BrokerRule[];
   /** Records a refused subscribe, which IoT Core answers with SUBACK 0x80 (see the README). */
@@ -180,26 +180,12 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
   const arn = `arn:aws:iot:${region}:000000000000`;
   const sessions = new WeakMap<Client, Session>();
 
-  // Rule actions are batched per tick (SendMessageBatch takes 10) and awaited before PUBACK, so a
-  // publish the device saw acknowledged is on the queue.
-  let pending: Array<{ message: Record<string, unknown>; done: (error?: Error) => void }> = [];
-  const flush = () => {
-    const batch = pending;
-    pending = [];
-    options.sendToQueue!(batch.map((p) => p.message)).then(
-      () => batch.forEach((p) => p.done()),
-      (error: Error) => batch.forEach((p) => p.done(error)),
-    );
-  };
-  const enqueue = (message: Record<string, unknown>) =>
-    new Promise<void>((resolve, reject) => {
-      if (!pending.length) setImmediate(flush);
-      pending.push({ message, done: (error) => (error ? reject(error) : resolve()) });
-    });
-
-  if (!options.rules && !options.sendToQueue) throw new Error('startMqttBroker needs the topic rules or the queue their actions send to.');
+  if (!options.rules && !options.sendToQueue) throw new Error('startMqttBroker needs the topic rules or the queues their actions send to.');
+  // One SQS message per rule action, as IoT Core sends them, awaited before PUBACK: a publish the
+  // device saw acknowledged is on its queue.
   const rules: readonly BrokerRule[] =
-    options.rules ?? MQTT_RULES.map((r) => ({ topicFilter: r.topicFilter, run: ({ topic, payload, receivedAt }) => enqueue(r.message(topic, payload, receivedAt)) }));
+    options.rules ??
+    MQTT_RULES.map((r) => ({ topicFilter: r.topicFilter, run: ({ topic, payload, receivedAt }) => options.sendToQueue!(r.queue, r.message(topic, payload, receivedAt)) }));
   // Each rule that matches is one rule triggered and one action executed, as IoT Core bills them.
   const applyRules = (topic: string, payload: Buffer, receivedAt: number, clientId: string) =>
     Promise.all(

@@ -317,7 +317,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       dataPlanePort,
       tls,
       authorizer: mqttAuthorizer,
-      sendToQueue: (messages) => sendMessages(sqs.queues.mqtt.url, messages),
+      sendToQueue: (queue, message) => sendMessages(sqs.queues[queue].url, [message]),
       onSubscribeRefused: (deviceId, topic) => recordAuthorizationRefusal(registryDb(), publishForward, deviceId, 'subscribe', topic),
     });
     stops.push(mqtt.stop);

@@ -1,12 +1,13 @@
-import { enqueueIngest, getDeviceStatus, publishData, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from '../domain/device-api';
+import { enqueueIngest, getDeviceStatus, publishData, reportEvents, reportFotaResult, reportJobResult, type PublishDataDeps } from '../domain/device-api';
 import { publishForward } from '../domain/events';
 import { DEVICE_API_OPERATIONS } from '../schemas/operations/device-api';
 import { registryDb } from '../shared/clients';
 import { ok } from '../shared/http';
 import { httpHandler } from '../shared/middleware';
+import { CloudStamper } from '../shared/timestamps';
 import { deviceCallerOf } from './device-caller';
 
-const deps: DeviceApiDeps = { db: registryDb(), enqueue: enqueueIngest, forward: publishForward };
+const deps: PublishDataDeps = { db: registryDb(), enqueue: enqueueIngest, forward: publishForward, stamper: new CloudStamper() };
 
 // The publish and event routes take one item or an array of them.
 const many = <T>(body: T | T[]): T[] => (Array.isArray(body) ? body : [body]);

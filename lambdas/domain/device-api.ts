@@ -1,7 +1,9 @@
 import type { Db } from '../shared/clients';
 import { INGEST_QUEUE_URL } from '../shared/env';
 import { AppError, NotFoundError } from '../shared/errors';
+import { randomUUID } from 'node:crypto';
 import { nowIso } from '../shared/ids';
+import { formatMicros, nowMicros, type CloudStamper, type Micros } from '../shared/timestamps';
 import type { DataPointInput, DeviceEventInput, DeviceStatus, FotaResultBody, IngestMessage } from '../schemas/device-api';
 import { getDeviceOfWorkspace, type DeviceRecord } from '../stores/device-store';
 import { getFotaOfDevice, listJobsOfDevice } from '../stores/job-store';
@@ -16,6 +18,12 @@ export interface DeviceApiDeps {
   db: Db;
   enqueue: (messages: IngestMessage[]) => Promise<void>;
   forward: Forward;
+}
+
+/** What publishing data needs beyond the rest of the device API: the container's stamper. */
+export interface PublishDataDeps extends DeviceApiDeps {
+  /** Stamps the points that come without a device time (one per container). */
+  stamper: CloudStamper;
 }
 
 /**
@@ -37,22 +45,32 @@ const placeOf = (device: DeviceRecord): DevicePlace => ({ workspace_id: device.w
 
 /**
  * Accepts data points for storage and forwarding: they go to the ingest queue as one message,
- * stamped with their arrival (`timestamp_in`, and `timestamp_device` when the device gave none).
- * The fleet is the device's fleet now: a device that moves keeps its series.
+ * with their arrival (`timestamp_in`, to the millisecond). A point without `timestamp_device` gets
+ * a cloud stamp: its arrival to the microsecond, later than the device's previous stamp
+ * (shared/timestamps.ts), so that no two points of a request, or of requests in the same
+ * millisecond, share one. The stamps are fixed here, in the message, so that every retry of the
+ * message stores the same points. The fleet is the device's fleet now: a device that moves keeps
+ * its series.
  * @throws NotFoundError when the device no longer exists.
  */
-export const publishData = async (deps: DeviceApiDeps, caller: DeviceCaller, points: DataPointInput[], arrival = nowIso()) => {
+export const publishData = async (deps: PublishDataDeps, caller: DeviceCaller, points: DataPointInput[], arrival: Micros = nowMicros()) => {
   const device = await requireDevice(deps.db, caller);
+  const timestamp_in = new Date(Math.floor(arrival / 1000)).toISOString();
   await deps.enqueue([
     {
       kind: 'data',
       ...placeOf(device),
       device_name: device.name,
-      timestamp_in: arrival,
-      points: points.map(({ tag, payload, timestamp_device }) => ({ tag, payload, timestamp_device: timestamp_device ?? arrival })),
+      timestamp_in,
+      origin: randomUUID(),
+      points: points.map(({ tag, payload, timestamp_device }) => ({
+        tag,
+        payload,
+        timestamp_device: timestamp_device ?? formatMicros(deps.stamper.next(device.id, arrival)),
+      })),
     },
   ]);
-  return { accepted: points.length, timestamp_in: arrival };
+  return { accepted: points.length, timestamp_in };
 };
 
 /**

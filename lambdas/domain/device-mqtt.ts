@@ -15,7 +15,7 @@ import {
   setDeviceConnection,
   setDeviceManifest,
 } from '../stores/device-mqtt-store';
-import { getDeviceStatus, publishData, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
+import { getDeviceStatus, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
 import { eventMessage, type DevicePlace } from './events';
 import { fotaArgs } from './live-delivery';
 import { observe, verifyDeviceToken, type DeviceCaller, type Forward, type TokenRules } from './identities';
@@ -146,6 +146,8 @@ export type PresenceMessage = z.infer<typeof PresenceMessageSchema>;
 export interface DeviceMqttDeps extends DeviceApiDeps {
   /** Publishes to a device's `j/dn` topic (stores/device-channel.ts publishToDevice). */
   publish: (deviceId: string, message: DownMessage) => Promise<void>;
+  /** Puts data publishes on the ingest queue as the data rule does (stores/queue-store.ts sendMessages). */
+  relayData: (messages: RuleMessage[]) => Promise<void>;
 }
 
 const UpMessageSchema = z.object({ key: z.string().min(1).max(128), value: z.unknown() });
@@ -187,40 +189,31 @@ const callerOf = async (db: Db, deviceId: string): Promise<DeviceCaller | undefi
   return locator && { accountId: locator.account_id, workspaceId: locator.workspace_id, deviceId, identityId: '' };
 };
 
+/** A device's data publish, as the data path stores it: its device, its point, and when it arrived (Unix ms). */
+export interface DataPublish {
+  deviceId: string;
+  point: DataPointInput;
+  receivedAt: number;
+}
+
 /**
- * The data points of `j/data/<id>/<tag>` publishes, one ingest message per device and arrival,
- * through `publishData` as the HTTPS door sends them: the payload as is, stamped with its arrival
- * (`timestamp_device` = `timestamp_in`). A payload that is not JSON, too large, or a bad tag is
- * dropped and logged.
+ * The data point of a `j/data/<id>/<tag>` publish: the payload as is, under the topic's tag, or
+ * why it is dropped (a payload that is not JSON or too large, a bad tag or topic); the publish
+ * carries no time, so the data path stamps it.
  */
-export const handleDataMessages = async (deps: DeviceMqttDeps, messages: RuleMessage[]) => {
-  const groups = new Map<string, { deviceId: string; arrival: string; points: DataPointInput[] }>();
-  for (const { topic, payload, received_at } of messages) {
-    const [, , deviceId, tag, ...rest] = topic.split('/');
-    if (!deviceId || rest.length) {
-      drop(deviceId ?? '', topic, 'not a j/data/<device>/<tag> topic');
-      continue;
-    }
-    const decoded = decodePayload(payload);
-    const point = decoded && DataPointInputSchema.safeParse({ tag, payload: decoded.value });
-    if (!point?.success) {
-      drop(deviceId, topic, decoded ? (point?.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') ?? '') : 'payload is not JSON');
-      continue;
-    }
-    const arrival = new Date(received_at).toISOString();
-    const key = `${deviceId}\n${arrival}`;
-    const group = groups.get(key) ?? { deviceId, arrival, points: [] };
-    group.points.push(point.data);
-    groups.set(key, group);
+export const parseDataPublish = ({ topic, payload, received_at }: RuleMessage): DataPublish | { drop: string; deviceId: string; topic: string } => {
+  const [, , deviceId, tag, ...rest] = topic.split('/');
+  if (!deviceId || rest.length) return { drop: 'not a j/data/<device>/<tag> topic', deviceId: deviceId ?? '', topic };
+  const decoded = decodePayload(payload);
+  const point = decoded && DataPointInputSchema.safeParse({ tag, payload: decoded.value });
+  if (!point?.success) {
+    return { drop: decoded ? (point?.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') ?? '') : 'payload is not JSON', deviceId, topic };
   }
-  await Promise.all(
-    [...groups.values()].map(async ({ deviceId, arrival, points }) => {
-      const caller = await callerOf(deps.db, deviceId);
-      if (!caller) return drop(deviceId, `j/data/${deviceId}`, 'unknown device');
-      await publishData(deps, caller, points, arrival);
-    }),
-  );
+  return { deviceId, point: point.data, receivedAt: received_at };
 };
+
+/** Logs a data publish the data path drops (the device is never told, and never blocked). */
+export const dropDataPublish = (deviceId: string, topic: string, reason: string) => drop(deviceId, topic, reason);
 
 /** The `#status` answer: pending jobs in `expected`, and the pending FOTA as `@fota` when no job waits (see below). */
 const statusAnswer = async (deps: DeviceMqttDeps, caller: DeviceCaller) => {
@@ -405,21 +398,14 @@ export const handleMqttQueueMessages = async (deps: DeviceMqttDeps, records: Arr
       ids.push(messageId);
     } else logger.warn('mqtt rule message on an unexpected topic', { messageId, topic: message.data.topic });
   }
-  // Data points first, together (one ingest message per device and arrival); on failure each
-  // message is retried on its own so that only the failing ones come back.
+  // Data publishes belong on the ingest queue, where the data rule puts them since the data path
+  // stores them directly; those a deployment before that left here are passed on unchanged.
   if (data.length) {
     try {
-      await handleDataMessages(
-        deps,
-        data.map((d) => d.message),
-      );
-    } catch {
-      for (const d of data) {
-        await handleDataMessages(deps, [d.message]).catch((error: unknown) => {
-          logger.warn('mqtt data message failed', { error: error as Error, messageId: d.messageId });
-          failed.push(d.messageId);
-        });
-      }
+      await deps.relayData(data.map((d) => d.message));
+    } catch (error) {
+      logger.warn('mqtt data messages not passed on to the ingest queue', { error: error as Error });
+      failed.push(...data.map((d) => d.messageId));
     }
   }
   const outcomes = await Promise.allSettled(others.map((run) => run()));

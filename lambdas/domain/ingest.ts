@@ -1,15 +1,23 @@
+import { digest16 } from '../shared/digest';
 import { logger } from '../shared/logger';
-import { IngestMessageSchema, type IngestMessage } from '../schemas/device-api';
+import { formatMicros, type CloudStamper } from '../shared/timestamps';
+import { IngestMessageSchema, type IngestDataMessage, type IngestMessage } from '../schemas/device-api';
 import type { ForwardMessage } from '../schemas/forward';
 import type { PointToStore, TimeseriesStore } from '../stores/timeseries';
+import { dropDataPublish, parseDataPublish, RuleMessageSchema, type DataPublish } from './device-mqtt';
+import type { DevicePlacesLookup } from './device-places';
 import { dataEvent, dataMessage, eventMessage } from './events';
 
-/** What the ingest Lambda works with: the time-series store and the forward queue. */
+/** What the ingest Lambda works with: the time-series store, the forward queue, and the MQTT door's devices. */
 export interface IngestDeps {
   store: TimeseriesStore;
   forward: (messages: ForwardMessage[]) => Promise<void>;
   /** Messages processed at once when a batch has to be taken apart after a failure. */
   concurrency: number;
+  /** Where the devices of MQTT data publishes are (a publish names only its device). */
+  places: DevicePlacesLookup;
+  /** Stamps MQTT data publishes (one per container). */
+  stamper: CloudStamper;
 }
 
 /** One message of the ingest queue, as its SQS record brings it. */
@@ -33,6 +41,7 @@ const pointsOf = (message: IngestMessage): PointToStore[] =>
         timestamp_device,
         timestamp_in: message.timestamp_in,
         sequence,
+        ...(message.origin === undefined ? {} : { origin: digest16(`${message.origin}/${sequence}`) }),
         payload,
       }))
     : [];
@@ -80,10 +89,83 @@ const isolateFailures = async <T>(
   return failed;
 };
 
+/** An MQTT data publish of the batch, stamped. */
+interface StampedPublish extends DataPublish {
+  messageId: string;
+  timestamp_device: string;
+}
+
 /**
- * Consumes a batch of the ingest queue: stores the data points (deduplicated by the store: the
- * first write of a (device, tag, timestamp_device) wins, later ones are dropped silently), then
- * forwards every point with its `data` event, and the device events.
+ * Reads a batch: the ingest messages of the device API, and the data publishes the MQTT door's
+ * data rule puts on the queue. A publish is stamped in the millisecond IoT Core received it, in
+ * the batch's order (IoT Core's `timestamp()` has milliseconds, and its rules engine keeps no order
+ * between messages: within a millisecond no order is known). A publish that can never be stored
+ * (not JSON, a bad tag) is dropped and logged, as the device is never told; an unreadable message
+ * is retried until it lands in the DLQ.
+ */
+const readBatch = (deps: IngestDeps, batch: QueuedIngest[]) => {
+  const unreadable: string[] = [];
+  const parsed: Parsed[] = [];
+  const publishes: StampedPublish[] = [];
+  for (const { messageId, body } of batch) {
+    let json: unknown;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      json = undefined;
+    }
+    const message = IngestMessageSchema.safeParse(json);
+    if (message.success) {
+      parsed.push({ messageId, message: message.data });
+      continue;
+    }
+    const rule = RuleMessageSchema.safeParse(json);
+    if (rule.success && rule.data.topic.startsWith('j/data/')) {
+      const publish = parseDataPublish(rule.data);
+      if ('drop' in publish) dropDataPublish(publish.deviceId, publish.topic, publish.drop);
+      else {
+        const stamp = deps.stamper.next(publish.deviceId, publish.receivedAt * 1000 + 1);
+        publishes.push({ ...publish, messageId, timestamp_device: formatMicros(stamp) });
+      }
+      continue;
+    }
+    logger.error('unreadable ingest message', { messageId, issues: message.error.issues });
+    unreadable.push(messageId);
+  }
+  return { unreadable, parsed, publishes };
+};
+
+/**
+ * The ingest messages of stamped publishes: one per publish, placed where its device is now, its
+ * origin the SQS message (the same on every delivery). A publish of an unknown device is dropped
+ * and logged.
+ */
+const publishMessages = async (deps: IngestDeps, publishes: StampedPublish[]): Promise<Parsed[]> => {
+  if (!publishes.length) return [];
+  const places = await deps.places(publishes.map((p) => p.deviceId));
+  const parsed: Parsed[] = [];
+  for (const { messageId, deviceId, point, receivedAt, timestamp_device } of publishes) {
+    const place = places.get(deviceId);
+    if (!place) {
+      dropDataPublish(deviceId, `j/data/${deviceId}/${point.tag}`, 'unknown device');
+      continue;
+    }
+    const message: IngestDataMessage = {
+      kind: 'data',
+      ...place,
+      timestamp_in: new Date(receivedAt).toISOString(),
+      origin: messageId,
+      points: [{ tag: point.tag, timestamp_device, payload: point.payload }],
+    };
+    parsed.push({ messageId, message });
+  }
+  return parsed;
+};
+
+/**
+ * Consumes a batch of the ingest queue: stores the data points (deduplicated by the store: a
+ * device's own time is a dedup key, the first write winning; a cloud stamp never merges two
+ * points), then forwards every point with its `data` event, and the device events.
  *
  * A point is forwarded whether its write stored it or found it already there: a message retried
  * after its points were stored but before they were forwarded (a crash, a failed send) must still
@@ -91,23 +173,16 @@ const isolateFailures = async <T>(
  * therefore receive a duplicate point more than once, which at-least-once delivery allows.
  *
  * @returns the IDs of the messages to retry (SQS partial batch response): unreadable ones (they
- * end in the DLQ), and those whose write or forward failed. The others are done.
+ * end in the DLQ), and those whose device lookup, write or forward failed. The others are done.
  */
 export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Promise<string[]> => {
-  const unreadable: string[] = [];
-  const parsed: Parsed[] = [];
-  for (const { messageId, body } of batch) {
-    let result: ReturnType<typeof IngestMessageSchema.safeParse> | undefined;
-    try {
-      result = IngestMessageSchema.safeParse(JSON.parse(body));
-    } catch {
-      result = undefined;
-    }
-    if (result?.success) parsed.push({ messageId, message: result.data });
-    else {
-      logger.error('unreadable ingest message', { messageId, issues: result?.error.issues });
-      unreadable.push(messageId);
-    }
+  const { unreadable, parsed, publishes } = readBatch(deps, batch);
+  let unplaced: string[] = [];
+  try {
+    parsed.push(...(await publishMessages(deps, publishes)));
+  } catch (error) {
+    logger.error('looking up the devices of MQTT publishes failed', { error: error as Error });
+    unplaced = publishes.map((p) => p.messageId);
   }
 
   const write = (items: Parsed[]) => deps.store.write(items.flatMap((p) => pointsOf(p.message)));
@@ -129,5 +204,5 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
     'forwarding',
   );
 
-  return [...unreadable, ...unwritten.map((p) => p.messageId), ...unforwarded.map((p) => p.messageId)];
+  return [...unreadable, ...unplaced, ...unwritten.map((p) => p.messageId), ...unforwarded.map((p) => p.messageId)];
 };

@@ -1,14 +1,24 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { devicePlaces } from '../domain/device-places';
 import { publishForward } from '../domain/events';
 import { ingestBatch, type IngestDeps } from '../domain/ingest';
-import { WRITE_CONCURRENCY } from '../shared/env';
+import { registryDb } from '../shared/clients';
+import { DEVICE_PLACE_CACHE_SECONDS, WRITE_CONCURRENCY } from '../shared/env';
+import { CloudStamper } from '../shared/timestamps';
 import { timeseriesStore } from '../stores/timeseries';
 
-const deps: IngestDeps = { store: timeseriesStore(), forward: publishForward, concurrency: WRITE_CONCURRENCY };
+const deps: IngestDeps = {
+  store: timeseriesStore(),
+  forward: publishForward,
+  concurrency: WRITE_CONCURRENCY,
+  places: devicePlaces(registryDb(), { ttlMs: DEVICE_PLACE_CACHE_SECONDS * 1000, max: 100_000 }),
+  stamper: new CloudStamper(),
+};
 
 /**
  * The ingest queue's consumer (an SQS event source with ReportBatchItemFailures): stores the data
- * points, forwards them and the device events, and answers with the messages to retry.
+ * points of the device API's messages and of the MQTT data rule's publishes, forwards them and the
+ * device events, and answers with the messages to retry.
  */
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failed = await ingestBatch(deps, event.Records.map(({ messageId, body }) => ({ messageId, body })));

@@ -131,6 +131,11 @@ export const IngestDataMessageSchema = z.object({
   device_id: z.string(),
   device_name: z.string(),
   timestamp_in: z.string(),
+  /**
+   * Unique to the request (absent in messages from before cloud stamps): with a point's place in
+   * the request, its origin, which keeps apart two points that were given the same cloud stamp.
+   */
+  origin: z.string().optional(),
   points: z.array(z.object({ tag: z.string(), timestamp_device: z.string(), payload: z.unknown() })).min(1),
 });
 

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, FleetIdSchema } from './common';
 import { TagSchema } from './device-api';
+import { compareTime, formatTime, parseTime } from '../shared/timestamps';
 
 /** Largest page of the storage query (the interface's limit). */
 export const TIMESERIES_SIZE_MAX = 175_000;
@@ -10,20 +11,19 @@ export const TIMESERIES_FROM_MAX = 1_000_000_000;
 export const TIMESERIES_FILTER_MAX = 100;
 
 /**
- * A time bound: RFC 3339 with or without an offset, as UTC with milliseconds. Points are stored
- * to the millisecond, so a finer bound rounds up: `ts >= 10.0005` holds from 10.001 on, and
- * `ts < 10.0005` up to 10.000.
+ * A time bound: RFC 3339 with or without an offset, as UTC to the microsecond (cloud stamps have
+ * microseconds: shared/timestamps.ts). A finer bound rounds up: `ts >= 10.0000005` holds from
+ * 10.000001 on, and `ts < 10.0000005` up to 10.000000.
  */
 const BoundSchema = z.iso
   .datetime({ offset: true })
   // Not a date at all is the format check's to report.
   .refine((date) => Number.isNaN(Date.parse(date)) || (new Date(date).getUTCFullYear() >= 0 && new Date(date).getUTCFullYear() <= 9999), 'Must be a date in years 0000–9999.')
   .transform((date) => {
-    const ms = Date.parse(date);
-    const fraction = /\.(\d+)/.exec(date)?.[1] ?? '';
-    return new Date(/[1-9]/.test(fraction.slice(3)) ? ms + 1 : ms).toISOString();
+    const time = parseTime(date, true);
+    return time ? formatTime(time) : date;
   })
-  .meta({ description: 'RFC 3339 date', example: '2021-07-08T14:21:15.915Z' });
+  .meta({ description: 'RFC 3339 date, to the microsecond', example: '2021-07-08T14:21:15.915Z' });
 
 /** A non-negative integer written in decimal digits, at most `max`. */
 const countSchema = (max: number, what: string) =>
@@ -53,7 +53,14 @@ export const TimeseriesQuerySchema = z
     tag: z.array(TagSchema).max(TIMESERIES_FILTER_MAX, `At most ${TIMESERIES_FILTER_MAX} tags.`).optional().meta({ description: 'Repeatable' }),
   })
   // Both are UTC with milliseconds after the transform, so they compare as strings.
-  .refine((q) => q.start === undefined || q.end === undefined || q.start <= q.end, { message: 'Must not be after end.', path: ['start'] });
+  .refine(
+    (q) => {
+      // A bound that is not a date at all is its own field's error.
+      const [start, end] = [q.start === undefined ? undefined : parseTime(q.start), q.end === undefined ? undefined : parseTime(q.end)];
+      return !start || !end || compareTime(start, end) <= 0;
+    },
+    { message: 'Must not be after end.', path: ['start'] },
+  );
 export type TimeseriesQueryParams = z.infer<typeof TimeseriesQuerySchema>;
 
 /** One stored data point, as the storage query returns it. */

@@ -15,7 +15,14 @@ export const MAX_BODY_BYTES = intFrom(process.env.MAX_BODY_BYTES, 64 * 1024);
 /** Parallel BatchWriteItem calls per bulk write: jobs on whole fleets, data points in the `dynamodb` time-series store. */
 export const WRITE_CONCURRENCY = intFrom(process.env.WRITE_CONCURRENCY, 16);
 
-/** Queue that the device API fills and the ingest Lambda drains. */
+/**
+ * How long the ingest Lambda uses what it read of an MQTT-publishing device (workspace, fleet,
+ * name), in seconds: a move or rename reaches MQTT data within this time (README, "The
+ * MQTT door").
+ */
+export const DEVICE_PLACE_CACHE_SECONDS = intFrom(process.env.DEVICE_PLACE_CACHE_SECONDS, 60);
+
+/** Queue that the device API and the MQTT data rule fill and the ingest Lambda drains. */
 export const INGEST_QUEUE_URL = process.env.INGEST_QUEUE_URL ?? '';
 
 /** Queue of data points and events on their way to webhooks. */

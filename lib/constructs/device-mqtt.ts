@@ -3,7 +3,7 @@ import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws
 import { CfnAuthorizer, CfnDomainConfiguration, CfnTopicRule } from 'aws-cdk-lib/aws-iot';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { MQTT_RULES } from '../../lambdas/mqtt-rules';
+import { MQTT_RULES, type MqttRule } from '../../lambdas/mqtt-rules';
 import { AMAZON_ROOT_CA_1 } from '../amazon-root-ca-1';
 import type { HandlerFunction } from './handler-function';
 
@@ -13,9 +13,8 @@ export const DEVICE_MQTT_PORT = 8883;
 export interface DeviceMqttProps {
   /** The custom authorizer Lambda (lambdas/mqtt-authorizer). */
   authorizer: HandlerFunction;
-  /** The queue the topic rules fill (local/queues.ts `mqtt`), and its DLQ for the rules' error actions. */
-  queue: IQueue;
-  dlq: IQueue;
+  /** The queues the topic rules fill (`lambdas/mqtt-rules.ts` `queue`), each with its DLQ for the rules' error actions. */
+  queues: Record<MqttRule['queue'], { queue: IQueue; dlq: IQueue }>;
   /** Lambdas that publish to devices on `j/dn/<id>` through the IoT data plane. */
   publishers: HandlerFunction[];
   /** The custom resource's Lambda that reads the domain name and data endpoint (lambdas/iot-endpoints). */
@@ -27,8 +26,8 @@ export interface DeviceMqttProps {
 /**
  * The MQTT door on AWS IoT Core (DESIGN §9): a custom authorizer (the device JWT as password) that
  * a domain configuration on an AWS-managed domain makes the default for MQTT over TLS on port
- * 8883 without ALPN; topic rules from `lambdas/mqtt-rules.ts` into the MQTT queue, each with an
- * error action to its DLQ; the data-plane endpoint and `iot:Publish` on `j/dn/*` for the Lambdas
+ * 8883 without ALPN; topic rules from `lambdas/mqtt-rules.ts` into their queues, each with an
+ * error action to the queue's DLQ; the data-plane endpoint and `iot:Publish` on `j/dn/*` for the Lambdas
  * that publish to devices.
  */
 export class DeviceMqtt extends Construct {
@@ -84,13 +83,15 @@ export class DeviceMqtt extends Construct {
     this.host = endpoints.getAttString('DomainName');
     const dataEndpoint = `https://${endpoints.getAttString('DataEndpoint')}`;
 
-    // The rules' role may only send to the MQTT queue and its DLQ.
+    // The rules' role may only send to the rules' queues and their DLQs.
     const rulesRole = new Role(this, 'RulesRole', {
       assumedBy: new ServicePrincipal('iot.amazonaws.com'),
-      description: 'Lets the MQTT topic rules put device messages on the MQTT queue (and failures on its DLQ)',
+      description: 'Lets the MQTT topic rules put device messages on their queues (and failures on the DLQs)',
     });
-    props.queue.grantSendMessages(rulesRole);
-    props.dlq.grantSendMessages(rulesRole);
+    for (const name of new Set(MQTT_RULES.map((rule) => rule.queue))) {
+      props.queues[name].queue.grantSendMessages(rulesRole);
+      props.queues[name].dlq.grantSendMessages(rulesRole);
+    }
     this.rules = MQTT_RULES.map(
       (rule) =>
         new CfnTopicRule(this, `Rule${rule.name}`, {
@@ -99,8 +100,8 @@ export class DeviceMqtt extends Construct {
             sql: rule.sql,
             awsIotSqlVersion: '2016-03-23',
             ruleDisabled: false,
-            actions: [{ sqs: { queueUrl: props.queue.queueUrl, roleArn: rulesRole.roleArn, useBase64: false } }],
-            errorAction: { sqs: { queueUrl: props.dlq.queueUrl, roleArn: rulesRole.roleArn, useBase64: false } },
+            actions: [{ sqs: { queueUrl: props.queues[rule.queue].queue.queueUrl, roleArn: rulesRole.roleArn, useBase64: false } }],
+            errorAction: { sqs: { queueUrl: props.queues[rule.queue].dlq.queueUrl, roleArn: rulesRole.roleArn, useBase64: false } },
           },
         }),
     );

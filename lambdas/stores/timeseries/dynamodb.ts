@@ -1,160 +1,290 @@
 import { QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../../shared/clients';
+import { digest8 } from '../../shared/digest';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
+import { addMicros, compareTime, formatTime, isCloudStamp, microsBetween, parseTime, type Time } from '../../shared/timestamps';
 import { putAll } from '../items';
-import type { DataPoint, PointToStore, TimeseriesQuery, TimeseriesStore, WriteResult } from './index';
-import { KEY_PART, KEY_TIMESTAMP, pointKey, queryPartitions, seriesKeyOf } from './keys';
+import type { DataPoint, PointToStore, TimeseriesQuery, TimeseriesStore, WriteResult } from './types';
+import { isPackKey, KEY_PART, keyTime, keyTimeOf, legacyVersionOf, PACK_SPAN_MICROS, packKey, queryPartitions } from './keys';
 
 /**
- * One arrival of a data point as stored (keys in `./keys.ts`). `timestamp_device` is the first 24
- * characters of `sk`; the payload is kept as JSON text, exactly as received.
+ * One point as the store holds it, whichever item it came in. Its arrival (`inMs`, `sequence`,
+ * `tail`) orders the arrivals of one dedup key; `tail` is the payload's digest for a device's own
+ * time and the point's origin for a cloud stamp.
  */
-interface PointItem {
-  pk: string;
-  sk: string;
+interface StoredPoint extends Time {
   device_id: string;
   tag: string;
   fleet_id: string;
-  timestamp_in: string;
-  payload: string;
-  [attribute: string]: unknown;
+  inMs: number;
+  sequence: number;
+  tail: string;
+  payload: unknown;
+  /** timestamp_in of a point stored unversioned, before packs (its `inMs` ranks it first instead). */
+  arrived?: string;
+}
+
+/**
+ * What a pack's `p` attribute holds: the devices and fleets once, then one row per point, in key
+ * order: `[device index, fleet index, tag, µs after the pack's earliest point, timestamp_in as ms
+ * after the earliest point's millisecond, sequence, tail, payload]`.
+ */
+interface PackBody {
+  d: string[];
+  f: string[];
+  r: Array<[number, number, string, number, number, number, string, unknown]>;
+}
+
+/** An item as a Query returns it: a pack, or a point of the layout before packs. */
+interface Item {
+  sk: string;
+  p?: string;
+  device_id?: string;
+  tag?: string;
+  fleet_id?: string;
+  timestamp_in?: string;
+  payload?: string;
 }
 
 // DynamoDB limits: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
 const ITEM_MAX_BYTES = 400 * 1024;
-/** Items per Query page once a shard is known to hold more: ~250 KB of typical points. */
+/**
+ * A pack's largest size: four write units (one per started KB). Larger packs would write the same
+ * units per byte, but a read that wants few points of a pack reads all of it.
+ */
+const PACK_MAX_BYTES = 4096;
+/** Items per Query page once a partition is known to hold more. */
 const PAGE_MAX = 1000;
 /** Items of a partition's first page: small, so that a large answer starts quickly. */
 const FIRST_PAGE_MAX = 100;
-/** Fewest items a page asks for once a partition has nearly enough: a run of a key's arrivals is read in few calls. */
-const TAIL_PAGE_MIN = 25;
-/** Series keys a store remembers as stored, with their earliest version: ~200 bytes each, so ~20 MB at most. */
+/** Dedup keys a store remembers as stored, with their best arrival: ~200 bytes each, so ~20 MB at most. */
 const KNOWN_KEYS_MAX = 100_000;
-/** Largest `sequence` the version's four digits hold. */
+/** Largest `sequence`: a point's place in its request. */
 const SEQUENCE_MAX = 9999;
+/** A cloud-stamped point's origin: hex digits (`PointToStore.origin`). */
+const ORIGIN = /^[0-9a-f]{8,32}$/;
+/** What a pack adds to a point beyond its payload, at most: keys, names, IDs, tag, numbers. */
+const POINT_OVERHEAD_BYTES = 1024;
 
-/** The timestamp as keys hold it, or undefined when it is not a date the keys can sort. */
-const keyTimestamp = (value: unknown): string | undefined => {
-  if (typeof value !== 'string') return undefined;
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) return undefined;
-  const iso = new Date(ms).toISOString();
-  return KEY_TIMESTAMP.test(iso) ? iso : undefined;
-};
+// -- Order and identity ---------------------------------------------------------------------------
 
-const itemBytes = (item: PointItem) =>
-  Object.entries(item).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + Buffer.byteLength(String(value)), 0);
+/** Query order: time, then device, then tag, then arrival (earliest first). */
+const compare = (a: StoredPoint, b: StoredPoint): number =>
+  compareTime(a, b) ||
+  (a.device_id < b.device_id ? -1 : a.device_id > b.device_id ? 1 : 0) ||
+  (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0) ||
+  compareArrival(a, b);
 
-/**
- * The items of a write, checked all at once so that a bad point stores nothing.
- * @throws ValidationError naming each bad field; PayloadTooLargeError when an item would pass 400 KB.
- */
-const toItems = (points: PointToStore[]): PointItem[] => {
-  const details: ErrorDetail[] = [];
-  const bad = (i: number, field: string, message: string) => details.push({ field: `points[${i}].${field}`, message });
-  const items = points.map((point, i) => {
-    for (const field of ['workspace_id', 'fleet_id', 'device_id', 'tag'] as const) {
-      if (typeof point[field] !== 'string' || !KEY_PART.test(point[field])) bad(i, field, 'Must be 1 to 128 letters, digits, "_", "." or "-".');
-    }
-    const timestamp_device = keyTimestamp(point.timestamp_device);
-    const timestamp_in = keyTimestamp(point.timestamp_in);
-    if (!timestamp_device) bad(i, 'timestamp_device', 'Must be an RFC 3339 date in years 0000–9999.');
-    if (!timestamp_in) bad(i, 'timestamp_in', 'Must be an RFC 3339 date in years 0000–9999.');
-    const payload = JSON.stringify(point.payload) as string | undefined;
-    if (payload === undefined) bad(i, 'payload', 'Must be a JSON value.');
-    const sequence = point.sequence ?? 0;
-    if (!Number.isInteger(sequence) || sequence < 0 || sequence > SEQUENCE_MAX) bad(i, 'sequence', `Must be an integer from 0 to ${SEQUENCE_MAX}.`);
-    const item: PointItem = {
-      ...pointKey({ ...point, timestamp_device: timestamp_device ?? '', timestamp_in: timestamp_in ?? '', sequence, payloadJson: payload ?? '' }),
-      device_id: point.device_id,
-      tag: point.tag,
-      fleet_id: point.fleet_id,
-      timestamp_in: timestamp_in ?? '',
-      payload: payload ?? '',
-    };
-    return item;
-  });
-  if (details.length) throw new ValidationError(`Invalid data points: ${details.map((d) => d.field).join(', ')}.`, { details });
-  const oversize = items.flatMap((item, i) => (itemBytes(item) > ITEM_MAX_BYTES ? [{ field: `points[${i}].payload`, message: 'The point is larger than a DynamoDB item (400 KB).' }] : []));
-  if (oversize.length) throw new PayloadTooLargeError('Data points too large to store.', { details: oversize });
-  return items;
-};
-
-/** The dedup key of an item within the table: its partition and series key. */
-const dedupKeyOf = (item: { pk: string; sk: string }) => `${item.pk}\n${seriesKeyOf(item.sk)}`;
+const compareArrival = (a: StoredPoint, b: StoredPoint): number =>
+  a.inMs - b.inMs || a.sequence - b.sequence || (a.tail < b.tail ? -1 : a.tail > b.tail ? 1 : 0);
 
 /**
- * Series keys known to be stored, each with the earliest version this store wrote, the oldest
- * forgotten first. Points are never changed or deleted, so a point whose key is known with an
- * earlier (or the same) version is a duplicate, known without a request: a batch retried on the
- * same container (after a failed forward, say) writes nothing, and a device's re-sent points are
- * dropped here.
+ * What makes a point the same point as another. A device's own time: the same device, tag and
+ * `timestamp_device` is a replay, and the earliest arrival wins. A cloud stamp: the same origin
+ * (request and place in it, or MQTT message) in the same millisecond is the same point stored
+ * again, maybe under another stamp by a retry; the smallest stamp wins. Two points of different
+ * origins are two points, even under the same stamp.
  */
-class KnownKeys {
-  private readonly versions = new Map<string, string>();
+const identityOf = (p: StoredPoint) =>
+  isCloudStamp(p) ? `c\n${p.device_id}\n${p.tag}\n${p.ms}\n${p.tail}` : `d\n${p.ms}\n${p.device_id}\n${p.tag}`;
+
+/** Whether `a` wins over `b`, of the same identity. */
+const wins = (a: StoredPoint, b: StoredPoint) => (isCloudStamp(a) ? compareTime(a, b) || compareArrival(a, b) : compareArrival(a, b)) < 0;
+
+/**
+ * Identities known to be stored by this store, each with its winning arrival, the oldest forgotten
+ * first. Points are never changed or deleted, so a point whose identity is known with a winner
+ * at least as good is a duplicate, known without a request: a batch retried on the same container
+ * writes nothing, and a device's re-sent points are dropped here.
+ */
+class KnownPoints {
+  private readonly best = new Map<string, StoredPoint>();
 
   constructor(private readonly max: number) {}
 
-  /** Whether `key` is known with a version that sorts before or equals `sk`'s. */
-  supersedes(key: string, sk: string) {
-    const known = this.versions.get(key);
-    return known !== undefined && known <= sk;
+  supersedes(identity: string, point: StoredPoint) {
+    const known = this.best.get(identity);
+    return known !== undefined && !wins(point, known);
   }
 
-  add(key: string, sk: string) {
-    if (this.supersedes(key, sk)) return;
-    this.versions.delete(key);
-    this.versions.set(key, sk);
-    if (this.versions.size > this.max) this.versions.delete(this.versions.keys().next().value as string);
+  add(identity: string, point: StoredPoint) {
+    if (this.supersedes(identity, point)) return;
+    this.best.delete(identity);
+    this.best.set(identity, point);
+    if (this.best.size > this.max) this.best.delete(this.best.keys().next().value as string);
   }
 }
 
+// -- Writes ---------------------------------------------------------------------------------------
+
+interface Row extends StoredPoint {
+  workspace_id: string;
+  payloadJson: string;
+}
+
+/** Key times run from year 0000 to 9999. */
+const KEY_MS = { min: Date.parse('0000-01-01T00:00:00Z'), max: Date.parse('9999-12-31T23:59:59.999Z') };
+const inKeyRange = (t?: Time): t is Time => t !== undefined && t.ms >= KEY_MS.min && t.ms <= KEY_MS.max;
+
 /**
- * The arrivals of a write worth storing: per series key the one readers would keep (the smallest
- * version), unless this store already stored that key with an earlier or the same version. The
- * rule is the readers' own, so how messages are batched never changes what a read returns.
+ * The points of a write as rows, checked all at once so that a bad point stores nothing.
+ * @throws ValidationError naming each bad field; PayloadTooLargeError when a point could not fit an item.
  */
-const earliestArrivals = (items: PointItem[], known: KnownKeys): Map<string, PointItem> => {
-  const earliest = new Map<string, PointItem>();
-  for (const item of items) {
-    const key = dedupKeyOf(item);
-    const held = earliest.get(key);
-    if (!held || item.sk < held.sk) earliest.set(key, item);
-  }
-  for (const [key, item] of earliest) if (known.supersedes(key, item.sk)) earliest.delete(key);
-  return earliest;
+const toRows = (points: PointToStore[]): Row[] => {
+  const details: ErrorDetail[] = [];
+  const oversize: ErrorDetail[] = [];
+  const rows = points.map((point, i): Row => {
+    const bad = (field: string, message: string) => details.push({ field: `points[${i}].${field}`, message });
+    for (const field of ['workspace_id', 'fleet_id', 'device_id', 'tag'] as const) {
+      if (typeof point[field] !== 'string' || !KEY_PART.test(point[field])) bad(field, 'Must be 1 to 128 letters, digits, "_", "." or "-".');
+    }
+    const time = typeof point.timestamp_device === 'string' ? parseTime(point.timestamp_device) : undefined;
+    const arrival = typeof point.timestamp_in === 'string' ? parseTime(point.timestamp_in) : undefined;
+    if (!inKeyRange(time)) bad('timestamp_device', 'Must be an RFC 3339 date in years 0000–9999.');
+    if (!inKeyRange(arrival)) bad('timestamp_in', 'Must be an RFC 3339 date in years 0000–9999.');
+    const payloadJson = JSON.stringify(point.payload) as string | undefined;
+    if (payloadJson === undefined) bad('payload', 'Must be a JSON value.');
+    const sequence = point.sequence ?? 0;
+    if (!Number.isInteger(sequence) || sequence < 0 || sequence > SEQUENCE_MAX) bad('sequence', `Must be an integer from 0 to ${SEQUENCE_MAX}.`);
+    const cloud = time !== undefined && isCloudStamp(time);
+    if (cloud && (typeof point.origin !== 'string' || !ORIGIN.test(point.origin))) bad('origin', 'A cloud-stamped point needs its origin: 8 to 32 hex digits.');
+    if (payloadJson !== undefined && Buffer.byteLength(payloadJson) + POINT_OVERHEAD_BYTES > ITEM_MAX_BYTES) {
+      oversize.push({ field: `points[${i}].payload`, message: 'The point is larger than a DynamoDB item (400 KB).' });
+    }
+    return {
+      workspace_id: point.workspace_id,
+      device_id: point.device_id,
+      tag: point.tag,
+      fleet_id: point.fleet_id,
+      ms: time?.ms ?? 0,
+      us: time?.us ?? 0,
+      inMs: arrival?.ms ?? 0,
+      sequence,
+      tail: cloud ? (point.origin ?? '') : digest8(payloadJson ?? ''),
+      payload: point.payload,
+      payloadJson: payloadJson ?? '',
+    };
+  });
+  if (details.length) throw new ValidationError(`Invalid data points: ${details.map((d) => d.field).join(', ')}.`, { details });
+  if (oversize.length) throw new PayloadTooLargeError('Data points too large to store.', { details: oversize });
+  return rows;
 };
 
-const itemNames = { '#sk': 'sk', '#device': 'device_id', '#tag': 'tag', '#fleet': 'fleet_id', '#in': 'timestamp_in', '#payload': 'payload' };
+/** The bytes DynamoDB counts for a string attribute: its name and its UTF-8 value. */
+const attributeBytes = (name: string, value: string) => Buffer.byteLength(name) + Buffer.byteLength(value);
 
-/** The Query of one partition: key range on sk, device and tag filters. */
-const partitionQuery = (db: Db, pk: string, query: TimeseriesQuery): QueryCommandInput => {
+/** A pack being filled: its rows in key order, its dictionaries, and the size its item will have. */
+class PackBuilder {
+  readonly rows: Row[] = [];
+  private readonly devices = new Map<string, number>();
+  private readonly fleets = new Map<string, number>();
+  /** Bytes of the item so far, as DynamoDB counts them: keys, attribute names and the body's JSON. */
+  bytes: number;
+
+  constructor(
+    readonly workspaceId: string,
+    readonly earliest: Time,
+  ) {
+    this.bytes = attributeBytes('pk', `TS#${workspaceId}#0`) + attributeBytes('sk', `${keyTime(earliest)}#!${'0'.repeat(16)}`) + attributeBytes('p', '{"d":[],"f":[],"r":[]}');
+  }
+
+  /** Whether a row lies within the pack's span. */
+  spans(row: Row) {
+    return microsBetween(this.earliest, row) < PACK_SPAN_MICROS;
+  }
+
+  /** The bytes a row adds: its JSON and a comma, and its device and fleet when they are new to the pack. */
+  cost(row: Row) {
+    const named = (map: Map<string, number>, name: string) => (map.has(name) ? 0 : Buffer.byteLength(JSON.stringify(name)) + 1);
+    const json = this.rowJson(row, this.devices.get(row.device_id) ?? this.devices.size, this.fleets.get(row.fleet_id) ?? this.fleets.size);
+    return Buffer.byteLength(json) + 1 + named(this.devices, row.device_id) + named(this.fleets, row.fleet_id);
+  }
+
+  add(row: Row) {
+    this.bytes += this.cost(row);
+    if (!this.devices.has(row.device_id)) this.devices.set(row.device_id, this.devices.size);
+    if (!this.fleets.has(row.fleet_id)) this.fleets.set(row.fleet_id, this.fleets.size);
+    this.rows.push(row);
+  }
+
+  private rowJson(row: Row, device: number, fleet: number) {
+    const after = microsBetween(this.earliest, row);
+    return `[${device},${fleet},${JSON.stringify(row.tag)},${after},${row.inMs - this.earliest.ms},${row.sequence},${JSON.stringify(row.tail)},${row.payloadJson}]`;
+  }
+
+  /** The pack's item: its ID is a digest of its points, so that the same write rewrites the same item. */
+  item() {
+    const rows = this.rows.map((row) => this.rowJson(row, this.devices.get(row.device_id)!, this.fleets.get(row.fleet_id)!));
+    const body = `{"d":${JSON.stringify([...this.devices.keys()])},"f":${JSON.stringify([...this.fleets.keys()])},"r":[${rows.join(',')}]}`;
+    const packId = `${digest8(body)}${digest8(`${this.workspaceId}\n${keyTime(this.earliest)}\n${body}`)}`;
+    return { ...packKey(this.workspaceId, this.earliest, packId), p: body };
+  }
+}
+
+/** Packs of rows: per workspace, in key order, each within PACK_SPAN_MICROS and PACK_MAX_BYTES. */
+const packRows = (rows: Row[]) => {
+  const byWorkspace = new Map<string, Row[]>();
+  for (const row of rows) {
+    const of = byWorkspace.get(row.workspace_id);
+    if (of) of.push(row);
+    else byWorkspace.set(row.workspace_id, [row]);
+  }
+  const packs: PackBuilder[] = [];
+  for (const [workspaceId, ofWorkspace] of byWorkspace) {
+    ofWorkspace.sort(compare);
+    let pack: PackBuilder | undefined;
+    for (const row of ofWorkspace) {
+      if (!pack || !pack.spans(row) || pack.bytes + pack.cost(row) > PACK_MAX_BYTES) {
+        pack = new PackBuilder(workspaceId, row);
+        packs.push(pack);
+      }
+      pack.add(row);
+    }
+  }
+  return packs;
+};
+
+// -- Reads ----------------------------------------------------------------------------------------
+
+const itemNames = { '#sk': 'sk', '#p': 'p', '#device': 'device_id', '#tag': 'tag', '#fleet': 'fleet_id', '#in': 'timestamp_in', '#payload': 'payload' };
+
+/** Bounds of a query: included start, excluded end (none: unbounded). */
+interface Range {
+  start?: Time;
+  end?: Time;
+}
+
+/**
+ * The Query of one partition: sort keys from `PACK_SPAN_MICROS` before the start (a pack that
+ * starts there may hold points after it) to the end. Legacy point items are filtered by device
+ * and tag here; packs are filtered as they are unpacked.
+ */
+const partitionQuery = (db: Db, pk: string, range: Range, query: TimeseriesQuery): QueryCommandInput => {
   const names: Record<string, string> = { ...itemNames, '#pk': 'pk' };
   const values: Record<string, unknown> = { ':pk': pk };
-  // sk starts with the timestamp and never equals a bare timestamp, so `sk < end` (and the
-  // inclusive BETWEEN) excludes exactly the points at `end`, and `sk >= start` includes those at start.
-  let range = '';
-  if (query.start !== undefined && query.end !== undefined) {
-    range = ' AND #sk BETWEEN :start AND :end';
-    Object.assign(values, { ':start': query.start, ':end': query.end });
-  } else if (query.start !== undefined) {
-    range = ' AND #sk >= :start';
-    values[':start'] = query.start;
-  } else if (query.end !== undefined) {
-    range = ' AND #sk < :end';
-    values[':end'] = query.end;
+  const conditions: string[] = [];
+  if (range.start) {
+    const from = addMicros(range.start, -PACK_SPAN_MICROS);
+    values[':start'] = keyTime(from.ms < KEY_MS.min ? { ms: KEY_MS.min, us: 0 } : from);
+    conditions.push('#sk >= :start');
   }
+  if (range.end) {
+    // A sort key never equals a bare key time, so `sk < end` keeps exactly the items before it.
+    values[':end'] = keyTime(range.end);
+    conditions.push('#sk < :end');
+  }
+  const key = conditions.length === 2 ? ' AND #sk BETWEEN :start AND :end' : conditions.length ? ` AND ${conditions[0]}` : '';
   const filters: string[] = [];
   const isOneOf = (name: string, prefix: string, list?: readonly string[]) => {
     if (!list?.length) return;
     list.forEach((value, i) => (values[`:${prefix}${i}`] = value));
-    filters.push(`${name} IN (${list.map((_, i) => `:${prefix}${i}`).join(', ')})`);
+    filters.push(`(attribute_exists(#p) OR ${name} IN (${list.map((_, i) => `:${prefix}${i}`).join(', ')}))`);
   };
   isOneOf('#device', 'd', query.devices);
   isOneOf('#tag', 't', query.tags);
   return {
     TableName: db.table,
-    KeyConditionExpression: `#pk = :pk${range}`,
+    KeyConditionExpression: `#pk = :pk${key}`,
     ...(filters.length ? { FilterExpression: filters.join(' AND ') } : {}),
     ProjectionExpression: Object.keys(itemNames).join(', '),
     ExpressionAttributeNames: names,
@@ -164,20 +294,11 @@ const partitionQuery = (db: Db, pk: string, query: TimeseriesQuery): QueryComman
 };
 
 /**
- * The points of one partition, in key order, a page at a time: of each series key only its
- * earliest version. The versions of a key are adjacent: ascending, the first of the run is kept;
- * descending, the last, so the run's latest item is held back until the run ends.
- *
- * The next page is requested as soon as one arrives, so that the network overlaps the caller's
- * work; at most two pages are held. Pages start small, so that the first record comes quickly, and
- * double up to PAGE_MAX.
+ * The items of one partition, in sort-key order, a page at a time. The next page is requested as
+ * soon as one arrives, so that the network overlaps the caller's work; at most two pages are held.
+ * Pages start small, so that the first record comes quickly, and double up to PAGE_MAX.
  */
-async function* partitionPages(db: Db, input: QueryCommandInput, firstLimit: number, need: number, filtered: boolean) {
-  const descending = input.ScanIndexForward === false;
-  let keys = 0;
-  let enough = false;
-  let held: PointItem | undefined;
-  let heldKey = '';
+async function* partitionPages(db: Db, input: QueryCommandInput, firstLimit: number): AsyncGenerator<Item[]> {
   let limit = firstLimit;
   const fetch = (ExclusiveStartKey: Record<string, unknown> | undefined, Limit: number): Promise<QueryCommandOutput> => {
     const page = db.doc.send(new QueryCommand({ ...input, ExclusiveStartKey, Limit }));
@@ -189,39 +310,129 @@ async function* partitionPages(db: Db, input: QueryCommandInput, firstLimit: num
   let pending: Promise<QueryCommandOutput> | undefined = fetch(undefined, firstLimit);
   while (pending) {
     const page: QueryCommandOutput = await pending;
-    const points: PointItem[] = [];
-    for (const item of (page.Items ?? []) as PointItem[]) {
-      const key = seriesKeyOf(item.sk);
-      if (held && key === heldKey) {
-        if (descending) held = item;
-        continue;
-      }
-      if (held) points.push(held);
-      held = item;
-      heldKey = key;
-      keys++;
-    }
-    // Without filters every series key counts, so a partition never needs more than `need` keys:
-    // it reads on until a key past them starts, which ends the last needed key's run.
-    enough = !filtered && keys > need;
-    limit = Math.min(PAGE_MAX, limit * 2, filtered ? PAGE_MAX : Math.max(need + 1 - keys, TAIL_PAGE_MIN));
-    pending = page.LastEvaluatedKey && !enough ? fetch(page.LastEvaluatedKey, limit) : undefined;
-    if (points.length) yield points;
+    limit = Math.min(PAGE_MAX, limit * 2);
+    pending = page.LastEvaluatedKey ? fetch(page.LastEvaluatedKey, limit) : undefined;
+    if (page.Items?.length) yield page.Items as Item[];
   }
-  // When reading stopped early, the held key is past `need` and its run maybe unfinished: never needed.
-  if (held && !enough) yield [held];
+}
+
+/** The points of an item that the query selects. */
+const pointsOf = (item: Item, range: Range, devices?: Set<string>, tags?: Set<string>): StoredPoint[] => {
+  const selected = (p: StoredPoint) =>
+    (!range.start || compareTime(p, range.start) >= 0) &&
+    (!range.end || compareTime(p, range.end) < 0) &&
+    (!devices || devices.has(p.device_id)) &&
+    (!tags || tags.has(p.tag));
+  if (item.p !== undefined && isPackKey(item.sk)) {
+    const earliest = keyTimeOf(item.sk)!;
+    const body = JSON.parse(item.p) as PackBody;
+    const points: StoredPoint[] = [];
+    for (const [device, fleet, tag, after, inMs, sequence, tail, payload] of body.r) {
+      const point = { ...addMicros(earliest, after), device_id: body.d[device], tag, fleet_id: body.f[fleet], inMs: earliest.ms + inMs, sequence, tail, payload };
+      if (selected(point)) points.push(point);
+    }
+    return points;
+  }
+  // A point item of the layout before packs.
+  const point: StoredPoint = {
+    ...keyTimeOf(item.sk)!,
+    device_id: item.device_id!,
+    tag: item.tag!,
+    fleet_id: item.fleet_id!,
+    ...legacyVersionOf(item.sk),
+    payload: JSON.parse(item.payload!),
+    arrived: item.timestamp_in,
+  };
+  return selected(point) ? [point] : [];
+};
+
+/** A binary heap: `before(a, b)` when a comes out first. */
+class Heap<T> {
+  private readonly items: T[] = [];
+
+  constructor(private readonly before: (a: T, b: T) => boolean) {}
+
+  get size() {
+    return this.items.length;
+  }
+
+  peek(): T | undefined {
+    return this.items[0];
+  }
+
+  push(item: T) {
+    const items = this.items;
+    items.push(item);
+    for (let i = items.length - 1; i > 0; ) {
+      const parent = (i - 1) >> 1;
+      if (!this.before(items[i], items[parent])) break;
+      [items[i], items[parent]] = [items[parent], items[i]];
+      i = parent;
+    }
+  }
+
+  pop(): T | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length && last !== undefined) {
+      items[0] = last;
+      for (let i = 0; ; ) {
+        const [left, right] = [2 * i + 1, 2 * i + 2];
+        let best = i;
+        if (left < items.length && this.before(items[left], items[best])) best = left;
+        if (right < items.length && this.before(items[right], items[best])) best = right;
+        if (best === i) break;
+        [items[i], items[best]] = [items[best], items[i]];
+        i = best;
+      }
+    }
+    return top;
+  }
+}
+
+/**
+ * The points of one partition in query order. An item's sort key is at or before each of its
+ * points, and its points lie within PACK_SPAN_MICROS of it: reading ascending, a point is certain
+ * once an item with a later sort key has been read; descending, once an item has been read whose
+ * key time is more than the span before it. Until then it waits in a heap: the buffer holds the
+ * points of about one span.
+ */
+async function* partitionPoints(pages: AsyncGenerator<Item[]>, query: TimeseriesQuery, range: Range): AsyncGenerator<StoredPoint[]> {
+  const asc = query.order === 'asc';
+  const heap = new Heap<StoredPoint>((a, b) => (asc ? compare(a, b) < 0 : compare(a, b) > 0));
+  const devices = query.devices?.length ? new Set(query.devices) : undefined;
+  const tags = query.tags?.length ? new Set(query.tags) : undefined;
+  try {
+    for await (const items of pages) {
+      const ready: StoredPoint[] = [];
+      for (const item of items) {
+        const at = keyTimeOf(item.sk)!;
+        // Ascending: every later item's points are at or after `at`. Descending: before at + span.
+        const certain = asc ? (p: StoredPoint) => compareTime(p, at) < 0 : (p: StoredPoint) => microsBetween(at, p) >= PACK_SPAN_MICROS;
+        while (heap.size && certain(heap.peek()!)) ready.push(heap.pop()!);
+        for (const point of pointsOf(item, range, devices, tags)) heap.push(point);
+      }
+      if (ready.length) yield ready;
+    }
+    const rest: StoredPoint[] = [];
+    while (heap.size) rest.push(heap.pop()!);
+    if (rest.length) yield rest;
+  } finally {
+    await pages.return(undefined);
+  }
 }
 
 interface Head {
-  pages: AsyncGenerator<PointItem[]>;
-  page: PointItem[];
+  points: AsyncGenerator<StoredPoint[]>;
+  page: StoredPoint[];
   index: number;
 }
 
-/** Moves a head to its next item, fetching a page when needed; false when its partition is done. */
+/** Moves a head to its next point, reading on when needed; false when its partition is done. */
 const ready = async (head: Head): Promise<boolean> => {
   while (head.index >= head.page.length) {
-    const next = await head.pages.next();
+    const next = await head.points.next();
     if (next.done) return false;
     head.page = next.value;
     head.index = 0;
@@ -229,34 +440,62 @@ const ready = async (head: Head): Promise<boolean> => {
   return true;
 };
 
-/** Merges partitions read in the same order into one stream by sk (ascending or descending). */
-async function* mergeBySortKey(sources: AsyncGenerator<PointItem[]>[], order: 'asc' | 'desc') {
-  const heads: Head[] = sources.map((pages) => ({ pages, page: [], index: 0 }));
+/** Merges partitions read in the same order into one stream in that order. */
+async function* mergePartitions(sources: AsyncGenerator<StoredPoint[]>[], order: 'asc' | 'desc'): AsyncGenerator<StoredPoint> {
+  const heads: Head[] = sources.map((points) => ({ points, page: [], index: 0 }));
   try {
     let live = (await Promise.all(heads.map(async (head) => ((await ready(head)) ? head : undefined)))).filter((h): h is Head => !!h);
     while (live.length) {
       let best = live[0];
       for (let i = 1; i < live.length; i++) {
-        const sk = live[i].page[live[i].index].sk;
-        const bestSk = best.page[best.index].sk;
-        if (order === 'asc' ? sk < bestSk : sk > bestSk) best = live[i];
+        const c = compare(live[i].page[live[i].index], best.page[best.index]);
+        if (order === 'asc' ? c < 0 : c > 0) best = live[i];
       }
       yield best.page[best.index++];
       if (best.index >= best.page.length && !(await ready(best))) live = live.filter((head) => head !== best);
     }
   } finally {
-    await Promise.all(heads.map((head) => head.pages.return(undefined)));
+    await Promise.all(heads.map((head) => head.points.return(undefined)));
   }
 }
 
-const toPoint = (workspaceId: string, item: PointItem): DataPoint => ({
+/**
+ * One point per identity (`identityOf`), the winner (`wins`), whatever order the query reads in:
+ * a point's arrivals and re-stamps all lie in its millisecond, so the stream is taken a
+ * millisecond at a time, which is all it holds.
+ */
+async function* distinctPoints(points: AsyncIterable<StoredPoint>): AsyncGenerator<StoredPoint> {
+  let group: StoredPoint[] = [];
+  let groupMs = NaN;
+  const flush = function* (): Generator<StoredPoint> {
+    if (group.length === 1) return yield group[0];
+    const best = new Map<string, StoredPoint>();
+    for (const point of group) {
+      const identity = identityOf(point);
+      const held = best.get(identity);
+      if (!held || wins(point, held)) best.set(identity, point);
+    }
+    for (const point of group) if (best.get(identityOf(point)) === point) yield point;
+  };
+  for await (const point of points) {
+    if (point.ms !== groupMs) {
+      yield* flush();
+      group = [];
+      groupMs = point.ms;
+    }
+    group.push(point);
+  }
+  yield* flush();
+}
+
+const toDataPoint = (workspaceId: string, p: StoredPoint): DataPoint => ({
   workspace_id: workspaceId,
-  fleet_id: item.fleet_id,
-  device_id: item.device_id,
-  tag: item.tag,
-  timestamp_device: item.sk.slice(0, 24),
-  timestamp_in: item.timestamp_in,
-  payload: JSON.parse(item.payload),
+  fleet_id: p.fleet_id,
+  device_id: p.device_id,
+  tag: p.tag,
+  timestamp_device: formatTime(p),
+  timestamp_in: p.arrived ?? new Date(p.inMs).toISOString(),
+  payload: p.payload,
 });
 
 export interface DynamoDbTimeseriesOptions {
@@ -265,49 +504,62 @@ export interface DynamoDbTimeseriesOptions {
 }
 
 /**
- * The `dynamodb` time-series backend (keys and the reasons for them in `./keys.ts`).
+ * The `dynamodb` time-series backend (keys, packs and the reasons for them in `./keys.ts`).
  *
- * Writes: points are checked first (a bad one stores nothing); per series key only the earliest
- * version of the call is kept (timestamp_in, then sequence), and dropped too when this store
- * already wrote that key with an earlier or the same version; the rest are put with BatchWriteItem, unconditionally, each arrival
- * under its own version. Readers keep the earliest version of each key, so the first arrival wins
- * against a concurrent writer and whatever order the writes land in, and a retried write rewrites
- * the same items (nothing lost, nothing doubled). A later arrival that another container stores
- * stays in the table, skipped by every read.
+ * Writes: points are checked first (a bad one stores nothing); of each identity (`identityOf`)
+ * only the winning arrival is kept, and dropped too when this store already wrote that identity
+ * with a winner at least as good; the rest are packed per workspace, in key order, and put with
+ * BatchWriteItem, unconditionally. A pack's ID is a digest of its points, so a retried write
+ * rewrites the same items (nothing lost, nothing doubled), and readers keep one point per
+ * identity, so a duplicate another container stores (a device's replay, a retry batched another
+ * way) is never returned, whatever order the writes land in.
  *
  * Why not a conditional put per point (DESIGN §5's first plan): on DynamoDB Local every write path
  * that checks a condition (conditional PutItem, TransactWriteItems, PartiQL INSERT) runs in its one
  * database thread at about a third of BatchWriteItem's rate, below the ingest target of half; on
- * AWS a transactional put costs two write units, a put in a batch one.
+ * AWS a transactional put costs two write units, and a point of its own a whole unit.
  *
- * Queries: the workspace's partitions (or its devices' shards) are read in parallel, in key
- * order, and merged by sk; `from*size` points are skipped while reading, and the iterator yields
- * as it goes, holding at most two pages per partition.
+ * Queries: the workspace's partitions are read in parallel, each in key order, its packs unpacked
+ * into a buffer of one span; the partitions are merged, one point per identity kept, `from*size`
+ * points skipped, and the iterator yields as it goes.
  */
 export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptions): TimeseriesStore => {
-  const known = new KnownKeys(KNOWN_KEYS_MAX);
+  const known = new KnownPoints(KNOWN_KEYS_MAX);
   return {
     async write(points: PointToStore[]): Promise<WriteResult> {
-      const items = toItems(points);
-      const fresh = earliestArrivals(items, known);
-      await putAll(db, [...fresh.values()], options.writeConcurrency);
-      for (const [key, item] of fresh) known.add(key, item.sk);
-      return { written: fresh.size, discarded: items.length - fresh.size };
+      const rows = toRows(points);
+      const winners = new Map<string, Row>();
+      for (const row of rows) {
+        const identity = `${row.workspace_id}\n${identityOf(row)}`;
+        const held = winners.get(identity);
+        if (!held || wins(row, held)) winners.set(identity, row);
+      }
+      for (const [identity, row] of winners) if (known.supersedes(identity, row)) winners.delete(identity);
+      await putAll(
+        db,
+        packRows([...winners.values()]).map((pack) => pack.item()),
+        options.writeConcurrency,
+      );
+      for (const [identity, row] of winners) known.add(identity, row);
+      return { written: winners.size, discarded: rows.length - winners.size };
     },
 
     async *query(query: TimeseriesQuery): AsyncGenerator<DataPoint> {
       const skip = query.from * query.size;
       const need = skip + query.size;
-      if (query.size <= 0 || (query.start !== undefined && query.end !== undefined && query.start >= query.end)) return;
-      const partitions = queryPartitions(query.workspaceId, query.devices);
-      const filtered = !!(query.devices?.length || query.tags?.length);
+      const range: Range = {
+        start: query.start === undefined ? undefined : parseTime(query.start, true),
+        end: query.end === undefined ? undefined : parseTime(query.end, true),
+      };
+      if (query.size <= 0 || (range.start && range.end && compareTime(range.start, range.end) >= 0)) return;
+      const partitions = queryPartitions(query.workspaceId);
       // A fair share of `need` per partition first, with slack for uneven shards; more pages follow on demand.
       const firstLimit = Math.min(FIRST_PAGE_MAX, need, Math.max(25, Math.ceil((need * 1.25) / partitions.length)));
-      const sources = partitions.map((pk) => partitionPages(db, partitionQuery(db, pk, query), firstLimit, need, filtered));
+      const sources = partitions.map((pk) => partitionPoints(partitionPages(db, partitionQuery(db, pk, range, query), firstLimit), query, range));
       let position = 0;
-      for await (const item of mergeBySortKey(sources, query.order)) {
+      for await (const point of distinctPoints(mergePartitions(sources, query.order))) {
         if (position++ < skip) continue;
-        yield toPoint(query.workspaceId, item);
+        yield toDataPoint(query.workspaceId, point);
         if (position >= need) return;
       }
     },

@@ -1,31 +1,29 @@
 /**
- * Key builders of the `dynamodb` time-series table (one item per stored arrival of a data point):
+ * Key builders of the `dynamodb` time-series table. Points are stored in **packs**: one item holds
+ * the points of one workspace that one write brought, as close together in time as {@link PACK_SPAN_MICROS}:
  *
- * | attribute | value                                                   | why                                     |
- * |-----------|---------------------------------------------------------|-----------------------------------------|
- * | pk        | `TS#<workspace_id>#<shard>`, shard = hash(device) mod 8 | a workspace's writes spread over 8 partitions |
- * | sk        | `<timestamp_device>#<device_id>#<tag>#<version>`        | the series key in the query's order, then the arrival |
- * |           | version = `<timestamp_in>#<sequence>#<payload digest>`  | orders the arrivals of one series key   |
+ * | attribute | value                                                          | why                                           |
+ * |-----------|----------------------------------------------------------------|-----------------------------------------------|
+ * | pk        | `TS#<workspace_id>#<shard>`, shard = hash(pack id) mod 8       | a workspace's writes spread over 8 partitions |
+ * | sk        | `<key time of the pack's earliest point>#!<pack id>`           | a pack sorts before every point it holds      |
+ * | p         | the points, JSON (`./dynamodb.ts` PackBody)                    | one write unit per KB, not per point          |
  *
- * - Deduplication: the series key (timestamp_device, device_id, tag) is the dedup key. Each
- *   arrival of a point is written unconditionally under its own version, so the versions of one
- *   key sit side by side, earliest first; a reader keeps the earliest and skips the others. The
- *   earliest arrival wins whatever order the writes land in, and a retried write of the same
- *   arrival rewrites the same item. Why not a conditional put: see `./dynamodb.ts`.
- * - Order: timestamps are fixed-width (`2021-07-08T14:21:15.915Z`) and IDs and tags use only
- *   `[A-Za-z0-9_.-]`, all above `#`, so sorting sk as bytes sorts by (timestamp_device,
- *   device_id, tag, version): the query's order with its deterministic tie-break. A query reads the
- *   shards in parallel and merges them by sk; `descending` is the exact reverse.
- * - Hot partitions: one partition per workspace would cap a workspace at one partition's write
- *   rate (1,000 WCU/s), and time-ordered sort keys defeat DynamoDB's split-for-heat. Eight shards
- *   give a workspace eight partitions' worth. The shard comes from the device, so one device's
- *   series lives in one shard and a query filtered by device reads only its devices' shards.
- *   SHARDS is fixed for the life of a table: changing it would move keys and break dedup.
- * - Filters: a device filter reads its devices' shards over the time range and drops the other
- *   devices' points there (a FilterExpression: they are read and paid for); a tag filter reads
- *   the range the same way. A per-device index would make one-device queries cheaper at the cost
- *   of a second write per point; the time range is what keeps such reads small.
+ * - Why packs: DynamoDB bills a write unit per started KB of each item, so a point of 100 bytes in
+ *   an item of its own costs as much as ten in a pack; a pack also stores its attribute names once.
+ * - Order: a pack sorts at its earliest point and holds nothing later than `PACK_SPAN_MICROS` after
+ *   it, so a reader that reads sort keys in order knows when no later item can hold an earlier
+ *   point, and orders the points with a bounded buffer (`./dynamodb.ts`).
+ * - Key times: `2021-07-08T14:21:15.915Z` for a whole millisecond (every device's own time), and
+ *   `2021-07-08T14:21:15.915Z%123` for a cloud stamp 123 µs into it (shared/timestamps.ts): `%`
+ *   sorts above `#`, so key times sort exactly as the microseconds they name, and a bound with
+ *   microseconds selects exactly those.
+ * - Deduplication is the reader's (see `./dynamodb.ts`): a device's own `timestamp_device` is a
+ *   dedup key, the earliest arrival winning; a cloud-stamped point is identified by its origin.
+ * - Items written before packs (one point per item, sort key
+ *   `<timestamp>#<device_id>#<tag>[#<version>]`, sharded by device) are read as points too.
  */
+import { fnv1a } from '../../shared/digest';
+import type { Time } from '../../shared/timestamps';
 
 /** Shards per workspace; fixed for the life of a table. */
 export const SHARDS = 8;
@@ -36,64 +34,56 @@ export const TIMESERIES_KEY = { partition: 'pk', sort: 'sk' } as const;
 /** What IDs and tags may contain: every character sorts above the `#` separator. */
 export const KEY_PART = /^[A-Za-z0-9_.-]{1,128}$/;
 
-/** A timestamp as the keys hold it: RFC 3339 UTC with milliseconds, years 0000–9999. */
+/** A whole-millisecond key time: RFC 3339 UTC with milliseconds, years 0000–9999. */
 export const KEY_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-// FNV-1a (32-bit): stable across runtimes and cheap; only the spread matters, not secrecy.
-const fnv1a = (text: string): number => {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
-};
+/** Longest span of a pack: its points lie within this many microseconds of its first. */
+export const PACK_SPAN_MICROS = 10_000_000;
 
-/** The shard of a device's series. */
+/** What separates a pack's key time from its ID: `!` sorts below every character of an ID or tag. */
+const PACK_MARK = '#!';
+
+/** The shard a legacy point item was written to (one item per point, sharded by device). */
 export const shardOf = (deviceId: string): number => fnv1a(deviceId) % SHARDS;
 
 /** The partition holding one shard of a workspace's points. */
 export const seriesPartition = (workspaceId: string, shard: number): string => `TS#${workspaceId}#${shard}`;
 
-/** The dedup key of a point, which starts its sort key: `<timestamp_device>#<device_id>#<tag>`. */
-const seriesKey = (point: { device_id: string; tag: string; timestamp_device: string }) => `${point.timestamp_device}#${point.device_id}#${point.tag}`;
+/** A time as sort keys hold it: `…15.915Z`, or `…15.915Z%123` with microseconds. */
+export const keyTime = ({ ms, us }: Time): string => {
+  const iso = new Date(ms).toISOString();
+  return us === 0 ? iso : `${iso}%${String(us).padStart(3, '0')}`;
+};
 
-/**
- * The version of one arrival: `<timestamp_in>#<sequence>#<digest of the payload JSON>`, fixed-width.
- * An earlier arrival sorts first; among points of one request (one timestamp_in), the earlier in
- * the request; two requests in the same millisecond still order the same way every time.
- */
-export const arrivalVersion = (timestampIn: string, sequence: number, payloadJson: string) =>
-  `${timestampIn}#${String(sequence).padStart(4, '0')}#${fnv1a(payloadJson).toString(16).padStart(8, '0')}`;
+const KEY_TIME = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)(?:%(\d{3}))?/;
 
-/** A version as it ends a sort key: `#`, 24 of timestamp_in, `#`, 4 of sequence, `#`, 8 of digest. */
-const VERSION_SUFFIX = /^#\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z#\d{4}#[0-9a-f]{8}$/;
-const VERSION_LENGTH = 39;
+/** The time that starts a sort key, or undefined when none does. */
+export const keyTimeOf = (sk: string): Time | undefined => {
+  const match = KEY_TIME.exec(sk);
+  return match ? { ms: Date.parse(match[1]), us: Number(match[2] ?? 0) } : undefined;
+};
 
-/**
- * The dedup key held in a sort key: the sort key without its version. A sort key without one
- * (written before points were versioned) is its own dedup key: it sorts before every version of
- * its key, and it was that key's first write. IDs and tags cannot hold the `:` of a timestamp, so
- * no unversioned sort key ends like a version.
- */
-export const seriesKeyOf = (sk: string) => (VERSION_SUFFIX.test(sk.slice(-VERSION_LENGTH)) ? sk.slice(0, -VERSION_LENGTH) : sk);
-
-/** The key of one arrival of a data point; its sort key starts with its dedup key. */
-export const pointKey = (point: {
-  workspace_id: string;
-  device_id: string;
-  tag: string;
-  timestamp_device: string;
-  timestamp_in: string;
-  sequence: number;
-  payloadJson: string;
-}) => ({
-  pk: seriesPartition(point.workspace_id, shardOf(point.device_id)),
-  sk: `${seriesKey(point)}#${arrivalVersion(point.timestamp_in, point.sequence, point.payloadJson)}`,
+/** The key of a pack: a partition picked by its ID, and a sort key at its earliest point. */
+export const packKey = (workspaceId: string, earliest: Time, packId: string) => ({
+  pk: seriesPartition(workspaceId, fnv1a(packId) % SHARDS),
+  sk: `${keyTime(earliest)}${PACK_MARK}${packId}`,
 });
 
-/** The partitions a query reads: its devices' shards, or every shard of the workspace. */
-export const queryPartitions = (workspaceId: string, devices?: readonly string[]): string[] => {
-  const shards = devices?.length ? [...new Set(devices.map(shardOf))].sort((a, b) => a - b) : [...Array(SHARDS).keys()];
-  return shards.map((shard) => seriesPartition(workspaceId, shard));
+/** Whether a sort key is a pack's. */
+export const isPackKey = (sk: string) => sk.includes(PACK_MARK);
+
+/**
+ * The version of a legacy item, from its sort key: `#<timestamp_in>#<sequence>#<payload digest>`
+ * after its series key (the layout before packs), or none (the layout before versions: that
+ * key's first write).
+ */
+const LEGACY_VERSION = /#(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)#(\d{4})#([0-9a-f]{8})$/;
+
+/** The arrival of a legacy item's point (timestamp_in ms, sequence, digest), or the earliest there is when it has none. */
+export const legacyVersionOf = (sk: string): { inMs: number; sequence: number; tail: string } => {
+  const match = LEGACY_VERSION.exec(sk);
+  return match ? { inMs: Date.parse(match[1]), sequence: Number(match[2]), tail: match[3] } : { inMs: -Infinity, sequence: 0, tail: '' };
 };
+
+/** Every partition of a workspace: packs hold many devices, so a device filter reads them all. */
+export const queryPartitions = (workspaceId: string): string[] => [...Array(SHARDS).keys()].map((shard) => seriesPartition(workspaceId, shard));

@@ -1,7 +1,8 @@
 import { CancelQueryCommand, QueryCommand, TimestreamQueryClient, type ColumnInfo, type Row } from '@aws-sdk/client-timestream-query';
 import { TimestreamWriteClient, WriteRecordsCommand, type _Record, type RejectedRecord } from '@aws-sdk/client-timestream-write';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
-import type { DataPoint, PointToStore, TimeseriesQuery, TimeseriesStore, WriteResult } from './index';
+import { addMicros, compareTime, formatTime, isCloudStamp, parseTime, type Time } from '../../shared/timestamps';
+import type { DataPoint, PointToStore, TimeseriesQuery, TimeseriesStore, WriteResult } from './types';
 import { KEY_PART } from './keys';
 
 // Timestream for LiveAnalytics limits: https://docs.aws.amazon.com/timestream/latest/developerguide/ts-limits.html
@@ -32,66 +33,80 @@ export class RejectedPointsError extends Error {
 const isDuplicate = (rejected: RejectedRecord) =>
   rejected.ExistingVersion !== undefined || /already exists|existing version/i.test(rejected.Reason ?? '');
 
-const recordBytes = (record: _Record) =>
+/** Bytes of a record as Timestream meters it: 8 for the time, names and values, 8 for a BIGINT. */
+export const recordBytes = (record: _Record) =>
   [
     ...(record.Dimensions ?? []).flatMap((d) => [d.Name, d.Value]),
     record.MeasureName,
-    ...(record.MeasureValues ?? []).flatMap((m) => [m.Name, m.Value]),
+    ...(record.MeasureValues ?? []).flatMap((m) => [m.Name, m.Type === 'BIGINT' ? '12345678' : m.Value]),
   ].reduce((sum, text) => sum + Buffer.byteLength(text ?? ''), 8);
 
-const epochMs = (value: unknown): number | undefined => {
-  const ms = typeof value === 'string' ? Date.parse(value) : NaN;
-  return Number.isNaN(ms) || ms < 0 ? undefined : ms;
-};
+/** Most times a cloud stamp moves on when another point holds it (`write`). */
+const RESTAMPS_MAX = 100;
 
-/** A data point as a Timestream record: dimensions workspace, device, tag; one MULTI measure. */
-const toRecord = (point: DataPoint, timeMs: number, inMs: number): _Record => ({
+/** A time as Timestream takes it: microseconds since the epoch, as digits (exact for any year). */
+const microsText = ({ ms, us }: Time) => `${ms}${String(us).padStart(3, '0')}`;
+
+/** A point to write: its record (without the workspace, which the batch's common attributes hold) and what decides its identity. */
+interface Pending {
+  index: number;
+  workspaceId: string;
+  time: Time;
+  record: _Record;
+}
+
+/** The record of a point at `time`, the workspace left to the batch's common attributes. */
+const recordAt = (pending: Omit<Pending, 'record'>, point: PointToStore, arrival: Time): _Record => ({
   Dimensions: [
-    { Name: 'workspace_id', Value: point.workspace_id },
     { Name: 'device_id', Value: point.device_id },
     { Name: 'tag', Value: point.tag },
   ],
-  MeasureName: MEASURE_NAME,
-  MeasureValueType: 'MULTI',
   MeasureValues: [
     { Name: 'fleet_id', Value: point.fleet_id, Type: 'VARCHAR' },
     { Name: 'payload', Value: JSON.stringify(point.payload), Type: 'VARCHAR' },
-    // Milliseconds since the epoch, as the record's time.
-    { Name: 'timestamp_in', Value: String(inMs), Type: 'BIGINT' },
+    // Milliseconds since the epoch.
+    { Name: 'timestamp_in', Value: String(arrival.ms), Type: 'BIGINT' },
+    // Every record has one, so that queries can always name the column: a device's own time is
+    // identified by the time itself ('0').
+    { Name: 'origin', Value: isCloudStamp(pending.time) ? (point.origin ?? '') : '0', Type: 'VARCHAR' },
   ],
-  Time: String(timeMs),
-  TimeUnit: 'MILLISECONDS',
+  Time: microsText(pending.time),
 });
 
 /**
- * The records of a write, one per distinct (device, tag, timestamp_device), checked all at once so
- * that a bad point writes nothing.
+ * The records of a write, one per identity (a device's own time: device, tag and time; a cloud
+ * stamp: device, tag, millisecond and origin), checked all at once so that a bad point writes
+ * nothing.
  * @throws ValidationError naming each bad field; PayloadTooLargeError when a record passes 2 KB.
  */
-const toRecords = (points: DataPoint[]): { records: _Record[]; duplicates: number } => {
+const toRecords = (points: PointToStore[]): { records: Pending[]; duplicates: number } => {
   const details: ErrorDetail[] = [];
   const oversize: ErrorDetail[] = [];
   const seen = new Set<string>();
-  const records: _Record[] = [];
-  points.forEach((point, i) => {
-    const bad = (field: string, message: string) => details.push({ field: `points[${i}].${field}`, message });
+  const records: Pending[] = [];
+  points.forEach((point, index) => {
+    const bad = (field: string, message: string) => details.push({ field: `points[${index}].${field}`, message });
     for (const field of ['workspace_id', 'fleet_id', 'device_id', 'tag'] as const) {
       if (typeof point[field] !== 'string' || !KEY_PART.test(point[field])) bad(field, 'Must be 1 to 128 letters, digits, "_", "." or "-".');
     }
-    const timeMs = epochMs(point.timestamp_device);
-    const inMs = epochMs(point.timestamp_in);
-    if (timeMs === undefined) bad('timestamp_device', 'Must be an RFC 3339 date after 1970.');
-    if (inMs === undefined) bad('timestamp_in', 'Must be an RFC 3339 date after 1970.');
+    const time = typeof point.timestamp_device === 'string' ? parseTime(point.timestamp_device) : undefined;
+    const arrival = typeof point.timestamp_in === 'string' ? parseTime(point.timestamp_in) : undefined;
+    if (!time || time.ms < 0) bad('timestamp_device', 'Must be an RFC 3339 date after 1970.');
+    if (!arrival || arrival.ms < 0) bad('timestamp_in', 'Must be an RFC 3339 date after 1970.');
     if (JSON.stringify(point.payload) === undefined) bad('payload', 'Must be a JSON value.');
-    if (timeMs === undefined || inMs === undefined || JSON.stringify(point.payload) === undefined) return;
-    const record = toRecord(point, timeMs, inMs);
-    if (recordBytes(record) > RECORD_MAX_BYTES) {
-      oversize.push({ field: `points[${i}].payload`, message: `The record is ${recordBytes(record)} bytes; Timestream takes at most ${RECORD_MAX_BYTES}.` });
-    }
-    const key = `${point.workspace_id}\n${point.device_id}\n${point.tag}\n${timeMs}`;
+    const cloud = time !== undefined && isCloudStamp(time);
+    if (cloud && !/^[0-9a-f]{8,32}$/.test(point.origin ?? '')) bad('origin', 'A cloud-stamped point needs its origin: 8 to 32 hex digits.');
+    if (!time || time.ms < 0 || !arrival || arrival.ms < 0 || JSON.stringify(point.payload) === undefined) return;
+    const pending = { index, workspaceId: point.workspace_id, time };
+    const record = recordAt(pending, point, arrival);
+    const bytes = recordBytes(record) + Buffer.byteLength(`workspace_id${point.workspace_id}${MEASURE_NAME}`);
+    if (bytes > RECORD_MAX_BYTES) oversize.push({ field: `points[${index}].payload`, message: `The record is ${bytes} bytes; Timestream takes at most ${RECORD_MAX_BYTES}.` });
+    const key = cloud
+      ? `${point.workspace_id}\n${point.device_id}\n${point.tag}\n${time.ms}\n${point.origin}`
+      : `${point.workspace_id}\n${point.device_id}\n${point.tag}\n${microsText(time)}`;
     if (seen.has(key)) return;
     seen.add(key);
-    records.push(record);
+    records.push({ ...pending, record });
   });
   if (details.length) throw new ValidationError(`Invalid data points: ${details.map((d) => d.field).join(', ')}.`, { details });
   if (oversize.length) throw new PayloadTooLargeError('Data points too large for a Timestream record (2 KB).', { details: oversize });
@@ -108,16 +123,18 @@ const literal = (value: string) => {
 };
 
 const timeLiteral = (value: string, field: 'start' | 'end') => {
-  const ms = Date.parse(value);
-  if (!Number.isSafeInteger(ms)) throw new ValidationError(`Invalid ${field} ${JSON.stringify(value)}.`);
-  return `from_milliseconds(${ms})`;
+  const time = parseTime(value, true);
+  if (!time || time.ms < 0) throw new ValidationError(`Invalid ${field} ${JSON.stringify(value)}.`);
+  return `from_nanoseconds(${microsText(time)}000)`;
 };
 
 /**
  * The SQL of a query. Timestream has no OFFSET and no bind parameters: the first page is an
  * ORDER BY … LIMIT, a later one numbers the rows with row_number() and keeps its range; every
  * value is checked and quoted here. The order is (time, device_id, tag), all descending for
- * `desc`, as the other backend.
+ * `desc`, as the other backend. A cloud-stamped point stored twice (a retry that stamped it anew,
+ * within its millisecond) is returned once, at its earliest stamp: the innermost SELECT numbers
+ * the copies of each origin.
  */
 export const buildQuerySql = (database: string, table: string, query: TimeseriesQuery): string => {
   const skip = query.from * query.size;
@@ -131,27 +148,78 @@ export const buildQuerySql = (database: string, table: string, query: Timeseries
   if (query.tags?.length) where.push(`tag IN (${query.tags.map(literal).join(', ')})`);
   const direction = query.order === 'asc' ? 'ASC' : 'DESC';
   const order = `time ${direction}, device_id ${direction}, tag ${direction}`;
-  const columns = 'device_id, tag, fleet_id, payload, timestamp_in, to_milliseconds(time) AS time_ms';
-  const from = `FROM ${identifier(database)}.${identifier(table)} WHERE ${where.join(' AND ')}`;
-  if (skip === 0) return `SELECT ${columns} ${from} ORDER BY ${order} LIMIT ${query.size}`;
+  const columns = 'device_id, tag, fleet_id, payload, timestamp_in, time';
+  const copies =
+    `SELECT ${columns}, row_number() OVER (PARTITION BY device_id, tag, origin, bin(time, 1ms) ORDER BY time) AS copy ` +
+    `FROM ${identifier(database)}.${identifier(table)} WHERE ${where.join(' AND ')}`;
+  const output = 'device_id, tag, fleet_id, payload, timestamp_in, to_nanoseconds(time) AS time_ns';
+  if (skip === 0) return `SELECT ${output} FROM (${copies}) WHERE copy = 1 ORDER BY ${order} LIMIT ${query.size}`;
   return (
-    `SELECT device_id, tag, fleet_id, payload, timestamp_in, time_ms FROM (` +
-    `SELECT ${columns}, row_number() OVER (ORDER BY ${order}) AS rn ${from}` +
+    `SELECT ${output} FROM (` +
+    `SELECT ${columns}, row_number() OVER (ORDER BY ${order}) AS rn FROM (${copies}) WHERE copy = 1` +
     `) WHERE rn > ${skip} AND rn <= ${skip + query.size} ORDER BY rn`
   );
 };
 
 const toPoint = (workspaceId: string, columns: ColumnInfo[], row: Row): DataPoint => {
   const value = (name: string) => row.Data?.[columns.findIndex((c) => c.Name === name)]?.ScalarValue;
+  const nanos = BigInt(value('time_ns') ?? '0');
   return {
     workspace_id: workspaceId,
     fleet_id: value('fleet_id') ?? '',
     device_id: value('device_id') ?? '',
     tag: value('tag') ?? '',
-    timestamp_device: new Date(Number(value('time_ms'))).toISOString(),
+    timestamp_device: formatTime({ ms: Number(nanos / 1_000_000n), us: Number((nanos / 1000n) % 1000n) }),
     timestamp_in: new Date(Number(value('timestamp_in'))).toISOString(),
     payload: JSON.parse(value('payload') ?? 'null'),
   };
+};
+
+/** Records of one workspace, at most WRITE_RECORDS_MAX, in the order given. */
+const batchesOf = (records: Pending[]) => {
+  const byWorkspace = new Map<string, Pending[]>();
+  for (const record of records) {
+    const of = byWorkspace.get(record.workspaceId);
+    if (of) of.push(record);
+    else byWorkspace.set(record.workspaceId, [record]);
+  }
+  return [...byWorkspace.values()].flatMap((of) => Array.from({ length: Math.ceil(of.length / WRITE_RECORDS_MAX) }, (_, i) => of.slice(i * WRITE_RECORDS_MAX, (i + 1) * WRITE_RECORDS_MAX)));
+};
+
+/**
+ * One WriteRecords call. What the records share is said once, in CommonAttributes: Timestream
+ * meters a call by its size in KiB, common attributes counted once, so a batch of small points
+ * costs a fraction of a write each.
+ * @returns the records refused (RecordIndex into `batch`); throws on any other error.
+ */
+const writeBatch = async (writer: TimestreamWriteClient, options: TimestreamStoreOptions, batch: Pending[]): Promise<RejectedRecord[]> => {
+  try {
+    await writer.send(
+      new WriteRecordsCommand({
+        DatabaseName: options.database,
+        TableName: options.table,
+        CommonAttributes: {
+          Dimensions: [{ Name: 'workspace_id', Value: batch[0].workspaceId }],
+          MeasureName: MEASURE_NAME,
+          MeasureValueType: 'MULTI',
+          TimeUnit: 'MICROSECONDS',
+        },
+        Records: batch.map((p) => p.record),
+      }),
+    );
+    return [];
+  } catch (error) {
+    const rejected = (error as { name?: string; RejectedRecords?: RejectedRecord[] }).RejectedRecords;
+    if ((error as Error).name !== 'RejectedRecordsException' || !rejected) throw error;
+    return rejected;
+  }
+};
+
+/** A cloud-stamped record moved to the next microsecond that is not a whole millisecond. */
+const nextStamp = (pending: Pending): Pending => {
+  const moved = addMicros(pending.time, 1);
+  const time = isCloudStamp(moved) ? moved : addMicros(moved, 1);
+  return { ...pending, time, record: { ...pending.record, Time: microsText(time) } };
 };
 
 export interface TimestreamStoreOptions {
@@ -184,26 +252,30 @@ export const timestreamStore = (options: TimestreamStoreOptions): TimeseriesStor
       writer ??= new TimestreamWriteClient({});
       let discarded = duplicates;
       const failures: RejectedRecord[] = [];
-      for (let i = 0; i < records.length; i += WRITE_RECORDS_MAX) {
-        try {
-          await writer.send(
-            new WriteRecordsCommand({ DatabaseName: options.database, TableName: options.table, Records: records.slice(i, i + WRITE_RECORDS_MAX) }),
-          );
-        } catch (error) {
-          const rejected = (error as { name?: string; RejectedRecords?: RejectedRecord[] }).RejectedRecords;
-          if ((error as Error).name !== 'RejectedRecordsException' || !rejected) throw error;
+      let pending = records;
+      for (let round = 0; pending.length; round++) {
+        if (round > RESTAMPS_MAX) throw new Error(`${pending.length} cloud-stamped point(s) found no free microsecond after ${RESTAMPS_MAX} tries.`);
+        const restamp: Pending[] = [];
+        for (const batch of batchesOf(pending)) {
+          const rejected = await writeBatch(writer, options, batch);
           for (const record of rejected) {
-            if (isDuplicate(record)) discarded++;
-            else failures.push({ ...record, RecordIndex: i + (record.RecordIndex ?? 0) });
+            const at = batch[record.RecordIndex ?? 0];
+            if (!isDuplicate(record)) failures.push({ ...record, RecordIndex: at.index });
+            // Another point holds the stamp (a point stored again is identical, so never rejected):
+            // the next free microsecond, never a whole millisecond.
+            else if (isCloudStamp(at.time)) restamp.push(nextStamp(at));
+            else discarded++;
           }
         }
+        pending = restamp;
       }
       if (failures.length) throw new RejectedPointsError(failures);
       return { written: points.length - discarded, discarded };
     },
 
     async *query(query: TimeseriesQuery): AsyncGenerator<DataPoint> {
-      if (query.size <= 0 || (query.start !== undefined && query.end !== undefined && Date.parse(query.start) >= Date.parse(query.end))) return;
+      const [start, end] = [query.start && parseTime(query.start, true), query.end && parseTime(query.end, true)];
+      if (query.size <= 0 || (start && end && compareTime(start, end) >= 0)) return;
       const QueryString = buildQuerySql(options.database, options.table, query);
       reader ??= new TimestreamQueryClient({});
       let NextToken: string | undefined;

@@ -1,5 +1,6 @@
 import { createDevice, updateDevice } from '../../../lambdas/domain/devices';
-import { getDeviceStatus, publishData, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from '../../../lambdas/domain/device-api';
+import { getDeviceStatus, publishData, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps, type PublishDataDeps } from '../../../lambdas/domain/device-api';
+import { CloudStamper } from '../../../lambdas/shared/timestamps';
 import { createFleet } from '../../../lambdas/domain/fleets';
 import { getFota, scheduleFota } from '../../../lambdas/domain/fota';
 import type { DeviceCaller } from '../../../lambdas/domain/identities';
@@ -49,10 +50,11 @@ const streamedFor = async (deviceId: string, done: (events: EventMessage[]) => b
 const recordingDeps = () => {
   const queued: IngestMessage[] = [];
   const forwarded: EventMessage[] = [];
-  const deps: DeviceApiDeps = {
+  const deps: PublishDataDeps = {
     db,
     enqueue: async (messages) => void queued.push(...messages),
     forward: async (messages) => void forwarded.push(...messages),
+    stamper: new CloudStamper(),
   };
   return { deps, queued, forwarded };
 };
@@ -65,7 +67,7 @@ const deviceOfNewAccount = async () => {
 };
 
 describe('publishing data', () => {
-  it('queues one ingest message with the arrival time and the device’s fleet and name', async () => {
+  it('queues one ingest message with the arrival time, the device’s fleet and name, and a cloud stamp for each point without a time', async () => {
     const { device, self } = await deviceOfNewAccount();
     const { deps, queued } = recordingDeps();
     const arrival = '2026-01-02T03:04:05.678Z';
@@ -76,11 +78,12 @@ describe('publishing data', () => {
       [
         { tag: 'weather', payload: { temp: 21 }, timestamp_device: '2026-01-02T03:00:00.000Z' },
         { tag: 'weather', payload: [1, 2] },
+        { tag: 'weather', payload: [1, 2] },
       ],
-      arrival,
+      Date.parse(arrival) * 1000 + 250,
     );
 
-    expect(answer).toEqual({ accepted: 2, timestamp_in: arrival });
+    expect(answer).toEqual({ accepted: 3, timestamp_in: arrival });
     expect(queued).toEqual([
       {
         kind: 'data',
@@ -89,12 +92,32 @@ describe('publishing data', () => {
         device_id: device.id,
         device_name: 'sensor',
         timestamp_in: arrival,
+        origin: expect.stringMatching(/^[0-9a-f-]{36}$/),
         points: [
           { tag: 'weather', payload: { temp: 21 }, timestamp_device: '2026-01-02T03:00:00.000Z' },
-          { tag: 'weather', payload: [1, 2], timestamp_device: arrival },
+          // Its arrival to the microsecond, then the next: two points the same in all else stay two.
+          { tag: 'weather', payload: [1, 2], timestamp_device: '2026-01-02T03:04:05.678250Z' },
+          { tag: 'weather', payload: [1, 2], timestamp_device: '2026-01-02T03:04:05.678251Z' },
         ],
       },
     ]);
+  });
+
+  it('stamps a hundred points of one request, and of requests in the same millisecond, all apart and in order', async () => {
+    const { self } = await deviceOfNewAccount();
+    const { deps, queued } = recordingDeps();
+    const arrival = Date.parse('2026-01-02T03:04:05.678Z') * 1000;
+    const hundred = Array.from({ length: 100 }, (_, i) => ({ tag: 't', payload: i }));
+
+    // Three requests stamped in the same microsecond (one container), as a burst meets them.
+    for (let request = 0; request < 3; request++) await publishData(deps, self, hundred, arrival);
+
+    const stamps = queued.flatMap((m) => (m.kind === 'data' ? m.points.map((p) => p.timestamp_device) : []));
+    expect(stamps).toHaveLength(300);
+    expect(new Set(stamps).size).toBe(300);
+    expect(stamps).toEqual([...stamps].sort());
+    expect(stamps.every((s) => /\.\d{6}Z$/.test(s) && !s.endsWith('000Z'))).toBe(true);
+    expect(new Set(queued.map((m) => m.kind === 'data' && m.origin)).size).toBe(3);
   });
 
   it('stamps points with the fleet the device is in now', async () => {

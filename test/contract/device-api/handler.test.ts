@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { DeviceCaller } from '../../../lambdas/domain/identities';
 import type { IngestMessage } from '../../../lambdas/schemas/device-api';
+import { isCloudStamp, parseTime } from '../../../lambdas/shared/timestamps';
 import { lambdaContext, proxyEvent } from '../../helpers/proxy-event';
 import { freshQueue, receiveAll, type TestQueue } from '../../helpers/sqs';
 
@@ -39,6 +40,16 @@ const queuedMessages = async () => (await receiveAll(ingestQueue.url)).map((m) =
 const inMinutes = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString();
 
 describe('device API handler', () => {
+  /** A cloud stamp: six fractional digits, never `000` below the millisecond, in the millisecond of `arrival` or just after it. */
+  const cloudStampIn = (arrival: string) => ({
+    asymmetricMatch: (stamp: string) => {
+      const time = parseTime(stamp);
+      const since = time && (time.ms - Date.parse(arrival)) * 1000 + time.us;
+      return /\.\d{6}Z$/.test(stamp) && isCloudStamp(time!) && since! > 0 && since! < 2000;
+    },
+    toString: () => `a cloud stamp just after ${arrival}`,
+  });
+
   it('answers 202 and puts the points on the ingest queue', async () => {
     const { status, body } = await call('POST', '/device/data', [
       { tag: 'weather', payload: { temp: 21 }, timestamp_device: '2026-01-02T04:00:00.123+01:00' },
@@ -54,7 +65,8 @@ describe('device API handler', () => {
         timestamp_in: body.timestamp_in,
         points: [
           { tag: 'weather', payload: { temp: 21 }, timestamp_device: '2026-01-02T03:00:00.123Z' },
-          { tag: 'weather.hourly', payload: 'text', timestamp_device: body.timestamp_in },
+          // A cloud stamp: the arrival, to the microsecond.
+          { tag: 'weather.hourly', payload: 'text', timestamp_device: cloudStampIn(body.timestamp_in) },
         ],
       }),
     ]);
@@ -64,7 +76,7 @@ describe('device API handler', () => {
     const { status, body } = await call('POST', '/device/data', { tag: 't', payload: null });
 
     expect([status, body.accepted]).toEqual([202, 1]);
-    expect((await queuedMessages()).map((m) => m.kind === 'data' && m.points)).toEqual([[{ tag: 't', payload: null, timestamp_device: body.timestamp_in }]]);
+    expect((await queuedMessages()).map((m) => m.kind === 'data' && m.points)).toEqual([[{ tag: 't', payload: null, timestamp_device: cloudStampIn(body.timestamp_in) }]]);
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { createDevice } from '../../../lambdas/domain/devices';
-import { authorizeMqttConnect, devicePolicy, handleMqttQueueMessages, type DeviceMqttDeps } from '../../../lambdas/domain/device-mqtt';
+import { authorizeMqttConnect, devicePolicy, handleMqttQueueMessages, type DeviceMqttDeps, type RuleMessage } from '../../../lambdas/domain/device-mqtt';
 import { createIdentity } from '../../../lambdas/domain/identities';
 import type { IngestMessage } from '../../../lambdas/schemas/device-api';
 import type { EventMessage } from '../../../lambdas/schemas/forward';
@@ -22,16 +22,18 @@ const recordingDeps = (failPublish = false) => {
   const queued: IngestMessage[] = [];
   const forwarded: EventMessage[] = [];
   const published: Array<{ deviceId: string; message: DownMessage }> = [];
+  const relayed: RuleMessage[] = [];
   const deps: DeviceMqttDeps = {
     db,
     enqueue: async (messages) => void queued.push(...messages),
+    relayData: async (messages) => void relayed.push(...messages),
     forward: async (messages) => void forwarded.push(...messages),
     publish: async (deviceId, message) => {
       if (failPublish) throw new Error('data plane down');
       published.push({ deviceId, message });
     },
   };
-  return { deps, queued, forwarded, published };
+  return { deps, queued, forwarded, published, relayed };
 };
 
 const newDevice = async () => {
@@ -95,34 +97,26 @@ describe('the custom authorizer’s answer', () => {
 });
 
 describe('the MQTT queue’s messages', () => {
-  it('turns j/data publishes into one ingest message per device and arrival, dropping bad tags and payloads', async () => {
+  it('passes j/data publishes a deployment before the data rule’s own queue left here on to the ingest queue, unchanged', async () => {
     const { device } = await newDevice();
-    const { deps, queued } = recordingDeps();
+    const { deps, queued, relayed } = recordingDeps();
+    const data = [publish(`j/data/${device.id}/temp`, { v: 1 }), publish(`j/data/${device.id}/temp`, 'not json {')];
 
-    const failed = await handleMqttQueueMessages(deps, [
-      publish(`j/data/${device.id}/temp`, { v: 1 }),
-      publish(`j/data/${device.id}/hum`, 40),
-      publish(`j/data/${device.id}/temp`, 'not json {'),
-      publish(`j/data/${device.id}/bad tag`, { v: 2 }),
-      publish(`j/data/${device.id}/big`, { blob: 'x'.repeat(2000) }),
-      publish('j/data/dev-00000000000000000000/temp', { v: 3 }),
-    ]);
+    const failed = await handleMqttQueueMessages(deps, [...data, publish(`j/up/${device.id}`, { key: 'whatever', value: 1 })]);
 
     expect(failed).toEqual([]);
-    expect(queued).toEqual([
-      {
-        kind: 'data',
-        workspace_id: device.workspace_id,
-        fleet_id: device.fleet_id,
-        device_id: device.id,
-        device_name: 'sensor',
-        timestamp_in: '2026-03-01T10:00:00.000Z',
-        points: [
-          { tag: 'temp', payload: { v: 1 }, timestamp_device: '2026-03-01T10:00:00.000Z' },
-          { tag: 'hum', payload: 40, timestamp_device: '2026-03-01T10:00:00.000Z' },
-        ],
-      },
-    ]);
+    expect(relayed).toEqual(data.map((d) => JSON.parse(d.body)));
+    expect(queued).toEqual([]);
+  });
+
+  it('retries the data publishes it could not pass on', async () => {
+    const { device } = await newDevice();
+    const { deps } = recordingDeps();
+    const data = publish(`j/data/${device.id}/temp`, { v: 1 });
+
+    const failed = await handleMqttQueueMessages({ ...deps, relayData: () => Promise.reject(new Error('SQS is down')) }, [data, publish(`j/up/${device.id}`, { key: 'whatever', value: 1 })]);
+
+    expect(failed).toEqual([data.messageId]);
   });
 
   it('answers #status with pending jobs and the FOTA apart, and #now, on the device’s j/dn', async () => {

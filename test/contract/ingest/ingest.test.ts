@@ -1,7 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
+import type { DevicePlacesLookup } from '../../../lambdas/domain/device-places';
 import { ingestBatch, type IngestDeps, type QueuedIngest } from '../../../lambdas/domain/ingest';
+import { CloudStamper } from '../../../lambdas/shared/timestamps';
 import type { IngestDataMessage, IngestEventsMessage, IngestMessage } from '../../../lambdas/schemas/device-api';
 import type { DataMessage, EventMessage, ForwardMessage } from '../../../lambdas/schemas/forward';
 import { documentClient } from '../../../lambdas/shared/clients';
@@ -28,6 +30,15 @@ beforeAll(async () => {
 /** A device of its own per test, so that tests share the table but not their points. */
 const newDevice = () => `dev-${randomUUID().replaceAll('-', '').slice(0, 20)}`;
 
+/** Where MQTT devices are: every device of these tests is in WORKSPACE, but `dev-unknown…`. */
+const knownDevices: DevicePlacesLookup = async (ids) =>
+  new Map([...ids].map((id) => [id, id.startsWith('dev-unknown') ? undefined : { workspace_id: WORKSPACE, fleet_id: FLEET, device_id: id, device_name: `name-${id}` }]));
+
+/** A data publish as the MQTT door's data rule puts it on the ingest queue. */
+const published = (deviceId: string, tag: string, payload: unknown, receivedAt: number) =>
+  JSON.stringify({ topic: `j/data/${deviceId}/${tag}`, payload: Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)).toString('base64'), received_at: receivedAt });
+const RECEIVED = Date.parse('2026-03-01T00:00:00.000Z');
+
 const dataOf = (deviceId: string, points: Array<{ tag: string; at: string; payload: unknown }>, timestamp_in = '2026-03-01T00:00:00.000Z'): IngestDataMessage => ({
   kind: 'data',
   workspace_id: WORKSPACE,
@@ -50,7 +61,7 @@ const storedOf = async (deviceId: string) => {
 /** A forward queue of the test's own, and deps that forward to it. */
 const withForwardQueue = async (overrides: Partial<IngestDeps> = {}) => {
   const queue = await freshQueue();
-  const deps: IngestDeps = { store, forward: (messages) => sendMessages(queue.url, messages), concurrency: 4, ...overrides };
+  const deps: IngestDeps = { store, forward: (messages) => sendMessages(queue.url, messages), concurrency: 4, places: knownDevices, stamper: new CloudStamper(), ...overrides };
   const forwarded = async () => (await receiveAll(queue.url)).map((m) => JSON.parse(m.Body!) as ForwardMessage);
   return { queue, deps, forwarded };
 };
@@ -233,5 +244,103 @@ describe('ingest', () => {
     expect(forwardedPoints.size).toBe(100);
     expect((await depthOf(ingestQueue.dlqUrl)).visible).toBe(0);
     expect(crashes).toBeLessThan(0);
+  });
+
+  describe('MQTT data publishes', () => {
+    it('stores a burst of publishes of one millisecond whole, each with its own stamp, in the order they came', async () => {
+      const device = newDevice();
+      const { deps, forwarded } = await withForwardQueue();
+      const burst = queued(...Array.from({ length: 300 }, (_, i) => published(device, 'temp', { n: i }, RECEIVED + Math.floor(i / 100))));
+
+      const failed = await ingestBatch(deps, burst);
+
+      const stored = await storedOf(device);
+      expect(failed).toEqual([]);
+      expect(stored.map((p) => (p.payload as { n: number }).n)).toEqual(Array.from({ length: 300 }, (_, i) => i));
+      expect(new Set(stored.map((p) => p.timestamp_device)).size).toBe(300);
+      expect(stored.every((p) => /\.\d{6}Z$/.test(p.timestamp_device))).toBe(true);
+      expect(stored[0]).toMatchObject({ timestamp_device: '2026-03-01T00:00:00.000001Z', timestamp_in: '2026-03-01T00:00:00.000Z', fleet_id: FLEET });
+      const data = (await forwarded()).filter((m): m is DataMessage => m.kind === 'data');
+      expect(data).toHaveLength(300);
+      expect(data[0]).toMatchObject({ device_name: `name-${device}`, timestamp_device: stored[0].timestamp_device });
+    });
+
+    it('drops publishes that can never be stored, and those of unknown devices, without retrying them', async () => {
+      const device = newDevice();
+      const { deps } = await withForwardQueue();
+      const batch = queued(
+        published(device, 'temp', { v: 1 }, RECEIVED),
+        published(device, 'temp', 'not json {', RECEIVED),
+        published(device, 'bad tag', { v: 2 }, RECEIVED),
+        published(device, 'big', { blob: 'x'.repeat(2000) }, RECEIVED),
+        published(`dev-unknown${device.slice(11)}`, 'temp', { v: 3 }, RECEIVED),
+        JSON.stringify({ topic: `j/data/${device}/a/b`, payload: 'e30=', received_at: RECEIVED }),
+      );
+
+      const failed = await ingestBatch(deps, batch);
+
+      expect(failed).toEqual([]);
+      expect((await storedOf(device)).map((p) => p.payload)).toEqual([{ v: 1 }]);
+    });
+
+    it('retries the publishes of a batch whose devices could not be looked up, and handles the rest', async () => {
+      const device = newDevice();
+      const { deps } = await withForwardQueue({ places: () => Promise.reject(new Error('DynamoDB is down')) });
+      const batch = queued(published(device, 't', 1, RECEIVED), dataOf(device, [{ tag: 'h', at: at(1), payload: 2 }]));
+
+      const failed = await ingestBatch(deps, batch);
+
+      expect(failed).toEqual([batch[0].messageId]);
+      expect((await storedOf(device)).map((p) => p.payload)).toEqual([2]);
+    });
+
+    it('stores each publish once when a batch crashes midway and another container stamps it again', async () => {
+      const device = newDevice();
+      const { deps } = await withForwardQueue();
+      const ingestQueue: TestQueue = await freshQueue({ visibilityTimeoutSeconds: 1, maxReceiveCount: 5 });
+      // The first container stores half of its points, then dies as a Lambda would (timeout, OOM):
+      // its whole batch comes back, to a container of its own (its own stamper).
+      let containers = 0;
+      const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+        const first = containers++ === 0;
+        let writes = 0;
+        const dying: TimeseriesStore = {
+          query: (q) => store.query(q),
+          write: async (points) => {
+            if (writes++ > 0) throw new Error('Runtime exited');
+            return store.write(points.slice(0, Math.ceil(points.length / 2)));
+          },
+        };
+        const container = { ...deps, store: first ? dying : store, stamper: new CloudStamper() };
+        const failedIds = await ingestBatch(container, event.Records.map(({ messageId, body }) => ({ messageId, body })));
+        if (first) throw new Error('Runtime exited');
+        return { batchItemFailures: failedIds.map((itemIdentifier) => ({ itemIdentifier })) };
+      };
+      await sendRaw(ingestQueue.url, Array.from({ length: 60 }, (_, i) => published(device, `t${i % 3}`, { i }, RECEIVED + Math.floor(i / 30))));
+
+      const poller = startSqsPoller({
+        queueUrl: ingestQueue.url,
+        queueArn: ingestQueue.arn,
+        batchSize: 100,
+        maxBatchingWindowMs: 200,
+        timeoutMs: 10_000,
+        functionName: 'ingest',
+        handler,
+        onError: () => undefined,
+      });
+      try {
+        await waitFor(async () => {
+          const depth = await depthOf(ingestQueue.url);
+          if (depth.visible + depth.inFlight > 0) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
+        }, 'the ingest queue to drain', 30_000);
+      } finally {
+        await poller.stop();
+      }
+
+      const stored = await storedOf(device);
+      expect(containers).toBeGreaterThan(1);
+      expect(stored).toHaveLength(60);
+      expect(stored.map((p) => (p.payload as { i: number }).i).sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    });
   });
 });

@@ -52,6 +52,8 @@ beforeAll(async () => {
   const { dynamoDbTimeseriesStore } = await import('../../../lambdas/stores/timeseries/dynamodb');
   const { ingestBatch } = await import('../../../lambdas/domain/ingest');
   const { publishForward } = await import('../../../lambdas/domain/events');
+  const { devicePlaces } = await import('../../../lambdas/domain/device-places');
+  const { CloudStamper } = await import('../../../lambdas/shared/timestamps');
   // The devices and jobs handlers stream (they serve lists): they call awslambda.streamifyResponse as they load.
   installAwsLambdaGlobal();
   handlers = {
@@ -84,7 +86,8 @@ beforeAll(async () => {
   await ensureTable(client, table);
   store = dynamoDbTimeseriesStore({ doc: documentClient(client), table }, { writeConcurrency: 2 });
   // The ingest Lambda's work, on the messages as fauxqs delivered them.
-  ingest = (bodies) => ingestBatch({ store, forward: publishForward, concurrency: 2 }, bodies.map((body) => ({ messageId: randomUUID(), body })));
+  ingest = (bodies) =>
+    ingestBatch({ store, forward: publishForward, concurrency: 2, places: devicePlaces(db, { ttlMs: 0, max: 10 }), stamper: new CloudStamper() }, bodies.map((body) => ({ messageId: randomUUID(), body })));
 });
 
 afterAll(() => streamPoller?.stop());

@@ -24,8 +24,11 @@ describe('dynamodb time-series store across containers', () => {
   const containers = async (count = 2) => {
     const db = await freshTimeseriesTable();
     const stores = Array.from({ length: count }, (_, i) => dynamoDbTimeseriesStore(db, { writeConcurrency: 1 + (i % 3) }));
-    const itemsInTable = async () => (await db.doc.send(new ScanCommand({ TableName: db.table, Select: 'COUNT' }))).Count;
-    return { db, stores, itemsInTable };
+    const scan = async () => (await db.doc.send(new ScanCommand({ TableName: db.table }))).Items ?? [];
+    const itemsInTable = async () => (await scan()).length;
+    // Every point stored, read or not: the rows of every pack.
+    const pointsInTable = async () => (await scan()).reduce((sum, item) => sum + (JSON.parse(item.p as string) as { r: unknown[] }).r.length, 0);
+    return { db, stores, itemsInTable, pointsInTable };
   };
   const workspace_id = newId('wks');
   const arrived = (ms: number) => new Date(Date.UTC(2024, 5, 1) + ms).toISOString();
@@ -43,13 +46,13 @@ describe('dynamodb time-series store across containers', () => {
   const payloads = async (store: TimeseriesStore, q: Partial<TimeseriesQuery> = {}) => (await collect(store.query(query(q)))).map((p) => p.payload);
 
   it('keeps the first arrival when another container stores a later one, which no read returns', async () => {
-    const { stores: [first, second], itemsInTable } = await containers();
+    const { stores: [first, second], pointsInTable } = await containers();
     await first.write(points(230, 'first', arrived(0)));
 
     const result = await second.write(points(230, 'second', arrived(1000)));
 
     expect(result).toEqual({ written: 230, discarded: 0 });
-    expect(await itemsInTable()).toBe(460);
+    expect(await pointsInTable()).toBe(460);
     expect(new Set(await payloads(second))).toEqual(new Set(['first']));
     expect(await payloads(second, { order: 'desc' })).toHaveLength(230);
     expect(new Set(await payloads(second, { order: 'desc' }))).toEqual(new Set(['first']));
@@ -67,13 +70,15 @@ describe('dynamodb time-series store across containers', () => {
   });
 
   it('stores a retried write once: the same arrival rewrites the same items', async () => {
-    const { stores: [first, second], itemsInTable } = await containers();
+    const { stores: [first, second], itemsInTable, pointsInTable } = await containers();
     const batch = points(120, 'once', arrived(7));
     await first.write(batch);
+    const items = await itemsInTable();
 
     await second.write(batch);
 
-    expect(await itemsInTable()).toBe(120);
+    expect(await itemsInTable()).toBe(items);
+    expect(await pointsInTable()).toBe(120);
     expect(await payloads(first)).toHaveLength(120);
   });
 
@@ -149,5 +154,44 @@ describe('dynamodb time-series store across containers', () => {
     // Same arrival time: the payload digest orders them, the same way on every read.
     expect(new Set(ascending.map((p) => p.payload)).size).toBe(1);
     expect(await collect(second.query(query({ order: 'desc' })))).toEqual([...ascending].reverse());
+  });
+
+  it('packs points into items of at most four write units: an eighth of a unit a point, not one', async () => {
+    const { db, stores: [store] } = await containers();
+    const batch = points(2000, { temp: 21.5 } as unknown as string, arrived(0), 40);
+
+    await store.write(batch);
+
+    const { Items = [] } = await db.doc.send(new ScanCommand({ TableName: db.table }));
+    // What DynamoDB meters: attribute names and string values in UTF-8.
+    const sizes = Items.map((item) => Object.entries(item).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + Buffer.byteLength(String(value)), 0));
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(4096);
+    expect(sizes.reduce((units, size) => units + Math.ceil(size / 1024), 0)).toBeLessThanOrEqual(2000 / 8);
+    expect(await payloads(store)).toHaveLength(2000);
+  });
+
+  it('orders points of packs whose spans overlap, read in pages from a bound inside a span, either way', async () => {
+    const { stores } = await containers(3);
+    // Three writes of points every 7 ms over a minute, each shifted: their packs interleave.
+    const series = (shift: number, payload: string) =>
+      Array.from({ length: 8000 }, (_, i) => ({ ...points(1, payload)[0], device_id: `dev-${String(i % 5).padStart(20, '0')}`, tag: `t${shift}`, timestamp_device: new Date(Date.UTC(2024, 0, 1) + shift + i * 7).toISOString() }));
+    await Promise.all(stores.map((store, i) => store.write(series(i, `w${i}`))));
+    const start = new Date(Date.UTC(2024, 0, 1) + 15_003).toISOString();
+    const end = new Date(Date.UTC(2024, 0, 1) + 41_000).toISOString();
+    const expected = [0, 1, 2]
+      .flatMap((shift) => series(shift, `w${shift}`))
+      .filter((p) => p.timestamp_device >= start && p.timestamp_device < end)
+      .map((p) => `${p.timestamp_device}|${p.device_id}|${p.tag}`)
+      .sort();
+
+    for (const order of ['asc', 'desc'] as const) {
+      const paged: string[] = [];
+      for (let from = 0; paged.length < expected.length + 1 && from < 20; from++) {
+        const page = await collect(stores[from % 3].query(query({ order, start, end, from, size: 700 })));
+        paged.push(...page.map((p) => `${p.timestamp_device}|${p.device_id}|${p.tag}`));
+        if (page.length < 700) break;
+      }
+      expect(paged).toEqual(order === 'asc' ? expected : [...expected].reverse());
+    }
   });
 });

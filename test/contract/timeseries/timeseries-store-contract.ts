@@ -10,6 +10,9 @@ export const collect = async (points: AsyncIterable<DataPoint>) => {
 };
 
 const at = (ms: number) => new Date(Date.UTC(2024, 0, 1) + ms).toISOString();
+const stampAt = (ms: number, us: number) => `${at(ms).slice(0, -1)}${String(us).padStart(3, '0')}Z`;
+/** What a query returns of a written point: everything but the write's own fields. */
+const asRead = ({ sequence: _sequence, origin: _origin, ...point }: PointToStore): DataPoint => point;
 
 /** A workspace with two fleets and three devices, and a point builder for it. */
 const scene = () => {
@@ -27,7 +30,10 @@ const scene = () => {
     ...extra,
   });
   const query = (q: Partial<TimeseriesQuery> = {}): TimeseriesQuery => ({ workspaceId: workspace_id, from: 0, size: 1000, order: 'asc', ...q });
-  return { workspace_id, fleets, devices, point, query };
+  /** A point the cloud stamped `us` microseconds into millisecond `ms`, from `origin`. */
+  const stamped = (device: number, tag: string, ms: number, us: number, origin: string, payload: unknown = { v: ms }) =>
+    point(device, tag, ms, payload, { timestamp_device: stampAt(ms, us), origin });
+  return { workspace_id, fleets, devices, point, stamped, query };
 };
 
 const keyOf = (p: DataPoint) => `${p.timestamp_device}|${p.device_id}|${p.tag}`;
@@ -239,6 +245,61 @@ export const describeTimeseriesStore = (name: string, makeStore: () => Promise<T
       await expect(store.write([point(0, 'good', 0), point(0, 'big', 1, 'x'.repeat(500 * 1024))])).rejects.toThrow(PayloadTooLargeError);
 
       expect(await collect(store.query(query()))).toEqual([]);
+    });
+
+    it('keeps every cloud-stamped point: two origins are two points, even under the same stamp and payload', async () => {
+      const { stamped, query } = scene();
+      // Two requests stamped at once by two containers, and a third point a microsecond later.
+      const written = [stamped(0, 't', 0, 1, 'aaaaaaaaaaaaaaaa', 'same'), stamped(0, 't', 0, 1, 'bbbbbbbbbbbbbbbb', 'same'), stamped(0, 't', 0, 2, 'cccccccccccccccc', 'same')];
+
+      const result = await store.write(written);
+
+      const ascending = await collect(store.query(query()));
+      expect(result).toEqual({ written: 3, discarded: 0 });
+      expect(ascending.map((p) => p.timestamp_device)).toEqual([stampAt(0, 1), stampAt(0, 1), stampAt(0, 2)]);
+      expect(await collect(store.query(query({ order: 'desc' })))).toEqual([...ascending].reverse());
+    });
+
+    it('stores a cloud-stamped point once when its message comes again, even stamped anew within its millisecond', async () => {
+      const { stamped, query } = scene();
+      await store.write([stamped(0, 't', 0, 5, 'aaaaaaaaaaaaaaaa', 'p'), stamped(1, 't', 0, 5, 'bbbbbbbbbbbbbbbb', 'q')]);
+
+      // The same messages retried: one keeps its stamp, the other gets an earlier one.
+      const again = await store.write([stamped(0, 't', 0, 5, 'aaaaaaaaaaaaaaaa', 'p'), stamped(1, 't', 0, 3, 'bbbbbbbbbbbbbbbb', 'q')]);
+      const later = await store.write([stamped(1, 't', 0, 9, 'bbbbbbbbbbbbbbbb', 'q')]);
+
+      const points = await collect(store.query(query()));
+      expect(again.written + again.discarded).toBe(2);
+      expect(later.written + later.discarded).toBe(1);
+      expect(points.map((p) => [p.payload, p.timestamp_device])).toEqual([
+        ['q', stampAt(0, 3)],
+        ['p', stampAt(0, 5)],
+      ]);
+      expect(await collect(store.query(query({ order: 'desc' })))).toEqual([...points].reverse());
+    });
+
+    it('never takes a cloud stamp for a replay of a device time in the same millisecond', async () => {
+      const { point, stamped, query } = scene();
+
+      await store.write([point(0, 't', 0, 'device'), stamped(0, 't', 0, 1, 'aaaaaaaaaaaaaaaa', 'cloud')]);
+
+      expect((await collect(store.query(query()))).map((p) => [p.timestamp_device, p.payload])).toEqual([
+        [at(0), 'device'],
+        [stampAt(0, 1), 'cloud'],
+      ]);
+    });
+
+    it('selects to the microsecond: start included, end excluded, finer digits rounded up', async () => {
+      const { point, stamped, query } = scene();
+      const written = [point(0, 't', 0), stamped(0, 't', 0, 1, 'aaaaaaaaaaaaaaaa'), stamped(0, 't', 0, 500, 'bbbbbbbbbbbbbbbb'), stamped(0, 't', 0, 999, 'cccccccccccccccc'), point(0, 't', 1)];
+      await store.write(written);
+      const between = async (start: string, end: string) => (await collect(store.query(query({ start, end })))).map((p) => p.timestamp_device);
+
+      expect(await between(stampAt(0, 500), stampAt(0, 999))).toEqual([stampAt(0, 500)]);
+      expect(await between(at(0), stampAt(0, 1))).toEqual([at(0)]);
+      expect(await between(`${stampAt(0, 500).slice(0, -1)}0001Z`, at(1))).toEqual([stampAt(0, 999)]);
+      expect(await between(stampAt(0, 1), `${at(1).slice(0, -1)}0000001Z`)).toEqual([stampAt(0, 1), stampAt(0, 500), stampAt(0, 999), at(1)]);
+      expect(await collect(store.query(query()))).toEqual(written.map(asRead));
     });
 
     it('reads a large result in order across many pages and lets a reader stop early', async () => {

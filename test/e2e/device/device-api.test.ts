@@ -86,6 +86,42 @@ describe('device API on the local runtime', () => {
     expect(stored.every((p) => p.fleet_id === device.fleet_id && p.timestamp_in > p.timestamp_device)).toBe(true);
   });
 
+  it('keeps every point of a 100-point batch without times, and of five more sent back to back, in order', async () => {
+    const { device, credentials } = await newDeviceWithCredentials();
+    const me = asDevice(await deviceToken(credentials));
+    const batch = (request: number) => Array.from({ length: 100 }, (_, i) => ({ tag: 'level', payload: { request, i } }));
+
+    const answers = [await me.post('/data', batch(0))];
+    for (let request = 1; request <= 5; request++) answers.push(await me.post('/data', batch(request)));
+
+    expect(answers.map((a) => [a.status, a.body.accepted])).toEqual(Array(6).fill([202, 100]));
+    const points = await waitFor(async () => {
+      const { body } = await api.get(`/timeseries/${runtime.workspace_id}/data?device=${device.id}&sort=timestamp_device&size=1000`);
+      if (body.result.length < 600) throw new Error(`${body.result.length} of 600 points`);
+      return body.result as Array<{ timestamp_device: string; payload: { request: number; i: number } }>;
+    }, 'the 600 points to be stored', 30_000);
+    // Each point once, in the order sent: request by request, and within a request point by point.
+    expect(points.map((p) => p.payload)).toEqual(Array.from({ length: 6 }, (_, request) => batch(request).map((p) => p.payload)).flat());
+    expect(new Set(points.map((p) => p.timestamp_device)).size).toBe(600);
+    expect(points.every((p) => /\.\d{6}Z$/.test(p.timestamp_device))).toBe(true);
+  });
+
+  it('stores a replayed batch that carries its own times once', async () => {
+    const { device, credentials } = await newDeviceWithCredentials();
+    const me = asDevice(await deviceToken(credentials));
+    const batch = Array.from({ length: 100 }, (_, i) => ({ tag: 'level', payload: { i }, timestamp_device: new Date(Date.UTC(2026, 1, 1) + i).toISOString() }));
+
+    const answers = [await me.post('/data', batch), await me.post('/data', batch.map((p) => ({ ...p, payload: { replayed: true } })))];
+    await waitFor(async () => {
+      const depth = await depthOf(runtime.queue_urls.ingest);
+      if (depth.visible + depth.inFlight) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
+    }, 'the ingest queue to drain', 30_000);
+
+    const { body } = await api.get(`/timeseries/${runtime.workspace_id}/data?device=${device.id}&sort=timestamp_device&size=1000`);
+    expect(answers.map((a) => a.status)).toEqual([202, 202]);
+    expect(body.result.map((p: { timestamp_device: string; payload: unknown }) => [p.timestamp_device, p.payload])).toEqual(batch.map((p) => [p.timestamp_device, p.payload]));
+  });
+
   it('answers 401 to bad and expired tokens and to API keys', async () => {
     const { credentials } = await newDeviceWithCredentials();
     const expired = await deviceToken(credentials, { expiresIn: -300 });

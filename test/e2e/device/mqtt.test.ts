@@ -161,7 +161,7 @@ describe('the MQTT door', () => {
     expect(stored.body.result).toEqual([]);
   });
 
-  it('stores published data points (arrival as timestamp_device) and forwards them to the webhook', async () => {
+  it('stores published data points (stamped at their arrival, to the microsecond) and forwards them to the webhook', async () => {
     const { id, credentials } = await newDevice();
     const device = await connected(credentials);
 
@@ -174,8 +174,36 @@ describe('the MQTT door', () => {
       return body.result;
     }, 'two stored points');
     expect(points.map((p: { payload: unknown }) => p.payload)).toEqual([{ temp: 21.5 }, { temp: 21.7 }]);
-    expect(points.every((p: { timestamp_device: string; timestamp_in: string }) => p.timestamp_device === p.timestamp_in)).toBe(true);
+    // A cloud stamp: the millisecond of arrival (timestamp_in), and microseconds that keep points apart.
+    expect(points.every((p: { timestamp_device: string; timestamp_in: string }) => p.timestamp_device.startsWith(p.timestamp_in.slice(0, -1)) && /\.\d{6}Z$/.test(p.timestamp_device))).toBe(true);
     await until(() => hook.accepted().filter((e) => e.device_id === id && e.tag === 'weather').length >= 2, 'two data entries on the webhook');
+  });
+
+  it('keeps a burst of 500 QoS-1 publishes from one device whole, each with its own stamp, in the order they arrived', async () => {
+    const { id, credentials } = await newDevice();
+    const device = await connected(credentials);
+    const count = 500;
+
+    // As fast as the client goes: many publishes share a millisecond.
+    await Promise.all(Array.from({ length: count }, (_, n) => device.data('level', { n })));
+
+    const points: Array<{ timestamp_device: string; timestamp_in: string; payload: { n: number } }> = await waitFor(async () => {
+      const { body } = await api.get(`/timeseries/${runtime.workspace_id}/data?device=${id}&sort=timestamp_device&size=1000`);
+      if (body.result.length < count) throw new Error(`${body.result.length} of ${count} points`);
+      return body.result;
+    }, `${count} stored points`, 60_000);
+    expect(points.map((p) => p.payload.n).sort((a, b) => a - b)).toEqual(Array.from({ length: count }, (_, n) => n));
+    expect(new Set(points.map((p) => p.timestamp_device)).size).toBe(count);
+    // In arrival order: a point that arrived in a later millisecond is later. Within one
+    // millisecond no order is known (IoT Core's timestamp() stops at milliseconds).
+    const sharing = new Set(points.map((p) => p.timestamp_in)).size;
+    expect(sharing).toBeLessThan(count);
+    for (let i = 1; i < count; i++) {
+      if (points[i].timestamp_in !== points[i - 1].timestamp_in) expect(points[i].timestamp_in > points[i - 1].timestamp_in).toBe(true);
+    }
+    const byArrival = [...points].sort((a, b) => a.payload.n - b.payload.n);
+    for (let n = 1; n < count; n++) expect(byArrival[n].timestamp_in >= byArrival[n - 1].timestamp_in).toBe(true);
+    await until(() => hook.accepted().filter((e) => e.device_id === id && e.tag === 'level').length >= count, `${count} data entries on the webhook`, 60_000);
   });
 
   it('drops a malformed message stream without blocking the device’s other messages or changing anything else', async () => {

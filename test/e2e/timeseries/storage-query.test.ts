@@ -93,7 +93,7 @@ describe('GET {storage_url}/timeseries/{workspace_id}/data', () => {
     expect(await keys(`start=${at(10_000)}&end=${at(12_000)}&sort=timestamp_device`)).toEqual(inRange);
     // The same instants written with an offset.
     expect(await keys(`start=${encodeURIComponent('2025-06-01T02:00:10+02:00')}&end=${encodeURIComponent('2025-06-01T02:00:12.000+02:00')}&sort=timestamp_device`)).toEqual(inRange);
-    // 10.0000001 s rounds up to 10.001: the points at exactly 10 s are left out.
+    // 10.0000001 s rounds up to 10.000001: the points at exactly 10 s are left out.
     expect(await keys(`start=2025-06-01T00:00:10.0000001Z&end=${at(12_000)}&sort=timestamp_device`)).toEqual(inRange.filter((k) => !k.startsWith(at(10_000))));
     expect(await keys(`start=${at(12_000)}&end=${at(12_000)}`)).toEqual([]);
   });

@@ -16,6 +16,8 @@ const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.T
 const environmentOf = (fn: HandlerFunction) => resources[idOf(fn)].Properties.Environment?.Variables ?? {};
 const mqttQueue = () => stack.getLogicalId(stack.queues.queues.mqtt.queue.node.defaultChild as never);
 const mqttDlq = () => stack.getLogicalId(stack.queues.queues.mqtt.dlq.node.defaultChild as never);
+const ingestQueue = () => stack.getLogicalId(stack.queues.queues.ingest.queue.node.defaultChild as never);
+const ingestDlq = () => stack.getLogicalId(stack.queues.queues.ingest.dlq.node.defaultChild as never);
 const authorizerId = () => stack.getLogicalId(stack.deviceMqtt.authorizer);
 
 describe('the MQTT door on IoT Core', () => {
@@ -42,18 +44,21 @@ describe('the MQTT door on IoT Core', () => {
     expect(domain.Properties.DomainName).toBeUndefined(); // an AWS-managed domain: Amazon Root CA 1 signs it
   });
 
-  it('has one topic rule per row of lambdas/mqtt-rules.ts, sending to the MQTT queue with its DLQ as error action', () => {
+  it('has one topic rule per row of lambdas/mqtt-rules.ts, sending to its queue (data to the ingest queue) with that queue’s DLQ as error action', () => {
     const rules = ofType('AWS::IoT::TopicRule').map(([, r]) => r.Properties.TopicRulePayload);
+    const queues = { ingest: [ingestQueue(), ingestDlq()], mqtt: [mqttQueue(), mqttDlq()] };
 
     expect(rules.map((r) => r.Sql).sort()).toEqual(MQTT_RULES.map((r) => r.sql).sort());
+    expect(MQTT_RULES.find((r) => r.topicFilter === 'j/data/+/+')?.queue).toBe('ingest');
     for (const rule of rules) {
+      const [queue, dlq] = queues[MQTT_RULES.find((r) => r.sql === rule.Sql)!.queue];
       expect(rule).toMatchObject({ AwsIotSqlVersion: '2016-03-23', RuleDisabled: false });
-      expect(rule.Actions).toEqual([{ Sqs: expect.objectContaining({ QueueUrl: { Ref: mqttQueue() }, UseBase64: false }) }]);
-      expect(rule.ErrorAction).toEqual({ Sqs: expect.objectContaining({ QueueUrl: { Ref: mqttDlq() } }) });
+      expect(rule.Actions).toEqual([{ Sqs: expect.objectContaining({ QueueUrl: { Ref: queue }, UseBase64: false }) }]);
+      expect(rule.ErrorAction).toEqual({ Sqs: expect.objectContaining({ QueueUrl: { Ref: dlq } }) });
     }
   });
 
-  it('lets the rules’ role only send to the MQTT queue and its DLQ', () => {
+  it('lets the rules’ role only send to the rules’ queues and their DLQs', () => {
     const roleId = targetOf(ofType('AWS::IoT::TopicRule')[0][1].Properties.TopicRulePayload.Actions[0].Sqs.RoleArn)!;
     const statements = ofType('AWS::IAM::Policy')
       .filter(([, p]) => p.Properties.Roles.some((r: unknown) => targetOf(r) === roleId))
@@ -61,7 +66,7 @@ describe('the MQTT door on IoT Core', () => {
 
     expect(resources[roleId].Properties.AssumeRolePolicyDocument.Statement[0].Principal).toEqual({ Service: 'iot.amazonaws.com' });
     expect(statements.flatMap(actionsOf).every((a: string) => /^sqs:(SendMessage|GetQueueAttributes|GetQueueUrl)$/.test(a))).toBe(true);
-    expect(statements.flatMap((s) => [s.Resource].flat().map(targetOf)).sort()).toEqual([mqttDlq(), mqttQueue()].sort());
+    expect(statements.flatMap((s) => [s.Resource].flat().map(targetOf)).sort()).toEqual([mqttDlq(), mqttQueue(), ingestQueue(), ingestDlq()].sort());
   });
 
   it('lets the registry stream’s consumer (jobs and FOTA) and device-mqtt Lambdas publish only to the devices’ j/dn topics, at the account’s data endpoint', () => {

@@ -10,8 +10,11 @@ describe('storage query parameters', () => {
   it.each([
     [{ start: '2021-07-08T14:21:15.915Z' }, { start: '2021-07-08T14:21:15.915Z' }],
     [{ start: '2021-07-08T16:21:15+02:00' }, { start: '2021-07-08T14:21:15.000Z' }],
-    [{ end: '2021-07-08T14:21:15.9150001Z' }, { end: '2021-07-08T14:21:15.916Z' }],
+    [{ end: '2021-07-08T14:21:15.9150001Z' }, { end: '2021-07-08T14:21:15.915001Z' }],
+    [{ end: '2021-07-08T14:21:15.9159990001Z' }, { end: '2021-07-08T14:21:15.916Z' }],
     [{ end: '2021-07-08T14:21:15.915000Z' }, { end: '2021-07-08T14:21:15.915Z' }],
+    // microseconds, as cloud stamps have them: a client pages on from the last stamp it read
+    [{ start: '2021-07-08T14:21:15.915042Z', end: '2021-07-08T14:21:15.9155Z' }, { start: '2021-07-08T14:21:15.915042Z', end: '2021-07-08T14:21:15.915500Z' }],
     [{ from: '0', size: '0' }, { from: 0, size: 0 }],
     [{ from: '12', size: '175000' }, { from: 12, size: 175000 }],
     [{ sort: 'timestamp_device' }, { sort: 'timestamp_device' }],
@@ -40,6 +43,8 @@ describe('storage query parameters', () => {
     ['device', { device: ['x'.repeat(65)] }],
     ['start', { start: '2026-02-02T00:00:00Z', end: '2026-02-01T00:00:00Z' }],
     ['start', { start: '2026-02-01T01:00:00+02:00', end: '2026-01-31T22:59:59.999Z' }],
+    ['start', { start: '2026-02-01T00:00:00.000002Z', end: '2026-02-01T00:00:00.000001Z' }],
+    ['start', { start: 'yesterday', end: '2026-02-01T00:00:00Z' }],
     ['device', { device: Array.from({ length: 101 }, (_, i) => `dev-${String(i).padStart(20, '0')}`) }],
     ['tag', { tag: ['has space'] }],
     ['tag', { tag: ['x'.repeat(65)] }],

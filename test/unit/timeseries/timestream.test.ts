@@ -3,7 +3,7 @@ import { RejectedRecordsException, ThrottlingException, TimestreamWriteClient, W
 import { mockClient } from 'aws-sdk-client-mock';
 import { PayloadTooLargeError, ValidationError } from '../../../lambdas/shared/errors';
 import type { DataPoint, TimeseriesQuery } from '../../../lambdas/stores/timeseries';
-import { buildQuerySql, RejectedPointsError, timestreamStore } from '../../../lambdas/stores/timeseries/timestream';
+import { buildQuerySql, recordBytes, RejectedPointsError, timestreamStore } from '../../../lambdas/stores/timeseries/timestream';
 import { DATA_PAYLOAD_MAX_BYTES } from '../../../lambdas/schemas/device-api';
 
 const WORKSPACE = 'wks-aaaaaaaaaaaaaaaaaaaa';
@@ -22,22 +22,31 @@ const point = (i: number, extra: Partial<DataPoint> = {}): DataPoint => ({
   ...extra,
 });
 
-const recordOf = (i: number) => ({
+/** A record as sent: the workspace, measure name, type and time unit are the call's common attributes. */
+const recordOf = (i: number, { time = `${T0 + i}000`, origin = '0', payload = { v: i } as unknown } = {}) => ({
   Dimensions: [
-    { Name: 'workspace_id', Value: WORKSPACE },
     { Name: 'device_id', Value: DEVICE },
     { Name: 'tag', Value: 'temp' },
   ],
-  MeasureName: 'point',
-  MeasureValueType: 'MULTI',
   MeasureValues: [
     { Name: 'fleet_id', Value: FLEET, Type: 'VARCHAR' },
-    { Name: 'payload', Value: JSON.stringify({ v: i }), Type: 'VARCHAR' },
+    { Name: 'payload', Value: JSON.stringify(payload), Type: 'VARCHAR' },
     { Name: 'timestamp_in', Value: String(T0 + i + 500), Type: 'BIGINT' },
+    { Name: 'origin', Value: origin, Type: 'VARCHAR' },
   ],
-  Time: String(T0 + i),
-  TimeUnit: 'MILLISECONDS',
+  Time: time,
 });
+
+const common = (workspace = WORKSPACE) => ({
+  Dimensions: [{ Name: 'workspace_id', Value: workspace }],
+  MeasureName: 'point',
+  MeasureValueType: 'MULTI',
+  TimeUnit: 'MICROSECONDS',
+});
+
+/** A cloud-stamped point: `us` microseconds into millisecond `i`, from `origin`. */
+const stamped = (i: number, us: number, origin: string, extra: Partial<DataPoint> = {}) =>
+  point(i, { timestamp_device: `${new Date(T0 + i).toISOString().slice(0, -1)}${String(us).padStart(3, '0')}Z`, origin, ...extra } as Partial<DataPoint>);
 
 const rejected = (records: Array<{ RecordIndex: number; Reason: string; ExistingVersion?: number }>) =>
   new RejectedRecordsException({ message: 'One or more records have been rejected. See RejectedRecords for details.', $metadata: {}, RejectedRecords: records });
@@ -57,7 +66,7 @@ const setup = () => {
 };
 
 describe('timestream store: writes', () => {
-  it('sends WriteRecords of at most 100 MULTI records, exactly as the points say', async () => {
+  it('sends WriteRecords of at most 100 MULTI records, exactly as the points say, what they share said once', async () => {
     const { writes, store } = setup();
     writes.on(WriteRecordsCommand).resolves({ RecordsIngested: { Total: 100 } });
 
@@ -66,9 +75,88 @@ describe('timestream store: writes', () => {
     const calls = writes.commandCalls(WriteRecordsCommand).map((c) => c.args[0].input);
     expect(calls.map((c) => c.Records?.length)).toEqual([100, 100, 50]);
     expect(calls.every((c) => c.DatabaseName === 'fleetstream' && c.TableName === 'datapoints')).toBe(true);
+    expect(calls.map((c) => c.CommonAttributes)).toEqual([common(), common(), common()]);
     expect(calls[0].Records?.[0]).toEqual(recordOf(0));
     expect(calls[2].Records?.[49]).toEqual(recordOf(249));
     expect(result).toEqual({ written: 250, discarded: 0 });
+  });
+
+  it('writes each workspace in calls of its own, its ID in the common attributes', async () => {
+    const { writes, store } = setup();
+    writes.on(WriteRecordsCommand).resolves({});
+    const other = 'wks-bbbbbbbbbbbbbbbbbbbb';
+
+    await store.write([point(0), point(1, { workspace_id: other }), point(2), point(3, { workspace_id: other })]);
+
+    const calls = writes.commandCalls(WriteRecordsCommand).map((c) => c.args[0].input);
+    expect(calls.map((c) => [c.CommonAttributes?.Dimensions?.[0].Value, c.Records?.map((r) => r.Time)])).toEqual([
+      [WORKSPACE, [`${T0}000`, `${T0 + 2}000`]],
+      [other, [`${T0 + 1}000`, `${T0 + 3}000`]],
+    ]);
+  });
+
+  it('writes a cloud stamp to the microsecond with its origin, and keeps apart two origins under one stamp', async () => {
+    const { writes, store } = setup();
+    writes.on(WriteRecordsCommand).resolves({});
+
+    const result = await store.write([stamped(5, 1, 'aaaaaaaaaaaaaaaa'), stamped(5, 1, 'bbbbbbbbbbbbbbbb'), stamped(5, 2, 'aaaaaaaaaaaaaaaa')]);
+
+    // The third is the first one again, stamped anew by a retry: the same origin in the same millisecond.
+    expect(writes.commandCalls(WriteRecordsCommand)[0].args[0].input.Records).toEqual([
+      recordOf(5, { time: `${T0 + 5}001`, origin: 'aaaaaaaaaaaaaaaa' }),
+      recordOf(5, { time: `${T0 + 5}001`, origin: 'bbbbbbbbbbbbbbbb' }),
+    ]);
+    expect(result).toEqual({ written: 2, discarded: 1 });
+  });
+
+  it('moves a cloud stamp that another point holds to the next free microsecond, never a whole millisecond, and stores it', async () => {
+    const { writes, store } = setup();
+    writes
+      .on(WriteRecordsCommand)
+      // Both points find their stamps taken; the second also the next one.
+      .rejectsOnce(rejected([{ RecordIndex: 0, Reason: SAME_KEY }, { RecordIndex: 1, Reason: SAME_KEY }]))
+      .rejectsOnce(rejected([{ RecordIndex: 1, Reason: SAME_KEY }]))
+      .resolvesOnce({});
+
+    const result = await store.write([stamped(5, 7, 'aaaaaaaaaaaaaaaa'), stamped(9, 999, 'bbbbbbbbbbbbbbbb')]);
+
+    const times = writes.commandCalls(WriteRecordsCommand).map((c) => c.args[0].input.Records?.map((r) => r.Time));
+    expect(times).toEqual([
+      [`${T0 + 5}007`, `${T0 + 9}999`],
+      [`${T0 + 5}008`, `${T0 + 10}001`],
+      [`${T0 + 10}002`],
+    ]);
+    expect(result).toEqual({ written: 2, discarded: 0 });
+  });
+
+  it('fails the write when a cloud stamp finds no free microsecond, so that the message is retried', async () => {
+    const { writes, store } = setup();
+    writes.on(WriteRecordsCommand).rejects(rejected([{ RecordIndex: 0, Reason: SAME_KEY }]));
+
+    await expect(store.write([stamped(5, 7, 'aaaaaaaaaaaaaaaa')])).rejects.toThrow(/no free microsecond/);
+    expect(writes.commandCalls(WriteRecordsCommand).length).toBeGreaterThan(100);
+  });
+
+  it('refuses a cloud stamp without its origin before writing anything', async () => {
+    const { writes, store } = setup();
+
+    await expect(store.write([point(0), point(1, { timestamp_device: '2025-01-01T00:00:00.001500Z' })])).rejects.toMatchObject({
+      details: [{ field: 'points[1].origin' }],
+    });
+    expect(writes.commandCalls(WriteRecordsCommand)).toHaveLength(0);
+  });
+
+  it('meters a batch of small points at a fraction of a write each', async () => {
+    const { writes, store } = setup();
+    writes.on(WriteRecordsCommand).resolves({});
+
+    await store.write(Array.from({ length: 100 }, (_, i) => point(i)));
+
+    const input = writes.commandCalls(WriteRecordsCommand)[0].args[0].input;
+    const bytes = (input.Records ?? []).reduce((sum, r) => sum + recordBytes(r), 0) + recordBytes({ ...input.CommonAttributes, Time: '' });
+    // 100 points of about 120 bytes: 12 writes of 1 KiB. With the workspace and measure name in
+    // every record it would be 16; metered one record at a time, 100.
+    expect(Math.ceil(bytes / 1024)).toBeLessThanOrEqual(12);
   });
 
   it('sends a point once when a write holds it twice, and counts the second as discarded', async () => {
@@ -127,8 +215,8 @@ describe('timestream store: writes', () => {
     writes.on(WriteRecordsCommand).resolves({});
     // The record's names and values other than the payload's value, plus 8 bytes of time.
     const base = Buffer.byteLength(
-      ['workspace_id', WORKSPACE, 'device_id', DEVICE, 'tag', 'temp', 'point', 'fleet_id', FLEET, 'payload', 'timestamp_in', String(T0 + 500)].join(''),
-    ) + 8;
+      ['workspace_id', WORKSPACE, 'device_id', DEVICE, 'tag', 'temp', 'point', 'fleet_id', FLEET, 'payload', 'timestamp_in', 'origin', '0'].join(''),
+    ) + 8 + 8; // the time, and timestamp_in as a BIGINT
     const exact = 'x'.repeat(2048 - base - 2); // JSON adds the two quotes
 
     await expect(store.write([point(0), point(1, { payload: `${exact}y` })])).rejects.toThrow(PayloadTooLargeError);
@@ -167,10 +255,16 @@ describe('timestream store: SQL', () => {
   const base: TimeseriesQuery = { workspaceId: WORKSPACE, from: 0, size: 100, order: 'desc' };
   const FROM = 'FROM "fleetstream"."datapoints"';
 
-  it('reads a first page with ORDER BY … LIMIT, newest first', () => {
+  // Each origin's copies in a millisecond numbered, the earliest first: a retry's second stamp is never read.
+  const COPIES =
+    'SELECT device_id, tag, fleet_id, payload, timestamp_in, time, ' +
+    'row_number() OVER (PARTITION BY device_id, tag, origin, bin(time, 1ms) ORDER BY time) AS copy ' +
+    `${FROM} WHERE measure_name = 'point' AND workspace_id = '${WORKSPACE}'`;
+
+  it('reads a first page with ORDER BY … LIMIT, newest first, one copy of each point', () => {
     expect(buildQuerySql('fleetstream', 'datapoints', base)).toBe(
-      'SELECT device_id, tag, fleet_id, payload, timestamp_in, to_milliseconds(time) AS time_ms ' +
-        `${FROM} WHERE measure_name = 'point' AND workspace_id = '${WORKSPACE}' ` +
+      'SELECT device_id, tag, fleet_id, payload, timestamp_in, to_nanoseconds(time) AS time_ns ' +
+        `FROM (${COPIES}) WHERE copy = 1 ` +
         'ORDER BY time DESC, device_id DESC, tag DESC LIMIT 100',
     );
   });
@@ -179,28 +273,28 @@ describe('timestream store: SQL', () => {
     const sql = buildQuerySql('fleetstream', 'datapoints', { ...base, from: 3, size: 25, order: 'asc' });
 
     expect(sql).toBe(
-      'SELECT device_id, tag, fleet_id, payload, timestamp_in, time_ms FROM (' +
-        'SELECT device_id, tag, fleet_id, payload, timestamp_in, to_milliseconds(time) AS time_ms, ' +
+      'SELECT device_id, tag, fleet_id, payload, timestamp_in, to_nanoseconds(time) AS time_ns FROM (' +
+        'SELECT device_id, tag, fleet_id, payload, timestamp_in, time, ' +
         'row_number() OVER (ORDER BY time ASC, device_id ASC, tag ASC) AS rn ' +
-        `${FROM} WHERE measure_name = 'point' AND workspace_id = '${WORKSPACE}'` +
+        `FROM (${COPIES}) WHERE copy = 1` +
         ') WHERE rn > 75 AND rn <= 100 ORDER BY rn',
     );
     expect(sql).not.toMatch(/OFFSET/i);
   });
 
-  it('applies every filter: the time range in milliseconds, devices and tags', () => {
+  it('applies every filter: the time range to the microsecond, devices and tags', () => {
     const sql = buildQuerySql('fleetstream', 'datapoints', {
       ...base,
       start: '2025-01-01T00:00:00.000Z',
-      end: '2025-01-02T00:00:00.000Z',
+      end: '2025-01-02T00:00:00.000250Z',
       devices: [DEVICE, 'dev-bbbbbbbbbbbbbbbbbbbb'],
       tags: ['temp', 'hum.idity'],
     });
 
     expect(sql).toContain(
       `WHERE measure_name = 'point' AND workspace_id = '${WORKSPACE}' ` +
-        `AND time >= from_milliseconds(${T0}) AND time < from_milliseconds(${T0 + 86_400_000}) ` +
-        `AND device_id IN ('${DEVICE}', 'dev-bbbbbbbbbbbbbbbbbbbb') AND tag IN ('temp', 'hum.idity') ORDER BY`,
+        `AND time >= from_nanoseconds(${T0}000000) AND time < from_nanoseconds(${T0 + 86_400_000}250000) ` +
+        `AND device_id IN ('${DEVICE}', 'dev-bbbbbbbbbbbbbbbbbbbb') AND tag IN ('temp', 'hum.idity')) WHERE copy = 1 ORDER BY`,
     );
   });
 
@@ -213,14 +307,14 @@ describe('timestream store: SQL', () => {
 });
 
 describe('timestream store: query results', () => {
-  const columns = ['device_id', 'tag', 'fleet_id', 'payload', 'timestamp_in', 'time_ms'].map((Name) => ({ Name, Type: { ScalarType: 'VARCHAR' } }));
-  const row = (i: number) => ({
-    Data: [DEVICE, 'temp', FLEET, JSON.stringify({ v: i }), String(T0 + i + 500), String(T0 + i)].map((ScalarValue) => ({ ScalarValue })),
+  const columns = ['device_id', 'tag', 'fleet_id', 'payload', 'timestamp_in', 'time_ns'].map((Name) => ({ Name, Type: { ScalarType: 'VARCHAR' } }));
+  const row = (i: number, nanos = `${T0 + i}000000`) => ({
+    Data: [DEVICE, 'temp', FLEET, JSON.stringify({ v: i }), String(T0 + i + 500), nanos].map((ScalarValue) => ({ ScalarValue })),
   });
   const page = (rows: number[], NextToken?: string): QueryCommandOutput => ({
     QueryId: 'q-1',
     ColumnInfo: columns as never,
-    Rows: rows.map(row),
+    Rows: rows.map((i) => row(i)),
     NextToken,
     $metadata: {},
   });
@@ -253,6 +347,15 @@ describe('timestream store: query results', () => {
     const points = await collect(store.query({ workspaceId: WORKSPACE, from: 0, size: 1, order: 'asc' }));
 
     expect(points).toEqual([point(0, { payload })]);
+  });
+
+  it('prints a cloud stamp with its microseconds and a device time with milliseconds, as written', async () => {
+    const { queries, store } = setup();
+    queries.on(QueryCommand).resolves({ ...page([]), Rows: [row(1, `${T0 + 1}042000`), row(2)] });
+
+    const points = await collect(store.query({ workspaceId: WORKSPACE, from: 0, size: 2, order: 'asc' }));
+
+    expect(points.map((p) => p.timestamp_device)).toEqual(['2025-01-01T00:00:00.001042Z', '2025-01-01T00:00:00.002Z']);
   });
 
   it('cancels the query when the reader stops before the last page', async () => {

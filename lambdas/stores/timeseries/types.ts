@@ -1,0 +1,81 @@
+/**
+ * The time-series store's contract: what the ingest handler writes and the storage query reads,
+ * whichever backend holds the points (DESIGN §5). The backends implement it; `./index.ts` picks one.
+ */
+
+/** One data point, as stored and as returned by the storage query (plus workspace_id). */
+export interface DataPoint {
+  workspace_id: string;
+  fleet_id: string;
+  device_id: string;
+  tag: string;
+  /**
+   * RFC 3339 UTC: with milliseconds when the device gave it, with microseconds when it is a cloud
+   * stamp (shared/timestamps.ts).
+   */
+  timestamp_device: string;
+  /** RFC 3339 UTC with milliseconds: when the cloud received it. */
+  timestamp_in: string;
+  payload: unknown;
+}
+
+/** A point to store: a DataPoint, and where it stood in its publish request. */
+export interface PointToStore extends DataPoint {
+  /**
+   * The point's index among the points of its publish request (0–9999, default 0): orders
+   * duplicates that arrived together, so that the first of the request wins on every read. The
+   * same message gives the same indexes on every retry. Queries do not return it.
+   */
+  sequence?: number;
+  /**
+   * Where a cloud-stamped point came from, 8 to 32 hex digits: a digest of its request and place
+   * in it, or of its MQTT message. Two cloud-stamped points of one device, tag and millisecond are
+   * the same point only when their origins are the same (a retry, maybe stamped anew); two
+   * requests stamped at once by two containers stay two points, even under the same stamp.
+   * Required for a cloud stamp, ignored otherwise. Queries do not return it.
+   */
+  origin?: string;
+}
+
+export interface WriteResult {
+  /**
+   * Points this call stored. With `dynamodb`, a point that another container already stored an
+   * earlier arrival of is stored too, and never read (see `write`).
+   */
+  written: number;
+  /** Points dropped as duplicates of a (device_id, tag, timestamp_device) the call held or the store knew stored. */
+  discarded: number;
+}
+
+export interface TimeseriesQuery {
+  workspaceId: string;
+  /** Included lower bound on timestamp_device (RFC 3339). */
+  start?: string;
+  /** Excluded upper bound on timestamp_device (RFC 3339). */
+  end?: string;
+  /** Page index: records from*size … from*size+size-1 of the sorted result. */
+  from: number;
+  size: number;
+  /** `asc` for `sort=timestamp_device`, `desc` for `-timestamp_device` (the default). */
+  order: 'asc' | 'desc';
+  devices?: string[];
+  tags?: string[];
+}
+
+export interface TimeseriesStore {
+  /**
+   * Stores points, deduplicated. A point with the device's own time: on (device_id, tag,
+   * timestamp_device), the first write wins and queries return one point per key (`dynamodb` keeps
+   * the earliest arrival, timestamp_in then sequence, whatever order the writes land in;
+   * `timestream` the first one stored). A cloud-stamped point: on its origin, so that no two
+   * points a device sent are ever merged. Idempotent: writing the same batch again stores nothing
+   * new. Throws only when a point could not be stored (the caller retries the whole batch).
+   */
+  write(points: PointToStore[]): Promise<WriteResult>;
+  /**
+   * The page of points the query selects, in order, ties broken deterministically (device_id,
+   * then tag) so that consecutive pages never overlap or skip. Yields as it reads: memory does
+   * not grow with `size`.
+   */
+  query(query: TimeseriesQuery): AsyncIterable<DataPoint>;
+}
