@@ -8,7 +8,7 @@
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { SignJWT } from 'jose';
 import { until } from '../local/ports';
-import { isAwsRequest, requestCounter, sumBy, type CountRow } from '../local/request-counter';
+import { IOT_RULES_CALLER, isAwsRequest, requestCounter, sumBy, type CountRow } from '../local/request-counter';
 import type { LocalRuntime } from '../local/runtime';
 import { connectDevice, type Credentials, type MqttDevice } from '../test/helpers/mqtt-device';
 import { startWebhookReceiver } from '../test/helpers/webhook-receiver';
@@ -26,8 +26,8 @@ export interface TrafficShape {
 /** Where a request belongs: the device's door, the data path after it, or the measurement's own calls. */
 export type Stage = 'door' | 'data path';
 
-/** The Lambdas (and their requests) of each door: everything before the ingest queue. */
-const DOOR_FUNCTIONS = new Set(['device-api', 'device-authorizer', 'mqtt-authorizer', 'device-mqtt']);
+/** The Lambdas (and their requests) of each door, and IoT Core's rules: everything before the ingest queue. */
+const DOOR_FUNCTIONS = new Set(['device-api', 'device-authorizer', 'mqtt-authorizer', 'device-mqtt', IOT_RULES_CALLER]);
 const DOOR_QUEUES = new Set(['mqtt']);
 
 /** The stage of a counted row. */

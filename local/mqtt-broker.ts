@@ -8,7 +8,7 @@ import { createServer as createTlsServer } from 'node:tls';
 import { generate } from 'selfsigned';
 import type { IotAuthorizerResult, IotPolicy } from '../lambdas/domain/device-mqtt';
 import { MQTT_RULES, type MqttRule } from '../lambdas/mqtt-rules';
-import { countIotCore, withInvocation } from './request-counter';
+import { asCaller, countIotCore, IOT_RULES_CALLER, withInvocation } from './request-counter';
 
 /**
  * The embedded MQTT broker standing in for AWS IoT Core on `npm start` (DESIGN §9): `aedes` on
@@ -194,7 +194,7 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
         .map((r) => {
           countIotCore('RuleTriggered', r.topicFilter);
           countIotCore('ActionExecuted', r.topicFilter);
-          return r.run({ topic, payload, receivedAt, clientId });
+          return asCaller(IOT_RULES_CALLER, () => r.run({ topic, payload, receivedAt, clientId }));
         }),
     ).then(() => undefined);
 

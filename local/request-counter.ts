@@ -112,6 +112,15 @@ export const withInvocation = async <R>(functionName: string, fn: () => Promise<
   }
 };
 
+/** The caller of the requests IoT Core's rules engine makes (its actions' SendMessage). */
+export const IOT_RULES_CALLER = 'iot-rules';
+
+/**
+ * Runs `fn` with its requests attributed to `caller`, a part of AWS that is not a Lambda function
+ * (IoT Core's rules engine): nothing is counted for the call itself.
+ */
+export const asCaller = <R>(caller: string, fn: () => Promise<R>): Promise<R> => invocation().run(caller, fn);
+
 /** One request to the API Gateway (REST) API, as billed: every request that reaches the stage. */
 export const countGatewayRequest = (route: string) => requestCounter().add({ service: 'API Gateway', operation: 'Request', resource: route, caller: '' });
 

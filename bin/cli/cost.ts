@@ -1,7 +1,7 @@
 /**
  * `npm run cost -- --points-per-day N --devices M [--shape https-100|https-10|mqtt-1]
  * [--backend dynamodb|timestream] [--results bench/results/data-path.json] [--memory-mb 512]
- * [--retention-hours 24] [--json]`
+ * [--retention-hours 24] [--lookup-minutes 10] [--ingest-containers 5] [--json]`
  *
  * The modelled monthly AWS cost of a fleet's data path, service by service, from the request
  * counts, payload sizes and Lambda durations that `npm run bench:requests` measured on the local
@@ -11,6 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { recordBytes } from '../../lambdas/stores/timeseries/timestream';
 import { MONTH, PRICES } from './aws-prices';
 
 interface Row {
@@ -44,6 +45,10 @@ export interface CostInput {
   backend: 'dynamodb' | 'timestream';
   memoryMb: number;
   retentionHours: number;
+  /** How long the ingest Lambda keeps a device's place (DEVICE_PLACE_CACHE_SECONDS), in minutes. */
+  lookupMinutes: number;
+  /** Ingest Lambda containers each keeping their own places (Lambda starts an SQS source with five pollers). */
+  ingestContainers: number;
 }
 
 // Lambda's SQS event source polls each queue with long polls (20 s) from about five pollers when
@@ -51,8 +56,28 @@ export interface CostInput {
 const IDLE_POLLERS_PER_QUEUE = 5;
 const LONG_POLL_SECONDS = 20;
 const QUEUES_POLLED = 3; // ingest, forward, mqtt
-/** Bytes of a Timestream record of one point (three dimensions, fleet, payload, timestamp_in), for a typical small payload. */
+/** Bytes of a Timestream record of one point (three dimensions, fleet, payload, timestamp_in), for a typical small payload: storage. */
 const TIMESTREAM_RECORD_BYTES = 300;
+/**
+ * What Fleetstream's Timestream store writes for a typical point (bench/data-path-scenario.ts's
+ * payload), metered as Timestream meters it: the record without the workspace and measure name,
+ * which a call's common attributes carry once.
+ */
+const OUR_TIMESTREAM_RECORD_BYTES = recordBytes({
+  Dimensions: [
+    { Name: 'device_id', Value: 'dev-0123456789abcdefghij' },
+    { Name: 'tag', Value: 'temperature' },
+  ],
+  MeasureValues: [
+    { Name: 'fleet_id', Value: 'flt-0123456789abcdefghij', Type: 'VARCHAR' },
+    { Name: 'payload', Value: '{"value":20.5,"unit":"C"}', Type: 'VARCHAR' },
+    { Name: 'timestamp_in', Value: '1767225600000', Type: 'BIGINT' },
+    { Name: 'origin', Value: '0123456789abcdef', Type: 'VARCHAR' },
+  ],
+});
+const TIMESTREAM_COMMON_BYTES = Buffer.byteLength('workspace_idwks-0123456789abcdefghijpoint');
+/** Timestream's most records a WriteRecords call. */
+const TIMESTREAM_BATCH_MAX = 100;
 const DYNAMODB_WRITES = new Set(['BatchWriteItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems']);
 const DYNAMODB_READS = new Set(['GetItem', 'Query', 'BatchGetItem', 'Scan', 'TransactGetItems']);
 const TIMESERIES_TABLE = 'fleetstream-timeseries';
@@ -76,13 +101,18 @@ export const fleetstreamCost = (rows: Row[], input: CostInput): CostLine[] => {
   lines.push(line('SQS', 'empty long polls of idle pollers (fixed)', QUEUES_POLLED * IDLE_POLLERS_PER_QUEUE * (60 / LONG_POLL_SECONDS) * MONTH.minutes, PRICES.sqsPerMillionRequests / 1e6));
   const dynamoWrites = of('DynamoDB', DYNAMODB_WRITES).filter((r) => input.backend === 'dynamodb' || r.resource !== TIMESERIES_TABLE);
   lines.push(line('DynamoDB', 'write request units', sum(dynamoWrites, 'units') * thousands, PRICES.dynamoDbPerMillionWrites / 1e6));
-  lines.push(line('DynamoDB', 'read request units (one a read)', sum(of('DynamoDB', DYNAMODB_READS), 'requests') * thousands, PRICES.dynamoDbPerMillionReads / 1e6));
+  const isLookup = (r: Row) => r.stage === 'data path' && r.operation === 'GetItem' && r.resource === REGISTRY_TABLE;
+  lines.push(line('DynamoDB', 'read request units (one a read)', sum(of('DynamoDB', DYNAMODB_READS).filter((r) => !isLookup(r)), 'requests') * thousands, PRICES.dynamoDbPerMillionReads / 1e6));
+  if (isMqtt(rows)) lines.push(deviceLookups(input));
   if (input.backend === 'dynamodb') {
     const stored = of('DynamoDB', 'BatchWriteItem').filter((r) => r.resource === TIMESERIES_TABLE);
     const gb = (sum(stored, 'bytes') * thousands) / 1e9;
     lines.push(line('DynamoDB', 'time series stored this month (GB; adds up month after month)', gb, PRICES.dynamoDbStoragePerGbMonth));
   } else {
-    lines.push(...timestreamLines(points, input.pointsPerDay, input.retentionHours));
+    // The ingest writes each invocation's points in calls of up to 100 records of one workspace.
+    const perCall = Math.min(TIMESTREAM_BATCH_MAX, 1000 / Math.max(sum(of('Lambda').filter((r) => r.resource === 'ingest'), 'requests'), 10));
+    const writesPerPoint = Math.ceil((perCall * OUR_TIMESTREAM_RECORD_BYTES + TIMESTREAM_COMMON_BYTES) / 1024) / perCall;
+    lines.push(...timestreamLines(points, input.pointsPerDay, input.retentionHours, { writesPerPoint, what: `${Math.round(perCall)} records a call, ${OUR_TIMESTREAM_RECORD_BYTES} bytes each` }));
   }
   const iot = of('IoT Core');
   const messages = sum(iot.filter((r) => r.operation.startsWith('Publish')), 'units');
@@ -97,11 +127,29 @@ export const fleetstreamCost = (rows: Row[], input: CostInput): CostLine[] => {
   return lines;
 };
 
-/** Timestream for LiveAnalytics: a write per point, the memory store for the retention, the magnetic store after it. */
-const timestreamLines = (points: number, pointsPerDay: number, retentionHours: number): CostLine[] => {
+/**
+ * The ingest Lambda's device lookups for MQTT publishes, which follow the clock, not the points:
+ * each container reads a device's place once per `lookupMinutes` (one eventually consistent read,
+ * half a unit), or once per publish when the device publishes less often.
+ */
+const deviceLookups = (input: CostInput): CostLine => {
+  const publishesPerDevice = (input.pointsPerDay * MONTH.days) / input.devices;
+  const perContainer = Math.min(publishesPerDevice / input.ingestContainers, MONTH.minutes / input.lookupMinutes);
+  const lookups = input.devices * input.ingestContainers * perContainer;
+  return line('DynamoDB', `read request units: MQTT device lookups (${input.ingestContainers} containers, kept ${input.lookupMinutes} min)`, lookups * 0.5, PRICES.dynamoDbPerMillionReads / 1e6);
+};
+
+const REGISTRY_TABLE = 'fleetstream-registry';
+const isMqtt = (rows: Row[]) => rows.some((r) => r.service === 'IoT Core');
+
+/**
+ * Timestream for LiveAnalytics: writes metered in KiB per call (a call of one record of up to 1 KB
+ * is one write), the memory store for the retention, the magnetic store after it.
+ */
+const timestreamLines = (points: number, pointsPerDay: number, retentionHours: number, writes = { writesPerPoint: Math.ceil(TIMESTREAM_RECORD_BYTES / 1024), what: '1 KB records, one a call' }): CostLine[] => {
   const gbPerPoint = TIMESTREAM_RECORD_BYTES / 1e9;
   return [
-    line('Timestream', 'writes (1 KB records)', points * Math.ceil(TIMESTREAM_RECORD_BYTES / 1024), PRICES.timestreamPerMillionWrites / 1e6),
+    line('Timestream', `writes (${writes.what})`, points * writes.writesPerPoint, PRICES.timestreamPerMillionWrites / 1e6),
     line('Timestream', `memory store (GB-hours, ${retentionHours} h kept)`, (pointsPerDay / 24) * retentionHours * gbPerPoint * MONTH.hours, PRICES.timestreamMemoryStorePerGbHour),
     line('Timestream', 'magnetic store added this month (GB; adds up)', points * gbPerPoint, PRICES.timestreamMagneticStorePerGbMonth),
   ];
@@ -141,6 +189,8 @@ const main = () => {
       results: { type: 'string', default: 'bench/results/data-path.json' },
       'memory-mb': { type: 'string', default: '512' },
       'retention-hours': { type: 'string', default: '24' },
+      'lookup-minutes': { type: 'string', default: '10' },
+      'ingest-containers': { type: 'string', default: '5' },
       json: { type: 'boolean', default: false },
     },
   });
@@ -161,17 +211,33 @@ const main = () => {
     console.error(`no measurement of shape ${values.shape} in ${values.results} (shapes: ${Object.keys(saved.shapes).join(', ')}); run npm run bench:requests`);
     process.exit(2);
   }
-  const input: CostInput = { pointsPerDay, devices, shape: values.shape!, backend, memoryMb: Number(values['memory-mb']), retentionHours: Number(values['retention-hours']) };
+  const input: CostInput = {
+    pointsPerDay,
+    devices,
+    shape: values.shape!,
+    backend,
+    memoryMb: Number(values['memory-mb']),
+    retentionHours: Number(values['retention-hours']),
+    lookupMinutes: Number(values['lookup-minutes']),
+    ingestContainers: Number(values['ingest-containers']),
+  };
   const ours = fleetstreamCost(measured.rows, input);
   const direct = directIotTimestreamCost(input);
   if (values.json) {
-    console.log(JSON.stringify({ input, prices: { region: PRICES.region, asOf: PRICES.asOf }, fleetstream: { lines: ours, total: total(ours) }, direct: { lines: direct, total: total(direct) } }, null, 2));
+    console.log(
+      JSON.stringify(
+        { input, prices: { region: PRICES.region, asOf: PRICES.asOf }, fleetstream: { lines: ours, total: total(ours) }, direct: { lines: direct, total: total(direct) }, ratio: total(ours) / total(direct) },
+        null,
+        2,
+      ),
+    );
     return;
   }
   console.log(`${pointsPerDay.toLocaleString('en-US')} points a day from ${devices.toLocaleString('en-US')} devices (${(pointsPerDay * MONTH.days).toLocaleString('en-US')} a month); list prices of ${PRICES.region}, ${PRICES.asOf}`);
   console.log(`measured: ${values.results} (${saved.measuredAt}), shape ${values.shape} (${measured.shape.pointsPerMessage} point(s) per ${measured.shape.door === 'mqtt' ? 'MQTT publish' : 'HTTPS request'}), time series in ${backend}`);
   print(`Fleetstream (webhook forwarding of every point and its data event included)`, ours);
   print('AWS IoT Core + Timestream used directly (device → IoT rule → Timestream; no webhooks, no registry)', direct);
+  console.log(`\nratio Fleetstream / direct = ${(total(ours) / total(direct)).toFixed(2)}`);
 };
 
 main();

@@ -16,7 +16,7 @@ export interface DevicePlacesOptions {
 }
 
 /**
- * Looks up devices by ID (their locator, then the device: two reads), remembering each answer for
+ * Looks up devices by ID (their locator: one eventually consistent read), remembering each answer for
  * `ttlMs`, unknown devices included. The MQTT door's data path uses it: a publish names only its
  * device, and two reads a publish would cost more than the publish itself. A device moved to
  * another fleet or renamed is therefore seen so within `ttlMs`: its points until then carry the
@@ -26,9 +26,15 @@ export const devicePlaces = (db: Db, { ttlMs, max, now = Date.now }: DevicePlace
   const known = new Map<string, { placement?: DevicePlacement; until: number }>();
   const reading = new Map<string, Promise<DevicePlacement | undefined>>();
 
+  // The locator carries the fleet and name: one read, eventually consistent (what is read is kept
+  // for minutes anyway). A locator written before it did sends the read on to the device.
   const read = async (deviceId: string): Promise<DevicePlacement | undefined> => {
-    const locator = await findDeviceLocator(db, deviceId);
-    const device = locator && (await getDeviceOfWorkspace(db, locator.workspace_id, deviceId));
+    const locator = await findDeviceLocator(db, deviceId, { consistent: false });
+    if (!locator) return undefined;
+    if (locator.fleet_id !== undefined && locator.name !== undefined) {
+      return { workspace_id: locator.workspace_id, fleet_id: locator.fleet_id, device_id: deviceId, device_name: locator.name };
+    }
+    const device = await getDeviceOfWorkspace(db, locator.workspace_id, deviceId);
     return device && { workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id, device_name: device.name };
   };
 

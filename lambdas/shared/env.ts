@@ -20,7 +20,7 @@ export const WRITE_CONCURRENCY = intFrom(process.env.WRITE_CONCURRENCY, 16);
  * name), in seconds: a move or rename reaches MQTT data within this time (README, "The
  * MQTT door").
  */
-export const DEVICE_PLACE_CACHE_SECONDS = intFrom(process.env.DEVICE_PLACE_CACHE_SECONDS, 60);
+export const DEVICE_PLACE_CACHE_SECONDS = intFrom(process.env.DEVICE_PLACE_CACHE_SECONDS, 600);
 
 /** Queue that the device API and the MQTT data rule fill and the ingest Lambda drains. */
 export const INGEST_QUEUE_URL = process.env.INGEST_QUEUE_URL ?? '';

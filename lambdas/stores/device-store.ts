@@ -21,10 +21,16 @@ export interface DeviceRecord {
   rev?: number;
 }
 
-/** Where a device lives; found from its ID alone (the `/devices/{deviceId}` routes). */
+/**
+ * Where a device lives; found from its ID alone (the `/devices/{deviceId}` routes, the MQTT
+ * door). It also carries the device's fleet and name, written in the same transactions as the
+ * device (absent on locators written before).
+ */
 export interface DeviceLocator {
   account_id: string;
   workspace_id: string;
+  fleet_id?: string;
+  name?: string;
 }
 
 export const getDeviceOfWorkspace = async (db: Db, workspaceId: string, deviceId: string) => {
@@ -32,8 +38,12 @@ export const getDeviceOfWorkspace = async (db: Db, workspaceId: string, deviceId
   return Item ? strip<DeviceRecord>(Item) : undefined;
 };
 
-export const findDeviceLocator = async (db: Db, deviceId: string) => {
-  const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: deviceLocatorKey(deviceId), ConsistentRead: true }));
+/**
+ * A device's locator. `consistent: false` reads it eventually consistently (half a read unit), for
+ * a reader that keeps what it reads for minutes anyway.
+ */
+export const findDeviceLocator = async (db: Db, deviceId: string, { consistent = true } = {}) => {
+  const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: deviceLocatorKey(deviceId), ConsistentRead: consistent }));
   return Item ? strip<DeviceLocator>(Item) : undefined;
 };
 
@@ -119,7 +129,7 @@ export const createDevice = async (db: Db, device: DeviceRecord) =>
         new TransactWriteCommand({
           TransactItems: [
             putNew(db, deviceKey(device.workspace_id, device.id), { ...device, fleet_history: [stay], rev: 1 }),
-            putNew(db, deviceLocatorKey(device.id), { account_id: device.account_id, workspace_id: device.workspace_id }),
+            putNew(db, deviceLocatorKey(device.id), { account_id: device.account_id, workspace_id: device.workspace_id, fleet_id: device.fleet_id, name: device.name }),
             checkExists(db, fleetKey(device.workspace_id, device.fleet_id)),
             clockStill(db, scheduleClockKey(device.workspace_id), epoch),
           ],
@@ -180,6 +190,15 @@ export const updateDevice = async (
               },
             },
             checkExists(db, fleetKey(workspaceId, change.fleet_id)),
+            {
+              Update: {
+                TableName: db.table,
+                Key: deviceLocatorKey(deviceId),
+                UpdateExpression: 'SET fleet_id = :fleet, #name = :name',
+                ExpressionAttributeNames: { '#name': 'name' },
+                ExpressionAttributeValues: { ':fleet': change.fleet_id, ':name': change.name },
+              },
+            },
             // Only a move needs the clock: a rename changes no snapshot.
             ...(moves ? [clockStill(db, scheduleClockKey(workspaceId), epoch)] : []),
           ],
@@ -190,7 +209,7 @@ export const updateDevice = async (
       const failed = failedConditions(error);
       if (failed?.includes(1)) throw new NotFoundError(`Fleet ${change.fleet_id} not found.`, { cause: error });
       // Another move (or a fleet-wide scheduling) came first: read again.
-      if (failed?.includes(0) || failed?.includes(2) || isConflict(error)) return RETRY;
+      if (failed?.includes(0) || failed?.includes(3) || isConflict(error)) return RETRY;
       throw error;
     }
   });
