@@ -2,7 +2,7 @@ import { QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@
 import type { Db } from '../../shared/clients';
 import { digest8 } from '../../shared/digest';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
-import { addMicros, compareTime, formatTime, isCloudStamp, microsBetween, parseTime, type Time } from '../../shared/timestamps';
+import { addMicros, compareTime, isCloudStamp, microsBetween, parseTime, type Time } from '../../shared/timestamps';
 import { putAll } from '../items';
 import type { DataPoint, PointToStore, TimeseriesQuery, TimeseriesStore, WriteResult } from './types';
 import { isPackKey, KEY_PART, keyTime, keyTimeOf, legacyVersionOf, PACK_SPAN_MICROS, packKey, queryPartitions } from './keys';
@@ -55,8 +55,10 @@ const ITEM_MAX_BYTES = 400 * 1024;
 const PACK_MAX_BYTES = 4096;
 /** Items per Query page once a partition is known to hold more. */
 const PAGE_MAX = 1000;
-/** Items of a partition's first page: small, so that a large answer starts quickly. */
-const FIRST_PAGE_MAX = 100;
+/** Items of a partition's first page: small, so that a large answer starts quickly (a pack holds tens of points). */
+const FIRST_PAGE_MAX = 10;
+/** Points a pack holds, for sizing a first page: a pack of small points holds 30 to 40. */
+const POINTS_PER_PACK = 20;
 /** Dedup keys a store remembers as stored, with their best arrival: ~200 bytes each, so ~20 MB at most. */
 const KNOWN_KEYS_MAX = 100_000;
 /** Largest `sequence`: a point's place in its request. */
@@ -328,7 +330,18 @@ const pointsOf = (item: Item, range: Range, devices?: Set<string>, tags?: Set<st
     const body = JSON.parse(item.p) as PackBody;
     const points: StoredPoint[] = [];
     for (const [device, fleet, tag, after, inMs, sequence, tail, payload] of body.r) {
-      const point = { ...addMicros(earliest, after), device_id: body.d[device], tag, fleet_id: body.f[fleet], inMs: earliest.ms + inMs, sequence, tail, payload };
+      const us = earliest.us + after;
+      const point: StoredPoint = {
+        ms: earliest.ms + Math.floor(us / 1000),
+        us: us % 1000,
+        device_id: body.d[device],
+        tag,
+        fleet_id: body.f[fleet],
+        inMs: earliest.ms + inMs,
+        sequence,
+        tail,
+        payload,
+      };
       if (selected(point)) points.push(point);
     }
     return points;
@@ -377,46 +390,71 @@ class Heap<T> {
     const last = items.pop();
     if (items.length && last !== undefined) {
       items[0] = last;
-      for (let i = 0; ; ) {
-        const [left, right] = [2 * i + 1, 2 * i + 2];
-        let best = i;
-        if (left < items.length && this.before(items[left], items[best])) best = left;
-        if (right < items.length && this.before(items[right], items[best])) best = right;
-        if (best === i) break;
-        [items[i], items[best]] = [items[best], items[i]];
-        i = best;
-      }
+      this.siftDown();
     }
     return top;
   }
+
+  /** Puts the top back in its place after its key changed. */
+  siftDown() {
+    const items = this.items;
+    for (let i = 0; ; ) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let best = i;
+      if (left < items.length && this.before(items[left], items[best])) best = left;
+      if (right < items.length && this.before(items[right], items[best])) best = right;
+      if (best === i) break;
+      [items[i], items[best]] = [items[best], items[i]];
+      i = best;
+    }
+  }
+}
+
+/** An item's selected points, in query order, and the next one to give out. */
+interface Run {
+  points: StoredPoint[];
+  index: number;
 }
 
 /**
  * The points of one partition in query order. An item's sort key is at or before each of its
  * points, and its points lie within PACK_SPAN_MICROS of it: reading ascending, a point is certain
  * once an item with a later sort key has been read; descending, once an item has been read whose
- * key time is more than the span before it. Until then it waits in a heap: the buffer holds the
- * points of about one span.
+ * key time is more than the span before it. A pack's points are in key order already, so the
+ * items read but not given out wait as runs, merged by their next point: about one span of points,
+ * in the few packs that overlap it.
  */
 async function* partitionPoints(pages: AsyncGenerator<Item[]>, query: TimeseriesQuery, range: Range): AsyncGenerator<StoredPoint[]> {
   const asc = query.order === 'asc';
-  const heap = new Heap<StoredPoint>((a, b) => (asc ? compare(a, b) < 0 : compare(a, b) > 0));
+  const runs = new Heap<Run>((a, b) => {
+    const c = compare(a.points[a.index], b.points[b.index]);
+    return asc ? c < 0 : c > 0;
+  });
   const devices = query.devices?.length ? new Set(query.devices) : undefined;
   const tags = query.tags?.length ? new Set(query.tags) : undefined;
+  const giveOut = (ready: StoredPoint[], certain: (p: StoredPoint) => boolean) => {
+    for (let run = runs.peek(); run && certain(run.points[run.index]); run = runs.peek()) {
+      ready.push(run.points[run.index++]);
+      if (run.index === run.points.length) runs.pop();
+      else runs.siftDown();
+    }
+  };
   try {
     for await (const items of pages) {
       const ready: StoredPoint[] = [];
       for (const item of items) {
         const at = keyTimeOf(item.sk)!;
         // Ascending: every later item's points are at or after `at`. Descending: before at + span.
-        const certain = asc ? (p: StoredPoint) => compareTime(p, at) < 0 : (p: StoredPoint) => microsBetween(at, p) >= PACK_SPAN_MICROS;
-        while (heap.size && certain(heap.peek()!)) ready.push(heap.pop()!);
-        for (const point of pointsOf(item, range, devices, tags)) heap.push(point);
+        giveOut(ready, asc ? (p) => compareTime(p, at) < 0 : (p) => microsBetween(at, p) >= PACK_SPAN_MICROS);
+        const points = pointsOf(item, range, devices, tags);
+        if (!asc) points.reverse();
+        if (points.length) runs.push({ points, index: 0 });
       }
       if (ready.length) yield ready;
     }
     const rest: StoredPoint[] = [];
-    while (heap.size) rest.push(heap.pop()!);
+    giveOut(rest, () => true);
     if (rest.length) yield rest;
   } finally {
     await pages.return(undefined);
@@ -440,19 +478,27 @@ const ready = async (head: Head): Promise<boolean> => {
   return true;
 };
 
-/** Merges partitions read in the same order into one stream in that order. */
-async function* mergePartitions(sources: AsyncGenerator<StoredPoint[]>[], order: 'asc' | 'desc'): AsyncGenerator<StoredPoint> {
+/**
+ * Merges partitions read in the same order into one stream in that order, given out in runs: as
+ * many points as can be merged before a partition must be read on (an await per run, not per point).
+ */
+async function* mergePartitions(sources: AsyncGenerator<StoredPoint[]>[], order: 'asc' | 'desc'): AsyncGenerator<StoredPoint[]> {
   const heads: Head[] = sources.map((points) => ({ points, page: [], index: 0 }));
   try {
     let live = (await Promise.all(heads.map(async (head) => ((await ready(head)) ? head : undefined)))).filter((h): h is Head => !!h);
+    let run: StoredPoint[] = [];
     while (live.length) {
       let best = live[0];
       for (let i = 1; i < live.length; i++) {
         const c = compare(live[i].page[live[i].index], best.page[best.index]);
         if (order === 'asc' ? c < 0 : c > 0) best = live[i];
       }
-      yield best.page[best.index++];
-      if (best.index >= best.page.length && !(await ready(best))) live = live.filter((head) => head !== best);
+      run.push(best.page[best.index++]);
+      if (best.index >= best.page.length) {
+        yield run;
+        run = [];
+        if (!(await ready(best))) live = live.filter((head) => head !== best);
+      }
     }
   } finally {
     await Promise.all(heads.map((head) => head.points.return(undefined)));
@@ -460,43 +506,73 @@ async function* mergePartitions(sources: AsyncGenerator<StoredPoint[]>[], order:
 }
 
 /**
- * One point per identity (`identityOf`), the winner (`wins`), whatever order the query reads in:
- * a point's arrivals and re-stamps all lie in its millisecond, so the stream is taken a
- * millisecond at a time, which is all it holds.
+ * One point per identity (`identityOf`), the winner (`wins`), whatever order the query reads in.
+ * Ascending, the winner comes first: a device time's arrivals are adjacent (the order ends with
+ * the arrival), and a cloud-stamped point's copies all lie in its millisecond, earliest stamp first.
+ * Descending, each millisecond is taken whole and decided the same way, so both orders return
+ * the same points.
  */
-async function* distinctPoints(points: AsyncIterable<StoredPoint>): AsyncGenerator<StoredPoint> {
-  let group: StoredPoint[] = [];
-  let groupMs = NaN;
-  const flush = function* (): Generator<StoredPoint> {
-    if (group.length === 1) return yield group[0];
-    const best = new Map<string, StoredPoint>();
-    for (const point of group) {
-      const identity = identityOf(point);
-      const held = best.get(identity);
-      if (!held || wins(point, held)) best.set(identity, point);
+async function* distinctPoints(runs: AsyncIterable<StoredPoint[]>, order: 'asc' | 'desc'): AsyncGenerator<StoredPoint[]> {
+  let ms = NaN;
+  let last: StoredPoint | undefined;
+  const origins = new Set<string>();
+  /** Whether a point, met in ascending order, is its identity's winner. */
+  const first = (p: StoredPoint) => {
+    if (p.ms !== ms) {
+      ms = p.ms;
+      origins.clear();
+      last = undefined;
     }
-    for (const point of group) if (best.get(identityOf(point)) === point) yield point;
+    if (isCloudStamp(p)) {
+      const identity = identityOf(p);
+      if (origins.has(identity)) return false;
+      origins.add(identity);
+      return true;
+    }
+    const again = last !== undefined && last.us === p.us && last.device_id === p.device_id && last.tag === p.tag;
+    last = p;
+    return !again;
   };
-  for await (const point of points) {
-    if (point.ms !== groupMs) {
-      yield* flush();
-      group = [];
-      groupMs = point.ms;
-    }
-    group.push(point);
+  if (order === 'asc') {
+    for await (const run of runs) yield run.filter(first);
+    return;
   }
-  yield* flush();
+  // Descending: a millisecond's points are decided once all of them are in (it may span runs).
+  let group: StoredPoint[] = [];
+  const decide = () => group.reverse().filter(first).reverse();
+  for await (const run of runs) {
+    const out: StoredPoint[] = [];
+    for (const point of run) {
+      if (group.length && point.ms !== group[0].ms) {
+        out.push(...decide());
+        group = [];
+      }
+      group.push(point);
+    }
+    if (out.length) yield out;
+  }
+  if (group.length) yield decide();
 }
 
-const toDataPoint = (workspaceId: string, p: StoredPoint): DataPoint => ({
-  workspace_id: workspaceId,
-  fleet_id: p.fleet_id,
-  device_id: p.device_id,
-  tag: p.tag,
-  timestamp_device: formatTime(p),
-  timestamp_in: p.arrived ?? new Date(p.inMs).toISOString(),
-  payload: p.payload,
-});
+/** RFC 3339 of a millisecond, the last one remembered: points come a millisecond at a time. */
+const isoOf = (() => {
+  let ms = NaN;
+  let iso = '';
+  return (at: number) => (at === ms ? iso : ((ms = at), (iso = new Date(at).toISOString())));
+})();
+
+const toDataPoint = (workspaceId: string, p: StoredPoint): DataPoint => {
+  const second = isoOf(p.ms);
+  return {
+    workspace_id: workspaceId,
+    fleet_id: p.fleet_id,
+    device_id: p.device_id,
+    tag: p.tag,
+    timestamp_device: p.us === 0 ? second : `${second.slice(0, -1)}${String(p.us).padStart(3, '0')}Z`,
+    timestamp_in: p.arrived ?? new Date(p.inMs).toISOString(),
+    payload: p.payload,
+  };
+};
 
 export interface DynamoDbTimeseriesOptions {
   /** BatchWriteItem calls in flight at once per write. */
@@ -554,13 +630,15 @@ export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptio
       if (query.size <= 0 || (range.start && range.end && compareTime(range.start, range.end) >= 0)) return;
       const partitions = queryPartitions(query.workspaceId);
       // A fair share of `need` per partition first, with slack for uneven shards; more pages follow on demand.
-      const firstLimit = Math.min(FIRST_PAGE_MAX, need, Math.max(25, Math.ceil((need * 1.25) / partitions.length)));
+      const firstLimit = Math.min(FIRST_PAGE_MAX, Math.max(2, Math.ceil((need * 1.25) / partitions.length / POINTS_PER_PACK)));
       const sources = partitions.map((pk) => partitionPoints(partitionPages(db, partitionQuery(db, pk, range, query), firstLimit), query, range));
       let position = 0;
-      for await (const point of distinctPoints(mergePartitions(sources, query.order))) {
-        if (position++ < skip) continue;
-        yield toDataPoint(query.workspaceId, point);
-        if (position >= need) return;
+      for await (const run of distinctPoints(mergePartitions(sources, query.order), query.order)) {
+        for (const point of run) {
+          if (position++ < skip) continue;
+          yield toDataPoint(query.workspaceId, point);
+          if (position >= need) return;
+        }
       }
     },
   };
