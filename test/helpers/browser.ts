@@ -78,8 +78,10 @@ export const waitForAlert = (page: Page, text: RegExp, timeoutMs = 30_000) =>
 export const fill = async (page: Page, name: string, value: string) => {
   const selector = `[name="${name}"]`;
   await page.waitForSelector(selector, { visible: true });
+  // the page hears the clearing too: with an empty `value` nothing is typed after it
   await page.$eval(selector, (el) => {
     (el as Dom).value = '';
+    el.dispatchEvent(new (globalThis as Dom).Event('input', { bubbles: true }));
   });
   await page.type(selector, value);
 };
