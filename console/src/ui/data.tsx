@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import type { TimeseriesRecord } from '../lib/api';
-import { extractSeries } from '../lib/chart';
+import { extractSeries, seriesLabels } from '../lib/chart';
 import { exportFileName, recordsToCsv, recordsToJson } from '../lib/export';
 import { isoToLocalInput, localInputToIso, parseList } from '../lib/json-input';
 import type { PageProps } from './app';
@@ -11,6 +11,8 @@ const MAX_SIZE = 175_000;
 const ROWS_PER_VIEW = 100;
 
 type RecordColumn = 'timestamp_device' | 'device_id' | 'tag' | 'payload';
+
+const NO_NAMES: ReadonlyMap<string, string> = new Map();
 
 /** The time-series explorer: a storage query by devices, tags and time range; a chart, a raw table, exports. */
 export const DataPage = ({ api, workspaceId }: PageProps) => {
@@ -44,6 +46,7 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
     if (result) setRecords(result);
   };
   const chart = useMemo(() => (records ? extractSeries(records) : undefined), [records]);
+  const labels = useMemo(() => (chart ? seriesLabels(chart.series, NO_NAMES) : []), [chart]);
   const columns: Column<TimeseriesRecord, RecordColumn>[] = [
     { key: 'timestamp_device', title: 'Device time', width: '2fr', render: (r) => r.timestamp_device },
     { key: 'device_id', title: 'Device', width: '2fr', render: (r) => <code>{r.device_id}</code> },
@@ -97,7 +100,7 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
               {chart.dropped ? ` (${chart.dropped} more not drawn: narrow the query)` : ''}
               {drawMs !== undefined ? `; drawn in ${Math.round(drawMs)} ms` : ''}.
             </p>
-            {chart.series.length ? <Chart data={chart} onDrawn={setDrawMs} /> : <p>No numeric payload fields to draw.</p>}
+            {chart.series.length ? <Chart data={chart} labels={labels} onDrawn={setDrawMs} /> : <p>No numeric payload fields to draw.</p>}
           </section>
           <section aria-labelledby="raw-h">
             <h2 id="raw-h">Raw data</h2>

@@ -1,5 +1,5 @@
 import type { TimeseriesRecord } from '../../../console/src/lib/api';
-import { extractSeries, numericFields } from '../../../console/src/lib/chart';
+import { extractSeries, formatChartTime, numericFields, parseTimestamp, seriesLabels, timestampParser } from '../../../console/src/lib/chart';
 import { parseConfig } from '../../../console/src/lib/config';
 import { exportFileName, recordsToCsv, recordsToJson } from '../../../console/src/lib/export';
 import { countStatuses, mapLimit } from '../../../console/src/lib/jobs';
@@ -47,7 +47,7 @@ describe('chart data', () => {
     expect(numericFields(7)).toEqual([['value', 7]]);
   });
 
-  it('sorts by device time, one series per device, tag and field, NaN where a series has no point', () => {
+  it('sorts by device time, one series per device, tag and field, null where a series has no point', () => {
     const data = extractSeries([
       record('d2', 't', '2026-01-01T00:00:02.000Z', { v: 20 }),
       record('d1', 't', '2026-01-01T00:00:01.000Z', { v: 1 }),
@@ -56,10 +56,46 @@ describe('chart data', () => {
     ]);
     const start = Date.parse('2026-01-01T00:00:01.000Z') / 1000;
     expect(Array.from(data.x)).toEqual([start, start + 1, start + 2]);
-    expect(data.series.map((s) => s.label)).toEqual(['d1 · t · v', 'd2 · t · v']);
-    expect(Array.from(data.series[0].values)).toEqual([1, 2, Number.NaN]);
-    expect(Array.from(data.series[1].values)).toEqual([Number.NaN, 20, Number.NaN]);
+    expect(data.series.map(({ deviceId, fleetId, tag, field, points }) => ({ deviceId, fleetId, tag, field, points }))).toEqual([
+      { deviceId: 'd1', fleetId: 'flt-1', tag: 't', field: 'v', points: 2 },
+      { deviceId: 'd2', fleetId: 'flt-1', tag: 't', field: 'v', points: 1 },
+    ]);
+    expect(data.series[0].values).toEqual([1, 2, null]);
+    expect(data.series[1].values).toEqual([null, 20, null]);
     expect(data.points).toBe(3);
+  });
+
+  it('gives each of three devices at its own times a series with real values and nulls, never NaN', () => {
+    const base = Date.parse('2026-11-25T10:00:00.000Z');
+    const records = ['d1', 'd2', 'd3'].flatMap((device, k) => Array.from({ length: 4 }, (_, i) => record(device, 't', new Date(base + i * 60_000 + k * 20_000).toISOString(), { v: 10 * k + i })));
+    const data = extractSeries(records);
+    expect(data.x).toHaveLength(12);
+    for (const [k, series] of data.series.entries()) {
+      expect(series.values.filter((v) => v !== null)).toEqual([10 * k, 10 * k + 1, 10 * k + 2, 10 * k + 3]);
+      expect(series.values.filter((v) => v === null)).toHaveLength(8);
+      expect(series.values.some((v) => Number.isNaN(v))).toBe(false);
+    }
+  });
+
+  it('keeps two points of one millisecond apart by their microseconds, and ms-only times beside them', () => {
+    const data = extractSeries([
+      record('d1', 't', '2026-11-25T10:00:00.123457Z', { v: 2 }),
+      record('d1', 't', '2026-11-25T10:00:00.123456Z', { v: 1 }),
+      record('d1', 't', '2026-11-25T10:00:00.123Z', { v: 0 }),
+      record('d1', 't', '2026-11-25T10:00:00.124Z', { v: 3 }),
+    ]);
+    const second = Date.parse('2026-11-25T10:00:00Z') / 1000;
+    expect(data.x).toHaveLength(4);
+    expect(data.x[1] - data.x[0]).toBeCloseTo(0.000456, 6);
+    expect(data.x[2] - data.x[1]).toBeCloseTo(0.000001, 6);
+    expect(data.x[0]).toBe(second + 0.123);
+    expect(data.series[0].values).toEqual([0, 1, 2, 3]);
+    expect(data.points).toBe(4);
+  });
+
+  it('leaves out a record whose time cannot be read', () => {
+    const data = extractSeries([record('d1', 't', 'yesterday', { v: 1 }), record('d1', 't', '2026-01-01T00:00:00Z', { v: 2 })]);
+    expect(data.series[0].values).toEqual([2]);
   });
 
   it('draws at most the series cap and counts the rest as dropped', () => {
@@ -69,6 +105,34 @@ describe('chart data', () => {
     expect(data.dropped).toBe(2);
   });
 
+  it.each([
+    ['2026-11-25T10:00:00Z', 0],
+    ['2026-11-25T10:00:00.1Z', 0.1],
+    ['2026-11-25T10:00:00.123Z', 0.123],
+    ['2026-11-25T10:00:00.123456Z', 0.123456],
+    ['2026-11-25T10:00:00.123456789Z', 0.123456],
+    ['2026-11-25t10:00:00.123456z', 0.123456],
+    ['2026-11-25T12:00:00.123456+02:00', 0.123456],
+    ['2026-11-25T05:30:00.5-04:30', 0.5],
+  ])('reads %s to the microsecond', (text, fraction) => {
+    // a double holds today's Unix seconds to about 0.24 µs
+    const second = Date.parse('2026-11-25T10:00:00Z') / 1000;
+    expect(parseTimestamp(text) - second).toBeCloseTo(fraction, 6);
+  });
+
+  it.each(['', 'yesterday', '2026-11-25', '2026-11-25T10:00:00', '2026-11-25T10:00:00.Z', '2026-11-25T10:61:00Z', '2026-11-25T10:00:0xZ', '2026-13-25T10:00:00Z'])('reads %j as no time (NaN)', (text) => {
+    expect(parseTimestamp(text)).toBeNaN();
+  });
+
+  it('reads times across hours and days with one parser as Date.parse does, to the millisecond', () => {
+    const parse = timestampParser();
+    const base = Date.parse('2026-12-31T22:59:58.000Z');
+    for (let ms = 0; ms < 3 * 3600_000; ms += 997_003) {
+      const text = new Date(base + ms).toISOString();
+      expect(parse(text)).toBeCloseTo(Date.parse(text) / 1000, 6);
+    }
+  });
+
   it('extracts 175,000 points into typed columns', () => {
     const base = Date.parse('2026-01-01T00:00:00.000Z');
     const records = Array.from({ length: 175_000 }, (_, i) => record('d1', 't', new Date(base + i * 1000).toISOString(), { v: i }));
@@ -76,6 +140,37 @@ describe('chart data', () => {
     expect(data.x).toHaveLength(175_000);
     expect(data.points).toBe(175_000);
     expect(data.series[0].values[174_999]).toBe(174_999);
+  });
+
+  it('labels series by device name, the ID where the name is unknown or shared', () => {
+    const series = extractSeries([
+      record('dev-a', 't', '2026-01-01T00:00:00Z', { v: 1 }),
+      record('dev-b', 't', '2026-01-01T00:00:00Z', { v: 1 }),
+      record('dev-c', 't', '2026-01-01T00:00:00Z', { v: 1 }),
+      record('dev-d', 't', '2026-01-01T00:00:00Z', { v: 1 }),
+    ]).series;
+    const names = new Map([
+      ['dev-a', 'attic'],
+      ['dev-b', 'pump'],
+      ['dev-c', 'pump'],
+      ['dev-x', 'not charted'],
+    ]);
+    expect(seriesLabels(series, names)).toEqual([
+      { label: 'attic · t · v', title: 'Device attic (dev-a), tag t, field v' },
+      { label: 'pump (dev-b) · t · v', title: 'Device pump (dev-b), tag t, field v' },
+      { label: 'pump (dev-c) · t · v', title: 'Device pump (dev-c), tag t, field v' },
+      { label: 'dev-d · t · v', title: 'Device dev-d, tag t, field v' },
+    ]);
+  });
+
+  it('shows a chart time in local time with its milliseconds, or its microseconds when it has them', () => {
+    const x = Date.parse('2026-11-25T10:00:00.123Z') / 1000;
+    const local = new Date(x * 1000);
+    const pad = (n: number) => String(n).padStart(2, '0');
+    const prefix = `${local.getFullYear()}-${pad(local.getMonth() + 1)}-${pad(local.getDate())} ${pad(local.getHours())}:${pad(local.getMinutes())}:${pad(local.getSeconds())}`;
+    expect(formatChartTime(x)).toBe(`${prefix}.123`);
+    expect(formatChartTime(parseTimestamp('2026-11-25T10:00:00.123456Z'))).toBe(`${prefix}.123456`);
+    expect(formatChartTime(parseTimestamp('2026-11-25T10:00:00.000001Z'))).toBe(`${prefix}.000001`);
   });
 });
 
