@@ -1,6 +1,8 @@
-import { useMemo, useState } from 'preact/hooks';
-import type { TimeseriesRecord } from '../lib/api';
-import { extractSeries, seriesLabels } from '../lib/chart';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { ApiClient, TimeseriesRecord } from '../lib/api';
+import { extractSeries, seriesLabels, type Series } from '../lib/chart';
+import { readDeviceNames } from '../lib/device-names';
+import { describeError } from '../lib/errors';
 import { exportFileName, recordsToCsv, recordsToJson } from '../lib/export';
 import { isoToLocalInput, localInputToIso, parseList } from '../lib/json-input';
 import type { PageProps } from './app';
@@ -13,6 +15,37 @@ const ROWS_PER_VIEW = 100;
 type RecordColumn = 'timestamp_device' | 'device_id' | 'tag' | 'payload';
 
 const NO_NAMES: ReadonlyMap<string, string> = new Map();
+
+/**
+ * Names of the charted devices, kept for the workspace while the page is open: a chart with a
+ * device not named yet asks for names with one list call (two at most, see {@link readDeviceNames}),
+ * never one call per device. Until they come, or if they cannot be read, the chart shows IDs.
+ */
+const useDeviceNames = (api: ApiClient, workspaceId: string, series: readonly Series[] | undefined) => {
+  const [known, setKnown] = useState<{ workspaceId: string; names: ReadonlyMap<string, string> }>({ workspaceId, names: NO_NAMES });
+  const [failed, setFailed] = useState<{ workspaceId: string; error: unknown } | undefined>(undefined);
+  // the devices asked about, so that a device no list names is not asked about again
+  const asked = useRef({ workspaceId, ids: new Set<string>() });
+  useEffect(() => {
+    if (!series) return;
+    if (asked.current.workspaceId !== workspaceId) asked.current = { workspaceId, ids: new Set() };
+    const { ids } = asked.current;
+    const wanted = new Map<string, string>();
+    for (const { deviceId, fleetId } of series) if (!ids.has(deviceId) && !wanted.has(deviceId)) wanted.set(deviceId, fleetId);
+    if (!wanted.size) return;
+    for (const id of wanted.keys()) ids.add(id);
+    setFailed(undefined);
+    readDeviceNames((fleets) => api.listDevices(workspaceId, fleets), wanted).then(
+      (found) => setKnown((was) => ({ workspaceId, names: new Map([...(was.workspaceId === workspaceId ? was.names : []), ...found]) })),
+      (error) => {
+        // asked again with the next chart
+        for (const id of wanted.keys()) ids.delete(id);
+        setFailed({ workspaceId, error });
+      },
+    );
+  }, [api, workspaceId, series]);
+  return { names: known.workspaceId === workspaceId ? known.names : NO_NAMES, error: failed?.workspaceId === workspaceId ? failed.error : undefined };
+};
 
 /** The time-series explorer: a storage query by devices, tags and time range; a chart, a raw table, exports. */
 export const DataPage = ({ api, workspaceId }: PageProps) => {
@@ -46,7 +79,8 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
     if (result) setRecords(result);
   };
   const chart = useMemo(() => (records ? extractSeries(records) : undefined), [records]);
-  const labels = useMemo(() => (chart ? seriesLabels(chart.series, NO_NAMES) : []), [chart]);
+  const names = useDeviceNames(api, workspaceId, chart?.series);
+  const labels = useMemo(() => (chart ? seriesLabels(chart.series, names.names) : []), [chart, names.names]);
   const columns: Column<TimeseriesRecord, RecordColumn>[] = [
     { key: 'timestamp_device', title: 'Device time', width: '2fr', render: (r) => r.timestamp_device },
     { key: 'device_id', title: 'Device', width: '2fr', render: (r) => <code>{r.device_id}</code> },
@@ -100,6 +134,7 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
               {chart.dropped ? ` (${chart.dropped} more not drawn: narrow the query)` : ''}
               {drawMs !== undefined ? `; drawn in ${Math.round(drawMs)} ms` : ''}.
             </p>
+            {names.error !== undefined && <p class="hint">Device names could not be read ({describeError(names.error).title}): the legend shows device IDs.</p>}
             {chart.series.length ? <Chart data={chart} labels={labels} onDrawn={setDrawMs} /> : <p>No numeric payload fields to draw.</p>}
           </section>
           <section aria-labelledby="raw-h">

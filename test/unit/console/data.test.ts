@@ -1,6 +1,7 @@
 import type { TimeseriesRecord } from '../../../console/src/lib/api';
 import { extractSeries, formatChartTime, numericFields, parseTimestamp, seriesLabels, timestampParser } from '../../../console/src/lib/chart';
 import { parseConfig } from '../../../console/src/lib/config';
+import { readDeviceNames } from '../../../console/src/lib/device-names';
 import { exportFileName, recordsToCsv, recordsToJson } from '../../../console/src/lib/export';
 import { countStatuses, mapLimit } from '../../../console/src/lib/jobs';
 import { parseJsonObject, parseList } from '../../../console/src/lib/json-input';
@@ -171,6 +172,46 @@ describe('chart data', () => {
     expect(formatChartTime(x)).toBe(`${prefix}.123`);
     expect(formatChartTime(parseTimestamp('2026-11-25T10:00:00.123456Z'))).toBe(`${prefix}.123456`);
     expect(formatChartTime(parseTimestamp('2026-11-25T10:00:00.000001Z'))).toBe(`${prefix}.000001`);
+  });
+});
+
+describe('device names', () => {
+  const listing = (devices: { id: string; name: string; fleet_id: string }[], fail?: 'fleets') => {
+    const calls: (string[] | undefined)[] = [];
+    const list = async (fleets?: string[]) => {
+      calls.push(fleets);
+      if (fleets && fail === 'fleets') throw new Error('refused');
+      return devices.filter((d) => !fleets || fleets.includes(d.fleet_id));
+    };
+    return { calls, list };
+  };
+  const devices = [
+    { id: 'dev-1', name: 'attic', fleet_id: 'flt-a' },
+    { id: 'dev-2', name: 'pump', fleet_id: 'flt-b' },
+    { id: 'dev-3', name: 'boiler', fleet_id: 'flt-a' },
+    { id: 'dev-4', name: 'other', fleet_id: 'flt-c' },
+  ];
+
+  it('reads the names with one list call of the fleets the points were stored under', async () => {
+    const { calls, list } = listing(devices);
+    const names = await readDeviceNames(list, new Map([['dev-1', 'flt-a'], ['dev-2', 'flt-b']]));
+    expect(calls).toEqual([['flt-a', 'flt-b']]);
+    // every device the list answered is named, for later pages
+    expect(names).toEqual(new Map([['dev-1', 'attic'], ['dev-2', 'pump'], ['dev-3', 'boiler']]));
+  });
+
+  it('reads the whole list once more only for a device that moved to another fleet since', async () => {
+    const { calls, list } = listing(devices);
+    const names = await readDeviceNames(list, new Map([['dev-1', 'flt-a'], ['dev-4', 'flt-a']]));
+    expect(calls).toEqual([['flt-a'], undefined]);
+    expect(names.get('dev-4')).toBe('other');
+  });
+
+  it('falls back to the whole list when the fleets cannot be listed, and throws when that fails too', async () => {
+    const { calls, list } = listing(devices, 'fleets');
+    expect((await readDeviceNames(list, new Map([['dev-2', 'flt-b']]))).get('dev-2')).toBe('pump');
+    expect(calls).toEqual([['flt-b'], undefined]);
+    await expect(readDeviceNames(() => Promise.reject(new Error('offline')), new Map([['dev-2', 'flt-b']]))).rejects.toThrow('offline');
   });
 });
 
