@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
-import { until } from '../../local/ports';
+import { until, waitFor } from '../../local/ports';
 import { bodyText, clickText, fill, launchChromium, screenshot, waitForAlert, waitForText } from '../helpers/browser';
 import { deviceClient, deviceToken } from '../helpers/device-token';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
@@ -299,6 +299,73 @@ describe('the console in Chromium on npm start', () => {
     const csv = readFileSync(join(downloads, csvName()!), 'utf8').trim().split('\r\n');
     expect(csv[0]).toBe('timestamp_device,timestamp_in,fleet_id,device_id,tag,payload');
     expect(csv).toHaveLength(41);
+  });
+
+  it('draws a line for each of three devices, named in the legend', async () => {
+    // two more devices (one in the default fleet, one in north), made and published for over the API
+    const { device: first } = (await (await api(`/workspaces/${state.workspaceId}/devices/${state.deviceId}`, state.apiKey!)).json()) as { device: { fleet_id: string } };
+    const made = [{ name: 'boiler room' }, { name: 'attic', fleet_id: first.fleet_id }];
+    const devices = [{ id: state.deviceId!, name: 'sensor-1', credentials: state.credentials! }];
+    for (const body of made) {
+      const { device } = (await (await api(`/workspaces/${state.workspaceId}/devices`, state.apiKey!, { method: 'POST', body: JSON.stringify(body) })).json()) as { device: { id: string } };
+      const { credentials } = (await (await api(`/workspaces/${state.workspaceId}/devices/${device.id}/identities`, state.apiKey!, { method: 'POST', body: '{"type":"sym"}' })).json()) as {
+        credentials: { devinfo: { device_id: string; key_id: string }; prvkey: string };
+      };
+      devices.push({ id: device.id, name: body.name, credentials });
+    }
+    // each device at its own times (so each series has no point at the others' x), at its own level
+    const now = Date.now();
+    for (const [k, device] of devices.entries()) {
+      const points = Array.from({ length: 20 }, (_, i) => ({ tag: 'climate', timestamp_device: new Date(now - (30 - i) * 60_000 + k * 20_000).toISOString(), payload: { level: 10 * k + (i % 5) } }));
+      expect((await deviceClient(stack.base_url, await deviceToken(device.credentials)).post('/data', points)).status).toBe(202);
+    }
+
+    await page.goto(`${consoleUrl}#/w/${state.workspaceId}/data`);
+    await fill(page, 'query-devices', '');
+    await fill(page, 'query-tags', 'climate');
+    await clickText(page, 'Run query');
+    await until(async () => {
+      const summary = await page.$eval('[data-testid="result-summary"]', (el) => el.textContent).catch(() => '');
+      if (summary?.includes('60 points')) return true;
+      await clickText(page, 'Run query');
+      return false;
+    }, 'the 60 points of the three devices in the explorer');
+    expect(await bodyText(page)).toContain('3 numeric series');
+
+    // the canvas itself: where each series' stroke colour is (uPlot draws on a transparent canvas,
+    // so a line's anti-aliased edge keeps its colour and only loses alpha). A line crosses most of
+    // the canvas's columns; its 20 dots alone would cover a tenth of them.
+    const strokes = [[0x1f, 0x77, 0xb4], [0xff, 0x7f, 0x0e], [0x2c, 0xa0, 0x2c]];
+    const columnsOfEachColour = () =>
+      page.$eval(
+        '[data-testid="chart"] canvas',
+        (canvas, colours) => {
+          const { width, height } = canvas as Dom;
+          const { data } = (canvas as Dom).getContext('2d').getImageData(0, 0, width, height);
+          const columns = colours.map(() => new Set<number>());
+          for (let i = 0; i < data.length; i += 4) {
+            if (data[i + 3] < 64) continue;
+            const at = colours.findIndex(([r, g, b]) => Math.abs(data[i] - r) + Math.abs(data[i + 1] - g) + Math.abs(data[i + 2] - b) <= 60);
+            if (at >= 0) columns[at].add((i / 4) % width);
+          }
+          return { width, columns: columns.map((c) => c.size) };
+        },
+        strokes,
+      );
+    const drawn = async () => {
+      const { width, columns } = await columnsOfEachColour();
+      if (!columns.every((n) => n >= width / 2)) throw new Error(`canvas columns holding each series' colour: ${columns.join(', ')} of ${width} (half of them expected for a line)`);
+    };
+    await waitFor(drawn, 'a line of each device on the canvas', 20_000);
+
+    const legend = () => page.$$eval('[data-testid="chart"] .u-legend .u-series .u-label', (labels) => labels.slice(1).map((l) => l.textContent));
+    await until(async () => (await legend()).every((label) => !label?.includes('dev-')), 'device names in the legend', 20_000);
+    expect((await legend()).sort()).toEqual(['attic · climate · level', 'boiler room · climate · level', 'sensor-1 · climate · level']);
+    const titles = await page.$$eval('[data-testid="chart"] .u-legend .u-series', (rows) => rows.slice(1).map((r) => (r as Dom).title as string));
+    for (const device of devices) expect(titles).toContainEqual(expect.stringContaining(`${device.name} (${device.id})`));
+    // the names came after the chart: its legend was relabelled, and every line is still there
+    await waitFor(drawn, 'a line of each device on the canvas once named', 20_000);
+    await screenshot(page, '10-data-three-devices');
   });
 
   it('revokes the API key, which then stops working', async () => {
