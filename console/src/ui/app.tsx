@@ -11,19 +11,9 @@ import { DevicePage } from './device';
 import { DevicesPage } from './devices';
 import { IntegrationsPage } from './integrations';
 import { JobsPage } from './jobs';
+import { navigate } from './page';
 import { SettingsPage } from './settings';
 import { WorkspacesPage } from './workspaces';
-
-/** What every page of a workspace gets. */
-export interface PageProps {
-  api: ApiClient;
-  workspaceId: string;
-  navigate: (route: Route) => void;
-}
-
-export const navigate = (route: Route) => {
-  location.hash = routeHash(route);
-};
 
 const useRoute = () => {
   const [route, setRoute] = useState(() => parseRoute(location.hash));

@@ -5,7 +5,7 @@ import { readDeviceNames } from '../lib/device-names';
 import { describeError } from '../lib/errors';
 import { exportFileName, recordsToCsv, recordsToJson } from '../lib/export';
 import { isoToLocalInput, localInputToIso, parseList } from '../lib/json-input';
-import type { PageProps } from './app';
+import type { PageProps } from './page';
 import { Chart } from './chart';
 import { Busy, download, ErrorBox, Field, Submit, useAction, VirtualTable, type Column } from './components';
 

@@ -2,7 +2,7 @@ import { useLayoutEffect, useState } from 'preact/hooks';
 import type { DeviceCredentials } from '../lib/api';
 import { ApiError } from '../lib/errors';
 import { routeHash } from '../lib/router';
-import type { PageProps } from './app';
+import type { PageProps } from './page';
 import { Busy, download, ErrorBox, Field, Submit, useAction, useLoad, when } from './components';
 import { ScheduleFotaForm, ScheduleJobForm } from './schedule';
 

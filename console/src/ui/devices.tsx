@@ -2,7 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import type { Device } from '../lib/api';
 import { routeHash } from '../lib/router';
 import { filterRows, sortRows, toggleSort, type SortSpec } from '../lib/table';
-import type { PageProps } from './app';
+import type { PageProps } from './page';
 import { Busy, ErrorBox, Field, Submit, useAction, useLoad, VirtualTable, when, type Column } from './components';
 
 type DeviceColumn = 'name' | 'id' | 'fleet_name' | 'connected' | 'last_connected_at' | 'created_at';

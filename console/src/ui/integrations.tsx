@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Integration } from '../lib/api';
 import { parseList } from '../lib/json-input';
 import { describeTestDelivery, type DeliveryReport } from '../lib/webhooks';
-import type { PageProps } from './app';
+import type { PageProps } from './page';
 import { Busy, ErrorBox, Field, SecretOnce, Submit, useAction, useLoad, when } from './components';
 
 /** Webhooks: create, enable or disable, tag filter, delivery status and last error, send a test delivery, rotate the secret. */

@@ -3,7 +3,7 @@ import type { Fota, Job } from '../lib/api';
 import { ApiError } from '../lib/errors';
 import { countStatuses, mapLimit, type DeviceStatus } from '../lib/jobs';
 import { routeHash } from '../lib/router';
-import type { PageProps } from './app';
+import type { PageProps } from './page';
 import { Busy, ErrorBox, Field, useAction, useLoad, when } from './components';
 import { ScheduleFotaForm, ScheduleJobForm, type Target } from './schedule';
 

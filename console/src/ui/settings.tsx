@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { localInputToIso } from '../lib/json-input';
-import type { PageProps } from './app';
+import type { PageProps } from './page';
 import { Busy, ErrorBox, Field, SecretOnce, Submit, useAction, useLoad, when } from './components';
 
 /** A workspace's Settings: its API keys (create with a name, shown once; list; revoke), as the interface describes. */

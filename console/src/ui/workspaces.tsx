@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { ApiClient, Workspace } from '../lib/api';
 import { routeHash } from '../lib/router';
 import { ErrorBox, Field, Submit, useAction, when } from './components';
-import { navigate } from './app';
+import { navigate } from './page';
 
 /** The account's workspaces: list, create, and open one (switch). */
 export const WorkspacesPage = ({ api, workspaces, reload }: { api: ApiClient; workspaces: Workspace[] | undefined; reload: () => void }) => {
