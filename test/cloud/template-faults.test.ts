@@ -211,9 +211,9 @@ describe('the MQTT door of a faulty template', () => {
 
   beforeAll(async () => {
     const dir = faultyCopy(cloudAssemblyDir()!, (template) => {
-      // 1. The data rule gets a role of its own that may send only to the DLQ (its error action).
+      // 1. The data rule gets a role of its own that may send only to the ingest DLQ (its error action).
       const [, dataRule] = byPath(template, 'Fleetstream/DeviceMqtt/Ruledevice_data');
-      const dlqId = targetOf(template.Outputs!.MqttDlqUrl.Value)!;
+      const dlqId = targetOf(template.Outputs!.IngestDlqUrl.Value)!;
       template.Resources.DataRuleRoleFault = {
         Type: 'AWS::IAM::Role',
         Properties: { AssumeRolePolicyDocument: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { Service: 'iot.amazonaws.com' } }] } },
@@ -254,16 +254,16 @@ describe('the MQTT door of a faulty template', () => {
 
     const sqs = sqsClient();
     const failure = await waitFor(async () => {
-      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: runtime.queue_urls['mqtt-dlq'], MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: runtime.queue_urls['ingest-dlq'], MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
       const found = Messages.map((m) => JSON.parse(m.Body!)).find((b) => b.topic === `j/data/${id}/temp`);
       if (!found) throw new Error('not on the DLQ yet');
       return found;
     }, 'the error action’s message').finally(() => sqs.destroy());
-    expect(failure).toMatchObject({ ruleName: 'Fleetstream_device_data', clientId: id, failures: [{ failedAction: 'SqsAction', failedResource: runtime.queue_urls.mqtt }] });
+    expect(failure).toMatchObject({ ruleName: 'Fleetstream_device_data', clientId: id, failures: [{ failedAction: 'SqsAction', failedResource: runtime.queue_urls.ingest }] });
     expect(JSON.parse(Buffer.from(failure.base64OriginalPayload, 'base64').toString('utf8'))).toEqual({ v: 1 });
     expect(failure.failures[0].errorMessage).toMatch(/not authorized to perform: sqs:SendMessage/);
     expect(runtime.report().refused).toContainEqual(
-      expect.objectContaining({ function: 'DataRuleRoleFault', action: 'sqs:SendMessage', decision: 'implicit-deny', resource: expect.stringMatching(/:Fleetstream-QueuesMqttQueue/) }),
+      expect.objectContaining({ function: 'DataRuleRoleFault', action: 'sqs:SendMessage', decision: 'implicit-deny', resource: expect.stringMatching(/:Fleetstream-QueuesIngestQueue/) }),
     );
     // The other rules, with the template's role, still reach the handler: #now is answered.
     expect((await device.next('#now')).value).toMatchObject({ ms: expect.any(Number) });
