@@ -1,6 +1,8 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/routes';
+import { SCHEDULES, type ScheduledHandler } from '../lambdas/schedules';
+import { REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
 import { REGISTRY_STREAM, type StreamConsumer } from '../lambdas/streams';
 import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../local/queues';
 import { API_STAGE, Api, IDENTITY_HEADERS, type AuthorizedBy } from './constructs/api';
@@ -12,6 +14,7 @@ import { HandlerFunction, type TableAccess } from './constructs/handler-function
 import { Queues } from './constructs/queues';
 import { RegistryStream } from './constructs/registry-stream';
 import { RegistryTable } from './constructs/registry-table';
+import { ScheduledRun } from './constructs/scheduled-run';
 import { TimeseriesStore } from './constructs/timeseries-store';
 import { pascalCase } from './names';
 import type { FleetstreamConfig } from './stack-config';
@@ -33,6 +36,12 @@ const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 // MQTT data publishes (an HTTPS message carries everything it stores and forwards).
 const REGISTRY_GET_ONLY: ReadonlySet<string> = new Set(['timeseries', 'ingest']);
 const registryAccess = (source: string): TableAccess => (REGISTRY_GET_ONLY.has(source) ? 'get-item' : 'read-write');
+
+// What each scheduled handler may do with the registry: the sweep finds due work on its index,
+// reads and updates items one at a time or in transactions, and never batches.
+const SCHEDULED_REGISTRY_ACCESS: Record<ScheduledHandler, { access: TableAccess; indexes: readonly string[] }> = {
+  'rollout-sweep': { access: 'read-transact', indexes: [REGISTRY_SWEEP_INDEX.name] },
+};
 
 /** Stack props plus the deploy-time settings (see `configFromContext`). */
 export interface FleetstreamStackProps extends StackProps {
@@ -59,6 +68,10 @@ export class FleetstreamStack extends Stack {
   readonly consumerFunctions: ReadonlyMap<string, HandlerFunction>;
   /** The Lambda of each table stream consumer (lambdas/streams.ts), by handler folder. */
   readonly streamFunctions: ReadonlyMap<StreamConsumer, HandlerFunction>;
+  /** The Lambda of each scheduled handler (lambdas/schedules.ts), by handler folder. */
+  readonly scheduledFunctions: ReadonlyMap<ScheduledHandler, HandlerFunction>;
+  /** The EventBridge schedule of each scheduled handler, with its alarm. */
+  readonly schedules: ReadonlyMap<ScheduledHandler, ScheduledRun>;
   /** The registry table's stream into its consumer, with its on-failure queue and alarms. */
   readonly registryStream: RegistryStream;
   /** Where data points are kept: a DynamoDB table or Timestream (`-c timeseries=…`). */
@@ -155,8 +168,25 @@ export class FleetstreamStack extends Stack {
       removalPolicy: config.removalPolicy,
     });
 
+    // The scheduled handlers (the minute sweep of rollouts), each on its EventBridge rule.
+    const scheduled = SCHEDULES.map((definition) => {
+      const name = pascalCase(definition.handler);
+      const fn = new HandlerFunction(this, `${name}Handler`, {
+        source: definition.handler,
+        description: definition.description,
+        timeout: Duration.seconds(definition.timeoutSeconds),
+        ...logs,
+      });
+      const { access, indexes } = SCHEDULED_REGISTRY_ACCESS[definition.handler];
+      fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, access, { indexes });
+      const run = new ScheduledRun(this, `${name}Schedule`, { definition, handler: fn, dashboard: this.queues.dashboard });
+      return { handler: definition.handler, fn, run };
+    });
+    this.scheduledFunctions = new Map(scheduled.map(({ handler, fn }) => [handler, fn]));
+    this.schedules = new Map(scheduled.map(({ handler, run }) => [handler, run]));
+
     const bySource = new Map(
-      [...this.routeHandlers.values(), ...this.authorizerFunctions.values(), ...this.consumerFunctions.values(), ...this.streamFunctions.values(), this.mqttAuthorizer].map((fn) => [
+      [...this.routeHandlers.values(), ...this.authorizerFunctions.values(), ...this.consumerFunctions.values(), ...this.streamFunctions.values(), ...this.scheduledFunctions.values(), this.mqttAuthorizer].map((fn) => [
         fn.source,
         fn,
       ]),
@@ -241,6 +271,10 @@ export class FleetstreamStack extends Stack {
       value: this.registryStream.dlq.queueUrl,
       description: 'Descriptions of registry stream batches whose job/FOTA events could not be forwarded',
     });
+    for (const [handler, run] of this.schedules) {
+      // The local runtimes find the rule by this output; an operator disables the rule to pause the runs.
+      new CfnOutput(this, `${pascalCase(handler)}RuleName`, { value: run.rule.ruleName, description: `The EventBridge rule that runs ${handler} (disable it to pause the runs)` });
+    }
     new CfnOutput(this, 'DashboardName', { value: this.queues.dashboard.dashboardName, description: 'CloudWatch dashboard of the queues and their consumers' });
   }
 }

@@ -21,6 +21,8 @@
  *
  * Workspaces hang under their account, so reading one with the caller's account can only find
  * the caller's own: isolation is in the key, not in a filter.
+ *
+ * One global secondary index, `sweep` (REGISTRY_SWEEP_INDEX), finds the minute sweep's due work.
  */
 export interface ItemKey {
   pk: string;
@@ -53,6 +55,37 @@ export const integrationKey = (workspaceId: string, integrationId: string): Item
 /** A console user (Cognito `sub`) → the account it belongs to. */
 export const userKey = (sub: string): ItemKey => ({ pk: `USER#${sub}`, sk: 'USER' });
 export const deliveryKey = (messageId: string): ItemKey => ({ pk: `DELIVERY#${messageId}`, sk: 'DELIVERY' });
+
+/** A global secondary index of a table, as data: the stack and both local runtimes create it from this. */
+export interface IndexDefinition {
+  readonly name: string;
+  /** String attributes: an item lacking either is not in the index (sparse). */
+  readonly partitionKey: string;
+  readonly sortKey: string;
+  /** KEYS_ONLY: the index holds the table's keys and its own; a reader gets the item itself. */
+  readonly projection: 'KEYS_ONLY';
+}
+
+/**
+ * The registry's sparse index of due work (DESIGN §11): only items that carry both `sweep_pk` and
+ * `sweep_sk` are in it (queued devices of rate-limited rollouts, jobs and FOTA with a deadline,
+ * rollouts that need work), so the minute sweep queries what is due, never scans. Keys only: a
+ * small, cheap index whose writes cost one unit per entry; the sweep reads the items it acts on.
+ */
+export const REGISTRY_SWEEP_INDEX: IndexDefinition = { name: 'sweep', partitionKey: 'sweep_pk', sortKey: 'sweep_sk', projection: 'KEYS_ONLY' };
+
+/** The partition of the sweep index that holds due entries (one today; more spread a hot one's writes). */
+export const SWEEP_DUE_PARTITION = 'DUE#0';
+
+/**
+ * The sweep index attributes of an entry due at `dueAt` (ms since the epoch): the sort key starts
+ * with the due time in ISO 8601 UTC (fixed width, so text order is time order), then `suffix`
+ * when one is given (`#…`, to tell apart entries due in the same millisecond).
+ */
+export const sweepEntry = (dueAt: number, suffix = '', partition = SWEEP_DUE_PARTITION) => ({
+  [REGISTRY_SWEEP_INDEX.partitionKey]: partition,
+  [REGISTRY_SWEEP_INDEX.sortKey]: `${new Date(dueAt).toISOString()}${suffix}`,
+});
 
 /** What kind of item a key names, for readers of the table's change stream: a job, a FOTA, or another item. */
 export const itemKindOf = (key: ItemKey): 'job' | 'fota' | undefined => {

@@ -1,7 +1,7 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { TableGrants, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Grant, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -80,7 +80,7 @@ export const HANDLER_ESBUILD_OPTIONS = {
 export const HANDLER_ENVIRONMENT = { NODE_OPTIONS: '--enable-source-maps' } as const;
 
 /** What a handler may do with a table it is bound to. */
-export type TableAccess = 'get-item' | 'read-write';
+export type TableAccess = 'get-item' | 'read-transact' | 'read-write';
 
 const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
 const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'];
@@ -91,8 +91,15 @@ export type QueueAccess = 'send' | 'consume';
 /** The IAM actions of each kind of table access. */
 export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   'get-item': ['dynamodb:GetItem'],
+  // One item at a time or a transaction (TransactWriteItems is authorized as the Put, Update,
+  // Delete and ConditionCheck inside it), and queries: no batch calls.
+  // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html
+  'read-transact': ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
   'read-write': [...READ_ACTIONS, ...WRITE_ACTIONS],
 };
+
+/** What a handler may do with an index of a table it is bound to: query it (an index takes no other item action). */
+export const INDEX_ACTIONS: readonly string[] = ['dynamodb:Query'];
 
 /** A handler's memory unless it sets its own (MB; CPU grows with memory, and cold starts with it shrink). */
 export const HANDLER_MEMORY_MB = 512;
@@ -158,12 +165,20 @@ export class HandlerFunction extends NodejsFunction {
 
   /**
    * Lets the handler use a DynamoDB table and puts its name in `envVar`: `get-item` allows only
-   * GetItem (an authorizer's lookup); `read-write` allows the item-level actions the stores issue,
-   * transactions included (TransactWriteItems is authorized per Put/Update/Delete/ConditionCheck
-   * inside it). Narrower than CDK's grantReadWriteData: no Scan, no DescribeTable, no streams.
+   * GetItem (an authorizer's lookup); `read-transact` allows GetItem, Query and the single-item
+   * writes and transactions, no batch calls; `read-write` allows the item-level actions the stores
+   * issue, batches and transactions included (TransactWriteItems is authorized per
+   * Put/Update/Delete/ConditionCheck inside it). Each of `indexes` may be queried, by its own ARN
+   * (`<table>/index/<name>`), and no other index. Narrower than CDK's grantReadWriteData: no Scan,
+   * no DescribeTable, no streams.
    */
-  bindTable(table: ITable, envVar: string, access: TableAccess): this {
-    table.grant(this, ...TABLE_ACTIONS[access]);
+  bindTable(table: ITable, envVar: string, access: TableAccess, options: { indexes?: readonly string[] } = {}): this {
+    // Not table.grant(): once a table has an index, CDK's grant adds `<table>/index/*` to every
+    // statement, which would let each handler query every index, present and future.
+    TableGrants.fromTable(table, undefined, false).actions(this, ...TABLE_ACTIONS[access]);
+    if (options.indexes?.length) {
+      Grant.addToPrincipal({ grantee: this, actions: [...INDEX_ACTIONS], resourceArns: options.indexes.map((name) => `${table.tableArn}/index/${name}`) });
+    }
     this.addEnvironment(envVar, table.tableName);
     return this;
   }

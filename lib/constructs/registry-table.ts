@@ -1,6 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
+import { REGISTRY_SWEEP_INDEX } from '../../lambdas/stores/keys';
 
 /** Settings of the registry table. */
 export interface RegistryTableProps {
@@ -29,7 +30,8 @@ export const REGISTRY_WARM_WRITES_PER_SECOND = 10_000;
  * string keys `pk`/`sk` that `lambdas/stores/keys.ts` builds (the local runtime creates the same
  * table on DynamoDB Local). On-demand and pre-warmed for fleet-wide writes, point-in-time recovery,
  * encrypted with the AWS managed key, with a change stream of old and new images: job and FOTA
- * events follow their writes through it.
+ * events follow their writes through it. Its one global secondary index is the sparse, keys-only
+ * sweep index of due work (REGISTRY_SWEEP_INDEX).
  */
 export class RegistryTable extends Construct {
   readonly table: Table;
@@ -52,6 +54,21 @@ export class RegistryTable extends Construct {
       stream: StreamViewType.NEW_AND_OLD_IMAGES,
       // A retained table also refuses a stray DeleteTable; a disposable stack must be able to delete it.
       deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
+    });
+    // Added to a deployed table, the index is an in-place update (CloudFormation: one GSI added per
+    // update, no interruption; the index backfills while the table serves, and queries of it fail
+    // until it is ACTIVE). An index throttles the table's writes when it cannot keep up with them
+    // (back-pressure), and a new on-demand index serves 4,000 write units/s: every job of a
+    // fleet-wide scheduling with a timeout writes an entry, so the index is pre-warmed as the table.
+    // https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-dynamodb-table.html#cfn-dynamodb-table-globalsecondaryindexes
+    // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations
+    const index = REGISTRY_SWEEP_INDEX;
+    this.table.addGlobalSecondaryIndex({
+      indexName: index.name,
+      partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: index.sortKey, type: AttributeType.STRING },
+      projectionType: ProjectionType[index.projection],
+      warmThroughput: { writeUnitsPerSecond: props.warmWriteUnitsPerSecond ?? REGISTRY_WARM_WRITES_PER_SECOND },
     });
   }
 }

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REFUSAL_CONTEXT_KEY, ROUTE_HANDLERS, ROUTES } from '../../lambdas/routes';
+import { SCHEDULES } from '../../lambdas/schedules';
 import { API_STAGE, GATEWAY_ERRORS } from '../../lib/constructs/api';
 import { HANDLER_ESBUILD_OPTIONS, handlerEntry, type HandlerFunction } from '../../lib/constructs/handler-function';
 import { FleetstreamStack } from '../../lib/fleetstream-stack';
@@ -121,10 +122,11 @@ describe('routes', () => {
 });
 
 describe('handlers', () => {
-  it('has one Lambda per handler of the route table plus one per authorizer, per queue consumer and per stream consumer, the MQTT authorizer and the IoT endpoints reader', () => {
+  it('has one Lambda per handler of the route table plus one per authorizer, per queue consumer, per stream consumer and per schedule, the MQTT authorizer and the IoT endpoints reader', () => {
     expect([...stack.routeHandlers.keys()].sort()).toEqual([...ROUTE_HANDLERS].sort());
+    expect([...stack.scheduledFunctions.keys()]).toEqual(SCHEDULES.map((s) => s.handler));
     expect(Object.keys(appFunctions())).toHaveLength(
-      ROUTE_HANDLERS.length + stack.authorizerFunctions.size + stack.consumerFunctions.size + stack.streamFunctions.size + 3, // + the user pool trigger
+      ROUTE_HANDLERS.length + stack.authorizerFunctions.size + stack.consumerFunctions.size + stack.streamFunctions.size + stack.scheduledFunctions.size + 3, // + the user pool trigger
     );
   });
 
@@ -150,7 +152,7 @@ describe('handlers', () => {
   });
 
   it('bundles each handler into an ES module that loads with only the AWS SDK beside it, as on Lambda', () => {
-    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values(), ...stack.streamFunctions.values()]) {
+    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values(), ...stack.streamFunctions.values(), ...stack.scheduledFunctions.values()]) {
       const dir = assetDirOf(fn);
       expect(existsSync(join(dir, 'index.mjs.map'))).toBe(true);
       provideAwsSdk(dir);
@@ -215,7 +217,7 @@ describe('least privilege', () => {
 
   it('lets each Lambda write logs only to its own log group, with no AWS managed policy', () => {
     const resources = template.toJSON().Resources;
-    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values(), ...stack.streamFunctions.values()]) {
+    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values(), ...stack.streamFunctions.values(), ...stack.scheduledFunctions.values()]) {
       const props = resources[functionId(fn)].Properties;
       const logGroupId = targetOf(props.LoggingConfig.LogGroup)!;
       const logStatements = statementsOfFunction(template, functionId(fn)).filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')));
@@ -320,6 +322,7 @@ describe('outputs', () => {
       'ConsoleUrl',
       'MqttEndpoint',
       'RegistryTableName',
+      'RolloutSweepRuleName',
       'StorageUrl',
       'UserPoolClientId',
       'UserPoolId',

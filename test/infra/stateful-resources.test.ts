@@ -69,10 +69,29 @@ const PK_SK = {
   LocalSecondaryIndexes: [],
 };
 const STANDARD_QUEUE = { QueueName: undefined, FifoQueue: false };
+// The registry gained the sweep index (issue 19) in place: CloudFormation adds one GSI per update
+// without interruption or replacement (it backfills while the table serves), and its key
+// attributes join AttributeDefinitions, which updates in place too. A second index is another
+// update of its own; renaming this one or changing its keys deletes and adds an index in one
+// update, which CloudFormation refuses.
+// https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-dynamodb-table.html#cfn-dynamodb-table-globalsecondaryindexes
+const REGISTRY = {
+  ...PK_SK,
+  KeyTypes: { pk: 'S', sk: 'S', sweep_pk: 'S', sweep_sk: 'S' },
+  GlobalSecondaryIndexes: [
+    {
+      IndexName: 'sweep',
+      KeySchema: [
+        { AttributeName: 'sweep_pk', KeyType: 'HASH' },
+        { AttributeName: 'sweep_sk', KeyType: 'RANGE' },
+      ],
+    },
+  ],
+};
 
 /** Every stateful resource of the stack, by logical ID, as deployed today. */
 const COMMON_PINS: Record<string, { type: string; props: Record<string, unknown> }> = {
-  RegistryTableDB777839: { type: 'AWS::DynamoDB::Table', props: PK_SK },
+  RegistryTableDB777839: { type: 'AWS::DynamoDB::Table', props: REGISTRY },
   QueuesIngestQueueD6ABE5D4: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   QueuesIngestDlq9A58644E: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   QueuesForwardQueue3AF73E64: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
@@ -177,5 +196,11 @@ describe('the pin check', () => {
       expect.stringMatching(/^QueuesForwardDlq9A2B7D94\.FifoQueue changed from false to true: .*replace the AWS::SQS::Queue with a new, empty one/),
       expect.stringMatching(/^TimeseriesTable945BC126\.KeySchema changed .*"ts".*replace the AWS::DynamoDB::Table/),
     ]);
+  });
+
+  it('says a deploy would rebuild the registry’s sweep index when its keys change', () => {
+    const resources = synthesize('dynamodb', (stack) => cfn(stack.registry.table).addPropertyOverride('GlobalSecondaryIndexes.0.KeySchema.1.AttributeName', 'due'));
+
+    expect(pinViolations(resources, PINS.dynamodb)).toEqual([expect.stringMatching(/^RegistryTableDB777839\.GlobalSecondaryIndexes changed .*"due"/)]);
   });
 });

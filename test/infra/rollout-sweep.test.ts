@@ -1,0 +1,121 @@
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { ROLLOUT_SWEEP, rateExpressionOf } from '../../lambdas/schedules';
+import { REGISTRY_SWEEP_INDEX } from '../../lambdas/stores/keys';
+import { REGISTRY_WARM_WRITES_PER_SECOND } from '../../lib/constructs/registry-table';
+import { FleetstreamStack } from '../../lib/fleetstream-stack';
+import { configFromContext } from '../../lib/stack-config';
+import { actionsOf, statementsOfFunction, targetOf } from './template-queries';
+
+// Wiring, not code: no bundling, so that the stack synthesizes in seconds.
+const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const stack = new FleetstreamStack(app, 'Fleetstream', { config: configFromContext(app.node) });
+const template = Template.fromStack(stack);
+const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, any> }>;
+const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
+const tableId = () => idOf(stack.registry.table);
+const sweep = () => stack.scheduledFunctions.get('rollout-sweep')!;
+const sweepId = () => idOf(sweep());
+const ruleId = () => idOf(stack.schedules.get('rollout-sweep')!.rule);
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const tableArn = () => ({ 'Fn::GetAtt': [tableId(), 'Arn'] });
+const indexArn = (name: string) => ({ 'Fn::Join': ['', [tableArn(), `/index/${name}`]] });
+
+describe('the registry’s sweep index', () => {
+  it('is a keys-only global secondary index on two string attributes, as lambdas/stores/keys.ts defines it', () => {
+    const table = resources[tableId()].Properties;
+
+    expect(table.GlobalSecondaryIndexes).toEqual([
+      {
+        IndexName: REGISTRY_SWEEP_INDEX.name,
+        KeySchema: [
+          { AttributeName: REGISTRY_SWEEP_INDEX.partitionKey, KeyType: 'HASH' },
+          { AttributeName: REGISTRY_SWEEP_INDEX.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+        WarmThroughput: { WriteUnitsPerSecond: REGISTRY_WARM_WRITES_PER_SECOND },
+      },
+    ]);
+    expect(table.AttributeDefinitions).toEqual(
+      expect.arrayContaining([
+        { AttributeName: REGISTRY_SWEEP_INDEX.partitionKey, AttributeType: 'S' },
+        { AttributeName: REGISTRY_SWEEP_INDEX.sortKey, AttributeType: 'S' },
+      ]),
+    );
+  });
+
+  it('is pre-warmed for writes as the table is: its back-pressure would otherwise throttle a fleet-wide scheduling', () => {
+    const table = resources[tableId()].Properties;
+
+    expect(table.GlobalSecondaryIndexes[0].WarmThroughput).toEqual(table.WarmThroughput);
+  });
+
+  it('may be queried by the sweep only: no other function’s statement names an index', () => {
+    const naming = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('/index/'))
+      .flatMap(([, p]) => p.Properties.Roles.map(targetOf));
+
+    expect(naming).toEqual([targetOf(resources[sweepId()].Properties.Role)]);
+  });
+});
+
+describe('the rollout sweep', () => {
+  it(`runs on an EventBridge rule, ${rateExpressionOf(ROLLOUT_SWEEP)}, on the default bus, enabled`, () => {
+    const rule = resources[ruleId()].Properties;
+
+    expect(rule.ScheduleExpression).toBe('rate(1 minute)');
+    expect(rule.ScheduleExpression).toBe(rateExpressionOf(ROLLOUT_SWEEP));
+    expect(rule).toMatchObject({ State: 'ENABLED' });
+    expect(rule.EventPattern).toBeUndefined();
+    expect(rule.EventBusName).toBeUndefined();
+  });
+
+  it('targets the sweep function alone, and neither EventBridge nor Lambda retries a run (the next minute’s does the work)', () => {
+    const rule = resources[ruleId()].Properties;
+    const [[, invokeConfig]] = ofType('AWS::Lambda::EventInvokeConfig').filter(([, c]) => c.Properties.FunctionName.Ref === sweepId());
+
+    expect(rule.Targets).toEqual([
+      { Id: expect.any(String), Arn: { 'Fn::GetAtt': [sweepId(), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 } },
+    ]);
+    expect(invokeConfig.Properties).toMatchObject({ MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 });
+  });
+
+  it('may be invoked by EventBridge for this rule only', () => {
+    const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(`"${sweepId()}"`));
+
+    expect(permissions.map(([, p]) => p.Properties)).toEqual([
+      { Action: 'lambda:InvokeFunction', FunctionName: { 'Fn::GetAtt': [sweepId(), 'Arn'] }, Principal: 'events.amazonaws.com', SourceArn: { 'Fn::GetAtt': [ruleId(), 'Arn'] } },
+    ]);
+  });
+
+  it(`has a ${ROLLOUT_SWEEP.timeoutSeconds} s timeout, the registry table’s name, and its own handler folder`, () => {
+    const fn = resources[sweepId()].Properties;
+
+    expect(fn.Timeout).toBe(ROLLOUT_SWEEP.timeoutSeconds);
+    expect(fn.Environment.Variables.REGISTRY_TABLE).toEqual({ Ref: tableId() });
+    expect(sweep().source).toBe('rollout-sweep');
+  });
+
+  it('may get, query, write one item at a time or in transactions on the registry table, query the sweep index, and nothing else there', () => {
+    const dynamo = statementsOfFunction(template, sweepId()).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+
+    expect(dynamo).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+        Resource: [tableArn()],
+      },
+      { Effect: 'Allow', Action: 'dynamodb:Query', Resource: indexArn(REGISTRY_SWEEP_INDEX.name) },
+    ]);
+  });
+
+  it('alarms when runs fail three minutes in a row', () => {
+    const alarm = resources[idOf(stack.schedules.get('rollout-sweep')!.errorsAlarm)].Properties;
+
+    expect(alarm).toMatchObject({ MetricName: 'Errors', Namespace: 'AWS/Lambda', Period: 60, EvaluationPeriods: 3, Threshold: 1, Dimensions: [{ Name: 'FunctionName', Value: { Ref: sweepId() } }] });
+  });
+
+  it('names its rule in an output (the local runtimes find it so; an operator disables it to pause the sweep)', () => {
+    expect(template.toJSON().Outputs.RolloutSweepRuleName.Value).toEqual({ Ref: ruleId() });
+  });
+});
