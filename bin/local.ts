@@ -3,7 +3,7 @@
  * Prints progress to stderr, then one line `READY {json}` to stdout. Its variables (PORT,
  * FLEETSTREAM_DATA_DIR, FLEETSTREAM_IN_MEMORY, FLEETSTREAM_DEV_API_KEY, FLEETSTREAM_DEV_USER_EMAIL,
  * FLEETSTREAM_DEV_USER_PASSWORD, COGNITO_PORT, AUTHORIZER_CACHE_TTL_SECONDS,
- * MQTT_PORT, MQTTS_PORT, WEBHOOK_TIMEOUT_MS, FORWARD_RETRY_*, <QUEUE>_QUEUE_*) are read by local/config.ts and listed in
+ * MQTT_PORT, MQTTS_PORT, WEBHOOK_TIMEOUT_MS, FORWARD_RETRY_*, <QUEUE>_QUEUE_*, SWEEP_INTERVAL_SECONDS) are read by local/config.ts and listed in
  * the README's "Configuration".
  */
 import { existsSync, rmSync } from 'node:fs';

@@ -63,8 +63,8 @@ const queueOverrides = (env: Env, queue: QueueName): Partial<QueueSettings> => {
 /**
  * Reads `npm start`'s variables (README "Configuration"), including the handler settings that the
  * runtime itself would otherwise set from `local/queues.ts`, so that retries and the DLQ can be
- * tried in seconds: `FORWARD_RETRY_BASE_SECONDS`, `FORWARD_RETRY_MAX_SECONDS`, `WEBHOOK_TIMEOUT_MS`
- * and each queue's visibility timeout and receive count.
+ * tried in seconds: `FORWARD_RETRY_BASE_SECONDS`, `FORWARD_RETRY_MAX_SECONDS`, `WEBHOOK_TIMEOUT_MS`,
+ * each queue's visibility timeout and receive count, and `SWEEP_INTERVAL_SECONDS` (the rollout sweep's).
  *
  * @throws ConfigError naming the first variable with a bad value
  * @example const { options, dataDir } = startConfig(process.env, process.argv.slice(2));
@@ -84,6 +84,8 @@ export const startConfig = (env: Env, args: string[] = []): StartConfig => {
   }
   const authorizerCacheTtlSeconds = intVar(env, 'AUTHORIZER_CACHE_TTL_SECONDS', 0, 3600);
   const webhookTimeoutMs = intVar(env, 'WEBHOOK_TIMEOUT_MS', 1, 900_000);
+  // The rollout sweep's rule runs it every minute; a shorter interval tries releases and timeouts in seconds.
+  const sweepIntervalSeconds = intVar(env, 'SWEEP_INTERVAL_SECONDS', 1, 86_400);
   return {
     dataDir,
     options: {
@@ -101,6 +103,7 @@ export const startConfig = (env: Env, args: string[] = []): StartConfig => {
       },
       ...(authorizerCacheTtlSeconds !== undefined ? { authorizerCacheTtlSeconds } : {}),
       ...(webhookTimeoutMs !== undefined ? { webhookTimeoutMs } : {}),
+      ...(sweepIntervalSeconds !== undefined ? { sweepIntervalSeconds } : {}),
       queues,
     },
   };

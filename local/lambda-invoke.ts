@@ -50,3 +50,17 @@ export const invokeWithTimeout = async <E, R>(
     clearTimeout(timer);
   }
 };
+
+/**
+ * Invokes a handler and waits for it to end, however long it runs: in-process code cannot be
+ * stopped at its timeout as Lambda stops a container, so a scheduled run that must never overlap
+ * the next one is waited for. One that ended past its timeout has failed, as on Lambda (its result
+ * is discarded).
+ * @throws the handler's error, or a timeout error when it ran past `timeoutMs`
+ */
+export const invokeToEnd = async <E, R>(handler: (event: E, context: Context) => Promise<R>, event: E, options: InvocationOptions & { timeoutMs: number }): Promise<R> => {
+  const started = Date.now();
+  const result = await withInvocation(options.functionName, () => handler(event, lambdaContext(options)));
+  if (Date.now() - started > options.timeoutMs) throw new Error(`Task timed out after ${(options.timeoutMs / 1000).toFixed(2)} seconds`);
+  return result;
+};

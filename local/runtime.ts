@@ -1,22 +1,27 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, ScheduledEvent } from 'aws-lambda';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RouteHandler } from '../lambdas/routes';
+import { SCHEDULES } from '../lambdas/schedules';
+import { REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
 import { REGISTRY_STREAM, STREAM_DLQ_NAME, type StreamDefinition } from '../lambdas/streams';
 import { ROUTE_TABLE_IDENTITY, routeTableRoutes, startApiGateway } from './api-gateway';
 import { startLocalCognito, type CognitoTrigger, type LocalCognito, type OutboxMessage } from './cognito-local';
 import { consoleSite } from './console-site';
 import { ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
 import { startDynamoDbStreamPoller, streamFilterOf, type StreamHandler } from './dynamodb-stream-poller';
+import { invokeToEnd } from './lambda-invoke';
 import { brokerTls, startMqttBroker } from './mqtt-broker';
 import { holdPort } from './ports';
 import { dlqNameOf, QUEUE_CONSUMERS, type QueueName } from './queues';
 import { startLocalSqs, type QueueOverrides } from './queues-engine';
 import { instrumentAwsSdk } from './request-counter';
+import { startSchedule, type RunningSchedule, type ScheduleStatus } from './scheduler';
 import { startSqsPoller, type SqsHandler } from './sqs-poller';
 
 export interface LocalRuntimeOptions {
@@ -51,6 +56,13 @@ export interface LocalRuntimeOptions {
   consoleDistDir?: string;
   /** Each code the user pool "e-mails" (npm start prints them). */
   onMessage?: (message: OutboxMessage) => void;
+  /**
+   * Seconds between runs of the rollout sweep (SWEEP_INTERVAL_SECONDS for npm start): its
+   * rule's rate, one minute (lambdas/schedules.ts), when absent. Tests run it every second.
+   */
+  sweepIntervalSeconds?: number;
+  /** A scheduled run that failed; logged to stderr when absent. */
+  onScheduleError?: (error: unknown, rule: string) => void;
 }
 
 export interface Bootstrap {
@@ -80,6 +92,8 @@ export interface LocalRuntime extends Bootstrap {
   user_pool_client_id?: string;
   user_email?: string;
   user_password?: string;
+  /** What each scheduled rule (the rollout sweep) has run so far. */
+  schedules: () => ScheduleStatus[];
   stop: () => Promise<void>;
 }
 
@@ -215,8 +229,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       MQTT_LIVE_DELIVERY: 'true',
     });
     const client = new DynamoDBClient({});
-    // The registry's change stream turns job and FOTA writes into their events (lambdas/streams.ts).
-    await ensureTable(client, REGISTRY_TABLE, { stream: true });
+    // The registry's change stream turns job and FOTA writes into their events (lambdas/streams.ts);
+    // its sweep index finds due work (lambdas/stores/keys.ts). A table of an older data folder gets both.
+    await ensureTable(client, REGISTRY_TABLE, { stream: true, indexes: [REGISTRY_SWEEP_INDEX] });
     await ensureTable(client, TIMESERIES_TABLE);
     client.destroy();
 
@@ -341,6 +356,27 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       stops.push(poller.stop);
     }
 
+    // The scheduled handlers (lambdas/schedules.ts), as their EventBridge rules run them: the same
+    // handler at the same rate, one run at a time.
+    const schedules: RunningSchedule[] = [];
+    for (const schedule of SCHEDULES) {
+      const { handler } = (await import(`../lambdas/${schedule.handler}/handler.ts`)) as { handler: (event: ScheduledEvent, context: Context) => Promise<unknown> };
+      const intervalMs = (schedule.handler === 'rollout-sweep' && options.sweepIntervalSeconds ? options.sweepIntervalSeconds : schedule.everyMinutes * 60) * 1000;
+      log(`running ${schedule.handler} every ${intervalMs / 1000} s…`);
+      const running = startSchedule({
+        rule: schedule.handler,
+        function: schedule.handler,
+        intervalMs,
+        ruleArn: `arn:aws:events:${LOCAL_AWS_ENV.AWS_REGION}:000000000000:rule/${schedule.handler}`,
+        region: LOCAL_AWS_ENV.AWS_REGION,
+        account: '000000000000',
+        invoke: (event) => invokeToEnd(handler, event, { functionName: schedule.handler, timeoutMs: schedule.timeoutSeconds * 1000 }),
+        onError: options.onScheduleError,
+      });
+      schedules.push(running);
+      stops.push(running.stop);
+    }
+
     const base = `http://127.0.0.1:${port}/v3`;
     const queue_urls = {
       ...Object.fromEntries(queues.flatMap((q) => [[q.definition.name, q.url], [dlqNameOf(q.definition.name), q.dlqUrl]])),
@@ -360,6 +396,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       user_pool_client_id: cognito.userPoolClientId,
       user_email: firstUser.email,
       user_password: firstUser.password,
+      schedules: () => schedules.map((s) => s.status()),
       stop,
     };
   } catch (error) {

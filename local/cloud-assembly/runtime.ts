@@ -25,12 +25,15 @@ import type { ConsoleConfig } from '../../console/src/lib/config';
 import { holdPort } from '../ports';
 import type { QueueName, QueueSettings } from '../queues';
 import { bootstrap, ensureFirstUser, type LocalRuntime, type LocalRuntimeOptions } from '../runtime';
+import { ensureIndexes } from '../dynamodb-local';
 import { startDynamoDbStreamPoller } from '../dynamodb-stream-poller';
+import { startSchedule, type RunningSchedule } from '../scheduler';
 import { startSqsPoller } from '../sqs-poller';
 import { deployBuckets } from './bucket-deployments';
 import { userPoolOf, type UserPoolTriggerSpec } from './cognito';
 import { createCustomResources, customResourcesOf, providerOf } from './custom-resources';
 import { eventFilterOf } from './event-filter';
+import { scheduledRulesOf } from './events';
 import { brokerRuleOf, IOT_CORE_MQTTS_PORT, iotAuthorizerOf, startIotControlPlane, topicRulesOf, type TopicRuleSpec } from './iot-core';
 import { ENDPOINT_VARIABLES, localStreamArn, startRecordingProxy, unusedGrants, wildcardMatch, type CallRecord, type PolicyStatement } from './iam';
 import { LocalLambda } from './lambda-host';
@@ -67,6 +70,8 @@ export interface CloudAssemblyReport {
   topicRules: number;
   /** The user pool's Lambda triggers cognito-local calls. */
   userPoolTriggers: number;
+  /** The AWS::Events::Rule schedules that invoke functions. */
+  scheduledRules: number;
   /** What a service may not invoke, as the template's AWS::Lambda::Permissions say: those calls fail. */
   invokeRefusals: string[];
   calls: number;
@@ -98,8 +103,9 @@ const NO_PERMISSION = 'no-permission:';
  * resource (created by its function), and the MQTT door from the IoT Core resources (the broker
  * asks the AWS::IoT::Authorizer's function, runs the AWS::IoT::TopicRules with their roles, serves
  * the data plane's Publish), the console's user pool from the AWS::Cognito resources on cognito-local
- * (its triggers invoke the template's functions, only with cognito-idp's invoke permission), and the
- * console and its config.json from the BucketDeployments. Every AWS call a function or a rule makes passes a recording proxy and
+ * (its triggers invoke the template's functions, only with cognito-idp's invoke permission), every
+ * scheduled AWS::Events::Rule (its `rate(…)`, one run at a time; a function only with events'
+ * invoke permission for the rule), and the console and its config.json from the BucketDeployments. Every AWS call a function or a rule makes passes a recording proxy and
  * is checked against its role's policies. Whatever the template forgets (a variable, a permission,
  * a mapping) fails here as on AWS.
  */
@@ -108,7 +114,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
   const stops: Array<() => Promise<void>> = [];
   const calls: CallRecord[] = [];
   let finalReport: CloudAssemblyReport | undefined;
-  let makeReport: () => CloudAssemblyReport = () => ({ stack: '', routes: 0, functions: [], initErrors: [], eventSourceMappings: 0, topicRules: 0, userPoolTriggers: 0, invokeRefusals: [], calls: 0, refused: [], unused: [] });
+  let makeReport: () => CloudAssemblyReport = () => ({ stack: '', routes: 0, functions: [], initErrors: [], eventSourceMappings: 0, topicRules: 0, userPoolTriggers: 0, scheduledRules: 0, invokeRefusals: [], calls: 0, refused: [], unused: [] });
   const stop = async () => {
     finalReport ??= makeReport();
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
@@ -124,8 +130,10 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     const stack = applyOverrides(assembly, options);
     const { template } = stack;
     log(`running ${assembly.name} from ${dir}`);
-    // Read before any engine starts: a pool setting cognito-local cannot honour stops the start at once.
+    // Read before any engine starts: a pool setting cognito-local cannot honour, or a rule that is
+    // not a schedule of a function, stops the start at once.
     const userPool = userPoolOf(template, assembly.name);
+    const rules = scheduledRulesOf(template);
 
     // Apart from the sources' data (other table names, another bootstrap account): a subfolder.
     const dataDir = options.dataDir && join(options.dataDir, 'cloud-assembly');
@@ -210,6 +218,10 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       const database = resolve(table.Properties?.DatabaseName);
       const name = nameOf(id, table.Properties?.TableName);
       physical.set(id, { ref: `${database}|${name}`, attributes: { Name: name, Arn: `arn:aws:timestream:${region}:${ACCOUNT}:database/${database}/table/${name}` } });
+    }
+    for (const [id, rule] of resourcesOfType(template, 'AWS::Events::Rule')) {
+      const name = nameOf(id, rule.Properties?.Name);
+      physical.set(id, { ref: name, attributes: { Arn: `arn:aws:events:${region}:${ACCOUNT}:rule/${name}` } });
     }
     // IoT Core's resources are named by their name property, and their ARNs are of IoT's shape.
     for (const [type, nameKey, kind] of [
@@ -556,6 +568,43 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       );
     }
 
+    // Scheduled rules: each enabled rule fires its targets at its rate (or the test's interval),
+    // one run at a time; EventBridge invokes a function only with its resource policy's leave.
+    const sweepRuleId = targetOf(template.Outputs?.RolloutSweepRuleName?.Value);
+    if (options.sweepIntervalSeconds !== undefined && !sweepRuleId) throw new Error('The template has no RolloutSweepRuleName output: cannot change the sweep\'s interval.');
+    const schedules: RunningSchedule[] = [];
+    for (const rule of rules) {
+      const ruleArn = physical.get(rule.id)!.attributes.Arn;
+      if (!rule.enabled) {
+        log(`rule ${rule.id} is disabled: it never fires`);
+        continue;
+      }
+      const intervalMs = rule.id === sweepRuleId && options.sweepIntervalSeconds ? options.sweepIntervalSeconds * 1000 : rule.intervalMs;
+      for (const target of rule.targets) {
+        const refusal = mayInvoke(target.functionId, ruleArn, 'events.amazonaws.com')
+          ? undefined
+          : `EventBridge may not invoke ${target.functionId}: no AWS::Lambda::Permission for events.amazonaws.com on rule ${rule.id}`;
+        if (refusal) {
+          invokeRefusals.push(`${rule.id} (${rule.expression}): ${refusal}`);
+          log(`${refusal}: every firing of the rule fails (FailedInvocations)`);
+        } else log(`rule ${rule.id} (${rule.expression}${intervalMs === rule.intervalMs ? '' : `, here every ${intervalMs / 1000} s`}) → ${target.functionId}…`);
+        const lambda = lambdas.get(target.functionId)!;
+        const running = startSchedule({
+          rule: physical.get(rule.id)!.ref,
+          function: target.functionId,
+          intervalMs,
+          ruleArn,
+          region,
+          account: ACCOUNT,
+          refusal,
+          invoke: (event) => lambda.invoke(target.input ?? event),
+          onError: options.onScheduleError,
+        });
+        schedules.push(running);
+        stops.push(running.stop);
+      }
+    }
+
     // What a deploy prints: the outputs.
     const outputs: Record<string, string> = {};
     for (const [name, output] of Object.entries(template.Outputs ?? {})) {
@@ -596,6 +645,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       eventSourceMappings: mappings.length,
       topicRules: topicRules.length,
       userPoolTriggers: userPool?.triggers.length ?? 0,
+      scheduledRules: rules.length,
       invokeRefusals,
       calls: calls.length,
       refused: calls.filter((c) => c.decision !== 'allow'),
@@ -621,6 +671,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
             user_password: firstUser!.password,
           }
         : {}),
+      schedules: () => schedules.map((s) => s.status()),
       stop,
       report: () => finalReport ?? makeReport(),
     };
@@ -658,7 +709,8 @@ const genericPhysical = (stackName: string, id: string, resource: CfnResource | 
 /**
  * Creates a table as declared, unless it was kept in the data folder from an earlier run; a kept
  * table whose stream differs from the declared one gets the declared stream, as an update of
- * StreamSpecification would. Resolves with the table's description.
+ * StreamSpecification would, and one without a declared global secondary index gets it (waited for
+ * until ACTIVE). Resolves with the table's description.
  */
 const createTable = async (client: DynamoDBClient, input: CreateTableCommandInput): Promise<{ Table: TableDescription; kept: boolean }> => {
   const describe = async () => (await client.send(new DescribeTableCommand({ TableName: input.TableName }))).Table!;
@@ -672,6 +724,12 @@ const createTable = async (client: DynamoDBClient, input: CreateTableCommandInpu
     const { TableDescription } = await client.send(new CreateTableCommand(input));
     return { Table: TableDescription!, kept: false };
   }
+  // Indexes the template adds to a kept table are created, as CloudFormation adds them in place.
+  const indexes = (input.GlobalSecondaryIndexes ?? []).map((gsi) => ({
+    gsi,
+    attributes: (input.AttributeDefinitions ?? []).filter((a) => gsi.KeySchema?.some((k) => k.AttributeName === a.AttributeName)),
+  }));
+  const added = await ensureIndexes(client, input.TableName!, indexes);
   const wanted = input.StreamSpecification;
   const has = existing.StreamSpecification;
   if (wanted && !(has?.StreamEnabled && has.StreamViewType === wanted.StreamViewType)) {
@@ -680,7 +738,7 @@ const createTable = async (client: DynamoDBClient, input: CreateTableCommandInpu
     await client.send(new UpdateTableCommand({ TableName: input.TableName, StreamSpecification: wanted }));
     return { Table: await describe(), kept: false };
   }
-  return { Table: existing, kept: true };
+  return { Table: added.length ? await describe() : existing, kept: true };
 };
 
 /**

@@ -26,6 +26,7 @@ export default async () => {
     eventSourceMappings: reports[0].eventSourceMappings,
     topicRules: reports[0].topicRules,
     userPoolTriggers: reports[0].userPoolTriggers ?? 0,
+    scheduledRules: reports[0].scheduledRules ?? 0,
     // What the template's AWS::Lambda::Permissions let no service invoke (a trigger, an authorizer): those calls failed.
     invokeRefusals: [...new Set(reports.flatMap((r) => r.invokeRefusals ?? []))],
     calls: reports.reduce((sum, r) => sum + r.calls, 0),
@@ -35,7 +36,7 @@ export default async () => {
   };
   writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   process.stderr.write(
-    `\ncloud assembly: ${summary.routes} routes, ${summary.functions} functions, ${summary.eventSourceMappings} event source mappings (queues and the table stream), ${summary.topicRules} topic rules, ${summary.userPoolTriggers} user pool triggers from the template; ` +
+    `\ncloud assembly: ${summary.routes} routes, ${summary.functions} functions, ${summary.eventSourceMappings} event source mappings (queues and the table stream), ${summary.topicRules} topic rules, ${summary.userPoolTriggers} user pool triggers, ${summary.scheduledRules} scheduled rules from the template; ` +
       `${summary.calls} AWS calls checked against IAM in ${summary.runs} runs, ${summary.refused} refused, ${unused.length} permissions never used, ${summary.invokeRefusals.length} invocations no permission allows (${join(dir, 'summary.json')})\n`,
   );
   if (refused.length) {

@@ -35,6 +35,7 @@ describe('startConfig (npm start’s variables)', () => {
       INGEST_QUEUE_MAX_RECEIVE_COUNT: '3',
       WEBHOOK_TIMEOUT_MS: '1500',
       AUTHORIZER_CACHE_TTL_SECONDS: '0',
+      SWEEP_INTERVAL_SECONDS: '2',
       PORT: '0',
     });
 
@@ -42,7 +43,8 @@ describe('startConfig (npm start’s variables)', () => {
       ingest: { maxReceiveCount: 3 },
       forward: { visibilityTimeoutSeconds: 5, maxReceiveCount: 2, retry: { baseSeconds: 1, maxSeconds: 4 } },
     });
-    expect(options).toMatchObject({ webhookTimeoutMs: 1500, authorizerCacheTtlSeconds: 0, port: 0 });
+    expect(options).toMatchObject({ webhookTimeoutMs: 1500, authorizerCacheTtlSeconds: 0, sweepIntervalSeconds: 2, port: 0 });
+    expect(() => startConfig({ SWEEP_INTERVAL_SECONDS: '0' })).toThrow(/SWEEP_INTERVAL_SECONDS=0: expected a whole number from 1 to 86400/);
   });
 
   it.each([
