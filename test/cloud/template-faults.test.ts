@@ -20,7 +20,7 @@ import { sqsClient } from '../helpers/sqs';
  * reads, a wrong handler string, a role without the table actions, a method without its invoke
  * permission, a streamed route deployed as buffered, an IoT authorizer IoT Core may not invoke, a
  * user pool trigger Cognito may not invoke (and a stricter password policy, so that the pool is
- * seen to be the template's). One copy of the run's assembly carries these faults, each on another function; the MQTT door's rule role and publisher faults have a copy of
+ * seen to be the template's), a scheduled rule whose function EventBridge may not invoke. One copy of the run's assembly carries these faults, each on another function; the MQTT door's rule role and publisher faults have a copy of
  * their own (its devices must connect).
  */
 const byPath = (template: CfnTemplate, path: string) => {
@@ -83,10 +83,14 @@ describe('a faulty template on the cloud-assembly runtime', () => {
       for (const [id, p] of resourcesOfType(template, 'AWS::Lambda::Permission')) if (p.Properties!.Principal === 'cognito-idp.amazonaws.com') delete template.Resources[id];
       // 8. The pool's password policy asks for a symbol too (the local runtime's pool does not).
       byPath(template, 'Fleetstream/Users/UserPool/Resource')[1].Properties!.Policies.PasswordPolicy.RequireSymbols = true;
+      // 9. EventBridge loses its permission to invoke the rollout sweep.
+      const [sweep] = byPath(template, 'Fleetstream/RolloutSweepHandler/Resource');
+      const [sweepRule] = byPath(template, 'Fleetstream/RolloutSweepSchedule/Rule/Resource');
+      for (const [id, p] of resourcesOfType(template, 'AWS::Lambda::Permission')) if (p.Properties!.Principal === 'events.amazonaws.com') delete template.Resources[id];
       const [, pages] = byPath(template, 'Fleetstream/Console/Pages/CustomResource/Default');
-      Object.assign(ids, { workspaces, fota, fleets, mqttAuthorizer, userAccount, pagesAsset: `asset.${pages.Properties!.SourceObjectKeys[0].replace(/\.zip$/, '')}` });
+      Object.assign(ids, { workspaces, fota, fleets, mqttAuthorizer, userAccount, sweep, sweepRule, pagesAsset: `asset.${pages.Properties!.SourceObjectKeys[0].replace(/\.zip$/, '')}` });
     });
-    runtime = (await startCloudAssemblyRuntime({ assemblyDir: dir })) as CloudAssemblyRuntime;
+    runtime = (await startCloudAssemblyRuntime({ assemblyDir: dir, sweepIntervalSeconds: 1 })) as CloudAssemblyRuntime;
     api = apiClient(runtime.base_url, runtime.api_key);
   });
   afterAll(async () => {
@@ -159,6 +163,16 @@ describe('a faulty template on the cloud-assembly runtime', () => {
     const db = { doc: documentClient(new DynamoDBClient({})), table: process.env.REGISTRY_TABLE! };
     await expect(authenticateUser(db, sub)).rejects.toThrow();
     expect(runtime.report().unused).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^${ids.userAccount} dynamodb:PutItem `))]));
+  });
+
+  it('never runs a scheduled function EventBridge may not invoke: each firing of its rule fails, and the refusal is reported', async () => {
+    const schedule = () => runtime.schedules().find((s) => s.function === ids.sweep)!;
+
+    await until(() => schedule().refused >= 2, 'two firings of the sweep’s rule', 30_000);
+
+    expect(schedule()).toMatchObject({ runs: 0, recent: [], refusal: expect.stringMatching(new RegExp(`^EventBridge may not invoke ${ids.sweep}: no AWS::Lambda::Permission for events.amazonaws.com on rule ${ids.sweepRule}`)) });
+    expect(runtime.report().invokeRefusals).toContainEqual(expect.stringMatching(new RegExp(`^${ids.sweepRule} \\(rate\\(1 minute\\)\\): EventBridge may not invoke ${ids.sweep}`)));
+    expect(runtime.report().unused).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^${ids.sweep} dynamodb:Query .*/index/sweep$`))]));
   });
 
   it('makes the pool with the template’s password policy', async () => {
@@ -286,6 +300,24 @@ describe('the MQTT door of a faulty template', () => {
     expect(scheduled.status).toBe(200);
     expect(device.received.filter((m) => m.key === '@reboot')).toEqual([]);
     expect(status.value.expected).toEqual({ '@reboot': { v: { args: { delay: 1 } } } });
+  });
+});
+
+describe('an EventBridge rule the runtime cannot honour', () => {
+  const sweepRule = (template: CfnTemplate) => byPath(template, 'Fleetstream/RolloutSweepSchedule/Rule/Resource')[1].Properties!;
+
+  it.each([
+    ['a cron schedule', (template: CfnTemplate) => (sweepRule(template).ScheduleExpression = 'cron(0/5 * * * ? *)'), /Rule RolloutSweepScheduleRule\w+: cron\(0\/5 \* \* \* \? \*\): cron expressions do not run here \(rate expressions only\)/],
+    ['an event pattern', (template: CfnTemplate) => (sweepRule(template).EventPattern = { source: ['aws.s3'] }), /Rule RolloutSweepScheduleRule\w+: event patterns do not run here/],
+    [
+      'a target that is not a function',
+      (template: CfnTemplate) => (sweepRule(template).Targets[0].Arn = { 'Fn::GetAtt': [targetOf(template.Outputs!.ForwardQueueUrl.Value)!, 'Arn'] }),
+      /Rule RolloutSweepScheduleRule\w+, target Target0: .*QueuesForwardQueue.* is not a Lambda function of the template \(only Lambda targets run here\)/,
+    ],
+  ])('fails the start for %s rather than leaving the rule out', async (_what, change, message) => {
+    const dir = faultyCopy(cloudAssemblyDir()!, change);
+
+    await expect(startCloudAssemblyRuntime({ assemblyDir: dir })).rejects.toThrow(message);
   });
 });
 
