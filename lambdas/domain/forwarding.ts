@@ -2,15 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../shared/clients';
 import { logger } from '../shared/logger';
 import type { ForwardMessage } from '../schemas/forward';
-import {
-  getDeliveredIntegrations,
-  listIntegrationsOfWorkspace,
-  putDeliveredIntegrations,
-  recordDeliveryOutcome,
-  type IntegrationRecord,
-} from '../stores/integration-store';
+import { getDeliveredIntegrations, putDeliveredIntegrations, recordDeliveryOutcome, type IntegrationRecord } from '../stores/integration-store';
 import { delayMessages } from '../stores/queue-store';
-import { readForwardBody, type RenderedEntry } from './forward-pack';
+import { readForwardRuns, type EntryRun } from './forward-pack';
+import { forwarderMemory, type ForwarderMemory } from './forwarder-memory';
 import { signatureHeaders, wantsMessage } from './integrations';
 
 /** One forward-queue message as the forwarder receives it. */
@@ -51,6 +46,11 @@ export interface ForwardingOptions {
    * time instead of timing out as a whole.
    */
   startPostsBefore?: number;
+  /**
+   * What the container remembers between invocations (its integrations, the statuses it wrote);
+   * without it every call reads the integrations and writes each status.
+   */
+  memory?: ForwarderMemory;
 }
 
 /** The SQS message attribute that carries a message's first ID through a DLQ replay. */
@@ -66,12 +66,37 @@ const LEDGER_TTL_SECONDS = 15 * 24 * 3600;
 export const retryDelaySeconds = (retry: ForwardingOptions['retry'], receiveCount: number) =>
   Math.min(retry.maxSeconds, retry.baseSeconds * 2 ** Math.max(0, receiveCount - 1));
 
+const ENVELOPE_START = '{"batch_id":';
+const RESULT_START = ',"result":[';
+const ENVELOPE_END = ']}';
+
 /**
- * The body of one POST: `{batch_id, result}` with entry IDs "0", "1", … in order, each entry's
- * rendered JSON copied in behind its ID (forward-pack.ts: the entries are never parsed here).
+ * The body of one POST, as the bytes sent: `{batch_id, result}` with entry IDs "0", "1", … in
+ * order, each entry's rendered JSON copied in behind its ID (forward-pack.ts: the entries are never
+ * parsed here). Entries are pure ASCII, so each is written straight into one buffer: an entry's
+ * text goes in first, then its `{"id":"N",` over the entry's own opening brace, with no string
+ * built per entry (a megabyte of entries is thousands of them).
  */
-export const webhookBody = (batchId: string, entries: string[]) =>
-  `{"batch_id":${JSON.stringify(batchId)},"result":[${entries.map((json, i) => `{"id":"${i}",${json.slice(1)}`).join(',')}]}`;
+export const webhookBody = (batchId: string, entries: string[]): Buffer => {
+  const head = `${ENVELOPE_START}${JSON.stringify(batchId)}${RESULT_START}`;
+  let size = Buffer.byteLength(head) + ENVELOPE_END.length + Math.max(0, entries.length - 1);
+  for (let i = 0; i < entries.length; i++) size += entries[i].length + idPrefix(i).length - 1;
+  const body = Buffer.allocUnsafe(size);
+  let at = body.write(head);
+  for (let i = 0; i < entries.length; i++) {
+    if (i > 0) at = body.writeUInt8(COMMA, at);
+    const prefix = idPrefix(i);
+    const end = at + prefix.length - 1 + body.write(entries[i], at + prefix.length - 1, 'latin1');
+    body.write(prefix, at, 'latin1');
+    at = end;
+  }
+  body.write(ENVELOPE_END, at);
+  return body;
+};
+
+const COMMA = 0x2c;
+/** An entry's start up to its first field: `{"id":"7",` (its `{` then stands where the entry's own was). */
+const idPrefix = (i: number) => `{"id":"${i}",`;
 
 /**
  * The signed POST of one batch to an integration: the `{batch_id, result}` body and the headers
@@ -86,7 +111,7 @@ export const webhookPost = (
   extraHeaders: Record<string, string> = {},
 ): WebhookPost => {
   // Encoded once: the same bytes are signed and sent.
-  const body = Buffer.from(webhookBody(batchId, entries));
+  const body = webhookBody(batchId, entries);
   return {
     url: integration.url,
     body,
@@ -102,23 +127,23 @@ export const webhookPost = (
   };
 };
 
-/** One queued message, read: its entries (one for a single message, many for a pack). */
+/** One queued message, read: its entries, as runs of one workspace and kind (a pack is one run). */
 interface Parsed {
   queued: QueuedMessage;
   key: string;
-  entries: RenderedEntry[];
+  runs: EntryRun[];
 }
 
-/** An entry on its way into a POST, with the message it came in. */
-interface Entry {
+/** Entries of one message on their way into one POST (the entries' JSON texts, in order). */
+interface Part {
   from: Parsed;
-  entry: RenderedEntry;
+  lines: string[];
 }
 
 interface Post {
   integration: IntegrationRecord;
   kind: ForwardMessage['kind'];
-  entries: Entry[];
+  parts: Part[];
 }
 
 // What an entry adds to a POST body besides its JSON (its `"id":"…",` and a comma), and what the
@@ -126,21 +151,37 @@ interface Post {
 export const ENTRY_OVERHEAD = 16;
 const ENVELOPE_BYTES = 80;
 
-/** Splits entries into groups whose POST body stays under MAX_POST_BYTES (entries are ASCII: a length is a size). */
-const bySize = (entries: Entry[]) => {
-  const groups: Entry[][] = [];
+/**
+ * Splits parts into groups whose POST body stays under MAX_POST_BYTES, a part split where a body
+ * fills (entries are ASCII: a length is a size; an entry larger than a body goes alone).
+ */
+const bySize = (parts: Part[]) => {
+  const groups: Part[][] = [];
   let bytes = 0;
-  for (const entry of entries) {
-    const size = entry.entry.json.length + ENTRY_OVERHEAD;
-    if (!groups.length || (bytes + size > MAX_POST_BYTES && groups.at(-1)!.length)) {
-      groups.push([]);
-      bytes = ENVELOPE_BYTES;
+  for (const part of parts) {
+    let start = 0;
+    for (let i = 0; i < part.lines.length; i++) {
+      const size = part.lines[i].length + ENTRY_OVERHEAD;
+      if (!groups.length || (bytes + size > MAX_POST_BYTES && bytes > ENVELOPE_BYTES)) {
+        if (i > start) groups.at(-1)!.push({ from: part.from, lines: part.lines.slice(start, i) });
+        start = i;
+        groups.push([]);
+        bytes = ENVELOPE_BYTES;
+      }
+      bytes += size;
     }
-    groups.at(-1)!.push(entry);
-    bytes += size;
+    if (part.lines.length) groups.at(-1)!.push(start === 0 ? part : { from: part.from, lines: part.lines.slice(start) });
   }
   return groups;
 };
+
+/** The lines of a run that an integration takes: all or none by kind, one by one by tag when it filters data by tag. */
+const linesFor = (integration: IntegrationRecord, run: EntryRun) =>
+  run.kind === 'data' && integration.tags.length
+    ? run.lines.filter((_, i) => wantsMessage(integration, { kind: run.kind, tag: run.tags![i] }))
+    : wantsMessage(integration, { kind: run.kind })
+      ? run.lines
+      : [];
 
 /** Runs tasks with at most `concurrency` in flight. */
 const runAll = async <T>(tasks: Array<() => Promise<T>>, concurrency: number) => {
@@ -161,8 +202,8 @@ const readMessages = (messages: QueuedMessage[]) => {
   const poison: QueuedMessage[] = [];
   for (const queued of messages) {
     // A redelivered message has its entries parsed too: a line no receiver could take is poison.
-    const entries = readForwardBody(queued.body, { parseEntries: queued.receiveCount > 1 || queued.originId !== undefined });
-    if (entries) valid.push({ queued, key: queued.originId ?? queued.messageId, entries });
+    const runs = readForwardRuns(queued.body, { parseEntries: queued.receiveCount > 1 || queued.originId !== undefined });
+    if (runs) valid.push({ queued, key: queued.originId ?? queued.messageId, runs });
     else poison.push(queued);
   }
   return { valid, poison };
@@ -200,37 +241,38 @@ const earlierDeliveries = async (db: Db, valid: Parsed[]) => {
  * alarm shows it) instead of waiting through the backoff.
  */
 export const forwardMessages = async (db: Db, messages: QueuedMessage[], options: ForwardingOptions): Promise<string[]> => {
+  const memory = options.memory ?? forwarderMemory(db, { ttlMs: 0, max: 0 });
   const { valid, poison } = readMessages(messages);
   for (const queued of poison) logger.error('not a forward message; it will go to the DLQ', { messageId: queued.messageId, body: queued.body.slice(0, 512) });
 
   const before = await earlierDeliveries(db, valid);
-  // Entries by workspace (a pack holds one workspace's, but single messages and packs mix in a batch).
-  const workspaces = new Map<string, Entry[]>();
+  // Runs by workspace (a pack holds one workspace's, but single messages and packs mix in a batch).
+  const workspaces = new Map<string, Array<{ from: Parsed; run: EntryRun }>>();
   for (const from of valid) {
-    for (const entry of from.entries) {
-      if (!workspaces.has(entry.workspace_id)) workspaces.set(entry.workspace_id, []);
-      workspaces.get(entry.workspace_id)!.push({ from, entry });
+    for (const run of from.runs) {
+      if (!workspaces.has(run.workspace_id)) workspaces.set(run.workspace_id, []);
+      workspaces.get(run.workspace_id)!.push({ from, run });
     }
   }
 
   const unreadable = new Set<Parsed>(); // messages whose workspace's integrations could not be read
   const posts: Post[] = [];
   await Promise.all(
-    [...workspaces].map(async ([workspaceId, entries]) => {
+    [...workspaces].map(async ([workspaceId, runs]) => {
       let integrations: IntegrationRecord[];
       try {
-        integrations = await listIntegrationsOfWorkspace(db, workspaceId);
+        integrations = await memory.integrationsOf(workspaceId);
       } catch (error) {
         logger.warn('could not read the integrations of a workspace', { workspaceId, error: error as Error });
-        for (const e of entries) unreadable.add(e.from);
+        for (const { from } of runs) unreadable.add(from);
         return;
       }
       for (const integration of integrations) {
         for (const kind of ['data', 'event'] as const) {
-          const wanted = entries.filter(
-            (e) => e.entry.kind === kind && wantsMessage(integration, e.entry) && !before.get(e.from.key)?.includes(integration.id),
-          );
-          for (const group of bySize(wanted)) posts.push({ integration, kind, entries: group });
+          const wanted = runs
+            .filter(({ from, run }) => run.kind === kind && !before.get(from.key)?.includes(integration.id))
+            .map(({ from, run }) => ({ from, lines: linesFor(integration, run) }));
+          for (const group of bySize(wanted)) posts.push({ integration, kind, parts: group });
         }
       }
     }),
@@ -239,7 +281,7 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
   const outcomes = await runAll(
     posts.map((post) => async (): Promise<PostOutcome | undefined> => {
       if (options.startPostsBefore !== undefined && Date.now() >= options.startPostsBefore) return undefined;
-      return options.post(webhookPost(post.integration, post.kind, randomUUID(), post.entries.map((e) => e.entry.json)));
+      return options.post(webhookPost(post.integration, post.kind, randomUUID(), post.parts.flatMap((part) => part.lines)));
     }),
     options.concurrency,
   );
@@ -252,7 +294,7 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
   const byIntegration = new Map<IntegrationRecord, { delivered: boolean; error?: string }>();
   posts.forEach((post, i) => {
     const outcome = outcomes[i];
-    const messages = new Set(post.entries.map((e) => e.from));
+    const messages = new Set(post.parts.map((part) => part.from));
     if (!outcome) {
       // not sent for lack of time: retried, and nothing to say about the receiver
       for (const p of messages) missed.add(p);
@@ -278,10 +320,13 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
   await Promise.all(
     [...byIntegration].map(async ([integration, summary]) => {
       if (summary.error) logger.warn('webhook delivery failed', { integrationId: integration.id, error: summary.error });
+      if (!memory.needsStatusWrite(integration, summary)) return;
       try {
         await recordDeliveryOutcome(db, integration.workspace_id, integration.id, { at, ...summary });
+        memory.statusWritten(integration, summary);
       } catch (error) {
-        if ((error as Error).name !== 'NotFoundError') logger.warn('could not record a delivery status', { integrationId: integration.id, error: error as Error });
+        if ((error as Error).name === 'NotFoundError') memory.forget(integration);
+        else logger.warn('could not record a delivery status', { integrationId: integration.id, error: error as Error });
       }
     }),
   );

@@ -1,7 +1,9 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { forwarderMemory } from '../domain/forwarder-memory';
 import { forwardMessages, ORIGIN_ID_ATTRIBUTE } from '../domain/forwarding';
 import { registryDb } from '../shared/clients';
 import {
+  FORWARDER_CACHE_SECONDS,
   FORWARD_QUEUE_URL,
   FORWARD_RETRY_BASE_SECONDS,
   FORWARD_RETRY_MAX_SECONDS,
@@ -16,6 +18,10 @@ const POST_CONCURRENCY = 16;
 const WRAP_UP_MS = 2000;
 
 const post = webhookPoster({ timeoutMs: WEBHOOK_TIMEOUT_MS, allowPrivate: WEBHOOK_ALLOW_PRIVATE_TARGETS });
+// Workspaces remembered at most (a few KB each): far more than one container's batches name.
+const REMEMBERED_WORKSPACES = 10_000;
+const db = registryDb();
+const memory = forwarderMemory(db, { ttlMs: FORWARDER_CACHE_SECONDS * 1000, max: REMEMBERED_WORKSPACES });
 
 /**
  * The forward queue's consumer (an SQS event source with ReportBatchItemFailures): delivers the
@@ -29,8 +35,9 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
     receiveCount: Number(r.attributes.ApproximateReceiveCount) || 1,
     originId: r.messageAttributes?.[ORIGIN_ID_ATTRIBUTE]?.stringValue,
   }));
-  const failed = await forwardMessages(registryDb(), messages, {
+  const failed = await forwardMessages(db, messages, {
     post,
+    memory,
     queueUrl: FORWARD_QUEUE_URL,
     retry: { baseSeconds: FORWARD_RETRY_BASE_SECONDS, maxSeconds: FORWARD_RETRY_MAX_SECONDS },
     concurrency: POST_CONCURRENCY,

@@ -38,6 +38,14 @@ export const DEVICE_TOKEN_MAX_TTL_SECONDS = intFrom(process.env.DEVICE_TOKEN_MAX
 export const FORWARD_RETRY_BASE_SECONDS = intFrom(process.env.FORWARD_RETRY_BASE_SECONDS, 30);
 export const FORWARD_RETRY_MAX_SECONDS = intFrom(process.env.FORWARD_RETRY_MAX_SECONDS, 900);
 
+/**
+ * How long a forwarder container relies on what it read of a workspace's integrations and on the
+ * delivery statuses it wrote, in seconds (domain/forwarder-memory.ts): a change to an integration
+ * reaches deliveries within this time, and `last_delivery_at` lags at most this much. 0: read and
+ * write on every invocation.
+ */
+export const FORWARDER_CACHE_SECONDS = intFrom(process.env.FORWARDER_CACHE_SECONDS, 10);
+
 /** How long the forwarder waits for a webhook receiver's answer, in milliseconds. */
 export const WEBHOOK_TIMEOUT_MS = intFrom(process.env.WEBHOOK_TIMEOUT_MS, 10_000);
 

@@ -71,12 +71,15 @@ describe('the forward DLQ and its replay command', () => {
   it('replays full packs, ten of which are more than one SendMessageBatch call takes', async () => {
     const hook = await startWebhookReceiver();
     receivers.push(hook);
-    await api.post(`/workspaces/${runtime.workspace_id}/integrations`, { url: hook.url, events: false, tags: ['replayed'] });
+    // A workspace of its own: the forwarder relies on what it read of a workspace's integrations for
+    // FORWARDER_CACHE_SECONDS, so one created just now in the busy workspace above could miss the replay.
+    const workspaceId = (await api.post('/workspaces', { name: 'replayed packs' })).body.workspace.id as string;
+    await api.post(`/workspaces/${workspaceId}/integrations`, { url: hook.url, events: false, tags: ['replayed'] });
     const points = Array.from(
       { length: 1000 },
       (_, i): DataMessage => ({
         kind: 'data',
-        workspace_id: runtime.workspace_id,
+        workspace_id: workspaceId,
         fleet_id: '',
         device_id: 'dev-replayed',
         device_name: 'replayed',
