@@ -122,36 +122,65 @@ const isEntry = (line: string, parse: boolean) => {
 };
 
 /**
- * The entries of a rendered pack, or undefined when the header is not one or the lines do not
- * match it. The entries are copied as the producers rendered them (only Fleetstream's functions may
- * send to the queue): each line's shape is checked, and with `parseEntries` each is parsed too.
+ * Entries of one workspace and one kind, in order, as the forwarder copies them: a rendered pack is
+ * one run, read without an object per entry (a pack holds hundreds).
  */
-const readRenderedPack = (body: string, newline: number, parseEntries: boolean): RenderedEntry[] | undefined => {
+export interface EntryRun {
+  kind: ForwardMessage['kind'];
+  workspace_id: string;
+  /** Each line's tag (data only: for tag filters). */
+  tags?: string[];
+  /** Each entry's JSON object text, without its `id`. */
+  lines: string[];
+}
+
+/**
+ * The run of a rendered pack, or undefined when the header is not one or the lines do not match
+ * it. The entries are copied as the producers rendered them (only Fleetstream's functions may send
+ * to the queue): each line's shape is checked, and with `parseEntries` each is parsed too.
+ */
+const readRenderedPack = (body: string, newline: number, parseEntries: boolean): EntryRun | undefined => {
   const header = ForwardEntriesHeaderSchema.safeParse(parseJson(body.slice(0, newline)));
   if (!header.success) return undefined;
   const { workspace_id, of, count, tags } = header.data;
   const lines = body.slice(newline + 1).split('\n');
   if (lines.length !== count || (of === 'data' ? tags?.length !== count : tags !== undefined)) return undefined;
-  const entries: RenderedEntry[] = new Array(count);
-  for (let i = 0; i < count; i++) {
-    const json = lines[i];
-    if (!isEntry(json, parseEntries)) return undefined;
-    entries[i] = of === 'data' ? { kind: of, workspace_id, tag: tags![i], json } : { kind: of, workspace_id, json };
+  for (const line of lines) if (!isEntry(line, parseEntries)) return undefined;
+  return { kind: of, workspace_id, ...(of === 'data' ? { tags } : {}), lines };
+};
+
+/** Entries rendered one by one (a body from before rendering) as runs of consecutive entries of one workspace and kind. */
+const runsOf = (entries: RenderedEntry[]): EntryRun[] => {
+  const runs: EntryRun[] = [];
+  for (const { kind, workspace_id, tag, json } of entries) {
+    let run = runs.at(-1);
+    if (!run || run.kind !== kind || run.workspace_id !== workspace_id) runs.push((run = { kind, workspace_id, ...(kind === 'data' ? { tags: [] } : {}), lines: [] }));
+    run.lines.push(json);
+    if (kind === 'data') run.tags!.push(tag!);
   }
-  return entries;
+  return runs;
 };
 
 /**
- * The entries a forward-queue body carries, in order: a rendered pack's as they are, or, for a
- * body from before rendering (a JSON pack or a single message), its messages checked and rendered.
- * Undefined when the body is neither: it can never be delivered. `parseEntries` parses each line
- * of a rendered pack as well (the forwarder asks on a redelivery, so that a pack whose POSTs a
- * receiver can never accept is told apart from a receiver that is failing).
+ * The entries a forward-queue body carries, in order, as runs: a rendered pack's as they are (one
+ * run), or, for a body from before rendering (a JSON pack or a single message), its messages checked
+ * and rendered. Undefined when the body is neither: it can never be delivered. `parseEntries` parses
+ * each line of a rendered pack as well (the forwarder asks on a redelivery, so that a pack whose
+ * POSTs a receiver can never accept is told apart from a receiver that is failing).
  */
-export const readForwardBody = (body: string, { parseEntries = false } = {}): RenderedEntry[] | undefined => {
+export const readForwardRuns = (body: string, { parseEntries = false } = {}): EntryRun[] | undefined => {
   const newline = body.indexOf('\n');
-  if (newline >= 0) return readRenderedPack(body, newline, parseEntries);
+  if (newline >= 0) {
+    const run = readRenderedPack(body, newline, parseEntries);
+    return run && [run];
+  }
   const result = ForwardQueueMessageSchema.safeParse(parseJson(body));
   if (!result.success) return undefined;
-  return (result.data.kind === 'pack' ? result.data.entries : [result.data]).map(renderEntry);
+  return runsOf((result.data.kind === 'pack' ? result.data.entries : [result.data]).map(renderEntry));
 };
+
+/** The entries a forward-queue body carries, one by one (`readForwardRuns`, flattened). */
+export const readForwardBody = (body: string, options: { parseEntries?: boolean } = {}): RenderedEntry[] | undefined =>
+  readForwardRuns(body, options)?.flatMap(({ kind, workspace_id, tags, lines }) =>
+    lines.map((json, i): RenderedEntry => ({ kind, workspace_id, ...(tags ? { tag: tags[i] } : {}), json })),
+  );
