@@ -2,8 +2,9 @@
  * 50,000 data points through the local forward queue (fauxqs, the event-source poller, the
  * forwarder) to a local receiver that answers 200 at once, packed as the producers pack them
  * (domain/forward-pack.ts packForward): delivered points/s, side by side in the same run with a
- * plain drain (ReceiveMessage + DeleteMessageBatch, nothing else) of the same queue filled with
- * the same messages (target ≥ 0.8), HTTP requests per 1,000 points (target ≤ 10), and the
+ * plain relay of the same queue filled with the same messages (receive up to 10, POST their bodies
+ * unchanged to the same receiver with the same HTTP client, delete; as many at once as the
+ * forwarder's invocations) (target ≥ 0.8), HTTP requests per 1,000 points (target ≤ 10), and the
  * receiver's own capacity measured with autocannon. Both sides are timed by events: each ends
  * with its last DeleteMessageBatch. A third row invokes the forwarder directly with the batches
  * the poller formed, no queue at all: the forwarder's own work (read, build, sign, POST), which
@@ -46,17 +47,19 @@ const MESSAGES = Number(process.env.MESSAGES ?? 50_000);
 // Lambda starts an SQS event source with five batches at once (five concurrent invocations) and
 // scales up from there while messages remain; the local runtime runs two.
 const CONSUMERS = Number(process.env.CONSUMERS ?? 5);
-// The plain drain's receives in flight: at least as many as the pollers make.
-const DRAIN_RECEIVES = Math.max(10, CONSUMERS);
 const AUTOCANNON_SECONDS = Number(process.env.AUTOCANNON_SECONDS ?? 5);
 const IN_PROCESS = process.env.IN_PROCESS === '1';
 // Sent by autocannon: the receiver reads the body and drops it.
 const DROP_HEADER = 'x-bench-drop';
+// Sent by the plain relay with the number of messages in the POST: the receiver reads the body, counts them and drops it.
+const RELAY_HEADER = 'x-bench-relay';
 
 interface Stats {
   requests: number;
   entries: number;
   distinct: number;
+  /** Messages the plain relay POSTed. */
+  relayed: number;
 }
 
 /**
@@ -65,7 +68,7 @@ interface Stats {
  */
 const runReceiver = () => {
   let bodies: Buffer[] = [];
-  let stats: Stats = { requests: 0, entries: 0, distinct: 0 };
+  let stats: Stats = { requests: 0, entries: 0, distinct: 0, relayed: 0 };
   let seen = new Set<string>();
   const server = createServer((req, res) => {
     if (req.method === 'GET') {
@@ -81,7 +84,7 @@ const runReceiver = () => {
     }
     if (req.method === 'DELETE') {
       bodies = [];
-      stats = { requests: 0, entries: 0, distinct: 0 };
+      stats = { requests: 0, entries: 0, distinct: 0, relayed: 0 };
       seen = new Set();
       return void res.writeHead(204).end();
     }
@@ -89,7 +92,8 @@ const runReceiver = () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       res.writeHead(200).end();
-      if (!req.headers[DROP_HEADER]) bodies.push(Buffer.concat(chunks));
+      if (req.headers[RELAY_HEADER]) stats.relayed += Number(req.headers[RELAY_HEADER]);
+      else if (!req.headers[DROP_HEADER]) bodies.push(Buffer.concat(chunks));
     });
   });
   server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as { port: number }).port}\n`));
@@ -194,6 +198,7 @@ const main = async () => {
     const { ENTRY_OVERHEAD, MAX_POST_BYTES, webhookBody } = await import('../lambdas/domain/forwarding');
     const { sendEncodedMessages } = await import('../lambdas/stores/queue-store');
     const { registryDb } = await import('../lambdas/shared/clients');
+    const { webhookPoster } = await import('../lambdas/shared/webhook-client');
     const handler = IN_PROCESS
       ? ((await import('../lambdas/forwarder/handler')) as { handler: SqsHandler }).handler
       : await forwarderContainers(Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)), forward.definition.consumerTimeoutSeconds, stops);
@@ -227,7 +232,7 @@ const main = async () => {
     const packs = packForward(messages);
     const sqsClient = new SQSClient({ useQueueUrlAsEndpoint: false });
     // Both sides warm, as in a steady stream: each forwarder container has run a batch (its
-    // modules, clients and connections to the table and the receiver are set up), and the drain's
+    // modules, clients and connections to the table and the receiver are set up), and the relay's
     // client has sent, received and deleted a message.
     const context = () => lambdaContext({ functionName: 'forwarder', timeoutMs: forward.definition.consumerTimeoutSeconds * 1000 });
     await Promise.all(Array.from({ length: CONSUMERS }, () => handler({ Records: [fakeRecord(packs[0], forward.arn)] }, context())));
@@ -241,37 +246,47 @@ const main = async () => {
     console.log(`filling the forward queue with ${MESSAGES} data points in ${packs.length} packed messages…`);
     const fillMs = await timeMs(() => sendEncodedMessages(forward.url, packs, 16));
 
-    // First the same messages drained plainly: receive (10 a call, DRAIN_RECEIVES calls in flight,
-    // at least as many as the pollers make) and delete, nothing else. The drain ends with its last delete (the receives
-    // still long-polling then only find an empty queue), and every receive has ended before the
-    // queue is refilled.
-    let drained = 0;
-    let deletedPlainly = 0;
-    let drainMs = 0;
-    const drainStart = performance.now();
-    const drainCpu = process.cpuUsage();
-    const drainTicks = machineTicks();
-    let drainCpuMs = 0;
-    let drainCores = 0;
-    const worker = async () => {
-      while (drained < packs.length) {
+    // First the yardstick: a plain relay of the same queue. CONSUMERS workers (the forwarder's
+    // invocations in flight) each receive up to 10 messages, POST their bodies unchanged, one POST a
+    // batch, to the same receiver with the same HTTP client, and delete them once it answered 2xx;
+    // nothing else (no integrations, no signing, no status). The relay ends with its last delete.
+    const relayPost = webhookPoster({ timeoutMs: 30_000, allowPrivate: true });
+    let relayed = 0;
+    let relayPosts = 0;
+    let relayMs = 0;
+    const relayStart = performance.now();
+    const relayCpu = process.cpuUsage();
+    const relayTicks = machineTicks();
+    let relayCpuMs = 0;
+    let relayCores = 0;
+    const relayWorker = async () => {
+      while (relayed < packs.length) {
         const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: forward.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
         if (!Messages.length) continue;
-        drained += Messages.length;
+        const outcome = await relayPost({
+          url: `${receiver.url}/hook`,
+          body: Buffer.from(Messages.map((m) => m.Body!).join('\n')),
+          headers: { 'content-type': 'text/plain', [RELAY_HEADER]: String(Messages.length) },
+        });
+        if (!outcome.ok) throw new Error(`the relay's POST failed: ${outcome.error}`);
+        relayPosts += 1;
         await sqsClient.send(new DeleteMessageBatchCommand({ QueueUrl: forward.url, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
-        deletedPlainly += Messages.length;
-        if (deletedPlainly === packs.length) {
-          drainMs = performance.now() - drainStart;
-          drainCpuMs = cpuMs(process.cpuUsage(drainCpu));
-          drainCores = coresBusy(drainTicks);
+        relayed += Messages.length;
+        if (relayed === packs.length) {
+          relayMs = performance.now() - relayStart;
+          relayCpuMs = cpuMs(process.cpuUsage(relayCpu));
+          relayCores = coresBusy(relayTicks);
         }
       }
     };
-    await Promise.all(Array.from({ length: DRAIN_RECEIVES }, worker));
+    await Promise.all(Array.from({ length: CONSUMERS }, relayWorker));
     sqsClient.destroy();
+    const relayStats = await receiver.stats();
+    if (relayStats.relayed !== packs.length) throw new Error(`the receiver got ${relayStats.relayed} of the relay's ${packs.length} messages`);
+    await receiver.reset();
     await sendEncodedMessages(forward.url, packs, 16);
     console.log(`forwarding with ${CONSUMERS} poller(s) ${IN_PROCESS ? 'calling the handler in this process' : 'each invoking a forwarder container'}, batch size ${forward.definition.batchSize}, window ${forward.definition.maxBatchingWindowSeconds} s…`);
-    // The forwarder ends, as the drain does, when its poller has deleted the last message (each
+    // The forwarder ends, as the relay does, when its poller has deleted the last message (each
     // deleted only after its POSTs succeeded): timed by that event, not by polling the receiver.
     let deletedByPoller = 0;
     const batchSizes: number[] = [];
@@ -305,7 +320,7 @@ const main = async () => {
 
     // What the forwarder's own work costs, without a queue: the handler invoked directly with the
     // batches the poller formed (the same packs, as many invocations at once), so that the share of
-    // the forwarder's time that is not SQS can be read beside the drain.
+    // the forwarder's time that is not SQS can be read beside the relay.
     await receiver.reset();
     const batches: SQSRecord[][] = [];
     for (let at = 0, i = 0; i < batchSizes.length; at += batchSizes[i++]) {
@@ -330,15 +345,15 @@ const main = async () => {
     printTable(`${MESSAGES} messages through the local forward queue`, [
       { what: 'receiver capacity (autocannon, 10 connections)', 'requests/s': capacityRps, 'entries/s': capacityRps * perPost },
       { what: 'forwarder → receiver', 'requests/s': forwardRps, 'entries/s': deliveredPerSecond },
-      { what: 'plain drain (receive + delete)', 'requests/s': 0, 'entries/s': (MESSAGES / drainMs) * 1000 },
+      { what: 'plain relay (receive, POST the bodies, delete)', 'requests/s': (relayPosts / relayMs) * 1000, 'entries/s': (MESSAGES / relayMs) * 1000 },
       { what: 'forwarder handler alone (same batches, no queue)', 'requests/s': 0, 'entries/s': (MESSAGES / handlerMs) * 1000 },
     ]);
-    console.log(`ratio delivered points/s / plain drain points/s = ${(drainMs / forwardMs).toFixed(2)} (target ≥ 0.8)`);
-    // On a machine with few cores both sides are bound by CPU: the drain's is the SQS engine's and
-    // its client's; the forwarder's adds the containers' (read, build, sign, POST) to theirs.
-    console.log(`CPU of this process (all threads: SQS engine, poller${IN_PROCESS ? ', handler' : ', containers'}): drain ${(drainCpuMs / 1000).toFixed(2)} s, forwarder ${(forwardCpuMs / 1000).toFixed(2)} s`);
-    console.log(`cores the machine kept busy (all processes, of ${availableParallelism()}): drain ${drainCores.toFixed(2)}, forwarder ${forwardCores.toFixed(2)}`);
-    console.log(`times: drain ${(drainMs / 1000).toFixed(2)} s, forwarder ${(forwardMs / 1000).toFixed(2)} s, handler alone ${(handlerMs / 1000).toFixed(2)} s in ${batches.length} invocations (${batchSizes.join(', ')} messages); batching window ${forward.definition.maxBatchingWindowSeconds} s`);
+    console.log(`ratio delivered points/s / plain relay points/s = ${(relayMs / forwardMs).toFixed(2)} (target ≥ 0.8)`);
+    // On a machine with few cores both sides are bound by CPU: the relay's is the SQS engine's, its
+    // client's and its POSTs'; the forwarder's adds the containers' (read, build, sign) to theirs.
+    console.log(`CPU of this process (all threads: SQS engine, poller${IN_PROCESS ? ', handler' : ', containers'}): relay ${(relayCpuMs / 1000).toFixed(2)} s, forwarder ${(forwardCpuMs / 1000).toFixed(2)} s`);
+    console.log(`cores the machine kept busy (all processes, of ${availableParallelism()}): relay ${relayCores.toFixed(2)}, forwarder ${forwardCores.toFixed(2)}`);
+    console.log(`times: relay ${(relayMs / 1000).toFixed(2)} s in ${relayPosts} POSTs, forwarder ${(forwardMs / 1000).toFixed(2)} s, handler alone ${(handlerMs / 1000).toFixed(2)} s in ${batches.length} invocations (${batchSizes.join(', ')} messages); batching window ${forward.definition.maxBatchingWindowSeconds} s`);
     console.log(`\nfill: ${MESSAGES} messages enqueued in ${(fillMs / 1000).toFixed(1)} s; forwarding took ${(forwardMs / 1000).toFixed(1)} s`);
     console.log(`delivered messages/s: ${deliveredPerSecond.toFixed(0)} (${stats.distinct} distinct, ${stats.entries} entries received: ${stats.entries - stats.distinct} duplicates)`);
     console.log(`HTTP requests per 1,000 messages: ${((stats.requests / MESSAGES) * 1000).toFixed(2)} (target ≤ 10)`);
