@@ -4,8 +4,8 @@ import { digest8 } from '../../shared/digest';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
 import { addMicros, compareTime, isCloudStamp, microsBetween, parseTime, type Time } from '../../shared/timestamps';
 import { putAll } from '../items';
-import type { DataPoint, PointToStore, TimeseriesQuery, TimeseriesStore, WriteResult } from './types';
-import { isPackKey, KEY_PART, keyTime, keyTimeOf, legacyVersionOf, PACK_SPAN_MICROS, packKey, queryPartitions } from './keys';
+import type { DataPoint, PointToStore, RangePoint, TimeseriesQuery, TimeseriesRange, TimeseriesStore, WriteResult } from './types';
+import { isPackKey, KEY_PART, keyTime, keyTimeOf, legacyVersionOf, PACK_SPAN_MICROS, packKey, queryPartitions, SHARDS } from './keys';
 
 /**
  * One point as the store holds it, whichever item it came in. Its arrival (`inMs`, `sequence`,
@@ -258,10 +258,10 @@ interface Range {
 
 /**
  * The Query of one partition: sort keys from `PACK_SPAN_MICROS` before the start (a pack that
- * starts there may hold points after it) to the end. Legacy point items are filtered by device
- * and tag here; packs are filtered as they are unpacked.
+ * starts there may hold points after it) to the end. Legacy point items are filtered by device,
+ * tag and fleet here; packs are filtered as they are unpacked.
  */
-const partitionQuery = (db: Db, pk: string, range: Range, query: TimeseriesQuery): QueryCommandInput => {
+const partitionQuery = (db: Db, pk: string, range: Range, selection: TimeseriesRange, order: 'asc' | 'desc'): QueryCommandInput => {
   const names: Record<string, string> = { ...itemNames, '#pk': 'pk' };
   const values: Record<string, unknown> = { ':pk': pk };
   const conditions: string[] = [];
@@ -282,8 +282,9 @@ const partitionQuery = (db: Db, pk: string, range: Range, query: TimeseriesQuery
     list.forEach((value, i) => (values[`:${prefix}${i}`] = value));
     filters.push(`(attribute_exists(#p) OR ${name} IN (${list.map((_, i) => `:${prefix}${i}`).join(', ')}))`);
   };
-  isOneOf('#device', 'd', query.devices);
-  isOneOf('#tag', 't', query.tags);
+  isOneOf('#device', 'd', selection.devices);
+  isOneOf('#tag', 't', selection.tags);
+  isOneOf('#fleet', 'f', selection.fleets);
   return {
     TableName: db.table,
     KeyConditionExpression: `#pk = :pk${key}`,
@@ -291,7 +292,7 @@ const partitionQuery = (db: Db, pk: string, range: Range, query: TimeseriesQuery
     ProjectionExpression: Object.keys(itemNames).join(', '),
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
-    ScanIndexForward: query.order === 'asc',
+    ScanIndexForward: order === 'asc',
   };
 };
 
@@ -318,13 +319,26 @@ async function* partitionPages(db: Db, input: QueryCommandInput, firstLimit: num
   }
 }
 
-/** The points of an item that the query selects. */
-const pointsOf = (item: Item, range: Range, devices?: Set<string>, tags?: Set<string>): StoredPoint[] => {
+/** The devices, tags and fleets a read keeps (undefined: all). */
+interface Filters {
+  devices?: Set<string>;
+  tags?: Set<string>;
+  fleets?: Set<string>;
+}
+
+const filtersOf = (selection: TimeseriesRange): Filters => {
+  const set = (list?: string[]) => (list?.length ? new Set(list) : undefined);
+  return { devices: set(selection.devices), tags: set(selection.tags), fleets: set(selection.fleets) };
+};
+
+/** The points of an item that the read selects. */
+const pointsOf = (item: Item, range: Range, { devices, tags, fleets }: Filters): StoredPoint[] => {
   const selected = (p: StoredPoint) =>
     (!range.start || compareTime(p, range.start) >= 0) &&
     (!range.end || compareTime(p, range.end) < 0) &&
     (!devices || devices.has(p.device_id)) &&
-    (!tags || tags.has(p.tag));
+    (!tags || tags.has(p.tag)) &&
+    (!fleets || fleets.has(p.fleet_id));
   if (item.p !== undefined && isPackKey(item.sk)) {
     const earliest = keyTimeOf(item.sk)!;
     const body = JSON.parse(item.p) as PackBody;
@@ -425,14 +439,12 @@ interface Run {
  * items read but not given out wait as runs, merged by their next point: about one span of points,
  * in the few packs that overlap it.
  */
-async function* partitionPoints(pages: AsyncGenerator<Item[]>, query: TimeseriesQuery, range: Range): AsyncGenerator<StoredPoint[]> {
-  const asc = query.order === 'asc';
+async function* partitionPoints(pages: AsyncGenerator<Item[]>, order: 'asc' | 'desc', range: Range, filters: Filters): AsyncGenerator<StoredPoint[]> {
+  const asc = order === 'asc';
   const runs = new Heap<Run>((a, b) => {
     const c = compare(a.points[a.index], b.points[b.index]);
     return asc ? c < 0 : c > 0;
   });
-  const devices = query.devices?.length ? new Set(query.devices) : undefined;
-  const tags = query.tags?.length ? new Set(query.tags) : undefined;
   const giveOut = (ready: StoredPoint[], certain: (p: StoredPoint) => boolean) => {
     for (let run = runs.peek(); run && certain(run.points[run.index]); run = runs.peek()) {
       ready.push(run.points[run.index++]);
@@ -447,7 +459,7 @@ async function* partitionPoints(pages: AsyncGenerator<Item[]>, query: Timeseries
         const at = keyTimeOf(item.sk)!;
         // Ascending: every later item's points are at or after `at`. Descending: before at + span.
         giveOut(ready, asc ? (p) => compareTime(p, at) < 0 : (p) => microsBetween(at, p) >= PACK_SPAN_MICROS);
-        const points = pointsOf(item, range, devices, tags);
+        const points = pointsOf(item, range, filters);
         if (!asc) points.reverse();
         if (points.length) runs.push({ points, index: 0 });
       }
@@ -574,6 +586,27 @@ const toDataPoint = (workspaceId: string, p: StoredPoint): DataPoint => {
   };
 };
 
+/** The bounds of a selection, or undefined when it can hold no point (start at or after end). */
+const rangeOf = (selection: TimeseriesRange): Range | undefined => {
+  const range: Range = {
+    start: selection.start === undefined ? undefined : parseTime(selection.start, true),
+    end: selection.end === undefined ? undefined : parseTime(selection.end, true),
+  };
+  return range.start && range.end && compareTime(range.start, range.end) >= 0 ? undefined : range;
+};
+
+/**
+ * The selected points of a workspace, one per identity, in `order`, in runs: its partitions read in
+ * parallel (`firstLimit` items on each first page), each put in order, then merged.
+ */
+const readPoints = (db: Db, selection: TimeseriesRange, range: Range, order: 'asc' | 'desc', firstLimit: number) => {
+  const filters = filtersOf(selection);
+  const sources = queryPartitions(selection.workspaceId).map((pk) =>
+    partitionPoints(partitionPages(db, partitionQuery(db, pk, range, selection, order), firstLimit), order, range, filters),
+  );
+  return distinctPoints(mergePartitions(sources, order), order);
+};
+
 export interface DynamoDbTimeseriesOptions {
   /** BatchWriteItem calls in flight at once per write. */
   writeConcurrency: number;
@@ -623,22 +656,26 @@ export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptio
     async *query(query: TimeseriesQuery): AsyncGenerator<DataPoint> {
       const skip = query.from * query.size;
       const need = skip + query.size;
-      const range: Range = {
-        start: query.start === undefined ? undefined : parseTime(query.start, true),
-        end: query.end === undefined ? undefined : parseTime(query.end, true),
-      };
-      if (query.size <= 0 || (range.start && range.end && compareTime(range.start, range.end) >= 0)) return;
-      const partitions = queryPartitions(query.workspaceId);
+      const range = rangeOf(query);
+      if (query.size <= 0 || !range) return;
       // A fair share of `need` per partition first, with slack for uneven shards; more pages follow on demand.
-      const firstLimit = Math.min(FIRST_PAGE_MAX, Math.max(2, Math.ceil((need * 1.25) / partitions.length / POINTS_PER_PACK)));
-      const sources = partitions.map((pk) => partitionPoints(partitionPages(db, partitionQuery(db, pk, range, query), firstLimit), query, range));
+      const firstLimit = Math.min(FIRST_PAGE_MAX, Math.max(2, Math.ceil((need * 1.25) / SHARDS / POINTS_PER_PACK)));
       let position = 0;
-      for await (const run of distinctPoints(mergePartitions(sources, query.order), query.order)) {
+      for await (const run of readPoints(db, query, range, query.order, firstLimit)) {
         for (const point of run) {
           if (position++ < skip) continue;
           yield toDataPoint(query.workspaceId, point);
           if (position >= need) return;
         }
+      }
+    },
+
+    async *readRange(selection: TimeseriesRange): AsyncGenerator<RangePoint[]> {
+      const range = rangeOf(selection);
+      if (!range) return;
+      for await (const run of readPoints(db, selection, range, 'asc', FIRST_PAGE_MAX)) {
+        // A point of the layout before packs has its arrival as text; a pack's points are given out as read.
+        yield run.some((p) => p.arrived !== undefined) ? run.map((p) => (p.arrived === undefined ? p : { ...p, inMs: Date.parse(p.arrived) })) : run;
       }
     },
   };

@@ -2,7 +2,7 @@ import { CancelQueryCommand, QueryCommand, TimestreamQueryClient, type ColumnInf
 import { TimestreamWriteClient, WriteRecordsCommand, type _Record, type RejectedRecord } from '@aws-sdk/client-timestream-write';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
 import { addMicros, compareTime, formatTime, isCloudStamp, parseTime, type Time } from '../../shared/timestamps';
-import type { DataPoint, PointToStore, TimeseriesQuery, TimeseriesStore, WriteResult } from './types';
+import type { DataPoint, PointToStore, RangePoint, TimeseriesQuery, TimeseriesRange, TimeseriesStore, WriteResult } from './types';
 import { KEY_PART } from './keys';
 
 // Timestream for LiveAnalytics limits: https://docs.aws.amazon.com/timestream/latest/developerguide/ts-limits.html
@@ -128,52 +128,87 @@ const timeLiteral = (value: string, field: 'start' | 'end') => {
   return `from_nanoseconds(${microsText(time)}000)`;
 };
 
+/** The table, quoted. */
+const tableOf = (database: string, table: string) => `${identifier(database)}.${identifier(table)}`;
+
+/** The conditions that select a range's points: every value checked and quoted. */
+const whereOf = (range: TimeseriesRange): string[] => {
+  const where = [`measure_name = '${MEASURE_NAME}'`, `workspace_id = ${literal(range.workspaceId)}`];
+  if (range.start !== undefined) where.push(`time >= ${timeLiteral(range.start, 'start')}`);
+  if (range.end !== undefined) where.push(`time < ${timeLiteral(range.end, 'end')}`);
+  if (range.devices?.length) where.push(`device_id IN (${range.devices.map(literal).join(', ')})`);
+  if (range.tags?.length) where.push(`tag IN (${range.tags.map(literal).join(', ')})`);
+  if (range.fleets?.length) where.push(`fleet_id IN (${range.fleets.map(literal).join(', ')})`);
+  return where;
+};
+
+const COLUMNS = 'device_id, tag, fleet_id, payload, timestamp_in, time';
+const OUTPUT = 'device_id, tag, fleet_id, payload, timestamp_in, to_nanoseconds(time) AS time_ns';
+
+/**
+ * The range's points, each copy numbered: a cloud-stamped point stored twice (a retry that stamped
+ * it anew, within its millisecond) has copies 1 and 2, the earliest stamp first; every other point
+ * is copy 1. Readers keep copy 1.
+ */
+const copiesOf = (database: string, table: string, range: TimeseriesRange) =>
+  `SELECT ${COLUMNS}, row_number() OVER (PARTITION BY device_id, tag, origin, bin(time, 1ms) ORDER BY time) AS copy ` +
+  `FROM ${tableOf(database, table)} WHERE ${whereOf(range).join(' AND ')}`;
+
 /**
  * The SQL of a query. Timestream has no OFFSET and no bind parameters: the first page is an
  * ORDER BY … LIMIT, a later one numbers the rows with row_number() and keeps its range; every
  * value is checked and quoted here. The order is (time, device_id, tag), all descending for
- * `desc`, as the other backend. A cloud-stamped point stored twice (a retry that stamped it anew,
- * within its millisecond) is returned once, at its earliest stamp: the innermost SELECT numbers
- * the copies of each origin.
+ * `desc`, as the other backend. A cloud-stamped point stored twice is returned once, at its
+ * earliest stamp ({@link copiesOf}).
  */
 export const buildQuerySql = (database: string, table: string, query: TimeseriesQuery): string => {
   const skip = query.from * query.size;
   if (!Number.isSafeInteger(skip) || !Number.isSafeInteger(query.size) || skip < 0 || query.size < 1) {
     throw new ValidationError('Invalid page: from and size must be non-negative integers, size at least 1.');
   }
-  const where = [`measure_name = '${MEASURE_NAME}'`, `workspace_id = ${literal(query.workspaceId)}`];
-  if (query.start !== undefined) where.push(`time >= ${timeLiteral(query.start, 'start')}`);
-  if (query.end !== undefined) where.push(`time < ${timeLiteral(query.end, 'end')}`);
-  if (query.devices?.length) where.push(`device_id IN (${query.devices.map(literal).join(', ')})`);
-  if (query.tags?.length) where.push(`tag IN (${query.tags.map(literal).join(', ')})`);
   const direction = query.order === 'asc' ? 'ASC' : 'DESC';
   const order = `time ${direction}, device_id ${direction}, tag ${direction}`;
-  const columns = 'device_id, tag, fleet_id, payload, timestamp_in, time';
-  const copies =
-    `SELECT ${columns}, row_number() OVER (PARTITION BY device_id, tag, origin, bin(time, 1ms) ORDER BY time) AS copy ` +
-    `FROM ${identifier(database)}.${identifier(table)} WHERE ${where.join(' AND ')}`;
-  const output = 'device_id, tag, fleet_id, payload, timestamp_in, to_nanoseconds(time) AS time_ns';
-  if (skip === 0) return `SELECT ${output} FROM (${copies}) WHERE copy = 1 ORDER BY ${order} LIMIT ${query.size}`;
+  const copies = copiesOf(database, table, query);
+  if (skip === 0) return `SELECT ${OUTPUT} FROM (${copies}) WHERE copy = 1 ORDER BY ${order} LIMIT ${query.size}`;
   return (
-    `SELECT ${output} FROM (` +
-    `SELECT ${columns}, row_number() OVER (ORDER BY ${order}) AS rn FROM (${copies}) WHERE copy = 1` +
+    `SELECT ${OUTPUT} FROM (` +
+    `SELECT ${COLUMNS}, row_number() OVER (ORDER BY ${order}) AS rn FROM (${copies}) WHERE copy = 1` +
     `) WHERE rn > ${skip} AND rn <= ${skip + query.size} ORDER BY rn`
   );
 };
 
-const toPoint = (workspaceId: string, columns: ColumnInfo[], row: Row): DataPoint => {
-  const value = (name: string) => row.Data?.[columns.findIndex((c) => c.Name === name)]?.ScalarValue;
-  const nanos = BigInt(value('time_ns') ?? '0');
+/** The SQL of a range read: every point of the range once, oldest first (ties by device_id, then tag), unpaged. */
+export const buildRangeSql = (database: string, table: string, range: TimeseriesRange): string =>
+  `SELECT ${OUTPUT} FROM (${copiesOf(database, table, range)}) WHERE copy = 1 ORDER BY time ASC, device_id ASC, tag ASC`;
+
+/** A row's columns by name. */
+const columnsOf = (columns: ColumnInfo[]) => {
+  const at = new Map(columns.map((c, i) => [c.Name, i]));
+  return (row: Row, name: string) => row.Data?.[at.get(name) ?? -1]?.ScalarValue;
+};
+
+const toRangePoint = (value: (row: Row, name: string) => string | undefined, row: Row): RangePoint => {
+  const nanos = BigInt(value(row, 'time_ns') ?? '0');
   return {
-    workspace_id: workspaceId,
-    fleet_id: value('fleet_id') ?? '',
-    device_id: value('device_id') ?? '',
-    tag: value('tag') ?? '',
-    timestamp_device: formatTime({ ms: Number(nanos / 1_000_000n), us: Number((nanos / 1000n) % 1000n) }),
-    timestamp_in: new Date(Number(value('timestamp_in'))).toISOString(),
-    payload: JSON.parse(value('payload') ?? 'null'),
+    device_id: value(row, 'device_id') ?? '',
+    fleet_id: value(row, 'fleet_id') ?? '',
+    tag: value(row, 'tag') ?? '',
+    ms: Number(nanos / 1_000_000n),
+    us: Number((nanos / 1000n) % 1000n),
+    inMs: Number(value(row, 'timestamp_in')),
+    payload: JSON.parse(value(row, 'payload') ?? 'null'),
   };
 };
+
+const toPoint = (workspaceId: string, p: RangePoint): DataPoint => ({
+  workspace_id: workspaceId,
+  fleet_id: p.fleet_id,
+  device_id: p.device_id,
+  tag: p.tag,
+  timestamp_device: formatTime(p),
+  timestamp_in: new Date(p.inMs).toISOString(),
+  payload: p.payload,
+});
 
 /** Records of one workspace, at most WRITE_RECORDS_MAX, in the order given. */
 const batchesOf = (records: Pending[]) => {
@@ -246,6 +281,28 @@ export const timestreamStore = (options: TimestreamStoreOptions): TimeseriesStor
   let writer = options.writeClient;
   let reader = options.queryClient;
 
+  /** The rows of a query, a page (≤ 1,000 rows) at a time, as points; a reader that stops early cancels the query. */
+  async function* pages(QueryString: string): AsyncGenerator<RangePoint[]> {
+    reader ??= new TimestreamQueryClient({});
+    let NextToken: string | undefined;
+    let queryId: string | undefined;
+    let finished = false;
+    try {
+      do {
+        const page = await reader.send(new QueryCommand({ QueryString, NextToken, MaxRows: QUERY_PAGE_ROWS }));
+        queryId = page.QueryId;
+        NextToken = page.NextToken;
+        const value = columnsOf(page.ColumnInfo ?? []);
+        const rows = (page.Rows ?? []).map((row) => toRangePoint(value, row));
+        if (rows.length) yield rows;
+      } while (NextToken);
+      finished = true;
+    } finally {
+      // A reader that stops early (a client that hung up) frees the query's resources.
+      if (!finished && NextToken && queryId) await reader.send(new CancelQueryCommand({ QueryId: queryId })).catch(() => undefined);
+    }
+  }
+
   return {
     async write(points: PointToStore[]): Promise<WriteResult> {
       const { records, duplicates } = toRecords(points);
@@ -276,24 +333,15 @@ export const timestreamStore = (options: TimestreamStoreOptions): TimeseriesStor
     async *query(query: TimeseriesQuery): AsyncGenerator<DataPoint> {
       const [start, end] = [query.start && parseTime(query.start, true), query.end && parseTime(query.end, true)];
       if (query.size <= 0 || (start && end && compareTime(start, end) >= 0)) return;
-      const QueryString = buildQuerySql(options.database, options.table, query);
-      reader ??= new TimestreamQueryClient({});
-      let NextToken: string | undefined;
-      let queryId: string | undefined;
-      let finished = false;
-      try {
-        do {
-          const page = await reader.send(new QueryCommand({ QueryString, NextToken, MaxRows: QUERY_PAGE_ROWS }));
-          queryId = page.QueryId;
-          NextToken = page.NextToken;
-          const columns = page.ColumnInfo ?? [];
-          for (const row of page.Rows ?? []) yield toPoint(query.workspaceId, columns, row);
-        } while (NextToken);
-        finished = true;
-      } finally {
-        // A reader that stops early (a client that hung up) frees the query's resources.
-        if (!finished && NextToken && queryId) await reader.send(new CancelQueryCommand({ QueryId: queryId })).catch(() => undefined);
+      for await (const rows of pages(buildQuerySql(options.database, options.table, query))) {
+        for (const point of rows) yield toPoint(query.workspaceId, point);
       }
+    },
+
+    async *readRange(range: TimeseriesRange): AsyncGenerator<RangePoint[]> {
+      const [start, end] = [range.start && parseTime(range.start, true), range.end && parseTime(range.end, true)];
+      if (start && end && compareTime(start, end) >= 0) return;
+      yield* pages(buildRangeSql(options.database, options.table, range));
     },
   };
 };

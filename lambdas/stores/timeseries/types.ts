@@ -47,19 +47,41 @@ export interface WriteResult {
   discarded: number;
 }
 
-export interface TimeseriesQuery {
+/** Which points a read selects: a workspace's, in a time range, of some devices, tags and fleets. */
+export interface TimeseriesRange {
   workspaceId: string;
   /** Included lower bound on timestamp_device (RFC 3339). */
   start?: string;
   /** Excluded upper bound on timestamp_device (RFC 3339). */
   end?: string;
+  devices?: string[];
+  tags?: string[];
+  /** Points stored with one of these fleets (the device's fleet when the point arrived). */
+  fleets?: string[];
+}
+
+export interface TimeseriesQuery extends TimeseriesRange {
   /** Page index: records from*size … from*size+size-1 of the sorted result. */
   from: number;
   size: number;
   /** `asc` for `sort=timestamp_device`, `desc` for `-timestamp_device` (the default). */
   order: 'asc' | 'desc';
-  devices?: string[];
-  tags?: string[];
+}
+
+/**
+ * A point as a range read yields it: its times as numbers, so that a reader that does not print
+ * them (aggregation) never formats them, and one that does (an export) formats them once.
+ */
+export interface RangePoint {
+  device_id: string;
+  fleet_id: string;
+  tag: string;
+  /** timestamp_device: milliseconds since the epoch, and microseconds within the millisecond (0 unless a cloud stamp). */
+  ms: number;
+  us: number;
+  /** timestamp_in: milliseconds since the epoch. */
+  inMs: number;
+  payload: unknown;
 }
 
 export interface TimeseriesStore {
@@ -78,4 +100,10 @@ export interface TimeseriesStore {
    * not grow with `size`.
    */
   query(query: TimeseriesQuery): AsyncIterable<DataPoint>;
+  /**
+   * Every point of the range, deduplicated as `query` does, oldest first (ties by device_id, then
+   * tag), in runs: as many points as came together, so that a reader of millions of points awaits
+   * once per run, not once per point. Memory does not grow with the range.
+   */
+  readRange(range: TimeseriesRange): AsyncIterable<RangePoint[]>;
 }

@@ -202,6 +202,7 @@ describe('ingest', () => {
     let crashes = 1;
     const crashingStore: TimeseriesStore = {
       query: (q) => store.query(q),
+      readRange: (r) => store.readRange(r),
       write: async (points) => {
         if (crashes-- <= 0) return store.write(points);
         await store.write(points.slice(0, Math.ceil(points.length / 2)));
@@ -306,6 +307,7 @@ describe('ingest', () => {
         let writes = 0;
         const dying: TimeseriesStore = {
           query: (q) => store.query(q),
+          readRange: (r) => store.readRange(r),
           write: async (points) => {
             if (writes++ > 0) throw new Error('Runtime exited');
             return store.write(points.slice(0, Math.ceil(points.length / 2)));

@@ -7,7 +7,7 @@ import type { DataPoint, TimeseriesQuery, TimeseriesStore } from '../../../lambd
 import { ensureTable } from '../../../local/dynamodb-local';
 import { dynamoDbTimeseriesStore } from '../../../lambdas/stores/timeseries/dynamodb';
 import { seriesPartition, shardOf } from '../../../lambdas/stores/timeseries/keys';
-import { collect, describeTimeseriesStore } from './timeseries-store-contract';
+import { asDataPoint, collect, collectRange, describeTimeseriesStore } from './timeseries-store-contract';
 
 const freshTimeseriesTable = async (): Promise<Db> => {
   const client = new DynamoDBClient({});
@@ -141,6 +141,8 @@ describe('dynamodb time-series store across containers', () => {
     expect(ascending.map((p) => p.payload)).toEqual([...Array(20).fill('legacy'), ...Array(10).fill('new')]);
     expect(ascending.map((p) => p.timestamp_device)).toEqual(points(30, '', arrived(0), 1).map((p) => p.timestamp_device));
     expect(await collect(store.query(query({ order: 'desc' })))).toEqual([...ascending].reverse());
+    // A range read gives their arrival as the query does, from the item's timestamp_in.
+    expect((await collectRange(store.readRange({ workspaceId: workspace_id }))).points.map((p) => asDataPoint(workspace_id, p))).toEqual(ascending);
   });
 
   it('lets one arrival win each key when two containers write the same points at once', async () => {

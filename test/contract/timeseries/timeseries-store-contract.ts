@@ -1,6 +1,7 @@
 import { newId } from '../../../lambdas/shared/ids';
 import { PayloadTooLargeError, ValidationError } from '../../../lambdas/shared/errors';
-import type { DataPoint, PointToStore, TimeseriesQuery, TimeseriesStore } from '../../../lambdas/stores/timeseries';
+import { formatTime } from '../../../lambdas/shared/timestamps';
+import type { DataPoint, PointToStore, RangePoint, TimeseriesQuery, TimeseriesRange, TimeseriesStore } from '../../../lambdas/stores/timeseries';
 
 /** Every point a query yields. */
 export const collect = async (points: AsyncIterable<DataPoint>) => {
@@ -8,6 +9,28 @@ export const collect = async (points: AsyncIterable<DataPoint>) => {
   for await (const point of points) all.push(point);
   return all;
 };
+
+/** Every point a range read yields, and the sizes of its runs. */
+export const collectRange = async (runs: AsyncIterable<RangePoint[]>) => {
+  const points: RangePoint[] = [];
+  const sizes: number[] = [];
+  for await (const run of runs) {
+    points.push(...run);
+    sizes.push(run.length);
+  }
+  return { points, sizes };
+};
+
+/** A range read's point as the query answers it. */
+export const asDataPoint = (workspace_id: string, p: RangePoint): DataPoint => ({
+  workspace_id,
+  fleet_id: p.fleet_id,
+  device_id: p.device_id,
+  tag: p.tag,
+  timestamp_device: formatTime(p),
+  timestamp_in: new Date(p.inMs).toISOString(),
+  payload: p.payload,
+});
 
 const at = (ms: number) => new Date(Date.UTC(2024, 0, 1) + ms).toISOString();
 const stampAt = (ms: number, us: number) => `${at(ms).slice(0, -1)}${String(us).padStart(3, '0')}Z`;
@@ -30,10 +53,11 @@ const scene = () => {
     ...extra,
   });
   const query = (q: Partial<TimeseriesQuery> = {}): TimeseriesQuery => ({ workspaceId: workspace_id, from: 0, size: 1000, order: 'asc', ...q });
+  const range = (r: Partial<TimeseriesRange> = {}): TimeseriesRange => ({ workspaceId: workspace_id, ...r });
   /** A point the cloud stamped `us` microseconds into millisecond `ms`, from `origin`. */
   const stamped = (device: number, tag: string, ms: number, us: number, origin: string, payload: unknown = { v: ms }) =>
     point(device, tag, ms, payload, { timestamp_device: stampAt(ms, us), origin });
-  return { workspace_id, fleets, devices, point, stamped, query };
+  return { workspace_id, fleets, devices, point, stamped, query, range };
 };
 
 const keyOf = (p: DataPoint) => `${p.timestamp_device}|${p.device_id}|${p.tag}`;
@@ -203,6 +227,42 @@ export const describeTimeseriesStore = (name: string, makeStore: () => Promise<T
       expect(new Set(byTag.map((p) => p.tag))).toEqual(new Set(['a', 'c']));
       expect(both.map(keyOf)).toEqual([point(1, 'b', 1), point(1, 'b', 2)].map(keyOf));
       expect(unknown).toEqual([]);
+    });
+
+    it('filters by the fleet a point was stored with, together with devices and tags', async () => {
+      const { point, query, fleets, devices } = scene();
+      // The device moved from the first fleet to the second between its points.
+      await store.write([point(0, 'a', 0, 1, { fleet_id: fleets[0] }), point(0, 'a', 1, 2, { fleet_id: fleets[1] }), point(1, 'b', 2, 3, { fleet_id: fleets[1] })]);
+
+      const first = await collect(store.query(query({ fleets: [fleets[0]] })));
+      const second = await collect(store.query(query({ fleets: [fleets[1]], tags: ['a'] })));
+      const both = await collect(store.query(query({ fleets: fleets, devices: [devices[1]] })));
+      const none = await collect(store.query(query({ fleets: [newId('flt')] })));
+
+      expect(first.map((p) => p.payload)).toEqual([1]);
+      expect(second.map((p) => p.payload)).toEqual([2]);
+      expect(both.map((p) => p.payload)).toEqual([3]);
+      expect(none).toEqual([]);
+    });
+
+    it('reads a range as the ascending query answers it, deduplicated, in runs, with every filter', async () => {
+      const { point, stamped, query, range, devices, fleets } = scene();
+      const points = Array.from({ length: 1200 }, (_, i) => point(i % 3, `t${i % 4}`, Math.floor(i / 2), { i }, { fleet_id: fleets[i % 2] }));
+      await store.write(points);
+      // A replay of a device time (dropped) and a cloud-stamped point written twice under two stamps (kept once).
+      await store.write([point(0, 't0', 0, 'replay', { timestamp_in: at(9_999) }), stamped(1, 't1', 10, 7, 'aaaaaaaaaaaaaaaa', 'cloud')]);
+      await store.write([stamped(1, 't1', 10, 9, 'aaaaaaaaaaaaaaaa', 'cloud')]);
+      const selections: Array<Partial<TimeseriesRange>> = [{}, { start: at(100), end: at(300) }, { devices: [devices[2]], tags: ['t1', 't3'] }, { fleets: [fleets[1]], start: at(50) }];
+
+      for (const selection of selections) {
+        const { points: read, sizes } = await collectRange(store.readRange(range(selection)));
+        const expected = await collect(store.query(query({ ...selection, size: 10_000 })));
+
+        expect(read.map((p) => asDataPoint(expected[0]?.workspace_id ?? '', p))).toEqual(expected);
+        expect(sizes.every((n) => n > 0)).toBe(true);
+      }
+      expect((await collectRange(store.readRange(range()))).sizes.length).toBeLessThan(1202);
+      expect(await collectRange(store.readRange(range({ start: at(30), end: at(30) })))).toEqual({ points: [], sizes: [] });
     });
 
     it('keeps workspaces apart, even for the same device ID, tag and timestamp', async () => {

@@ -2,8 +2,8 @@ import { CancelQueryCommand, QueryCommand, TimestreamQueryClient, type QueryComm
 import { RejectedRecordsException, ThrottlingException, TimestreamWriteClient, WriteRecordsCommand } from '@aws-sdk/client-timestream-write';
 import { mockClient } from 'aws-sdk-client-mock';
 import { PayloadTooLargeError, ValidationError } from '../../../lambdas/shared/errors';
-import type { DataPoint, TimeseriesQuery } from '../../../lambdas/stores/timeseries';
-import { buildQuerySql, recordBytes, RejectedPointsError, timestreamStore } from '../../../lambdas/stores/timeseries/timestream';
+import type { DataPoint, RangePoint, TimeseriesQuery } from '../../../lambdas/stores/timeseries';
+import { buildQuerySql, buildRangeSql, recordBytes, RejectedPointsError, timestreamStore } from '../../../lambdas/stores/timeseries/timestream';
 import { DATA_PAYLOAD_MAX_BYTES } from '../../../lambdas/schemas/device-api';
 
 const WORKSPACE = 'wks-aaaaaaaaaaaaaaaaaaaa';
@@ -298,6 +298,21 @@ describe('timestream store: SQL', () => {
     );
   });
 
+  it('filters by fleet_id, the fleet each point was stored with', () => {
+    const sql = buildQuerySql('fleetstream', 'datapoints', { ...base, fleets: [FLEET, 'flt-bbbbbbbbbbbbbbbbbbbb'] });
+
+    expect(sql).toContain(`AND fleet_id IN ('${FLEET}', 'flt-bbbbbbbbbbbbbbbbbbbb')) WHERE copy = 1 ORDER BY`);
+    expect(() => buildQuerySql('fleetstream', 'datapoints', { ...base, fleets: ["flt' OR 1=1"] })).toThrow(ValidationError);
+  });
+
+  it('reads a range oldest first, one copy of each point, unpaged', () => {
+    expect(buildRangeSql('fleetstream', 'datapoints', { workspaceId: WORKSPACE, start: '2025-01-01T00:00:00.000Z', tags: ['temp'] })).toBe(
+      'SELECT device_id, tag, fleet_id, payload, timestamp_in, to_nanoseconds(time) AS time_ns ' +
+        `FROM (${COPIES} AND time >= from_nanoseconds(${T0}000000) AND tag IN ('temp')) WHERE copy = 1 ` +
+        'ORDER BY time ASC, device_id ASC, tag ASC',
+    );
+  });
+
   it('quotes the database and table names and refuses any value it cannot prove safe', () => {
     expect(buildQuerySql('my "db"', 'tab', base)).toContain('FROM "my ""db"""."tab"');
     for (const bad of [{ devices: ["dev-a' OR '1'='1"] }, { tags: ['a;DROP'] }, { workspaceId: "wks'" }, { start: 'not a date' }]) {
@@ -376,6 +391,20 @@ describe('timestream store: query results', () => {
     queries.on(QueryCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
 
     await expect(collect(store.query({ workspaceId: WORKSPACE, from: 0, size: 10, order: 'desc' }))).rejects.toThrow('Rate exceeded');
+  });
+
+  it('reads a range in runs of a page each, its times as numbers, across NextToken', async () => {
+    const { queries, store } = setup();
+    queries.on(QueryCommand).resolvesOnce(page([0, 1], 'n1')).resolvesOnce(page([], 'n2')).resolvesOnce({ ...page([]), Rows: [row(2, `${T0 + 2}042000`)] });
+
+    const runs: RangePoint[][] = [];
+    for await (const run of store.readRange({ workspaceId: WORKSPACE })) runs.push(run);
+
+    const at = (i: number, us = 0): RangePoint => ({ device_id: DEVICE, fleet_id: FLEET, tag: 'temp', ms: T0 + i, us, inMs: T0 + i + 500, payload: { v: i } });
+    expect(runs).toEqual([[at(0), at(1)], [at(2, 42)]]);
+    const inputs = queries.commandCalls(QueryCommand).map((c) => c.args[0].input);
+    expect(inputs.map((i) => i.QueryString)).toEqual(Array(3).fill(buildRangeSql('fleetstream', 'datapoints', { workspaceId: WORKSPACE })));
+    expect(inputs.map((i) => i.NextToken)).toEqual([undefined, 'n1', 'n2']);
   });
 
   it('asks nothing for an empty page or an empty range', async () => {
