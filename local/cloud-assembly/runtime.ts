@@ -25,7 +25,7 @@ import type { ConsoleConfig } from '../../console/src/lib/config';
 import { holdPort } from '../ports';
 import type { QueueName, QueueSettings } from '../queues';
 import { bootstrap, ensureFirstUser, type LocalRuntime, type LocalRuntimeOptions } from '../runtime';
-import { ensureIndexes } from '../dynamodb-local';
+import { ensureIndexes, ensureTimeToLive } from '../dynamodb-local';
 import { startDynamoDbStreamPoller } from '../dynamodb-stream-poller';
 import { startSchedule, type RunningSchedule } from '../scheduler';
 import { startSqsPoller } from '../sqs-poller';
@@ -173,6 +173,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
         ...(props.LocalSecondaryIndexes ? { LocalSecondaryIndexes: props.LocalSecondaryIndexes } : {}),
         ...(props.StreamSpecification ? { StreamSpecification: { StreamEnabled: true, StreamViewType: props.StreamSpecification.StreamViewType } } : {}),
       });
+      // TTL as declared: DynamoDB Local keeps the setting but never deletes an expired item.
+      if (props.TimeToLiveSpecification?.Enabled) await ensureTimeToLive(client, name, String(resolve(props.TimeToLiveSpecification.AttributeName)));
       const arn = `arn:aws:dynamodb:${region}:${ACCOUNT}:table/${name}`;
       const attributes: Record<string, string> = { Arn: arn };
       if (Table.LatestStreamArn && Table.StreamSpecification?.StreamEnabled) {

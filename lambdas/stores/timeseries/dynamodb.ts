@@ -1,11 +1,24 @@
-import { QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../../shared/clients';
 import { digest8 } from '../../shared/digest';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
 import { addMicros, compareTime, isCloudStamp, microsBetween, parseTime, type Time } from '../../shared/timestamps';
 import { putAll } from '../items';
-import type { DataPoint, PointToStore, RangePoint, TimeseriesQuery, TimeseriesRange, TimeseriesStore, WriteResult } from './types';
-import { isPackKey, KEY_PART, keyTime, keyTimeOf, legacyVersionOf, PACK_SPAN_MICROS, packKey, queryPartitions, SHARDS } from './keys';
+import type { DataPoint, ExpiryRestamp, PointToStore, RangePoint, RestampCursor, TimeseriesQuery, TimeseriesRange, TimeseriesStore, WriteResult } from './types';
+import {
+  expiresAt,
+  isPackKey,
+  KEY_PART,
+  keyTime,
+  keyTimeOf,
+  legacyVersionOf,
+  PACK_SPAN_MICROS,
+  packKey,
+  queryPartitions,
+  seriesPartition,
+  SHARDS,
+  TIMESERIES_TTL_ATTRIBUTE,
+} from './keys';
 
 /**
  * One point as the store holds it, whichever item it came in. Its arrival (`inMs`, `sequence`,
@@ -122,6 +135,8 @@ class KnownPoints {
 interface Row extends StoredPoint {
   workspace_id: string;
   payloadJson: string;
+  /** The workspace's retention when written (days); undefined: kept. */
+  retentionDays?: number;
 }
 
 /** Key times run from year 0000 to 9999. */
@@ -150,6 +165,8 @@ const toRows = (points: PointToStore[]): Row[] => {
     if (!Number.isInteger(sequence) || sequence < 0 || sequence > SEQUENCE_MAX) bad('sequence', `Must be an integer from 0 to ${SEQUENCE_MAX}.`);
     const cloud = time !== undefined && isCloudStamp(time);
     if (cloud && (typeof point.origin !== 'string' || !ORIGIN.test(point.origin))) bad('origin', 'A cloud-stamped point needs its origin: 8 to 32 hex digits.');
+    const retention = point.retention_days;
+    if (retention !== undefined && (!Number.isInteger(retention) || retention < 1)) bad('retention_days', 'Must be a whole number of days, at least 1.');
     if (payloadJson !== undefined && Buffer.byteLength(payloadJson) + POINT_OVERHEAD_BYTES > ITEM_MAX_BYTES) {
       oversize.push({ field: `points[${i}].payload`, message: 'The point is larger than a DynamoDB item (400 KB).' });
     }
@@ -165,6 +182,7 @@ const toRows = (points: PointToStore[]): Row[] => {
       tail: cloud ? (point.origin ?? '') : digest8(payloadJson ?? ''),
       payload: point.payload,
       payloadJson: payloadJson ?? '',
+      retentionDays: retention,
     };
   });
   if (details.length) throw new ValidationError(`Invalid data points: ${details.map((d) => d.field).join(', ')}.`, { details });
@@ -186,8 +204,14 @@ class PackBuilder {
   constructor(
     readonly workspaceId: string,
     readonly earliest: Time,
+    readonly retentionDays: number | undefined,
   ) {
-    this.bytes = attributeBytes('pk', `TS#${workspaceId}#0`) + attributeBytes('sk', `${keyTime(earliest)}#!${'0'.repeat(16)}`) + attributeBytes('p', '{"d":[],"f":[],"r":[]}');
+    this.bytes =
+      attributeBytes('pk', `TS#${workspaceId}#0`) +
+      attributeBytes('sk', `${keyTime(earliest)}#!${'0'.repeat(16)}`) +
+      attributeBytes('p', '{"d":[],"f":[],"r":[]}') +
+      // A number counts its name and about one byte per two digits, plus one: 10 digits of seconds.
+      (retentionDays === undefined ? 0 : Buffer.byteLength(TIMESERIES_TTL_ATTRIBUTE) + 6);
   }
 
   /** Whether a row lies within the pack's span. */
@@ -214,30 +238,43 @@ class PackBuilder {
     return `[${device},${fleet},${JSON.stringify(row.tag)},${after},${row.inMs - this.earliest.ms},${row.sequence},${JSON.stringify(row.tail)},${row.payloadJson}]`;
   }
 
-  /** The pack's item: its ID is a digest of its points, so that the same write rewrites the same item. */
+  /**
+   * The pack's item: its ID is a digest of its points, so that the same write rewrites the same
+   * item. Under a retention it expires with its latest point, and not before its latest arrival.
+   */
   item() {
     const rows = this.rows.map((row) => this.rowJson(row, this.devices.get(row.device_id)!, this.fleets.get(row.fleet_id)!));
     const body = `{"d":${JSON.stringify([...this.devices.keys()])},"f":${JSON.stringify([...this.fleets.keys()])},"r":[${rows.join(',')}]}`;
     const packId = `${digest8(body)}${digest8(`${this.workspaceId}\n${keyTime(this.earliest)}\n${body}`)}`;
-    return { ...packKey(this.workspaceId, this.earliest, packId), p: body };
+    const item: { pk: string; sk: string; p: string; [TIMESERIES_TTL_ATTRIBUTE]?: number } = { ...packKey(this.workspaceId, this.earliest, packId), p: body };
+    if (this.retentionDays !== undefined) {
+      const latest = this.rows[this.rows.length - 1].ms;
+      item[TIMESERIES_TTL_ATTRIBUTE] = expiresAt(latest, this.retentionDays, Math.max(...this.rows.map((r) => r.inMs)));
+    }
+    return item;
   }
 }
 
-/** Packs of rows: per workspace, in key order, each within PACK_SPAN_MICROS and PACK_MAX_BYTES. */
+/**
+ * Packs of rows: per workspace and retention (an item has one expiry), in key order, each within
+ * PACK_SPAN_MICROS and PACK_MAX_BYTES.
+ */
 const packRows = (rows: Row[]) => {
   const byWorkspace = new Map<string, Row[]>();
   for (const row of rows) {
-    const of = byWorkspace.get(row.workspace_id);
+    const group = `${row.workspace_id}\n${row.retentionDays ?? ''}`;
+    const of = byWorkspace.get(group);
     if (of) of.push(row);
-    else byWorkspace.set(row.workspace_id, [row]);
+    else byWorkspace.set(group, [row]);
   }
   const packs: PackBuilder[] = [];
-  for (const [workspaceId, ofWorkspace] of byWorkspace) {
+  for (const ofWorkspace of byWorkspace.values()) {
     ofWorkspace.sort(compare);
+    const { workspace_id: workspaceId, retentionDays } = ofWorkspace[0];
     let pack: PackBuilder | undefined;
     for (const row of ofWorkspace) {
       if (!pack || !pack.spans(row) || pack.bytes + pack.cost(row) > PACK_MAX_BYTES) {
-        pack = new PackBuilder(workspaceId, row);
+        pack = new PackBuilder(workspaceId, row, retentionDays);
         packs.push(pack);
       }
       pack.add(row);
@@ -607,6 +644,72 @@ const readPoints = (db: Db, selection: TimeseriesRange, range: Range, order: 'as
   return distinctPoints(mergePartitions(sources, order), order);
 };
 
+// -- Expiry ---------------------------------------------------------------------------------------
+
+/** Items of a partition a re-stamp reads per Query page (keys only), and updates in flight at once. */
+const RESTAMP_PAGE_ITEMS = 500;
+const RESTAMP_CONCURRENCY = 16;
+
+/**
+ * Sets (or, with no retention, removes) one item's expiry. Its latest point lies at most a span
+ * after its sort key's time. Only an item that still exists is updated: an UpdateItem of an item
+ * that TTL deleted meanwhile would create a bare one.
+ */
+const restampItem = async (db: Db, key: { pk: string; sk: string }, days: number | null, now: number) => {
+  const earliest = keyTimeOf(key.sk);
+  if (!earliest) return false;
+  const expiry = days === null ? undefined : expiresAt(earliest.ms + PACK_SPAN_MICROS / 1000, days, now);
+  try {
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: key,
+        UpdateExpression: expiry === undefined ? 'REMOVE #expires' : 'SET #expires = :expires',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#expires': TIMESERIES_TTL_ATTRIBUTE },
+        ...(expiry === undefined ? {} : { ExpressionAttributeValues: { ':expires': expiry } }),
+      }),
+    );
+    return true;
+  } catch (error) {
+    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+};
+
+/**
+ * Re-stamps the expiry of a workspace's items from `from` on, shard after shard, a page of keys at
+ * a time (RESTAMP_CONCURRENCY updates in flight), until done or past the deadline.
+ */
+const restampWorkspace = async (db: Db, { workspaceId, from, days, now, resume, deadline }: ExpiryRestamp): Promise<{ items: number; cursor?: RestampCursor }> => {
+  let items = 0;
+  const lower = from === '' ? undefined : parseTime(from);
+  for (let shard = resume?.shard ?? 0; shard < SHARDS; shard++) {
+    let after = shard === resume?.shard ? resume.after : undefined;
+    do {
+      if (Date.now() > deadline) return { items, cursor: { shard, after } };
+      const { Items = [], LastEvaluatedKey } = await db.doc.send(
+        new QueryCommand({
+          TableName: db.table,
+          KeyConditionExpression: lower ? '#pk = :pk AND #sk >= :from' : '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': 'pk', ...(lower ? { '#sk': 'sk' } : {}) },
+          ExpressionAttributeValues: { ':pk': seriesPartition(workspaceId, shard), ...(lower ? { ':from': keyTime(lower) } : {}) },
+          ProjectionExpression: '#pk, sk',
+          Limit: RESTAMP_PAGE_ITEMS,
+          ExclusiveStartKey: after,
+        }),
+      );
+      const keys = Items as Array<{ pk: string; sk: string }>;
+      for (let i = 0; i < keys.length; i += RESTAMP_CONCURRENCY) {
+        const done = await Promise.all(keys.slice(i, i + RESTAMP_CONCURRENCY).map((key) => restampItem(db, { pk: key.pk, sk: key.sk }, days, now)));
+        items += done.filter(Boolean).length;
+      }
+      after = LastEvaluatedKey as { pk: string; sk: string } | undefined;
+    } while (after);
+  }
+  return { items };
+};
+
 export interface DynamoDbTimeseriesOptions {
   /** BatchWriteItem calls in flight at once per write. */
   writeConcurrency: number;
@@ -678,5 +781,7 @@ export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptio
         yield run.some((p) => p.arrived !== undefined) ? run.map((p) => (p.arrived === undefined ? p : { ...p, inMs: Date.parse(p.arrived) })) : run;
       }
     },
+
+    restampExpiry: (restamp: ExpiryRestamp) => restampWorkspace(db, restamp),
   };
 };

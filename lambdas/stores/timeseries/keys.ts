@@ -31,6 +31,23 @@ export const SHARDS = 8;
 /** The table's key attributes; the CDK construct and the local table use the same. */
 export const TIMESERIES_KEY = { partition: 'pk', sort: 'sk' } as const;
 
+/**
+ * The table's TTL attribute: when DynamoDB may delete an item, in seconds since the epoch (`TTL`
+ * itself is a reserved word of DynamoDB's expressions). Set from the workspace's data retention.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
+ */
+export const TIMESERIES_TTL_ATTRIBUTE = 'expires';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The TTL of an item whose latest point is at `latestMs`, under a retention of `days`: that many
+ * days after the point, and never before `notBeforeMs` (an expiry already past becomes now:
+ * DynamoDB's TTL ignores times more than five years in the past, which would keep the item
+ * forever), in whole seconds, rounded up.
+ */
+export const expiresAt = (latestMs: number, days: number, notBeforeMs: number) => Math.ceil(Math.max(latestMs + days * DAY_MS, notBeforeMs) / 1000);
+
 /** What IDs and tags may contain: every character sorts above the `#` separator. */
 export const KEY_PART = /^[A-Za-z0-9_.-]{1,128}$/;
 

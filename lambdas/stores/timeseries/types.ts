@@ -35,6 +35,13 @@ export interface PointToStore extends DataPoint {
    * Required for a cloud stamp, ignored otherwise. Queries do not return it.
    */
   origin?: string;
+  /**
+   * The workspace's data retention when the point is written, in days: the store may remove the
+   * point that long after its timestamp_device (`dynamodb`: the item's TTL; `timestream`: ignored,
+   * its retention is the table's). Absent: kept. What reads return never depends on it: the
+   * domain filters reads by the workspace's retention now.
+   */
+  retention_days?: number;
 }
 
 export interface WriteResult {
@@ -84,6 +91,27 @@ export interface RangePoint {
   payload: unknown;
 }
 
+/** Where a re-stamp of a workspace's expiry stopped: the shard it was reading and its last item there. */
+export interface RestampCursor {
+  shard: number;
+  after?: { pk: string; sk: string };
+}
+
+/** A re-stamp of the expiry of a workspace's stored points, after its data retention changed. */
+export interface ExpiryRestamp {
+  workspaceId: string;
+  /** The earliest key time (RFC 3339) whose items are re-stamped; `''`: every item. */
+  from: string;
+  /** The retention now, in days; null removes the expiry (kept forever). */
+  days: number | null;
+  /** Now, in ms: an expiry already past becomes now (TTL ignores times more than five years past). */
+  now: number;
+  /** Where an earlier call stopped. */
+  resume?: RestampCursor;
+  /** Stops once this time (ms since the epoch) is passed, answering where. */
+  deadline: number;
+}
+
 export interface TimeseriesStore {
   /**
    * Stores points, deduplicated. A point with the device's own time: on (device_id, tag,
@@ -106,4 +134,10 @@ export interface TimeseriesStore {
    * once per run, not once per point. Memory does not grow with the range.
    */
   readRange(range: TimeseriesRange): AsyncIterable<RangePoint[]>;
+  /**
+   * Re-stamps the expiry of a workspace's stored points with its retention now. Only a store that
+   * expires points one by one has it (`dynamodb`); Timestream's retention is the table's.
+   * @returns how many items it re-stamped, and where it stopped when the deadline came first.
+   */
+  restampExpiry?(restamp: ExpiryRestamp): Promise<{ items: number; cursor?: RestampCursor }>;
 }
