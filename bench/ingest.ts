@@ -187,6 +187,7 @@ const main = async () => {
       concurrency: WRITE_CONCURRENCY,
       // HTTPS messages only: no MQTT publish to look up or stamp.
       places: async () => new Map(),
+      retentions: async () => undefined,
       stamper: new CloudStamper(),
     }));
 

@@ -81,6 +81,8 @@ export const ROUTES: readonly Route[] = [
   route('GET', '/workspaces', 'workspaces', 'listWorkspaces', 'List the account’s workspaces, the key’s bound workspace first'),
   route('POST', '/workspaces', 'workspaces', 'createWorkspace', 'Create a workspace and its default fleet'),
   route('GET', '/workspaces/{workspaceId}', 'workspaces', 'getWorkspace', 'Get a workspace'),
+  // An addition to the v3 interface (spec/operations.md §4): rename, describe, and set how long its data points are kept.
+  route('PATCH', '/workspaces/{workspaceId}', 'workspaces', 'updateWorkspace', 'Change a workspace’s name, description or data retention'),
 
   route('GET', '/workspaces/{workspaceId}/fleets', 'fleets', 'listFleets', 'List the fleets of a workspace'),
   route('POST', '/workspaces/{workspaceId}/fleets', 'fleets', 'createFleet', 'Create a fleet'),

@@ -35,7 +35,9 @@ const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 // suite never saw it issue another registry action); the ingest Lambda looks up the devices of
 // MQTT data publishes (an HTTPS message carries everything it stores and forwards).
 const REGISTRY_GET_ONLY: ReadonlySet<string> = new Set(['timeseries', 'ingest']);
-const registryAccess = (source: string): TableAccess => (REGISTRY_GET_ONLY.has(source) ? 'get-item' : 'read-write');
+// The retention re-stamp reads its workspace and clears what it owes, by key.
+const REGISTRY_GET_UPDATE: ReadonlySet<string> = new Set(['retention']);
+const registryAccess = (source: string): TableAccess => (REGISTRY_GET_ONLY.has(source) ? 'get-item' : REGISTRY_GET_UPDATE.has(source) ? 'get-update' : 'read-write');
 
 // What each scheduled handler may do with the registry: the sweep finds due work on its index,
 // reads and updates items one at a time or in transactions, and never batches.
@@ -208,6 +210,8 @@ export class FleetstreamStack extends Stack {
     this.timeseries.bindReader(this.routeHandlers.get('timeseries')!);
     const ingest = this.consumerFunctions.get('ingest');
     if (ingest) this.timeseries.bindWriter(ingest);
+    const restamper = this.consumerFunctions.get('retention');
+    if (restamper) this.timeseries.bindRestamper(restamper);
 
     // The console (DESIGN §10): its users, and its site, whose origin is the API's one CORS origin.
     this.users = new ConsoleUsers(this, 'Users', { registry: this.registry.table, registryEnv: REGISTRY_TABLE_ENV, removalPolicy: config.removalPolicy, ...logs });

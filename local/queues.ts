@@ -4,10 +4,10 @@
  * both from these rows, so that the two cannot disagree. No engine or CDK import here.
  */
 
-export type QueueName = 'ingest' | 'forward' | 'mqtt';
+export type QueueName = 'ingest' | 'forward' | 'mqtt' | 'retention';
 
 /** The Lambda (a folder under `lambdas/`) that consumes a queue. */
-export type QueueConsumer = 'ingest' | 'forwarder' | 'device-mqtt';
+export type QueueConsumer = 'ingest' | 'forwarder' | 'device-mqtt' | 'retention';
 
 /** How a queue behaves and how its consumer is fed; the names follow the SQS and Lambda settings. */
 export interface QueueSettings {
@@ -32,7 +32,7 @@ export interface QueueSettings {
 export interface QueueDefinition extends QueueSettings {
   name: QueueName;
   /** The environment variable through which handlers find the queue's URL (lambdas/shared/env.ts). */
-  urlEnv: 'INGEST_QUEUE_URL' | 'FORWARD_QUEUE_URL' | 'MQTT_QUEUE_URL';
+  urlEnv: 'INGEST_QUEUE_URL' | 'FORWARD_QUEUE_URL' | 'MQTT_QUEUE_URL' | 'RETENTION_QUEUE_URL';
   /** The queue's DLQ is named `<name>-dlq` locally; it keeps messages this long (the SQS maximum). */
   dlqRetentionDays: number;
 }
@@ -78,6 +78,20 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
     consumerTimeoutSeconds: 10,
     dlqRetentionDays: DLQ_RETENTION_DAYS,
   },
+  // Re-stamps of the expiry of a workspace's stored points after its retention changed
+  // (lambdas/domain/retention.ts): one job a message, each run up to 5 minutes, then it puts itself
+  // back with where it stopped. A failed run comes back after the visibility timeout (6× the
+  // consumer's, as AWS advises for Lambda event sources).
+  retention: {
+    name: 'retention',
+    urlEnv: 'RETENTION_QUEUE_URL',
+    visibilityTimeoutSeconds: 1800,
+    maxReceiveCount: 5,
+    batchSize: 1,
+    maxBatchingWindowSeconds: 0,
+    consumerTimeoutSeconds: 300,
+    dlqRetentionDays: DLQ_RETENTION_DAYS,
+  },
 };
 
 /**
@@ -88,6 +102,7 @@ export const QUEUE_CONSUMERS: Partial<Record<QueueName, QueueConsumer>> = {
   ingest: 'ingest',
   forward: 'forwarder',
   mqtt: 'device-mqtt',
+  retention: 'retention',
 };
 
 /**
@@ -100,6 +115,8 @@ export const QUEUE_PRODUCERS: Record<QueueName, readonly string[]> = {
   forward: ['registry-stream', 'device-api', 'device-authorizer', 'ingest', 'device-mqtt', 'mqtt-authorizer'],
   // Filled by IoT Core's topic rules, not by a Lambda.
   mqtt: [],
+  // A retention change queues its re-stamp; a run that stops queues the rest (or the wait before it).
+  retention: ['workspaces', 'retention'],
 };
 
 /** The DLQ of a queue, by name (fauxqs; the stack lets CloudFormation name its queues). */

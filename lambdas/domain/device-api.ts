@@ -59,6 +59,7 @@ export const publishData = async (deps: PublishDataDeps, caller: DeviceCaller, p
   await deps.enqueue([
     {
       kind: 'data',
+      account_id: caller.accountId,
       ...placeOf(device),
       device_name: device.name,
       timestamp_in,

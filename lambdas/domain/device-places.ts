@@ -1,19 +1,18 @@
 import type { Db } from '../shared/clients';
+import { ttlCache, type TtlCacheOptions } from '../shared/ttl-cache';
 import { findDeviceLocator, getDeviceOfWorkspace } from '../stores/device-store';
+import { getWorkspaceOfAccount } from '../stores/workspace-store';
 import type { DevicePlace } from './events';
 
 /** Where a device's points are stored and what they are forwarded with. */
 export interface DevicePlacement extends DevicePlace {
   device_name: string;
+  /** The account of the device's workspace (where the workspace's settings are read). */
+  account_id: string;
 }
 
-export interface DevicePlacesOptions {
-  /** How long an answer is used, in milliseconds: the staleness bound of a move or a rename. */
-  ttlMs: number;
-  /** Devices remembered at most (about 200 bytes each); the longest unused forgotten first. */
-  max: number;
-  now?: () => number;
-}
+/** How long a lookup's answers are used (the staleness bound of a move, a rename or a setting), and how many are kept (about 200 bytes each). */
+export type DevicePlacesOptions = TtlCacheOptions;
 
 /**
  * Looks up devices by ID (their locator: one eventually consistent read), remembering each answer for
@@ -22,38 +21,18 @@ export interface DevicePlacesOptions {
  * another fleet or renamed is therefore seen so within `ttlMs`: its points until then carry the
  * fleet and name it had. Lookups of one device at once share one read.
  */
-export const devicePlaces = (db: Db, { ttlMs, max, now = Date.now }: DevicePlacesOptions) => {
-  const known = new Map<string, { placement?: DevicePlacement; until: number }>();
-  const reading = new Map<string, Promise<DevicePlacement | undefined>>();
-
+export const devicePlaces = (db: Db, options: DevicePlacesOptions) => {
   // The locator carries the fleet and name: one read, eventually consistent (what is read is kept
   // for minutes anyway). A locator written before it did sends the read on to the device.
-  const read = async (deviceId: string): Promise<DevicePlacement | undefined> => {
+  const placementOf = ttlCache(async (deviceId: string): Promise<DevicePlacement | undefined> => {
     const locator = await findDeviceLocator(db, deviceId, { consistent: false });
     if (!locator) return undefined;
     if (locator.fleet_id !== undefined && locator.name !== undefined) {
-      return { workspace_id: locator.workspace_id, fleet_id: locator.fleet_id, device_id: deviceId, device_name: locator.name };
+      return { workspace_id: locator.workspace_id, fleet_id: locator.fleet_id, device_id: deviceId, device_name: locator.name, account_id: locator.account_id };
     }
     const device = await getDeviceOfWorkspace(db, locator.workspace_id, deviceId);
-    return device && { workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id, device_name: device.name };
-  };
-
-  const placementOf = (deviceId: string): Promise<DevicePlacement | undefined> => {
-    const hit = known.get(deviceId);
-    if (hit && hit.until > now()) return Promise.resolve(hit.placement);
-    const inFlight = reading.get(deviceId);
-    if (inFlight) return inFlight;
-    const lookup = read(deviceId)
-      .then((placement) => {
-        known.delete(deviceId);
-        known.set(deviceId, { placement, until: now() + ttlMs });
-        if (known.size > max) known.delete(known.keys().next().value as string);
-        return placement;
-      })
-      .finally(() => reading.delete(deviceId));
-    reading.set(deviceId, lookup);
-    return lookup;
-  };
+    return device && { workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id, device_name: device.name, account_id: device.account_id };
+  }, options);
 
   /** The placements of the devices, undefined for one that does not exist. */
   return async (deviceIds: Iterable<string>): Promise<Map<string, DevicePlacement | undefined>> => {
@@ -65,3 +44,21 @@ export const devicePlaces = (db: Db, { ttlMs, max, now = Date.now }: DevicePlace
 
 /** What `devicePlaces` returns: a lookup of many devices at once. */
 export type DevicePlacesLookup = ReturnType<typeof devicePlaces>;
+
+/**
+ * Looks up workspaces' data retention (days; undefined: kept forever, or no such workspace), as
+ * `devicePlaces` looks up devices: one eventually consistent read of the workspace per `ttlMs`
+ * and container, whatever the number of points. A changed retention therefore reaches the expiry
+ * of newly written points within `ttlMs` (reads apply it at once).
+ */
+export const workspaceRetentions = (db: Db, options: TtlCacheOptions) => {
+  const retentionOf = ttlCache(async (key: string): Promise<number | undefined> => {
+    const [accountId, workspaceId] = key.split('\n');
+    const workspace = await getWorkspaceOfAccount(db, accountId, workspaceId, { consistent: false });
+    return workspace?.data_retention_days ?? undefined;
+  }, options);
+  return (accountId: string, workspaceId: string) => retentionOf(`${accountId}\n${workspaceId}`);
+};
+
+/** What `workspaceRetentions` returns: one workspace's retention, by its account and ID. */
+export type WorkspaceRetentionLookup = ReturnType<typeof workspaceRetentions>;

@@ -5,7 +5,7 @@ import { IngestMessageSchema, type IngestDataMessage, type IngestMessage } from 
 import type { ForwardMessage } from '../schemas/forward';
 import type { PointToStore, TimeseriesStore } from '../stores/timeseries';
 import { dropDataPublish, parseDataPublish, RuleMessageSchema, type DataPublish } from './device-mqtt';
-import type { DevicePlacesLookup } from './device-places';
+import type { DevicePlacesLookup, WorkspaceRetentionLookup } from './device-places';
 import { dataEvent, dataMessage, eventMessage } from './events';
 
 /** What the ingest Lambda works with: the time-series store, the forward queue, and the MQTT door's devices. */
@@ -16,6 +16,8 @@ export interface IngestDeps {
   concurrency: number;
   /** Where the devices of MQTT data publishes are (a publish names only its device). */
   places: DevicePlacesLookup;
+  /** The data retention of the workspaces points are written to (the expiry the store gives them). */
+  retentions: WorkspaceRetentionLookup;
   /** Stamps MQTT data publishes (one per container). */
   stamper: CloudStamper;
 }
@@ -31,7 +33,7 @@ interface Parsed {
   message: IngestMessage;
 }
 
-const pointsOf = (message: IngestMessage): PointToStore[] =>
+const pointsOf = (message: IngestMessage, retention_days?: number): PointToStore[] =>
   message.kind === 'data'
     ? message.points.map(({ tag, timestamp_device, payload }, sequence) => ({
         workspace_id: message.workspace_id,
@@ -42,9 +44,27 @@ const pointsOf = (message: IngestMessage): PointToStore[] =>
         timestamp_in: message.timestamp_in,
         sequence,
         ...(message.origin === undefined ? {} : { origin: digest16(`${message.origin}/${sequence}`) }),
+        ...(retention_days === undefined ? {} : { retention_days }),
         payload,
       }))
     : [];
+
+/**
+ * The points of data messages, each with its workspace's retention now (cached per container:
+ * `workspaceRetentions`). A message from before retention names no account: its device does.
+ */
+const pointsToStore = async (deps: IngestDeps, items: Parsed[]): Promise<PointToStore[]> => {
+  const unnamed = items.flatMap(({ message }) => (message.kind === 'data' && message.account_id === undefined ? [message.device_id] : []));
+  const places = unnamed.length ? await deps.places(unnamed) : undefined;
+  const points = await Promise.all(
+    items.map(async ({ message }) => {
+      if (message.kind !== 'data') return [];
+      const accountId = message.account_id ?? places?.get(message.device_id)?.account_id;
+      return pointsOf(message, accountId === undefined ? undefined : await deps.retentions(accountId, message.workspace_id));
+    }),
+  );
+  return points.flat();
+};
 
 /**
  * What a message hands to webhooks: each data point and its `data` event, or the device's events.
@@ -185,7 +205,7 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
     unplaced = publishes.map((p) => p.messageId);
   }
 
-  const write = (items: Parsed[]) => deps.store.write(items.flatMap((p) => pointsOf(p.message)));
+  const write = async (items: Parsed[]) => deps.store.write(await pointsToStore(deps, items));
   const unwritten = await isolateFailures(
     parsed.filter((p) => p.message.kind === 'data'),
     write,

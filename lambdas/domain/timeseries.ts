@@ -2,6 +2,8 @@ import type { Db } from '../shared/clients';
 import type { Caller } from '../shared/http';
 import type { TimeseriesQueryParams, TimeseriesRecord } from '../schemas/timeseries';
 import type { DataPoint, TimeseriesStore } from '../stores/timeseries';
+import { requireFleets } from './fleets';
+import { withinRetention } from './retention';
 import { requireWorkspace } from './workspaces';
 
 /**
@@ -30,9 +32,10 @@ const asRecords = (points: AsyncIterable<DataPoint>): AsyncIterable<TimeseriesRe
 /**
  * The page of a workspace's data points that a storage query selects, read from the store as the
  * caller consumes it: records `from*size … from*size+size-1` of the points with
- * `start <= timestamp_device < end`, of the given devices and tags, sorted by timestamp_device
- * (ties by device, then tag).
- * @throws NotFoundError when the workspace is not the caller's.
+ * `start <= timestamp_device < end`, of the given devices, tags and fleets, sorted by
+ * timestamp_device (ties by device, then tag). Points older than the workspace's data retention
+ * are never answered, whether or not the store has removed them yet.
+ * @throws NotFoundError when the workspace is not the caller's, or naming a fleet that is not in it.
  */
 export const queryTimeseries = async (
   db: Db,
@@ -40,18 +43,10 @@ export const queryTimeseries = async (
   caller: Caller,
   workspaceId: string,
   params: TimeseriesQueryParams,
+  now = Date.now(),
 ): Promise<AsyncIterable<TimeseriesRecord>> => {
-  await requireWorkspace(db, caller, workspaceId);
-  return asRecords(
-    store.query({
-      workspaceId,
-      start: params.start,
-      end: params.end,
-      from: params.from,
-      size: params.size,
-      order: params.sort === 'timestamp_device' ? 'asc' : 'desc',
-      devices: params.device,
-      tags: params.tag,
-    }),
-  );
+  const workspace = await requireWorkspace(db, caller, workspaceId);
+  if (params.fleet?.length) await requireFleets(db, workspaceId, params.fleet);
+  const range = withinRetention({ workspaceId, start: params.start, end: params.end, devices: params.device, tags: params.tag, fleets: params.fleet }, workspace.data_retention_days, now);
+  return asRecords(store.query({ ...range, from: params.from, size: params.size, order: params.sort === 'timestamp_device' ? 'asc' : 'desc' }));
 };

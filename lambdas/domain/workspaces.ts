@@ -3,7 +3,8 @@ import { NotFoundError } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { newId, nowIso } from '../shared/ids';
 import type { PageQuery } from '../schemas/list';
-import type { CreateWorkspaceBody, Workspace } from '../schemas/workspace';
+import type { RestampJob } from '../schemas/retention';
+import type { CreateWorkspaceBody, UpdateWorkspaceBody, Workspace } from '../schemas/workspace';
 import type { StreamedList } from '../shared/json-stream';
 import type { Keyed } from '../stores/items';
 import { collection } from '../stores/keys';
@@ -12,18 +13,21 @@ import {
   createWorkspaceWithDefaultFleet,
   getWorkspaceOfAccount,
   readWorkspacesOfAccount,
+  updateWorkspace as storeUpdate,
   type WorkspaceRecord,
 } from '../stores/workspace-store';
 import { pageSizeOf, paginate, startOf } from './lists';
+import { restampFrom, retentionSettleMs, type EnqueueRestamp } from './retention';
 
 export const DEFAULT_FLEET_NAME = 'default';
 
-const toWorkspace = ({ id, name, account_id, description, created_at }: WorkspaceRecord): Workspace => ({
+const toWorkspace = ({ id, name, account_id, description, created_at, data_retention_days }: WorkspaceRecord): Workspace => ({
   id,
   name,
   account_id,
   description,
   created_at,
+  data_retention_days: data_retention_days ?? null,
 });
 
 /** A new workspace record and its `default` fleet, not yet stored. */
@@ -89,4 +93,32 @@ export const createWorkspace = async (db: Db, caller: Caller, input: CreateWorks
   const { workspace, fleet } = newWorkspace(caller.accountId, input);
   await createWorkspaceWithDefaultFleet(db, workspace, fleet);
   return toWorkspace(workspace);
+};
+
+/**
+ * Changes a workspace's name, description or data retention. Reads apply a new retention at once
+ * (the domain filters every read by it). The expiry stored with each point follows through a
+ * re-stamp job, queued before the change is written (a job whose change was never written finds
+ * another version and does nothing) and run once every point the ingest writes carries the new
+ * setting (`retentionSettleMs`). A setting sent again unchanged writes no new version, but queues
+ * the job again while the workspace still owes one (the retry of a change whose job was lost).
+ * @throws NotFoundError when it is not a workspace of the caller's account; ConflictError when its
+ * retention changed meanwhile.
+ */
+export const updateWorkspace = async (db: Db, enqueue: EnqueueRestamp, caller: Caller, workspaceId: string, change: UpdateWorkspaceBody, now = Date.now()) => {
+  const current = await requireWorkspace(db, caller, workspaceId);
+  const before = current.data_retention_days ?? null;
+  const after = change.data_retention_days === undefined ? before : change.data_retention_days;
+  const version = (current.retention_version ?? 0) + 1;
+  const job = (v: number): RestampJob => ({ kind: 'restamp', account_id: caller.accountId, workspace_id: workspaceId, version: v, not_before: now + retentionSettleMs() });
+  if (after === before) {
+    if (change.data_retention_days !== undefined && current.retention_owed_from !== undefined && current.retention_version) {
+      await enqueue(job(current.retention_version), retentionSettleMs() / 1000);
+    }
+    if (change.name === undefined && change.description === undefined) return toWorkspace(current);
+    return toWorkspace(await storeUpdate(db, caller.accountId, workspaceId, { name: change.name, description: change.description }));
+  }
+  await enqueue(job(version), retentionSettleMs() / 1000);
+  const retention = { days: after, version, owedFrom: restampFrom(before, after, now, current.retention_owed_from) };
+  return toWorkspace(await storeUpdate(db, caller.accountId, workspaceId, { name: change.name, description: change.description, retention }));
 };

@@ -1,9 +1,9 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { devicePlaces } from '../domain/device-places';
+import { devicePlaces, workspaceRetentions } from '../domain/device-places';
 import { publishForward } from '../domain/events';
 import { ingestBatch, type IngestDeps } from '../domain/ingest';
 import { registryDb } from '../shared/clients';
-import { DEVICE_PLACE_CACHE_SECONDS, WRITE_CONCURRENCY } from '../shared/env';
+import { devicePlaceCacheSeconds, WRITE_CONCURRENCY } from '../shared/env';
 import { CloudStamper } from '../shared/timestamps';
 import { timeseriesStore } from '../stores/timeseries';
 
@@ -11,7 +11,9 @@ const deps: IngestDeps = {
   store: timeseriesStore(),
   forward: publishForward,
   concurrency: WRITE_CONCURRENCY,
-  places: devicePlaces(registryDb(), { ttlMs: DEVICE_PLACE_CACHE_SECONDS * 1000, max: 100_000 }),
+  places: devicePlaces(registryDb(), { ttlMs: devicePlaceCacheSeconds() * 1000, max: 100_000 }),
+  // A workspace's retention is remembered as long as a device's place: one bound for both.
+  retentions: workspaceRetentions(registryDb(), { ttlMs: devicePlaceCacheSeconds() * 1000, max: 10_000 }),
   stamper: new CloudStamper(),
 };
 

@@ -126,6 +126,11 @@ export type FotaResultBody = z.infer<typeof FotaResultBodySchema>;
  */
 export const IngestDataMessageSchema = z.object({
   kind: z.literal('data'),
+  /**
+   * The workspace's account, where the ingest reads the workspace's data retention (absent in
+   * messages from before retention: the ingest finds it through the device).
+   */
+  account_id: z.string().optional(),
   workspace_id: z.string(),
   fleet_id: z.string(),
   device_id: z.string(),

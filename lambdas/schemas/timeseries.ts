@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, FleetIdSchema } from './common';
+import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, FleetIdRefSchema, FleetIdSchema } from './common';
 import { TagSchema } from './device-api';
 import { compareTime, formatTime, parseTime } from '../shared/timestamps';
 
@@ -35,6 +35,16 @@ const countSchema = (max: number, what: string) =>
     // The document says what a client sends: an integer within the bounds (the pattern is dropped).
     .meta({ type: 'integer', minimum: 0, maximum: max, description: `Integer from 0 to ${max}: ${what}` });
 
+/**
+ * `fleet`: repeatable, the fleets whose points to keep: the fleet a point was stored with (its
+ * device's fleet when it arrived). An addition to the v3 query; a fleet not in the workspace is a 404.
+ */
+export const FleetFilterSchema = z
+  .array(FleetIdRefSchema)
+  .max(TIMESERIES_FILTER_MAX, `At most ${TIMESERIES_FILTER_MAX} fleets.`)
+  .optional()
+  .meta({ description: 'Repeatable: only points stored with these fleets (the device’s fleet when the point arrived); a fleet not in the workspace is a 404' });
+
 export const TIMESERIES_SORTS = ['timestamp_device', '-timestamp_device'] as const;
 
 /**
@@ -51,6 +61,7 @@ export const TimeseriesQuerySchema = z
     sort: z.enum(TIMESERIES_SORTS).default('-timestamp_device').meta({ description: '`-` sorts newest first' }),
     device: z.array(DeviceIdRefSchema).max(TIMESERIES_FILTER_MAX, `At most ${TIMESERIES_FILTER_MAX} devices.`).optional().meta({ description: 'Repeatable' }),
     tag: z.array(TagSchema).max(TIMESERIES_FILTER_MAX, `At most ${TIMESERIES_FILTER_MAX} tags.`).optional().meta({ description: 'Repeatable' }),
+    fleet: FleetFilterSchema,
   })
   // Both are UTC with milliseconds after the transform, so they compare as strings.
   .refine(

@@ -17,10 +17,15 @@ export const WRITE_CONCURRENCY = intFrom(process.env.WRITE_CONCURRENCY, 16);
 
 /**
  * How long the ingest Lambda uses what it read of an MQTT-publishing device (workspace, fleet,
- * name), in seconds: a move or rename reaches MQTT data within this time (README, "The
- * MQTT door").
+ * name) and of a workspace's data retention, in seconds: a move or rename reaches MQTT data, and a
+ * retention change the expiry of new points, within this time (README, "The MQTT door" and "Data
+ * retention"). Read at each call, so that the local runtime can set it before a handler loads
+ * and a workspaces Lambda computes the same bound as the ingest.
  */
-export const DEVICE_PLACE_CACHE_SECONDS = intFrom(process.env.DEVICE_PLACE_CACHE_SECONDS, 600);
+export const devicePlaceCacheSeconds = () => intFrom(process.env.DEVICE_PLACE_CACHE_SECONDS, 600);
+
+/** Queue of a workspace's retention re-stamps (the workspaces Lambda fills it; the retention Lambda drains and refills it). */
+export const RETENTION_QUEUE_URL = process.env.RETENTION_QUEUE_URL ?? '';
 
 /** Queue that the device API and the MQTT data rule fill and the ingest Lambda drains. */
 export const INGEST_QUEUE_URL = process.env.INGEST_QUEUE_URL ?? '';

@@ -2,6 +2,7 @@ import {
   ChangeMessageVisibilityBatchCommand,
   SQSClient,
   SendMessageBatchCommand,
+  SendMessageCommand,
   type BatchResultErrorEntry,
   type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
@@ -91,6 +92,19 @@ export const sendEncodedMessages = async (queueUrl: string, bodies: string[], co
     while (next < batches.length) await sendBatch(queueUrl, batches[next++]);
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));
+};
+
+/** SQS's longest delay of a message: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-timers.html */
+export const MESSAGE_DELAY_MAX_SECONDS = 900;
+
+/**
+ * Sends one JSON message that becomes visible `delaySeconds` later (0–900, a message timer).
+ * @throws when SQS refuses it, so that the caller's request fails rather than losing it.
+ */
+export const sendDelayedMessage = async (queueUrl: string, body: unknown, delaySeconds: number) => {
+  await client().send(
+    new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: toQueueBody(body), DelaySeconds: Math.max(0, Math.min(MESSAGE_DELAY_MAX_SECONDS, Math.ceil(delaySeconds))) }),
+  );
 };
 
 /**

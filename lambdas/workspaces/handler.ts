@@ -1,4 +1,5 @@
-import { createWorkspace, getWorkspace, listWorkspaces } from '../domain/workspaces';
+import { enqueueRestamp } from '../domain/retention';
+import { createWorkspace, getWorkspace, listWorkspaces, updateWorkspace } from '../domain/workspaces';
 import { WORKSPACE_OPERATIONS } from '../schemas/operations/workspaces';
 import { registryDb } from '../shared/clients';
 import { callerOf, ok } from '../shared/http';
@@ -9,4 +10,5 @@ export const handler = httpHandler('workspaces', WORKSPACE_OPERATIONS, {
   listWorkspaces: async ({ query }, event) => streamList(event, 'workspaces', await listWorkspaces(registryDb(), callerOf(event), query)),
   getWorkspace: async ({ path }, event) => ok(200, { workspace: await getWorkspace(registryDb(), callerOf(event), path.workspaceId) }),
   createWorkspace: async ({ body }, event) => ok(200, { workspace: await createWorkspace(registryDb(), callerOf(event), body) }),
+  updateWorkspace: async ({ path, body }, event) => ok(200, { workspace: await updateWorkspace(registryDb(), enqueueRestamp, callerOf(event), path.workspaceId, body) }),
 });

@@ -3,7 +3,7 @@ import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-timestream';
 import { Construct } from 'constructs';
-import { TIMESERIES_KEY } from '../../lambdas/stores/timeseries/keys';
+import { TIMESERIES_KEY, TIMESERIES_TTL_ATTRIBUTE } from '../../lambdas/stores/timeseries/keys';
 import type { HandlerFunction } from './handler-function';
 import type { TimeseriesBackend } from '../stack-config';
 
@@ -20,9 +20,11 @@ export interface TimeseriesStoreProps {
 }
 
 // DynamoDB item actions of the store (lambdas/stores/timeseries/dynamodb.ts): the storage query
-// reads with Query; the ingest puts points with BatchWriteItem, and nothing else.
+// reads with Query; the ingest puts points with BatchWriteItem, and nothing else; a retention
+// re-stamp reads keys with Query and sets each item's expiry with UpdateItem.
 const DYNAMODB_READ = ['dynamodb:Query'];
 const DYNAMODB_WRITE = ['dynamodb:BatchWriteItem'];
+const DYNAMODB_RESTAMP = ['dynamodb:Query', 'dynamodb:UpdateItem'];
 
 /**
  * The time-series store of DESIGN §5, chosen at deploy time (`-c timeseries=dynamodb|timestream`):
@@ -52,6 +54,9 @@ export class TimeseriesStore extends Construct {
         encryption: TableEncryption.AWS_MANAGED,
         removalPolicy,
         deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
+        // A workspace's data retention sets each item's expiry; DynamoDB deletes expired items
+        // within days, free of write charges (reads leave them out at once).
+        timeToLiveAttribute: TIMESERIES_TTL_ATTRIBUTE,
       });
       return;
     }
@@ -84,6 +89,18 @@ export class TimeseriesStore extends Construct {
   /** Lets a handler store points (deduplicated by conditional writes) and tells it where the store is. */
   bindWriter(fn: HandlerFunction): this {
     return this.bind(fn, DYNAMODB_WRITE, ['timestream:WriteRecords'], []);
+  }
+
+  /**
+   * Lets a handler re-stamp the expiry of a workspace's points (the retention queue's consumer).
+   * Timestream has no per-point expiry: the handler only learns the backend, and is granted nothing.
+   */
+  bindRestamper(fn: HandlerFunction): this {
+    if (!this.table) {
+      fn.addEnvironment('TIMESERIES_BACKEND', this.backend);
+      return this;
+    }
+    return this.bind(fn, DYNAMODB_RESTAMP, [], []);
   }
 
   private bind(fn: HandlerFunction, dynamoActions: string[], tableActions: string[], accountActions: string[]): this {

@@ -200,6 +200,12 @@ describe('least privilege', () => {
     expect(statements).toEqual([{ Action: 'dynamodb:GetItem', Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
   });
 
+  it('lets the retention consumer only GetItem and UpdateItem on the registry table (its workspace, and what it owes)', () => {
+    const statements = dynamoStatements(stack.consumerFunctions.get('retention')!).filter((s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)));
+
+    expect(statements).toEqual([{ Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
+  });
+
   it('lets the other handlers read and write items of the registry table only, without Scan or table management', () => {
     for (const [name, fn] of stack.routeHandlers) {
       if (name === 'openapi' || name === 'timeseries') continue;

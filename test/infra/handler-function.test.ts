@@ -30,6 +30,12 @@ describe('HandlerFunction', () => {
     });
   });
 
+  it('bindTable get-update grants GetItem and UpdateItem alone', () => {
+    const { stack, fn, statements } = setup();
+    fn.bindTable(new Table(stack, 'T', { partitionKey: { name: 'pk', type: AttributeType.STRING } }), 'SOME_TABLE', 'get-update');
+    expect(statements().flatMap(actionsOf).filter((a) => a.startsWith('dynamodb:'))).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+  });
+
   it('bindTable read-write grants the item actions a transaction needs and nothing table-wide', () => {
     const { stack, fn, statements } = setup();
     fn.bindTable(new Table(stack, 'T', { partitionKey: { name: 'pk', type: AttributeType.STRING } }), 'SOME_TABLE', 'read-write');

@@ -98,6 +98,8 @@ const COMMON_PINS: Record<string, { type: string; props: Record<string, unknown>
   QueuesForwardDlq9A2B7D94: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   QueuesMqttQueue53B89E3D: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   QueuesMqttDlqB8C45160: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
+  QueuesRetentionQueue098F574C: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
+  QueuesRetentionDlq6BF7C357: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   RegistryStreamDlqA5A9418E: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   // The console's users: a replaced pool is a new, empty one (every user signs up again, under new
   // subs that no account knows).

@@ -1,4 +1,4 @@
-import { CreateWorkspaceBodySchema, WorkspaceListResponseSchema, WorkspacePathSchema, WorkspaceResponseSchema } from '../workspace';
+import { CreateWorkspaceBodySchema, UpdateWorkspaceBodySchema, WorkspaceListResponseSchema, WorkspacePathSchema, WorkspaceResponseSchema } from '../workspace';
 import { PageQuerySchema } from '../list';
 import type { Operations } from '../operation';
 
@@ -7,4 +7,10 @@ export const WORKSPACE_OPERATIONS = {
   listWorkspaces: { query: PageQuerySchema, response: WorkspaceListResponseSchema },
   createWorkspace: { body: CreateWorkspaceBodySchema, response: WorkspaceResponseSchema },
   getWorkspace: { path: WorkspacePathSchema, response: WorkspaceResponseSchema },
+  updateWorkspace: {
+    path: WorkspacePathSchema,
+    body: UpdateWorkspaceBodySchema,
+    response: WorkspaceResponseSchema,
+    conflict: 'The workspace’s data retention was changed by another request meanwhile: read it and try again',
+  },
 } satisfies Operations;

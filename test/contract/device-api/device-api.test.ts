@@ -87,6 +87,8 @@ describe('publishing data', () => {
     expect(queued).toEqual([
       {
         kind: 'data',
+        // where the ingest reads the workspace's data retention
+        account_id: device.account_id,
         workspace_id: device.workspace_id,
         fleet_id: device.fleet_id,
         device_id: device.id,

@@ -1,4 +1,5 @@
-import { devicePlaces } from '../../../lambdas/domain/device-places';
+import { devicePlaces, workspaceRetentions } from '../../../lambdas/domain/device-places';
+import { updateWorkspace } from '../../../lambdas/domain/workspaces';
 import { createDevice, updateDevice } from '../../../lambdas/domain/devices';
 import { createFleet } from '../../../lambdas/domain/fleets';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -20,12 +21,17 @@ const lookup = (ttlMs: number, max = 100) => {
     table: db.table,
     doc: new Proxy(db.doc, { get: (target, name) => (name === 'send' ? (command: never) => (reads++, target.send(command)) : Reflect.get(target, name)) }),
   };
-  return { places: devicePlaces(counted, { ttlMs, max, now: () => clock.now }), clock, reads: () => reads };
+  return {
+    places: devicePlaces(counted, { ttlMs, max, now: () => clock.now }),
+    retentions: workspaceRetentions(counted, { ttlMs, max, now: () => clock.now }),
+    clock,
+    reads: () => reads,
+  };
 };
 
 describe('device places of the MQTT data path', () => {
   it('finds a device’s workspace, fleet and name, and answers from memory within its bound', async () => {
-    const { caller, workspace_id } = await newAccount(db);
+    const { caller, workspace_id, account_id } = await newAccount(db);
     const device = await createDevice(db, caller, workspace_id, { name: 'pump', phys_id: '' });
     const { places, clock, reads } = lookup(60_000);
 
@@ -33,14 +39,14 @@ describe('device places of the MQTT data path', () => {
     clock.now += 59_999;
     const again = await places([device.id, device.id]);
 
-    expect(first.get(device.id)).toEqual({ workspace_id, fleet_id: device.fleet_id, device_id: device.id, device_name: 'pump' });
+    expect(first.get(device.id)).toEqual({ workspace_id, fleet_id: device.fleet_id, device_id: device.id, device_name: 'pump', account_id });
     expect(again).toEqual(first);
     // The locator carries the fleet and name: one read, once.
     expect(reads()).toBe(1);
   });
 
   it('reads the device too behind a locator written before locators carried the fleet and name', async () => {
-    const { caller, workspace_id } = await newAccount(db);
+    const { caller, workspace_id, account_id } = await newAccount(db);
     const device = await createDevice(db, caller, workspace_id, { name: 'old pump', phys_id: '' });
     const key = deviceLocatorKey(device.id);
     await db.doc.send(new UpdateCommand({ TableName: db.table, Key: key, UpdateExpression: 'REMOVE fleet_id, #name', ExpressionAttributeNames: { '#name': 'name' } }));
@@ -48,7 +54,7 @@ describe('device places of the MQTT data path', () => {
 
     const found = (await places([device.id])).get(device.id);
 
-    expect(found).toEqual({ workspace_id, fleet_id: device.fleet_id, device_id: device.id, device_name: 'old pump' });
+    expect(found).toEqual({ workspace_id, fleet_id: device.fleet_id, device_id: device.id, device_name: 'old pump', account_id });
     expect(reads()).toBe(2);
   });
 
@@ -91,5 +97,27 @@ describe('device places of the MQTT data path', () => {
 
     expect(before).toBe(3);
     expect(reads()).toBe(4);
+  });
+});
+
+describe('workspace retentions of the ingest', () => {
+  it('reads a workspace’s retention once per bound, sees a change once it has passed, and none for a workspace without one', async () => {
+    const { caller, workspace_id, account_id } = await newAccount(db);
+    const other = await newAccount(db);
+    const { retentions, clock, reads } = lookup(60_000);
+
+    const none = await retentions(other.account_id, other.workspace_id);
+    await updateWorkspace(db, async () => undefined, caller, workspace_id, { data_retention_days: 30 });
+    const first = await Promise.all([retentions(account_id, workspace_id), retentions(account_id, workspace_id)]);
+    await updateWorkspace(db, async () => undefined, caller, workspace_id, { data_retention_days: 7 });
+    const stale = await retentions(account_id, workspace_id);
+    clock.now += 60_000;
+    const fresh = await retentions(account_id, workspace_id);
+
+    expect([none, ...first, stale, fresh]).toEqual([undefined, 30, 30, 30, 7]);
+    // One read for the other workspace, one shared by the two lookups at once, one after the bound.
+    expect(reads()).toBe(3);
+    // Another account's ID with this workspace's finds nothing: the account is part of the key.
+    expect(await retentions(other.account_id, workspace_id)).toBeUndefined();
   });
 });

@@ -9,7 +9,7 @@ import type { DataMessage, EventMessage, ForwardMessage } from '../../../lambdas
 import { documentClient } from '../../../lambdas/shared/clients';
 import { toQueueBody } from '../../../lambdas/shared/json';
 import { sendMessages } from '../../../lambdas/stores/queue-store';
-import type { DataPoint, TimeseriesStore } from '../../../lambdas/stores/timeseries';
+import type { DataPoint, PointToStore, TimeseriesStore } from '../../../lambdas/stores/timeseries';
 import { ensureTable } from '../../../local/dynamodb-local';
 import { dynamoDbTimeseriesStore } from '../../../lambdas/stores/timeseries/dynamodb';
 import { waitFor } from '../../../local/ports';
@@ -18,6 +18,7 @@ import { depthOf, freshQueue, receiveAll, sendRaw, type TestQueue } from '../../
 
 const WORKSPACE = 'wks-ingest0000000000000';
 const FLEET = 'flt-ingest0000000000000';
+const ACCOUNT = 'acc-ingest0000000000000';
 
 let store: TimeseriesStore;
 beforeAll(async () => {
@@ -32,7 +33,7 @@ const newDevice = () => `dev-${randomUUID().replaceAll('-', '').slice(0, 20)}`;
 
 /** Where MQTT devices are: every device of these tests is in WORKSPACE, but `dev-unknown…`. */
 const knownDevices: DevicePlacesLookup = async (ids) =>
-  new Map([...ids].map((id) => [id, id.startsWith('dev-unknown') ? undefined : { workspace_id: WORKSPACE, fleet_id: FLEET, device_id: id, device_name: `name-${id}` }]));
+  new Map([...ids].map((id) => [id, id.startsWith('dev-unknown') ? undefined : { workspace_id: WORKSPACE, fleet_id: FLEET, device_id: id, device_name: `name-${id}`, account_id: ACCOUNT }]));
 
 /** A data publish as the MQTT door's data rule puts it on the ingest queue. */
 const published = (deviceId: string, tag: string, payload: unknown, receivedAt: number) =>
@@ -41,6 +42,7 @@ const RECEIVED = Date.parse('2026-03-01T00:00:00.000Z');
 
 const dataOf = (deviceId: string, points: Array<{ tag: string; at: string; payload: unknown }>, timestamp_in = '2026-03-01T00:00:00.000Z'): IngestDataMessage => ({
   kind: 'data',
+  account_id: ACCOUNT,
   workspace_id: WORKSPACE,
   fleet_id: FLEET,
   device_id: deviceId,
@@ -61,7 +63,7 @@ const storedOf = async (deviceId: string) => {
 /** A forward queue of the test's own, and deps that forward to it. */
 const withForwardQueue = async (overrides: Partial<IngestDeps> = {}) => {
   const queue = await freshQueue();
-  const deps: IngestDeps = { store, forward: (messages) => sendMessages(queue.url, messages), concurrency: 4, places: knownDevices, stamper: new CloudStamper(), ...overrides };
+  const deps: IngestDeps = { store, forward: (messages) => sendMessages(queue.url, messages), concurrency: 4, places: knownDevices, retentions: async () => undefined, stamper: new CloudStamper(), ...overrides };
   const forwarded = async () => (await receiveAll(queue.url)).map((m) => JSON.parse(m.Body!) as ForwardMessage);
   return { queue, deps, forwarded };
 };
@@ -137,6 +139,39 @@ describe('ingest', () => {
       { kind: 'event', ts: '2026-03-01T00:00:00.000001Z', workspace_id: WORKSPACE, fleet_id: FLEET, device_id: device, type: 'manifest', direction: 'd2c', payload: { jobs: ['reboot'] } },
       { kind: 'event', ts: '2026-03-01T00:00:01.000Z', workspace_id: WORKSPACE, fleet_id: FLEET, device_id: device, type: 'os_info', direction: 'd2c', payload: { version: '1.2' } },
     ]);
+    expect(await storedOf(device)).toEqual([]);
+  });
+
+  it('writes every point with its workspace’s retention, whether its message names the account, predates that, or is an MQTT publish', async () => {
+    const [https, older, mqtt] = [newDevice(), newDevice(), newDevice()];
+    const written: PointToStore[] = [];
+    const asked: string[] = [];
+    const { deps } = await withForwardQueue({
+      store: { ...store, write: async (points) => (written.push(...points), store.write(points)) },
+      retentions: async (accountId, workspaceId) => (asked.push(`${accountId}/${workspaceId}`), 30),
+    });
+
+    const failed = await ingestBatch(deps, [
+      ...queued(dataOf(https, [{ tag: 't', at: at(1), payload: 1 }]), { ...dataOf(older, [{ tag: 't', at: at(2), payload: 2 }]), account_id: undefined }),
+      { messageId: randomUUID(), body: published(mqtt, 't', 3, RECEIVED) },
+    ]);
+
+    expect(failed).toEqual([]);
+    expect(written.map((p) => [p.device_id, p.retention_days])).toEqual(expect.arrayContaining([[https, 30], [older, 30], [mqtt, 30]]));
+    expect(written).toHaveLength(3);
+    expect(new Set(asked)).toEqual(new Set([`${ACCOUNT}/${WORKSPACE}`]));
+    // What webhooks receive carries no retention.
+    expect(await storedOf(https)).toEqual([expect.not.objectContaining({ retention_days: expect.anything() })]);
+  });
+
+  it('retries the messages whose workspace’s retention cannot be read, and stores nothing of them', async () => {
+    const device = newDevice();
+    const { deps } = await withForwardQueue({ retentions: async () => Promise.reject(new Error('ProvisionedThroughputExceededException')) });
+    const batch = queued(dataOf(device, [{ tag: 't', at: at(1), payload: 1 }]));
+
+    const failed = await ingestBatch(deps, batch);
+
+    expect(failed).toEqual([batch[0].messageId]);
     expect(await storedOf(device)).toEqual([]);
   });
 

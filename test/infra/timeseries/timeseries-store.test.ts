@@ -21,11 +21,12 @@ const synth = (context: Record<string, string> = {}) => {
     );
   const query = stack.routeHandlers.get('timeseries')!;
   const ingest = stack.consumerFunctions.get('ingest');
-  return { stack, template, resources, idOf, environmentOf, storeStatements, query, ingest };
+  const restamper = stack.consumerFunctions.get('retention');
+  return { stack, template, resources, idOf, environmentOf, storeStatements, query, ingest, restamper };
 };
 
 describe('time-series store: dynamodb (the default)', () => {
-  const { stack, template, resources, idOf, environmentOf, storeStatements, query, ingest } = synth();
+  const { stack, template, resources, idOf, environmentOf, storeStatements, query, ingest, restamper } = synth();
   const tableId = () => idOf(stack.timeseries.table!);
 
   it('is an on-demand, encrypted, point-in-time-recoverable table keyed pk/sk, kept when the stack goes', () => {
@@ -41,6 +42,8 @@ describe('time-series store: dynamodb (the default)', () => {
       SSESpecification: { SSEEnabled: true },
     });
     expect(table.DeletionPolicy).toBe('Retain');
+    // A workspace's data retention sets each item's expiry in this attribute.
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expires', Enabled: true });
     template.resourceCountIs('AWS::Timestream::Table', 0);
   });
 
@@ -55,9 +58,15 @@ describe('time-series store: dynamodb (the default)', () => {
     expect(environmentOf(ingest!)).toMatchObject({ TIMESERIES_BACKEND: 'dynamodb', TIMESERIES_TABLE: { Ref: tableId() } });
   });
 
+  it('lets the retention consumer read keys and set expiries with Query and UpdateItem, nothing more', () => {
+    expect(restamper).toBeDefined();
+    expect(storeStatements(restamper!)).toEqual([{ Action: ['dynamodb:Query', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
+    expect(environmentOf(restamper!)).toMatchObject({ TIMESERIES_BACKEND: 'dynamodb', TIMESERIES_TABLE: { Ref: tableId() } });
+  });
+
   it('gives no other handler access to the table', () => {
     for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values()]) {
-      if (fn === query || fn === ingest) continue;
+      if (fn === query || fn === ingest || fn === restamper) continue;
       expect({ source: fn.source, statements: storeStatements(fn) }).toEqual({ source: fn.source, statements: [] });
     }
   });
@@ -72,7 +81,7 @@ describe('time-series store: dynamodb (the default)', () => {
 });
 
 describe('time-series store: timestream', () => {
-  const { stack, template, resources, environmentOf, storeStatements, query, ingest } = synth({
+  const { stack, template, resources, environmentOf, storeStatements, query, ingest, restamper } = synth({
     timeseries: 'timestream',
     timestreamMemoryRetentionHours: '12',
     timestreamMagneticRetentionDays: '365',
@@ -111,6 +120,12 @@ describe('time-series store: timestream', () => {
       { Action: 'timestream:DescribeEndpoints', Effect: 'Allow', Resource: '*' },
     ]);
     expect(targetOf(environmentOf(ingest!).TIMESTREAM_TABLE)).toBe(tableId());
+  });
+
+  it('grants the retention consumer nothing of Timestream: the table’s retention removes points, for every workspace', () => {
+    expect(storeStatements(restamper!)).toEqual([]);
+    expect(environmentOf(restamper!)).toMatchObject({ TIMESERIES_BACKEND: 'timestream' });
+    expect(environmentOf(restamper!).TIMESTREAM_TABLE).toBeUndefined();
   });
 
   it('passes cdk-nag, its wildcard acknowledged with a reason', () => {
