@@ -130,7 +130,9 @@ export const ROUTES: readonly Route[] = [
   route('POST', '/workspaces/{workspaceId}/integrations/{integrationId}/test', 'integrations', 'testIntegration', 'Send a signed test batch to a webhook now and answer how it went'),
 
   // The storage API ({storage_url}): streamed, so that a page of 175,000 records needs no 6 MB buffer.
-  route('GET', '/timeseries/{workspaceId}/data', 'timeseries', 'queryTimeseries', 'A page of a workspace’s data points, by time range, devices and tags'),
+  route('GET', '/timeseries/{workspaceId}/data', 'timeseries', 'queryTimeseries', 'A page of a workspace’s data points, by time range, devices, tags and fleets'),
+  // An addition to the v3 interface (spec/operations.md §4): what a client would compute from the raw points, in calendar buckets of a time zone.
+  route('GET', '/timeseries/{workspaceId}/aggregate', 'timeseries', 'aggregateTimeseries', 'Avg, min, max, sum and count of a payload field per bucket of time (and device)'),
 
   route('GET', '/openapi.json', 'openapi', 'getOpenApi', 'This interface as an OpenAPI 3.1 document', 'none'),
 ];

@@ -1,8 +1,9 @@
 import type { Operations } from '../operation';
-import { TimeseriesQuerySchema, TimeseriesResponseSchema } from '../timeseries';
+import { AggregateQuerySchema, AggregateResponseSchema, TimeseriesQuerySchema, TimeseriesResponseSchema } from '../timeseries';
 import { WorkspacePathSchema } from '../workspace';
 
-/** The `timeseries` handler's operation (the storage query). */
+/** The `timeseries` handler's operations (the storage query and its aggregation). */
 export const TIMESERIES_OPERATIONS = {
   queryTimeseries: { path: WorkspacePathSchema, query: TimeseriesQuerySchema, response: TimeseriesResponseSchema },
+  aggregateTimeseries: { path: WorkspacePathSchema, query: AggregateQuerySchema, response: AggregateResponseSchema },
 } satisfies Operations;

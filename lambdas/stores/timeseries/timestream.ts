@@ -2,7 +2,7 @@ import { CancelQueryCommand, QueryCommand, TimestreamQueryClient, type ColumnInf
 import { TimestreamWriteClient, WriteRecordsCommand, type _Record, type RejectedRecord } from '@aws-sdk/client-timestream-write';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
 import { addMicros, compareTime, formatTime, isCloudStamp, parseTime, type Time } from '../../shared/timestamps';
-import type { DataPoint, PointToStore, RangePoint, TimeseriesQuery, TimeseriesRange, TimeseriesStore, WriteResult } from './types';
+import type { BucketTotals, DataPoint, PointToStore, RangePoint, StoreAggregation, TimeseriesQuery, TimeseriesRange, TimeseriesStore, WriteResult } from './types';
 import { KEY_PART } from './keys';
 
 // Timestream for LiveAnalytics limits: https://docs.aws.amazon.com/timestream/latest/developerguide/ts-limits.html
@@ -181,6 +181,46 @@ export const buildQuerySql = (database: string, table: string, query: Timeseries
 export const buildRangeSql = (database: string, table: string, range: TimeseriesRange): string =>
   `SELECT ${OUTPUT} FROM (${copiesOf(database, table, range)}) WHERE copy = 1 ORDER BY time ASC, device_id ASC, tag ASC`;
 
+/** An interval literal of Timestream's query language (`15m`, `2h`, `7d`). */
+const intervalLiteral = (amount: number, unit: string) => {
+  if (!Number.isSafeInteger(amount) || amount < 0 || !/^[mhd]$/.test(unit)) throw new ValidationError(`Invalid interval ${amount}${unit}.`);
+  return `${amount}${unit}`;
+};
+
+/**
+ * The SQL of an aggregation of the payload itself, per bucket (and device): `bin()` of the time
+ * shifted by the zone's constant offset, so that buckets start where its wall clock shows a
+ * multiple of `every` (Timestream's times are UTC, and its language has no time zones). A payload
+ * is JSON text: try_cast reads a JSON number as a DOUBLE and gives null for anything else (a
+ * string keeps its quotes), which count(v) leaves out. Each point once ({@link copiesOf}).
+ */
+export const buildAggregateSql = (database: string, table: string, { range, every, offsetMinutes, groupByDevice }: StoreAggregation): string => {
+  const shift = offsetMinutes === 0 ? '' : ` ${offsetMinutes > 0 ? '+' : '-'} ${intervalLiteral(Math.abs(offsetMinutes), 'm')}`;
+  const unshift = offsetMinutes === 0 ? '' : ` ${offsetMinutes > 0 ? '-' : '+'} ${intervalLiteral(Math.abs(offsetMinutes), 'm')}`;
+  const bucket = `bin(time${shift}, ${intervalLiteral(every.amount, every.unit)})${unshift}`;
+  const keys = groupByDevice ? `${bucket}, device_id` : bucket;
+  return (
+    `SELECT to_milliseconds(${bucket}) AS bucket_ms${groupByDevice ? ', device_id' : ''}, ` +
+    'count(*) AS points, count(v) AS numbers, sum(v) AS total, min(v) AS low, max(v) AS high ' +
+    `FROM (SELECT time, device_id, try_cast(payload AS DOUBLE) AS v FROM (${copiesOf(database, table, range)}) WHERE copy = 1) ` +
+    `GROUP BY ${keys} ORDER BY ${groupByDevice ? 'bucket_ms, device_id' : 'bucket_ms'}`
+  );
+};
+
+const toTotals = (value: (row: Row, name: string) => string | undefined, row: Row): BucketTotals => {
+  const device = value(row, 'device_id');
+  const count = Number(value(row, 'numbers') ?? 0);
+  return {
+    start: Number(value(row, 'bucket_ms')),
+    ...(device === undefined ? {} : { device_id: device }),
+    count,
+    sum: count ? Number(value(row, 'total')) : 0,
+    min: count ? Number(value(row, 'low')) : Infinity,
+    max: count ? Number(value(row, 'high')) : -Infinity,
+    skipped: Number(value(row, 'points') ?? 0) - count,
+  };
+};
+
 /** A row's columns by name. */
 const columnsOf = (columns: ColumnInfo[]) => {
   const at = new Map(columns.map((c, i) => [c.Name, i]));
@@ -281,8 +321,8 @@ export const timestreamStore = (options: TimestreamStoreOptions): TimeseriesStor
   let writer = options.writeClient;
   let reader = options.queryClient;
 
-  /** The rows of a query, a page (≤ 1,000 rows) at a time, as points; a reader that stops early cancels the query. */
-  async function* pages(QueryString: string): AsyncGenerator<RangePoint[]> {
+  /** The rows of a query, a page (≤ 1,000 rows) at a time, each read by `read`; a reader that stops early cancels the query. */
+  async function* pages<T>(QueryString: string, read: (value: (row: Row, name: string) => string | undefined, row: Row) => T): AsyncGenerator<T[]> {
     reader ??= new TimestreamQueryClient({});
     let NextToken: string | undefined;
     let queryId: string | undefined;
@@ -293,7 +333,7 @@ export const timestreamStore = (options: TimestreamStoreOptions): TimeseriesStor
         queryId = page.QueryId;
         NextToken = page.NextToken;
         const value = columnsOf(page.ColumnInfo ?? []);
-        const rows = (page.Rows ?? []).map((row) => toRangePoint(value, row));
+        const rows = (page.Rows ?? []).map((row) => read(value, row));
         if (rows.length) yield rows;
       } while (NextToken);
       finished = true;
@@ -333,7 +373,7 @@ export const timestreamStore = (options: TimestreamStoreOptions): TimeseriesStor
     async *query(query: TimeseriesQuery): AsyncGenerator<DataPoint> {
       const [start, end] = [query.start && parseTime(query.start, true), query.end && parseTime(query.end, true)];
       if (query.size <= 0 || (start && end && compareTime(start, end) >= 0)) return;
-      for await (const rows of pages(buildQuerySql(options.database, options.table, query))) {
+      for await (const rows of pages(buildQuerySql(options.database, options.table, query), toRangePoint)) {
         for (const point of rows) yield toPoint(query.workspaceId, point);
       }
     },
@@ -341,7 +381,14 @@ export const timestreamStore = (options: TimestreamStoreOptions): TimeseriesStor
     async *readRange(range: TimeseriesRange): AsyncGenerator<RangePoint[]> {
       const [start, end] = [range.start && parseTime(range.start, true), range.end && parseTime(range.end, true)];
       if (start && end && compareTime(start, end) >= 0) return;
-      yield* pages(buildRangeSql(options.database, options.table, range));
+      yield* pages(buildRangeSql(options.database, options.table, range), toRangePoint);
+    },
+
+    async *aggregate(aggregation: StoreAggregation): AsyncGenerator<BucketTotals[]> {
+      const { start, end } = aggregation.range;
+      const [from, to] = [start && parseTime(start, true), end && parseTime(end, true)];
+      if (from && to && compareTime(from, to) >= 0) return;
+      yield* pages(buildAggregateSql(options.database, options.table, aggregation), toTotals);
     },
   };
 };

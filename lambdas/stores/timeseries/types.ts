@@ -1,3 +1,5 @@
+import type { Every } from '../../shared/time-buckets';
+
 /**
  * The time-series store's contract: what the ingest handler writes and the storage query reads,
  * whichever backend holds the points (DESIGN §5). The backends implement it; `./index.ts` picks one.
@@ -91,6 +93,30 @@ export interface RangePoint {
   payload: unknown;
 }
 
+/**
+ * What one bucket (of one device, when grouped) adds up to: of the points whose value is a number,
+ * how many, their sum, min and max; and how many points had no number there.
+ */
+export interface BucketTotals {
+  /** The bucket's start, ms since the epoch. */
+  start: number;
+  device_id?: string;
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+  skipped: number;
+}
+
+/** An aggregation a store computes itself: of a range, on a fixed grid of UTC (`every` shifted by a constant offset). */
+export interface StoreAggregation {
+  range: TimeseriesRange;
+  every: Every;
+  /** The zone's UTC offset over the whole range, in minutes: buckets start where the zone's wall clock shows a multiple of `every`. */
+  offsetMinutes: number;
+  groupByDevice: boolean;
+}
+
 /** Where a re-stamp of a workspace's expiry stopped: the shard it was reading and its last item there. */
 export interface RestampCursor {
   shard: number;
@@ -140,4 +166,10 @@ export interface TimeseriesStore {
    * @returns how many items it re-stamped, and where it stopped when the deadline came first.
    */
   restampExpiry?(restamp: ExpiryRestamp): Promise<{ items: number; cursor?: RestampCursor }>;
+  /**
+   * The totals of each bucket of the payload itself (a point whose payload is not a number is
+   * skipped), computed by the store, in answer order (start, then device): only a store with a
+   * query language has it (`timestream`).
+   */
+  aggregate?(aggregation: StoreAggregation): AsyncIterable<BucketTotals[]>;
 }
