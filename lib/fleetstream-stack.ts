@@ -30,14 +30,13 @@ const STREAMED_TIMEOUT = Duration.minutes(5);
 // Handlers that never touch the registry: the OpenAPI document is bundled into its code.
 const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 
-// Handlers that only look an item of the registry up: the storage query checks that the workspace
-// is the caller's and reads nothing else there (found by use: the cloud-assembly run of the e2e
-// suite never saw it issue another registry action); the ingest Lambda looks up the devices of
-// MQTT data publishes (an HTTPS message carries everything it stores and forwards).
-const REGISTRY_GET_ONLY: ReadonlySet<string> = new Set(['timeseries', 'ingest']);
-// The retention re-stamp reads its workspace and clears what it owes, by key.
-const REGISTRY_GET_UPDATE: ReadonlySet<string> = new Set(['retention']);
-const registryAccess = (source: string): TableAccess => (REGISTRY_GET_ONLY.has(source) ? 'get-item' : REGISTRY_GET_UPDATE.has(source) ? 'get-update' : 'read-write');
+// What the handlers that do not write the registry may read of it (found by use: the
+// cloud-assembly run of the e2e suite saw no other registry action): the storage API checks that
+// the workspace is the caller's, and that the fleets a filter names are the workspace's (one
+// BatchGetItem); the ingest Lambda looks up the devices of MQTT data publishes and the workspaces'
+// retention; the retention re-stamp reads its workspace and clears what it owes, by key.
+const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = { timeseries: 'get-items', ingest: 'get-item', retention: 'get-update' };
+const registryAccess = (source: string): TableAccess => REGISTRY_ACCESS[source] ?? 'read-write';
 
 // What each scheduled handler may do with the registry: the sweep finds due work on its index,
 // reads and updates items one at a time or in transactions, and never batches.

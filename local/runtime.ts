@@ -64,6 +64,12 @@ export interface LocalRuntimeOptions {
   sweepIntervalSeconds?: number;
   /** A scheduled run that failed; logged to stderr when absent. */
   onScheduleError?: (error: unknown, rule: string) => void;
+  /**
+   * How long the ingest remembers a device's place and a workspace's retention, in seconds
+   * (DEVICE_PLACE_CACHE_SECONDS, 600 when absent): also how long a retention change waits for
+   * its re-stamp. Tests make it a second.
+   */
+  devicePlaceCacheSeconds?: number;
 }
 
 export interface Bootstrap {
@@ -219,6 +225,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     });
     // Read once by the handlers (lambdas/shared/env.ts), so set before the first one loads.
     process.env.DEVICE_ENDPOINT_URL = `http://127.0.0.1:${port}/v3/device`;
+    if (options.devicePlaceCacheSeconds !== undefined) process.env.DEVICE_PLACE_CACHE_SECONDS = String(options.devicePlaceCacheSeconds);
     // The MQTT door (DESIGN §9): credentials name the broker's TLS port and carry its CA;
     // cloud-to-device publishes reach the broker through the IoT data plane's standard variable.
     const tls = await brokerTls(options.dataDir);

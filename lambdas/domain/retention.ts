@@ -1,5 +1,5 @@
 import type { Db } from '../shared/clients';
-import { devicePlaceCacheSeconds, RETENTION_QUEUE_URL } from '../shared/env';
+import { devicePlaceCacheSeconds, retentionQueueUrl } from '../shared/env';
 import { AppError } from '../shared/errors';
 import { logger } from '../shared/logger';
 import { formatTime, parseTime } from '../shared/timestamps';
@@ -58,8 +58,9 @@ export type EnqueueRestamp = (job: RestampJob, delaySeconds: number) => Promise<
  * @throws when no retention queue is configured or SQS refuses it, so that the change is not written.
  */
 export const enqueueRestamp: EnqueueRestamp = async (job, delaySeconds) => {
-  if (!RETENTION_QUEUE_URL) throw new AppError(500, 'internal_error', 'RETENTION_QUEUE_URL is not set.');
-  await sendDelayedMessage(RETENTION_QUEUE_URL, job, delaySeconds);
+  const queueUrl = retentionQueueUrl();
+  if (!queueUrl) throw new AppError(500, 'internal_error', 'RETENTION_QUEUE_URL is not set.');
+  await sendDelayedMessage(queueUrl, job, delaySeconds);
 };
 
 /** Time a run of the re-stamp keeps for its last page and its follow-up message, before its Lambda's timeout. */

@@ -24,8 +24,12 @@ export const WRITE_CONCURRENCY = intFrom(process.env.WRITE_CONCURRENCY, 16);
  */
 export const devicePlaceCacheSeconds = () => intFrom(process.env.DEVICE_PLACE_CACHE_SECONDS, 600);
 
-/** Queue of a workspace's retention re-stamps (the workspaces Lambda fills it; the retention Lambda drains and refills it). */
-export const RETENTION_QUEUE_URL = process.env.RETENTION_QUEUE_URL ?? '';
+/**
+ * Queue of a workspace's retention re-stamps (the workspaces Lambda fills it; the retention Lambda
+ * drains and refills it). Read at each call: the local runtime creates its queues after a test
+ * file may have loaded this module.
+ */
+export const retentionQueueUrl = () => process.env.RETENTION_QUEUE_URL ?? '';
 
 /** Queue that the device API and the MQTT data rule fill and the ingest Lambda drains. */
 export const INGEST_QUEUE_URL = process.env.INGEST_QUEUE_URL ?? '';

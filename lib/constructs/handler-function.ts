@@ -80,7 +80,7 @@ export const HANDLER_ESBUILD_OPTIONS = {
 export const HANDLER_ENVIRONMENT = { NODE_OPTIONS: '--enable-source-maps' } as const;
 
 /** What a handler may do with a table it is bound to. */
-export type TableAccess = 'get-item' | 'get-update' | 'read-transact' | 'read-write';
+export type TableAccess = 'get-item' | 'get-items' | 'get-update' | 'read-transact' | 'read-write';
 
 const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
 const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'];
@@ -91,6 +91,8 @@ export type QueueAccess = 'send' | 'consume';
 /** The IAM actions of each kind of table access. */
 export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   'get-item': ['dynamodb:GetItem'],
+  // Items read by their keys, one or a batch at a time, nothing else (the storage API: a workspace and the fleets a filter names).
+  'get-items': ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
   // One item read and changed by its key, nothing else (the retention re-stamp's workspace).
   'get-update': ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
   // One item at a time or a transaction (TransactWriteItems is authorized as the Put, Update,

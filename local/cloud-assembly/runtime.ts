@@ -945,8 +945,8 @@ const applyOverrides = (assembly: AssemblyStack, options: CloudAssemblyOptions):
 
 /**
  * The variables the local runtime adds to every function: webhook receivers on 127.0.0.1 over
- * http (refused in the cloud), the webhook timeout and the handlers' log level when npm start was
- * given them; and to a function given the user pool's ID (USER_POOL_ID, resolved from the
+ * http (refused in the cloud), the webhook timeout, the ingest's cache bound
+ * (DEVICE_PLACE_CACHE_SECONDS) and the handlers' log level when npm start was given them; and to a function given the user pool's ID (USER_POOL_ID, resolved from the
  * template's Ref), the issuer of its tokens, cognito-local's (on AWS it follows from the region
  * and that ID: lambdas/shared/env.ts). A function given another pool's ID gets none, and fails.
  */
@@ -954,5 +954,6 @@ const localOverrides = (options: CloudAssemblyOptions, cognito: LocalCognito | u
   ...(cognito && variables.USER_POOL_ID === cognito.userPoolId ? { USER_POOL_ISSUER: cognito.issuer } : {}),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   ...(options.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(options.webhookTimeoutMs) } : {}),
+  ...(options.devicePlaceCacheSeconds !== undefined ? { DEVICE_PLACE_CACHE_SECONDS: String(options.devicePlaceCacheSeconds) } : {}),
   ...(process.env.POWERTOOLS_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL } : {}),
 });

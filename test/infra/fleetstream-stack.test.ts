@@ -194,10 +194,10 @@ describe('least privilege', () => {
     expect(dynamoStatements(stack.routeHandlers.get('openapi')!)).toEqual([]);
   });
 
-  it('lets the storage query only GetItem on the registry table (its workspace check; the cloud-assembly run saw nothing else)', () => {
+  it('lets the storage API only GetItem and BatchGetItem on the registry table (its workspace and fleet checks; the cloud-assembly run saw nothing else)', () => {
     const statements = dynamoStatements(stack.routeHandlers.get('timeseries')!).filter((s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)));
 
-    expect(statements).toEqual([{ Action: 'dynamodb:GetItem', Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
+    expect(statements).toEqual([{ Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
   });
 
   it('lets the retention consumer only GetItem and UpdateItem on the registry table (its workspace, and what it owes)', () => {
