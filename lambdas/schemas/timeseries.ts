@@ -129,10 +129,12 @@ export const AggregateQuerySchema = z
     tz: z
       .string()
       .regex(/^[A-Za-z0-9_+\-/]{1,64}$/, 'Must be an IANA time zone, such as Europe/Rome or UTC.')
+      // (on the string itself: zod leaves a transformed schema's examples out of the document)
+      .meta({ examples: ['UTC', 'Europe/Rome', 'America/New_York', 'Asia/Kolkata'] })
       .refine((zone) => canonicalZone(zone) !== undefined, 'Must be an IANA time zone, such as Europe/Rome or UTC.')
       .transform((zone) => canonicalZone(zone)!)
       .default('UTC')
-      .meta({ description: 'The IANA time zone whose calendar and wall clock place the buckets', example: 'Europe/Rome' }),
+      .meta({ description: 'The IANA time zone whose calendar and wall clock place the buckets (default UTC)', example: 'Europe/Rome' }),
     fn: z
       .string()
       .regex(FUNCTION_LIST, `Must be a comma-separated list of ${AGGREGATE_FUNCTIONS.join(', ')}.`)

@@ -78,6 +78,7 @@ const bodyFor = (operationId: string): unknown => {
   if (!OPERATIONS[operationId].body) return undefined;
   const bodies: Record<string, unknown> = {
     createWorkspace: { name: 'w' },
+    updateWorkspace: { data_retention_days: 30 },
     createFleet: { name: 'f' },
     createDevice: { name: 'd' },
     updateDevice: { name: 'd', fleet_id: ids.fleetId },

@@ -52,6 +52,7 @@ const bodyFor = (operationId: string): unknown =>
     createApiKey: { name: 'intruder' },
     createIntegration: { url: 'https://intruder.example.com/hook' },
     updateIntegration: { url: 'https://intruder.example.com/hook' },
+    updateWorkspace: { name: 'intruder', data_retention_days: 1 },
   })[operationId];
 
 const scopedRoutes = ROUTES.filter((r) => r.auth === 'api-key' && r.path.includes('{'));
@@ -88,6 +89,7 @@ describe('tenant isolation', () => {
     const fleets = await theirs.get(`/workspaces/${theirIds.workspaceId}/fleets`);
     const identities = await theirs.get(`/workspaces/${theirIds.workspaceId}/devices/${theirIds.deviceId}/identities`);
     const integrations = await theirs.get(`/workspaces/${theirIds.workspaceId}/integrations`);
+    const workspace = await theirs.get(`/workspaces/${theirIds.workspaceId}`);
 
     expect(devices.body.devices.map((d: { name: string }) => d.name)).toEqual(['secret-device']);
     expect(job.body.job.value).toEqual({ original: true });
@@ -97,5 +99,6 @@ describe('tenant isolation', () => {
     expect(fleets.body.fleets.map((f: { name: string }) => f.name)).toEqual(['default']);
     expect(identities.body.identities.map((i: { revoked_at: string | null }) => i.revoked_at)).toEqual([null]);
     expect(integrations.body.integrations.map((i: { url: string }) => i.url)).toEqual(['https://hooks.example.com/b']);
+    expect(workspace.body.workspace).toMatchObject({ name: 'default', data_retention_days: null });
   });
 });

@@ -129,6 +129,10 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
         );
       }
       if (s.format === 'uri') return fc.oneof({ arbitrary: fc.constant(fixture.receiverUrl), weight: 3 }, { arbitrary: unreachableUrl, weight: 1 });
+      // A value the pattern admits is rarely one of the few that exist (time zones): the documented examples, mostly.
+      if (Array.isArray(s.examples) && s.examples.length && s.pattern) {
+        return fc.oneof({ arbitrary: fc.constantFrom(...(s.examples as unknown[])), weight: 3 }, { arbitrary: fc.stringMatching(new RegExp(s.pattern as string)), weight: 1 });
+      }
       return undefined;
     },
   });
