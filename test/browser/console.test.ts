@@ -368,6 +368,45 @@ describe('the console in Chromium on npm start', () => {
     await screenshot(page, '10-data-three-devices');
   });
 
+  it('charts the three devices’ averages over the last 30 days from one aggregation, in hours of the browser’s time zone', async () => {
+    await fill(page, 'aggregate-field', 'level');
+    await fill(page, 'aggregate-tags', 'climate');
+    await clickText(page, 'Chart averages');
+    await page.waitForSelector('[data-testid="aggregate-chart"] canvas');
+    const summary = await page.$eval('[data-testid="aggregate-summary"]', (el) => el.textContent ?? '');
+    // the form's 30 days in hours of the page's zone (a month draws in one request): 20 points of each device
+    const zone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+    expect(summary).toContain(`buckets of 1h (${zone}) from 60 points`);
+    const legend = await page.$$eval('[data-testid="aggregate-chart"] .u-legend .u-series .u-label', (labels) => labels.slice(1).map((l) => l.textContent));
+    expect(legend).toHaveLength(3);
+    await until(async () => {
+      const named = await page.$$eval('[data-testid="aggregate-chart"] .u-legend .u-series .u-label', (labels) => labels.slice(1).map((l) => l.textContent));
+      return named.every((label) => !label?.includes('dev-'));
+    }, 'device names in the aggregate legend', 20_000);
+    expect((await page.$$eval('[data-testid="aggregate-chart"] .u-legend .u-series .u-label', (labels) => labels.slice(1).map((l) => l.textContent))).sort()).toEqual([
+      'attic · climate · level · avg',
+      'boiler room · climate · level · avg',
+      'sensor-1 · climate · level · avg',
+    ]);
+    await screenshot(page, '11-data-aggregates');
+  });
+
+  it('sets the workspace’s data retention in Settings, shown on the workspace, and back to forever', async () => {
+    await page.goto(`${consoleUrl}#/w/${state.workspaceId}/settings`);
+    await waitForText(page, 'Data points are kept forever.');
+    await fill(page, 'retention-days', '30');
+    await clickText(page, 'Save retention');
+    await waitForText(page, 'Data points are kept 30 days after their device time');
+    const shown = async () => ((await (await api(`/workspaces/${state.workspaceId}`, state.apiKey!)).json()) as { workspace: { data_retention_days: number | null } }).workspace.data_retention_days;
+    expect(await shown()).toBe(30);
+    await screenshot(page, '12-settings-retention');
+
+    await fill(page, 'retention-days', '');
+    await clickText(page, 'Save retention');
+    await waitForText(page, 'Data points are kept forever.');
+    expect(await shown()).toBeNull();
+  });
+
   it('revokes the API key, which then stops working', async () => {
     await page.goto(`${consoleUrl}#/w/${state.workspaceId}/settings`);
     await (await page.waitForSelector('button[aria-label="Revoke API key from-the-browser"]'))!.click();

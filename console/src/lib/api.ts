@@ -1,7 +1,15 @@
 import { ApiError, type ErrorDetail } from './errors';
 
 /** The fields the console reads; the API may add more (additive fields are ignored). */
-export interface Workspace { id: string; name: string; description: string; account_id: string; created_at: string }
+export interface Workspace {
+  id: string;
+  name: string;
+  description: string;
+  account_id: string;
+  created_at: string;
+  /** Days a data point is kept; null: forever (absent from an API before retention). */
+  data_retention_days?: number | null;
+}
 export interface Fleet { id: string; name: string; description: string; workspace_id: string; account_id: string; created_at: string }
 export interface DeviceIdentityRef { id: string; type: string; created_at: string }
 export interface Device {
@@ -64,6 +72,22 @@ export interface TimeseriesQuery {
   device?: string[];
   tag?: string[];
 }
+
+export type AggregateFunction = 'avg' | 'min' | 'max' | 'sum' | 'count';
+export interface AggregateQuery {
+  start?: string;
+  end?: string;
+  device?: string[];
+  tag?: string[];
+  field?: string;
+  every?: string;
+  tz?: string;
+  fn?: string;
+  group_by?: 'device';
+  limit?: number;
+}
+export interface AggregateBucket { start: string; device_id?: string; avg?: number | null; min?: number; max?: number; sum?: number | null; count?: number }
+export interface AggregatePage { buckets: AggregateBucket[]; skipped: number; next: string | null }
 
 /** Query values: a list repeats the parameter (`?fleet=a&fleet=b`), undefined leaves it out. */
 export type Query = Record<string, string | number | readonly string[] | undefined>;
@@ -154,6 +178,9 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
     listWorkspaces: () => request<{ workspaces: Workspace[] }>('GET', '/workspaces').then((b) => b.workspaces),
     createWorkspace: (name: string, description = '') =>
       request<{ workspace: Workspace }>('POST', '/workspaces', { body: { name, description } }).then((b) => b.workspace),
+    getWorkspace: (workspaceId: string) => request<{ workspace: Workspace }>('GET', ws(workspaceId)).then((b) => b.workspace),
+    updateWorkspace: (workspaceId: string, body: { name?: string; description?: string; data_retention_days?: number | null }) =>
+      request<{ workspace: Workspace }>('PATCH', ws(workspaceId), { body }).then((b) => b.workspace),
     listFleets: (workspaceId: string) => request<{ fleets: Fleet[] }>('GET', `${ws(workspaceId)}/fleets`).then((b) => b.fleets),
     createFleet: (workspaceId: string, name: string, description = '') =>
       request<{ fleet: Fleet }>('POST', `${ws(workspaceId)}/fleets`, { body: { name, description } }).then((b) => b.fleet),
@@ -208,6 +235,9 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
       if (!response.ok) throw await failed(response);
       return ((await readJson(response, onProgress)) as { result: TimeseriesRecord[] }).result;
     },
+    /** One page of an aggregation (at most `limit` buckets, 10,000 by default). */
+    aggregateTimeseries: (workspaceId: string, query: AggregateQuery) =>
+      request<AggregatePage>('GET', `/timeseries/${enc(workspaceId)}/aggregate`, { query: { ...query } }),
   };
 };
 

@@ -25,7 +25,20 @@ const writeLabels = (plot: uPlot, labels: readonly SeriesLabel[]) => {
  * joins its points across the x values of the others (`spanGaps` over its `null`s); the legend,
  * which shows the values under the cursor, reads the time to the microsecond.
  */
-export const Chart = ({ data, labels, onDrawn }: { data: ChartData; labels: readonly SeriesLabel[]; onDrawn?: (ms: number) => void }) => {
+export const Chart = ({
+  data,
+  labels,
+  onDrawn,
+  testId = 'chart',
+  xRange,
+}: {
+  data: ChartData;
+  labels: readonly SeriesLabel[];
+  onDrawn?: (ms: number) => void;
+  testId?: string;
+  /** The time axis's bounds (Unix seconds), when the chart shows a range of its own rather than its points' extent. */
+  xRange?: [number, number];
+}) => {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | undefined>(undefined);
   const labelsNow = useRef(labels);
@@ -38,7 +51,7 @@ export const Chart = ({ data, labels, onDrawn }: { data: ChartData; labels: read
       {
         width: Math.max(320, box.current.clientWidth),
         height: 320,
-        scales: { x: { time: true } },
+        scales: { x: xRange ? { time: true, range: () => xRange } : { time: true } },
         series: [
           { value: (_u: uPlot, x: number | null, _s: number, at: number | null) => (at === null || x === null ? '--' : formatChartTime(x)) },
           ...data.series.map((s, i) => ({
@@ -74,5 +87,5 @@ export const Chart = ({ data, labels, onDrawn }: { data: ChartData; labels: read
   useEffect(() => {
     if (plot.current) writeLabels(plot.current, labels);
   }, [key]);
-  return <div ref={box} class="chart" role="img" aria-label={`Chart of ${data.series.length} series, ${data.points} points`} data-testid="chart" data-points={data.points} />;
+  return <div ref={box} class="chart" role="img" aria-label={`Chart of ${data.series.length} series, ${data.points} points`} data-testid={testId} data-points={data.points} />;
 };

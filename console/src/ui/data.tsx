@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { ApiClient, TimeseriesRecord } from '../lib/api';
+import { aggregateChart, everyFor } from '../lib/aggregate';
+import type { AggregatePage, ApiClient, TimeseriesRecord } from '../lib/api';
 import { extractSeries, seriesLabels, type Series } from '../lib/chart';
 import { readDeviceNames } from '../lib/device-names';
 import { describeError } from '../lib/errors';
@@ -47,7 +48,85 @@ const useDeviceNames = (api: ApiClient, workspaceId: string, series: readonly Se
   return { names: known.workspaceId === workspaceId ? known.names : NO_NAMES, error: failed?.workspaceId === workspaceId ? failed.error : undefined };
 };
 
-/** The time-series explorer: a storage query by devices, tags and time range; a chart, a raw table, exports. */
+/** The browser's time zone (an IANA name), whose days and hours the aggregates follow. */
+const localZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+
+/**
+ * Averages over a long range, charted from one aggregation request: the bucket length is chosen
+ * from the range (a month in hours), each device a line of its buckets' averages, days and hours
+ * those of the browser's time zone.
+ */
+const AggregatePanel = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspaceId'>) => {
+  const [field, setField] = useState('');
+  const [devices, setDevices] = useState('');
+  const [tags, setTags] = useState('');
+  const [start, setStart] = useState(() => isoToLocalInput(Date.now() - 30 * 24 * 3600_000));
+  const [end, setEnd] = useState('');
+  const [answer, setAnswer] = useState<{ page: AggregatePage; every: string; tz: string; field: string; tag: string; range: [number, number] } | undefined>(undefined);
+  const [drawMs, setDrawMs] = useState<number | undefined>(undefined);
+  const { busy, error, run } = useAction();
+  const chart = useMemo(() => (answer ? aggregateChart(answer.page.buckets, answer.tag, answer.field) : undefined), [answer]);
+  const names = useDeviceNames(api, workspaceId, chart?.series);
+  const labels = useMemo(() => (chart ? seriesLabels(chart.series, names.names).map((l) => ({ ...l, label: `${l.label} · avg` })) : []), [chart, names.names]);
+  const load = async () => {
+    const from = localInputToIso(start);
+    const until = localInputToIso(end);
+    const deviceList = parseList(devices);
+    const [first, last] = [Date.parse(from ?? '1970-01-01T00:00:00Z'), Date.parse(until ?? new Date().toISOString())];
+    const every = everyFor(last - first, deviceList.length || 10);
+    const tz = localZone();
+    const page = await run(() =>
+      api.aggregateTimeseries(workspaceId, { start: from, end: until, device: deviceList, tag: parseList(tags), field: field.trim() || undefined, every, tz, fn: 'avg,min,max,count', group_by: 'device' }),
+    );
+    if (page) setAnswer({ page, every, tz, field: field.trim() || 'value', tag: parseList(tags).join(',') || 'all tags', range: [first / 1000, last / 1000] });
+  };
+  return (
+    <section aria-labelledby="aggregate-h">
+      <form
+        class="inline"
+        aria-labelledby="aggregate-h"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void load();
+        }}
+      >
+        <h2 id="aggregate-h">Averages over a long range</h2>
+        <Field label="Field" hint="A numeric payload field: temp, env.temp; empty: the payload itself">
+          <input name="aggregate-field" value={field} onInput={(e) => setField(e.currentTarget.value)} />
+        </Field>
+        <Field label="Devices" hint="Empty: all devices">
+          <input name="aggregate-devices" value={devices} onInput={(e) => setDevices(e.currentTarget.value)} />
+        </Field>
+        <Field label="Tags" hint="Empty: all tags">
+          <input name="aggregate-tags" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
+        </Field>
+        <Field label="From (local time)">
+          <input type="datetime-local" name="aggregate-start" value={start} onInput={(e) => setStart(e.currentTarget.value)} />
+        </Field>
+        <Field label="Until (local time, excluded)">
+          <input type="datetime-local" name="aggregate-end" value={end} onInput={(e) => setEnd(e.currentTarget.value)} />
+        </Field>
+        <Submit busy={busy}>Chart averages</Submit>
+      </form>
+      {busy && <Busy label="Aggregating…" />}
+      <ErrorBox error={error} />
+      {answer && chart && (
+        <>
+          <p role="status" data-testid="aggregate-summary">
+            {answer.page.buckets.length} buckets of {answer.every} ({answer.tz}) from {answer.page.buckets.reduce((n, b) => n + (b.count ?? 0), 0)} points
+            {answer.page.skipped ? `; ${answer.page.skipped} points without a number there` : ''}
+            {answer.page.next ? '; more buckets follow: narrow the range' : ''}
+            {drawMs !== undefined ? `; drawn in ${Math.round(drawMs)} ms` : ''}.
+          </p>
+          {names.error !== undefined && <p class="hint">Device names could not be read ({describeError(names.error).title}): the legend shows device IDs.</p>}
+          {chart.points ? <Chart data={chart} labels={labels} onDrawn={setDrawMs} testId="aggregate-chart" xRange={answer.range} /> : <p>No numbers in this range.</p>}
+        </>
+      )}
+    </section>
+  );
+};
+
+/** The time-series explorer: a storage query by devices, tags and time range; a chart, a raw table, exports; averages over long ranges. */
 export const DataPage = ({ api, workspaceId }: PageProps) => {
   const [devices, setDevices] = useState('');
   const [tags, setTags] = useState('');
@@ -157,6 +236,7 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
           </section>
         </>
       )}
+      <AggregatePanel api={api} workspaceId={workspaceId} />
     </>
   );
 };

@@ -3,8 +3,58 @@ import { localInputToIso } from '../lib/json-input';
 import type { PageProps } from './page';
 import { Busy, ErrorBox, Field, SecretOnce, Submit, useAction, useLoad, when } from './components';
 
-/** A workspace's Settings: its API keys (create with a name, shown once; list; revoke), as the interface describes. */
-export const SettingsPage = ({ api, workspaceId }: PageProps) => {
+/** How long the workspace keeps its data points: days after their device time, or forever (an empty field). */
+const RetentionSection = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspaceId'>) => {
+  const workspace = useLoad(() => api.getWorkspace(workspaceId), [workspaceId]);
+  const [days, setDays] = useState<string | undefined>(undefined);
+  const save = useAction();
+  const current = workspace.data?.data_retention_days ?? null;
+  // the field follows the loaded workspace until the person types
+  const shown = days ?? (current === null ? '' : String(current));
+  return (
+    <section aria-labelledby="retention-h">
+      <h2 id="retention-h">Settings: data retention</h2>
+      <p data-testid="retention-status">
+        {workspace.data === undefined
+          ? ''
+          : current === null
+            ? 'Data points are kept forever.'
+            : `Data points are kept ${current} days after their device time: older ones are no longer answered, and the store deletes them within days.`}
+      </p>
+      <ErrorBox error={workspace.error} />
+      <form
+        class="inline"
+        aria-labelledby="retention-h"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const value = shown.trim() === '' ? null : Number(shown);
+          const updated = await save.run(() => api.updateWorkspace(workspaceId, { data_retention_days: value }));
+          if (updated) {
+            workspace.setData(updated);
+            setDays(undefined);
+          }
+        }}
+      >
+        <Field label="Keep data points (days)" hint="1 to 3650 days after each point’s device time; empty: forever. Applies to the points already stored at once">
+          <input type="number" name="retention-days" min={1} max={3650} step={1} value={shown} onInput={(e) => setDays(e.currentTarget.value)} />
+        </Field>
+        <Submit busy={save.busy}>Save retention</Submit>
+        <ErrorBox error={save.error} />
+      </form>
+    </section>
+  );
+};
+
+/** A workspace's Settings: its data retention, and its API keys (create with a name, shown once; list; revoke), as the interface describes. */
+export const SettingsPage = ({ api, workspaceId }: PageProps) => (
+  <>
+    <RetentionSection api={api} workspaceId={workspaceId} />
+    <ApiKeysSection api={api} workspaceId={workspaceId} />
+  </>
+);
+
+/** The workspace's API keys. */
+const ApiKeysSection = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspaceId'>) => {
   const keys = useLoad(() => api.listApiKeys(workspaceId), [workspaceId]);
   const [name, setName] = useState('');
   const [expires, setExpires] = useState('');
