@@ -1,7 +1,7 @@
 /**
  * `npm run cost -- --points-per-day N --devices M [--shape https-100|https-10|mqtt-1]
  * [--backend dynamodb|timestream] [--results bench/results/data-path.json] [--memory-mb 512]
- * [--retention-hours 24] [--lookup-minutes 10] [--ingest-containers 5] [--json]`
+ * [--retention-hours 24] [--retention-days D] [--lookup-minutes 10] [--ingest-containers 5] [--json]`
  *
  * The modelled monthly AWS cost of a fleet's data path, service by service, from the request
  * counts, payload sizes and Lambda durations that `npm run bench:requests` measured on the local
@@ -10,6 +10,8 @@
  * would cost for the same traffic. See the README's "Cost" for what is modelled and what is not.
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { recordBytes } from '../../lambdas/stores/timeseries/timestream';
 import { MONTH, PRICES } from './aws-prices';
@@ -44,7 +46,14 @@ export interface CostInput {
   shape: string;
   backend: 'dynamodb' | 'timestream';
   memoryMb: number;
+  /** Timestream: hours a point stays in the memory store. */
   retentionHours: number;
+  /**
+   * How long points are kept, in days (a workspace's data_retention_days; on Timestream, the
+   * table's magnetic retention, which caps every workspace): storage then stays at that many days
+   * of points. Undefined: kept forever, storage adds up month after month.
+   */
+  retentionDays?: number;
   /** How long the ingest Lambda keeps a device's place (DEVICE_PLACE_CACHE_SECONDS), in minutes. */
   lookupMinutes: number;
   /** Ingest Lambda containers each keeping their own places (Lambda starts an SQS source with five pollers). */
@@ -106,13 +115,18 @@ export const fleetstreamCost = (rows: Row[], input: CostInput): CostLine[] => {
   if (isMqtt(rows)) lines.push(deviceLookups(input));
   if (input.backend === 'dynamodb') {
     const stored = of('DynamoDB', 'BatchWriteItem').filter((r) => r.resource === TIMESERIES_TABLE);
-    const gb = (sum(stored, 'bytes') * thousands) / 1e9;
-    lines.push(line('DynamoDB', 'time series stored this month (GB; adds up month after month)', gb, PRICES.dynamoDbStoragePerGbMonth));
+    const gbPerDay = (sum(stored, 'bytes') * (input.pointsPerDay / 1000)) / 1e9;
+    // Under a retention, TTL deletes (free of write charges) hold the table at that many days of points.
+    lines.push(
+      input.retentionDays === undefined
+        ? line('DynamoDB', 'time series stored this month (GB; adds up month after month)', gbPerDay * MONTH.days, PRICES.dynamoDbStoragePerGbMonth)
+        : line('DynamoDB', `time series stored (GB; ${input.retentionDays} days kept, TTL deletes free)`, gbPerDay * input.retentionDays, PRICES.dynamoDbStoragePerGbMonth),
+    );
   } else {
     // The ingest writes each invocation's points in calls of up to 100 records of one workspace.
     const perCall = Math.min(TIMESTREAM_BATCH_MAX, 1000 / Math.max(sum(of('Lambda').filter((r) => r.resource === 'ingest'), 'requests'), 10));
     const writesPerPoint = Math.ceil((perCall * OUR_TIMESTREAM_RECORD_BYTES + TIMESTREAM_COMMON_BYTES) / 1024) / perCall;
-    lines.push(...timestreamLines(points, input.pointsPerDay, input.retentionHours, { writesPerPoint, what: `${Math.round(perCall)} records a call, ${OUR_TIMESTREAM_RECORD_BYTES} bytes each` }));
+    lines.push(...timestreamLines(points, input.pointsPerDay, input.retentionHours, input.retentionDays, { writesPerPoint, what: `${Math.round(perCall)} records a call, ${OUR_TIMESTREAM_RECORD_BYTES} bytes each` }));
   }
   const iot = of('IoT Core');
   const messages = sum(iot.filter((r) => r.operation.startsWith('Publish')), 'units');
@@ -146,12 +160,22 @@ const isMqtt = (rows: Row[]) => rows.some((r) => r.service === 'IoT Core');
  * Timestream for LiveAnalytics: writes metered in KiB per call (a call of one record of up to 1 KB
  * is one write), the memory store for the retention, the magnetic store after it.
  */
-const timestreamLines = (points: number, pointsPerDay: number, retentionHours: number, writes = { writesPerPoint: Math.ceil(TIMESTREAM_RECORD_BYTES / 1024), what: '1 KB records, one a call' }): CostLine[] => {
+const timestreamLines = (
+  points: number,
+  pointsPerDay: number,
+  retentionHours: number,
+  retentionDays: number | undefined,
+  writes = { writesPerPoint: Math.ceil(TIMESTREAM_RECORD_BYTES / 1024), what: '1 KB records, one a call' },
+): CostLine[] => {
   const gbPerPoint = TIMESTREAM_RECORD_BYTES / 1e9;
+  // The magnetic store keeps what the table's magnetic retention keeps after the memory store's hours.
+  const magneticDays = retentionDays === undefined ? undefined : Math.max(0, retentionDays - retentionHours / 24);
   return [
     line('Timestream', `writes (${writes.what})`, points * writes.writesPerPoint, PRICES.timestreamPerMillionWrites / 1e6),
     line('Timestream', `memory store (GB-hours, ${retentionHours} h kept)`, (pointsPerDay / 24) * retentionHours * gbPerPoint * MONTH.hours, PRICES.timestreamMemoryStorePerGbHour),
-    line('Timestream', 'magnetic store added this month (GB; adds up)', points * gbPerPoint, PRICES.timestreamMagneticStorePerGbMonth),
+    magneticDays === undefined
+      ? line('Timestream', 'magnetic store added this month (GB; adds up)', points * gbPerPoint, PRICES.timestreamMagneticStorePerGbMonth)
+      : line('Timestream', `magnetic store (GB; the table keeps ${retentionDays} days)`, pointsPerDay * magneticDays * gbPerPoint, PRICES.timestreamMagneticStorePerGbMonth),
   ];
 };
 
@@ -163,7 +187,7 @@ export const directIotTimestreamCost = (input: CostInput): CostLine[] => {
     line('IoT Core', 'rules triggered', points, PRICES.iotCorePerMillionRulesTriggered / 1e6),
     line('IoT Core', 'Timestream actions executed', points, PRICES.iotCorePerMillionActionsExecuted / 1e6),
     line('IoT Core', 'connection minutes (devices always connected)', input.devices * MONTH.minutes, PRICES.iotCorePerMillionConnectionMinutes / 1e6),
-    ...timestreamLines(points, input.pointsPerDay, input.retentionHours),
+    ...timestreamLines(points, input.pointsPerDay, input.retentionHours, input.retentionDays),
   ];
 };
 
@@ -189,6 +213,7 @@ const main = () => {
       results: { type: 'string', default: 'bench/results/data-path.json' },
       'memory-mb': { type: 'string', default: '512' },
       'retention-hours': { type: 'string', default: '24' },
+      'retention-days': { type: 'string' },
       'lookup-minutes': { type: 'string', default: '10' },
       'ingest-containers': { type: 'string', default: '5' },
       json: { type: 'boolean', default: false },
@@ -198,6 +223,11 @@ const main = () => {
   const devices = Number(values.devices);
   if (!(pointsPerDay > 0) || !(devices > 0)) {
     console.error('usage: npm run cost -- --points-per-day N --devices M [--shape https-100|https-10|mqtt-1] [--backend dynamodb|timestream]');
+    process.exit(2);
+  }
+  const retentionDays = values['retention-days'] === undefined ? undefined : Number(values['retention-days']);
+  if (retentionDays !== undefined && !(Number.isInteger(retentionDays) && retentionDays >= 1 && retentionDays <= 3650)) {
+    console.error('--retention-days is a whole number of days from 1 to 3650 (omit it: points are kept forever)');
     process.exit(2);
   }
   const backend = values.backend === 'timestream' ? 'timestream' : values.backend === 'dynamodb' ? 'dynamodb' : undefined;
@@ -218,6 +248,7 @@ const main = () => {
     backend,
     memoryMb: Number(values['memory-mb']),
     retentionHours: Number(values['retention-hours']),
+    retentionDays,
     lookupMinutes: Number(values['lookup-minutes']),
     ingestContainers: Number(values['ingest-containers']),
   };
@@ -234,10 +265,11 @@ const main = () => {
     return;
   }
   console.log(`${pointsPerDay.toLocaleString('en-US')} points a day from ${devices.toLocaleString('en-US')} devices (${(pointsPerDay * MONTH.days).toLocaleString('en-US')} a month); list prices of ${PRICES.region}, ${PRICES.asOf}`);
-  console.log(`measured: ${values.results} (${saved.measuredAt}), shape ${values.shape} (${measured.shape.pointsPerMessage} point(s) per ${measured.shape.door === 'mqtt' ? 'MQTT publish' : 'HTTPS request'}), time series in ${backend}`);
+  console.log(`measured: ${values.results} (${saved.measuredAt}), shape ${values.shape} (${measured.shape.pointsPerMessage} point(s) per ${measured.shape.door === 'mqtt' ? 'MQTT publish' : 'HTTPS request'}), time series in ${backend}, ${retentionDays === undefined ? 'kept forever' : `kept ${retentionDays} days`}`);
   print(`Fleetstream (webhook forwarding of every point and its data event included)`, ours);
   print('AWS IoT Core + Timestream used directly (device → IoT rule → Timestream; no webhooks, no registry)', direct);
   console.log(`\nratio Fleetstream / direct = ${(total(ours) / total(direct)).toFixed(2)}`);
 };
 
-main();
+// Run as the command (tsx bin/cli/cost.ts), not when a test imports the model.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -1,0 +1,144 @@
+/**
+ * Aggregation: hourly avg/min/max of a month of 10 devices (POINTS points, 1,000,000 by default)
+ * with one GET of the aggregation, side by side in one run with the raw streamed query of the same
+ * range (pages of 175,000 walked by time, as a client downloading the month would), both over the
+ * local HTTP API. In process, for reference: the store's range read alone, which both rest on.
+ *
+ *   npm run bench:aggregate                   POINTS=1000000 ROUNDS=1
+ *
+ * The API runs in a child process (the local runtime, in memory) whose peak RSS while answering is
+ * compared with its RSS idle (after a GC), read from /proc. Targets: the aggregation takes ≤ 0.25
+ * of the raw query's time; its RSS stays flat (it holds one hour of buckets, whatever the range).
+ */
+import { newId } from '../lambdas/shared/ids';
+import { timeseriesStore, type DataPoint } from '../lambdas/stores/timeseries';
+import { getText, mb, rssOf, serveUntilStopped, startServingProcess, watchPeakRss } from './serving-process';
+import { median, printTable, timeMs } from './stats';
+
+const POINTS = Number(process.env.POINTS ?? 1_000_000);
+const ROUNDS = Number(process.env.ROUNDS ?? 1);
+const DEVICES = 10;
+const PAGE = 175_000;
+const START = Date.UTC(2026, 0, 1);
+const END = Date.UTC(2026, 0, 31);
+/** Each point at its own millisecond: a client pages by time without ties at a page's edge. */
+const STEP = (END - START) / POINTS;
+
+interface Ready {
+  storage_url: string;
+  api_key: string;
+  workspace_id: string;
+  dynamodb_endpoint: string;
+}
+
+/** The child: the local runtime with POINTS points of one workspace over the month, answering until told to stop. */
+const serve = async () => {
+  const { startLocalRuntime } = await import('../local/runtime');
+  const runtime = await startLocalRuntime({});
+  const store = timeseriesStore();
+  const devices = Array.from({ length: DEVICES }, () => newId('dev'));
+  const fleet = newId('flt');
+  const batch = 10_000;
+  for (let i = 0; i < POINTS; i += batch) {
+    const points: DataPoint[] = [];
+    for (let j = i; j < Math.min(POINTS, i + batch); j++) {
+      const at = new Date(START + Math.floor(j * STEP)).toISOString();
+      points.push({ workspace_id: runtime.workspace_id, fleet_id: fleet, device_id: devices[j % DEVICES], tag: 'climate', timestamp_device: at, timestamp_in: at, payload: { temp: ((j * 7919) % 4000) / 100, hum: j % 100 } });
+    }
+    await store.write(points);
+  }
+  serveUntilStopped(runtime, { storage_url: runtime.storage_url, api_key: runtime.api_key, workspace_id: runtime.workspace_id, dynamodb_endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB! } satisfies Ready);
+};
+
+/** One GET, its total time and the server's peak RSS meanwhile; the body parsed after the clock stops. */
+const timedGet = async (ready: Ready, pid: number, path: string) => {
+  const watch = watchPeakRss(pid);
+  const start = process.hrtime.bigint();
+  const elapsed = () => Number(process.hrtime.bigint() - start) / 1e6;
+  const { bytes, text } = await getText(`${ready.storage_url}${path}`, ready.api_key, false, elapsed);
+  const totalMs = elapsed();
+  return { totalMs, bytes, peakRss: watch.peak(), body: JSON.parse(text) as Record<string, unknown> };
+};
+
+const range = `start=${new Date(START).toISOString()}&end=${new Date(END).toISOString()}`;
+
+/** The aggregation: hourly avg, min and max of each device, one request (7,200 buckets). */
+const aggregate = async (ready: Ready, pid: number) => {
+  const run = await timedGet(ready, pid, `/timeseries/${ready.workspace_id}/aggregate?${range}&field=temp&every=1h&fn=avg,min,max,count&group_by=device`);
+  const buckets = run.body.buckets as Array<{ count: number }>;
+  if (run.body.next !== null) throw new Error('the aggregation needed more than one page');
+  const counted = buckets.reduce((n, b) => n + b.count, 0);
+  if (counted !== POINTS) throw new Error(`the aggregation counted ${counted} points, expected ${POINTS}`);
+  return { totalMs: run.totalMs, bytes: run.bytes, peakRss: run.peakRss, buckets: buckets.length };
+};
+
+/** The raw query of the range, page after page of 175,000, each starting after the last point of the one before. */
+const raw = async (ready: Ready, pid: number) => {
+  let totalMs = 0;
+  let bytes = 0;
+  let peakRss = 0;
+  let records = 0;
+  let start = new Date(START).toISOString();
+  for (;;) {
+    const run = await timedGet(ready, pid, `/timeseries/${ready.workspace_id}/data?start=${start}&end=${new Date(END).toISOString()}&sort=timestamp_device&size=${PAGE}`);
+    const result = run.body.result as Array<{ timestamp_device: string }>;
+    totalMs += run.totalMs;
+    bytes += run.bytes;
+    peakRss = Math.max(peakRss, run.peakRss);
+    records += result.length;
+    if (result.length < PAGE) break;
+    start = new Date(Date.parse(result[result.length - 1].timestamp_device) + 1).toISOString();
+  }
+  if (records !== POINTS) throw new Error(`the raw query returned ${records} points, expected ${POINTS}`);
+  return { totalMs, bytes, peakRss, records };
+};
+
+const main = async () => {
+  console.log(`starting the local runtime in a child process and storing ${POINTS} points of ${DEVICES} devices over a month through the store…`);
+  const { ready, pid, gc, stop } = await startServingProcess<Ready>(import.meta.url);
+  try {
+    process.env.AWS_ENDPOINT_URL_DYNAMODB = ready.dynamodb_endpoint;
+    // Warm up both ways once: JIT, connections, DynamoDB Local's caches.
+    await aggregate(ready, pid);
+    await raw(ready, pid);
+    const storeRead = async () => {
+      let count = 0;
+      for await (const run of timeseriesStore().readRange({ workspaceId: ready.workspace_id, start: new Date(START).toISOString(), end: new Date(END).toISOString() })) count += run.length;
+      if (count !== POINTS) throw new Error(`the range read found ${count} points, expected ${POINTS}`);
+    };
+    const samples = { aggregate: [] as Array<Awaited<ReturnType<typeof aggregate>>>, raw: [] as Array<Awaited<ReturnType<typeof raw>>>, store: [] as number[], idle: [] as number[] };
+    for (let round = 0; round < ROUNDS; round++) {
+      await gc();
+      samples.idle.push(rssOf(pid, 'VmRSS'));
+      samples.aggregate.push(await aggregate(ready, pid));
+      await gc();
+      samples.raw.push(await raw(ready, pid));
+      samples.store.push(await timeMs(storeRead));
+      process.stderr.write('.');
+    }
+    process.stderr.write('\n');
+    const idle = median(samples.idle);
+    const aggregateMs = median(samples.aggregate.map((s) => s.totalMs));
+    const rawMs = median(samples.raw.map((s) => s.totalMs));
+    const row = (what: string, totalMs: number, bytes: number | string, peak: number | undefined) => ({
+      what,
+      'total s': totalMs / 1000,
+      'share of raw': totalMs / rawMs,
+      'MB sent': typeof bytes === 'number' ? mb(bytes) : bytes,
+      'peak RSS MB': peak === undefined ? '-' : mb(peak),
+      'RSS growth MB': peak === undefined ? '-' : mb(peak - idle),
+    });
+    printTable(`${POINTS} points, ${DEVICES} devices, ${new Date(START).toISOString().slice(0, 10)} to ${new Date(END).toISOString().slice(0, 10)}; median of ${ROUNDS} round(s); serving process idle RSS ${mb(idle).toFixed(1)} MB (after GC)`, [
+      row(`GET aggregate (1h, avg/min/max/count, by device: ${samples.aggregate[0].buckets} buckets)`, aggregateMs, median(samples.aggregate.map((s) => s.bytes)), median(samples.aggregate.map((s) => s.peakRss))),
+      row(`GET data, ${Math.ceil(POINTS / PAGE)} pages of ${PAGE} walked by time`, rawMs, median(samples.raw.map((s) => s.bytes)), median(samples.raw.map((s) => s.peakRss))),
+      row('store.readRange in this process (what both read)', median(samples.store), '-', undefined),
+    ]);
+    console.log(`\nratio aggregate / raw query of the same range = ${(aggregateMs / rawMs).toFixed(2)} (target ≤ 0.25)`);
+    console.log(`peak RSS growth while aggregating ${POINTS} points = ${mb(median(samples.aggregate.map((s) => s.peakRss)) - idle).toFixed(1)} MB (flat: one hour of buckets is held)`);
+  } finally {
+    await stop();
+  }
+};
+
+if (process.argv.includes('--serve')) await serve();
+else await main();
