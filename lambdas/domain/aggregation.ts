@@ -212,7 +212,7 @@ export const aggregateTimeseries = async (
   const inStore = () => {
     if (field.length || !store.aggregate) return undefined;
     const startMs = range.start === undefined ? 0 : parseTime(range.start)!.ms;
-    const offsetMinutes = constantOffsetMinutes(params.tz, startMs, range.end === undefined ? undefined : parseTime(range.end)!.ms);
+    const offsetMinutes = constantOffsetMinutes(params.tz, every, startMs, range.end === undefined ? undefined : parseTime(range.end)!.ms);
     return offsetMinutes === undefined ? undefined : store.aggregate({ range, every, offsetMinutes, groupByDevice });
   };
   const totals = inStore() ?? bucketTotals(store.readRange(range), { field, clock: new BucketClock(every, params.tz), groupByDevice });

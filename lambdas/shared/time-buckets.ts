@@ -51,15 +51,17 @@ export const canonicalZone = (zone: string): string | undefined => {
 };
 
 /**
- * The zone's UTC offset in minutes if it is the same at every instant of [start, end), or
- * undefined when it changes there (a DST transition) or the range is unbounded and the zone has
- * transitions: where buckets are a fixed grid of UTC, and a store can compute them.
+ * The zone's UTC offset in minutes if it is the same throughout every bucket of `every` that holds
+ * an instant of [start, end) (from a bucket's length, plus an hour, before `start`: the first
+ * bucket may begin there), or undefined when it changes there (a DST transition) or the range is
+ * unbounded and the zone has transitions: where buckets are a fixed grid of UTC, which a store can
+ * compute.
  */
-export const constantOffsetMinutes = (zone: string, startMs: number, endMs: number | undefined): number | undefined => {
-  const at = Temporal.Instant.fromEpochMilliseconds(startMs).toZonedDateTimeISO(zone);
-  const next = at.getTimeZoneTransition('next');
+export const constantOffsetMinutes = (zone: string, every: Every, startMs: number, endMs: number | undefined): number | undefined => {
+  const from = Temporal.Instant.fromEpochMilliseconds(startMs - every.amount * UNIT_MS[every.unit] - UNIT_MS.h).toZonedDateTimeISO(zone);
+  const next = from.getTimeZoneTransition('next');
   if (next && (endMs === undefined || next.epochMilliseconds < endMs)) return undefined;
-  return at.offsetNanoseconds / 60e9;
+  return from.offsetNanoseconds / 60e9;
 };
 
 /** Days from 1970-01-01 to a calendar date. */

@@ -260,9 +260,16 @@ describe('aggregation on the timestream store (SDK mocked)', () => {
 
     const byField = await run(timestream, account.workspace_id, { start, end, every: '1d', tz: 'UTC', field: 'temp', fn: 'sum' });
     const acrossDst = await run(timestream, account.workspace_id, { start, end, every: '1d', tz: 'Europe/Rome', field: 'temp', fn: 'sum,count' });
+    // After the change, but in a day that began before it: not a fixed grid either.
+    const dayOfChange = await run(timestream, account.workspace_id, { start: '2026-10-25T12:00:00.000Z', end, every: '1d', tz: 'Europe/Rome' });
 
     const range = buildRangeSql('fleetstream', 'datapoints', { workspaceId: account.workspace_id, start, end });
-    expect(queries.commandCalls(QueryCommand).map((c) => c.args[0].input.QueryString)).toEqual([range, range]);
+    expect(queries.commandCalls(QueryCommand).map((c) => c.args[0].input.QueryString)).toEqual([
+      range,
+      range,
+      buildRangeSql('fleetstream', 'datapoints', { workspaceId: account.workspace_id, start: '2026-10-25T12:00:00.000Z', end }),
+    ]);
+    expect(dayOfChange.buckets).toEqual([]);
     expect(byField).toEqual({ buckets: [{ start: '2026-10-25T00:00:00.000Z', sum: 42 }], skipped: 1, next: null });
     // Rome's 25-hour day of 2026-10-25 runs from 22:00 UTC the day before to 23:00 UTC.
     expect(acrossDst).toEqual({ buckets: [{ start: '2026-10-24T22:00:00.000Z', sum: 42, count: 2 }], skipped: 1, next: null });

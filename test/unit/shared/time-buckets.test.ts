@@ -202,11 +202,16 @@ describe('parameters', () => {
     expect(canonicalZone('')).toBeUndefined();
   });
 
-  it('says when a zone’s offset holds over a range, and what it is', () => {
-    expect(constantOffsetMinutes('UTC', 0, undefined)).toBe(0);
-    expect(constantOffsetMinutes('Asia/Kolkata', at('2026-01-01T00:00:00Z'), undefined)).toBe(330);
-    expect(constantOffsetMinutes('Europe/Rome', at('2026-04-01T00:00:00Z'), at('2026-10-01T00:00:00Z'))).toBe(120);
-    expect(constantOffsetMinutes('Europe/Rome', at('2026-03-01T00:00:00Z'), at('2026-04-01T00:00:00Z'))).toBeUndefined();
-    expect(constantOffsetMinutes('Europe/Rome', at('2026-04-01T00:00:00Z'), undefined)).toBeUndefined();
+  it('says when a zone’s offset holds over the buckets of a range, and what it is', () => {
+    const hour = { amount: 1, unit: 'h' } as const;
+    const day = { amount: 1, unit: 'd' } as const;
+    expect(constantOffsetMinutes('UTC', day, 0, undefined)).toBe(0);
+    expect(constantOffsetMinutes('Asia/Kolkata', hour, at('2026-01-01T00:00:00Z'), undefined)).toBe(330);
+    expect(constantOffsetMinutes('Europe/Rome', day, at('2026-04-01T00:00:00Z'), at('2026-10-01T00:00:00Z'))).toBe(120);
+    expect(constantOffsetMinutes('Europe/Rome', hour, at('2026-03-01T00:00:00Z'), at('2026-04-01T00:00:00Z'))).toBeUndefined();
+    expect(constantOffsetMinutes('Europe/Rome', hour, at('2026-04-01T00:00:00Z'), undefined)).toBeUndefined();
+    // The range starts after the day's change, but its first bucket, the day, began before it.
+    expect(constantOffsetMinutes('Europe/Rome', day, at('2026-03-29T12:00:00Z'), at('2026-03-31T00:00:00Z'))).toBeUndefined();
+    expect(constantOffsetMinutes('Europe/Rome', hour, at('2026-03-29T12:00:00Z'), at('2026-03-31T00:00:00Z'))).toBe(120);
   });
 });
