@@ -126,3 +126,12 @@ export const authorizerCacheTtlSeconds = () => intFrom(process.env.AUTHORIZER_CA
  * read the API's answers from (CORS); empty: no CORS headers (the local console is same-origin).
  */
 export const CORS_ALLOWED_ORIGIN = process.env.CORS_ALLOWED_ORIGIN ?? '';
+
+/** The S3 bucket of firmware images (`<workspace>/<firmware>/<version>`). */
+export const FIRMWARE_BUCKET = process.env.FIRMWARE_BUCKET ?? '';
+
+/**
+ * How long a firmware version's presigned upload URL is valid, in seconds (S3 takes a presigned
+ * URL for at most a week). Read at each call, as the local runtime may set it after loading.
+ */
+export const firmwareUploadUrlTtlSeconds = () => Math.min(Math.max(intFrom(process.env.FIRMWARE_UPLOAD_URL_TTL_SECONDS, 3600), 1), 7 * 24 * 3600);
