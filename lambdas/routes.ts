@@ -12,6 +12,7 @@ export type RouteHandler =
   | 'identities'
   | 'jobs'
   | 'fota'
+  | 'firmwares'
   | 'api-keys'
   | 'integrations'
   | 'timeseries'
@@ -63,6 +64,7 @@ export const STREAMED_HANDLERS: ReadonlySet<RouteHandler> = new Set<RouteHandler
   'identities',
   'jobs',
   'fota',
+  'firmwares',
   'api-keys',
   'integrations',
   'timeseries',
@@ -108,6 +110,12 @@ export const ROUTES: readonly Route[] = [
   route('GET', '/devices/{deviceId}/fota', 'fota', 'getFota', 'Get a device’s FOTA status'),
   route('POST', '/devices/{deviceId}/fota/{firmwareId}/versions/{firmwareVersion}', 'fota', 'scheduleFota', 'Schedule a FOTA on a device'),
   route('POST', '/workspaces/{workspaceId}/fota/{firmwareId}/versions/{firmwareVersion}', 'fota', 'scheduleFleetFota', 'Schedule a FOTA on fleets'),
+
+  // Firmware artifacts (an addition to the v3 interface): images in S3, uploaded by presigned PUTs.
+  route('GET', '/workspaces/{workspaceId}/firmwares', 'firmwares', 'listFirmwares', 'List a workspace’s firmware versions'),
+  route('POST', '/workspaces/{workspaceId}/firmwares/{firmwareId}/versions/{firmwareVersion}', 'firmwares', 'registerFirmware', 'Register a firmware version by its size and SHA-256; answers a presigned S3 PUT for its image'),
+  route('GET', '/workspaces/{workspaceId}/firmwares/{firmwareId}/versions/{firmwareVersion}', 'firmwares', 'getFirmware', 'Get a firmware version (ready once S3 holds exactly its bytes)'),
+  route('DELETE', '/workspaces/{workspaceId}/firmwares/{firmwareId}/versions/{firmwareVersion}', 'firmwares', 'deleteFirmware', 'Delete a firmware version and its image (not while a FOTA that has not ended uses it)'),
 
   // The device API: devices call it with their own token (Authorization: Bearer <device JWT>), at {base_url}/device.
   route('POST', '/device/data', 'device-api', 'publishData', 'Publish one data point or a batch; 202 once queued for storage and forwarding', 'device'),

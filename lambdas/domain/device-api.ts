@@ -9,9 +9,11 @@ import { getDeviceOfWorkspace, type DeviceRecord } from '../stores/device-store'
 import { getFotaOfDevice, listJobsOfDevice } from '../stores/job-store';
 import { sendMessages } from '../stores/queue-store';
 import { eventMessage, eventTimestamp, type DevicePlace } from './events';
+import { firmwareDownloadOf } from './firmware';
 import { finishFota } from './fota';
 import { observe, type DeviceCaller, type Forward } from './identities';
 import { completeJob } from './jobs';
+import { fotaArgs } from './live-delivery';
 
 /** Where the device API sends what it accepts: the ingest queue, and the forward queue for events of its own. */
 export interface DeviceApiDeps {
@@ -88,8 +90,9 @@ export const reportEvents = async (deps: DeviceApiDeps, caller: DeviceCaller, ev
 };
 
 /**
- * What the device has to do: its pending jobs (oldest first) and its pending FOTA. The request is
- * recorded as a `status` event.
+ * What the device has to do: its pending jobs (oldest first) and its pending FOTA, with a fresh
+ * download URL of its image when the version was registered and uploaded. The request is
+ * recorded as a `status` event (which names the FOTA's firmware, never a URL).
  * @throws NotFoundError when the device no longer exists.
  */
 export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller): Promise<DeviceStatus> => {
@@ -98,14 +101,16 @@ export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller)
     listJobsOfDevice(deps.db, caller.deviceId, 'pending'),
     getFotaOfDevice(deps.db, caller.deviceId),
   ]);
+  const pendingFota = fota?.status === 'pending' ? fota : undefined;
+  const download = pendingFota && (await firmwareDownloadOf(deps.db, device.workspace_id, pendingFota.value));
   const status: DeviceStatus = {
     jobs: jobs
       .sort((a, b) => a.scheduled_at.localeCompare(b.scheduled_at) || a.name.localeCompare(b.name))
       .map(({ name, value, scheduled_at }) => ({ name, value, scheduled_at })),
-    fota: fota?.status === 'pending' ? { value: fota.value, scheduled_at: fota.scheduled_at } : null,
+    fota: pendingFota ? { value: download ? fotaArgs(pendingFota.value, download) : pendingFota.value, scheduled_at: pendingFota.scheduled_at } : null,
   };
   await observe(deps.forward, [
-    eventMessage(placeOf(device), 'status', 'd2c', { pending_jobs: status.jobs.map((j) => j.name), pending_fota: status.fota?.value ?? null }),
+    eventMessage(placeOf(device), 'status', 'd2c', { pending_jobs: status.jobs.map((j) => j.name), pending_fota: pendingFota?.value ?? null }),
   ]);
   return status;
 };

@@ -8,7 +8,9 @@ import type { Fota } from '../schemas/fota';
 import { finishPendingFota, getFotaOfDevice, putFota, putFotaOnDevicePages, type FotaRecord } from '../stores/job-store';
 import { requireDevice } from './devices';
 import { deviceConnectionOf, eventTimestamp, type DevicePlace } from './events';
+import { requireReadyFirmware } from './firmware';
 import { deviceIdsOf, snapshotTargets } from './jobs';
+import { requireWorkspace } from './workspaces';
 
 export interface Firmware {
   firmwareId: string;
@@ -32,15 +34,19 @@ export const getFota = async (db: Db, caller: Caller, deviceId: string) => {
   return toFota(fota);
 };
 
+const nameOf = ({ firmwareId, firmwareVersion }: Firmware) => ({ firmware_id: firmwareId, firmware_version: firmwareVersion });
+
 /**
  * Schedules a firmware update on a device, replacing any earlier one. The request only writes the
  * FOTA (with the device's place and the `ts` of its event); the registry stream sends the `fota`
  * event (c2d, the FOTA status as payload) and publishes it to the device when it is connected.
- * @throws NotFoundError when the device is not the caller's.
+ * @throws NotFoundError when the device is not the caller's; ConflictError when the version is registered (domain/firmware.ts) and not ready.
  */
 export const scheduleFota = async (db: Db, caller: Caller, deviceId: string, firmware: Firmware) => {
-  const { place, connected } = await deviceConnectionOf(db, await requireDevice(db, caller, deviceId));
-  const fota: FotaRecord = { ...pendingFota(firmware), ...place, event_ts: eventTimestamp(), ...(connected ? { deliver_live: true } : {}) };
+  const device = await requireDevice(db, caller, deviceId);
+  const artifact = await requireReadyFirmware(db, device.workspace_id, nameOf(firmware));
+  const { place, connected } = await deviceConnectionOf(db, device);
+  const fota: FotaRecord = { ...pendingFota(firmware), ...place, event_ts: eventTimestamp(), ...(connected ? { deliver_live: true } : {}), ...artifact };
   await putFota(db, fota);
   return toFota(fota);
 };
@@ -49,12 +55,15 @@ export const scheduleFota = async (db: Db, caller: Caller, deviceId: string, fir
  * Schedules a firmware update on every device of the chosen fleets (all fleets when none is given)
  * at one snapshot, as `scheduleFleetJob` does a job: the devices are given as they are written; the
  * registry stream then sends one `fota` event (c2d) per device, all with one `ts`.
- * @throws NotFoundError when the workspace or a named fleet is not the caller's; nothing is written then.
+ * @throws NotFoundError when the workspace or a named fleet is not the caller's; ConflictError when
+ * the version is registered (domain/firmware.ts) and not ready; nothing is written then.
  */
 export const scheduleFleetFota = async (db: Db, caller: Caller, workspaceId: string, firmware: Firmware, fleetIds?: string[]) => {
+  await requireWorkspace(db, caller, workspaceId);
+  const artifact = await requireReadyFirmware(db, workspaceId, nameOf(firmware));
   const targets = await snapshotTargets(db, caller, workspaceId, fleetIds);
   const fota = pendingFota(firmware);
-  const written = putFotaOnDevicePages(db, { ...fota, event_ts: eventTimestamp() }, targets, WRITE_CONCURRENCY);
+  const written = putFotaOnDevicePages(db, { ...fota, event_ts: eventTimestamp(), ...artifact }, targets, WRITE_CONCURRENCY);
   return { fota, devices: deviceIdsOf(written) };
 };
 

@@ -1,9 +1,10 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { publishForward } from '../domain/events';
+import { firmwareDownloads } from '../domain/firmware';
 import { deliverScheduled } from '../domain/live-delivery';
 import { forwardRegistryChanges, type RegistryEventsDeps } from '../domain/registry-events';
 import { registryDb } from '../shared/clients';
-import { WRITE_CONCURRENCY } from '../shared/env';
+import { MQTT_LIVE_DELIVERY, WRITE_CONCURRENCY } from '../shared/env';
 import { publishToDevice } from '../stores/device-channel';
 
 const db = registryDb();
@@ -11,14 +12,15 @@ const deps: RegistryEventsDeps = {
   db,
   forward: publishForward,
   concurrency: WRITE_CONCURRENCY,
-  deliver: (changes) => deliverScheduled(publishToDevice, changes),
+  // A FOTA of an uploaded firmware goes out with a download URL, minted once per group for its version.
+  deliver: (changes) => deliverScheduled(publishToDevice, changes, MQTT_LIVE_DELIVERY, firmwareDownloads(db)),
 };
 
 /**
  * The registry stream's consumer (a DynamoDB stream event source with ReportBatchItemFailures and
  * a filter on job and FOTA items): sends the `job`/`fota` event of each change to the forward
- * queue, publishes just-scheduled jobs and FOTA to their connected devices, and answers with the
- * record to retry from, if any.
+ * queue, publishes just-scheduled jobs and FOTA (with their firmware's download) to their
+ * connected devices, and answers with the record to retry from, if any.
  */
 export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   const failed = await forwardRegistryChanges(deps, event.Records);

@@ -95,11 +95,24 @@ export const DeviceEventBatchSchema = batchOf(DeviceEventInputSchema, EVENT_BATC
 /** What the event route reads: one event, or an array of them. */
 export const ReportEventsBodySchema = z.union([DeviceEventInputSchema, DeviceEventBatchSchema]).meta({ id: 'ReportEvents' });
 
+/**
+ * A pending FOTA's value as the device gets it: the scheduled firmware and, when the version was
+ * registered and its image uploaded (operations.md §3), how to download it. Without an image it is
+ * the v3 value.
+ */
+const DeviceFotaValueSchema = FotaSchema.shape.value.extend({
+  fw_version: z.string().optional().meta({ description: 'The version again, under the name device agents read (with a download only)' }),
+  url: z.string().optional().meta({ description: 'A presigned S3 GET of the image, minted for this answer and valid for an hour' }),
+  sha256: z.string().optional().meta({ description: 'SHA-256 of the image, 64 lowercase hex digits' }),
+  size: z.int().optional().meta({ description: 'Bytes of the image' }),
+  expires_at: DateSchema.optional().meta({ description: 'When the URL stops working' }),
+});
+
 /** What a device has to do: its pending jobs and its pending firmware update. */
 export const DeviceStatusSchema = z
   .object({
     jobs: z.array(JobSchema.pick({ name: true, value: true, scheduled_at: true })),
-    fota: FotaSchema.pick({ value: true, scheduled_at: true }).nullable().meta({ description: 'The pending FOTA, or null' }),
+    fota: FotaSchema.pick({ scheduled_at: true }).extend({ value: DeviceFotaValueSchema }).nullable().meta({ description: 'The pending FOTA, or null' }),
   })
   .meta({ id: 'DeviceStatus' });
 export type DeviceStatus = z.infer<typeof DeviceStatusSchema>;

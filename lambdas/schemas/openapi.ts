@@ -112,7 +112,7 @@ export const buildOpenApi = () => {
         : {}),
       responses: {
         [op.status ?? 200]: {
-          description: op.status === 202 ? 'Accepted' : 'OK',
+          description: op.status === 202 ? 'Accepted' : op.status === 201 ? 'Created' : 'OK',
           content: { 'application/json': { schema: toSchema(op.response, components, 'output') } },
         },
         ...errorAnswersOf(route, op),

@@ -15,8 +15,8 @@ export interface Operation {
   body?: z.ZodType;
   /** The success answer's body. */
   response: z.ZodType;
-  /** The success status when it is not 200 (202: accepted for later processing). */
-  status?: 202;
+  /** The success status when it is not 200 (201: created; 202: accepted for later processing). */
+  status?: 201 | 202;
   /** When the operation answers 409 (a conflict it can meet); omitted when it never does. */
   conflict?: string;
   /** When it answers 404; by default any operation with path parameters or a device caller can. */

@@ -22,8 +22,11 @@ export interface EventStamp {
 
 /** A job of one device as stored. */
 export type JobRecord = Omit<Job, 'devices'> & { device_id: string } & EventStamp;
-/** A FOTA of one device as stored; `message` is what the device said when it ended it. */
-export type FotaRecord = Omit<Fota, 'devices'> & { device_id: string; message?: string } & EventStamp;
+/**
+ * A FOTA of one device as stored; `message` is what the device said when it ended it;
+ * `firmware_ref` names the registered firmware version it uses (stores/keys.ts REGISTRY_FIRMWARE_USE_INDEX).
+ */
+export type FotaRecord = Omit<Fota, 'devices'> & { device_id: string; message?: string; firmware_ref?: string } & EventStamp;
 
 /** Where each device of a fleet-wide write lives (its workspace and fleet go on its item). */
 export interface DeviceTarget {

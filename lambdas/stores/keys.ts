@@ -16,13 +16,15 @@
  * | API key (hash)  | APIKEY#<sha256>| APIKEY          |
  * | device identity | WKS#<wks>      | IDN#<dev>#<idn> |
  * | integration     | WKS#<wks>      | INT#<int>       |
+ * | firmware version| WKS#<wks>      | FW#<fw>#<ver>   |
  * | delivery ledger | DELIVERY#<msg> | DELIVERY        |
  * | console user    | USER#<sub>     | USER            |
  *
  * Workspaces hang under their account, so reading one with the caller's account can only find
  * the caller's own: isolation is in the key, not in a filter.
  *
- * One global secondary index, `sweep` (REGISTRY_SWEEP_INDEX), finds the minute sweep's due work.
+ * Global secondary indexes: `sweep` (REGISTRY_SWEEP_INDEX) finds the minute sweep's due work;
+ * `firmware-use` (REGISTRY_FIRMWARE_USE_INDEX) finds the FOTA that use a firmware version.
  */
 export interface ItemKey {
   pk: string;
@@ -51,6 +53,8 @@ export const identityKey = (workspaceId: string, deviceId: string, identityId: s
   sk: `IDN#${deviceId}#${identityId}`,
 });
 export const integrationKey = (workspaceId: string, integrationId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `INT#${integrationId}` });
+/** A registered firmware version (its image is the S3 object `<wks>/<fw>/<ver>`). Firmware IDs and versions never hold "#". */
+export const firmwareKey = (workspaceId: string, firmwareId: string, version: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `FW#${firmwareId}#${version}` });
 /** Which integrations already received a forward message that is being retried (by its first SQS message ID). */
 /** A console user (Cognito `sub`) → the account it belongs to. */
 export const userKey = (sub: string): ItemKey => ({ pk: `USER#${sub}`, sk: 'USER' });
@@ -87,6 +91,17 @@ export const sweepEntry = (dueAt: number, suffix = '', partition = SWEEP_DUE_PAR
   [REGISTRY_SWEEP_INDEX.sortKey]: `${new Date(dueAt).toISOString()}${suffix}`,
 });
 
+/**
+ * The registry's sparse index of the FOTA that use a registered firmware version: a FOTA scheduled
+ * for one carries `firmware_ref` (FIRMWARE_REF of the version), and its `status` is the sort key,
+ * so that "is a FOTA that has not ended using it?" is a few keys-only queries of one partition,
+ * one per state, never a scan. FOTA of versions never registered are not in it.
+ */
+export const REGISTRY_FIRMWARE_USE_INDEX: IndexDefinition = { name: 'firmware-use', partitionKey: 'firmware_ref', sortKey: 'status', projection: 'KEYS_ONLY' };
+
+/** The `firmware_ref` of a FOTA scheduled for a registered firmware version (REGISTRY_FIRMWARE_USE_INDEX). */
+export const firmwareRefOf = (workspaceId: string, firmwareId: string, version: string) => `${workspaceId}#${firmwareId}#${version}`;
+
 /** What kind of item a key names, for readers of the table's change stream: a job, a FOTA, or another item. */
 export const itemKindOf = (key: ItemKey): 'job' | 'fota' | undefined => {
   if (!key.pk.startsWith('DEV#')) return undefined;
@@ -106,4 +121,5 @@ export const collection = {
   identitiesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'IDN#' }),
   identitiesOfDevice: (workspaceId: string, deviceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: `IDN#${deviceId}#` }),
   integrationsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'INT#' }),
+  firmwaresOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'FW#' }),
 };

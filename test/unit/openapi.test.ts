@@ -39,7 +39,7 @@ describe('OpenAPI document', () => {
 });
 
 /** The statuses each operation can answer, derived here from what the route table and the domain say, not from the generator. */
-const CONFLICTS = new Set(['reportJobResult', 'reportFotaResult', 'createIntegration', 'updateWorkspace']);
+const CONFLICTS = new Set(['reportJobResult', 'reportFotaResult', 'createIntegration', 'updateWorkspace', 'scheduleFota', 'scheduleFleetFota', 'registerFirmware', 'deleteFirmware']);
 
 describe('OpenAPI statuses', () => {
   const operations = ROUTES.map((route) => [route.operationId, route, committed.paths[route.path][route.method.toLowerCase()]] as const);

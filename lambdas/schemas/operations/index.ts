@@ -3,6 +3,7 @@ import type { Operations } from '../operation';
 import { API_KEY_OPERATIONS } from './api-keys';
 import { DEVICE_API_OPERATIONS } from './device-api';
 import { DEVICE_OPERATIONS } from './devices';
+import { FIRMWARE_OPERATIONS } from './firmwares';
 import { FLEET_OPERATIONS } from './fleets';
 import { FOTA_OPERATIONS } from './fota';
 import { IDENTITY_OPERATIONS } from './identities';
@@ -23,6 +24,7 @@ export const OPERATIONS_BY_HANDLER: Record<RouteHandler, Operations> = {
   identities: IDENTITY_OPERATIONS,
   jobs: JOB_OPERATIONS,
   fota: FOTA_OPERATIONS,
+  firmwares: FIRMWARE_OPERATIONS,
   'api-keys': API_KEY_OPERATIONS,
   integrations: INTEGRATION_OPERATIONS,
   timeseries: TIMESERIES_OPERATIONS,

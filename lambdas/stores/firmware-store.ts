@@ -1,0 +1,120 @@
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Db } from '../shared/clients';
+import type { Firmware } from '../schemas/firmware';
+import { isConditionFailed } from './errors';
+import { keyedItems, strip, type ListRead } from './items';
+import { collection, firmwareKey, REGISTRY_FIRMWARE_USE_INDEX } from './keys';
+
+/** A registered firmware version as stored (its upload URL is never stored). */
+export type FirmwareRecord = Omit<Firmware, 'upload'>;
+
+/** A FOTA in one of these states has not ended: the version it names is in use. */
+export const UNENDED_FOTA_STATUSES = ['queued', 'pending', 'in_progress'] as const;
+
+// What a registration writes (status and created_at apart).
+const FIELDS = ['workspace_id', 'firmware_id', 'version', 'size', 'sha256', 'description', 'updated_at'] as const;
+
+const keyOf = ({ workspace_id, firmware_id, version }: Pick<FirmwareRecord, 'workspace_id' | 'firmware_id' | 'version'>) => firmwareKey(workspace_id, firmware_id, version);
+
+/**
+ * Registers a version awaiting its upload, or registers it again while it still awaits it with the
+ * same size and SHA-256 (its description and `updated_at` are then the new ones; `created_at`
+ * stays). One conditional write: two registrations at once cannot both win with different bytes.
+ * @returns the stored version, or undefined when the version exists and is ready, or awaits
+ * another size or SHA-256 (nothing is written then).
+ */
+export const registerFirmwareVersion = async (db: Db, record: FirmwareRecord): Promise<FirmwareRecord | undefined> => {
+  try {
+    const { Attributes } = await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keyOf(record),
+        // Every name aliased: `size` and others are reserved words of DynamoDB's expressions.
+        UpdateExpression: `SET ${FIELDS.map((f) => `#${f} = :${f}`).join(', ')}, #status = :awaiting, #created_at = if_not_exists(#created_at, :updated_at)`,
+        ConditionExpression: 'attribute_not_exists(pk) OR (#status = :awaiting AND #size = :size AND #sha256 = :sha256)',
+        ExpressionAttributeNames: Object.fromEntries(['status', 'created_at', ...FIELDS].map((f) => [`#${f}`, f])),
+        ExpressionAttributeValues: { ...Object.fromEntries(FIELDS.map((f) => [`:${f}`, record[f]])), ':awaiting': 'awaiting_upload' },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return strip<FirmwareRecord>(Attributes ?? {});
+  } catch (error) {
+    if (isConditionFailed(error)) return undefined;
+    throw error;
+  }
+};
+
+export const getFirmwareVersion = async (db: Db, workspaceId: string, firmwareId: string, version: string) => {
+  const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: firmwareKey(workspaceId, firmwareId, version), ConsistentRead: true }));
+  return Item ? strip<FirmwareRecord>(Item) : undefined;
+};
+
+/** A workspace's firmware versions one by one, by firmware ID and then version (as text). */
+export const readFirmwaresOfWorkspace = (db: Db, workspaceId: string, read: ListRead) => {
+  const { pk, prefix } = collection.firmwaresOfWorkspace(workspaceId);
+  return keyedItems(db, { pk, prefix, ...read }, strip<FirmwareRecord>);
+};
+
+/**
+ * Marks a version ready, if it still awaits its upload.
+ * @returns the ready version, or undefined when it is gone or was not awaiting its upload.
+ */
+export const markFirmwareReady = async (db: Db, firmware: FirmwareRecord, at: string): Promise<FirmwareRecord | undefined> => {
+  try {
+    const { Attributes } = await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keyOf(firmware),
+        UpdateExpression: 'SET #status = :ready, #updated_at = :at',
+        // The same bytes as checked: a version deleted and registered again meanwhile is left alone.
+        ConditionExpression: '#status = :awaiting AND #size = :size AND #sha256 = :sha256',
+        ExpressionAttributeNames: { '#status': 'status', '#updated_at': 'updated_at', '#size': 'size', '#sha256': 'sha256' },
+        ExpressionAttributeValues: { ':ready': 'ready', ':awaiting': 'awaiting_upload', ':at': at, ':size': firmware.size, ':sha256': firmware.sha256 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return strip<FirmwareRecord>(Attributes ?? {});
+  } catch (error) {
+    if (isConditionFailed(error)) return undefined;
+    throw error;
+  }
+};
+
+/** Deletes a version's item. @returns the deleted version, or undefined when there was none. */
+export const deleteFirmwareVersion = async (db: Db, workspaceId: string, firmwareId: string, version: string) => {
+  try {
+    const { Attributes } = await db.doc.send(
+      new DeleteCommand({ TableName: db.table, Key: firmwareKey(workspaceId, firmwareId, version), ConditionExpression: 'attribute_exists(pk)', ReturnValues: 'ALL_OLD' }),
+    );
+    return Attributes ? strip<FirmwareRecord>(Attributes) : undefined;
+  } catch (error) {
+    if (isConditionFailed(error)) return undefined;
+    throw error;
+  }
+};
+
+/**
+ * A device whose FOTA uses the version (its `firmware_ref`) and has not ended, or undefined when
+ * none does: one keys-only query of the firmware-use index per unended state, one key each. The
+ * index is eventually consistent: a FOTA written in the last instant may not be seen yet.
+ */
+export const findUnendedFotaOf = async (db: Db, firmwareRef: string): Promise<string | undefined> => {
+  const index = REGISTRY_FIRMWARE_USE_INDEX;
+  const found = await Promise.all(
+    UNENDED_FOTA_STATUSES.map(async (status) => {
+      const { Items } = await db.doc.send(
+        new QueryCommand({
+          TableName: db.table,
+          IndexName: index.name,
+          KeyConditionExpression: '#ref = :ref AND #status = :status',
+          ExpressionAttributeNames: { '#ref': index.partitionKey, '#status': index.sortKey },
+          ExpressionAttributeValues: { ':ref': firmwareRef, ':status': status },
+          Limit: 1,
+        }),
+      );
+      return Items?.[0]?.pk as string | undefined;
+    }),
+  );
+  const pk = found.find((key) => key !== undefined);
+  return pk?.slice('DEV#'.length);
+};
