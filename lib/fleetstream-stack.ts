@@ -1,11 +1,13 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { BUCKETS, type BucketName } from '../lambdas/buckets';
 import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/routes';
 import { SCHEDULES, type ScheduledHandler } from '../lambdas/schedules';
-import { REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
+import { REGISTRY_FIRMWARE_USE_INDEX, REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
 import { REGISTRY_STREAM, type StreamConsumer } from '../lambdas/streams';
 import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../local/queues';
 import { API_STAGE, Api, IDENTITY_HEADERS, type AuthorizedBy } from './constructs/api';
+import { Buckets } from './constructs/buckets';
 import type { ISource } from 'aws-cdk-lib/aws-s3-deployment';
 import { ConsoleSite } from './constructs/console-site';
 import { ConsoleUsers } from './constructs/console-users';
@@ -37,6 +39,10 @@ const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 // retention; the retention re-stamp reads its workspace and clears what it owes, by key.
 const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = { timeseries: 'get-items', ingest: 'get-item', retention: 'get-update' };
 const registryAccess = (source: string): TableAccess => REGISTRY_ACCESS[source] ?? 'read-write';
+
+// The registry's indexes a route handler queries: the firmware handler finds the FOTA that use a
+// version before deleting it. No other route handler queries an index.
+const ROUTE_REGISTRY_INDEXES: Partial<Record<RouteHandler, readonly string[]>> = { firmwares: [REGISTRY_FIRMWARE_USE_INDEX.name] };
 
 // What each scheduled handler may do with the registry: the sweep finds due work on its index,
 // reads and updates items one at a time or in transactions, and never batches.
@@ -87,6 +93,8 @@ export class FleetstreamStack extends Stack {
   readonly users: ConsoleUsers;
   /** The console on S3 + CloudFront. */
   readonly consoleSite: ConsoleSite;
+  /** The S3 buckets of lambdas/buckets.ts: firmware images. */
+  readonly buckets: Buckets;
 
   constructor(scope: Construct, id: string, props: FleetstreamStackProps) {
     super(scope, id, props);
@@ -104,10 +112,12 @@ export class FleetstreamStack extends Stack {
           timeout: routesOf(name).some((r) => r.stream) ? STREAMED_TIMEOUT : BUFFERED_TIMEOUT,
           ...logs,
         });
-        if (!WITHOUT_REGISTRY.has(name)) fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, registryAccess(name));
+        if (!WITHOUT_REGISTRY.has(name)) fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, registryAccess(name), { indexes: ROUTE_REGISTRY_INDEXES[name] });
         return [name, fn] as const;
       }),
     );
+    // How long a firmware version's presigned upload URL works (-c firmwareUploadUrlTtlSeconds=…).
+    this.routeHandlers.get('firmwares')?.addEnvironment('FIRMWARE_UPLOAD_URL_TTL_SECONDS', String(config.firmwareUploadUrlTtl.toSeconds()));
 
     // An authorizer only looks its credential up: GetItem and nothing else. The device authorizer
     // exists once a route of the table uses it.
@@ -220,6 +230,16 @@ export class FleetstreamStack extends Stack {
     apiAuthorizer?.addEnvironment('USER_POOL_CLIENT_ID', this.users.client.userPoolClientId);
     for (const fn of this.routeHandlers.values()) fn.addEnvironment('CORS_ALLOWED_ORIGIN', this.consoleSite.url);
 
+    // Firmware images (DESIGN §11), each handler granted what lambdas/buckets.ts says it does with them.
+    this.buckets = new Buckets(this, 'Buckets', { consoleOrigin: this.consoleSite.url, removalPolicy: config.removalPolicy });
+    for (const [bucket, definition] of Object.entries(BUCKETS) as Array<[BucketName, (typeof BUCKETS)[BucketName]]>) {
+      for (const [source, access] of Object.entries(definition.access)) {
+        const fn = bySource.get(source);
+        if (!fn) throw new Error(`Bucket ${bucket}: no handler ${source} in the stack.`);
+        this.buckets.grant(bucket, fn, access);
+      }
+    }
+
     this.api = new Api(this, 'Api', {
       corsOrigin: this.consoleSite.url,
       routes: ROUTES,
@@ -265,6 +285,7 @@ export class FleetstreamStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'base_url of the management API (ends in /v3)' });
     new CfnOutput(this, 'StorageUrl', { value: this.api.url, description: 'storage_url of the time-series API (the same API for now)' });
     new CfnOutput(this, 'RegistryTableName', { value: this.registry.table.tableName, description: 'The registry DynamoDB table' });
+    new CfnOutput(this, 'FirmwareBucketName', { value: this.buckets.buckets.firmware.bucketName, description: 'The bucket of firmware images (<workspace>/<firmware>/<version>)' });
     for (const { definition, queue, dlq } of Object.values(this.queues.queues)) {
       const name = pascalCase(definition.name);
       new CfnOutput(this, `${name}QueueUrl`, { value: queue.queueUrl, description: `The ${definition.name} queue (npm run replay-dlq -- --queue <this>)` });

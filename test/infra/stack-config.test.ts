@@ -15,6 +15,7 @@ describe('configFromContext', () => {
       timeseries: 'dynamodb',
     });
     expect(config.authorizerCacheTtl.toSeconds()).toBe(30);
+    expect(config.firmwareUploadUrlTtl.toSeconds()).toBe(3600);
   });
 
   it('reads -c values, which arrive as strings', () => {
@@ -44,6 +45,9 @@ describe('configFromContext', () => {
     ['throttleBurstLimit', '1.5'],
     ['logRetentionDays', '31'],
     ['timeseries', 'influx'],
+    // S3 takes a presigned URL for at most a week.
+    ['firmwareUploadUrlTtlSeconds', '604801'],
+    ['firmwareUploadUrlTtlSeconds', '59'],
   ])('rejects %s=%s, naming the key', (key, value) => {
     expect(() => configOf({ [key]: value })).toThrow(new RegExp(`^Context ${key}=`));
   });

@@ -77,13 +77,21 @@ const STANDARD_QUEUE = { QueueName: undefined, FifoQueue: false };
 // https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-dynamodb-table.html#cfn-dynamodb-table-globalsecondaryindexes
 const REGISTRY = {
   ...PK_SK,
-  KeyTypes: { pk: 'S', sk: 'S', sweep_pk: 'S', sweep_sk: 'S' },
+  KeyTypes: { pk: 'S', sk: 'S', sweep_pk: 'S', sweep_sk: 'S', firmware_ref: 'S', status: 'S' },
   GlobalSecondaryIndexes: [
     {
       IndexName: 'sweep',
       KeySchema: [
         { AttributeName: 'sweep_pk', KeyType: 'HASH' },
         { AttributeName: 'sweep_sk', KeyType: 'RANGE' },
+      ],
+    },
+    // Issue 19's firmware artifacts: added in place too, by a deploy after the one that added the sweep index.
+    {
+      IndexName: 'firmware-use',
+      KeySchema: [
+        { AttributeName: 'firmware_ref', KeyType: 'HASH' },
+        { AttributeName: 'status', KeyType: 'RANGE' },
       ],
     },
   ],
@@ -113,6 +121,8 @@ const COMMON_PINS: Record<string, { type: string; props: Record<string, unknown>
   },
   // Only the console's build (rewritten by every deploy), but its address is the distribution's origin.
   ConsoleBucket86B6957C: { type: 'AWS::S3::Bucket', props: { BucketName: undefined } },
+  // Firmware images: a replaced bucket is a new, empty one, and every ready version's image is gone.
+  BucketsFirmware892A229B: { type: 'AWS::S3::Bucket', props: { BucketName: undefined } },
 };
 const PINS: Record<TimeseriesBackend, typeof COMMON_PINS> = {
   dynamodb: { ...COMMON_PINS, TimeseriesTable945BC126: { type: 'AWS::DynamoDB::Table', props: PK_SK } },

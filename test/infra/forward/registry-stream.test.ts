@@ -86,7 +86,7 @@ describe('registry stream', () => {
     }
   });
 
-  it('lets the consumer read the stream, GetItem on the table, send to the forward queue and the on-failure queue, publish on j/dn, and nothing else', () => {
+  it('lets the consumer read the stream, GetItem on the table, send to the forward queue and the on-failure queue, publish on j/dn, presign firmware downloads, and nothing else', () => {
     const statements = statementsOfFunction(template, idOf(consumer())).filter((s) => !actionsOf(s).every((a) => a.startsWith('logs:')));
     const byResource = statements.map((s) => ({ actions: actionsOf(s).sort(), resource: JSON.stringify(s.Resource) }));
 
@@ -96,6 +96,8 @@ describe('registry stream', () => {
         { actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], resource: JSON.stringify({ 'Fn::GetAtt': [tableId(), 'StreamArn'] }) },
         { actions: ['dynamodb:ListStreams'], resource: '"*"' },
         { actions: ['iot:Publish'], resource: expect.stringContaining(':topic/j/dn/*') },
+        // A presigned GET is authorized as its signer when a device uses it.
+        { actions: ['s3:GetObject'], resource: JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [idOf(stack.buckets.buckets.firmware), 'Arn'] }, '/*']] }) },
       ]),
     );
     const sqsTargets = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('sqs:'))).map((s) => JSON.stringify(s.Resource));
@@ -103,7 +105,7 @@ describe('registry stream', () => {
       [JSON.stringify({ 'Fn::GetAtt': [idOf(stack.registryStream.dlq), 'Arn'] }), JSON.stringify({ 'Fn::GetAtt': [idOf(stack.queues.queues.forward.queue), 'Arn'] })].sort(),
     );
     expect(statements.flatMap(actionsOf).filter((a) => a.startsWith('sqs:')).every((a) => ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'].includes(a))).toBe(true);
-    expect(byResource).toHaveLength(6);
+    expect(byResource).toHaveLength(7);
   });
 
   it('no longer lets the jobs and fota handlers send to the forward queue: they only write', () => {

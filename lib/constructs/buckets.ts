@@ -1,0 +1,94 @@
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Grant } from 'aws-cdk-lib/aws-iam';
+import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods, ObjectOwnership, type CfnBucket } from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import { BUCKETS, type BucketAccess, type BucketDefinition, type BucketName } from '../../lambdas/buckets';
+import { pascalCase } from '../names';
+import type { HandlerFunction } from './handler-function';
+
+export interface BucketsProps {
+  /** The console's origin (`https://<distribution>`), the one origin a bucket's CORS rules admit. */
+  readonly consoleOrigin: string;
+  /** What happens to the buckets (and their objects) when they leave the stack. @default RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+  /** @default BUCKETS of lambdas/buckets.ts, the same rows the local runtimes use */
+  readonly definitions?: Readonly<Record<BucketName, BucketDefinition>>;
+}
+
+/**
+ * The S3 actions of each kind of access, on the objects and on the bucket. HeadObject is
+ * s3:GetObject; s3:ListBucket lets a HeadObject of a missing key answer 404 rather than 403.
+ * Presigned requests are authorized as their signer when they are used, so presigning an upload
+ * needs s3:PutObject, a download s3:GetObject.
+ * https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html
+ * https://docs.aws.amazon.com/AmazonS3/latest/userguide/using-presigned-url.html
+ */
+export const BUCKET_ACTIONS: Readonly<Record<BucketAccess, { objects: readonly string[]; bucket: readonly string[] }>> = {
+  manage: { objects: ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'], bucket: ['s3:ListBucket'] },
+  check: { objects: ['s3:GetObject'], bucket: ['s3:ListBucket'] },
+  download: { objects: ['s3:GetObject'], bucket: [] },
+};
+
+/**
+ * The stack's S3 buckets, built from the bucket table that the local runtimes also read: private
+ * (every public access blocked, ACLs off), encrypted with S3's managed keys, TLS only, no
+ * versioning (an object is replaced only by the same bytes: DESIGN §11), unfinished uploads aborted
+ * after their definition's days, CORS for the console's origin only, and retained by default like
+ * the other data resources. `grant` gives a handler exactly its kind of access and the bucket's
+ * name in its variable.
+ */
+export class Buckets extends Construct {
+  readonly buckets: Readonly<Record<BucketName, Bucket>>;
+  private readonly definitions: Readonly<Record<BucketName, BucketDefinition>>;
+
+  constructor(scope: Construct, id: string, props: BucketsProps) {
+    super(scope, id);
+    this.definitions = props.definitions ?? BUCKETS;
+    const build = (definition: BucketDefinition) => {
+      const bucket = new Bucket(this, pascalCase(definition.name.replace(/^fleetstream-/, '')), {
+        blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+        objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+        encryption: BucketEncryption.S3_MANAGED,
+        enforceSSL: true,
+        versioned: false,
+        removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+        lifecycleRules: [{ id: 'abort-unfinished-uploads', abortIncompleteMultipartUploadAfter: Duration.days(definition.abortIncompleteUploadsAfterDays) }],
+        ...(definition.consoleCors
+          ? {
+              cors: [
+                {
+                  allowedOrigins: [props.consoleOrigin],
+                  allowedMethods: definition.consoleCors.methods.map((m) => HttpMethods[m]),
+                  allowedHeaders: [...definition.consoleCors.headers],
+                  exposedHeaders: [...definition.consoleCors.exposedHeaders],
+                  maxAge: definition.consoleCors.maxAgeSeconds,
+                },
+              ],
+            }
+          : {}),
+      });
+      Validations.of(bucket).acknowledge({
+        id: 'AwsSolutions-S1',
+        reason: 'Every object is written and read through presigned URLs that the stack’s functions sign and log; S3 server access logs would need a logging bucket of their own for what those logs already say. CloudTrail data events can be turned on per account without changing the stack.',
+      });
+      return bucket;
+    };
+    this.buckets = Object.fromEntries(Object.entries(this.definitions).map(([name, definition]) => [name, build(definition)])) as Record<BucketName, Bucket>;
+  }
+
+  /**
+   * Lets a handler use a bucket as its definition says (`manage`, `check` or `download`), on every
+   * object of the bucket, and puts the bucket's name in the definition's variable.
+   */
+  grant(name: BucketName, handler: HandlerFunction, access: BucketAccess) {
+    const bucket = this.buckets[name];
+    const { objects, bucket: onBucket } = BUCKET_ACTIONS[access];
+    Grant.addToPrincipal({ grantee: handler, actions: [...objects], resourceArns: [bucket.arnForObjects('*')] });
+    if (onBucket.length) Grant.addToPrincipal({ grantee: handler, actions: [...onBucket], resourceArns: [bucket.bucketArn] });
+    handler.addEnvironment(this.definitions[name].env, bucket.bucketName);
+    Validations.of(handler.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(bucket.node.defaultChild as CfnBucket)}.Arn>/*]`,
+      reason: `Keys are <workspace>/<firmware>/<version> and the handler serves every workspace: it names a key only after checking that the caller owns its workspace. The bucket holds nothing else, and the actions are the ${access} kind's only (${objects.join(', ')}).`,
+    });
+  }
+}
