@@ -3,7 +3,8 @@
  * Prints progress to stderr, then one line `READY {json}` to stdout. Its variables (PORT,
  * FLEETSTREAM_DATA_DIR, FLEETSTREAM_IN_MEMORY, FLEETSTREAM_DEV_API_KEY, FLEETSTREAM_DEV_USER_EMAIL,
  * FLEETSTREAM_DEV_USER_PASSWORD, COGNITO_PORT, AUTHORIZER_CACHE_TTL_SECONDS,
- * MQTT_PORT, MQTTS_PORT, WEBHOOK_TIMEOUT_MS, FORWARD_RETRY_*, <QUEUE>_QUEUE_*, SWEEP_INTERVAL_SECONDS) are read by local/config.ts and listed in
+ * MQTT_PORT, MQTTS_PORT, S3_PORT, WEBHOOK_TIMEOUT_MS, FORWARD_RETRY_*, <QUEUE>_QUEUE_*, SWEEP_INTERVAL_SECONDS,
+ * FIRMWARE_UPLOAD_URL_TTL_SECONDS) are read by local/config.ts and listed in
  * the README's "Configuration".
  */
 import { existsSync, rmSync } from 'node:fs';
@@ -16,7 +17,7 @@ import { writeRuntimeFile } from '../local/runtime-file';
 const log = (line: string) => process.stderr.write(`fleetstream: ${line}\n`);
 
 // What the CLIs (create-account --local, replay-dlq --local) need to reach this runtime.
-const RUNTIME_ENV = [/^AWS_ENDPOINT_URL_/, /^AWS_REGION$/, /^AWS_ACCESS_KEY_ID$/, /^AWS_SECRET_ACCESS_KEY$/, /_TABLE$/, /_QUEUE_URL$/];
+const RUNTIME_ENV = [/^AWS_ENDPOINT_URL_/, /^AWS_REGION$/, /^AWS_ACCESS_KEY_ID$/, /^AWS_SECRET_ACCESS_KEY$/, /_TABLE$/, /_QUEUE_URL$/, /_BUCKET$/];
 
 const main = async () => {
   const args = process.argv.slice(2);

@@ -64,7 +64,8 @@ const queueOverrides = (env: Env, queue: QueueName): Partial<QueueSettings> => {
  * Reads `npm start`'s variables (README "Configuration"), including the handler settings that the
  * runtime itself would otherwise set from `local/queues.ts`, so that retries and the DLQ can be
  * tried in seconds: `FORWARD_RETRY_BASE_SECONDS`, `FORWARD_RETRY_MAX_SECONDS`, `WEBHOOK_TIMEOUT_MS`,
- * each queue's visibility timeout and receive count, and `SWEEP_INTERVAL_SECONDS` (the rollout sweep's).
+ * each queue's visibility timeout and receive count, `SWEEP_INTERVAL_SECONDS` (the rollout sweep's),
+ * `S3_PORT` and `FIRMWARE_UPLOAD_URL_TTL_SECONDS`.
  *
  * @throws ConfigError naming the first variable with a bad value
  * @example const { options, dataDir } = startConfig(process.env, process.argv.slice(2));
@@ -86,6 +87,8 @@ export const startConfig = (env: Env, args: string[] = []): StartConfig => {
   const webhookTimeoutMs = intVar(env, 'WEBHOOK_TIMEOUT_MS', 1, 900_000);
   // The rollout sweep's rule runs it every minute; a shorter interval tries releases and timeouts in seconds.
   const sweepIntervalSeconds = intVar(env, 'SWEEP_INTERVAL_SECONDS', 1, 86_400);
+  // S3 takes a presigned URL for at most a week.
+  const firmwareUploadUrlTtlSeconds = intVar(env, 'FIRMWARE_UPLOAD_URL_TTL_SECONDS', 1, 7 * 24 * 3600);
   return {
     dataDir,
     options: {
@@ -97,6 +100,8 @@ export const startConfig = (env: Env, args: string[] = []): StartConfig => {
       devApiKey: env.FLEETSTREAM_DEV_API_KEY || undefined,
       // cognito-local's usual port; 0: any free port.
       cognitoPort: intVar(env, 'COGNITO_PORT', 0, 65_535) ?? 9229,
+      // The local S3's port (presigned URLs name it); by default any free one.
+      s3Port: intVar(env, 'S3_PORT', 0, 65_535) ?? 0,
       firstUser: {
         ...(env.FLEETSTREAM_DEV_USER_EMAIL ? { email: emailVar(env, 'FLEETSTREAM_DEV_USER_EMAIL') } : {}),
         ...(env.FLEETSTREAM_DEV_USER_PASSWORD ? { password: passwordVar(env, 'FLEETSTREAM_DEV_USER_PASSWORD') } : {}),
@@ -104,6 +109,7 @@ export const startConfig = (env: Env, args: string[] = []): StartConfig => {
       ...(authorizerCacheTtlSeconds !== undefined ? { authorizerCacheTtlSeconds } : {}),
       ...(webhookTimeoutMs !== undefined ? { webhookTimeoutMs } : {}),
       ...(sweepIntervalSeconds !== undefined ? { sweepIntervalSeconds } : {}),
+      ...(firmwareUploadUrlTtlSeconds !== undefined ? { firmwareUploadUrlTtlSeconds } : {}),
       queues,
     },
   };

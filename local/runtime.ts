@@ -7,8 +7,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RouteHandler } from '../lambdas/routes';
+import { BUCKETS } from '../lambdas/buckets';
 import { SCHEDULES } from '../lambdas/schedules';
-import { REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
+import { REGISTRY_FIRMWARE_USE_INDEX, REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
 import { TIMESERIES_TTL_ATTRIBUTE } from '../lambdas/stores/timeseries/keys';
 import { REGISTRY_STREAM, STREAM_DLQ_NAME, type StreamDefinition } from '../lambdas/streams';
 import { ROUTE_TABLE_IDENTITY, routeTableRoutes, startApiGateway } from './api-gateway';
@@ -22,6 +23,7 @@ import { holdPort } from './ports';
 import { dlqNameOf, QUEUE_CONSUMERS, type QueueName } from './queues';
 import { startLocalSqs, type QueueOverrides } from './queues-engine';
 import { instrumentAwsSdk } from './request-counter';
+import { consoleCorsRules, startLocalS3 } from './s3-engine';
 import { startSchedule, type RunningSchedule, type ScheduleStatus } from './scheduler';
 import { startSqsPoller, type SqsHandler } from './sqs-poller';
 
@@ -70,6 +72,10 @@ export interface LocalRuntimeOptions {
    * its re-stamp. Tests make it a second.
    */
   devicePlaceCacheSeconds?: number;
+  /** Port of the local S3 (the presigned URLs name it); a free one when 0 or absent. */
+  s3Port?: number;
+  /** How long a firmware version's upload URL works, in seconds (FIRMWARE_UPLOAD_URL_TTL_SECONDS; an hour when absent). */
+  firmwareUploadUrlTtlSeconds?: number;
 }
 
 export interface Bootstrap {
@@ -84,6 +90,9 @@ export interface LocalRuntime extends Bootstrap {
   /** The local SQS engine (AWS_ENDPOINT_URL_SQS) and its queue URLs, DLQs as `<name>-dlq`. */
   sqs_endpoint: string;
   queue_urls: Record<string, string>;
+  /** The local S3 (AWS_ENDPOINT_URL_S3) and its buckets' names, by the stack's names for them (`firmware`). */
+  s3_endpoint: string;
+  buckets: Record<string, string>;
   /** The embedded MQTT broker: plain and TLS addresses; device credentials name the TLS one. */
   mqtt_url: string;
   mqtts_url: string;
@@ -209,6 +218,16 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     });
 
+    // The local S3: fauxqs's, behind a front that checks signatures, expiry and checksums as S3 does.
+    log(`starting the local S3 (${options.dataDir ? `objects in ${join(options.dataDir, 's3')}` : 'in memory'})…`);
+    const s3 = await startLocalS3({
+      engine: sqs.endpoint,
+      port: options.s3Port,
+      credentials: { [LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID]: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
+      dataDir: options.dataDir,
+    });
+    stops.push(s3.stop);
+
     // The ports are held, not only probed, until their servers listen: a port only probed may
     // meanwhile go to one of this process's outgoing connections (a test run once lost one so).
     const held = { api: await holdPort(options.port || 0), mqtt: await holdPort(options.mqttPort || 0), mqttTls: await holdPort(options.mqttTlsPort || 0), dataPlane: await holdPort() };
@@ -226,6 +245,15 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     // Read once by the handlers (lambdas/shared/env.ts), so set before the first one loads.
     process.env.DEVICE_ENDPOINT_URL = `http://127.0.0.1:${port}/v3/device`;
     if (options.devicePlaceCacheSeconds !== undefined) process.env.DEVICE_PLACE_CACHE_SECONDS = String(options.devicePlaceCacheSeconds);
+    // The buckets, their CORS rules naming the console's origin (the API's port); presigned URLs name the local S3.
+    for (const definition of Object.values(BUCKETS)) {
+      await s3.createBucket(definition.name, consoleCorsRules(definition, `http://127.0.0.1:${port}`));
+      process.env[definition.env] = definition.name;
+    }
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      ...(options.firmwareUploadUrlTtlSeconds ? { FIRMWARE_UPLOAD_URL_TTL_SECONDS: String(options.firmwareUploadUrlTtlSeconds) } : {}),
+    });
     // The MQTT door (DESIGN §9): credentials name the broker's TLS port and carry its CA;
     // cloud-to-device publishes reach the broker through the IoT data plane's standard variable.
     const tls = await brokerTls(options.dataDir);
@@ -238,8 +266,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     });
     const client = new DynamoDBClient({});
     // The registry's change stream turns job and FOTA writes into their events (lambdas/streams.ts);
-    // its sweep index finds due work (lambdas/stores/keys.ts). A table of an older data folder gets both.
-    await ensureTable(client, REGISTRY_TABLE, { stream: true, indexes: [REGISTRY_SWEEP_INDEX] });
+    // its sweep index finds due work, its firmware-use index the FOTA of a firmware version
+    // (lambdas/stores/keys.ts). A table of an older data folder gets them.
+    await ensureTable(client, REGISTRY_TABLE, { stream: true, indexes: [REGISTRY_SWEEP_INDEX, REGISTRY_FIRMWARE_USE_INDEX] });
     // The time-series table expires points by TTL on the stack's attribute (never deleted by DynamoDB Local).
     await ensureTable(client, TIMESERIES_TABLE, { ttl: TIMESERIES_TTL_ATTRIBUTE });
     client.destroy();
@@ -397,6 +426,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       storage_url: base,
       sqs_endpoint: sqs.endpoint,
       queue_urls,
+      s3_endpoint: s3.endpoint,
+      buckets: Object.fromEntries(Object.entries(BUCKETS).map(([name, definition]) => [name, definition.name])),
       mqtt_url: mqtt.url,
       mqtts_url: mqtt.tlsUrl,
       console_url: `http://127.0.0.1:${port}/`,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import type { BucketDefinition } from '../lambdas/buckets';
 import { queryParameters, S3Refusal, verifySignature, type Verified } from './s3-auth';
 import { checkPayload, decodeAwsChunked, type CheckedPayload } from './s3-payload';
 
@@ -121,6 +122,20 @@ const corsHeaders = (rule: CorsRule, origin: string): OutgoingHttpHeaders => ({
   ...(rule.allowedOrigins.includes('*') ? {} : { 'access-control-allow-credentials': 'true' }),
   vary: 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method',
 });
+
+/** A bucket's CORS rules as the stack writes them (lambdas/buckets.ts), for the console at `origin`. */
+export const consoleCorsRules = (definition: BucketDefinition, origin: string): CorsRule[] =>
+  definition.consoleCors
+    ? [
+        {
+          allowedOrigins: [origin],
+          allowedMethods: definition.consoleCors.methods,
+          allowedHeaders: definition.consoleCors.headers,
+          exposedHeaders: definition.consoleCors.exposedHeaders,
+          maxAgeSeconds: definition.consoleCors.maxAgeSeconds,
+        },
+      ]
+    : [];
 
 /** An object as a data folder keeps it: its bytes beside `<hash>.json` (key, content type, metadata). */
 interface KeptObject {

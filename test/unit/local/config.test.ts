@@ -10,6 +10,7 @@ describe('startConfig (npm start’s variables)', () => {
       mqttPort: 1883,
       mqttTlsPort: 8883,
       cognitoPort: 9229,
+      s3Port: 0,
       firstUser: {},
       dataDir: '.local',
       devApiKey: undefined,
@@ -36,6 +37,8 @@ describe('startConfig (npm start’s variables)', () => {
       WEBHOOK_TIMEOUT_MS: '1500',
       AUTHORIZER_CACHE_TTL_SECONDS: '0',
       SWEEP_INTERVAL_SECONDS: '2',
+      FIRMWARE_UPLOAD_URL_TTL_SECONDS: '30',
+      S3_PORT: '9000',
       PORT: '0',
     });
 
@@ -43,8 +46,10 @@ describe('startConfig (npm start’s variables)', () => {
       ingest: { maxReceiveCount: 3 },
       forward: { visibilityTimeoutSeconds: 5, maxReceiveCount: 2, retry: { baseSeconds: 1, maxSeconds: 4 } },
     });
-    expect(options).toMatchObject({ webhookTimeoutMs: 1500, authorizerCacheTtlSeconds: 0, sweepIntervalSeconds: 2, port: 0 });
+    expect(options).toMatchObject({ webhookTimeoutMs: 1500, authorizerCacheTtlSeconds: 0, sweepIntervalSeconds: 2, firmwareUploadUrlTtlSeconds: 30, s3Port: 9000, port: 0 });
     expect(() => startConfig({ SWEEP_INTERVAL_SECONDS: '0' })).toThrow(/SWEEP_INTERVAL_SECONDS=0: expected a whole number from 1 to 86400/);
+    // S3 takes a presigned URL for at most a week.
+    expect(() => startConfig({ FIRMWARE_UPLOAD_URL_TTL_SECONDS: '604801' })).toThrow(/FIRMWARE_UPLOAD_URL_TTL_SECONDS=604801: expected a whole number from 1 to 604800/);
   });
 
   it.each([
