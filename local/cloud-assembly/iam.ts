@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
 /**
  * IAM, checked by use: a small evaluator of identity-based policies and a recording proxy that
@@ -175,6 +175,67 @@ export const iotAccesses = (ctx: ArnContext, method: string, url: string): Acces
   return undefined;
 };
 
+/** An S3 object's ARN (S3's ARNs name no region or account), or its bucket's when `key` is undefined. */
+export const s3Arn = (bucket: string, key?: string) => `arn:aws:s3:::${bucket}${key === undefined ? '' : `/${key}`}`;
+
+const XML_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+/**
+ * The accesses of an S3 request (REST, path-style `/<bucket>/<key>`, as the SDK addresses an
+ * endpoint that is an IP address), by the actions S3 authorizes each operation with: HeadObject
+ * is s3:GetObject, the multipart upload's calls s3:PutObject, HeadBucket and ListObjects
+ * s3:ListBucket, DeleteObjects s3:DeleteObject on each key of its body, CopyObject s3:PutObject on
+ * the copy and s3:GetObject on its source. A CORS preflight (OPTIONS) asks for nothing: S3
+ * answers it from the bucket's CORS rules, whoever asks.
+ * https://docs.aws.amazon.com/AmazonS3/latest/API/API_Operations_Amazon_Simple_Storage_Service.html
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3.html
+ */
+export const s3Accesses = (method: string, url: string, headers: IncomingMessage['headers'], body: string): Access[] | undefined => {
+  const { pathname, searchParams } = new URL(url, 'http://localhost');
+  const [, bucketSegment = '', ...keySegments] = pathname.split('/');
+  const bucket = decodeURIComponent(bucketSegment);
+  const key = decodeURIComponent(keySegments.join('/'));
+  const on = (action: string, resource: string): Access => ({ action: `s3:${action}`, resource });
+  if (method === 'OPTIONS') return [];
+  if (!bucket) return method === 'GET' ? [on('ListAllMyBuckets', '*')] : undefined;
+  if (!key) {
+    if (method === 'GET' && searchParams.has('uploads')) return [on('ListBucketMultipartUploads', s3Arn(bucket))];
+    if (method === 'GET' || method === 'HEAD') return [on('ListBucket', s3Arn(bucket))];
+    if (method === 'PUT') return [on('CreateBucket', s3Arn(bucket))];
+    if (method === 'DELETE') return [on('DeleteBucket', s3Arn(bucket))];
+    if (method === 'POST' && searchParams.has('delete')) {
+      return [...body.matchAll(/<Key>([\s\S]*?)<\/Key>/g)].map(([, k]) => on('DeleteObject', s3Arn(bucket, k.replace(/&(amp|lt|gt|quot|apos);/g, (_e, n: string) => XML_ENTITIES[n]))));
+    }
+    return undefined;
+  }
+  const object = s3Arn(bucket, key);
+  switch (method) {
+    case 'GET':
+      return [on(searchParams.has('uploadId') ? 'ListMultipartUploadParts' : 'GetObject', object)];
+    case 'HEAD':
+      return [on('GetObject', object)];
+    case 'PUT': {
+      const source = headers['x-amz-copy-source'];
+      if (typeof source !== 'string') return [on('PutObject', object)];
+      const [sourceBucket, ...sourceKey] = decodeURIComponent(source.split('?')[0]).replace(/^\//, '').split('/');
+      return [on('PutObject', object), on('GetObject', s3Arn(sourceBucket, sourceKey.join('/')))];
+    }
+    case 'POST':
+      return searchParams.has('uploads') || searchParams.has('uploadId') ? [on('PutObject', object)] : undefined;
+    case 'DELETE':
+      return [on(searchParams.has('uploadId') ? 'AbortMultipartUpload' : 'DeleteObject', object)];
+    default:
+      return undefined;
+  }
+};
+
+/** S3's AccessDenied: its XML error document (none for HEAD, whose answers have no body). */
+const s3AccessDenied = (message: string) => ({
+  status: 403,
+  headers: { 'content-type': 'application/xml' },
+  body: `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>${message.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!)}</Message></Error>`,
+});
+
 /** What the proxy reads of a request besides its body. */
 interface RequestLine {
   headers: IncomingMessage['headers'];
@@ -243,6 +304,7 @@ const SERVICES: Record<string, ServiceCodec> = {
   // The IoT data plane answers a refused Publish with ForbiddenException (403).
   iotdata: { prefix: 'iot', accesses: (ctx, { method, url }) => iotDataAccesses(ctx, method, url), denied: restAccessDenied('ForbiddenException') },
   iot: { prefix: 'iot', accesses: (ctx, { method, url }) => iotAccesses(ctx, method, url), denied: restAccessDenied('AccessDeniedException') },
+  s3: { prefix: 's3', accesses: (_ctx, { method, url, headers }, body) => s3Accesses(method, url, headers, body), denied: s3AccessDenied },
 };
 
 /** The services a function's proxy stands in front of: the SDK variable and the engine's address. */
@@ -255,6 +317,7 @@ export const ENDPOINT_VARIABLES: Record<keyof typeof SERVICES, string> = {
   sqs: 'AWS_ENDPOINT_URL_SQS',
   iotdata: 'AWS_ENDPOINT_URL_IOT_DATA_PLANE',
   iot: 'AWS_ENDPOINT_URL_IOT',
+  s3: 'AWS_ENDPOINT_URL_S3',
 };
 
 const readAll = (req: IncomingMessage) =>
@@ -267,6 +330,40 @@ const readAll = (req: IncomingMessage) =>
 
 // Headers a proxy must not pass on: node's fetch sets its own.
 const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'expect']);
+
+/**
+ * Passes an S3 request on to the local S3 as it came, its Host header included: a presigned URL
+ * is signed for the host it names (this proxy's), and the local S3 checks that signature. A GET or
+ * HEAD of a missing key becomes `missing`'s refusal when it gives one.
+ */
+const forwardS3 = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  upstream: string,
+  body: Buffer | undefined,
+  missing: (path: string) => string | undefined,
+  refuse: (message: string) => void,
+) =>
+  new Promise<void>((resolve, reject) => {
+    const target = new URL(upstream);
+    const path = req.url ?? '/';
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'connection' && k !== 'keep-alive'));
+    const out = httpRequest({ host: target.hostname, port: target.port, method: req.method, path, headers }, (answer) => {
+      const key = path.split('?')[0].split('/').slice(2).join('/');
+      const refusal = answer.statusCode === 404 && key && (req.method === 'GET' || req.method === 'HEAD') ? missing(path) : undefined;
+      if (refusal) {
+        answer.resume();
+        refuse(refusal);
+        return resolve();
+      }
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+      answer.on('end', () => resolve());
+    });
+    out.on('error', reject);
+    if (body) out.end(body);
+    else req.pipe(out);
+  });
 
 export interface RecordingProxy {
   /** Base URL of each service's proxy, for the function's AWS_ENDPOINT_URL_* variables. */
@@ -294,7 +391,10 @@ export const startRecordingProxy = async (options: {
     const codec = SERVICES[service];
     const server = createServer((req, res) => {
       void (async () => {
-        const body = await readAll(req);
+        // S3 objects pass through as streams (an upload may be gigabytes); only S3's POSTs (a
+        // DeleteObjects list, a multipart completion) are read, for what they name.
+        const streamed = service === 's3' && req.method !== 'POST';
+        const body = streamed ? Buffer.alloc(0) : await readAll(req);
         const text = body.toString('utf8');
         let accesses: Access[] | undefined;
         try {
@@ -304,22 +404,37 @@ export const startRecordingProxy = async (options: {
         }
         const refuse = (message: string) => {
           const denied = codec.denied(message);
-          res.writeHead(denied.status, { ...denied.headers, 'content-length': String(Buffer.byteLength(denied.body)) });
-          res.end(denied.body);
+          if (streamed) req.resume();
+          const head = req.method === 'HEAD';
+          res.writeHead(denied.status, { ...denied.headers, 'content-length': head ? '0' : String(Buffer.byteLength(denied.body)) });
+          res.end(head ? undefined : denied.body);
         };
-        if (!accesses?.length) return refuse(`The local IAM check could not read the action of this ${service} request.`);
+        const notAuthorized = (access: Access) => {
+          const why = evaluate(options.statements(), access.action, access.resource) === 'explicit-deny' ? 'with an explicit deny in an identity-based policy' : `because no identity-based policy allows the ${access.action} action`;
+          return `User: arn:aws:sts::${options.arnContext.account}:assumed-role/${options.roleName}/${options.functionName} is not authorized to perform: ${access.action} on resource: ${access.resource} ${why}`;
+        };
+        // Only an S3 CORS preflight asks for nothing.
+        if (!accesses || (!accesses.length && service !== 's3')) return refuse(`The local IAM check could not read the action of this ${service} request.`);
         const refused: Access[] = [];
         for (const access of accesses) {
           const decision = evaluate(options.statements(), access.action, access.resource);
           options.record({ function: options.functionName, ...access, decision });
           if (decision !== 'allow') refused.push(access);
         }
-        if (refused.length) {
-          const [first] = refused;
-          const why = evaluate(options.statements(), first.action, first.resource) === 'explicit-deny' ? 'with an explicit deny in an identity-based policy' : `because no identity-based policy allows the ${first.action} action`;
-          return refuse(
-            `User: arn:aws:sts::${options.arnContext.account}:assumed-role/${options.roleName}/${options.functionName} is not authorized to perform: ${first.action} on resource: ${first.resource} ${why}`,
-          );
+        if (refused.length) return refuse(notAuthorized(refused[0]));
+        if (service === 's3') {
+          // S3 answers a missing key 404 only to who may list the bucket, 403 to anyone else. The
+          // 403 is recorded as no refusal: a device that downloads a deleted image with a URL a
+          // publisher of @fota signed gets it, as on AWS, and no grant is missing for that.
+          // https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html
+          const missing = (path: string) => {
+            const bucket = decodeURIComponent(path.split('/')[1] ?? '');
+            const list: Access = { action: 's3:ListBucket', resource: s3Arn(bucket) };
+            if (evaluate(options.statements(), list.action, list.resource) !== 'allow') return notAuthorized(list);
+            options.record({ function: options.functionName, ...list, decision: 'allow' });
+            return undefined;
+          };
+          return forwardS3(req, res, upstream, streamed ? undefined : body, missing, refuse);
         }
         const headers = Object.fromEntries(Object.entries(req.headers).filter(([k, v]) => !HOP_HEADERS.has(k) && v !== undefined)) as Record<string, string>;
         const answer = await fetch(`${upstream}${req.url ?? '/'}`, { method: req.method, headers, body: body.length ? body : undefined });

@@ -29,6 +29,7 @@ import { ensureIndexes, ensureTimeToLive } from '../dynamodb-local';
 import { startDynamoDbStreamPoller } from '../dynamodb-stream-poller';
 import { startSchedule, type RunningSchedule } from '../scheduler';
 import { startSqsPoller } from '../sqs-poller';
+import { startLocalS3, type CorsRule } from '../s3-engine';
 import { deployBuckets } from './bucket-deployments';
 import { userPoolOf, type UserPoolTriggerSpec } from './cognito';
 import { createCustomResources, customResourcesOf, providerOf } from './custom-resources';
@@ -89,6 +90,8 @@ export interface CloudAssemblyRuntime extends LocalRuntime {
 }
 
 const ACCOUNT = '000000000000'; // fauxqs's account, so that its queue ARNs are the template's
+// The console's distribution's domain here: of the reserved `.invalid` domain, as nothing serves it.
+const CONSOLE_DOMAIN = 'console.cloud-assembly.invalid';
 const API_ID = 'local';
 // The handler key of a route whose function API Gateway may not invoke.
 const NO_PERMISSION = 'no-permission:';
@@ -142,6 +145,9 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     stops.push(dynamo.stop);
     const sqs = await startFauxqs({ port: 0, logger: false });
     stops.push(() => sqs.stop());
+    // The local S3: fauxqs's, behind the front that checks signatures, expiry and checksums as S3 does.
+    const s3 = await startLocalS3({ engine: sqs.address, port: options.s3Port, credentials: { [LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID]: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY }, dataDir });
+    stops.push(s3.stop);
 
     const region = LOCAL_AWS_ENV.AWS_REGION;
     // The host's own clients (the pollers, the bootstrap) use the local credentials and region.
@@ -274,6 +280,27 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     const cloudApiUrl = `https://${API_ID}.execute-api.${region}.amazonaws.com`;
     const localApiUrl = `http://127.0.0.1:${port}`;
 
+    // Buckets, as declared: named by BucketName or as CloudFormation names them (lower case), with
+    // their CORS rules, the console's distribution standing for the console served here.
+    for (const [id, bucket] of resourcesOfType(template, 'AWS::S3::Bucket')) {
+      const props = bucket.Properties ?? {};
+      const name = typeof props.BucketName === 'string' ? props.BucketName : `${assembly.name}-${id}`.toLowerCase().replace(/[^a-z0-9.-]/g, '-').slice(0, 63);
+      physical.set(id, {
+        ref: name,
+        attributes: { Arn: `arn:aws:s3:::${name}`, DomainName: `${name}.s3.amazonaws.com`, RegionalDomainName: `${name}.s3.${region}.amazonaws.com`, DualStackDomainName: `${name}.s3.dualstack.${region}.amazonaws.com` },
+      });
+      const rules = ((resolve(props.CorsConfiguration?.CorsRules ?? []) ?? []) as Array<Record<string, any>>).map(
+        (rule): CorsRule => ({
+          allowedOrigins: (rule.AllowedOrigins ?? []).map((o: string) => o.replace(`https://${CONSOLE_DOMAIN}`, localApiUrl)),
+          allowedMethods: rule.AllowedMethods ?? [],
+          allowedHeaders: (rule.AllowedHeaders ?? []).map((h: string) => h.toLowerCase()),
+          exposedHeaders: rule.ExposedHeaders ?? [],
+          ...(rule.MaxAge !== undefined ? { maxAgeSeconds: Number(rule.MaxAge) } : {}),
+        }),
+      );
+      await s3.createBucket(name, rules);
+    }
+
     // Each function's role statements, resolved.
     const policies = resourcesOfType(template, 'AWS::IAM::Policy');
     const statementsOf = (fn: CfnResource): PolicyStatement[] => statementsOfRole(targetOf(fn.Properties?.Role));
@@ -398,7 +425,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     };
 
     log(`starting ${functions.length} functions from their bundles…`);
-    const upstreams = { dynamodb: dynamo.endpoint, sqs: sqs.address, ...iotUpstreams };
+    const upstreams = { dynamodb: dynamo.endpoint, sqs: sqs.address, s3: s3.endpoint, ...iotUpstreams };
     const overrides = localOverrides(options, cognito);
     const createFunction = async (id: string, fn: CfnResource) => {
       const props = fn.Properties ?? {};
@@ -622,6 +649,13 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       // RegistryStreamDlqUrl names the queue the source runtime calls registry-stream-dlq.
       if (match) queue_urls[`${match[1].replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase()}${match[2] === 'Dlq' ? '-dlq' : ''}`] = url;
     }
+    // FirmwareBucketName names the bucket the source runtime calls `firmware`.
+    const buckets = Object.fromEntries(
+      Object.entries(outputs).flatMap(([name, value]) => {
+        const match = /^(\w+)BucketName$/.exec(name);
+        return match ? [[`${match[1].charAt(0).toLowerCase()}${match[1].slice(1)}`, value]] : [];
+      }),
+    );
 
     // The test helpers and CLIs reach the engines as the source runtime lets them.
     const registryTable = outputs.RegistryTableName;
@@ -629,6 +663,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     Object.assign(process.env, LOCAL_AWS_ENV, {
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.address,
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
       REGISTRY_TABLE: registryTable,
       ...(timeseriesTable ? { TIMESERIES_TABLE: timeseriesTable } : {}),
       ...(queue_urls.ingest ? { INGEST_QUEUE_URL: queue_urls.ingest } : {}),
@@ -660,6 +695,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       storage_url: outputs.StorageUrl ?? base,
       sqs_endpoint: sqs.address,
       queue_urls,
+      s3_endpoint: s3.endpoint,
+      buckets,
       mqtt_url: mqttUrls.url,
       mqtts_url: mqttUrls.tlsUrl,
       ...(consoleConfig ? { console_url: `${localApiUrl}/` } : {}),
@@ -704,7 +741,7 @@ const genericPhysical = (stackName: string, id: string, resource: CfnResource | 
   const arn: Record<string, string> = service && kind ? { Arn: `arn:aws:${service.toLowerCase()}:${region}:${ACCOUNT}:${kind.toLowerCase()}/${name}` } : {};
   // The console's distribution (the API's CORS origin) gets a host of the reserved `.invalid` domain:
   // here the console is served from the API's own origin, which needs no CORS.
-  const domain: Record<string, string> = resource.Type === 'AWS::CloudFront::Distribution' ? { DomainName: 'console.cloud-assembly.invalid' } : {};
+  const domain: Record<string, string> = resource.Type === 'AWS::CloudFront::Distribution' ? { DomainName: CONSOLE_DOMAIN } : {};
   return { ref: name, attributes: resource.Type.startsWith('AWS::') ? { ...arn, ...domain } : {} };
 };
 
@@ -903,6 +940,13 @@ const applyOverrides = (assembly: AssemblyStack, options: CloudAssemblyOptions):
     for (const [, fn] of resourcesOfType(template, 'AWS::Lambda::Function')) {
       const variables = (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables;
       if (variables && 'AUTHORIZER_CACHE_TTL_SECONDS' in variables) variables.AUTHORIZER_CACHE_TTL_SECONDS = String(options.authorizerCacheTtlSeconds);
+    }
+  }
+  // FIRMWARE_UPLOAD_URL_TTL_SECONDS: how long a firmware upload URL works (a test's expired URL).
+  if (options.firmwareUploadUrlTtlSeconds !== undefined) {
+    for (const [, fn] of resourcesOfType(template, 'AWS::Lambda::Function')) {
+      const variables = (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables;
+      if (variables && 'FIRMWARE_UPLOAD_URL_TTL_SECONDS' in variables) variables.FIRMWARE_UPLOAD_URL_TTL_SECONDS = String(options.firmwareUploadUrlTtlSeconds);
     }
   }
   for (const [queue, settings] of Object.entries(options.queues ?? {}) as Array<[QueueName, Partial<QueueSettings>]>) {

@@ -1,4 +1,5 @@
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +21,8 @@ import { sqsClient } from '../helpers/sqs';
  * reads, a wrong handler string, a role without the table actions, a method without its invoke
  * permission, a streamed route deployed as buffered, an IoT authorizer IoT Core may not invoke, a
  * user pool trigger Cognito may not invoke (and a stricter password policy, so that the pool is
- * seen to be the template's), a scheduled rule whose function EventBridge may not invoke. One copy of the run's assembly carries these faults, each on another function; the MQTT door's rule role and publisher faults have a copy of
+ * seen to be the template's), a scheduled rule whose function EventBridge may not invoke, a
+ * firmware handler whose upload URLs S3 refuses (no s3:PutObject). One copy of the run's assembly carries these faults, each on another function; the MQTT door's rule role and publisher faults have a copy of
  * their own (its devices must connect).
  */
 const byPath = (template: CfnTemplate, path: string) => {
@@ -87,8 +89,16 @@ describe('a faulty template on the cloud-assembly runtime', () => {
       const [sweep] = byPath(template, 'Fleetstream/RolloutSweepHandler/Resource');
       const [sweepRule] = byPath(template, 'Fleetstream/RolloutSweepSchedule/Rule/Resource');
       for (const [id, p] of resourcesOfType(template, 'AWS::Lambda::Permission')) if (p.Properties!.Principal === 'events.amazonaws.com') delete template.Resources[id];
+      // 10. The firmware handler loses s3:PutObject: it still signs upload URLs, which S3 then refuses as it (the signer) may not put.
+      const [firmwares, firmwaresFn] = byPath(template, 'Fleetstream/FirmwaresHandler/Resource');
+      for (const [, policy] of resourcesOfType(template, 'AWS::IAM::Policy')) {
+        if (!policy.Properties!.Roles.some((r: unknown) => targetOf(r) === targetOf(firmwaresFn.Properties!.Role))) continue;
+        for (const statement of policy.Properties!.PolicyDocument.Statement as Array<{ Action: string | string[] }>) {
+          statement.Action = [statement.Action].flat().filter((a) => a !== 's3:PutObject');
+        }
+      }
       const [, pages] = byPath(template, 'Fleetstream/Console/Pages/CustomResource/Default');
-      Object.assign(ids, { workspaces, fota, fleets, mqttAuthorizer, userAccount, sweep, sweepRule, pagesAsset: `asset.${pages.Properties!.SourceObjectKeys[0].replace(/\.zip$/, '')}` });
+      Object.assign(ids, { workspaces, fota, fleets, mqttAuthorizer, userAccount, sweep, sweepRule, firmwares, pagesAsset: `asset.${pages.Properties!.SourceObjectKeys[0].replace(/\.zip$/, '')}` });
     });
     runtime = (await startCloudAssemblyRuntime({ assemblyDir: dir, sweepIntervalSeconds: 1 })) as CloudAssemblyRuntime;
     api = apiClient(runtime.base_url, runtime.api_key);
@@ -173,6 +183,21 @@ describe('a faulty template on the cloud-assembly runtime', () => {
     expect(schedule()).toMatchObject({ runs: 0, recent: [], refusal: expect.stringMatching(new RegExp(`^EventBridge may not invoke ${ids.sweep}: no AWS::Lambda::Permission for events.amazonaws.com on rule ${ids.sweepRule}`)) });
     expect(runtime.report().invokeRefusals).toContainEqual(expect.stringMatching(new RegExp(`^${ids.sweepRule} \\(rate\\(1 minute\\)\\): EventBridge may not invoke ${ids.sweep}`)));
     expect(runtime.report().unused).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^${ids.sweep} dynamodb:Query .*/index/sweep$`))]));
+  });
+
+  it('refuses an upload through a URL the firmware handler signed without s3:PutObject, as S3 authorizes it as its signer: 403 AccessDenied', async () => {
+    const image = Buffer.from('firmware image');
+    const sha256 = createHash('sha256').update(image).digest('hex');
+    const path = `/workspaces/${runtime.workspace_id}/firmwares/fault/versions/1.0`;
+
+    const registered = await api.post(path, { size: image.length, sha256 });
+    const { url, headers } = registered.body.firmware.upload;
+    const put = await fetch(url, { method: 'PUT', headers, body: image });
+
+    expect(registered.status).toBe(201);
+    expect([put.status, /<Code>([^<]+)<\/Code>/.exec(await put.text())?.[1]]).toEqual([403, 'AccessDenied']);
+    expect((await api.get(path)).body.firmware.status).toBe('awaiting_upload');
+    expect(runtime.report().refused).toContainEqual(expect.objectContaining({ function: ids.firmwares, action: 's3:PutObject', decision: 'implicit-deny', resource: expect.stringMatching(/\/fault\/1\.0$/) }));
   });
 
   it('makes the pool with the template’s password policy', async () => {

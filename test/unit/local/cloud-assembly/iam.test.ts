@@ -1,4 +1,4 @@
-import { dynamoAccesses, evaluate, iotAccesses, iotDataAccesses, localStreamArn, sqsAccesses, streamsAccesses, unusedGrants, wildcardMatch, type PolicyStatement } from '../../../../local/cloud-assembly/iam';
+import { dynamoAccesses, evaluate, iotAccesses, iotDataAccesses, localStreamArn, s3Accesses, sqsAccesses, streamsAccesses, unusedGrants, wildcardMatch, type PolicyStatement } from '../../../../local/cloud-assembly/iam';
 
 const CTX = { region: 'us-east-1', account: '000000000000' };
 const TABLE = 'arn:aws:dynamodb:us-east-1:000000000000:table/Registry';
@@ -111,5 +111,47 @@ describe('what an IoT request asks for', () => {
       { action: 'iot:DescribeDomainConfiguration', resource: 'arn:aws:iot:us-east-1:000000000000:domainconfiguration/Fleetstream-devices' },
     ]);
     expect(iotAccesses(ctx, 'DELETE', '/domainConfigurations/Fleetstream-devices')).toBeUndefined();
+  });
+});
+
+describe('what an S3 request asks for', () => {
+  const object = (key: string) => `arn:aws:s3:::fw/${key}`;
+
+  it.each([
+    ['GET', '/fw/wks-1/app/1.0?X-Amz-Signature=abc', {}, 's3:GetObject', object('wks-1/app/1.0')],
+    ['HEAD', '/fw/wks-1/app/1.0', {}, 's3:GetObject', object('wks-1/app/1.0')],
+    ['PUT', '/fw/wks-1/app/1.0?X-Amz-Signature=abc', {}, 's3:PutObject', object('wks-1/app/1.0')],
+    ['PUT', '/fw/big?partNumber=2&uploadId=u', {}, 's3:PutObject', object('big')],
+    ['POST', '/fw/big?uploads', {}, 's3:PutObject', object('big')],
+    ['POST', '/fw/big?uploadId=u', {}, 's3:PutObject', object('big')],
+    ['DELETE', '/fw/big?uploadId=u', {}, 's3:AbortMultipartUpload', object('big')],
+    ['GET', '/fw/big?uploadId=u', {}, 's3:ListMultipartUploadParts', object('big')],
+    ['DELETE', '/fw/a%20b/c', {}, 's3:DeleteObject', object('a b/c')],
+    ['GET', '/fw?list-type=2', {}, 's3:ListBucket', 'arn:aws:s3:::fw'],
+    ['HEAD', '/fw', {}, 's3:ListBucket', 'arn:aws:s3:::fw'],
+    ['PUT', '/fw', {}, 's3:CreateBucket', 'arn:aws:s3:::fw'],
+  ])('reads %s %s as S3 authorizes it', (method, url, headers, action, resource) => {
+    expect(s3Accesses(method, url, headers, '')).toEqual([{ action, resource }]);
+  });
+
+  it('authorizes DeleteObjects as s3:DeleteObject on each key of its body, entities decoded', () => {
+    const body = '<Delete><Object><Key>a/1</Key></Object><Object><Key>b&amp;c</Key></Object></Delete>';
+
+    expect(s3Accesses('POST', '/fw?delete', {}, body)).toEqual([
+      { action: 's3:DeleteObject', resource: object('a/1') },
+      { action: 's3:DeleteObject', resource: object('b&c') },
+    ]);
+  });
+
+  it('authorizes CopyObject as s3:PutObject on the copy and s3:GetObject on its source', () => {
+    expect(s3Accesses('PUT', '/fw/copy', { 'x-amz-copy-source': '/other/src%2Fkey' }, '')).toEqual([
+      { action: 's3:PutObject', resource: object('copy') },
+      { action: 's3:GetObject', resource: 'arn:aws:s3:::other/src/key' },
+    ]);
+  });
+
+  it('asks for nothing in a CORS preflight, and cannot read an unknown POST (the proxy refuses it)', () => {
+    expect(s3Accesses('OPTIONS', '/fw/wks-1/app/1.0', {}, '')).toEqual([]);
+    expect(s3Accesses('POST', '/fw/key?restore', {}, '')).toBeUndefined();
   });
 });
