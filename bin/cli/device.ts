@@ -3,7 +3,10 @@
  * protocol (spec/device-mqtt.md) as existing device clients do, from the credentials file alone:
  * connects (TLS with the file's `cacert` when `endpoint.mode` is `secure`), subscribes to
  * `j/dn/<id>`, asks `#status` and sends its `__manifest`, answers every job (`@<name>`) and FOTA,
- * asks `#now`, and publishes a data point every `--interval` seconds. Progress goes to stderr.
+ * asks `#now`, and publishes a data point every `--interval` seconds. A FOTA whose firmware was
+ * uploaded (its args carry `url`, `sha256`, `size`) is downloaded and checked: the device reports
+ * `"result": "success"` when size and SHA-256 match, `"fail"` with what did not otherwise; a FOTA
+ * without a download is answered as a success at once. Progress goes to stderr.
  *
  *   --credentials <file>   the zdevice.json from POST …/identities (required)
  *   --count <n>            run the first n devices of a credentials file holding a JSON array of
@@ -14,10 +17,13 @@
  *   --interval <seconds>   seconds between data points (default 5; 0: no data)
  *   --tag <tag>            the data points' tag (default "telemetry")
  *   --duration <seconds>   stop after this long (default: run until Ctrl-C)
+ *   --corrupt <fraction>   share of the devices (the first ones, 0 to 1; default 0) whose firmware
+ *                          downloads arrive with a byte changed, so that they report the FOTA failed
  *   --quiet                only a summary line every 5 seconds
  */
 import mqtt, { type MqttClient } from 'mqtt';
 import { SignJWT } from 'jose';
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
@@ -36,6 +42,7 @@ const { values } = parseArgs({
     tag: { type: 'string', default: 'telemetry' },
     duration: { type: 'string' },
     quiet: { type: 'boolean', default: false },
+    corrupt: { type: 'string', default: '0' },
     create: { type: 'string' },
     'base-url': { type: 'string' },
     'api-key': { type: 'string' },
@@ -83,7 +90,10 @@ const count = Number(values.count ?? documents.length);
 if (!Number.isInteger(count) || count < 1) fail('--count must be a positive integer');
 if (count > documents.length) fail(`--count ${count} needs ${count} credentials documents (a JSON array); the file has ${documents.length}`);
 const intervalMs = Number(values.interval) * 1000;
-const stats = { connected: 0, points: 0, jobs: 0, refused: 0 };
+const corrupt = Number(values.corrupt);
+if (!(corrupt >= 0 && corrupt <= 1)) fail('--corrupt must be a fraction from 0 to 1');
+const corrupted = Math.round(count * corrupt);
+const stats = { connected: 0, points: 0, jobs: 0, refused: 0, firmwareOk: 0, firmwareFailed: 0 };
 let stopping = false;
 const say = (id: string, line: string) => {
   if (!values.quiet) process.stderr.write(`${new Date().toISOString()} ${id} ${line}\n`);
@@ -96,8 +106,42 @@ const tokenOf = (c: Credentials) =>
     .setExpirationTime(Math.floor(Date.now() / 1000) + 3600)
     .sign(Buffer.from(c.prvkey, 'base64'));
 
-const runDevice = async (c: Credentials): Promise<MqttClient> => {
+/** What a FOTA's args say of its firmware's download (operations.md §3); absent for a FOTA without one. */
+interface FirmwareDownload {
+  fw_version?: string;
+  url?: string;
+  sha256?: string;
+  size?: number;
+}
+
+/**
+ * Downloads a firmware image and checks it against its args, as a device's updater would before
+ * flashing it: the same size and SHA-256, or the reason it is refused. `corrupt` changes one byte
+ * of what arrived first, as a flaky link would.
+ */
+const checkedDownload = async (args: FirmwareDownload, corrupt: boolean): Promise<{ ok: true } | { ok: false; why: string }> => {
+  const answer = await fetch(args.url!).catch((error: Error) => error);
+  if (answer instanceof Error) return { ok: false, why: `download failed: ${answer.message}` };
+  if (!answer.ok || !answer.body) return { ok: false, why: `download failed: HTTP ${answer.status} ${(await answer.text()).slice(0, 200)}` };
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of answer.body as AsyncIterable<Uint8Array>) {
+    const bytes = Buffer.from(chunk);
+    if (corrupt && size === 0 && bytes.length) bytes[0] ^= 0xff;
+    hash.update(bytes);
+    size += bytes.length;
+  }
+  const sha256 = hash.digest('hex');
+  if (size !== args.size) return { ok: false, why: `size mismatch: got ${size} bytes, expected ${args.size}` };
+  if (sha256 !== args.sha256) return { ok: false, why: `SHA-256 mismatch: got ${sha256}, expected ${args.sha256}` };
+  return { ok: true };
+};
+
+const runDevice = async (c: Credentials, index: number): Promise<MqttClient> => {
   const id = c.devinfo.device_id;
+  const corruptsDownloads = index < corrupted;
+  // A FOTA may come live and again in a #status answer: each version is worked on once at a time.
+  const updating = new Set<string>();
   const secure = c.endpoint.mode === 'secure';
   if (secure && !c.cacert) fail(`${id}: endpoint.mode is secure but the credentials carry no cacert`);
   const client = mqtt.connect(`${secure ? 'mqtts' : 'mqtt'}://${c.endpoint.host}:${c.endpoint.port}`, {
@@ -150,10 +194,32 @@ const runDevice = async (c: Credentials): Promise<MqttClient> => {
     }
     if (key.startsWith('@')) answer(key, value?.args);
   });
+  const updateFirmware = async (args: FirmwareDownload) => {
+    const version = args.fw_version ?? '?';
+    if (updating.has(version)) return;
+    updating.add(version);
+    try {
+      say(id, `FOTA to ${version}: downloading ${args.size} bytes${corruptsDownloads ? ' (corrupting them on purpose)' : ''}`);
+      const checked = await checkedDownload(args, corruptsDownloads);
+      if (checked.ok) {
+        stats.firmwareOk += 1;
+        say(id, `FOTA to ${version}: image checked (size and SHA-256), reporting success`);
+        up('@fota', { fw_version: args.fw_version, result: 'success', msg: 'image downloaded and checked' });
+      } else {
+        stats.firmwareFailed += 1;
+        say(id, `FOTA to ${version}: ${checked.why}, reporting fail`);
+        up('@fota', { fw_version: args.fw_version, result: 'fail', msg: checked.why });
+      }
+    } finally {
+      updating.delete(version);
+    }
+  };
   const answer = (key: string, args: unknown) => {
     if (key === '@fota') {
-      say(id, `FOTA to ${(args as { fw_version?: string })?.fw_version ?? '?'}: pretending it succeeded`);
-      up('@fota', { fw_version: (args as { fw_version?: string })?.fw_version, result: 'success', msg: 'simulated' });
+      const download = (args ?? {}) as FirmwareDownload;
+      if (download.url) return void updateFirmware(download);
+      say(id, `FOTA to ${download.fw_version ?? '?'} (no image to download): pretending it succeeded`);
+      up('@fota', { fw_version: download.fw_version, result: 'success', msg: 'simulated' });
       return;
     }
     stats.jobs += 1;
@@ -164,11 +230,13 @@ const runDevice = async (c: Credentials): Promise<MqttClient> => {
 };
 
 const main = async () => {
-  const clients = await Promise.all(documents.slice(0, count).map(runDevice));
+  const clients = await Promise.all(documents.slice(0, count).map((c, i) => runDevice(c, i)));
   process.stderr.write(`device: ${clients.length} simulated device(s) started; Ctrl-C stops\n`);
   const summary = setInterval(() => {
     const online = clients.filter((c) => c.connected).length;
-    process.stderr.write(`device: ${online}/${clients.length} connected, ${stats.points} points, ${stats.jobs} jobs answered, ${stats.refused} errors\n`);
+    process.stderr.write(
+      `device: ${online}/${clients.length} connected, ${stats.points} points, ${stats.jobs} jobs answered, firmware ${stats.firmwareOk} installed / ${stats.firmwareFailed} refused, ${stats.refused} errors\n`,
+    );
   }, 5_000);
   const stop = () => {
     stopping = true;
