@@ -9,6 +9,7 @@ import { finishPendingFota, getFotaOfDevice, putFota, putFotaOnDevicePages, type
 import { requireDevice } from './devices';
 import { deviceConnectionOf, eventTimestamp, type DevicePlace } from './events';
 import { requireReadyFirmware } from './firmware';
+import { requireFleets } from './fleets';
 import { deviceIdsOf, snapshotTargets } from './jobs';
 import { requireWorkspace } from './workspaces';
 
@@ -59,7 +60,9 @@ export const scheduleFota = async (db: Db, caller: Caller, deviceId: string, fir
  * the version is registered (domain/firmware.ts) and not ready; nothing is written then.
  */
 export const scheduleFleetFota = async (db: Db, caller: Caller, workspaceId: string, firmware: Firmware, fleetIds?: string[]) => {
+  // What the snapshot checks first (an unknown fleet is a 404 before a firmware that is not ready is a 409), then the firmware.
   await requireWorkspace(db, caller, workspaceId);
+  if (fleetIds?.length) await requireFleets(db, workspaceId, fleetIds);
   const artifact = await requireReadyFirmware(db, workspaceId, nameOf(firmware));
   const targets = await snapshotTargets(db, caller, workspaceId, fleetIds);
   const fota = pendingFota(firmware);

@@ -29,6 +29,7 @@ beforeAll(async () => {
   const device = (await api.post(`/workspaces/${ws}/devices`, { name: 'thermo', fleet_id: fleet.id })).body.device;
   await api.post(`/devices/${device.id}/jobs/reboot`, { value: {} });
   await api.post(`/devices/${device.id}/fota/fw/versions/1.0`);
+  await api.post(`/workspaces/${ws}/firmwares/fw/versions/1.0`, { size: 1, sha256: 'd'.repeat(64) });
   const created = (await api.post(`/workspaces/${ws}/devices/${device.id}/identities`)).body;
   // disabled: the forwarder has nothing to deliver, so it writes nothing while the tests compare the tables
   const integration = (await api.post(`/workspaces/${ws}/integrations`, { url: 'http://127.0.0.1:9/hook', enabled: false })).body.integration;
@@ -93,6 +94,7 @@ const bodyFor = (operationId: string): unknown => {
     createApiKey: { name: 'k' },
     createIntegration: { url: 'http://127.0.0.1:9/other' },
     updateIntegration: { name: 'renamed' },
+    registerFirmware: { size: 1, sha256: 'c'.repeat(64) },
   };
   if (!(operationId in bodies)) throw new Error(`the strict-input test has no valid body for ${operationId}: add one to bodyFor`);
   return bodies[operationId];

@@ -22,6 +22,8 @@ beforeAll(async () => {
   const device = (await theirs.post(`/workspaces/${other.workspace_id}/devices`, { name: 'secret-device' })).body.device;
   await theirs.post(`/devices/${device.id}/jobs/reboot`, { value: { original: true } });
   await theirs.post(`/devices/${device.id}/fota/fw/versions/1.0`);
+  // A firmware version of theirs, at the path parameters below (registered, awaiting its upload).
+  await theirs.post(`/workspaces/${other.workspace_id}/firmwares/fw/versions/2.0`, { size: 1, sha256: 'a'.repeat(64) });
   const identity = (await theirs.post(`/workspaces/${other.workspace_id}/devices/${device.id}/identities`)).body.identity;
   const integration = (await theirs.post(`/workspaces/${other.workspace_id}/integrations`, { url: 'https://hooks.example.com/b' })).body.integration;
   theirIds = {
@@ -53,6 +55,7 @@ const bodyFor = (operationId: string): unknown =>
     createIntegration: { url: 'https://intruder.example.com/hook' },
     updateIntegration: { url: 'https://intruder.example.com/hook' },
     updateWorkspace: { name: 'intruder', data_retention_days: 1 },
+    registerFirmware: { size: 1, sha256: 'b'.repeat(64) },
   })[operationId];
 
 const scopedRoutes = ROUTES.filter((r) => r.auth === 'api-key' && r.path.includes('{'));
