@@ -1,5 +1,5 @@
 import type { Db } from '../shared/clients';
-import { FIRMWARE_BUCKET, firmwareUploadUrlTtlSeconds } from '../shared/env';
+import { firmwareBucket, firmwareUploadUrlTtlSeconds } from '../shared/env';
 import { ConflictError, NotFoundError } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { nowIso } from '../shared/ids';
@@ -32,7 +32,7 @@ export interface FirmwareName {
 
 /** Where a version's image is in S3: `<workspace>/<firmware>/<version>` (DESIGN §11). */
 const imageOf = ({ workspace_id, firmware_id, version }: Pick<FirmwareRecord, 'workspace_id' | 'firmware_id' | 'version'>): ObjectRef => ({
-  bucket: FIRMWARE_BUCKET,
+  bucket: firmwareBucket(),
   key: `${workspace_id}/${firmware_id}/${version}`,
 });
 

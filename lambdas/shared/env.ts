@@ -127,8 +127,11 @@ export const authorizerCacheTtlSeconds = () => intFrom(process.env.AUTHORIZER_CA
  */
 export const CORS_ALLOWED_ORIGIN = process.env.CORS_ALLOWED_ORIGIN ?? '';
 
-/** The S3 bucket of firmware images (`<workspace>/<firmware>/<version>`). */
-export const FIRMWARE_BUCKET = process.env.FIRMWARE_BUCKET ?? '';
+/**
+ * The S3 bucket of firmware images (`<workspace>/<firmware>/<version>`). Read at each call: the
+ * local runtime creates its bucket (and so sets this) after the handlers may have loaded.
+ */
+export const firmwareBucket = () => process.env.FIRMWARE_BUCKET ?? '';
 
 /**
  * How long a firmware version's presigned upload URL is valid, in seconds (S3 takes a presigned

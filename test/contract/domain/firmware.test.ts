@@ -1,0 +1,171 @@
+/**
+ * Firmware artifacts on the real engines: the registry on DynamoDB Local (with the firmware-use
+ * index) and images in the local S3 (fauxqs behind local/s3-engine.ts). The domain is loaded once
+ * the variables it reads are set (lambdas/shared/env.ts reads them when it loads).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { REGISTRY_FIRMWARE_USE_INDEX } from '../../../lambdas/stores/keys';
+import type { Db } from '../../../lambdas/shared/clients';
+import { startLocalS3, type LocalS3 } from '../../../local/s3-engine';
+import { newAccount } from '../../helpers/callers';
+import { freshTable } from '../../helpers/db';
+
+const BUCKET = 'contract-firmware-domain';
+
+let s3: LocalS3;
+let db: Db;
+let firmware: typeof import('../../../lambdas/domain/firmware');
+let fota: typeof import('../../../lambdas/domain/fota');
+let devices: typeof import('../../../lambdas/domain/devices');
+let liveDelivery: typeof import('../../../lambdas/domain/live-delivery');
+let events: typeof import('../../../lambdas/domain/events');
+let jobStore: typeof import('../../../lambdas/stores/job-store');
+let objects: typeof import('../../../lambdas/stores/object-store');
+let firmwareStore: typeof import('../../../lambdas/stores/firmware-store');
+
+beforeAll(async () => {
+  s3 = await startLocalS3({ engine: process.env.AWS_ENDPOINT_URL_SQS!, credentials: { local: 'local' } });
+  await s3.createBucket(BUCKET);
+  Object.assign(process.env, { AWS_ENDPOINT_URL_S3: s3.endpoint, FIRMWARE_BUCKET: BUCKET, FIRMWARE_UPLOAD_URL_TTL_SECONDS: '600' });
+  // One at a time: jest's ESM loader links modules imported at once in a race.
+  firmware = await import('../../../lambdas/domain/firmware');
+  fota = await import('../../../lambdas/domain/fota');
+  devices = await import('../../../lambdas/domain/devices');
+  liveDelivery = await import('../../../lambdas/domain/live-delivery');
+  events = await import('../../../lambdas/domain/events');
+  jobStore = await import('../../../lambdas/stores/job-store');
+  objects = await import('../../../lambdas/stores/object-store');
+  firmwareStore = await import('../../../lambdas/stores/firmware-store');
+  db = await freshTable(undefined, { indexes: [REGISTRY_FIRMWARE_USE_INDEX] });
+});
+afterAll(async () => {
+  await s3?.stop();
+});
+
+const imageOf = (size: number) => {
+  const bytes = randomBytes(size);
+  return { bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
+};
+
+const put = async (upload: { url: string; headers: Record<string, string> }, bytes: Buffer) => (await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: bytes })).status;
+
+/** An account with a device, and a version of `app` registered (and uploaded when `ready`). */
+const world = async (version: string, ready: boolean) => {
+  const account = await newAccount(db);
+  const device = await devices.createDevice(db, account.caller, account.workspace_id, { name: 'd', fleet_id: account.default_fleet_id, phys_id: '' });
+  const image = imageOf(1000);
+  const registered = await firmware.registerFirmware(db, account.caller, account.workspace_id, 'app', version, { size: 1000, sha256: image.sha256, description: '' });
+  if (ready) {
+    expect(await put(registered.upload, image.bytes)).toBe(200);
+    // Read as a client (or a FOTA scheduling) reads it, which checks the upload: ready from then on.
+    expect((await firmware.getFirmware(db, account.caller, account.workspace_id, 'app', version)).status).toBe('ready');
+  }
+  return { ...account, deviceId: device.id, image, registered };
+};
+
+describe('the firmware artifact store', () => {
+  it('keeps a version awaiting its upload until S3 holds exactly its bytes, then ready', async () => {
+    const { caller, workspace_id, image, registered } = await world('1.0', false);
+
+    const before = await firmware.getFirmware(db, caller, workspace_id, 'app', '1.0');
+    await put(registered.upload, image.bytes);
+    const after = await firmware.getFirmware(db, caller, workspace_id, 'app', '1.0');
+
+    expect(before.status).toBe('awaiting_upload');
+    expect(after.status).toBe('ready');
+    expect(await objects.headObject({ bucket: BUCKET, key: `${workspace_id}/app/1.0` })).toEqual({ size: 1000, sha256: image.sha256 });
+  });
+
+  it('lets one of two registrations of the same version with other bytes win, and refuses the other (409)', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const [a, b] = [imageOf(10), imageOf(10)];
+
+    const outcomes = await Promise.allSettled([a, b].map((image) => firmware.registerFirmware(db, caller, workspace_id, 'race', '1', { size: 10, sha256: image.sha256, description: '' })));
+
+    expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ status: 409 });
+  });
+
+  it('tells a FOTA scheduling what it may schedule: a version never registered as in v3, a ready one with its firmware_ref, not one awaiting its upload', async () => {
+    const awaiting = await world('2.0', false);
+    const ready = await world('2.1', true);
+
+    await expect(firmware.requireReadyFirmware(db, awaiting.workspace_id, { firmware_id: 'app', firmware_version: 'never' })).resolves.toEqual({});
+    await expect(firmware.requireReadyFirmware(db, awaiting.workspace_id, { firmware_id: 'app', firmware_version: '2.0' })).rejects.toMatchObject({ status: 409 });
+    await expect(firmware.requireReadyFirmware(db, ready.workspace_id, { firmware_id: 'app', firmware_version: '2.1' })).resolves.toEqual({ firmware_ref: `${ready.workspace_id}#app#2.1` });
+  });
+
+  it('finds the FOTA that use a version while they have not ended (queued, pending, in progress), and no ended one', async () => {
+    const { deviceId, workspace_id } = await world('3.0', true);
+    const ref = `${workspace_id}#app#3.0`;
+    const found: Array<[string, string | undefined]> = [];
+
+    for (const status of ['queued', 'pending', 'in_progress', 'done', 'failed', 'timed_out', 'canceled']) {
+      await jobStore.putFota(db, { device_id: deviceId, scheduled_at: new Date().toISOString(), status, value: { firmware_id: 'app', firmware_version: '3.0' }, firmware_ref: ref });
+      found.push([status, await firmwareStore.findUnendedFotaOf(db, ref)]);
+    }
+
+    expect(found).toEqual([
+      ['queued', deviceId],
+      ['pending', deviceId],
+      ['in_progress', deviceId],
+      ['done', undefined],
+      ['failed', undefined],
+      ['timed_out', undefined],
+      ['canceled', undefined],
+    ]);
+  });
+
+  it('refuses to delete a version a scheduled FOTA uses (409), and deletes it and its image once the FOTA ended', async () => {
+    const { caller, workspace_id, deviceId } = await world('3.1', true);
+    const image = { bucket: BUCKET, key: `${workspace_id}/app/3.1` };
+
+    await fota.scheduleFota(db, caller, deviceId, { firmwareId: 'app', firmwareVersion: '3.1' });
+    const refused = await firmware.deleteFirmware(db, caller, workspace_id, 'app', '3.1').catch((error: { status: number }) => error.status);
+    const kept = await objects.headObject(image);
+    await fota.finishFota(db, deviceId, { status: 'done' });
+    const deleted = await firmware.deleteFirmware(db, caller, workspace_id, 'app', '3.1');
+
+    expect((await jobStore.getFotaOfDevice(db, deviceId))?.firmware_ref).toBe(`${workspace_id}#app#3.1`);
+    expect([refused, kept?.size]).toEqual([409, 1000]);
+    expect(deleted).toMatchObject({ firmware_id: 'app', version: '3.1', status: 'ready' });
+    expect(await objects.headObject(image)).toBeUndefined();
+    await expect(firmware.getFirmware(db, caller, workspace_id, 'app', '3.1')).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('mints one download per version for a batch of deliveries, and none for a version never registered', async () => {
+    const { workspace_id, image } = await world('4.0', true);
+    const downloads = firmware.firmwareDownloads(db);
+
+    const [a, b] = await Promise.all([downloads(workspace_id, { firmware_id: 'app', firmware_version: '4.0' }), downloads(workspace_id, { firmware_id: 'app', firmware_version: '4.0' })]);
+    const none = await downloads(workspace_id, { firmware_id: 'app', firmware_version: 'never' });
+    const fetched = Buffer.from(await (await fetch(a!.url)).arrayBuffer());
+
+    expect(a).toBe(b);
+    expect(a).toMatchObject({ sha256: image.sha256, size: 1000 });
+    expect(fetched.equals(image.bytes)).toBe(true);
+    expect(none).toBeUndefined();
+  });
+
+  it('delivers a FOTA live with its download, and skips (for #status) a device whose download cannot be looked up', async () => {
+    const { workspace_id, image } = await world('5.0', true);
+    const place = (device_id: string) => ({ workspace_id, fleet_id: 'flt-1', device_id });
+    const scheduled = { scheduled_at: '2026-11-22T11:00:00.000Z', status: 'pending', value: { firmware_id: 'app', firmware_version: '5.0' } };
+    const published: Array<{ deviceId: string; args: Record<string, unknown> }> = [];
+    const downloads = firmware.firmwareDownloads(db);
+
+    await liveDelivery.deliverScheduled(
+      async (deviceId, message) => void published.push({ deviceId, args: (message.value as { args: Record<string, unknown> }).args }),
+      [
+        { event: events.eventMessage(place('dev-a'), 'fota', 'c2d', scheduled), live: true },
+        { event: events.eventMessage({ ...place('dev-b'), workspace_id: 'wks-broken' }, 'fota', 'c2d', scheduled), live: true },
+      ],
+      true,
+      (ws, name) => (ws === 'wks-broken' ? Promise.reject(new Error('throttled')) : downloads(ws, name)),
+    );
+
+    expect(published).toEqual([
+      { deviceId: 'dev-a', args: { firmware_id: 'app', firmware_version: '5.0', fw_version: '5.0', url: expect.any(String), sha256: image.sha256, size: 1000, expires_at: expect.any(String) } },
+    ]);
+  });
+});
