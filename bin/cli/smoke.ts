@@ -5,6 +5,7 @@
  * was not called, 2 on bad arguments.
  */
 import { SignJWT } from 'jose';
+import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ROUTES } from '../../lambdas/routes';
 
@@ -94,6 +95,24 @@ const main = async () => {
   await call('scheduleFleetFota', 'POST', `/workspaces/${ws}/fota/smoke-fw/versions/0.0.1?fleet=${fleet?.id}`, { check: has('fota') });
   await call('scheduleFota', 'POST', `/devices/${device?.id}/fota/smoke-fw/versions/0.0.2`, { check: (b) => (b?.fota?.status === 'pending' ? undefined : 'FOTA not pending') });
   await call('getFota', 'GET', `/devices/${device?.id}/fota`, { check: has('fota') });
+
+  // A firmware image through S3: registered, uploaded with its presigned PUT, checked ready, listed, deleted.
+  const image = Buffer.from(`firmware image of ${stamp}`);
+  const firmwarePath = `/workspaces/${ws}/firmwares/smoke-fw/versions/${stamp}`;
+  const registered = await call('registerFirmware', 'POST', firmwarePath, {
+    body: { size: image.length, sha256: createHash('sha256').update(image).digest('hex') },
+    expect: 201,
+    check: (b) => (b?.firmware?.upload?.url ? undefined : 'no upload URL'),
+  });
+  const upload = registered.body?.firmware?.upload;
+  if (upload) {
+    const put = await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: image });
+    if (put.status !== 200) failures.push(`the firmware upload to S3 answered ${put.status}: ${(await put.text()).slice(0, 300)}`);
+    log(`${put.status === 200 ? 'ok  ' : 'FAIL'} PUT <presigned S3 URL> → ${put.status}`);
+  }
+  await call('getFirmware', 'GET', firmwarePath, { check: (b) => (b?.firmware?.status === 'ready' ? undefined : `not ready: ${b?.firmware?.status}`) });
+  await call('listFirmwares', 'GET', `/workspaces/${ws}/firmwares`, { check: has('firmwares') });
+  await call('deleteFirmware', 'DELETE', firmwarePath, { check: has('firmware') });
 
   // The device's side, with a token signed by its new identity (HS256, as device clients sign).
   const credentials = created?.credentials;
