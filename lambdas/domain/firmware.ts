@@ -71,7 +71,7 @@ const requireVersion = async (db: Db, workspaceId: string, firmwareId: string, v
 /**
  * Registers a firmware version by the size and SHA-256 of its image, and answers a presigned S3
  * PUT that accepts exactly those bytes. Registering a version again while it awaits its upload,
- * with the same size and SHA-256, answers a new URL (the description given replaces the old).
+ * with the same size and SHA-256, answers a new URL (the description is the new request's, empty when it gives none).
  * @throws NotFoundError when the workspace is not the caller's; ConflictError when the version is
  * ready (a ready version never changes) or is registered with another size or SHA-256. Nothing is
  * written then.

@@ -98,7 +98,9 @@ const NO_PERMISSION = 'no-permission:';
 
 /**
  * Runs a synthesized stack as its template says, on the local engines: each AWS::DynamoDB::Table
- * and AWS::SQS::Queue created as declared (keys, indexes, redrive policies), each
+ * and AWS::SQS::Queue created as declared (keys, indexes, redrive policies), each AWS::S3::Bucket
+ * in the local S3 with its CORS rules (presigned URLs a function signs name its IAM proxy, so they
+ * are authorized as it when used), each
  * AWS::Lambda::Function run from its bundled asset in its own container with its handler, memory,
  * timeout and resolved environment, the API from the AWS::ApiGateway resources (methods, proxy
  * integrations, streaming, REQUEST authorizers with their identity source and cache TTL, gateway
