@@ -245,9 +245,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     // Read once by the handlers (lambdas/shared/env.ts), so set before the first one loads.
     process.env.DEVICE_ENDPOINT_URL = `http://127.0.0.1:${port}/v3/device`;
     if (options.devicePlaceCacheSeconds !== undefined) process.env.DEVICE_PLACE_CACHE_SECONDS = String(options.devicePlaceCacheSeconds);
-    // The buckets, their CORS rules naming the console's origin (the API's port); presigned URLs name the local S3.
+    // The buckets, their CORS rules naming the console's origin (the API's port, by address or as
+    // localhost); presigned URLs name the local S3.
     for (const definition of Object.values(BUCKETS)) {
-      await s3.createBucket(definition.name, consoleCorsRules(definition, `http://127.0.0.1:${port}`));
+      await s3.createBucket(definition.name, consoleCorsRules(definition, [`http://127.0.0.1:${port}`, `http://localhost:${port}`]));
       process.env[definition.env] = definition.name;
     }
     Object.assign(process.env, {

@@ -123,12 +123,12 @@ const corsHeaders = (rule: CorsRule, origin: string): OutgoingHttpHeaders => ({
   vary: 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method',
 });
 
-/** A bucket's CORS rules as the stack writes them (lambdas/buckets.ts), for the console at `origin`. */
-export const consoleCorsRules = (definition: BucketDefinition, origin: string): CorsRule[] =>
+/** A bucket's CORS rules as the stack writes them (lambdas/buckets.ts), for the console at `origins`. */
+export const consoleCorsRules = (definition: BucketDefinition, origins: readonly string[]): CorsRule[] =>
   definition.consoleCors
     ? [
         {
-          allowedOrigins: [origin],
+          allowedOrigins: origins,
           allowedMethods: definition.consoleCors.methods,
           allowedHeaders: definition.consoleCors.headers,
           exposedHeaders: definition.consoleCors.exposedHeaders,

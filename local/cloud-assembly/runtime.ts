@@ -293,7 +293,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       });
       const rules = ((resolve(props.CorsConfiguration?.CorsRules ?? []) ?? []) as Array<Record<string, any>>).map(
         (rule): CorsRule => ({
-          allowedOrigins: (rule.AllowedOrigins ?? []).map((o: string) => o.replace(`https://${CONSOLE_DOMAIN}`, localApiUrl)),
+          allowedOrigins: (rule.AllowedOrigins ?? []).flatMap((o: string) => (o === `https://${CONSOLE_DOMAIN}` ? [localApiUrl, `http://localhost:${port}`] : [o])),
           allowedMethods: rule.AllowedMethods ?? [],
           allowedHeaders: (rule.AllowedHeaders ?? []).map((h: string) => h.toLowerCase()),
           exposedHeaders: rule.ExposedHeaders ?? [],

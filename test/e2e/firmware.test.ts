@@ -191,6 +191,22 @@ describe('registering and uploading a firmware version', () => {
     expect(await statusOf('again', '1')).toBe('ready');
   });
 
+  it('lets the console’s origin send the upload from a browser (CORS), and no other origin', async () => {
+    const image = imageOf(256);
+    const { body } = await register('browser', '1', image);
+    const preflight = (origin: string) =>
+      fetch(body.firmware.upload.url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type,x-amz-checksum-sha256' } });
+    const consoleOrigin = new URL(runtime.base_url).origin;
+
+    const allowed = await preflight(consoleOrigin);
+    const other = await preflight('https://elsewhere.example');
+    const put = await fetch(body.firmware.upload.url, { method: 'PUT', headers: { ...body.firmware.upload.headers, origin: consoleOrigin }, body: image.bytes });
+
+    expect([allowed.status, allowed.headers.get('access-control-allow-origin'), allowed.headers.get('access-control-allow-methods')]).toEqual([200, consoleOrigin, 'PUT']);
+    expect(other.status).toBe(403);
+    expect([put.status, put.headers.get('access-control-allow-origin')]).toEqual([200, consoleOrigin]);
+  });
+
   it('refuses bad input with 400 naming the field, and writes nothing', async () => {
     const before = (await api.get(`/workspaces/${ws}/firmwares`)).body.firmwares;
     const image = imageOf(16);
