@@ -72,7 +72,12 @@ const main = async () => {
   if (workspaces.status !== 200) throw new Error('the key does not list its workspaces: check --url (it ends in /v3) and --key');
   const ws = workspaces.body.workspaces[0].id as string;
   await call('getWorkspace', 'GET', `/workspaces/${ws}`, { check: has('workspace') });
-  await call('createWorkspace', 'POST', '/workspaces', { body: { name: stamp, description: 'made by npm run smoke' }, check: has('workspace') });
+  const made = (await call('createWorkspace', 'POST', '/workspaces', { body: { name: stamp, description: 'made by npm run smoke' }, check: has('workspace') })).body?.workspace;
+  // Changed on the workspace the smoke test made, never on one of the user's.
+  await call('updateWorkspace', 'PATCH', `/workspaces/${made?.id}`, {
+    body: { description: 'changed by npm run smoke', data_retention_days: 30 },
+    check: (b) => (b?.workspace?.data_retention_days === 30 ? undefined : 'the retention was not set'),
+  });
 
   const fleet = (await call('createFleet', 'POST', `/workspaces/${ws}/fleets`, { body: { name: stamp, description: 'npm run smoke' }, check: has('fleet') })).body?.fleet;
   await call('listFleets', 'GET', `/workspaces/${ws}/fleets`, { check: has('fleets') });
@@ -124,7 +129,7 @@ const main = async () => {
     : 'none';
   const asDevice = { authorization: `Bearer ${token}` };
   const timestamp = new Date(Date.now() - 1000).toISOString();
-  await call('publishData', 'POST', '/device/data', { headers: asDevice, body: { tag: 'smoke', payload: { ok: true }, timestamp_device: timestamp }, expect: 202 });
+  await call('publishData', 'POST', '/device/data', { headers: asDevice, body: { tag: 'smoke', payload: { ok: true, n: 1 }, timestamp_device: timestamp }, expect: 202 });
   await call('reportDeviceEvents', 'POST', '/device/events', { headers: asDevice, body: { type: 'os_info', payload: { smoke: true } }, expect: 202 });
   await call('getDeviceStatus', 'GET', '/device/status', { headers: asDevice, check: (b) => (b?.jobs?.some?.((j: any) => j.name === 'smoke') ? undefined : 'the pending job is not listed') });
   await call('reportJobResult', 'POST', '/device/jobs/smoke/result', { headers: asDevice, body: { result: { ok: true } }, check: (b) => (b?.job?.status === 'done' ? undefined : 'job not done') });
@@ -146,6 +151,11 @@ const main = async () => {
     // Ingest is asynchronous (device API → queue → ingest Lambda): poll to the deadline.
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
+
+  // The same point, aggregated: one bucket that counts it.
+  await call('aggregateTimeseries', 'GET', `/timeseries/${ws}/aggregate?device=${device?.id}&tag=smoke&field=n&fn=count,sum&every=1d`, {
+    check: (b) => (b?.buckets?.[0]?.count === 1 && b.buckets[0].sum === 1 ? undefined : `not one bucket counting the point: ${JSON.stringify(b?.buckets)}`),
+  });
 
   const secondKey = (await call('createApiKey', 'POST', `/workspaces/${ws}/api-keys`, { body: { name: stamp }, check: has('key') })).body?.api_key;
   await call('listApiKeys', 'GET', `/workspaces/${ws}/api-keys`, { check: has('api_keys') });
