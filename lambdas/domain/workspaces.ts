@@ -27,7 +27,7 @@ const toWorkspace = ({ id, name, account_id, description, created_at, data_reten
   account_id,
   description,
   created_at,
-  data_retention_days: data_retention_days ?? null,
+  ...(typeof data_retention_days === 'number' && { data_retention_days }),
 });
 
 /** A new workspace record and its `default` fleet, not yet stored. */

@@ -17,8 +17,11 @@ export const WorkspaceSchema = z
       .int()
       .min(DATA_RETENTION_DAYS_MIN)
       .max(DATA_RETENTION_DAYS_MAX)
-      .nullable()
-      .meta({ description: 'Days a data point is kept after its timestamp_device; null: kept forever (the default). An addition to the v3 workspace' }),
+      .optional()
+      .meta({
+        description:
+          'Days a data point is kept after its timestamp_device, present while the workspace has a retention; absent: kept forever (the default, so a workspace never given one answers exactly its v3 fields). An addition to the v3 workspace',
+      }),
   })
   .meta({ id: 'Workspace' });
 export type Workspace = z.infer<typeof WorkspaceSchema>;

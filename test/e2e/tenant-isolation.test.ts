@@ -102,6 +102,7 @@ describe('tenant isolation', () => {
     expect(fleets.body.fleets.map((f: { name: string }) => f.name)).toEqual(['default']);
     expect(identities.body.identities.map((i: { revoked_at: string | null }) => i.revoked_at)).toEqual([null]);
     expect(integrations.body.integrations.map((i: { url: string }) => i.url)).toEqual(['https://hooks.example.com/b']);
-    expect(workspace.body.workspace).toMatchObject({ name: 'default', data_retention_days: null });
+    expect(workspace.body.workspace).toMatchObject({ name: 'default' });
+    expect(workspace.body.workspace).not.toHaveProperty('data_retention_days');
   });
 });

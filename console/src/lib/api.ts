@@ -7,8 +7,8 @@ export interface Workspace {
   description: string;
   account_id: string;
   created_at: string;
-  /** Days a data point is kept; null: forever (absent from an API before retention). */
-  data_retention_days?: number | null;
+  /** Days a data point is kept; absent: forever (the default, and a v3 workspace). */
+  data_retention_days?: number;
 }
 export interface Fleet { id: string; name: string; description: string; workspace_id: string; account_id: string; created_at: string }
 export interface DeviceIdentityRef { id: string; type: string; created_at: string }

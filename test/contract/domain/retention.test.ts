@@ -68,14 +68,14 @@ const pointsAt = (workspace_id: string, daysAgo: number[], retention_days?: numb
 const expiryOf = (at: number, days: number) => Math.ceil((at + PACK_SPAN_MICROS / 1000 + days * DAY) / 1000);
 
 describe('a workspace’s data retention', () => {
-  it('is null until set, then shown, and queues a re-stamp to run once the ingest’s cache of it has passed', async () => {
+  it('is absent until set (a v3 workspace), then shown, and queues a re-stamp to run once the ingest’s cache of it has passed', async () => {
     const { caller, workspace_id, account_id } = await newAccount(db);
     const { sent, enqueue } = queue();
 
     const before = await getWorkspace(db, caller, workspace_id);
     const changed = await updateWorkspace(db, enqueue, caller, workspace_id, { data_retention_days: 90 }, NOW);
 
-    expect(before.data_retention_days).toBeNull();
+    expect(before).not.toHaveProperty('data_retention_days');
     expect(changed).toEqual({ ...before, data_retention_days: 90 });
     expect(await getWorkspace(db, caller, workspace_id)).toEqual(changed);
     expect(sent).toEqual([{ job: { kind: 'restamp', account_id, workspace_id, version: 1, not_before: NOW + retentionSettleMs() }, delaySeconds: retentionSettleMs() / 1000 }]);
@@ -90,7 +90,8 @@ describe('a workspace’s data retention', () => {
     const renamed = await updateWorkspace(db, enqueue, caller, workspace_id, { name: 'plant 7', description: 'north wing' });
     const same = await updateWorkspace(db, enqueue, caller, workspace_id, { data_retention_days: null });
 
-    expect(renamed).toMatchObject({ name: 'plant 7', description: 'north wing', data_retention_days: null });
+    expect(renamed).toMatchObject({ name: 'plant 7', description: 'north wing' });
+    expect(renamed).not.toHaveProperty('data_retention_days');
     expect(same).toEqual(renamed);
     expect(sent).toEqual([]);
     expect((await getWorkspaceOfAccount(db, account_id, workspace_id))?.retention_version).toBeUndefined();
@@ -104,7 +105,7 @@ describe('a workspace’s data retention', () => {
     await expect(updateWorkspace(db, enqueue, mine.caller, theirs.workspace_id, { data_retention_days: 1 })).rejects.toThrow(NotFoundError);
 
     expect(sent).toEqual([]);
-    expect((await getWorkspace(db, theirs.caller, theirs.workspace_id)).data_retention_days).toBeNull();
+    expect(await getWorkspace(db, theirs.caller, theirs.workspace_id)).not.toHaveProperty('data_retention_days');
   });
 
   it('refuses a change that lost a race with another (409), keeping the one that won; its queued job finds another version', async () => {
