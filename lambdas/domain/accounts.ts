@@ -19,7 +19,7 @@ export interface NewAccountInput {
 export const createAccount = async (db: Db, input: NewAccountInput) => {
   const created_at = nowIso();
   const account = { id: newId('acc', created_at), name: input.name, created_at };
-  const { workspace, fleet } = newWorkspace(account.id, { name: input.workspaceName ?? 'default', description: '' });
+  const { workspace, fleet } = newWorkspace(account.id, { name: input.workspaceName ?? 'default', description: '' }, { apiKeys: 1 });
   const { record, secret } = newApiKey(account.id, workspace.id, { name: input.keyName ?? 'bootstrap' }, input.apiKey);
   await createAccountWithWorkspace(db, account, workspace, fleet, record);
   return { account_id: account.id, workspace_id: workspace.id, default_fleet_id: fleet.id, api_key_id: record.id, api_key: secret };

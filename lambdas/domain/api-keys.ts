@@ -15,6 +15,7 @@ import {
 import type { PageQuery } from '../schemas/list';
 import type { StreamedList } from '../shared/json-stream';
 import { collection } from '../stores/keys';
+import { quota, release } from './limits';
 import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
 import { requireWorkspace } from './workspaces';
 
@@ -47,13 +48,15 @@ export const newApiKey = (accountId: string, workspaceId: string, input: CreateA
 };
 
 /**
- * Creates an API key bound to a workspace; its secret is returned here and never again.
+ * Creates an API key bound to a workspace, within its quota of keys; its secret is returned here
+ * and never again.
  * @throws NotFoundError when the workspace is not the caller's.
+ * @throws QuotaExceededError when the workspace holds its limit of keys that are not revoked.
  */
 export const createApiKey = async (db: Db, caller: Caller, workspaceId: string, input: CreateApiKeyBody) => {
-  await requireWorkspace(db, caller, workspaceId);
+  const workspace = await requireWorkspace(db, caller, workspaceId);
   const { record, secret } = newApiKey(caller.accountId, workspaceId, input);
-  await storeApiKey(db, record);
+  await storeApiKey(db, record, quota(db, workspace, 'api_keys'));
   return { api_key: toApiKey(record), key: secret };
 };
 
@@ -70,19 +73,19 @@ export const listApiKeys = async (db: Db, caller: Caller, workspaceId: string, p
 };
 
 /**
- * Revokes a key; it stops working once the authorizer's cache lets go of it. Revoking twice
- * keeps the first revocation time.
+ * Revokes a key; it stops working once the authorizer's cache lets go of it, and its place in the
+ * workspace's quota of keys is free at once. Revoking twice keeps the first revocation time.
  * @throws NotFoundError when the workspace or key is not the caller's.
  */
 export const revokeApiKey = async (db: Db, caller: Caller, workspaceId: string, keyId: string) => {
-  await requireWorkspace(db, caller, workspaceId);
+  const workspace = await requireWorkspace(db, caller, workspaceId);
   const key = await getApiKeyOfWorkspace(db, workspaceId, keyId);
   if (!key) throw new NotFoundError(`API key ${keyId} not found.`);
-  if (!key.revoked_at) {
-    key.revoked_at = nowIso();
-    await storeRevocation(db, key, key.revoked_at);
-  }
-  return toApiKey(key);
+  if (key.revoked_at) return toApiKey(key);
+  const at = nowIso();
+  if (await storeRevocation(db, key, at, release(db, workspace, 'api_keys'))) return toApiKey({ ...key, revoked_at: at });
+  // Revoked meanwhile by another request: its time is the one kept.
+  return toApiKey((await getApiKeyOfWorkspace(db, workspaceId, keyId)) ?? key);
 };
 
 /**

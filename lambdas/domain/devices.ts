@@ -18,6 +18,7 @@ import { collection } from '../stores/keys';
 import type { PageQuery } from '../schemas/list';
 import type { StreamedList } from '../shared/json-stream';
 import { requireFleets } from './fleets';
+import { quota } from './limits';
 import { pageSizeOf, paginate, startOf } from './lists';
 import type { WorkspaceRecord } from '../stores/workspace-store';
 import type { DeviceConnectionFields } from '../stores/device-mqtt-store';
@@ -126,8 +127,10 @@ export const getDevice = async (db: Db, caller: Caller, workspaceId: string, dev
 };
 
 /**
- * Creates a device in the given fleet, or in the workspace's default fleet.
+ * Creates a device in the given fleet, or in the workspace's default fleet, within the workspace's
+ * quota of devices.
  * @throws NotFoundError when the workspace is not the caller's or the fleet is not in it.
+ * @throws QuotaExceededError when the workspace holds its limit of devices.
  */
 export const createDevice = async (db: Db, caller: Caller, workspaceId: string, input: CreateDeviceBody) => {
   const workspace = await requireWorkspace(db, caller, workspaceId);
@@ -141,7 +144,7 @@ export const createDevice = async (db: Db, caller: Caller, workspaceId: string, 
     phys_id: input.phys_id,
     created_at,
   };
-  await storeDevice(db, device);
+  await storeDevice(db, device, quota(db, workspace, 'devices'));
   return withFleetName(db, workspace, device);
 };
 

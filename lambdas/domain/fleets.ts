@@ -7,6 +7,7 @@ import type { PageQuery } from '../schemas/list';
 import type { StreamedList } from '../shared/json-stream';
 import { collection } from '../stores/keys';
 import { findMissingFleets, getFleetOfWorkspace, putFleet, readFleetsOfWorkspace } from '../stores/fleet-store';
+import { quota } from './limits';
 import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
 import { requireWorkspace } from './workspaces';
 
@@ -39,9 +40,13 @@ export const getFleet = async (db: Db, caller: Caller, workspaceId: string, flee
   return toFleet(fleet);
 };
 
-/** @throws NotFoundError when the workspace is not the caller's. */
+/**
+ * Creates a fleet within the workspace's quota of fleets.
+ * @throws NotFoundError when the workspace is not the caller's.
+ * @throws QuotaExceededError when the workspace holds its limit of fleets.
+ */
 export const createFleet = async (db: Db, caller: Caller, workspaceId: string, input: CreateFleetBody) => {
-  await requireWorkspace(db, caller, workspaceId);
+  const workspace = await requireWorkspace(db, caller, workspaceId);
   const created_at = nowIso();
   const fleet: Fleet = {
     id: newId('flt', created_at),
@@ -51,7 +56,7 @@ export const createFleet = async (db: Db, caller: Caller, workspaceId: string, i
     workspace_id: workspaceId,
     created_at,
   };
-  await putFleet(db, fleet);
+  await putFleet(db, fleet, quota(db, workspace, 'fleets'));
   return toFleet(fleet);
 };
 

@@ -2,21 +2,15 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { Db } from '../shared/clients';
 import { WEBHOOK_ALLOW_PRIVATE_TARGETS } from '../shared/env';
-import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../shared/errors';
+import { NotFoundError, ValidationError, type ErrorDetail } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { newId, nowIso } from '../shared/ids';
 import type { RenderedEntry } from './forward-pack';
-import {
-  INTEGRATIONS_PER_WORKSPACE_MAX,
-  type CreateIntegrationBody,
-  type Integration,
-  type UpdateIntegrationBody,
-} from '../schemas/integration';
+import type { CreateIntegrationBody, Integration, UpdateIntegrationBody } from '../schemas/integration';
 import {
   createIntegration as storeIntegration,
   deleteIntegration as removeIntegration,
   getIntegrationOfWorkspace,
-  listIntegrationsOfWorkspace,
   readIntegrationsOfWorkspace,
   rotateIntegrationSecret as storeRotation,
   updateIntegration as storeUpdate,
@@ -25,6 +19,7 @@ import {
 import type { PageQuery } from '../schemas/list';
 import type { StreamedList } from '../shared/json-stream';
 import { collection } from '../stores/keys';
+import { quota, release } from './limits';
 import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
 import { requireWorkspace } from './workspaces';
 
@@ -125,10 +120,11 @@ export const requireIntegration = async (db: Db, caller: Caller, workspaceId: st
 };
 
 /**
- * Creates a webhook integration; its signing secret is returned here and never again.
+ * Creates a webhook integration, within the workspace's quota of integrations; its signing secret
+ * is returned here and never again.
  * @throws NotFoundError when the workspace is not the caller's.
  * @throws ValidationError when the URL is not allowed or nothing would be sent.
- * @throws ConflictError when the workspace already has the most integrations allowed.
+ * @throws QuotaExceededError when the workspace holds its limit of integrations.
  */
 export const createIntegration = async (
   db: Db,
@@ -137,12 +133,8 @@ export const createIntegration = async (
   input: CreateIntegrationBody,
   policy: TargetPolicy = DEPLOYMENT_POLICY,
 ) => {
-  await requireWorkspace(db, caller, workspaceId);
+  const workspace = await requireWorkspace(db, caller, workspaceId);
   checkSettings(input, policy);
-  const existing = await listIntegrationsOfWorkspace(db, workspaceId);
-  if (existing.length >= INTEGRATIONS_PER_WORKSPACE_MAX) {
-    throw new ConflictError(`A workspace has at most ${INTEGRATIONS_PER_WORKSPACE_MAX} integrations; delete one first.`);
-  }
   const at = nowIso();
   const secret = newWebhookSecret();
   const record: IntegrationRecord = {
@@ -160,7 +152,7 @@ export const createIntegration = async (
     last_error: null,
     consecutive_failures: 0,
   };
-  await storeIntegration(db, record);
+  await storeIntegration(db, record, quota(db, workspace, 'integrations'));
   return { integration: toIntegration(record), secret };
 };
 
@@ -198,10 +190,13 @@ export const updateIntegration = async (
   return toIntegration(await storeUpdate(db, workspaceId, integrationId, change, nowIso()));
 };
 
-/** Deletes an integration; messages already queued are no longer sent to it. @throws NotFoundError */
+/**
+ * Deletes an integration, freeing its place in the workspace's quota; messages already queued are
+ * no longer sent to it. @throws NotFoundError
+ */
 export const deleteIntegration = async (db: Db, caller: Caller, workspaceId: string, integrationId: string) => {
-  await requireWorkspace(db, caller, workspaceId);
-  return toIntegration(await removeIntegration(db, workspaceId, integrationId));
+  const workspace = await requireWorkspace(db, caller, workspaceId);
+  return toIntegration(await removeIntegration(db, workspaceId, integrationId, release(db, workspace, 'integrations')));
 };
 
 /**

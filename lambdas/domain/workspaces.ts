@@ -9,6 +9,7 @@ import type { StreamedList } from '../shared/json-stream';
 import type { Keyed } from '../stores/items';
 import { collection } from '../stores/keys';
 import type { FleetRecord } from '../stores/fleet-store';
+import { initialCounts } from '../stores/limits-store';
 import {
   createWorkspaceWithDefaultFleet,
   getWorkspaceOfAccount,
@@ -30,8 +31,11 @@ const toWorkspace = ({ id, name, account_id, description, created_at, data_reten
   ...(typeof data_retention_days === 'number' && { data_retention_days }),
 });
 
-/** A new workspace record and its `default` fleet, not yet stored. */
-export const newWorkspace = (accountId: string, input: CreateWorkspaceBody) => {
+/**
+ * A new workspace record and its `default` fleet, not yet stored, its quotas' counts started (the
+ * fleet, and `apiKeys` keys created in the same transaction).
+ */
+export const newWorkspace = (accountId: string, input: CreateWorkspaceBody, { apiKeys = 0 } = {}) => {
   const created_at = nowIso();
   const workspaceId = newId('wks', created_at);
   const fleet: FleetRecord = {
@@ -49,6 +53,7 @@ export const newWorkspace = (accountId: string, input: CreateWorkspaceBody) => {
     account_id: accountId,
     created_at,
     default_fleet_id: fleet.id,
+    ...initialCounts(apiKeys),
   };
   return { workspace, fleet };
 };

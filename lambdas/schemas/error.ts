@@ -13,7 +13,7 @@ export const ERROR_CODES = {
   413: ['payload_too_large'],
   414: ['bad_request'],
   415: ['unsupported_media_type'],
-  429: ['throttled'],
+  429: ['throttled', 'rate_limited', 'quota_exceeded'],
   431: ['bad_request'],
   500: ['internal_error'],
 } as const;
@@ -24,8 +24,14 @@ export const ErrorResponseSchema = z
       code: z.enum([...new Set(Object.values(ERROR_CODES).flat())] as [string, ...string[]]).meta({ example: 'not_found' }),
       message: z.string(),
       details: z
-        .array(z.object({ field: z.string().meta({ example: 'body.name' }), message: z.string() }))
-        .meta({ description: 'Each bad field (400), or why a signed device token is refused (401)' }),
+        .array(
+          z.object({
+            field: z.string().meta({ example: 'body.name' }),
+            message: z.string(),
+            value: z.number().optional().meta({ description: 'The value of the limit a 429 names (field `limits.<name>`)' }),
+          }),
+        )
+        .meta({ description: 'Each bad field (400), why a signed device token is refused (401), or the limit met (429)' }),
     }),
     request_id: z.string(),
   })

@@ -2,10 +2,9 @@ import * as z from 'zod';
 import { NextSchema } from './list';
 import { DateSchema, IntegrationIdRefSchema, NameSchema, TokenSchema, WorkspaceIdRefSchema, WorkspaceIdSchema, idSchema } from './common';
 
-/** Limits of an integration (DESIGN §7): URL length, tags in a filter, integrations per workspace. */
+/** Limits of an integration (DESIGN §7): URL length, tags in a filter (integrations per workspace are a quota: schemas/limits.ts). */
 export const WEBHOOK_URL_MAX = 2048;
 export const INTEGRATION_TAGS_MAX = 50;
-export const INTEGRATIONS_PER_WORKSPACE_MAX = 10;
 
 export const IntegrationIdSchema = idSchema('int');
 

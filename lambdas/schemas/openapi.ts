@@ -42,15 +42,15 @@ const parameters = (where: 'path' | 'query', schema: z.ZodObject | undefined, co
   }));
 };
 
-/** An error answer: the envelope, with the code that goes with its status. */
-const errorAnswer = (status: keyof typeof ERROR_CODES, description: string) => ({
+/** An error answer: the envelope, with the codes that go with its status (all of them unless told). */
+const errorAnswer = (status: keyof typeof ERROR_CODES, description: string, codes: readonly string[] = ERROR_CODES[status]) => ({
   description,
   content: {
     'application/json': {
       schema: {
         allOf: [
           { $ref: '#/components/schemas/Error' },
-          { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: ERROR_CODES[status] } } } } },
+          { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: codes } } } } },
         ],
       },
     },
@@ -86,7 +86,17 @@ export const errorAnswersOf = (route: Route, op: Operation) => ({
   // The gateway's limits on the request line and head (API Gateway REST, regional), whatever the route.
   '414': errorAnswer(414, 'URL over 10,240 characters'),
   ...(op.body ? { '415': errorAnswer(415, 'A body that is not application/json') } : {}),
-  '429': errorAnswer(429, 'Throttled: retry with backoff'),
+  '429': errorAnswer(
+    429,
+    [
+      ...(op.quota ? [`quota_exceeded: ${op.quota}; details name the limit (field limits.<name>) and its value`] : []),
+      route.auth === 'api-key'
+        ? 'rate_limited: over the API key’s requests_per_second_per_key (or the API’s own rate); retry after Retry-After seconds'
+        : 'rate_limited: over the API’s own rate; retry after Retry-After seconds',
+      'throttled: the service is busy; retry with backoff',
+    ].join('. '),
+    op.quota ? ERROR_CODES[429] : ERROR_CODES[429].filter((code) => code !== 'quota_exceeded'),
+  ),
   '431': errorAnswer(431, 'Request line and headers over 10,240 bytes'),
   '500': errorAnswer(500, 'Internal error'),
 });

@@ -21,6 +21,8 @@ export interface Operation {
   conflict?: string;
   /** When it answers 404; by default any operation with path parameters or a device caller can. */
   notFound?: string;
+  /** When it answers 429 `quota_exceeded` (a workspace's or a device's limit); omitted when it never does. */
+  quota?: string;
 }
 
 /** The operations of one handler, keyed by operationId. */

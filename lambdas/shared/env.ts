@@ -1,5 +1,6 @@
 /** Configuration, read once from the environment. Endpoints are never read here: the SDK takes them
  * from the standard AWS_ENDPOINT_URL_* variables. */
+import { LIMIT_DEFAULTS, LimitOverridesSchema, type Limits } from '../schemas/limits';
 
 const intFrom = (value: string | undefined, fallback: number): number => {
   const n = Number(value);
@@ -138,3 +139,31 @@ export const firmwareBucket = () => process.env.FIRMWARE_BUCKET ?? '';
  * URL for at most a week). Read at each call, as the local runtime may set it after loading.
  */
 export const firmwareUploadUrlTtlSeconds = () => Math.min(Math.max(intFrom(process.env.FIRMWARE_UPLOAD_URL_TTL_SECONDS, 3600), 1), 7 * 24 * 3600);
+
+/**
+ * The limits of a workspace whose operator set none (deploy context `limits`, which the stack
+ * passes as WORKSPACE_LIMIT_DEFAULTS, JSON): LIMIT_DEFAULTS with the deployment's changes.
+ * @throws Error at load when the variable is not valid limits: a deployment must not run on limits it did not mean.
+ */
+export const WORKSPACE_LIMIT_DEFAULTS: Readonly<Limits> = (() => {
+  const raw = process.env.WORKSPACE_LIMIT_DEFAULTS;
+  if (!raw) return LIMIT_DEFAULTS;
+  const parsed = LimitOverridesSchema.safeParse(JSON.parse(raw));
+  if (!parsed.success) throw new Error(`WORKSPACE_LIMIT_DEFAULTS is not valid limits: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return { ...LIMIT_DEFAULTS, ...parsed.data };
+})();
+
+/**
+ * How long a container relies on a workspace's limits as it read them, in seconds: a limit the
+ * operator changes (`npm run limits`) applies everywhere within this time. Quotas of things created
+ * (devices, fleets, keys, integrations) are checked against the stored limits in the creating
+ * transaction itself, whatever this says.
+ */
+export const LIMITS_CACHE_SECONDS = intFrom(process.env.LIMITS_CACHE_SECONDS, 60);
+
+/**
+ * How long a handler container keeps counting API requests before it writes them to the usage
+ * counters, in seconds (domain/usage.ts): the lag of `api_requests`, and what a container that
+ * Lambda retires may take with it unwritten. 0: written at the end of every request.
+ */
+export const USAGE_FLUSH_SECONDS = intFrom(process.env.USAGE_FLUSH_SECONDS, 10);

@@ -2,17 +2,22 @@
 export interface ErrorDetail {
   field: string;
   message: string;
+  /** The value of the limit a 429 names (`limits.devices`: 10000). */
+  value?: number;
 }
 
 interface AppErrorOptions {
   details?: ErrorDetail[];
   cause?: unknown;
+  /** Headers of the answer besides its content type (`retry-after`). */
+  headers?: Record<string, string>;
 }
 
 /** Base of every error the API answers with; `expose` says whether its message may reach the client. */
 export class AppError extends Error {
   readonly details: ErrorDetail[];
   readonly expose: boolean;
+  readonly headers: Record<string, string>;
 
   constructor(
     readonly status: number,
@@ -24,6 +29,7 @@ export class AppError extends Error {
     this.name = 'AppError';
     this.details = options.details ?? [];
     this.expose = status < 500;
+    this.headers = options.headers ?? {};
   }
 }
 
@@ -80,6 +86,30 @@ export class ThrottledError extends AppError {
   constructor(message = 'The service is busy; retry with backoff.', options?: AppErrorOptions) {
     super(429, 'throttled', message, options);
     this.name = 'ThrottledError';
+  }
+}
+
+/**
+ * A workspace reached one of its quotas (spec/operations.md §5): `details` names the limit as
+ * `limits.<name>` with its value. `retryAfterSeconds`, when a wait ends it (a device's daily points
+ * start afresh at midnight UTC), becomes `Retry-After`.
+ */
+export class QuotaExceededError extends AppError {
+  constructor(limit: string, value: number, message: string, options: AppErrorOptions & { retryAfterSeconds?: number } = {}) {
+    super(429, 'quota_exceeded', message, {
+      ...options,
+      details: [{ field: `limits.${limit}`, message, value }],
+      headers: options.retryAfterSeconds === undefined ? options.headers : { ...options.headers, 'retry-after': String(options.retryAfterSeconds) },
+    });
+    this.name = 'QuotaExceededError';
+  }
+}
+
+/** A caller went over a rate (`limits.<name>`, with its value): retry after `Retry-After` seconds. */
+export class RateLimitedError extends AppError {
+  constructor(limit: string, value: number, message: string, retryAfterSeconds: number, options: AppErrorOptions = {}) {
+    super(429, 'rate_limited', message, { ...options, details: [{ field: `limits.${limit}`, message, value }], headers: { 'retry-after': String(retryAfterSeconds) } });
+    this.name = 'RateLimitedError';
   }
 }
 

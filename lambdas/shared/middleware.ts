@@ -126,7 +126,7 @@ export const errorEnvelope = (): MiddlewareObj<ApiEvent, APIGatewayProxyResult> 
     if (error.status >= 500) logger.error('request failed', { error: request.error as Error, requestId });
     request.response = {
       statusCode: error.status,
-      headers: { 'content-type': 'application/json' },
+      headers: { ...error.headers, 'content-type': 'application/json' },
       body: JSON.stringify(errorBody(error, requestId)),
     };
   },

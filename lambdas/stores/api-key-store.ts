@@ -1,8 +1,9 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { ApiKey } from '../schemas/api-key';
 import { keyedItems, putNew, strip, type ListRead } from './items';
 import { apiKeyHashKey, apiKeyMetaKey, collection } from './keys';
+import { transactWithQuota, type QuotaCheck } from './limits-store';
 
 /** An API key as listed in its workspace, with the hash that finds its lookup item. */
 export type ApiKeyRecord = ApiKey & { account_id: string; hash: string };
@@ -28,8 +29,9 @@ export const apiKeyWrites = (db: Db, key: ApiKeyRecord) => [
   } satisfies ApiKeyGrant),
 ];
 
-export const createApiKey = async (db: Db, key: ApiKeyRecord) => {
-  await db.doc.send(new TransactWriteCommand({ TransactItems: apiKeyWrites(db, key) }));
+/** Stores a key, provided the workspace's quota of keys takes it. @throws QuotaExceededError from the quota. */
+export const createApiKey = async (db: Db, key: ApiKeyRecord, quota: QuotaCheck) => {
+  await transactWithQuota(db, apiKeyWrites(db, key), quota);
 };
 
 export const findApiKeyGrantByHash = async (db: Db, hash: string) => {
@@ -48,18 +50,20 @@ export const readApiKeysOfWorkspace = (db: Db, workspaceId: string, read: ListRe
   return keyedItems<ApiKeyRecord>(db, { pk, prefix, ...read });
 };
 
-/** Marks a key revoked in both of its items, all or nothing. */
-export const revokeApiKey = async (db: Db, key: ApiKeyRecord, at: string) => {
+/**
+ * Marks a key revoked in both of its items, and gives its place in the workspace's quota of keys
+ * back, all or nothing. Returns false when the key was revoked meanwhile (nothing written).
+ */
+export const revokeApiKey = async (db: Db, key: ApiKeyRecord, at: string, quota: QuotaCheck) => {
   const revoke = (Key: Record<string, string>) => ({
     Update: {
       TableName: db.table,
       Key,
       UpdateExpression: 'SET revoked_at = :at',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':at': at },
+      // Once: a second revoke would give the key's place back twice.
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(revoked_at) OR attribute_type(revoked_at, :null))',
+      ExpressionAttributeValues: { ':at': at, ':null': 'NULL' },
     },
   });
-  await db.doc.send(
-    new TransactWriteCommand({ TransactItems: [revoke({ ...apiKeyMetaKey(key.workspace_id, key.id) }), revoke({ ...apiKeyHashKey(key.hash) })] }),
-  );
+  return !(await transactWithQuota(db, [revoke({ ...apiKeyMetaKey(key.workspace_id, key.id) }), revoke({ ...apiKeyHashKey(key.hash) })], quota));
 };

@@ -3,6 +3,7 @@ import type { Db } from '../shared/clients';
 import { NotFoundError, ThrottledError } from '../shared/errors';
 import { checkExists, keyedPages, putNew, queryAll, strip, type ListRead } from './items';
 import { failedConditions } from './errors';
+import type { QuotaCheck } from './limits-store';
 import { historyAfterMove, staysOf, type FleetStay } from './fleet-history';
 import { collection, deviceKey, deviceLocatorKey, fleetKey, scheduleClockKey, type ItemKey } from './keys';
 
@@ -116,13 +117,13 @@ const isConflict = (error: unknown) =>
   ((error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? []).some((r) => r.Code === 'TransactionConflict');
 
 /**
- * Creates a device and its locator, provided its fleet exists, all or nothing; its fleet history
- * starts at the scheduling clock's value.
- * @throws NotFoundError when the fleet is not in the workspace.
+ * Creates a device and its locator, provided its fleet exists and the workspace's quota of devices
+ * takes it, all or nothing; its fleet history starts at the scheduling clock's value.
+ * @throws NotFoundError when the fleet is not in the workspace; QuotaExceededError from the quota.
  */
-export const createDevice = async (db: Db, device: DeviceRecord) =>
+export const createDevice = async (db: Db, device: DeviceRecord, quota: QuotaCheck) =>
   withClock(async () => {
-    const epoch = await readScheduleClock(db, device.workspace_id);
+    const [epoch, counted] = await Promise.all([readScheduleClock(db, device.workspace_id), quota.item()]);
     const stay: FleetStay = { fleet_id: device.fleet_id, epoch, at: device.created_at };
     try {
       await db.doc.send(
@@ -132,6 +133,7 @@ export const createDevice = async (db: Db, device: DeviceRecord) =>
             putNew(db, deviceLocatorKey(device.id), { account_id: device.account_id, workspace_id: device.workspace_id, fleet_id: device.fleet_id, name: device.name }),
             checkExists(db, fleetKey(device.workspace_id, device.fleet_id)),
             clockStill(db, scheduleClockKey(device.workspace_id), epoch),
+            counted,
           ],
         }),
       );
@@ -139,7 +141,8 @@ export const createDevice = async (db: Db, device: DeviceRecord) =>
     } catch (error) {
       const failed = failedConditions(error);
       if (failed?.includes(2)) throw new NotFoundError(`Fleet ${device.fleet_id} not found.`, { cause: error });
-      if (failed?.includes(3) || isConflict(error)) return RETRY;
+      if (failed?.includes(4)) await quota.failed();
+      if (failed?.includes(3) || failed?.includes(4) || isConflict(error)) return RETRY;
       throw error;
     }
   });

@@ -1,7 +1,8 @@
-import { BatchGetCommand, GetCommand, PutCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { Fleet } from '../schemas/fleet';
-import { keyedItems, strip, type ListRead } from './items';
+import { keyedItems, putNew, strip, type ListRead } from './items';
+import { transactWithQuota, type QuotaCheck } from './limits-store';
 import { collection, fleetKey } from './keys';
 
 export type FleetRecord = Fleet;
@@ -17,10 +18,9 @@ export const readFleetsOfWorkspace = (db: Db, workspaceId: string, read: ListRea
   return keyedItems<FleetRecord>(db, { pk, prefix, ...read });
 };
 
-export const putFleet = async (db: Db, fleet: FleetRecord) => {
-  await db.doc.send(
-    new PutCommand({ TableName: db.table, Item: { ...fleetKey(fleet.workspace_id, fleet.id), ...fleet }, ConditionExpression: 'attribute_not_exists(pk)' }),
-  );
+/** Creates a fleet, provided the workspace's quota of fleets takes it. @throws QuotaExceededError from the quota. */
+export const putFleet = async (db: Db, fleet: FleetRecord, quota: QuotaCheck) => {
+  await transactWithQuota(db, [putNew(db, fleetKey(fleet.workspace_id, fleet.id), fleet)], quota);
 };
 
 const BATCH_GET_LIMIT = 100; // BatchGetItem reads at most 100 keys

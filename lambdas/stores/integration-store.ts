@@ -1,10 +1,11 @@
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { NotFoundError } from '../shared/errors';
 import type { Integration } from '../schemas/integration';
 import { isConditionFailed } from './errors';
-import { keyedItems, putAll, queryAll, strip, type ListRead } from './items';
+import { keyedItems, putAll, putNew, queryAll, strip, type ListRead } from './items';
 import { collection, deliveryKey, integrationKey } from './keys';
+import { transactWithQuota, type QuotaCheck } from './limits-store';
 
 /** An integration as stored: the listed fields, flat status fields, and its signing secrets. */
 export type IntegrationRecord = Omit<Integration, 'status'> &
@@ -20,14 +21,9 @@ export type IntegrationChange = Partial<Pick<IntegrationRecord, 'name' | 'url' |
 
 const notFound = (integrationId: string, cause: unknown) => new NotFoundError(`Integration ${integrationId} not found.`, { cause });
 
-export const createIntegration = async (db: Db, integration: IntegrationRecord) => {
-  await db.doc.send(
-    new PutCommand({
-      TableName: db.table,
-      Item: { ...integrationKey(integration.workspace_id, integration.id), ...integration },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+/** Stores an integration, provided the workspace's quota of integrations takes it. @throws QuotaExceededError from the quota. */
+export const createIntegration = async (db: Db, integration: IntegrationRecord, quota: QuotaCheck) => {
+  await transactWithQuota(db, [putNew(db, integrationKey(integration.workspace_id, integration.id), integration)], quota);
 };
 
 export const getIntegrationOfWorkspace = async (db: Db, workspaceId: string, integrationId: string) => {
@@ -91,22 +87,16 @@ export const rotateIntegrationSecret = (
   rotation: { secret: string; previous_secret: string; previous_secret_expires_at: string; updated_at: string },
 ) => update(db, workspaceId, integrationId, rotation);
 
-/** Deletes an integration and returns it as it was. @throws NotFoundError */
-export const deleteIntegration = async (db: Db, workspaceId: string, integrationId: string) => {
-  try {
-    const { Attributes } = await db.doc.send(
-      new DeleteCommand({
-        TableName: db.table,
-        Key: integrationKey(workspaceId, integrationId),
-        ConditionExpression: 'attribute_exists(pk)',
-        ReturnValues: 'ALL_OLD',
-      }),
-    );
-    return strip<IntegrationRecord>(Attributes!);
-  } catch (error) {
-    if (isConditionFailed(error)) throw notFound(integrationId, error);
-    throw error;
-  }
+/**
+ * Deletes an integration and gives its place in the workspace's quota of integrations back, all or
+ * nothing; returns it as it was. @throws NotFoundError
+ */
+export const deleteIntegration = async (db: Db, workspaceId: string, integrationId: string, quota: QuotaCheck) => {
+  const record = await getIntegrationOfWorkspace(db, workspaceId, integrationId);
+  if (!record) throw notFound(integrationId, undefined);
+  const remove = { Delete: { TableName: db.table, Key: integrationKey(workspaceId, integrationId), ConditionExpression: 'attribute_exists(pk)' } };
+  if (await transactWithQuota(db, [remove], quota)) throw notFound(integrationId, undefined);
+  return record;
 };
 
 /**

@@ -19,6 +19,8 @@
  * | firmware version| WKS#<wks>      | FW#<fw>#<ver>   |
  * | delivery ledger | DELIVERY#<msg> | DELIVERY        |
  * | console user    | USER#<sub>     | USER            |
+ * | usage of a day  | WKS#<wks>      | USAGE#<date>    |
+ * | request counter | RATE#<who>#<s> | RATE            |
  *
  * Workspaces hang under their account, so reading one with the caller's account can only find
  * the caller's own: isolation is in the key, not in a filter.
@@ -59,6 +61,13 @@ export const firmwareKey = (workspaceId: string, firmwareId: string, version: st
 /** A console user (Cognito `sub`) → the account it belongs to. */
 export const userKey = (sub: string): ItemKey => ({ pk: `USER#${sub}`, sk: 'USER' });
 export const deliveryKey = (messageId: string): ItemKey => ({ pk: `DELIVERY#${messageId}`, sk: 'DELIVERY' });
+/** A workspace's usage counters of one UTC day (`YYYY-MM-DD`): text order is day order. */
+export const usageKey = (workspaceId: string, day: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `USAGE#${day}` });
+/**
+ * The requests one caller (an API key's ID, or a console user's `user:<sub>`) made in one second
+ * (epoch seconds): a partition per caller and second, so that a busy key's counters spread.
+ */
+export const requestCounterKey = (caller: string, second: number): ItemKey => ({ pk: `RATE#${caller}#${second}`, sk: 'RATE' });
 
 /** A global secondary index of a table, as data: the stack and both local runtimes create it from this. */
 export interface IndexDefinition {
@@ -122,4 +131,5 @@ export const collection = {
   identitiesOfDevice: (workspaceId: string, deviceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: `IDN#${deviceId}#` }),
   integrationsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'INT#' }),
   firmwaresOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'FW#' }),
+  usageOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'USAGE#' }),
 };

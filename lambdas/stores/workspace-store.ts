@@ -6,12 +6,13 @@ import type { FleetRecord } from './fleet-store';
 import { keyedItems, putNew, strip, type ListRead } from './items';
 import { collection, fleetKey, workspaceKey } from './keys';
 import { isConditionFailed } from './errors';
+import type { WorkspaceLimitFields } from './limits-store';
 
 /**
  * A workspace as stored: its public fields (`data_retention_days` absent on a workspace that never
- * set it: kept forever), the ID of its `default` fleet, and the bookkeeping of its retention.
+ * set it: kept forever), the ID of its `default` fleet, its counts and limits, and the bookkeeping of its retention.
  */
-export type WorkspaceRecord = Omit<Workspace, 'data_retention_days'> & {
+export type WorkspaceRecord = Omit<Workspace, 'data_retention_days'> & WorkspaceLimitFields & {
   default_fleet_id: string;
   data_retention_days?: number | null;
   /** Counts the changes of `data_retention_days`: a change is written only over the version it read. */

@@ -39,7 +39,9 @@ describe('OpenAPI document', () => {
 });
 
 /** The statuses each operation can answer, derived here from what the route table and the domain say, not from the generator. */
-const CONFLICTS = new Set(['reportJobResult', 'reportFotaResult', 'createIntegration', 'updateWorkspace', 'scheduleFota', 'scheduleFleetFota', 'registerFirmware', 'deleteFirmware']);
+const CONFLICTS = new Set(['reportJobResult', 'reportFotaResult', 'updateWorkspace', 'scheduleFota', 'scheduleFleetFota', 'registerFirmware', 'deleteFirmware']);
+/** The operations that create what a workspace's quota counts. */
+const QUOTAS = new Set(['createDevice', 'createFleet', 'createApiKey', 'createIntegration']);
 
 describe('OpenAPI statuses', () => {
   const operations = ROUTES.map((route) => [route.operationId, route, committed.paths[route.path][route.method.toLowerCase()]] as const);
@@ -69,8 +71,20 @@ describe('OpenAPI statuses', () => {
     expect(statuses).not.toContain('403');
   });
 
-  it.each(operations)('%s answers every error in the error envelope, with the code of its status', (_id, _route, documented) => {
-    const codes: Record<string, string[]> = { 400: ['validation_error', 'bad_request'], 401: ['unauthorized'], 404: ['not_found'], 409: ['conflict'], 413: ['payload_too_large'], 414: ['bad_request'], 415: ['unsupported_media_type'], 429: ['throttled'], 431: ['bad_request'], 500: ['internal_error'] };
+  it.each(operations)('%s answers every error in the error envelope, with the code of its status', (operationId, _route, documented) => {
+    const codes: Record<string, string[]> = {
+      400: ['validation_error', 'bad_request'],
+      401: ['unauthorized'],
+      404: ['not_found'],
+      409: ['conflict'],
+      413: ['payload_too_large'],
+      414: ['bad_request'],
+      415: ['unsupported_media_type'],
+      // Every route may meet a rate (the key's, or the API's own) and a busy store; only those that count against a quota answer quota_exceeded.
+      429: ['throttled', 'rate_limited', ...(QUOTAS.has(operationId) ? ['quota_exceeded'] : [])],
+      431: ['bad_request'],
+      500: ['internal_error'],
+    };
     for (const [status, answer] of Object.entries(documented.responses as Record<string, { content: Record<string, { schema: { allOf?: unknown[] } }> }>)) {
       if (Number(status) < 400) continue;
       expect(answer.content['application/json'].schema.allOf).toEqual([

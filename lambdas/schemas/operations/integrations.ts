@@ -18,7 +18,7 @@ export const INTEGRATION_OPERATIONS = {
     path: WorkspacePathSchema,
     body: CreateIntegrationBodySchema,
     response: IntegrationWithSecretResponseSchema,
-    conflict: 'The workspace already has the most integrations allowed (10)',
+    quota: 'The workspace holds its limit of integrations (limits.integrations)',
   },
   getIntegration: { path: IntegrationPathSchema, response: IntegrationResponseSchema },
   updateIntegration: { path: IntegrationPathSchema, body: UpdateIntegrationBodySchema, response: IntegrationResponseSchema },

@@ -7,9 +7,10 @@ import {
   rotateIntegrationSecret,
   updateIntegration,
 } from '../../../lambdas/domain/integrations';
-import { INTEGRATIONS_PER_WORKSPACE_MAX, type CreateIntegrationBody } from '../../../lambdas/schemas/integration';
+import type { CreateIntegrationBody } from '../../../lambdas/schemas/integration';
+import { LIMIT_DEFAULTS } from '../../../lambdas/schemas/limits';
 import type { Db } from '../../../lambdas/shared/clients';
-import { ConflictError, NotFoundError, ValidationError } from '../../../lambdas/shared/errors';
+import { NotFoundError, QuotaExceededError, ValidationError } from '../../../lambdas/shared/errors';
 import type { Caller } from '../../../lambdas/shared/http';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';
@@ -128,11 +129,15 @@ describe('integrations on DynamoDB Local', () => {
     expect(local.integration.url).toBe('http://127.0.0.1:9999/hook');
   });
 
-  it(`keeps a workspace at ${INTEGRATIONS_PER_WORKSPACE_MAX} integrations`, async () => {
+  it(`keeps a workspace at its quota of integrations (${LIMIT_DEFAULTS.integrations} by default), and a deleted one frees its place`, async () => {
     const { caller, workspace_id } = await newAccount(db);
-    for (let i = 0; i < INTEGRATIONS_PER_WORKSPACE_MAX; i++) await create(caller, workspace_id, { name: `h${i}` });
+    const made = [];
+    for (let i = 0; i < LIMIT_DEFAULTS.integrations; i++) made.push((await create(caller, workspace_id, { name: `h${i}` })).integration);
 
-    await expect(create(caller, workspace_id)).rejects.toThrow(ConflictError);
+    await expect(create(caller, workspace_id)).rejects.toThrow(QuotaExceededError);
+    await deleteIntegration(db, caller, workspace_id, made[0].id);
+    await expect(create(caller, workspace_id, { name: 'again' })).resolves.toMatchObject({ integration: { name: 'again' } });
+    await expect(create(caller, workspace_id)).rejects.toThrow(QuotaExceededError);
   });
 
   it('answers 404 for another account’s workspace and integration, and leaves them alone', async () => {
