@@ -22,6 +22,7 @@ import type { IngestDataMessage } from '../lambdas/schemas/device-api';
 import { documentClient } from '../lambdas/shared/clients';
 import { WRITE_CONCURRENCY } from '../lambdas/shared/env';
 import { ensureTable } from '../local/dynamodb-local';
+import { recordUsage } from '../lambdas/domain/usage';
 import { dynamoDbTimeseriesStore } from '../lambdas/stores/timeseries/dynamodb';
 import { packForward } from '../lambdas/domain/forward-pack';
 import { sendEncodedMessages } from '../lambdas/stores/queue-store';
@@ -131,6 +132,8 @@ const main = async () => {
     await ensureTable(client, table);
     return table;
   };
+  // Where the ingest handler writes its usage counts (the registry), as deployed.
+  const registry = await freshTable();
   /** Points the store's query returns from `table`: one per series key. */
   const readBack = async (table: string) => {
     let count = 0;
@@ -185,10 +188,15 @@ const main = async () => {
       store: dynamoDbTimeseriesStore({ doc, table }, { writeConcurrency: WRITE_CONCURRENCY }),
       forward,
       concurrency: WRITE_CONCURRENCY,
-      // HTTPS messages only: no MQTT publish to look up or stamp.
+      // HTTPS messages only: no MQTT publish to look up, stamp or count against its device's day.
       places: async () => new Map(),
       retentions: async () => undefined,
       stamper: new CloudStamper(),
+      points: async () => {
+        throw new Error('the ingest benchmark sends no MQTT publish');
+      },
+      // The usage counts of a batch: one UpdateItem per workspace and day, as the handler writes them.
+      recordUsage: (tally) => recordUsage({ doc, table: registry }, tally),
     }));
 
   /** The ingest handler's work on every batch, one invocation in flight per container. */

@@ -1,11 +1,11 @@
 import type { Db } from '../shared/clients';
 import { INGEST_QUEUE_URL } from '../shared/env';
-import { AppError, NotFoundError } from '../shared/errors';
+import { AppError, NotFoundError, QuotaExceededError } from '../shared/errors';
 import { randomUUID } from 'node:crypto';
 import { nowIso } from '../shared/ids';
 import { formatMicros, nowMicros, type CloudStamper, type Micros } from '../shared/timestamps';
 import type { DataPointInput, DeviceEventInput, DeviceStatus, FotaResultBody, IngestMessage } from '../schemas/device-api';
-import { getDeviceOfWorkspace, type DeviceRecord } from '../stores/device-store';
+import { getDeviceOfWorkspace, type DeviceLocator, type DeviceRecord } from '../stores/device-store';
 import { getFotaOfDevice, listJobsOfDevice } from '../stores/job-store';
 import { sendMessages } from '../stores/queue-store';
 import { eventMessage, eventTimestamp, type DevicePlace } from './events';
@@ -13,7 +13,11 @@ import { firmwareDownloadOf } from './firmware';
 import { finishFota } from './fota';
 import { observe, type DeviceCaller, type Forward } from './identities';
 import { completeJob } from './jobs';
+<<<<<<< HEAD
 import { fotaArgs } from './live-delivery';
+=======
+import type { PointQuota } from './point-quota';
+>>>>>>> f836767 (A device's daily points (points_per_device_per_day, UTC days): counted on its locator by claims that also read where it is (the HTTPS door claims each request's points exactly, the ingest Lambda claims MQTT devices' in hundredths of their day), never more than the limit across containers, what a claim took past it given back; the publish answer adds refused, a request refused whole is 429 quota_exceeded with Retry-After to midnight UTC; the ingest Lambda writes each batch's points_in, points_stored and points_refused once per workspace and day, retrying the batch's messages when it cannot)
 
 /** Where the device API sends what it accepts: the ingest queue, and the forward queue for events of its own. */
 export interface DeviceApiDeps {
@@ -22,10 +26,12 @@ export interface DeviceApiDeps {
   forward: Forward;
 }
 
-/** What publishing data needs beyond the rest of the device API: the container's stamper. */
+/** What publishing data needs beyond the rest of the device API: the container's stamper and its share of the devices' daily points. */
 export interface PublishDataDeps extends DeviceApiDeps {
   /** Stamps the points that come without a device time (one per container). */
   stamper: CloudStamper;
+  /** Counts each request's points against its device's points_per_device_per_day (claims exactly what a request brings). */
+  points: PointQuota;
 }
 
 /**
@@ -43,7 +49,15 @@ const requireDevice = async (db: Db, caller: DeviceCaller) => {
   return device;
 };
 
-const placeOf = (device: DeviceRecord): DevicePlace => ({ workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id });
+const placeOf = (device: Pick<DeviceRecord, 'id' | 'workspace_id' | 'fleet_id'>): DevicePlace => ({ workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id });
+
+/** A device's place as its locator tells it, when the locator carries it all (locators from before do not). */
+const placeOfLocator = (deviceId: string, locator: DeviceLocator | undefined) =>
+  locator?.fleet_id !== undefined && locator.name !== undefined
+    ? { id: deviceId, workspace_id: locator.workspace_id, fleet_id: locator.fleet_id, name: locator.name }
+    : undefined;
+
+const DAY_MS = 24 * 3600 * 1000;
 
 /**
  * Accepts data points for storage and forwarding: they go to the ingest queue as one message,
@@ -53,11 +67,21 @@ const placeOf = (device: DeviceRecord): DevicePlace => ({ workspace_id: device.w
  * millisecond, share one. The stamps are fixed here, in the message, so that every retry of the
  * message stores the same points. The fleet is the device's fleet now: a device that moves keeps
  * its series.
+ *
+ * The points count against the device's `points_per_device_per_day` of the UTC day of their arrival:
+ * those past it (the last ones of the request) are refused, said in `refused` and counted in the
+ * workspace's usage through the same message. The count is also the device's lookup: one write
+ * stands in for the read of the device.
  * @throws NotFoundError when the device no longer exists.
+ * @throws QuotaExceededError when the quota refuses every point of the request (Retry-After: until midnight UTC).
  */
 export const publishData = async (deps: PublishDataDeps, caller: DeviceCaller, points: DataPointInput[], arrival: Micros = nowMicros()) => {
-  const device = await requireDevice(deps.db, caller);
-  const timestamp_in = new Date(Math.floor(arrival / 1000)).toISOString();
+  const arrivalMs = Math.floor(arrival / 1000);
+  const decision = await deps.points(caller.deviceId, points.length, arrivalMs);
+  if (!decision) throw new NotFoundError(`Device ${caller.deviceId} not found.`);
+  const device = placeOfLocator(caller.deviceId, decision.locator) ?? (await requireDevice(deps.db, caller));
+  const timestamp_in = new Date(arrivalMs).toISOString();
+  const kept = points.slice(0, decision.accepted);
   await deps.enqueue([
     {
       kind: 'data',
@@ -66,14 +90,24 @@ export const publishData = async (deps: PublishDataDeps, caller: DeviceCaller, p
       device_name: device.name,
       timestamp_in,
       origin: randomUUID(),
-      points: points.map(({ tag, payload, timestamp_device }) => ({
+      points: kept.map(({ tag, payload, timestamp_device }) => ({
         tag,
         payload,
         timestamp_device: timestamp_device ?? formatMicros(deps.stamper.next(device.id, arrival)),
       })),
+      ...(decision.refused ? { refused: decision.refused } : {}),
     },
   ]);
-  return { accepted: points.length, timestamp_in };
+  if (!kept.length) {
+    const limit = decision.limit ?? 0;
+    throw new QuotaExceededError(
+      'points_per_device_per_day',
+      limit,
+      `The device has stored its limit of ${limit} data points today (limits.points_per_device_per_day = ${limit}); it starts afresh at midnight UTC.`,
+      { retryAfterSeconds: Math.max(1, Math.ceil((Math.floor(arrivalMs / DAY_MS) + 1) * DAY_MS - arrivalMs) / 1000) },
+    );
+  }
+  return { accepted: kept.length, refused: decision.refused, timestamp_in };
 };
 
 /**

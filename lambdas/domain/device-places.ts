@@ -35,15 +35,23 @@ export const devicePlaces = (db: Db, options: DevicePlacesOptions) => {
   }, options);
 
   /** The placements of the devices, undefined for one that does not exist. */
-  return async (deviceIds: Iterable<string>): Promise<Map<string, DevicePlacement | undefined>> => {
+  const lookup = async (deviceIds: Iterable<string>): Promise<Map<string, DevicePlacement | undefined>> => {
     const ids = [...new Set(deviceIds)];
     const placements = await Promise.all(ids.map(placementOf));
     return new Map(ids.map((id, i) => [id, placements[i]]));
   };
+  /** Keeps a placement read elsewhere (a claim of the device's points answers its locator) as if looked up now. */
+  const remember = (deviceId: string, placement: DevicePlacement) => placementOf.remember(deviceId, placement);
+  return Object.assign(lookup, { remember });
 };
 
-/** What `devicePlaces` returns: a lookup of many devices at once. */
-export type DevicePlacesLookup = ReturnType<typeof devicePlaces>;
+/**
+ * What `devicePlaces` returns: a lookup of many devices at once, and a way to keep a placement read
+ * elsewhere (absent in lookups that remember nothing).
+ */
+export type DevicePlacesLookup = ((deviceIds: Iterable<string>) => Promise<Map<string, DevicePlacement | undefined>>) & {
+  remember?: (deviceId: string, placement: DevicePlacement) => void;
+};
 
 /**
  * Looks up workspaces' data retention (days; undefined: kept forever, or no such workspace), as

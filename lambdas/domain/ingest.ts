@@ -5,8 +5,10 @@ import { IngestMessageSchema, type IngestDataMessage, type IngestMessage } from 
 import type { ForwardMessage } from '../schemas/forward';
 import type { PointToStore, TimeseriesStore } from '../stores/timeseries';
 import { dropDataPublish, parseDataPublish, RuleMessageSchema, type DataPublish } from './device-mqtt';
-import type { DevicePlacesLookup, WorkspaceRetentionLookup } from './device-places';
+import type { DevicePlacement, DevicePlacesLookup, WorkspaceRetentionLookup } from './device-places';
 import { dataEvent, dataMessage, eventMessage } from './events';
+import type { PointQuota } from './point-quota';
+import { UsageTally } from './usage';
 
 /** What the ingest Lambda works with: the time-series store, the forward queue, and the MQTT door's devices. */
 export interface IngestDeps {
@@ -20,6 +22,10 @@ export interface IngestDeps {
   retentions: WorkspaceRetentionLookup;
   /** Stamps MQTT data publishes (one per container). */
   stamper: CloudStamper;
+  /** The container's share of the MQTT devices' daily points (an HTTPS request's were counted at the door). */
+  points: PointQuota;
+  /** Writes the batch's counts to the workspaces' usage (one write per workspace and day). */
+  recordUsage: (tally: UsageTally) => Promise<void>;
 }
 
 /** One message of the ingest queue, as its SQS record brings it. */
@@ -155,21 +161,54 @@ const readBatch = (deps: IngestDeps, batch: QueuedIngest[]) => {
   return { unreadable, parsed, publishes };
 };
 
+/** A publish its device's daily quota refused: not stored, counted in its workspace's usage. */
+interface RefusedPublish {
+  messageId: string;
+  workspaceId: string;
+  receivedAt: number;
+}
+
+const placementOf = (deviceId: string, locator: { workspace_id: string; fleet_id?: string; name?: string } | undefined): DevicePlacement | undefined =>
+  locator?.fleet_id !== undefined && locator.name !== undefined
+    ? { workspace_id: locator.workspace_id, fleet_id: locator.fleet_id, device_id: deviceId, device_name: locator.name }
+    : undefined;
+
 /**
  * The ingest messages of stamped publishes: one per publish, placed where its device is now, its
- * origin the SQS message (the same on every delivery). A publish of an unknown device is dropped
- * and logged.
+ * origin the SQS message (the same on every delivery). Each device's publishes count against its
+ * daily points first: those past its limit (the last of the batch) are refused, and the claim that
+ * counts them also reads where the device is. A publish of an unknown device is dropped and logged.
  */
-const publishMessages = async (deps: IngestDeps, publishes: StampedPublish[]): Promise<Parsed[]> => {
-  if (!publishes.length) return [];
-  const places = await deps.places(publishes.map((p) => p.deviceId));
+const publishMessages = async (deps: IngestDeps, publishes: StampedPublish[]): Promise<{ parsed: Parsed[]; refused: RefusedPublish[] }> => {
+  if (!publishes.length) return { parsed: [], refused: [] };
+  const perDevice = new Map<string, number>();
+  for (const { deviceId } of publishes) perDevice.set(deviceId, (perDevice.get(deviceId) ?? 0) + 1);
+  const decisions = new Map(await Promise.all([...perDevice].map(async ([deviceId, n]) => [deviceId, await deps.points(deviceId, n)] as const)));
+  const claimed = new Map<string, DevicePlacement>();
+  for (const [deviceId, decision] of decisions) {
+    const placement = placementOf(deviceId, decision?.locator);
+    if (placement) {
+      claimed.set(deviceId, placement);
+      deps.places.remember?.(deviceId, placement);
+    }
+  }
+  const unplaced = [...decisions].filter(([deviceId, decision]) => decision && !claimed.has(deviceId)).map(([deviceId]) => deviceId);
+  const places = unplaced.length ? await deps.places(unplaced) : new Map<string, DevicePlacement | undefined>();
+  const left = new Map([...decisions].map(([deviceId, decision]) => [deviceId, decision?.accepted ?? 0]));
   const parsed: Parsed[] = [];
+  const refused: RefusedPublish[] = [];
   for (const { messageId, deviceId, point, receivedAt, timestamp_device } of publishes) {
-    const place = places.get(deviceId);
-    if (!place) {
+    const decision = decisions.get(deviceId);
+    const place = claimed.get(deviceId) ?? places.get(deviceId);
+    if (!decision || !place) {
       dropDataPublish(deviceId, `j/data/${deviceId}/${point.tag}`, 'unknown device');
       continue;
     }
+    if (!left.get(deviceId)) {
+      refused.push({ messageId, workspaceId: decision.workspace_id, receivedAt });
+      continue;
+    }
+    left.set(deviceId, left.get(deviceId)! - 1);
     const message: IngestDataMessage = {
       kind: 'data',
       ...place,
@@ -179,7 +218,20 @@ const publishMessages = async (deps: IngestDeps, publishes: StampedPublish[]): P
     };
     parsed.push({ messageId, message });
   }
-  return parsed;
+  if (refused.length) logger.info('publishes past their devices’ daily points refused', { publishes: refused.length });
+  return { parsed, refused };
+};
+
+/** What a batch adds to its workspaces' usage: its data messages' points (stored and refused at the door) and the publishes refused here. */
+const usageOf = (done: Parsed[], refused: RefusedPublish[]) => {
+  const tally = new UsageTally();
+  for (const { message } of done) {
+    if (message.kind !== 'data') continue;
+    const denied = message.refused ?? 0;
+    tally.add(message.workspace_id, Date.parse(message.timestamp_in), { points_in: message.points.length + denied, points_stored: message.points.length, points_refused: denied });
+  }
+  for (const { workspaceId, receivedAt } of refused) tally.add(workspaceId, receivedAt, { points_in: 1, points_refused: 1 });
+  return tally;
 };
 
 /**
@@ -198,8 +250,11 @@ const publishMessages = async (deps: IngestDeps, publishes: StampedPublish[]): P
 export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Promise<string[]> => {
   const { unreadable, parsed, publishes } = readBatch(deps, batch);
   let unplaced: string[] = [];
+  let refused: RefusedPublish[] = [];
   try {
-    parsed.push(...(await publishMessages(deps, publishes)));
+    const placed = await publishMessages(deps, publishes);
+    parsed.push(...placed.parsed);
+    refused = placed.refused;
   } catch (error) {
     logger.error('looking up the devices of MQTT publishes failed', { error: error as Error });
     unplaced = publishes.map((p) => p.messageId);
@@ -224,5 +279,19 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
     'forwarding',
   );
 
-  return [...unreadable, ...unplaced, ...unwritten.map((p) => p.messageId), ...unforwarded.map((p) => p.messageId)];
+  // Counted once the batch is done with them: a message retried is counted when it succeeds. When
+  // the counts cannot be written, the messages they count are retried (their points are stored
+  // again idempotently and forwarded again, as at-least-once allows), so that none goes uncounted.
+  const failed = new Set<Parsed>([...unwritten, ...unforwarded]);
+  const done = parsed.filter((p) => !failed.has(p));
+  const usage = usageOf(done, refused);
+  let uncounted: string[] = [];
+  try {
+    if (usage.size) await deps.recordUsage(usage);
+  } catch (error) {
+    logger.error('writing the batch’s usage failed; its messages will be retried', { error: error as Error });
+    uncounted = [...done.filter((p) => p.message.kind === 'data').map((p) => p.messageId), ...refused.map((r) => r.messageId)];
+  }
+
+  return [...new Set([...unreadable, ...unplaced, ...unwritten.map((p) => p.messageId), ...unforwarded.map((p) => p.messageId), ...uncounted])];
 };

@@ -2,19 +2,26 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { devicePlaces, workspaceRetentions } from '../domain/device-places';
 import { publishForward } from '../domain/events';
 import { ingestBatch, type IngestDeps } from '../domain/ingest';
+import { limitsMemory } from '../domain/limits';
+import { hundredthOf, pointQuota } from '../domain/point-quota';
+import { recordUsage } from '../domain/usage';
 import { registryDb } from '../shared/clients';
-import { devicePlaceCacheSeconds, WRITE_CONCURRENCY } from '../shared/env';
+import { devicePlaceCacheSeconds, LIMITS_CACHE_SECONDS, WRITE_CONCURRENCY } from '../shared/env';
 import { CloudStamper } from '../shared/timestamps';
 import { timeseriesStore } from '../stores/timeseries';
 
+const db = registryDb();
 const deps: IngestDeps = {
   store: timeseriesStore(),
   forward: publishForward,
   concurrency: WRITE_CONCURRENCY,
-  places: devicePlaces(registryDb(), { ttlMs: devicePlaceCacheSeconds() * 1000, max: 100_000 }),
+  places: devicePlaces(db, { ttlMs: devicePlaceCacheSeconds() * 1000, max: 100_000 }),
   // A workspace's retention is remembered as long as a device's place: one bound for both.
-  retentions: workspaceRetentions(registryDb(), { ttlMs: devicePlaceCacheSeconds() * 1000, max: 10_000 }),
+  retentions: workspaceRetentions(db, { ttlMs: devicePlaceCacheSeconds() * 1000, max: 10_000 }),
   stamper: new CloudStamper(),
+  // A publish is one point: a claim takes a hundredth of the device's day, not a write a publish.
+  points: pointQuota(db, { limits: limitsMemory(db, { ttlMs: LIMITS_CACHE_SECONDS * 1000 }), slice: hundredthOf, max: 100_000 }),
+  recordUsage: (tally) => recordUsage(db, tally),
 };
 
 /**

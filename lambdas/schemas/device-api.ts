@@ -80,6 +80,15 @@ export const AcceptedResponseSchema = z
   })
   .meta({ id: 'Accepted' });
 
+/** The publish route's answer: the v3 fields, and how many points the device's daily quota refused (an addition). */
+export const PublishedResponseSchema = AcceptedResponseSchema.extend({
+  refused: z
+    .number()
+    .int()
+    .min(0)
+    .meta({ description: 'Data points not stored: past the device’s points_per_device_per_day for this UTC day (the last ones of the request). 0 when none' }),
+}).meta({ id: 'Published' });
+
 /** One event as a device reports it. */
 export const DeviceEventInputSchema = z
   .strictObject({
@@ -154,8 +163,11 @@ export const IngestDataMessageSchema = z.object({
    * the request, its origin, which keeps apart two points that were given the same cloud stamp.
    */
   origin: z.string().optional(),
-  points: z.array(z.object({ tag: z.string(), timestamp_device: z.string(), payload: z.unknown() })).min(1),
-});
+  /** The request's points that its device's daily quota let in; none when it refused them all. */
+  points: z.array(z.object({ tag: z.string(), timestamp_device: z.string(), payload: z.unknown() })),
+  /** The request's points that the quota refused (absent in messages from before quotas): counted, never stored. */
+  refused: z.number().int().min(0).optional(),
+}).refine((message) => message.points.length > 0 || (message.refused ?? 0) > 0, { message: 'A data message holds points, or counts refused ones.', path: ['points'] });
 
 /** The events of one report on the ingest queue. */
 export const IngestEventsMessageSchema = z.object({

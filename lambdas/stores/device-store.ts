@@ -1,8 +1,9 @@
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Db } from '../shared/clients';
 import { NotFoundError, ThrottledError } from '../shared/errors';
 import { checkExists, keyedPages, putNew, queryAll, strip, type ListRead } from './items';
-import { failedConditions } from './errors';
+import { failedConditions, isConditionFailed } from './errors';
 import type { QuotaCheck } from './limits-store';
 import { historyAfterMove, staysOf, type FleetStay } from './fleet-history';
 import { collection, deviceKey, deviceLocatorKey, fleetKey, scheduleClockKey, type ItemKey } from './keys';
@@ -236,6 +237,79 @@ export const advanceScheduleClock = async (db: Db, workspaceId: string) => {
     }),
   );
   return Number(Attributes?.epoch);
+};
+
+/** A claim of a device's daily points, and the device's locator as the claim left it. */
+export interface PointClaim {
+  /** The UTC day counted: the one asked for, or a later one the locator already counts (a late message). */
+  day: string;
+  /** Everything claimed for the device that day, this claim included. */
+  total: number;
+  locator: DeviceLocator;
+}
+
+const MAX_CLAIM_ATTEMPTS = 4;
+
+/**
+ * Adds `points` to a device's count of the day's points, kept on its locator (`points_day`,
+ * `points_claimed`): the count starts afresh on a new UTC day, and never goes back to an earlier
+ * one. One UpdateItem in the usual case (two on the first claim of a day), which also answers the
+ * locator, so that a claim stands in for the device's lookup. The count is not bounded here: the
+ * caller compares it with the device's limit and gives back what it does not use.
+ * @returns the claim, or undefined when the device does not exist.
+ * @throws ThrottledError when the day keeps changing under it.
+ */
+export const claimDevicePoints = async (db: Db, deviceId: string, day: string, points: number): Promise<PointClaim | undefined> => {
+  let counted: string | undefined = day; // the day the locator is thought to count; undefined: another (or none)
+  for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+    const sameDay = counted !== undefined;
+    const claimDay = counted ?? day;
+    try {
+      const { Attributes } = await db.doc.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: deviceLocatorKey(deviceId),
+          ...(sameDay
+            ? { UpdateExpression: 'ADD points_claimed :n', ConditionExpression: 'attribute_exists(pk) AND points_day = :day' }
+            : {
+                UpdateExpression: 'SET points_day = :day, points_claimed = :n',
+                // Days are YYYY-MM-DD: text order is time order.
+                ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(points_day) OR points_day < :day)',
+              }),
+          ExpressionAttributeValues: { ':n': points, ':day': claimDay },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      const { points_day: _d, points_claimed, ...locator } = strip<DeviceLocator & { points_day: string; points_claimed: number }>(Attributes!);
+      return { day: claimDay, total: Number(points_claimed), locator };
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      const raw = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
+      if (!raw) return undefined; // no locator: no such device
+      const stored = unmarshall(raw).points_day as string | undefined;
+      // The locator counts another day: a later one is counted on (never an earlier one again).
+      counted = stored !== undefined && stored >= day ? stored : undefined;
+    }
+  }
+  throw new ThrottledError('The device’s count of points kept changing; retry.');
+};
+
+/** Takes back points claimed on a day and not used (a claim past the device's limit); nothing when the day is over. */
+export const returnDevicePoints = async (db: Db, deviceId: string, day: string, points: number) => {
+  try {
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: deviceLocatorKey(deviceId),
+        UpdateExpression: 'ADD points_claimed :minus',
+        ConditionExpression: 'points_day = :day',
+        ExpressionAttributeValues: { ':minus': -points, ':day': day },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailed(error)) throw error;
+  }
 };
 
 /** What a fleet-wide scheduling reads of a device. */

@@ -40,8 +40,8 @@ describe('OpenAPI document', () => {
 
 /** The statuses each operation can answer, derived here from what the route table and the domain say, not from the generator. */
 const CONFLICTS = new Set(['reportJobResult', 'reportFotaResult', 'updateWorkspace', 'scheduleFota', 'scheduleFleetFota', 'registerFirmware', 'deleteFirmware']);
-/** The operations that create what a workspace's quota counts. */
-const QUOTAS = new Set(['createDevice', 'createFleet', 'createApiKey', 'createIntegration']);
+/** The operations that create what a workspace's quota counts, and the device API's publish (a device's daily points). */
+const QUOTAS = new Set(['createDevice', 'createFleet', 'createApiKey', 'createIntegration', 'publishData']);
 
 describe('OpenAPI statuses', () => {
   const operations = ROUTES.map((route) => [route.operationId, route, committed.paths[route.path][route.method.toLowerCase()]] as const);

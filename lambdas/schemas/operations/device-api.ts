@@ -5,6 +5,7 @@ import {
   FotaResultBodySchema,
   JobResultBodySchema,
   PublishDataBodySchema,
+  PublishedResponseSchema,
   ReportEventsBodySchema,
 } from '../device-api';
 import { FotaResponseSchema } from '../fota';
@@ -13,7 +14,12 @@ import type { Operations } from '../operation';
 
 /** The `device-api` handler's operations (device token). */
 export const DEVICE_API_OPERATIONS = {
-  publishData: { body: PublishDataBodySchema, response: AcceptedResponseSchema, status: 202 },
+  publishData: {
+    body: PublishDataBodySchema,
+    response: PublishedResponseSchema,
+    status: 202,
+    quota: 'Every point of the request is past the device’s points_per_device_per_day for this UTC day (Retry-After: the seconds to midnight UTC); some of them only: 202 with `refused`',
+  },
   reportDeviceEvents: { body: ReportEventsBodySchema, response: AcceptedResponseSchema, status: 202 },
   getDeviceStatus: { response: DeviceStatusSchema },
   reportJobResult: {

@@ -1,6 +1,8 @@
 import { createDevice, updateDevice } from '../../../lambdas/domain/devices';
 import { getDeviceStatus, publishData, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps, type PublishDataDeps } from '../../../lambdas/domain/device-api';
 import { CloudStamper } from '../../../lambdas/shared/timestamps';
+import { changeWorkspaceLimits, limitsMemory } from '../../../lambdas/domain/limits';
+import { pointQuota } from '../../../lambdas/domain/point-quota';
 import { createFleet } from '../../../lambdas/domain/fleets';
 import { getFota, scheduleFota } from '../../../lambdas/domain/fota';
 import type { DeviceCaller } from '../../../lambdas/domain/identities';
@@ -8,7 +10,7 @@ import { getJob, listJobs, scheduleJob } from '../../../lambdas/domain/jobs';
 import type { IngestMessage } from '../../../lambdas/schemas/device-api';
 import type { EventMessage } from '../../../lambdas/schemas/forward';
 import type { Db } from '../../../lambdas/shared/clients';
-import { ConflictError, NotFoundError } from '../../../lambdas/shared/errors';
+import { ConflictError, NotFoundError, QuotaExceededError } from '../../../lambdas/shared/errors';
 import { forwardRegistryChanges } from '../../../lambdas/domain/registry-events';
 import { startDynamoDbStreamPoller, type StreamPoller } from '../../../local/dynamodb-stream-poller';
 import { until } from '../../../local/ports';
@@ -55,6 +57,7 @@ const recordingDeps = () => {
     enqueue: async (messages) => void queued.push(...messages),
     forward: async (messages) => void forwarded.push(...messages),
     stamper: new CloudStamper(),
+    points: pointQuota(db, { limits: limitsMemory(db, { ttlMs: 0 }), slice: () => 0, max: 1000 }),
   };
   return { deps, queued, forwarded };
 };
@@ -83,7 +86,7 @@ describe('publishing data', () => {
       Date.parse(arrival) * 1000 + 250,
     );
 
-    expect(answer).toEqual({ accepted: 3, timestamp_in: arrival });
+    expect(answer).toEqual({ accepted: 3, refused: 0, timestamp_in: arrival });
     expect(queued).toEqual([
       {
         kind: 'data',
@@ -140,6 +143,72 @@ describe('publishing data', () => {
     await expect(publishData(deps, { ...self, deviceId: 'dev-00000000000000000000' }, [{ tag: 't', payload: 1 }])).rejects.toThrow(NotFoundError);
 
     expect(queued).toEqual([]);
+  });
+});
+
+describe('a device’s daily points (points_per_device_per_day)', () => {
+  const points = (n: number, tag = 't') => Array.from({ length: n }, (_, i) => ({ tag, payload: i }));
+  const at = (iso: string) => Date.parse(iso) * 1000;
+
+  it('stores the first points up to the limit, says how many it refused, and counts them in the same message', async () => {
+    const { workspace_id, self } = await deviceOfNewAccount();
+    await changeWorkspaceLimits(db, workspace_id, { set: { points_per_device_per_day: 10 } });
+    const { deps, queued } = recordingDeps();
+
+    const first = await publishData(deps, self, points(6), at('2026-03-01T10:00:00Z'));
+    const second = await publishData(deps, self, points(6), at('2026-03-01T11:00:00Z'));
+
+    expect([first, second].map(({ accepted, refused }) => ({ accepted, refused }))).toEqual([
+      { accepted: 6, refused: 0 },
+      { accepted: 4, refused: 2 },
+    ]);
+    expect(queued.map((m) => (m.kind === 'data' ? [m.points.map((p) => p.payload), m.refused] : []))).toEqual([
+      [[0, 1, 2, 3, 4, 5], undefined],
+      [[0, 1, 2, 3], 2],
+    ]);
+  });
+
+  it('answers 429 quota_exceeded with Retry-After until midnight UTC when it refuses them all, still counting them, and starts afresh the next day', async () => {
+    const { workspace_id, self } = await deviceOfNewAccount();
+    await changeWorkspaceLimits(db, workspace_id, { set: { points_per_device_per_day: 3 } });
+    const { deps, queued } = recordingDeps();
+    await publishData(deps, self, points(3), at('2026-03-02T23:00:00Z'));
+
+    const refused = await publishData(deps, self, points(2), at('2026-03-02T23:59:30Z')).catch((e: unknown) => e);
+    const nextDay = await publishData(deps, self, points(2), at('2026-03-03T00:00:01Z'));
+
+    expect(refused).toBeInstanceOf(QuotaExceededError);
+    expect((refused as QuotaExceededError).details).toEqual([{ field: 'limits.points_per_device_per_day', message: expect.stringContaining('midnight UTC'), value: 3 }]);
+    expect((refused as QuotaExceededError).headers).toEqual({ 'retry-after': '30' });
+    expect(queued[1]).toMatchObject({ kind: 'data', points: [], refused: 2 });
+    expect(nextDay).toMatchObject({ accepted: 2, refused: 0 });
+  });
+
+  it('never lets more than the limit in across containers sending at once', async () => {
+    const { workspace_id, self } = await deviceOfNewAccount();
+    await changeWorkspaceLimits(db, workspace_id, { set: { points_per_device_per_day: 50 } });
+    const containers = Array.from({ length: 4 }, () => recordingDeps());
+
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => publishData(containers[i % 4].deps, self, points(3), at('2026-03-04T12:00:00Z')).catch(() => ({ accepted: 0, refused: 3 }))),
+    );
+
+    expect(answers.reduce((sum, a) => sum + a.accepted, 0)).toBe(50);
+    expect(answers.reduce((sum, a) => sum + a.refused, 0)).toBe(70);
+    const stored = containers.flatMap((c) => c.queued).reduce((sum, m) => sum + (m.kind === 'data' ? m.points.length : 0), 0);
+    expect(stored).toBe(50);
+  });
+
+  it('lets a device found full send again once the operator raises its limit', async () => {
+    const { workspace_id, self } = await deviceOfNewAccount();
+    await changeWorkspaceLimits(db, workspace_id, { set: { points_per_device_per_day: 2 } });
+    const { deps } = recordingDeps();
+    await publishData(deps, self, points(2), at('2026-03-05T08:00:00Z'));
+    await expect(publishData(deps, self, points(1), at('2026-03-05T08:00:01Z'))).rejects.toThrow(QuotaExceededError);
+
+    await changeWorkspaceLimits(db, workspace_id, { set: { points_per_device_per_day: 5 } });
+
+    await expect(publishData(deps, self, points(4), at('2026-03-05T08:00:02Z'))).resolves.toMatchObject({ accepted: 3, refused: 1 });
   });
 });
 

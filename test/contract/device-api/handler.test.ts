@@ -57,7 +57,7 @@ describe('device API handler', () => {
     ]);
 
     expect(status).toBe(202);
-    expect(body).toEqual({ accepted: 2, timestamp_in: expect.any(String) });
+    expect(body).toEqual({ accepted: 2, refused: 0, timestamp_in: expect.any(String) });
     expect(await queuedMessages()).toEqual([
       expect.objectContaining({
         kind: 'data',

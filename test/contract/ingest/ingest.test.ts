@@ -1,12 +1,16 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import type { DevicePlacesLookup } from '../../../lambdas/domain/device-places';
+import { devicePlaces, type DevicePlacesLookup } from '../../../lambdas/domain/device-places';
+import { createDevice } from '../../../lambdas/domain/devices';
+import { changeWorkspaceLimits, limitsMemory } from '../../../lambdas/domain/limits';
+import { hundredthOf, pointQuota } from '../../../lambdas/domain/point-quota';
+import { getWorkspaceUsage, recordUsage } from '../../../lambdas/domain/usage';
 import { ingestBatch, type IngestDeps, type QueuedIngest } from '../../../lambdas/domain/ingest';
 import { CloudStamper } from '../../../lambdas/shared/timestamps';
 import type { IngestDataMessage, IngestEventsMessage, IngestMessage } from '../../../lambdas/schemas/device-api';
 import type { DataMessage, EventMessage, ForwardMessage } from '../../../lambdas/schemas/forward';
-import { documentClient } from '../../../lambdas/shared/clients';
+import { documentClient, type Db } from '../../../lambdas/shared/clients';
 import { toQueueBody } from '../../../lambdas/shared/json';
 import { sendMessages } from '../../../lambdas/stores/queue-store';
 import type { DataPoint, PointToStore, TimeseriesStore } from '../../../lambdas/stores/timeseries';
@@ -14,6 +18,8 @@ import { ensureTable } from '../../../local/dynamodb-local';
 import { dynamoDbTimeseriesStore } from '../../../lambdas/stores/timeseries/dynamodb';
 import { waitFor } from '../../../local/ports';
 import { startSqsPoller } from '../../../local/sqs-poller';
+import { newAccount } from '../../helpers/callers';
+import { freshTable } from '../../helpers/db';
 import { depthOf, freshQueue, receiveAll, sendRaw, type TestQueue } from '../../helpers/sqs';
 
 const WORKSPACE = 'wks-ingest0000000000000';
@@ -63,7 +69,18 @@ const storedOf = async (deviceId: string) => {
 /** A forward queue of the test's own, and deps that forward to it. */
 const withForwardQueue = async (overrides: Partial<IngestDeps> = {}) => {
   const queue = await freshQueue();
-  const deps: IngestDeps = { store, forward: (messages) => sendMessages(queue.url, messages), concurrency: 4, places: knownDevices, retentions: async () => undefined, stamper: new CloudStamper(), ...overrides };
+  const deps: IngestDeps = {
+    store,
+    forward: (messages) => sendMessages(queue.url, messages),
+    concurrency: 4,
+    places: knownDevices,
+    retentions: async () => undefined,
+    stamper: new CloudStamper(),
+    // Quotas and usage have tests of their own (below, on a registry table): here every point is in.
+    points: async (_deviceId, n) => ({ accepted: n, refused: 0, workspace_id: WORKSPACE }),
+    recordUsage: async () => undefined,
+    ...overrides,
+  };
   const forwarded = async () => (await receiveAll(queue.url)).map((m) => JSON.parse(m.Body!) as ForwardMessage);
   return { queue, deps, forwarded };
 };
@@ -379,5 +396,92 @@ describe('ingest', () => {
       expect(stored).toHaveLength(60);
       expect(stored.map((p) => (p.payload as { i: number }).i).sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
     });
+  });
+});
+
+describe('ingest: devices’ daily points and the workspaces’ usage, on a registry table', () => {
+  let registry: Db;
+  beforeAll(async () => {
+    registry = await freshTable();
+  });
+
+  /** The ingest handler's deps on the registry, as deployed: real claims, real usage writes. */
+  const deployed = async (now = () => Date.now()) => {
+    const { deps, forwarded } = await withForwardQueue({
+      places: devicePlaces(registry, { ttlMs: 60_000, max: 100 }),
+      points: pointQuota(registry, { limits: limitsMemory(registry, { ttlMs: 0 }), slice: hundredthOf, max: 100, now }),
+      recordUsage: (tally) => recordUsage(registry, tally),
+    });
+    return { deps, forwarded };
+  };
+
+  const newWorkspace = async (pointsPerDay: number) => {
+    const account = await newAccount(registry);
+    await changeWorkspaceLimits(registry, account.workspace_id, { set: { points_per_device_per_day: pointsPerDay } });
+    const device = await createDevice(registry, account.caller, account.workspace_id, { name: 'meter', phys_id: '' });
+    return { ...account, device };
+  };
+
+  const usageOn = async (account: Awaited<ReturnType<typeof newWorkspace>>, day: string) =>
+    (await getWorkspaceUsage(registry, account.caller, account.workspace_id, { start: day, end: day })).totals;
+
+  it('stores a device’s publishes up to its daily limit, refuses the rest of the day without storing or forwarding them, and counts them all', async () => {
+    const account = await newWorkspace(5);
+    const { deps, forwarded } = await deployed();
+    const now = Date.now();
+    const first = queued(...Array.from({ length: 3 }, (_, i) => published(account.device.id, 't', { i }, now)));
+    const second = queued(...Array.from({ length: 4 }, (_, i) => published(account.device.id, 't', { i: 3 + i }, now)));
+
+    expect(await ingestBatch(deps, first)).toEqual([]);
+    expect(await ingestBatch(deps, second)).toEqual([]);
+
+    const stored: DataPoint[] = [];
+    const store = deps.store;
+    for await (const point of store.query({ workspaceId: account.workspace_id, devices: [account.device.id], from: 0, size: 100, order: 'asc' })) stored.push(point);
+    expect(stored.map((p) => (p.payload as { i: number }).i).sort()).toEqual([0, 1, 2, 3, 4]);
+    expect((await forwarded()).filter((m) => m.kind === 'data')).toHaveLength(5);
+    expect(await usageOn(account, new Date(now).toISOString().slice(0, 10))).toMatchObject({ points_in: 7, points_stored: 5, points_refused: 2 });
+  });
+
+  it('counts an HTTPS message’s stored and refused points in its arrival day', async () => {
+    const account = await newWorkspace(100);
+    const { deps } = await deployed();
+    const message = { ...dataOf(account.device.id, [{ tag: 't', at: at(1), payload: 1 }, { tag: 't', at: at(2), payload: 2 }], '2026-03-07T23:59:59.999Z'), workspace_id: account.workspace_id, refused: 3 };
+    const refusedOnly = { ...message, points: [], refused: 4, timestamp_in: '2026-03-08T00:00:00.000Z' };
+
+    expect(await ingestBatch(deps, queued(message, refusedOnly))).toEqual([]);
+
+    expect(await usageOn(account, '2026-03-07')).toMatchObject({ points_in: 5, points_stored: 2, points_refused: 3 });
+    expect(await usageOn(account, '2026-03-08')).toMatchObject({ points_in: 4, points_stored: 0, points_refused: 4 });
+  });
+
+  it('retries a batch whose usage could not be written, and counts it once when it is', async () => {
+    const account = await newWorkspace(100);
+    const { deps } = await deployed();
+    const batch = queued({ ...dataOf(account.device.id, [{ tag: 't', at: at(3), payload: 1 }], '2026-03-09T12:00:00.000Z'), workspace_id: account.workspace_id });
+
+    const failed = await ingestBatch({ ...deps, recordUsage: () => Promise.reject(new Error('the registry is down')) }, batch);
+    const retried = await ingestBatch(deps, batch);
+
+    expect(failed).toEqual([batch[0].messageId]);
+    expect(retried).toEqual([]);
+    expect(await usageOn(account, '2026-03-09')).toMatchObject({ points_in: 1, points_stored: 1, points_refused: 0 });
+  });
+
+  it('claims a device’s points in slices: one write for many batches, never more than the limit across containers', async () => {
+    const account = await newWorkspace(1000);
+    const containers = await Promise.all([deployed(), deployed()]);
+    const now = Date.now();
+    let sent = 0;
+    const batches = Array.from({ length: 30 }, () => queued(...Array.from({ length: 40 }, () => published(account.device.id, 't', { i: sent++ }, now))));
+
+    for (const [i, batch] of batches.entries()) expect(await ingestBatch(containers[i % 2].deps, batch)).toEqual([]);
+
+    const totals = await usageOn(account, new Date(now).toISOString().slice(0, 10));
+    expect(totals).toMatchObject({ points_in: 1200, points_refused: 1200 - totals.points_stored });
+    // Each container claims 10 points at a time (a hundredth of 1,000; its first claim asks a hundredth of
+    // the default and gives the rest back): what one held unused is the most refused early.
+    expect(totals.points_stored).toBeLessThanOrEqual(1000);
+    expect(totals.points_stored).toBeGreaterThanOrEqual(1000 - 10);
   });
 });

@@ -53,6 +53,9 @@ beforeAll(async () => {
   const { ingestBatch } = await import('../../../lambdas/domain/ingest');
   const { publishForward } = await import('../../../lambdas/domain/events');
   const { devicePlaces, workspaceRetentions } = await import('../../../lambdas/domain/device-places');
+  const { limitsMemory } = await import('../../../lambdas/domain/limits');
+  const { hundredthOf, pointQuota } = await import('../../../lambdas/domain/point-quota');
+  const { recordUsage } = await import('../../../lambdas/domain/usage');
   const { CloudStamper } = await import('../../../lambdas/shared/timestamps');
   // The devices and jobs handlers stream (they serve lists): they call awslambda.streamifyResponse as they load.
   installAwsLambdaGlobal();
@@ -87,7 +90,19 @@ beforeAll(async () => {
   store = dynamoDbTimeseriesStore({ doc: documentClient(client), table }, { writeConcurrency: 2 });
   // The ingest Lambda's work, on the messages as fauxqs delivered them.
   ingest = (bodies) =>
-    ingestBatch({ store, forward: publishForward, concurrency: 2, places: devicePlaces(db, { ttlMs: 0, max: 10 }), retentions: workspaceRetentions(db, { ttlMs: 0, max: 10 }), stamper: new CloudStamper() }, bodies.map((body) => ({ messageId: randomUUID(), body })));
+    ingestBatch(
+      {
+        store,
+        forward: publishForward,
+        concurrency: 2,
+        places: devicePlaces(db, { ttlMs: 0, max: 10 }),
+        retentions: workspaceRetentions(db, { ttlMs: 0, max: 10 }),
+        stamper: new CloudStamper(),
+        points: pointQuota(db, { limits: limitsMemory(db, { ttlMs: 0 }), slice: hundredthOf, max: 10 }),
+        recordUsage: (tally) => recordUsage(db, tally),
+      },
+      bodies.map((body) => ({ messageId: randomUUID(), body })),
+    );
 });
 
 afterAll(() => streamPoller?.stop());
