@@ -7,6 +7,7 @@ import { delayMessages } from '../stores/queue-store';
 import { readForwardRuns, type EntryRun } from './forward-pack';
 import { forwarderMemory, type ForwarderMemory } from './forwarder-memory';
 import { signatureHeaders, wantsMessage } from './integrations';
+import { UsageTally } from './usage';
 
 /** One forward-queue message as the forwarder receives it. */
 export interface QueuedMessage {
@@ -51,6 +52,12 @@ export interface ForwardingOptions {
    * without it every call reads the integrations and writes each status.
    */
   memory?: ForwarderMemory;
+  /**
+   * Writes the batch's POSTs to the workspaces' usage (webhook_deliveries, webhook_failures): one
+   * write per workspace and day. A failure is logged with the counts, never retried by the
+   * messages: a POST cannot be taken back, and retrying its message would send it again.
+   */
+  recordUsage?: (tally: UsageTally) => Promise<unknown>;
 }
 
 /** The SQS message attribute that carries a message's first ID through a DLQ replay. */
@@ -316,6 +323,14 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
     if (complete.length) reached.set(p, new Set(complete));
   }
 
+  const usage = new UsageTally();
+  posts.forEach((post, i) => {
+    const outcome = outcomes[i];
+    if (outcome) usage.add(post.integration.workspace_id, Date.now(), outcome.ok ? { webhook_deliveries: 1 } : { webhook_failures: 1 });
+  });
+  // Written while the statuses and the ledger are; days it could not write are logged, and lost.
+  const counting = usage.size && options.recordUsage ? options.recordUsage(usage).catch((error: unknown) => logger.error('could not write usage counts', { error: error as Error })) : undefined;
+
   const at = new Date().toISOString();
   await Promise.all(
     [...byIntegration].map(async ([integration, summary]) => {
@@ -341,6 +356,7 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
     logger.warn('could not write the delivery ledger; retries may repeat deliveries', { error: error as Error });
   }
 
+  await counting;
   const delays = [
     ...retried.map((p) => ({ receiptHandle: p.queued.receiptHandle, seconds: retryDelaySeconds(options.retry, p.queued.receiveCount) })),
     ...poison.map((queued) => ({ receiptHandle: queued.receiptHandle, seconds: 0 })),

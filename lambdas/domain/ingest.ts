@@ -1,6 +1,7 @@
 import { digest16 } from '../shared/digest';
 import { logger } from '../shared/logger';
 import { formatMicros, type CloudStamper } from '../shared/timestamps';
+import { dayOf } from '../schemas/usage';
 import { IngestMessageSchema, type IngestDataMessage, type IngestMessage } from '../schemas/device-api';
 import type { ForwardMessage } from '../schemas/forward';
 import type { PointToStore, TimeseriesStore } from '../stores/timeseries';
@@ -8,6 +9,7 @@ import { dropDataPublish, parseDataPublish, RuleMessageSchema, type DataPublish 
 import type { DevicePlacement, DevicePlacesLookup, WorkspaceRetentionLookup } from './device-places';
 import { dataEvent, dataMessage, eventMessage } from './events';
 import type { PointQuota } from './point-quota';
+import type { UsageIncrement } from '../stores/usage-store';
 import { UsageTally } from './usage';
 
 /** What the ingest Lambda works with: the time-series store, the forward queue, and the MQTT door's devices. */
@@ -24,8 +26,8 @@ export interface IngestDeps {
   stamper: CloudStamper;
   /** The container's share of the MQTT devices' daily points (an HTTPS request's were counted at the door). */
   points: PointQuota;
-  /** Writes the batch's counts to the workspaces' usage (one write per workspace and day). */
-  recordUsage: (tally: UsageTally) => Promise<void>;
+  /** Writes the batch's counts to the workspaces' usage (one write per workspace and day); answers the days it could not write. */
+  recordUsage: (tally: UsageTally) => Promise<UsageIncrement[]>;
 }
 
 /** One message of the ingest queue, as its SQS record brings it. */
@@ -279,19 +281,19 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
     'forwarding',
   );
 
-  // Counted once the batch is done with them: a message retried is counted when it succeeds. When
-  // the counts cannot be written, the messages they count are retried (their points are stored
-  // again idempotently and forwarded again, as at-least-once allows), so that none goes uncounted.
+  // Counted once the batch is done with them: a message retried is counted when it succeeds. The
+  // messages of a workspace's day whose counts could not be written are retried (their points are
+  // stored again idempotently and forwarded again, as at-least-once allows), so that none goes
+  // uncounted.
   const failed = new Set<Parsed>([...unwritten, ...unforwarded]);
-  const done = parsed.filter((p) => !failed.has(p));
+  const done = parsed.filter((p) => !failed.has(p) && p.message.kind === 'data');
   const usage = usageOf(done, refused);
-  let uncounted: string[] = [];
-  try {
-    if (usage.size) await deps.recordUsage(usage);
-  } catch (error) {
-    logger.error('writing the batch’s usage failed; its messages will be retried', { error: error as Error });
-    uncounted = [...done.filter((p) => p.message.kind === 'data').map((p) => p.messageId), ...refused.map((r) => r.messageId)];
-  }
+  const unwrittenDays = new Set((usage.size ? await deps.recordUsage(usage) : []).map((entry) => `${entry.workspaceId}/${entry.day}`));
+  const dayOfMessage = (workspaceId: string, at: number) => `${workspaceId}/${dayOf(at)}`;
+  const uncounted = [
+    ...done.filter(({ message }) => unwrittenDays.has(dayOfMessage(message.workspace_id, Date.parse((message as IngestDataMessage).timestamp_in)))).map((p) => p.messageId),
+    ...refused.filter((r) => unwrittenDays.has(dayOfMessage(r.workspaceId, r.receivedAt))).map((r) => r.messageId),
+  ];
 
   return [...new Set([...unreadable, ...unplaced, ...unwritten.map((p) => p.messageId), ...unforwarded.map((p) => p.messageId), ...uncounted])];
 };

@@ -37,9 +37,34 @@ export class UsageTally {
   }
 }
 
-/** Writes a tally: one UpdateItem per workspace and day, all at once. @throws when a write fails (the others may have been written). */
-export const recordUsage = async (db: Db, tally: UsageTally) => {
-  await Promise.all(tally.entries().map((entry) => addUsage(db, entry)));
+const USAGE_WRITE_ATTEMPTS = 4;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Writes a tally: one UpdateItem per workspace and day, all at once, each tried again a few times
+ * with jittered backoff beyond the SDK's own retries (a write of counts must not be lost to a
+ * passing throttle). An ADD is not idempotent, so only writes that failed are tried again.
+ * @returns the workspaces' days whose write kept failing (logged), for the caller to keep or retry; none when all were written.
+ */
+export const recordUsage = async (db: Db, tally: UsageTally): Promise<UsageIncrement[]> => {
+  const outcomes = await Promise.all(
+    tally.entries().map(async (entry) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await addUsage(db, entry);
+          return undefined;
+        } catch (error) {
+          if (attempt < USAGE_WRITE_ATTEMPTS) {
+            await pause(Math.random() * 50 * 2 ** attempt);
+            continue;
+          }
+          logger.error('could not write usage counts', { error: error as Error, workspaceId: entry.workspaceId, day: entry.day, counts: entry.counts });
+          return entry;
+        }
+      }
+    }),
+  );
+  return outcomes.filter((entry): entry is UsageIncrement => entry !== undefined);
 };
 
 /**
@@ -87,15 +112,13 @@ export const apiRequestCounter = (db: Db, { flushMs, now = Date.now }: { flushMs
   let since: number | undefined;
   const flush = async () => {
     if (!pending.size) return;
-    const writing = pending.entries();
+    const writing = pending;
     pending = new UsageTally();
     since = undefined;
-    const outcomes = await Promise.allSettled(writing.map((entry) => addUsage(db, entry)));
-    const failed = writing.filter((_, i) => outcomes[i].status === 'rejected');
-    if (!failed.length) return;
-    logger.warn('could not write API request counts; kept for the next write', { error: (outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason as Error });
+    const failed = await recordUsage(db, writing);
+    // Kept for the next write (counts of requests made meanwhile are in `pending` already).
     for (const entry of failed) pending.add(entry.workspaceId, Date.parse(entry.day), entry.counts);
-    since ??= now();
+    if (failed.length) since ??= now();
   };
   return {
     count: async (workspaceId) => {

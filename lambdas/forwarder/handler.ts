@@ -1,6 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { forwarderMemory } from '../domain/forwarder-memory';
 import { forwardMessages, ORIGIN_ID_ATTRIBUTE } from '../domain/forwarding';
+import { recordUsage } from '../domain/usage';
 import { registryDb } from '../shared/clients';
 import {
   FORWARDER_CACHE_SECONDS,
@@ -41,6 +42,7 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
     queueUrl: FORWARD_QUEUE_URL,
     retry: { baseSeconds: FORWARD_RETRY_BASE_SECONDS, maxSeconds: FORWARD_RETRY_MAX_SECONDS },
     concurrency: POST_CONCURRENCY,
+    recordUsage: (tally) => recordUsage(db, tally),
     startPostsBefore: Date.now() + context.getRemainingTimeInMillis() - WEBHOOK_TIMEOUT_MS - WRAP_UP_MS,
   });
   return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };

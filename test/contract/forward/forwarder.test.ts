@@ -3,6 +3,7 @@ import { dataMessage, eventMessage } from '../../../lambdas/domain/events';
 import { packForward } from '../../../lambdas/domain/forward-pack';
 import { forwardMessages, MAX_POST_BYTES, ORIGIN_ID_ATTRIBUTE, type QueuedMessage } from '../../../lambdas/domain/forwarding';
 import { createIntegration, getIntegration, rotateIntegrationSecret } from '../../../lambdas/domain/integrations';
+import { getWorkspaceUsage, recordUsage } from '../../../lambdas/domain/usage';
 import { webhookPoster } from '../../../lambdas/shared/webhook-client';
 import type { ForwardMessage } from '../../../lambdas/schemas/forward';
 import { toQueueBody } from '../../../lambdas/shared/json';
@@ -59,6 +60,7 @@ const forward = (queued: QueuedMessage[], queue: TestQueue, timeoutMs = 2000) =>
     queueUrl: queue.url,
     retry: { baseSeconds: 3600, maxSeconds: 3600 },
     concurrency: 4,
+    recordUsage: (tally) => recordUsage(db, tally),
   });
 
 const json = (messages: ForwardMessage[]) => messages.map(toQueueBody);
@@ -146,6 +148,11 @@ describe('the forwarder on DynamoDB Local, fauxqs and a real receiver', () => {
     expect(healthy.accepted()).toHaveLength(2);
     expect(broken.accepted().map((e) => e.tag)).toEqual(['temp']);
     expect((await getIntegration(db, caller, workspace_id, brokenIntegration.id)).status.consecutive_failures).toBe(0);
+    // Every POST counted in the workspace's usage of the day: two delivered at first (data and events
+    // to the healthy receiver), one failed, then the retry delivered.
+    const today = new Date().toISOString().slice(0, 10);
+    const { totals } = await getWorkspaceUsage(db, caller, workspace_id, { start: today, end: today });
+    expect(totals).toMatchObject({ webhook_deliveries: 3, webhook_failures: 1 });
   });
 
   it('delivers packed messages as the interface’s batches, and retries a pack only to the integration that failed it', async () => {
