@@ -17,7 +17,7 @@ import { writeRuntimeFile } from '../local/runtime-file';
 const log = (line: string) => process.stderr.write(`fleetstream: ${line}\n`);
 
 // What the CLIs (create-account --local, replay-dlq --local) need to reach this runtime.
-const RUNTIME_ENV = [/^AWS_ENDPOINT_URL_/, /^AWS_REGION$/, /^AWS_ACCESS_KEY_ID$/, /^AWS_SECRET_ACCESS_KEY$/, /_TABLE$/, /_QUEUE_URL$/, /_BUCKET$/];
+const RUNTIME_ENV = [/^AWS_ENDPOINT_URL_/, /^AWS_REGION$/, /^AWS_ACCESS_KEY_ID$/, /^AWS_SECRET_ACCESS_KEY$/, /_TABLE$/, /_QUEUE_URL$/, /_BUCKET$/, /^WORKSPACE_LIMIT_DEFAULTS$/];
 
 const main = async () => {
   const args = process.argv.slice(2);

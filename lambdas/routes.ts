@@ -16,6 +16,7 @@ export type RouteHandler =
   | 'api-keys'
   | 'integrations'
   | 'timeseries'
+  | 'limits'
   | 'device-api'
   | 'openapi';
 
@@ -136,6 +137,10 @@ export const ROUTES: readonly Route[] = [
   route('POST', '/workspaces/{workspaceId}/integrations/{integrationId}/secret', 'integrations', 'rotateIntegrationSecret', 'Issue a new signing secret (shown once; the old one signs too for 24 h)'),
   // An addition to the v3 interface (the console's "Send test delivery"): one signed test batch, sent while the caller waits.
   route('POST', '/workspaces/{workspaceId}/integrations/{integrationId}/test', 'integrations', 'testIntegration', 'Send a signed test batch to a webhook now and answer how it went'),
+
+  // Additions to the v3 interface (spec/operations.md §5): what a workspace may hold and do, and what it did.
+  route('GET', '/workspaces/{workspaceId}/limits', 'limits', 'getWorkspaceLimits', 'A workspace’s limits: its quotas and rates'),
+  route('GET', '/workspaces/{workspaceId}/usage', 'limits', 'getWorkspaceUsage', 'A workspace’s usage per UTC day: points, API requests, webhook POSTs'),
 
   // The storage API ({storage_url}): streamed, so that a page of 175,000 records needs no 6 MB buffer.
   route('GET', '/timeseries/{workspaceId}/data', 'timeseries', 'queryTimeseries', 'A page of a workspace’s data points, by time range, devices, tags and fleets'),

@@ -24,6 +24,13 @@ import type { FleetstreamConfig } from './stack-config';
 /** The variable the handlers read the registry table's name from (`lambdas/shared/env.ts`). */
 export const REGISTRY_TABLE_ENV = 'REGISTRY_TABLE';
 
+/** The variable the handlers read every workspace's default limits from (`lambdas/shared/env.ts`). */
+export const LIMIT_DEFAULTS_ENV = 'WORKSPACE_LIMIT_DEFAULTS';
+
+// The handlers that apply workspaces' limits: every API route (quotas, the rate per key) and the
+// ingest Lambda (MQTT devices' daily points).
+const APPLIES_LIMITS = (source: string) => !WITHOUT_REGISTRY.has(source) && (ROUTE_HANDLERS.includes(source as RouteHandler) || source === 'ingest');
+
 // A buffered answer must come within API Gateway's 29 s integration timeout; a streamed one may
 // run for minutes (REST streaming lifts that limit), so its Lambda gets room for large queries.
 const BUFFERED_TIMEOUT = Duration.seconds(29);
@@ -32,12 +39,15 @@ const STREAMED_TIMEOUT = Duration.minutes(5);
 // Handlers that never touch the registry: the OpenAPI document is bundled into its code.
 const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 
-// What the handlers that do not write the registry may read of it (found by use: the
-// cloud-assembly run of the e2e suite saw no other registry action): the storage API checks that
-// the workspace is the caller's, and that the fleets a filter names are the workspace's (one
-// BatchGetItem); the ingest Lambda looks up the devices of MQTT data publishes and the workspaces'
-// retention; the retention re-stamp reads its workspace and clears what it owes, by key.
-const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = { timeseries: 'get-items', ingest: 'get-item', retention: 'get-update' };
+// What the handlers that neither create nor list registry items may do there (found by use: the
+// cloud-assembly run of the e2e suite saw no other registry action of theirs): the storage API checks
+// that the workspace is the caller's and that the fleets a filter names are the workspace's (one
+// BatchGetItem), and counts the request against its key's rate and in the workspace's usage; the
+// ingest Lambda looks up the devices of MQTT data publishes and the workspaces' retention, counts
+// their daily points on their locators and adds each batch to the workspaces' usage; the limits and
+// usage routes read a workspace, query its usage days and count their own requests; the retention
+// re-stamp reads its workspace and clears what it owes, by key.
+const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = { timeseries: 'gets-update', ingest: 'get-update', limits: 'read-update', retention: 'get-update' };
 const registryAccess = (source: string): TableAccess => REGISTRY_ACCESS[source] ?? 'read-write';
 
 // The registry's indexes a route handler queries: the firmware handler finds the FOTA that use a
@@ -113,6 +123,7 @@ export class FleetstreamStack extends Stack {
           ...logs,
         });
         if (!WITHOUT_REGISTRY.has(name)) fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, registryAccess(name), { indexes: ROUTE_REGISTRY_INDEXES[name] });
+        if (APPLIES_LIMITS(name)) fn.addEnvironment(LIMIT_DEFAULTS_ENV, JSON.stringify(config.limitDefaults));
         return [name, fn] as const;
       }),
     );
@@ -157,6 +168,7 @@ export class FleetstreamStack extends Stack {
           ...logs,
         });
         if (!WITHOUT_REGISTRY.has(source)) fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, registryAccess(source));
+        if (APPLIES_LIMITS(source)) fn.addEnvironment(LIMIT_DEFAULTS_ENV, JSON.stringify(config.limitDefaults));
         this.queues.consume(queue, fn);
         return [source, fn] as const;
       }),

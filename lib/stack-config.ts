@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
+import { LIMIT_DEFAULTS, LimitOverridesSchema, type Limits } from '../lambdas/schemas/limits';
 
 /** Which time-series store the stack deploys (DESIGN §5). */
 export type TimeseriesBackend = 'dynamodb' | 'timestream';
@@ -23,6 +24,8 @@ export interface FleetstreamConfig {
   readonly timestreamMagneticRetentionDays: number;
   /** How long a firmware version's presigned upload URL works. */
   readonly firmwareUploadUrlTtl: Duration;
+  /** Every workspace's limits until the operator sets its own (`npm run limits`): LIMIT_DEFAULTS with the context's `limits`. */
+  readonly limitDefaults: Limits;
 }
 
 /** Every context key the stack reads, with its default. */
@@ -36,6 +39,8 @@ export const CONTEXT_DEFAULTS = {
   timestreamMemoryRetentionHours: 24,
   timestreamMagneticRetentionDays: 3650,
   firmwareUploadUrlTtlSeconds: 3600,
+  /** Some or all of the per-workspace limits (lambdas/schemas/limits.ts), e.g. `{"devices": 50000}`; the others keep LIMIT_DEFAULTS. */
+  limits: {},
 } as const;
 
 type ContextKey = keyof typeof CONTEXT_DEFAULTS;
@@ -73,7 +78,22 @@ export const configFromContext = (node: Node): FleetstreamConfig => {
   if (!RETENTION_DAYS.has(logRetentionDays)) {
     throw invalid('logRetentionDays', logRetentionDays, `a CloudWatch Logs retention period (${[...RETENTION_DAYS].join(', ')})`);
   }
+  // `-c limits='{"devices":5}'` gives JSON text, cdk.json an object.
+  const rawLimits = read('limits');
+  let limits: unknown = rawLimits;
+  if (typeof rawLimits === 'string') {
+    try {
+      limits = JSON.parse(rawLimits);
+    } catch {
+      throw invalid('limits', rawLimits, 'a JSON object of limits');
+    }
+  }
+  const parsedLimits = LimitOverridesSchema.safeParse(limits);
+  if (!parsedLimits.success) {
+    throw invalid('limits', limits, `limits among ${Object.keys(LIMIT_DEFAULTS).join(', ')} (${parsedLimits.error.issues.map((i) => `${i.path.join('.') || 'limits'}: ${i.message}`).join('; ')})`);
+  }
   return {
+    limitDefaults: { ...LIMIT_DEFAULTS, ...parsedLimits.data },
     removalPolicy: oneOf('removalPolicy', REMOVAL_POLICIES),
     authorizerCacheTtl: Duration.seconds(integer('authorizerCacheTtlSeconds', 0, MAX_AUTHORIZER_CACHE_TTL_SECONDS)),
     throttleRateLimit: integer('throttleRateLimit', 1, 10_000),

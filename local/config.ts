@@ -65,7 +65,8 @@ const queueOverrides = (env: Env, queue: QueueName): Partial<QueueSettings> => {
  * runtime itself would otherwise set from `local/queues.ts`, so that retries and the DLQ can be
  * tried in seconds: `FORWARD_RETRY_BASE_SECONDS`, `FORWARD_RETRY_MAX_SECONDS`, `WEBHOOK_TIMEOUT_MS`,
  * each queue's visibility timeout and receive count, `SWEEP_INTERVAL_SECONDS` (the rollout sweep's),
- * `S3_PORT` and `FIRMWARE_UPLOAD_URL_TTL_SECONDS`.
+ * `S3_PORT` and `FIRMWARE_UPLOAD_URL_TTL_SECONDS`, and `USAGE_FLUSH_SECONDS` and
+ * `LIMITS_CACHE_SECONDS` (how soon usage shows and changed limits apply).
  *
  * @throws ConfigError naming the first variable with a bad value
  * @example const { options, dataDir } = startConfig(process.env, process.argv.slice(2));
@@ -89,6 +90,9 @@ export const startConfig = (env: Env, args: string[] = []): StartConfig => {
   const sweepIntervalSeconds = intVar(env, 'SWEEP_INTERVAL_SECONDS', 1, 86_400);
   // S3 takes a presigned URL for at most a week.
   const firmwareUploadUrlTtlSeconds = intVar(env, 'FIRMWARE_UPLOAD_URL_TTL_SECONDS', 1, 7 * 24 * 3600);
+  // How soon API requests show in a workspace's usage, and an operator's change of limits applies.
+  const usageFlushSeconds = intVar(env, 'USAGE_FLUSH_SECONDS', 0, 3600);
+  const limitsCacheSeconds = intVar(env, 'LIMITS_CACHE_SECONDS', 0, 3600);
   return {
     dataDir,
     options: {
@@ -110,6 +114,8 @@ export const startConfig = (env: Env, args: string[] = []): StartConfig => {
       ...(webhookTimeoutMs !== undefined ? { webhookTimeoutMs } : {}),
       ...(sweepIntervalSeconds !== undefined ? { sweepIntervalSeconds } : {}),
       ...(firmwareUploadUrlTtlSeconds !== undefined ? { firmwareUploadUrlTtlSeconds } : {}),
+      ...(usageFlushSeconds !== undefined ? { usageFlushSeconds } : {}),
+      ...(limitsCacheSeconds !== undefined ? { limitsCacheSeconds } : {}),
       queues,
     },
   };

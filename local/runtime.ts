@@ -76,6 +76,10 @@ export interface LocalRuntimeOptions {
   s3Port?: number;
   /** How long a firmware version's upload URL works, in seconds (FIRMWARE_UPLOAD_URL_TTL_SECONDS; an hour when absent). */
   firmwareUploadUrlTtlSeconds?: number;
+  /** Seconds a handler counts API requests before writing them to the usage (USAGE_FLUSH_SECONDS; 10 when absent, 0: every request). */
+  usageFlushSeconds?: number;
+  /** Seconds a container relies on a workspace's limits as read (LIMITS_CACHE_SECONDS; 60 when absent). */
+  limitsCacheSeconds?: number;
 }
 
 export interface Bootstrap {
@@ -214,6 +218,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       FORWARD_RETRY_BASE_SECONDS: String(forward.retry?.baseSeconds ?? 0),
       FORWARD_RETRY_MAX_SECONDS: String(forward.retry?.maxSeconds ?? 0),
       ...(options.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(options.webhookTimeoutMs) } : {}),
+      ...(options.usageFlushSeconds !== undefined ? { USAGE_FLUSH_SECONDS: String(options.usageFlushSeconds) } : {}),
+      ...(options.limitsCacheSeconds !== undefined ? { LIMITS_CACHE_SECONDS: String(options.limitsCacheSeconds) } : {}),
       // Local receivers listen on 127.0.0.1 over http.
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     });

@@ -1,3 +1,4 @@
+import { apiRequestHooks } from '../domain/api-requests';
 import { createDevice, getDevice, listDevices, updateDevice } from '../domain/devices';
 import { DEVICE_OPERATIONS } from '../schemas/operations/devices';
 import { registryDb } from '../shared/clients';
@@ -11,4 +12,4 @@ export const handler = httpHandler('devices', DEVICE_OPERATIONS, {
   createDevice: async ({ path, body }, event) => ok(200, { device: await createDevice(registryDb(), callerOf(event), path.workspaceId, body) }),
   updateDevice: async ({ path, body }, event) =>
     ok(200, { device: await updateDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId, body) }),
-});
+}, apiRequestHooks(registryDb()));

@@ -13,11 +13,8 @@ import { firmwareDownloadOf } from './firmware';
 import { finishFota } from './fota';
 import { observe, type DeviceCaller, type Forward } from './identities';
 import { completeJob } from './jobs';
-<<<<<<< HEAD
 import { fotaArgs } from './live-delivery';
-=======
 import type { PointQuota } from './point-quota';
->>>>>>> f836767 (A device's daily points (points_per_device_per_day, UTC days): counted on its locator by claims that also read where it is (the HTTPS door claims each request's points exactly, the ingest Lambda claims MQTT devices' in hundredths of their day), never more than the limit across containers, what a claim took past it given back; the publish answer adds refused, a request refused whole is 429 quota_exceeded with Retry-After to midnight UTC; the ingest Lambda writes each batch's points_in, points_stored and points_refused once per workspace and day, retrying the batch's messages when it cannot)
 
 /** Where the device API sends what it accepts: the ingest queue, and the forward queue for events of its own. */
 export interface DeviceApiDeps {

@@ -2,6 +2,7 @@ import type { Db } from '../shared/clients';
 import { NotFoundError } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { newId, nowIso } from '../shared/ids';
+import { noteWorkspace } from '../shared/request-scope';
 import type { CreateDeviceBody, Device, UpdateDeviceBody } from '../schemas/device';
 import {
   createDevice as storeDevice,
@@ -159,11 +160,13 @@ export const updateDevice = async (db: Db, caller: Caller, workspaceId: string, 
 };
 
 /**
- * Where a device of the caller's account lives, from its ID alone.
+ * Where a device of the caller's account lives, from its ID alone; an API request found on it
+ * counts in its workspace's usage.
  * @throws NotFoundError when there is no such device in the caller's account.
  */
 export const requireDevice = async (db: Db, caller: Caller, deviceId: string) => {
   const locator = await findDeviceLocator(db, deviceId);
   if (!locator || locator.account_id !== caller.accountId) throw new NotFoundError(`Device ${deviceId} not found.`);
+  noteWorkspace(locator.workspace_id);
   return { deviceId, ...locator };
 };

@@ -170,9 +170,9 @@ interface RefusedPublish {
   receivedAt: number;
 }
 
-const placementOf = (deviceId: string, locator: { workspace_id: string; fleet_id?: string; name?: string } | undefined): DevicePlacement | undefined =>
+const placementOf = (deviceId: string, locator: { account_id: string; workspace_id: string; fleet_id?: string; name?: string } | undefined): DevicePlacement | undefined =>
   locator?.fleet_id !== undefined && locator.name !== undefined
-    ? { workspace_id: locator.workspace_id, fleet_id: locator.fleet_id, device_id: deviceId, device_name: locator.name }
+    ? { workspace_id: locator.workspace_id, fleet_id: locator.fleet_id, device_id: deviceId, device_name: locator.name, account_id: locator.account_id }
     : undefined;
 
 /**

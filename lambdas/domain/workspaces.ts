@@ -2,6 +2,7 @@ import type { Db } from '../shared/clients';
 import { NotFoundError } from '../shared/errors';
 import type { Caller } from '../shared/http';
 import { newId, nowIso } from '../shared/ids';
+import { noteWorkspace } from '../shared/request-scope';
 import type { PageQuery } from '../schemas/list';
 import type { RestampJob } from '../schemas/retention';
 import type { CreateWorkspaceBody, UpdateWorkspaceBody, Workspace } from '../schemas/workspace';
@@ -59,12 +60,13 @@ export const newWorkspace = (accountId: string, input: CreateWorkspaceBody, { ap
 };
 
 /**
- * The caller's workspace, as stored.
+ * The caller's workspace, as stored; an API request found on it counts in its usage.
  * @throws NotFoundError when it is not a workspace of the caller's account.
  */
 export const requireWorkspace = async (db: Db, caller: Caller, workspaceId: string) => {
   const workspace = await getWorkspaceOfAccount(db, caller.accountId, workspaceId);
   if (!workspace) throw new NotFoundError(`Workspace ${workspaceId} not found.`);
+  noteWorkspace(workspace.id);
   return workspace;
 };
 

@@ -1,3 +1,4 @@
+import { apiRequestHooks } from '../domain/api-requests';
 import { createFleet, getFleet, listFleets } from '../domain/fleets';
 import { FLEET_OPERATIONS } from '../schemas/operations/fleets';
 import { registryDb } from '../shared/clients';
@@ -9,4 +10,4 @@ export const handler = httpHandler('fleets', FLEET_OPERATIONS, {
   listFleets: async ({ path, query }, event) => streamList(event, 'fleets', await listFleets(registryDb(), callerOf(event), path.workspaceId, query)),
   getFleet: async ({ path }, event) => ok(200, { fleet: await getFleet(registryDb(), callerOf(event), path.workspaceId, path.fleetId) }),
   createFleet: async ({ path, body }, event) => ok(200, { fleet: await createFleet(registryDb(), callerOf(event), path.workspaceId, body) }),
-});
+}, apiRequestHooks(registryDb()));

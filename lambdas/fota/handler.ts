@@ -1,3 +1,4 @@
+import { apiRequestHooks } from '../domain/api-requests';
 import { getFota, scheduleFleetFota, scheduleFota } from '../domain/fota';
 import { FOTA_OPERATIONS } from '../schemas/operations/fota';
 import { registryDb } from '../shared/clients';
@@ -12,4 +13,4 @@ export const handler = httpHandler('fota', FOTA_OPERATIONS, {
     const { fota, devices } = await scheduleFleetFota(registryDb(), callerOf(event), workspaceId, firmware, query.fleet);
     return streamJsonWithList(event, 'fota', fota, 'devices', devices);
   },
-});
+}, apiRequestHooks(registryDb()));

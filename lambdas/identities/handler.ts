@@ -1,3 +1,4 @@
+import { apiRequestHooks } from '../domain/api-requests';
 import { createIdentity, listIdentities, revokeIdentity } from '../domain/identities';
 import { IDENTITY_OPERATIONS } from '../schemas/operations/identities';
 import { registryDb } from '../shared/clients';
@@ -11,4 +12,4 @@ export const handler = httpHandler('identities', IDENTITY_OPERATIONS, {
   createIdentity: async ({ path, body }, event) => ok(200, await createIdentity(registryDb(), callerOf(event), path.workspaceId, path.deviceId, body)),
   revokeIdentity: async ({ path }, event) =>
     ok(200, { identity: await revokeIdentity(registryDb(), callerOf(event), path.workspaceId, path.deviceId, path.identityId) }),
-});
+}, apiRequestHooks(registryDb()));

@@ -1,3 +1,4 @@
+import { apiRequestHooks } from '../domain/api-requests';
 import {
   createIntegration,
   deleteIntegration,
@@ -31,4 +32,4 @@ export const handler = httpHandler('integrations', INTEGRATION_OPERATIONS, {
   rotateIntegrationSecret: async ({ path }, event) =>
     ok(200, await rotateIntegrationSecret(registryDb(), callerOf(event), path.workspaceId, path.integrationId)),
   testIntegration: async ({ path }, event) => ok(200, await sendTestDelivery(registryDb(), callerOf(event), path.workspaceId, path.integrationId, post)),
-});
+}, apiRequestHooks(registryDb()));

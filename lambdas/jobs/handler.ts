@@ -1,3 +1,4 @@
+import { apiRequestHooks } from '../domain/api-requests';
 import { getJob, listJobs, scheduleFleetJob, scheduleJob } from '../domain/jobs';
 import { JOB_OPERATIONS } from '../schemas/operations/jobs';
 import { registryDb } from '../shared/clients';
@@ -19,4 +20,4 @@ export const handler = httpHandler('jobs', JOB_OPERATIONS, {
     ok(200, { job: await scheduleJob(registryDb(), callerOf(event), path.deviceId, path.jobName, body.value) }),
   scheduleFleetJob: scheduleFleetJobRoute,
   scheduleFleetJobSingular: scheduleFleetJobRoute,
-});
+}, apiRequestHooks(registryDb()));

@@ -19,6 +19,7 @@ import {
 import { parseRequest, type ApiEvent, type RequestSchemas } from './http';
 import { BODY_MAX_DEPTH, JSON_RULES, fieldOf, parseJson, textNesting } from './json';
 import { logger } from './logger';
+import { inRequestScope, type RequestScope } from './request-scope';
 
 /** The answer of a streamed route (`stream: true` in the route table): the body is sent as it is read. */
 export type StreamedResult = Omit<APIGatewayProxyResult, 'body'> & { body: Readable };
@@ -182,6 +183,25 @@ const refuseUnexpectedBody = (match: (event: ApiEvent) => Route | undefined, ope
   },
 });
 
+/**
+ * What a handler does around each request besides its route (domain/api-requests.ts for the
+ * management and storage API): admit it within a rate, and count it on its workspace.
+ */
+export interface RequestHooks {
+  /** Runs once the request is read and valid, before its route: throws to refuse it (429 rate_limited). */
+  admit: (event: ApiEvent) => Promise<void>;
+  /** Runs once it is answered or failed, with the workspace its route found the caller's, if any. */
+  done: (event: ApiEvent, workspaceId: string | undefined) => Promise<void>;
+}
+
+/** Calls a handler's `done` hook after every request, answered or failed, with the workspace its scope noted. */
+const afterRequests = (hooks: RequestHooks, scopes: WeakMap<object, RequestScope>): MiddlewareObj<ApiEvent, APIGatewayProxyResult> => {
+  const done = async (request: Request) => {
+    await hooks.done(request.event, scopes.get(request.event)?.workspaceId);
+  };
+  return { after: done, onError: done };
+};
+
 const notFound = ({ method, path }: { method: string; path: string }): never => {
   throw new NotFoundError(`No route ${method} ${path}.`);
 };
@@ -191,18 +211,31 @@ const notFound = ({ method, path }: { method: string; path: string }): never => 
  * to its route function by operationId, with its request parsed by the row's operation (unknown
  * query parameters, unknown body fields and a body where none is taken are 400s naming them).
  *
- * @example export const handler = httpHandler('fleets', FLEET_OPERATIONS, { listFleets, createFleet, getFleet });
+ * `hooks` run around each request of the management and storage API (a rate per key, the
+ * workspaces' usage); the device API and the OpenAPI document have none.
+ *
+ * @example export const handler = httpHandler('fleets', FLEET_OPERATIONS, { listFleets, createFleet, getFleet }, apiRequestHooks(registryDb()));
  */
-export const httpHandler = <Ops extends Operations>(resource: RouteHandler, operations: Ops, fns: { [K in keyof Ops]: RouteFn<Ops[K]> }) => {
+export const httpHandler = <Ops extends Operations>(resource: RouteHandler, operations: Ops, fns: { [K in keyof Ops]: RouteFn<Ops[K]> }, hooks?: RequestHooks) => {
   const rows = routesOf(resource);
   const ids = (o: object) => Object.keys(o).sort().join();
   if (ids(fns) !== ids(operations) || ids(fns) !== rows.map((r) => r.operationId).sort().join()) {
     throw new Error(`Handler ${resource} does not match the route table (routes: ${rows.map((r) => r.operationId)}; operations: ${Object.keys(operations)}; functions: ${Object.keys(fns)})`);
   }
+  const scopes = new WeakMap<object, RequestScope>();
   const bound = rows.map((row) => {
     const schemas = requestSchemasOf(operations[row.operationId]);
     const fn = fns[row.operationId] as RouteFn;
-    return { row, run: (event: ApiEvent) => fn(parseRequest(schemas, event) as RouteInput, event) };
+    const run = async (event: ApiEvent) => {
+      const input = parseRequest(schemas, event) as RouteInput;
+      // A request refused as invalid is neither admitted nor counted: it writes nothing.
+      if (!hooks) return fn(input, event);
+      await hooks.admit(event);
+      const scope: RequestScope = {};
+      scopes.set(event, scope);
+      return inRequestScope(scope, () => fn(input, event));
+    };
+    return { row, run };
   });
   const router = httpRouterHandler({
     routes: bound.map(({ row, run }) => ({ method: row.method, path: row.path, handler: run as never })),
@@ -215,10 +248,11 @@ export const httpHandler = <Ops extends Operations>(resource: RouteHandler, oper
   }) as unknown as (event: ApiEvent) => Route | undefined;
   // A streamed resource answers through awslambda.streamifyResponse; errors are still sent whole.
   const mode = rows.some((r) => r.stream) ? { executionMode: executionModeStreamifyResponse } : {};
-  return middy<ApiEvent, APIGatewayProxyResult>(mode)
+  const chain = middy<ApiEvent, APIGatewayProxyResult>(mode)
     .use(allowConsoleOrigin())
     .use(errorEnvelope())
     .use(refuseUnexpectedBody(matchRow, operations))
-    .use(jsonBody())
-    .handler(router as never);
+    .use(jsonBody());
+  // Registered last, so that its after and onError run first, whatever the others do with the answer.
+  return (hooks ? chain.use(afterRequests(hooks, scopes)) : chain).handler(router as never);
 };

@@ -1,4 +1,5 @@
 import { aggregateTimeseries } from '../domain/aggregation';
+import { apiRequestHooks } from '../domain/api-requests';
 import { queryTimeseries } from '../domain/timeseries';
 import { TIMESERIES_OPERATIONS } from '../schemas/operations/timeseries';
 import { registryDb } from '../shared/clients';
@@ -16,4 +17,4 @@ export const handler = httpHandler('timeseries', TIMESERIES_OPERATIONS, {
     const page = await aggregateTimeseries(registryDb(), timeseriesStore(), callerOf(event), path.workspaceId, query);
     return streamJson(event, 'buckets', page.buckets, () => ({ skipped: page.skipped(), next: page.next() }));
   },
-});
+}, apiRequestHooks(registryDb()));

@@ -1,3 +1,4 @@
+import { apiRequestHooks } from '../domain/api-requests';
 import { enqueueRestamp } from '../domain/retention';
 import { createWorkspace, getWorkspace, listWorkspaces, updateWorkspace } from '../domain/workspaces';
 import { WORKSPACE_OPERATIONS } from '../schemas/operations/workspaces';
@@ -11,4 +12,4 @@ export const handler = httpHandler('workspaces', WORKSPACE_OPERATIONS, {
   getWorkspace: async ({ path }, event) => ok(200, { workspace: await getWorkspace(registryDb(), callerOf(event), path.workspaceId) }),
   createWorkspace: async ({ body }, event) => ok(200, { workspace: await createWorkspace(registryDb(), callerOf(event), body) }),
   updateWorkspace: async ({ path, body }, event) => ok(200, { workspace: await updateWorkspace(registryDb(), enqueueRestamp, callerOf(event), path.workspaceId, body) }),
-});
+}, apiRequestHooks(registryDb()));

@@ -80,7 +80,7 @@ export const HANDLER_ESBUILD_OPTIONS = {
 export const HANDLER_ENVIRONMENT = { NODE_OPTIONS: '--enable-source-maps' } as const;
 
 /** What a handler may do with a table it is bound to. */
-export type TableAccess = 'get-item' | 'get-items' | 'get-update' | 'read-transact' | 'read-write';
+export type TableAccess = 'get-item' | 'get-update' | 'gets-update' | 'read-update' | 'read-transact' | 'read-write';
 
 const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
 const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'];
@@ -91,10 +91,13 @@ export type QueueAccess = 'send' | 'consume';
 /** The IAM actions of each kind of table access. */
 export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   'get-item': ['dynamodb:GetItem'],
-  // Items read by their keys, one or a batch at a time, nothing else (the storage API: a workspace and the fleets a filter names).
-  'get-items': ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
-  // One item read and changed by its key, nothing else (the retention re-stamp's workspace).
+  // Items looked up and counters added to (usage, a request's rate, a device's points), one at a
+  // time; and the retention re-stamp's workspace, read and changed by its key.
   'get-update': ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+  // The same, and items read a batch at a time (the storage API: the fleets a filter names).
+  'gets-update': ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
+  // Items looked up, counters added to, and queries (a workspace's usage days).
+  'read-update': ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
   // One item at a time or a transaction (TransactWriteItems is authorized as the Put, Update,
   // Delete and ConditionCheck inside it), and queries: no batch calls.
   // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html
@@ -169,7 +172,8 @@ export class HandlerFunction extends NodejsFunction {
 
   /**
    * Lets the handler use a DynamoDB table and puts its name in `envVar`: `get-item` allows only
-   * GetItem (an authorizer's lookup); `read-transact` allows GetItem, Query and the single-item
+   * GetItem (an authorizer's lookup); `get-update` GetItem and UpdateItem (lookups and counters);
+   * `read-update` those and Query; `read-transact` allows GetItem, Query and the single-item
    * writes and transactions, no batch calls; `read-write` allows the item-level actions the stores
    * issue, batches and transactions included (TransactWriteItems is authorized per
    * Put/Update/Delete/ConditionCheck inside it). Each of `indexes` may be queried, by its own ARN

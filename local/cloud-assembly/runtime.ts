@@ -662,7 +662,12 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     // The test helpers and CLIs reach the engines as the source runtime lets them.
     const registryTable = outputs.RegistryTableName;
     const timeseriesTable = resourcesOfType(template, 'AWS::DynamoDB::Table').map(([tid]) => physical.get(tid)!.ref).find((n) => n !== registryTable);
+    // The workspaces' default limits the template gives its functions, for the operator's command.
+    const limitDefaults = resourcesOfType(template, 'AWS::Lambda::Function')
+      .map(([, fn]) => (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables?.WORKSPACE_LIMIT_DEFAULTS)
+      .find((value): value is string => typeof value === 'string');
     Object.assign(process.env, LOCAL_AWS_ENV, {
+      ...(limitDefaults ? { WORKSPACE_LIMIT_DEFAULTS: limitDefaults } : {}),
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.address,
       AWS_ENDPOINT_URL_S3: s3.endpoint,
@@ -992,7 +997,8 @@ const applyOverrides = (assembly: AssemblyStack, options: CloudAssemblyOptions):
 /**
  * The variables the local runtime adds to every function: webhook receivers on 127.0.0.1 over
  * http (refused in the cloud), the webhook timeout, the ingest's cache bound
- * (DEVICE_PLACE_CACHE_SECONDS) and the handlers' log level when npm start was given them; and to a function given the user pool's ID (USER_POOL_ID, resolved from the
+ * (DEVICE_PLACE_CACHE_SECONDS), the usage's flush and the limits' cache, and the handlers' log
+ * level when npm start was given them; and to a function given the user pool's ID (USER_POOL_ID, resolved from the
  * template's Ref), the issuer of its tokens, cognito-local's (on AWS it follows from the region
  * and that ID: lambdas/shared/env.ts). A function given another pool's ID gets none, and fails.
  */
@@ -1001,5 +1007,7 @@ const localOverrides = (options: CloudAssemblyOptions, cognito: LocalCognito | u
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   ...(options.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(options.webhookTimeoutMs) } : {}),
   ...(options.devicePlaceCacheSeconds !== undefined ? { DEVICE_PLACE_CACHE_SECONDS: String(options.devicePlaceCacheSeconds) } : {}),
+  ...(options.usageFlushSeconds !== undefined ? { USAGE_FLUSH_SECONDS: String(options.usageFlushSeconds) } : {}),
+  ...(options.limitsCacheSeconds !== undefined ? { LIMITS_CACHE_SECONDS: String(options.limitsCacheSeconds) } : {}),
   ...(process.env.POWERTOOLS_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL } : {}),
 });

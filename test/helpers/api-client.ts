@@ -5,8 +5,23 @@ export interface ApiResponse<T = any> {
   headers: Headers;
 }
 
-export const apiClient = (baseUrl: string, apiKey?: string) => {
+// Attempts of a request answered 429 rate_limited before its answer is handed over.
+const RATE_LIMITED_ATTEMPTS = 5;
+
+/**
+ * The client of one credential. A request answered `429 rate_limited` (the key's
+ * requests_per_second_per_key) is sent again after its Retry-After, as a well-behaved client does,
+ * unless `retryRateLimited` is false (a test of the rate itself).
+ */
+export const apiClient = (baseUrl: string, apiKey?: string, { retryRateLimited = true } = {}) => {
   const call = async <T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> => {
+    for (let attempt = 1; ; attempt++) {
+      const answer = await once<T>(method, path, body, headers);
+      if (!retryRateLimited || answer.status !== 429 || (answer.body as { error?: { code?: string } } | undefined)?.error?.code !== 'rate_limited' || attempt >= RATE_LIMITED_ATTEMPTS) return answer;
+      await new Promise((resolve) => setTimeout(resolve, Number(answer.headers.get('retry-after') ?? 1) * 1000));
+    }
+  };
+  const once = async <T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> => {
     const response = await fetch(`${baseUrl}${path}`, {
       method,
       headers: {

@@ -30,7 +30,7 @@ export const deviceClient = (baseUrl: string, token: string) => {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
   };
   return { call, get: (path: string) => call('GET', path), post: (path: string, body?: unknown) => call('POST', path, body) };
 };

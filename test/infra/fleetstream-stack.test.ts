@@ -194,10 +194,10 @@ describe('least privilege', () => {
     expect(dynamoStatements(stack.routeHandlers.get('openapi')!)).toEqual([]);
   });
 
-  it('lets the storage API only GetItem and BatchGetItem on the registry table (its workspace and fleet checks; the cloud-assembly run saw nothing else)', () => {
+  it('lets the storage API only GetItem, BatchGetItem and UpdateItem on the registry table (its workspace and fleet checks, the key’s rate and the usage; the cloud-assembly run saw nothing else)', () => {
     const statements = dynamoStatements(stack.routeHandlers.get('timeseries')!).filter((s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)));
 
-    expect(statements).toEqual([{ Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
+    expect(statements).toEqual([{ Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
   });
 
   it('lets the retention consumer only GetItem and UpdateItem on the registry table (its workspace, and what it owes)', () => {
@@ -206,9 +206,23 @@ describe('least privilege', () => {
     expect(statements).toEqual([{ Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
   });
 
+  it('lets the limits and usage routes only GetItem, Query and UpdateItem on the registry table', () => {
+    expect(dynamoStatements(stack.routeHandlers.get('limits')!)).toEqual([
+      { Action: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] },
+    ]);
+  });
+
+  it('gives every API handler and the ingest Lambda the workspaces’ default limits, and no other function', () => {
+    const resources = template.toJSON().Resources;
+    const variableOf = (fn: HandlerFunction) => resources[functionId(fn)].Properties.Environment?.Variables?.WORKSPACE_LIMIT_DEFAULTS;
+    for (const [name, fn] of stack.routeHandlers) expect([name, variableOf(fn)]).toEqual([name, name === 'openapi' ? undefined : JSON.stringify(stack.config.limitDefaults)]);
+    expect(variableOf(stack.consumerFunctions.get('ingest')!)).toEqual(JSON.stringify(stack.config.limitDefaults));
+    for (const fn of [...stack.authorizerFunctions.values(), stack.consumerFunctions.get('forwarder')!, ...stack.streamFunctions.values()]) expect(variableOf(fn)).toBeUndefined();
+  });
+
   it('lets the other handlers read and write items of the registry table only, without Scan or table management', () => {
     for (const [name, fn] of stack.routeHandlers) {
-      if (name === 'openapi' || name === 'timeseries') continue;
+      if (name === 'openapi' || name === 'timeseries' || name === 'limits') continue;
       // Grants on the time-series table are checked in test/infra/timeseries.
       const statements = dynamoStatements(fn).filter((s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)));
       expect(statements.length).toBeGreaterThan(0);

@@ -1,5 +1,6 @@
 import { App, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LIMIT_DEFAULTS } from '../../lambdas/schemas/limits';
 import { configFromContext } from '../../lib/stack-config';
 
 const configOf = (context: Record<string, unknown>) => configFromContext(new App({ context }).node);
@@ -16,6 +17,12 @@ describe('configFromContext', () => {
     });
     expect(config.authorizerCacheTtl.toSeconds()).toBe(30);
     expect(config.firmwareUploadUrlTtl.toSeconds()).toBe(3600);
+    expect(config.limitDefaults).toEqual(LIMIT_DEFAULTS);
+  });
+
+  it('takes workspaces’ default limits from `limits`, as an object (cdk.json) or JSON text (-c), the others kept', () => {
+    expect(configOf({ limits: { devices: 500, requests_per_second_per_key: 20 } }).limitDefaults).toEqual({ ...LIMIT_DEFAULTS, devices: 500, requests_per_second_per_key: 20 });
+    expect(configOf({ limits: '{"fleets":3}' }).limitDefaults).toEqual({ ...LIMIT_DEFAULTS, fleets: 3 });
   });
 
   it('reads -c values, which arrive as strings', () => {
@@ -48,6 +55,9 @@ describe('configFromContext', () => {
     // S3 takes a presigned URL for at most a week.
     ['firmwareUploadUrlTtlSeconds', '604801'],
     ['firmwareUploadUrlTtlSeconds', '59'],
+    ['limits', '{"devices":-1}'],
+    ['limits', '{"lasers":1}'],
+    ['limits', 'devices=5'],
   ])('rejects %s=%s, naming the key', (key, value) => {
     expect(() => configOf({ [key]: value })).toThrow(new RegExp(`^Context ${key}=`));
   });

@@ -9,6 +9,7 @@ import { FOTA_OPERATIONS } from './fota';
 import { IDENTITY_OPERATIONS } from './identities';
 import { INTEGRATION_OPERATIONS } from './integrations';
 import { JOB_OPERATIONS } from './jobs';
+import { LIMITS_OPERATIONS } from './limits';
 import { OPENAPI_OPERATIONS } from './openapi';
 import { TIMESERIES_OPERATIONS } from './timeseries';
 import { WORKSPACE_OPERATIONS } from './workspaces';
@@ -28,6 +29,7 @@ export const OPERATIONS_BY_HANDLER: Record<RouteHandler, Operations> = {
   'api-keys': API_KEY_OPERATIONS,
   integrations: INTEGRATION_OPERATIONS,
   timeseries: TIMESERIES_OPERATIONS,
+  limits: LIMITS_OPERATIONS,
   'device-api': DEVICE_API_OPERATIONS,
   openapi: OPENAPI_OPERATIONS,
 };
