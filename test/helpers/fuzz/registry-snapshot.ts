@@ -35,6 +35,9 @@ export const registryReader = (dataDir: string) => {
       const page = await client.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }));
       for (const item of page.Items ?? []) {
         if (item.pk?.S?.startsWith('DELIVERY#')) continue; // the forwarder's delivery ledger
+        // What every request the API admits writes, whatever its answer: the keys' per-second request
+        // counters and the workspaces' usage counters (README "Limits").
+        if (item.pk?.S?.startsWith('RATE#') || item.sk?.S?.startsWith('USAGE#')) continue;
         if (item.sk?.S?.startsWith('INT#')) for (const f of VOLATILE_INTEGRATION_FIELDS) delete item[f];
         items.set(keyOf(item), JSON.stringify(Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))));
       }
