@@ -61,7 +61,40 @@ export interface GatewayResponse {
 }
 
 /** The gateway responses the local gateway gives (API Gateway's response types). */
-export type GatewayResponseType = 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'MISSING_AUTHENTICATION_TOKEN' | 'AUTHORIZER_FAILURE' | 'REQUEST_TOO_LARGE' | 'DEFAULT_4XX' | 'DEFAULT_5XX';
+export type GatewayResponseType =
+  | 'UNAUTHORIZED'
+  | 'ACCESS_DENIED'
+  | 'MISSING_AUTHENTICATION_TOKEN'
+  | 'AUTHORIZER_FAILURE'
+  | 'REQUEST_TOO_LARGE'
+  | 'THROTTLED'
+  | 'DEFAULT_4XX'
+  | 'DEFAULT_5XX';
+
+/** A stage's throttling (its method settings on `/*\/*`): requests per second, and the bucket's size. */
+export interface StageThrottle {
+  rateLimit: number;
+  burstLimit: number;
+}
+
+/**
+ * API Gateway's throttling of a stage, a token bucket
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-request-throttling.html):
+ * it holds `burstLimit` requests and fills at `rateLimit` a second; a request finding it empty is
+ * refused (429, the THROTTLED gateway response).
+ */
+export const tokenBucket = ({ rateLimit, burstLimit }: StageThrottle, now: () => number = Date.now) => {
+  let tokens = burstLimit;
+  let at = now();
+  return () => {
+    const t = now();
+    tokens = Math.min(burstLimit, tokens + ((t - at) / 1000) * rateLimit);
+    at = t;
+    if (tokens < 1) return false;
+    tokens -= 1;
+    return true;
+  };
+};
 
 export interface ApiGatewayOptions {
   port: number;
@@ -79,6 +112,8 @@ export interface ApiGatewayOptions {
    * for what it does not serve, which the gateway answers 404 as before.
    */
   outsideStage?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** The stage's throttling, as the stack deploys it (lib/stack-config.ts; a template's stage settings). @default none */
+  throttle?: StageThrottle;
 }
 
 /** The route table as the gateway serves it. */
@@ -293,6 +328,7 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
   // Streamed routes' handlers call awslambda.streamifyResponse when they load.
   installAwsLambdaGlobal();
   const routes = (options.routes ?? routeTableRoutes()).map(compile);
+  const admitted = options.throttle ? tokenBucket(options.throttle) : () => true;
   // Each authorizer caches its answers by its identity source: the API key, or the device token.
   const caches = new Map<string, Map<string, { expires: number; result: APIGatewayAuthorizerResult }>>();
 
@@ -308,11 +344,11 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     code: string,
     message: string,
     requestId: string,
-    extra: { details?: Details; authorizer?: Record<string, unknown> } = {},
+    extra: { details?: Details; authorizer?: Record<string, unknown>; headers?: Record<string, string> } = {},
   ) => {
     const family = status >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX';
     const response = options.gatewayResponses?.[type] ?? options.gatewayResponses?.[family];
-    if (!response) return gatewayError(res, status, code, message, requestId, { details: extra.details });
+    if (!response) return gatewayError(res, status, code, message, requestId, { details: extra.details, headers: extra.headers });
     // API Gateway pastes $context values into the template as they are; ours stay valid JSON.
     const body = response.template
       .replaceAll('$context.requestId', requestId)
@@ -378,6 +414,12 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
       return answer(res, 'MISSING_AUTHENTICATION_TOKEN', 404, 'not_found', `No route ${method} ${fullPath.slice(0, 256)}.`, requestId);
     }
     const { route, pathParameters } = match;
+    // Throttling comes before the authorizer, as on API Gateway: a throttled request costs no invocation.
+    if (!admitted()) {
+      return answer(res, 'THROTTLED', 429, 'rate_limited', 'Too many requests for the API; retry after Retry-After seconds.', requestId, {
+        headers: { 'retry-after': '1' },
+      });
+    }
     countGatewayRequest(`${route.method} ${route.path}`);
     const headers: Record<string, string> = {};
     const multiValueHeaders: Record<string, string[]> = {};

@@ -76,6 +76,8 @@ export interface LocalRuntimeOptions {
   s3Port?: number;
   /** How long a firmware version's upload URL works, in seconds (FIRMWARE_UPLOAD_URL_TTL_SECONDS; an hour when absent). */
   firmwareUploadUrlTtlSeconds?: number;
+  /** The API stage's throttling (a token bucket); STAGE_THROTTLE, the stack's defaults, when absent. */
+  stageThrottle?: { rateLimit: number; burstLimit: number };
   /** Seconds a handler counts API requests before writing them to the usage (USAGE_FLUSH_SECONDS; 10 when absent, 0: every request). */
   usageFlushSeconds?: number;
   /** Seconds a container relies on a workspace's limits as read (LIMITS_CACHE_SECONDS; 60 when absent). */
@@ -118,6 +120,8 @@ export interface LocalRuntime extends Bootstrap {
 }
 
 const REGISTRY_TABLE = 'fleetstream-registry';
+/** API Gateway's throttling of the stage as the stack deploys it by default (throttleRateLimit, throttleBurstLimit). */
+export const STAGE_THROTTLE = { rateLimit: 500, burstLimit: 1000 };
 /** The console's build output (console-ui's `npm run console:build`). */
 export const CONSOLE_DIST = join(dirname(fileURLToPath(import.meta.url)), '..', 'console', 'dist');
 const TIMESERIES_TABLE = 'fleetstream-timeseries';
@@ -338,6 +342,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     await held.api.release();
     const server: Server = await startApiGateway({
       port,
+      // The stage's throttling of a stack deployed with the defaults (lib/stack-config.ts).
+      throttle: options.stageThrottle ?? STAGE_THROTTLE,
       routes: routeTableRoutes(),
       loadHandler: (name) => loadHandler(name as RouteHandler),
       authorizers: {

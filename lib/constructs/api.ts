@@ -50,6 +50,8 @@ interface GatewayError {
   readonly message: string;
   /** The `details` array as JSON (with `$context` variables); `[]` when omitted. */
   readonly details?: string;
+  /** Headers of the answer besides its content type, with their values as written (`Retry-After`: 1). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** API Gateway's own answers, in the API's error envelope (DESIGN §7). */
@@ -65,7 +67,15 @@ export const GATEWAY_ERRORS: readonly GatewayError[] = [
   },
   // An unknown route or method: API Gateway reports it as a missing authentication token.
   { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, status: 404, code: 'not_found', message: JSON.stringify('No such route.') },
-  { type: ResponseType.THROTTLED, status: 429, code: 'throttled', message: JSON.stringify('Too many requests; slow down and retry.') },
+  // The stage's throttle (throttleRateLimit, throttleBurstLimit): the API's own rate, which every
+  // caller shares. A token comes back every 1/rate s, so a second is always enough to wait.
+  {
+    type: ResponseType.THROTTLED,
+    status: 429,
+    code: 'rate_limited',
+    message: JSON.stringify('Too many requests for the API; retry after Retry-After seconds.'),
+    headers: { 'Retry-After': '1' },
+  },
   { type: ResponseType.REQUEST_TOO_LARGE, status: 413, code: 'payload_too_large', message: JSON.stringify('The request is larger than 10 MB.') },
   { type: ResponseType.DEFAULT_4XX, code: 'bad_request', message: '$context.error.messageString' },
   { type: ResponseType.DEFAULT_5XX, code: 'internal_error', message: JSON.stringify('Something went wrong on our side; retry later.') },
@@ -167,6 +177,7 @@ export class Api extends Construct {
         statusCode: error.status?.toString(),
         responseHeaders: {
           'Content-Type': "'application/json'",
+          ...Object.fromEntries(Object.entries(error.headers ?? {}).map(([name, value]) => [name, `'${value}'`])),
           ...(props.corsOrigin ? { 'Access-Control-Allow-Origin': `'${props.corsOrigin}'`, Vary: "'Origin'" } : {}),
         },
         templates: { 'application/json': gatewayErrorBody(error) },

@@ -525,9 +525,16 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     const consoleConfig = consoleBucket === undefined ? undefined : (JSON.parse(localize(readFileSync(join(consoleBucket, 'config.json'), 'utf8'))) as ConsoleConfig);
     if (consoleBucket) log(`serving the console from the template's bucket deployments${options.consoleDistDir ? ` (its files from ${options.consoleDistDir})` : ''}`);
     await held.release();
+    // The stage's throttling, as its method settings on every resource and method say.
+    const everything = ((stages[0]?.[1].Properties?.MethodSettings ?? []) as Array<Record<string, unknown>>).find((m) => m.ResourcePath === '/*' && m.HttpMethod === '*');
+    const throttle =
+      typeof everything?.ThrottlingRateLimit === 'number' && typeof everything?.ThrottlingBurstLimit === 'number'
+        ? { rateLimit: everything.ThrottlingRateLimit, burstLimit: everything.ThrottlingBurstLimit }
+        : undefined;
     const server: Server = await startApiGateway({
       port,
       stage: stageName,
+      throttle,
       outsideStage:
         consoleConfig &&
         consoleSite({

@@ -301,6 +301,7 @@ describe('stage', () => {
     // The console's origin may read it (a 401 or 429 the console must show), and only that origin.
     expect(ResponseParameters).toEqual({
       'gatewayresponse.header.Content-Type': "'application/json'",
+      ...Object.fromEntries(Object.entries(error.headers ?? {}).map(([name, value]) => [`gatewayresponse.header.${name}`, `'${value}'`])),
       'gatewayresponse.header.Access-Control-Allow-Origin': expect.anything(),
       'gatewayresponse.header.Vary': "'Origin'",
     });
@@ -311,6 +312,14 @@ describe('stage', () => {
       error: { code: error.code, message: expect.any(String), details: expect.any(Array) },
       request_id: '$context.requestId',
     });
+  });
+
+  it('answers the stage’s throttling 429 rate_limited with Retry-After, as the handlers answer a key’s rate', () => {
+    const [throttled] = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: 'THROTTLED' } }));
+
+    expect(throttled.Properties.StatusCode).toBe('429');
+    expect(throttled.Properties.ResponseParameters['gatewayresponse.header.Retry-After']).toBe("'1'");
+    expect(JSON.parse(throttled.Properties.ResponseTemplates['application/json']).error.code).toBe('rate_limited');
   });
 
   it('answers an authorizer’s Deny (a device token signed but refused) 401, with the authorizer’s reason in details', () => {
