@@ -33,6 +33,8 @@ const RESULTS = 'bench/results';
 
 const main = async () => {
   process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  // The handlers' metrics lines would interleave with the tables on stdout.
+  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   const runtime = await startLocalRuntime({ log: (line) => process.stderr.write(`${line}\n`) });
   const saved: Record<string, SavedShape> = {};
   try {

@@ -13,6 +13,7 @@ import { ConsoleSite } from './constructs/console-site';
 import { ConsoleUsers } from './constructs/console-users';
 import { DeviceMqtt } from './constructs/device-mqtt';
 import { HandlerFunction, type TableAccess } from './constructs/handler-function';
+import { OperatorMetrics } from './constructs/operator-metrics';
 import { Queues } from './constructs/queues';
 import { RegistryStream } from './constructs/registry-stream';
 import { RegistryTable } from './constructs/registry-table';
@@ -53,6 +54,9 @@ const registryAccess = (source: string): TableAccess => REGISTRY_ACCESS[source] 
 // The registry's indexes a route handler queries: the firmware handler finds the FOTA that use a
 // version before deleting it. No other route handler queries an index.
 const ROUTE_REGISTRY_INDEXES: Partial<Record<RouteHandler, readonly string[]>> = { firmwares: [REGISTRY_FIRMWARE_USE_INDEX.name] };
+
+// The data path, traced with X-Ray (their Powertools Tracer sends the segments: lambdas/shared/tracer.ts).
+const TRACED: ReadonlySet<string> = new Set(['ingest', 'forwarder']);
 
 // What each scheduled handler may do with the registry: the sweep finds due work on its index,
 // reads and updates items one at a time or in transactions, and never batches.
@@ -105,6 +109,8 @@ export class FleetstreamStack extends Stack {
   readonly consoleSite: ConsoleSite;
   /** The S3 buckets of lambdas/buckets.ts: firmware images. */
   readonly buckets: Buckets;
+  /** The handlers' operator metrics on the dashboard, and the stage's throttled requests. */
+  readonly operatorMetrics: OperatorMetrics;
 
   constructor(scope: Construct, id: string, props: FleetstreamStackProps) {
     super(scope, id, props);
@@ -165,6 +171,7 @@ export class FleetstreamStack extends Stack {
           source,
           description: `Fleetstream ${queue} queue consumer`,
           timeout: Duration.seconds(QUEUES[queue].consumerTimeoutSeconds),
+          tracing: TRACED.has(source),
           ...logs,
         });
         if (!WITHOUT_REGISTRY.has(source)) fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, registryAccess(source));
@@ -264,6 +271,8 @@ export class FleetstreamStack extends Stack {
       logRemovalPolicy: config.removalPolicy,
     });
 
+    this.operatorMetrics = new OperatorMetrics(this, 'OperatorMetrics', { dashboard: this.queues.dashboard, accessLogs: this.api.accessLogs });
+
     // Device credentials (zdevice.json) name the device API's address: built from the API's ID and
     // the stage's name, not the stage resource, which depends on this Lambda through its methods.
     this.routeHandlers
@@ -311,6 +320,6 @@ export class FleetstreamStack extends Stack {
       // The local runtimes find the rule by this output; an operator disables the rule to pause the runs.
       new CfnOutput(this, `${pascalCase(handler)}RuleName`, { value: run.rule.ruleName, description: `The EventBridge rule that runs ${handler} (disable it to pause the runs)` });
     }
-    new CfnOutput(this, 'DashboardName', { value: this.queues.dashboard.dashboardName, description: 'CloudWatch dashboard of the queues and their consumers' });
+    new CfnOutput(this, 'DashboardName', { value: this.queues.dashboard.dashboardName, description: 'CloudWatch dashboard of the queues, their consumers and the operator metrics (points, webhook POSTs, refusals, throttles)' });
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../shared/clients';
 import { logger } from '../shared/logger';
+import { countMetric } from '../shared/metrics';
 import type { ForwardMessage } from '../schemas/forward';
 import { getDeliveredIntegrations, putDeliveredIntegrations, recordDeliveryOutcome, type IntegrationRecord } from '../stores/integration-store';
 import { delayMessages } from '../stores/queue-store';
@@ -328,6 +329,8 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
     const outcome = outcomes[i];
     if (outcome) usage.add(post.integration.workspace_id, Date.now(), outcome.ok ? { webhook_deliveries: 1 } : { webhook_failures: 1 });
   });
+  countMetric('WebhookDeliveries', outcomes.filter((o) => o?.ok).length);
+  countMetric('WebhookFailures', outcomes.filter((o) => o && !o.ok).length);
   // Written while the statuses and the ledger are; days it could not write are logged, and lost.
   const counting = usage.size && options.recordUsage ? options.recordUsage(usage).catch((error: unknown) => logger.error('could not write usage counts', { error: error as Error })) : undefined;
 

@@ -1,5 +1,6 @@
 import { digest16 } from '../shared/digest';
 import { logger } from '../shared/logger';
+import { countMetric } from '../shared/metrics';
 import { formatMicros, type CloudStamper } from '../shared/timestamps';
 import { dayOf } from '../schemas/usage';
 import { IngestMessageSchema, type IngestDataMessage, type IngestMessage } from '../schemas/device-api';
@@ -290,6 +291,10 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
   const usage = usageOf(done, refused);
   const unwrittenDays = new Set((usage.size ? await deps.recordUsage(usage) : []).map((entry) => `${entry.workspaceId}/${entry.day}`));
   const dayOfMessage = (workspaceId: string, at: number) => `${workspaceId}/${dayOf(at)}`;
+  const counted = usage.entries().filter((entry) => !unwrittenDays.has(`${entry.workspaceId}/${entry.day}`));
+  countMetric('PointsReceived', counted.reduce((sum, entry) => sum + (entry.counts.points_in ?? 0), 0));
+  countMetric('PointsStored', counted.reduce((sum, entry) => sum + (entry.counts.points_stored ?? 0), 0));
+  countMetric('PointsRefused', counted.reduce((sum, entry) => sum + (entry.counts.points_refused ?? 0), 0));
   const uncounted = [
     ...done.filter(({ message }) => unwrittenDays.has(dayOfMessage(message.workspace_id, Date.parse((message as IngestDataMessage).timestamp_in)))).map((p) => p.messageId),
     ...refused.filter((r) => unwrittenDays.has(dayOfMessage(r.workspaceId, r.receivedAt))).map((r) => r.messageId),

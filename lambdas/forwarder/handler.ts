@@ -1,8 +1,12 @@
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { forwarderMemory } from '../domain/forwarder-memory';
 import { forwardMessages, ORIGIN_ID_ATTRIBUTE } from '../domain/forwarding';
 import { recordUsage } from '../domain/usage';
 import { registryDb } from '../shared/clients';
+import { publishMetrics } from '../shared/metrics';
+import { tracer } from '../shared/tracer';
 import {
   FORWARDER_CACHE_SECONDS,
   FORWARD_QUEUE_URL,
@@ -22,13 +26,15 @@ const post = webhookPoster({ timeoutMs: WEBHOOK_TIMEOUT_MS, allowPrivate: WEBHOO
 // Workspaces remembered at most (a few KB each): far more than one container's batches name.
 const REMEMBERED_WORKSPACES = 10_000;
 const db = registryDb();
+tracer.captureAWSv3Client(db.doc);
 const memory = forwarderMemory(db, { ttlMs: FORWARDER_CACHE_SECONDS * 1000, max: REMEMBERED_WORKSPACES });
 
 /**
  * The forward queue's consumer (an SQS event source with ReportBatchItemFailures): delivers the
- * batch to the workspaces' webhooks and answers with the messages to retry.
+ * batch to the workspaces' webhooks and answers with the messages to retry. Traced (X-Ray), with its
+ * operator metrics written as it ends.
  */
-export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+export const handler = middy(async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   const messages = event.Records.map((r) => ({
     messageId: r.messageId,
     receiptHandle: r.receiptHandle,
@@ -36,14 +42,18 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
     receiveCount: Number(r.attributes.ApproximateReceiveCount) || 1,
     originId: r.messageAttributes?.[ORIGIN_ID_ATTRIBUTE]?.stringValue,
   }));
-  const failed = await forwardMessages(db, messages, {
-    post,
-    memory,
-    queueUrl: FORWARD_QUEUE_URL,
-    retry: { baseSeconds: FORWARD_RETRY_BASE_SECONDS, maxSeconds: FORWARD_RETRY_MAX_SECONDS },
-    concurrency: POST_CONCURRENCY,
-    recordUsage: (tally) => recordUsage(db, tally),
-    startPostsBefore: Date.now() + context.getRemainingTimeInMillis() - WEBHOOK_TIMEOUT_MS - WRAP_UP_MS,
-  });
-  return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
-};
+  try {
+    const failed = await forwardMessages(db, messages, {
+      post,
+      memory,
+      queueUrl: FORWARD_QUEUE_URL,
+      retry: { baseSeconds: FORWARD_RETRY_BASE_SECONDS, maxSeconds: FORWARD_RETRY_MAX_SECONDS },
+      concurrency: POST_CONCURRENCY,
+      recordUsage: (tally) => recordUsage(db, tally),
+      startPostsBefore: Date.now() + context.getRemainingTimeInMillis() - WEBHOOK_TIMEOUT_MS - WRAP_UP_MS,
+    });
+    return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+  } finally {
+    publishMetrics();
+  }
+}).use(captureLambdaHandler(tracer, { captureResponse: false }));

@@ -1,3 +1,5 @@
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { devicePlaces, workspaceRetentions } from '../domain/device-places';
 import { publishForward } from '../domain/events';
@@ -7,10 +9,13 @@ import { hundredthOf, pointQuota } from '../domain/point-quota';
 import { recordUsage } from '../domain/usage';
 import { registryDb } from '../shared/clients';
 import { devicePlaceCacheSeconds, LIMITS_CACHE_SECONDS, WRITE_CONCURRENCY } from '../shared/env';
+import { publishMetrics } from '../shared/metrics';
+import { tracer } from '../shared/tracer';
 import { CloudStamper } from '../shared/timestamps';
 import { timeseriesStore } from '../stores/timeseries';
 
 const db = registryDb();
+tracer.captureAWSv3Client(db.doc);
 const deps: IngestDeps = {
   store: timeseriesStore(),
   forward: publishForward,
@@ -27,9 +32,14 @@ const deps: IngestDeps = {
 /**
  * The ingest queue's consumer (an SQS event source with ReportBatchItemFailures): stores the data
  * points of the device API's messages and of the MQTT data rule's publishes, forwards them and the
- * device events, and answers with the messages to retry.
+ * device events, and answers with the messages to retry. Traced (X-Ray), with its operator metrics
+ * written as it ends.
  */
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const failed = await ingestBatch(deps, event.Records.map(({ messageId, body }) => ({ messageId, body })));
-  return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
-};
+export const handler = middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  try {
+    const failed = await ingestBatch(deps, event.Records.map(({ messageId, body }) => ({ messageId, body })));
+    return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+  } finally {
+    publishMetrics();
+  }
+}).use(captureLambdaHandler(tracer, { captureResponse: false }));

@@ -4,6 +4,7 @@ import httpRouterHandler from '@middy/http-router';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Readable } from 'node:stream';
 import * as z from 'zod';
+import type { OperatorMetricName } from '../metrics';
 import { routesOf, type Route, type RouteHandler } from '../routes';
 import type { Operation, Operations } from '../schemas/operation';
 import { CORS_ALLOWED_ORIGIN, MAX_BODY_BYTES } from './env';
@@ -19,6 +20,7 @@ import {
 import { parseRequest, type ApiEvent, type RequestSchemas } from './http';
 import { BODY_MAX_DEPTH, JSON_RULES, fieldOf, parseJson, textNesting } from './json';
 import { logger } from './logger';
+import { countMetric, publishMetrics } from './metrics';
 import { inRequestScope, type RequestScope } from './request-scope';
 
 /** The answer of a streamed route (`stream: true` in the route table): the body is sent as it is read. */
@@ -114,9 +116,12 @@ export const jsonBody = (): MiddlewareObj<ApiEvent> => ({
   },
 });
 
+// The operator metric of each 429 a handler answers (lambdas/metrics.ts).
+const REFUSAL_METRICS: Readonly<Record<string, OperatorMetricName>> = { rate_limited: 'RateLimited', quota_exceeded: 'QuotaExceeded', throttled: 'Throttled' };
+
 /**
  * Writes every error as `{error:{code,message,details},request_id}`; unknown errors are logged
- * and answered with a generic 500. Register it first so that its onError runs last.
+ * and answered with a generic 500, and a 429 counts in its operator metric. Register it first so that its onError runs last.
  *
  * @example middy(handler).use(errorEnvelope()).use(jsonBody())
  */
@@ -125,6 +130,8 @@ export const errorEnvelope = (): MiddlewareObj<ApiEvent, APIGatewayProxyResult> 
     const error = toAppError(request.error);
     const requestId = request.event.requestContext?.requestId ?? request.context.awsRequestId ?? 'unknown';
     if (error.status >= 500) logger.error('request failed', { error: request.error as Error, requestId });
+    const refusal = REFUSAL_METRICS[error.code];
+    if (refusal) countMetric(refusal);
     request.response = {
       statusCode: error.status,
       headers: { ...error.headers, 'content-type': 'application/json' },
@@ -148,6 +155,12 @@ export const allowConsoleOrigin = (origin = CORS_ALLOWED_ORIGIN): MiddlewareObj<
   };
   return { after: addHeaders, onError: addHeaders };
 };
+
+/** Writes the metrics a request added (shared/metrics.ts) once it is answered. Registered first, so that it runs last. */
+const publishingMetrics = (): MiddlewareObj<ApiEvent, APIGatewayProxyResult> => ({
+  after: async () => publishMetrics(),
+  onError: async () => publishMetrics(),
+});
 
 // An operation without path parameters or query takes none: an unknown one is refused by name.
 const NONE = z.strictObject({});
@@ -249,6 +262,7 @@ export const httpHandler = <Ops extends Operations>(resource: RouteHandler, oper
   // A streamed resource answers through awslambda.streamifyResponse; errors are still sent whole.
   const mode = rows.some((r) => r.stream) ? { executionMode: executionModeStreamifyResponse } : {};
   const chain = middy<ApiEvent, APIGatewayProxyResult>(mode)
+    .use(publishingMetrics())
     .use(allowConsoleOrigin())
     .use(errorEnvelope())
     .use(refuseUnexpectedBody(matchRow, operations))

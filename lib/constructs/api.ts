@@ -122,13 +122,15 @@ export class Api extends Construct {
   readonly url: string;
   /** The REQUEST authorizer of each kind of caller the routes use. */
   readonly authorizers: ReadonlyMap<AuthorizedBy, RequestAuthorizer>;
+  /** The stage's access log (one JSON line per request). */
+  readonly accessLogs: LogGroup;
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
-    const accessLogs = new LogGroup(this, 'AccessLogs', {
+    const accessLogs = (this.accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
-    });
+    }));
     this.restApi = new RestApi(this, 'RestApi', {
       description: 'Fleetstream v3 interface: device management and time-series storage',
       // Regional: an edge-optimized endpoint cuts a streamed answer after 30 s of idle time.

@@ -2,7 +2,7 @@ import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { TableGrants, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Grant, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -125,6 +125,8 @@ export interface HandlerFunctionProps {
   readonly logRetention?: RetentionDays;
   /** What happens to the log group when it leaves the stack. @default RETAIN */
   readonly logRemovalPolicy?: RemovalPolicy;
+  /** X-Ray active tracing (the data path's Lambdas, whose Powertools Tracer sends the segments). @default off */
+  readonly tracing?: boolean;
 }
 
 /**
@@ -162,8 +164,15 @@ export class HandlerFunction extends NodejsFunction {
       bundling: HANDLER_BUNDLING,
       logGroup,
       role,
+      ...(props.tracing ? { tracing: Tracing.ACTIVE } : {}),
     });
     this.source = props.source;
+    if (props.tracing) {
+      Validations.of(role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'X-Ray’s PutTraceSegments and PutTelemetryRecords, which Lambda active tracing grants, take no resource-level permissions: their resource is *.',
+      });
+    }
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-L1',
       reason: 'DESIGN §2 fixes the runtime to Node.js 22 LTS (nodejs22.x), the version the local runtime and the tests run on.',

@@ -2,6 +2,7 @@ import type { Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { ResponseStream } from '../lambda-streaming';
+import { newTraceHeader } from './xray-daemon';
 
 /** What a Lambda function of a template runs with. */
 export interface LambdaSpec {
@@ -15,6 +16,8 @@ export interface LambdaSpec {
   timeoutSeconds: number;
   /** Its whole environment: the template's variables, resolved, and the runtime's own. */
   env: Record<string, string>;
+  /** X-Ray active tracing (TracingConfig Active): each invocation gets its trace header, as Lambda gives it. */
+  tracing?: boolean;
 }
 
 interface Pending {
@@ -138,7 +141,7 @@ export class LocalLambda {
         void worker.terminate();
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, stream, timer });
-      worker.postMessage({ id, event, context, stream: Boolean(stream) });
+      worker.postMessage({ id, event, context, stream: Boolean(stream), ...(this.spec.tracing ? { traceHeader: newTraceHeader() } : {}) });
     });
   }
 

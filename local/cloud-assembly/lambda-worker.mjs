@@ -2,7 +2,7 @@
 // environment (process.env is the template's variables, nothing of the parent's), which loads the
 // bundled asset by its handler string as the Node.js runtime does, and runs invocations the host
 // sends. Plain JavaScript: it is the runtime, not project code, and the bundle it loads is plain
-// JavaScript too. Messages: host → {type:'invoke', id, event, context, stream}; worker →
+// JavaScript too. Messages: host → {type:'invoke', id, event, context, stream, traceHeader?}; worker →
 // {type:'ready', streaming, error?}, {type:'result', id, result}, {type:'chunk', id, contentType,
 // data}, {type:'end', id}, {type:'error', id, error}.
 import { existsSync } from 'node:fs';
@@ -59,7 +59,9 @@ const contextOf = ({ deadline, ...fields }) => ({
   succeed: () => undefined,
 });
 
-parentPort.on('message', async ({ id, event, context, stream }) => {
+parentPort.on('message', async ({ id, event, context, stream, traceHeader }) => {
+  // As the Lambda runtime does for a traced function: the invocation's trace header, read by the X-Ray SDK.
+  if (traceHeader) process.env._X_AMZN_TRACE_ID = traceHeader;
   try {
     if (initError) throw Object.assign(new Error(initError.message), { name: initError.name });
     if (!stream) {

@@ -35,6 +35,7 @@ import { userPoolOf, type UserPoolTriggerSpec } from './cognito';
 import { createCustomResources, customResourcesOf, providerOf } from './custom-resources';
 import { eventFilterOf } from './event-filter';
 import { scheduledRulesOf } from './events';
+import { startXrayDaemon, type ReceivedTrace } from './xray-daemon';
 import { brokerRuleOf, IOT_CORE_MQTTS_PORT, iotAuthorizerOf, startIotControlPlane, topicRulesOf, type TopicRuleSpec } from './iot-core';
 import { ENDPOINT_VARIABLES, localStreamArn, startRecordingProxy, unusedGrants, wildcardMatch, type CallRecord, type PolicyStatement } from './iam';
 import { LocalLambda } from './lambda-host';
@@ -79,6 +80,8 @@ export interface CloudAssemblyReport {
   refused: CallRecord[];
   /** `function action resource` of each Allow no call used. */
   unused: string[];
+  /** What each function with X-Ray active tracing sent its daemon. */
+  traces: Record<string, ReceivedTrace>;
 }
 
 export interface CloudAssemblyRuntime extends LocalRuntime {
@@ -119,7 +122,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
   const stops: Array<() => Promise<void>> = [];
   const calls: CallRecord[] = [];
   let finalReport: CloudAssemblyReport | undefined;
-  let makeReport: () => CloudAssemblyReport = () => ({ stack: '', routes: 0, functions: [], initErrors: [], eventSourceMappings: 0, topicRules: 0, userPoolTriggers: 0, scheduledRules: 0, invokeRefusals: [], calls: 0, refused: [], unused: [] });
+  let makeReport: () => CloudAssemblyReport = () => ({ stack: '', routes: 0, functions: [], initErrors: [], eventSourceMappings: 0, topicRules: 0, userPoolTriggers: 0, scheduledRules: 0, invokeRefusals: [], calls: 0, refused: [], unused: [], traces: {} });
   const stop = async () => {
     finalReport ??= makeReport();
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
@@ -429,6 +432,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     log(`starting ${functions.length} functions from their bundles…`);
     const upstreams = { dynamodb: dynamo.endpoint, sqs: sqs.address, s3: s3.endpoint, ...iotUpstreams };
     const overrides = localOverrides(options, cognito);
+    // Each traced function's X-Ray daemon (Lambda runs one beside it): what it receives is reported.
+    const daemons = new Map<string, Awaited<ReturnType<typeof startXrayDaemon>>>();
     const createFunction = async (id: string, fn: CfnResource) => {
       const props = fn.Properties ?? {};
       if (!String(props.Runtime ?? '').startsWith('nodejs')) throw new Error(`${id}: runtime ${props.Runtime} cannot run here (Node.js only).`);
@@ -439,7 +444,14 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       const proxy = await startRecordingProxy({ functionName: id, roleName, statements: () => roles[id], upstreams, arnContext: { region, account: ACCOUNT }, record: (c) => calls.push(c) });
       stops.push(proxy.stop);
       const variables = Object.fromEntries(Object.entries((resolve(props.Environment?.Variables ?? {}) as Record<string, string>)).map(([k, v]) => [k, localize(String(v), proxy.endpoints)]));
+      const traced = props.TracingConfig?.Mode === 'Active';
+      const daemon = traced ? await startXrayDaemon() : undefined;
+      if (daemon) {
+        daemons.set(id, daemon);
+        stops.push(daemon.stop);
+      }
       const lambda = new LocalLambda({
+        tracing: traced,
         name: id,
         codeDir: join(dir, asset),
         handler: props.Handler,
@@ -453,6 +465,9 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
           AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
           AWS_EXECUTION_ENV: `AWS_Lambda_${props.Runtime}`,
           LAMBDA_TASK_ROOT: join(dir, asset),
+          _HANDLER: props.Handler,
+          // What Lambda sets for a function with active tracing: where its daemon listens, and what a call outside an invocation does.
+          ...(daemon ? { AWS_XRAY_DAEMON_ADDRESS: daemon.address, AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR' } : {}),
           TZ: ':UTC',
           ...Object.fromEntries(Object.entries(proxy.endpoints).map(([service, url]) => [ENDPOINT_VARIABLES[service as keyof typeof ENDPOINT_VARIABLES], url])),
           ...variables,
@@ -701,6 +716,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       calls: calls.length,
       refused: calls.filter((c) => c.decision !== 'allow'),
       unused: unusedGrants(roles, calls).map((g) => `${g.function} ${g.action} ${g.resource}`),
+      traces: Object.fromEntries([...daemons].map(([id, daemon]) => [id, daemon.received()])),
     });
     const base = `${localApiUrl}/${stageName}`;
     return {
@@ -1005,7 +1021,7 @@ const applyOverrides = (assembly: AssemblyStack, options: CloudAssemblyOptions):
  * The variables the local runtime adds to every function: webhook receivers on 127.0.0.1 over
  * http (refused in the cloud), the webhook timeout, the ingest's cache bound
  * (DEVICE_PLACE_CACHE_SECONDS), the usage's flush and the limits' cache, and the handlers' log
- * level when npm start was given them; and to a function given the user pool's ID (USER_POOL_ID, resolved from the
+ * level and metrics switch when npm start was given them; and to a function given the user pool's ID (USER_POOL_ID, resolved from the
  * template's Ref), the issuer of its tokens, cognito-local's (on AWS it follows from the region
  * and that ID: lambdas/shared/env.ts). A function given another pool's ID gets none, and fails.
  */
@@ -1017,4 +1033,5 @@ const localOverrides = (options: CloudAssemblyOptions, cognito: LocalCognito | u
   ...(options.usageFlushSeconds !== undefined ? { USAGE_FLUSH_SECONDS: String(options.usageFlushSeconds) } : {}),
   ...(options.limitsCacheSeconds !== undefined ? { LIMITS_CACHE_SECONDS: String(options.limitsCacheSeconds) } : {}),
   ...(process.env.POWERTOOLS_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL } : {}),
+  ...(process.env.POWERTOOLS_METRICS_DISABLED ? { POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED } : {}),
 });

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { METRICS_NAMESPACE, METRICS_SERVICE, OPERATOR_METRICS, STAGE_THROTTLED_METRIC } from '../../lambdas/metrics';
 import { REFUSAL_CONTEXT_KEY, ROUTE_HANDLERS, ROUTES } from '../../lambdas/routes';
 import { SCHEDULES } from '../../lambdas/schedules';
 import { API_STAGE, GATEWAY_ERRORS } from '../../lib/constructs/api';
@@ -396,3 +397,42 @@ const provideAwsSdk = (dir: string) => {
   mkdirSync(join(dir, 'node_modules'), { recursive: true });
   symlinkSync(join(PROJECT_ROOT, 'node_modules', '@aws-sdk'), link, 'dir');
 };
+
+describe('operator metrics and traces (DESIGN §13)', () => {
+  const dashboardBody = () => {
+    const body = template.toJSON().Resources[idOf(stack.queues.dashboard)].Properties.DashboardBody;
+    // The body is a Fn::Join of text and references: its text is what the console renders.
+    return JSON.stringify(body).replaceAll('\\"', '"');
+  };
+
+  it('draws every operator metric the handlers emit, in the Fleetstream namespace with their service dimension, on the dashboard', () => {
+    const body = dashboardBody();
+
+    for (const { name, graph } of OPERATOR_METRICS) {
+      expect(body).toContain(`"${METRICS_NAMESPACE}","${name}","service","${METRICS_SERVICE}"`);
+      expect(body).toContain(`${graph} (per minute)`);
+    }
+    expect(body).toContain(`"${METRICS_NAMESPACE}","${STAGE_THROTTLED_METRIC}"`);
+  });
+
+  it('counts the requests the stage’s own throttle refused from the access log (they reach no handler)', () => {
+    template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      LogGroupName: { Ref: idOf(stack.api.accessLogs) },
+      FilterPattern: '{ $.errorType = "THROTTLED" }',
+      MetricTransformations: [{ MetricNamespace: METRICS_NAMESPACE, MetricName: STAGE_THROTTLED_METRIC, MetricValue: '1' }],
+    });
+  });
+
+  it('traces the data path, the ingest and forwarder Lambdas, with X-Ray, and no other function', () => {
+    const traced = Object.entries(appFunctions())
+      .filter(([, fn]) => fn.Properties.TracingConfig?.Mode === 'Active')
+      .map(([id]) => id)
+      .sort();
+
+    expect(traced).toEqual([functionId(stack.consumerFunctions.get('forwarder')!), functionId(stack.consumerFunctions.get('ingest')!)].sort());
+    for (const id of traced) {
+      const xray = statementsOfFunction(template, id).filter((s) => actionsOf(s).some((a) => a.startsWith('xray:')));
+      expect(xray).toEqual([{ Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Effect: 'Allow', Resource: '*' }]);
+    }
+  });
+});
