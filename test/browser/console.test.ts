@@ -407,6 +407,35 @@ describe('the console in Chromium on npm start', () => {
     expect(await shown()).toBeUndefined();
   });
 
+  it('shows the workspace’s limits and its usage of each day, charted', async () => {
+    await clickText(page, 'Usage', 'a');
+    await waitForText(page, 'Usage per day (UTC)');
+    expect(await hashOf()).toBe(`#/w/${state.workspaceId}/usage`);
+    await page.waitForSelector('[data-testid="limits"] [data-limit="devices"]');
+    expect(await page.$eval('[data-testid="limits"] [data-limit="devices"]', (el) => el.textContent)).toBe('10,000');
+    expect(await page.$eval('[data-testid="limits"] [data-limit="points_per_device_per_day"]', (el) => el.textContent)).toBe('100,000');
+
+    // the 40 points of the first device and the 60 of the three: counted as their batches were stored
+    const received = () => page.$eval('[data-testid="usage-totals"] [data-counter="points_in"]', (el) => el.textContent).catch(() => '');
+    await until(async () => {
+      if ((await received()) === '100') return true;
+      await clickText(page, 'Refresh');
+      return false;
+    }, 'the 100 points in the usage');
+    expect(await page.$eval('[data-testid="usage-totals"] [data-counter="points_refused"]', (el) => el.textContent)).toBe('0');
+    expect(Number((await page.$eval('[data-testid="usage-totals"] [data-counter="webhook_deliveries"]', (el) => el.textContent))?.replace(/,/g, ''))).toBeGreaterThan(0);
+
+    // a chart per kind of usage, each over the 30 days, today's point drawn on its canvas
+    const charts = await page.$$eval('[data-testid^="usage-chart-"]', (els) => els.map((el) => [el.getAttribute('data-testid'), el.getAttribute('data-days'), el.getAttribute('aria-label')]));
+    expect(charts).toEqual([
+      ['usage-chart-points_in', '30', expect.stringContaining('received 100, stored 100, refused 0')],
+      ['usage-chart-api_requests', '30', expect.stringMatching(/^API requests per day: requests \d+$/)],
+      ['usage-chart-webhook_deliveries', '30', expect.stringMatching(/^Webhook POSTs per day: delivered \d+, failed \d+$/)],
+    ]);
+    await page.waitForSelector('[data-testid="usage-chart-points_in"] canvas');
+    await screenshot(page, '13-usage');
+  });
+
   it('revokes the API key, which then stops working', async () => {
     await page.goto(`${consoleUrl}#/w/${state.workspaceId}/settings`);
     await (await page.waitForSelector('button[aria-label="Revoke API key from-the-browser"]'))!.click();

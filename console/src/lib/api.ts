@@ -62,6 +62,32 @@ export interface Integration {
 }
 /** How a test delivery went (POST …/integrations/{id}/test). */
 export interface TestDelivery { ok: boolean; status: number | null; error: string | null; duration_ms: number; batch_id: string; kind: 'data' | 'events' }
+/** A workspace's limits (GET /workspaces/{id}/limits). */
+export interface Limits {
+  devices: number;
+  fleets: number;
+  api_keys: number;
+  integrations: number;
+  points_per_device_per_day: number;
+  requests_per_second_per_key: number;
+}
+/** What a workspace did on a UTC day (GET /workspaces/{id}/usage). */
+export interface UsageCounts {
+  points_in: number;
+  points_stored: number;
+  points_refused: number;
+  api_requests: number;
+  webhook_deliveries: number;
+  webhook_failures: number;
+}
+export interface UsageDay extends UsageCounts {
+  /** YYYY-MM-DD, UTC. */
+  date: string;
+}
+export interface Usage {
+  days: UsageDay[];
+  totals: UsageCounts;
+}
 export interface TimeseriesRecord { timestamp_device: string; timestamp_in: string; fleet_id: string; device_id: string; tag: string; payload: unknown }
 export interface TimeseriesQuery {
   start?: string;
@@ -227,6 +253,10 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
       request<{ integration: Integration; secret: string }>('POST', `${ws(workspaceId)}/integrations/${enc(id)}/secret`),
     testIntegration: (workspaceId: string, id: string) =>
       request<{ delivery: TestDelivery; integration: Integration }>('POST', `${ws(workspaceId)}/integrations/${enc(id)}/test`),
+    getLimits: (workspaceId: string) => request<{ limits: Limits }>('GET', `${ws(workspaceId)}/limits`).then((b) => b.limits),
+    /** The workspace's usage per UTC day, `start` to `end` (YYYY-MM-DD, both included; the last 30 days without them). */
+    getUsage: (workspaceId: string, range: { start?: string; end?: string } = {}) =>
+      request<{ usage: Usage }>('GET', `${ws(workspaceId)}/usage`, { query: range }).then((b) => b.usage),
     /** A page of data points; `onProgress` hears the bytes received so far (a page of 175,000 points is tens of MB). */
     queryTimeseries: async (workspaceId: string, query: TimeseriesQuery, onProgress?: (bytes: number) => void): Promise<TimeseriesRecord[]> => {
       const response = await fetchImpl(`${base}/timeseries/${enc(workspaceId)}/data${queryString({ ...query })}`, {

@@ -7,9 +7,10 @@ export type Route =
   | { page: 'jobs'; workspaceId: string }
   | { page: 'data'; workspaceId: string }
   | { page: 'integrations'; workspaceId: string }
+  | { page: 'usage'; workspaceId: string }
   | { page: 'settings'; workspaceId: string };
 
-const WORKSPACE_PAGES = ['devices', 'jobs', 'data', 'integrations', 'settings'] as const;
+const WORKSPACE_PAGES = ['devices', 'jobs', 'data', 'integrations', 'usage', 'settings'] as const;
 
 /** Reads a location hash; an unknown one is the workspaces page. */
 export const parseRoute = (hash: string): Route => {

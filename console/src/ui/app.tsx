@@ -13,6 +13,7 @@ import { IntegrationsPage } from './integrations';
 import { JobsPage } from './jobs';
 import { navigate } from './page';
 import { SettingsPage } from './settings';
+import { UsagePage } from './usage';
 import { WorkspacesPage } from './workspaces';
 
 const useRoute = () => {
@@ -30,6 +31,7 @@ const NAV = [
   ['jobs', 'Jobs and FOTA'],
   ['data', 'Data'],
   ['integrations', 'Integrations'],
+  ['usage', 'Usage'],
   ['settings', 'Settings'],
 ] as const;
 
@@ -119,6 +121,8 @@ const WorkspacePage = ({ api, route, workspaceId }: { api: ApiClient; route: Rou
       return <DataPage {...props} />;
     case 'integrations':
       return <IntegrationsPage {...props} />;
+    case 'usage':
+      return <UsagePage {...props} />;
     case 'settings':
       return <SettingsPage {...props} />;
     default:
