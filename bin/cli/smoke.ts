@@ -157,6 +157,20 @@ const main = async () => {
     check: (b) => (b?.buckets?.[0]?.count === 1 && b.buckets[0].sum === 1 ? undefined : `not one bucket counting the point: ${JSON.stringify(b?.buckets)}`),
   });
 
+  // The workspace's limits, and its usage of today (the published point is counted once ingest stored it).
+  await call('getWorkspaceLimits', 'GET', `/workspaces/${ws}/limits`, { check: (b) => (Number.isInteger(b?.limits?.devices) ? undefined : 'no limits.devices') });
+  const today = new Date().toISOString().slice(0, 10);
+  // Counted as ingest ends its batch, a moment after the point is stored: poll to the deadline.
+  for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
+    const usage = await call('getWorkspaceUsage', 'GET', `/workspaces/${ws}/usage?start=${today}&end=${today}`, { check: (b) => (b?.usage?.days?.length === 1 ? undefined : 'not one day') });
+    if (usage.status !== 200 || usage.body?.usage?.totals?.points_stored >= 1) break;
+    if (Date.now() > deadline) {
+      failures.push(`getWorkspaceUsage GET /workspaces/${ws}/usage: today’s stored point was not counted within ${timeoutMs / 1000} s`);
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+
   const secondKey = (await call('createApiKey', 'POST', `/workspaces/${ws}/api-keys`, { body: { name: stamp }, check: has('key') })).body?.api_key;
   await call('listApiKeys', 'GET', `/workspaces/${ws}/api-keys`, { check: has('api_keys') });
   await call('revokeApiKey', 'DELETE', `/workspaces/${ws}/api-keys/${secondKey?.id}`, { check: has('api_key') });
