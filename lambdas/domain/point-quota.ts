@@ -59,12 +59,24 @@ export const pointQuota = (db: Db, { limits, slice, max, now = Date.now }: Point
   const held = new LRUCache<string, Held>({ max });
   const limitOf = async (accountId: string, workspaceId: string) => (await limits(accountId, workspaceId)).points_per_device_per_day;
 
+  // A claim in flight per device: another take of the device waits for it, then uses what it left.
+  const claiming = new Map<string, Promise<unknown>>();
   /**
    * Decides how many of `points` a device sent at `at` (ms since the epoch: its UTC day) may be
-   * stored (the first ones), and counts them.
+   * stored (the first ones), and counts them. Takes of one device run one at a time.
    * @returns the decision, or undefined when the device does not exist.
    */
-  return async (deviceId: string, points: number, at = now()): Promise<PointDecision | undefined> => {
+  const take = async (deviceId: string, points: number, at = now()): Promise<PointDecision | undefined> => {
+    for (let waiting = claiming.get(deviceId); waiting; waiting = claiming.get(deviceId)) await waiting.catch(() => undefined);
+    const decided = decide(deviceId, points, at);
+    claiming.set(deviceId, decided);
+    try {
+      return await decided;
+    } finally {
+      if (claiming.get(deviceId) === decided) claiming.delete(deviceId);
+    }
+  };
+  const decide = async (deviceId: string, points: number, at: number): Promise<PointDecision | undefined> => {
     const day = dayOf(at);
     const mine = held.get(deviceId);
     const today = mine && mine.day >= day ? mine : undefined;
@@ -106,5 +118,6 @@ export const pointQuota = (db: Db, { limits, slice, max, now = Date.now }: Point
     held.set(deviceId, { day: claim.day, left: available - accepted, account_id, workspace_id, ...(full ? { fullAt: limit } : {}) });
     return { accepted, refused: points - accepted, workspace_id, limit, locator: claim.locator };
   };
+  return take;
 };
 export type PointQuota = ReturnType<typeof pointQuota>;

@@ -253,7 +253,7 @@ const MAX_CLAIM_ATTEMPTS = 4;
 /**
  * Adds `points` to a device's count of the day's points, kept on its locator (`points_day`,
  * `points_claimed`): the count starts afresh on a new UTC day, and never goes back to an earlier
- * one. One UpdateItem in the usual case (two on the first claim of a day), which also answers the
+ * one. One UpdateItem in the usual case (two on a device's first claim of a new day), which also answers the
  * locator, so that a claim stands in for the device's lookup. The count is not bounded here: the
  * caller compares it with the device's limit and gives back what it does not use.
  * @returns the claim, or undefined when the device does not exist.
@@ -270,7 +270,11 @@ export const claimDevicePoints = async (db: Db, deviceId: string, day: string, p
           TableName: db.table,
           Key: deviceLocatorKey(deviceId),
           ...(sameDay
-            ? { UpdateExpression: 'ADD points_claimed :n', ConditionExpression: 'attribute_exists(pk) AND points_day = :day' }
+            ? {
+                // A device never counted before starts its count here too: one request for its first claim.
+                UpdateExpression: 'SET points_day = :day ADD points_claimed :n',
+                ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(points_day) OR points_day = :day)',
+              }
             : {
                 UpdateExpression: 'SET points_day = :day, points_claimed = :n',
                 // Days are YYYY-MM-DD: text order is time order.
