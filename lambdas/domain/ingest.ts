@@ -186,15 +186,21 @@ const publishMessages = async (deps: IngestDeps, publishes: StampedPublish[]): P
   if (!publishes.length) return { parsed: [], refused: [] };
   const perDevice = new Map<string, number>();
   for (const { deviceId } of publishes) perDevice.set(deviceId, (perDevice.get(deviceId) ?? 0) + 1);
-  const decisions = new Map(await Promise.all([...perDevice].map(async ([deviceId, n]) => [deviceId, await deps.points(deviceId, n)] as const)));
   const claimed = new Map<string, DevicePlacement>();
-  for (const [deviceId, decision] of decisions) {
-    const placement = placementOf(deviceId, decision?.locator);
-    if (placement) {
-      claimed.set(deviceId, placement);
-      deps.places.remember?.(deviceId, placement);
-    }
-  }
+  const decisions = new Map(
+    await Promise.all(
+      [...perDevice].map(async ([deviceId, n]) => {
+        const decision = await deps.points(deviceId, n);
+        // Kept at once, as the device lookup's answer: another batch of the device may ask for it next.
+        const placement = placementOf(deviceId, decision?.locator);
+        if (placement) {
+          claimed.set(deviceId, placement);
+          deps.places.remember?.(deviceId, placement);
+        }
+        return [deviceId, decision] as const;
+      }),
+    ),
+  );
   const unplaced = [...decisions].filter(([deviceId, decision]) => decision && !claimed.has(deviceId)).map(([deviceId]) => deviceId);
   const places = unplaced.length ? await deps.places(unplaced) : new Map<string, DevicePlacement | undefined>();
   const left = new Map([...decisions].map(([deviceId, decision]) => [deviceId, decision?.accepted ?? 0]));
