@@ -91,15 +91,22 @@ export const getWorkspaceLimits = async (db: Db, caller: Caller, workspaceId: st
  * once per `ttlMs`, so an operator's change applies within that time (LIMITS_CACHE_SECONDS).
  */
 export const limitsMemory = (db: Db, { ttlMs, max = 10_000 }: { ttlMs: number; max?: number }) => {
-  const known = new LRUCache<string, Limits>({ max, ttl: Math.max(1, ttlMs), ttlResolution: 0 });
-  return async (accountId: string, workspaceId: string): Promise<Limits> => {
-    const key = `${accountId}/${workspaceId}`;
-    const hit = ttlMs > 0 ? known.get(key) : undefined;
-    if (hit) return hit;
+  // The reads themselves are kept, so that many lookups of one workspace at once (a batch's devices)
+  // share one read; a failed read is forgotten at once.
+  const known = new LRUCache<string, Promise<Limits>>({ max, ttl: Math.max(1, ttlMs), ttlResolution: 0 });
+  const read = async (accountId: string, workspaceId: string) => {
     const workspace = await getWorkspaceOfAccount(db, accountId, workspaceId);
-    const limits = workspace ? limitsOf(workspace) : WORKSPACE_LIMIT_DEFAULTS;
-    if (ttlMs > 0) known.set(key, limits);
-    return limits;
+    return workspace ? limitsOf(workspace) : WORKSPACE_LIMIT_DEFAULTS;
+  };
+  return (accountId: string, workspaceId: string): Promise<Limits> => {
+    if (ttlMs <= 0) return read(accountId, workspaceId);
+    const key = `${accountId}/${workspaceId}`;
+    const hit = known.get(key);
+    if (hit) return hit;
+    const reading = read(accountId, workspaceId);
+    known.set(key, reading);
+    reading.catch(() => known.delete(key));
+    return reading;
   };
 };
 export type LimitsMemory = ReturnType<typeof limitsMemory>;
