@@ -54,9 +54,10 @@ export interface ForwardingOptions {
    */
   memory?: ForwarderMemory;
   /**
-   * Writes the batch's POSTs to the workspaces' usage (webhook_deliveries, webhook_failures): one
-   * write per workspace and day. A failure is logged with the counts, never retried by the
-   * messages: a POST cannot be taken back, and retrying its message would send it again.
+   * Counts the batch's POSTs in the workspaces' usage (webhook_deliveries, webhook_failures): the
+   * handler keeps them and writes them with its statuses (domain/usage.ts usageBuffer). A failure is
+   * logged with the counts, never retried by the messages: a POST cannot be taken back, and
+   * retrying its message would send it again.
    */
   recordUsage?: (tally: UsageTally) => Promise<unknown>;
 }

@@ -91,41 +91,41 @@ export const getWorkspaceUsage = async (db: Db, caller: Caller, workspaceId: str
   return { days, totals };
 };
 
-/** A container's count of API requests per workspace, written in batches ({@link apiRequestCounter}). */
-export interface ApiRequestCounter {
-  /** Counts one request on a workspace's paths, and writes what was counted when the oldest count has waited `flushMs`. */
-  count: (workspaceId: string) => Promise<void>;
-  /** Writes whatever is counted now. */
+/** Counts a container keeps and writes in batches ({@link usageBuffer}). */
+export interface UsageBuffer {
+  /** Adds counts; writes all that is kept when no write was made in the last `flushMs`. */
+  add: (tally: UsageTally) => Promise<void>;
+  /** Writes whatever is kept now. */
   flush: () => Promise<void>;
 }
 
 /**
- * Counts a handler container's API requests by workspace and day, and writes them (one UpdateItem
- * per workspace and day) at the end of the first request after the oldest unwritten count has
- * waited `flushMs`, so that a busy container writes once per `flushMs` and not once per request.
- * The bound: `api_requests` lags at most `flushMs` behind a container that keeps serving, and a
- * container that Lambda retires (it gives no notice) takes the counts of its last `flushMs` of
- * requests with it. A workspace's write that fails keeps its counts for the next one.
+ * Counts a container writes at most once per `flushMs` (one UpdateItem per workspace and day), as
+ * the forwarder writes its statuses: counts added when the last write is `flushMs` old or more are
+ * written at once, with whatever was kept; counts added sooner are kept for the first add after
+ * that. The API handlers' `api_requests` use it (USAGE_FLUSH_SECONDS), and the forwarder's webhook
+ * POSTs (FORWARDER_CACHE_SECONDS). The bound: a container that keeps working writes its counts
+ * within `flushMs`; what it added in the `flushMs` after its last write waits for its next
+ * invocation, and is lost if Lambda retires it first (Lambda gives no notice). A workspace's day
+ * whose write fails is kept for the next one. `flushMs` 0 writes at every add.
  */
-export const apiRequestCounter = (db: Db, { flushMs, now = Date.now }: { flushMs: number; now?: () => number }): ApiRequestCounter => {
+export const usageBuffer = (db: Db, { flushMs, now = Date.now }: { flushMs: number; now?: () => number }): UsageBuffer => {
   let pending = new UsageTally();
-  let since: number | undefined;
+  let written = Number.NEGATIVE_INFINITY;
   const flush = async () => {
     if (!pending.size) return;
     const writing = pending;
     pending = new UsageTally();
-    since = undefined;
+    written = now();
     const failed = await recordUsage(db, writing);
-    // Kept for the next write (counts of requests made meanwhile are in `pending` already).
+    // Kept for the next write (counts added meanwhile are in `pending` already).
     for (const entry of failed) pending.add(entry.workspaceId, Date.parse(entry.day), entry.counts);
-    if (failed.length) since ??= now();
   };
   return {
-    count: async (workspaceId) => {
-      const at = now();
-      pending.add(workspaceId, at, { api_requests: 1 });
-      since ??= at;
-      if (at - since >= flushMs) await flush();
+    add: async (tally) => {
+      if (!tally.size) return;
+      pending.merge(tally);
+      if (now() - written >= flushMs) await flush();
     },
     flush,
   };

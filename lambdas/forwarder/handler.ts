@@ -3,7 +3,7 @@ import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { forwarderMemory } from '../domain/forwarder-memory';
 import { forwardMessages, ORIGIN_ID_ATTRIBUTE } from '../domain/forwarding';
-import { recordUsage } from '../domain/usage';
+import { usageBuffer } from '../domain/usage';
 import { registryDb } from '../shared/clients';
 import { publishMetrics } from '../shared/metrics';
 import { tracer } from '../shared/tracer';
@@ -28,6 +28,8 @@ const REMEMBERED_WORKSPACES = 10_000;
 const db = registryDb();
 tracer.captureAWSv3Client(db.doc);
 const memory = forwarderMemory(db, { ttlMs: FORWARDER_CACHE_SECONDS * 1000, max: REMEMBERED_WORKSPACES });
+// The webhook POSTs' counts, written as the statuses are: at most once per FORWARDER_CACHE_SECONDS.
+const usage = usageBuffer(db, { flushMs: FORWARDER_CACHE_SECONDS * 1000 });
 
 /**
  * The forward queue's consumer (an SQS event source with ReportBatchItemFailures): delivers the
@@ -49,7 +51,7 @@ export const handler = middy(async (event: SQSEvent, context: Context): Promise<
       queueUrl: FORWARD_QUEUE_URL,
       retry: { baseSeconds: FORWARD_RETRY_BASE_SECONDS, maxSeconds: FORWARD_RETRY_MAX_SECONDS },
       concurrency: POST_CONCURRENCY,
-      recordUsage: (tally) => recordUsage(db, tally),
+      recordUsage: (tally) => usage.add(tally),
       startPostsBefore: Date.now() + context.getRemainingTimeInMillis() - WEBHOOK_TIMEOUT_MS - WRAP_UP_MS,
     });
     return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
