@@ -18,6 +18,7 @@ export type RouteHandler =
   | 'timeseries'
   | 'limits'
   | 'device-api'
+  | 'rollouts'
   | 'openapi';
 
 /**
@@ -69,6 +70,7 @@ export const STREAMED_HANDLERS: ReadonlySet<RouteHandler> = new Set<RouteHandler
   'api-keys',
   'integrations',
   'timeseries',
+  'rollouts',
 ]);
 
 const route = (
@@ -105,10 +107,12 @@ export const ROUTES: readonly Route[] = [
   route('GET', '/devices/{deviceId}/jobs', 'jobs', 'listJobs', 'List the jobs of a device, optionally by status'),
   route('GET', '/devices/{deviceId}/jobs/{jobName}', 'jobs', 'getJob', 'Get a job of a device'),
   route('POST', '/devices/{deviceId}/jobs/{jobName}', 'jobs', 'scheduleJob', 'Schedule (or replace) a job on a device'),
+  route('DELETE', '/devices/{deviceId}/jobs/{jobName}', 'jobs', 'cancelJob', 'Cancel a device’s job that has not ended'),
   route('POST', '/workspace/{workspaceId}/jobs/{jobName}', 'jobs', 'scheduleFleetJobSingular', 'Schedule a job on fleets (singular path of the reference)'),
   route('POST', '/workspaces/{workspaceId}/jobs/{jobName}', 'jobs', 'scheduleFleetJob', 'Schedule a job on fleets'),
 
   route('GET', '/devices/{deviceId}/fota', 'fota', 'getFota', 'Get a device’s FOTA status'),
+  route('DELETE', '/devices/{deviceId}/fota', 'fota', 'cancelFota', 'Cancel a device’s FOTA that has not ended'),
   route('POST', '/devices/{deviceId}/fota/{firmwareId}/versions/{firmwareVersion}', 'fota', 'scheduleFota', 'Schedule a FOTA on a device'),
   route('POST', '/workspaces/{workspaceId}/fota/{firmwareId}/versions/{firmwareVersion}', 'fota', 'scheduleFleetFota', 'Schedule a FOTA on fleets'),
 
@@ -118,12 +122,21 @@ export const ROUTES: readonly Route[] = [
   route('GET', '/workspaces/{workspaceId}/firmwares/{firmwareId}/versions/{firmwareVersion}', 'firmwares', 'getFirmware', 'Get a firmware version (ready once S3 holds exactly its bytes)'),
   route('DELETE', '/workspaces/{workspaceId}/firmwares/{firmwareId}/versions/{firmwareVersion}', 'firmwares', 'deleteFirmware', 'Delete a firmware version and its image (not while a FOTA that has not ended uses it)'),
 
+  // Rollouts (an addition to the v3 interface, operations.md §2): the record of each fleet-wide
+  // scheduling, its live counts and devices, and its control. Lists stream, as every list does.
+  route('GET', '/workspaces/{workspaceId}/rollouts', 'rollouts', 'listRollouts', 'List a workspace’s rollouts, newest first, with their counts'),
+  route('GET', '/workspaces/{workspaceId}/rollouts/{rolloutId}', 'rollouts', 'getRollout', 'Get a rollout with its live counts'),
+  route('GET', '/workspaces/{workspaceId}/rollouts/{rolloutId}/devices', 'rollouts', 'listRolloutDevices', 'List a rollout’s devices, optionally in one state'),
+  route('POST', '/workspaces/{workspaceId}/rollouts/{rolloutId}/pause', 'rollouts', 'pauseRollout', 'Pause a rollout: no more releases'),
+  route('POST', '/workspaces/{workspaceId}/rollouts/{rolloutId}/resume', 'rollouts', 'resumeRollout', 'Resume a paused rollout'),
+  route('POST', '/workspaces/{workspaceId}/rollouts/{rolloutId}/cancel', 'rollouts', 'cancelRollout', 'Cancel a rollout: its queued and pending devices are canceled'),
+
   // The device API: devices call it with their own token (Authorization: Bearer <device JWT>), at {base_url}/device.
   route('POST', '/device/data', 'device-api', 'publishData', 'Publish one data point or a batch; 202 once queued for storage and forwarding', 'device'),
   route('POST', '/device/events', 'device-api', 'reportDeviceEvents', 'Report one device event or a batch; 202 once queued for forwarding', 'device'),
   route('GET', '/device/status', 'device-api', 'getDeviceStatus', 'The device’s pending jobs and pending FOTA', 'device'),
-  route('POST', '/device/jobs/{jobName}/result', 'device-api', 'reportJobResult', 'Report a job’s result; the job becomes done', 'device'),
-  route('POST', '/device/fota/result', 'device-api', 'reportFotaResult', 'Report a FOTA’s outcome: done or failed', 'device'),
+  route('POST', '/device/jobs/{jobName}/result', 'device-api', 'reportJobResult', 'Report a job’s result; the job becomes done (failed for a result with an error)', 'device'),
+  route('POST', '/device/fota/result', 'device-api', 'reportFotaResult', 'Report a FOTA’s progress (in_progress) or outcome (done, failed)', 'device'),
 
   route('GET', '/workspaces/{workspaceId}/api-keys', 'api-keys', 'listApiKeys', 'List a workspace’s API keys (never their secrets)'),
   route('POST', '/workspaces/{workspaceId}/api-keys', 'api-keys', 'createApiKey', 'Create an API key (the secret is shown once)'),

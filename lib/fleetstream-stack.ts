@@ -3,7 +3,7 @@ import type { Construct } from 'constructs';
 import { BUCKETS, type BucketName } from '../lambdas/buckets';
 import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/routes';
 import { SCHEDULES, type ScheduledHandler } from '../lambdas/schedules';
-import { REGISTRY_FIRMWARE_USE_INDEX, REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
+import { REGISTRY_FIRMWARE_USE_INDEX, REGISTRY_ROLLOUT_DEVICES_INDEX, REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
 import { REGISTRY_STREAM, type StreamConsumer } from '../lambdas/streams';
 import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../local/queues';
 import { API_STAGE, Api, IDENTITY_HEADERS, type AuthorizedBy } from './constructs/api';
@@ -52,16 +52,21 @@ const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = { timeseries: 'ge
 const registryAccess = (source: string): TableAccess => REGISTRY_ACCESS[source] ?? 'read-write';
 
 // The registry's indexes a route handler queries: the firmware handler finds the FOTA that use a
-// version before deleting it. No other route handler queries an index.
-const ROUTE_REGISTRY_INDEXES: Partial<Record<RouteHandler, readonly string[]>> = { firmwares: [REGISTRY_FIRMWARE_USE_INDEX.name] };
+// version before deleting it; the rollouts' reads a rollout's devices by state. No other route
+// handler queries an index.
+const ROUTE_REGISTRY_INDEXES: Partial<Record<RouteHandler, readonly string[]>> = {
+  firmwares: [REGISTRY_FIRMWARE_USE_INDEX.name],
+  rollouts: [REGISTRY_ROLLOUT_DEVICES_INDEX.name],
+};
 
 // The data path, traced with X-Ray (their Powertools Tracer sends the segments: lambdas/shared/tracer.ts).
 const TRACED: ReadonlySet<string> = new Set(['ingest', 'forwarder']);
 
-// What each scheduled handler may do with the registry: the sweep finds due work on its index,
-// reads and updates items one at a time or in transactions, and never batches.
+// What each scheduled handler may do with the registry: the sweep finds due work on its index and
+// a rollout's devices on theirs, reads rollouts (queries) and changes items by conditional updates,
+// one at a time: no puts, deletes or batches.
 const SCHEDULED_REGISTRY_ACCESS: Record<ScheduledHandler, { access: TableAccess; indexes: readonly string[] }> = {
-  'rollout-sweep': { access: 'read-transact', indexes: [REGISTRY_SWEEP_INDEX.name] },
+  'rollout-sweep': { access: 'query-update', indexes: [REGISTRY_SWEEP_INDEX.name, REGISTRY_ROLLOUT_DEVICES_INDEX.name] },
 };
 
 /** Stack props plus the deploy-time settings (see `configFromContext`). */
@@ -180,16 +185,17 @@ export class FleetstreamStack extends Stack {
         return [source, fn] as const;
       }),
     );
-    // Job and FOTA events follow their writes: the registry stream's consumer makes them. It reads
-    // the stream (granted by the event source), and only GetItem on the table (the place of a
-    // device whose old job items carry none).
+    // Job and FOTA events and rollout counts follow their writes: the registry stream's consumer
+    // makes them. It reads the stream (granted by the event source); on the table it gets the place
+    // of a device whose old job items carry none, reads rollouts (a query of a rollout and its
+    // counters), and puts and updates (a transaction of counted marks and counters; a rollout's end).
     const streamConsumer = new HandlerFunction(this, `${pascalCase(REGISTRY_STREAM.consumer)}Handler`, {
       source: REGISTRY_STREAM.consumer,
-      description: 'Fleetstream registry stream consumer: job and FOTA events',
+      description: 'Fleetstream registry stream consumer: job and FOTA events, rollout counts',
       timeout: Duration.seconds(REGISTRY_STREAM.consumerTimeoutSeconds),
       ...logs,
     });
-    streamConsumer.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'get-item');
+    streamConsumer.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'read-put-update');
     this.streamFunctions = new Map([[REGISTRY_STREAM.consumer, streamConsumer]]);
     this.registryStream = new RegistryStream(this, 'RegistryStream', {
       table: this.registry.table,

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { RouteHandler } from '../lambdas/routes';
 import { BUCKETS } from '../lambdas/buckets';
 import { SCHEDULES } from '../lambdas/schedules';
-import { REGISTRY_FIRMWARE_USE_INDEX, REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
+import { REGISTRY_INDEXES } from '../lambdas/stores/keys';
 import { TIMESERIES_TTL_ATTRIBUTE } from '../lambdas/stores/timeseries/keys';
 import { REGISTRY_STREAM, STREAM_DLQ_NAME, type StreamDefinition } from '../lambdas/streams';
 import { ROUTE_TABLE_IDENTITY, routeTableRoutes, startApiGateway } from './api-gateway';
@@ -277,9 +277,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     });
     const client = new DynamoDBClient({});
     // The registry's change stream turns job and FOTA writes into their events (lambdas/streams.ts);
-    // its sweep index finds due work, its firmware-use index the FOTA of a firmware version
-    // (lambdas/stores/keys.ts). A table of an older data folder gets them.
-    await ensureTable(client, REGISTRY_TABLE, { stream: true, indexes: [REGISTRY_SWEEP_INDEX, REGISTRY_FIRMWARE_USE_INDEX] });
+    // its indexes find the sweep's due work, the FOTA of a firmware version and a rollout's devices
+    // (lambdas/stores/keys.ts REGISTRY_INDEXES). A table of an older data folder gets them.
+    await ensureTable(client, REGISTRY_TABLE, { stream: true, indexes: REGISTRY_INDEXES });
     // The time-series table expires points by TTL on the stack's attribute (never deleted by DynamoDB Local).
     await ensureTable(client, TIMESERIES_TABLE, { ttl: TIMESERIES_TTL_ATTRIBUTE });
     client.destroy();

@@ -7,6 +7,7 @@ import { formatMicros, nowMicros, type CloudStamper, type Micros } from '../shar
 import type { DataPointInput, DeviceEventInput, DeviceStatus, FotaResultBody, IngestMessage } from '../schemas/device-api';
 import { getDeviceOfWorkspace, type DeviceLocator, type DeviceRecord } from '../stores/device-store';
 import { getFotaOfDevice, listJobsOfDevice } from '../stores/job-store';
+import { getRolloutRecord } from '../stores/rollout-store';
 import { sendMessages } from '../stores/queue-store';
 import { eventMessage, eventTimestamp, type DevicePlace } from './events';
 import { firmwareDownloadOf } from './firmware';
@@ -121,36 +122,55 @@ export const reportEvents = async (deps: DeviceApiDeps, caller: DeviceCaller, ev
 };
 
 /**
- * What the device has to do: its pending jobs (oldest first) and its pending FOTA, with a fresh
- * download URL of its image when the version was registered and uploaded. The request is
- * recorded as a `status` event (which names the FOTA's firmware, never a URL).
+ * Which of a device's rollouts have ended by cancel or abort: their jobs still pending on it are
+ * left out of what it is told to do, before the sweep gets to cancel them (one read per rollout).
+ */
+const stoppedRollouts = async (db: Db, workspaceId: string, items: Array<{ rollout_id?: string }>) => {
+  const ids = [...new Set(items.flatMap((i) => (i.rollout_id ? [i.rollout_id] : [])))];
+  const views = await Promise.all(ids.map((id) => getRolloutRecord(db, workspaceId, id)));
+  return new Set(ids.filter((_, i) => { const r = views[i]; return r !== undefined && (r.state === 'canceled' || r.outcome === 'aborted'); }));
+};
+
+/**
+ * What the device has to do: its pending jobs (oldest first) and its pending FOTA, but those of
+ * a rollout that was canceled or aborted; the FOTA with a fresh download URL of its image when the
+ * version was registered and uploaded. The request is recorded as a `status` event (which names
+ * the FOTA's firmware, never a URL).
  * @throws NotFoundError when the device no longer exists.
  */
 export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller): Promise<DeviceStatus> => {
-  const [device, jobs, fota] = await Promise.all([
+  const [device, pendingJobs, fota] = await Promise.all([
     requireDevice(deps.db, caller),
     listJobsOfDevice(deps.db, caller.deviceId, 'pending'),
     getFotaOfDevice(deps.db, caller.deviceId),
   ]);
   const pendingFota = fota?.status === 'pending' ? fota : undefined;
-  const download = pendingFota && (await firmwareDownloadOf(deps.db, device.workspace_id, pendingFota.value));
+  // Both reads at once: a FOTA of a stopped rollout is rare, and its download then goes unused.
+  const [stopped, download] = await Promise.all([
+    stoppedRollouts(deps.db, caller.workspaceId, [...pendingJobs, ...(pendingFota ? [pendingFota] : [])]),
+    pendingFota && firmwareDownloadOf(deps.db, device.workspace_id, pendingFota.value),
+  ]);
+  const live = (item: { rollout_id?: string }) => !item.rollout_id || !stopped.has(item.rollout_id);
+  const dueFota = pendingFota && live(pendingFota) ? pendingFota : undefined;
   const status: DeviceStatus = {
-    jobs: jobs
+    jobs: pendingJobs
+      .filter(live)
       .sort((a, b) => a.scheduled_at.localeCompare(b.scheduled_at) || a.name.localeCompare(b.name))
       .map(({ name, value, scheduled_at }) => ({ name, value, scheduled_at })),
-    fota: pendingFota ? { value: download ? fotaArgs(pendingFota.value, download) : pendingFota.value, scheduled_at: pendingFota.scheduled_at } : null,
+    fota: dueFota ? { value: download ? fotaArgs(dueFota.value, download) : dueFota.value, scheduled_at: dueFota.scheduled_at } : null,
   };
   await observe(deps.forward, [
-    eventMessage(placeOf(device), 'status', 'd2c', { pending_jobs: status.jobs.map((j) => j.name), pending_fota: pendingFota?.value ?? null }),
+    eventMessage(placeOf(device), 'status', 'd2c', { pending_jobs: status.jobs.map((j) => j.name), pending_fota: dueFota?.value ?? null }),
   ]);
   return status;
 };
 
 /**
- * Records a job's result: the job becomes `done`. The registry stream then forwards a d2c `job`
- * event with the done job as payload (as the c2d event of its scheduling carries the pending one),
- * naming the device's fleet now. A retried report changes nothing and emits nothing.
- * @throws NotFoundError when the device has no such job; ConflictError when it is done with another result.
+ * Records a job's result: the job becomes `done`, or `failed` for a result with a top-level `error`.
+ * The registry stream then forwards a d2c `job` event with the ended job as payload (as the c2d
+ * event of its scheduling carries the pending one), naming the device's fleet now. A retried report
+ * changes nothing and emits nothing.
+ * @throws NotFoundError when the device has no such job; ConflictError when it already ended with another result, or is still queued.
  */
 export const reportJobResult = async (deps: DeviceApiDeps, caller: DeviceCaller, name: string, result: Record<string, unknown>) => {
   const device = await requireDevice(deps.db, caller);
@@ -158,9 +178,9 @@ export const reportJobResult = async (deps: DeviceApiDeps, caller: DeviceCaller,
 };
 
 /**
- * Records a FOTA's outcome: its status becomes `done` or `failed`. The registry stream then
- * forwards a d2c `fota` event: the ended FOTA, with the device's message when it gave one.
- * @throws NotFoundError when the device has no FOTA; ConflictError when it names another firmware or the FOTA already ended otherwise.
+ * Records a FOTA's progress (`in_progress`) or outcome (`done`, `failed`). The registry stream then
+ * forwards a d2c `fota` event: the FOTA, with the device's message when it gave one.
+ * @throws NotFoundError when the device has no FOTA; ConflictError when it names another firmware, the FOTA already ended otherwise, or is still queued.
  */
 export const reportFotaResult = async (deps: DeviceApiDeps, caller: DeviceCaller, outcome: FotaResultBody) => {
   const device = await requireDevice(deps.db, caller);

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { Db } from '../shared/clients';
 import { DEVICE_TOKEN_RECONNECT_GRACE_SECONDS } from '../shared/env';
-import { AppError } from '../shared/errors';
+import { AppError, ConflictError } from '../shared/errors';
 import { logger } from '../shared/logger';
 import { DataPointInputSchema, DeviceEventInputSchema, type DataPointInput, type DeviceEventInput } from '../schemas/device-api';
 import { JobObjectSchema } from '../schemas/job';
@@ -17,6 +17,8 @@ import {
 } from '../stores/device-mqtt-store';
 import { getDeviceStatus, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
 import { eventMessage, type DevicePlace } from './events';
+import { lateFotaOutcomeEvent } from './fota';
+import { lateJobResultEvent } from './jobs';
 import { fotaArgs } from './live-delivery';
 import { observe, verifyDeviceToken, type DeviceCaller, type Forward, type TokenRules } from './identities';
 
@@ -152,11 +154,17 @@ export interface DeviceMqttDeps extends DeviceApiDeps {
 
 const UpMessageSchema = z.object({ key: z.string().min(1).max(128), value: z.unknown() });
 
+/**
+ * A full firmware agent's `@fota` report: its outcome (`success`, `fail`), or its progress
+ * (`in_progress`, with `msg` saying how far: downloading, installing…), our addition.
+ */
 const FotaOutcomeSchema = z.object({
   fw_version: z.string().optional(),
-  result: z.enum(['success', 'fail']),
+  result: z.enum(['success', 'fail', 'in_progress']),
   msg: z.string().optional(),
 });
+
+const FOTA_STATUS_OF = { success: 'done', fail: 'failed', in_progress: 'in_progress' } as const;
 
 const ConditionSchema = z.union([
   z.object({ uuid: z.string().min(1).max(128), tag: TokenSchema, payload: z.unknown().optional(), start: z.iso.datetime({ offset: true }) }),
@@ -292,13 +300,20 @@ export const handleUpMessage = async (deps: DeviceMqttDeps, { topic, payload, re
   }
   if (key === '@fota') {
     const outcome = FotaOutcomeSchema.safeParse(value);
-    if (!outcome.success) return drop(deviceId, topic, 'not a FOTA outcome {"fw_version", "result": "success"|"fail", "msg"}');
+    if (!outcome.success) return drop(deviceId, topic, 'not a FOTA report {"fw_version", "result": "success"|"fail"|"in_progress", "msg"}');
     const { fw_version, result, msg } = outcome.data;
-    await reportFotaResult(deps, caller, {
-      status: result === 'success' ? 'done' : 'failed',
+    const report = {
+      status: FOTA_STATUS_OF[result],
       ...(fw_version ? { firmware_version: fw_version } : {}),
       ...(msg ? { message: msg.slice(0, 1024) } : {}),
-    }).catch(unlessRefused(deviceId, topic));
+    };
+    await reportFotaResult(deps, caller, report).catch(async (error: unknown) => {
+      // What the FOTA can no longer take is recorded as an event, not lost (operations.md §1).
+      const place = error instanceof ConflictError ? await placeOf(deps.db, caller) : undefined;
+      const late = place && (await lateFotaOutcomeEvent(deps.db, deviceId, report, place));
+      if (late) return deps.forward([late]);
+      return unlessRefused(deviceId, topic)(error);
+    });
     return;
   }
   if (key.startsWith('@')) {
@@ -307,7 +322,13 @@ export const handleUpMessage = async (deps: DeviceMqttDeps, { topic, payload, re
     // A job result is an object on the HTTPS door; any other JSON value is kept as {"value": …}.
     const result = JobObjectSchema.safeParse(value).success ? (value as Record<string, unknown>) : { value };
     if (!JobObjectSchema.safeParse(result).success) return drop(deviceId, topic, 'job result too large');
-    await reportJobResult(deps, caller, name.data, result).catch(unlessRefused(deviceId, topic));
+    await reportJobResult(deps, caller, name.data, result).catch(async (error: unknown) => {
+      // A result for a job that already ended (or is still queued) is recorded as a `job` event; the job stays as it is.
+      const place = error instanceof ConflictError ? await placeOf(deps.db, caller) : undefined;
+      const late = place && (await lateJobResultEvent(deps.db, deviceId, name.data, result, place));
+      if (late) return deps.forward([late]);
+      return unlessRefused(deviceId, topic)(error);
+    });
     return;
   }
   const reported = REPORTED_KEYS[key];

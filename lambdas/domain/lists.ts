@@ -78,3 +78,27 @@ export const pageSizeOf = (page: PageQuery) => (page.limit === undefined ? undef
 export async function* mapKeyed<T, U>(source: AsyncIterable<Keyed<T>>, read: (value: T) => U): AsyncGenerator<Keyed<U>> {
   for await (const { sk, value } of source) yield { sk, value: read(value) };
 }
+
+/**
+ * Sorted sources merged into one, by sort key (each source in key order, as a Query reads it):
+ * the shards of an index partition read as one list. Each source is read one item ahead, as the
+ * merge needs it.
+ */
+export async function* mergeKeyed<T>(sources: Array<AsyncIterable<Keyed<T>>>): AsyncGenerator<Keyed<T>> {
+  const iterators = sources.map((s) => s[Symbol.asyncIterator]());
+  try {
+    const heads = await Promise.all(iterators.map((it) => it.next()));
+    for (;;) {
+      let min = -1;
+      for (let i = 0; i < heads.length; i++) {
+        const head = heads[i];
+        if (!head.done && (min < 0 || head.value.sk < (heads[min].value as Keyed<T>).sk)) min = i;
+      }
+      if (min < 0) return;
+      yield heads[min].value as Keyed<T>;
+      heads[min] = await iterators[min].next();
+    }
+  } finally {
+    await Promise.all(iterators.map((it) => it.return?.()));
+  }
+}

@@ -22,11 +22,12 @@ export const fotaMessage = (value: FirmwareName, download?: FirmwareDownload): D
 const DELIVERY_CONCURRENCY = 32;
 
 /**
- * The `j/dn` message of a c2d `job` or `fota` event (a job or FOTA just scheduled), a FOTA with the
- * download `downloads` finds for it (minted now); undefined for any other event.
+ * The `j/dn` message of a c2d `job` or `fota` event that makes it pending (just scheduled, or
+ * released by its rollout), a FOTA with the download `downloads` finds for it (minted now);
+ * undefined for any other event (queued, canceled, timed out, d2c).
  */
 export const downMessageOf = async (event: EventMessage, downloads?: FotaDownloads): Promise<DownMessage | undefined> => {
-  if (event.direction !== 'c2d') return undefined;
+  if (event.direction !== 'c2d' || (event.payload as { status?: string }).status !== 'pending') return undefined;
   if (event.type === 'job') {
     const job = event.payload as { name: string; value: unknown };
     return jobMessage(job.name, job.value);

@@ -1,6 +1,7 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import type { Db } from '../shared/clients';
 import { logger } from '../shared/logger';
+import { settleAll } from '../shared/settle';
 import type { EventMessage } from '../schemas/forward';
 import { findDeviceLocator } from '../stores/device-store';
 import type { EventStamp } from '../stores/job-store';
@@ -19,18 +20,36 @@ export interface RegistryEventsDeps {
   concurrency: number;
   /** Publishes just-scheduled jobs and FOTA to their connected devices (best effort, never fails the batch). */
   deliver?: (changes: ScheduledChange[]) => Promise<void>;
+  /**
+   * Where another part of the consumer failed (the rollout counts), once it knows: the stream
+   * retries the batch from that record, so no record from it on is delivered live now (it will be
+   * with the retry, once).
+   */
+  retriedFrom?: Promise<number>;
 }
 
 // Each group of records is sent (and fails) as one: its events travel packed, about a hundred in
 // one forward-queue message (domain/forward-pack.ts packForward).
 export const SEND_GROUP = 100;
 
-/** A job or FOTA that is pending now and was not, or was scheduled anew (another `scheduled_at`). */
-const scheduled = (before: { status: string; scheduled_at: string } | undefined, after: { status: string; scheduled_at: string }) =>
-  after.status === 'pending' && (before?.status !== 'pending' || before.scheduled_at !== after.scheduled_at);
+/** What a change is for its events: a (re)scheduling, a change of state, a new progress report, or nothing. */
+type ExecutionImage = { status: string; scheduled_at: string; rollout_id?: string; message?: string };
 
-/** A job or FOTA that the device has just ended: pending before, another status now. */
-const ended = (before: { status: string } | undefined, after: { status: string }) => before?.status === 'pending' && after.status !== 'pending';
+/** Created, or replaced by another scheduling (another `scheduled_at` or rollout). */
+const scheduledAnew = (before: ExecutionImage | undefined, after: ExecutionImage) =>
+  !before || before.scheduled_at !== after.scheduled_at || before.rollout_id !== after.rollout_id;
+
+/** The states a device reports itself (d2c); the cloud decides the others (c2d: released, canceled, timed out). */
+const REPORTED: ReadonlySet<string> = new Set(['in_progress', 'done', 'failed']);
+
+/** The direction of the event a change emits, or undefined when it emits none. */
+export const directionOf = (before: ExecutionImage | undefined, after: ExecutionImage): 'c2d' | 'd2c' | undefined => {
+  if (scheduledAnew(before, after)) return 'c2d';
+  if (before!.status !== after.status) return REPORTED.has(after.status) ? 'd2c' : 'c2d';
+  // A device's new progress report (another message while in progress) is an event of its own.
+  if (after.status === 'in_progress' && after.message !== before!.message) return 'd2c';
+  return undefined;
+};
 
 /** Where the event of a change happens: the place stamped on the item, or, for items older than stamps, the device's place now. */
 const placeOf = async (db: Db, item: EventStamp & { device_id: string }): Promise<DevicePlace | undefined> => {
@@ -42,45 +61,27 @@ const placeOf = async (db: Db, item: EventStamp & { device_id: string }): Promis
 };
 
 /**
- * The event a job's or FOTA's change emits, exactly as the request paths used to send it:
- * - c2d `job`/`fota` when it is scheduled or replaced (pending, with a new `scheduled_at`): the job
- *   (or FOTA status) as payload; a rescheduled identical job is a new scheduling, so a new event;
- * - d2c `job`/`fota` when the device ends it (pending → done, or → done/failed for a FOTA): the
- *   ended job, or the FOTA with the device's message when it gave one.
+ * The event a job's or FOTA's change emits (operations.md §1: every state change):
+ * - c2d `job`/`fota` when it is scheduled or replaced (queued or pending, with a new
+ *   `scheduled_at`), released (queued → pending), canceled or timed out: the job (or FOTA status)
+ *   as payload; a rescheduled identical job is a new scheduling, so a new event;
+ * - d2c `job`/`fota` when the device reports (→ in_progress with each new message, → done, → failed):
+ *   the job with its result, or the FOTA with the device's message.
  * Nothing for other changes (a deleted item, a rewrite that changes neither) or for a device that
  * no longer exists. The `ts` is the one stamped on the item, so a retry rebuilds the same event.
  */
 export const eventOfChange = async (db: Db, change: RegistryChange): Promise<EventMessage | undefined> => {
   const { before, after } = change;
   if (!after) return undefined;
-  const direction = scheduled(before, after) ? 'c2d' : ended(before, after) ? 'd2c' : undefined;
+  const direction = directionOf(before, after);
   if (!direction) return undefined;
   const place = await placeOf(db, after);
   if (!place) {
     logger.warn('no event for a change of a device that no longer exists', { device_id: after.device_id, kind: change.kind });
     return undefined;
   }
-  const payload =
-    change.kind === 'job'
-      ? toJob(change.after!)
-      : { ...toFota(change.after!), ...(direction === 'd2c' && change.after!.message ? { message: change.after!.message } : {}) };
+  const payload = change.kind === 'job' ? toJob(change.after!) : toFota(change.after!);
   return eventMessage(place, change.kind, direction, payload, after.event_ts ?? eventTimestamp());
-};
-
-/** Runs `task` on every item, `concurrency` at once, settling each. */
-const settleAll = async <T, R>(items: T[], concurrency: number, task: (item: T, index: number) => Promise<R>) => {
-  const results: PromiseSettledResult<R>[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < items.length; i = next++) {
-      results[i] = await task(items[i], i).then(
-        (value) => ({ status: 'fulfilled', value }) as const,
-        (reason: unknown) => ({ status: 'rejected', reason }) as const,
-      );
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-  return results;
 };
 
 /**
@@ -118,7 +119,10 @@ export const forwardRegistryChanges = async (deps: RegistryEventsDeps, records: 
     if (!deps.deliver) return;
     for (const [g, group] of groups.entries()) {
       if (!(await groupSent[g].promise)) return;
-      await deps.deliver(group.map(({ event, live }) => ({ event, live }))).catch((error: unknown) => {
+      const limit = (await deps.retriedFrom) ?? records.length;
+      const deliverable = group.filter((r) => r.index < limit);
+      if (!deliverable.length) return;
+      await deps.deliver(deliverable.map(({ event, live }) => ({ event, live }))).catch((error: unknown) => {
         logger.warn('live delivery failed; devices get their jobs with their next #status', { error: error as Error });
       });
     }

@@ -1,34 +1,263 @@
 import type { Db } from '../shared/clients';
-import { listDueEntries } from '../stores/sweep-store';
+import { ConflictError, NotFoundError } from '../shared/errors';
+import type { Caller } from '../shared/http';
+import { newId, nowIso } from '../shared/ids';
+import type { StreamedList } from '../shared/json-stream';
+import type { JobStatus } from '../schemas/job';
+import type { PageQuery } from '../schemas/list';
+import type { Rollout, RolloutDevice } from '../schemas/rollout';
+import type { RolloutSettings, RolloutSettingsInput } from '../schemas/rollout-settings';
+import type { DeviceTarget, ExecutionTimes } from '../stores/job-store';
+import { collection } from '../stores/keys';
+import {
+  ROLLOUT_DEVICE_SHARDS,
+  createRollout,
+  getRollout as readRollout,
+  moveSweepEntry,
+  readRolloutDevicesShard,
+  readRolloutsOfWorkspace,
+  sealRollout,
+  setRolloutOutcome,
+  setRolloutState,
+  type RolloutRecord,
+  type RolloutState,
+  type RolloutView,
+} from '../stores/rollout-store';
+import { eventTimestamp } from './events';
+import { scheduledState } from './executions';
+import { snapshotTargets } from './fleet-targets';
+import { mapKeyed, mergeKeyed, pageSizeOf, paginate, startOf } from './lists';
+import { requireWorkspace } from './workspaces';
 
-/** What the minute sweep works with. */
-export interface SweepDeps {
-  db: Db;
-}
-
-/** What one run of the sweep did. */
-export interface SweepSummary {
-  /** Queued devices released (made `pending`). */
-  released: number;
-  /** Overdue jobs and FOTA ended as `timed_out`. */
-  timedOut: number;
-  /** Devices of canceled or aborted rollouts ended as `canceled`. */
-  canceled: number;
-}
+/** The window `max_per_minute` counts releases in: at most that many start in any 60 s. */
+export const RELEASE_WINDOW_MS = 60_000;
 
 /**
- * One run of the minute sweep (DESIGN §11): releases queued devices and times out overdue ones,
- * from the registry's sweep index, and stops starting new work at `budget.deadline`.
- *
- * Placeholder until the rollouts domain lands: it only counts the entries due before `budget.now`
- * (a real Query of the sweep index, so that the IAM and wiring of the sweep are exercised), and
- * reports them as `timedOut`.
+ * How long after its creation a rollout is sealed by the sweep if its scheduling never sealed it
+ * (the scheduling's Lambda died): well past the streamed routes' 5-minute timeout, and the
+ * registry stream's lag, so that every item it wrote is counted by then.
  */
-export const sweepRollouts = async (deps: SweepDeps, budget: { now: number; deadline: number }): Promise<SweepSummary> => {
-  let due = 0;
-  for await (const page of listDueEntries(deps.db, { before: budget.now })) {
-    due += page.length;
-    if (Date.now() >= budget.deadline) break;
+export const SEAL_AFTER_MS = 15 * 60_000;
+
+/** What a scheduling writes on one device's item besides the job or firmware: its state in the rollout and its event stamp. */
+export type DeviceState = { status: JobStatus; scheduled_at: string; event_ts: string; rollout_id?: string; timeout_seconds?: number } & ExecutionTimes;
+
+/** What a fleet-wide scheduling of one kind records and writes (jobs.ts and fota.ts give it). */
+export interface FleetScheduling {
+  kind: 'job' | 'fota';
+  /** What the rollout records of what was scheduled: a job's name and value, or the firmware. */
+  subject: Pick<RolloutRecord, 'job_name' | 'value' | 'firmware_id' | 'firmware_version'>;
+  /** Writes one item per device of `pages`, in the state `stateOf` gives it; yields the devices as their items are stored. */
+  write: (pages: AsyncIterable<DeviceTarget[]>, stateOf: (device: DeviceTarget, index: number) => DeviceState) => AsyncIterable<DeviceTarget[]>;
+}
+
+/** The stored settings of a rollout: every setting, null when off. */
+const settingsOf = (input: RolloutSettingsInput): RolloutSettings => ({
+  max_per_minute: input.max_per_minute ?? null,
+  timeout_seconds: input.timeout_seconds ?? null,
+  abort: input.abort ?? null,
+});
+
+/** A rollout as the API shows it. */
+export const toRollout = ({ record, tally }: RolloutView): Rollout => ({
+  id: record.id,
+  workspace_id: record.workspace_id,
+  kind: record.kind,
+  ...(record.kind === 'job' ? { job_name: record.job_name, value: record.value } : { firmware_id: record.firmware_id, firmware_version: record.firmware_version }),
+  fleets: record.fleets,
+  created_at: record.created_at,
+  updated_at: tally.updated_at && tally.updated_at > record.updated_at ? tally.updated_at : record.updated_at,
+  status: record.outcome ?? record.state,
+  settings: record.settings,
+  total: tally.total,
+  counts: tally.counts,
+});
+
+/** Whether a rollout has ended (completed, canceled or aborted): it takes no pause, resume or cancel. */
+export const hasEnded = (record: RolloutRecord) => record.outcome !== undefined || record.state === 'canceled';
+
+/**
+ * Where a sealed rollout's sweep entry goes: to its next release while it may still release,
+ * nowhere otherwise (an ended one is looked at by its cancel, or is done).
+ */
+const dueAfterSeal = (record: RolloutRecord) =>
+  record.state === 'in_progress' && !record.outcome && record.settings.max_per_minute && record.queue_open !== false && record.next_release_at
+    ? Date.parse(record.next_release_at)
+    : undefined;
+
+/**
+ * Ends a rollout when its counts say so, once: `aborted` when its abort rule holds (at least
+ * `min_finished` devices ended as done, failed or timed_out, and failed + timed_out are at least
+ * `failure_percentage` % of them; the sweep then cancels its queued and pending devices),
+ * `completed` when it is sealed, every device it wrote is counted, and none is queued, pending or
+ * in progress. The registry stream's consumer asks after each batch, the scheduling after it seals.
+ */
+export const settleRollout = async (db: Db, workspaceId: string, rolloutId: string, now = Date.now()) => {
+  const view = await readRollout(db, workspaceId, rolloutId);
+  if (!view || hasEnded(view.record)) return;
+  const { record, tally } = view;
+  const { done, failed, timed_out, queued, pending, in_progress } = tally.counts;
+  const finished = done + failed + timed_out;
+  const rule = record.settings.abort;
+  const at = new Date(now).toISOString();
+  if (rule && finished >= rule.min_finished && (failed + timed_out) * 100 >= rule.failure_percentage * finished) {
+    await setRolloutOutcome(db, workspaceId, rolloutId, 'aborted', at, now);
+    return;
   }
-  return { released: 0, timedOut: due, canceled: 0 };
+  if (record.sealed_total !== undefined && tally.total >= record.sealed_total && queued + pending + in_progress === 0) {
+    await setRolloutOutcome(db, workspaceId, rolloutId, 'completed', at);
+  }
 };
+
+/**
+ * Records that the scheduling wrote `total` device items, once (the scheduling when it ends, or the
+ * sweep for one that died); then the rollout's sweep entry follows (to its next release, or away)
+ * unless something moved it meanwhile, and it may end at once (all its devices already answered).
+ */
+export const sealAndSettle = async (db: Db, workspaceId: string, rolloutId: string, total: number, now = Date.now()) => {
+  const sealed = await sealRollout(db, workspaceId, rolloutId, total);
+  if (sealed) await moveSweepEntry(db, workspaceId, rolloutId, sealed.sweep_due, dueAfterSeal(sealed));
+  await settleRollout(db, workspaceId, rolloutId, now);
+};
+
+/**
+ * Schedules on every device of the chosen fleets (all when none is named) at one snapshot
+ * (`snapshotTargets`), as a **rollout**: the rollout item is written first (so that every device
+ * item names an existing rollout), then each device's item, in snapshot order: released now
+ * (`pending`, with its deadline when the rollout has a timeout) for the first `max_per_minute`
+ * (all of them without a rate), `queued` for the others, which the sweep releases a minute's worth
+ * at a time. The devices are given as their items are stored; once all are (or the client hung
+ * up, or a write failed), the rollout is sealed with how many were.
+ * @throws NotFoundError when the workspace or a named fleet is not the caller's; nothing is written then.
+ */
+export const scheduleOnFleets = async (
+  db: Db,
+  caller: Caller,
+  workspaceId: string,
+  fleetIds: string[] | undefined,
+  input: RolloutSettingsInput,
+  scheduling: FleetScheduling,
+) => {
+  const targets = await snapshotTargets(db, caller, workspaceId, fleetIds);
+  const at = nowIso();
+  const now = Date.parse(at);
+  const settings = settingsOf(input);
+  const rate = settings.max_per_minute;
+  const rollout: RolloutRecord = {
+    id: newId('rol', at),
+    workspace_id: workspaceId,
+    kind: scheduling.kind,
+    ...scheduling.subject,
+    fleets: [...new Set(fleetIds ?? [])],
+    created_at: at,
+    updated_at: at,
+    scheduled_at: at,
+    settings,
+    state: 'in_progress',
+    // The scheduling releases the first minute's devices itself: the sweep's first release is a minute later.
+    ...(rate ? { next_release_at: new Date(now + RELEASE_WINDOW_MS).toISOString(), last_release_at: at, queue_open: true } : {}),
+  };
+  // Due for its next release, or else for the seal that only a scheduling that died leaves to the sweep.
+  await createRollout(db, rollout, rate ? now + RELEASE_WINDOW_MS : now + SEAL_AFTER_MS);
+  const event_ts = eventTimestamp();
+  const stateOf = (_device: DeviceTarget, index: number): DeviceState => ({
+    ...scheduledState({ at, released: !rate || index < rate, timeout_seconds: settings.timeout_seconds ?? undefined, rollout_id: rollout.id }),
+    scheduled_at: at,
+    event_ts,
+  });
+  const written = scheduling.write(targets, stateOf);
+  async function* devices(): AsyncGenerator<string> {
+    let count = 0;
+    try {
+      for await (const page of written) {
+        for (const target of page) {
+          count += 1;
+          yield target.device_id;
+        }
+      }
+    } finally {
+      await sealAndSettle(db, workspaceId, rollout.id, count);
+    }
+  }
+  return { rollout, devices: devices() };
+};
+
+const requireRollout = async (db: Db, caller: Caller, workspaceId: string, rolloutId: string) => {
+  await requireWorkspace(db, caller, workspaceId);
+  const view = await readRollout(db, workspaceId, rolloutId);
+  if (!view) throw new NotFoundError(`Rollout ${rolloutId} not found.`);
+  return view;
+};
+
+/** @throws NotFoundError when the workspace is not the caller's or has no such rollout. */
+export const getRollout = async (db: Db, caller: Caller, workspaceId: string, rolloutId: string) =>
+  toRollout(await requireRollout(db, caller, workspaceId, rolloutId));
+
+/**
+ * A workspace's rollouts, newest first, with their counts, streamed; a page of them when `page` asks.
+ * @throws NotFoundError when the workspace is not the caller's; ValidationError for a cursor of another list.
+ */
+export const listRollouts = async (db: Db, caller: Caller, workspaceId: string, page: PageQuery = {}): Promise<StreamedList<Rollout>> => {
+  await requireWorkspace(db, caller, workspaceId);
+  const list = `rollouts/${workspaceId}`;
+  const after = startOf(list, page, collection.rolloutsOfWorkspace(workspaceId).prefix);
+  return paginate(list, mapKeyed(readRolloutsOfWorkspace(db, workspaceId, { after, pageSize: pageSizeOf(page) }), toRollout), page);
+};
+
+/** A device of a rollout as the list shows it: a job's result (stored as JSON text), a FOTA's message. */
+const toRolloutDevice = ({ device_id, status, updated_at, result, message }: { device_id: string; status: JobStatus; updated_at: string; result?: unknown; message?: string }): RolloutDevice => ({
+  device_id,
+  status,
+  updated_at,
+  ...(result !== undefined && (status === 'done' || status === 'failed') ? { result: (typeof result === 'string' ? JSON.parse(result) : result) as Record<string, unknown> } : {}),
+  ...(message ? { message } : {}),
+});
+
+/**
+ * A rollout's devices, only those in `status` when given, streamed; a page of them when `page`
+ * asks. From the rollout-devices index: each of its shards read in key order (state, then when it
+ * was reached, then device ID) and merged, so a state of 5 devices or of 100,000 reads only its own
+ * entries. Eventually consistent, as any index: a change of a moment ago may not show yet.
+ * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ValidationError for a cursor of another list.
+ */
+export const listRolloutDevices = async (db: Db, caller: Caller, workspaceId: string, rolloutId: string, status?: JobStatus, page: PageQuery = {}): Promise<StreamedList<RolloutDevice>> => {
+  await requireRollout(db, caller, workspaceId, rolloutId);
+  const list = `rollouts/${workspaceId}/${rolloutId}/devices/${status ?? '*'}`;
+  const after = startOf(list, page, status ? `${status}#` : '');
+  // Each shard holds about 1/16 of a page: read a little more than that per query.
+  const pageSize = page.limit === undefined ? undefined : Math.min(1000, Math.ceil((page.limit + 1) / ROLLOUT_DEVICE_SHARDS.length) * 2 + 8);
+  const shards = ROLLOUT_DEVICE_SHARDS.map((shard) => readRolloutDevicesShard(db, rolloutId, shard, { status, after, pageSize }));
+  return paginate(list, mapKeyed(mergeKeyed(shards), toRolloutDevice), page);
+};
+
+/** Changes an open rollout's state, or says why not. */
+const changeState = async (db: Db, caller: Caller, workspaceId: string, rolloutId: string, state: RolloutState, dueNow: boolean) => {
+  const { record } = await requireRollout(db, caller, workspaceId, rolloutId);
+  if (hasEnded(record)) throw new ConflictError(`Rollout ${rolloutId} has ended (${record.outcome ?? record.state}).`);
+  const now = Date.now();
+  const changed = await setRolloutState(db, workspaceId, rolloutId, state, new Date(now).toISOString(), dueNow ? now : undefined);
+  const view = await readRollout(db, workspaceId, rolloutId);
+  if (!changed || !view) throw new ConflictError(`Rollout ${rolloutId} has ended (${view ? (view.record.outcome ?? view.record.state) : 'gone'}).`);
+  return toRollout(view);
+};
+
+/**
+ * Pauses a rollout: no more releases (its pending devices stay pending); pausing a paused one changes nothing.
+ * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ConflictError when it has ended.
+ */
+export const pauseRollout = (db: Db, caller: Caller, workspaceId: string, rolloutId: string) => changeState(db, caller, workspaceId, rolloutId, 'paused', false);
+
+/**
+ * Resumes a paused rollout: the sweep releases its next minute's devices at its next run (60 s
+ * after the last release at the earliest); resuming one in progress changes nothing.
+ * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ConflictError when it has ended.
+ */
+export const resumeRollout = (db: Db, caller: Caller, workspaceId: string, rolloutId: string) => changeState(db, caller, workspaceId, rolloutId, 'in_progress', true);
+
+/**
+ * Cancels a rollout, for good: no more releases, and the sweep (at its next run) cancels every
+ * device still queued or pending; devices in progress go on. A device that asks for its jobs
+ * meanwhile is not given this rollout's (domain/device-api.ts).
+ * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ConflictError when it has ended.
+ */
+export const cancelRollout = (db: Db, caller: Caller, workspaceId: string, rolloutId: string) => changeState(db, caller, workspaceId, rolloutId, 'canceled', true);

@@ -1,5 +1,5 @@
 import { apiRequestHooks } from '../domain/api-requests';
-import { getFota, scheduleFleetFota, scheduleFota } from '../domain/fota';
+import { cancelFota, getFota, scheduleFleetFota, scheduleFota } from '../domain/fota';
 import { FOTA_OPERATIONS } from '../schemas/operations/fota';
 import { registryDb } from '../shared/clients';
 import { callerOf, ok } from '../shared/http';
@@ -8,9 +8,11 @@ import { streamJsonWithList } from '../shared/json-stream';
 
 export const handler = httpHandler('fota', FOTA_OPERATIONS, {
   getFota: async ({ path }, event) => ok(200, { fota: await getFota(registryDb(), callerOf(event), path.deviceId) }),
-  scheduleFota: async ({ path: { deviceId, ...firmware } }, event) => ok(200, { fota: await scheduleFota(registryDb(), callerOf(event), deviceId, firmware) }),
-  scheduleFleetFota: async ({ path: { workspaceId, ...firmware }, query }, event) => {
-    const { fota, devices } = await scheduleFleetFota(registryDb(), callerOf(event), workspaceId, firmware, query.fleet);
+  cancelFota: async ({ path }, event) => ok(200, { fota: await cancelFota(registryDb(), callerOf(event), path.deviceId) }),
+  scheduleFota: async ({ path: { deviceId, ...firmware }, body }, event) =>
+    ok(200, { fota: await scheduleFota(registryDb(), callerOf(event), deviceId, firmware, body.timeout_seconds) }),
+  scheduleFleetFota: async ({ path: { workspaceId, ...firmware }, query, body }, event) => {
+    const { fota, devices } = await scheduleFleetFota(registryDb(), callerOf(event), workspaceId, firmware, query.fleet, body.rollout);
     return streamJsonWithList(event, 'fota', fota, 'devices', devices);
   },
 }, apiRequestHooks(registryDb()));

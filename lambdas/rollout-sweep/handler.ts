@@ -1,5 +1,5 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { sweepRollouts, type SweepSummary } from '../domain/rollouts';
+import { sweepRollouts, type SweepSummary } from '../domain/rollout-sweep';
 import { registryDb } from '../shared/clients';
 import { logger } from '../shared/logger';
 

@@ -34,6 +34,7 @@ export const WorkspaceIdSchema = idSchema('wks');
 export const FleetIdSchema = idSchema('flt');
 export const DeviceIdSchema = idSchema('dev');
 export const ApiKeyIdSchema = idSchema('key');
+export const RolloutIdSchema = idSchema('rol');
 
 /** IDs as requests name them (see {@link idRefSchema}). */
 export const WorkspaceIdRefSchema = idRefSchema('wks');
@@ -42,6 +43,7 @@ export const DeviceIdRefSchema = idRefSchema('dev');
 export const ApiKeyIdRefSchema = idRefSchema('key');
 export const IdentityIdRefSchema = idRefSchema('idn');
 export const IntegrationIdRefSchema = idRefSchema('int');
+export const RolloutIdRefSchema = idRefSchema('rol');
 
 // Checked as sent, then trimmed: the length and the "not blank" rule are what JSON Schema can say
 // (maxLength, pattern), so the OpenAPI document refuses exactly what this refuses.

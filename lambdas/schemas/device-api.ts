@@ -128,16 +128,20 @@ export type DeviceStatus = z.infer<typeof DeviceStatusSchema>;
 
 export const DeviceJobResultPathSchema = z.strictObject({ jobName: PathTokenSchema });
 
-export const JobResultBodySchema = z.strictObject({ result: JobObjectSchema }).meta({ id: 'JobResult' });
+/** A job's result; an object with a top-level `error` key (the device clients' convention) makes the job `failed`, any other `done`. */
+export const JobResultBodySchema = z
+  .strictObject({ result: JobObjectSchema.meta({ description: 'What the job returned ({} when omitted); with a top-level `error` key the job is failed' }) })
+  .meta({ id: 'JobResult' });
 
-export const FOTA_OUTCOMES = ['done', 'failed'] as const;
+/** What a device may report of its FOTA: progress (`in_progress`, any number of times), then its outcome. */
+export const FOTA_OUTCOMES = ['in_progress', 'done', 'failed'] as const;
 
 export const FotaResultBodySchema = z
   .strictObject({
-    status: z.enum(FOTA_OUTCOMES),
+    status: z.enum(FOTA_OUTCOMES).meta({ description: 'in_progress (downloading, installing: may be sent again with a new message), then done or failed' }),
     firmware_id: TokenSchema.optional().meta({ description: 'When given, must be the scheduled firmware' }),
     firmware_version: TokenSchema.optional().meta({ description: 'When given, must be the scheduled version' }),
-    message: DescriptionSchema.optional().meta({ description: 'Why it failed, or other detail; forwarded in the fota event' }),
+    message: DescriptionSchema.optional().meta({ description: 'Progress, why it failed, or other detail; kept on the FOTA and forwarded in the fota event' }),
   })
   .meta({ id: 'FotaResult' });
 export type FotaResultBody = z.infer<typeof FotaResultBodySchema>;

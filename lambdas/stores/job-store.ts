@@ -4,7 +4,18 @@ import type { Fota } from '../schemas/fota';
 import type { Job, JobStatus } from '../schemas/job';
 import { isConditionFailed } from './errors';
 import { keyedItems, putPipelined, queryAll, strip, type ListRead } from './items';
-import { collection, fotaKey, jobKey } from './keys';
+import {
+  REGISTRY_ROLLOUT_DEVICES_INDEX,
+  REGISTRY_SWEEP_INDEX,
+  collection,
+  deadlinePartition,
+  fotaKey,
+  jobKey,
+  rolloutDevicesEntry,
+  shardOfDevice,
+  sweepEntry,
+  type ItemKey,
+} from './keys';
 
 /**
  * What a stored change carries for the event that the registry stream makes of it: where the
@@ -16,17 +27,28 @@ export interface EventStamp {
   fleet_id?: string;
   /** The `ts` of the event this change emits: a retried stream batch rebuilds the same event. */
   event_ts?: string;
-  /** The device was connected when this was scheduled: the registry stream publishes it on `j/dn`. */
+  /** The device was connected when this was scheduled (or it was released): the registry stream publishes it on `j/dn`. */
   deliver_live?: boolean;
 }
 
-/** A job of one device as stored. */
-export type JobRecord = Omit<Job, 'devices'> & { device_id: string } & EventStamp;
 /**
- * A FOTA of one device as stored; `message` is what the device said when it ended it;
+ * When a job or FOTA reached its state, and what bounds it (items written before states existed
+ * lack them): `released_at` when it became pending (absent while queued), `deadline_at` its
+ * release plus `timeout_seconds`.
+ */
+export interface ExecutionTimes {
+  updated_at?: string;
+  released_at?: string;
+  deadline_at?: string;
+}
+
+/** A job of one device as stored. */
+export type JobRecord = Omit<Job, 'devices'> & { device_id: string } & EventStamp & ExecutionTimes;
+/**
+ * A FOTA of one device as stored; `message` is what the device last said of it;
  * `firmware_ref` names the registered firmware version it uses (stores/keys.ts REGISTRY_FIRMWARE_USE_INDEX).
  */
-export type FotaRecord = Omit<Fota, 'devices'> & { device_id: string; message?: string; firmware_ref?: string } & EventStamp;
+export type FotaRecord = Omit<Fota, 'devices'> & { device_id: string; firmware_ref?: string } & EventStamp & ExecutionTimes;
 
 /** Where each device of a fleet-wide write lives (its workspace and fleet go on its item). */
 export interface DeviceTarget {
@@ -38,7 +60,33 @@ export interface DeviceTarget {
 }
 
 /** A FOTA as read from the table (a GetItem or a stream image). */
-export const fotaOfItem = (item: Record<string, unknown>) => strip<FotaRecord>(item);
+export const fotaOfItem = (item: Record<string, unknown>) => withoutIndexAttributes(strip<FotaRecord>(item));
+
+const INDEX_ATTRIBUTES = [
+  REGISTRY_SWEEP_INDEX.partitionKey,
+  REGISTRY_SWEEP_INDEX.sortKey,
+  REGISTRY_ROLLOUT_DEVICES_INDEX.partitionKey,
+  REGISTRY_ROLLOUT_DEVICES_INDEX.sortKey,
+] as const;
+
+const withoutIndexAttributes = <T extends object>(item: T): T => {
+  const copy = { ...item } as Record<string, unknown>;
+  for (const name of INDEX_ATTRIBUTES) delete copy[name];
+  return copy as T;
+};
+
+/** The sweep index entry of a device's job or FOTA with a deadline, in the device's deadline partition. */
+export const deadlineEntry = (deviceId: string, deadlineAt: string) => sweepEntry(Date.parse(deadlineAt), deadlinePartition(shardOfDevice(deviceId)));
+
+/**
+ * The index attributes of a job or FOTA item in its state: an entry of the sweep index while it is
+ * released and open with a deadline (in its device's deadline partition), and one of the
+ * rollout-devices index when it belongs to a rollout.
+ */
+export const indexAttributesOf = (item: { device_id: string; status: string; updated_at?: string; rollout_id?: string; deadline_at?: string }) => ({
+  ...(item.deadline_at && (item.status === 'pending' || item.status === 'in_progress') ? deadlineEntry(item.device_id, item.deadline_at) : {}),
+  ...(item.rollout_id && item.updated_at ? rolloutDevicesEntry(item.rollout_id, item.device_id, item.status, item.updated_at) : {}),
+});
 
 // A job's value and result are free-form JSON objects, stored as JSON text (a string attribute)
 // rather than DynamoDB maps: a map refuses empty keys, numbers beyond 38 digits or outside
@@ -47,7 +95,7 @@ export const fotaOfItem = (item: Record<string, unknown>) => strip<FotaRecord>(i
 // they are read as they are.
 const fromStored = (stored: unknown) => (typeof stored === 'string' ? (JSON.parse(stored) as Record<string, unknown>) : (stored as Record<string, unknown>));
 
-/** A job item as it is written: value and result as JSON text. */
+/** A job item as it is written: value and result as JSON text, with its index attributes. */
 const jobItem = <T extends { value: Record<string, unknown>; result?: Record<string, unknown> }>(job: T) => ({
   ...job,
   value: JSON.stringify(job.value),
@@ -56,143 +104,176 @@ const jobItem = <T extends { value: Record<string, unknown>; result?: Record<str
 
 /** A job as read from the table (a GetItem, a Query or a stream image), from either storage form. */
 export const jobOfItem = (item: Record<string, unknown>): JobRecord => {
-  const job = strip<JobRecord>(item);
+  const job = withoutIndexAttributes(strip<JobRecord>(item));
   return { ...job, value: fromStored(job.value), ...(job.result === undefined ? {} : { result: fromStored(job.result) }) };
 };
 
 /** Puts (creates or replaces) a device's job. */
 export const putJob = async (db: Db, job: JobRecord) => {
-  await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...jobKey(job.device_id, job.name), ...jobItem(job) } }));
+  await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...jobKey(job.device_id, job.name), ...jobItem(job), ...indexAttributesOf(job) } }));
 };
 
 /** The places of the devices a fleet-wide write reaches, as they are stored: each yielded once it is. */
-async function* placesOf(written: AsyncIterable<Array<DeviceTarget & Record<string, unknown>>>): AsyncGenerator<DeviceTarget[]> {
-  for await (const items of written) yield items.map(({ device_id, workspace_id, fleet_id }) => ({ device_id, workspace_id, fleet_id }));
+async function* placesOf(written: AsyncIterable<Array<Record<string, unknown>>>): AsyncGenerator<DeviceTarget[]> {
+  for await (const items of written) {
+    yield items.map((item) => ({ device_id: item.device_id as string, workspace_id: item.workspace_id as string, fleet_id: item.fleet_id as string }));
+  }
 }
 
-async function* itemsOf<T>(pages: AsyncIterable<DeviceTarget[]>, item: (device: DeviceTarget) => T): AsyncGenerator<T[]> {
-  for await (const page of pages) yield page.map(item);
+/** The items of a stream of device pages, each built from its device and its place in the whole stream (snapshot order). */
+async function* itemsOf<T>(pages: AsyncIterable<DeviceTarget[]>, item: (device: DeviceTarget, index: number) => T): AsyncGenerator<T[]> {
+  let index = 0;
+  for await (const page of pages) yield page.map((device) => item(device, index++));
 }
 
 /**
- * Puts the same job on every device of a stream of pages, each with its place, reading and
- * writing at once (stores/items.ts `putPipelined`); yields the devices as their jobs are stored.
- * Idempotent, so a retried request converges.
+ * Puts one job on every device of a stream of pages, each item built by `jobOf` from the device
+ * and its place in the stream (its state in a rate-limited rollout), reading and writing at once
+ * (stores/items.ts `putPipelined`); yields the devices as their jobs are stored. Idempotent, so a
+ * retried request converges.
  */
-export const putJobOnDevicePages = (db: Db, job: Omit<JobRecord, keyof DeviceTarget>, pages: AsyncIterable<DeviceTarget[]>, concurrency: number) => {
-  const item = jobItem(job);
-  return placesOf(putPipelined(db, itemsOf(pages, (device) => ({ ...jobKey(device.device_id, job.name), ...item, ...device })), concurrency));
-};
+export const putJobOnDevicePages = (db: Db, jobOf: (device: DeviceTarget, index: number) => JobRecord, pages: AsyncIterable<DeviceTarget[]>, concurrency: number) =>
+  placesOf(
+    putPipelined(
+      db,
+      itemsOf(pages, (device, index) => {
+        const job = jobOf(device, index);
+        return { ...jobKey(job.device_id, job.name), ...jobItem(job), ...indexAttributesOf(job) };
+      }),
+      concurrency,
+    ),
+  );
 
 export const getJobOfDevice = async (db: Db, deviceId: string, name: string) => {
   const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: jobKey(deviceId, name), ConsistentRead: true }));
   return Item ? jobOfItem(Item) : undefined;
 };
 
+const statusFilter = (status: JobStatus) => ({
+  FilterExpression: '#status = :status',
+  ExpressionAttributeNames: { '#status': 'status' },
+  ExpressionAttributeValues: { ':status': status },
+});
+
 /** A device's jobs one by one in name order, only those in `status` when given (a filter, so `pageSize` is not used then). */
 export const readJobsOfDevice = (db: Db, deviceId: string, status: JobStatus | undefined, read: ListRead) => {
   const { pk, prefix } = collection.jobsOfDevice(deviceId);
   if (!status) return keyedItems(db, { pk, prefix, ...read }, jobOfItem);
-  const extra = { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':status': status } };
-  return keyedItems(db, { pk, prefix, after: read.after, extra }, jobOfItem);
+  return keyedItems(db, { pk, prefix, after: read.after, extra: statusFilter(status) }, jobOfItem);
 };
 
 export const listJobsOfDevice = async (db: Db, deviceId: string, status?: JobStatus) => {
   const { pk, prefix } = collection.jobsOfDevice(deviceId);
-  const items = await queryAll<Record<string, unknown>>(
-    db,
-    pk,
-    prefix,
-    status ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':status': status } } : {},
-  );
+  const items = await queryAll<Record<string, unknown>>(db, pk, prefix, status ? statusFilter(status) : {});
   return items.map(jobOfItem);
 };
 
-/** SET clauses and values that write the given fields (an event stamp's) onto an item; undefined ones are left alone. */
-const stampUpdate = (stamp: EventStamp & { message?: string }) => {
-  const fields = Object.entries(stamp).filter(([, value]) => value !== undefined);
-  return {
-    sets: fields.map(([field]) => `${field} = :${field}`),
-    values: Object.fromEntries(fields.map(([field, value]) => [`:${field}`, value])),
-  };
-};
+/**
+ * A change of state of a job or FOTA item, written only when it is in one of `from` (and its
+ * attributes equal `expect`, paths such as `value.firmware_id` allowed), so that concurrent writers
+ * (a device's answer, a cancel, the sweep) never undo each other: `updated_at` becomes `at`, the
+ * rollout-devices entry follows the state, an ended one leaves the sweep index (and gets
+ * `completed_at`), a released one gets `released_at`. `set` writes more fields (undefined ones are
+ * left alone), `remove` drops some.
+ */
+export interface Transition {
+  from: readonly JobStatus[];
+  to: JobStatus;
+  at: string;
+  set?: Record<string, unknown>;
+  remove?: readonly string[];
+  expect?: Record<string, string>;
+}
+
+const ENDS: ReadonlySet<string> = new Set(['done', 'failed', 'timed_out', 'canceled']);
 
 /**
- * Marks a pending job done with its result and completion time, and the stamp of its d2c event.
- * @returns the done job, or undefined when there is no such job or it is not pending.
+ * Applies a transition to the item at `key` (a job's or a FOTA's of device `deviceId`).
+ * @returns the item as it is now, or undefined when there is no such item or it is in another state.
  */
-export const completePendingJob = async (db: Db, deviceId: string, name: string, result: Record<string, unknown>, at: string, stamp: EventStamp = {}) => {
-  const { sets, values } = stampUpdate(stamp);
+export const transitionItem = async (db: Db, key: ItemKey, deviceId: string, t: Transition): Promise<Record<string, unknown> | undefined> => {
+  const ended = ENDS.has(t.to);
+  const fields: Record<string, unknown> = {
+    status: t.to,
+    updated_at: t.at,
+    [REGISTRY_ROLLOUT_DEVICES_INDEX.sortKey]: `${t.to}#${t.at}#${deviceId}`,
+    ...(ended ? { completed_at: t.at } : {}),
+    ...(t.to === 'pending' ? { released_at: t.at } : {}),
+    ...t.set,
+  };
+  const sets = Object.entries(fields).filter(([, value]) => value !== undefined);
+  const removes = [...(ended ? [REGISTRY_SWEEP_INDEX.partitionKey, REGISTRY_SWEEP_INDEX.sortKey] : []), ...(t.remove ?? [])];
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const name = (path: string) =>
+    path
+      .split('.')
+      .map((part) => {
+        const alias = `#n${Object.keys(names).length}`;
+        names[alias] = part;
+        return alias;
+      })
+      .join('.');
+  const value = (v: unknown) => {
+    const alias = `:v${Object.keys(values).length}`;
+    values[alias] = v;
+    return alias;
+  };
+  const update = [`SET ${sets.map(([field, v]) => `${name(field)} = ${value(v)}`).join(', ')}`, ...(removes.length ? [`REMOVE ${removes.map(name).join(', ')}`] : [])].join(' ');
+  const status = name('status');
+  // false for a missing item too, so that nothing is created
+  const conditions = [`${status} IN (${t.from.map(value).join(', ')})`, ...Object.entries(t.expect ?? {}).map(([path, v]) => `${name(path)} = ${value(v)}`)];
   try {
     const { Attributes } = await db.doc.send(
       new UpdateCommand({
         TableName: db.table,
-        Key: jobKey(deviceId, name),
-        UpdateExpression: `SET ${['#status = :done', '#result = :result', 'completed_at = :at', ...sets].join(', ')}`,
-        // false for a missing item too, so that nothing is created
-        ConditionExpression: '#status = :pending',
-        ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
-        ExpressionAttributeValues: { ':done': 'done', ':pending': 'pending', ':result': JSON.stringify(result), ':at': at, ...values },
+        Key: key,
+        UpdateExpression: update,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return jobOfItem(Attributes ?? {});
+    return Attributes;
   } catch (error) {
     if (isConditionFailed(error)) return undefined;
     throw error;
   }
 };
 
-/** Puts (creates or replaces) a device's FOTA. */
-export const putFota = async (db: Db, fota: FotaRecord) => {
-  await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...fotaKey(fota.device_id), ...fota } }));
+/** A transition of a device's job; the result is stored as JSON text. @returns the job as it is now, or undefined (see transitionItem). */
+export const transitionJob = async (db: Db, deviceId: string, name: string, t: Transition & { result?: Record<string, unknown> }) => {
+  const { result, ...rest } = t;
+  const item = await transitionItem(db, jobKey(deviceId, name), deviceId, { ...rest, set: { ...rest.set, ...(result === undefined ? {} : { result: JSON.stringify(result) }) } });
+  return item && jobOfItem(item);
 };
 
-/** Puts the same FOTA on every device of a stream of pages, as `putJobOnDevicePages` does a job. */
-export const putFotaOnDevicePages = (db: Db, fota: Omit<FotaRecord, keyof DeviceTarget>, pages: AsyncIterable<DeviceTarget[]>, concurrency: number) =>
-  placesOf(putPipelined(db, itemsOf(pages, (device) => ({ ...fotaKey(device.device_id), ...fota, ...device })), concurrency));
+/** Puts (creates or replaces) a device's FOTA. */
+export const putFota = async (db: Db, fota: FotaRecord) => {
+  await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...fotaKey(fota.device_id), ...fota, ...indexAttributesOf(fota) } }));
+};
+
+/** Puts one FOTA on every device of a stream of pages, as `putJobOnDevicePages` does a job. */
+export const putFotaOnDevicePages = (db: Db, fotaOf: (device: DeviceTarget, index: number) => FotaRecord, pages: AsyncIterable<DeviceTarget[]>, concurrency: number) =>
+  placesOf(
+    putPipelined(
+      db,
+      itemsOf(pages, (device, index) => {
+        const fota = fotaOf(device, index);
+        return { ...fotaKey(fota.device_id), ...fota, ...indexAttributesOf(fota) };
+      }),
+      concurrency,
+    ),
+  );
 
 export const getFotaOfDevice = async (db: Db, deviceId: string) => {
   const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: fotaKey(deviceId), ConsistentRead: true }));
   return Item ? fotaOfItem(Item) : undefined;
 };
 
-/**
- * Ends a pending FOTA with the device's outcome (and its message, when it gave one), provided it
- * is the firmware the device names (when it names one); the stamp of its d2c event goes with it.
- * @returns the ended FOTA, or undefined when there is none, it is not pending, or it is another firmware.
- */
-export const finishPendingFota = async (
-  db: Db,
-  deviceId: string,
-  status: string,
-  firmware: { firmware_id?: string; firmware_version?: string },
-  { message, ...stamp }: EventStamp & { message?: string } = {},
-) => {
-  const conditions = ['#status = :pending'];
-  const stamped = stampUpdate({ ...stamp, message: message || undefined });
-  const values: Record<string, string | undefined> = { ':status': status, ':pending': 'pending', ...stamped.values };
-  for (const field of ['firmware_id', 'firmware_version'] as const) {
-    const value = firmware[field];
-    if (value === undefined) continue;
-    conditions.push(`#value.${field} = :${field}`);
-    values[`:${field}`] = value;
-  }
-  try {
-    const { Attributes } = await db.doc.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: fotaKey(deviceId),
-        UpdateExpression: `SET ${['#status = :status', ...stamped.sets].join(', ')}`,
-        ConditionExpression: conditions.join(' AND '),
-        ExpressionAttributeNames: { '#status': 'status', ...(conditions.length > 1 ? { '#value': 'value' } : {}) },
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return fotaOfItem(Attributes ?? {});
-  } catch (error) {
-    if (isConditionFailed(error)) return undefined;
-    throw error;
-  }
+/** A transition of a device's FOTA. @returns the FOTA as it is now, or undefined (see transitionItem). */
+export const transitionFota = async (db: Db, deviceId: string, t: Transition) => {
+  const item = await transitionItem(db, fotaKey(deviceId), deviceId, t);
+  return item && fotaOfItem(item);
 };

@@ -11,6 +11,10 @@
  * | schedule clock  | WKS#<wks>      | CLOCK           |
  * | job             | DEV#<dev>      | JOB#<name>      |
  * | FOTA            | DEV#<dev>      | FOTA            |
+ * | counted change  | DEV#<dev>      | CNT#<event id>  |
+ * | superseded job  | DEV#<dev>      | ROLLED#<rol>#<job or FOTA sort key> |
+ * | rollout         | WKS#<wks>      | ROLLOUT#<rol>   |
+ * | rollout counter | WKS#<wks>      | ROLLOUT#<rol>#C<n> |
  * | open condition  | DEV#<dev>      | COND#<uuid>     |
  * | API key (meta)  | WKS#<wks>      | APIKEY#<key>    |
  * | API key (hash)  | APIKEY#<sha256>| APIKEY          |
@@ -26,7 +30,8 @@
  * the caller's own: isolation is in the key, not in a filter.
  *
  * Global secondary indexes: `sweep` (REGISTRY_SWEEP_INDEX) finds the minute sweep's due work;
- * `firmware-use` (REGISTRY_FIRMWARE_USE_INDEX) finds the FOTA that use a firmware version.
+ * `firmware-use` (REGISTRY_FIRMWARE_USE_INDEX) finds the FOTA that use a firmware version;
+ * `rollout-devices` (REGISTRY_ROLLOUT_DEVICES_INDEX) a rollout's devices by state.
  */
 export interface ItemKey {
   pk: string;
@@ -75,27 +80,53 @@ export interface IndexDefinition {
   /** String attributes: an item lacking either is not in the index (sparse). */
   readonly partitionKey: string;
   readonly sortKey: string;
-  /** KEYS_ONLY: the index holds the table's keys and its own; a reader gets the item itself. */
-  readonly projection: 'KEYS_ONLY';
+  /**
+   * KEYS_ONLY: the index holds the table's keys and its own; a reader gets the item itself.
+   * INCLUDE: those and `nonKeyAttributes`, so that a reader needs no second read.
+   */
+  readonly projection: 'KEYS_ONLY' | 'INCLUDE';
+  readonly nonKeyAttributes?: readonly string[];
 }
 
 /**
  * The registry's sparse index of due work (DESIGN §11): only items that carry both `sweep_pk` and
- * `sweep_sk` are in it (queued devices of rate-limited rollouts, jobs and FOTA with a deadline,
- * rollouts that need work), so the minute sweep queries what is due, never scans. Keys only: a
- * small, cheap index whose writes cost one unit per entry; the sweep reads the items it acts on.
+ * `sweep_sk` are in it (jobs and FOTA with a deadline, rollouts that have releases, cancellations
+ * or a seal due), so the minute sweep queries what is due, never scans. Keys only: a small, cheap
+ * index whose writes cost one unit per entry; the sweep reads the items it acts on.
  */
 export const REGISTRY_SWEEP_INDEX: IndexDefinition = { name: 'sweep', partitionKey: 'sweep_pk', sortKey: 'sweep_sk', projection: 'KEYS_ONLY' };
 
-/** The partition of the sweep index that holds due entries (one today; more spread a hot one's writes). */
-export const SWEEP_DUE_PARTITION = 'DUE#0';
+/**
+ * Partitions a per-device write spreads over, in the sweep index (deadlines) and the rollout-devices
+ * index: an index partition takes about 1,000 writes/s and a hot index throttles the table's own
+ * writes (back-pressure), while a fleet-wide scheduling writes ~10,000 items/s, each with an entry.
+ * 16 partitions take 16,000/s, above the registry's warm 10,000; a reader queries all 16.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations
+ */
+export const INDEX_SHARDS = 16;
+
+/** Which of the INDEX_SHARDS partitions a device's entries go to: FNV-1a of its ID, so always the same. */
+export const shardOfDevice = (deviceId: string, shards = INDEX_SHARDS) => {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < deviceId.length; i++) hash = Math.imul(hash ^ deviceId.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % shards;
+};
+
+/** The sweep-index partition of a job's or FOTA's deadline: one of INDEX_SHARDS, by device. */
+export const deadlinePartition = (shard: number) => `DUE#T${String(shard).padStart(2, '0')}`;
+
+/** Every deadline partition, as the sweep reads them. */
+export const DEADLINE_PARTITIONS: readonly string[] = Array.from({ length: INDEX_SHARDS }, (_, k) => deadlinePartition(k));
+
+/** The sweep-index partition of rollouts with work due (one entry per rollout: never hot). */
+export const ROLLOUT_DUE_PARTITION = 'DUE#R';
 
 /**
- * The sweep index attributes of an entry due at `dueAt` (ms since the epoch): the sort key starts
- * with the due time in ISO 8601 UTC (fixed width, so text order is time order), then `suffix`
- * when one is given (`#…`, to tell apart entries due in the same millisecond).
+ * The sweep index attributes of an entry due at `dueAt` (ms since the epoch) in `partition`: the
+ * sort key is the due time in ISO 8601 UTC (fixed width, so text order is time order), then
+ * `suffix` when one is given.
  */
-export const sweepEntry = (dueAt: number, suffix = '', partition = SWEEP_DUE_PARTITION) => ({
+export const sweepEntry = (dueAt: number, partition: string, suffix = '') => ({
   [REGISTRY_SWEEP_INDEX.partitionKey]: partition,
   [REGISTRY_SWEEP_INDEX.sortKey]: `${new Date(dueAt).toISOString()}${suffix}`,
 });
@@ -110,6 +141,54 @@ export const REGISTRY_FIRMWARE_USE_INDEX: IndexDefinition = { name: 'firmware-us
 
 /** The `firmware_ref` of a FOTA scheduled for a registered firmware version (REGISTRY_FIRMWARE_USE_INDEX). */
 export const firmwareRefOf = (workspaceId: string, firmwareId: string, version: string) => `${workspaceId}#${firmwareId}#${version}`;
+
+/**
+ * A rollout's devices by state (`GET …/rollouts/{id}/devices?status=`, the sweep's releases and
+ * cancellations): every job or FOTA item of a rollout, and the record a later scheduling leaves of
+ * one it replaced, carries `rollout_pk` = the rollout and the device's shard (INDEX_SHARDS, so that
+ * a 100,000-device scheduling spreads its index writes) and `rollout_sk` = `<status>#<updated_at>#<device>`:
+ * one state of one rollout is a key range per shard, in the order devices reached it (queued devices
+ * in snapshot order: their device IDs, all scheduled at once). The listing's fields are projected.
+ */
+export const REGISTRY_ROLLOUT_DEVICES_INDEX: IndexDefinition = {
+  name: 'rollout-devices',
+  partitionKey: 'rollout_pk',
+  sortKey: 'rollout_sk',
+  projection: 'INCLUDE',
+  nonKeyAttributes: ['device_id', 'status', 'updated_at', 'result', 'message'],
+};
+
+/** Every index of the registry, in the order they were added (a deploy adds one per update). */
+export const REGISTRY_INDEXES: readonly IndexDefinition[] = [REGISTRY_SWEEP_INDEX, REGISTRY_FIRMWARE_USE_INDEX, REGISTRY_ROLLOUT_DEVICES_INDEX];
+
+/** The rollout-devices partition of one shard of a rollout. */
+export const rolloutDevicesPartition = (rolloutId: string, shard: number) => `RD#${rolloutId}#${String(shard).padStart(2, '0')}`;
+
+/** The rollout-devices index attributes of a device in a state since `updatedAt`. */
+export const rolloutDevicesEntry = (rolloutId: string, deviceId: string, status: string, updatedAt: string) => ({
+  [REGISTRY_ROLLOUT_DEVICES_INDEX.partitionKey]: rolloutDevicesPartition(rolloutId, shardOfDevice(deviceId)),
+  [REGISTRY_ROLLOUT_DEVICES_INDEX.sortKey]: `${status}#${updatedAt}#${deviceId}`,
+});
+
+/** A rollout of a workspace: the record of one fleet-wide scheduling. */
+export const ROLLOUT_SORT_KEY_PREFIX = 'ROLLOUT#';
+export const rolloutKey = (workspaceId: string, rolloutId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `${ROLLOUT_SORT_KEY_PREFIX}${rolloutId}` });
+
+/** Counter items a rollout's counts are spread over: concurrent stream batches update different ones (fewer transaction conflicts). */
+export const COUNTER_SHARDS = 8;
+export const rolloutCounterKey = (workspaceId: string, rolloutId: string, shard: number): ItemKey => ({
+  pk: `WKS#${workspaceId}`,
+  sk: `${ROLLOUT_SORT_KEY_PREFIX}${rolloutId}#C${shard}`,
+});
+
+/** The mark that one registry stream record (by its event ID) is counted in its rollouts' counts. */
+export const countedChangeKey = (deviceId: string, eventId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `CNT#${eventId}` });
+
+/** What a device's job or FOTA was in a rollout once a later scheduling replaced it (the item's sort key after the rollout). */
+export const supersededKey = (deviceId: string, rolloutId: string, itemSortKey: string): ItemKey => ({
+  pk: `DEV#${deviceId}`,
+  sk: `ROLLED#${rolloutId}#${itemSortKey}`,
+});
 
 /** What kind of item a key names, for readers of the table's change stream: a job, a FOTA, or another item. */
 export const itemKindOf = (key: ItemKey): 'job' | 'fota' | undefined => {
@@ -132,4 +211,7 @@ export const collection = {
   integrationsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'INT#' }),
   firmwaresOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'FW#' }),
   usageOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'USAGE#' }),
+  rolloutsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: ROLLOUT_SORT_KEY_PREFIX }),
+  /** A rollout's item and its counter items (rollout IDs have one length: no other rollout's key starts so). */
+  rolloutWithCounters: (workspaceId: string, rolloutId: string) => ({ pk: `WKS#${workspaceId}`, prefix: `${ROLLOUT_SORT_KEY_PREFIX}${rolloutId}` }),
 };

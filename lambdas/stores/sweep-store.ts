@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
-import { REGISTRY_SWEEP_INDEX, SWEEP_DUE_PARTITION, type ItemKey } from './keys';
+import { REGISTRY_SWEEP_INDEX, type ItemKey } from './keys';
 
 /** An entry of the sweep index: the item's own key and when it is due (the index's sort key). */
 export interface SweepEntry extends ItemKey {
@@ -12,8 +12,8 @@ export interface SweepEntry extends ItemKey {
 export interface DueRead {
   /** Entries due strictly before this time (ms since the epoch). */
   before: number;
-  /** @default SWEEP_DUE_PARTITION */
-  partition?: string;
+  /** The index partition (keys.ts: a deadline partition, or the rollouts'). */
+  partition: string;
   /** Query's Limit: entries evaluated per page (default: DynamoDB's 1 MB pages). */
   pageSize?: number;
 }
@@ -25,7 +25,7 @@ const { name: IndexName, partitionKey, sortKey } = REGISTRY_SWEEP_INDEX;
  * (eventually consistent, as every GSI read: an entry written a moment ago may show on the next
  * sweep). Each page's LastEvaluatedKey is passed back until the partition is read to `before`.
  */
-export async function* listDueEntries(db: Db, { before, partition = SWEEP_DUE_PARTITION, pageSize }: DueRead): AsyncGenerator<SweepEntry[]> {
+export async function* listDueEntries(db: Db, { before, partition, pageSize }: DueRead): AsyncGenerator<SweepEntry[]> {
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
     const page = await db.doc.send(

@@ -80,7 +80,7 @@ export const HANDLER_ESBUILD_OPTIONS = {
 export const HANDLER_ENVIRONMENT = { NODE_OPTIONS: '--enable-source-maps' } as const;
 
 /** What a handler may do with a table it is bound to. */
-export type TableAccess = 'get-item' | 'get-update' | 'gets-update' | 'read-update' | 'read-transact' | 'read-write';
+export type TableAccess = 'get-item' | 'get-update' | 'gets-update' | 'query-update' | 'read-update' | 'read-put-update' | 'read-write';
 
 const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
 const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'];
@@ -96,12 +96,14 @@ export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   'get-update': ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
   // The same, and items read a batch at a time (the storage API: the fleets a filter names).
   'gets-update': ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
+  // Queries and conditional updates of one item at a time: no puts, no deletes, no batches (the sweep).
+  'query-update': ['dynamodb:Query', 'dynamodb:UpdateItem'],
   // Items looked up, counters added to, and queries (a workspace's usage days).
   'read-update': ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
-  // One item at a time or a transaction (TransactWriteItems is authorized as the Put, Update,
-  // Delete and ConditionCheck inside it), and queries: no batch calls.
+  // Reads, and puts and updates one item at a time or in transactions (TransactWriteItems is
+  // authorized as the Put and Update inside it): no deletes, no batches (the registry stream's consumer).
   // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html
-  'read-transact': ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+  'read-put-update': ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
   'read-write': [...READ_ACTIONS, ...WRITE_ACTIONS],
 };
 
@@ -182,9 +184,10 @@ export class HandlerFunction extends NodejsFunction {
   /**
    * Lets the handler use a DynamoDB table and puts its name in `envVar`: `get-item` allows only
    * GetItem (an authorizer's lookup); `get-update` GetItem and UpdateItem (lookups and counters);
-   * `read-update` those and Query; `read-transact` allows GetItem, Query and the single-item
-   * writes and transactions, no batch calls; `read-write` allows the item-level actions the stores
-   * issue, batches and transactions included (TransactWriteItems is authorized per
+   * `gets-update` those and BatchGetItem; `query-update` Query and UpdateItem; `read-update`
+   * GetItem, Query and UpdateItem; `read-put-update` those and PutItem (single items and
+   * transactions), no deletes and no batch calls; `read-write` allows the item-level actions the
+   * stores issue, batches and transactions included (TransactWriteItems is authorized per
    * Put/Update/Delete/ConditionCheck inside it). Each of `indexes` may be queried, by its own ARN
    * (`<table>/index/<name>`), and no other index. Narrower than CDK's grantReadWriteData: no Scan,
    * no DescribeTable, no streams.

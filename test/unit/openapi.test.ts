@@ -39,7 +39,20 @@ describe('OpenAPI document', () => {
 });
 
 /** The statuses each operation can answer, derived here from what the route table and the domain say, not from the generator. */
-const CONFLICTS = new Set(['reportJobResult', 'reportFotaResult', 'updateWorkspace', 'scheduleFota', 'scheduleFleetFota', 'registerFirmware', 'deleteFirmware']);
+const CONFLICTS = new Set([
+  'reportJobResult',
+  'reportFotaResult',
+  'updateWorkspace',
+  'scheduleFota',
+  'scheduleFleetFota',
+  'registerFirmware',
+  'deleteFirmware',
+  'cancelJob',
+  'cancelFota',
+  'pauseRollout',
+  'resumeRollout',
+  'cancelRollout',
+]);
 /** The operations that create what a workspace's quota counts, and the device API's publish (a device's daily points). */
 const QUOTAS = new Set(['createDevice', 'createFleet', 'createApiKey', 'createIntegration', 'publishData']);
 

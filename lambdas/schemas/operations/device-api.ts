@@ -26,13 +26,13 @@ export const DEVICE_API_OPERATIONS = {
     path: DeviceJobResultPathSchema,
     body: JobResultBodySchema,
     response: JobResponseSchema,
-    conflict: 'The job is already done with another result',
+    conflict: 'The job already ended with another result, or is still queued in its rollout (not yet released)',
     notFound: 'The device has no such job',
   },
   reportFotaResult: {
     body: FotaResultBodySchema,
     response: FotaResponseSchema,
-    conflict: 'The result names another firmware than the scheduled one, or another outcome for an ended FOTA',
+    conflict: 'The report names another firmware than the scheduled one, or another outcome for an ended FOTA, or the FOTA is still queued in its rollout',
     notFound: 'The device has no FOTA scheduled',
   },
 } satisfies Operations;

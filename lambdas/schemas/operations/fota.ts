@@ -1,4 +1,4 @@
-import { DeviceFotaPathSchema, FotaResponseSchema, ScheduleFleetFotaPathSchema, ScheduleFotaPathSchema } from '../fota';
+import { DeviceFotaPathSchema, FotaResponseSchema, ScheduleFleetFotaBodySchema, ScheduleFleetFotaPathSchema, ScheduleFotaBodySchema, ScheduleFotaPathSchema } from '../fota';
 import { FleetsQuerySchema } from '../job';
 import type { Operations } from '../operation';
 
@@ -8,6 +8,7 @@ const NOT_READY = 'The firmware version is registered (POST …/firmwares/{firmw
 /** The `fota` handler's operations. */
 export const FOTA_OPERATIONS = {
   getFota: { path: DeviceFotaPathSchema, response: FotaResponseSchema },
-  scheduleFota: { path: ScheduleFotaPathSchema, response: FotaResponseSchema, conflict: NOT_READY },
-  scheduleFleetFota: { path: ScheduleFleetFotaPathSchema, query: FleetsQuerySchema, response: FotaResponseSchema, conflict: NOT_READY },
+  cancelFota: { path: DeviceFotaPathSchema, response: FotaResponseSchema, conflict: 'The FOTA already ended (done, failed, timed_out or canceled)' },
+  scheduleFota: { path: ScheduleFotaPathSchema, body: ScheduleFotaBodySchema, response: FotaResponseSchema, conflict: NOT_READY },
+  scheduleFleetFota: { path: ScheduleFleetFotaPathSchema, query: FleetsQuerySchema, body: ScheduleFleetFotaBodySchema, response: FotaResponseSchema, conflict: NOT_READY },
 } satisfies Operations;

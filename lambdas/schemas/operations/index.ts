@@ -11,6 +11,7 @@ import { INTEGRATION_OPERATIONS } from './integrations';
 import { JOB_OPERATIONS } from './jobs';
 import { LIMITS_OPERATIONS } from './limits';
 import { OPENAPI_OPERATIONS } from './openapi';
+import { ROLLOUT_OPERATIONS } from './rollouts';
 import { TIMESERIES_OPERATIONS } from './timeseries';
 import { WORKSPACE_OPERATIONS } from './workspaces';
 
@@ -31,6 +32,7 @@ export const OPERATIONS_BY_HANDLER: Record<RouteHandler, Operations> = {
   timeseries: TIMESERIES_OPERATIONS,
   limits: LIMITS_OPERATIONS,
   'device-api': DEVICE_API_OPERATIONS,
+  rollouts: ROLLOUT_OPERATIONS,
   openapi: OPENAPI_OPERATIONS,
 };
 

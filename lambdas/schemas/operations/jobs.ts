@@ -6,17 +6,19 @@ import {
   JobListResponseSchema,
   JobResponseSchema,
   ListJobsQuerySchema,
+  ScheduleFleetJobBodySchema,
   ScheduleJobBodySchema,
 } from '../job';
 import type { Operations } from '../operation';
 
-const scheduleFleetJob = { path: FleetJobPathSchema, query: FleetsQuerySchema, body: ScheduleJobBodySchema, response: JobResponseSchema };
+const scheduleFleetJob = { path: FleetJobPathSchema, query: FleetsQuerySchema, body: ScheduleFleetJobBodySchema, response: JobResponseSchema };
 
 /** The `jobs` handler's operations. */
 export const JOB_OPERATIONS = {
   listJobs: { path: DeviceJobsPathSchema, query: ListJobsQuerySchema, response: JobListResponseSchema },
   getJob: { path: DeviceJobPathSchema, response: JobResponseSchema },
   scheduleJob: { path: DeviceJobPathSchema, body: ScheduleJobBodySchema, response: JobResponseSchema },
+  cancelJob: { path: DeviceJobPathSchema, response: JobResponseSchema, conflict: 'The job already ended (done, failed, timed_out or canceled)' },
   scheduleFleetJob,
   scheduleFleetJobSingular: scheduleFleetJob,
 } satisfies Operations;

@@ -100,7 +100,7 @@ describe('the firmware artifact store', () => {
     const ref = `${workspace_id}#app#3.0`;
     const found: Array<[string, string | undefined]> = [];
 
-    for (const status of ['queued', 'pending', 'in_progress', 'done', 'failed', 'timed_out', 'canceled']) {
+    for (const status of ['queued', 'pending', 'in_progress', 'done', 'failed', 'timed_out', 'canceled'] as const) {
       await jobStore.putFota(db, { device_id: deviceId, scheduled_at: new Date().toISOString(), status, value: { firmware_id: 'app', firmware_version: '3.0' }, firmware_ref: ref });
       found.push([status, await firmwareStore.findUnendedFotaOf(db, ref)]);
     }

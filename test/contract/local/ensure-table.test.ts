@@ -31,7 +31,7 @@ const oldRegistry = async (table: string) => {
 
 const due = async (db: Db, before: number, pageSize?: number) => {
   const entries = [];
-  for await (const page of listDueEntries(db, { before, pageSize })) entries.push(...page);
+  for await (const page of listDueEntries(db, { before, partition: 'DUE#0', pageSize })) entries.push(...page);
   return entries;
 };
 
@@ -57,7 +57,7 @@ describe('ensureTable with the registry’s sweep index (npm start’s table)', 
   it('adds the index to a table of an older data folder, keeping its items and its stream, and the old items with both attributes are in it', async () => {
     const table = `registry-${randomUUID()}`;
     const db = await oldRegistry(table);
-    await db.doc.send(new PutCommand({ TableName: table, Item: { pk: 'DEV#dev-1', sk: 'JOB#reboot', status: 'pending', ...sweepEntry(T0 + 1000) } }));
+    await db.doc.send(new PutCommand({ TableName: table, Item: { pk: 'DEV#dev-1', sk: 'JOB#reboot', status: 'pending', ...sweepEntry(T0 + 1000, 'DUE#0') } }));
     await db.doc.send(new PutCommand({ TableName: table, Item: { pk: 'WKS#wks-1', sk: 'DEV#dev-1', name: 'kept' } }));
 
     await ensureTable(client, table, { stream: true, indexes: [REGISTRY_SWEEP_INDEX] });
@@ -95,11 +95,11 @@ describe('the sweep index', () => {
     db = { doc: documentClient(client), table };
     const put = (Item: Record<string, unknown>) => db.doc.send(new PutCommand({ TableName: table, Item }));
     await Promise.all([
-      put({ pk: 'DEV#a', sk: 'JOB#x', ...sweepEntry(T0 + 3000) }),
-      put({ pk: 'DEV#b', sk: 'JOB#x', ...sweepEntry(T0 + 1000) }),
-      put({ pk: 'DEV#c', sk: 'JOB#x', ...sweepEntry(T0 + 2000, '#DEV#c') }),
-      put({ pk: 'DEV#d', sk: 'JOB#x', ...sweepEntry(T0 + 120_000) }), // not due yet
-      put({ pk: 'DEV#e', sk: 'JOB#x', ...sweepEntry(T0 + 1000, '', 'DUE#1') }), // another partition
+      put({ pk: 'DEV#a', sk: 'JOB#x', ...sweepEntry(T0 + 3000, 'DUE#0') }),
+      put({ pk: 'DEV#b', sk: 'JOB#x', ...sweepEntry(T0 + 1000, 'DUE#0') }),
+      put({ pk: 'DEV#c', sk: 'JOB#x', ...sweepEntry(T0 + 2000, 'DUE#0', '#DEV#c') }),
+      put({ pk: 'DEV#d', sk: 'JOB#x', ...sweepEntry(T0 + 120_000, 'DUE#0') }), // not due yet
+      put({ pk: 'DEV#e', sk: 'JOB#x', ...sweepEntry(T0 + 1000, 'DUE#1') }), // another partition
       // Sparse: an item with one of the two attributes, or none, is not in the index.
       put({ pk: 'DEV#f', sk: 'JOB#x', sweep_pk: 'DUE#0' }),
       put({ pk: 'DEV#g', sk: 'JOB#x', sweep_sk: new Date(T0).toISOString() }),
@@ -113,7 +113,7 @@ describe('the sweep index', () => {
 
   it('reads every page, passing each page’s cursor back', async () => {
     const pages: string[][] = [];
-    for await (const page of listDueEntries(db, { before: T0 + 60_000, pageSize: 1 })) pages.push(page.map((e) => e.pk));
+    for await (const page of listDueEntries(db, { before: T0 + 60_000, partition: 'DUE#0', pageSize: 1 })) pages.push(page.map((e) => e.pk));
 
     expect(pages.flat()).toEqual(['DEV#b', 'DEV#c', 'DEV#a']);
     expect(pages.filter((p) => p.length).length).toBe(3);

@@ -152,6 +152,7 @@ describe('httpHandler', () => {
     const seen: unknown[] = [];
     const fota = httpHandler('fota', FOTA_OPERATIONS, {
       getFota: async (input) => (seen.push(input), ok(200, {})),
+      cancelFota: async (input) => (seen.push(input), ok(200, {})),
       scheduleFota: async (input) => (seen.push(input), ok(200, {})),
       scheduleFleetFota: async (input) => (seen.push(input), ok(200, {})),
     });
@@ -159,6 +160,7 @@ describe('httpHandler', () => {
       const response = await invokeStreamed(fota, event({ httpMethod: 'POST', path: '/workspaces/wks-1/fota/fw/versions/1.0', ...overrides }));
       return { status: response.statusCode, body: JSON.parse(response.body) };
     };
+    const getFota = { httpMethod: 'GET', path: '/devices/dev-1/fota' };
     beforeEach(() => {
       seen.length = 0;
     });
@@ -167,7 +169,8 @@ describe('httpHandler', () => {
       const { status } = await call({ multiValueQueryStringParameters: { fleet: ['flt-a', 'flt-b'] } });
 
       expect(status).toBe(200);
-      expect(seen).toEqual([{ path: { workspaceId: 'wks-1', firmwareId: 'fw', firmwareVersion: '1.0' }, query: { fleet: ['flt-a', 'flt-b'] }, body: undefined }]);
+      // The fleet-wide FOTA takes an optional body: an absent one reads as {}.
+      expect(seen).toEqual([{ path: { workspaceId: 'wks-1', firmwareId: 'fw', firmwareVersion: '1.0' }, query: { fleet: ['flt-a', 'flt-b'] }, body: {} }]);
     });
 
     it.each([
@@ -178,9 +181,10 @@ describe('httpHandler', () => {
         [{ field: 'query.fleet', message: 'Unknown field.' }],
       ],
       ['a malformed ID', { multiValueQueryStringParameters: { fleet: ['flt a'] } }, [{ field: 'query.fleet.0', message: expect.stringMatching(/Must be an ID/) }]],
-      ['a JSON body where none is taken', { body: '{}' }, [{ field: 'body', message: expect.stringMatching(/no body/) }]],
-      ['a text body where none is taken (never a 415)', { body: 'a=1', headers: { 'Content-Type': 'text/plain' } }, [{ field: 'body', message: expect.stringMatching(/no body/) }]],
-      ['a huge body where none is taken (never a 413)', { body: 'x'.repeat(70_000) }, [{ field: 'body', message: expect.stringMatching(/no body/) }]],
+      ['a JSON body where none is taken', { ...getFota, body: '{}' }, [{ field: 'body', message: expect.stringMatching(/no body/) }]],
+      ['a text body where none is taken (never a 415)', { ...getFota, body: 'a=1', headers: { 'Content-Type': 'text/plain' } }, [{ field: 'body', message: expect.stringMatching(/no body/) }]],
+      ['a huge body where none is taken (never a 413)', { ...getFota, body: 'x'.repeat(70_000) }, [{ field: 'body', message: expect.stringMatching(/no body/) }]],
+      ['an unknown body field', { body: '{"rollout":{},"zz":1}', headers: { 'Content-Type': 'application/json' } }, [{ field: 'body.zz', message: 'Unknown field.' }]],
     ])('answers 400 to %s, naming it, without calling the route', async (_name, overrides, details) => {
       const { status, body } = await call(overrides as Partial<ApiEvent>);
 

@@ -1,0 +1,268 @@
+import type { Db } from '../shared/clients';
+import { logger } from '../shared/logger';
+import { settleAll } from '../shared/settle';
+import type { JobStatus } from '../schemas/job';
+import { deadlineEntry, transitionItem } from '../stores/job-store';
+import { DEADLINE_PARTITIONS, ROLLOUT_DUE_PARTITION, ROLLOUT_SORT_KEY_PREFIX } from '../stores/keys';
+import {
+  ROLLOUT_DEVICE_SHARDS,
+  claimRelease,
+  closeQueue,
+  getRollout,
+  moveSweepEntry,
+  readRolloutDevicesShard,
+  type RolloutDeviceRow,
+  type RolloutRecord,
+} from '../stores/rollout-store';
+import { listDueEntries, type SweepEntry } from '../stores/sweep-store';
+import type { Keyed } from '../stores/items';
+import { eventTimestamp } from './events';
+import { deadlineOf } from './executions';
+import { mergeKeyed } from './lists';
+import { RELEASE_WINDOW_MS, SEAL_AFTER_MS, hasEnded, sealAndSettle } from './rollouts';
+
+/** What the minute sweep works with. */
+export interface SweepDeps {
+  db: Db;
+}
+
+/** What one run of the sweep did. */
+export interface SweepSummary {
+  /** Queued devices released (made `pending`). */
+  released: number;
+  /** Overdue jobs and FOTA ended as `timed_out`. */
+  timedOut: number;
+  /** Devices of canceled or aborted rollouts ended as `canceled`. */
+  canceled: number;
+}
+
+/** The bounds of one run: its start, and when it stops starting work. */
+export interface SweepBudget {
+  now: number;
+  deadline: number;
+}
+
+/**
+ * How far ahead a run looks for releases, and waits for them: EventBridge starts a rate rule's runs
+ * about a minute apart, not to the millisecond, so a release due a second after a run starts would
+ * otherwise wait a whole minute more (halving the rate). A run waits for a release due within this,
+ * if its budget allows.
+ */
+export const RELEASE_LOOKAHEAD_MS = 15_000;
+
+/**
+ * How long a release may still be writing after its claim (the sweep's timeout): a canceled
+ * rollout's devices are looked for again until then, so that none a late release made pending stays so.
+ */
+const RELEASE_RUNS_MS = 70_000;
+
+// Writes in flight: one item each (conditional updates), so that a run ends each within its budget.
+const DEVICE_CONCURRENCY = 32;
+const ROLLOUT_CONCURRENCY = 4;
+const PARTITION_CONCURRENCY = 4;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `task` on each item of `source` until it ends, `limit` items were taken, or `deadline`
+ * passes, `concurrency` at once; resolves with how many tasks answered true.
+ */
+const eachUntil = async <T>(source: AsyncIterable<T>, task: (item: T) => Promise<boolean>, { concurrency, deadline, limit = Infinity }: { concurrency: number; deadline: number; limit?: number }) => {
+  const iterator = source[Symbol.asyncIterator]();
+  let taken = 0;
+  let done = 0;
+  let exhausted = false;
+  // One reader at a time: the workers share the iterator.
+  let reading: Promise<unknown> = Promise.resolve();
+  const next = () => {
+    const read = reading.then(() => (exhausted || taken >= limit || Date.now() >= deadline ? ({ done: true, value: undefined } as const) : iterator.next()));
+    reading = read.catch(() => undefined);
+    return read;
+  };
+  const worker = async () => {
+    for (;;) {
+      const item = await next();
+      if (item.done) {
+        exhausted = true;
+        return;
+      }
+      taken += 1;
+      if (await task(item.value)) done += 1;
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  } finally {
+    await iterator.return?.();
+  }
+  return done;
+};
+
+async function* entriesOf(pages: AsyncIterable<SweepEntry[]>): AsyncGenerator<SweepEntry> {
+  for await (const page of pages) yield* page;
+}
+
+/** The device ID of an item key `DEV#<id>`. */
+const deviceOfKey = (pk: string) => pk.slice('DEV#'.length);
+
+/**
+ * Ends every job and FOTA whose deadline has passed (before `now`) as `timed_out`, from the sweep
+ * index's deadline partitions: each only if it is still open and its deadline is still the one the
+ * index showed (rescheduled, it has another), so a retried or overlapping run changes nothing twice.
+ */
+const timeOutOverdue = async (db: Db, budget: SweepBudget) => {
+  const counts = await settleAll([...DEADLINE_PARTITIONS], PARTITION_CONCURRENCY, (partition) =>
+    eachUntil(
+      entriesOf(listDueEntries(db, { partition, before: budget.now })),
+      async (entry) =>
+        (await transitionItem(db, { pk: entry.pk, sk: entry.sk }, deviceOfKey(entry.pk), {
+          from: ['pending', 'in_progress'],
+          to: 'timed_out',
+          at: new Date().toISOString(),
+          set: { event_ts: eventTimestamp() },
+          expect: { sweep_sk: entry.due },
+        })) !== undefined,
+      { concurrency: DEVICE_CONCURRENCY / PARTITION_CONCURRENCY, deadline: budget.deadline },
+    ),
+  );
+  return counts.reduce((sum, r) => {
+    if (r.status === 'fulfilled') return sum + r.value;
+    logger.error('timing out a deadline partition failed; the next run goes on', { error: r.reason as Error });
+    return sum;
+  }, 0);
+};
+
+/** A rollout's devices in some states, every shard merged (snapshot order for queued ones). */
+const devicesIn = (db: Db, rolloutId: string, status: JobStatus, pageSize?: number): AsyncIterable<Keyed<RolloutDeviceRow>> =>
+  mergeKeyed(ROLLOUT_DEVICE_SHARDS.map((shard) => readRolloutDevicesShard(db, rolloutId, shard, { status, pageSize })));
+
+async function* rowsOf(source: AsyncIterable<Keyed<RolloutDeviceRow>>): AsyncGenerator<RolloutDeviceRow> {
+  for await (const { value } of source) yield value;
+}
+
+/** Releases the next `count` queued devices of a rollout in snapshot order, at `at`: each becomes pending (with its deadline) if still queued there. */
+const release = (db: Db, record: RolloutRecord, count: number, at: string, budget: SweepBudget) => {
+  const timeout = record.settings.timeout_seconds;
+  const deadline = timeout ? deadlineOf(at, timeout) : undefined;
+  const pageSize = Math.min(1000, Math.ceil(count / ROLLOUT_DEVICE_SHARDS.length) + 16);
+  return eachUntil(
+    rowsOf(devicesIn(db, record.id, 'queued', pageSize)),
+    async (row) =>
+      (await transitionItem(db, row.key, row.device_id, {
+        from: ['queued'],
+        to: 'pending',
+        at,
+        // Connection states are not read here: a released device is published to, and one that is not connected gets it with its next #status.
+        set: { event_ts: eventTimestamp(), deliver_live: true, ...(deadline ? { deadline_at: deadline, ...deadlineEntry(row.device_id, deadline) } : {}) },
+        expect: { rollout_id: record.id },
+      })) !== undefined,
+    { concurrency: DEVICE_CONCURRENCY, deadline: budget.deadline, limit: count },
+  );
+};
+
+/** Cancels a canceled or aborted rollout's queued and pending devices (in-progress ones go on). */
+const cancelDevices = async (db: Db, record: RolloutRecord, budget: SweepBudget) => {
+  let canceled = 0;
+  for (const status of ['queued', 'pending'] as const) {
+    canceled += await eachUntil(
+      rowsOf(devicesIn(db, record.id, status)),
+      async (row) =>
+        (await transitionItem(db, row.key, row.device_id, {
+          from: ['queued', 'pending'],
+          to: 'canceled',
+          at: new Date().toISOString(),
+          set: { event_ts: eventTimestamp() },
+          expect: { rollout_id: record.id },
+        })) !== undefined,
+      { concurrency: DEVICE_CONCURRENCY, deadline: budget.deadline },
+    );
+  }
+  return canceled;
+};
+
+/**
+ * Does a rollout's due work, from what its item says now (the index may lag): seals it if its
+ * scheduling died; cancels the devices of a canceled or aborted one; releases the next minute's
+ * devices of one in progress (waiting for that minute when it comes within the lookahead); then
+ * moves its sweep entry to its next due work, or removes it, unless something moved it meanwhile.
+ */
+const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summary: SweepSummary) => {
+  const workspaceId = entry.pk.slice('WKS#'.length);
+  const rolloutId = entry.sk.slice(ROLLOUT_SORT_KEY_PREFIX.length);
+  const view = await getRollout(db, workspaceId, rolloutId);
+  if (!view?.record.sweep_due) return;
+  const { record, tally } = view;
+  const seen = record.sweep_due!;
+  const now = Date.now();
+  const sealDue = Date.parse(record.created_at) + SEAL_AFTER_MS;
+  if (record.sealed_total === undefined && now >= sealDue) {
+    // Its scheduling died before sealing it: by now the stream has counted every item it wrote.
+    await sealAndSettle(db, workspaceId, rolloutId, tally.total, now);
+    return;
+  }
+  if (hasEnded(record)) {
+    if (record.outcome === 'completed') {
+      await moveSweepEntry(db, workspaceId, rolloutId, seen, undefined);
+      return;
+    }
+    if (Date.parse(seen) > now) return;
+    const canceled = await cancelDevices(db, record, budget);
+    summary.canceled += canceled;
+    const releasing = record.last_release_at !== undefined && now - Date.parse(record.last_release_at) < RELEASE_RUNS_MS;
+    const more = canceled > 0 || record.sealed_total === undefined || releasing;
+    await moveSweepEntry(db, workspaceId, rolloutId, seen, more ? Date.now() : undefined);
+    return;
+  }
+  const rate = record.settings.max_per_minute;
+  if (record.state === 'in_progress' && rate && record.queue_open !== false && record.next_release_at) {
+    const releaseAt = Date.parse(record.next_release_at);
+    if (releaseAt > now) {
+      // Not yet: wait for it if it comes soon enough to release within this run.
+      if (releaseAt - now > RELEASE_LOOKAHEAD_MS || releaseAt >= budget.deadline - 5_000) return;
+      await pause(releaseAt - now);
+    }
+    const at = new Date(Math.max(Date.now(), releaseAt));
+    const claimed = await claimRelease(db, workspaceId, rolloutId, record.next_release_at, at.toISOString(), new Date(at.getTime() + RELEASE_WINDOW_MS).toISOString());
+    if (!claimed) return;
+    const released = await release(db, claimed, rate, at.toISOString(), budget);
+    summary.released += released;
+    // Nothing left to release, and nothing more will be written: the queue is closed.
+    const closed = released === 0 && claimed.sealed_total !== undefined && (await closeQueue(db, workspaceId, rolloutId)) !== undefined;
+    const next = closed ? undefined : Date.parse(claimed.next_release_at!);
+    await moveSweepEntry(db, workspaceId, rolloutId, seen, next);
+    return;
+  }
+  if (Date.parse(seen) > now) return;
+  // Paused (resume brings its entry back), or nothing to release: only a seal may still be due.
+  await moveSweepEntry(db, workspaceId, rolloutId, seen, record.sealed_total === undefined ? sealDue : undefined);
+};
+
+/**
+ * One run of the minute sweep (DESIGN §11), within `budget`: ends overdue jobs and FOTA as
+ * `timed_out` (the sweep index's deadline partitions), and does each due rollout's work (its
+ * partition): releases, cancellations, seals. Nothing is scanned; each write is conditional, so a
+ * retried or overlapping run changes nothing twice, and a run that stops at its deadline leaves
+ * the rest to the next one.
+ */
+export const sweepRollouts = async (deps: SweepDeps, budget: SweepBudget): Promise<SweepSummary> => {
+  const summary: SweepSummary = { released: 0, timedOut: 0, canceled: 0 };
+  const rollouts = async () => {
+    try {
+      await eachUntil(
+        entriesOf(listDueEntries(deps.db, { partition: ROLLOUT_DUE_PARTITION, before: budget.now + RELEASE_LOOKAHEAD_MS })),
+        async (entry) => {
+          await visitRollout(deps.db, entry, budget, summary).catch((error: unknown) => {
+            logger.error('a rollout’s sweep failed; the next run goes on', { error: error as Error, rollout: entry.sk });
+          });
+          return true;
+        },
+        { concurrency: ROLLOUT_CONCURRENCY, deadline: budget.deadline },
+      );
+    } catch (error) {
+      logger.error('reading due rollouts failed; the next run goes on', { error: error as Error });
+    }
+  };
+  const [timedOut] = await Promise.all([timeOutOverdue(deps.db, budget), rollouts()]);
+  summary.timedOut = timedOut;
+  return summary;
+};

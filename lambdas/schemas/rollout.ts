@@ -1,0 +1,63 @@
+import * as z from 'zod';
+import { DateSchema, DescriptionSchema, DeviceIdSchema, FleetIdSchema, JsonObjectSchema, RolloutIdRefSchema, RolloutIdSchema, WorkspaceIdRefSchema, WorkspaceIdSchema } from './common';
+import { JOB_STATUSES, JobStatusSchema } from './job';
+import { NextSchema, PageQueryShape } from './list';
+import { RolloutSettingsSchema } from './rollout-settings';
+
+/**
+ * A rollout's own states: `in_progress` (releasing, or waiting for its devices), `paused` (no more
+ * releases), and the ended ones: `completed` (nothing queued, pending or in progress), `canceled`
+ * (by a user), `aborted` (by its abort rule).
+ */
+export const ROLLOUT_STATUSES = ['in_progress', 'paused', 'completed', 'canceled', 'aborted'] as const;
+export const RolloutStatusSchema = z.enum(ROLLOUT_STATUSES);
+export type RolloutStatus = z.infer<typeof RolloutStatusSchema>;
+
+/** How many of a rollout's devices are in each state: they always add up to `total`. */
+export const RolloutCountsSchema = z
+  .object(Object.fromEntries(JOB_STATUSES.map((s) => [s, z.number().int().min(0)])) as Record<(typeof JOB_STATUSES)[number], z.ZodNumber>)
+  .meta({ id: 'RolloutCounts' });
+export type RolloutCounts = z.infer<typeof RolloutCountsSchema>;
+
+export const RolloutSchema = z
+  .object({
+    id: RolloutIdSchema,
+    workspace_id: WorkspaceIdSchema,
+    kind: z.enum(['job', 'fota']),
+    job_name: z.string().optional().meta({ description: 'Jobs only' }),
+    value: JsonObjectSchema.optional().meta({ description: 'Jobs only: the value every device got' }),
+    firmware_id: z.string().optional().meta({ description: 'FOTA only' }),
+    firmware_version: z.string().optional().meta({ description: 'FOTA only' }),
+    fleets: z.array(FleetIdSchema).meta({ description: 'The fleets named when scheduling; empty: every fleet of the workspace' }),
+    created_at: DateSchema,
+    updated_at: DateSchema.meta({ description: 'Its last change, counts included' }),
+    status: RolloutStatusSchema,
+    settings: RolloutSettingsSchema,
+    total: z.number().int().min(0).meta({ description: 'Devices counted so far: it reaches the number of devices scheduled within seconds of the scheduling’s answer' }),
+    counts: RolloutCountsSchema,
+  })
+  .meta({ id: 'Rollout' });
+export type Rollout = z.infer<typeof RolloutSchema>;
+
+/** One device of a rollout, as the devices list shows it. */
+export const RolloutDeviceSchema = z
+  .object({
+    device_id: DeviceIdSchema,
+    status: JobStatusSchema,
+    updated_at: DateSchema.meta({ description: 'When it reached this state' }),
+    result: JsonObjectSchema.optional().meta({ description: 'Jobs, when done or failed: what the device reported' }),
+    message: DescriptionSchema.optional().meta({ description: 'FOTA, when the device gave one: its last progress or outcome message' }),
+  })
+  .meta({ id: 'RolloutDevice' });
+export type RolloutDevice = z.infer<typeof RolloutDeviceSchema>;
+
+export const RolloutsPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema });
+export const RolloutPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, rolloutId: RolloutIdRefSchema });
+export const ListRolloutDevicesQuerySchema = z.strictObject({
+  status: JobStatusSchema.optional().meta({ description: 'Only the devices in this state (an index range: as fast for 5 devices as for 100,000)' }),
+  ...PageQueryShape,
+});
+
+export const RolloutResponseSchema = z.object({ rollout: RolloutSchema });
+export const RolloutListResponseSchema = z.object({ rollouts: z.array(RolloutSchema), next: NextSchema });
+export const RolloutDevicesResponseSchema = z.object({ devices: z.array(RolloutDeviceSchema), next: NextSchema });
