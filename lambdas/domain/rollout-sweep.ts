@@ -24,6 +24,8 @@ import { RELEASE_WINDOW_MS, SEAL_AFTER_MS, hasEnded, sealAndSettle } from './rol
 /** What the minute sweep works with. */
 export interface SweepDeps {
   db: Db;
+  /** The time (ms since the epoch): `Date.now`, or a test's clock a minute ahead to see releases at once. */
+  now?: () => number;
 }
 
 /** What one run of the sweep did. */
@@ -67,7 +69,11 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Runs `task` on each item of `source` until it ends, `limit` items were taken, or `deadline`
  * passes, `concurrency` at once; resolves with how many tasks answered true.
  */
-const eachUntil = async <T>(source: AsyncIterable<T>, task: (item: T) => Promise<boolean>, { concurrency, deadline, limit = Infinity }: { concurrency: number; deadline: number; limit?: number }) => {
+const eachUntil = async <T>(
+  source: AsyncIterable<T>,
+  task: (item: T) => Promise<boolean>,
+  { concurrency, deadline, limit = Infinity, now }: { concurrency: number; deadline: number; limit?: number; now: () => number },
+) => {
   const iterator = source[Symbol.asyncIterator]();
   let taken = 0;
   let done = 0;
@@ -75,7 +81,7 @@ const eachUntil = async <T>(source: AsyncIterable<T>, task: (item: T) => Promise
   // One reader at a time: the workers share the iterator.
   let reading: Promise<unknown> = Promise.resolve();
   const next = () => {
-    const read = reading.then(() => (exhausted || taken >= limit || Date.now() >= deadline ? ({ done: true, value: undefined } as const) : iterator.next()));
+    const read = reading.then(() => (exhausted || taken >= limit || now() >= deadline ? ({ done: true, value: undefined } as const) : iterator.next()));
     reading = read.catch(() => undefined);
     return read;
   };
@@ -110,7 +116,7 @@ const deviceOfKey = (pk: string) => pk.slice('DEV#'.length);
  * index's deadline partitions: each only if it is still open and its deadline is still the one the
  * index showed (rescheduled, it has another), so a retried or overlapping run changes nothing twice.
  */
-const timeOutOverdue = async (db: Db, budget: SweepBudget) => {
+const timeOutOverdue = async (db: Db, budget: SweepBudget, now: () => number) => {
   const counts = await settleAll([...DEADLINE_PARTITIONS], PARTITION_CONCURRENCY, (partition) =>
     eachUntil(
       entriesOf(listDueEntries(db, { partition, before: budget.now })),
@@ -118,11 +124,11 @@ const timeOutOverdue = async (db: Db, budget: SweepBudget) => {
         (await transitionItem(db, { pk: entry.pk, sk: entry.sk }, deviceOfKey(entry.pk), {
           from: ['pending', 'in_progress'],
           to: 'timed_out',
-          at: new Date().toISOString(),
+          at: new Date(now()).toISOString(),
           set: { event_ts: eventTimestamp() },
           expect: { sweep_sk: entry.due },
         })) !== undefined,
-      { concurrency: DEVICE_CONCURRENCY / PARTITION_CONCURRENCY, deadline: budget.deadline },
+      { concurrency: DEVICE_CONCURRENCY / PARTITION_CONCURRENCY, deadline: budget.deadline, now },
     ),
   );
   return counts.reduce((sum, r) => {
@@ -141,7 +147,7 @@ async function* rowsOf(source: AsyncIterable<Keyed<RolloutDeviceRow>>): AsyncGen
 }
 
 /** Releases the next `count` queued devices of a rollout in snapshot order, at `at`: each becomes pending (with its deadline) if still queued there. */
-const release = (db: Db, record: RolloutRecord, count: number, at: string, budget: SweepBudget) => {
+const release = (db: Db, record: RolloutRecord, count: number, at: string, budget: SweepBudget, now: () => number) => {
   const timeout = record.settings.timeout_seconds;
   const deadline = timeout ? deadlineOf(at, timeout) : undefined;
   const pageSize = Math.min(1000, Math.ceil(count / ROLLOUT_DEVICE_SHARDS.length) + 16);
@@ -156,12 +162,12 @@ const release = (db: Db, record: RolloutRecord, count: number, at: string, budge
         set: { event_ts: eventTimestamp(), deliver_live: true, ...(deadline ? { deadline_at: deadline, ...deadlineEntry(row.device_id, deadline) } : {}) },
         expect: { rollout_id: record.id },
       })) !== undefined,
-    { concurrency: DEVICE_CONCURRENCY, deadline: budget.deadline, limit: count },
+    { concurrency: DEVICE_CONCURRENCY, deadline: budget.deadline, limit: count, now },
   );
 };
 
 /** Cancels a canceled or aborted rollout's queued and pending devices (in-progress ones go on). */
-const cancelDevices = async (db: Db, record: RolloutRecord, budget: SweepBudget) => {
+const cancelDevices = async (db: Db, record: RolloutRecord, budget: SweepBudget, now: () => number) => {
   let canceled = 0;
   for (const status of ['queued', 'pending'] as const) {
     canceled += await eachUntil(
@@ -170,11 +176,11 @@ const cancelDevices = async (db: Db, record: RolloutRecord, budget: SweepBudget)
         (await transitionItem(db, row.key, row.device_id, {
           from: ['queued', 'pending'],
           to: 'canceled',
-          at: new Date().toISOString(),
+          at: new Date(now()).toISOString(),
           set: { event_ts: eventTimestamp() },
           expect: { rollout_id: record.id },
         })) !== undefined,
-      { concurrency: DEVICE_CONCURRENCY, deadline: budget.deadline },
+      { concurrency: DEVICE_CONCURRENCY, deadline: budget.deadline, now },
     );
   }
   return canceled;
@@ -186,14 +192,14 @@ const cancelDevices = async (db: Db, record: RolloutRecord, budget: SweepBudget)
  * devices of one in progress (waiting for that minute when it comes within the lookahead); then
  * moves its sweep entry to its next due work, or removes it, unless something moved it meanwhile.
  */
-const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summary: SweepSummary) => {
+const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summary: SweepSummary, clock: () => number) => {
   const workspaceId = entry.pk.slice('WKS#'.length);
   const rolloutId = entry.sk.slice(ROLLOUT_SORT_KEY_PREFIX.length);
   const view = await getRollout(db, workspaceId, rolloutId);
   if (!view?.record.sweep_due) return;
   const { record, tally } = view;
   const seen = record.sweep_due!;
-  const now = Date.now();
+  const now = clock();
   const sealDue = Date.parse(record.created_at) + SEAL_AFTER_MS;
   if (record.sealed_total === undefined && now >= sealDue) {
     // Its scheduling died before sealing it: by now the stream has counted every item it wrote.
@@ -206,11 +212,11 @@ const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summ
       return;
     }
     if (Date.parse(seen) > now) return;
-    const canceled = await cancelDevices(db, record, budget);
+    const canceled = await cancelDevices(db, record, budget, clock);
     summary.canceled += canceled;
     const releasing = record.last_release_at !== undefined && now - Date.parse(record.last_release_at) < RELEASE_RUNS_MS;
     const more = canceled > 0 || record.sealed_total === undefined || releasing;
-    await moveSweepEntry(db, workspaceId, rolloutId, seen, more ? Date.now() : undefined);
+    await moveSweepEntry(db, workspaceId, rolloutId, seen, more ? clock() : undefined);
     return;
   }
   const rate = record.settings.max_per_minute;
@@ -221,10 +227,10 @@ const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summ
       if (releaseAt - now > RELEASE_LOOKAHEAD_MS || releaseAt >= budget.deadline - 5_000) return;
       await pause(releaseAt - now);
     }
-    const at = new Date(Math.max(Date.now(), releaseAt));
+    const at = new Date(Math.max(clock(), releaseAt));
     const claimed = await claimRelease(db, workspaceId, rolloutId, record.next_release_at, at.toISOString(), new Date(at.getTime() + RELEASE_WINDOW_MS).toISOString());
     if (!claimed) return;
-    const released = await release(db, claimed, rate, at.toISOString(), budget);
+    const released = await release(db, claimed, rate, at.toISOString(), budget, clock);
     summary.released += released;
     // Nothing left to release, and nothing more will be written: the queue is closed.
     const closed = released === 0 && claimed.sealed_total !== undefined && (await closeQueue(db, workspaceId, rolloutId)) !== undefined;
@@ -245,24 +251,25 @@ const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summ
  * the rest to the next one.
  */
 export const sweepRollouts = async (deps: SweepDeps, budget: SweepBudget): Promise<SweepSummary> => {
+  const clock = deps.now ?? Date.now;
   const summary: SweepSummary = { released: 0, timedOut: 0, canceled: 0 };
   const rollouts = async () => {
     try {
       await eachUntil(
         entriesOf(listDueEntries(deps.db, { partition: ROLLOUT_DUE_PARTITION, before: budget.now + RELEASE_LOOKAHEAD_MS })),
         async (entry) => {
-          await visitRollout(deps.db, entry, budget, summary).catch((error: unknown) => {
+          await visitRollout(deps.db, entry, budget, summary, clock).catch((error: unknown) => {
             logger.error('a rollout’s sweep failed; the next run goes on', { error: error as Error, rollout: entry.sk });
           });
           return true;
         },
-        { concurrency: ROLLOUT_CONCURRENCY, deadline: budget.deadline },
+        { concurrency: ROLLOUT_CONCURRENCY, deadline: budget.deadline, now: clock },
       );
     } catch (error) {
       logger.error('reading due rollouts failed; the next run goes on', { error: error as Error });
     }
   };
-  const [timedOut] = await Promise.all([timeOutOverdue(deps.db, budget), rollouts()]);
+  const [timedOut] = await Promise.all([timeOutOverdue(deps.db, budget, clock), rollouts()]);
   summary.timedOut = timedOut;
   return summary;
 };

@@ -97,7 +97,7 @@ describe('job and FOTA events from the registry stream (DynamoDB Local → consu
     expect(events.map((e) => e.device_id).sort()).toEqual(job.devices.sort());
     expect(new Set(events.map((e) => `${e.type} ${e.direction} ${e.fleet_id} ${e.ts}`)).size).toBe(1);
     expect(events[0]).toEqual(expect.objectContaining({ type: 'job', direction: 'c2d', fleet_id: north.id, ts: expect.stringMatching(MICROSECONDS) }));
-    expect(events[0].payload).toEqual({ name: 'update', status: 'pending', scheduled_at: job.scheduled_at, value: { to: 2 } });
+    expect(events[0].payload).toEqual({ name: 'update', status: 'pending', scheduled_at: job.scheduled_at, value: { to: 2 }, rollout_id: job.rollout_id });
     expect(await settle(caller, inSouth.id)).toEqual([]);
   });
 
@@ -112,7 +112,7 @@ describe('job and FOTA events from the registry stream (DynamoDB Local → consu
     expect(events.every((e) => e.type === 'fota' && e.direction === 'c2d')).toBe(true);
     expect(events.filter((e) => e.device_id === inSouth.id).map((e) => e.payload)).toEqual([
       single,
-      { scheduled_at: fleetFota.scheduled_at, status: 'pending', value: { firmware_id: 'fw', firmware_version: '2.0' } },
+      { scheduled_at: fleetFota.scheduled_at, status: 'pending', value: { firmware_id: 'fw', firmware_version: '2.0' }, rollout_id: fleetFota.rollout_id },
     ]);
     expect(events.filter((e) => e.payload.value.firmware_version === '2.0').map((e) => e.device_id).sort()).toEqual(fleetFota.devices.sort());
   });
