@@ -1,4 +1,4 @@
-import { apiKeyHashKey, collection, deviceKey, deviceLocatorKey, jobKey, workspaceKey } from '../../../lambdas/stores/keys';
+import { INDEX_SHARDS, apiKeyHashKey, collection, deadlinePartition, deviceKey, deviceLocatorKey, jobKey, rolloutCounterKey, rolloutDevicesEntry, rolloutDevicesPartition, rolloutKey, shardOfDevice, sweepEntry, workspaceKey } from '../../../lambdas/stores/keys';
 
 describe('registry keys', () => {
   it('hangs workspaces under their account, so another account cannot address them', () => {
@@ -18,5 +18,37 @@ describe('registry keys', () => {
     expect(jobKey('dev-1', 'x').sk.startsWith(jobs.prefix)).toBe(true);
     expect(deviceLocatorKey('dev-1').sk.startsWith(jobs.prefix)).toBe(false);
     expect(apiKeyHashKey('ab').pk).toBe('APIKEY#ab');
+  });
+});
+
+describe('rollout keys and index entries', () => {
+  it('keeps a rollout and its counters one key range of its workspace, apart from every other rollout', () => {
+    const { pk, prefix } = collection.rolloutWithCounters('wks-1', 'rol-0000000001aaaaaaaaaaa');
+
+    expect(rolloutKey('wks-1', 'rol-0000000001aaaaaaaaaaa')).toEqual({ pk, sk: prefix });
+    expect(rolloutCounterKey('wks-1', 'rol-0000000001aaaaaaaaaaa', 3).sk.startsWith(prefix)).toBe(true);
+    expect(rolloutKey('wks-1', 'rol-0000000001aaaaaaaaaab').sk.startsWith(prefix)).toBe(false);
+  });
+
+  it('spreads devices over the index shards evenly, each always in the same one', () => {
+    const shards = new Map<number, number>();
+    for (let i = 0; i < 16_000; i++) {
+      const shard = shardOfDevice(`dev-${i.toString(36).padStart(20, '0')}`);
+      shards.set(shard, (shards.get(shard) ?? 0) + 1);
+    }
+
+    expect([...shards.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: INDEX_SHARDS }, (_, k) => k));
+    for (const n of shards.values()) expect(n).toBeGreaterThan(800);
+    expect(shardOfDevice('dev-x')).toBe(shardOfDevice('dev-x'));
+  });
+
+  it('orders a rollout’s devices by state, then time, then device, in text order', () => {
+    const a = rolloutDevicesEntry('rol-1', 'dev-a', 'queued', '2026-01-01T00:00:00.000Z');
+    const b = rolloutDevicesEntry('rol-1', 'dev-b', 'queued', '2026-01-01T00:00:00.000Z');
+
+    expect(a.rollout_sk < b.rollout_sk).toBe(true);
+    expect(a.rollout_pk).toBe(rolloutDevicesPartition('rol-1', shardOfDevice('dev-a')));
+    expect(deadlinePartition(3)).toBe('DUE#T03');
+    expect(sweepEntry(Date.UTC(2026, 0, 1), 'DUE#T03')).toEqual({ sweep_pk: 'DUE#T03', sweep_sk: '2026-01-01T00:00:00.000Z' });
   });
 });

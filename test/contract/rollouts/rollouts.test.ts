@@ -1,0 +1,273 @@
+/**
+ * Rollouts on DynamoDB Local with the registry stream's consumer running on the table's stream:
+ * releases by the sweep (a clock a minute ahead stands for the minute), pause and resume, cancel,
+ * the abort rule, completion, timeouts, the devices list, and what a device is told meanwhile.
+ */
+import { randomUUID } from 'node:crypto';
+import { until } from '../../../local/ports';
+
+// The consumer reads REGISTRY_TABLE once, when lambdas/shared/env.ts loads: set it first.
+Object.assign(process.env, { REGISTRY_TABLE: `test-${randomUUID()}`, FORWARD_QUEUE_URL: '' });
+const { freshTable } = await import('../../helpers/db');
+const { REGISTRY_INDEXES } = await import('../../../lambdas/stores/keys');
+const db = await freshTable(process.env.REGISTRY_TABLE, { stream: true, indexes: REGISTRY_INDEXES });
+const { startDynamoDbStreamPoller, streamFilterOf } = await import('../../../local/dynamodb-stream-poller');
+const { handler } = await import('../../../lambdas/registry-stream/handler');
+const { REGISTRY_STREAM } = await import('../../../lambdas/streams');
+const { cancelFota, finishFota, scheduleFleetFota, scheduleFota, getFota } = await import('../../../lambdas/domain/fota');
+const { cancelJob, completeJob, getJob, scheduleFleetJob, scheduleJob } = await import('../../../lambdas/domain/jobs');
+const { cancelRollout, getRollout, listRolloutDevices, listRollouts, pauseRollout, resumeRollout } = await import('../../../lambdas/domain/rollouts');
+const { sweepRollouts } = await import('../../../lambdas/domain/rollout-sweep');
+const { getDeviceStatus } = await import('../../../lambdas/domain/device-api');
+const { ConflictError, NotFoundError } = await import('../../../lambdas/shared/errors');
+const { newAccount } = await import('../../helpers/callers');
+const { scheduledWhole, workspaceWithFleets } = await import('../../helpers/fleets');
+const { itemsOf, pageOf } = await import('../../helpers/lists');
+
+const errors: unknown[] = [];
+const poller = await startDynamoDbStreamPoller({
+  tableName: db.table,
+  batchSize: REGISTRY_STREAM.batchSize,
+  maxBatchingWindowMs: 0,
+  parallelizationFactor: REGISTRY_STREAM.parallelizationFactor,
+  retryAttempts: 3,
+  bisectBatchOnError: true,
+  timeoutMs: 30_000,
+  functionName: 'registry-stream',
+  handler,
+  filter: streamFilterOf(REGISTRY_STREAM),
+  startingPosition: 'TRIM_HORIZON',
+  onError: (error) => errors.push(error),
+});
+afterAll(async () => {
+  await poller.stop();
+  expect(errors).toEqual([]);
+});
+
+type Caller = Awaited<ReturnType<typeof newAccount>>['caller'];
+const MINUTE = 60_000;
+
+/** One run of the sweep with its clock `ahead` ms in the future (a minute passing without waiting it). */
+const sweep = (ahead = 0) => {
+  const now = Date.now() + ahead;
+  return sweepRollouts({ db, now: () => Date.now() + ahead }, { now, deadline: now + 40_000 });
+};
+
+/** Waits until the rollout's counts satisfy `check`, and answers it. */
+const rolloutWhen = async (caller: Caller, workspaceId: string, rolloutId: string, check: (r: Awaited<ReturnType<typeof getRollout>>) => boolean, what: string) => {
+  let last: Awaited<ReturnType<typeof getRollout>> | undefined;
+  await until(async () => check((last = await getRollout(db, caller, workspaceId, rolloutId))), `${what} (last: ${JSON.stringify(last?.counts)} ${last?.status})`, 30_000);
+  return last!;
+};
+
+const place = (workspace_id: string, device_id: string) => ({ workspace_id, fleet_id: '', device_id });
+
+describe('rate-limited rollouts', () => {
+  it('releases max_per_minute devices a minute, in snapshot order, once however many sweeps overlap; pause holds them, resume goes on, and the queue closes', async () => {
+    const { caller, workspace_id, inNorth, inSouth } = await workspaceWithFleets(db, 24);
+    const ordered = [...inNorth, inSouth].map((d) => d.id).sort();
+
+    const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'staged', { v: 1 }, undefined, { max_per_minute: 10 }));
+    const id = job.rollout_id!;
+    await rolloutWhen(caller, workspace_id, id, (r) => r.total === 25, 'all 25 counted');
+    const released = async () => (await itemsOf(listRolloutDevices(db, caller, workspace_id, id, 'pending'))).map((d) => d.device_id).sort();
+
+    expect((await getRollout(db, caller, workspace_id, id)).counts).toMatchObject({ pending: 10, queued: 15 });
+    expect(await released()).toEqual(ordered.slice(0, 10));
+    // Within the minute: nothing more.
+    expect((await sweep()).released).toBe(0);
+
+    // Two runs at once a minute later release the next ten once.
+    const runs = await Promise.all([sweep(MINUTE + 1000), sweep(MINUTE + 1000)]);
+    expect(runs.map((r) => r.released).sort()).toEqual([0, 10]);
+    await rolloutWhen(caller, workspace_id, id, (r) => r.counts.pending === 20, '20 pending');
+    expect(await released()).toEqual(ordered.slice(0, 20));
+    const [second] = await itemsOf(listRolloutDevices(db, caller, workspace_id, id, 'pending'));
+    expect(await getJob(db, caller, ordered[10], 'staged')).toMatchObject({ status: 'pending', rollout_id: id });
+    expect(second.updated_at).toBeDefined();
+
+    await pauseRollout(db, caller, workspace_id, id);
+    expect((await sweep(3 * MINUTE)).released).toBe(0);
+    expect((await resumeRollout(db, caller, workspace_id, id)).status).toBe('in_progress');
+    expect((await sweep(3 * MINUTE)).released).toBe(5);
+    await rolloutWhen(caller, workspace_id, id, (r) => r.counts.pending === 25 && r.counts.queued === 0, 'all released');
+
+    // A release that finds nothing queued closes the queue: the rollout leaves the sweep.
+    expect((await sweep(5 * MINUTE)).released).toBe(0);
+    expect((await sweep(7 * MINUTE)).released).toBe(0);
+    for (const d of ordered) await completeJob(db, d, 'staged', { ok: true }, place(workspace_id, d));
+    const done = await rolloutWhen(caller, workspace_id, id, (r) => r.status === 'completed', 'completed');
+    expect(done).toMatchObject({ total: 25, counts: { done: 25, pending: 0, queued: 0 } });
+  });
+
+  it('answers a queued job’s result with 409: the device was never given it', async () => {
+    const { caller, workspace_id, inNorth } = await workspaceWithFleets(db, 3);
+    const ordered = inNorth.map((d) => d.id).sort();
+    await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'later', {}, undefined, { max_per_minute: 1 }));
+
+    await expect(completeJob(db, ordered[2], 'later', {})).rejects.toThrow(/queued/);
+    expect(await getJob(db, caller, ordered[2], 'later')).toMatchObject({ status: 'queued' });
+  });
+});
+
+describe('ending a rollout', () => {
+  it('aborts once enough ended devices failed, and the sweep cancels its queued and pending devices while in-progress ones go on', async () => {
+    const { caller, workspace_id, inNorth } = await workspaceWithFleets(db, 12);
+    const ordered = inNorth.map((d) => d.id).sort();
+    const fota = await scheduledWhole('fota', scheduleFleetFota(db, caller, workspace_id, { firmwareId: 'fw', firmwareVersion: '3' }, undefined, { max_per_minute: 8, abort: { failure_percentage: 50, min_finished: 4 } }));
+    const id = fota.rollout_id!;
+    await rolloutWhen(caller, workspace_id, id, (r) => r.total === 13, 'counted');
+
+    await finishFota(db, ordered[0], { status: 'in_progress', message: 'flashing' }, place(workspace_id, ordered[0]));
+    await finishFota(db, ordered[1], { status: 'done' }, place(workspace_id, ordered[1]));
+    await finishFota(db, ordered[2], { status: 'failed', message: 'checksum' }, place(workspace_id, ordered[2]));
+    await finishFota(db, ordered[3], { status: 'failed', message: 'checksum' }, place(workspace_id, ordered[3]));
+    // 3 ended, 2 failed: not yet (min_finished 4).
+    await rolloutWhen(caller, workspace_id, id, (r) => r.counts.failed === 2, 'two failures counted');
+    expect((await getRollout(db, caller, workspace_id, id)).status).toBe('in_progress');
+    await finishFota(db, ordered[4], { status: 'done' }, place(workspace_id, ordered[4]));
+    await finishFota(db, ordered[5], { status: 'failed', message: 'checksum' }, place(workspace_id, ordered[5]));
+
+    await rolloutWhen(caller, workspace_id, id, (r) => r.status === 'aborted', 'aborted');
+    expect((await sweep()).canceled).toBe(7);
+    const ended = await rolloutWhen(caller, workspace_id, id, (r) => r.counts.canceled === 7, 'canceled');
+    expect(ended.counts).toMatchObject({ in_progress: 1, done: 2, failed: 3, canceled: 7, pending: 0, queued: 0 });
+    expect(await getFota(db, caller, ordered[0])).toMatchObject({ status: 'in_progress', message: 'flashing' });
+    await expect(resumeRollout(db, caller, workspace_id, id)).rejects.toThrow(ConflictError);
+    // An aborted rollout releases nothing more (the sweep sees every test's rollouts: read this one's devices).
+    await sweep(2 * MINUTE);
+    expect((await itemsOf(listRolloutDevices(db, caller, workspace_id, id, 'pending'))).length).toBe(0);
+  });
+
+  it('cancels a rollout: its devices are not told its jobs at once, and the sweep cancels them; cancel, pause and resume then answer 409', async () => {
+    const { caller, workspace_id, inNorth } = await workspaceWithFleets(db, 4);
+    const device = inNorth[0].id;
+    await scheduleJob(db, caller, device, 'own', {});
+    const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'fleet', {}));
+    const deviceCaller = { accountId: caller.accountId, workspaceId: workspace_id, deviceId: device, identityId: '' };
+    const forward = async () => undefined;
+
+    expect((await getDeviceStatus({ db, forward, enqueue: forward }, deviceCaller)).jobs.map((j) => j.name).sort()).toEqual(['fleet', 'own']);
+    expect((await cancelRollout(db, caller, workspace_id, job.rollout_id!)).status).toBe('canceled');
+    expect((await getDeviceStatus({ db, forward, enqueue: forward }, deviceCaller)).jobs.map((j) => j.name)).toEqual(['own']);
+
+    expect((await sweep()).canceled).toBe(5);
+    await rolloutWhen(caller, workspace_id, job.rollout_id!, (r) => r.counts.canceled === 5, 'all canceled');
+    for (const change of [cancelRollout, pauseRollout, resumeRollout]) await expect(change(db, caller, workspace_id, job.rollout_id!)).rejects.toThrow(ConflictError);
+  });
+
+  it('counts a job replaced by a later scheduling as canceled in its rollout, and lists it there', async () => {
+    const { caller, workspace_id, inSouth } = await workspaceWithFleets(db, 2);
+    const first = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'x', { n: 1 }));
+    await scheduleJob(db, caller, inSouth.id, 'x', { n: 2 });
+
+    const counted = await rolloutWhen(caller, workspace_id, first.rollout_id!, (r) => r.counts.canceled === 1, 'the replaced one canceled');
+    expect(counted.counts).toMatchObject({ pending: 2, canceled: 1 });
+    await until(async () => (await itemsOf(listRolloutDevices(db, caller, workspace_id, first.rollout_id!, 'canceled'))).length === 1, 'listed', 10_000);
+    expect(await itemsOf(listRolloutDevices(db, caller, workspace_id, first.rollout_id!, 'canceled'))).toEqual([{ device_id: inSouth.id, status: 'canceled', updated_at: expect.any(String) }]);
+  });
+});
+
+describe('timeouts', () => {
+  it('times out jobs and FOTA not ended by their deadline, on one device and in a rollout, and leaves ended ones', async () => {
+    const { caller, workspace_id, inNorth, inSouth } = await workspaceWithFleets(db, 3);
+    await scheduleJob(db, caller, inSouth.id, 'slow', {}, 30);
+    await scheduleJob(db, caller, inSouth.id, 'quick', {}, 30);
+    await scheduleFota(db, caller, inSouth.id, { firmwareId: 'fw', firmwareVersion: '1' }, 30);
+    await completeJob(db, inSouth.id, 'quick', { ok: 1 });
+    const rollout = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'fleet-slow', {}, [inNorth[0].fleet_id], { timeout_seconds: 30 }));
+
+    expect((await sweep(10_000)).timedOut).toBe(0);
+    const run = await sweep(31_000);
+
+    expect(run.timedOut).toBeGreaterThanOrEqual(5);
+    expect(await getJob(db, caller, inSouth.id, 'slow')).toMatchObject({ status: 'timed_out', completed_at: expect.any(String), timeout_seconds: 30 });
+    expect(await getJob(db, caller, inSouth.id, 'quick')).toMatchObject({ status: 'done' });
+    expect(await getFota(db, caller, inSouth.id)).toMatchObject({ status: 'timed_out' });
+    await rolloutWhen(caller, workspace_id, rollout.rollout_id!, (r) => r.counts.timed_out === 3 && r.status === 'completed', 'timed out and completed');
+    // A run again changes nothing twice.
+    expect((await sweep(31_000)).timedOut).toBe(0);
+  });
+});
+
+describe('cancel one device’s job or FOTA', () => {
+  it('cancels a pending one, then answers 409; an unknown one or another account’s device is 404', async () => {
+    const { caller, inSouth } = await workspaceWithFleets(db, 1);
+    const other = await newAccount(db);
+    await scheduleJob(db, caller, inSouth.id, 'reboot', {});
+    await scheduleFota(db, caller, inSouth.id, { firmwareId: 'fw', firmwareVersion: '1' });
+
+    expect(await cancelJob(db, caller, inSouth.id, 'reboot')).toMatchObject({ name: 'reboot', status: 'canceled', completed_at: expect.any(String) });
+    expect(await cancelFota(db, caller, inSouth.id)).toMatchObject({ status: 'canceled' });
+    await expect(cancelJob(db, caller, inSouth.id, 'reboot')).rejects.toThrow(ConflictError);
+    await expect(cancelFota(db, caller, inSouth.id)).rejects.toThrow(ConflictError);
+    await expect(cancelJob(db, caller, inSouth.id, 'never')).rejects.toThrow(NotFoundError);
+    await expect(cancelJob(db, other.caller, inSouth.id, 'reboot')).rejects.toThrow(NotFoundError);
+    await expect(completeJob(db, inSouth.id, 'reboot', { ok: true })).rejects.toThrow(ConflictError);
+  });
+
+  it('takes FOTA progress with each new message, then the outcome; the same outcome again changes nothing', async () => {
+    const { caller, workspace_id, inSouth } = await workspaceWithFleets(db, 1);
+    await scheduleFota(db, caller, inSouth.id, { firmwareId: 'fw', firmwareVersion: '1' });
+    const at = place(workspace_id, inSouth.id);
+
+    expect(await finishFota(db, inSouth.id, { status: 'in_progress', message: '10%' }, at)).toMatchObject({ status: 'in_progress', message: '10%' });
+    expect(await finishFota(db, inSouth.id, { status: 'in_progress', message: '60%' }, at)).toMatchObject({ status: 'in_progress', message: '60%' });
+    const done = await finishFota(db, inSouth.id, { status: 'done', message: 'rebooted' }, at);
+    expect(await finishFota(db, inSouth.id, { status: 'done' }, at)).toEqual(done);
+    await expect(finishFota(db, inSouth.id, { status: 'failed' }, at)).rejects.toThrow(ConflictError);
+    await expect(finishFota(db, inSouth.id, { status: 'in_progress' }, at)).rejects.toThrow(ConflictError);
+  });
+
+  it('makes a job result with a top-level error failed', async () => {
+    const { caller, inSouth } = await workspaceWithFleets(db, 1);
+    await scheduleJob(db, caller, inSouth.id, 'flash', {});
+
+    expect(await completeJob(db, inSouth.id, 'flash', { error: 'no space' })).toMatchObject({ status: 'failed', result: { error: 'no space' } });
+    expect(await completeJob(db, inSouth.id, 'flash', { error: 'no space' })).toMatchObject({ status: 'failed' });
+    await expect(completeJob(db, inSouth.id, 'flash', { ok: true })).rejects.toThrow(ConflictError);
+  });
+});
+
+describe('reading rollouts', () => {
+  it('lists a workspace’s rollouts newest first, paged, and another account’s are 404', async () => {
+    const { caller, workspace_id } = await workspaceWithFleets(db, 2);
+    const made: string[] = [];
+    for (const name of ['a', 'b', 'c']) made.push((await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, name, {}))).rollout_id!);
+    const other = await newAccount(db);
+
+    const first = await pageOf(listRollouts(db, caller, workspace_id, { limit: 2 }));
+    const rest = await pageOf(listRollouts(db, caller, workspace_id, { limit: 2, cursor: first.next! }));
+
+    expect([...first.items, ...rest.items].map((r) => r.id)).toEqual(made.slice().reverse());
+    expect(rest.next).toBeNull();
+    expect(first.items[0]).toMatchObject({ kind: 'job', job_name: 'c', value: {}, fleets: [], settings: { max_per_minute: null, timeout_seconds: null, abort: null } });
+    await expect(getRollout(db, other.caller, workspace_id, made[0])).rejects.toThrow(NotFoundError);
+    await expect(getRollout(db, caller, other.workspace_id, made[0])).rejects.toThrow(NotFoundError);
+    await expect(listRolloutDevices(db, other.caller, workspace_id, made[0])).rejects.toThrow(NotFoundError);
+  });
+
+  it('pages a rollout’s devices across the index’s shards: each once, in order, and by state', async () => {
+    const { caller, workspace_id, inNorth, inSouth } = await workspaceWithFleets(db, 40);
+    const all = [...inNorth, inSouth].map((d) => d.id).sort();
+    const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'p', {}));
+    for (const d of all.slice(0, 9)) await completeJob(db, d, 'p', d.endsWith('0') ? { error: 'x' } : { ok: 1 });
+    await until(async () => (await itemsOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, 'pending'))).length === 32, 'the index caught up', 10_000);
+
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await pageOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, undefined, { limit: 7, ...(cursor ? { cursor } : {}) }));
+      expect(page.items.length).toBeLessThanOrEqual(7);
+      seen.push(...page.items.map((d) => `${d.status} ${d.device_id}`));
+      cursor = page.next ?? undefined;
+    } while (cursor);
+
+    expect(seen.length).toBe(41);
+    expect(new Set(seen.map((s) => s.split(' ')[1]))).toEqual(new Set(all));
+    expect(seen.filter((s) => s.startsWith('pending')).map((s) => s.split(' ')[1])).toEqual(all.slice(9));
+    const failed = await itemsOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, 'failed'));
+    expect(failed.every((d) => d.status === 'failed' && (d.result as { error?: string }).error === 'x')).toBe(true);
+    await expect(pageOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, 'failed', { limit: 2, cursor: cursor ?? 'eyJsIjoieCIsImsiOiJ5In0' }))).rejects.toThrow(/cursor/);
+  });
+});
