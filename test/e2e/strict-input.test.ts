@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { z } from 'zod';
+import { until } from '../../local/ports';
 import { runtimeFilePath, type RuntimeFile } from '../../local/runtime-file';
 import { ROUTES, type Route } from '../../lambdas/routes';
 import { OPERATIONS } from '../../lambdas/schemas/operations';
@@ -34,6 +35,10 @@ beforeAll(async () => {
   // disabled: the forwarder has nothing to deliver, so it writes nothing while the tests compare the tables
   const integration = (await api.post(`/workspaces/${ws}/integrations`, { url: 'http://127.0.0.1:9/hook', enabled: false })).body.integration;
   const key = (await api.post(`/workspaces/${ws}/api-keys`, { name: 'second' })).body.api_key;
+  // A rollout (a fleet-wide job): its counts are kept by the registry stream's consumer, in the
+  // background; the tests compare the tables once it has counted its one device.
+  const rollout = (await api.post(`/workspaces/${ws}/jobs/upgrade?fleet=${fleet.id}`, { value: {} })).body.job.rollout_id as string;
+  await until(async () => (await api.get(`/workspaces/${ws}/rollouts/${rollout}`)).body.rollout?.total === 1, 'the rollout counted', 30_000);
   credentials = created.credentials;
   token = await deviceToken(credentials);
   ids = {
@@ -46,6 +51,7 @@ beforeAll(async () => {
     keyId: key.id,
     identityId: created.identity.id,
     integrationId: integration.id,
+    rolloutId: rollout,
   };
   // The running stack's engines, as the CLIs find them (its runtime file in its data folder).
   const { env } = JSON.parse(readFileSync(runtimeFilePath(stack.dataDir, Number(new URL(stack.base_url).port)), 'utf8')) as RuntimeFile;
@@ -94,6 +100,8 @@ const bodyFor = (operationId: string): unknown => {
     scheduleJob: { value: { n: 1 } },
     scheduleFleetJob: { value: { n: 1 } },
     scheduleFleetJobSingular: { value: { n: 1 } },
+    scheduleFota: {},
+    scheduleFleetFota: {},
     publishData: { tag: 't', payload: 1 },
     reportDeviceEvents: { type: 'os_info', payload: {} },
     reportJobResult: { result: {} },
@@ -210,6 +218,7 @@ const EXAMPLE_IDS: Record<string, string> = {
   keyId: 'key-123456789',
   identityId: 'idn-123456789',
   integrationId: 'int-123456789',
+  rolloutId: 'rol-123456789',
 };
 const ID_PARAMS = Object.keys(EXAMPLE_IDS);
 const idCases = ROUTES.flatMap((route) =>

@@ -26,6 +26,7 @@ beforeAll(async () => {
   await theirs.post(`/workspaces/${other.workspace_id}/firmwares/fw/versions/2.0`, { size: 1, sha256: 'a'.repeat(64) });
   const identity = (await theirs.post(`/workspaces/${other.workspace_id}/devices/${device.id}/identities`)).body.identity;
   const integration = (await theirs.post(`/workspaces/${other.workspace_id}/integrations`, { url: 'https://hooks.example.com/b' })).body.integration;
+  const rollout = (await theirs.post(`/workspaces/${other.workspace_id}/jobs/secret-rollout`, { value: { original: true }, rollout: { max_per_minute: 1 } })).body.job.rollout_id;
   theirIds = {
     workspaceId: other.workspace_id,
     fleetId: other.default_fleet_id,
@@ -36,6 +37,7 @@ beforeAll(async () => {
     keyId: other.api_key_id,
     identityId: identity.id,
     integrationId: integration.id,
+    rolloutId: rollout,
   };
 });
 afterAll(async () => {
@@ -93,6 +95,7 @@ describe('tenant isolation', () => {
     const identities = await theirs.get(`/workspaces/${theirIds.workspaceId}/devices/${theirIds.deviceId}/identities`);
     const integrations = await theirs.get(`/workspaces/${theirIds.workspaceId}/integrations`);
     const workspace = await theirs.get(`/workspaces/${theirIds.workspaceId}`);
+    const rollout = await theirs.get(`/workspaces/${theirIds.workspaceId}/rollouts/${theirIds.rolloutId}`);
 
     expect(devices.body.devices.map((d: { name: string }) => d.name)).toEqual(['secret-device']);
     expect(job.body.job.value).toEqual({ original: true });
@@ -104,5 +107,7 @@ describe('tenant isolation', () => {
     expect(integrations.body.integrations.map((i: { url: string }) => i.url)).toEqual(['https://hooks.example.com/b']);
     expect(workspace.body.workspace).toMatchObject({ name: 'default' });
     expect(workspace.body.workspace).not.toHaveProperty('data_retention_days');
+    expect(rollout.body.rollout).toMatchObject({ status: 'in_progress', job_name: 'secret-rollout' });
+    expect(job.body.job.status).toBe('pending');
   });
 });

@@ -39,7 +39,9 @@ let closeRegistry: () => void;
 beforeAll(async () => {
   // Fuzzed webhooks point at the fixture's receiver or at `.invalid` hosts (helpers/fuzz/requests.ts); the
   // short timeout bounds a test delivery (POST …/test, answered synchronously) should a resolver not answer.
-  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '0', WEBHOOK_TIMEOUT_MS: '2000' });
+  // The sweep would time out and release what the fuzzer schedules in the background, between a
+  // refused request's registry reads: it runs once a day here (its own tests run it every second).
+  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '0', WEBHOOK_TIMEOUT_MS: '2000', SWEEP_INTERVAL_SECONDS: '86400' });
   const served = await fetch(`${stack.base_url}/openapi.json`);
   doc = (await served.json()) as OpenApiDocument;
   v = validators(doc);

@@ -86,7 +86,7 @@ describe('routes', () => {
     const methods = methodsByRoute(template);
 
     expect(lists.map((r) => r.operationId).sort()).toEqual(
-      ['listApiKeys', 'listDevices', 'listFirmwares', 'listFleets', 'listIdentities', 'listIntegrations', 'listJobs', 'listWorkspaces'],
+      ['listApiKeys', 'listDevices', 'listFirmwares', 'listFleets', 'listIdentities', 'listIntegrations', 'listJobs', 'listRolloutDevices', 'listRollouts', 'listWorkspaces'],
     );
     for (const route of lists) {
       const method = methods.get(`${route.method} ${route.path}`)!;
@@ -227,7 +227,8 @@ describe('least privilege', () => {
       // Grants on the time-series table are checked in test/infra/timeseries.
       const statements = dynamoStatements(fn).filter((s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)));
       expect(statements.length).toBeGreaterThan(0);
-      // The firmware handler also queries the firmware-use index (checked in test/infra/firmware.test.ts).
+      // The firmware handler also queries the firmware-use index (checked in test/infra/firmware.test.ts),
+      // the rollouts' handler a rollout's devices on an index (test/infra/rollout-sweep.test.ts).
       for (const statement of statements.filter((s) => !JSON.stringify(s.Resource).includes('/index/'))) {
         expect(statement.Resource).toEqual([{ 'Fn::GetAtt': [tableId(), 'Arn'] }]);
         expect(actionsOf(statement)).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem']));

@@ -1,6 +1,6 @@
 /**
  * The whole registry table of a running local stack, read back with Scan: every account's
- * workspaces, fleets, devices, identities, jobs, FOTA, keys and integrations, including what no
+ * workspaces, fleets, devices, identities, jobs, FOTA, rollouts, keys and integrations, including what no
  * listing shows (key hashes, another account's items). "A 4xx changes nothing" is checked by
  * comparing two of these, which costs one paginated Scan instead of dozens of listings.
  */
@@ -11,6 +11,12 @@ type Item = Record<string, AttributeValue>;
 
 // Written by the forwarder in the background as deliveries succeed or fail, whatever the API is asked.
 const VOLATILE_INTEGRATION_FIELDS = ['last_delivery_at', 'last_error_at', 'last_error', 'consecutive_failures'];
+// Written by the registry stream's consumer in the background, after a write the API answered:
+// rollout counters, counted-change marks, what a replaced job was in its rollout, and a rollout's
+// outcome (completed, aborted; with its sweep entry). The sweep, which writes too, does not run
+// during the fuzz (SWEEP_INTERVAL_SECONDS).
+const BOOKKEEPING = /^(CNT#|ROLLED#|ROLLOUT#[^#]+#C\d+$)/;
+const VOLATILE_ROLLOUT_FIELDS = ['outcome', 'updated_at', 'sweep_pk', 'sweep_sk'];
 
 /** A snapshot: each item's JSON text by its key. */
 export type Snapshot = Map<string, string>;
@@ -39,6 +45,8 @@ export const registryReader = (dataDir: string) => {
         // counters and the workspaces' usage counters (README "Limits").
         if (item.pk?.S?.startsWith('RATE#') || item.sk?.S?.startsWith('USAGE#')) continue;
         if (item.sk?.S?.startsWith('INT#')) for (const f of VOLATILE_INTEGRATION_FIELDS) delete item[f];
+        if (BOOKKEEPING.test(item.sk?.S ?? '')) continue;
+        if (item.sk?.S?.startsWith('ROLLOUT#')) for (const f of VOLATILE_ROLLOUT_FIELDS) delete item[f];
         items.set(keyOf(item), JSON.stringify(Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))));
       }
       start = page.LastEvaluatedKey;
