@@ -24,11 +24,12 @@ const MaxPerMinuteSchema = z
 
 const AbortRuleSchema = z
   .strictObject({
+    // More than 0, and no closer to it than 0.01: DynamoDB keeps no number below 1e-130 (5e-324 is a fine double).
     failure_percentage: z
       .number()
-      .gt(0, 'Must be more than 0.')
+      .min(0.01, 'Must be more than 0 (at least 0.01).')
       .max(100, 'Must be at most 100.')
-      .meta({ description: 'More than 0, at most 100: the share of ended devices that failed or timed out at which the rollout aborts' }),
+      .meta({ description: 'From 0.01 to 100: the share of ended devices that failed or timed out (in %) at which the rollout aborts' }),
     min_finished: z
       .number()
       .int('Must be a whole number of devices.')
