@@ -96,7 +96,17 @@ const main = async () => {
   await call('getJob', 'GET', `/devices/${device?.id}/jobs/smoke`, { check: has('job') });
   const onFleet = (b: any) => (b?.job?.devices?.includes?.(device?.id) || b?.job?.devices?.some?.((d: any) => d?.id === device?.id || d === device?.id) ? undefined : 'the fleet’s device is not in the answer');
   await call('scheduleFleetJobSingular', 'POST', `/workspace/${ws}/jobs/smoke-fleet?fleet=${fleet?.id}`, { body: { value: {} }, check: onFleet });
-  await call('scheduleFleetJob', 'POST', `/workspaces/${ws}/jobs/smoke-fleets?fleet=${fleet?.id}`, { body: { value: {} }, check: onFleet });
+  const rolloutId = (await call('scheduleFleetJob', 'POST', `/workspaces/${ws}/jobs/smoke-fleets?fleet=${fleet?.id}`, { body: { value: {}, rollout: { max_per_minute: 1 } }, check: onFleet })).body?.job?.rollout_id;
+  const rollout = `/workspaces/${ws}/rollouts/${rolloutId}`;
+  const inStatus = (status: string) => (b: any) => (b?.rollout?.status === status ? undefined : `the rollout is ${b?.rollout?.status}, not ${status}`);
+  await call('listRollouts', 'GET', `/workspaces/${ws}/rollouts?limit=10`, { check: (b) => (b?.rollouts?.some?.((r: any) => r.id === rolloutId) ? undefined : 'the new rollout is not listed') });
+  await call('getRollout', 'GET', rollout, { check: has('rollout') });
+  await call('listRolloutDevices', 'GET', `${rollout}/devices`, { check: has('devices') });
+  await call('pauseRollout', 'POST', `${rollout}/pause`, { check: inStatus('paused') });
+  await call('resumeRollout', 'POST', `${rollout}/resume`, { check: inStatus('in_progress') });
+  await call('cancelRollout', 'POST', `${rollout}/cancel`, { check: inStatus('canceled') });
+  await call('scheduleJob', 'POST', `/devices/${device?.id}/jobs/smoke-cancel`, { body: { value: {}, timeout_seconds: 3600 }, quiet: true });
+  await call('cancelJob', 'DELETE', `/devices/${device?.id}/jobs/smoke-cancel`, { check: (b) => (b?.job?.status === 'canceled' ? undefined : 'job not canceled') });
   await call('scheduleFleetFota', 'POST', `/workspaces/${ws}/fota/smoke-fw/versions/0.0.1?fleet=${fleet?.id}`, { check: has('fota') });
   await call('scheduleFota', 'POST', `/devices/${device?.id}/fota/smoke-fw/versions/0.0.2`, { check: (b) => (b?.fota?.status === 'pending' ? undefined : 'FOTA not pending') });
   await call('getFota', 'GET', `/devices/${device?.id}/fota`, { check: has('fota') });
@@ -134,6 +144,8 @@ const main = async () => {
   await call('getDeviceStatus', 'GET', '/device/status', { headers: asDevice, check: (b) => (b?.jobs?.some?.((j: any) => j.name === 'smoke') ? undefined : 'the pending job is not listed') });
   await call('reportJobResult', 'POST', '/device/jobs/smoke/result', { headers: asDevice, body: { result: { ok: true } }, check: (b) => (b?.job?.status === 'done' ? undefined : 'job not done') });
   await call('reportFotaResult', 'POST', '/device/fota/result', { headers: asDevice, body: { status: 'done' }, check: (b) => (b?.fota?.status === 'done' ? undefined : 'FOTA not done') });
+  await call('scheduleFota', 'POST', `/devices/${device?.id}/fota/smoke-fw/versions/0.0.3`, { body: { timeout_seconds: 3600 }, quiet: true });
+  await call('cancelFota', 'DELETE', `/devices/${device?.id}/fota`, { check: (b) => (b?.fota?.status === 'canceled' ? undefined : 'FOTA not canceled') });
 
   // The published point comes back through ingest and the storage query.
   const query = `/timeseries/${ws}/data?device=${device?.id}&tag=smoke`;

@@ -64,7 +64,7 @@ describe('webhooks on the local runtime', () => {
       device_id: expect.any(String),
       type: 'job',
       direction: 'c2d',
-      payload: { name: 'reboot', status: 'pending', scheduled_at: expect.any(String), value: { delay: 1 } },
+      payload: { name: 'reboot', status: 'pending', scheduled_at: expect.any(String), value: { delay: 1 }, rollout_id: expect.stringMatching(/^rol-/) },
     });
     expect(entries.filter((e) => e.type === 'fota')).toEqual([
       expect.objectContaining({ device_id: devices[0].id, direction: 'c2d', payload: expect.objectContaining({ value: { firmware_id: 'fw', firmware_version: '2.0' } }) }),

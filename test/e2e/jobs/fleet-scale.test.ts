@@ -91,7 +91,7 @@ describe('a fleet-wide job on a few thousand devices while devices move', () => 
 
     expect(answer.status).toBe(200);
     const { devices, ...job } = answer.body.job as { devices: string[]; scheduled_at: string };
-    expect(job).toEqual({ name: 'swap', status: 'pending', scheduled_at: expect.any(String), value: { at: 'snapshot' } });
+    expect(job).toEqual({ name: 'swap', status: 'pending', scheduled_at: expect.any(String), value: { at: 'snapshot' }, rollout_id: expect.stringMatching(/^rol-/) });
     expect(new Set(devices).size).toBe(devices.length);
     const moving = new Set(pairs.flatMap(({ a, b }) => [a, b]));
     // Every device that stayed in X has it, none that stayed in Y.
@@ -121,7 +121,7 @@ describe('a FOTA on every fleet of a few thousand devices while devices are crea
 
     expect(answer.status).toBe(200);
     const { devices, ...fota } = answer.body.fota as { devices: string[]; scheduled_at: string };
-    expect(fota).toEqual({ scheduled_at: expect.any(String), status: 'pending', value: { firmware_id: 'fw-main', firmware_version: '2.0.0' } });
+    expect(fota).toEqual({ scheduled_at: expect.any(String), status: 'pending', value: { firmware_id: 'fw-main', firmware_version: '2.0.0' }, rollout_id: expect.stringMatching(/^rol-/) });
     expect(new Set(devices).size).toBe(devices.length);
     const before = [...inX, ...inY];
     const known = new Set(devices);
