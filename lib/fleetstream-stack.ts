@@ -3,7 +3,7 @@ import type { Construct } from 'constructs';
 import { BUCKETS, type BucketName } from '../lambdas/buckets';
 import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/routes';
 import { SCHEDULES, type ScheduledHandler } from '../lambdas/schedules';
-import { REGISTRY_FIRMWARE_USE_INDEX, REGISTRY_ROLLOUT_DEVICES_INDEX, REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
+import { REGISTRY_FIRMWARE_USE_INDEX, REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
 import { REGISTRY_STREAM, type StreamConsumer } from '../lambdas/streams';
 import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../local/queues';
 import { API_STAGE, Api, IDENTITY_HEADERS, type AuthorizedBy } from './constructs/api';
@@ -52,21 +52,21 @@ const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = { timeseries: 'ge
 const registryAccess = (source: string): TableAccess => REGISTRY_ACCESS[source] ?? 'read-write';
 
 // The registry's indexes a route handler queries: the firmware handler finds the FOTA that use a
-// version before deleting it; the rollouts' reads a rollout's devices by state. No other route
-// handler queries an index.
+// version before deleting it; the rollouts' reads a rollout's devices by state (their entries in
+// the sweep index). No other route handler queries an index.
 const ROUTE_REGISTRY_INDEXES: Partial<Record<RouteHandler, readonly string[]>> = {
   firmwares: [REGISTRY_FIRMWARE_USE_INDEX.name],
-  rollouts: [REGISTRY_ROLLOUT_DEVICES_INDEX.name],
+  rollouts: [REGISTRY_SWEEP_INDEX.name],
 };
 
 // The data path, traced with X-Ray (their Powertools Tracer sends the segments: lambdas/shared/tracer.ts).
 const TRACED: ReadonlySet<string> = new Set(['ingest', 'forwarder']);
 
-// What each scheduled handler may do with the registry: the sweep finds due work on its index and
-// a rollout's devices on theirs, reads rollouts (queries) and changes items by conditional updates,
-// one at a time: no puts, deletes or batches.
+// What each scheduled handler may do with the registry: the sweep finds due work and a rollout's
+// devices on its index, reads rollouts (queries) and changes items by conditional
+// updates, one at a time: no puts, deletes or batches.
 const SCHEDULED_REGISTRY_ACCESS: Record<ScheduledHandler, { access: TableAccess; indexes: readonly string[] }> = {
-  'rollout-sweep': { access: 'query-update', indexes: [REGISTRY_SWEEP_INDEX.name, REGISTRY_ROLLOUT_DEVICES_INDEX.name] },
+  'rollout-sweep': { access: 'query-update', indexes: [REGISTRY_SWEEP_INDEX.name] },
 };
 
 /** Stack props plus the deploy-time settings (see `configFromContext`). */

@@ -79,7 +79,7 @@ export const indexSpecOf = (index: IndexDefinition): { gsi: GlobalSecondaryIndex
       { AttributeName: index.partitionKey, KeyType: 'HASH' },
       { AttributeName: index.sortKey, KeyType: 'RANGE' },
     ],
-    Projection: { ProjectionType: index.projection, ...(index.nonKeyAttributes ? { NonKeyAttributes: [...index.nonKeyAttributes] } : {}) },
+    Projection: { ProjectionType: index.projection },
   },
   attributes: [
     { AttributeName: index.partitionKey, AttributeType: 'S' },
@@ -155,9 +155,9 @@ export const ensureTimeToLive = async (client: DynamoDBClient, tableName: string
  * Creates a table with string keys `pk`/`sk`, on-demand, unless it exists: the key schema of both
  * the registry and the time-series table, as the CDK constructs define them. With `stream`, the
  * table has a change stream with old and new images (the registry's); with `indexes`, those global
- * secondary indexes (the registry's sweep, firmware-use and rollout-devices indexes,
- * lambdas/stores/keys.ts); with `ttl`, TTL on that attribute (the time-series table's). A table
- * that exists without them (a data folder from before) gets them, each index waited for until ACTIVE.
+ * secondary indexes (the registry's sweep and firmware-use indexes, lambdas/stores/keys.ts); with
+ * `ttl`, TTL on that attribute (the time-series table's). A table that exists without them (a data
+ * folder from before) gets them, each index waited for until ACTIVE.
  */
 export const ensureTable = async (client: DynamoDBClient, tableName: string, options: { stream?: boolean; indexes?: readonly IndexDefinition[]; ttl?: string } = {}) => {
   const indexes = (options.indexes ?? []).map(indexSpecOf);

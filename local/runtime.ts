@@ -277,8 +277,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     });
     const client = new DynamoDBClient({});
     // The registry's change stream turns job and FOTA writes into their events (lambdas/streams.ts);
-    // its indexes find the sweep's due work, the FOTA of a firmware version and a rollout's devices
-    // (lambdas/stores/keys.ts REGISTRY_INDEXES). A table of an older data folder gets them.
+    // its indexes find the sweep's due work and a rollout's devices, and the FOTA of a firmware
+    // version (lambdas/stores/keys.ts REGISTRY_INDEXES). A table of an older data folder gets them.
     await ensureTable(client, REGISTRY_TABLE, { stream: true, indexes: REGISTRY_INDEXES });
     // The time-series table expires points by TTL on the stack's attribute (never deleted by DynamoDB Local).
     await ensureTable(client, TIMESERIES_TABLE, { ttl: TIMESERIES_TTL_ATTRIBUTE });

@@ -2,13 +2,14 @@ import type { Db } from '../shared/clients';
 import { logger } from '../shared/logger';
 import { settleAll } from '../shared/settle';
 import type { JobStatus } from '../schemas/job';
-import { deadlineEntry, transitionItem } from '../stores/job-store';
+import { transitionItem } from '../stores/job-store';
 import { DEADLINE_PARTITIONS, ROLLOUT_DUE_PARTITION, ROLLOUT_SORT_KEY_PREFIX } from '../stores/keys';
 import {
   ROLLOUT_DEVICE_SHARDS,
   claimRelease,
   closeQueue,
   getRollout,
+  moveNextDeadline,
   moveSweepEntry,
   readRolloutDevicesShard,
   type RolloutDeviceRow,
@@ -19,7 +20,7 @@ import type { Keyed } from '../stores/items';
 import { eventTimestamp } from './events';
 import { deadlineOf } from './executions';
 import { mergeKeyed } from './lists';
-import { RELEASE_WINDOW_MS, SEAL_AFTER_MS, hasEnded, sealAndSettle } from './rollouts';
+import { RELEASE_WINDOW_MS, SEAL_AFTER_MS, hasEnded, isReleasing, nextDueOf, sealAndSettle } from './rollouts';
 
 /** What the minute sweep works with. */
 export interface SweepDeps {
@@ -112,9 +113,10 @@ async function* entriesOf(pages: AsyncIterable<SweepEntry[]>): AsyncGenerator<Sw
 const deviceOfKey = (pk: string) => pk.slice('DEV#'.length);
 
 /**
- * Ends every job and FOTA whose deadline has passed (before `now`) as `timed_out`, from the sweep
- * index's deadline partitions: each only if it is still open and its deadline is still the one the
- * index showed (rescheduled, it has another), so a retried or overlapping run changes nothing twice.
+ * Ends every job and FOTA of no rollout whose deadline has passed (before `now`) as `timed_out`,
+ * from the sweep index's deadline partitions: each only if it is still open and its deadline is
+ * still the one the index showed (rescheduled, it has another), so a retried or overlapping run
+ * changes nothing twice. (A rollout's devices time out by their rollout: `timeOutDevices`.)
  */
 const timeOutOverdue = async (db: Db, budget: SweepBudget, now: () => number) => {
   const counts = await settleAll([...DEADLINE_PARTITIONS], PARTITION_CONCURRENCY, (partition) =>
@@ -126,7 +128,9 @@ const timeOutOverdue = async (db: Db, budget: SweepBudget, now: () => number) =>
           to: 'timed_out',
           at: new Date(now()).toISOString(),
           set: { event_ts: eventTimestamp() },
+          // The deadline the index showed, not a later scheduling's; an item of no rollout.
           expect: { sweep_sk: entry.due },
+          known: {},
         })) !== undefined,
       { concurrency: DEVICE_CONCURRENCY / PARTITION_CONCURRENCY, deadline: budget.deadline, now },
     ),
@@ -138,117 +142,169 @@ const timeOutOverdue = async (db: Db, budget: SweepBudget, now: () => number) =>
   }, 0);
 };
 
-/** A rollout's devices in some states, every shard merged (snapshot order for queued ones). */
-const devicesIn = (db: Db, rolloutId: string, status: JobStatus, pageSize?: number): AsyncIterable<Keyed<RolloutDeviceRow>> =>
-  mergeKeyed(ROLLOUT_DEVICE_SHARDS.map((shard) => readRolloutDevicesShard(db, rolloutId, shard, { status, pageSize })));
+/** A rollout's devices in one state (below `before`, when given), every shard merged (snapshot order for queued ones). */
+const devicesIn = (db: Db, rolloutId: string, status: JobStatus, { pageSize, before }: { pageSize?: number; before?: string } = {}): AsyncIterable<Keyed<RolloutDeviceRow>> =>
+  mergeKeyed(ROLLOUT_DEVICE_SHARDS.map((shard) => readRolloutDevicesShard(db, rolloutId, shard, { status, pageSize, before })));
 
 async function* rowsOf(source: AsyncIterable<Keyed<RolloutDeviceRow>>): AsyncGenerator<RolloutDeviceRow> {
   for await (const { value } of source) yield value;
 }
 
-/** Releases the next `count` queued devices of a rollout in snapshot order, at `at`: each becomes pending (with its deadline) if still queued there. */
-const release = (db: Db, record: RolloutRecord, count: number, at: string, budget: SweepBudget, now: () => number) => {
-  const timeout = record.settings.timeout_seconds;
-  const deadline = timeout ? deadlineOf(at, timeout) : undefined;
+/**
+ * Releases the next `count` queued devices of a rollout in snapshot order, at `at`: each becomes
+ * pending if it is still queued there. A device that is not (canceled alone, or released already
+ * while the index lags) is passed over for the next one, in rounds, so that a release makes `count`
+ * devices pending when it can, and never more.
+ */
+const release = async (db: Db, record: RolloutRecord, count: number, at: string, deadline: string | undefined, budget: SweepBudget, now: () => number) => {
   const pageSize = Math.min(1000, Math.ceil(count / ROLLOUT_DEVICE_SHARDS.length) + 16);
-  return eachUntil(
-    rowsOf(devicesIn(db, record.id, 'queued', pageSize)),
+  const queued = rowsOf(devicesIn(db, record.id, 'queued', { pageSize }))[Symbol.asyncIterator]();
+  const releaseOne = async (row: RolloutDeviceRow) =>
+    now() < budget.deadline &&
+    (await transitionItem(db, row.key, row.device_id, {
+      from: ['queued'],
+      to: 'pending',
+      at,
+      // Connection states are not read here: a released device is published to, and one that is not connected gets it with its next #status.
+      set: { event_ts: eventTimestamp(), deliver_live: true, deadline_at: deadline },
+      known: { rollout_id: record.id },
+    })) !== undefined;
+  let released = 0;
+  try {
+    for (let exhausted = false; !exhausted && released < count && now() < budget.deadline; ) {
+      const round: RolloutDeviceRow[] = [];
+      while (round.length < count - released) {
+        const next = await queued.next();
+        if (next.done) {
+          exhausted = true;
+          break;
+        }
+        round.push(next.value);
+      }
+      const results = await settleAll(round, DEVICE_CONCURRENCY, releaseOne);
+      const failed = results.find((r) => r.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      released += results.filter((r) => r.status === 'fulfilled' && r.value).length;
+    }
+  } finally {
+    await queued.return(undefined);
+  }
+  return released;
+};
+
+/** Ends the devices of a rollout in one state (a key range at a time) with `to`, if still in `from` there; how many were. */
+const endDevices = (db: Db, record: RolloutRecord, rows: AsyncIterable<RolloutDeviceRow>, from: JobStatus[], to: JobStatus, budget: SweepBudget, now: () => number, released = false) =>
+  eachUntil(
+    rows,
     async (row) =>
       (await transitionItem(db, row.key, row.device_id, {
-        from: ['queued'],
-        to: 'pending',
-        at,
-        // Connection states are not read here: a released device is published to, and one that is not connected gets it with its next #status.
-        set: { event_ts: eventTimestamp(), deliver_live: true, ...(deadline ? { deadline_at: deadline, ...deadlineEntry(row.device_id, deadline) } : {}) },
-        expect: { rollout_id: record.id },
+        from,
+        to,
+        at: new Date(now()).toISOString(),
+        set: { event_ts: eventTimestamp() },
+        known: { rollout_id: record.id },
+        // A timeout ends the release the index showed, not a later one.
+        ...(released ? { expect: { released_at: row.time } } : {}),
       })) !== undefined,
-    { concurrency: DEVICE_CONCURRENCY, deadline: budget.deadline, limit: count, now },
+    { concurrency: DEVICE_CONCURRENCY, deadline: budget.deadline, now },
   );
-};
 
 /** Cancels a canceled or aborted rollout's queued and pending devices (in-progress ones go on). */
 const cancelDevices = async (db: Db, record: RolloutRecord, budget: SweepBudget, now: () => number) => {
   let canceled = 0;
-  for (const status of ['queued', 'pending'] as const) {
-    canceled += await eachUntil(
-      rowsOf(devicesIn(db, record.id, status)),
-      async (row) =>
-        (await transitionItem(db, row.key, row.device_id, {
-          from: ['queued', 'pending'],
-          to: 'canceled',
-          at: new Date(now()).toISOString(),
-          set: { event_ts: eventTimestamp() },
-          expect: { rollout_id: record.id },
-        })) !== undefined,
-      { concurrency: DEVICE_CONCURRENCY, deadline: budget.deadline, now },
-    );
-  }
+  for (const status of ['queued', 'pending'] as const) canceled += await endDevices(db, record, rowsOf(devicesIn(db, record.id, status)), ['queued', 'pending'], 'canceled', budget, now);
   return canceled;
 };
 
 /**
+ * Times out a rollout's devices released more than its timeout ago and still pending or in
+ * progress (their index entries order them by release), then moves the rollout's next deadline to
+ * the earliest release left open plus the timeout (none when none is), unless the run stopped
+ * short or another run moved it meanwhile.
+ */
+const timeOutDevices = async (db: Db, record: RolloutRecord, budget: SweepBudget, now: () => number) => {
+  const timeout = record.settings.timeout_seconds!;
+  const releasedBefore = new Date(now() - timeout * 1000).toISOString();
+  let timedOut = 0;
+  for (const status of ['pending', 'in_progress'] as const) {
+    const overdue = rowsOf(devicesIn(db, record.id, status, { before: `${status}#${releasedBefore}` }));
+    timedOut += await endDevices(db, record, overdue, ['pending', 'in_progress'], 'timed_out', budget, now, true);
+  }
+  if (now() >= budget.deadline) return timedOut;
+  const earliest = await Promise.all(
+    (['pending', 'in_progress'] as const).flatMap((status) =>
+      ROLLOUT_DEVICE_SHARDS.map(async (shard) => {
+        for await (const { value } of readRolloutDevicesShard(db, record.id, shard, { status, pageSize: 1 })) return value.time;
+        return undefined;
+      }),
+    ),
+  );
+  const first = earliest.filter((t): t is string => t !== undefined).sort()[0];
+  const next = first === undefined ? undefined : deadlineOf(first, timeout);
+  if (await moveNextDeadline(db, record.workspace_id, record.id, record.next_deadline_at, next)) record.next_deadline_at = next;
+  return timedOut;
+};
+
+/**
  * Does a rollout's due work, from what its item says now (the index may lag): seals it if its
- * scheduling died; cancels the devices of a canceled or aborted one; releases the next minute's
- * devices of one in progress (waiting for that minute when it comes within the lookahead); then
- * moves its sweep entry to its next due work, or removes it, unless something moved it meanwhile.
+ * scheduling died; cancels the devices of a canceled or aborted one; times out its devices past
+ * their deadline; releases the next minute's devices of one in progress (waiting for that minute
+ * when it comes within the lookahead); then moves its sweep entry to its next due work, or removes
+ * it, unless something moved it meanwhile.
  */
 const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summary: SweepSummary, clock: () => number) => {
   const workspaceId = entry.pk.slice('WKS#'.length);
   const rolloutId = entry.sk.slice(ROLLOUT_SORT_KEY_PREFIX.length);
   const view = await getRollout(db, workspaceId, rolloutId);
   if (!view?.record.sweep_due) return;
-  const { record, tally } = view;
+  let { record } = view;
   const seen = record.sweep_due!;
   const now = clock();
-  const sealDue = Date.parse(record.created_at) + SEAL_AFTER_MS;
-  if (record.sealed_total === undefined && now >= sealDue) {
+  if (record.sealed_total === undefined && now >= Date.parse(record.created_at) + SEAL_AFTER_MS) {
     // Its scheduling died before sealing it: by now the stream has counted every item it wrote.
-    await sealAndSettle(db, workspaceId, rolloutId, tally.total, now);
+    await sealAndSettle(db, workspaceId, rolloutId, view.tally.total, now);
     return;
   }
-  if (hasEnded(record)) {
-    if (record.outcome === 'completed') {
-      await moveSweepEntry(db, workspaceId, rolloutId, seen, undefined);
-      return;
-    }
-    if (Date.parse(seen) > now) return;
+  let cancelMore = false;
+  if (hasEnded(record) && record.outcome !== 'completed' && Date.parse(seen) <= now) {
     const canceled = await cancelDevices(db, record, budget, clock);
     summary.canceled += canceled;
-    const releasing = record.last_release_at !== undefined && now - Date.parse(record.last_release_at) < RELEASE_RUNS_MS;
-    const more = canceled > 0 || record.sealed_total === undefined || releasing;
-    await moveSweepEntry(db, workspaceId, rolloutId, seen, more ? clock() : undefined);
-    return;
+    // A release claimed before the cancel may still be writing, and so may a scheduling not sealed yet.
+    const writing = record.sealed_total === undefined || (record.last_release_at !== undefined && now - Date.parse(record.last_release_at) < RELEASE_RUNS_MS);
+    cancelMore = canceled > 0 || writing;
+  }
+  if (record.settings.timeout_seconds && record.next_deadline_at && record.outcome !== 'completed' && Date.parse(record.next_deadline_at) <= now) {
+    summary.timedOut += await timeOutDevices(db, record, budget, clock);
   }
   const rate = record.settings.max_per_minute;
-  if (record.state === 'in_progress' && rate && record.queue_open !== false && record.next_release_at) {
-    const releaseAt = Date.parse(record.next_release_at);
-    if (releaseAt > now) {
-      // Not yet: wait for it if it comes soon enough to release within this run.
-      if (releaseAt - now > RELEASE_LOOKAHEAD_MS || releaseAt >= budget.deadline - 5_000) return;
-      await pause(releaseAt - now);
+  if (rate && isReleasing(record)) {
+    const releaseAt = Date.parse(record.next_release_at!);
+    // Not yet: wait for it if it comes soon enough to release within this run.
+    const waited = releaseAt > now && releaseAt - now <= RELEASE_LOOKAHEAD_MS && releaseAt < budget.deadline - 5_000;
+    if (waited) await pause(releaseAt - now);
+    if (releaseAt <= now || waited) {
+      const at = new Date(Math.max(clock(), releaseAt));
+      const deadline = record.settings.timeout_seconds ? deadlineOf(at.toISOString(), record.settings.timeout_seconds) : undefined;
+      const claimed = await claimRelease(db, workspaceId, rolloutId, record.next_release_at!, at.toISOString(), new Date(at.getTime() + RELEASE_WINDOW_MS).toISOString(), deadline);
+      if (claimed) {
+        const released = await release(db, claimed, rate, at.toISOString(), deadline, budget, clock);
+        summary.released += released;
+        // Nothing left to release, and nothing more will be written: the queue is closed.
+        const closed = released === 0 && claimed.sealed_total !== undefined ? await closeQueue(db, workspaceId, rolloutId) : undefined;
+        record = closed ?? claimed;
+      }
     }
-    const at = new Date(Math.max(clock(), releaseAt));
-    const claimed = await claimRelease(db, workspaceId, rolloutId, record.next_release_at, at.toISOString(), new Date(at.getTime() + RELEASE_WINDOW_MS).toISOString());
-    if (!claimed) return;
-    const released = await release(db, claimed, rate, at.toISOString(), budget, clock);
-    summary.released += released;
-    // Nothing left to release, and nothing more will be written: the queue is closed.
-    const closed = released === 0 && claimed.sealed_total !== undefined && (await closeQueue(db, workspaceId, rolloutId)) !== undefined;
-    const next = closed ? undefined : Date.parse(claimed.next_release_at!);
-    await moveSweepEntry(db, workspaceId, rolloutId, seen, next);
-    return;
   }
-  if (Date.parse(seen) > now) return;
-  // Paused (resume brings its entry back), or nothing to release: only a seal may still be due.
-  await moveSweepEntry(db, workspaceId, rolloutId, seen, record.sealed_total === undefined ? sealDue : undefined);
+  const next = cancelMore ? clock() : nextDueOf(record);
+  if (next === undefined || new Date(next).toISOString() !== seen) await moveSweepEntry(db, workspaceId, rolloutId, seen, next);
 };
 
 /**
- * One run of the minute sweep (DESIGN §11), within `budget`: ends overdue jobs and FOTA as
- * `timed_out` (the sweep index's deadline partitions), and does each due rollout's work (its
- * partition): releases, cancellations, seals. Nothing is scanned; each write is conditional, so a
- * retried or overlapping run changes nothing twice, and a run that stops at its deadline leaves
- * the rest to the next one.
+ * One run of the minute sweep (DESIGN §11), within `budget`: ends overdue jobs and FOTA of no
+ * rollout as `timed_out` (the sweep index's deadline partitions), and does each due rollout's work
+ * (its partition): cancellations, timeouts, releases, seals. Nothing is scanned; each write is
+ * conditional, so a retried or overlapping run changes nothing twice, and a run that stops at its
+ * deadline leaves the rest to the next one.
  */
 export const sweepRollouts = async (deps: SweepDeps, budget: SweepBudget): Promise<SweepSummary> => {
   const clock = deps.now ?? Date.now;
@@ -270,6 +326,6 @@ export const sweepRollouts = async (deps: SweepDeps, budget: SweepBudget): Promi
     }
   };
   const [timedOut] = await Promise.all([timeOutOverdue(deps.db, budget, clock), rollouts()]);
-  summary.timedOut = timedOut;
+  summary.timedOut += timedOut;
   return summary;
 };

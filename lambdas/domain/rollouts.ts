@@ -14,17 +14,21 @@ import {
   createRollout,
   getRollout as readRollout,
   moveSweepEntry,
+  readDeviceDetails,
   readRolloutDevicesShard,
   readRolloutsOfWorkspace,
   sealRollout,
   setRolloutOutcome,
   setRolloutState,
+  type DeviceDetails,
+  type RolloutDeviceRow,
   type RolloutRecord,
   type RolloutState,
   type RolloutView,
 } from '../stores/rollout-store';
+import type { Keyed } from '../stores/items';
 import { eventTimestamp } from './events';
-import { scheduledState } from './executions';
+import { deadlineOf, scheduledState } from './executions';
 import { snapshotTargets } from './fleet-targets';
 import { mapKeyed, mergeKeyed, pageSizeOf, paginate, startOf } from './lists';
 import { requireWorkspace } from './workspaces';
@@ -76,14 +80,24 @@ export const toRollout = ({ record, tally }: RolloutView): Rollout => ({
 /** Whether a rollout has ended (completed, canceled or aborted): it takes no pause, resume or cancel. */
 export const hasEnded = (record: RolloutRecord) => record.outcome !== undefined || record.state === 'canceled';
 
+/** Whether a rollout still releases queued devices: in progress, rate-limited, its queue not closed. */
+export const isReleasing = (record: RolloutRecord) =>
+  record.state === 'in_progress' && !record.outcome && !!record.settings.max_per_minute && record.queue_open !== false && !!record.next_release_at;
+
 /**
- * Where a sealed rollout's sweep entry goes: to its next release while it may still release,
- * nowhere otherwise (an ended one is looked at by its cancel, or is done).
+ * When the sweep is next due at a rollout, from its item: the earliest of its next release (while
+ * it releases), its next deadline (devices released with a timeout, not known to have ended) and
+ * its seal (while its scheduling has not sealed it); undefined when none is (a canceled or aborted
+ * rollout's cancellations are due at once, apart from this).
  */
-const dueAfterSeal = (record: RolloutRecord) =>
-  record.state === 'in_progress' && !record.outcome && record.settings.max_per_minute && record.queue_open !== false && record.next_release_at
-    ? Date.parse(record.next_release_at)
-    : undefined;
+export const nextDueOf = (record: RolloutRecord): number | undefined => {
+  const times = [
+    isReleasing(record) ? Date.parse(record.next_release_at!) : undefined,
+    record.next_deadline_at && record.outcome !== 'completed' ? Date.parse(record.next_deadline_at) : undefined,
+    record.sealed_total === undefined ? Date.parse(record.created_at) + SEAL_AFTER_MS : undefined,
+  ].filter((t): t is number => t !== undefined);
+  return times.length ? Math.min(...times) : undefined;
+};
 
 /**
  * Ends a rollout when its counts say so, once: `aborted` when its abort rule holds (at least
@@ -116,7 +130,8 @@ export const settleRollout = async (db: Db, workspaceId: string, rolloutId: stri
  */
 export const sealAndSettle = async (db: Db, workspaceId: string, rolloutId: string, total: number, now = Date.now()) => {
   const sealed = await sealRollout(db, workspaceId, rolloutId, total);
-  if (sealed) await moveSweepEntry(db, workspaceId, rolloutId, sealed.sweep_due, dueAfterSeal(sealed));
+  // A canceled or aborted one keeps its entry: its cancellations are due.
+  if (sealed && !hasEnded(sealed)) await moveSweepEntry(db, workspaceId, rolloutId, sealed.sweep_due, nextDueOf(sealed));
   await settleRollout(db, workspaceId, rolloutId, now);
 };
 
@@ -156,9 +171,10 @@ export const scheduleOnFleets = async (
     state: 'in_progress',
     // The scheduling releases the first minute's devices itself: the sweep's first release is a minute later.
     ...(rate ? { next_release_at: new Date(now + RELEASE_WINDOW_MS).toISOString(), last_release_at: at, queue_open: true } : {}),
+    ...(settings.timeout_seconds ? { next_deadline_at: deadlineOf(at, settings.timeout_seconds) } : {}),
   };
-  // Due for its next release, or else for the seal that only a scheduling that died leaves to the sweep.
-  await createRollout(db, rollout, rate ? now + RELEASE_WINDOW_MS : now + SEAL_AFTER_MS);
+  // Due for its next release or deadline, or else for the seal that only a scheduling that died leaves to the sweep.
+  await createRollout(db, rollout, nextDueOf(rollout)!);
   const event_ts = eventTimestamp();
   const stateOf = (_device: DeviceTarget, index: number): DeviceState => ({
     ...scheduledState({ at, released: !rate || index < rate, timeout_seconds: settings.timeout_seconds ?? undefined, rollout_id: rollout.id }),
@@ -205,19 +221,43 @@ export const listRollouts = async (db: Db, caller: Caller, workspaceId: string, 
 };
 
 /** A device of a rollout as the list shows it: a job's result (stored as JSON text), a FOTA's message. */
-const toRolloutDevice = ({ device_id, status, updated_at, result, message }: { device_id: string; status: JobStatus; updated_at: string; result?: unknown; message?: string }): RolloutDevice => ({
-  device_id,
-  status,
-  updated_at,
-  ...(result !== undefined && (status === 'done' || status === 'failed') ? { result: (typeof result === 'string' ? JSON.parse(result) : result) as Record<string, unknown> } : {}),
-  ...(message ? { message } : {}),
+const toRolloutDevice = (row: RolloutDeviceRow, details: DeviceDetails = {}): RolloutDevice => ({
+  device_id: row.device_id,
+  status: row.status,
+  updated_at: details.updated_at ?? row.time,
+  ...(details.result !== undefined && (row.status === 'done' || row.status === 'failed')
+    ? { result: (typeof details.result === 'string' ? JSON.parse(details.result) : details.result) as Record<string, unknown> }
+    : {}),
+  ...(details.message ? { message: details.message } : {}),
 });
+
+// The index's time is exact for these (when scheduled, when released), and they have no result or message.
+const INDEXED_WHOLE: ReadonlySet<JobStatus> = new Set(['queued', 'pending']);
+const DETAILS_CHUNK = 100;
+
+/** A rollout's devices as listed: index rows, with the details of those the index does not hold whole, read a chunk at a time. */
+async function* withDetails(db: Db, rows: AsyncIterable<Keyed<RolloutDeviceRow>>): AsyncGenerator<Keyed<RolloutDevice>> {
+  let chunk: Array<Keyed<RolloutDeviceRow>> = [];
+  const flush = async function* () {
+    const wanted = chunk.filter(({ value }) => !INDEXED_WHOLE.has(value.status)).map(({ value }) => value.key);
+    const details = wanted.length ? await readDeviceDetails(db, wanted) : new Map<string, DeviceDetails>();
+    for (const { sk, value } of chunk) yield { sk, value: toRolloutDevice(value, details.get(`${value.key.pk}|${value.key.sk}`)) };
+    chunk = [];
+  };
+  for await (const row of rows) {
+    chunk.push(row);
+    if (chunk.length >= DETAILS_CHUNK) yield* flush();
+  }
+  yield* flush();
+}
 
 /**
  * A rollout's devices, only those in `status` when given, streamed; a page of them when `page`
- * asks. From the rollout-devices index: each of its shards read in key order (state, then when it
- * was reached, then device ID) and merged, so a state of 5 devices or of 100,000 reads only its own
- * entries. Eventually consistent, as any index: a change of a moment ago may not show yet.
+ * asks. From the sweep index: each shard of the rollout's entries read in key order (state, then
+ * when it was reached, then device ID) and merged, so a state of 5 devices or of 100,000 reads only
+ * its own entries; the items of devices in progress or ended are read for their times, results and
+ * messages, 100 at a time. Eventually consistent, as any index: a change of a moment ago may not
+ * show yet.
  * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ValidationError for a cursor of another list.
  */
 export const listRolloutDevices = async (db: Db, caller: Caller, workspaceId: string, rolloutId: string, status?: JobStatus, page: PageQuery = {}): Promise<StreamedList<RolloutDevice>> => {
@@ -227,7 +267,7 @@ export const listRolloutDevices = async (db: Db, caller: Caller, workspaceId: st
   // Each shard holds about 1/16 of a page: read a little more than that per query.
   const pageSize = page.limit === undefined ? undefined : Math.min(1000, Math.ceil((page.limit + 1) / ROLLOUT_DEVICE_SHARDS.length) * 2 + 8);
   const shards = ROLLOUT_DEVICE_SHARDS.map((shard) => readRolloutDevicesShard(db, rolloutId, shard, { status, after, pageSize }));
-  return paginate(list, mapKeyed(mergeKeyed(shards), toRolloutDevice), page);
+  return paginate(list, withDetails(db, mergeKeyed(shards)), page);
 };
 
 /** Changes an open rollout's state, or says why not. */

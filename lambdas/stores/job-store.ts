@@ -5,12 +5,12 @@ import type { Job, JobStatus } from '../schemas/job';
 import { isConditionFailed } from './errors';
 import { keyedItems, putPipelined, queryAll, strip, type ListRead } from './items';
 import {
-  REGISTRY_ROLLOUT_DEVICES_INDEX,
   REGISTRY_SWEEP_INDEX,
   collection,
   deadlinePartition,
   fotaKey,
   jobKey,
+  rolloutDeviceSortKey,
   rolloutDevicesEntry,
   shardOfDevice,
   sweepEntry,
@@ -62,12 +62,8 @@ export interface DeviceTarget {
 /** A FOTA as read from the table (a GetItem or a stream image). */
 export const fotaOfItem = (item: Record<string, unknown>) => withoutIndexAttributes(strip<FotaRecord>(item));
 
-const INDEX_ATTRIBUTES = [
-  REGISTRY_SWEEP_INDEX.partitionKey,
-  REGISTRY_SWEEP_INDEX.sortKey,
-  REGISTRY_ROLLOUT_DEVICES_INDEX.partitionKey,
-  REGISTRY_ROLLOUT_DEVICES_INDEX.sortKey,
-] as const;
+const { partitionKey: SWEEP_PK, sortKey: SWEEP_SK } = REGISTRY_SWEEP_INDEX;
+const INDEX_ATTRIBUTES = [SWEEP_PK, SWEEP_SK] as const;
 
 const withoutIndexAttributes = <T extends object>(item: T): T => {
   const copy = { ...item } as Record<string, unknown>;
@@ -78,15 +74,22 @@ const withoutIndexAttributes = <T extends object>(item: T): T => {
 /** The sweep index entry of a device's job or FOTA with a deadline, in the device's deadline partition. */
 export const deadlineEntry = (deviceId: string, deadlineAt: string) => sweepEntry(Date.parse(deadlineAt), deadlinePartition(shardOfDevice(deviceId)));
 
+const OPEN_AND_RELEASED: ReadonlySet<string> = new Set(['pending', 'in_progress']);
+
+/** The time a rollout device's index entry orders it by in its state: its release while open and released, else its last change. */
+const indexTimeOf = (item: { status: string; updated_at?: string; released_at?: string }) =>
+  OPEN_AND_RELEASED.has(item.status) ? (item.released_at ?? item.updated_at) : item.updated_at;
+
 /**
- * The index attributes of a job or FOTA item in its state: an entry of the sweep index while it is
- * released and open with a deadline (in its device's deadline partition), and one of the
- * rollout-devices index when it belongs to a rollout.
+ * The sweep-index entry of a job or FOTA item in its state (keys.ts REGISTRY_SWEEP_INDEX): one of
+ * its rollout's devices when it belongs to one, its deadline while it is released and open when it
+ * belongs to none and has one, else none.
  */
-export const indexAttributesOf = (item: { device_id: string; status: string; updated_at?: string; rollout_id?: string; deadline_at?: string }) => ({
-  ...(item.deadline_at && (item.status === 'pending' || item.status === 'in_progress') ? deadlineEntry(item.device_id, item.deadline_at) : {}),
-  ...(item.rollout_id && item.updated_at ? rolloutDevicesEntry(item.rollout_id, item.device_id, item.status, item.updated_at) : {}),
-});
+export const indexAttributesOf = (item: { device_id: string; status: string; updated_at?: string; released_at?: string; rollout_id?: string; deadline_at?: string }) => {
+  const time = indexTimeOf(item);
+  if (item.rollout_id) return time ? rolloutDevicesEntry(item.rollout_id, item.device_id, item.status, time) : {};
+  return item.deadline_at && OPEN_AND_RELEASED.has(item.status) ? deadlineEntry(item.device_id, item.deadline_at) : {};
+};
 
 // A job's value and result are free-form JSON objects, stored as JSON text (a string attribute)
 // rather than DynamoDB maps: a map refuses empty keys, numbers beyond 38 digits or outside
@@ -171,10 +174,10 @@ export const listJobsOfDevice = async (db: Db, deviceId: string, status?: JobSta
 /**
  * A change of state of a job or FOTA item, written only when it is in one of `from` (and its
  * attributes equal `expect`, paths such as `value.firmware_id` allowed), so that concurrent writers
- * (a device's answer, a cancel, the sweep) never undo each other: `updated_at` becomes `at`, the
- * rollout-devices entry follows the state, an ended one leaves the sweep index (and gets
- * `completed_at`), a released one gets `released_at`. `set` writes more fields (undefined ones are
- * left alone), `remove` drops some.
+ * (a device's answer, a cancel, the sweep) never undo each other: `updated_at` becomes `at`, an
+ * ended one gets `completed_at`, a released one `released_at`, and its index entry follows (a
+ * rollout device's moves to its new state; a deadline is dropped once it ended). `set` writes more
+ * fields (undefined ones are left alone), `remove` drops some.
  */
 export interface Transition {
   from: readonly JobStatus[];
@@ -183,26 +186,35 @@ export interface Transition {
   set?: Record<string, unknown>;
   remove?: readonly string[];
   expect?: Record<string, string>;
+  /**
+   * What the writer knows of the item, which spares a read (the sweep, from its index entry): the
+   * rollout it belongs to (and, released, when), or that it belongs to none. Without it the item
+   * is read first, and written only as it was read.
+   */
+  known?: { rollout_id: string; released_at?: string } | { rollout_id?: undefined };
 }
 
 const ENDS: ReadonlySet<string> = new Set(['done', 'failed', 'timed_out', 'canceled']);
+// A write that finds the item changed since its read reads it again, this many times.
+const TRANSITION_ATTEMPTS = 3;
 
-/**
- * Applies a transition to the item at `key` (a job's or a FOTA's of device `deviceId`).
- * @returns the item as it is now, or undefined when there is no such item or it is in another state.
- */
-export const transitionItem = async (db: Db, key: ItemKey, deviceId: string, t: Transition): Promise<Record<string, unknown> | undefined> => {
+/** The item's own state, read strongly consistent (for a transition's write conditions). */
+const readItem = async (db: Db, key: ItemKey) => (await db.doc.send(new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true }))).Item;
+
+/** The conditional update of one transition, for an item of that shape (and that scheduling, when it was read). */
+const transitionUpdate = (db: Db, key: ItemKey, deviceId: string, t: Transition, shape: NonNullable<Transition['known']>, scheduledAt?: string) => {
   const ended = ENDS.has(t.to);
+  const time = t.to === 'in_progress' && shape.rollout_id ? (shape.released_at ?? t.at) : t.at;
   const fields: Record<string, unknown> = {
     status: t.to,
     updated_at: t.at,
-    [REGISTRY_ROLLOUT_DEVICES_INDEX.sortKey]: `${t.to}#${t.at}#${deviceId}`,
     ...(ended ? { completed_at: t.at } : {}),
     ...(t.to === 'pending' ? { released_at: t.at } : {}),
+    ...(shape.rollout_id ? { [SWEEP_SK]: rolloutDeviceSortKey(t.to, time, deviceId) } : {}),
     ...t.set,
   };
   const sets = Object.entries(fields).filter(([, value]) => value !== undefined);
-  const removes = [...(ended ? [REGISTRY_SWEEP_INDEX.partitionKey, REGISTRY_SWEEP_INDEX.sortKey] : []), ...(t.remove ?? [])];
+  const removes = [...(ended && !shape.rollout_id ? [SWEEP_PK, SWEEP_SK] : []), ...(t.remove ?? [])];
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const name = (path: string) =>
@@ -220,26 +232,52 @@ export const transitionItem = async (db: Db, key: ItemKey, deviceId: string, t: 
     return alias;
   };
   const update = [`SET ${sets.map(([field, v]) => `${name(field)} = ${value(v)}`).join(', ')}`, ...(removes.length ? [`REMOVE ${removes.map(name).join(', ')}`] : [])].join(' ');
-  const status = name('status');
+  const rollout = name('rollout_id');
+  const expected = {
+    ...t.expect,
+    ...(shape.rollout_id && t.to === 'in_progress' && shape.released_at ? { released_at: shape.released_at } : {}),
+    ...(scheduledAt ? { scheduled_at: scheduledAt } : {}),
+  };
   // false for a missing item too, so that nothing is created
-  const conditions = [`${status} IN (${t.from.map(value).join(', ')})`, ...Object.entries(t.expect ?? {}).map(([path, v]) => `${name(path)} = ${value(v)}`)];
-  try {
-    const { Attributes } = await db.doc.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: key,
-        UpdateExpression: update,
-        ConditionExpression: conditions.join(' AND '),
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return Attributes;
-  } catch (error) {
-    if (isConditionFailed(error)) return undefined;
-    throw error;
+  const conditions = [
+    `${name('status')} IN (${t.from.map(value).join(', ')})`,
+    shape.rollout_id ? `${rollout} = ${value(shape.rollout_id)}` : `attribute_not_exists(${rollout})`,
+    ...Object.entries(expected).map(([path, v]) => `${name(path)} = ${value(v)}`),
+  ];
+  return new UpdateCommand({
+    TableName: db.table,
+    Key: key,
+    UpdateExpression: update,
+    ConditionExpression: conditions.join(' AND '),
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+    ReturnValues: 'ALL_NEW',
+  });
+};
+
+/**
+ * Applies a transition to the item at `key` (a job's or a FOTA's of device `deviceId`).
+ * @returns the item as it is now, or undefined when there is no such item or it is in another state.
+ */
+export const transitionItem = async (db: Db, key: ItemKey, deviceId: string, t: Transition): Promise<Record<string, unknown> | undefined> => {
+  for (let attempt = 0; attempt < TRANSITION_ATTEMPTS; attempt++) {
+    let shape = t.known;
+    let scheduledAt: string | undefined;
+    if (!shape) {
+      const current = await readItem(db, key);
+      if (!current || !t.from.includes(current.status as JobStatus)) return undefined;
+      shape = typeof current.rollout_id === 'string' ? { rollout_id: current.rollout_id, released_at: current.released_at as string | undefined } : {};
+      scheduledAt = current.scheduled_at as string;
+    }
+    try {
+      return (await db.doc.send(transitionUpdate(db, key, deviceId, t, shape, scheduledAt))).Attributes;
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      // What the writer knew no longer holds; what was read has changed since: read it again.
+      if (t.known) return undefined;
+    }
   }
+  return undefined;
 };
 
 /** A transition of a device's job; the result is stored as JSON text. @returns the job as it is now, or undefined (see transitionItem). */

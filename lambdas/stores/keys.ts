@@ -29,9 +29,9 @@
  * Workspaces hang under their account, so reading one with the caller's account can only find
  * the caller's own: isolation is in the key, not in a filter.
  *
- * Global secondary indexes: `sweep` (REGISTRY_SWEEP_INDEX) finds the minute sweep's due work;
- * `firmware-use` (REGISTRY_FIRMWARE_USE_INDEX) finds the FOTA that use a firmware version;
- * `rollout-devices` (REGISTRY_ROLLOUT_DEVICES_INDEX) a rollout's devices by state.
+ * Global secondary indexes (REGISTRY_INDEXES): `sweep` (REGISTRY_SWEEP_INDEX) finds the minute
+ * sweep's due work and a rollout's devices by state; `firmware-use` (REGISTRY_FIRMWARE_USE_INDEX)
+ * finds the FOTA that use a firmware version.
  */
 export interface ItemKey {
   pk: string;
@@ -80,27 +80,32 @@ export interface IndexDefinition {
   /** String attributes: an item lacking either is not in the index (sparse). */
   readonly partitionKey: string;
   readonly sortKey: string;
-  /**
-   * KEYS_ONLY: the index holds the table's keys and its own; a reader gets the item itself.
-   * INCLUDE: those and `nonKeyAttributes`, so that a reader needs no second read.
-   */
-  readonly projection: 'KEYS_ONLY' | 'INCLUDE';
-  readonly nonKeyAttributes?: readonly string[];
+  /** KEYS_ONLY: the index holds the table's keys and its own; a reader gets the item itself. */
+  readonly projection: 'KEYS_ONLY';
 }
 
 /**
- * The registry's sparse index of due work (DESIGN §11): only items that carry both `sweep_pk` and
- * `sweep_sk` are in it (jobs and FOTA with a deadline, rollouts that have releases, cancellations
- * or a seal due), so the minute sweep queries what is due, never scans. Keys only: a small, cheap
- * index whose writes cost one unit per entry; the sweep reads the items it acts on.
+ * The registry's one sparse index (DESIGN §11): only items that carry both `sweep_pk` and
+ * `sweep_sk` are in it, three kinds of entries, one pair per item:
+ * - a rollout's devices (every job or FOTA item of a rollout, and what a later scheduling left of
+ *   one it replaced): partition `RD#<rollout>#<shard>`, sort key `<status>#<time>#<device>`, so that
+ *   one state of one rollout is a key range (the devices list, the sweep's releases, cancels and
+ *   timeouts);
+ * - a job or FOTA of no rollout with a deadline, while it is open: partition `DUE#T<shard>`, sort
+ *   key its deadline;
+ * - a rollout with work due (a release, a deadline, a cancel, a seal): partition `DUE#R`, sort key
+ *   when.
+ * The minute sweep queries what is due, never scans. Keys only: a small, cheap index whose writes
+ * cost one unit per entry (each index also slows every write of DynamoDB Local severalfold: one
+ * index serves the three). A reader gets the items it needs from the table.
  */
 export const REGISTRY_SWEEP_INDEX: IndexDefinition = { name: 'sweep', partitionKey: 'sweep_pk', sortKey: 'sweep_sk', projection: 'KEYS_ONLY' };
 
 /**
- * Partitions a per-device write spreads over, in the sweep index (deadlines) and the rollout-devices
- * index: an index partition takes about 1,000 writes/s and a hot index throttles the table's own
- * writes (back-pressure), while a fleet-wide scheduling writes ~10,000 items/s, each with an entry.
- * 16 partitions take 16,000/s, above the registry's warm 10,000; a reader queries all 16.
+ * Partitions a per-device index entry spreads over (a rollout's devices, deadlines): an index
+ * partition takes about 1,000 writes/s and a hot index throttles the table's own writes
+ * (back-pressure), while a fleet-wide scheduling writes ~10,000 items/s, each with an entry. 16
+ * partitions take 16,000/s, above the registry's warm 10,000; a reader queries all 16.
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations
  */
 export const INDEX_SHARDS = 16;
@@ -112,7 +117,7 @@ export const shardOfDevice = (deviceId: string, shards = INDEX_SHARDS) => {
   return (hash >>> 0) % shards;
 };
 
-/** The sweep-index partition of a job's or FOTA's deadline: one of INDEX_SHARDS, by device. */
+/** The sweep-index partition of a deadline (a job or FOTA of no rollout): one of INDEX_SHARDS, by device. */
 export const deadlinePartition = (shard: number) => `DUE#T${String(shard).padStart(2, '0')}`;
 
 /** Every deadline partition, as the sweep reads them. */
@@ -142,32 +147,29 @@ export const REGISTRY_FIRMWARE_USE_INDEX: IndexDefinition = { name: 'firmware-us
 /** The `firmware_ref` of a FOTA scheduled for a registered firmware version (REGISTRY_FIRMWARE_USE_INDEX). */
 export const firmwareRefOf = (workspaceId: string, firmwareId: string, version: string) => `${workspaceId}#${firmwareId}#${version}`;
 
-/**
- * A rollout's devices by state (`GET …/rollouts/{id}/devices?status=`, the sweep's releases and
- * cancellations): every job or FOTA item of a rollout, and the record a later scheduling leaves of
- * one it replaced, carries `rollout_pk` = the rollout and the device's shard (INDEX_SHARDS, so that
- * a 100,000-device scheduling spreads its index writes) and `rollout_sk` = `<status>#<updated_at>#<device>`:
- * one state of one rollout is a key range per shard, in the order devices reached it (queued devices
- * in snapshot order: their device IDs, all scheduled at once). The listing's fields are projected.
- */
-export const REGISTRY_ROLLOUT_DEVICES_INDEX: IndexDefinition = {
-  name: 'rollout-devices',
-  partitionKey: 'rollout_pk',
-  sortKey: 'rollout_sk',
-  projection: 'INCLUDE',
-  nonKeyAttributes: ['device_id', 'status', 'updated_at', 'result', 'message'],
-};
-
 /** Every index of the registry, in the order they were added (a deploy adds one per update). */
-export const REGISTRY_INDEXES: readonly IndexDefinition[] = [REGISTRY_SWEEP_INDEX, REGISTRY_FIRMWARE_USE_INDEX, REGISTRY_ROLLOUT_DEVICES_INDEX];
+export const REGISTRY_INDEXES: readonly IndexDefinition[] = [REGISTRY_SWEEP_INDEX, REGISTRY_FIRMWARE_USE_INDEX];
 
-/** The rollout-devices partition of one shard of a rollout. */
+/** The sweep-index partition of one shard of a rollout's devices. */
 export const rolloutDevicesPartition = (rolloutId: string, shard: number) => `RD#${rolloutId}#${String(shard).padStart(2, '0')}`;
 
-/** The rollout-devices index attributes of a device in a state since `updatedAt`. */
-export const rolloutDevicesEntry = (rolloutId: string, deviceId: string, status: string, updatedAt: string) => ({
-  [REGISTRY_ROLLOUT_DEVICES_INDEX.partitionKey]: rolloutDevicesPartition(rolloutId, shardOfDevice(deviceId)),
-  [REGISTRY_ROLLOUT_DEVICES_INDEX.sortKey]: `${status}#${updatedAt}#${deviceId}`,
+/**
+ * The sort key of a device in a rollout's index partition: its state, the time it reached it
+ * (queued: when scheduled, so snapshot order is device ID order; pending and in progress: when it
+ * was released, the time its deadline counts from; ended: when it ended), and the device.
+ */
+export const rolloutDeviceSortKey = (status: string, time: string, deviceId: string) => `${status}#${time}#${deviceId}`;
+
+/** What a rollout device's index sort key says: its state, that time, the device. */
+export const readRolloutDeviceSortKey = (sortKey: string) => {
+  const [status, time, deviceId] = sortKey.split('#');
+  return { status, time, deviceId };
+};
+
+/** The sweep index attributes of a device of a rollout, in a state since `time`. */
+export const rolloutDevicesEntry = (rolloutId: string, deviceId: string, status: string, time: string) => ({
+  [REGISTRY_SWEEP_INDEX.partitionKey]: rolloutDevicesPartition(rolloutId, shardOfDevice(deviceId)),
+  [REGISTRY_SWEEP_INDEX.sortKey]: rolloutDeviceSortKey(status, time, deviceId),
 });
 
 /** A rollout of a workspace: the record of one fleet-wide scheduling. */

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, type BatchGetCommandOutput, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { JOB_STATUSES, type JobStatus } from '../schemas/job';
 import type { RolloutSettings } from '../schemas/rollout-settings';
@@ -7,11 +7,11 @@ import type { Keyed } from './items';
 import {
   COUNTER_SHARDS,
   INDEX_SHARDS,
-  REGISTRY_ROLLOUT_DEVICES_INDEX,
   REGISTRY_SWEEP_INDEX,
   ROLLOUT_DUE_PARTITION,
   collection,
   rolloutCounterKey,
+  readRolloutDeviceSortKey,
   rolloutDevicesEntry,
   rolloutDevicesPartition,
   rolloutKey,
@@ -49,6 +49,8 @@ export interface RolloutRecord {
   last_release_at?: string;
   /** Rate-limited: queued devices may remain (a release found none, after the seal: false). */
   queue_open?: boolean;
+  /** With a timeout: the earliest deadline of its released devices not known to have ended (their release plus the timeout). */
+  next_deadline_at?: string;
   /** The sweep index's entry of the rollout, when it has work due (`sweep_sk`). */
   sweep_due?: string;
 }
@@ -183,6 +185,8 @@ export async function* readRolloutsOfWorkspace(db: Db, workspaceId: string, { af
 /** What a conditional update of a rollout checks and writes. */
 interface RolloutUpdate {
   set: Record<string, unknown>;
+  /** Fields set only where absent. */
+  setIfAbsent?: Record<string, unknown>;
   remove?: readonly string[];
   /** A condition on the item's attributes, its names and values given as `#name` / `:value` in `names`/`values`. */
   condition: string;
@@ -193,12 +197,18 @@ interface RolloutUpdate {
 /** Applies a conditional update to a rollout. @returns the rollout as it is now, or undefined when the condition (or the item) failed. */
 const updateRollout = async (db: Db, workspaceId: string, rolloutId: string, u: RolloutUpdate): Promise<RolloutRecord | undefined> => {
   const sets = Object.entries(u.set).filter(([, v]) => v !== undefined);
+  const absent = Object.entries(u.setIfAbsent ?? {}).filter(([, v]) => v !== undefined);
   const names: Record<string, string> = { ...u.names };
   const values: Record<string, unknown> = { ...u.values };
   sets.forEach(([field, v], i) => {
     names[`#s${i}`] = field;
     values[`:s${i}`] = v;
   });
+  absent.forEach(([field, v], i) => {
+    names[`#a${i}`] = field;
+    values[`:a${i}`] = v;
+  });
+  const clauses = [...sets.map((_, i) => `#s${i} = :s${i}`), ...absent.map((_, i) => `#a${i} = if_not_exists(#a${i}, :a${i})`)];
   const removes = (u.remove ?? []).map((field, i) => {
     names[`#r${i}`] = field;
     return `#r${i}`;
@@ -208,7 +218,7 @@ const updateRollout = async (db: Db, workspaceId: string, rolloutId: string, u: 
       new UpdateCommand({
         TableName: db.table,
         Key: rolloutKey(workspaceId, rolloutId),
-        UpdateExpression: [sets.length ? `SET ${sets.map((_, i) => `#s${i} = :s${i}`).join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
+        UpdateExpression: [clauses.length ? `SET ${clauses.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
           .filter(Boolean)
           .join(' '),
         ConditionExpression: `attribute_exists(pk) AND (${u.condition})`,
@@ -254,7 +264,8 @@ export const setRolloutOutcome = (db: Db, workspaceId: string, rolloutId: string
   const entry = entryChange(dueAt);
   return updateRollout(db, workspaceId, rolloutId, {
     set: { outcome, updated_at: at, ...entry.set },
-    remove: entry.remove,
+    // Completed, it has no device left to time out.
+    remove: [...entry.remove, ...(outcome === 'completed' ? ['next_deadline_at'] : [])],
     condition: `${OPEN}${outcome === 'completed' ? ' AND attribute_exists(sealed_total)' : ''}`,
     names: OPEN_NAMES,
     values: OPEN_VALUES,
@@ -267,16 +278,31 @@ export const sealRollout = (db: Db, workspaceId: string, rolloutId: string, tota
 
 /**
  * Claims the release that was due at `seen` (the rollout's `next_release_at`): only one sweep run
- * wins it, however many overlap. The next one is due at `next`.
+ * wins it, however many overlap. The next one is due at `next`. With a timeout, the released
+ * devices' `deadline` becomes the rollout's next deadline unless it has an earlier one.
  * @returns the rollout, or undefined when another run claimed it, or the rollout is no longer releasing.
  */
-export const claimRelease = (db: Db, workspaceId: string, rolloutId: string, seen: string, at: string, next: string) =>
+export const claimRelease = (db: Db, workspaceId: string, rolloutId: string, seen: string, at: string, next: string, deadline?: string) =>
   updateRollout(db, workspaceId, rolloutId, {
     set: { last_release_at: at, next_release_at: next },
+    setIfAbsent: { next_deadline_at: deadline },
     condition: '#next = :seen AND #state = :in_progress AND attribute_not_exists(#outcome)',
     names: { '#next': 'next_release_at', '#state': 'state', '#outcome': 'outcome' },
     values: { ':seen': seen, ':in_progress': 'in_progress' },
   });
+
+/**
+ * Moves a rollout's next deadline from `seen` (none: it had none) to `next` (none: removed), unless
+ * another run moved it meanwhile. @returns whether it was moved.
+ */
+export const moveNextDeadline = async (db: Db, workspaceId: string, rolloutId: string, seen: string | undefined, next: string | undefined) =>
+  (await updateRollout(db, workspaceId, rolloutId, {
+    set: next === undefined ? {} : { next_deadline_at: next },
+    remove: next === undefined ? ['next_deadline_at'] : [],
+    condition: seen === undefined ? 'attribute_not_exists(#d)' : '#d = :seen',
+    names: { '#d': 'next_deadline_at' },
+    values: seen === undefined ? {} : { ':seen': seen },
+  })) !== undefined;
 
 /** Marks a rate-limited rollout's queue empty for good (sealed, and a release found nothing queued). */
 export const closeQueue = (db: Db, workspaceId: string, rolloutId: string) =>
@@ -432,15 +458,11 @@ export const applyCountedChanges = async (db: Db, changes: CountedChange[], at: 
 export interface RolloutDeviceRow {
   device_id: string;
   status: JobStatus;
-  updated_at: string;
-  /** A job's result, as stored (JSON text). */
-  result?: unknown;
-  message?: string;
+  /** When it reached its state (pending and in progress: when it was released). */
+  time: string;
   /** The item's own key (a job, a FOTA, or what a later scheduling left of one). */
   key: ItemKey;
 }
-
-const { name: DEVICES_INDEX, partitionKey: ROLLOUT_PK, sortKey: ROLLOUT_SK } = REGISTRY_ROLLOUT_DEVICES_INDEX;
 
 /** Where a read of one shard of a rollout's devices starts and what it covers. */
 export interface RolloutDevicesRead {
@@ -448,54 +470,85 @@ export interface RolloutDevicesRead {
   status?: JobStatus;
   /** Start after this index sort key (a cursor's). */
   after?: string;
+  /** Only entries whose sort key is below this (a state's entries up to a time). */
+  before?: string;
   /** Query's Limit. */
   pageSize?: number;
 }
 
-// Every index sort key is `<status>#<time>#<device>`: letters, digits and `#:.-TZ_`, all above
-// "!" and below "~", so these bound every key of a state (or of all), and `after + "!"` is the
-// first key past `after`.
+// Every index sort key of a rollout device is `<status>#<time>#<device>`: letters, digits and
+// `#:.-TZ_`, all above "!" and below "~", so these bound every key of a state (or of all), and
+// `after + "!"` is the first key past `after`.
 const LOWEST = '!';
 const HIGHEST = '~';
 
 /**
  * One shard of a rollout's devices, in index order (by state, then the time they reached it, then
- * device ID), page by page, from the rollout-devices index (eventually consistent, as every index).
+ * device ID), page by page, from the sweep index (eventually consistent, as every index).
  */
 export async function* readRolloutDevicesShard(db: Db, rolloutId: string, shard: number, read: RolloutDevicesRead): AsyncGenerator<Keyed<RolloutDeviceRow>> {
   const low = read.after !== undefined ? `${read.after}${LOWEST}` : read.status ? `${read.status}#` : LOWEST;
-  const high = read.status ? `${read.status}#${HIGHEST}` : HIGHEST;
+  const high = read.before ?? (read.status ? `${read.status}#${HIGHEST}` : HIGHEST);
+  if (high <= low) return;
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
     const page: QueryCommandOutput = await db.doc.send(
       new QueryCommand({
         TableName: db.table,
-        IndexName: DEVICES_INDEX,
+        IndexName: REGISTRY_SWEEP_INDEX.name,
         KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :low AND :high',
-        ExpressionAttributeNames: { '#pk': ROLLOUT_PK, '#sk': ROLLOUT_SK },
+        ExpressionAttributeNames: { '#pk': SWEEP_PK, '#sk': SWEEP_SK },
         ExpressionAttributeValues: { ':pk': rolloutDevicesPartition(rolloutId, shard), ':low': low, ':high': high },
         ...(read.pageSize ? { Limit: read.pageSize } : {}),
         ExclusiveStartKey,
       }),
     );
     for (const item of page.Items ?? []) {
-      yield {
-        sk: item[ROLLOUT_SK] as string,
-        value: {
-          device_id: item.device_id as string,
-          status: item.status as JobStatus,
-          updated_at: item.updated_at as string,
-          ...(item.result === undefined ? {} : { result: item.result }),
-          ...(typeof item.message === 'string' ? { message: item.message } : {}),
-          key: { pk: item.pk as string, sk: item.sk as string },
-        },
-      };
+      const sk = item[SWEEP_SK] as string;
+      const { status, time, deviceId } = readRolloutDeviceSortKey(sk);
+      yield { sk, value: { device_id: deviceId, status: status as JobStatus, time, key: { pk: item.pk as string, sk: item.sk as string } } };
     }
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
 }
 
-/** Every shard number of the rollout-devices index. */
+// BatchGetItem takes at most 100 keys a call, and may leave some for another.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html
+const BATCH_GET_LIMIT = 100;
+
+/** What the index does not hold of a rollout device's item. */
+export interface DeviceDetails {
+  updated_at?: string;
+  /** A job's result, as stored (JSON text). */
+  result?: unknown;
+  /** A FOTA's last message. */
+  message?: string;
+}
+
+/**
+ * What the index does not hold of some rollout devices' items (when they last changed, a job's
+ * result, a FOTA's message), by item key (`pk|sk`), eventually consistent as the index they come
+ * from. Unprocessed keys are asked again.
+ */
+export const readDeviceDetails = async (db: Db, keys: ItemKey[]): Promise<Map<string, DeviceDetails>> => {
+  const details = new Map<string, DeviceDetails>();
+  for (let i = 0; i < keys.length; i += BATCH_GET_LIMIT) {
+    let Keys: Array<Record<string, unknown>> | undefined = keys.slice(i, i + BATCH_GET_LIMIT).map(({ pk, sk }) => ({ pk, sk }));
+    for (let attempt = 0; Keys?.length; attempt++) {
+      if (attempt) await pause(Math.min(1000, 25 * 2 ** attempt));
+      const answer: BatchGetCommandOutput = await db.doc.send(
+        new BatchGetCommand({ RequestItems: { [db.table]: { Keys, ProjectionExpression: 'pk, sk, updated_at, #result, message', ExpressionAttributeNames: { '#result': 'result' } } } }),
+      );
+      for (const item of answer.Responses?.[db.table] ?? []) {
+        details.set(`${item.pk}|${item.sk}`, { updated_at: item.updated_at as string | undefined, result: item.result, message: item.message as string | undefined });
+      }
+      Keys = answer.UnprocessedKeys?.[db.table]?.Keys;
+    }
+  }
+  return details;
+};
+
+/** Every shard number of a rollout's devices in the sweep index. */
 export const ROLLOUT_DEVICE_SHARDS: readonly number[] = Array.from({ length: INDEX_SHARDS }, (_, k) => k);
 
 /**

@@ -30,9 +30,9 @@ export const REGISTRY_WARM_WRITES_PER_SECOND = 10_000;
  * string keys `pk`/`sk` that `lambdas/stores/keys.ts` builds (the local runtime creates the same
  * table on DynamoDB Local). On-demand and pre-warmed for fleet-wide writes, point-in-time recovery,
  * encrypted with the AWS managed key, with a change stream of old and new images: job and FOTA
- * events follow their writes through it. Its global secondary indexes (REGISTRY_INDEXES) are the
- * sparse, keys-only sweep index of due work, the sparse, keys-only firmware-use index of the FOTA
- * of each registered firmware version, and the rollout-devices index of a rollout's devices by state.
+ * events follow their writes through it. Its global secondary indexes (REGISTRY_INDEXES) are sparse
+ * and keys-only: the sweep index of due work and of rollouts' devices (REGISTRY_SWEEP_INDEX) and the
+ * firmware-use index of the FOTA of each registered firmware version (REGISTRY_FIRMWARE_USE_INDEX).
  */
 export class RegistryTable extends Construct {
   readonly table: Table;
@@ -58,11 +58,10 @@ export class RegistryTable extends Construct {
     });
     // Added to a deployed table, an index is an in-place update (CloudFormation: one GSI added per
     // update, no interruption; the index backfills while the table serves, and queries of it fail
-    // until it is ACTIVE): a stack from before some of them is updated once per index, a release apart. An
-    // index throttles the table's writes when it cannot keep up with them (back-pressure), and a
-    // new on-demand index serves 4,000 write units/s: every device item of a fleet-wide scheduling
-    // writes an entry in the rollout-devices index (and one in the sweep index with a timeout), so
-    // each is pre-warmed as the table, and their keys spread over 16 partitions (keys.ts INDEX_SHARDS).
+    // until it is ACTIVE). An index throttles the table's writes when it cannot keep up with them
+    // (back-pressure), and a new on-demand index serves 4,000 write units/s: every device item of a
+    // fleet-wide scheduling writes an entry in the sweep index (its rollout's devices, spread over
+    // 16 partitions per rollout: keys.ts INDEX_SHARDS), so the index is pre-warmed as the table.
     // https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-dynamodb-table.html#cfn-dynamodb-table-globalsecondaryindexes
     // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations
     // The firmware-use index takes a write per FOTA of a registered version, a fleet-wide FOTA's
@@ -73,7 +72,6 @@ export class RegistryTable extends Construct {
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
         projectionType: ProjectionType[index.projection],
-        ...(index.nonKeyAttributes ? { nonKeyAttributes: [...index.nonKeyAttributes] } : {}),
         warmThroughput: { writeUnitsPerSecond: props.warmWriteUnitsPerSecond ?? REGISTRY_WARM_WRITES_PER_SECOND },
       });
     }

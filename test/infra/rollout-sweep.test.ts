@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { ROLLOUT_SWEEP, rateExpressionOf } from '../../lambdas/schedules';
-import { INDEX_SHARDS, REGISTRY_ROLLOUT_DEVICES_INDEX, REGISTRY_SWEEP_INDEX } from '../../lambdas/stores/keys';
+import { INDEX_SHARDS, REGISTRY_SWEEP_INDEX } from '../../lambdas/stores/keys';
 import { REGISTRY_WARM_WRITES_PER_SECOND } from '../../lib/constructs/registry-table';
 import { FleetstreamStack } from '../../lib/fleetstream-stack';
 import { configFromContext } from '../../lib/stack-config';
@@ -21,34 +21,30 @@ const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.T
 const tableArn = () => ({ 'Fn::GetAtt': [tableId(), 'Arn'] });
 const indexArn = (name: string) => ({ 'Fn::Join': ['', [tableArn(), `/index/${name}`]] });
 
-describe('the registry’s indexes', () => {
-  it('are the keys-only sweep index and the rollout-devices index (its listing’s fields projected), on string attributes, as lambdas/stores/keys.ts defines them', () => {
+describe('the registry’s sweep index', () => {
+  it('is a keys-only global secondary index on two string attributes, as lambdas/stores/keys.ts defines it (due work and rollouts’ devices share it: one index entry per item)', () => {
     const table = resources[tableId()].Properties;
-    const keys = (index: typeof REGISTRY_SWEEP_INDEX) => [
-      { AttributeName: index.partitionKey, KeyType: 'HASH' },
-      { AttributeName: index.sortKey, KeyType: 'RANGE' },
-    ];
 
     expect(table.GlobalSecondaryIndexes).toContainEqual(
       {
         IndexName: REGISTRY_SWEEP_INDEX.name,
-        KeySchema: keys(REGISTRY_SWEEP_INDEX),
+        KeySchema: [
+          { AttributeName: REGISTRY_SWEEP_INDEX.partitionKey, KeyType: 'HASH' },
+          { AttributeName: REGISTRY_SWEEP_INDEX.sortKey, KeyType: 'RANGE' },
+        ],
         Projection: { ProjectionType: 'KEYS_ONLY' },
         WarmThroughput: { WriteUnitsPerSecond: REGISTRY_WARM_WRITES_PER_SECOND },
       },
     );
-    expect(table.GlobalSecondaryIndexes).toContainEqual({
-      IndexName: REGISTRY_ROLLOUT_DEVICES_INDEX.name,
-      KeySchema: keys(REGISTRY_ROLLOUT_DEVICES_INDEX),
-      Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['device_id', 'status', 'updated_at', 'result', 'message'] },
-      WarmThroughput: { WriteUnitsPerSecond: REGISTRY_WARM_WRITES_PER_SECOND },
-    });
     expect(table.AttributeDefinitions).toEqual(
-      expect.arrayContaining(['sweep_pk', 'sweep_sk', 'rollout_pk', 'rollout_sk'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' }))),
+      expect.arrayContaining([
+        { AttributeName: REGISTRY_SWEEP_INDEX.partitionKey, AttributeType: 'S' },
+        { AttributeName: REGISTRY_SWEEP_INDEX.sortKey, AttributeType: 'S' },
+      ]),
     );
   });
 
-  it('are pre-warmed for writes as the table is, and spread a fleet-wide scheduling’s entries over 16 partitions: a hot index would throttle its writes', () => {
+  it('is pre-warmed for writes as the table is, and a fleet-wide scheduling’s entries spread over 16 partitions: a hot index would throttle its writes', () => {
     const table = resources[tableId()].Properties;
 
     for (const index of table.GlobalSecondaryIndexes) expect(index.WarmThroughput).toEqual(table.WarmThroughput);
@@ -56,17 +52,15 @@ describe('the registry’s indexes', () => {
     expect(INDEX_SHARDS * 1000).toBeGreaterThan(REGISTRY_WARM_WRITES_PER_SECOND);
   });
 
-  it('may be queried by the sweep (both) and the rollouts’ routes (a rollout’s devices) only: no other function’s statement names them', () => {
-    const naming = (index: string) =>
-      ofType('AWS::IAM::Policy')
-        .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes(`/index/${index}"`))
-        .flatMap(([, p]) => p.Properties.Roles.map(targetOf));
+  it('may be queried by the sweep and the rollouts’ routes (a rollout’s devices) only: no other function’s statement names it', () => {
+    const naming = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes(`/index/${REGISTRY_SWEEP_INDEX.name}"`))
+      .flatMap(([, p]) => p.Properties.Roles.map(targetOf));
     const rollouts = stack.routeHandlers.get('rollouts')!;
     const indexStatements = statementsOfFunction(template, idOf(rollouts)).filter((s) => JSON.stringify(s.Resource).includes('/index/'));
 
-    expect(naming(REGISTRY_SWEEP_INDEX.name)).toEqual([targetOf(resources[sweepId()].Properties.Role)]);
-    expect(naming(REGISTRY_ROLLOUT_DEVICES_INDEX.name).sort()).toEqual([targetOf(resources[sweepId()].Properties.Role), targetOf(resources[idOf(rollouts)].Properties.Role)].sort());
-    expect(indexStatements).toEqual([{ Effect: 'Allow', Action: 'dynamodb:Query', Resource: indexArn(REGISTRY_ROLLOUT_DEVICES_INDEX.name) }]);
+    expect(naming.sort()).toEqual([targetOf(resources[sweepId()].Properties.Role), targetOf(resources[idOf(rollouts)].Properties.Role)].sort());
+    expect(indexStatements).toEqual([{ Effect: 'Allow', Action: 'dynamodb:Query', Resource: indexArn(REGISTRY_SWEEP_INDEX.name) }]);
   });
 });
 
@@ -107,12 +101,12 @@ describe('the rollout sweep', () => {
     expect(sweep().source).toBe('rollout-sweep');
   });
 
-  it('may query and update one item at a time on the registry table, query its two indexes, and nothing else there (no puts, deletes or batches)', () => {
+  it('may query and update one item at a time on the registry table, query the sweep index, and nothing else there (no puts, deletes or batches)', () => {
     const dynamo = statementsOfFunction(template, sweepId()).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
 
     expect(dynamo).toEqual([
       { Effect: 'Allow', Action: ['dynamodb:Query', 'dynamodb:UpdateItem'], Resource: [tableArn()] },
-      { Effect: 'Allow', Action: 'dynamodb:Query', Resource: [indexArn(REGISTRY_SWEEP_INDEX.name), indexArn(REGISTRY_ROLLOUT_DEVICES_INDEX.name)] },
+      { Effect: 'Allow', Action: 'dynamodb:Query', Resource: indexArn(REGISTRY_SWEEP_INDEX.name) },
     ]);
   });
 

@@ -69,15 +69,15 @@ const PK_SK = {
   LocalSecondaryIndexes: [],
 };
 const STANDARD_QUEUE = { QueueName: undefined, FifoQueue: false };
-// The registry gained the sweep index, then the rollout-devices index (issue 19), in place:
-// CloudFormation adds one GSI per update without interruption or replacement (it backfills while
-// the table serves), and their key attributes join AttributeDefinitions, which updates in place
-// too. Each index is an update of its own (a stack from before both takes two deploys); renaming
-// one or changing its keys deletes and adds an index in one update, which CloudFormation refuses.
+// The registry gained the sweep index (issue 19) in place: CloudFormation adds one GSI per update
+// without interruption or replacement (it backfills while the table serves), and its key
+// attributes join AttributeDefinitions, which updates in place too. A second index is another
+// update of its own; renaming this one or changing its keys deletes and adds an index in one
+// update, which CloudFormation refuses.
 // https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-dynamodb-table.html#cfn-dynamodb-table-globalsecondaryindexes
 const REGISTRY = {
   ...PK_SK,
-  KeyTypes: { pk: 'S', sk: 'S', sweep_pk: 'S', sweep_sk: 'S', firmware_ref: 'S', status: 'S', rollout_pk: 'S', rollout_sk: 'S' },
+  KeyTypes: { pk: 'S', sk: 'S', sweep_pk: 'S', sweep_sk: 'S', firmware_ref: 'S', status: 'S' },
   GlobalSecondaryIndexes: [
     {
       IndexName: 'sweep',
@@ -92,13 +92,6 @@ const REGISTRY = {
       KeySchema: [
         { AttributeName: 'firmware_ref', KeyType: 'HASH' },
         { AttributeName: 'status', KeyType: 'RANGE' },
-      ],
-    },
-    {
-      IndexName: 'rollout-devices',
-      KeySchema: [
-        { AttributeName: 'rollout_pk', KeyType: 'HASH' },
-        { AttributeName: 'rollout_sk', KeyType: 'RANGE' },
       ],
     },
   ],

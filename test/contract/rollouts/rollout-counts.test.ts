@@ -17,7 +17,7 @@ import { cancelRollout } from '../../../lambdas/domain/rollouts';
 import { sweepRollouts } from '../../../lambdas/domain/rollout-sweep';
 import type { Db } from '../../../lambdas/shared/clients';
 import { JOB_STATUSES, type JobStatus } from '../../../lambdas/schemas/job';
-import { REGISTRY_INDEXES, ROLLOUT_SORT_KEY_PREFIX } from '../../../lambdas/stores/keys';
+import { REGISTRY_SWEEP_INDEX, ROLLOUT_SORT_KEY_PREFIX } from '../../../lambdas/stores/keys';
 import { getRollout, type RolloutTally } from '../../../lambdas/stores/rollout-store';
 import { REGISTRY_STREAM } from '../../../lambdas/streams';
 import { freshTable } from '../../helpers/db';
@@ -33,7 +33,7 @@ let truth: Record<string, Record<JobStatus, number>>;
 const zero = () => Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
 
 beforeAll(async () => {
-  source = await freshTable(undefined, { stream: true, indexes: REGISTRY_INDEXES });
+  source = await freshTable(undefined, { stream: true, indexes: [REGISTRY_SWEEP_INDEX] });
   const captured: DynamoDBRecord[] = [];
   const accepts = streamFilterOf(REGISTRY_STREAM);
   const poller = await startDynamoDbStreamPoller({
@@ -95,7 +95,7 @@ beforeAll(async () => {
 
 /** A table of its own for one way of delivering, with the two rollouts' items (what their counts are kept beside). */
 const countingTable = async () => {
-  const db = await freshTable(undefined, { indexes: REGISTRY_INDEXES });
+  const db = await freshTable(undefined, { indexes: [REGISTRY_SWEEP_INDEX] });
   const { Items = [] } = await source.doc.send(
     new QueryCommand({ TableName: source.table, ConsistentRead: true, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)', ExpressionAttributeValues: { ':pk': `WKS#${workspaceId}`, ':r': ROLLOUT_SORT_KEY_PREFIX } }),
   );

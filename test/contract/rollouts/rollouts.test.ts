@@ -9,8 +9,8 @@ import { until } from '../../../local/ports';
 // The consumer reads REGISTRY_TABLE once, when lambdas/shared/env.ts loads: set it first.
 Object.assign(process.env, { REGISTRY_TABLE: `test-${randomUUID()}`, FORWARD_QUEUE_URL: '' });
 const { freshTable } = await import('../../helpers/db');
-const { REGISTRY_INDEXES } = await import('../../../lambdas/stores/keys');
-const db = await freshTable(process.env.REGISTRY_TABLE, { stream: true, indexes: REGISTRY_INDEXES });
+const { REGISTRY_SWEEP_INDEX } = await import('../../../lambdas/stores/keys');
+const db = await freshTable(process.env.REGISTRY_TABLE, { stream: true, indexes: [REGISTRY_SWEEP_INDEX] });
 const { startDynamoDbStreamPoller, streamFilterOf } = await import('../../../local/dynamodb-stream-poller');
 const { handler } = await import('../../../lambdas/registry-stream/handler');
 const { REGISTRY_STREAM } = await import('../../../lambdas/streams');

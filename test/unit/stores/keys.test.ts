@@ -1,4 +1,4 @@
-import { INDEX_SHARDS, apiKeyHashKey, collection, deadlinePartition, deviceKey, deviceLocatorKey, jobKey, rolloutCounterKey, rolloutDevicesEntry, rolloutDevicesPartition, rolloutKey, shardOfDevice, sweepEntry, workspaceKey } from '../../../lambdas/stores/keys';
+import { INDEX_SHARDS, readRolloutDeviceSortKey, apiKeyHashKey, collection, deadlinePartition, deviceKey, deviceLocatorKey, jobKey, rolloutCounterKey, rolloutDevicesEntry, rolloutDevicesPartition, rolloutKey, shardOfDevice, sweepEntry, workspaceKey } from '../../../lambdas/stores/keys';
 
 describe('registry keys', () => {
   it('hangs workspaces under their account, so another account cannot address them', () => {
@@ -42,12 +42,14 @@ describe('rollout keys and index entries', () => {
     expect(shardOfDevice('dev-x')).toBe(shardOfDevice('dev-x'));
   });
 
-  it('orders a rollout’s devices by state, then time, then device, in text order', () => {
+  it('orders a rollout’s devices by state, then time, then device, in text order, and reads its entries back', () => {
     const a = rolloutDevicesEntry('rol-1', 'dev-a', 'queued', '2026-01-01T00:00:00.000Z');
     const b = rolloutDevicesEntry('rol-1', 'dev-b', 'queued', '2026-01-01T00:00:00.000Z');
+    const later = rolloutDevicesEntry('rol-1', 'dev-a', 'queued', '2026-01-01T00:00:00.001Z');
 
-    expect(a.rollout_sk < b.rollout_sk).toBe(true);
-    expect(a.rollout_pk).toBe(rolloutDevicesPartition('rol-1', shardOfDevice('dev-a')));
+    expect(a.sweep_sk < b.sweep_sk && b.sweep_sk < later.sweep_sk).toBe(true);
+    expect(a.sweep_pk).toBe(rolloutDevicesPartition('rol-1', shardOfDevice('dev-a')));
+    expect(readRolloutDeviceSortKey(a.sweep_sk)).toEqual({ status: 'queued', time: '2026-01-01T00:00:00.000Z', deviceId: 'dev-a' });
     expect(deadlinePartition(3)).toBe('DUE#T03');
     expect(sweepEntry(Date.UTC(2026, 0, 1), 'DUE#T03')).toEqual({ sweep_pk: 'DUE#T03', sweep_sk: '2026-01-01T00:00:00.000Z' });
   });
