@@ -22,15 +22,23 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { completeJob } from '../lambdas/domain/jobs';
-import { countRolloutChanges } from '../lambdas/domain/rollout-counts';
-import { documentClient, type Db } from '../lambdas/shared/clients';
-import { newId, nowIso } from '../lambdas/shared/ids';
-import { WRITE_CONCURRENCY } from '../lambdas/shared/env';
-import { putAll } from '../lambdas/stores/items';
-import { deviceKey, deviceLocatorKey, jobKey, rolloutCounterKey, rolloutKey } from '../lambdas/stores/keys';
-import { startLocalRuntime, type LocalRuntime } from '../local/runtime';
+import type { Db } from '../lambdas/shared/clients';
+import type { LocalRuntime } from '../local/runtime';
 import { median, printTable, timeMs } from './stats';
+
+// The sweep logs each run (every second here): warnings only. Set before the handlers' modules
+// load, which read it once: they are imported below.
+process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+const { completeJob } = await import('../lambdas/domain/jobs');
+const { countRolloutChanges } = await import('../lambdas/domain/rollout-counts');
+const { scheduledRollout } = await import('../lambdas/domain/rollouts');
+const { documentClient } = await import('../lambdas/shared/clients');
+const { newId, nowIso } = await import('../lambdas/shared/ids');
+const { WRITE_CONCURRENCY } = await import('../lambdas/shared/env');
+const { putAll } = await import('../lambdas/stores/items');
+const { deviceKey, deviceLocatorKey, jobKey, rolloutCounterKey } = await import('../lambdas/stores/keys');
+const { createRollout } = await import('../lambdas/stores/rollout-store');
+const { startLocalRuntime } = await import('../local/runtime');
 
 const DEVICES = Number(process.env.DEVICES ?? 100_000);
 const CHANGES = Number(process.env.CHANGES ?? 20_000);
@@ -128,8 +136,9 @@ const costPerChange = async (runtime: LocalRuntime, db: Db) => {
   const consumer: number[] = [];
   const plain: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const rollout = newId('rol');
-    await db.doc.send(new UpdateCommand({ TableName: db.table, Key: rolloutKey(ws, rollout), UpdateExpression: 'SET #s = :s', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':s': 'in_progress' } }));
+    const record = scheduledRollout(ws, 'job', { job_name: 'bench-cost', value: {} }, [], {});
+    const rollout = record.id;
+    await createRollout(db, record, Date.now() + 3_600_000);
     const records = Array.from({ length: CHANGES }, (_, i) => answerRecord(ws, rollout, newId('dev'), round * CHANGES + i));
     // Lambda's lanes: a device's records in one lane, batches of up to 1,000, each lane one batch at a time.
     const lanes = Array.from({ length: LANES }, (_, l) => records.filter((_, i) => i % LANES === l));
@@ -195,8 +204,9 @@ const main = async () => {
   try {
     const db: Db = { doc: documentClient(new DynamoDBClient({})), table: process.env.REGISTRY_TABLE! };
     const exact = await exactAfterLastAnswer(runtime, db);
-    console.log(`counting ${CHANGES} state changes, ${ROUNDS} rounds…`);
+    console.log(`counts exact ${(exact.exactMs / 1000).toFixed(2)} s after the last answer; counting ${CHANGES} state changes, ${ROUNDS} rounds…`);
     const cost = await costPerChange(runtime, db);
+    console.log(`consumer ${cost.consumer.map(Math.round).join(', ')} ms, plain ${cost.plain.map(Math.round).join(', ')} ms`);
     const released = await releases(runtime, db);
 
     const [consumer, plain] = [median(cost.consumer), median(cost.plain)];

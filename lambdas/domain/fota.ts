@@ -89,7 +89,8 @@ export const scheduleFleetFota = async (db: Db, caller: Caller, workspaceId: str
   const { rollout, devices } = await scheduleOnFleets(db, caller, workspaceId, fleetIds, settings, {
     kind: 'fota',
     subject: fotaValue(firmware),
-    write: (pages, stateOf) => putFotaOnDevicePages(db, (device, index) => fotaRecordOf(firmware, device, stateOf(device, index), artifact), pages, WRITE_CONCURRENCY),
+    write: (pages, stateOf, count) =>
+      putFotaOnDevicePages(db, (device, index) => fotaRecordOf(firmware, device, stateOf(device, index), artifact), pages, WRITE_CONCURRENCY, count),
   });
   const fota: Fota = {
     scheduled_at: rollout.scheduled_at,

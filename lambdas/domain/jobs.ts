@@ -101,7 +101,7 @@ export const scheduleFleetJob = async (
   const { rollout, devices } = await scheduleOnFleets(db, caller, workspaceId, fleetIds, settings, {
     kind: 'job',
     subject: { job_name: name, value },
-    write: (pages, stateOf) => putJobOnDevicePages(db, (device, index) => jobOf(device, stateOf(device, index)), pages, WRITE_CONCURRENCY),
+    write: (pages, stateOf, count) => putJobOnDevicePages(db, (device, index) => jobOf(device, stateOf(device, index)), pages, WRITE_CONCURRENCY, count),
   });
   const job: Job = {
     name,

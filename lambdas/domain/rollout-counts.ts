@@ -17,7 +17,7 @@ export interface CountDeps {
 /** A job's or FOTA's item as the counting reads it. */
 type Counted = { status: JobStatus; scheduled_at: string; device_id: string; rollout_id?: string; workspace_id?: string; updated_at?: string; result?: Record<string, unknown>; message?: string };
 
-/** What one change does to the rollouts' counts, and the record it leaves of a job that a later scheduling replaced. */
+/** What one change does to its rollout's counts, and the record it leaves of a job that a later scheduling replaced. */
 export interface RolloutEffect {
   deltas: CountDelta[];
   /** The replaced job's final state in its rollout (canceled unless it had ended). */
@@ -28,12 +28,13 @@ const delta = (workspace_id: string, rollout_id: string, total: number, counts: 
 
 /**
  * How a job's or FOTA's change (item before → after) changes the counts of the rollouts it
- * belongs to, never recounting (pure):
+ * belonged to, never recounting (pure):
  * - the same scheduling in another state: −1 in the old state, +1 in the new one;
- * - a new item of a rollout (created, or replacing another scheduling's): +1 total and +1 in its state;
  * - an item of a rollout replaced by another scheduling (or removed): the old rollout counts it
  *   `canceled` unless it had ended (then it keeps its state there), and keeps a record of it.
- * Each delta adds up to its own `total` change, so counts always add up to the total.
+ * A new item of a rollout is not counted here: its scheduling counted it in the transaction that
+ * wrote it (stores/rollout-store.ts countWritten). Each delta moves a device from a state to
+ * another, so counts always add up to the total.
  */
 export const rolloutEffectOf = (before: Counted | undefined, after: Counted | undefined): RolloutEffect => {
   const deltas: CountDelta[] = [];
@@ -53,7 +54,6 @@ export const rolloutEffectOf = (before: Counted | undefined, after: Counted | un
       };
     }
   }
-  if (after?.rollout_id && after.workspace_id && !same) deltas.push(delta(after.workspace_id, after.rollout_id, 1, { [after.status]: 1 }));
   return { deltas, ...(superseded ? { superseded } : {}) };
 };
 

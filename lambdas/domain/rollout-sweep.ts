@@ -261,8 +261,8 @@ const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summ
   const seen = record.sweep_due!;
   const now = clock();
   if (record.sealed_total === undefined && now >= Date.parse(record.created_at) + SEAL_AFTER_MS) {
-    // Its scheduling died before sealing it: by now the stream has counted every item it wrote.
-    await sealAndSettle(db, workspaceId, rolloutId, view.tally.total, now);
+    // Its scheduling died before sealing it: its counts hold every item it wrote.
+    await sealAndSettle(db, workspaceId, rolloutId, now);
     return;
   }
   let cancelMore = false;

@@ -7,10 +7,11 @@ import type { JobStatus } from '../schemas/job';
 import type { PageQuery } from '../schemas/list';
 import type { Rollout, RolloutDevice } from '../schemas/rollout';
 import type { RolloutSettings, RolloutSettingsInput } from '../schemas/rollout-settings';
-import type { DeviceTarget, ExecutionTimes } from '../stores/job-store';
+import type { CountWritten, DeviceTarget, ExecutionTimes } from '../stores/job-store';
 import { collection } from '../stores/keys';
 import {
   ROLLOUT_DEVICE_SHARDS,
+  countWritten,
   createRollout,
   getRollout as readRollout,
   moveSweepEntry,
@@ -38,8 +39,8 @@ export const RELEASE_WINDOW_MS = 60_000;
 
 /**
  * How long after its creation a rollout is sealed by the sweep if its scheduling never sealed it
- * (the scheduling's Lambda died): well past the streamed routes' 5-minute timeout, and the
- * registry stream's lag, so that every item it wrote is counted by then.
+ * (the scheduling's Lambda died): well past the streamed routes' 5-minute timeout, so that nothing
+ * of it is still writing.
  */
 export const SEAL_AFTER_MS = 15 * 60_000;
 
@@ -51,8 +52,11 @@ export interface FleetScheduling {
   kind: 'job' | 'fota';
   /** What the rollout records of what was scheduled: a job's name and value, or the firmware. */
   subject: Pick<RolloutRecord, 'job_name' | 'value' | 'firmware_id' | 'firmware_version'>;
-  /** Writes one item per device of `pages`, in the state `stateOf` gives it; yields the devices as their items are stored. */
-  write: (pages: AsyncIterable<DeviceTarget[]>, stateOf: (device: DeviceTarget, index: number) => DeviceState) => AsyncIterable<DeviceTarget[]>;
+  /**
+   * Writes one item per device of `pages`, in the state `stateOf` gives it, each chunk of items in
+   * one transaction with what `count` makes of it; yields the devices as their items are stored.
+   */
+  write: (pages: AsyncIterable<DeviceTarget[]>, stateOf: (device: DeviceTarget, index: number) => DeviceState, count: CountWritten) => AsyncIterable<DeviceTarget[]>;
 }
 
 /** The stored settings of a rollout: every setting, null when off. */
@@ -124,15 +128,50 @@ export const settleRollout = async (db: Db, workspaceId: string, rolloutId: stri
 };
 
 /**
- * Records that the scheduling wrote `total` device items, once (the scheduling when it ends, or the
- * sweep for one that died); then the rollout's sweep entry follows (to its next release, or away)
- * unless something moved it meanwhile, and it may end at once (all its devices already answered).
+ * Records how many device items the scheduling wrote, once (the scheduling when it ends, or the
+ * sweep for one that died): its counted total, exact since each chunk of items is counted in the
+ * transaction that writes it (writes still in flight when a scheduling fails are settled by then).
+ * Then the rollout's sweep entry follows (to its next due work, or away) unless something moved it
+ * meanwhile, and it may end at once (all its devices already answered).
  */
-export const sealAndSettle = async (db: Db, workspaceId: string, rolloutId: string, total: number, now = Date.now()) => {
-  const sealed = await sealRollout(db, workspaceId, rolloutId, total);
+export const sealAndSettle = async (db: Db, workspaceId: string, rolloutId: string, now = Date.now()) => {
+  const view = await readRollout(db, workspaceId, rolloutId);
+  if (!view || view.record.sealed_total !== undefined) return;
+  const sealed = await sealRollout(db, workspaceId, rolloutId, view.tally.total);
   // A canceled or aborted one keeps its entry: its cancellations are due.
   if (sealed && !hasEnded(sealed)) await moveSweepEntry(db, workspaceId, rolloutId, sealed.sweep_due, nextDueOf(sealed));
   await settleRollout(db, workspaceId, rolloutId, now);
+};
+
+/**
+ * The record of a fleet-wide scheduling starting at `at`, before anything is written: in progress,
+ * its settings, and (rate-limited) its next release a minute later, the scheduling releasing the
+ * first minute's devices itself; with a timeout, their deadline.
+ */
+export const scheduledRollout = (
+  workspaceId: string,
+  kind: FleetScheduling['kind'],
+  subject: FleetScheduling['subject'],
+  fleetIds: string[] | undefined,
+  input: RolloutSettingsInput,
+  at = nowIso(),
+): RolloutRecord => {
+  const settings = settingsOf(input);
+  const rate = settings.max_per_minute;
+  return {
+    id: newId('rol', at),
+    workspace_id: workspaceId,
+    kind,
+    ...subject,
+    fleets: [...new Set(fleetIds ?? [])],
+    created_at: at,
+    updated_at: at,
+    scheduled_at: at,
+    settings,
+    state: 'in_progress',
+    ...(rate ? { next_release_at: new Date(Date.parse(at) + RELEASE_WINDOW_MS).toISOString(), last_release_at: at, queue_open: true } : {}),
+    ...(settings.timeout_seconds ? { next_deadline_at: deadlineOf(at, settings.timeout_seconds) } : {}),
+  };
 };
 
 /**
@@ -141,8 +180,9 @@ export const sealAndSettle = async (db: Db, workspaceId: string, rolloutId: stri
  * item names an existing rollout), then each device's item, in snapshot order: released now
  * (`pending`, with its deadline when the rollout has a timeout) for the first `max_per_minute`
  * (all of them without a rate), `queued` for the others, which the sweep releases a minute's worth
- * at a time. The devices are given as their items are stored; once all are (or the client hung
- * up, or a write failed), the rollout is sealed with how many were.
+ * at a time; each chunk of items is counted in the rollout in the transaction that writes it. The
+ * devices are given as their items are stored; once all are (or the client hung up, or a write
+ * failed), the rollout is sealed with how many were stored.
  * @throws NotFoundError when the workspace or a named fleet is not the caller's; nothing is written then.
  */
 export const scheduleOnFleets = async (
@@ -154,25 +194,9 @@ export const scheduleOnFleets = async (
   scheduling: FleetScheduling,
 ) => {
   const targets = await snapshotTargets(db, caller, workspaceId, fleetIds);
-  const at = nowIso();
-  const now = Date.parse(at);
-  const settings = settingsOf(input);
+  const rollout = scheduledRollout(workspaceId, scheduling.kind, scheduling.subject, fleetIds, input);
+  const { scheduled_at: at, settings } = rollout;
   const rate = settings.max_per_minute;
-  const rollout: RolloutRecord = {
-    id: newId('rol', at),
-    workspace_id: workspaceId,
-    kind: scheduling.kind,
-    ...scheduling.subject,
-    fleets: [...new Set(fleetIds ?? [])],
-    created_at: at,
-    updated_at: at,
-    scheduled_at: at,
-    settings,
-    state: 'in_progress',
-    // The scheduling releases the first minute's devices itself: the sweep's first release is a minute later.
-    ...(rate ? { next_release_at: new Date(now + RELEASE_WINDOW_MS).toISOString(), last_release_at: at, queue_open: true } : {}),
-    ...(settings.timeout_seconds ? { next_deadline_at: deadlineOf(at, settings.timeout_seconds) } : {}),
-  };
   // Due for its next release or deadline, or else for the seal that only a scheduling that died leaves to the sweep.
   await createRollout(db, rollout, nextDueOf(rollout)!);
   const event_ts = eventTimestamp();
@@ -181,18 +205,13 @@ export const scheduleOnFleets = async (
     scheduled_at: at,
     event_ts,
   });
-  const written = scheduling.write(targets, stateOf);
+  // Each chunk's devices are counted in the transaction that writes them: the counts hold every item from the moment it exists.
+  const written = scheduling.write(targets, stateOf, countWritten(db, workspaceId, rollout.id, at));
   async function* devices(): AsyncGenerator<string> {
-    let count = 0;
     try {
-      for await (const page of written) {
-        for (const target of page) {
-          count += 1;
-          yield target.device_id;
-        }
-      }
+      for await (const page of written) for (const target of page) yield target.device_id;
     } finally {
-      await sealAndSettle(db, workspaceId, rollout.id, count);
+      await sealAndSettle(db, workspaceId, rollout.id);
     }
   }
   return { rollout, devices: devices() };

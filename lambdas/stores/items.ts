@@ -1,4 +1,4 @@
-import { BatchWriteCommand, QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, QueryCommand, TransactWriteCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { ItemKey } from './keys';
 
@@ -110,17 +110,58 @@ const writeChunk = async (db: Db, items: Array<ItemKey & Record<string, unknown>
   }
 };
 
+/** A transaction's action besides its puts (TransactWriteItems' Update, Put, ConditionCheck, Delete). */
+export type TransactAction = Record<string, unknown>;
+
+const TRANSACT_LIMIT = 100; // TransactWriteItems takes at most 100 actions
+const TRANSACT_RETRYABLE = new Set(['ThrottlingError', 'ProvisionedThroughputExceeded', 'TransactionConflict']);
+
 /**
- * Puts the items of a stream of pages with BatchWriteItem, `concurrency` calls of ≤ 25 items in
- * flight, and yields each call's items once all of them are stored (unprocessed ones retried with
- * backoff), in the order the calls end. The next page is read while the writes of the last one run,
- * so reading and writing overlap. Each item given is yielded exactly once, or the generator throws
- * (and yields nothing more) when a call keeps failing; what was yielded is stored.
+ * A chunk writer for `putPipelined` that puts each chunk of ≤ 99 items in one transaction with one
+ * more action made of the chunk and its writer's slot (say, a counter of what the chunk holds), so
+ * that the items and the action are stored together or not at all. Throttled or conflicting
+ * transactions are retried with backoff and jitter; the SDK repeats a transaction's client token on
+ * its own retries, which makes them idempotent.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
+ */
+export const transactChunks = <T extends ItemKey & Record<string, unknown>>(db: Db, action: (items: T[], slot: number) => TransactAction): ChunkWriter<T> => ({
+  size: TRANSACT_LIMIT - 1,
+  write: async (items, slot) => {
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > 0) await pause(Math.random() * Math.min(1000, 25 * 2 ** attempt));
+      try {
+        await db.doc.send(new TransactWriteCommand({ TransactItems: [...items.map((Item) => ({ Put: { TableName: db.table, Item } })), action(items, slot)] }));
+        return;
+      } catch (error) {
+        const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
+        if (attempt + 1 >= MAX_ATTEMPTS || !reasons.some((r) => TRANSACT_RETRYABLE.has(r.Code ?? ''))) throw error;
+      }
+    }
+  },
+});
+
+/** How `putPipelined` writes: chunks of at most `size` items, each by one call of `write` (its slot: which of the calls in flight). */
+export interface ChunkWriter<T> {
+  size: number;
+  write: (items: T[], slot: number) => Promise<void>;
+}
+
+/** BatchWriteItem, ≤ 25 items a call, unprocessed ones retried with backoff (the default writer). */
+const batchChunks = (db: Db): ChunkWriter<ItemKey & Record<string, unknown>> => ({ size: BATCH_WRITE_LIMIT, write: (items) => writeChunk(db, items) });
+
+/**
+ * Puts the items of a stream of pages, `concurrency` chunks in flight (BatchWriteItem calls of ≤ 25
+ * items, unprocessed ones retried with backoff, or the chunks of another `writer`), and yields each
+ * chunk's items once all of them are stored, in the order the chunks end. The next page is read
+ * while the writes of the last one run, so reading and writing overlap. Each item given is yielded
+ * exactly once, or the generator throws (and yields nothing more) when a chunk keeps failing; what
+ * was yielded is stored.
  */
 export async function* putPipelined<T extends ItemKey & Record<string, unknown>>(
   db: Db,
   pages: AsyncIterable<T[]>,
   concurrency: number,
+  writer: ChunkWriter<T> = batchChunks(db) as ChunkWriter<T>,
 ): AsyncGenerator<T[]> {
   const source = pages[Symbol.asyncIterator]();
   // A read that fails after a write failed is not waited for; it must not go unhandled either.
@@ -132,15 +173,18 @@ export async function* putPipelined<T extends ItemKey & Record<string, unknown>>
   let nextPage: Promise<IteratorResult<T[]>> | undefined = read();
   const waiting: T[][] = [];
   const running = new Map<number, Promise<{ id: number; items: T[]; error?: unknown }>>();
+  // Each chunk in flight holds a slot of its own, 0 … concurrency − 1 (a transaction's counter shard).
+  const free = Array.from({ length: concurrency }, (_, slot) => concurrency - 1 - slot);
   let ids = 0;
   const start = (items: T[]) => {
     const id = ids++;
+    const slot = free.pop()!;
     running.set(
       id,
-      writeChunk(db, items).then(
+      writer.write(items, slot).then(
         () => ({ id, items }),
         (error: unknown) => ({ id, items, error }),
-      ),
+      ).finally(() => free.push(slot)),
     );
   };
   try {
@@ -152,7 +196,7 @@ export async function* putPipelined<T extends ItemKey & Record<string, unknown>>
         if ('page' in settled) {
           if (settled.page.done) nextPage = undefined;
           else {
-            for (let i = 0; i < settled.page.value.length; i += BATCH_WRITE_LIMIT) waiting.push(settled.page.value.slice(i, i + BATCH_WRITE_LIMIT));
+            for (let i = 0; i < settled.page.value.length; i += writer.size) waiting.push(settled.page.value.slice(i, i + writer.size));
             nextPage = read();
           }
           continue;

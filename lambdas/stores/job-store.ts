@@ -3,7 +3,7 @@ import type { Db } from '../shared/clients';
 import type { Fota } from '../schemas/fota';
 import type { Job, JobStatus } from '../schemas/job';
 import { isConditionFailed } from './errors';
-import { keyedItems, putPipelined, queryAll, strip, type ListRead } from './items';
+import { keyedItems, putPipelined, queryAll, strip, transactChunks, type ListRead, type TransactAction } from './items';
 import {
   REGISTRY_SWEEP_INDEX,
   collection,
@@ -117,7 +117,7 @@ export const putJob = async (db: Db, job: JobRecord) => {
 };
 
 /** The places of the devices a fleet-wide write reaches, as they are stored: each yielded once it is. */
-async function* placesOf(written: AsyncIterable<Array<Record<string, unknown>>>): AsyncGenerator<DeviceTarget[]> {
+async function* placesOf(written: AsyncIterable<StoredItem[]>): AsyncGenerator<DeviceTarget[]> {
   for await (const items of written) {
     yield items.map((item) => ({ device_id: item.device_id as string, workspace_id: item.workspace_id as string, fleet_id: item.fleet_id as string }));
   }
@@ -129,22 +129,31 @@ async function* itemsOf<T>(pages: AsyncIterable<DeviceTarget[]>, item: (device: 
   for await (const page of pages) yield page.map((device) => item(device, index++));
 }
 
+/** What a fleet-wide write counts in each chunk's transaction (the items' rollout counter update), by the chunk's items and its slot. */
+export type CountWritten = (items: Array<Record<string, unknown>>, slot: number) => TransactAction;
+
+type StoredItem = ItemKey & Record<string, unknown>;
+
+/** Puts items page by page (stores/items.ts `putPipelined`), each chunk in a transaction with its count when `count` is given. */
+const putCounted = (db: Db, items: AsyncIterable<StoredItem[]>, concurrency: number, count?: CountWritten) =>
+  placesOf(putPipelined(db, items, concurrency, count ? transactChunks<StoredItem>(db, count) : undefined));
+
 /**
  * Puts one job on every device of a stream of pages, each item built by `jobOf` from the device
  * and its place in the stream (its state in a rate-limited rollout), reading and writing at once
- * (stores/items.ts `putPipelined`); yields the devices as their jobs are stored. Idempotent, so a
- * retried request converges.
+ * (stores/items.ts `putPipelined`); with `count`, each chunk of items is written in one
+ * transaction with what `count` makes of it (its rollout's counts). Yields the devices as their
+ * jobs are stored. Idempotent, so a retried request converges.
  */
-export const putJobOnDevicePages = (db: Db, jobOf: (device: DeviceTarget, index: number) => JobRecord, pages: AsyncIterable<DeviceTarget[]>, concurrency: number) =>
-  placesOf(
-    putPipelined(
-      db,
-      itemsOf(pages, (device, index) => {
-        const job = jobOf(device, index);
-        return { ...jobKey(job.device_id, job.name), ...jobItem(job), ...indexAttributesOf(job) };
-      }),
-      concurrency,
-    ),
+export const putJobOnDevicePages = (db: Db, jobOf: (device: DeviceTarget, index: number) => JobRecord, pages: AsyncIterable<DeviceTarget[]>, concurrency: number, count?: CountWritten) =>
+  putCounted(
+    db,
+    itemsOf(pages, (device, index) => {
+      const job = jobOf(device, index);
+      return { ...jobKey(job.device_id, job.name), ...jobItem(job), ...indexAttributesOf(job) };
+    }),
+    concurrency,
+    count,
   );
 
 export const getJobOfDevice = async (db: Db, deviceId: string, name: string) => {
@@ -293,16 +302,15 @@ export const putFota = async (db: Db, fota: FotaRecord) => {
 };
 
 /** Puts one FOTA on every device of a stream of pages, as `putJobOnDevicePages` does a job. */
-export const putFotaOnDevicePages = (db: Db, fotaOf: (device: DeviceTarget, index: number) => FotaRecord, pages: AsyncIterable<DeviceTarget[]>, concurrency: number) =>
-  placesOf(
-    putPipelined(
-      db,
-      itemsOf(pages, (device, index) => {
-        const fota = fotaOf(device, index);
-        return { ...fotaKey(fota.device_id), ...fota, ...indexAttributesOf(fota) };
-      }),
-      concurrency,
-    ),
+export const putFotaOnDevicePages = (db: Db, fotaOf: (device: DeviceTarget, index: number) => FotaRecord, pages: AsyncIterable<DeviceTarget[]>, concurrency: number, count?: CountWritten) =>
+  putCounted(
+    db,
+    itemsOf(pages, (device, index) => {
+      const fota = fotaOf(device, index);
+      return { ...fotaKey(fota.device_id), ...fota, ...indexAttributesOf(fota) };
+    }),
+    concurrency,
+    count,
   );
 
 export const getFotaOfDevice = async (db: Db, deviceId: string) => {

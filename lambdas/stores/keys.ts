@@ -176,8 +176,13 @@ export const rolloutDevicesEntry = (rolloutId: string, deviceId: string, status:
 export const ROLLOUT_SORT_KEY_PREFIX = 'ROLLOUT#';
 export const rolloutKey = (workspaceId: string, rolloutId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `${ROLLOUT_SORT_KEY_PREFIX}${rolloutId}` });
 
-/** Counter items a rollout's counts are spread over: concurrent stream batches update different ones (fewer transaction conflicts). */
-export const COUNTER_SHARDS = 8;
+/**
+ * Counter items a rollout's counts are spread over, so that concurrent transactions seldom meet on
+ * one: the registry stream's batches pick one of the first CHANGE_COUNTERS; the scheduling's
+ * writes in flight (WRITE_CONCURRENCY at most) each use the one after those of its slot.
+ */
+export const CHANGE_COUNTERS = 8;
+export const schedulingCounter = (slot: number) => CHANGE_COUNTERS + slot;
 export const rolloutCounterKey = (workspaceId: string, rolloutId: string, shard: number): ItemKey => ({
   pk: `WKS#${workspaceId}`,
   sk: `${ROLLOUT_SORT_KEY_PREFIX}${rolloutId}#C${shard}`,

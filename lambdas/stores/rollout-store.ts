@@ -3,15 +3,16 @@ import type { Db } from '../shared/clients';
 import { JOB_STATUSES, type JobStatus } from '../schemas/job';
 import type { RolloutSettings } from '../schemas/rollout-settings';
 import { isConditionFailed } from './errors';
-import type { Keyed } from './items';
+import type { Keyed, TransactAction } from './items';
 import {
-  COUNTER_SHARDS,
+  CHANGE_COUNTERS,
   INDEX_SHARDS,
   REGISTRY_SWEEP_INDEX,
   ROLLOUT_DUE_PARTITION,
   collection,
   rolloutCounterKey,
   readRolloutDeviceSortKey,
+  schedulingCounter,
   rolloutDevicesEntry,
   rolloutDevicesPartition,
   rolloutKey,
@@ -164,7 +165,8 @@ export async function* readRolloutsOfWorkspace(db: Db, workspaceId: string, { af
         ScanIndexForward: false,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
-        ...(pageSize ? { Limit: pageSize * (COUNTER_SHARDS + 1) } : {}),
+        // A rollout's item comes with a few dozen counter items at most.
+        ...(pageSize ? { Limit: pageSize * 32 } : {}),
         ExclusiveStartKey,
       }),
     );
@@ -389,7 +391,8 @@ export const sumDeltas = (changes: CountedChange[]): CountDelta[] => {
   return [...sums.values()];
 };
 
-const counterUpdate = (db: Db, delta: CountDelta, shard: number, at: string) => {
+/** A transaction's update of one of a rollout's counter items: the delta's ADDs, and when. */
+export const counterUpdate = (db: Db, delta: CountDelta, shard: number, at: string) => {
   const adds = [['total', delta.total] as const, ...(Object.entries(delta.counts) as Array<[JobStatus, number]>).map(([s, n]) => [counterAttribute(s), n] as const)].filter(
     ([, n]) => n !== 0,
   );
@@ -404,6 +407,21 @@ const counterUpdate = (db: Db, delta: CountDelta, shard: number, at: string) => 
   };
 };
 
+/**
+ * How a scheduling counts the device items it writes, in the transaction that writes them: a
+ * chunk's items added to the rollout's total and to their states, on the counter of the writer's
+ * slot (keys.ts schedulingCounter). The items and their count are stored together or not at all,
+ * so the counts hold every device item the moment it exists, and the registry stream's consumer
+ * never counts a creation.
+ */
+export const countWritten =
+  (db: Db, workspaceId: string, rolloutId: string, at: string) =>
+  (items: Array<{ status?: unknown }>, slot: number): TransactAction => {
+    const counts: Partial<Record<JobStatus, number>> = {};
+    for (const item of items) counts[item.status as JobStatus] = (counts[item.status as JobStatus] ?? 0) + 1;
+    return counterUpdate(db, { workspace_id: workspaceId, rollout_id: rolloutId, total: items.length, counts }, schedulingCounter(slot), at);
+  };
+
 const cancellationCodes = (error: unknown) => {
   const e = error as { name?: string; CancellationReasons?: Array<{ Code?: string }> };
   return e?.name === 'TransactionCanceledException' ? (e.CancellationReasons ?? []).map((r) => r.Code ?? 'None') : undefined;
@@ -417,7 +435,7 @@ const MAX_ATTEMPTS = 8;
  * Applies counted changes in one transaction: a ledger item per change (put only if absent: a
  * change already counted, by an earlier try of its stream record, is not counted again), the
  * changes' other items, and their deltas added to one counter item per rollout (a random one of
- * COUNTER_SHARDS, so that concurrent batches seldom meet on one). Changes found counted already
+ * CHANGE_COUNTERS, so that concurrent batches seldom meet on one). Changes found counted already
  * are dropped and the rest tried again; conflicts and throttling are retried with backoff.
  * @returns the changes counted by this call (those found counted before are not among them).
  * @throws when the transaction keeps failing: none of the changes not yet counted is counted then.
@@ -427,7 +445,7 @@ export const applyCountedChanges = async (db: Db, changes: CountedChange[], at: 
   const ttl = Math.floor(now / 1000) + LEDGER_TTL_SECONDS;
   for (let attempt = 1; pending.length; attempt++) {
     const deltas = sumDeltas(pending).filter((d) => d.total !== 0 || Object.values(d.counts).some((n) => n !== 0));
-    const shard = Math.floor(Math.random() * COUNTER_SHARDS);
+    const shard = Math.floor(Math.random() * CHANGE_COUNTERS);
     const ledger = pending.map((change) => ({
       Put: {
         TableName: db.table,

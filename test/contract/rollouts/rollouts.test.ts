@@ -229,6 +229,37 @@ describe('cancel one device’s job or FOTA', () => {
   });
 });
 
+describe('counting what a scheduling writes', () => {
+  it('counts each chunk of devices in the transaction that writes it: a scheduling cut short by a failing write counts exactly the devices written, and seals with them', async () => {
+    const { TransactWriteCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { caller, workspace_id } = await workspaceWithFleets(db, 299);
+    let transactions = 0;
+    const failing = {
+      table: db.table,
+      doc: {
+        send: (command: unknown) => {
+          if (command instanceof TransactWriteCommand && ++transactions >= 3) return Promise.reject(Object.assign(new Error('throttled for good'), { name: 'ThrottlingException' }));
+          return db.doc.send(command as never);
+        },
+      },
+    } as unknown as typeof db;
+
+    const { job, devices } = await scheduleFleetJob(failing, caller, workspace_id, 'cut', {});
+    const named: string[] = [];
+    await expect((async () => {
+      for await (const id of devices) named.push(id);
+    })()).rejects.toThrow('throttled for good');
+
+    const { record, tally } = (await (await import('../../../lambdas/stores/rollout-store')).getRollout(db, workspace_id, job.rollout_id!))!;
+    const stored = (await itemsOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!))).map((d) => d.device_id);
+    // The two transactions in flight with the failing one were stored (counted and sealed), whether or not the answer named them.
+    expect(stored.length).toBe(2 * 99);
+    expect(tally).toMatchObject({ total: stored.length, counts: { pending: stored.length } });
+    expect(record.sealed_total).toBe(stored.length);
+    expect(named.every((id) => stored.includes(id))).toBe(true);
+  });
+});
+
 describe('reading rollouts', () => {
   it('lists a workspace’s rollouts newest first, paged, and another account’s are 404', async () => {
     const { caller, workspace_id } = await workspaceWithFleets(db, 2);

@@ -15,8 +15,9 @@ const sums = (effect: ReturnType<typeof rolloutEffectOf>) => effect.deltas.map((
 
 describe('how a job’s change counts in its rollouts', () => {
   it.each([
-    ['created pending', undefined, item('pending', 'rol-a'), [{ rollout_id: 'rol-a', total: 1, counts: { pending: 1 } }]],
-    ['created queued', undefined, item('queued', 'rol-a'), [{ rollout_id: 'rol-a', total: 1, counts: { queued: 1 } }]],
+    // Its scheduling counted it, in the transaction that wrote it.
+    ['created pending', undefined, item('pending', 'rol-a'), []],
+    ['created queued', undefined, item('queued', 'rol-a'), []],
     ['released', item('queued', 'rol-a'), item('pending', 'rol-a'), [{ rollout_id: 'rol-a', total: 0, counts: { queued: -1, pending: 1 } }]],
     ['answered', item('pending', 'rol-a'), item('done', 'rol-a'), [{ rollout_id: 'rol-a', total: 0, counts: { pending: -1, done: 1 } }]],
     ['in progress again (a new message)', item('in_progress', 'rol-a'), item('in_progress', 'rol-a'), []],
@@ -28,13 +29,10 @@ describe('how a job’s change counts in its rollouts', () => {
     expect(effect.superseded).toBeUndefined();
   });
 
-  it('counts a pending job another scheduling replaced as canceled in its rollout, and added to the new one', () => {
+  it('counts a pending job another scheduling replaced as canceled in its rollout (the new one counted it when writing it)', () => {
     const effect = rolloutEffectOf(item('pending', 'rol-a'), item('pending', 'rol-b', '2026-01-02T00:00:00.000Z', '2026-01-02T00:00:00.000Z'));
 
-    expect(effect.deltas).toEqual([
-      { workspace_id: 'wks-1', rollout_id: 'rol-a', total: 0, counts: { pending: -1, canceled: 1 } },
-      { workspace_id: 'wks-1', rollout_id: 'rol-b', total: 1, counts: { pending: 1 } },
-    ]);
+    expect(effect.deltas).toEqual([{ workspace_id: 'wks-1', rollout_id: 'rol-a', total: 0, counts: { pending: -1, canceled: 1 } }]);
     expect(effect.superseded).toMatchObject({ status: 'canceled', updated_at: '2026-01-02T00:00:00.000Z', item: { rollout_id: 'rol-a' } });
   });
 
@@ -45,7 +43,7 @@ describe('how a job’s change counts in its rollouts', () => {
     expect(effect.superseded).toMatchObject({ status: 'failed', updated_at: '2026-01-01T00:01:00.000Z' });
   });
 
-  it('keeps every rollout’s counts adding up to its total, whatever the change', () => {
+  it('only ever moves a device from a state to another: counts keep adding up to the total, whatever the change', () => {
     const statuses: JobStatus[] = ['queued', 'pending', 'in_progress', 'done', 'failed', 'timed_out', 'canceled'];
     for (const a of statuses) {
       for (const b of statuses) {
