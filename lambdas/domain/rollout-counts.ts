@@ -5,6 +5,7 @@ import { logger } from '../shared/logger';
 import { settleAll } from '../shared/settle';
 import { ENDED_STATUSES, type JobStatus } from '../schemas/job';
 import { registryChangeOf, type RegistryChange } from '../stores/registry-stream';
+import { putAll } from '../stores/items';
 import { applyCountedChanges, supersededItem, transactionsOf, type CountDelta, type CountedChange } from '../stores/rollout-store';
 import { settleRollout } from './rollouts';
 
@@ -75,12 +76,14 @@ const mayEnd = (d: CountDelta) =>
   (['queued', 'pending', 'in_progress'] as const).some((s) => (d.counts[s] ?? 0) < 0) || (['done', 'failed', 'timed_out'] as const).some((s) => (d.counts[s] ?? 0) > 0);
 
 /**
- * Counts a batch of registry stream records in their rollouts (DESIGN §11): each record's change
- * (old image → new image) becomes atomic ADDs on its rollouts' counters, summed per rollout over up
- * to ~100 records a transaction, each record marked counted in the same transaction by its event
- * ID, so that a record the stream brings again (a retry from a failed record, a retried or bisected
- * batch after a crash) is never counted twice, and one never counted is counted by its retry. Then
- * every rollout whose counts may have ended it is settled (completed, or aborted by its rule).
+ * Counts a batch of registry stream records in their rollouts (DESIGN §11): each record's change of
+ * state (old image → new image) becomes atomic ADDs on its rollout's counters, summed per rollout
+ * over up to ~100 records a transaction, each record marked counted in the same transaction by its
+ * event ID, so that a record the stream brings again (a retry from a failed record, a retried or
+ * bisected batch after a crash) is never counted twice, and one never counted is counted by its
+ * retry. A job a later scheduling replaced is counted canceled in its rollout unless it had ended,
+ * and leaves a record of itself there either way. Then every rollout whose counts may have ended
+ * it is settled (completed, or aborted by its rule).
  * @returns the index of the first record whose counting (or its rollout's settling) failed, from
  * which the stream must retry; undefined when all were counted.
  */
@@ -102,13 +105,27 @@ export const countRolloutChanges = async (deps: CountDeps, records: DynamoDBReco
     indexOf.set(counted, index);
     for (const d of counted.deltas.filter(mayEnd)) if (!settle.has(d.rollout_id)) settle.set(d.rollout_id, { workspace_id: d.workspace_id, rollout_id: d.rollout_id, first: index });
   });
-  const groups = transactionsOf([...indexOf.keys()]);
-  const applied = await settleAll(groups, deps.concurrency, (group) => applyCountedChanges(deps.db, group, at));
+  // A change that moves a count is applied once (a ledger mark in its transaction); one that only
+  // leaves the record of a replaced job that had ended is a put of the same item every time.
+  const counted = [...indexOf.keys()];
+  const groups = transactionsOf(counted.filter((c) => c.deltas.length));
+  const recordsOnly = counted.filter((c) => !c.deltas.length);
+  const [applied, recorded] = await Promise.all([
+    settleAll(groups, deps.concurrency, (group) => applyCountedChanges(deps.db, group, at)),
+    putAll(deps.db, recordsOnly.flatMap((c) => c.puts), deps.concurrency).then(
+      () => undefined,
+      (error: unknown) => error,
+    ),
+  ]);
   applied.forEach((result, g) => {
     if (result.status === 'fulfilled') return;
     logger.error('rollout counts could not be updated; the stream retries', { error: result.reason as Error });
     failedAt = Math.min(failedAt, ...groups[g].map((c) => indexOf.get(c)!));
   });
+  if (recorded !== undefined) {
+    logger.error('records of replaced jobs could not be written; the stream retries', { error: recorded as Error });
+    failedAt = Math.min(failedAt, ...recordsOnly.map((c) => indexOf.get(c)!));
+  }
   const rollouts = [...settle.values()];
   const settled = await settleAll(rollouts, deps.concurrency, (r) => settleRollout(deps.db, r.workspace_id, r.rollout_id));
   settled.forEach((result, i) => {
