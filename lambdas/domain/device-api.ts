@@ -127,8 +127,9 @@ export const reportEvents = async (deps: DeviceApiDeps, caller: DeviceCaller, ev
  */
 const stoppedRollouts = async (db: Db, workspaceId: string, items: Array<{ rollout_id?: string }>) => {
   const ids = [...new Set(items.flatMap((i) => (i.rollout_id ? [i.rollout_id] : [])))];
-  const views = await Promise.all(ids.map((id) => getRolloutRecord(db, workspaceId, id)));
-  return new Set(ids.filter((_, i) => { const r = views[i]; return r !== undefined && (r.state === 'canceled' || r.outcome === 'aborted'); }));
+  const records = await Promise.all(ids.map((id) => getRolloutRecord(db, workspaceId, id)));
+  const stopped = (r: (typeof records)[number]) => r !== undefined && (r.state === 'canceled' || r.outcome === 'aborted');
+  return new Set(ids.filter((_, i) => stopped(records[i])));
 };
 
 /**

@@ -6,6 +6,7 @@ import { settleAll } from '../shared/settle';
 import { ENDED_STATUSES, type JobStatus } from '../schemas/job';
 import { registryChangeOf, type RegistryChange } from '../stores/registry-stream';
 import { putAll } from '../stores/items';
+import type { ItemKey } from '../stores/keys';
 import { applyCountedChanges, supersededItem, transactionsOf, type CountDelta, type CountedChange } from '../stores/rollout-store';
 import { settleRollout } from './rollouts';
 
@@ -58,15 +59,16 @@ export const rolloutEffectOf = (before: Counted | undefined, after: Counted | un
   return { deltas, ...(superseded ? { superseded } : {}) };
 };
 
-/** The counted change of a registry stream record, or undefined when it changes no rollout. */
-export const countedChangeOf = (change: RegistryChange): CountedChange | undefined => {
+/**
+ * What a registry stream record does to its rollout: the change of counts to apply once (none when
+ * it moves no count), and the items to put (what a replaced job was in its rollout: the same item
+ * however often it is put).
+ */
+export const countedChangeOf = (change: RegistryChange): { counted?: CountedChange; puts: Array<ItemKey & Record<string, unknown>> } => {
   const { deltas, superseded } = rolloutEffectOf(change.before, change.after);
-  if (!deltas.length && !superseded) return undefined;
-  const deviceId = (change.after ?? change.before)!.device_id;
+  const deviceId = (change.after ?? change.before)?.device_id ?? '';
   return {
-    eventId: change.eventId,
-    deviceId,
-    deltas,
+    ...(deltas.length ? { counted: { eventId: change.eventId, deviceId, deltas } } : {}),
     puts: superseded ? [supersededItem(change.key.sk, superseded.item, superseded.status, superseded.updated_at)] : [],
   };
 };
@@ -90,29 +92,30 @@ const mayEnd = (d: CountDelta) =>
 export const countRolloutChanges = async (deps: CountDeps, records: DynamoDBRecord[], at = nowIso()): Promise<number | undefined> => {
   let failedAt = records.length;
   const indexOf = new Map<CountedChange, number>();
+  const puts: Array<{ index: number; item: ItemKey & Record<string, unknown> }> = [];
   const settle = new Map<string, { workspace_id: string; rollout_id: string; first: number }>();
   records.forEach((record, index) => {
-    let counted: CountedChange | undefined;
+    let effect: ReturnType<typeof countedChangeOf> | undefined;
     try {
       const change = registryChangeOf(record);
-      counted = change && countedChangeOf(change);
+      effect = change && countedChangeOf(change);
     } catch (error) {
       logger.error('a registry stream record could not be read for the rollout counts', { error: error as Error, eventID: record.eventID });
       failedAt = Math.min(failedAt, index);
       return;
     }
-    if (!counted) return;
-    indexOf.set(counted, index);
-    for (const d of counted.deltas.filter(mayEnd)) if (!settle.has(d.rollout_id)) settle.set(d.rollout_id, { workspace_id: d.workspace_id, rollout_id: d.rollout_id, first: index });
+    if (!effect) return;
+    puts.push(...effect.puts.map((item) => ({ index, item })));
+    if (!effect.counted) return;
+    indexOf.set(effect.counted, index);
+    for (const d of effect.counted.deltas.filter(mayEnd)) if (!settle.has(d.rollout_id)) settle.set(d.rollout_id, { workspace_id: d.workspace_id, rollout_id: d.rollout_id, first: index });
   });
-  // A change that moves a count is applied once (a ledger mark in its transaction); one that only
-  // leaves the record of a replaced job that had ended is a put of the same item every time.
-  const counted = [...indexOf.keys()];
-  const groups = transactionsOf(counted.filter((c) => c.deltas.length));
-  const recordsOnly = counted.filter((c) => !c.deltas.length);
+  // A change of counts is applied once (a ledger mark in its transaction); a record a replaced job
+  // leaves is a plain put of the same item every time, apart from the transactions.
+  const groups = transactionsOf([...indexOf.keys()]);
   const [applied, recorded] = await Promise.all([
     settleAll(groups, deps.concurrency, (group) => applyCountedChanges(deps.db, group, at)),
-    putAll(deps.db, recordsOnly.flatMap((c) => c.puts), deps.concurrency).then(
+    putAll(deps.db, puts.map((p) => p.item), deps.concurrency).then(
       () => undefined,
       (error: unknown) => error,
     ),
@@ -124,7 +127,7 @@ export const countRolloutChanges = async (deps: CountDeps, records: DynamoDBReco
   });
   if (recorded !== undefined) {
     logger.error('records of replaced jobs could not be written; the stream retries', { error: recorded as Error });
-    failedAt = Math.min(failedAt, ...recordsOnly.map((c) => indexOf.get(c)!));
+    failedAt = Math.min(failedAt, ...puts.map((p) => p.index));
   }
   const rollouts = [...settle.values()];
   const settled = await settleAll(rollouts, deps.concurrency, (r) => settleRollout(deps.db, r.workspace_id, r.rollout_id));

@@ -336,14 +336,12 @@ export interface CountDelta {
   counts: Partial<Record<JobStatus, number>>;
 }
 
-/** One counted unit of the registry stream: a record's deltas and the items it leaves, applied once. */
+/** One counted unit of the registry stream: a record's deltas, applied once. */
 export interface CountedChange {
   /** The record's event ID: the ledger item that makes it count once. */
   eventId: string;
   deviceId: string;
   deltas: CountDelta[];
-  /** Items to put with it (what a replaced job was in its rollout). */
-  puts: Array<ItemKey & Record<string, unknown>>;
 }
 
 /** How long a counted record's mark is kept: past the stream's 24 h retention, after which no retry can bring it again. */
@@ -353,10 +351,7 @@ export const LEDGER_TTL_SECONDS = 2 * 24 * 3600;
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
 const TRANSACTION_MAX = 100;
 
-/** The actions of a counted change besides its rollouts' counter updates. */
-const actionsOf = (change: CountedChange) => 1 + change.puts.length;
-
-/** Groups changes into transactions of at most TRANSACTION_MAX actions (a ledger item, puts, a counter update per rollout), in order. */
+/** Groups changes into transactions of at most TRANSACTION_MAX actions (a ledger item each, a counter update per rollout), in order. */
 export const transactionsOf = (changes: CountedChange[]): CountedChange[][] => {
   const groups: CountedChange[][] = [];
   let group: CountedChange[] = [];
@@ -364,7 +359,7 @@ export const transactionsOf = (changes: CountedChange[]): CountedChange[][] => {
   let size = 0;
   for (const change of changes) {
     const added = new Set(change.deltas.map((d) => d.rollout_id).filter((id) => !rollouts.has(id)));
-    if (group.length && size + actionsOf(change) + added.size > TRANSACTION_MAX) {
+    if (group.length && size + 1 + added.size > TRANSACTION_MAX) {
       groups.push(group);
       group = [];
       rollouts = new Set();
@@ -373,7 +368,7 @@ export const transactionsOf = (changes: CountedChange[]): CountedChange[][] => {
     group.push(change);
     const before = rollouts.size;
     for (const d of change.deltas) rollouts.add(d.rollout_id);
-    size += actionsOf(change) + rollouts.size - before;
+    size += 1 + rollouts.size - before;
   }
   if (group.length) groups.push(group);
   return groups;
@@ -433,8 +428,8 @@ const MAX_ATTEMPTS = 8;
 
 /**
  * Applies counted changes in one transaction: a ledger item per change (put only if absent: a
- * change already counted, by an earlier try of its stream record, is not counted again), the
- * changes' other items, and their deltas added to one counter item per rollout (a random one of
+ * change already counted, by an earlier try of its stream record, is not counted again) and their
+ * deltas added to one counter item per rollout (a random one of
  * CHANGE_COUNTERS, so that concurrent batches seldom meet on one). Changes found counted already
  * are dropped and the rest tried again; conflicts and throttling are retried with backoff.
  * @returns the changes counted by this call (those found counted before are not among them).
@@ -453,7 +448,7 @@ export const applyCountedChanges = async (db: Db, changes: CountedChange[], at: 
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     }));
-    const items = [...ledger, ...pending.flatMap((c) => c.puts.map((Item) => ({ Put: { TableName: db.table, Item } }))), ...deltas.map((d) => counterUpdate(db, d, shard, at))];
+    const items = [...ledger, ...deltas.map((d) => counterUpdate(db, d, shard, at))];
     try {
       await db.doc.send(new TransactWriteCommand({ TransactItems: items }));
       return pending;
