@@ -104,7 +104,7 @@ describe('routes', () => {
     }
 
     expect([...modes.values()].filter((set) => set.size > 1)).toEqual([]);
-    expect([...modes.values()].filter((set) => set.has('STREAM'))).toHaveLength(10);
+    expect([...modes.values()].filter((set) => set.has('STREAM'))).toHaveLength(11);
   });
 
   it('has one REQUEST authorizer per kind of route auth in use; the API one has no identity source and API Gateway’s cache off, and caches itself for the configured time', () => {
