@@ -188,14 +188,15 @@ export class FleetstreamStack extends Stack {
     // Job and FOTA events and rollout counts follow their writes: the registry stream's consumer
     // makes them. It reads the stream (granted by the event source); on the table it gets the place
     // of a device whose old job items carry none, reads rollouts (a query of a rollout and its
-    // counters), and puts and updates (a transaction of counted marks and counters; a rollout's end).
+    // counters), puts and updates (a transaction of counted marks and counters; a rollout's end) and
+    // puts in batches (what replaced jobs leave in their rollouts).
     const streamConsumer = new HandlerFunction(this, `${pascalCase(REGISTRY_STREAM.consumer)}Handler`, {
       source: REGISTRY_STREAM.consumer,
       description: 'Fleetstream registry stream consumer: job and FOTA events, rollout counts',
       timeout: Duration.seconds(REGISTRY_STREAM.consumerTimeoutSeconds),
       ...logs,
     });
-    streamConsumer.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'read-put-update');
+    streamConsumer.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'read-puts-update');
     this.streamFunctions = new Map([[REGISTRY_STREAM.consumer, streamConsumer]]);
     this.registryStream = new RegistryStream(this, 'RegistryStream', {
       table: this.registry.table,

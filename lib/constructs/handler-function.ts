@@ -80,7 +80,7 @@ export const HANDLER_ESBUILD_OPTIONS = {
 export const HANDLER_ENVIRONMENT = { NODE_OPTIONS: '--enable-source-maps' } as const;
 
 /** What a handler may do with a table it is bound to. */
-export type TableAccess = 'get-item' | 'get-update' | 'gets-update' | 'query-update' | 'read-update' | 'read-put-update' | 'read-write';
+export type TableAccess = 'get-item' | 'get-update' | 'gets-update' | 'query-update' | 'read-update' | 'read-puts-update' | 'read-write';
 
 const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
 const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'];
@@ -100,10 +100,11 @@ export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   'query-update': ['dynamodb:Query', 'dynamodb:UpdateItem'],
   // Items looked up, counters added to, and queries (a workspace's usage days).
   'read-update': ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
-  // Reads, and puts and updates one item at a time or in transactions (TransactWriteItems is
-  // authorized as the Put and Update inside it): no deletes, no batches (the registry stream's consumer).
+  // Reads, puts and updates one item at a time or in transactions (TransactWriteItems is
+  // authorized as the Put and Update inside it), and puts in batches (BatchWriteItem, which IAM
+  // cannot narrow to puts; the code issues no deletes): the registry stream's consumer.
   // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html
-  'read-put-update': ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+  'read-puts-update': ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem'],
   'read-write': [...READ_ACTIONS, ...WRITE_ACTIONS],
 };
 
@@ -185,8 +186,8 @@ export class HandlerFunction extends NodejsFunction {
    * Lets the handler use a DynamoDB table and puts its name in `envVar`: `get-item` allows only
    * GetItem (an authorizer's lookup); `get-update` GetItem and UpdateItem (lookups and counters);
    * `gets-update` those and BatchGetItem; `query-update` Query and UpdateItem; `read-update`
-   * GetItem, Query and UpdateItem; `read-put-update` those and PutItem (single items and
-   * transactions), no deletes and no batch calls; `read-write` allows the item-level actions the
+   * GetItem, Query and UpdateItem; `read-puts-update` those, PutItem (single items and
+   * transactions) and BatchWriteItem, no DeleteItem; `read-write` allows the item-level actions the
    * stores issue, batches and transactions included (TransactWriteItems is authorized per
    * Put/Update/Delete/ConditionCheck inside it). Each of `indexes` may be queried, by its own ARN
    * (`<table>/index/<name>`), and no other index. Narrower than CDK's grantReadWriteData: no Scan,

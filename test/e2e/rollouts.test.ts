@@ -165,6 +165,22 @@ describe('pause, resume and cancel over HTTPS', () => {
   });
 });
 
+describe('a later scheduling of the same job', () => {
+  it('replaces a rollout’s jobs: the earlier rollout counts them canceled, completes, and still lists them', async () => {
+    const fleet = await newFleet('replaced');
+    const devices = await newDevices(fleet, 3);
+    const first = (await api.post(`/workspaces/${ws}/jobs/again?fleet=${fleet}`, { value: { n: 1 } })).body.job.rollout_id as string;
+    const second = (await api.post(`/workspaces/${ws}/jobs/again?fleet=${fleet}`, { value: { n: 2 } })).body.job.rollout_id as string;
+
+    const replaced = await rolloutWhen(first, (r) => r.status === 'completed', 'the first rollout completed');
+    expect([replaced.total, replaced.counts]).toEqual([3, { queued: 0, pending: 0, in_progress: 0, done: 0, failed: 0, timed_out: 0, canceled: 3 }]);
+    await until(async () => (await devicesIn(first, 'canceled')).length === 3, 'the replaced jobs listed', 30_000);
+    expect((await devicesIn(first, 'canceled')).map((d) => d.device_id).sort()).toEqual(devices);
+    expect((await rollout(second)).counts).toMatchObject({ pending: 3, canceled: 0 });
+    expect((await api.get(`/devices/${devices[0]}/jobs/again`)).body.job).toMatchObject({ status: 'pending', value: { n: 2 }, rollout_id: second });
+  });
+});
+
 describe('one device’s job and FOTA', () => {
   it('times out a job and a FOTA with timeout_seconds within seconds (the sweep runs every second here)', async () => {
     const [device] = await newDevices(await newFleet('slow'), 1);

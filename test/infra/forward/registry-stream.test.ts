@@ -86,13 +86,13 @@ describe('registry stream', () => {
     }
   });
 
-  it('lets the consumer read the stream, get, query, put and update on the table (rollout counts: no deletes, no batches, no index), send to the forward queue and the on-failure queue, publish on j/dn, presign firmware downloads, and nothing else', () => {
+  it('lets the consumer read the stream, get, query, put (one or a batch) and update on the table (rollout counts: no deletes, no index), send to the forward queue and the on-failure queue, publish on j/dn, presign firmware downloads, and nothing else', () => {
     const statements = statementsOfFunction(template, idOf(consumer())).filter((s) => !actionsOf(s).every((a) => a.startsWith('logs:')));
     const byResource = statements.map((s) => ({ actions: actionsOf(s).sort(), resource: JSON.stringify(s.Resource) }));
 
     expect(byResource).toEqual(
       expect.arrayContaining([
-        { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], resource: JSON.stringify([{ 'Fn::GetAtt': [tableId(), 'Arn'] }]) },
+        { actions: ['dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], resource: JSON.stringify([{ 'Fn::GetAtt': [tableId(), 'Arn'] }]) },
         { actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], resource: JSON.stringify({ 'Fn::GetAtt': [tableId(), 'StreamArn'] }) },
         { actions: ['dynamodb:ListStreams'], resource: '"*"' },
         { actions: ['iot:Publish'], resource: expect.stringContaining(':topic/j/dn/*') },
