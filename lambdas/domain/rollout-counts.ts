@@ -2,6 +2,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import type { Db } from '../shared/clients';
 import { nowIso } from '../shared/ids';
 import { logger } from '../shared/logger';
+import { countMetric } from '../shared/metrics';
 import { settleAll } from '../shared/settle';
 import { ENDED_STATUSES, type JobStatus } from '../schemas/job';
 import { registryChangeOf, type RegistryChange } from '../stores/registry-stream';
@@ -85,7 +86,8 @@ const mayEnd = (d: CountDelta) =>
  * bisected batch after a crash) is never counted twice, and one never counted is counted by its
  * retry. A job a later scheduling replaced is counted canceled in its rollout unless it had ended,
  * and leaves a record of itself there either way. Then every rollout whose counts may have ended
- * it is settled (completed, or aborted by its rule).
+ * it is settled (completed, or aborted by its rule). The changes it counted are added to the
+ * invocation's `RolloutStateChanges` metric.
  * @returns the index of the first record whose counting (or its rollout's settling) failed, from
  * which the stream must retry; undefined when all were counted.
  */
@@ -120,6 +122,8 @@ export const countRolloutChanges = async (deps: CountDeps, records: DynamoDBReco
       (error: unknown) => error,
     ),
   ]);
+  // The operator metric counts each state change once: what this call counted, not what a retry found counted before.
+  countMetric('RolloutStateChanges', applied.reduce((sum, result) => sum + (result.status === 'fulfilled' ? result.value.length : 0), 0));
   applied.forEach((result, g) => {
     if (result.status === 'fulfilled') return;
     logger.error('rollout counts could not be updated; the stream retries', { error: result.reason as Error });

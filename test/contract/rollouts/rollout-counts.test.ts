@@ -6,18 +6,21 @@
  * a retry from the failed record, bisected halves, four parallel lanes with duplicates) counts
  * them into a table of its own. Every way must end with exactly the counts of the items.
  */
+import { jest } from '@jest/globals';
 import { ScanCommand, TransactWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { until } from '../../../local/ports';
 import { startDynamoDbStreamPoller, streamFilterOf } from '../../../local/dynamodb-stream-poller';
 import { finishFota, scheduleFleetFota } from '../../../lambdas/domain/fota';
 import { cancelJob, completeJob, scheduleFleetJob, scheduleJob } from '../../../lambdas/domain/jobs';
-import { countRolloutChanges } from '../../../lambdas/domain/rollout-counts';
+import { countedChangeOf, countRolloutChanges } from '../../../lambdas/domain/rollout-counts';
 import { cancelRollout } from '../../../lambdas/domain/rollouts';
 import { sweepRollouts } from '../../../lambdas/domain/rollout-sweep';
 import type { Db } from '../../../lambdas/shared/clients';
+import { metrics } from '../../../lambdas/shared/metrics';
 import { JOB_STATUSES, type JobStatus } from '../../../lambdas/schemas/job';
 import { REGISTRY_SWEEP_INDEX, ROLLOUT_SORT_KEY_PREFIX } from '../../../lambdas/stores/keys';
+import { registryChangeOf } from '../../../lambdas/stores/registry-stream';
 import { getRollout, type RolloutTally } from '../../../lambdas/stores/rollout-store';
 import { REGISTRY_STREAM } from '../../../lambdas/streams';
 import { freshTable } from '../../helpers/db';
@@ -118,6 +121,17 @@ const failing = (db: Db, from: number, only = false): Db => {
 
 const count = (db: Db, batch: DynamoDBRecord[]) => countRolloutChanges({ db, concurrency: 4 }, batch);
 
+/** How many state changes `run` adds to the consumer's RolloutStateChanges metric. */
+const stateChangesMetric = async (run: () => Promise<void>) => {
+  const spy = jest.spyOn(metrics, 'addMetric').mockImplementation(() => metrics);
+  try {
+    await run();
+    return spy.mock.calls.filter(([name]) => name === 'RolloutStateChanges').reduce((sum, [, , value]) => sum + value, 0);
+  } finally {
+    spy.mockRestore();
+  }
+};
+
 const batchesOf = <T>(items: T[], size: number) => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
 const tallies = async (db: Db) => {
@@ -156,15 +170,23 @@ describe('rollout counts from the registry stream', () => {
     await expectAllExact(db);
   });
 
-  it('counts nothing twice when every batch comes twice', async () => {
+  it('counts nothing twice when every batch comes twice, in the counts or in the operator metric', async () => {
     const db = await countingTable();
+    const changes = records.filter((r) => {
+      const change = registryChangeOf(r);
+      return change && countedChangeOf(change).counted;
+    }).length;
 
-    for (const batch of batchesOf(records, 50)) {
-      await count(db, batch);
-      await count(db, batch);
-    }
+    const metric = await stateChangesMetric(async () => {
+      for (const batch of batchesOf(records, 50)) {
+        await count(db, batch);
+        await count(db, batch);
+      }
+    });
 
     await expectAllExact(db);
+    expect(changes).toBeGreaterThan(100);
+    expect(metric).toBe(changes);
   });
 
   it('loses and doubles nothing when the process dies mid-batch and Lambda sends the batch again', async () => {
