@@ -1,7 +1,7 @@
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../lambdas/shared/clients';
-import { REGISTRY_SWEEP_INDEX, sweepEntry } from '../../lambdas/stores/keys';
+import { REGISTRY_INDEXES, REGISTRY_SWEEP_INDEX, sweepEntry } from '../../lambdas/stores/keys';
 import type { CloudAssemblyRuntime } from '../../local/cloud-assembly/runtime';
 import { until } from '../../local/ports';
 import { requestCounter } from '../../local/request-counter';
@@ -35,10 +35,13 @@ const sweep = (): ScheduleStatus => {
   return found;
 };
 
-it('gives the registry table its sweep index, ACTIVE', async () => {
+it('gives the registry table its indexes (the sweep’s and the firmware-use one), ACTIVE', async () => {
   const { Table } = await client.send(new DescribeTableCommand({ TableName: process.env.REGISTRY_TABLE }));
 
-  expect(Table?.GlobalSecondaryIndexes?.map((g) => [g.IndexName, g.IndexStatus, g.Projection?.ProjectionType])).toEqual([[REGISTRY_SWEEP_INDEX.name, 'ACTIVE', 'KEYS_ONLY']]);
+  expect(Table?.GlobalSecondaryIndexes?.map((g) => [g.IndexName, g.IndexStatus, g.Projection?.ProjectionType]).sort()).toEqual(
+    REGISTRY_INDEXES.map((index) => [index.name, 'ACTIVE', 'KEYS_ONLY']).sort(),
+  );
+  expect(REGISTRY_INDEXES.map((index) => index.name)).toContain(REGISTRY_SWEEP_INDEX.name);
 });
 
 it('runs the sweep on its schedule, one run at a time, each reading the index and ending without error', async () => {
