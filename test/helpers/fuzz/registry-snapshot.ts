@@ -13,10 +13,10 @@ type Item = Record<string, AttributeValue>;
 const VOLATILE_INTEGRATION_FIELDS = ['last_delivery_at', 'last_error_at', 'last_error', 'consecutive_failures'];
 // Written by the registry stream's consumer in the background, after a write the API answered:
 // rollout counters, counted-change marks, what a replaced job was in its rollout, and a rollout's
-// outcome (completed, aborted; with its sweep entry). The sweep, which writes too, does not run
-// during the fuzz (SWEEP_INTERVAL_SECONDS).
+// outcome (completed, aborted; with its sweep entry, and without its next deadline once completed).
+// The sweep, which writes too, does not run during the fuzz (SWEEP_INTERVAL_SECONDS).
 const BOOKKEEPING = /^(CNT#|ROLLED#|ROLLOUT#[^#]+#C\d+$)/;
-const VOLATILE_ROLLOUT_FIELDS = ['outcome', 'updated_at', 'sweep_pk', 'sweep_sk'];
+const VOLATILE_ROLLOUT_FIELDS = ['outcome', 'updated_at', 'sweep_pk', 'sweep_sk', 'next_deadline_at'];
 
 /** A snapshot: each item's JSON text by its key. */
 export type Snapshot = Map<string, string>;
