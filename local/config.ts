@@ -68,11 +68,13 @@ const queueOverrides = (env: Env, queue: QueueName): Partial<QueueSettings> => {
  * `S3_PORT` and `FIRMWARE_UPLOAD_URL_TTL_SECONDS`, and `USAGE_FLUSH_SECONDS` and
  * `LIMITS_CACHE_SECONDS` (how soon usage shows and changed limits apply).
  *
+ * `flags.inMemory` is `fleetstream start --in-memory`, which FLEETSTREAM_IN_MEMORY=1 also asks for.
+ *
  * @throws ConfigError naming the first variable with a bad value
- * @example const { options, dataDir } = startConfig(process.env, process.argv.slice(2));
+ * @example const { options, dataDir } = startConfig(process.env, { inMemory: true });
  */
-export const startConfig = (env: Env, args: string[] = []): StartConfig => {
-  const inMemory = args.includes('--in-memory') || env.FLEETSTREAM_IN_MEMORY === '1';
+export const startConfig = (env: Env, flags: { inMemory?: boolean } = {}): StartConfig => {
+  const inMemory = flags.inMemory === true || env.FLEETSTREAM_IN_MEMORY === '1';
   const dataDir = env.FLEETSTREAM_DATA_DIR || '.local';
   const queues: QueueOverrides = { ingest: queueOverrides(env, 'ingest'), forward: queueOverrides(env, 'forward') };
   const baseSeconds = intVar(env, 'FORWARD_RETRY_BASE_SECONDS', 0, MAX_VISIBILITY_SECONDS);

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ROUTES } from '../../lambdas/routes';
 import { apiClient, type ApiClient } from '../helpers/api-client';
+import { fleetstreamArgs } from '../helpers/cli';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 
 const run = promisify(execFile);
@@ -16,7 +17,7 @@ beforeAll(async () => {
   stack = await startLocalStack();
   mine = apiClient(stack.base_url, stack.api_key);
   // Account B comes from the documented command, run against this running local stack.
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/cli/create-account.ts', '--name', 'other', '--local', '--data-dir', stack.dataDir]);
+  const { stdout } = await run(process.execPath, fleetstreamArgs('create-account', ['--name', 'other', '--local', '--data-dir', stack.dataDir]));
   const other = JSON.parse(stdout) as { workspace_id: string; api_key: string; api_key_id: string; default_fleet_id: string };
   theirs = apiClient(stack.base_url, other.api_key);
   const device = (await theirs.post(`/workspaces/${other.workspace_id}/devices`, { name: 'secret-device' })).body.device;

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { promisify } from 'node:util';
 import { apiClient, type ApiClient } from '../api-client';
+import { fleetstreamArgs } from '../cli';
 import { deviceToken } from '../device-token';
 import type { LocalStack } from '../local-stack';
 import type { Context, Fixture } from './requests';
@@ -72,7 +73,7 @@ export const buildWorld = async (stack: LocalStack): Promise<FuzzWorld> => {
   // The fuzzer sends its requests one after another as fast as they are answered, with one key:
   // its workspace's rate is raised by the operator's command, as for any client that needs more,
   // so that every request meets the rule under test rather than the key's rate.
-  await run(process.execPath, ['--import', 'tsx', 'bin/cli/limits.ts', '--workspace', stack.workspace_id, '--set', 'requests_per_second_per_key=100000', '--local', '--data-dir', stack.dataDir]);
+  await run(process.execPath, fleetstreamArgs('limits', ['--workspace', stack.workspace_id, '--set', 'requests_per_second_per_key=100000', '--local', '--data-dir', stack.dataDir]));
   const api = apiClient(stack.base_url, stack.api_key);
   const second = await must('create workspace', api.post('/workspaces', { name: 'fuzz-second' }), (b) => b.workspace.id as string);
   const own = [await populate(api, stack.workspace_id, receiver.url, 'a1'), await populate(api, second, receiver.url, 'a2')];
@@ -81,7 +82,7 @@ export const buildWorld = async (stack: LocalStack): Promise<FuzzWorld> => {
   own[0].ids.dev.push(mine.device);
   own[0].jobNames.push(...deviceJobs);
 
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/cli/create-account.ts', '--name', 'other', '--local', '--data-dir', stack.dataDir]);
+  const { stdout } = await run(process.execPath, fleetstreamArgs('create-account', ['--name', 'other', '--local', '--data-dir', stack.dataDir]));
   const other = JSON.parse(stdout) as { workspace_id: string; api_key: string; api_key_id: string; default_fleet_id: string };
   const theirApi = apiClient(stack.base_url, other.api_key);
   const theirs = await populate(theirApi, other.workspace_id, receiver.url, 'b');

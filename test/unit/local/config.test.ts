@@ -60,7 +60,7 @@ describe('startConfig (npm start’s variables)', () => {
   });
 
   it('keeps nothing on disk in memory, but still names the folder for the runtime file', () => {
-    const { options, dataDir } = startConfig({ FLEETSTREAM_DATA_DIR: '/tmp/x' }, ['--in-memory']);
+    const { options, dataDir } = startConfig({ FLEETSTREAM_DATA_DIR: '/tmp/x' }, { inMemory: true });
 
     expect([options.dataDir, dataDir]).toEqual([undefined, '/tmp/x']);
   });
