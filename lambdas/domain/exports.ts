@@ -41,7 +41,7 @@ export const EXPORT_URL_TTL_SECONDS = 3600;
 /**
  * The smallest part of an export's multipart upload. Every part but the last must be at least
  * 5 MiB, and an upload holds at most 10,000 parts, so parts grow by this much every 1,000: an
- * upload can reach 440 GiB, with 80 MiB parts at the end (and two in memory at once).
+ * upload can reach 55,000 × 8 MiB (430 GiB), with 80 MiB parts at the end (and two in memory at once).
  * https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html
  */
 export const PART_BYTES = 8 * 1024 * 1024;
@@ -155,7 +155,7 @@ const toExport = async (record: ExportRecord, now: number): Promise<Export> => {
  */
 export const createExport = async (db: Db, caller: Caller, workspaceId: string, body: CreateExportBody, enqueue: EnqueueExport = enqueueExport, now = Date.now()): Promise<Export> => {
   await requireWorkspace(db, caller, workspaceId);
-  if (body.fleet?.length) await requireFleets(db, workspaceId, body.fleet);
+  if (body.fleet?.length) await requireFleets(db, workspaceId, body.fleet, 'body.fleet');
   const at = isoOf(now);
   const id = newId('exp', at);
   const { format, ...filters } = body;
@@ -465,6 +465,8 @@ const writeFile = async (
   }
 
   const last = pending.take();
+  // Still the holder before the file is written whole (a run past its lease writes nothing more).
+  await hold({});
   if (parts === 0) {
     // The whole file is one part: one PutObject (an upload begun by an earlier run is dropped).
     if (uploadId) await deps.objects.abortUpload(file, uploadId);
