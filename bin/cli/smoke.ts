@@ -152,6 +152,25 @@ const main = async () => {
     check: (b) => (b?.buckets?.[0]?.count === 1 && b.buckets[0].sum === 1 ? undefined : `not one bucket counting the point: ${JSON.stringify(b?.buckets)}`),
   });
 
+  // The same point, exported: an export through the queue and S3, polled until ready, its file downloaded with the presigned GET.
+  const exportsPath = `/timeseries/${ws}/exports`;
+  const started = (await call('createExport', 'POST', exportsPath, { body: { format: 'csv', device: [device?.id], tag: ['smoke'] }, expect: 202, check: has('export') })).body?.export;
+  let exported: any;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
+    exported = (await call('getExport', 'GET', `${exportsPath}/${started?.id}`, { quiet: true, check: has('export') })).body?.export;
+    if (exported?.status !== 'running' || Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+  if (exported?.status !== 'ready' || exported.rows !== 1) failures.push(`getExport GET ${exportsPath}/${started?.id}: not ready with the one point: ${JSON.stringify(exported)}`);
+  else {
+    const file = await fetch(exported.url);
+    const text = await file.text();
+    if (!file.ok || !text.startsWith('device_id,fleet_id,tag,timestamp_device,timestamp_in,payload\r\n') || !text.includes(device?.id)) {
+      failures.push(`the export's download answered ${file.status}: ${text.slice(0, 300)}`);
+    } else log(`ok   getExport GET ${exportsPath}/{export_id} → ready, its file downloaded (${text.length} bytes)`);
+  }
+  await call('listExports', 'GET', exportsPath, { check: (b) => (b?.exports?.some?.((e: any) => e.id === started?.id) ? undefined : 'the export is not listed') });
+
   // The workspace's limits, and its usage of today (the published point is counted once ingest stored it).
   await call('getWorkspaceLimits', 'GET', `/workspaces/${ws}/limits`, { check: (b) => (Number.isInteger(b?.limits?.devices) ? undefined : 'no limits.devices') });
   const today = new Date().toISOString().slice(0, 10);

@@ -27,6 +27,7 @@ beforeAll(async () => {
   await theirs.post(`/workspaces/${other.workspace_id}/firmwares/fw/versions/2.0`, { size: 1, sha256: 'a'.repeat(64) });
   const identity = (await theirs.post(`/workspaces/${other.workspace_id}/devices/${device.id}/identities`)).body.identity;
   const integration = (await theirs.post(`/workspaces/${other.workspace_id}/integrations`, { url: 'https://hooks.example.com/b' })).body.integration;
+  const exported = (await theirs.post(`/timeseries/${other.workspace_id}/exports`, { format: 'csv' })).body.export;
   theirIds = {
     workspaceId: other.workspace_id,
     fleetId: other.default_fleet_id,
@@ -37,6 +38,7 @@ beforeAll(async () => {
     keyId: other.api_key_id,
     identityId: identity.id,
     integrationId: integration.id,
+    exportId: exported.id,
   };
 });
 afterAll(async () => {
@@ -57,6 +59,7 @@ const bodyFor = (operationId: string): unknown =>
     updateIntegration: { url: 'https://intruder.example.com/hook' },
     updateWorkspace: { name: 'intruder', data_retention_days: 1 },
     registerFirmware: { size: 1, sha256: 'b'.repeat(64) },
+    createExport: { format: 'csv' },
   })[operationId];
 
 const scopedRoutes = ROUTES.filter((r) => r.auth === 'api-key' && r.path.includes('{'));
@@ -94,6 +97,7 @@ describe('tenant isolation', () => {
     const identities = await theirs.get(`/workspaces/${theirIds.workspaceId}/devices/${theirIds.deviceId}/identities`);
     const integrations = await theirs.get(`/workspaces/${theirIds.workspaceId}/integrations`);
     const workspace = await theirs.get(`/workspaces/${theirIds.workspaceId}`);
+    const exports = await theirs.get(`/timeseries/${theirIds.workspaceId}/exports`);
 
     expect(devices.body.devices.map((d: { name: string }) => d.name)).toEqual(['secret-device']);
     expect(job.body.job.value).toEqual({ original: true });
@@ -105,5 +109,6 @@ describe('tenant isolation', () => {
     expect(integrations.body.integrations.map((i: { url: string }) => i.url)).toEqual(['https://hooks.example.com/b']);
     expect(workspace.body.workspace).toMatchObject({ name: 'default' });
     expect(workspace.body.workspace).not.toHaveProperty('data_retention_days');
+    expect(exports.body.exports.map((e: { id: string }) => e.id)).toEqual([theirIds.exportId]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The world the fuzz suite runs in: the caller's account with two workspaces, each with a fleet,
- * a device, an identity, a spare API key, an integration, a job and a FOTA, plus a device with
+ * a device, an identity, a spare API key, an integration, a job, a FOTA and an export, plus a device with
  * its own token for the device API; and a second account with one of each, whose IDs must stay
  * invisible (404). Built through the API and the create-account command, as a user would.
  */
@@ -49,7 +49,8 @@ const populate = async (api: ApiClient, workspaceId: string, receiverUrl: string
   const integration = await must('create integration', api.post(`/workspaces/${workspaceId}/integrations`, { name: `${tag}-hook`, url: receiverUrl }), (b) => b.integration.id as string);
   await must('schedule job', api.post(`/devices/${device}/jobs/reboot`, { value: { delay: 1 } }), () => undefined);
   await must('schedule FOTA', api.post(`/devices/${device}/fota/fw-${tag}/versions/1.0`), () => undefined);
-  return { ids: { wks: [workspaceId], flt: [fleet, ...fleets], dev: [device], idn: [identity], key: [key], int: [integration] }, jobNames: ['reboot'] };
+  const exported = await must('start export', api.post(`/timeseries/${workspaceId}/exports`, { format: 'ndjson' }), (b) => b.export.id as string);
+  return { ids: { wks: [workspaceId], flt: [fleet, ...fleets], dev: [device], idn: [identity], key: [key], int: [integration], exp: [exported] }, jobNames: ['reboot'] };
 };
 
 /** A device with an identity whose token the fuzzer uses; jobs and a FOTA for it to answer. */

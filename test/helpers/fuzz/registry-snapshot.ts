@@ -1,6 +1,6 @@
 /**
  * The whole registry table of a running local stack, read back with Scan: every account's
- * workspaces, fleets, devices, identities, jobs, FOTA, keys and integrations, including what no
+ * workspaces, fleets, devices, identities, jobs, FOTA, keys, integrations and exports, including what no
  * listing shows (key hashes, another account's items). "A 4xx changes nothing" is checked by
  * comparing two of these, which costs one paginated Scan instead of dozens of listings.
  */
@@ -11,6 +11,8 @@ type Item = Record<string, AttributeValue>;
 
 // Written by the forwarder in the background as deliveries succeed or fail, whatever the API is asked.
 const VOLATILE_INTEGRATION_FIELDS = ['last_delivery_at', 'last_error_at', 'last_error', 'consecutive_failures'];
+// What an export is made with; the rest its runs write in the background, whatever the API is asked.
+const EXPORT_FIELDS = new Set(['pk', 'sk', 'workspace_id', 'id', 'account_id', 'format', 'filters', 'key', 'created_at']);
 
 /** A snapshot: each item's JSON text by its key. */
 export type Snapshot = Map<string, string>;
@@ -39,6 +41,7 @@ export const registryReader = (dataDir: string) => {
         // counters and the workspaces' usage counters (README "Limits").
         if (item.pk?.S?.startsWith('RATE#') || item.sk?.S?.startsWith('USAGE#')) continue;
         if (item.sk?.S?.startsWith('INT#')) for (const f of VOLATILE_INTEGRATION_FIELDS) delete item[f];
+        if (item.sk?.S?.startsWith('EXPORT#')) for (const f of Object.keys(item)) if (!EXPORT_FIELDS.has(f)) delete item[f];
         items.set(keyOf(item), JSON.stringify(Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))));
       }
       start = page.LastEvaluatedKey;
