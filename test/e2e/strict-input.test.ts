@@ -62,7 +62,8 @@ beforeAll(async () => {
     credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY },
   });
   tables = { db: DynamoDBDocumentClient.from(client), names: [env.REGISTRY_TABLE, env.TIMESERIES_TABLE] };
-});
+  // A stack's start and an export's first run (on the template: the export Lambda's cold start in its worker) take a while on a busy machine.
+}, 180_000);
 afterAll(async () => {
   await stack?.stop();
 });
