@@ -11,7 +11,7 @@
  * DEVICE_TIMES=1 gives every point its own `timestamp_device` (a distinct millisecond), the way to
  * measure code from before cloud stamps, which kept one point per device, tag and millisecond.
  *
- * Each runtime is its own `tsx bin/local.ts` process (what `npm start` runs, without rebuilding
+ * Each runtime is its own `fleetstream start` process (what `npm start` runs, without rebuilding
  * the console), started fresh for its round, so that one's data never slows the other.
  */
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { LOCAL_AWS_ENV } from '../local/dynamodb-local';
+import { fleetstreamArgs } from '../test/helpers/cli';
 import { printTable } from './stats';
 
 const POINTS = Number(process.env.POINTS ?? 40_000);
@@ -49,7 +50,7 @@ interface Started {
 /** Starts `npm start`'s entry in a process of its own; resolves once it prints READY. */
 const startRuntime = (mode: 'disk' | 'memory', dataDir: string): Promise<Started> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts', ...(mode === 'memory' ? ['--in-memory'] : [])], {
+    const child = spawn(process.execPath, fleetstreamArgs('start', mode === 'memory' ? ['--in-memory'] : []), {
       env: { ...process.env, FLEETSTREAM_DATA_DIR: dataDir, PORT: '0', MQTT_PORT: '0', MQTTS_PORT: '0', COGNITO_PORT: '0', POWERTOOLS_LOG_LEVEL: 'WARN' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

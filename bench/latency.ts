@@ -9,6 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { fleetstreamArgs } from '../test/helpers/cli';
 import { connectDevice, type Credentials, type MqttDevice } from '../test/helpers/mqtt-device';
 import { startWebhookReceiver } from '../test/helpers/webhook-receiver';
 import { until } from '../local/ports';
@@ -21,7 +22,7 @@ const RATE = Number(process.env.RATE ?? 100);
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 const main = async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts', '--in-memory'], {
+  const child = spawn(process.execPath, fleetstreamArgs('start', ['--in-memory']), {
     env: { ...process.env, PORT: '0', MQTT_PORT: '0', MQTTS_PORT: '0', POWERTOOLS_LOG_LEVEL: 'WARN' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -159,6 +159,10 @@ export const ROUTES: readonly Route[] = [
   route('GET', '/timeseries/{workspaceId}/data', 'timeseries', 'queryTimeseries', 'A page of a workspace’s data points, by time range, devices, tags and fleets'),
   // An addition to the v3 interface (spec/operations.md §4): what a client would compute from the raw points, in calendar buckets of a time zone.
   route('GET', '/timeseries/{workspaceId}/aggregate', 'timeseries', 'aggregateTimeseries', 'Avg, min, max, sum and count of a payload field per bucket of time (and device)'),
+  // Additions to the v3 interface (spec/operations.md §4): the points of a query as one file in S3, of any size, made in the background.
+  route('POST', '/timeseries/{workspaceId}/exports', 'timeseries', 'createExport', 'Export the points of a storage query to a CSV or NDJSON file; 202 while it is written'),
+  route('GET', '/timeseries/{workspaceId}/exports', 'timeseries', 'listExports', 'List a workspace’s exports, newest first'),
+  route('GET', '/timeseries/{workspaceId}/exports/{exportId}', 'timeseries', 'getExport', 'An export’s progress, and its file’s download URL once ready'),
 
   route('GET', '/openapi.json', 'openapi', 'getOpenApi', 'This interface as an OpenAPI 3.1 document', 'none'),
 ];

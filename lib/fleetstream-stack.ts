@@ -43,12 +43,13 @@ const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 // What the handlers that neither create nor list registry items may do there (found by use: the
 // cloud-assembly run of the e2e suite saw no other registry action of theirs): the storage API checks
 // that the workspace is the caller's and that the fleets a filter names are the workspace's (one
-// BatchGetItem), and counts the request against its key's rate and in the workspace's usage; the
-// ingest Lambda looks up the devices of MQTT data publishes and the workspaces' retention, counts
-// their daily points on their locators and adds each batch to the workspaces' usage; the limits and
-// usage routes read a workspace, query its usage days and count their own requests; the retention
-// re-stamp reads its workspace and clears what it owes, by key.
-const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = { timeseries: 'gets-update', ingest: 'get-update', limits: 'read-update', retention: 'get-update' };
+// BatchGetItem), counts the request against its key's rate and in the workspace's usage, and writes,
+// reads and lists exports; the ingest Lambda looks up the devices of MQTT data publishes and the
+// workspaces' retention, counts their daily points on their locators and adds each batch to the
+// workspaces' usage; the limits and usage routes read a workspace, query its usage days and count
+// their own requests; the retention re-stamp reads its workspace and clears what it owes, by key; an
+// export's run reads its workspace and updates its export.
+const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = { timeseries: 'storage', ingest: 'get-update', limits: 'read-update', retention: 'get-update', export: 'get-update' };
 const registryAccess = (source: string): TableAccess => REGISTRY_ACCESS[source] ?? 'read-write';
 
 // The registry's indexes a route handler queries: the firmware handler finds the FOTA that use a
@@ -112,7 +113,7 @@ export class FleetstreamStack extends Stack {
   readonly users: ConsoleUsers;
   /** The console on S3 + CloudFront. */
   readonly consoleSite: ConsoleSite;
-  /** The S3 buckets of lambdas/buckets.ts: firmware images. */
+  /** The S3 buckets of lambdas/buckets.ts: firmware images and data exports. */
   readonly buckets: Buckets;
   /** The handlers' operator metrics on the dashboard, and the stage's throttled requests. */
   readonly operatorMetrics: OperatorMetrics;
@@ -247,6 +248,9 @@ export class FleetstreamStack extends Stack {
     if (ingest) this.timeseries.bindWriter(ingest);
     const restamper = this.consumerFunctions.get('retention');
     if (restamper) this.timeseries.bindRestamper(restamper);
+    // An export's runs read the range as the storage query does.
+    const exporter = this.consumerFunctions.get('export');
+    if (exporter) this.timeseries.bindReader(exporter);
 
     // The console (DESIGN §10): its users, and its site, whose origin is the API's one CORS origin.
     this.users = new ConsoleUsers(this, 'Users', { registry: this.registry.table, registryEnv: REGISTRY_TABLE_ENV, removalPolicy: config.removalPolicy, ...logs });
@@ -256,7 +260,7 @@ export class FleetstreamStack extends Stack {
     apiAuthorizer?.addEnvironment('USER_POOL_CLIENT_ID', this.users.client.userPoolClientId);
     for (const fn of this.routeHandlers.values()) fn.addEnvironment('CORS_ALLOWED_ORIGIN', this.consoleSite.url);
 
-    // Firmware images (DESIGN §11), each handler granted what lambdas/buckets.ts says it does with them.
+    // Firmware images (DESIGN §11) and data exports (§12), each handler granted what lambdas/buckets.ts says it does with them.
     this.buckets = new Buckets(this, 'Buckets', { consoleOrigin: this.consoleSite.url, removalPolicy: config.removalPolicy });
     for (const [bucket, definition] of Object.entries(BUCKETS) as Array<[BucketName, (typeof BUCKETS)[BucketName]]>) {
       for (const [source, access] of Object.entries(definition.access)) {
@@ -314,6 +318,7 @@ export class FleetstreamStack extends Stack {
     new CfnOutput(this, 'StorageUrl', { value: this.api.url, description: 'storage_url of the time-series API (the same API for now)' });
     new CfnOutput(this, 'RegistryTableName', { value: this.registry.table.tableName, description: 'The registry DynamoDB table' });
     new CfnOutput(this, 'FirmwareBucketName', { value: this.buckets.buckets.firmware.bucketName, description: 'The bucket of firmware images (<workspace>/<firmware>/<version>)' });
+    new CfnOutput(this, 'ExportsBucketName', { value: this.buckets.buckets.exports.bucketName, description: 'The bucket of data exports (exports/<workspace>/<export>.<csv|ndjson>)' });
     for (const { definition, queue, dlq } of Object.values(this.queues.queues)) {
       const name = pascalCase(definition.name);
       new CfnOutput(this, `${name}QueueUrl`, { value: queue.queueUrl, description: `The ${definition.name} queue (npm run replay-dlq -- --queue <this>)` });

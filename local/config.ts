@@ -65,14 +65,17 @@ const queueOverrides = (env: Env, queue: QueueName): Partial<QueueSettings> => {
  * runtime itself would otherwise set from `local/queues.ts`, so that retries and the DLQ can be
  * tried in seconds: `FORWARD_RETRY_BASE_SECONDS`, `FORWARD_RETRY_MAX_SECONDS`, `WEBHOOK_TIMEOUT_MS`,
  * each queue's visibility timeout and receive count, `SWEEP_INTERVAL_SECONDS` (the rollout sweep's),
- * `S3_PORT` and `FIRMWARE_UPLOAD_URL_TTL_SECONDS`, and `USAGE_FLUSH_SECONDS` and
- * `LIMITS_CACHE_SECONDS` (how soon usage shows and changed limits apply).
+ * `S3_PORT` and `FIRMWARE_UPLOAD_URL_TTL_SECONDS`, `USAGE_FLUSH_SECONDS` and
+ * `LIMITS_CACHE_SECONDS` (how soon usage shows and changed limits apply), and `EXPORT_RUN_SECONDS`
+ * (how long an export's run reads before it goes on in a new message).
+ *
+ * `flags.inMemory` is `fleetstream start --in-memory`, which FLEETSTREAM_IN_MEMORY=1 also asks for.
  *
  * @throws ConfigError naming the first variable with a bad value
- * @example const { options, dataDir } = startConfig(process.env, process.argv.slice(2));
+ * @example const { options, dataDir } = startConfig(process.env, { inMemory: true });
  */
-export const startConfig = (env: Env, args: string[] = []): StartConfig => {
-  const inMemory = args.includes('--in-memory') || env.FLEETSTREAM_IN_MEMORY === '1';
+export const startConfig = (env: Env, flags: { inMemory?: boolean } = {}): StartConfig => {
+  const inMemory = flags.inMemory === true || env.FLEETSTREAM_IN_MEMORY === '1';
   const dataDir = env.FLEETSTREAM_DATA_DIR || '.local';
   const queues: QueueOverrides = { ingest: queueOverrides(env, 'ingest'), forward: queueOverrides(env, 'forward') };
   const baseSeconds = intVar(env, 'FORWARD_RETRY_BASE_SECONDS', 0, MAX_VISIBILITY_SECONDS);
@@ -93,6 +96,8 @@ export const startConfig = (env: Env, args: string[] = []): StartConfig => {
   // How soon API requests show in a workspace's usage, and an operator's change of limits applies.
   const usageFlushSeconds = intVar(env, 'USAGE_FLUSH_SECONDS', 0, 3600);
   const limitsCacheSeconds = intVar(env, 'LIMITS_CACHE_SECONDS', 0, 3600);
+  // An export's run reads at most this long before it goes on in a new message (Lambda's longest run: 15 minutes).
+  const exportRunSeconds = intVar(env, 'EXPORT_RUN_SECONDS', 1, 900);
   return {
     dataDir,
     options: {
@@ -116,6 +121,7 @@ export const startConfig = (env: Env, args: string[] = []): StartConfig => {
       ...(firmwareUploadUrlTtlSeconds !== undefined ? { firmwareUploadUrlTtlSeconds } : {}),
       ...(usageFlushSeconds !== undefined ? { usageFlushSeconds } : {}),
       ...(limitsCacheSeconds !== undefined ? { limitsCacheSeconds } : {}),
+      ...(exportRunSeconds !== undefined ? { exportRunSeconds } : {}),
       queues,
     },
   };

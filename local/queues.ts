@@ -4,10 +4,10 @@
  * both from these rows, so that the two cannot disagree. No engine or CDK import here.
  */
 
-export type QueueName = 'ingest' | 'forward' | 'mqtt' | 'retention';
+export type QueueName = 'ingest' | 'forward' | 'mqtt' | 'retention' | 'export';
 
 /** The Lambda (a folder under `lambdas/`) that consumes a queue. */
-export type QueueConsumer = 'ingest' | 'forwarder' | 'device-mqtt' | 'retention';
+export type QueueConsumer = 'ingest' | 'forwarder' | 'device-mqtt' | 'retention' | 'export';
 
 /** How a queue behaves and how its consumer is fed; the names follow the SQS and Lambda settings. */
 export interface QueueSettings {
@@ -32,7 +32,7 @@ export interface QueueSettings {
 export interface QueueDefinition extends QueueSettings {
   name: QueueName;
   /** The environment variable through which handlers find the queue's URL (lambdas/shared/env.ts). */
-  urlEnv: 'INGEST_QUEUE_URL' | 'FORWARD_QUEUE_URL' | 'MQTT_QUEUE_URL' | 'RETENTION_QUEUE_URL';
+  urlEnv: 'INGEST_QUEUE_URL' | 'FORWARD_QUEUE_URL' | 'MQTT_QUEUE_URL' | 'RETENTION_QUEUE_URL' | 'EXPORT_QUEUE_URL';
   /** The queue's DLQ is named `<name>-dlq` locally; it keeps messages this long (the SQS maximum). */
   dlqRetentionDays: number;
 }
@@ -92,6 +92,22 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
     consumerTimeoutSeconds: 300,
     dlqRetentionDays: DLQ_RETENTION_DAYS,
   },
+  // Data exports (lambdas/domain/exports.ts): one export a message; a run streams the range into
+  // S3 until a minute before Lambda's longest timeout (15 minutes), then puts the export back with
+  // where it stopped. A failed run comes back after the backoff, not after the visibility timeout
+  // (6× the consumer's, as AWS advises for Lambda event sources); an export whose runs keep
+  // failing is marked failed by its fifth before SQS would dead-letter the message.
+  export: {
+    name: 'export',
+    urlEnv: 'EXPORT_QUEUE_URL',
+    visibilityTimeoutSeconds: 5400,
+    maxReceiveCount: 6,
+    batchSize: 1,
+    maxBatchingWindowSeconds: 0,
+    consumerTimeoutSeconds: 900,
+    retry: { baseSeconds: 30, maxSeconds: 900 },
+    dlqRetentionDays: DLQ_RETENTION_DAYS,
+  },
 };
 
 /**
@@ -103,6 +119,7 @@ export const QUEUE_CONSUMERS: Partial<Record<QueueName, QueueConsumer>> = {
   forward: 'forwarder',
   mqtt: 'device-mqtt',
   retention: 'retention',
+  export: 'export',
 };
 
 /**
@@ -117,6 +134,8 @@ export const QUEUE_PRODUCERS: Record<QueueName, readonly string[]> = {
   mqtt: [],
   // A retention change queues its re-stamp; a run that stops queues the rest (or the wait before it).
   retention: ['workspaces', 'retention'],
+  // An export request queues its export; a run that stops queues the rest.
+  export: ['timeseries', 'export'],
 };
 
 /** The DLQ of a queue, by name (fauxqs; the stack lets CloudFormation name its queues). */

@@ -82,6 +82,12 @@ export interface LocalRuntimeOptions {
   usageFlushSeconds?: number;
   /** Seconds a container relies on a workspace's limits as read (LIMITS_CACHE_SECONDS; 60 when absent). */
   limitsCacheSeconds?: number;
+  /**
+   * Longest an export's run reads before it goes on in a new message, in seconds
+   * (EXPORT_RUN_SECONDS; until a minute before the Lambda's timeout when absent). Tests make it a
+   * second, so that an export spans several runs.
+   */
+  exportRunSeconds?: number;
 }
 
 export interface Bootstrap {
@@ -264,6 +270,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     Object.assign(process.env, {
       AWS_ENDPOINT_URL_S3: s3.endpoint,
       ...(options.firmwareUploadUrlTtlSeconds ? { FIRMWARE_UPLOAD_URL_TTL_SECONDS: String(options.firmwareUploadUrlTtlSeconds) } : {}),
+      ...(options.exportRunSeconds ? { EXPORT_RUN_SECONDS: String(options.exportRunSeconds) } : {}),
     });
     // The MQTT door (DESIGN §9): credentials name the broker's TLS port and carry its CA;
     // cloud-to-device publishes reach the broker through the IoT data plane's standard variable.

@@ -137,6 +137,44 @@ export const consoleCorsRules = (definition: BucketDefinition, origins: readonly
       ]
     : [];
 
+/** A part of a multipart upload, as ListParts answers it. */
+interface UploadedPart {
+  etag: string;
+  size: number;
+  lastModified: string;
+}
+
+/** A multipart upload in progress: its object, and its parts by number. */
+interface OpenUpload {
+  bucket: string;
+  key: string;
+  parts: Map<number, UploadedPart>;
+}
+
+// ListParts answers at most this many parts a page (S3's default and largest max-parts).
+// https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListParts.html
+const LIST_PARTS_MAX = 1000;
+
+/** S3's ListPartsResult for one page of an upload's parts, after `marker`. */
+const listPartsXml = (uploadId: string, upload: OpenUpload, marker: number, maxParts: number) => {
+  const numbers = [...upload.parts.keys()].filter((n) => n > marker).sort((a, b) => a - b);
+  const page = numbers.slice(0, maxParts);
+  const truncated = numbers.length > page.length;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<ListPartsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">',
+    `<Bucket>${escapeXml(upload.bucket)}</Bucket><Key>${escapeXml(upload.key)}</Key><UploadId>${escapeXml(uploadId)}</UploadId>`,
+    `<PartNumberMarker>${marker}</PartNumberMarker>`,
+    ...(page.length ? [`<NextPartNumberMarker>${page[page.length - 1]}</NextPartNumberMarker>`] : []),
+    `<MaxParts>${maxParts}</MaxParts><IsTruncated>${truncated}</IsTruncated>`,
+    ...page.map((n) => {
+      const part = upload.parts.get(n)!;
+      return `<Part><PartNumber>${n}</PartNumber><LastModified>${part.lastModified}</LastModified><ETag>${escapeXml(part.etag)}</ETag><Size>${part.size}</Size></Part>`;
+    }),
+    '<StorageClass>STANDARD</StorageClass></ListPartsResult>',
+  ].join('');
+};
+
 /** An object as a data folder keeps it: its bytes beside `<hash>.json` (key, content type, metadata). */
 interface KeptObject {
   key: string;
@@ -154,6 +192,8 @@ export const startLocalS3 = async (options: LocalS3Options): Promise<LocalS3> =>
   const agent = new Agent({ keepAlive: true });
   const cors = new Map<string, readonly CorsRule[]>();
   const kept = options.dataDir && join(options.dataDir, 's3');
+  // fauxqs has no ListParts: the front keeps what each upload in progress holds, as it passes.
+  const uploads = new Map<string, OpenUpload>();
   let requests = 0;
 
   /** Sends a request to fauxqs; resolves with its answer, unread. */
@@ -307,8 +347,33 @@ export const startLocalS3 = async (options: LocalS3Options): Promise<LocalS3> =>
       return res.end();
     }
 
+    const uploadId = typeof query.uploadId === 'string' ? query.uploadId : undefined;
+    if (method === 'GET' && key && uploadId !== undefined) {
+      // ListParts, which fauxqs lacks: from what the front saw of the upload.
+      const upload = uploads.get(uploadId);
+      if (!upload || upload.bucket !== bucket || upload.key !== key) {
+        return refuse(new S3Refusal(404, 'NoSuchUpload', 'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.', { UploadId: uploadId }), allowed);
+      }
+      const maxParts = Math.min(LIST_PARTS_MAX, Number(query['max-parts'] ?? LIST_PARTS_MAX) || LIST_PARTS_MAX);
+      const xml = listPartsXml(uploadId, upload, Number(query['part-number-marker'] ?? 0) || 0, maxParts);
+      res.writeHead(200, { ...base, ...allowed, 'content-type': 'application/xml', 'content-length': String(Buffer.byteLength(xml)) });
+      return res.end(xml);
+    }
+
     const answer = await toEngine(method, url, forwarded, body);
     const status = answer.statusCode ?? 502;
+    if (method === 'POST' && key && query.uploads !== undefined && status === 200) {
+      // CreateMultipartUpload: the new upload's ID, for ListParts.
+      const created = await readAnswer(answer);
+      const id = /<UploadId>([^<]+)<\/UploadId>/.exec(created.body.toString('utf8'))?.[1];
+      if (id) uploads.set(unescapeXml(id), { bucket, key, parts: new Map() });
+      const headers: OutgoingHttpHeaders = { ...created.headers, ...base, ...allowed, 'content-length': String(created.body.length) };
+      delete headers.connection;
+      delete headers['keep-alive'];
+      delete headers['transfer-encoding'];
+      res.writeHead(status, headers);
+      return res.end(created.body);
+    }
     const headers: OutgoingHttpHeaders = { ...answer.headers, ...base, ...allowed };
     delete headers.connection;
     delete headers['keep-alive'];
@@ -324,6 +389,9 @@ export const startLocalS3 = async (options: LocalS3Options): Promise<LocalS3> =>
     await new Promise<void>((resolve) => res.once('close', () => resolve()));
 
     if (status >= 300) return;
+    if (method === 'PUT' && uploadId !== undefined && query.partNumber !== undefined) {
+      uploads.get(uploadId)?.parts.set(Number(query.partNumber), { etag: String(answer.headers.etag), size: body!.length, lastModified: now().toISOString() });
+    } else if (uploadId !== undefined && (method === 'DELETE' || method === 'POST')) uploads.delete(uploadId);
     if (method === 'DELETE' && key && query.uploadId === undefined) forget(bucket, key);
     else if (method === 'DELETE' && !key && kept) rmSync(join(kept, encodeURIComponent(bucket)), { recursive: true, force: true });
     else if (method === 'POST' && !key && query.delete !== undefined) {

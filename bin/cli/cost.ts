@@ -1,7 +1,8 @@
 /**
- * `npm run cost -- --points-per-day N --devices M [--shape https-100|https-10|mqtt-1]
+ * `fleetstream cost --points-per-day N --devices M [--shape https-100|https-10|mqtt-1]
  * [--backend dynamodb|timestream] [--results bench/results/data-path.json] [--memory-mb 512]
  * [--retention-hours 24] [--retention-days D] [--lookup-minutes 10] [--ingest-containers 5] [--json]`
+ * (`npm run cost`; the options are bin/commands/cost.ts's)
  *
  * The modelled monthly AWS cost of a fleet's data path, service by service, from the request
  * counts, payload sizes and Lambda durations that `npm run bench:requests` measured on the local
@@ -10,9 +11,6 @@
  * would cost for the same traffic. See the README's "Cost" for what is modelled and what is not.
  */
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { recordBytes } from '../../lambdas/stores/timeseries/timestream';
 import { MONTH, PRICES } from './aws-prices';
 
@@ -203,58 +201,34 @@ const print = (title: string, lines: CostLine[]) => {
   console.log(`  ${'total per month'.padEnd(w)}  ${''.padStart(16)}  $${total(lines).toFixed(2).padStart(10)}`);
 };
 
-const main = () => {
-  const { values } = parseArgs({
-    options: {
-      'points-per-day': { type: 'string' },
-      devices: { type: 'string' },
-      shape: { type: 'string', default: 'https-100' },
-      backend: { type: 'string', default: 'dynamodb' },
-      results: { type: 'string', default: 'bench/results/data-path.json' },
-      'memory-mb': { type: 'string', default: '512' },
-      'retention-hours': { type: 'string', default: '24' },
-      'retention-days': { type: 'string' },
-      'lookup-minutes': { type: 'string', default: '10' },
-      'ingest-containers': { type: 'string', default: '5' },
-      json: { type: 'boolean', default: false },
-    },
-  });
-  const pointsPerDay = Number(values['points-per-day']);
-  const devices = Number(values.devices);
-  if (!(pointsPerDay > 0) || !(devices > 0)) {
-    console.error('usage: npm run cost -- --points-per-day N --devices M [--shape https-100|https-10|mqtt-1] [--backend dynamodb|timestream]');
+/** `cost`'s options: the traffic and its model (CostInput), where the measurement is, JSON or text. */
+export interface CostOptions extends CostInput {
+  results: string;
+  json?: boolean;
+}
+
+/**
+ * Prints the month's bill of Fleetstream's data path beside the direct IoT Core + Timestream one
+ * (text, or JSON with `json`); a measurement file that cannot be read, or has no such shape, exits 2.
+ */
+export const printCost = (options: CostOptions) => {
+  const { results, json, pointsPerDay, devices, shape, backend, memoryMb, retentionHours, retentionDays, lookupMinutes, ingestContainers } = options;
+  const input: CostInput = { pointsPerDay, devices, shape, backend, memoryMb, retentionHours, retentionDays, lookupMinutes, ingestContainers };
+  let saved: Saved;
+  try {
+    saved = JSON.parse(readFileSync(results, 'utf8')) as Saved;
+  } catch (error) {
+    console.error(`cost: ${results}: ${(error as Error).message}; run npm run bench:requests`);
     process.exit(2);
   }
-  const retentionDays = values['retention-days'] === undefined ? undefined : Number(values['retention-days']);
-  if (retentionDays !== undefined && !(Number.isInteger(retentionDays) && retentionDays >= 1 && retentionDays <= 3650)) {
-    console.error('--retention-days is a whole number of days from 1 to 3650 (omit it: points are kept forever)');
-    process.exit(2);
-  }
-  const backend = values.backend === 'timestream' ? 'timestream' : values.backend === 'dynamodb' ? 'dynamodb' : undefined;
-  if (!backend) {
-    console.error('--backend is dynamodb or timestream');
-    process.exit(2);
-  }
-  const saved = JSON.parse(readFileSync(values.results!, 'utf8')) as Saved;
-  const measured = saved.shapes[values.shape!];
+  const measured = saved.shapes[shape];
   if (!measured) {
-    console.error(`no measurement of shape ${values.shape} in ${values.results} (shapes: ${Object.keys(saved.shapes).join(', ')}); run npm run bench:requests`);
+    console.error(`cost: no measurement of shape ${shape} in ${results} (shapes: ${Object.keys(saved.shapes).join(', ')}); run npm run bench:requests`);
     process.exit(2);
   }
-  const input: CostInput = {
-    pointsPerDay,
-    devices,
-    shape: values.shape!,
-    backend,
-    memoryMb: Number(values['memory-mb']),
-    retentionHours: Number(values['retention-hours']),
-    retentionDays,
-    lookupMinutes: Number(values['lookup-minutes']),
-    ingestContainers: Number(values['ingest-containers']),
-  };
   const ours = fleetstreamCost(measured.rows, input);
   const direct = directIotTimestreamCost(input);
-  if (values.json) {
+  if (json) {
     console.log(
       JSON.stringify(
         { input, prices: { region: PRICES.region, asOf: PRICES.asOf }, fleetstream: { lines: ours, total: total(ours) }, direct: { lines: direct, total: total(direct) }, ratio: total(ours) / total(direct) },
@@ -265,11 +239,8 @@ const main = () => {
     return;
   }
   console.log(`${pointsPerDay.toLocaleString('en-US')} points a day from ${devices.toLocaleString('en-US')} devices (${(pointsPerDay * MONTH.days).toLocaleString('en-US')} a month); list prices of ${PRICES.region}, ${PRICES.asOf}`);
-  console.log(`measured: ${values.results} (${saved.measuredAt}), shape ${values.shape} (${measured.shape.pointsPerMessage} point(s) per ${measured.shape.door === 'mqtt' ? 'MQTT publish' : 'HTTPS request'}), time series in ${backend}, ${retentionDays === undefined ? 'kept forever' : `kept ${retentionDays} days`}`);
+  console.log(`measured: ${results} (${saved.measuredAt}), shape ${shape} (${measured.shape.pointsPerMessage} point(s) per ${measured.shape.door === 'mqtt' ? 'MQTT publish' : 'HTTPS request'}), time series in ${backend}, ${retentionDays === undefined ? 'kept forever' : `kept ${retentionDays} days`}`);
   print(`Fleetstream (webhook forwarding of every point and its data event included)`, ours);
   print('AWS IoT Core + Timestream used directly (device → IoT rule → Timestream; no webhooks, no registry)', direct);
   console.log(`\nratio Fleetstream / direct = ${(total(ours) / total(direct)).toFixed(2)}`);
 };
-
-// Run as the command (tsx bin/cli/cost.ts), not when a test imports the model.
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -1,31 +1,18 @@
 /**
- * `npm run device -- --credentials zdevice.json`: a simulated device that speaks the MQTT device
- * protocol (spec/device-mqtt.md) as existing device clients do, from the credentials file alone:
- * connects (TLS with the file's `cacert` when `endpoint.mode` is `secure`), subscribes to
- * `j/dn/<id>`, asks `#status` and sends its `__manifest`, answers every job (`@<name>`) and FOTA,
- * asks `#now`, and publishes a data point every `--interval` seconds. A FOTA whose firmware was
- * uploaded (its args carry `url`, `sha256`, `size`) is downloaded and checked: the device reports
- * `"result": "success"` when size and SHA-256 match, `"fail"` with what did not otherwise; a FOTA
- * without a download is answered as a success at once. Progress goes to stderr.
- *
- *   --credentials <file>   the zdevice.json from POST …/identities (required)
- *   --count <n>            run the first n devices of a credentials file holding a JSON array of
- *                          documents (one connection per device: a client ID connects once)
- *   --create <n>           first create n devices with credentials over the HTTP API, as any API
- *                          client would, and write them to --credentials as such an array; needs
- *   --base-url <url> --api-key <key> --workspace <id>  (the READY line's base_url, api_key, workspace_id)
- *   --interval <seconds>   seconds between data points (default 5; 0: no data)
- *   --tag <tag>            the data points' tag (default "telemetry")
- *   --duration <seconds>   stop after this long (default: run until Ctrl-C)
- *   --corrupt <fraction>   share of the devices (the first ones, 0 to 1; default 0) whose firmware
- *                          downloads arrive with a byte changed, so that they report the FOTA failed
- *   --quiet                only a summary line every 5 seconds
+ * `fleetstream device --credentials zdevice.json` (`npm run device`): a simulated device that speaks
+ * the MQTT device protocol (spec/device-mqtt.md) as existing device clients do, from the credentials
+ * file alone: connects (TLS with the file's `cacert` when `endpoint.mode` is `secure`), subscribes
+ * to `j/dn/<id>`, asks `#status` and sends its `__manifest`, answers every job (`@<name>`) and
+ * FOTA, asks `#now`, and publishes a data point every `--interval` seconds. A FOTA whose firmware
+ * was uploaded (its args carry `url`, `sha256`, `size`) is downloaded and checked: the device
+ * reports `"result": "success"` when size and SHA-256 match, `"fail"` with what did not otherwise;
+ * a FOTA without a download is answered as a success at once. Progress goes to stderr. The options
+ * (several devices from one file, creating them first, corrupted downloads) are bin/commands/device.ts's.
  */
 import mqtt, { type MqttClient } from 'mqtt';
 import { SignJWT } from 'jose';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 
 interface Credentials {
   devinfo: { device_id: string; key_id?: string; mode?: string; key_type?: string };
@@ -34,34 +21,30 @@ interface Credentials {
   cacert?: string;
 }
 
-const { values } = parseArgs({
-  options: {
-    credentials: { type: 'string' },
-    count: { type: 'string' },
-    interval: { type: 'string', default: '5' },
-    tag: { type: 'string', default: 'telemetry' },
-    duration: { type: 'string' },
-    quiet: { type: 'boolean', default: false },
-    corrupt: { type: 'string', default: '0' },
-    create: { type: 'string' },
-    'base-url': { type: 'string' },
-    'api-key': { type: 'string' },
-    workspace: { type: 'string' },
-  },
-});
+/** `device`'s options (the options of bin/commands/device.ts, parsed). */
+export interface DeviceOptions {
+  credentials: string;
+  count?: number;
+  interval: number;
+  tag: string;
+  duration?: number;
+  quiet?: boolean;
+  corrupt: number;
+  create?: number;
+  baseUrl?: string;
+  apiKey?: string;
+  workspace?: string;
+}
 
 const fail = (message: string): never => {
   process.stderr.write(`device: ${message}\n`);
   process.exit(2);
 };
 
-if (!values.credentials) fail('--credentials <zdevice.json> is required');
-
 /** Creates devices and their identities through the management API and saves the credentials. */
-const createDevices = async (n: number) => {
-  const base = values['base-url'] ?? fail('--create needs --base-url');
-  const key = values['api-key'] ?? fail('--create needs --api-key');
-  const workspace = values.workspace ?? fail('--create needs --workspace');
+const createDevices = async (options: DeviceOptions, n: number) => {
+  // The command refuses --create without the three (bin/commands/device.ts).
+  const [base, key, workspace] = [options.baseUrl!, options.apiKey!, options.workspace!];
   const call = async (path: string, body?: unknown) => {
     const response = await fetch(`${base}${path}`, {
       method: 'POST',
@@ -79,25 +62,20 @@ const createDevices = async (n: number) => {
     created.push(credentials as Credentials);
     if ((i + 1) % 50 === 0) process.stderr.write(`device: created ${i + 1}/${n}\n`);
   }
-  writeFileSync(values.credentials!, JSON.stringify(created, null, 2) + '\n', { mode: 0o600 });
-  process.stderr.write(`device: ${n} devices with credentials written to ${values.credentials}\n`);
+  writeFileSync(options.credentials, JSON.stringify(created, null, 2) + '\n', { mode: 0o600 });
+  process.stderr.write(`device: ${n} devices with credentials written to ${options.credentials}\n`);
 };
-if (values.create) await createDevices(Number(values.create));
 
-const loaded = JSON.parse(readFileSync(values.credentials!, 'utf8')) as Credentials | Credentials[];
-const documents = Array.isArray(loaded) ? loaded : [loaded];
-const count = Number(values.count ?? documents.length);
-if (!Number.isInteger(count) || count < 1) fail('--count must be a positive integer');
-if (count > documents.length) fail(`--count ${count} needs ${count} credentials documents (a JSON array); the file has ${documents.length}`);
-const intervalMs = Number(values.interval) * 1000;
-const corrupt = Number(values.corrupt);
-if (!(corrupt >= 0 && corrupt <= 1)) fail('--corrupt must be a fraction from 0 to 1');
-const corrupted = Math.round(count * corrupt);
-const stats = { connected: 0, points: 0, jobs: 0, refused: 0, firmwareOk: 0, firmwareFailed: 0 };
-let stopping = false;
-const say = (id: string, line: string) => {
-  if (!values.quiet) process.stderr.write(`${new Date().toISOString()} ${id} ${line}\n`);
-};
+/** What the devices of one run share: their settings, their counts, whether they are stopping. */
+interface Simulation {
+  intervalMs: number;
+  tag: string;
+  /** The first this many devices corrupt their firmware downloads. */
+  corrupted: number;
+  stats: { connected: number; points: number; jobs: number; refused: number; firmwareOk: number; firmwareFailed: number };
+  stopping: boolean;
+  say: (id: string, line: string) => void;
+}
 
 /** The device token as clients make it: once, at start, reused on reconnects (spec/device-mqtt.md). */
 const tokenOf = (c: Credentials) =>
@@ -137,9 +115,10 @@ const checkedDownload = async (args: FirmwareDownload, corrupt: boolean): Promis
   return { ok: true };
 };
 
-const runDevice = async (c: Credentials, index: number): Promise<MqttClient> => {
+const runDevice = async (sim: Simulation, c: Credentials, index: number): Promise<MqttClient> => {
+  const { stats, say, intervalMs } = sim;
   const id = c.devinfo.device_id;
-  const corruptsDownloads = index < corrupted;
+  const corruptsDownloads = index < sim.corrupted;
   // A FOTA may come live and again in a #status answer: each version is worked on once at a time.
   const updating = new Set<string>();
   const secure = c.endpoint.mode === 'secure';
@@ -169,17 +148,17 @@ const runDevice = async (c: Credentials, index: number): Promise<MqttClient> => 
     if (intervalMs > 0 && !timer) {
       timer = setInterval(() => {
         const payload = { value: Math.round(Math.random() * 1000) / 10, uptime_s: Math.round(process.uptime()) };
-        client.publish(`j/data/${id}/${values.tag}`, JSON.stringify(payload), { qos: 1 }, (error) => {
+        client.publish(`j/data/${id}/${sim.tag}`, JSON.stringify(payload), { qos: 1 }, (error) => {
           if (!error) stats.points += 1;
         });
       }, intervalMs);
     }
   });
   client.on('close', () => {
-    if (stats.connected > 0 && !stopping) say(id, 'connection closed');
+    if (stats.connected > 0 && !sim.stopping) say(id, 'connection closed');
   });
   client.on('error', (error) => {
-    if (stopping) return; // the broker closing our sockets as we leave
+    if (sim.stopping) return; // the broker closing our sockets as we leave
     stats.refused += 1;
     say(id, `error: ${error.message}`);
   });
@@ -229,23 +208,54 @@ const runDevice = async (c: Credentials, index: number): Promise<MqttClient> => 
   return client;
 };
 
-const main = async () => {
-  const clients = await Promise.all(documents.slice(0, count).map((c, i) => runDevice(c, i)));
-  process.stderr.write(`device: ${clients.length} simulated device(s) started; Ctrl-C stops\n`);
-  const summary = setInterval(() => {
-    const online = clients.filter((c) => c.connected).length;
-    process.stderr.write(
-      `device: ${online}/${clients.length} connected, ${stats.points} points, ${stats.jobs} jobs answered, firmware ${stats.firmwareOk} installed / ${stats.firmwareFailed} refused, ${stats.refused} errors\n`,
-    );
-  }, 5_000);
-  const stop = () => {
-    stopping = true;
-    clearInterval(summary);
-    Promise.all(clients.map((c) => c.endAsync())).finally(() => process.exit(0));
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-  if (values.duration) setTimeout(stop, Number(values.duration) * 1000);
+/** Reads the credentials file: one zdevice.json document, or an array of them. */
+const readCredentials = (file: string): Credentials[] => {
+  try {
+    const loaded = JSON.parse(readFileSync(file, 'utf8')) as Credentials | Credentials[];
+    return Array.isArray(loaded) ? loaded : [loaded];
+  } catch (error) {
+    return fail(`${file}: ${(error as Error).message}`);
+  }
 };
 
-main().catch((error: Error) => fail(error.message));
+/**
+ * Runs the simulated devices (creating them first with `--create`) until Ctrl-C or `--duration`;
+ * a failure is said in one line and exits 2.
+ */
+export const simulateDevices = async (options: DeviceOptions) => {
+  if (options.create !== undefined) await createDevices(options, options.create);
+  const documents = readCredentials(options.credentials);
+  const count = options.count ?? documents.length;
+  if (count > documents.length) fail(`--count ${count} needs ${count} credentials documents (a JSON array); the file has ${documents.length}`);
+  const stats = { connected: 0, points: 0, jobs: 0, refused: 0, firmwareOk: 0, firmwareFailed: 0 };
+  const sim: Simulation = {
+    intervalMs: options.interval * 1000,
+    tag: options.tag,
+    corrupted: Math.round(count * options.corrupt),
+    stats,
+    stopping: false,
+    say: (id, line) => {
+      if (!options.quiet) process.stderr.write(`${new Date().toISOString()} ${id} ${line}\n`);
+    },
+  };
+  try {
+    const clients = await Promise.all(documents.slice(0, count).map((c, i) => runDevice(sim, c, i)));
+    process.stderr.write(`device: ${clients.length} simulated device(s) started; Ctrl-C stops\n`);
+    const summary = setInterval(() => {
+      const online = clients.filter((c) => c.connected).length;
+      process.stderr.write(
+        `device: ${online}/${clients.length} connected, ${stats.points} points, ${stats.jobs} jobs answered, firmware ${stats.firmwareOk} installed / ${stats.firmwareFailed} refused, ${stats.refused} errors\n`,
+      );
+    }, 5_000);
+    const stop = () => {
+      sim.stopping = true;
+      clearInterval(summary);
+      Promise.all(clients.map((c) => c.endAsync())).finally(() => process.exit(0));
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    if (options.duration !== undefined) setTimeout(stop, options.duration * 1000);
+  } catch (error) {
+    fail((error as Error).message);
+  }
+};

@@ -1,8 +1,11 @@
-/** Writes the OpenAPI document generated from the zod schemas: `npm run openapi`. */
+/** Writes the OpenAPI document generated from the zod schemas: `fleetstream openapi` (`npm run openapi`). */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { buildOpenApi } from '../../lambdas/schemas/openapi';
 
-const target = fileURLToPath(new URL('../../lambdas/openapi/openapi.json', import.meta.url));
-writeFileSync(target, JSON.stringify(buildOpenApi(), null, 2) + '\n');
-console.log(`wrote ${target}`);
+/** Writes lambdas/openapi/openapi.json and says where. */
+export const writeOpenApi = () => {
+  const target = fileURLToPath(new URL('../../lambdas/openapi/openapi.json', import.meta.url));
+  writeFileSync(target, JSON.stringify(buildOpenApi(), null, 2) + '\n');
+  console.log(`wrote ${target}`);
+};

@@ -5,8 +5,8 @@
  * the integrations it already reached. A message is deleted from the DLQ only once it is sent: a
  * crash in between replays it twice, never loses it.
  *
- *   npm run replay-dlq -- --local --queue forward            # the running `npm start` (--port when several share .local)
- *   npm run replay-dlq -- --queue <ForwardQueueUrl output>   # a deployed stack (AWS credentials and region as usual)
+ *   fleetstream replay-dlq --local --queue forward            # the running `npm start` (--port when several share .local)
+ *   fleetstream replay-dlq --queue <ForwardQueueUrl output>   # a deployed stack (AWS credentials and region as usual)
  *
  * The DLQ is found from the queue's redrive policy (or named with --dlq). --max stops after that
  * many messages. The SQS endpoint is the SDK's usual one, or AWS_ENDPOINT_URL_SQS.
@@ -19,7 +19,7 @@ import {
   SQSClient,
   type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
-import { parseArgs } from 'node:util';
+import type { LocalOptions } from '../commands/options';
 import { requeueBody } from '../../lambdas/shared/json';
 import { sendBatchInHalves } from '../../lambdas/stores/queue-store';
 import { findRuntime } from '../../local/runtime-file';
@@ -27,17 +27,12 @@ import { findRuntime } from '../../local/runtime-file';
 // The forwarder reads it (lambdas/domain/forwarding.ts ORIGIN_ID_ATTRIBUTE).
 const ORIGIN_ID_ATTRIBUTE = 'origin-message-id';
 
-const { values } = parseArgs({
-  options: {
-    queue: { type: 'string' },
-    dlq: { type: 'string' },
-    max: { type: 'string' },
-    local: { type: 'boolean', default: false },
-    'data-dir': { type: 'string', default: process.env.FLEETSTREAM_DATA_DIR || '.local' },
-    port: { type: 'string' },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
-});
+/** `replay-dlq`'s options: the queue (a URL, or a name), its DLQ when not its redrive policy's, how many at most. */
+export interface ReplayOptions extends LocalOptions {
+  queue: string;
+  dlq?: string;
+  max?: number;
+}
 
 const log = (line: string) => process.stderr.write(`replay-dlq: ${line}\n`);
 const fail = (message: string): never => {
@@ -45,49 +40,27 @@ const fail = (message: string): never => {
   process.exit(2);
 };
 
-if (values.help || !values.queue) {
-  process.stderr.write('usage: npm run replay-dlq -- --queue <queue URL or name> [--dlq <URL or name>] [--max <n>] [--local [--data-dir .local] [--port <port>]]\n');
-  process.exit(values.help ? 0 : 2);
-}
-const max = values.max === undefined ? Infinity : Number(values.max);
-if (!(max > 0)) fail('--max must be a positive number.');
-
-if (values.local) {
-  const port = values.port;
-  if (port !== undefined && !/^\d+$/.test(port)) fail(`--port ${port}: expected a port number.`);
-  try {
-    Object.assign(process.env, findRuntime(values['data-dir']!, port === undefined ? undefined : Number(port)).env);
-  } catch (error) {
-    fail((error as Error).message);
-  }
-}
-
-// The endpoint (regional, or AWS_ENDPOINT_URL_SQS) decides where requests go, not a queue URL's host;
-// an AWS queue URL names its region.
-const region = /^https:\/\/sqs\.([a-z0-9-]+)\.amazonaws\.com\//.exec(values.queue!)?.[1];
-const sqs = new SQSClient({ useQueueUrlAsEndpoint: false, ...(region ? { region } : {}) });
-
-const urlOf = async (nameOrUrl: string, owner?: string) =>
+const urlOf = async (sqs: SQSClient, nameOrUrl: string, owner?: string) =>
   /^https?:\/\//.test(nameOrUrl)
     ? nameOrUrl
     : (await sqs.send(new GetQueueUrlCommand({ QueueName: nameOrUrl, QueueOwnerAWSAccountId: owner }))).QueueUrl!;
 
 /** The DLQ named by the queue's redrive policy. */
-const dlqOf = async (queueUrl: string) => {
+const dlqOf = async (sqs: SQSClient, queueUrl: string) => {
   const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }));
   if (!Attributes?.RedrivePolicy) fail(`${queueUrl} has no redrive policy: name its DLQ with --dlq.`);
   const arn = (JSON.parse(Attributes!.RedrivePolicy!) as { deadLetterTargetArn: string }).deadLetterTargetArn;
   const [, , , , account, name] = arn.split(':');
-  return urlOf(name, account);
+  return urlOf(sqs, name, account);
 };
 
-const depthOf = async (queueUrl: string) => {
+const depthOf = async (sqs: SQSClient, queueUrl: string) => {
   const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
   return Number(Attributes?.ApproximateNumberOfMessages ?? 0);
 };
 
 /** Moves up to 10 messages: how many were received (0: the DLQ looks empty) and how many moved. */
-const moveBatch = async (queueUrl: string, dlqUrl: string, limit: number) => {
+const moveBatch = async (sqs: SQSClient, queueUrl: string, dlqUrl: string, limit: number) => {
   const { Messages = [] } = await sqs.send(
     new ReceiveMessageCommand({
       QueueUrl: dlqUrl,
@@ -122,26 +95,45 @@ const moveBatch = async (queueUrl: string, dlqUrl: string, limit: number) => {
   return { received: Messages.length, moved: done.length };
 };
 
-try {
-  const queueUrl = await urlOf(values.queue!);
-  const dlqUrl = values.dlq ? await urlOf(values.dlq) : await dlqOf(queueUrl);
-  const waiting = await depthOf(dlqUrl);
-  log(`${dlqUrl} → ${queueUrl}: about ${waiting} messages waiting`);
-  let moved = 0;
-  let lastReport = 0;
-  // Two empty receives in a row: SQS may answer one short receive empty while messages remain.
-  for (let empty = 0; empty < 2 && moved < max; ) {
-    const batch = await moveBatch(queueUrl, dlqUrl, max - moved);
-    empty = batch.received ? 0 : empty + 1;
-    moved += batch.moved;
-    if (moved - lastReport >= 100 || (!batch.received && moved !== lastReport)) {
-      log(`moved ${moved}${waiting > moved ? ` of about ${waiting}` : ''}`);
-      lastReport = moved;
+/**
+ * Moves the DLQ's messages back to the queue, on the running `npm start` (`--local`) or AWS, and
+ * prints a JSON summary; a failure is said in one line and exits 2.
+ */
+export const replayDlq = async (options: ReplayOptions) => {
+  if (options.local) {
+    try {
+      Object.assign(process.env, findRuntime(options.dataDir, options.port).env);
+    } catch (error) {
+      fail((error as Error).message);
     }
   }
-  const left = await depthOf(dlqUrl);
-  log(`done: ${moved} moved, about ${left} left in the DLQ`);
-  process.stdout.write(JSON.stringify({ queue: queueUrl, dlq: dlqUrl, moved, left }) + '\n');
-} catch (error) {
-  fail(`${(error as Error).name}: ${(error as Error).message} (check the queue, AWS credentials and region)`);
-}
+  const max = options.max ?? Infinity;
+  // The endpoint (regional, or AWS_ENDPOINT_URL_SQS) decides where requests go, not a queue URL's host;
+  // an AWS queue URL names its region.
+  const region = /^https:\/\/sqs\.([a-z0-9-]+)\.amazonaws\.com\//.exec(options.queue)?.[1];
+  const sqs = new SQSClient({ useQueueUrlAsEndpoint: false, ...(region ? { region } : {}) });
+
+  try {
+    const queueUrl = await urlOf(sqs, options.queue);
+    const dlqUrl = options.dlq ? await urlOf(sqs, options.dlq) : await dlqOf(sqs, queueUrl);
+    const waiting = await depthOf(sqs, dlqUrl);
+    log(`${dlqUrl} → ${queueUrl}: about ${waiting} messages waiting`);
+    let moved = 0;
+    let lastReport = 0;
+    // Two empty receives in a row: SQS may answer one short receive empty while messages remain.
+    for (let empty = 0; empty < 2 && moved < max; ) {
+      const batch = await moveBatch(sqs, queueUrl, dlqUrl, max - moved);
+      empty = batch.received ? 0 : empty + 1;
+      moved += batch.moved;
+      if (moved - lastReport >= 100 || (!batch.received && moved !== lastReport)) {
+        log(`moved ${moved}${waiting > moved ? ` of about ${waiting}` : ''}`);
+        lastReport = moved;
+      }
+    }
+    const left = await depthOf(sqs, dlqUrl);
+    log(`done: ${moved} moved, about ${left} left in the DLQ`);
+    process.stdout.write(JSON.stringify({ queue: queueUrl, dlq: dlqUrl, moved, left }) + '\n');
+  } catch (error) {
+    fail(`${(error as Error).name}: ${(error as Error).message} (check the queue, AWS credentials and region)`);
+  }
+};

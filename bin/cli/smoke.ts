@@ -1,29 +1,24 @@
 /**
- * `npm run smoke -- --url <base_url> --key <api key>`: calls every route of the route table against a
- * deployed (or local) API and checks that each answers as expected. Prints one line per call to
- * stderr and a JSON summary to stdout; exits 1 when a call answered otherwise or a route of the table
- * was not called, 2 on bad arguments.
+ * `fleetstream smoke --url <base_url> --key <api key>` (`npm run smoke`): calls every route of the
+ * route table against a deployed (or local) API and checks that each answers as expected. Prints one
+ * line per call to stderr and a JSON summary to stdout; exits 1 when a call answered otherwise or a
+ * route of the table was not called (2 on bad arguments, bin/commands/smoke.ts).
  */
 import { SignJWT } from 'jose';
 import { createHash } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { ROUTES } from '../../lambdas/routes';
 
-const { values } = parseArgs({
-  options: {
-    url: { type: 'string' },
-    key: { type: 'string' },
-    'timeout-seconds': { type: 'string', default: '60' },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
-});
-if (values.help || !values.url || !values.key) {
-  process.stderr.write('usage: npm run smoke -- --url <ApiUrl, ending in /v3> --key <API key> [--timeout-seconds 60]\n');
-  process.exit(values.help ? 0 : 2);
+/** `smoke`'s options: the API (its URL ends in /v3), an API key, how long ingest may take. */
+export interface SmokeOptions {
+  url: string;
+  key: string;
+  timeoutSeconds: number;
 }
-const base = values.url!.replace(/\/+$/, '');
-const key = values.key!;
-const timeoutMs = Number(values['timeout-seconds']) * 1000;
+
+// Set once by runSmoke, before the calls: the command runs one smoke test per process.
+let base = '';
+let key = '';
+let timeoutMs = 60_000;
 
 const log = (line: string) => process.stderr.write(`smoke: ${line}\n`);
 const called = new Set<string>();
@@ -169,6 +164,25 @@ const main = async () => {
     check: (b) => (b?.buckets?.[0]?.count === 1 && b.buckets[0].sum === 1 ? undefined : `not one bucket counting the point: ${JSON.stringify(b?.buckets)}`),
   });
 
+  // The same point, exported: an export through the queue and S3, polled until ready, its file downloaded with the presigned GET.
+  const exportsPath = `/timeseries/${ws}/exports`;
+  const started = (await call('createExport', 'POST', exportsPath, { body: { format: 'csv', device: [device?.id], tag: ['smoke'] }, expect: 202, check: has('export') })).body?.export;
+  let exported: any;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
+    exported = (await call('getExport', 'GET', `${exportsPath}/${started?.id}`, { quiet: true, check: has('export') })).body?.export;
+    if (exported?.status !== 'running' || Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+  if (exported?.status !== 'ready' || exported.rows !== 1) failures.push(`getExport GET ${exportsPath}/${started?.id}: not ready with the one point: ${JSON.stringify(exported)}`);
+  else {
+    const file = await fetch(exported.url);
+    const text = await file.text();
+    if (!file.ok || !text.startsWith('device_id,fleet_id,tag,timestamp_device,timestamp_in,payload\r\n') || !text.includes(device?.id)) {
+      failures.push(`the export's download answered ${file.status}: ${text.slice(0, 300)}`);
+    } else log(`ok   getExport GET ${exportsPath}/{export_id} → ready, its file downloaded (${text.length} bytes)`);
+  }
+  await call('listExports', 'GET', exportsPath, { check: (b) => (b?.exports?.some?.((e: any) => e.id === started?.id) ? undefined : 'the export is not listed') });
+
   // The workspace's limits, and its usage of today (the published point is counted once ingest stored it).
   await call('getWorkspaceLimits', 'GET', `/workspaces/${ws}/limits`, { check: (b) => (Number.isInteger(b?.limits?.devices) ? undefined : 'no limits.devices') });
   const today = new Date().toISOString().slice(0, 10);
@@ -212,7 +226,13 @@ const main = async () => {
   process.exit(failures.length ? 1 : 0);
 };
 
-main().catch((error: Error) => {
-  log(`failed: ${error.message}`);
-  process.exit(1);
-});
+/** Runs the smoke test against the API the options name, and exits 0 when every route answered as expected, 1 otherwise. */
+export const runSmoke = (options: SmokeOptions) => {
+  base = options.url.replace(/\/+$/, '');
+  key = options.key;
+  timeoutMs = options.timeoutSeconds * 1000;
+  return main().catch((error: Error) => {
+    log(`failed: ${error.message}`);
+    process.exit(1);
+  });
+};

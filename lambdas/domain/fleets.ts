@@ -62,13 +62,13 @@ export const createFleet = async (db: Db, caller: Caller, workspaceId: string, i
 
 /**
  * Checks, before anything is written, that every named fleet is in the workspace.
- * @throws NotFoundError naming the first missing fleet.
+ * @throws NotFoundError naming the first missing fleet, its details each missing one at `field`.
  */
-export const requireFleets = async (db: Db, workspaceId: string, fleetIds: string[]) => {
+export const requireFleets = async (db: Db, workspaceId: string, fleetIds: string[], field = 'query.fleet') => {
   const missing = await findMissingFleets(db, workspaceId, fleetIds);
   if (missing.length) {
     throw new NotFoundError(`Fleet ${missing[0]} not found.`, {
-      details: missing.map((id) => ({ field: 'query.fleet', message: `Fleet ${id} not found.` })),
+      details: missing.map((id) => ({ field, message: `Fleet ${id} not found.` })),
     });
   }
 };

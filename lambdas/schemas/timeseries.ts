@@ -17,7 +17,7 @@ export const TIMESERIES_FILTER_MAX = 100;
  * microseconds: shared/timestamps.ts). A finer bound rounds up: `ts >= 10.0000005` holds from
  * 10.000001 on, and `ts < 10.0000005` up to 10.000000.
  */
-const BoundSchema = z.iso
+export const BoundSchema = z.iso
   .datetime({ offset: true })
   // Not a date at all is the format check's to report.
   .refine((date) => Number.isNaN(Date.parse(date)) || (new Date(date).getUTCFullYear() >= 0 && new Date(date).getUTCFullYear() <= 9999), 'Must be a date in years 0000–9999.')
@@ -49,17 +49,17 @@ export const FleetFilterSchema = z
 
 export const TIMESERIES_SORTS = ['timestamp_device', '-timestamp_device'] as const;
 
+/** Whether `start` is not after `end`, when both are dates (a bound that is not a date is its own field's error). */
+export const startNotAfterEnd = (q: { start?: string; end?: string }) => {
+  const [start, end] = [q.start === undefined ? undefined : parseTime(q.start), q.end === undefined ? undefined : parseTime(q.end)];
+  return !start || !end || compareTime(start, end) <= 0;
+};
+
 /**
  * The storage query's parameters, exactly as the interface lists them. A `start` after `end` is
  * a 400 (a range that cannot hold a point is a client's mistake, not an empty page); JSON Schema
  * cannot compare two parameters, so the document says it in words.
  */
-/** Whether `start` is not after `end`, when both are dates (a bound that is not a date is its own field's error). */
-const startNotAfterEnd = (q: { start?: string; end?: string }) => {
-  const [start, end] = [q.start === undefined ? undefined : parseTime(q.start), q.end === undefined ? undefined : parseTime(q.end)];
-  return !start || !end || compareTime(start, end) <= 0;
-};
-
 export const TimeseriesQuerySchema = z
   .strictObject({
     start: BoundSchema.optional().meta({ description: 'Included lower bound on timestamp_device; must not be after end' }),

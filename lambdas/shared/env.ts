@@ -135,6 +135,25 @@ export const CORS_ALLOWED_ORIGIN = process.env.CORS_ALLOWED_ORIGIN ?? '';
 export const firmwareBucket = () => process.env.FIRMWARE_BUCKET ?? '';
 
 /**
+ * The S3 bucket of data exports (`exports/<workspace>/<export>.<format>`). Read at each call, as
+ * the firmware bucket is.
+ */
+export const exportsBucket = () => process.env.EXPORTS_BUCKET ?? '';
+
+/** Queue of data exports to run (the storage API fills it; the export Lambda drains and refills it). Read at each call. */
+export const exportQueueUrl = () => process.env.EXPORT_QUEUE_URL ?? '';
+
+/** Export-queue retry backoff: base × 2^(receives − 1) seconds, at most the max (the stack sets both from local/queues.ts). */
+export const exportRetrySeconds = () => ({ baseSeconds: intFrom(process.env.EXPORT_RETRY_BASE_SECONDS, 30), maxSeconds: intFrom(process.env.EXPORT_RETRY_MAX_SECONDS, 900) });
+
+/**
+ * Longest a run of the export Lambda reads before it puts the export back on its queue, in seconds
+ * (0, the default: until a minute before the Lambda's timeout). A run always writes at least one
+ * part first. Tests make it a second, so that an export goes on across several runs.
+ */
+export const exportRunSeconds = () => intFrom(process.env.EXPORT_RUN_SECONDS, 0);
+
+/**
  * How long a firmware version's presigned upload URL is valid, in seconds (S3 takes a presigned
  * URL for at most a week). Read at each call, as the local runtime may set it after loading.
  */

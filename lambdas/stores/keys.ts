@@ -21,6 +21,7 @@
  * | device identity | WKS#<wks>      | IDN#<dev>#<idn> |
  * | integration     | WKS#<wks>      | INT#<int>       |
  * | firmware version| WKS#<wks>      | FW#<fw>#<ver>   |
+ * | data export     | WKS#<wks>      | EXPORT#<exp>    |
  * | delivery ledger | DELIVERY#<msg> | DELIVERY        |
  * | console user    | USER#<sub>     | USER            |
  * | usage of a day  | WKS#<wks>      | USAGE#<date>    |
@@ -62,6 +63,8 @@ export const identityKey = (workspaceId: string, deviceId: string, identityId: s
 export const integrationKey = (workspaceId: string, integrationId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `INT#${integrationId}` });
 /** A registered firmware version (its image is the S3 object `<wks>/<fw>/<ver>`). Firmware IDs and versions never hold "#". */
 export const firmwareKey = (workspaceId: string, firmwareId: string, version: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `FW#${firmwareId}#${version}` });
+/** A data export of a workspace (its file is the S3 object `exports/<wks>/<exp>.<format>`). */
+export const exportKey = (workspaceId: string, exportId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `EXPORT#${exportId}` });
 /** Which integrations already received a forward message that is being retried (by its first SQS message ID). */
 /** A console user (Cognito `sub`) → the account it belongs to. */
 export const userKey = (sub: string): ItemKey => ({ pk: `USER#${sub}`, sk: 'USER' });
@@ -221,4 +224,5 @@ export const collection = {
   rolloutsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: ROLLOUT_SORT_KEY_PREFIX }),
   /** A rollout's item and its counter items (rollout IDs have one length: no other rollout's key starts so). */
   rolloutWithCounters: (workspaceId: string, rolloutId: string) => ({ pk: `WKS#${workspaceId}`, prefix: `${ROLLOUT_SORT_KEY_PREFIX}${rolloutId}` }),
+  exportsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'EXPORT#' }),
 };

@@ -1,12 +1,13 @@
 import { aggregateTimeseries } from '../domain/aggregation';
 import { apiRequestHooks } from '../domain/api-requests';
+import { createExport, getExport, listExports } from '../domain/exports';
 import { queryTimeseries } from '../domain/timeseries';
 import { TIMESERIES_OPERATIONS } from '../schemas/operations/timeseries';
 import { registryDb } from '../shared/clients';
-import { callerOf } from '../shared/http';
+import { callerOf, ok } from '../shared/http';
 import { httpHandler } from '../shared/middleware';
 import { timeseriesStore } from '../stores/timeseries';
-import { streamJson } from '../shared/json-stream';
+import { streamJson, streamList } from '../shared/json-stream';
 
 // Streamed (route table `stream: true`): `size` may be 175,000, far past a buffered answer's 6 MB;
 // an aggregation's skipped count and next cursor follow its buckets, known once they are read.
@@ -17,4 +18,7 @@ export const handler = httpHandler('timeseries', TIMESERIES_OPERATIONS, {
     const page = await aggregateTimeseries(registryDb(), timeseriesStore(), callerOf(event), path.workspaceId, query);
     return streamJson(event, 'buckets', page.buckets, () => ({ skipped: page.skipped(), next: page.next() }));
   },
+  createExport: async ({ path, body }, event) => ok(202, { export: await createExport(registryDb(), callerOf(event), path.workspaceId, body) }),
+  listExports: async ({ path, query }, event) => streamList(event, 'exports', await listExports(registryDb(), callerOf(event), path.workspaceId, query)),
+  getExport: async ({ path }, event) => ok(200, { export: await getExport(registryDb(), callerOf(event), path.workspaceId, path.exportId) }),
 }, apiRequestHooks(registryDb()));

@@ -27,14 +27,17 @@ export const BUCKET_ACTIONS: Readonly<Record<BucketAccess, { objects: readonly s
   manage: { objects: ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'], bucket: ['s3:ListBucket'] },
   check: { objects: ['s3:GetObject'], bucket: ['s3:ListBucket'] },
   download: { objects: ['s3:GetObject'], bucket: [] },
+  // CreateMultipartUpload, UploadPart and CompleteMultipartUpload are s3:PutObject; ListParts is
+  // s3:ListMultipartUploadParts. https://docs.aws.amazon.com/AmazonS3/latest/userguide/mpuoverview.html#mpuAndPermissions
+  stream: { objects: ['s3:PutObject', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:AbortMultipartUpload'], bucket: ['s3:ListBucket'] },
 };
 
 /**
  * The stack's S3 buckets, built from the bucket table that the local runtimes also read: private
  * (every public access blocked, ACLs off), encrypted with S3's managed keys, TLS only, no
- * versioning (an object is replaced only by the same bytes: DESIGN §11), unfinished uploads aborted
- * after their definition's days, CORS for the console's origin only, and retained by default like
- * the other data resources. `grant` gives a handler exactly its kind of access and the bucket's
+ * versioning (a firmware image is replaced only by the same bytes: DESIGN §11; an export is
+ * written once), unfinished uploads aborted and objects expired after their definition's days,
+ * CORS for the console's origin only, and retained by default like the other data resources. `grant` gives a handler exactly its kind of access and the bucket's
  * name in its variable.
  */
 export class Buckets extends Construct {
@@ -52,7 +55,10 @@ export class Buckets extends Construct {
         enforceSSL: true,
         versioned: false,
         removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
-        lifecycleRules: [{ id: 'abort-unfinished-uploads', abortIncompleteMultipartUploadAfter: Duration.days(definition.abortIncompleteUploadsAfterDays) }],
+        lifecycleRules: [
+          { id: 'abort-unfinished-uploads', abortIncompleteMultipartUploadAfter: Duration.days(definition.abortIncompleteUploadsAfterDays) },
+          ...(definition.expireObjectsAfterDays === undefined ? [] : [{ id: 'expire-objects', expiration: Duration.days(definition.expireObjectsAfterDays) }]),
+        ],
         ...(definition.consoleCors
           ? {
               cors: [
@@ -77,18 +83,20 @@ export class Buckets extends Construct {
   }
 
   /**
-   * Lets a handler use a bucket as its definition says (`manage`, `check` or `download`), on every
-   * object of the bucket, and puts the bucket's name in the definition's variable.
+   * Lets a handler use a bucket as its definition says (`manage`, `check`, `download` or `stream`),
+   * on the objects under the definition's key prefix, and puts the bucket's name in the
+   * definition's variable.
    */
   grant(name: BucketName, handler: HandlerFunction, access: BucketAccess) {
     const bucket = this.buckets[name];
+    const { keyPrefix, env } = this.definitions[name];
     const { objects, bucket: onBucket } = BUCKET_ACTIONS[access];
-    Grant.addToPrincipal({ grantee: handler, actions: [...objects], resourceArns: [bucket.arnForObjects('*')] });
+    Grant.addToPrincipal({ grantee: handler, actions: [...objects], resourceArns: [bucket.arnForObjects(`${keyPrefix}*`)] });
     if (onBucket.length) Grant.addToPrincipal({ grantee: handler, actions: [...onBucket], resourceArns: [bucket.bucketArn] });
-    handler.addEnvironment(this.definitions[name].env, bucket.bucketName);
+    handler.addEnvironment(env, bucket.bucketName);
     Validations.of(handler.role!).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(bucket.node.defaultChild as CfnBucket)}.Arn>/*]`,
-      reason: `Keys are <workspace>/<firmware>/<version> and the handler serves every workspace: it names a key only after checking that the caller owns its workspace. The bucket holds nothing else, and the actions are the ${access} kind's only (${objects.join(', ')}).`,
+      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(bucket.node.defaultChild as CfnBucket)}.Arn>/${keyPrefix}*]`,
+      reason: `Each key starts with the workspace it belongs to (firmware: <workspace>/<firmware>/<version>; exports: exports/<workspace>/<export>) and the handler serves every workspace: it names a key only after checking that the caller owns its workspace. The actions are the ${access} kind's only (${objects.join(', ')}).`,
     });
   }
 }

@@ -80,7 +80,7 @@ export const HANDLER_ESBUILD_OPTIONS = {
 export const HANDLER_ENVIRONMENT = { NODE_OPTIONS: '--enable-source-maps' } as const;
 
 /** What a handler may do with a table it is bound to. */
-export type TableAccess = 'get-item' | 'get-update' | 'gets-update' | 'query-update' | 'read-update' | 'read-puts-update' | 'read-write';
+export type TableAccess = 'get-item' | 'get-update' | 'read-update' | 'storage' | 'query-update' | 'read-puts-update' | 'read-write';
 
 const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
 const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'];
@@ -92,14 +92,16 @@ export type QueueAccess = 'send' | 'consume';
 export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   'get-item': ['dynamodb:GetItem'],
   // Items looked up and counters added to (usage, a request's rate, a device's points), one at a
-  // time; and the retention re-stamp's workspace, read and changed by its key.
+  // time; the retention re-stamp's workspace and an export's run, read and changed by their keys.
   'get-update': ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
-  // The same, and items read a batch at a time (the storage API: the fleets a filter names).
-  'gets-update': ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
-  // Queries and conditional updates of one item at a time: no puts, no deletes, no batches (the sweep).
-  'query-update': ['dynamodb:Query', 'dynamodb:UpdateItem'],
   // Items looked up, counters added to, and queries (a workspace's usage days).
   'read-update': ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+  // The storage API: items read by their keys (a workspace, the fleets a filter names, an export),
+  // the request counted (its key's rate, the workspace's usage), an export written (and deleted
+  // again when its run cannot be queued), a workspace's exports queried.
+  storage: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
+  // Queries and conditional updates of one item at a time: no puts, no deletes, no batches (the sweep).
+  'query-update': ['dynamodb:Query', 'dynamodb:UpdateItem'],
   // Reads, puts and updates one item at a time or in transactions (TransactWriteItems is
   // authorized as the Put and Update inside it), and puts in batches (BatchWriteItem, which IAM
   // cannot narrow to puts; the code issues no deletes): the registry stream's consumer.
@@ -185,10 +187,10 @@ export class HandlerFunction extends NodejsFunction {
   /**
    * Lets the handler use a DynamoDB table and puts its name in `envVar`: `get-item` allows only
    * GetItem (an authorizer's lookup); `get-update` GetItem and UpdateItem (lookups and counters);
-   * `gets-update` those and BatchGetItem; `query-update` Query and UpdateItem; `read-update`
-   * GetItem, Query and UpdateItem; `read-puts-update` those, PutItem (single items and
-   * transactions) and BatchWriteItem, no DeleteItem; `read-write` allows the item-level actions the
-   * stores issue, batches and transactions included (TransactWriteItems is authorized per
+   * `read-update` those and Query; `storage` the storage API's (those, BatchGetItem, and
+   * PutItem and DeleteItem of exports); `query-update` Query and UpdateItem (the sweep);
+   * `read-puts-update` GetItem, Query, PutItem, BatchWriteItem and UpdateItem (single items, batches of
+   * puts and transactions), no deletes (the registry stream's consumer); `read-write` allows the item-level actions the stores issue, batches and transactions included (TransactWriteItems is authorized per
    * Put/Update/Delete/ConditionCheck inside it). Each of `indexes` may be queried, by its own ARN
    * (`<table>/index/<name>`), and no other index. Narrower than CDK's grantReadWriteData: no Scan,
    * no DescribeTable, no streams.

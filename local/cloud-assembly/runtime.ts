@@ -1020,8 +1020,9 @@ const applyOverrides = (assembly: AssemblyStack, options: CloudAssemblyOptions):
 /**
  * The variables the local runtime adds to every function: webhook receivers on 127.0.0.1 over
  * http (refused in the cloud), the webhook timeout, the ingest's cache bound
- * (DEVICE_PLACE_CACHE_SECONDS), the usage's flush and the limits' cache, and the handlers' log
- * level and metrics switch when npm start was given them; and to a function given the user pool's ID (USER_POOL_ID, resolved from the
+ * (DEVICE_PLACE_CACHE_SECONDS), the usage's flush and the limits' cache, an export run's length
+ * (EXPORT_RUN_SECONDS), and the handlers' log level and metrics switch when npm start was given
+ * them; and to a function given the user pool's ID (USER_POOL_ID, resolved from the
  * template's Ref), the issuer of its tokens, cognito-local's (on AWS it follows from the region
  * and that ID: lambdas/shared/env.ts). A function given another pool's ID gets none, and fails.
  */
@@ -1032,6 +1033,7 @@ const localOverrides = (options: CloudAssemblyOptions, cognito: LocalCognito | u
   ...(options.devicePlaceCacheSeconds !== undefined ? { DEVICE_PLACE_CACHE_SECONDS: String(options.devicePlaceCacheSeconds) } : {}),
   ...(options.usageFlushSeconds !== undefined ? { USAGE_FLUSH_SECONDS: String(options.usageFlushSeconds) } : {}),
   ...(options.limitsCacheSeconds !== undefined ? { LIMITS_CACHE_SECONDS: String(options.limitsCacheSeconds) } : {}),
+  ...(options.exportRunSeconds !== undefined ? { EXPORT_RUN_SECONDS: String(options.exportRunSeconds) } : {}),
   ...(process.env.POWERTOOLS_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL } : {}),
   ...(process.env.POWERTOOLS_METRICS_DISABLED ? { POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED } : {}),
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { until, waitFor } from '../../local/ports';
 import { bodyText, clickText, fill, launchChromium, screenshot, waitForAlert, waitForText } from '../helpers/browser';
+import { parseCsv } from '../helpers/csv';
 import { deviceClient, deviceToken } from '../helpers/device-token';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../helpers/webhook-receiver';
@@ -389,6 +390,22 @@ describe('the console in Chromium on npm start', () => {
       'sensor-1 · climate · level · avg',
     ]);
     await screenshot(page, '11-data-aggregates');
+  });
+
+  it('exports every point the query selects to a file in the background, then links its download', async () => {
+    // The query form still selects the tag climate: the three devices' 60 points.
+    await page.select('select[name="export-format"]', 'csv');
+    await clickText(page, 'Export');
+    await page.waitForSelector('[data-testid="export-link"]', { timeout: 60_000 });
+    const status = await page.$eval('[data-testid="export-status"]', (el) => el.textContent ?? '');
+    const href = await page.$eval('[data-testid="export-link"]', (a) => (a as Dom).href as string);
+    const rows = parseCsv(await (await fetch(href)).text());
+
+    expect(status).toMatch(/^Ready: 60 points, /);
+    expect(rows[0]).toEqual(['device_id', 'fleet_id', 'tag', 'timestamp_device', 'timestamp_in', 'payload']);
+    expect(rows.slice(1).map((r) => r[2])).toEqual(Array(60).fill('climate'));
+    expect(new Set(rows.slice(1).map((r) => r[0])).size).toBe(3);
+    await screenshot(page, '12-data-export');
   });
 
   it('sets the workspace’s data retention in Settings, shown on the workspace, and back to forever', async () => {

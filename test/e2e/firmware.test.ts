@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { until } from '../../local/ports';
 import type { LocalRuntime } from '../../local/runtime';
 import { apiClient, type ApiClient } from '../helpers/api-client';
+import { fleetstreamArgs } from '../helpers/cli';
 import { deviceClient, deviceToken } from '../helpers/device-token';
 import { connectDevice, type Credentials, type MqttDevice } from '../helpers/mqtt-device';
 import { startRuntime } from '../helpers/runtime';
@@ -343,12 +344,12 @@ describe('FOTA of a registered firmware', () => {
 });
 
 describe('the device simulator (npm run device)', () => {
-  /** Runs bin/cli/device.ts on credentials, as `npm run device` does, until it exits or is stopped. */
+  /** Runs `fleetstream device` on credentials, as `npm run device` does, until it exits or is stopped. */
   const simulate = (credentials: Credentials[], ...args: string[]) => {
     const file = join(mkdtempSync(join(tmpdir(), 'fleetstream-sim-')), 'devices.json');
     writeFileSync(file, JSON.stringify(credentials));
     let stderr = '';
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/cli/device.ts', '--credentials', file, '--interval', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, fleetstreamArgs('device', ['--credentials', file, '--interval', '0', ...args]), { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     return { stderr: () => stderr, stop: async () => (child.kill('SIGINT'), await exited) };

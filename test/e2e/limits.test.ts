@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { until, waitFor } from '../../local/ports';
 import { apiClient, type ApiClient } from '../helpers/api-client';
+import { fleetstreamArgs } from '../helpers/cli';
 import { deviceClient, deviceToken } from '../helpers/device-token';
 import { registryReader } from '../helpers/fuzz/registry-snapshot';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
@@ -33,7 +34,7 @@ afterAll(async () => {
 /** `npm run limits` against this stack, as an operator runs it. */
 const limitsCommand = async (...args: string[]) => {
   try {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/cli/limits.ts', '--local', '--data-dir', stack.dataDir, ...args]);
+    const { stdout } = await run(process.execPath, fleetstreamArgs('limits', ['--local', '--data-dir', stack.dataDir, ...args]));
     return { code: 0, stdout, stderr: '' };
   } catch (error) {
     const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };

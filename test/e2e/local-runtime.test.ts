@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { until } from '../../local/ports';
 import { apiClient } from '../helpers/api-client';
+import { fleetstreamArgs } from '../helpers/cli';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
 
@@ -67,7 +68,7 @@ describe('several npm start on one data folder', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'fleetstream-shared-'));
     const [a, b] = await Promise.all([startLocalStack({ FLEETSTREAM_DATA_DIR: dataDir }), startLocalStack({ FLEETSTREAM_DATA_DIR: dataDir })]);
     const createAccount = (...args: string[]) =>
-      run(process.execPath, ['--import', 'tsx', 'bin/cli/create-account.ts', '--name', 'Acme', '--local', '--data-dir', dataDir, ...args], { env: process.env });
+      run(process.execPath, fleetstreamArgs('create-account', ['--name', 'Acme', '--local', '--data-dir', dataDir, ...args]), { env: process.env });
     try {
       const files = runtimeFiles(dataDir);
       const ambiguous = (await createAccount().catch((error: unknown) => error)) as { code: number; stderr: string };
@@ -133,7 +134,7 @@ describe('npm start’s retry variables', () => {
       expect(dead.posts.map((p) => p.body.result[0].type)).toEqual(['job', 'job']);
 
       // replay-dlq --local finds this instance through its runtime file, with no endpoint given
-      const replay = await run(process.execPath, ['--import', 'tsx', 'bin/cli/replay-dlq.ts', '--local', '--data-dir', stack.dataDir, '--queue', 'forward'], {
+      const replay = await run(process.execPath, fleetstreamArgs('replay-dlq', ['--local', '--data-dir', stack.dataDir, '--queue', 'forward']), {
         env: { PATH: process.env.PATH, HOME: process.env.HOME },
       });
       expect(JSON.parse(replay.stdout)).toEqual(expect.objectContaining({ moved: 1, queue: stack.queue_urls.forward }));

@@ -2,11 +2,12 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ROUTES } from '../../lambdas/routes';
 import type { LocalRuntime } from '../../local/runtime';
+import { fleetstreamArgs } from '../helpers/cli';
 import { startRuntime } from '../helpers/runtime';
 
 const run = promisify(execFile);
 const smoke = (url: string, key: string) =>
-  run(process.execPath, ['--import', 'tsx', 'bin/cli/smoke.ts', '--url', url, '--key', key, '--timeout-seconds', '30'], { env: process.env }).then(
+  run(process.execPath, fleetstreamArgs('smoke', ['--url', url, '--key', key, '--timeout-seconds', '30']), { env: process.env }).then(
     (r) => ({ code: 0, ...r }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );

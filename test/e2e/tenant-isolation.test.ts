@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ROUTES } from '../../lambdas/routes';
 import { apiClient, type ApiClient } from '../helpers/api-client';
+import { fleetstreamArgs } from '../helpers/cli';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 
 const run = promisify(execFile);
@@ -16,7 +17,7 @@ beforeAll(async () => {
   stack = await startLocalStack();
   mine = apiClient(stack.base_url, stack.api_key);
   // Account B comes from the documented command, run against this running local stack.
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/cli/create-account.ts', '--name', 'other', '--local', '--data-dir', stack.dataDir]);
+  const { stdout } = await run(process.execPath, fleetstreamArgs('create-account', ['--name', 'other', '--local', '--data-dir', stack.dataDir]));
   const other = JSON.parse(stdout) as { workspace_id: string; api_key: string; api_key_id: string; default_fleet_id: string };
   theirs = apiClient(stack.base_url, other.api_key);
   const device = (await theirs.post(`/workspaces/${other.workspace_id}/devices`, { name: 'secret-device' })).body.device;
@@ -27,6 +28,7 @@ beforeAll(async () => {
   const identity = (await theirs.post(`/workspaces/${other.workspace_id}/devices/${device.id}/identities`)).body.identity;
   const integration = (await theirs.post(`/workspaces/${other.workspace_id}/integrations`, { url: 'https://hooks.example.com/b' })).body.integration;
   const rollout = (await theirs.post(`/workspaces/${other.workspace_id}/jobs/secret-rollout`, { value: { original: true }, rollout: { max_per_minute: 1 } })).body.job.rollout_id;
+  const exported = (await theirs.post(`/timeseries/${other.workspace_id}/exports`, { format: 'csv' })).body.export;
   theirIds = {
     workspaceId: other.workspace_id,
     fleetId: other.default_fleet_id,
@@ -38,6 +40,7 @@ beforeAll(async () => {
     identityId: identity.id,
     integrationId: integration.id,
     rolloutId: rollout,
+    exportId: exported.id,
   };
 });
 afterAll(async () => {
@@ -58,6 +61,7 @@ const bodyFor = (operationId: string): unknown =>
     updateIntegration: { url: 'https://intruder.example.com/hook' },
     updateWorkspace: { name: 'intruder', data_retention_days: 1 },
     registerFirmware: { size: 1, sha256: 'b'.repeat(64) },
+    createExport: { format: 'csv' },
   })[operationId];
 
 const scopedRoutes = ROUTES.filter((r) => r.auth === 'api-key' && r.path.includes('{'));
@@ -96,6 +100,7 @@ describe('tenant isolation', () => {
     const integrations = await theirs.get(`/workspaces/${theirIds.workspaceId}/integrations`);
     const workspace = await theirs.get(`/workspaces/${theirIds.workspaceId}`);
     const rollout = await theirs.get(`/workspaces/${theirIds.workspaceId}/rollouts/${theirIds.rolloutId}`);
+    const exports = await theirs.get(`/timeseries/${theirIds.workspaceId}/exports`);
 
     expect(devices.body.devices.map((d: { name: string }) => d.name)).toEqual(['secret-device']);
     expect(job.body.job.value).toEqual({ original: true });
@@ -109,5 +114,6 @@ describe('tenant isolation', () => {
     expect(workspace.body.workspace).not.toHaveProperty('data_retention_days');
     expect(rollout.body.rollout).toMatchObject({ status: 'in_progress', job_name: 'secret-rollout' });
     expect(job.body.job.status).toBe('pending');
+    expect(exports.body.exports.map((e: { id: string }) => e.id)).toEqual([theirIds.exportId]);
   });
 });

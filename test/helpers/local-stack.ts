@@ -4,6 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { fleetstreamArgs } from './cli';
 import { cloudAssemblyDir } from './runtime';
 
 export interface ReadyInfo {
@@ -25,14 +26,14 @@ export interface LocalStack extends ReadyInfo {
 }
 
 /**
- * Runs `npm start`'s entry point (bin/local.ts) as a child process, exactly as a user would, and
+ * Runs `fleetstream start` (`npm start`) as a child process, exactly as a user would, and
  * resolves with its `READY {json}` line.
  */
 export const startLocalStack = async (env: Record<string, string> = {}, args: string[] = ['--in-memory']): Promise<LocalStack> => {
   const dataDir = env.FLEETSTREAM_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'fleetstream-'));
   // The e2e-cloud project runs the synthesized assembly instead of the sources (test/helpers/runtime.ts).
   const assembly = cloudAssemblyDir();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts', ...args, ...(assembly ? ['--cloud-assembly', assembly] : [])], {
+  const child = spawn(process.execPath, fleetstreamArgs('start', [...args, ...(assembly ? ['--cloud-assembly', assembly] : [])]), {
     env: {
       ...process.env,
       PORT: '0',

@@ -86,7 +86,7 @@ describe('routes', () => {
     const methods = methodsByRoute(template);
 
     expect(lists.map((r) => r.operationId).sort()).toEqual(
-      ['listApiKeys', 'listDevices', 'listFirmwares', 'listFleets', 'listIdentities', 'listIntegrations', 'listJobs', 'listRolloutDevices', 'listRollouts', 'listWorkspaces'],
+      ['listApiKeys', 'listDevices', 'listExports', 'listFirmwares', 'listFleets', 'listIdentities', 'listIntegrations', 'listJobs', 'listRolloutDevices', 'listRollouts', 'listWorkspaces'],
     );
     for (const route of lists) {
       const method = methods.get(`${route.method} ${route.path}`)!;
@@ -195,14 +195,16 @@ describe('least privilege', () => {
     expect(dynamoStatements(stack.routeHandlers.get('openapi')!)).toEqual([]);
   });
 
-  it('lets the storage API only GetItem, BatchGetItem and UpdateItem on the registry table (its workspace and fleet checks, the key’s rate and the usage; the cloud-assembly run saw nothing else)', () => {
+  it('lets the storage API only read items by key, count its requests, write and delete an export, and query the table (its workspace and fleet checks, the key’s rate and the usage, exports; the cloud-assembly run saw nothing else): no Scan, no index', () => {
     const statements = dynamoStatements(stack.routeHandlers.get('timeseries')!).filter((s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)));
 
-    expect(statements).toEqual([{ Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
+    expect(statements).toEqual([
+      { Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] },
+    ]);
   });
 
-  it('lets the retention consumer only GetItem and UpdateItem on the registry table (its workspace, and what it owes)', () => {
-    const statements = dynamoStatements(stack.consumerFunctions.get('retention')!).filter((s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)));
+  it.each(['retention', 'export'])('lets the %s consumer only GetItem and UpdateItem on the registry table (its workspace, and what it owes or its export)', (consumer) => {
+    const statements = dynamoStatements(stack.consumerFunctions.get(consumer)!).filter((s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)));
 
     expect(statements).toEqual([{ Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
   });
@@ -352,6 +354,7 @@ describe('outputs', () => {
       'ApiUrl',
       'ConsoleBucketName',
       'ConsoleUrl',
+      'ExportsBucketName',
       'FirmwareBucketName',
       'MqttEndpoint',
       'RegistryTableName',

@@ -108,6 +108,8 @@ const COMMON_PINS: Record<string, { type: string; props: Record<string, unknown>
   QueuesMqttDlqB8C45160: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   QueuesRetentionQueue098F574C: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   QueuesRetentionDlq6BF7C357: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
+  QueuesExportQueue2AFEC7CE: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
+  QueuesExportDlqAADC4FE7: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   RegistryStreamDlqA5A9418E: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   // The console's users: a replaced pool is a new, empty one (every user signs up again, under new
   // subs that no account knows).
@@ -123,6 +125,8 @@ const COMMON_PINS: Record<string, { type: string; props: Record<string, unknown>
   ConsoleBucket86B6957C: { type: 'AWS::S3::Bucket', props: { BucketName: undefined } },
   // Firmware images: a replaced bucket is a new, empty one, and every ready version's image is gone.
   BucketsFirmware892A229B: { type: 'AWS::S3::Bucket', props: { BucketName: undefined } },
+  // Data exports: a replaced bucket is a new, empty one, and every ready export's file is gone.
+  BucketsExportsEFF3E371: { type: 'AWS::S3::Bucket', props: { BucketName: undefined } },
 };
 const PINS: Record<TimeseriesBackend, typeof COMMON_PINS> = {
   dynamodb: { ...COMMON_PINS, TimeseriesTable945BC126: { type: 'AWS::DynamoDB::Table', props: PK_SK } },

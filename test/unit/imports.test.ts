@@ -52,6 +52,14 @@ const RULES: IForbiddenRuleType[] = [
   // The pages share what they need through ui/page.ts (STYLE.md); only the entry mounts the app.
   { name: 'only-main-imports-app', severity: 'error', from: { pathNot: '^console/src/main\\.tsx$' }, to: { path: '^console/src/ui/app\\.tsx$' } },
   { name: 'no-tests-in-shipped-code', severity: 'error', from: { path: '^(lambdas|lib|local|bin|console)/' }, to: { path: '^test/' } },
+  // `fleetstream --help` and a usage error load the commands' declarations only: what a command
+  // runs (the runtime, the AWS SDK, the route table) is imported in its action (bin/commands/program.ts).
+  {
+    name: 'commands-load-light',
+    severity: 'error',
+    from: { path: '^bin/commands/' },
+    to: { pathNot: ['^bin/commands/', '^node_modules/commander/'], dynamic: false, dependencyTypesNot: ['type-only', 'core'] },
+  },
 ];
 
 // A cycle is told once, from its first module in name order (the cruise names it from each).

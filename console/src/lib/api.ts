@@ -113,6 +113,23 @@ export interface AggregateQuery {
   limit?: number;
 }
 export interface AggregateBucket { start: string; device_id?: string; avg?: number | null; min?: number; max?: number; sum?: number | null; count?: number }
+/** What an export holds: the storage query's filters. */
+export interface ExportFilters { start?: string; end?: string; device?: string[]; tag?: string[]; fleet?: string[] }
+/** A data export: a file in S3 made in the background (spec/operations.md §4). */
+export interface DataExport {
+  id: string;
+  status: 'running' | 'ready' | 'failed';
+  format: 'csv' | 'ndjson';
+  filters: ExportFilters;
+  rows: number;
+  bytes: number;
+  created_at: string;
+  completed_at: string | null;
+  expires_at: string | null;
+  url: string | null;
+  url_expires_at: string | null;
+  error: { code: string; message: string } | null;
+}
 export interface AggregatePage { buckets: AggregateBucket[]; skipped: number; next: string | null }
 
 /** Query values: a list repeats the parameter (`?fleet=a&fleet=b`), undefined leaves it out. */
@@ -265,6 +282,12 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
       if (!response.ok) throw await failed(response);
       return ((await readJson(response, onProgress)) as { result: TimeseriesRecord[] }).result;
     },
+    /** Starts an export of the points these filters select, to a file of `format`; it runs in the background. */
+    createExport: (workspaceId: string, format: DataExport['format'], filters: ExportFilters) =>
+      request<{ export: DataExport }>('POST', `/timeseries/${enc(workspaceId)}/exports`, { body: { format, ...filters } }).then((b) => b.export),
+    /** An export's progress, and once ready a fresh download URL. */
+    getExport: (workspaceId: string, exportId: string) =>
+      request<{ export: DataExport }>('GET', `/timeseries/${enc(workspaceId)}/exports/${enc(exportId)}`).then((b) => b.export),
     /** One page of an aggregation (at most `limit` buckets, 10,000 by default). */
     aggregateTimeseries: (workspaceId: string, query: AggregateQuery) =>
       request<AggregatePage>('GET', `/timeseries/${enc(workspaceId)}/aggregate`, { query: { ...query } }),

@@ -8,6 +8,7 @@ import { exportFileName, recordsToCsv, recordsToJson } from '../lib/export';
 import { isoToLocalInput, localInputToIso, parseList } from '../lib/json-input';
 import type { PageProps } from './page';
 import { Chart } from './chart';
+import { ExportPanel } from './export-panel';
 import { Busy, download, ErrorBox, Field, Submit, useAction, VirtualTable, type Column } from './components';
 
 const MAX_SIZE = 175_000;
@@ -126,7 +127,7 @@ const AggregatePanel = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspace
   );
 };
 
-/** The time-series explorer: a storage query by devices, tags and time range; a chart, a raw table, exports; averages over long ranges. */
+/** The time-series explorer: a storage query by devices, tags and time range; a chart, a raw table, exports of a page or of every point; averages over long ranges. */
 export const DataPage = ({ api, workspaceId }: PageProps) => {
   const [devices, setDevices] = useState('');
   const [tags, setTags] = useState('');
@@ -236,6 +237,7 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
           </section>
         </>
       )}
+      <ExportPanel api={api} workspaceId={workspaceId} filters={() => ({ start: q.start, end: q.end, device: q.device.length ? q.device : undefined, tag: q.tag.length ? q.tag : undefined })} />
       <AggregatePanel api={api} workspaceId={workspaceId} />
     </>
   );

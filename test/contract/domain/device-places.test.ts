@@ -67,7 +67,7 @@ describe('device places of the MQTT data path', () => {
 
     await updateDevice(db, caller, workspace_id, device.id, { name: 'moved pump', fleet_id: fleet.id });
     const stale = (await places([device.id])).get(device.id);
-    clock.now += 60_000;
+    clock.now += 60_001; // an answer is used for its whole bound, up to and including its last millisecond
     const fresh = (await places([device.id])).get(device.id);
 
     expect(stale).toMatchObject({ fleet_id: device.fleet_id, device_name: 'pump' });
@@ -111,7 +111,7 @@ describe('workspace retentions of the ingest', () => {
     const first = await Promise.all([retentions(account_id, workspace_id), retentions(account_id, workspace_id)]);
     await updateWorkspace(db, async () => undefined, caller, workspace_id, { data_retention_days: 7 });
     const stale = await retentions(account_id, workspace_id);
-    clock.now += 60_000;
+    clock.now += 60_001; // an answer is used for its whole bound, up to and including its last millisecond
     const fresh = await retentions(account_id, workspace_id);
 
     expect([none, ...first, stale, fresh]).toEqual([undefined, 30, 30, 30, 7]);

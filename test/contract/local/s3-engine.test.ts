@@ -3,7 +3,18 @@
  * `@aws-sdk/s3-request-presigner` and `@aws-sdk/lib-storage`, and plain HTTP as a device or curl
  * sends it. Every refusal is checked for S3's documented status and error code.
  */
-import { CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListPartsCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
@@ -275,6 +286,34 @@ describe('the local S3: other checks and uses', () => {
     const got = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'parts/whole' }));
 
     expect(Buffer.from(await got.Body!.transformToByteArray()).equals(body)).toBe(true);
+  });
+
+  it('lists an upload’s parts (ListParts, paged), so that another process can complete it; a completed or aborted upload is NoSuchUpload', async () => {
+    const [first, last] = [randomBytes(5 * 1024 * 1024), Buffer.from('the end')];
+    const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'parts/listed' }));
+    const sent = [
+      await client.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'parts/listed', UploadId, PartNumber: 1, Body: first })),
+      await client.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'parts/listed', UploadId, PartNumber: 2, Body: last })),
+    ];
+    const aborted = (await client.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'parts/aborted' }))).UploadId;
+    await client.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'parts/aborted', UploadId: aborted, PartNumber: 1, Body: last }));
+
+    const page1 = await client.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'parts/listed', UploadId, MaxParts: 1 }));
+    const page2 = await client.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'parts/listed', UploadId, PartNumberMarker: page1.NextPartNumberMarker }));
+    const parts = [...page1.Parts!, ...page2.Parts!];
+    await client.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: 'parts/listed', UploadId, MultipartUpload: { Parts: parts.map(({ PartNumber, ETag }) => ({ PartNumber, ETag })) } }));
+    await client.send(new AbortMultipartUploadCommand({ Bucket: BUCKET, Key: 'parts/aborted', UploadId: aborted }));
+    const got = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'parts/listed' }));
+
+    expect([page1.IsTruncated, page2.IsTruncated]).toEqual([true, false]);
+    expect(parts.map((p) => [p.PartNumber, p.ETag, p.Size])).toEqual([
+      [1, sent[0].ETag, first.length],
+      [2, sent[1].ETag, last.length],
+    ]);
+    expect(Buffer.from(await got.Body!.transformToByteArray()).equals(Buffer.concat([first, last]))).toBe(true);
+    for (const [Key, id] of [['parts/listed', UploadId], ['parts/aborted', aborted], ['parts/listed', 'no-such-upload']]) {
+      await expect(client.send(new ListPartsCommand({ Bucket: BUCKET, Key, UploadId: id }))).rejects.toMatchObject({ name: 'NoSuchUpload', $metadata: { httpStatusCode: 404 } });
+    }
   });
 
   it('answers a CORS preflight from the bucket’s rules: the console’s PUT with the checksum header, and nothing else', async () => {

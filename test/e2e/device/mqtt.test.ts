@@ -184,7 +184,8 @@ describe('the MQTT door', () => {
     const device = await connected(credentials);
     const count = 500;
 
-    // As fast as the client goes: many publishes share a millisecond.
+    // As fast as the client goes: on an idle machine many publishes share a millisecond (the
+    // ingest's contract test covers a whole burst of one millisecond; a loaded machine spreads them).
     await Promise.all(Array.from({ length: count }, (_, n) => device.data('level', { n })));
 
     const points: Array<{ timestamp_device: string; timestamp_in: string; payload: { n: number } }> = await waitFor(async () => {
@@ -196,8 +197,6 @@ describe('the MQTT door', () => {
     expect(new Set(points.map((p) => p.timestamp_device)).size).toBe(count);
     // In arrival order: a point that arrived in a later millisecond is later. Within one
     // millisecond no order is known (IoT Core's timestamp() stops at milliseconds).
-    const sharing = new Set(points.map((p) => p.timestamp_in)).size;
-    expect(sharing).toBeLessThan(count);
     for (let i = 1; i < count; i++) {
       if (points[i].timestamp_in !== points[i - 1].timestamp_in) expect(points[i].timestamp_in > points[i - 1].timestamp_in).toBe(true);
     }

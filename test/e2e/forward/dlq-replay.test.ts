@@ -4,6 +4,7 @@ import { until } from '../../../local/ports';
 import type { LocalRuntime } from '../../../local/runtime';
 import { startRuntime } from '../../helpers/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
+import { fleetstreamArgs } from '../../helpers/cli';
 // Not domain/events.ts: a module that reads the environment must not load before the runtime sets it.
 import { FORWARD_PACK_MAX_BYTES, packForward } from '../../../lambdas/domain/forward-pack';
 import type { DataMessage } from '../../../lambdas/schemas/forward';
@@ -51,7 +52,7 @@ describe('the forward DLQ and its replay command', () => {
     const parked = (await depthOf(runtime.queue_urls['forward-dlq'])).visible;
     broken.behave(() => 200);
 
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'bin/cli/replay-dlq.ts', '--queue', runtime.queue_urls.forward], { env: process.env });
+    const { stdout, stderr } = await run(process.execPath, fleetstreamArgs('replay-dlq', ['--queue', runtime.queue_urls.forward]), { env: process.env });
     await until(() => broken.accepted().length >= 10, 'the replayed events delivered');
 
     expect(JSON.parse(stdout)).toEqual(expect.objectContaining({ moved: parked, left: 0, queue: runtime.queue_urls.forward, dlq: runtime.queue_urls['forward-dlq'] }));
@@ -94,7 +95,7 @@ describe('the forward DLQ and its replay command', () => {
     expect(packs.slice(0, -1).every((p) => p.length > FORWARD_PACK_MAX_BYTES - 4096)).toBe(true);
     for (const pack of packs) await sendRaw(runtime.queue_urls['forward-dlq'], [pack]);
 
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/cli/replay-dlq.ts', '--queue', runtime.queue_urls.forward], { env: process.env });
+    const { stdout } = await run(process.execPath, fleetstreamArgs('replay-dlq', ['--queue', runtime.queue_urls.forward]), { env: process.env });
     await until(() => hook.accepted().length >= points.length, 'the replayed packs delivered');
 
     expect(JSON.parse(stdout)).toEqual(expect.objectContaining({ moved: packs.length, left: 0 }));

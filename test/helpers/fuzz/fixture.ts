@@ -1,14 +1,15 @@
 /**
  * The world the fuzz suite runs in: the caller's account with two workspaces, each with a fleet,
- * a device, an identity, a spare API key, an integration, a job, a FOTA and a rollout (a
- * rate-limited fleet-wide job, so that it stays open), plus a device with its own token for the
- * device API; and a second account with one of each, whose IDs must stay invisible (404). Built
- * through the API and the create-account command, as a user would.
+ * a device, an identity, a spare API key, an integration, a job, a FOTA, a rollout (a
+ * rate-limited fleet-wide job, so that it stays open) and an export, plus a device with its own
+ * token for the device API; and a second account with one of each, whose IDs must stay invisible
+ * (404). Built through the API and the create-account command, as a user would.
  */
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { promisify } from 'node:util';
 import { apiClient, type ApiClient } from '../api-client';
+import { fleetstreamArgs } from '../cli';
 import { deviceToken } from '../device-token';
 import type { LocalStack } from '../local-stack';
 import type { Context, Fixture } from './requests';
@@ -50,7 +51,8 @@ const populate = async (api: ApiClient, workspaceId: string, receiverUrl: string
   await must('schedule job', api.post(`/devices/${device}/jobs/reboot`, { value: { delay: 1 } }), () => undefined);
   await must('schedule FOTA', api.post(`/devices/${device}/fota/fw-${tag}/versions/1.0`), () => undefined);
   const rollout = await must('schedule on fleets', api.post(`/workspaces/${workspaceId}/jobs/staged?fleet=${fleet}`, { value: {}, rollout: { max_per_minute: 1 } }), (b) => b.job.rollout_id as string);
-  return { ids: { wks: [workspaceId], flt: [fleet, ...fleets], dev: [device], idn: [identity], key: [key], int: [integration], rol: [rollout] }, jobNames: ['reboot'] };
+  const exported = await must('start export', api.post(`/timeseries/${workspaceId}/exports`, { format: 'ndjson' }), (b) => b.export.id as string);
+  return { ids: { wks: [workspaceId], flt: [fleet, ...fleets], dev: [device], idn: [identity], key: [key], int: [integration], rol: [rollout], exp: [exported] }, jobNames: ['reboot'] };
 };
 
 /** A device with an identity whose token the fuzzer uses; jobs and a FOTA for it to answer. */
@@ -74,7 +76,7 @@ export const buildWorld = async (stack: LocalStack): Promise<FuzzWorld> => {
   // The fuzzer sends its requests one after another as fast as they are answered, with one key:
   // its workspace's rate is raised by the operator's command, as for any client that needs more,
   // so that every request meets the rule under test rather than the key's rate.
-  await run(process.execPath, ['--import', 'tsx', 'bin/cli/limits.ts', '--workspace', stack.workspace_id, '--set', 'requests_per_second_per_key=100000', '--local', '--data-dir', stack.dataDir]);
+  await run(process.execPath, fleetstreamArgs('limits', ['--workspace', stack.workspace_id, '--set', 'requests_per_second_per_key=100000', '--local', '--data-dir', stack.dataDir]));
   const api = apiClient(stack.base_url, stack.api_key);
   const second = await must('create workspace', api.post('/workspaces', { name: 'fuzz-second' }), (b) => b.workspace.id as string);
   const own = [await populate(api, stack.workspace_id, receiver.url, 'a1'), await populate(api, second, receiver.url, 'a2')];
@@ -83,7 +85,7 @@ export const buildWorld = async (stack: LocalStack): Promise<FuzzWorld> => {
   own[0].ids.dev.push(mine.device);
   own[0].jobNames.push(...deviceJobs);
 
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/cli/create-account.ts', '--name', 'other', '--local', '--data-dir', stack.dataDir]);
+  const { stdout } = await run(process.execPath, fleetstreamArgs('create-account', ['--name', 'other', '--local', '--data-dir', stack.dataDir]));
   const other = JSON.parse(stdout) as { workspace_id: string; api_key: string; api_key_id: string; default_fleet_id: string };
   const theirApi = apiClient(stack.base_url, other.api_key);
   const theirs = await populate(theirApi, other.workspace_id, receiver.url, 'b');

@@ -1,6 +1,6 @@
 /**
  * The whole registry table of a running local stack, read back with Scan: every account's
- * workspaces, fleets, devices, identities, jobs, FOTA, rollouts, keys and integrations, including what no
+ * workspaces, fleets, devices, identities, jobs, FOTA, rollouts, keys, integrations and exports, including what no
  * listing shows (key hashes, another account's items). "A 4xx changes nothing" is checked by
  * comparing two of these, which costs one paginated Scan instead of dozens of listings.
  */
@@ -17,6 +17,8 @@ const VOLATILE_INTEGRATION_FIELDS = ['last_delivery_at', 'last_error_at', 'last_
 // The sweep, which writes too, does not run during the fuzz (SWEEP_INTERVAL_SECONDS).
 const BOOKKEEPING = /^(CNT#|ROLLED#|ROLLOUT#[^#]+#C\d+$)/;
 const VOLATILE_ROLLOUT_FIELDS = ['outcome', 'updated_at', 'sweep_pk', 'sweep_sk', 'next_deadline_at'];
+// What an export is made with; the rest its runs write in the background, whatever the API is asked.
+const EXPORT_FIELDS = new Set(['pk', 'sk', 'workspace_id', 'id', 'account_id', 'format', 'filters', 'key', 'created_at']);
 
 /** A snapshot: each item's JSON text by its key. */
 export type Snapshot = Map<string, string>;
@@ -47,6 +49,7 @@ export const registryReader = (dataDir: string) => {
         if (item.sk?.S?.startsWith('INT#')) for (const f of VOLATILE_INTEGRATION_FIELDS) delete item[f];
         if (BOOKKEEPING.test(item.sk?.S ?? '')) continue;
         if (item.sk?.S?.startsWith('ROLLOUT#')) for (const f of VOLATILE_ROLLOUT_FIELDS) delete item[f];
+        if (item.sk?.S?.startsWith('EXPORT#')) for (const f of Object.keys(item)) if (!EXPORT_FIELDS.has(f)) delete item[f];
         items.set(keyOf(item), JSON.stringify(Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))));
       }
       start = page.LastEvaluatedKey;

@@ -80,7 +80,7 @@ const withPrinter = (r: FuzzRequest): FuzzRequest => Object.assign(r, { [fc.toSt
 const ID_PATTERN = /^\^([a-z]+)-/;
 
 /** Path parameter name → ID prefix, for the resources the fixture makes. */
-export const PARAM_PREFIX: Record<string, string> = { workspaceId: 'wks', fleetId: 'flt', deviceId: 'dev', identityId: 'idn', keyId: 'key', integrationId: 'int', rolloutId: 'rol' };
+export const PARAM_PREFIX: Record<string, string> = { workspaceId: 'wks', fleetId: 'flt', deviceId: 'dev', identityId: 'idn', keyId: 'key', integrationId: 'int', rolloutId: 'rol', exportId: 'exp' };
 
 /** The families that apply to an operation (an ID family needs an ID parameter, and so on). */
 export const familiesOf = (op: Operation): string[] => {

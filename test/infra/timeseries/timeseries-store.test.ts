@@ -22,11 +22,12 @@ const synth = (context: Record<string, string> = {}) => {
   const query = stack.routeHandlers.get('timeseries')!;
   const ingest = stack.consumerFunctions.get('ingest');
   const restamper = stack.consumerFunctions.get('retention');
-  return { stack, template, resources, idOf, environmentOf, storeStatements, query, ingest, restamper };
+  const exporter = stack.consumerFunctions.get('export');
+  return { stack, template, resources, idOf, environmentOf, storeStatements, query, ingest, restamper, exporter };
 };
 
 describe('time-series store: dynamodb (the default)', () => {
-  const { stack, template, resources, idOf, environmentOf, storeStatements, query, ingest, restamper } = synth();
+  const { stack, template, resources, idOf, environmentOf, storeStatements, query, ingest, restamper, exporter } = synth();
   const tableId = () => idOf(stack.timeseries.table!);
 
   it('is an on-demand, encrypted, point-in-time-recoverable table keyed pk/sk, kept when the stack goes', () => {
@@ -47,9 +48,11 @@ describe('time-series store: dynamodb (the default)', () => {
     template.resourceCountIs('AWS::Timestream::Table', 0);
   });
 
-  it('lets the storage query only Query the table, and tells it where the table is', () => {
-    expect(storeStatements(query).flatMap(actionsOf)).toEqual(['dynamodb:Query']);
-    expect(environmentOf(query)).toMatchObject({ TIMESERIES_BACKEND: 'dynamodb', TIMESERIES_TABLE: { Ref: tableId() } });
+  it('lets the storage query and the export consumer only Query the table, and tells them where the table is', () => {
+    for (const reader of [query, exporter!]) {
+      expect(storeStatements(reader).flatMap(actionsOf)).toEqual(['dynamodb:Query']);
+      expect(environmentOf(reader)).toMatchObject({ TIMESERIES_BACKEND: 'dynamodb', TIMESERIES_TABLE: { Ref: tableId() } });
+    }
   });
 
   it('lets the ingest consumer put points with BatchWriteItem, nothing more', () => {
@@ -66,7 +69,7 @@ describe('time-series store: dynamodb (the default)', () => {
 
   it('gives no other handler access to the table', () => {
     for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values()]) {
-      if (fn === query || fn === ingest || fn === restamper) continue;
+      if (fn === query || fn === ingest || fn === restamper || fn === exporter) continue;
       expect({ source: fn.source, statements: storeStatements(fn) }).toEqual({ source: fn.source, statements: [] });
     }
   });
@@ -81,7 +84,7 @@ describe('time-series store: dynamodb (the default)', () => {
 });
 
 describe('time-series store: timestream', () => {
-  const { stack, template, resources, environmentOf, storeStatements, query, ingest, restamper } = synth({
+  const { stack, template, resources, environmentOf, storeStatements, query, ingest, restamper, exporter } = synth({
     timeseries: 'timestream',
     timestreamMemoryRetentionHours: '12',
     timestreamMagneticRetentionDays: '365',
@@ -100,18 +103,18 @@ describe('time-series store: timestream', () => {
     expect(Object.values(resources).filter((r) => r.Type === 'AWS::DynamoDB::Table')).toHaveLength(1);
   });
 
-  it('lets the storage query select from the one table, and only discover endpoints and cancel queries beyond it', () => {
-    const statements = storeStatements(query);
-
-    expect(statements).toEqual([
-      { Action: 'timestream:Select', Effect: 'Allow', Resource: { 'Fn::GetAtt': [tableId(), 'Arn'] } },
-      { Action: ['timestream:DescribeEndpoints', 'timestream:CancelQuery'], Effect: 'Allow', Resource: '*' },
-    ]);
-    expect(environmentOf(query)).toMatchObject({
-      TIMESERIES_BACKEND: 'timestream',
-      TIMESTREAM_DATABASE: { Ref: databaseId() },
-      TIMESTREAM_TABLE: { 'Fn::GetAtt': [tableId(), 'Name'] },
-    });
+  it('lets the storage query and the export consumer select from the one table, and only discover endpoints and cancel queries beyond it', () => {
+    for (const reader of [query, exporter!]) {
+      expect(storeStatements(reader)).toEqual([
+        { Action: 'timestream:Select', Effect: 'Allow', Resource: { 'Fn::GetAtt': [tableId(), 'Arn'] } },
+        { Action: ['timestream:DescribeEndpoints', 'timestream:CancelQuery'], Effect: 'Allow', Resource: '*' },
+      ]);
+      expect(environmentOf(reader)).toMatchObject({
+        TIMESERIES_BACKEND: 'timestream',
+        TIMESTREAM_DATABASE: { Ref: databaseId() },
+        TIMESTREAM_TABLE: { 'Fn::GetAtt': [tableId(), 'Name'] },
+      });
+    }
   });
 
   it('lets the ingest consumer write records to the one table', () => {

@@ -33,6 +33,22 @@ describe('console API client', () => {
     expect(JSON.parse(calls[0].init.body as string)).toEqual({ value: { delay: 5 } });
   });
 
+  it('starts an export with the query’s filters in the body and reads it back by its ID', async () => {
+    const running = { id: 'exp-1', status: 'running', rows: 0 };
+    const { calls, fetch } = recorder([json(202, { export: running }), json(200, { export: { ...running, status: 'ready' } })]);
+    const api = createApiClient({ baseUrl: 'http://x/v3', headers: async () => ({}), fetch });
+
+    const started = await api.createExport('wks-1', 'ndjson', { start: '2026-01-01T00:00:00.000Z', tag: ['climate'], device: undefined });
+    const read = await api.getExport('wks-1', 'exp-1');
+
+    expect([started.status, read.status]).toEqual(['running', 'ready']);
+    expect(calls.map((c) => [c.init.method, c.url])).toEqual([
+      ['POST', 'http://x/v3/timeseries/wks-1/exports'],
+      ['GET', 'http://x/v3/timeseries/wks-1/exports/exp-1'],
+    ]);
+    expect(JSON.parse(calls[0].init.body as string)).toEqual({ format: 'ndjson', start: '2026-01-01T00:00:00.000Z', tag: ['climate'] });
+  });
+
   it('turns the error envelope into an ApiError with its code, details and request ID', async () => {
     const envelope = { error: { code: 'validation_error', message: 'The request is not valid.', details: [{ field: 'body.name', message: 'Must not be empty.' }] }, request_id: 'req-1' };
     const { fetch } = recorder([json(400, envelope)]);

@@ -38,6 +38,7 @@ describe('startConfig (npm start’s variables)', () => {
       AUTHORIZER_CACHE_TTL_SECONDS: '0',
       SWEEP_INTERVAL_SECONDS: '2',
       FIRMWARE_UPLOAD_URL_TTL_SECONDS: '30',
+      EXPORT_RUN_SECONDS: '2',
       S3_PORT: '9000',
       PORT: '0',
     });
@@ -46,7 +47,8 @@ describe('startConfig (npm start’s variables)', () => {
       ingest: { maxReceiveCount: 3 },
       forward: { visibilityTimeoutSeconds: 5, maxReceiveCount: 2, retry: { baseSeconds: 1, maxSeconds: 4 } },
     });
-    expect(options).toMatchObject({ webhookTimeoutMs: 1500, authorizerCacheTtlSeconds: 0, sweepIntervalSeconds: 2, firmwareUploadUrlTtlSeconds: 30, s3Port: 9000, port: 0 });
+    expect(options).toMatchObject({ webhookTimeoutMs: 1500, authorizerCacheTtlSeconds: 0, sweepIntervalSeconds: 2, firmwareUploadUrlTtlSeconds: 30, exportRunSeconds: 2, s3Port: 9000, port: 0 });
+    expect(() => startConfig({ EXPORT_RUN_SECONDS: '901' })).toThrow(/EXPORT_RUN_SECONDS=901: expected a whole number from 1 to 900/);
     expect(() => startConfig({ SWEEP_INTERVAL_SECONDS: '0' })).toThrow(/SWEEP_INTERVAL_SECONDS=0: expected a whole number from 1 to 86400/);
     // S3 takes a presigned URL for at most a week.
     expect(() => startConfig({ FIRMWARE_UPLOAD_URL_TTL_SECONDS: '604801' })).toThrow(/FIRMWARE_UPLOAD_URL_TTL_SECONDS=604801: expected a whole number from 1 to 604800/);
@@ -60,7 +62,7 @@ describe('startConfig (npm start’s variables)', () => {
   });
 
   it('keeps nothing on disk in memory, but still names the folder for the runtime file', () => {
-    const { options, dataDir } = startConfig({ FLEETSTREAM_DATA_DIR: '/tmp/x' }, ['--in-memory']);
+    const { options, dataDir } = startConfig({ FLEETSTREAM_DATA_DIR: '/tmp/x' }, { inMemory: true });
 
     expect([options.dataDir, dataDir]).toEqual([undefined, '/tmp/x']);
   });

@@ -158,7 +158,7 @@ describe('Lambda response streaming, locally', () => {
 
 describe('a streamed resource through the middy chain', () => {
   const invoke = async (fn: () => Promise<unknown>) => {
-    const handler = httpHandler('timeseries', TIMESERIES_OPERATIONS, { queryTimeseries: fn as never, aggregateTimeseries: fn as never }) as unknown as (e: unknown, s: ResponseStream, c: Context) => Promise<void>;
+    const handler = httpHandler('timeseries', TIMESERIES_OPERATIONS, { queryTimeseries: fn as never, aggregateTimeseries: fn as never, createExport: fn as never, listExports: fn as never, getExport: fn as never }) as unknown as (e: unknown, s: ResponseStream, c: Context) => Promise<void>;
     const stream = new ResponseStream();
     const [, bytes] = await Promise.all([handler(event(), stream, context), readAll(stream)]);
     const at = bytes.indexOf(Buffer.alloc(8));

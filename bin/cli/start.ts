@@ -1,32 +1,37 @@
 /**
- * `npm start`: the whole system on this machine, no AWS account and no Docker.
+ * `fleetstream start` (`npm start`): the whole system on this machine, no AWS account and no Docker.
  * Prints progress to stderr, then one line `READY {json}` to stdout. Its variables (PORT,
  * FLEETSTREAM_DATA_DIR, FLEETSTREAM_IN_MEMORY, FLEETSTREAM_DEV_API_KEY, FLEETSTREAM_DEV_USER_EMAIL,
  * FLEETSTREAM_DEV_USER_PASSWORD, COGNITO_PORT, AUTHORIZER_CACHE_TTL_SECONDS,
  * MQTT_PORT, MQTTS_PORT, S3_PORT, WEBHOOK_TIMEOUT_MS, FORWARD_RETRY_*, <QUEUE>_QUEUE_*, SWEEP_INTERVAL_SECONDS,
- * FIRMWARE_UPLOAD_URL_TTL_SECONDS) are read by local/config.ts and listed in
+ * FIRMWARE_UPLOAD_URL_TTL_SECONDS, EXPORT_RUN_SECONDS) are read by local/config.ts and listed in
  * the README's "Configuration".
  */
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, startConfig } from '../local/config';
-import { startCloudAssemblyRuntime } from '../local/cloud-assembly/runtime';
-import { CONSOLE_DIST, startLocalRuntime } from '../local/runtime';
-import { writeRuntimeFile } from '../local/runtime-file';
+import { ConfigError, startConfig } from '../../local/config';
+import { startCloudAssemblyRuntime } from '../../local/cloud-assembly/runtime';
+import { CONSOLE_DIST, startLocalRuntime } from '../../local/runtime';
+import { writeRuntimeFile } from '../../local/runtime-file';
 
 const log = (line: string) => process.stderr.write(`fleetstream: ${line}\n`);
 
 // What the CLIs (create-account --local, replay-dlq --local) need to reach this runtime.
 const RUNTIME_ENV = [/^AWS_ENDPOINT_URL_/, /^AWS_REGION$/, /^AWS_ACCESS_KEY_ID$/, /^AWS_SECRET_ACCESS_KEY$/, /_TABLE$/, /_QUEUE_URL$/, /_BUCKET$/, /^WORKSPACE_LIMIT_DEFAULTS$/];
 
-const main = async () => {
-  const args = process.argv.slice(2);
-  const { options, dataDir } = startConfig(process.env, args);
-  // --cloud-assembly [dir]: run the synthesized template (a given cdk.out, or a fresh synthesis).
-  const at = args.indexOf('--cloud-assembly');
-  const assemblyDir = at >= 0 && args[at + 1] && !args[at + 1].startsWith('--') ? args[at + 1] : undefined;
+/** `start`'s options. */
+export interface StartFlags {
+  /** Keep nothing on disk (also FLEETSTREAM_IN_MEMORY=1). */
+  inMemory?: boolean;
+  /** Run the synthesized template: a given cdk.out (a folder), or a fresh synthesis (true). */
+  cloudAssembly?: string | true;
+}
+
+const main = async (flags: StartFlags) => {
+  const { options, dataDir } = startConfig(process.env, { inMemory: flags.inMemory });
+  const assemblyDir = typeof flags.cloudAssembly === 'string' ? flags.cloudAssembly : undefined;
   const onMessage = (m: { code: string; to: string }) => log(`user pool: code ${m.code} for ${m.to} (also at GET /local/outbox)`);
-  const cloud = at >= 0 ? await startCloudAssemblyRuntime({ ...options, log, onMessage, assemblyDir, reportFile: process.env.FLEETSTREAM_IAM_REPORT }) : undefined;
+  const cloud = flags.cloudAssembly ? await startCloudAssemblyRuntime({ ...options, log, onMessage, assemblyDir, reportFile: process.env.FLEETSTREAM_IAM_REPORT }) : undefined;
   const runtime = cloud ?? (await startLocalRuntime({ ...options, log, onMessage }));
   const port = Number(new URL(runtime.base_url).port);
   const env = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && RUNTIME_ENV.some((re) => re.test(k)))) as Record<string, string>;
@@ -70,9 +75,14 @@ const main = async () => {
   process.stdout.write(`READY ${JSON.stringify(ready)}\n`);
 };
 
-main().catch((error: Error) => {
-  if (error instanceof ConfigError) log(`bad configuration: ${error.message}`);
-  else log(`failed to start: ${error.message}${error.cause ? ` (${(error.cause as Error).message ?? error.cause})` : ''}`);
-  if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') log('the port is taken: choose another with PORT=…');
-  process.exit(1);
-});
+/**
+ * Starts the runtime and prints its READY line; it runs until SIGINT or SIGTERM. A bad variable or
+ * a failed start is said in one line, and exits 1.
+ */
+export const startRuntime = (flags: StartFlags) =>
+  main(flags).catch((error: Error) => {
+    if (error instanceof ConfigError) log(`bad configuration: ${error.message}`);
+    else log(`failed to start: ${error.message}${error.cause ? ` (${(error.cause as Error).message ?? error.cause})` : ''}`);
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') log('the port is taken: choose another with PORT=…');
+    process.exit(1);
+  });

@@ -1,0 +1,64 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { ApiClient, DataExport, ExportFilters } from '../lib/api';
+import { Busy, ErrorBox, useAction, when } from './components';
+
+/** How often a running export is read again. */
+const POLL_MS = 1000;
+
+const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e6 ? 3 : 1)} MB`;
+
+/**
+ * The Export button of the Data page: every point the query's filters select (not one page), as
+ * a file made in the background. It shows the points written so far while the export runs, then
+ * the file's download link (a presigned URL, valid an hour), or why it failed.
+ */
+export const ExportPanel = ({ api, workspaceId, filters }: { api: ApiClient; workspaceId: string; filters: () => ExportFilters }) => {
+  const [format, setFormat] = useState<DataExport['format']>('csv');
+  const [current, setCurrent] = useState<DataExport | undefined>(undefined);
+  const { busy, error, run } = useAction();
+  const running = current?.status === 'running';
+
+  useEffect(() => {
+    if (!running) return;
+    const timer = setTimeout(() => {
+      api.getExport(workspaceId, current.id).then(setCurrent, () => setCurrent({ ...current }));
+    }, POLL_MS);
+    return () => clearTimeout(timer);
+  }, [api, workspaceId, current, running]);
+
+  const start = async () => {
+    const started = await run(() => api.createExport(workspaceId, format, filters()));
+    if (started) setCurrent(started);
+  };
+  return (
+    <section aria-labelledby="export-h">
+      <h2 id="export-h">Export to a file</h2>
+      <p class="hint">Every point the query above selects, however many (not only this page), in a file to download.</p>
+      <div class="toolbar">
+        <select name="export-format" aria-label="Export format" value={format} onChange={(e) => setFormat(e.currentTarget.value as DataExport['format'])}>
+          <option value="csv">CSV</option>
+          <option value="ndjson">NDJSON (one JSON record a line)</option>
+        </select>
+        <button type="button" disabled={busy || running} onClick={() => void start()}>
+          Export
+        </button>
+      </div>
+      <ErrorBox error={error} />
+      {running && <Busy label={`Exporting… ${current.rows.toLocaleString()} points written so far`} />}
+      {current?.status === 'ready' && (
+        <p role="status" data-testid="export-status">
+          Ready: {current.rows.toLocaleString()} points, {megabytes(current.bytes)}.{' '}
+          <a href={current.url!} download data-testid="export-link">
+            Download {current.id}.{current.format}
+          </a>{' '}
+          (the link works until {when(current.url_expires_at)}; the file is deleted {when(current.expires_at)}).
+        </p>
+      )}
+      {current?.status === 'failed' && (
+        <div class="error" role="alert" data-testid="export-status">
+          <strong>The export failed.</strong> {current.error?.message}
+        </div>
+      )}
+    </section>
+  );
+};
