@@ -33,17 +33,92 @@ export interface DeviceCredentials {
   endpoint: { host: string; port: number; mode: string; url: string };
   cacert?: string;
 }
-export type JobStatus = 'pending' | 'done';
+/** The states of a job or FOTA on a device (operations.md §1), in the order a device goes through them. */
+export const JOB_STATUSES = ['queued', 'pending', 'in_progress', 'done', 'failed', 'timed_out', 'canceled'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
 export interface Job {
   name: string;
   status: JobStatus;
   scheduled_at: string;
   value: Record<string, unknown>;
+  /** Done or failed: what the device reported (failed: an object with a top-level `error`). */
   result?: Record<string, unknown>;
+  /** Ended: when. */
   completed_at?: string;
+  /** Scheduled on fleets: the rollout that records the scheduling. */
+  rollout_id?: string;
+  timeout_seconds?: number;
   devices?: string[];
 }
-export interface Fota { scheduled_at: string; status: string; value: { firmware_id: string; firmware_version: string }; devices?: string[] }
+export interface Fota {
+  scheduled_at: string;
+  status: JobStatus;
+  value: { firmware_id: string; firmware_version: string };
+  /** The device's last progress or outcome message. */
+  message?: string;
+  completed_at?: string;
+  rollout_id?: string;
+  timeout_seconds?: number;
+  devices?: string[];
+}
+/** A rollout's settings as a scheduling sends them (`rollout` in the body); an omitted one is off. */
+export interface RolloutSettingsInput {
+  max_per_minute?: number;
+  timeout_seconds?: number;
+  abort?: { failure_percentage: number; min_finished: number };
+}
+export type RolloutStatus = 'in_progress' | 'paused' | 'completed' | 'canceled' | 'aborted';
+/** The server's record of a fleet-wide scheduling, with live counts that add up to `total`. */
+export interface Rollout {
+  id: string;
+  workspace_id: string;
+  kind: 'job' | 'fota';
+  job_name?: string;
+  value?: Record<string, unknown>;
+  firmware_id?: string;
+  firmware_version?: string;
+  /** Empty: every fleet of the workspace. */
+  fleets: string[];
+  created_at: string;
+  updated_at: string;
+  status: RolloutStatus;
+  settings: { max_per_minute: number | null; timeout_seconds: number | null; abort: { failure_percentage: number; min_finished: number } | null };
+  total: number;
+  counts: Record<JobStatus, number>;
+}
+/** One device of a rollout: its state, and what it reported (a job's result, a FOTA's message). */
+export interface RolloutDevice {
+  device_id: string;
+  status: JobStatus;
+  updated_at: string;
+  result?: Record<string, unknown>;
+  message?: string;
+}
+/** A presigned request the browser sends itself, straight to S3. */
+export interface FirmwareUpload {
+  method: 'PUT';
+  url: string;
+  headers: Record<string, string>;
+  expires_at: string;
+}
+export interface Firmware {
+  workspace_id: string;
+  firmware_id: string;
+  version: string;
+  size: number;
+  sha256: string;
+  description: string;
+  status: 'awaiting_upload' | 'ready';
+  created_at: string;
+  updated_at: string;
+  /** Only in the answer to a registration. */
+  upload?: FirmwareUpload;
+}
+/** A page of a list: its items, and the cursor of the next page (null on the last). */
+export interface ListPage {
+  limit?: number;
+  cursor?: string;
+}
 export interface ApiKey { id: string; name: string; workspace_id: string; created_at: string; expires_at: string | null; revoked_at: string | null }
 export interface IntegrationStatus { last_delivery_at: string | null; last_error_at: string | null; last_error: string | null; consecutive_failures: number }
 export interface Integration {
@@ -244,15 +319,51 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
     listJobs: (deviceId: string, status?: JobStatus) =>
       request<{ jobs: Job[] }>('GET', `/devices/${enc(deviceId)}/jobs`, { query: { status } }).then((b) => b.jobs),
     getJob: (deviceId: string, jobName: string) => request<{ job: Job }>('GET', `/devices/${enc(deviceId)}/jobs/${enc(jobName)}`).then((b) => b.job),
-    scheduleJob: (deviceId: string, jobName: string, value: Record<string, unknown>) =>
-      request<{ job: Job }>('POST', `/devices/${enc(deviceId)}/jobs/${enc(jobName)}`, { body: { value } }).then((b) => b.job),
-    scheduleFleetJob: (workspaceId: string, jobName: string, value: Record<string, unknown>, fleets?: string[]) =>
-      request<{ job: Job }>('POST', `${ws(workspaceId)}/jobs/${enc(jobName)}`, { query: { fleet: fleets }, body: { value } }).then((b) => b.job),
+    /** Schedules (or replaces) a job on one device; `timeout_seconds` only when given. */
+    scheduleJob: (deviceId: string, jobName: string, value: Record<string, unknown>, timeoutSeconds?: number) =>
+      request<{ job: Job }>('POST', `/devices/${enc(deviceId)}/jobs/${enc(jobName)}`, { body: { value, timeout_seconds: timeoutSeconds } }).then((b) => b.job),
+    /** Cancels a device's job that has not ended (409 once it has). */
+    cancelJob: (deviceId: string, jobName: string) => request<{ job: Job }>('DELETE', `/devices/${enc(deviceId)}/jobs/${enc(jobName)}`).then((b) => b.job),
+    /** Schedules a job on fleets (none: every fleet); the answer names its rollout. `rollout` only when given. */
+    scheduleFleetJob: (workspaceId: string, jobName: string, value: Record<string, unknown>, fleets?: string[], rollout?: RolloutSettingsInput) =>
+      request<{ job: Job }>('POST', `${ws(workspaceId)}/jobs/${enc(jobName)}`, { query: { fleet: fleets }, body: { value, rollout } }).then((b) => b.job),
     getFota: (deviceId: string) => request<{ fota: Fota }>('GET', `/devices/${enc(deviceId)}/fota`).then((b) => b.fota),
-    scheduleFota: (deviceId: string, firmwareId: string, version: string) =>
-      request<{ fota: Fota }>('POST', `/devices/${enc(deviceId)}/fota/${enc(firmwareId)}/versions/${enc(version)}`).then((b) => b.fota),
-    scheduleFleetFota: (workspaceId: string, firmwareId: string, version: string, fleets?: string[]) =>
-      request<{ fota: Fota }>('POST', `${ws(workspaceId)}/fota/${enc(firmwareId)}/versions/${enc(version)}`, { query: { fleet: fleets } }).then((b) => b.fota),
+    /** Schedules a FOTA on one device: no body (as v3) unless a timeout is given. */
+    scheduleFota: (deviceId: string, firmwareId: string, version: string, timeoutSeconds?: number) =>
+      request<{ fota: Fota }>('POST', `/devices/${enc(deviceId)}/fota/${enc(firmwareId)}/versions/${enc(version)}`, {
+        body: timeoutSeconds === undefined ? undefined : { timeout_seconds: timeoutSeconds },
+      }).then((b) => b.fota),
+    /** Cancels a device's FOTA that has not ended (409 once it has). */
+    cancelFota: (deviceId: string) => request<{ fota: Fota }>('DELETE', `/devices/${enc(deviceId)}/fota`).then((b) => b.fota),
+    /** Schedules a FOTA on fleets: no body (as v3) unless rollout settings are given. */
+    scheduleFleetFota: (workspaceId: string, firmwareId: string, version: string, fleets?: string[], rollout?: RolloutSettingsInput) =>
+      request<{ fota: Fota }>('POST', `${ws(workspaceId)}/fota/${enc(firmwareId)}/versions/${enc(version)}`, {
+        query: { fleet: fleets },
+        body: rollout === undefined ? undefined : { rollout },
+      }).then((b) => b.fota),
+    /** A page of the workspace's rollouts, newest first. */
+    listRollouts: (workspaceId: string, page: ListPage = {}) =>
+      request<{ rollouts: Rollout[]; next?: string | null }>('GET', `${ws(workspaceId)}/rollouts`, { query: { ...page } }).then((b) => ({ items: b.rollouts, next: b.next ?? null })),
+    getRollout: (workspaceId: string, rolloutId: string) => request<{ rollout: Rollout }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}`).then((b) => b.rollout),
+    /** A page of a rollout's devices, all or in one state. */
+    listRolloutDevices: (workspaceId: string, rolloutId: string, query: ListPage & { status?: JobStatus } = {}) =>
+      request<{ devices: RolloutDevice[]; next?: string | null }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}/devices`, { query: { ...query } }).then((b) => ({
+        items: b.devices,
+        next: b.next ?? null,
+      })),
+    /** Pauses, resumes or cancels a rollout (409 once it has ended). */
+    changeRollout: (workspaceId: string, rolloutId: string, action: 'pause' | 'resume' | 'cancel') =>
+      request<{ rollout: Rollout }>('POST', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}/${action}`).then((b) => b.rollout),
+    /** Firmware versions by firmware ID, then version: every one, or a page. */
+    listFirmwares: (workspaceId: string, page: ListPage = {}) =>
+      request<{ firmwares: Firmware[]; next?: string | null }>('GET', `${ws(workspaceId)}/firmwares`, { query: { ...page } }).then((b) => ({ items: b.firmwares, next: b.next ?? null })),
+    getFirmware: (workspaceId: string, firmwareId: string, version: string) =>
+      request<{ firmware: Firmware }>('GET', `${ws(workspaceId)}/firmwares/${enc(firmwareId)}/versions/${enc(version)}`).then((b) => b.firmware),
+    /** Registers a version by its size and SHA-256: the answer carries the presigned PUT for its image. */
+    registerFirmware: (workspaceId: string, firmwareId: string, version: string, body: { size: number; sha256: string; description?: string }) =>
+      request<{ firmware: Firmware }>('POST', `${ws(workspaceId)}/firmwares/${enc(firmwareId)}/versions/${enc(version)}`, { body }).then((b) => b.firmware),
+    deleteFirmware: (workspaceId: string, firmwareId: string, version: string) =>
+      request<{ firmware: Firmware }>('DELETE', `${ws(workspaceId)}/firmwares/${enc(firmwareId)}/versions/${enc(version)}`).then((b) => b.firmware),
     listApiKeys: (workspaceId: string) => request<{ api_keys: ApiKey[] }>('GET', `${ws(workspaceId)}/api-keys`).then((b) => b.api_keys),
     createApiKey: (workspaceId: string, name: string, expiresAt?: string) =>
       request<{ api_key: ApiKey; key: string }>('POST', `${ws(workspaceId)}/api-keys`, { body: { name, expires_at: expiresAt } }),

@@ -29,6 +29,22 @@ export class AuthError extends Error {
   }
 }
 
+/** An upload to storage that failed (S3's refusal, the network, the file), described already in words. */
+export class UploadError extends Error {
+  override readonly name = 'UploadError';
+  constructor(
+    message: string,
+    /** What to do about it. */
+    readonly lines: string[],
+    /** S3's HTTP status (0: no answer the page may read). */
+    readonly status = 0,
+    /** S3's error code (`BadDigest`, `AccessDenied`, …). */
+    readonly code = '',
+  ) {
+    super(message);
+  }
+}
+
 /** What a person can do about an HTTP status, when the message alone does not say it. */
 const HINTS: Record<number, string> = {
   401: 'Your session has ended: sign in again.',
@@ -43,19 +59,24 @@ const HINTS: Record<number, string> = {
 /** Turns a `body.name`-style field path into the words a form shows ("name"). */
 export const fieldLabel = (field: string) => field.replace(/^(body|query|path|header)\./, '').replace(/_/g, ' ');
 
+/** Hints of a page for statuses whose general hint would not say what to do there (a 409 of a cancel). */
+export type Hints = Partial<Record<number, string>>;
+
 /**
  * Describes any failure in words a person can act on: the API's message, each bad field with
- * what is wrong with it, a hint for the status, and the request ID to quote.
+ * what is wrong with it, a hint for the status (the page's own `hints` first), and the request ID
+ * to quote.
  */
-export const describeError = (error: unknown): { title: string; lines: string[] } => {
+export const describeError = (error: unknown, hints: Hints = {}): { title: string; lines: string[] } => {
   if (error instanceof ApiError) {
     const lines = error.details.map((d) => `${fieldLabel(d.field)}: ${d.message}`);
-    const hint = HINTS[error.status] ?? (error.status >= 500 ? HINTS[500] : undefined);
+    const hint = hints[error.status] ?? HINTS[error.status] ?? (error.status >= 500 ? HINTS[500] : undefined);
     if (hint && !(error.status === 400 && lines.length)) lines.push(hint);
     if (error.requestId && error.status >= 500) lines.push(`Request ID: ${error.requestId}`);
     return { title: error.message, lines };
   }
   if (error instanceof AuthError) return { title: error.message, lines: [] };
+  if (error instanceof UploadError) return { title: error.message, lines: error.lines };
   if (error instanceof TypeError) {
     // fetch rejects with a TypeError when no answer came at all
     return { title: 'The service could not be reached.', lines: ['Check your network connection, then try again.'] };

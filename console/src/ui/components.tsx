@@ -1,12 +1,12 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { describeError } from '../lib/errors';
+import { describeError, type Hints } from '../lib/errors';
 import { visibleRange, type SortSpec } from '../lib/table';
 
 /** An error in words a person can act on: the message, then each detail or hint. */
-export const ErrorBox = ({ error }: { error: unknown }) => {
+export const ErrorBox = ({ error, hints }: { error: unknown; hints?: Hints }) => {
   if (!error) return null;
-  const { title, lines } = describeError(error);
+  const { title, lines } = describeError(error, hints);
   return (
     <div class="error" role="alert">
       <strong>{title}</strong>
@@ -84,6 +84,22 @@ export const useLoad = <T,>(load: () => Promise<T>, deps: unknown[]) => {
       return value === undefined ? undefined : { deps, value };
     });
   return { data, error, loading, reload: () => setTick((t) => t + 1), setData };
+};
+
+/**
+ * Pages of a list by cursor: the cursors of the pages before this one, kept with what they are
+ * cursors of (another workspace, rollout or filter starts at the first page again).
+ */
+export const usePages = (of: string) => {
+  const [paging, setPaging] = useState<{ of: string; cursors: string[] }>({ of, cursors: [] });
+  const cursors = paging.of === of ? paging.cursors : [];
+  return {
+    cursor: cursors.at(-1),
+    first: cursors.length === 0,
+    number: cursors.length + 1,
+    next: (cursor: string) => setPaging({ of, cursors: [...cursors, cursor] }),
+    previous: () => setPaging({ of, cursors: cursors.slice(0, -1) }),
+  };
 };
 
 /** A secret the API shows only once: shown with a copy button and a warning that it will not come back. */

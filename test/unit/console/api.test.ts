@@ -111,6 +111,108 @@ describe('console API client', () => {
   });
 });
 
+describe('console API client: fleet operations', () => {
+  const client = (answers: Array<() => Response>) => {
+    const recorded = recorder(answers);
+    return { ...recorded, api: createApiClient({ baseUrl: 'http://x/v3', headers: async () => ({}), fetch: recorded.fetch }) };
+  };
+  const body = (init: RequestInit) => (init.body === undefined ? undefined : JSON.parse(init.body as string));
+
+  it('schedules on fleets with rollout settings, and with none sends the v3 bodies', async () => {
+    const rollout = { max_per_minute: 2, abort: { failure_percentage: 20, min_finished: 5 } };
+    const { calls, api } = client([
+      json(200, { job: { name: 'flash', rollout_id: 'rol-1' } }),
+      json(200, { job: { name: 'flash', rollout_id: 'rol-2' } }),
+      json(200, { fota: { rollout_id: 'rol-3' } }),
+      json(200, { fota: { rollout_id: 'rol-4' } }),
+    ]);
+
+    await api.scheduleFleetJob('wks-1', 'flash', { image: 'v2' }, ['flt-a'], rollout);
+    await api.scheduleFleetJob('wks-1', 'flash', { image: 'v2' });
+    await api.scheduleFleetFota('wks-1', 'app', '1.2.0', undefined, { timeout_seconds: 600 });
+    const fota = await api.scheduleFleetFota('wks-1', 'app', '1.2.0', ['flt-a']);
+
+    expect(fota.rollout_id).toBe('rol-4');
+    expect(calls.map((c) => [c.init.method, c.url, body(c.init)])).toEqual([
+      ['POST', 'http://x/v3/workspaces/wks-1/jobs/flash?fleet=flt-a', { value: { image: 'v2' }, rollout }],
+      ['POST', 'http://x/v3/workspaces/wks-1/jobs/flash', { value: { image: 'v2' } }],
+      ['POST', 'http://x/v3/workspaces/wks-1/fota/app/versions/1.2.0', { rollout: { timeout_seconds: 600 } }],
+      // v3 sends the fleet-wide FOTA no body
+      ['POST', 'http://x/v3/workspaces/wks-1/fota/app/versions/1.2.0?fleet=flt-a', undefined],
+    ]);
+  });
+
+  it('schedules on a device with a timeout, and cancels its job and FOTA', async () => {
+    const { calls, api } = client([json(200, { job: {} }), json(200, { fota: {} }), json(200, { fota: {} }), json(200, { job: { status: 'canceled' } }), json(200, { fota: { status: 'canceled' } })]);
+
+    await api.scheduleJob('dev-1', 'reboot', {}, 600);
+    await api.scheduleFota('dev-1', 'app', '1.2.0', 3600);
+    await api.scheduleFota('dev-1', 'app', '1.2.0');
+    expect((await api.cancelJob('dev-1', 'reboot')).status).toBe('canceled');
+    expect((await api.cancelFota('dev-1')).status).toBe('canceled');
+
+    expect(calls.map((c) => [c.init.method, c.url, body(c.init)])).toEqual([
+      ['POST', 'http://x/v3/devices/dev-1/jobs/reboot', { value: {}, timeout_seconds: 600 }],
+      ['POST', 'http://x/v3/devices/dev-1/fota/app/versions/1.2.0', { timeout_seconds: 3600 }],
+      ['POST', 'http://x/v3/devices/dev-1/fota/app/versions/1.2.0', undefined],
+      ['DELETE', 'http://x/v3/devices/dev-1/jobs/reboot', undefined],
+      ['DELETE', 'http://x/v3/devices/dev-1/fota', undefined],
+    ]);
+  });
+
+  it('pages rollouts and a rollout’s devices by state, and pauses, resumes and cancels', async () => {
+    const { calls, api } = client([
+      json(200, { rollouts: [{ id: 'rol-2' }, { id: 'rol-1' }], next: 'c1' }),
+      json(200, { rollouts: [{ id: 'rol-0' }], next: null }),
+      json(200, { rollout: { id: 'rol-1', status: 'in_progress' } }),
+      json(200, { devices: [{ device_id: 'dev-1', status: 'failed', result: { error: 'x' } }], next: null }),
+      json(200, { rollout: { id: 'rol-1', status: 'paused' } }),
+      json(200, { rollout: { id: 'rol-1', status: 'in_progress' } }),
+      json(200, { rollout: { id: 'rol-1', status: 'canceled' } }),
+    ]);
+
+    expect(await api.listRollouts('wks-1', { limit: 2 })).toEqual({ items: [{ id: 'rol-2' }, { id: 'rol-1' }], next: 'c1' });
+    expect(await api.listRollouts('wks-1', { limit: 2, cursor: 'c1' })).toEqual({ items: [{ id: 'rol-0' }], next: null });
+    expect((await api.getRollout('wks-1', 'rol-1')).status).toBe('in_progress');
+    expect((await api.listRolloutDevices('wks-1', 'rol-1', { status: 'failed', limit: 50 })).items[0].result).toEqual({ error: 'x' });
+    const states = [];
+    for (const action of ['pause', 'resume', 'cancel'] as const) states.push((await api.changeRollout('wks-1', 'rol-1', action)).status);
+
+    expect(states).toEqual(['paused', 'in_progress', 'canceled']);
+    expect(calls.map((c) => `${c.init.method} ${c.url}`)).toEqual([
+      'GET http://x/v3/workspaces/wks-1/rollouts?limit=2',
+      'GET http://x/v3/workspaces/wks-1/rollouts?limit=2&cursor=c1',
+      'GET http://x/v3/workspaces/wks-1/rollouts/rol-1',
+      'GET http://x/v3/workspaces/wks-1/rollouts/rol-1/devices?status=failed&limit=50',
+      'POST http://x/v3/workspaces/wks-1/rollouts/rol-1/pause',
+      'POST http://x/v3/workspaces/wks-1/rollouts/rol-1/resume',
+      'POST http://x/v3/workspaces/wks-1/rollouts/rol-1/cancel',
+    ]);
+  });
+
+  it('registers, reads, lists and deletes firmware versions', async () => {
+    const upload = { method: 'PUT', url: 'http://s3/x?X-Amz-Signature=s', headers: { 'x-amz-checksum-sha256': 'q83v' }, expires_at: 't' };
+    const { calls, api } = client([
+      json(201, { firmware: { firmware_id: 'app', version: '1.2.0', status: 'awaiting_upload', upload } }),
+      json(200, { firmware: { status: 'ready' } }),
+      json(200, { firmwares: [{ firmware_id: 'app' }] }),
+      json(200, { firmware: { status: 'ready' } }),
+    ]);
+
+    expect((await api.registerFirmware('wks-1', 'app', '1.2.0', { size: 3, sha256: 'ab'.repeat(32), description: 'first' })).upload).toEqual(upload);
+    expect((await api.getFirmware('wks-1', 'app', '1.2.0')).status).toBe('ready');
+    expect(await api.listFirmwares('wks-1')).toEqual({ items: [{ firmware_id: 'app' }], next: null });
+    await api.deleteFirmware('wks-1', 'app', '1.2.0');
+
+    expect(calls.map((c) => [c.init.method, c.url, body(c.init)])).toEqual([
+      ['POST', 'http://x/v3/workspaces/wks-1/firmwares/app/versions/1.2.0', { size: 3, sha256: 'ab'.repeat(32), description: 'first' }],
+      ['GET', 'http://x/v3/workspaces/wks-1/firmwares/app/versions/1.2.0', undefined],
+      ['GET', 'http://x/v3/workspaces/wks-1/firmwares', undefined],
+      ['DELETE', 'http://x/v3/workspaces/wks-1/firmwares/app/versions/1.2.0', undefined],
+    ]);
+  });
+});
+
 describe('console API client on a refused session', () => {
   it('calls onUnauthorized on a 401, and not on other errors', async () => {
     const { fetch } = recorder([json(401, { error: { code: 'unauthorized', message: 'Unauthorized', details: [] }, request_id: 'r' }), json(404, { error: { code: 'not_found', message: 'x', details: [] }, request_id: 'r' })]);
