@@ -1,32 +1,21 @@
-/** Where one device stands on a job or FOTA scheduled on fleets. */
-export type DeviceStatus = { deviceId: string; status: string } | { deviceId: string; error: string };
+import type { JobStatus } from './api';
 
-/** Counts per status (`pending`, `done`, …, and `error` for devices that could not be read). */
-export const countStatuses = (statuses: readonly DeviceStatus[]): Record<string, number> => {
-  const counts: Record<string, number> = {};
-  for (const s of statuses) {
-    const key = 'status' in s ? s.status : 'error';
-    counts[key] = (counts[key] ?? 0) + 1;
-  }
-  return counts;
+/** What each state of a job or FOTA on a device means (operations.md §1), as the device page explains it. */
+export const JOB_STATE_MEANINGS: Readonly<Record<JobStatus, string>> = {
+  queued: 'part of a rate-limited or paused rollout, not released yet: the device is not told',
+  pending: 'released: the device gets it (live, or with its next status request)',
+  in_progress: 'FOTA only: the device reported progress (downloading, installing)',
+  done: 'the device answered',
+  failed: 'the device answered with a failure (a job result with an error; a failed FOTA)',
+  timed_out: 'not ended within its timeout after its release',
+  canceled: 'canceled before it ended: by a person, by its rollout, or replaced by a later scheduling',
 };
 
-/**
- * Runs `fn` over `items` with at most `limit` calls at once, in order of the answers' places,
- * telling `onProgress` how many are done: reading the status of 10,000 devices neither floods the
- * API nor takes 10,000 round trips one after another.
- */
-export const mapLimit = async <T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>, onProgress?: (done: number) => void): Promise<R[]> => {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  let done = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index]);
-      onProgress?.(++done);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  return results;
-};
+/** The states a job or FOTA never leaves. */
+export const ENDED_JOB_STATUSES: ReadonlySet<JobStatus> = new Set(['done', 'failed', 'timed_out', 'canceled']);
+
+/** Whether a job or FOTA in this state may still change, and so be canceled. */
+export const jobOpen = (status: JobStatus) => !ENDED_JOB_STATUSES.has(status);
+
+/** A state in words (`timed_out` → "timed out"). */
+export const stateLabel = (status: string) => status.replace(/_/g, ' ');

@@ -1,0 +1,166 @@
+import type { JobStatus, Rollout, RolloutDevice, RolloutSettingsInput, RolloutStatus } from './api';
+import type { ErrorDetail } from './errors';
+
+/** A rollout's states that never change again. */
+export const ENDED_ROLLOUT_STATUSES: ReadonlySet<RolloutStatus> = new Set(['completed', 'canceled', 'aborted']);
+
+/** Which of pause, resume and cancel apply to a rollout in this state (the API answers 409 to each once it has ended). */
+export const rolloutActions = (status: RolloutStatus) => ({
+  pause: status === 'in_progress',
+  resume: status === 'paused',
+  cancel: !ENDED_ROLLOUT_STATUSES.has(status),
+});
+
+/** How often the rollout page reads the rollout again while its counts may still move. */
+export const ROLLOUT_POLL_MS = 2_000;
+
+/**
+ * Whether a rollout's counts may still move. A canceled or aborted rollout has ended, but its
+ * queued and pending devices are canceled by the next sweep, and devices in progress go on: the
+ * counts settle only once nothing is queued, pending or in progress.
+ */
+export const countsMayMove = (rollout: Pick<Rollout, 'status' | 'counts'>) =>
+  !ENDED_ROLLOUT_STATUSES.has(rollout.status) || rollout.counts.queued + rollout.counts.pending + rollout.counts.in_progress > 0;
+
+/** The ended states, in the order the progress bar draws them. */
+export const PROGRESS_STATES = ['done', 'failed', 'timed_out', 'canceled'] as const satisfies readonly JobStatus[];
+
+/** How far a rollout has got: its ended devices of `total`, each ended state's share (percent of `total`). */
+export const rolloutProgress = ({ total, counts }: Pick<Rollout, 'total' | 'counts'>) => {
+  const ended = PROGRESS_STATES.reduce((n, s) => n + counts[s], 0);
+  const share = (n: number) => (total > 0 ? (100 * n) / total : 0);
+  return { ended, total, percent: share(ended), segments: PROGRESS_STATES.map((status) => ({ status, count: counts[status], percent: share(counts[status]) })) };
+};
+
+const number = new Intl.NumberFormat('en-US');
+
+/** The progress in words, for the bar's accessible name: "12 of 1,000 devices ended: 8 done, 2 failed, 0 timed out, 2 canceled". */
+export const progressLabel = (rollout: Pick<Rollout, 'total' | 'counts'>) => {
+  const { ended, total, segments } = rolloutProgress(rollout);
+  return `${number.format(ended)} of ${number.format(total)} devices ended: ${segments.map((s) => `${number.format(s.count)} ${s.status.replace('_', ' ')}`).join(', ')}`;
+};
+
+/** What a rollout schedules: "Job reboot", "FOTA app 1.2.0". */
+export const rolloutTitle = (rollout: Pick<Rollout, 'kind' | 'job_name' | 'firmware_id' | 'firmware_version'>) =>
+  rollout.kind === 'job' ? `Job ${rollout.job_name ?? ''}` : `FOTA ${rollout.firmware_id ?? ''} ${rollout.firmware_version ?? ''}`;
+
+/** A duration in seconds in the largest units that say it exactly: "90 s", "10 min", "1 h 30 min", "7 d". */
+export const formatSeconds = (seconds: number) => {
+  const parts: string[] = [];
+  let rest = seconds;
+  for (const [unit, size] of [['d', 86_400], ['h', 3_600], ['min', 60]] as const) {
+    if (rest >= size) {
+      parts.push(`${Math.floor(rest / size)} ${unit}`);
+      rest %= size;
+    }
+  }
+  if (rest || !parts.length) parts.push(`${rest} s`);
+  return parts.join(' ');
+};
+
+/** A rollout's settings in words, each one that is off said so. */
+export const describeSettings = (settings: Rollout['settings']) => [
+  settings.max_per_minute === null ? 'every device released at once' : `at most ${number.format(settings.max_per_minute)} devices released a minute`,
+  settings.timeout_seconds === null ? 'no timeout' : `each device times out ${formatSeconds(settings.timeout_seconds)} after its release`,
+  settings.abort === null
+    ? 'no abort rule'
+    : `aborts once at least ${number.format(settings.abort.min_finished)} devices have ended and ${settings.abort.failure_percentage} % of them failed or timed out`,
+];
+
+/** The rollout settings as typed in a scheduling form (text, empty for off). */
+export interface RolloutFields {
+  maxPerMinute: string;
+  timeoutSeconds: string;
+  failurePercentage: string;
+  minFinished: string;
+}
+export type RolloutField = keyof RolloutFields;
+export const EMPTY_ROLLOUT_FIELDS: RolloutFields = { maxPerMinute: '', timeoutSeconds: '', failurePercentage: '', minFinished: '' };
+
+/** The API's bounds (lambdas/schemas/rollout-settings.ts): the form says what the API would. */
+export const TIMEOUT_SECONDS_MAX = 604_800;
+export const MAX_PER_MINUTE_MAX = 100_000;
+export const MIN_FINISHED_MAX = 10_000_000;
+
+type Checked = { value?: number; error?: string };
+
+/** A whole number within bounds, or nothing when empty; the messages are the API's. */
+const wholeNumber = (text: string, max: number, unit: string, maxWords = String(max)): Checked => {
+  if (!text.trim()) return {};
+  const value = Number(text);
+  if (!Number.isFinite(value)) return { error: 'Must be a number.' };
+  if (!Number.isInteger(value)) return { error: `Must be a whole number of ${unit}.` };
+  if (value < 1) return { error: 'Must be at least 1.' };
+  if (value > max) return { error: `Must be at most ${maxWords}.` };
+  return { value };
+};
+
+/** A timeout in seconds (1 to a week), as a device's scheduling and a rollout take it; nothing when empty. */
+export const checkTimeout = (text: string): Checked => wholeNumber(text, TIMEOUT_SECONDS_MAX, 'seconds', `${TIMEOUT_SECONDS_MAX} (a week)`);
+
+/**
+ * Checks the rollout settings of a form as the API does: each in its bounds, the abort rule with
+ * both of its numbers or neither. Answers the settings to send (undefined: none, as in v3) or
+ * the errors by field.
+ */
+export const checkRolloutFields = (fields: RolloutFields): { settings?: RolloutSettingsInput; errors: Partial<Record<RolloutField, string>> } => {
+  const errors: Partial<Record<RolloutField, string>> = {};
+  const max = wholeNumber(fields.maxPerMinute, MAX_PER_MINUTE_MAX, 'devices');
+  const timeout = checkTimeout(fields.timeoutSeconds);
+  const minFinished = wholeNumber(fields.minFinished, MIN_FINISHED_MAX, 'devices');
+  let percentage: Checked = {};
+  if (fields.failurePercentage.trim()) {
+    const value = Number(fields.failurePercentage);
+    if (!Number.isFinite(value)) percentage = { error: 'Must be a number.' };
+    else if (value < 0.01) percentage = { error: 'Must be more than 0 (at least 0.01).' };
+    else if (value > 100) percentage = { error: 'Must be at most 100.' };
+    else percentage = { value };
+  }
+  if (max.error) errors.maxPerMinute = max.error;
+  if (timeout.error) errors.timeoutSeconds = timeout.error;
+  if (percentage.error) errors.failurePercentage = percentage.error;
+  if (minFinished.error) errors.minFinished = minFinished.error;
+  const both = 'The abort rule takes both a failure percentage and a minimum of ended devices: give both, or neither.';
+  if (percentage.value !== undefined && !fields.minFinished.trim()) errors.minFinished = both;
+  if (minFinished.value !== undefined && !fields.failurePercentage.trim()) errors.failurePercentage = both;
+  if (Object.keys(errors).length) return { errors };
+  const settings: RolloutSettingsInput = {
+    ...(max.value !== undefined ? { max_per_minute: max.value } : {}),
+    ...(timeout.value !== undefined ? { timeout_seconds: timeout.value } : {}),
+    ...(percentage.value !== undefined && minFinished.value !== undefined ? { abort: { failure_percentage: percentage.value, min_finished: minFinished.value } } : {}),
+  };
+  return { settings: Object.keys(settings).length ? settings : undefined, errors };
+};
+
+/** Where the API's 400 names a rollout setting (`body.rollout.abort.min_finished`), the form's field. */
+const API_FIELDS: Readonly<Record<string, RolloutField>> = {
+  'body.rollout.max_per_minute': 'maxPerMinute',
+  'body.rollout.timeout_seconds': 'timeoutSeconds',
+  'body.rollout.abort': 'failurePercentage',
+  'body.rollout.abort.failure_percentage': 'failurePercentage',
+  'body.rollout.abort.min_finished': 'minFinished',
+};
+
+/** The API's 400 details that name a rollout setting, by the form's field. */
+export const rolloutFieldErrors = (details: readonly ErrorDetail[]): Partial<Record<RolloutField, string>> => {
+  const errors: Partial<Record<RolloutField, string>> = {};
+  for (const { field, message } of details) {
+    const at = API_FIELDS[field];
+    if (at) errors[at] = errors[at] ? `${errors[at]} ${message}` : message;
+  }
+  return errors;
+};
+
+/**
+ * What a device of a rollout reported, in a line: a FOTA's message; a failed job's `error` when it
+ * is text, else its result as JSON; a dash when nothing.
+ */
+export const describeOutcome = (device: Pick<RolloutDevice, 'result' | 'message'>) => {
+  if (device.message) return device.message;
+  if (!device.result) return '—';
+  const { error } = device.result;
+  return typeof error === 'string' && Object.keys(device.result).length === 1 ? error : JSON.stringify(device.result);
+};
+
+/** What a 409 of pause, resume or cancel means on the rollout page. */
+export const ROLLOUT_CONFLICT_HINT = 'This rollout has ended, so it can no longer be paused, resumed or canceled. The page now shows it as it is.';
