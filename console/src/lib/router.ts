@@ -5,12 +5,15 @@ export type Route =
   | { page: 'devices'; workspaceId: string }
   | { page: 'device'; workspaceId: string; deviceId: string }
   | { page: 'jobs'; workspaceId: string }
+  | { page: 'rollouts'; workspaceId: string }
+  | { page: 'rollout'; workspaceId: string; rolloutId: string }
+  | { page: 'firmware'; workspaceId: string }
   | { page: 'data'; workspaceId: string }
   | { page: 'integrations'; workspaceId: string }
   | { page: 'usage'; workspaceId: string }
   | { page: 'settings'; workspaceId: string };
 
-const WORKSPACE_PAGES = ['devices', 'jobs', 'data', 'integrations', 'usage', 'settings'] as const;
+const WORKSPACE_PAGES = ['devices', 'jobs', 'rollouts', 'firmware', 'data', 'integrations', 'usage', 'settings'] as const;
 
 /** Reads a location hash; an unknown one is the workspaces page. */
 export const parseRoute = (hash: string): Route => {
@@ -19,6 +22,7 @@ export const parseRoute = (hash: string): Route => {
   if (parts[0] === 'w' && parts[1]) {
     const workspaceId = parts[1];
     if (parts[2] === 'devices' && parts[3]) return { page: 'device', workspaceId, deviceId: parts[3] };
+    if (parts[2] === 'rollouts' && parts[3]) return { page: 'rollout', workspaceId, rolloutId: parts[3] };
     const page = (WORKSPACE_PAGES as readonly string[]).includes(parts[2]) ? (parts[2] as (typeof WORKSPACE_PAGES)[number]) : 'devices';
     return { page, workspaceId };
   }
@@ -34,6 +38,8 @@ export const routeHash = (route: Route): string => {
       return `#/${route.page}`;
     case 'device':
       return `#/w/${e(route.workspaceId)}/devices/${e(route.deviceId)}`;
+    case 'rollout':
+      return `#/w/${e(route.workspaceId)}/rollouts/${e(route.rolloutId)}`;
     default:
       return `#/w/${e(route.workspaceId)}/${route.page}`;
   }

@@ -9,9 +9,11 @@ import { Busy, ErrorBox, useLoad } from './components';
 import { DataPage } from './data';
 import { DevicePage } from './device';
 import { DevicesPage } from './devices';
+import { FirmwarePage } from './firmware';
 import { IntegrationsPage } from './integrations';
 import { JobsPage } from './jobs';
 import { navigate } from './page';
+import { RolloutPage, RolloutsPage } from './rollouts';
 import { SettingsPage } from './settings';
 import { UsagePage } from './usage';
 import { WorkspacesPage } from './workspaces';
@@ -29,6 +31,8 @@ const useRoute = () => {
 const NAV = [
   ['devices', 'Fleets and devices'],
   ['jobs', 'Jobs and FOTA'],
+  ['rollouts', 'Rollouts'],
+  ['firmware', 'Firmware'],
   ['data', 'Data'],
   ['integrations', 'Integrations'],
   ['usage', 'Usage'],
@@ -71,7 +75,7 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
               value={workspaceId ?? ''}
               onChange={(e) => {
                 const id = e.currentTarget.value;
-                if (id) navigate({ page: route.page === 'device' || route.page === 'workspaces' || route.page === 'signin' ? 'devices' : route.page, workspaceId: id });
+                if (id) navigate(route.page === 'device' || route.page === 'workspaces' || route.page === 'signin' ? { page: 'devices', workspaceId: id } : route.page === 'rollout' ? { page: 'rollouts', workspaceId: id } : { page: route.page, workspaceId: id });
               }}
             >
               <option value="">Choose a workspace…</option>
@@ -90,7 +94,7 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
       {workspaceId && (
         <nav class="tabs" aria-label="Workspace pages">
           {NAV.map(([page, title]) => (
-            <a href={routeHash({ page, workspaceId })} aria-current={route.page === page || (page === 'devices' && route.page === 'device') ? 'page' : undefined}>
+            <a href={routeHash({ page, workspaceId })} aria-current={route.page === page || (page === 'devices' && route.page === 'device') || (page === 'rollouts' && route.page === 'rollout') ? 'page' : undefined}>
               {title}
             </a>
           ))}
@@ -117,6 +121,12 @@ const WorkspacePage = ({ api, route, workspaceId }: { api: ApiClient; route: Rou
       return <DevicePage {...props} deviceId={route.deviceId} />;
     case 'jobs':
       return <JobsPage {...props} />;
+    case 'rollouts':
+      return <RolloutsPage {...props} />;
+    case 'rollout':
+      return <RolloutPage {...props} rolloutId={route.rolloutId} />;
+    case 'firmware':
+      return <FirmwarePage {...props} />;
     case 'data':
       return <DataPage {...props} />;
     case 'integrations':

@@ -1,17 +1,22 @@
 import { useLayoutEffect, useState } from 'preact/hooks';
-import type { DeviceCredentials } from '../lib/api';
+import { JOB_STATUSES, type DeviceCredentials, type JobStatus } from '../lib/api';
 import { ApiError } from '../lib/errors';
+import { JOB_STATE_MEANINGS, jobOpen, stateLabel } from '../lib/jobs';
 import { routeHash } from '../lib/router';
 import type { PageProps } from './page';
 import { Busy, download, ErrorBox, Field, Submit, useAction, useLoad, when } from './components';
 import { ScheduleFotaForm, ScheduleJobForm } from './schedule';
+
+/** What a 409 of a cancel means: the job or FOTA ended before the cancel came. */
+const CANCEL_CONFLICT_HINT = 'It ended before the cancel arrived: the page now shows how.';
 
 /** One device: rename or move it, its connection state, identities, jobs and FOTA. */
 export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceId: string }) => {
   const device = useLoad(() => api.getDevice(workspaceId, deviceId), [workspaceId, deviceId]);
   const fleets = useLoad(() => api.listFleets(workspaceId), [workspaceId]);
   const identities = useLoad(() => api.listIdentities(workspaceId, deviceId), [workspaceId, deviceId]);
-  const jobs = useLoad(() => api.listJobs(deviceId), [deviceId]);
+  const [jobStatus, setJobStatus] = useState<JobStatus | ''>('');
+  const jobs = useLoad(() => api.listJobs(deviceId, jobStatus || undefined), [deviceId, jobStatus]);
   // no FOTA scheduled yet is a 404, not an error to show
   const fota = useLoad(() => api.getFota(deviceId).catch((e) => (e instanceof ApiError && e.status === 404 ? null : Promise.reject(e))), [deviceId]);
   const [name, setName] = useState('');
@@ -19,6 +24,8 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
   const [credentials, setCredentials] = useState<DeviceCredentials | undefined>(undefined);
   const save = useAction();
   const ids = useAction();
+  const cancel = useAction();
+  const cancelFota = useAction();
   // The form follows the device as loaded or saved, in the same commit as the page that shows it: a
   // (deferred) effect could land after the person has begun typing, and put the old name back.
   useLayoutEffect(() => {
@@ -154,27 +161,59 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
 
       <section aria-labelledby="jobs-h">
         <h3 id="jobs-h">Jobs</h3>
+        <Field label="Show jobs">
+          <select name="jobs-status" value={jobStatus} onChange={(e) => setJobStatus(e.currentTarget.value as JobStatus | '')}>
+            <option value="">in every state</option>
+            {JOB_STATUSES.map((s) => (
+              <option value={s}>{stateLabel(s)}</option>
+            ))}
+          </select>
+        </Field>
         <ErrorBox error={jobs.error} />
+        <ErrorBox error={cancel.error} hints={{ 409: CANCEL_CONFLICT_HINT }} />
         <table class="list" data-testid="device-jobs">
           <thead>
             <tr>
               <th scope="col">Name</th>
-              <th scope="col">Status</th>
+              <th scope="col">State</th>
               <th scope="col">Scheduled</th>
+              <th scope="col">Ended</th>
               <th scope="col">Value</th>
               <th scope="col">Result</th>
+              <th scope="col">Rollout</th>
+              <th scope="col">
+                <span class="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
             {jobs.data?.map((j) => (
-              <tr>
+              <tr data-job={j.name}>
                 <td>{j.name}</td>
-                <td>{j.status}</td>
+                <td data-testid="job-status">{stateLabel(j.status)}</td>
                 <td>{when(j.scheduled_at)}</td>
+                <td>{when(j.completed_at)}</td>
                 <td>
                   <code>{JSON.stringify(j.value)}</code>
                 </td>
                 <td>{j.result ? <code>{JSON.stringify(j.result)}</code> : '—'}</td>
+                <td>{j.rollout_id ? <a href={routeHash({ page: 'rollout', workspaceId, rolloutId: j.rollout_id })}>{j.rollout_id}</a> : '—'}</td>
+                <td>
+                  {jobOpen(j.status) && (
+                    <button
+                      type="button"
+                      aria-label={`Cancel job ${j.name}`}
+                      disabled={cancel.busy}
+                      onClick={async () => {
+                        if (!confirm(`Cancel job ${j.name} on this device?`)) return;
+                        await cancel.run(() => api.cancelJob(deviceId, j.name));
+                        jobs.reload();
+                      }}
+                    >
+                      Cancel
+                    </button>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -182,20 +221,56 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
         <button type="button" onClick={jobs.reload}>
           Refresh jobs
         </button>
+        <details class="hint">
+          <summary>What the states mean</summary>
+          <dl class="facts">
+            {JOB_STATUSES.map((s) => (
+              <>
+                <dt>{stateLabel(s)}</dt>
+                <dd>{JOB_STATE_MEANINGS[s]}</dd>
+              </>
+            ))}
+          </dl>
+        </details>
         <ScheduleJobForm api={api} target={{ kind: 'device', deviceId }} onScheduled={jobs.reload} />
       </section>
 
       <section aria-labelledby="fota-h">
         <h3 id="fota-h">Firmware (FOTA)</h3>
         <ErrorBox error={fota.error} />
+        <ErrorBox error={cancelFota.error} hints={{ 409: CANCEL_CONFLICT_HINT }} />
         <p data-testid="device-fota">
           {fota.data
-            ? `${fota.data.value.firmware_id} ${fota.data.value.firmware_version}: ${fota.data.status} (scheduled ${when(fota.data.scheduled_at)})`
+            ? `${fota.data.value.firmware_id} ${fota.data.value.firmware_version}: ${stateLabel(fota.data.status)} (scheduled ${when(fota.data.scheduled_at)}${
+                fota.data.completed_at ? `, ended ${when(fota.data.completed_at)}` : ''
+              })${fota.data.message ? `: “${fota.data.message}”` : ''}`
             : fota.loading
               ? 'Loading…'
               : 'No firmware update scheduled.'}
         </p>
-        <ScheduleFotaForm api={api} target={{ kind: 'device', deviceId }} onScheduled={(f) => fota.setData(f)} />
+        {fota.data?.rollout_id && (
+          <p>
+            Part of <a href={routeHash({ page: 'rollout', workspaceId, rolloutId: fota.data.rollout_id })}>rollout {fota.data.rollout_id}</a>.
+          </p>
+        )}
+        {fota.data && jobOpen(fota.data.status) && (
+          <button
+            type="button"
+            disabled={cancelFota.busy}
+            onClick={async () => {
+              if (!confirm('Cancel the firmware update on this device?')) return;
+              const canceled = await cancelFota.run(() => api.cancelFota(deviceId));
+              if (canceled) fota.setData(canceled);
+              else fota.reload();
+            }}
+          >
+            Cancel FOTA
+          </button>
+        )}{' '}
+        <button type="button" onClick={fota.reload}>
+          Refresh FOTA
+        </button>
+        <ScheduleFotaForm api={api} workspaceId={workspaceId} target={{ kind: 'device', deviceId }} onScheduled={(f) => fota.setData(f)} />
       </section>
     </>
   );

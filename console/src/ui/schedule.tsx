@@ -1,30 +1,123 @@
-import { useState } from 'preact/hooks';
-import type { ApiClient, Fota, Job } from '../lib/api';
+import { useEffect, useState } from 'preact/hooks';
+import type { ApiClient, Fota, Job, RolloutSettingsInput } from '../lib/api';
+import { ApiError } from '../lib/errors';
 import { parseJsonObject } from '../lib/json-input';
-import { ErrorBox, Field, Submit, useAction } from './components';
+import { routeHash } from '../lib/router';
+import { checkRolloutFields, checkTimeout, EMPTY_ROLLOUT_FIELDS, MAX_PER_MINUTE_MAX, MIN_FINISHED_MAX, rolloutFieldErrors, TIMEOUT_SECONDS_MAX, type RolloutField, type RolloutFields } from '../lib/rollouts';
+import { ErrorBox, Field, Submit, useAction, useLoad } from './components';
 
-/** Where a job or FOTA goes: one device, or the devices of chosen fleets (none chosen: every fleet). */
-export type Target = { kind: 'device'; deviceId: string } | { kind: 'fleets'; workspaceId: string; fleetIds: string[] };
+/**
+ * Where a job or FOTA goes: one device, or the devices of chosen fleets (none chosen: every fleet)
+ * with the settings of the rollout the scheduling creates (`invalid` while the form's are wrong).
+ */
+export type Target =
+  | { kind: 'device'; deviceId: string }
+  | { kind: 'fleets'; workspaceId: string; fleetIds: string[]; rollout?: RolloutSettingsInput; invalid: boolean; onApiError: (error: unknown) => void };
 
 const NAME_RULE = '^[A-Za-z0-9_.\\-]{1,64}$';
+
+/** A field's message, said next to it and named by it (`aria-describedby`). */
+const FieldMessage = ({ id, message }: { id: string; message?: string }) =>
+  message ? (
+    <small id={id} class="invalid">
+      {message}
+    </small>
+  ) : null;
+
+/** The rollout settings of a fleet-wide scheduling, checked as they are typed and named by the API's 400 too. */
+export const useRolloutSettings = () => {
+  const [fields, setFields] = useState<RolloutFields>(EMPTY_ROLLOUT_FIELDS);
+  const [apiErrors, setApiErrors] = useState<Partial<Record<RolloutField, string>>>({});
+  const checked = checkRolloutFields(fields);
+  const set = (field: RolloutField, value: string) => {
+    setFields((all) => ({ ...all, [field]: value }));
+    setApiErrors((all) => ({ ...all, [field]: undefined }));
+  };
+  /** Shows a 400's details next to the settings they name. */
+  const onApiError = (error: unknown) => setApiErrors(error instanceof ApiError && error.status === 400 ? rolloutFieldErrors(error.details) : {});
+  return { fields, set, settings: checked.settings, errors: { ...apiErrors, ...checked.errors }, invalid: Object.keys(checked.errors).length > 0, onApiError };
+};
+
+const SETTINGS: ReadonlyArray<{ field: RolloutField; name: string; label: string; hint: string; min: number; max: number; step: number | 'any' }> = [
+  { field: 'maxPerMinute', name: 'rollout-max-per-minute', label: 'Devices released a minute', hint: `1 to ${MAX_PER_MINUTE_MAX.toLocaleString('en-US')}; empty: all at once. The others wait as queued.`, min: 1, max: MAX_PER_MINUTE_MAX, step: 1 },
+  { field: 'timeoutSeconds', name: 'rollout-timeout', label: 'Timeout (seconds)', hint: `1 to ${TIMEOUT_SECONDS_MAX.toLocaleString('en-US')} (a week) after each device's release; empty: none.`, min: 1, max: TIMEOUT_SECONDS_MAX, step: 1 },
+  { field: 'failurePercentage', name: 'rollout-abort-percentage', label: 'Abort at failures (%)', hint: '0.01 to 100: the share of ended devices that failed or timed out. Empty: never abort.', min: 0.01, max: 100, step: 'any' },
+  { field: 'minFinished', name: 'rollout-abort-min-finished', label: 'Abort only after (ended devices)', hint: `1 to ${MIN_FINISHED_MAX.toLocaleString('en-US')}: the rule applies once this many have ended.`, min: 1, max: MIN_FINISHED_MAX, step: 1 },
+];
+
+/** The rollout settings' fields, each with its rule and, when wrong, what is wrong. */
+export const RolloutSettingsFieldset = ({ settings }: { settings: ReturnType<typeof useRolloutSettings> }) => (
+  <fieldset class="rollout-settings">
+    <legend>Rollout settings (all optional)</legend>
+    {SETTINGS.map(({ field, name, label, hint, min, max, step }) => (
+      <Field label={label} hint={hint}>
+        <input
+          type="number"
+          name={name}
+          min={min}
+          max={max}
+          step={step}
+          value={settings.fields[field]}
+          aria-invalid={Boolean(settings.errors[field])}
+          aria-describedby={settings.errors[field] ? `${name}-error` : undefined}
+          onInput={(e) => settings.set(field, e.currentTarget.value)}
+        />
+        <FieldMessage id={`${name}-error`} message={settings.errors[field]} />
+      </Field>
+    ))}
+  </fieldset>
+);
+
+/** A device scheduling's optional timeout, checked as it is typed and named by the API's 400 too. */
+const TimeoutField = ({ name, text, onInput, apiError }: { name: string; text: string; onInput: (text: string) => void; apiError?: string }) => {
+  const message = checkTimeout(text).error ?? apiError;
+  return (
+    <Field label="Timeout (seconds, optional)" hint={`1 to ${TIMEOUT_SECONDS_MAX.toLocaleString('en-US')}; not ended by then, it is timed out.`}>
+      <input
+        type="number"
+        name={name}
+        min={1}
+        max={TIMEOUT_SECONDS_MAX}
+        step={1}
+        value={text}
+        aria-invalid={Boolean(message)}
+        aria-describedby={message ? `${name}-error` : undefined}
+        onInput={(e) => onInput(e.currentTarget.value)}
+      />
+      <FieldMessage id={`${name}-error`} message={message} />
+    </Field>
+  );
+};
+
+/** Tells the rollout settings each new error of a fleet-wide scheduling, so that they show what a 400 names. */
+const useSettingsErrors = (target: Target, error: unknown) =>
+  useEffect(() => {
+    if (target.kind === 'fleets') target.onApiError(error);
+  }, [error]);
+
+/** The message of a 400 about `body.timeout_seconds`, for the field. */
+const timeoutApiError = (error: unknown) => (error instanceof ApiError ? error.details.find((d) => d.field === 'body.timeout_seconds')?.message : undefined);
 
 /** A job's name and its value, edited as JSON and checked before it is sent. */
 export const ScheduleJobForm = ({ api, target, onScheduled }: { api: ApiClient; target: Target; onScheduled: (job: Job, name: string) => void }) => {
   const [name, setName] = useState('');
   const [value, setValue] = useState('{\n  \n}');
+  const [timeout, setTimeoutText] = useState('');
   const parsed = parseJsonObject(value);
   const { busy, error, run } = useAction();
+  useSettingsErrors(target, error);
+  const invalid = !parsed.ok || (target.kind === 'fleets' ? target.invalid : Boolean(checkTimeout(timeout).error));
   return (
     <form
       class="stack"
       aria-labelledby="job-new"
       onSubmit={async (e) => {
         e.preventDefault();
-        if (!parsed.ok) return;
+        if (!parsed.ok || invalid) return;
         const job = await run(() =>
           target.kind === 'device'
-            ? api.scheduleJob(target.deviceId, name, parsed.value)
-            : api.scheduleFleetJob(target.workspaceId, name, parsed.value, target.fleetIds.length ? target.fleetIds : undefined),
+            ? api.scheduleJob(target.deviceId, name, parsed.value, checkTimeout(timeout).value)
+            : api.scheduleFleetJob(target.workspaceId, name, parsed.value, target.fleetIds.length ? target.fleetIds : undefined, target.rollout),
         );
         if (job) onScheduled(job, name);
       }}
@@ -47,7 +140,8 @@ export const ScheduleJobForm = ({ api, target, onScheduled }: { api: ApiClient; 
       <p id="job-value-check" class={parsed.ok ? 'ok' : 'invalid'} role="status">
         {parsed.ok ? 'Valid JSON object.' : parsed.error}
       </p>
-      <Submit busy={busy} disabled={busy || !parsed.ok}>
+      {target.kind === 'device' && <TimeoutField name="job-timeout" text={timeout} onInput={setTimeoutText} apiError={timeoutApiError(error)} />}
+      <Submit busy={busy} disabled={busy || invalid}>
         Schedule job
       </Submit>
       <ErrorBox error={error} />
@@ -55,33 +149,71 @@ export const ScheduleJobForm = ({ api, target, onScheduled }: { api: ApiClient; 
   );
 };
 
-/** A firmware ID and version to install. */
-export const ScheduleFotaForm = ({ api, target, onScheduled }: { api: ApiClient; target: Target; onScheduled: (fota: Fota) => void }) => {
+/** The choice "another version" in the firmware menu: typed, and scheduled as in v3 (without an image). */
+const OTHER = '';
+
+/**
+ * A firmware version to install: one of the workspace's ready versions (their images uploaded on
+ * the Firmware page), or another typed by hand.
+ */
+export const ScheduleFotaForm = ({ api, workspaceId, target, onScheduled }: { api: ApiClient; workspaceId: string; target: Target; onScheduled: (fota: Fota) => void }) => {
+  const firmwares = useLoad(() => api.listFirmwares(workspaceId).then((page) => page.items.filter((f) => f.status === 'ready')), [workspaceId]);
+  const [choice, setChoice] = useState<string | undefined>(undefined);
   const [firmwareId, setFirmwareId] = useState('');
   const [version, setVersion] = useState('');
+  const [timeout, setTimeoutText] = useState('');
   const { busy, error, run } = useAction();
+  useSettingsErrors(target, error);
+  const ready = firmwares.data ?? [];
+  // the first ready version until the person chooses
+  const chosen = choice ?? (ready.length ? JSON.stringify([ready[0].firmware_id, ready[0].version]) : OTHER);
+  const [id, ver] = chosen === OTHER ? [firmwareId, version] : (JSON.parse(chosen) as [string, string]);
+  const invalid = target.kind === 'fleets' ? target.invalid : Boolean(checkTimeout(timeout).error);
   return (
     <form
       class="stack"
       aria-labelledby="fota-new"
       onSubmit={async (e) => {
         e.preventDefault();
+        if (invalid) return;
         const fota = await run(() =>
           target.kind === 'device'
-            ? api.scheduleFota(target.deviceId, firmwareId, version)
-            : api.scheduleFleetFota(target.workspaceId, firmwareId, version, target.fleetIds.length ? target.fleetIds : undefined),
+            ? api.scheduleFota(target.deviceId, id, ver, checkTimeout(timeout).value)
+            : api.scheduleFleetFota(target.workspaceId, id, ver, target.fleetIds.length ? target.fleetIds : undefined, target.rollout),
         );
         if (fota) onScheduled(fota);
       }}
     >
       <h3 id="fota-new">Schedule a firmware update</h3>
-      <Field label="Firmware ID">
-        <input name="firmware-id" required pattern={NAME_RULE} value={firmwareId} onInput={(e) => setFirmwareId(e.currentTarget.value)} />
+      <Field label="Firmware" hint="Ready versions have their image uploaded: the device gets a download link.">
+        <select name="firmware" value={chosen} onChange={(e) => setChoice(e.currentTarget.value)}>
+          {ready.map((f) => (
+            <option value={JSON.stringify([f.firmware_id, f.version])}>
+              {f.firmware_id} {f.version}
+              {f.description ? ` — ${f.description}` : ''}
+            </option>
+          ))}
+          <option value={OTHER}>Another version (typed; no image)</option>
+        </select>
       </Field>
-      <Field label="Firmware version">
-        <input name="firmware-version" required pattern={NAME_RULE} value={version} onInput={(e) => setVersion(e.currentTarget.value)} />
-      </Field>
-      <Submit busy={busy}>Schedule FOTA</Submit>
+      <ErrorBox error={firmwares.error} />
+      {chosen === OTHER && (
+        <>
+          <Field label="Firmware ID">
+            <input name="firmware-id" required pattern={NAME_RULE} value={firmwareId} onInput={(e) => setFirmwareId(e.currentTarget.value)} />
+          </Field>
+          <Field label="Firmware version">
+            <input name="firmware-version" required pattern={NAME_RULE} value={version} onInput={(e) => setVersion(e.currentTarget.value)} />
+          </Field>
+        </>
+      )}
+      <p class="hint">
+        <a href={routeHash({ page: 'firmware', workspaceId })}>Upload a firmware image</a> to offer it here.
+      </p>
+      {target.kind === 'device' && <TimeoutField name="fota-timeout" text={timeout} onInput={setTimeoutText} apiError={timeoutApiError(error)} />}
+      <Submit busy={busy} disabled={busy || invalid}>
+        Schedule FOTA
+      </Submit>
       <ErrorBox error={error} />
     </form>
   );

@@ -3,7 +3,6 @@ import { extractSeries, formatChartTime, numericFields, parseTimestamp, seriesLa
 import { parseConfig } from '../../../console/src/lib/config';
 import { readDeviceNames } from '../../../console/src/lib/device-names';
 import { exportFileName, recordsToCsv, recordsToJson } from '../../../console/src/lib/export';
-import { countStatuses, mapLimit } from '../../../console/src/lib/jobs';
 import { parseJsonObject, parseList } from '../../../console/src/lib/json-input';
 import { parseRoute, routeHash, type Route } from '../../../console/src/lib/router';
 import { filterRows, sortRows, toggleSort, visibleRange } from '../../../console/src/lib/table';
@@ -304,6 +303,9 @@ describe('routes', () => {
       { page: 'devices', workspaceId: 'wks-1' },
       { page: 'device', workspaceId: 'wks-1', deviceId: 'dev-1' },
       { page: 'jobs', workspaceId: 'wks-1' },
+      { page: 'rollouts', workspaceId: 'wks-1' },
+      { page: 'rollout', workspaceId: 'wks-1', rolloutId: 'rol-1' },
+      { page: 'firmware', workspaceId: 'wks-1' },
       { page: 'data', workspaceId: 'wks-1' },
       { page: 'integrations', workspaceId: 'wks-1' },
       { page: 'settings', workspaceId: 'wks-1' },
@@ -311,32 +313,5 @@ describe('routes', () => {
     for (const route of routes) expect(parseRoute(routeHash(route))).toEqual(route);
     expect(parseRoute('#/nowhere')).toEqual({ page: 'workspaces' });
     expect(parseRoute('#/w/wks-1/unknown')).toEqual({ page: 'devices', workspaceId: 'wks-1' });
-  });
-});
-
-describe('fleet-wide status', () => {
-  it('counts statuses and unreadable devices', () => {
-    expect(countStatuses([{ deviceId: 'a', status: 'pending' }, { deviceId: 'b', status: 'done' }, { deviceId: 'c', status: 'pending' }, { deviceId: 'd', error: 'x' }])).toEqual({ pending: 2, done: 1, error: 1 });
-  });
-
-  it('runs at most `limit` calls at once, keeps the order, and reports progress', async () => {
-    let running = 0;
-    let most = 0;
-    const progress: number[] = [];
-    const results = await mapLimit(
-      Array.from({ length: 20 }, (_, i) => i),
-      4,
-      async (i) => {
-        running++;
-        most = Math.max(most, running);
-        await new Promise((resolve) => setImmediate(resolve));
-        running--;
-        return i * 2;
-      },
-      (done) => progress.push(done),
-    );
-    expect(results).toEqual(Array.from({ length: 20 }, (_, i) => i * 2));
-    expect(most).toBe(4);
-    expect(progress).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
   });
 });
