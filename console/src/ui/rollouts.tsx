@@ -112,7 +112,8 @@ const useLiveRollout = (api: ApiClient, workspaceId: string, rolloutId: string) 
         try {
           const next = await api.getRollout(workspaceId, rolloutId);
           if (left) return;
-          rollout.setData(next);
+          // a read that left before a pause's answer came back must not put the older state back
+          rollout.setData((shown) => (shown && shown.updated_at > next.updated_at ? shown : next));
           setPollError(undefined);
         } catch (error) {
           if (left) return;
