@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
@@ -30,8 +31,19 @@ const api = (path: string, key: string, init: RequestInit = {}) =>
 
 const hashOf = () => page.evaluate(() => (globalThis as Dom).location.hash as string);
 
+/** The rollout page's counts: each state's, and `total`. */
+const countsOnPage = () =>
+  page.$$eval('[data-testid="rollout-counts"] [data-count]', (els) => Object.fromEntries(els.map((el) => [el.getAttribute('data-count'), Number(el.textContent)]))) as Promise<Record<string, number>>;
+
+/** Ticks a fleet on the Jobs page, once the fleets are listed. */
+const chooseFleet = async (name: string) => {
+  await until(async () => (await page.$$eval('input[name="target-fleet"]', (boxes) => boxes.map((b) => (b as Dom).parentElement.textContent as string))).some((t) => t.trim() === name), `the fleet ${name} to choose`);
+  await page.$$eval('input[name="target-fleet"]', (boxes, fleet) => (boxes.find((b) => b.parentElement!.textContent!.trim() === fleet) as Dom).click(), name);
+};
+
 beforeAll(async () => {
-  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '1' });
+  // the sweep every second: a canceled rollout's queued devices are canceled at its next run
+  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '1', SWEEP_INTERVAL_SECONDS: '1' });
   consoleUrl = (stack as unknown as { console_url?: string }).console_url ?? `${new URL(stack.base_url).origin}/`;
   receiver = await startWebhookReceiver();
   browser = await launchChromium();
@@ -171,18 +183,18 @@ describe('the console in Chromium on npm start', () => {
     expect(await page.$eval('[data-testid="device-jobs"]', (t) => (t as Dom).innerText)).toContain('{"delay":5}');
   });
 
-  it('schedules a job on a fleet and reads each device’s status', async () => {
+  it('schedules a job on a fleet, which opens its rollout with its device counted', async () => {
     await page.goto(`${consoleUrl}#/w/${state.workspaceId}/jobs`);
     await waitForText(page, 'Schedule on');
-    await until(async () => (await page.$$eval('input[name="target-fleet"]', (boxes) => boxes.map((b) => (b as Dom).parentElement.textContent as string))).some((t) => t.includes('north')), 'the fleets to choose from');
-    await page.$$eval('input[name="target-fleet"]', (boxes) => (boxes.find((b) => b.parentElement!.textContent!.includes('north')) as Dom).click());
+    await chooseFleet('north');
     await fill(page, 'job-name', 'update-config');
     await fill(page, 'job-value', '{"interval": 60}');
     await clickText(page, 'Schedule job');
-    await waitForText(page, 'Scheduled: pending on 1 devices');
-    await clickText(page, 'Check device statuses');
-    await waitForText(page, /update-config on 1 devices.*: 1 pending/);
-    await screenshot(page, '06-jobs');
+    await until(async () => (await hashOf()).includes('/rollouts/rol-'), 'the rollout page');
+    await until(async () => (await countsOnPage()).total === 1, 'the rollout’s device counted');
+    expect(await countsOnPage()).toMatchObject({ total: 1, pending: 1, queued: 0 });
+    expect(await page.$eval('[data-testid="rollout-settings"]', (el) => el.textContent)).toBe('every device released at once; no timeout; no abort rule');
+    await screenshot(page, '06-jobs-rollout');
   });
 
   it('creates an API key shown once, which then works against the API', async () => {
@@ -451,6 +463,184 @@ describe('the console in Chromium on npm start', () => {
     ]);
     await page.waitForSelector('[data-testid="usage-chart-points_in"] canvas');
     await screenshot(page, '13-usage');
+  });
+
+  describe('fleet operations', () => {
+    // a fleet of four devices with their credentials, made over the API: they answer from the test
+    const staged: { id: string; credentials: { devinfo: { device_id: string; key_id: string }; prvkey: string } }[] = [];
+    const fleetOps: { rolloutUrl?: string; fotaRollout?: string } = {};
+    const read = async <T,>(path: string) => (await (await api(path, state.apiKey!)).json()) as T;
+
+    beforeAll(async () => {
+      const { fleet } = (await (await api(`/workspaces/${state.workspaceId}/fleets`, state.apiKey!, { method: 'POST', body: JSON.stringify({ name: 'staged' }) })).json()) as { fleet: { id: string } };
+      for (let i = 0; i < 4; i++) {
+        const { device } = (await (await api(`/workspaces/${state.workspaceId}/devices`, state.apiKey!, { method: 'POST', body: JSON.stringify({ name: `staged-${i}`, fleet_id: fleet.id }) })).json()) as { device: { id: string } };
+        const { credentials } = (await (await api(`/workspaces/${state.workspaceId}/devices/${device.id}/identities`, state.apiKey!, { method: 'POST', body: '{"type":"sym"}' })).json()) as {
+          credentials: (typeof staged)[number]['credentials'];
+        };
+        staged.push({ id: device.id, credentials });
+      }
+    }, 120_000);
+
+    it('checks the rollout settings as they are typed, then schedules a rate-limited job that opens its rollout', async () => {
+      await page.goto(`${consoleUrl}#/w/${state.workspaceId}/jobs`);
+      await chooseFleet('staged');
+      await fill(page, 'job-name', 'flash');
+      await fill(page, 'job-value', '{"image": "v2"}');
+      await fill(page, 'rollout-max-per-minute', '0');
+      await fill(page, 'rollout-abort-percentage', '150');
+      await waitForText(page, 'Must be at most 100.');
+      expect(await bodyText(page)).toContain('Must be at least 1.');
+      // the abort rule wants both of its numbers
+      expect(await bodyText(page)).toContain('give both, or neither');
+      const scheduleDisabled = () => page.$$eval('button[type="submit"]', (b) => b.filter((x) => x.textContent === 'Schedule job').every((x) => (x as Dom).disabled));
+      expect(await scheduleDisabled()).toBe(true);
+
+      await fill(page, 'rollout-max-per-minute', '2');
+      await fill(page, 'rollout-timeout', '3600');
+      await fill(page, 'rollout-abort-percentage', '60');
+      await fill(page, 'rollout-abort-min-finished', '10');
+      await until(async () => !(await scheduleDisabled()), 'the form accepted');
+      await clickText(page, 'Schedule job');
+      await until(async () => (await hashOf()).includes('/rollouts/rol-'), 'the rollout page');
+      fleetOps.rolloutUrl = page.url();
+
+      // two released at once, two queued for the next minute
+      await until(async () => (await countsOnPage()).total === 4, 'the four devices counted');
+      expect(await countsOnPage()).toMatchObject({ total: 4, pending: 2, queued: 2 });
+      expect(await page.$eval('[data-testid="rollout-status"]', (el) => el.textContent)).toBe('in progress');
+      expect(await page.$eval('[data-testid="rollout-settings"]', (el) => el.textContent)).toBe(
+        'at most 2 devices released a minute; each device times out 1 h after its release; aborts once at least 10 devices have ended and 60 % of them failed or timed out',
+      );
+    }, 120_000);
+
+    it('shows the counts move as the devices answer, and the failed device with its error', async () => {
+      const released = [];
+      for (const device of staged) {
+        const { job } = await read<{ job: { status: string } }>(`/devices/${device.id}/jobs/flash`);
+        if (job.status === 'pending') released.push(device);
+      }
+      expect(released).toHaveLength(2);
+      const [good, bad] = released;
+      expect((await deviceClient(stack.base_url, await deviceToken(good.credentials)).post('/jobs/flash/result', { result: { written: true } })).status).toBe(200);
+      // the page reads the rollout again by itself: no reload
+      await until(async () => (await countsOnPage()).done === 1, 'the done device counted on the page');
+      expect((await deviceClient(stack.base_url, await deviceToken(bad.credentials)).post('/jobs/flash/result', { result: { error: 'flash write failed' } })).status).toBe(200);
+      await until(async () => (await countsOnPage()).failed === 1, 'the failed device counted on the page');
+      expect(await countsOnPage()).toMatchObject({ total: 4, queued: 2, pending: 0, done: 1, failed: 1 });
+      expect(await page.$eval('[role="progressbar"]', (el) => [el.getAttribute('aria-valuenow'), el.getAttribute('aria-valuemax')])).toEqual(['2', '4']);
+      expect(await page.$eval('[data-testid="rollout-progress"]', (el) => el.textContent)).toBe('2 of 4 devices ended: 1 done, 1 failed, 0 timed out, 0 canceled.');
+
+      // the failed devices are listed first, with what they reported
+      await until(async () => ((await page.$eval('[data-testid="rollout-devices"]', (el) => (el as Dom).innerText as string).catch(() => '')) as string).includes('flash write failed'), 'the failed device listed');
+      const rows = await page.$$eval('[data-testid="rollout-devices"] tbody tr', (trs) => trs.map((tr) => (tr as Dom).innerText as string));
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toContain(bad.id);
+      await screenshot(page, '14-rollout-live');
+    }, 120_000);
+
+    it('pauses, resumes and cancels the rollout, whose queued devices are then canceled', async () => {
+      const status = () => page.$eval('[data-testid="rollout-status"]', (el) => el.textContent);
+      await clickText(page, 'Pause');
+      await until(async () => (await status()) === 'paused', 'the rollout paused');
+      expect((await read<{ rollout: { status: string } }>(`/workspaces/${state.workspaceId}/rollouts/${fleetOps.rolloutUrl!.split('/').at(-1)}`)).rollout.status).toBe('paused');
+      // what does not apply is not offered
+      expect(await page.$('::-p-xpath(//button[normalize-space(.)="Pause"])')).toBeNull();
+
+      await clickText(page, 'Resume');
+      await until(async () => (await status()) === 'in progress', 'the rollout resumed');
+      await clickText(page, 'Cancel rollout');
+      await until(async () => (await status()) === 'canceled', 'the rollout canceled');
+      // the sweep cancels the two queued devices; the page follows until the counts settle
+      await until(async () => (await countsOnPage()).canceled === 2, 'the queued devices canceled on the page');
+      expect(await countsOnPage()).toMatchObject({ total: 4, queued: 0, pending: 0, done: 1, failed: 1, canceled: 2 });
+      await waitForText(page, 'Final: these counts no longer change.');
+      expect(await page.$('::-p-xpath(//button[normalize-space(.)="Cancel rollout"])')).toBeNull();
+    }, 120_000);
+
+    it('keeps the rollout across a reload, and lists it newest first', async () => {
+      await page.reload();
+      await until(async () => (await countsOnPage().catch(() => ({}) as Record<string, number>)).canceled === 2, 'the rollout after the reload');
+      expect(await countsOnPage()).toMatchObject({ total: 4, done: 1, failed: 1, canceled: 2 });
+      expect(page.url()).toBe(fleetOps.rolloutUrl);
+
+      await clickText(page, '← All rollouts', 'a');
+      await page.waitForSelector('[data-testid="rollouts"] tbody tr');
+      const rows = await page.$$eval('[data-testid="rollouts"] tbody tr', (trs) => trs.map((tr) => (tr as Dom).innerText as string));
+      // this one, then the first one on north
+      expect(rows).toHaveLength(2);
+      expect(rows[0]).toMatch(/Job flash\s+staged\s+canceled\s+4 of 4/);
+      expect(rows[1]).toMatch(/Job update-config\s+north/);
+      await screenshot(page, '15-rollouts');
+    }, 120_000);
+
+    it('uploads a firmware image with progress until it is ready, then schedules it on a fleet', async () => {
+      const image = join(downloads, 'app-1.0.0.bin');
+      writeFileSync(image, Buffer.alloc(300 * 1024, 'firmware image '));
+      await page.goto(`${consoleUrl}#/w/${state.workspaceId}/firmware`);
+      const input = await page.waitForSelector('input[name="firmware-file"]');
+      await (input as unknown as { uploadFile: (path: string) => Promise<void> }).uploadFile(image);
+      await fill(page, 'upload-firmware-id', 'app');
+      await fill(page, 'upload-version', '1.0.0');
+      await fill(page, 'upload-description', 'from the browser');
+      // every state of the upload's progress bar, as the page drew it
+      await page.evaluate(() => {
+        const g = globalThis as Dom;
+        g.uploadProgress = [];
+        new g.MutationObserver(() => {
+          const bar = g.document.querySelector('form[aria-labelledby="upload-h"] progress[max]');
+          if (bar) g.uploadProgress.push([bar.value, bar.max]);
+        }).observe(g.document.body, { subtree: true, childList: true, attributes: true });
+      });
+      await clickText(page, 'Upload firmware');
+      await waitForText(page, /app 1\.0\.0 is ready: its image is stored \(300\.0 KB, SHA-256 [0-9a-f]{12}…\)/);
+      const progress = (await page.evaluate(() => (globalThis as Dom).uploadProgress)) as [number, number][];
+      expect(progress.at(-1)).toEqual([300 * 1024, 300 * 1024]);
+      await until(async () => (await page.$eval('[data-firmware="app 1.0.0"] [data-testid="firmware-status"]', (el) => el.textContent).catch(() => '')) === 'ready', 'the version listed ready');
+      const { firmware } = await read<{ firmware: { status: string; sha256: string; size: number } }>(`/workspaces/${state.workspaceId}/firmwares/app/versions/1.0.0`);
+      expect(firmware).toMatchObject({ status: 'ready', size: 300 * 1024, sha256: createHash('sha256').update(readFileSync(image)).digest('hex') });
+      await screenshot(page, '16-firmware');
+
+      // the FOTA form offers the ready version
+      await clickText(page, 'Schedule it as a FOTA', 'a');
+      await chooseFleet('staged');
+      await until(async () => (await page.$eval('select[name="firmware"]', (el) => (el as Dom).selectedOptions[0]?.textContent as string)) === 'app 1.0.0 — from the browser', 'the ready version chosen');
+      await clickText(page, 'Schedule FOTA');
+      await until(async () => (await hashOf()).includes('/rollouts/rol-') && (await bodyText(page)).includes('Rollout: FOTA app 1.0.0'), 'the FOTA rollout page');
+      await until(async () => (await countsOnPage()).total === 4, 'the FOTA’s devices counted');
+      expect(await countsOnPage()).toMatchObject({ pending: 4 });
+
+      // a device downloads, then fails its check: its message is listed
+      const device = deviceClient(stack.base_url, await deviceToken(staged[3].credentials));
+      const { body: status } = await device.get('/status');
+      expect(status.fota.value).toMatchObject({ firmware_id: 'app', fw_version: '1.0.0', sha256: firmware.sha256, size: 300 * 1024 });
+      expect((await device.post('/fota/result', { status: 'in_progress', message: 'downloading' })).status).toBe(200);
+      await until(async () => (await countsOnPage()).in_progress === 1, 'the device in progress on the page');
+      expect((await device.post('/fota/result', { status: 'failed', message: 'checksum mismatch after download' })).status).toBe(200);
+      await until(async () => ((await page.$eval('[data-testid="rollout-devices"]', (el) => (el as Dom).innerText as string).catch(() => '')) as string).includes('checksum mismatch after download'), 'the failed device’s message');
+      expect(await countsOnPage()).toMatchObject({ total: 4, pending: 3, in_progress: 0, failed: 1 });
+      await screenshot(page, '17-fota-rollout');
+    }, 120_000);
+
+    it('cancels a job and a FOTA on the device page, and shows how they ended', async () => {
+      await page.goto(`${consoleUrl}#/w/${state.workspaceId}/devices/${state.deviceId}`);
+      const jobState = (name: string) => page.$eval(`[data-job="${name}"] [data-testid="job-status"]`, (el) => el.textContent).catch(() => '');
+      await until(async () => (await jobState('reboot')) === 'pending', 'the job pending on the device page');
+      await (await page.waitForSelector('button[aria-label="Cancel job reboot"]'))!.click();
+      await until(async () => (await jobState('reboot')) === 'canceled', 'the job canceled');
+      expect(await page.$('button[aria-label="Cancel job reboot"]')).toBeNull();
+      expect((await read<{ job: { status: string; completed_at?: string } }>(`/devices/${state.deviceId}/jobs/reboot`)).job).toMatchObject({ status: 'canceled', completed_at: expect.any(String) });
+
+      await waitForText(page, 'base 1.2.0: pending');
+      await clickText(page, 'Cancel FOTA');
+      await until(async () => (await page.$eval('[data-testid="device-fota"]', (el) => el.textContent ?? '')).includes('base 1.2.0: canceled'), 'the FOTA canceled');
+      expect((await read<{ fota: { status: string } }>(`/devices/${state.deviceId}/fota`)).fota.status).toBe('canceled');
+
+      // the states filter reads the API's ?status=
+      await page.select('select[name="jobs-status"]', 'canceled');
+      await until(async () => (await page.$$eval('[data-testid="device-jobs"] tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-job')))).join() === 'reboot', 'only the canceled job listed');
+      await screenshot(page, '18-device-states');
+    }, 120_000);
   });
 
   it('revokes the API key, which then stops working', async () => {
