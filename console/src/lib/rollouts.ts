@@ -121,8 +121,8 @@ export const checkRolloutFields = (fields: RolloutFields): { settings?: RolloutS
   if (percentage.error) errors.failurePercentage = percentage.error;
   if (minFinished.error) errors.minFinished = minFinished.error;
   const both = 'The abort rule takes both a failure percentage and a minimum of ended devices: give both, or neither.';
-  if (percentage.value !== undefined && !fields.minFinished.trim()) errors.minFinished = both;
-  if (minFinished.value !== undefined && !fields.failurePercentage.trim()) errors.failurePercentage = both;
+  if (fields.failurePercentage.trim() && !fields.minFinished.trim()) errors.minFinished = both;
+  if (fields.minFinished.trim() && !fields.failurePercentage.trim()) errors.failurePercentage = both;
   if (Object.keys(errors).length) return { errors };
   const settings: RolloutSettingsInput = {
     ...(max.value !== undefined ? { max_per_minute: max.value } : {}),

@@ -113,6 +113,10 @@ describe('the rollout settings of a scheduling form', () => {
     expect(checked.errors).toEqual({ [field]: message });
   });
 
+  it('names both a wrong abort percentage and the missing minimum', () => {
+    expect(checkRolloutFields(fields({ failurePercentage: '150' })).errors).toEqual({ failurePercentage: 'Must be at most 100.', minFinished: expect.stringMatching(/give both, or neither/) });
+  });
+
   it('checks a device’s timeout the same way', () => {
     expect(checkTimeout('')).toEqual({});
     expect(checkTimeout('600')).toEqual({ value: 600 });
