@@ -24,7 +24,8 @@ export const ErrorBox = ({ error, hints }: { error: unknown; hints?: Hints }) =>
 /** A long operation under way: an indeterminate (or counted) progress bar with what it is doing. */
 export const Busy = ({ label, value, max }: { label: string; value?: number; max?: number }) => (
   <div class="busy" role="status" aria-live="polite">
-    <progress aria-label={label} value={value} max={max} /> <span>{label}</span>
+    {/* a bar of each kind (keyed): a counted bar reused for a wait would keep its max, and show an empty bar */}
+    <progress key={max === undefined ? 'waiting' : 'counted'} aria-label={label} value={value} max={max} /> <span>{label}</span>
   </div>
 );
 

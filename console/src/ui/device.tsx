@@ -161,14 +161,16 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
 
       <section aria-labelledby="jobs-h">
         <h3 id="jobs-h">Jobs</h3>
-        <Field label="Show jobs">
-          <select name="jobs-status" value={jobStatus} onChange={(e) => setJobStatus(e.currentTarget.value as JobStatus | '')}>
-            <option value="">in every state</option>
-            {JOB_STATUSES.map((s) => (
-              <option value={s}>{stateLabel(s)}</option>
-            ))}
-          </select>
-        </Field>
+        <div class="toolbar">
+          <Field label="Show jobs">
+            <select name="jobs-status" value={jobStatus} onChange={(e) => setJobStatus(e.currentTarget.value as JobStatus | '')}>
+              <option value="">in every state</option>
+              {JOB_STATUSES.map((s) => (
+                <option value={s}>{stateLabel(s)}</option>
+              ))}
+            </select>
+          </Field>
+        </div>
         <ErrorBox error={jobs.error} />
         <ErrorBox error={cancel.error} hints={{ 409: CANCEL_CONFLICT_HINT }} />
         <table class="list" data-testid="device-jobs">

@@ -245,16 +245,18 @@ const RolloutDevices = ({ api, workspaceId, rollout }: { api: ApiClient; workspa
   return (
     <section aria-labelledby="rollout-devices-h">
       <h3 id="rollout-devices-h">Devices</h3>
-      <Field label="Show the devices">
-        <select name="rollout-device-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as JobStatus | '')}>
-          {JOB_STATUSES.map((s) => (
-            <option value={s}>
-              {stateLabel(s)} ({rollout.counts[s]})
-            </option>
-          ))}
-          <option value="">in every state ({rollout.total})</option>
-        </select>
-      </Field>
+      <div class="toolbar">
+        <Field label="Show the devices">
+          <select name="rollout-device-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as JobStatus | '')}>
+            {JOB_STATUSES.map((s) => (
+              <option value={s}>
+                {stateLabel(s)} ({rollout.counts[s]})
+              </option>
+            ))}
+            <option value="">in every state ({rollout.total})</option>
+          </select>
+        </Field>
+      </div>
       <ErrorBox error={devices.error} />
       {devices.data && !devices.data.items.length && <p>No device {status ? `is ${stateLabel(status)}` : 'yet'}.</p>}
       {devices.data && devices.data.items.length > 0 && (
