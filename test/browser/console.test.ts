@@ -595,7 +595,9 @@ describe('the console in Chromium on npm start', () => {
       await clickText(page, 'Upload firmware');
       await waitForText(page, /app 1\.0\.0 is ready: its image is stored \(300\.0 KB, SHA-256 [0-9a-f]{12}…\)/);
       const progress = (await page.evaluate(() => (globalThis as Dom).uploadProgress)) as [number, number][];
-      expect(progress.at(-1)).toEqual([300 * 1024, 300 * 1024]);
+      // the bar went up to the file's size, never down
+      expect(progress).toContainEqual([300 * 1024, 300 * 1024]);
+      expect(progress.every(([sent], i) => i === 0 || sent >= progress[i - 1][0])).toBe(true);
       await until(async () => (await page.$eval('[data-firmware="app 1.0.0"] [data-testid="firmware-status"]', (el) => el.textContent).catch(() => '')) === 'ready', 'the version listed ready');
       const { firmware } = await read<{ firmware: { status: string; sha256: string; size: number } }>(`/workspaces/${state.workspaceId}/firmwares/app/versions/1.0.0`);
       expect(firmware).toMatchObject({ status: 'ready', size: 300 * 1024, sha256: createHash('sha256').update(readFileSync(image)).digest('hex') });
@@ -620,6 +622,23 @@ describe('the console in Chromium on npm start', () => {
       await until(async () => ((await page.$eval('[data-testid="rollout-devices"]', (el) => (el as Dom).innerText as string).catch(() => '')) as string).includes('checksum mismatch after download'), 'the failed device’s message');
       expect(await countsOnPage()).toMatchObject({ total: 4, pending: 3, in_progress: 0, failed: 1 });
       await screenshot(page, '17-fota-rollout');
+    }, 120_000);
+
+    it('says in words that a rollout which ended meanwhile can no longer be paused', async () => {
+      const rolloutId = (await hashOf()).split('/').at(-1)!;
+      // the page reads nothing while its tab is hidden: it still shows the rollout in progress
+      await page.evaluate(() => Object.defineProperty((globalThis as Dom).document, 'hidden', { value: true, configurable: true }));
+      const canceled = await api(`/workspaces/${state.workspaceId}/rollouts/${rolloutId}/cancel`, state.apiKey!, { method: 'POST' });
+      expect(canceled.status).toBe(200);
+      expect(await page.$eval('[data-testid="rollout-status"]', (el) => el.textContent)).toBe('in progress');
+
+      await clickText(page, 'Pause');
+      await waitForAlert(page, /has ended.*\n.*can no longer be paused, resumed or canceled/s);
+      // and shows it as it is
+      await until(async () => (await page.$eval('[data-testid="rollout-status"]', (el) => el.textContent)) === 'canceled', 'the rollout shown canceled');
+      await page.evaluate(() => delete (globalThis as Dom).document.hidden);
+      await until(async () => (await countsOnPage()).canceled === 3, 'the pending devices canceled by the sweep, read again once shown');
+      await screenshot(page, '17-fota-rollout-conflict');
     }, 120_000);
 
     it('cancels a job and a FOTA on the device page, and shows how they ended', async () => {
