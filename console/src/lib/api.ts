@@ -114,8 +114,8 @@ export interface Firmware {
   /** Only in the answer to a registration. */
   upload?: FirmwareUpload;
 }
-/** A page of a list: its items, and the cursor of the next page (null on the last). */
-export interface ListPage {
+/** Which page of a list to read: at most `limit` items, from the `cursor` the previous page answered as `next`. */
+export interface PageQuery {
   limit?: number;
   cursor?: string;
 }
@@ -342,11 +342,11 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
         body: rollout === undefined ? undefined : { rollout },
       }).then((b) => b.fota),
     /** A page of the workspace's rollouts, newest first. */
-    listRollouts: (workspaceId: string, page: ListPage = {}) =>
+    listRollouts: (workspaceId: string, page: PageQuery = {}) =>
       request<{ rollouts: Rollout[]; next?: string | null }>('GET', `${ws(workspaceId)}/rollouts`, { query: { ...page } }).then((b) => ({ items: b.rollouts, next: b.next ?? null })),
     getRollout: (workspaceId: string, rolloutId: string) => request<{ rollout: Rollout }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}`).then((b) => b.rollout),
     /** A page of a rollout's devices, all or in one state. */
-    listRolloutDevices: (workspaceId: string, rolloutId: string, query: ListPage & { status?: JobStatus } = {}) =>
+    listRolloutDevices: (workspaceId: string, rolloutId: string, query: PageQuery & { status?: JobStatus } = {}) =>
       request<{ devices: RolloutDevice[]; next?: string | null }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}/devices`, { query: { ...query } }).then((b) => ({
         items: b.devices,
         next: b.next ?? null,
@@ -355,7 +355,7 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
     changeRollout: (workspaceId: string, rolloutId: string, action: 'pause' | 'resume' | 'cancel') =>
       request<{ rollout: Rollout }>('POST', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}/${action}`).then((b) => b.rollout),
     /** Firmware versions by firmware ID, then version: every one, or a page. */
-    listFirmwares: (workspaceId: string, page: ListPage = {}) =>
+    listFirmwares: (workspaceId: string, page: PageQuery = {}) =>
       request<{ firmwares: Firmware[]; next?: string | null }>('GET', `${ws(workspaceId)}/firmwares`, { query: { ...page } }).then((b) => ({ items: b.firmwares, next: b.next ?? null })),
     getFirmware: (workspaceId: string, firmwareId: string, version: string) =>
       request<{ firmware: Firmware }>('GET', `${ws(workspaceId)}/firmwares/${enc(firmwareId)}/versions/${enc(version)}`).then((b) => b.firmware),
