@@ -6,11 +6,13 @@ import { transitionItem } from '../stores/job-store';
 import { DEADLINE_PARTITIONS, ROLLOUT_DUE_PARTITION, ROLLOUT_SORT_KEY_PREFIX } from '../stores/keys';
 import {
   ROLLOUT_DEVICE_SHARDS,
+  claimOwedRelease,
   claimRelease,
   closeQueue,
   getRollout,
   moveNextDeadline,
   moveSweepEntry,
+  oweRelease,
   readRolloutDevicesShard,
   type RolloutDeviceRow,
   type RolloutRecord,
@@ -155,6 +157,8 @@ async function* rowsOf(source: AsyncIterable<Keyed<RolloutDeviceRow>>): AsyncGen
  * pending if it is still queued there. A device that is not (canceled alone, or released already
  * while the index lags) is passed over for the next one, in rounds, so that a release makes `count`
  * devices pending when it can, and never more.
+ * @returns how many it released, and whether it found no more queued devices (otherwise, with
+ * fewer than `count` released, the run's deadline stopped it short).
  */
 const release = async (db: Db, record: RolloutRecord, count: number, at: string, deadline: string | undefined, budget: SweepBudget, now: () => number) => {
   const pageSize = Math.min(1000, Math.ceil(count / ROLLOUT_DEVICE_SHARDS.length) + 16);
@@ -170,8 +174,9 @@ const release = async (db: Db, record: RolloutRecord, count: number, at: string,
       known: { rollout_id: record.id },
     })) !== undefined;
   let released = 0;
+  let exhausted = false;
   try {
-    for (let exhausted = false; !exhausted && released < count && now() < budget.deadline; ) {
+    while (!exhausted && released < count && now() < budget.deadline) {
       const round: RolloutDeviceRow[] = [];
       while (round.length < count - released) {
         const next = await queued.next();
@@ -189,7 +194,7 @@ const release = async (db: Db, record: RolloutRecord, count: number, at: string,
   } finally {
     await queued.return(undefined);
   }
-  return released;
+  return { released, exhausted };
 };
 
 /** Ends the devices of a rollout in one state (a key range at a time) with `to`, if still in `from` there; how many were. */
@@ -248,9 +253,9 @@ const timeOutDevices = async (db: Db, record: RolloutRecord, budget: SweepBudget
 /**
  * Does a rollout's due work, from what its item says now (the index may lag): seals it if its
  * scheduling died; cancels the devices of a canceled or aborted one; times out its devices past
- * their deadline; releases the next minute's devices of one in progress (waiting for that minute
- * when it comes within the lookahead); then moves its sweep entry to its next due work, or removes
- * it, unless something moved it meanwhile.
+ * their deadline; goes on with a release an earlier run stopped short; releases the next minute's
+ * devices of one in progress (waiting for that minute when it comes within the lookahead); then
+ * moves its sweep entry to its next due work, or removes it, unless something moved it meanwhile.
  */
 const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summary: SweepSummary, clock: () => number) => {
   const workspaceId = entry.pk.slice('WKS#'.length);
@@ -277,6 +282,22 @@ const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summ
     summary.timedOut += await timeOutDevices(db, record, budget, clock);
   }
   const rate = record.settings.max_per_minute;
+  // A release a run stopped short at its deadline: this run goes on with it, at that release's time
+  // (its devices are of that minute), while the rollout releases and the minute lasts; else it is dropped.
+  if (record.release_owed) {
+    const at = record.last_release_at!;
+    const owed = record.release_owed;
+    const claimed = await claimOwedRelease(db, workspaceId, rolloutId, at, owed);
+    if (claimed) {
+      record = claimed;
+      if (isReleasing(claimed) && clock() < Date.parse(at) + RELEASE_WINDOW_MS) {
+        const deadline = record.settings.timeout_seconds ? deadlineOf(at, record.settings.timeout_seconds) : undefined;
+        const { released, exhausted } = await release(db, claimed, owed, at, deadline, budget, clock);
+        summary.released += released;
+        if (!exhausted && released < owed) record = (await oweRelease(db, workspaceId, rolloutId, at, owed - released, Date.parse(at))) ?? record;
+      }
+    }
+  }
   if (rate && isReleasing(record)) {
     const releaseAt = Date.parse(record.next_release_at!);
     // Not yet: wait for it if it comes soon enough to release within this run.
@@ -287,11 +308,16 @@ const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summ
       const deadline = record.settings.timeout_seconds ? deadlineOf(at.toISOString(), record.settings.timeout_seconds) : undefined;
       const claimed = await claimRelease(db, workspaceId, rolloutId, record.next_release_at!, at.toISOString(), new Date(at.getTime() + RELEASE_WINDOW_MS).toISOString(), deadline);
       if (claimed) {
-        const released = await release(db, claimed, rate, at.toISOString(), deadline, budget, clock);
+        const { released, exhausted } = await release(db, claimed, rate, at.toISOString(), deadline, budget, clock);
         summary.released += released;
-        // Nothing left to release, and nothing more will be written: the queue is closed.
-        const closed = released === 0 && claimed.sealed_total !== undefined ? await closeQueue(db, workspaceId, rolloutId) : undefined;
-        record = closed ?? claimed;
+        record = claimed;
+        if (!exhausted && released < rate) {
+          // Stopped short at the run's deadline: the next run goes on with this release.
+          record = (await oweRelease(db, workspaceId, rolloutId, at.toISOString(), rate - released, at.getTime())) ?? record;
+        } else if (released === 0 && claimed.sealed_total !== undefined) {
+          // Nothing left to release, and nothing more will be written: the queue is closed.
+          record = (await closeQueue(db, workspaceId, rolloutId)) ?? record;
+        }
       }
     }
   }

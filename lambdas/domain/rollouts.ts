@@ -89,13 +89,14 @@ export const isReleasing = (record: RolloutRecord) =>
   record.state === 'in_progress' && !record.outcome && !!record.settings.max_per_minute && record.queue_open !== false && !!record.next_release_at;
 
 /**
- * When the sweep is next due at a rollout, from its item: the earliest of its next release (while
- * it releases), its next deadline (devices released with a timeout, not known to have ended) and
- * its seal (while its scheduling has not sealed it); undefined when none is (a canceled or aborted
- * rollout's cancellations are due at once, apart from this).
+ * When the sweep is next due at a rollout, from its item: the earliest of a release a run stopped
+ * short (at once), its next release (while it releases), its next deadline (devices released with a
+ * timeout, not known to have ended) and its seal (while its scheduling has not sealed it);
+ * undefined when none is (a canceled or aborted rollout's cancellations are due at once, apart from this).
  */
 export const nextDueOf = (record: RolloutRecord): number | undefined => {
   const times = [
+    record.release_owed ? Date.parse(record.last_release_at!) : undefined,
     isReleasing(record) ? Date.parse(record.next_release_at!) : undefined,
     record.next_deadline_at && record.outcome !== 'completed' ? Date.parse(record.next_deadline_at) : undefined,
     record.sealed_total === undefined ? Date.parse(record.created_at) + SEAL_AFTER_MS : undefined,

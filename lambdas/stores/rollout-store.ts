@@ -48,6 +48,11 @@ export interface RolloutRecord {
   /** Rate-limited: when the next release may start (60 s after the last one started). */
   next_release_at?: string;
   last_release_at?: string;
+  /**
+   * Rate-limited: how many devices the release of `last_release_at` still owes, when a sweep run
+   * stopped it short at its deadline; the next run goes on with it (`claimOwedRelease`).
+   */
+  release_owed?: number;
   /** Rate-limited: queued devices may remain (a release found none, after the seal: false). */
   queue_open?: boolean;
   /** With a timeout: the earliest deadline of its released devices not known to have ended (their release plus the timeout). */
@@ -291,6 +296,35 @@ export const claimRelease = (db: Db, workspaceId: string, rolloutId: string, see
     condition: '#next = :seen AND #state = :in_progress AND attribute_not_exists(#outcome)',
     names: { '#next': 'next_release_at', '#state': 'state', '#outcome': 'outcome' },
     values: { ':seen': seen, ':in_progress': 'in_progress' },
+  });
+
+/**
+ * Records that the release of `at` (the rollout's `last_release_at`) stopped short of its count,
+ * owing `owed` devices, and makes the rollout due at `dueAt` (the release's time: at once) so that
+ * the next sweep run goes on with it; unless a later release was claimed meanwhile or something owes already.
+ * @returns the rollout, or undefined when it was not recorded.
+ */
+export const oweRelease = (db: Db, workspaceId: string, rolloutId: string, at: string, owed: number, dueAt: number) =>
+  updateRollout(db, workspaceId, rolloutId, {
+    set: { release_owed: owed, ...rolloutEntry(dueAt) },
+    condition: '#last = :at AND attribute_not_exists(#owed)',
+    names: { '#last': 'last_release_at', '#owed': 'release_owed' },
+    values: { ':at': at },
+  });
+
+/**
+ * Claims what the release of `at` owes (`owed`, as read): only one sweep run wins it, however many
+ * overlap, and it is taken away whether or not the rollout still releases (an owed release of a
+ * paused rollout, or one past its minute, is dropped: the next release takes over).
+ * @returns the rollout, or undefined when another run claimed it or a later release was claimed.
+ */
+export const claimOwedRelease = (db: Db, workspaceId: string, rolloutId: string, at: string, owed: number) =>
+  updateRollout(db, workspaceId, rolloutId, {
+    set: {},
+    remove: ['release_owed'],
+    condition: '#last = :at AND #owed = :owed',
+    names: { '#last': 'last_release_at', '#owed': 'release_owed' },
+    values: { ':at': at, ':owed': owed },
   });
 
 /**

@@ -3,6 +3,7 @@
  * releases by the sweep (a clock a minute ahead stands for the minute), pause and resume, cancel,
  * the abort rule, completion, timeouts, the devices list, and what a device is told meanwhile.
  */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { until } from '../../../local/ports';
 
@@ -98,6 +99,41 @@ describe('rate-limited rollouts', () => {
     for (const d of ordered) await completeJob(db, d, 'staged', { ok: true }, place(workspace_id, d));
     const done = await rolloutWhen(caller, workspace_id, id, (r) => r.status === 'completed', 'completed');
     expect(done).toMatchObject({ total: 25, counts: { done: 25, pending: 0, queued: 0 } });
+  });
+
+  it('goes on with a release a run stopped short at its deadline in the next run, at that release’s time, never past max_per_minute', async () => {
+    const { caller, workspace_id, inNorth, inSouth } = await workspaceWithFleets(db, 119);
+    const ordered = [...inNorth, inSouth].map((d) => d.id).sort();
+    const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'owed', {}, undefined, { max_per_minute: 50 }));
+    const id = job.rollout_id!;
+    await rolloutWhen(caller, workspace_id, id, (r) => r.total === 120, 'all 120 counted');
+
+    // A run whose clock passes its deadline once 4 devices of its release are pending: the devices
+    // it had not started on stay queued (32 are written at once).
+    let late = false;
+    let pending = 0;
+    const send = async (command: unknown) => {
+      const answer = (await db.doc.send(command as never)) as { Attributes?: Record<string, unknown> };
+      if (command instanceof UpdateCommand && answer.Attributes?.status === 'pending' && ++pending >= 4) late = true;
+      return answer;
+    };
+    const stopping = { table: db.table, doc: { send } as unknown as typeof db.doc };
+    const start = Date.now() + MINUTE + 1000;
+    const short = await sweepRollouts({ db: stopping, now: () => Date.now() + MINUTE + 1000 + (late ? MINUTE : 0) }, { now: start, deadline: start + 40_000 });
+    expect(short.released).toBeGreaterThanOrEqual(4);
+    expect(short.released).toBeLessThan(50);
+
+    // The next run goes on with it: 50 in that minute in all, the next 50 in snapshot order, all at the release's time.
+    const next = await sweep(MINUTE + 2000);
+    expect(short.released + next.released).toBe(50);
+    await rolloutWhen(caller, workspace_id, id, (r) => r.counts.pending === 100 && r.counts.queued === 20, '100 pending');
+    const second = (await itemsOf(listRolloutDevices(db, caller, workspace_id, id, 'pending'))).filter((d) => !ordered.slice(0, 50).includes(d.device_id));
+    expect(second.map((d) => d.device_id).sort()).toEqual(ordered.slice(50, 100));
+    expect(new Set(second.map((d) => d.updated_at)).size).toBe(1);
+
+    // Nothing more within that minute; the next minute releases the rest.
+    expect((await sweep(MINUTE + 3000)).released).toBe(0);
+    expect((await sweep(2 * MINUTE + 2000)).released).toBe(20);
   });
 
   it('answers a queued job’s result with 409: the device was never given it', async () => {
