@@ -13,7 +13,7 @@ import { startLocalRuntime } from '../local/runtime';
 import { awsRequestsPerThousand, measureDataPath, perThousandPoints, stageOf, type DataPathResult, type TrafficShape } from './data-path-scenario';
 import { printTable } from './stats';
 
-/** The traffic shapes measured (README, "Cost": why these). */
+/** The traffic shapes measured (docs/cost.md: why these). */
 export const SHAPES: Record<string, TrafficShape> = {
   'https-100': { door: 'https', devices: 10, pointsPerMessage: 100, messagesPerDevice: 5 },
   'https-10': { door: 'https', devices: 20, pointsPerMessage: 10, messagesPerDevice: 10 },

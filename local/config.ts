@@ -61,7 +61,7 @@ const queueOverrides = (env: Env, queue: QueueName): Partial<QueueSettings> => {
 };
 
 /**
- * Reads `npm start`'s variables (README "Configuration"), including the handler settings that the
+ * Reads `npm start`'s variables (docs/configuration.md), including the handler settings that the
  * runtime itself would otherwise set from `local/queues.ts`, so that retries and the DLQ can be
  * tried in seconds: `FORWARD_RETRY_BASE_SECONDS`, `FORWARD_RETRY_MAX_SECONDS`, `WEBHOOK_TIMEOUT_MS`,
  * each queue's visibility timeout and receive count, `SWEEP_INTERVAL_SECONDS` (the rollout sweep's),

@@ -108,7 +108,7 @@ export interface MqttBrokerOptions {
   sendToQueue?: (queue: MqttRule['queue'], message: Record<string, unknown>) => Promise<void>;
   /** The topic rules to run instead (the cloud-assembly mode: the template's rules). */
   rules?: readonly BrokerRule[];
-  /** Records a refused subscribe, which IoT Core answers with SUBACK 0x80 (see the README). */
+  /** Records a refused subscribe, which IoT Core answers with SUBACK 0x80 (see docs/devices.md). */
   onSubscribeRefused?: (deviceId: string, topic: string) => Promise<void>;
   /** The account and region the policy's ARNs name. */
   region?: string;

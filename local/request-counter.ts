@@ -6,7 +6,7 @@ import type { ClientRequest } from 'node:http';
 /**
  * Counts every AWS request the local runtime makes, and the requests AWS bills that have no SDK
  * call here (API Gateway requests, Lambda invocations, IoT Core messages, rules and actions), plus
- * webhook POSTs: the measure of what a data point costs (README, "Cost").
+ * webhook POSTs: the measure of what a data point costs (docs/cost.md).
  *
  * SDK calls are counted by a middleware step (`deserialize`, so once per attempt: a retried call is
  * two billed requests) that `instrumentAwsSdk` adds to every client's stack on its first `send`,

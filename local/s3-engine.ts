@@ -16,7 +16,7 @@ import { checkPayload, decodeAwsChunked, type CheckedPayload } from './s3-payloa
  * it was stored with is kept with the object (as metadata S3's clients never see) and answered in
  * checksum mode; the buckets answer CORS as their configuration says. What passes goes to fauxqs.
  * With a data folder, objects are also written there and put back at the next start (fauxqs keeps
- * them in memory only). Where this does less than S3, the README's "The local S3" says so.
+ * them in memory only). Where this does less than S3, docs/local-runtime.md ("The local S3") says so.
  */
 
 /** A CORS rule of a bucket, as S3's CORSRule. */

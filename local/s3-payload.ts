@@ -19,7 +19,7 @@ export interface DecodedBody {
 /**
  * Decodes aws-chunked (`<hex size>[;chunk-signature=…]\r\n<bytes>\r\n` … `0\r\n` then trailers).
  * Chunk signatures (STREAMING-AWS4-HMAC-SHA256-PAYLOAD) are not checked: the payload hash of each
- * chunk is not recomputed here (README "The local S3").
+ * chunk is not recomputed here (docs/local-runtime.md, "The local S3").
  * @throws S3Refusal 400 IncompleteBody when the encoding is cut short.
  */
 export const decodeAwsChunked = (body: Buffer): DecodedBody => {

@@ -8,7 +8,7 @@
  * counts, payload sizes and Lambda durations that `npm run bench:requests` measured on the local
  * runtime and saved (per 1,000 points, for each traffic shape), priced with bin/cli/aws-prices.ts;
  * and beside it, what AWS IoT Core + Timestream used directly (device → IoT rule → Timestream)
- * would cost for the same traffic. See the README's "Cost" for what is modelled and what is not.
+ * would cost for the same traffic. See docs/cost.md for what is modelled and what is not.
  */
 import { readFileSync } from 'node:fs';
 import { recordBytes } from '../../lambdas/stores/timeseries/timestream';

@@ -5,7 +5,7 @@
  * FLEETSTREAM_DEV_USER_PASSWORD, COGNITO_PORT, AUTHORIZER_CACHE_TTL_SECONDS,
  * MQTT_PORT, MQTTS_PORT, S3_PORT, WEBHOOK_TIMEOUT_MS, FORWARD_RETRY_*, <QUEUE>_QUEUE_*, SWEEP_INTERVAL_SECONDS,
  * FIRMWARE_UPLOAD_URL_TTL_SECONDS, EXPORT_RUN_SECONDS) are read by local/config.ts and listed in
- * the README's "Configuration".
+ * docs/configuration.md.
  */
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -13,7 +13,7 @@ export const register = (program: Command) =>
       'after',
       `
 Its settings are environment variables (PORT, MQTT_PORT, FLEETSTREAM_DATA_DIR, WEBHOOK_TIMEOUT_MS, …),
-listed in the README's "Configuration". \`npm start\` also builds the console first when it is stale.
+listed in docs/configuration.md. \`npm start\` also builds the console first when it is stale.
 
 Examples:
   fleetstream start

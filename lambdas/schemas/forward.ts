@@ -76,7 +76,7 @@ export type ForwardEntriesHeader = z.infer<typeof ForwardEntriesHeaderSchema>;
 
 /**
  * Many data points, or many events, of one workspace in one JSON forward-queue message: what the
- * producers sent from packing until rendered entries (README, "Ingest"). The forwarder still reads
+ * producers sent from packing until rendered entries (docs/storage.md, "Ingest"). The forwarder still reads
  * these and single messages (queued or in the DLQ from before).
  */
 export const ForwardPackSchema = z.object({

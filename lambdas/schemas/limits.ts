@@ -23,8 +23,7 @@ export const LIMIT_RANGES: Readonly<Record<LimitName, { min: number; max: number
 };
 
 /**
- * The defaults of a deployment that says nothing else (`cdk.json` context `limits`, README
- * "Limits"): what a workspace gets until the operator sets its own.
+ * The defaults of a deployment that says nothing else (`cdk.json` context `limits`, docs/limits.md): what a workspace gets until the operator sets its own.
  */
 export const LIMIT_DEFAULTS: Readonly<Limits> = {
   devices: 10_000,

@@ -19,9 +19,10 @@ export const WRITE_CONCURRENCY = intFrom(process.env.WRITE_CONCURRENCY, 16);
 /**
  * How long the ingest Lambda uses what it read of an MQTT-publishing device (workspace, fleet,
  * name) and of a workspace's data retention, in seconds: a move or rename reaches MQTT data, and a
- * retention change the expiry of new points, within this time (README, "The MQTT door" and "Data
- * retention"). Read at each call, so that the local runtime can set it before a handler loads
- * and a workspaces Lambda computes the same bound as the ingest.
+ * retention change the expiry of new points, within this time (docs/devices.md, "The MQTT door",
+ * and docs/storage.md, "Data retention per workspace"). Read at each call, so that the local
+ * runtime can set it before a handler loads and a workspaces Lambda computes the same bound as the
+ * ingest.
  */
 export const devicePlaceCacheSeconds = () => intFrom(process.env.DEVICE_PLACE_CACHE_SECONDS, 600);
 
@@ -89,7 +90,7 @@ export const DEVICE_MQTT_CACERT = process.env.DEVICE_MQTT_CACERT ?? '';
 /**
  * How long after its `exp` the MQTT door still accepts a device token, in seconds (0: never).
  * Device clients sign one token at start and reuse it on every automatic reconnect
- * (spec/device-mqtt.md); see the README's "MQTT door" for the decision.
+ * (spec/device-mqtt.md); see docs/devices.md, "The MQTT door", for the decision.
  */
 export const DEVICE_TOKEN_RECONNECT_GRACE_SECONDS = intFrom(process.env.DEVICE_TOKEN_RECONNECT_GRACE_SECONDS, 30 * 24 * 3600);
 

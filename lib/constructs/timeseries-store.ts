@@ -77,7 +77,7 @@ export class TimeseriesStore extends Construct {
     this.timestreamTable.applyRemovalPolicy(removalPolicy);
     Validations.of(this).acknowledge({
       id: 'CloudFormation-Validate::W3697',
-      reason: 'Timestream for LiveAnalytics is chosen only with -c timeseries=timestream, for accounts that already use it; the README says AWS closed it to new customers on 2025-06-20.',
+      reason: 'Timestream for LiveAnalytics is chosen only with -c timeseries=timestream, for accounts that already use it; docs/deployment.md says AWS closed it to new customers on 2025-06-20.',
     });
   }
 

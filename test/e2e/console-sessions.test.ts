@@ -145,7 +145,7 @@ describe('console sessions on the API', () => {
 
     expect((await cognito.refresh(tokens.RefreshToken)).body.__type).toBe('NotAuthorizedException');
     // As with Cognito, whose access tokens verified offline (JWKS) hold until `exp` (one hour here):
-    // the README's "Sessions" documents it.
+    // docs/api.md, "Sessions", documents it.
     expect((await sessionClient(tokens.AccessToken).get('/workspaces')).status).toBe(200);
   });
 });

@@ -327,7 +327,7 @@ describe('FOTA of a registered firmware', () => {
     await api.post(`/devices/${id}/fota/in-use/versions/1.0`);
     const { url } = (await device.next('@fota')).value.args;
 
-    // DynamoDB Local's indexes follow a write at once (on AWS, within moments: README "Decisions").
+    // DynamoDB Local's indexes follow a write at once (on AWS, within moments: docs/decisions.md).
     const refused = await api.call('DELETE', versionPath('in-use', '1.0'));
     await device.up('@fota', { fw_version: '1.0', result: 'success' });
     await until(async () => (await api.get(`/devices/${id}/fota`)).body.fota.status === 'done', 'the FOTA is done');

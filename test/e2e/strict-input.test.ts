@@ -75,7 +75,7 @@ afterAll(async () => {
 
 /**
  * What the API writes for every request it admits, whatever the answer: the keys' per-second
- * request counters (their rates) and the workspaces' usage counters (README "Limits"). A request
+ * request counters (their rates) and the workspaces' usage counters (docs/limits.md). A request
  * refused as invalid is never admitted; one answered 404 was, and counts.
  */
 const isRequestBookkeeping = (item: Record<string, unknown>) => String(item.pk).startsWith('RATE#') || String(item.sk).startsWith('USAGE#');

@@ -2,7 +2,7 @@ import { Temporal } from 'temporal-polyfill';
 import type { Every } from '../../lambdas/shared/time-buckets';
 
 /**
- * A bucket's start by the definition (README "Aggregation"), straight from Temporal, one instant
+ * A bucket's start by the definition (docs/storage.md, "Aggregation"), straight from Temporal, one instant
  * at a time: what a client would compute. Days: the zone's start of the (N-day) date, N counted
  * from 1970-01-01. Hours and minutes: the wall clock rounded down to a multiple of `every`, at the
  * instant's offset, or the zone's last change of offset when that is later.

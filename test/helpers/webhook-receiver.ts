@@ -26,7 +26,7 @@ export interface WebhookReceiver {
 }
 
 /**
- * Verifies a Fleetstream webhook signature as a receiver would (the README's snippet): HMAC-SHA256
+ * Verifies a Fleetstream webhook signature as a receiver would (the snippet of docs/webhooks.md): HMAC-SHA256
  * of `${timestamp}.${raw body}` with the secret, compared in constant time with each `v1=` value,
  * and a timestamp no older than `toleranceSeconds`.
  */

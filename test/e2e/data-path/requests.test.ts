@@ -26,7 +26,7 @@ const sum = (rows: CountRow[], field: 'requests' | 'empty' = 'requests') => rows
 
 describe('AWS requests of the data path', () => {
   it('takes at most 25 AWS requests per 1,000 points from the ingest queue to the webhook, packing points and events', async () => {
-    // 5,000 points from 5 devices, 100 per request (README, "Cost": the traffic shapes).
+    // 5,000 points from 5 devices, 100 per request (docs/cost.md: the traffic shapes).
     const result = await measureDataPath(runtime, { door: 'https', devices: 5, pointsPerMessage: 100, messagesPerDevice: 10 });
 
     expect(result.points).toBe(5000);

@@ -44,7 +44,7 @@ export const registryReader = (dataDir: string) => {
       for (const item of page.Items ?? []) {
         if (item.pk?.S?.startsWith('DELIVERY#')) continue; // the forwarder's delivery ledger
         // What every request the API admits writes, whatever its answer: the keys' per-second request
-        // counters and the workspaces' usage counters (README "Limits").
+        // counters and the workspaces' usage counters (docs/limits.md).
         if (item.pk?.S?.startsWith('RATE#') || item.sk?.S?.startsWith('USAGE#')) continue;
         if (item.sk?.S?.startsWith('INT#')) for (const f of VOLATILE_INTEGRATION_FIELDS) delete item[f];
         if (BOOKKEEPING.test(item.sk?.S ?? '')) continue;

@@ -54,7 +54,7 @@ export interface FuzzRequest {
   offRoute?: boolean;
 }
 
-/** The documented body limit (README "Limits"): a valid request's body may reach past it. */
+/** The documented body limit (docs/limits.md): a valid request's body may reach past it. */
 const MAX_BODY_BYTES = 64 * 1024;
 
 const UNRESERVED = /^[A-Za-z0-9\-_.~]$/;
@@ -261,7 +261,7 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
         .filter(({ values }) => values.length > 0 && !valid(param.schema.type === 'array' ? values : values[0]))
         .map(({ values, why }) => ({ pairs: values.map((x): [string, string] => [param.name, x]), why: `?${param.name}: ${why}` }));
       if (param.schema.type === 'array') return mutated;
-      // a single-valued parameter given twice (README: refused)
+      // a single-valued parameter given twice (docs/api.md, "Errors": refused)
       const twice = validArbitrary(param.schema, sc).map((x) => ({ pairs: [[param.name, String(x)], [param.name, String(x)]] as Array<[string, string]>, why: `?${param.name} given twice` }));
       return fc.oneof({ arbitrary: mutated, weight: 4 }, { arbitrary: twice, weight: 1 });
     };

@@ -124,7 +124,7 @@ describe('which messages an integration wants', () => {
 });
 
 describe('webhook signatures', () => {
-  it('signs `${timestamp}.${body}` so that the README’s verifier accepts it, and nothing else', () => {
+  it('signs `${timestamp}.${body}` so that the verifier of docs/webhooks.md accepts it, and nothing else', () => {
     const body = '{"batch_id":"b","result":[]}';
     const headers = signatureHeaders(integration(), body, 1_700_000_000_000);
 
