@@ -42,7 +42,7 @@ export const describeUploadRefusal = (status: number, body: string): UploadError
   if (status === 0) {
     return new UploadError('The upload did not reach the storage.', [
       'The network failed, or the storage refused this page’s address (CORS). Check the connection and try again.',
-      'If it keeps failing, the firmware bucket’s CORS must allow this console’s address to PUT with the x-amz-checksum-sha256 header (README: Firmware artifacts).',
+      'If it keeps failing, the firmware bucket’s CORS must allow this console’s address to PUT with the x-amz-checksum-sha256 header (docs/fleet-operations.md: Firmware artifacts).',
     ]);
   }
   if (code === 'BadDigest' || code === 'XAmzContentSHA256Mismatch') {
