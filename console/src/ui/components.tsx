@@ -103,6 +103,27 @@ export const usePages = (of: string) => {
   };
 };
 
+/**
+ * The toolbar under a paged list: back and on (on only while the list has a `next` cursor), the
+ * page's number, and a refresh when the list can be read again.
+ */
+export const Pager = ({ pages, next, labels = ['Previous', 'Next'], onRefresh }: { pages: ReturnType<typeof usePages>; next: string | null | undefined; labels?: [string, string]; onRefresh?: () => void }) => (
+  <div class="toolbar">
+    <button type="button" disabled={pages.first} onClick={pages.previous}>
+      {labels[0]}
+    </button>
+    <span>Page {pages.number}</span>
+    <button type="button" disabled={!next} onClick={() => next && pages.next(next)}>
+      {labels[1]}
+    </button>
+    {onRefresh && (
+      <button type="button" onClick={onRefresh}>
+        Refresh
+      </button>
+    )}
+  </div>
+);
+
 /** A secret the API shows only once: shown with a copy button and a warning that it will not come back. */
 export const SecretOnce = ({ label, secret, onDismiss }: { label: string; secret: string; onDismiss: () => void }) => {
   const [copied, setCopied] = useState<'' | 'Copied.' | 'Copying was refused: select the text and copy it.'>('');

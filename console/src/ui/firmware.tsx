@@ -3,7 +3,7 @@ import type { Firmware } from '../lib/api';
 import { formatBytes, uploadFirmware, type UploadStep } from '../lib/firmware';
 import { routeHash } from '../lib/router';
 import type { PageProps } from './page';
-import { Busy, ErrorBox, Field, Submit, useAction, useLoad, usePages, when } from './components';
+import { Busy, ErrorBox, Field, Pager, Submit, useAction, useLoad, usePages, when } from './components';
 
 const PAGE = 50;
 const NAME_RULE = '^[A-Za-z0-9_.\\-]{1,64}$';
@@ -142,18 +142,7 @@ export const FirmwarePage = ({ api, workspaceId }: PageProps) => {
             </tbody>
           </table>
         )}
-        <div class="toolbar">
-          <button type="button" disabled={pages.first} onClick={pages.previous}>
-            Previous
-          </button>
-          <span>Page {pages.number}</span>
-          <button type="button" disabled={!firmwares.data?.next} onClick={() => firmwares.data?.next && pages.next(firmwares.data.next)}>
-            Next
-          </button>
-          <button type="button" onClick={firmwares.reload}>
-            Refresh
-          </button>
-        </div>
+        <Pager pages={pages} next={firmwares.data?.next} onRefresh={firmwares.reload} />
       </section>
     </>
   );

@@ -14,7 +14,7 @@ import {
   ROLLOUT_POLL_MS,
 } from '../lib/rollouts';
 import type { PageProps } from './page';
-import { Busy, ErrorBox, Field, useAction, useLoad, usePages, when } from './components';
+import { Busy, ErrorBox, Field, Pager, useAction, useLoad, usePages, when } from './components';
 
 const ROLLOUTS_PAGE = 20;
 const DEVICES_PAGE = 50;
@@ -78,18 +78,7 @@ export const RolloutsPage = ({ api, workspaceId }: PageProps) => {
           </tbody>
         </table>
       )}
-      <div class="toolbar">
-        <button type="button" disabled={pages.first} onClick={pages.previous}>
-          Newer
-        </button>
-        <span>Page {pages.number}</span>
-        <button type="button" disabled={!rollouts.data?.next} onClick={() => rollouts.data?.next && pages.next(rollouts.data.next)}>
-          Older
-        </button>
-        <button type="button" onClick={rollouts.reload}>
-          Refresh
-        </button>
-      </div>
+      <Pager pages={pages} next={rollouts.data?.next} labels={['Newer', 'Older']} onRefresh={rollouts.reload} />
     </section>
   );
 };
@@ -283,15 +272,7 @@ const RolloutDevices = ({ api, workspaceId, rollout }: { api: ApiClient; workspa
           </tbody>
         </table>
       )}
-      <div class="toolbar">
-        <button type="button" disabled={pages.first} onClick={pages.previous}>
-          Previous devices
-        </button>
-        <span>Page {pages.number}</span>
-        <button type="button" disabled={!devices.data?.next} onClick={() => devices.data?.next && pages.next(devices.data.next)}>
-          Next devices
-        </button>
-      </div>
+      <Pager pages={pages} next={devices.data?.next} labels={['Previous devices', 'Next devices']} />
     </section>
   );
 };
