@@ -1,3 +1,4 @@
+import { apiRequestHooks } from '../domain/api-requests';
 import { deleteFirmware, getFirmware, listFirmwares, registerFirmware } from '../domain/firmware';
 import { FIRMWARE_OPERATIONS } from '../schemas/operations/firmwares';
 import { registryDb } from '../shared/clients';
@@ -13,4 +14,4 @@ export const handler = httpHandler('firmwares', FIRMWARE_OPERATIONS, {
     ok(200, { firmware: await getFirmware(registryDb(), callerOf(event), workspaceId, firmwareId, firmwareVersion) }),
   deleteFirmware: async ({ path: { workspaceId, firmwareId, firmwareVersion } }, event) =>
     ok(200, { firmware: await deleteFirmware(registryDb(), callerOf(event), workspaceId, firmwareId, firmwareVersion) }),
-});
+}, apiRequestHooks(registryDb()));

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { ROUTES } from '../../lambdas/routes';
 import { until, waitFor } from '../../local/ports';
 import { apiClient, type ApiClient } from '../helpers/api-client';
 import { fleetstreamArgs } from '../helpers/cli';
@@ -146,6 +147,26 @@ describe('the rate of requests per key', () => {
     expect((await hasty.get(`/workspaces/${id}/fleets`)).status).toBe(200);
     // Another key of the same account keeps its own rate.
     expect((await api.get(`/workspaces/${id}/fleets`)).status).toBe(200);
+  });
+
+  it('applies the rate to every handler of the management and storage API alike (firmware and rollouts included)', async () => {
+    const { id, key } = await newWorkspace('everywhere');
+    await limitsCommand('--workspace', id, '--set', 'requests_per_second_per_key=1');
+    const hasty = apiClient(stack.base_url, key, { retryRateLimited: false });
+    // A list of each handler of the route table (the device API and the OpenAPI document have no rate).
+    const lists = new Map(
+      ROUTES.filter((r) => r.method === 'GET' && !['device-api', 'openapi'].includes(r.handler) && /^\/(workspaces|timeseries)\/\{workspaceId\}\/[a-z-]+$/.test(r.path)).map((r) => [r.handler, r.path]),
+    );
+
+    const limited = new Map<string, number>();
+    for (const [handler, path] of lists) {
+      const answers = await Promise.all(Array.from({ length: 4 }, () => hasty.get(path.replace('{workspaceId}', id))));
+      limited.set(handler, answers.filter((a) => a.status === 429).length);
+    }
+
+    expect([...lists.keys()]).toEqual(expect.arrayContaining(['fleets', 'devices', 'firmwares', 'rollouts', 'integrations', 'timeseries']));
+    // Four at once at 1 a second: at most two pass (when they straddle a second), whatever the handler.
+    expect([...limited].filter(([, n]) => n < 2)).toEqual([]);
   });
 });
 
