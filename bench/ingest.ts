@@ -190,7 +190,7 @@ const main = async () => {
       concurrency: WRITE_CONCURRENCY,
       // HTTPS messages only: no MQTT publish to look up, stamp or count against its device's day.
       places: async () => new Map(),
-      retentions: async () => undefined,
+      settings: async () => undefined,
       stamper: new CloudStamper(),
       points: async () => {
         throw new Error('the ingest benchmark sends no MQTT publish');

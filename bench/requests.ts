@@ -23,7 +23,12 @@ export const SHAPES: Record<string, TrafficShape> = {
 export interface SavedShape {
   shape: TrafficShape;
   points: number;
-  awsRequestsPer1000: { total: number; door: number; dataPath: number };
+  /**
+   * AWS requests per 1,000 points; `dataPathEmpty`: the data path's receives that found nothing,
+   * which follow the clock and the pollers rather than the points (the cost model bills them as a
+   * fixed line), so that two runs compare without them.
+   */
+  awsRequestsPer1000: { total: number; door: number; dataPath: number; dataPathEmpty?: number };
   /** Per 1,000 points: requests, bytes and billing units by stage, service, operation and resource. */
   rows: Array<{ stage: string; service: string; operation: string; resource: string; requests: number; bytes: number; units: number; empty: number }>;
   webhook: DataPathResult['received'];
@@ -55,7 +60,12 @@ const main = async () => {
       saved[name] = {
         shape,
         points: result.points,
-        awsRequestsPer1000: { total: awsRequestsPerThousand(result), door: awsRequestsPerThousand(result, 'door'), dataPath: awsRequestsPerThousand(result, 'data path') },
+        awsRequestsPer1000: {
+          total: awsRequestsPerThousand(result),
+          door: awsRequestsPerThousand(result, 'door'),
+          dataPath: awsRequestsPerThousand(result, 'data path'),
+          dataPathEmpty: rows.filter((r) => r.stage === 'data path').reduce((sum, r) => sum + r.empty, 0),
+        },
         rows,
         webhook: result.received,
       };
@@ -96,6 +106,7 @@ const main = async () => {
     const b = before?.shapes[name]?.awsRequestsPer1000;
     const n = saved[name].awsRequestsPer1000;
     console.log(`${name}: AWS requests per 1,000 points — door ${b?.door.toFixed(1) ?? '?'} → ${n.door.toFixed(1)}, data path ${b?.dataPath.toFixed(1) ?? '?'} → ${n.dataPath.toFixed(1)}, total ${b?.total.toFixed(1) ?? '?'} → ${n.total.toFixed(1)}`);
+    console.log(`${name}: the data path without its empty receives (${n.dataPathEmpty!.toFixed(1)} now): ${(n.dataPath - n.dataPathEmpty!).toFixed(1)}`);
   }
   console.log(`saved ${file}`);
 };

@@ -150,10 +150,18 @@ const SERVICES: Record<string, string> = {
 
 const queueName = (url: unknown) => (typeof url === 'string' ? (url.split('/').pop() ?? '') : '');
 
-/** The queue or table(s) a request names. */
+/**
+ * The queue or table(s) a request names; a request of one item also names the item's kind (its
+ * sort key up to the first `#`: `fleetstream-registry/DEVICE` is a device's locator,
+ * `…/USAGE` a workspace's usage of a day), so that what follows devices and days can be told
+ * from what follows points.
+ */
 const resourceOf = (input: Record<string, unknown>): string => {
   if (typeof input.QueueUrl === 'string') return queueName(input.QueueUrl);
-  if (typeof input.TableName === 'string') return input.TableName;
+  // The key as the document client gave it, or marshalled ({ S: '…' }).
+  const key = (input.Key as { sk?: string | { S?: string } } | undefined)?.sk;
+  const sk = typeof key === 'string' ? key : key?.S;
+  if (typeof input.TableName === 'string') return sk === undefined ? input.TableName : `${input.TableName}/${sk.split('#')[0]}`;
   if (input.RequestItems && typeof input.RequestItems === 'object') return Object.keys(input.RequestItems).sort().join(',');
   if (Array.isArray(input.TransactItems)) return 'transaction';
   if (typeof input.topic === 'string') return input.topic.split('/').slice(0, 2).join('/');

@@ -1,7 +1,7 @@
 /**
  * `fleetstream cost --points-per-day N --devices M [--shape https-100|https-10|mqtt-1]
  * [--backend dynamodb|timestream] [--results bench/results/data-path.json] [--memory-mb 512]
- * [--retention-hours 24] [--retention-days D] [--lookup-minutes 10] [--ingest-containers 5] [--json]`
+ * [--retention-hours 24] [--retention-days D] [--ingest-containers 5] [--json]`
  * (`npm run cost`; the options are bin/commands/cost.ts's)
  *
  * The modelled monthly AWS cost of a fleet's data path, service by service, from the request
@@ -11,6 +11,8 @@
  * would cost for the same traffic. See docs/cost.md for what is modelled and what is not.
  */
 import { readFileSync } from 'node:fs';
+import { hundredthOf } from '../../lambdas/domain/point-quota';
+import { LIMIT_DEFAULTS } from '../../lambdas/schemas/limits';
 import { recordBytes } from '../../lambdas/stores/timeseries/timestream';
 import { MONTH, PRICES } from './aws-prices';
 
@@ -52,8 +54,6 @@ export interface CostInput {
    * of points. Undefined: kept forever, storage adds up month after month.
    */
   retentionDays?: number;
-  /** How long the ingest Lambda keeps a device's place (DEVICE_PLACE_CACHE_SECONDS), in minutes. */
-  lookupMinutes: number;
   /** Ingest Lambda containers each keeping their own places (Lambda starts an SQS source with five pollers). */
   ingestContainers: number;
 }
@@ -106,11 +106,15 @@ export const fleetstreamCost = (rows: Row[], input: CostInput): CostLine[] => {
   const sqs = of('SQS');
   lines.push(line('SQS', 'requests (64 KB chunks) of the traffic', (sum(sqs, 'units') - sum(sqs, 'empty')) * thousands, PRICES.sqsPerMillionRequests / 1e6));
   lines.push(line('SQS', 'empty long polls of idle pollers (fixed)', QUEUES_POLLED * IDLE_POLLERS_PER_QUEUE * (60 / LONG_POLL_SECONDS) * MONTH.minutes, PRICES.sqsPerMillionRequests / 1e6));
-  const dynamoWrites = of('DynamoDB', DYNAMODB_WRITES).filter((r) => input.backend === 'dynamodb' || r.resource !== TIMESERIES_TABLE);
+  // The MQTT door's reads and claims of device locators follow devices, days and the clock, not
+  // the points: a measurement of a few devices over seconds cannot scale them (modelled below).
+  const mqtt = isMqtt(rows);
+  const ofLocator = (operation: string) => (r: Row) => mqtt && r.stage === 'data path' && r.operation === operation && isLocator(r);
+  const dynamoWrites = of('DynamoDB', DYNAMODB_WRITES).filter((r) => (input.backend === 'dynamodb' || r.resource !== TIMESERIES_TABLE) && !ofLocator('UpdateItem')(r));
   lines.push(line('DynamoDB', 'write request units', sum(dynamoWrites, 'units') * thousands, PRICES.dynamoDbPerMillionWrites / 1e6));
-  const isLookup = (r: Row) => r.stage === 'data path' && r.operation === 'GetItem' && r.resource === REGISTRY_TABLE;
-  lines.push(line('DynamoDB', 'read request units (one a read)', sum(of('DynamoDB', DYNAMODB_READS).filter((r) => !isLookup(r)), 'requests') * thousands, PRICES.dynamoDbPerMillionReads / 1e6));
-  if (isMqtt(rows)) lines.push(deviceLookups(input));
+  if (mqtt) lines.push(pointClaims(input));
+  lines.push(line('DynamoDB', 'read request units (one a read)', sum(of('DynamoDB', DYNAMODB_READS).filter((r) => !ofLocator('GetItem')(r)), 'requests') * thousands, PRICES.dynamoDbPerMillionReads / 1e6));
+  if (mqtt) lines.push(deviceLookups(input));
   if (input.backend === 'dynamodb') {
     const stored = of('DynamoDB', 'BatchWriteItem').filter((r) => r.resource === TIMESERIES_TABLE);
     const gbPerDay = (sum(stored, 'bytes') * (input.pointsPerDay / 1000)) / 1e9;
@@ -140,18 +144,43 @@ export const fleetstreamCost = (rows: Row[], input: CostInput): CostLine[] => {
 };
 
 /**
- * The ingest Lambda's device lookups for MQTT publishes, which follow the clock, not the points:
- * each container reads a device's place once per `lookupMinutes` (one eventually consistent read,
- * half a unit), or once per publish when the device publishes less often.
+ * The ingest Lambda's device lookups for MQTT publishes, which follow devices and days, not the
+ * points: a container keeps a device's place while its workspace's places are unchanged
+ * (lambdas/domain/device-places.ts), a day at most, and a day's first claim of the device's points
+ * is followed by a check of the place; so each container reads a device's place about once a day
+ * (one strongly consistent read, a unit: it must not be older than the workspace's version read
+ * before it), or less often when the device publishes less. Moves
+ * and renames add a read per moved device and container; the workspace's own read every
+ * DEVICE_PLACE_CACHE_SECONDS is measured (a data-path GetItem of the workspace).
  */
 const deviceLookups = (input: CostInput): CostLine => {
-  const publishesPerDevice = (input.pointsPerDay * MONTH.days) / input.devices;
-  const perContainer = Math.min(publishesPerDevice / input.ingestContainers, MONTH.minutes / input.lookupMinutes);
-  const lookups = input.devices * input.ingestContainers * perContainer;
-  return line('DynamoDB', `read request units: MQTT device lookups (${input.ingestContainers} containers, kept ${input.lookupMinutes} min)`, lookups * 0.5, PRICES.dynamoDbPerMillionReads / 1e6);
+  const publishesPerDevicePerDay = input.pointsPerDay / input.devices;
+  const lookups = input.devices * input.ingestContainers * Math.min(1, publishesPerDevicePerDay / input.ingestContainers) * MONTH.days;
+  return line('DynamoDB', `read request units: MQTT device lookups (${input.ingestContainers} containers, a day at most)`, lookups, PRICES.dynamoDbPerMillionReads / 1e6);
+};
+
+/**
+ * The ingest Lambda's claims of MQTT devices' daily points (lambdas/domain/point-quota.ts), which
+ * follow devices and days: each container claims a slice of a device's daily limit (a hundredth of
+ * the deployment's default) the first time it sees the device in a UTC day, and again each time
+ * it has used its slice. One write unit each (a locator is well under 1 KB). A claim also answers
+ * the device's place, which the lookups then need not read.
+ */
+const pointClaims = (input: CostInput): CostLine => {
+  const slice = hundredthOf(LIMIT_DEFAULTS.points_per_device_per_day);
+  const perContainerPerDay = Math.max(1, Math.ceil(input.pointsPerDay / input.devices / input.ingestContainers / slice));
+  const claims = input.devices * input.ingestContainers * perContainerPerDay * MONTH.days;
+  return line(
+    'DynamoDB',
+    `write request units: MQTT devices' daily-point claims (${input.ingestContainers} containers, slices of ${slice.toLocaleString('en-US')})`,
+    claims,
+    PRICES.dynamoDbPerMillionWrites / 1e6,
+  );
 };
 
 const REGISTRY_TABLE = 'fleetstream-registry';
+/** A request of a device's locator (local/request-counter.ts names a single item's kind after its table). */
+const isLocator = (r: Row) => r.resource === `${REGISTRY_TABLE}/DEVICE`;
 const isMqtt = (rows: Row[]) => rows.some((r) => r.service === 'IoT Core');
 
 /**
@@ -212,8 +241,8 @@ export interface CostOptions extends CostInput {
  * (text, or JSON with `json`); a measurement file that cannot be read, or has no such shape, exits 2.
  */
 export const printCost = (options: CostOptions) => {
-  const { results, json, pointsPerDay, devices, shape, backend, memoryMb, retentionHours, retentionDays, lookupMinutes, ingestContainers } = options;
-  const input: CostInput = { pointsPerDay, devices, shape, backend, memoryMb, retentionHours, retentionDays, lookupMinutes, ingestContainers };
+  const { results, json, pointsPerDay, devices, shape, backend, memoryMb, retentionHours, retentionDays, ingestContainers } = options;
+  const input: CostInput = { pointsPerDay, devices, shape, backend, memoryMb, retentionHours, retentionDays, ingestContainers };
   let saved: Saved;
   try {
     saved = JSON.parse(readFileSync(results, 'utf8')) as Saved;
@@ -242,5 +271,5 @@ export const printCost = (options: CostOptions) => {
   console.log(`measured: ${results} (${saved.measuredAt}), shape ${shape} (${measured.shape.pointsPerMessage} point(s) per ${measured.shape.door === 'mqtt' ? 'MQTT publish' : 'HTTPS request'}), time series in ${backend}, ${retentionDays === undefined ? 'kept forever' : `kept ${retentionDays} days`}`);
   print(`Fleetstream (webhook forwarding of every point and its data event included)`, ours);
   print('AWS IoT Core + Timestream used directly (device → IoT rule → Timestream; no webhooks, no registry)', direct);
-  console.log(`\nratio Fleetstream / direct = ${(total(ours) / total(direct)).toFixed(2)}`);
+  console.log(`\nratio Fleetstream / direct = ${(total(ours) / total(direct)).toFixed(3)}`);
 };

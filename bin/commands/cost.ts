@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { CostOptions } from '../cli/cost';
-import { numberFrom, wholeNumber } from './options';
+import { wholeNumber } from './options';
 
 /** `fleetstream cost` (`npm run cost`): the modelled monthly AWS bill of a fleet's data path (bin/cli/cost.ts). */
 export const register = (program: Command) =>
@@ -19,7 +19,6 @@ export const register = (program: Command) =>
     // Timestream's memory store keeps from an hour to a year.
     .option('--retention-hours <hours>', 'Timestream: hours a point stays in the memory store, 1 to 8,766', wholeNumber(1, 8_766), 24)
     .option('--retention-days <days>', 'days points are kept, 1 to 3,650 (default: forever, storage adds up month after month)', wholeNumber(1, 3_650))
-    .option('--lookup-minutes <minutes>', 'minutes the ingest Lambda keeps a device’s place (MQTT lookups), 0 to 1,440', numberFrom(0, 1_440), 10)
     .option('--ingest-containers <n>', 'ingest Lambda containers, each keeping its own places, 1 to 1,000', wholeNumber(1, 1_000), 5)
     .option('--json', 'print JSON instead of the tables')
     .addHelpText(

@@ -7,7 +7,7 @@ import { IngestMessageSchema, type IngestDataMessage, type IngestMessage } from 
 import type { ForwardMessage } from '../schemas/forward';
 import type { PointToStore, TimeseriesStore } from '../stores/timeseries';
 import { dropDataPublish, parseDataPublish, RuleMessageSchema, type DataPublish } from './device-mqtt';
-import type { DevicePlacement, DevicePlacesLookup, WorkspaceRetentionLookup } from './device-places';
+import type { DevicePlacement, DevicePlacesLookup, WorkspaceSettingsLookup } from './device-places';
 import { dataEvent, dataMessage, eventMessage } from './events';
 import type { PointQuota } from './point-quota';
 import type { UsageIncrement } from '../stores/usage-store';
@@ -21,8 +21,8 @@ export interface IngestDeps {
   concurrency: number;
   /** Where the devices of MQTT data publishes are (a publish names only its device). */
   places: DevicePlacesLookup;
-  /** The data retention of the workspaces points are written to (the expiry the store gives them). */
-  retentions: WorkspaceRetentionLookup;
+  /** The settings of the workspaces points are written to: their data retention (the expiry the store gives them). */
+  settings: WorkspaceSettingsLookup;
   /** Stamps MQTT data publishes (one per container). */
   stamper: CloudStamper;
   /** The container's share of the MQTT devices' daily points (an HTTPS request's were counted at the door). */
@@ -69,7 +69,7 @@ const pointsToStore = async (deps: IngestDeps, items: Parsed[]): Promise<PointTo
     items.map(async ({ message }) => {
       if (message.kind !== 'data') return [];
       const accountId = message.account_id ?? places?.get(message.device_id)?.account_id;
-      return pointsOf(message, accountId === undefined ? undefined : await deps.retentions(accountId, message.workspace_id));
+      return pointsOf(message, accountId === undefined ? undefined : (await deps.settings(accountId, message.workspace_id))?.data_retention_days);
     }),
   );
   return points.flat();

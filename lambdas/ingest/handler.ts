@@ -1,7 +1,7 @@
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { devicePlaces, workspaceRetentions } from '../domain/device-places';
+import { devicePlaces, workspaceSettings } from '../domain/device-places';
 import { publishForward } from '../domain/events';
 import { ingestBatch, type IngestDeps } from '../domain/ingest';
 import { limitsMemory } from '../domain/limits';
@@ -16,13 +16,15 @@ import { timeseriesStore } from '../stores/timeseries';
 
 const db = registryDb();
 tracer.captureAWSv3Client(db.doc);
+// A workspace's retention and the version of its devices' places, read once per bound: the
+// staleness bound of a retention change, a device's move and its rename alike.
+const settings = workspaceSettings(db, { ttlMs: devicePlaceCacheSeconds() * 1000, max: 10_000 });
 const deps: IngestDeps = {
   store: timeseriesStore(),
   forward: publishForward,
   concurrency: WRITE_CONCURRENCY,
-  places: devicePlaces(db, { ttlMs: devicePlaceCacheSeconds() * 1000, max: 100_000 }),
-  // A workspace's retention is remembered as long as a device's place: one bound for both.
-  retentions: workspaceRetentions(db, { ttlMs: devicePlaceCacheSeconds() * 1000, max: 10_000 }),
+  places: devicePlaces(db, { settings, ttlMs: devicePlaceCacheSeconds() * 1000, max: 100_000 }),
+  settings,
   stamper: new CloudStamper(),
   // A publish is one point: a claim takes a hundredth of the device's day, not a write a publish.
   points: pointQuota(db, { limits: limitsMemory(db, { ttlMs: LIMITS_CACHE_SECONDS * 1000 }), slice: hundredthOf, max: 100_000 }),

@@ -6,7 +6,7 @@ import { checkExists, keyedPages, putNew, queryAll, strip, type ListRead } from 
 import { failedConditions, isConditionFailed } from './errors';
 import type { QuotaCheck } from './limits-store';
 import { historyAfterMove, staysOf, type FleetStay } from './fleet-history';
-import { collection, deviceKey, deviceLocatorKey, fleetKey, scheduleClockKey, type ItemKey } from './keys';
+import { collection, deviceKey, deviceLocatorKey, fleetKey, scheduleClockKey, workspaceKey, type ItemKey } from './keys';
 
 /** A device as stored (names of its fleet and workspace are joined in on read). */
 export interface DeviceRecord {
@@ -149,6 +149,15 @@ export const createDevice = async (db: Db, device: DeviceRecord, quota: QuotaChe
   });
 
 /**
+ * A transaction's count of a change to the places of a workspace's devices (a move or a rename):
+ * the workspace's `places_version`, by which the ingest knows its remembered places are stale.
+ * Last in its transaction, without a condition (never a failed condition of its own).
+ */
+const placesChanged = (db: Db, accountId: string, workspaceId: string) => ({
+  Update: { TableName: db.table, Key: workspaceKey(accountId, workspaceId), UpdateExpression: 'ADD places_version :one', ExpressionAttributeValues: { ':one': 1 } },
+});
+
+/**
  * Sets a device's name, fleet (and physical ID when given), provided both exist, all or nothing.
  * A change of fleet is added to the device's fleet history, stamped with the scheduling clock,
  * and written only over the version of the device it read.
@@ -164,6 +173,8 @@ export const updateDevice = async (
     const [epoch, device] = await Promise.all([readScheduleClock(db, workspaceId), getDeviceOfWorkspace(db, workspaceId, deviceId)]);
     if (!device) throw new NotFoundError(`Device ${deviceId} not found.`);
     const moves = device.fleet_id !== change.fleet_id;
+    // The MQTT data path keeps places until their workspace's places_version changes (domain/device-places.ts).
+    const placed = moves || device.name !== change.name;
     const history = moves ? historyAfterMove(staysOf(device), { fleet_id: change.fleet_id, epoch, at: new Date().toISOString() }) : undefined;
     const sets = [
       '#name = :name',
@@ -205,6 +216,7 @@ export const updateDevice = async (
             },
             // Only a move needs the clock: a rename changes no snapshot.
             ...(moves ? [clockStill(db, scheduleClockKey(workspaceId), epoch)] : []),
+            ...(placed ? [placesChanged(db, device.account_id, workspaceId)] : []),
           ],
         }),
       );

@@ -23,6 +23,8 @@ export type WorkspaceRecord = Omit<Workspace, 'data_retention_days'> & Workspace
    * nothing owed. Cleared by the re-stamp job of the current version when it is done.
    */
   retention_owed_from?: string;
+  /** Counts the moves and renames of the workspace's devices (stores/device-store.ts updateDevice): the ingest's remembered places are current while it holds. */
+  places_version?: number;
 };
 
 /** What a PATCH writes: the public fields it changes, and a retention change with its bookkeeping. */

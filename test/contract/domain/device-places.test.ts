@@ -1,4 +1,4 @@
-import { devicePlaces, workspaceRetentions } from '../../../lambdas/domain/device-places';
+import { devicePlaces, PLACE_MAX_AGE_MS, workspaceSettings } from '../../../lambdas/domain/device-places';
 import { updateWorkspace } from '../../../lambdas/domain/workspaces';
 import { createDevice, updateDevice } from '../../../lambdas/domain/devices';
 import { createFleet } from '../../../lambdas/domain/fleets';
@@ -13,19 +13,32 @@ beforeAll(async () => {
   db = await freshTable();
 });
 
-/** A lookup on `db` whose clock the test moves, and the registry reads it made. */
+/** A lookup on `db` whose clock the test moves, and the registry reads it made (all, and of device locators). */
 const lookup = (ttlMs: number, max = 100) => {
   const clock = { now: 1_000_000 };
   let reads = 0;
+  let locatorReads = 0;
   const counted: Db = {
     table: db.table,
-    doc: new Proxy(db.doc, { get: (target, name) => (name === 'send' ? (command: never) => (reads++, target.send(command)) : Reflect.get(target, name)) }),
+    doc: new Proxy(db.doc, {
+      get: (target, name) =>
+        name === 'send'
+          ? (command: { input: { Key?: { sk?: string } } }) => {
+              reads++;
+              if (command.input.Key?.sk === 'DEVICE') locatorReads++;
+              return target.send(command as never);
+            }
+          : Reflect.get(target, name),
+    }),
   };
+  const settings = workspaceSettings(counted, { ttlMs, max, now: () => clock.now });
   return {
-    places: devicePlaces(counted, { ttlMs, max, now: () => clock.now }),
-    retentions: workspaceRetentions(counted, { ttlMs, max, now: () => clock.now }),
+    places: devicePlaces(counted, { settings, ttlMs, max, now: () => clock.now }),
+    retentions: async (accountId: string, workspaceId: string) => (await settings(accountId, workspaceId))?.data_retention_days,
+    settings,
     clock,
     reads: () => reads,
+    locatorReads: () => locatorReads,
   };
 };
 
@@ -33,7 +46,7 @@ describe('device places of the MQTT data path', () => {
   it('finds a device’s workspace, fleet and name, and answers from memory within its bound', async () => {
     const { caller, workspace_id, account_id } = await newAccount(db);
     const device = await createDevice(db, caller, workspace_id, { name: 'pump', phys_id: '' });
-    const { places, clock, reads } = lookup(60_000);
+    const { places, clock, reads, locatorReads } = lookup(60_000);
 
     const first = await places([device.id]);
     clock.now += 59_999;
@@ -41,8 +54,29 @@ describe('device places of the MQTT data path', () => {
 
     expect(first.get(device.id)).toEqual({ workspace_id, fleet_id: device.fleet_id, device_id: device.id, device_name: 'pump', account_id });
     expect(again).toEqual(first);
-    // The locator carries the fleet and name: one read, once.
-    expect(reads()).toBe(1);
+    // The locator carries the fleet and name: read to find the workspace, whose version of its places
+    // is read next, then read again (strongly consistent) after it; and nothing more within the bound.
+    expect([reads(), locatorReads()]).toEqual([3, 2]);
+  });
+
+  it('keeps a place past its bound while its workspace’s places are unchanged, reading only the workspace again; a day at most', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const device = await createDevice(db, caller, workspace_id, { name: 'pump', phys_id: '' });
+    const other = await createDevice(db, caller, workspace_id, { name: 'valve', phys_id: '' });
+    const { places, clock, reads, locatorReads } = lookup(60_000);
+    await places([device.id, other.id]);
+
+    clock.now += 60_001;
+    const later = await places([device.id, other.id]);
+    const [readsLater, locatorsLater] = [reads(), locatorReads()];
+    clock.now += PLACE_MAX_AGE_MS;
+    await places([device.id]);
+
+    expect(later.get(device.id)).toMatchObject({ fleet_id: device.fleet_id, device_name: 'pump' });
+    // Each locator twice and the workspace once at first; then the workspace once more (shared by both devices), no locator.
+    expect([readsLater, locatorsLater]).toEqual([6, 4]);
+    // Past a day the place is read again, whatever its workspace says (its workspace known: the locator once).
+    expect(locatorReads()).toBe(5);
   });
 
   it('reads the device too behind a locator written before locators carried the fleet and name', async () => {
@@ -55,7 +89,8 @@ describe('device places of the MQTT data path', () => {
     const found = (await places([device.id])).get(device.id);
 
     expect(found).toEqual({ workspace_id, fleet_id: device.fleet_id, device_id: device.id, device_name: 'old pump', account_id });
-    expect(reads()).toBe(2);
+    // The locator and the device, the workspace's version of its places, then the locator and the device again.
+    expect(reads()).toBe(5);
   });
 
   it('sees a move and a rename once its bound has passed, not before', async () => {
@@ -74,15 +109,52 @@ describe('device places of the MQTT data path', () => {
     expect(fresh).toMatchObject({ fleet_id: fleet.id, device_name: 'moved pump' });
   });
 
-  it('remembers an unknown device too, and shares one read between lookups at once', async () => {
-    const { places, reads } = lookup(60_000);
+  it('sees a rename alone, and counts each move or rename in the workspace’s version of its places (a change of the physical ID alone is none)', async () => {
+    const { caller, workspace_id, account_id } = await newAccount(db);
+    const device = await createDevice(db, caller, workspace_id, { name: 'pump', phys_id: '' });
+    const { places, settings, clock } = lookup(60_000);
+    await places([device.id]);
+    const before = (await settings(account_id, workspace_id))!.places_version;
+
+    await updateDevice(db, caller, workspace_id, device.id, { name: 'pump', fleet_id: device.fleet_id, phys_id: 'serial-1' });
+    clock.now += 60_001;
+    const unchanged = (await settings(account_id, workspace_id))!.places_version;
+    await updateDevice(db, caller, workspace_id, device.id, { name: 'renamed pump', fleet_id: device.fleet_id });
+    clock.now += 60_001;
+    const renamed = (await places([device.id])).get(device.id);
+
+    expect([before, unchanged]).toEqual([0, 0]);
+    expect(await settings(account_id, workspace_id)).toEqual({ places_version: 1 });
+    expect(renamed).toMatchObject({ fleet_id: device.fleet_id, device_name: 'renamed pump' });
+  });
+
+  it('checks a place remembered from a claim at its next lookup: the workspace’s version, then the locator alone', async () => {
+    const { caller, workspace_id, account_id } = await newAccount(db);
+    const device = await createDevice(db, caller, workspace_id, { name: 'pump', phys_id: '' });
+    const fleet = await createFleet(db, caller, workspace_id, { name: 'field', description: '' });
+    const { places, reads, locatorReads } = lookup(60_000);
+    // What a claim read before the device moved: not trusted past the version that came after it.
+    places.remember!(device.id, { workspace_id, fleet_id: device.fleet_id, device_id: device.id, device_name: 'pump', account_id });
+    await updateDevice(db, caller, workspace_id, device.id, { name: 'moved pump', fleet_id: fleet.id });
+
+    const found = (await places([device.id])).get(device.id);
+
+    expect(found).toMatchObject({ fleet_id: fleet.id, device_name: 'moved pump' });
+    expect([reads(), locatorReads()]).toEqual([2, 1]);
+  });
+
+  it('remembers an unknown device too, for its bound, and shares one read between lookups at once', async () => {
+    const { places, reads, clock } = lookup(60_000);
 
     const answers = await Promise.all([places(['dev-00000000000000000000']), places(['dev-00000000000000000000'])]);
     await places(['dev-00000000000000000000']);
 
     expect(answers.map((a) => a.get('dev-00000000000000000000'))).toEqual([undefined, undefined]);
-    // The locator is not found: one read, and no more.
+    // The locator is not found: one read, and no more within the bound; one more after it (a device created since is found).
     expect(reads()).toBe(1);
+    clock.now += 60_001;
+    await places(['dev-00000000000000000000']);
+    expect(reads()).toBe(2);
   });
 
   it('forgets the device used longest ago beyond its bound of devices', async () => {
@@ -95,12 +167,13 @@ describe('device places of the MQTT data path', () => {
     const before = reads();
     await places([devices[0].id]);
 
-    expect(before).toBe(3);
-    expect(reads()).toBe(4);
+    // Three devices' places (each locator twice) and the workspace; then the first device's place again.
+    expect(before).toBe(7);
+    expect(reads()).toBe(9);
   });
 });
 
-describe('workspace retentions of the ingest', () => {
+describe('workspace settings of the ingest', () => {
   it('reads a workspace’s retention once per bound, sees a change once it has passed, and none for a workspace without one', async () => {
     const { caller, workspace_id, account_id } = await newAccount(db);
     const other = await newAccount(db);

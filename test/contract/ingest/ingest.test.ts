@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { devicePlaces, type DevicePlacesLookup } from '../../../lambdas/domain/device-places';
+import { devicePlaces, workspaceSettings, type DevicePlacesLookup } from '../../../lambdas/domain/device-places';
 import { createDevice } from '../../../lambdas/domain/devices';
 import { changeWorkspaceLimits, limitsMemory } from '../../../lambdas/domain/limits';
 import { hundredthOf, pointQuota } from '../../../lambdas/domain/point-quota';
@@ -74,7 +74,7 @@ const withForwardQueue = async (overrides: Partial<IngestDeps> = {}) => {
     forward: (messages) => sendMessages(queue.url, messages),
     concurrency: 4,
     places: knownDevices,
-    retentions: async () => undefined,
+    settings: async () => undefined,
     stamper: new CloudStamper(),
     // Quotas and usage have tests of their own (below, on a registry table): here every point is in.
     points: async (_deviceId, n) => ({ accepted: n, refused: 0, workspace_id: WORKSPACE }),
@@ -165,7 +165,7 @@ describe('ingest', () => {
     const asked: string[] = [];
     const { deps } = await withForwardQueue({
       store: { ...store, write: async (points) => (written.push(...points), store.write(points)) },
-      retentions: async (accountId, workspaceId) => (asked.push(`${accountId}/${workspaceId}`), 30),
+      settings: async (accountId, workspaceId) => (asked.push(`${accountId}/${workspaceId}`), { data_retention_days: 30, places_version: 0 }),
     });
 
     const failed = await ingestBatch(deps, [
@@ -183,7 +183,7 @@ describe('ingest', () => {
 
   it('retries the messages whose workspace’s retention cannot be read, and stores nothing of them', async () => {
     const device = newDevice();
-    const { deps } = await withForwardQueue({ retentions: async () => Promise.reject(new Error('ProvisionedThroughputExceededException')) });
+    const { deps } = await withForwardQueue({ settings: async () => Promise.reject(new Error('ProvisionedThroughputExceededException')) });
     const batch = queued(dataOf(device, [{ tag: 't', at: at(1), payload: 1 }]));
 
     const failed = await ingestBatch(deps, batch);
@@ -408,7 +408,7 @@ describe('ingest: devices’ daily points and the workspaces’ usage, on a regi
   /** The ingest handler's deps on the registry, as deployed: real claims, real usage writes. */
   const deployed = async (now = () => Date.now()) => {
     const { deps, forwarded } = await withForwardQueue({
-      places: devicePlaces(registry, { ttlMs: 60_000, max: 100 }),
+      places: devicePlaces(registry, { settings: workspaceSettings(registry, { ttlMs: 60_000, max: 100 }), ttlMs: 60_000, max: 100 }),
       points: pointQuota(registry, { limits: limitsMemory(registry, { ttlMs: 0 }), slice: hundredthOf, max: 100, now }),
       recordUsage: (tally) => recordUsage(registry, tally),
     });

@@ -52,7 +52,7 @@ beforeAll(async () => {
   const { dynamoDbTimeseriesStore } = await import('../../../lambdas/stores/timeseries/dynamodb');
   const { ingestBatch } = await import('../../../lambdas/domain/ingest');
   const { publishForward } = await import('../../../lambdas/domain/events');
-  const { devicePlaces, workspaceRetentions } = await import('../../../lambdas/domain/device-places');
+  const { devicePlaces, workspaceSettings } = await import('../../../lambdas/domain/device-places');
   const { limitsMemory } = await import('../../../lambdas/domain/limits');
   const { hundredthOf, pointQuota } = await import('../../../lambdas/domain/point-quota');
   const { recordUsage } = await import('../../../lambdas/domain/usage');
@@ -95,8 +95,8 @@ beforeAll(async () => {
         store,
         forward: publishForward,
         concurrency: 2,
-        places: devicePlaces(db, { ttlMs: 0, max: 10 }),
-        retentions: workspaceRetentions(db, { ttlMs: 0, max: 10 }),
+        places: devicePlaces(db, { settings: workspaceSettings(db, { ttlMs: 0, max: 10 }), ttlMs: 0, max: 10 }),
+        settings: workspaceSettings(db, { ttlMs: 0, max: 10 }),
         stamper: new CloudStamper(),
         points: pointQuota(db, { limits: limitsMemory(db, { ttlMs: 0 }), slice: hundredthOf, max: 10 }),
         recordUsage: (tally) => recordUsage(db, tally),

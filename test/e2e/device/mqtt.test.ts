@@ -13,7 +13,8 @@ let hook: WebhookReceiver;
 const devices: MqttDevice[] = [];
 
 beforeAll(async () => {
-  runtime = await startRuntime({ queues: { forward: { retry: { baseSeconds: 1, maxSeconds: 1 } } } });
+  // The ingest reads a workspace again every 2 s (DEVICE_PLACE_CACHE_SECONDS): the bound within which a move shows.
+  runtime = await startRuntime({ queues: { forward: { retry: { baseSeconds: 1, maxSeconds: 1 } } }, devicePlaceCacheSeconds: 2 });
   api = apiClient(runtime.base_url, runtime.api_key);
   hook = await startWebhookReceiver();
   const created = await api.post(`/workspaces/${runtime.workspace_id}/integrations`, { name: 'all', url: hook.url, data: true, events: true });
@@ -177,6 +178,41 @@ describe('the MQTT door', () => {
     // A cloud stamp: the millisecond of arrival (timestamp_in), and microseconds that keep points apart.
     expect(points.every((p: { timestamp_device: string; timestamp_in: string }) => p.timestamp_device.startsWith(p.timestamp_in.slice(0, -1)) && /\.\d{6}Z$/.test(p.timestamp_device))).toBe(true);
     await until(() => hook.accepted().filter((e) => e.device_id === id && e.tag === 'weather').length >= 2, 'two data entries on the webhook');
+  });
+
+  it('carries a device’s new fleet and name in its published points once the ingest has read its workspace again after the move', async () => {
+    const { id, credentials } = await newDevice();
+    const device = await connected(credentials);
+    const fleet = (await api.post(`/workspaces/${runtime.workspace_id}/fleets`, { name: 'field' })).body.fleet;
+    const storedOf = async () => (await api.get(`/timeseries/${runtime.workspace_id}/data?device=${id}&sort=timestamp_device`)).body.result as Array<{ fleet_id: string; payload: { n: number } }>;
+
+    await device.data('place', { n: 0 });
+    const before = await waitFor(async () => {
+      const points = await storedOf();
+      if (!points.length) throw new Error('no point yet');
+      return points;
+    }, 'the point before the move');
+    const { status } = await api.put(`/workspaces/${runtime.workspace_id}/devices/${id}`, { name: 'moved-sensor', fleet_id: fleet.id });
+    // A point a poll until one lands in the new fleet: within the 2 s bound, plus the data path's time.
+    let sent = 0;
+    await waitFor(async () => {
+      await device.data('place', { n: ++sent });
+      const points = await storedOf();
+      if (!points.some((p) => p.fleet_id === fleet.id)) throw new Error(`${points.length} points, none in the new fleet`);
+    }, 'a point in the new fleet');
+    const after = await waitFor(async () => {
+      const points = await storedOf();
+      if (points.length < sent + 1) throw new Error(`${points.length} of ${sent + 1} points`);
+      return points;
+    }, 'every point sent');
+
+    expect(status).toBe(200);
+    expect(before[0].fleet_id).not.toBe(fleet.id);
+    // Every point kept, in the order sent; once in the new fleet, the points stay there.
+    expect(after.map((p) => p.payload.n)).toEqual(Array.from({ length: after.length }, (_, n) => n));
+    const firstMoved = after.findIndex((p) => p.fleet_id === fleet.id);
+    expect(after.slice(firstMoved).every((p) => p.fleet_id === fleet.id)).toBe(true);
+    await until(() => hook.accepted().some((e) => e.device_id === id && e.tag === 'place' && e.device_name === 'moved-sensor' && e.fleet_id === fleet.id), 'a webhook entry with the new name and fleet');
   });
 
   it('keeps a burst of 500 QoS-1 publishes from one device whole, each with its own stamp, in the order they arrived', async () => {
