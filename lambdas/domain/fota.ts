@@ -9,6 +9,7 @@ import type { Fota } from '../schemas/fota';
 import { ENDED_STATUSES, OPEN_STATUSES } from '../schemas/job';
 import type { RolloutSettingsInput } from '../schemas/rollout-settings';
 import { getFotaOfDevice, putFota, putFotaOnDevicePages, transitionFota, type DeviceTarget, type FotaRecord } from '../stores/job-store';
+import { firmwareUseRef } from '../stores/keys';
 import { requireDevice } from './devices';
 import { deviceConnectionOf, eventMessage, eventTimestamp, type DevicePlace } from './events';
 import { scheduledState } from './executions';
@@ -40,11 +41,11 @@ const fotaValue = ({ firmwareId, firmwareVersion }: Firmware) => ({ firmware_id:
  * The FOTA item of a device in the state its scheduling gives it, with what `requireReadyFirmware`
  * found of the version (its `firmware_ref` when it is registered).
  */
-const fotaRecordOf = (firmware: Firmware, device: DeviceTarget, state: DeviceState, artifact: { firmware_ref?: string }): FotaRecord => ({
+const fotaRecordOf = (firmware: Firmware, device: DeviceTarget, state: DeviceState, { firmware_ref }: { firmware_ref?: string }): FotaRecord => ({
   value: fotaValue(firmware),
   ...state,
   ...device,
-  ...artifact,
+  ...(firmware_ref ? { firmware_ref: firmwareUseRef(firmware_ref, device.device_id) } : {}),
 });
 
 /** @throws NotFoundError when the device is not the caller's or has never had a FOTA scheduled. */

@@ -3,13 +3,18 @@ import type { Db } from '../shared/clients';
 import type { Firmware } from '../schemas/firmware';
 import { isConditionFailed } from './errors';
 import { keyedItems, strip, type ListRead } from './items';
-import { collection, firmwareKey, REGISTRY_FIRMWARE_USE_INDEX } from './keys';
+import { collection, firmwareKey, firmwareUseRefs, REGISTRY_FIRMWARE_USE_INDEX } from './keys';
 
 /** A registered firmware version as stored (its upload URL is never stored). */
 export type FirmwareRecord = Omit<Firmware, 'upload'>;
 
-/** A FOTA in one of these states has not ended: the version it names is in use. */
+/**
+ * A FOTA in one of these states has not ended: the version it names is in use. In text order they
+ * are exactly the states from `in_progress` to `queued` (`pending` between them; `canceled`,
+ * `done` and `failed` sort before, `timed_out` after), so one key range of the index finds them.
+ */
 export const UNENDED_FOTA_STATUSES = ['queued', 'pending', 'in_progress'] as const;
+export const UNENDED_FOTA_RANGE = { from: 'in_progress', to: 'queued' } as const;
 
 // What a registration writes (status and created_at apart).
 const FIELDS = ['workspace_id', 'firmware_id', 'version', 'size', 'sha256', 'description', 'updated_at'] as const;
@@ -94,21 +99,22 @@ export const deleteFirmwareVersion = async (db: Db, workspaceId: string, firmwar
 };
 
 /**
- * A device whose FOTA uses the version (its `firmware_ref`) and has not ended, or undefined when
- * none does: one keys-only query of the firmware-use index per unended state, one key each. The
- * index is eventually consistent: a FOTA written in the last instant may not be seen yet.
+ * A device whose FOTA uses the version and has not ended, or undefined when none does: one
+ * keys-only query of the firmware-use index per shard of the version's `firmware_ref`, for the
+ * key range of the unended states, one key each. The index is eventually consistent: a FOTA
+ * written in the last instant may not be seen yet.
  */
 export const findUnendedFotaOf = async (db: Db, firmwareRef: string): Promise<string | undefined> => {
   const index = REGISTRY_FIRMWARE_USE_INDEX;
   const found = await Promise.all(
-    UNENDED_FOTA_STATUSES.map(async (status) => {
+    firmwareUseRefs(firmwareRef).map(async (ref) => {
       const { Items } = await db.doc.send(
         new QueryCommand({
           TableName: db.table,
           IndexName: index.name,
-          KeyConditionExpression: '#ref = :ref AND #status = :status',
+          KeyConditionExpression: '#ref = :ref AND #status BETWEEN :from AND :to',
           ExpressionAttributeNames: { '#ref': index.partitionKey, '#status': index.sortKey },
-          ExpressionAttributeValues: { ':ref': firmwareRef, ':status': status },
+          ExpressionAttributeValues: { ':ref': ref, ':from': UNENDED_FOTA_RANGE.from, ':to': UNENDED_FOTA_RANGE.to },
           Limit: 1,
         }),
       );

@@ -141,14 +141,25 @@ export const sweepEntry = (dueAt: number, partition: string, suffix = '') => ({
 
 /**
  * The registry's sparse index of the FOTA that use a registered firmware version: a FOTA scheduled
- * for one carries `firmware_ref` (FIRMWARE_REF of the version), and its `status` is the sort key,
- * so that "is a FOTA that has not ended using it?" is a few keys-only queries of one partition,
- * one per state, never a scan. FOTA of versions never registered are not in it.
+ * for one carries `firmware_ref` (the version's, in the device's shard: {@link firmwareUseRef}),
+ * and its `status` is the sort key, so that "is a FOTA that has not ended using it?" is one
+ * keys-only query per shard, never a scan. FOTA of versions never registered are not in it.
  */
 export const REGISTRY_FIRMWARE_USE_INDEX: IndexDefinition = { name: 'firmware-use', partitionKey: 'firmware_ref', sortKey: 'status', projection: 'KEYS_ONLY' };
 
-/** The `firmware_ref` of a FOTA scheduled for a registered firmware version (REGISTRY_FIRMWARE_USE_INDEX). */
+/** A registered firmware version's reference: `<workspace>#<firmware>#<version>`. */
 export const firmwareRefOf = (workspaceId: string, firmwareId: string, version: string) => `${workspaceId}#${firmwareId}#${version}`;
+
+/**
+ * The `firmware_ref` a device's FOTA of a registered version carries: the version's reference in
+ * the device's shard (one of INDEX_SHARDS), so that a fleet-wide FOTA of 100,000 devices writes 16
+ * index partitions, not one (REGISTRY_FIRMWARE_USE_INDEX). FOTA written before carry the
+ * reference alone.
+ */
+export const firmwareUseRef = (firmwareRef: string, deviceId: string) => `${firmwareRef}#${String(shardOfDevice(deviceId)).padStart(2, '0')}`;
+
+/** Every `firmware_ref` a FOTA of the version may carry: each shard's, and the reference alone (FOTA written before shards). */
+export const firmwareUseRefs = (firmwareRef: string) => [firmwareRef, ...Array.from({ length: INDEX_SHARDS }, (_, shard) => `${firmwareRef}#${String(shard).padStart(2, '0')}`)];
 
 /** Every index of the registry, in the order they were added (a deploy adds one per update). */
 export const REGISTRY_INDEXES: readonly IndexDefinition[] = [REGISTRY_SWEEP_INDEX, REGISTRY_FIRMWARE_USE_INDEX];

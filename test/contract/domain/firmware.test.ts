@@ -4,7 +4,8 @@
  * the variables it reads are set (lambdas/shared/env.ts reads them when it loads).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { REGISTRY_FIRMWARE_USE_INDEX } from '../../../lambdas/stores/keys';
+import { firmwareUseRef, INDEX_SHARDS, REGISTRY_FIRMWARE_USE_INDEX, shardOfDevice } from '../../../lambdas/stores/keys';
+import { JOB_STATUSES } from '../../../lambdas/schemas/job';
 import type { Db } from '../../../lambdas/shared/clients';
 import { startLocalS3, type LocalS3 } from '../../../local/s3-engine';
 import { newAccount } from '../../helpers/callers';
@@ -97,12 +98,12 @@ describe('the firmware artifact store', () => {
 
   it('finds the FOTA that use a version while they have not ended (queued, pending, in progress), and no ended one', async () => {
     const { deviceId, workspace_id } = await world('3.0', true);
-    const ref = `${workspace_id}#app#3.0`;
+    const ref = firmwareUseRef(`${workspace_id}#app#3.0`, deviceId);
     const found: Array<[string, string | undefined]> = [];
 
     for (const status of ['queued', 'pending', 'in_progress', 'done', 'failed', 'timed_out', 'canceled'] as const) {
       await jobStore.putFota(db, { device_id: deviceId, scheduled_at: new Date().toISOString(), status, value: { firmware_id: 'app', firmware_version: '3.0' }, firmware_ref: ref });
-      found.push([status, await firmwareStore.findUnendedFotaOf(db, ref)]);
+      found.push([status, await firmwareStore.findUnendedFotaOf(db, `${workspace_id}#app#3.0`)]);
     }
 
     expect(found).toEqual([
@@ -116,6 +117,33 @@ describe('the firmware artifact store', () => {
     ]);
   });
 
+  it('keeps the unended states one key range of the index: every state sorts inside it exactly when it has not ended', () => {
+    const inRange = JOB_STATUSES.filter((s) => s >= firmwareStore.UNENDED_FOTA_RANGE.from && s <= firmwareStore.UNENDED_FOTA_RANGE.to);
+    expect(inRange.sort()).toEqual([...firmwareStore.UNENDED_FOTA_STATUSES].sort());
+  });
+
+  it('spreads a version’s FOTA over the index’s shards by device, and finds an unended one in any shard or under the reference alone (FOTA written before shards)', async () => {
+    const { workspace_id } = await world('3.2', true);
+    const ref = `${workspace_id}#app#3.2`;
+    const deviceIds = Array.from({ length: 200 }, (_, n) => `dev-shard${String(n).padStart(15, '0')}`);
+    const shards = new Set(deviceIds.map((id) => firmwareUseRef(ref, id)));
+    const at = new Date().toISOString();
+    const fotaOf = (device_id: string, status: (typeof JOB_STATUSES)[number], firmware_ref: string) =>
+      jobStore.putFota(db, { device_id, scheduled_at: at, status, value: { firmware_id: 'app', firmware_version: '3.2' }, firmware_ref });
+
+    // Every device's FOTA ended but one's, in its own shard; then that one ends too, and an old unsharded one is pending.
+    const last = deviceIds.find((id) => shardOfDevice(id) === INDEX_SHARDS - 1)!;
+    await Promise.all(deviceIds.map((id) => fotaOf(id, id === last ? 'in_progress' : 'done', firmwareUseRef(ref, id))));
+    const inLastShard = await firmwareStore.findUnendedFotaOf(db, ref);
+    await fotaOf(last, 'failed', firmwareUseRef(ref, last));
+    const noneUnended = await firmwareStore.findUnendedFotaOf(db, ref);
+    await fotaOf('dev-legacy0000000000000', 'pending', ref);
+    const legacy = await firmwareStore.findUnendedFotaOf(db, ref);
+
+    expect(shards.size).toBe(INDEX_SHARDS);
+    expect([inLastShard, noneUnended, legacy]).toEqual([last, undefined, 'dev-legacy0000000000000']);
+  });
+
   it('refuses to delete a version a scheduled FOTA uses (409), and deletes it and its image once the FOTA ended', async () => {
     const { caller, workspace_id, deviceId } = await world('3.1', true);
     const image = { bucket: BUCKET, key: `${workspace_id}/app/3.1` };
@@ -126,7 +154,7 @@ describe('the firmware artifact store', () => {
     await fota.finishFota(db, deviceId, { status: 'done' });
     const deleted = await firmware.deleteFirmware(db, caller, workspace_id, 'app', '3.1');
 
-    expect((await jobStore.getFotaOfDevice(db, deviceId))?.firmware_ref).toBe(`${workspace_id}#app#3.1`);
+    expect((await jobStore.getFotaOfDevice(db, deviceId))?.firmware_ref).toBe(firmwareUseRef(`${workspace_id}#app#3.1`, deviceId));
     expect([refused, kept?.size]).toEqual([409, 1000]);
     expect(deleted).toMatchObject({ firmware_id: 'app', version: '3.1', status: 'ready' });
     expect(await objects.headObject(image)).toBeUndefined();
