@@ -43,7 +43,7 @@ const chooseFleet = async (name: string) => {
 
 beforeAll(async () => {
   // the sweep every second: a canceled rollout's queued devices are canceled at its next run
-  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '1', SWEEP_INTERVAL_SECONDS: '1' });
+  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '1', SWEEP_INTERVAL_SECONDS: '1' }, undefined, { readyTimeoutMs: 90_000 });
   consoleUrl = (stack as unknown as { console_url?: string }).console_url ?? `${new URL(stack.base_url).origin}/`;
   receiver = await startWebhookReceiver();
   browser = await launchChromium();

@@ -22,7 +22,7 @@ const receivers = webhookReceivers();
 
 beforeAll(async () => {
   // Counts written a second after they happen, limits applied at once: what a test can wait for.
-  stack = await startLocalStack({ USAGE_FLUSH_SECONDS: '1', LIMITS_CACHE_SECONDS: '0' });
+  stack = await startLocalStack({ USAGE_FLUSH_SECONDS: '1', LIMITS_CACHE_SECONDS: '0' }, undefined, { readyTimeoutMs: 170_000 });
   api = apiClient(stack.base_url, stack.api_key);
   registry = registryReader(stack.dataDir);
 }, 180_000);

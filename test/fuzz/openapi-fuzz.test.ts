@@ -41,7 +41,7 @@ beforeAll(async () => {
   // short timeout bounds a test delivery (POST …/test, answered synchronously) should a resolver not answer.
   // The sweep would time out and release what the fuzzer schedules in the background, between a
   // refused request's registry reads: it runs once a day here (its own tests run it every second).
-  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '0', WEBHOOK_TIMEOUT_MS: '2000', SWEEP_INTERVAL_SECONDS: '86400' });
+  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '0', WEBHOOK_TIMEOUT_MS: '2000', SWEEP_INTERVAL_SECONDS: '86400' }, undefined, { readyTimeoutMs: 170_000 });
   const served = await fetch(`${stack.base_url}/openapi.json`);
   doc = (await served.json()) as OpenApiDocument;
   v = validators(doc);

@@ -27,9 +27,12 @@ export interface LocalStack extends ReadyInfo {
 
 /**
  * Runs `fleetstream start` (`npm start`) as a child process, exactly as a user would, and
- * resolves with its `READY {json}` line.
+ * resolves with its `READY {json}` line. A runtime that has not said READY within `readyTimeoutMs`
+ * (by default just under jest's 60 s test timeout; a `beforeAll` with a longer one passes its own)
+ * is killed and the call fails with its output: a hook that timed out would otherwise leave it
+ * running, and jest waiting for it.
  */
-export const startLocalStack = async (env: Record<string, string> = {}, args: string[] = ['--in-memory']): Promise<LocalStack> => {
+export const startLocalStack = async (env: Record<string, string> = {}, args: string[] = ['--in-memory'], { readyTimeoutMs = 55_000 } = {}): Promise<LocalStack> => {
   const dataDir = env.FLEETSTREAM_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'fleetstream-'));
   // The e2e-cloud project runs the synthesized assembly instead of the sources (test/helpers/runtime.ts).
   const assembly = cloudAssemblyDir();
@@ -49,13 +52,18 @@ export const startLocalStack = async (env: Record<string, string> = {}, args: st
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let timer: NodeJS.Timeout | undefined;
   const ready = await new Promise<ReadyInfo>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       if (line.startsWith('READY ')) resolve(JSON.parse(line.slice(6)) as ReadyInfo);
     });
     void exited.then((code) => reject(new Error(`local runtime exited (${code}) before READY:\n${stderr}`)));
-  });
+    timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`local runtime said no READY within ${readyTimeoutMs / 1000} s; it was stopped:\n${stderr}`));
+    }, readyTimeoutMs);
+  }).finally(() => clearTimeout(timer));
   return {
     ...ready,
     process: child,
