@@ -164,7 +164,7 @@ const deviceLookups = (input: CostInput): CostLine => {
  * follow devices and days: each container claims a slice of a device's daily limit (a hundredth of
  * the deployment's default) the first time it sees the device in a UTC day, and again each time
  * it has used its slice. One write unit each (a locator is well under 1 KB). A claim also answers
- * the device's place, which the lookups then need not read.
+ * the device's place, which the device's next lookup checks once (`deviceLookups`).
  */
 const pointClaims = (input: CostInput): CostLine => {
   const slice = hundredthOf(LIMIT_DEFAULTS.points_per_device_per_day);
