@@ -160,13 +160,13 @@ describe('the rate of requests per key', () => {
 
     const limited = new Map<string, number>();
     for (const [handler, path] of lists) {
-      const answers = await Promise.all(Array.from({ length: 4 }, () => hasty.get(path.replace('{workspaceId}', id))));
+      const answers = await Promise.all(Array.from({ length: 6 }, () => hasty.get(path.replace('{workspaceId}', id))));
       limited.set(handler, answers.filter((a) => a.status === 429).length);
     }
 
     expect([...lists.keys()]).toEqual(expect.arrayContaining(['fleets', 'devices', 'firmwares', 'rollouts', 'integrations', 'timeseries']));
-    // Four at once at 1 a second: at most two pass (when they straddle a second), whatever the handler.
-    expect([...limited].filter(([, n]) => n < 2)).toEqual([]);
+    // Six at once at 1 a second: some are refused whatever the handler, even if a slow machine spreads them over seconds.
+    expect([...limited].filter(([, n]) => n < 1)).toEqual([]);
   });
 });
 
