@@ -1,7 +1,7 @@
 import type { Db } from '../shared/clients';
 import { LRUCache } from 'lru-cache';
 import { ttlCache, type TtlCacheOptions } from '../shared/ttl-cache';
-import { findDeviceLocator, getDeviceOfWorkspace } from '../stores/device-store';
+import { findDeviceLocator, getDeviceOfWorkspace, type DeviceLocator } from '../stores/device-store';
 import { getWorkspaceOfAccount } from '../stores/workspace-store';
 import type { DevicePlace } from './events';
 
@@ -11,6 +11,12 @@ export interface DevicePlacement extends DevicePlace {
   /** The account of the device's workspace (where the workspace's settings are read). */
   account_id: string;
 }
+
+/** A device's placement as its locator tells it, when the locator carries it all (locators written before fleet and name were on them do not). */
+export const placementOfLocator = (deviceId: string, locator: DeviceLocator | undefined): DevicePlacement | undefined =>
+  locator?.fleet_id !== undefined && locator.name !== undefined
+    ? { workspace_id: locator.workspace_id, fleet_id: locator.fleet_id, device_id: deviceId, device_name: locator.name, account_id: locator.account_id }
+    : undefined;
 
 /** What the ingest reads of a workspace: its data retention, and the version of its devices' places. */
 export interface WorkspaceSettings {
@@ -80,9 +86,8 @@ export const devicePlaces = (db: Db, { settings, ttlMs, max, now: clock }: Devic
   // The locator carries the fleet and name; a locator written before it did sends the read on to the device.
   const locate = async (deviceId: string): Promise<DevicePlacement | undefined> => {
     const locator = await findDeviceLocator(db, deviceId, { consistent: true });
-    if (locator?.fleet_id !== undefined && locator.name !== undefined) {
-      return { workspace_id: locator.workspace_id, fleet_id: locator.fleet_id, device_id: deviceId, device_name: locator.name, account_id: locator.account_id };
-    }
+    const placement = placementOfLocator(deviceId, locator);
+    if (placement) return placement;
     const device = locator && (await getDeviceOfWorkspace(db, locator.workspace_id, deviceId));
     return device && { workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id, device_name: device.name, account_id: device.account_id };
   };

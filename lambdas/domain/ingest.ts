@@ -7,7 +7,7 @@ import { IngestMessageSchema, type IngestDataMessage, type IngestMessage } from 
 import type { ForwardMessage } from '../schemas/forward';
 import type { PointToStore, TimeseriesStore } from '../stores/timeseries';
 import { dropDataPublish, parseDataPublish, RuleMessageSchema, type DataPublish } from './device-mqtt';
-import type { DevicePlacement, DevicePlacesLookup, WorkspaceSettingsLookup } from './device-places';
+import { placementOfLocator, type DevicePlacement, type DevicePlacesLookup, type WorkspaceSettingsLookup } from './device-places';
 import { dataEvent, dataMessage, eventMessage } from './events';
 import type { PointQuota } from './point-quota';
 import type { UsageIncrement } from '../stores/usage-store';
@@ -171,11 +171,6 @@ interface RefusedPublish {
   receivedAt: number;
 }
 
-const placementOf = (deviceId: string, locator: { account_id: string; workspace_id: string; fleet_id?: string; name?: string } | undefined): DevicePlacement | undefined =>
-  locator?.fleet_id !== undefined && locator.name !== undefined
-    ? { workspace_id: locator.workspace_id, fleet_id: locator.fleet_id, device_id: deviceId, device_name: locator.name, account_id: locator.account_id }
-    : undefined;
-
 /**
  * The ingest messages of stamped publishes: one per publish, placed where its device is now, its
  * origin the SQS message (the same on every delivery). Each device's publishes count against its
@@ -192,7 +187,7 @@ const publishMessages = async (deps: IngestDeps, publishes: StampedPublish[]): P
       [...perDevice].map(async ([deviceId, n]) => {
         const decision = await deps.points(deviceId, n);
         // Kept at once, as the device lookup's answer: another batch of the device may ask for it next.
-        const placement = placementOf(deviceId, decision?.locator);
+        const placement = placementOfLocator(deviceId, decision?.locator);
         if (placement) {
           claimed.set(deviceId, placement);
           deps.places.remember?.(deviceId, placement);

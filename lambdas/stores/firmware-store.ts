@@ -9,11 +9,11 @@ import { collection, firmwareKey, firmwareUseRefs, REGISTRY_FIRMWARE_USE_INDEX }
 export type FirmwareRecord = Omit<Firmware, 'upload'>;
 
 /**
- * A FOTA in one of these states has not ended: the version it names is in use. In text order they
- * are exactly the states from `in_progress` to `queued` (`pending` between them; `canceled`,
- * `done` and `failed` sort before, `timed_out` after), so one key range of the index finds them.
+ * A FOTA that has not ended (schemas/job.ts OPEN_STATUSES) uses the version it names. In text order
+ * those states are exactly the ones from `in_progress` to `queued` (`pending` between them;
+ * `canceled`, `done` and `failed` sort before, `timed_out` after), so one key range of the index
+ * finds them.
  */
-export const UNENDED_FOTA_STATUSES = ['queued', 'pending', 'in_progress'] as const;
 export const UNENDED_FOTA_RANGE = { from: 'in_progress', to: 'queued' } as const;
 
 // What a registration writes (status and created_at apart).

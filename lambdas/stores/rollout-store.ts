@@ -3,7 +3,7 @@ import type { Db } from '../shared/clients';
 import { JOB_STATUSES, type JobStatus } from '../schemas/job';
 import type { RolloutSettings } from '../schemas/rollout-settings';
 import { isConditionFailed } from './errors';
-import type { Keyed, TransactAction } from './items';
+import { queryPages, type Keyed, type TransactAction } from './items';
 import {
   CHANGE_COUNTERS,
   INDEX_SHARDS,
@@ -133,20 +133,7 @@ const isCounterOf = (id: string) => (sk: string) => sk.startsWith(`${rolloutKey(
 export const getRollout = async (db: Db, workspaceId: string, rolloutId: string): Promise<RolloutView | undefined> => {
   const { pk, prefix } = collection.rolloutWithCounters(workspaceId, rolloutId);
   const items: Array<Record<string, unknown>> = [];
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page: QueryCommandOutput = await db.doc.send(
-      new QueryCommand({
-        TableName: db.table,
-        ConsistentRead: true,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
-        ExclusiveStartKey,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
+  for await (const page of queryPages(db, { pk, prefix })) items.push(...page);
   const main = items.find((item) => item.sk === prefix);
   if (!main) return undefined;
   return { record: recordOf(main), tally: tallyOf(items.filter((item) => isCounterOf(rolloutId)(item.sk as string))) };
