@@ -77,8 +77,10 @@ const depth = async (sqs: SQSClient, url: string) => {
  * Sends `shape`'s points to `runtime` (a fresh workspace, its devices and identities, one
  * integration for data and events on a local receiver), waits until the receiver has every point
  * and its `data` event and the queues are drained, and returns what was counted meanwhile.
+ * `onSent` runs once every device message is accepted (e.g. to start a consumer that was held, so
+ * that the points meet the data path as a backlog rather than as they arrive).
  */
-export const measureDataPath = async (runtime: LocalRuntime, shape: TrafficShape): Promise<DataPathResult> => {
+export const measureDataPath = async (runtime: LocalRuntime, shape: TrafficShape, { onSent }: { onSent?: () => void } = {}): Promise<DataPathResult> => {
   const headers = { 'x-api-key': runtime.api_key };
   const base = runtime.base_url;
   const { workspace } = await call(`${base}/workspaces`, { method: 'POST', headers, body: { name: `data-path-${Date.now()}` } });
@@ -134,6 +136,7 @@ export const measureDataPath = async (runtime: LocalRuntime, shape: TrafficShape
         }
       }),
     );
+    onSent?.();
     await until(
       () => receiver.accepted().filter(isPoint).length >= sent && receiver.accepted().filter(isDataEvent).length >= sent,
       `${sent} points and their data events at the webhook`,

@@ -25,7 +25,7 @@ import { startLocalSqs, type QueueOverrides } from './queues-engine';
 import { instrumentAwsSdk } from './request-counter';
 import { consoleCorsRules, startLocalS3 } from './s3-engine';
 import { startSchedule, type RunningSchedule, type ScheduleStatus } from './scheduler';
-import { startSqsPoller, type SqsHandler } from './sqs-poller';
+import { startSqsPoller, type SqsHandler, type SqsPoller } from './sqs-poller';
 
 export interface LocalRuntimeOptions {
   /** HTTP port of the API; a free one when 0 or absent. */
@@ -90,6 +90,15 @@ export interface LocalRuntimeOptions {
   exportRunSeconds?: number;
 }
 
+/** Options of the in-process runtime alone (the cloud-assembly runtime takes its mappings from the template). */
+export interface InProcessRuntimeOptions extends LocalRuntimeOptions {
+  /**
+   * Queues whose consumer starts disabled, as an event source mapping created with `Enabled: false`:
+   * their messages wait until `enableEventSource` (e.g. a test that measures a queue's backlog).
+   */
+  disabledEventSources?: QueueName[];
+}
+
 export interface Bootstrap {
   account_id: string;
   workspace_id: string;
@@ -123,6 +132,11 @@ export interface LocalRuntime extends Bootstrap {
   /** What each scheduled rule (the rollout sweep) has run so far. */
   schedules: () => ScheduleStatus[];
   stop: () => Promise<void>;
+}
+
+export interface InProcessRuntime extends LocalRuntime {
+  /** Starts a queue's consumer that `disabledEventSources` held (UpdateEventSourceMapping with `Enabled: true`). */
+  enableEventSource: (queue: QueueName) => void;
 }
 
 const REGISTRY_TABLE = 'fleetstream-registry';
@@ -201,7 +215,7 @@ export const ensureFirstUser = async (cognito: LocalCognito, accountId: string, 
  * Brings the whole system up on this machine: DynamoDB Local, the registry table, the API
  * Gateway emulator over the same handlers and route table, and a first account.
  */
-export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Promise<LocalRuntime> => {
+export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): Promise<InProcessRuntime> => {
   const log = options.log ?? (() => undefined);
   const stops: Array<() => Promise<void>> = [];
   const stop = async () => {
@@ -395,6 +409,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     });
     stops.push(mqtt.stop);
 
+    const pollers = new Map<QueueName, SqsPoller>();
     for (const [name, consumer] of Object.entries(QUEUE_CONSUMERS)) {
       const queue = sqs.queues[name as QueueName];
       const { handler } = (await import(`../lambdas/${consumer}/handler.ts`)) as { handler: SqsHandler };
@@ -410,7 +425,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
         functionName: consumer,
         handler,
         concurrency: options.consumerConcurrency ?? 2,
+        enabled: !options.disabledEventSources?.includes(name as QueueName),
       });
+      pollers.set(name as QueueName, poller);
       stops.push(poller.stop);
     }
 
@@ -457,6 +474,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       user_email: firstUser.email,
       user_password: firstUser.password,
       schedules: () => schedules.map((s) => s.status()),
+      enableEventSource: (queue) => pollers.get(queue)?.enable(),
       stop,
     };
   } catch (error) {

@@ -38,9 +38,16 @@ export interface SqsPollerOptions {
    * many were deleted (e.g. for a benchmark that times the poller by its deletes, not by polling).
    */
   onSettled?: (batch: { records: number; deleted: number }) => void;
+  /**
+   * Starts receiving at once (as an event source mapping created enabled); when false, messages wait
+   * in the queue until `enable()` (UpdateEventSourceMapping with Enabled: true). @default true
+   */
+  enabled?: boolean;
 }
 
 export interface SqsPoller {
+  /** Starts receiving, if the poller was created disabled. */
+  enable: () => void;
   /** Stops receiving, lets running invocations finish, and resolves when every worker has ended. */
   stop: () => Promise<void>;
 }
@@ -214,7 +221,12 @@ export const startSqsPoller = (options: SqsPollerOptions): SqsPoller => {
     return deleted;
   };
 
+  let enable = () => {};
+  const enabled = options.enabled === false ? new Promise<void>((resolve) => (enable = resolve)) : Promise.resolve();
+  const aborted = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
+
   const worker = async () => {
+    await Promise.race([enabled, aborted]);
     for (let backoff = 100; !abort.signal.aborted; ) {
       try {
         const messages = await gather();
@@ -235,6 +247,7 @@ export const startSqsPoller = (options: SqsPollerOptions): SqsPoller => {
 
   const workers = Array.from({ length: options.concurrency ?? 1 }, worker);
   return {
+    enable: () => enable(),
     stop: async () => {
       abort.abort();
       await Promise.all(workers);

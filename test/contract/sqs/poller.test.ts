@@ -9,7 +9,7 @@ afterEach(async () => {
 });
 
 /** A poller on `queue` whose handler is `handler`; every invocation's records are kept in order. */
-const poll = (queue: TestQueue, handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>, options: { batchSize?: number; windowMs?: number } = {}) => {
+const poll = (queue: TestQueue, handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>, options: { batchSize?: number; windowMs?: number; enabled?: boolean } = {}) => {
   const batches: SQSRecord[][] = [];
   const recording: SqsHandler = async (event) => {
     batches.push(event.Records);
@@ -25,10 +25,11 @@ const poll = (queue: TestQueue, handler: (event: SQSEvent) => Promise<SQSBatchRe
       functionName: 'test',
       handler: recording,
       onError: () => undefined,
+      enabled: options.enabled,
     }),
   );
   const seen = (body: string) => batches.flat().filter((r) => r.body === body);
-  return { batches, seen };
+  return { batches, seen, enable: pollers[pollers.length - 1].enable };
 };
 
 const until = (condition: () => boolean | Promise<boolean>, what: string) => waitUntil(condition, what, 20_000);
@@ -59,6 +60,28 @@ describe('the local SQS event source (poller) on fauxqs', () => {
         attributes: expect.objectContaining({ ApproximateReceiveCount: '1', SentTimestamp: expect.stringMatching(/^\d+$/) }),
       }),
     );
+  });
+
+  it('leaves the queue alone while disabled, then takes its backlog in full batches once enabled', async () => {
+    const queue = await freshQueue();
+    const { batches, enable } = poll(queue, async () => undefined, { batchSize: 20, windowMs: 500, enabled: false });
+    await sendRaw(queue.url, bodies(10, 'a'));
+    await sendRaw(queue.url, bodies(15, 'b'));
+    // A disabled event source makes no request: every message is still visible, none received.
+    expect(await depthOf(queue.url)).toEqual(expect.objectContaining({ visible: 25, inFlight: 0 }));
+    expect(batches).toHaveLength(0);
+
+    enable();
+    await until(() => batches.flat().length === 25 && isEmpty(queue.url), 'the backlog processed and deleted');
+    expect(batches.map((b) => b.length)).toEqual([20, 5]);
+  });
+
+  it('stops while still disabled', async () => {
+    const queue = await freshQueue();
+    poll(queue, async () => undefined, { enabled: false });
+    await Promise.all(pollers.splice(0).map((p) => p.stop()));
+    await sendRaw(queue.url, bodies(1));
+    expect(await depthOf(queue.url)).toEqual(expect.objectContaining({ visible: 1 }));
   });
 
   it('waits for the batching window to fill a batch from messages that arrive over time', async () => {
