@@ -137,8 +137,8 @@ export const ensureIndexes = async (
 /**
  * Turns on a table's TTL on `attribute`, as the stack's table declares it, unless it is on already
  * (UpdateTimeToLive refuses a second change within an hour on AWS). DynamoDB Local keeps the
- * setting and answers DescribeTimeToLive with it, but never deletes an expired item: locally,
- * reads are what leave expired points out.
+ * setting, answers DescribeTimeToLive with it, and deletes the items whose expiry has passed within
+ * seconds (DynamoDB does within days); reads leave expired points out before either does.
  * @throws Error when TTL is on with another attribute (the table was made by another version).
  */
 export const ensureTimeToLive = async (client: DynamoDBClient, tableName: string, attribute: string) => {

@@ -301,7 +301,7 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
     // its indexes find the sweep's due work and a rollout's devices, and the FOTA of a firmware
     // version (lambdas/stores/keys.ts REGISTRY_INDEXES). A table of an older data folder gets them.
     await ensureTable(client, REGISTRY_TABLE, { stream: true, indexes: REGISTRY_INDEXES });
-    // The time-series table expires points by TTL on the stack's attribute (never deleted by DynamoDB Local).
+    // The time-series table expires points by TTL on the stack's attribute (DynamoDB Local deletes them within seconds).
     await ensureTable(client, TIMESERIES_TABLE, { ttl: TIMESERIES_TTL_ATTRIBUTE });
     client.destroy();
 

@@ -184,7 +184,7 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
         ...(props.LocalSecondaryIndexes ? { LocalSecondaryIndexes: props.LocalSecondaryIndexes } : {}),
         ...(props.StreamSpecification ? { StreamSpecification: { StreamEnabled: true, StreamViewType: props.StreamSpecification.StreamViewType } } : {}),
       });
-      // TTL as declared: DynamoDB Local keeps the setting but never deletes an expired item.
+      // TTL as declared: DynamoDB Local deletes expired items within seconds (DynamoDB within days).
       if (props.TimeToLiveSpecification?.Enabled) await ensureTimeToLive(client, name, String(resolve(props.TimeToLiveSpecification.AttributeName)));
       const arn = `arn:aws:dynamodb:${region}:${ACCOUNT}:table/${name}`;
       const attributes: Record<string, string> = { Arn: arn };

@@ -1,10 +1,12 @@
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { documentClient, type Db } from '../../../lambdas/shared/clients';
 import { REGISTRY_SWEEP_INDEX, sweepEntry } from '../../../lambdas/stores/keys';
 import { listDueEntries } from '../../../lambdas/stores/sweep-store';
+import { TIMESERIES_TTL_ATTRIBUTE } from '../../../lambdas/stores/timeseries/keys';
 import { ensureTable } from '../../../local/dynamodb-local';
+import { until } from '../../../local/ports';
 
 const client = new DynamoDBClient({});
 const describe_ = async (table: string) => (await client.send(new DescribeTableCommand({ TableName: table }))).Table!;
@@ -125,4 +127,22 @@ describe('the sweep index', () => {
 
     expect(entries.map((e) => e.pk)).toEqual(['DEV#e']);
   });
+});
+
+describe('ensureTable with the time-series table’s TTL (npm start’s table)', () => {
+  it('turns TTL on, and DynamoDB Local deletes the items whose expiry has passed, as DynamoDB does within days', async () => {
+    const table = `timeseries-${randomUUID()}`;
+    await ensureTable(client, table, { ttl: TIMESERIES_TTL_ATTRIBUTE });
+    const db: Db = { doc: documentClient(client), table };
+    const now = Math.floor(Date.now() / 1000);
+    await db.doc.send(new PutCommand({ TableName: table, Item: { pk: 'TS#past', sk: 'a', [TIMESERIES_TTL_ATTRIBUTE]: now - 86_400 } }));
+    await db.doc.send(new PutCommand({ TableName: table, Item: { pk: 'TS#later', sk: 'a', [TIMESERIES_TTL_ATTRIBUTE]: now + 86_400 } }));
+    await db.doc.send(new PutCommand({ TableName: table, Item: { pk: 'TS#forever', sk: 'a' } }));
+    const read = async (pk: string) => (await db.doc.send(new GetCommand({ TableName: table, Key: { pk, sk: 'a' }, ConsistentRead: true }))).Item;
+
+    expect((await client.send(new DescribeTimeToLiveCommand({ TableName: table }))).TimeToLiveDescription).toEqual({ TimeToLiveStatus: 'ENABLED', AttributeName: TIMESERIES_TTL_ATTRIBUTE });
+    await until(async () => (await read('TS#past')) === undefined, 'DynamoDB Local’s TTL to delete the expired item', 60_000);
+    expect(await read('TS#later')).toBeDefined();
+    expect(await read('TS#forever')).toBeDefined();
+  }, 90_000);
 });
