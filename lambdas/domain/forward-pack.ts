@@ -9,20 +9,16 @@ import { toQueueBody } from '../shared/json';
 /**
  * The forward queue's wire format, both ways: the producers render each point or event as the
  * webhook entry it will be, and the forwarder copies those entries into its POST bodies without
- * parsing them. A message holds one workspace's entries in a section per kind (data, events): a
- * header line (ForwardEntriesHeaderSchema: workspace, data or events, count, each point's tag) and
- * then one entry per line, the next section's header after the last of them:
+ * parsing them. A message is a header line (ForwardEntriesHeaderSchema: workspace, data or events,
+ * count, each point's tag) and then one entry per line:
  *
  *   {"kind":"entries","workspace_id":"wks-…","of":"data","count":2,"tags":["temp","hum"]}
  *   {"workspace_id":"wks-…","fleet_id":"flt-…","device_id":"dev-…",…,"tag":"temp","payload":{"v":21.5}}
  *   {"workspace_id":"wks-…","fleet_id":"flt-…","device_id":"dev-…",…,"tag":"hum","payload":40}
- *   {"kind":"entries","workspace_id":"wks-…","of":"event","count":1}
- *   {"ts":"…","workspace_id":"wks-…","fleet_id":"flt-…","device_id":"dev-…","type":"data",…}
  *
  * Lines split exactly: JSON text never holds a raw line break (JSON.stringify escapes them), and the
  * entries are pure ASCII (`toQueueBody`), so a line's length is its size in bytes. Bodies from
- * before (one section; a JSON pack of forward messages, or a single one, still queued or in the
- * DLQ) are read too.
+ * before (a JSON pack of forward messages, or a single one, still queued or in the DLQ) are read too.
  */
 
 /** One webhook entry as the forwarder handles it: what its filters need, and the entry's JSON without `id`. */
@@ -68,15 +64,10 @@ export const renderEntry = (m: ForwardMessage): RenderedEntry => ({
   json: entryJson(m),
 });
 
-/** A section being filled: its header (count and tags grow with it) and its lines. */
-interface Section {
+/** A pack being filled: its header (count and tags grow with it), its lines, and its size so far. */
+interface Pack {
   header: ForwardEntriesHeader;
   lines: string[];
-}
-
-/** A pack being filled: one workspace's sections, by kind, and its size so far. */
-interface Pack {
-  sections: Map<ForwardEntriesHeader['of'], Section>;
   bytes: number;
 }
 
@@ -86,35 +77,28 @@ const headerBase = (workspaceId: string, of: ForwardEntriesHeader['of']) =>
 
 /**
  * Packs forward messages into as few forward-queue bodies as the size allows: one workspace's data
- * points and events in the same bodies (a section each), so that a batch's points and their data
- * events make one message, one receive and one forwarder invocation rather than two; the order of
- * `messages` kept within each kind. An entry larger than a pack goes alone.
+ * points in some, its events in others (so a message never waits on two kinds of POST), the order
+ * of `messages` kept within each pack. An entry larger than a pack goes alone.
  */
 export const packForward = (messages: ForwardMessage[], maxBytes = FORWARD_PACK_MAX_BYTES): string[] => {
   const open = new Map<string, Pack>();
   const packs: Pack[] = [];
   for (const message of messages) {
     const { kind: of, workspace_id, tag, json } = renderEntry(message);
-    const entryBytes = (tag === undefined ? 0 : toQueueBody(tag).length + 1) + 1 + json.length; // its tag in the header, its comma, its line
-    const sectionBytes = headerBase(workspace_id, of) + 1; // a new section's header, and the line break before it
-    let pack = open.get(workspace_id);
-    if (!pack || pack.bytes + entryBytes + (pack.sections.has(of) ? 0 : sectionBytes) > maxBytes) {
-      pack = { sections: new Map(), bytes: -1 }; // the first header has no line break before it
-      open.set(workspace_id, pack);
+    const tagBytes = tag === undefined ? 0 : toQueueBody(tag).length + 1; // as the header writes it, and its comma
+    const key = `${workspace_id}\n${of}`;
+    let pack = open.get(key);
+    if (!pack || pack.bytes + tagBytes + 1 + json.length > maxBytes) {
+      pack = { header: { kind: 'entries', workspace_id, of, count: 0, ...(of === 'data' ? { tags: [] } : {}) }, lines: [], bytes: headerBase(workspace_id, of) };
+      open.set(key, pack);
       packs.push(pack);
     }
-    let section = pack.sections.get(of);
-    if (!section) {
-      section = { header: { kind: 'entries', workspace_id, of, count: 0, ...(of === 'data' ? { tags: [] } : {}) }, lines: [] };
-      pack.sections.set(of, section);
-      pack.bytes += sectionBytes;
-    }
-    section.header.count += 1;
-    if (tag !== undefined) section.header.tags!.push(tag);
-    section.lines.push(json);
-    pack.bytes += entryBytes;
+    pack.header.count += 1;
+    if (tag !== undefined) pack.header.tags!.push(tag);
+    pack.lines.push(json);
+    pack.bytes += tagBytes + 1 + json.length;
   }
-  return packs.map(({ sections }) => [...sections.values()].map(({ header, lines }) => toQueueBody(header) + '\n' + lines.join('\n')).join('\n'));
+  return packs.map(({ header, lines }) => toQueueBody(header) + '\n' + lines.join('\n'));
 };
 
 const parseJson = (text: string): unknown => {
@@ -151,24 +135,18 @@ export interface EntryRun {
 }
 
 /**
- * The runs of a rendered pack, one a section, or undefined when a header is not one or the lines do
- * not match it. The entries are copied as the producers rendered them (only Fleetstream's functions
- * may send to the queue): each line's shape is checked, and with `parseEntries` each is parsed too.
+ * The run of a rendered pack, or undefined when the header is not one or the lines do not match
+ * it. The entries are copied as the producers rendered them (only Fleetstream's functions may send
+ * to the queue): each line's shape is checked, and with `parseEntries` each is parsed too.
  */
-const readRenderedPack = (body: string, parseEntries: boolean): EntryRun[] | undefined => {
-  const lines = body.split('\n');
-  const runs: EntryRun[] = [];
-  for (let at = 0; at < lines.length; ) {
-    const header = ForwardEntriesHeaderSchema.safeParse(parseJson(lines[at]));
-    if (!header.success) return undefined;
-    const { workspace_id, of, count, tags } = header.data;
-    const entries = lines.slice(at + 1, at + 1 + count);
-    if (entries.length !== count || (of === 'data' ? tags?.length !== count : tags !== undefined)) return undefined;
-    for (const line of entries) if (!isEntry(line, parseEntries)) return undefined;
-    runs.push({ kind: of, workspace_id, ...(of === 'data' ? { tags } : {}), lines: entries });
-    at += 1 + count;
-  }
-  return runs;
+const readRenderedPack = (body: string, newline: number, parseEntries: boolean): EntryRun | undefined => {
+  const header = ForwardEntriesHeaderSchema.safeParse(parseJson(body.slice(0, newline)));
+  if (!header.success) return undefined;
+  const { workspace_id, of, count, tags } = header.data;
+  const lines = body.slice(newline + 1).split('\n');
+  if (lines.length !== count || (of === 'data' ? tags?.length !== count : tags !== undefined)) return undefined;
+  for (const line of lines) if (!isEntry(line, parseEntries)) return undefined;
+  return { kind: of, workspace_id, ...(of === 'data' ? { tags } : {}), lines };
 };
 
 /** Entries rendered one by one (a body from before rendering) as runs of consecutive entries of one workspace and kind. */
@@ -184,14 +162,18 @@ const runsOf = (entries: RenderedEntry[]): EntryRun[] => {
 };
 
 /**
- * The entries a forward-queue body carries, in order, as runs: a rendered pack's as they are (a
- * run a section), or, for a body from before rendering (a JSON pack or a single message), its messages checked
+ * The entries a forward-queue body carries, in order, as runs: a rendered pack's as they are (one
+ * run), or, for a body from before rendering (a JSON pack or a single message), its messages checked
  * and rendered. Undefined when the body is neither: it can never be delivered. `parseEntries` parses
  * each line of a rendered pack as well (the forwarder asks on a redelivery, so that a pack whose
  * POSTs a receiver can never accept is told apart from a receiver that is failing).
  */
 export const readForwardRuns = (body: string, { parseEntries = false } = {}): EntryRun[] | undefined => {
-  if (body.includes('\n')) return readRenderedPack(body, parseEntries);
+  const newline = body.indexOf('\n');
+  if (newline >= 0) {
+    const run = readRenderedPack(body, newline, parseEntries);
+    return run && [run];
+  }
   const result = ForwardQueueMessageSchema.safeParse(parseJson(body));
   if (!result.success) return undefined;
   return runsOf((result.data.kind === 'pack' ? result.data.entries : [result.data]).map(renderEntry));

@@ -136,16 +136,7 @@ export const webhookPost = (
   };
 };
 
-/**
- * What the delivery ledger keeps of a message that reached an integration: the integration and the
- * kind of its entries (a pack's points and events go in POSTs of their own, which fail apart).
- * A bare integration ID, as written before, stands for every kind.
- */
-const ledgerEntry = (integrationId: string, kind: ForwardMessage['kind']) => `${integrationId}:${kind}`;
-const reachedBefore = (ledger: string[] | undefined, integrationId: string, kind: ForwardMessage['kind']) =>
-  !!ledger && (ledger.includes(ledgerEntry(integrationId, kind)) || ledger.includes(integrationId));
-
-/** One queued message, read: its entries, as runs of one workspace and kind (a pack's section is one run). */
+/** One queued message, read: its entries, as runs of one workspace and kind (a pack is one run). */
 interface Parsed {
   queued: QueuedMessage;
   key: string;
@@ -264,7 +255,7 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
   for (const queued of poison) logger.error('not a forward message; it will go to the DLQ', { messageId: queued.messageId, body: queued.body.slice(0, 512) });
 
   const before = await earlierDeliveries(db, valid);
-  // Runs by workspace (a pack holds one workspace's points and events, but single messages and packs mix in a batch).
+  // Runs by workspace (a pack holds one workspace's, but single messages and packs mix in a batch).
   const workspaces = new Map<string, Array<{ from: Parsed; run: EntryRun }>>();
   for (const from of valid) {
     for (const run of from.runs) {
@@ -288,7 +279,7 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
       for (const integration of integrations) {
         for (const kind of ['data', 'event'] as const) {
           const wanted = runs
-            .filter(({ from, run }) => run.kind === kind && !reachedBefore(before.get(from.key), integration.id, kind))
+            .filter(({ from, run }) => run.kind === kind && !before.get(from.key)?.includes(integration.id))
             .map(({ from, run }) => ({ from, lines: linesFor(integration, run) }));
           for (const group of bySize(wanted)) posts.push({ integration, kind, parts: group });
         }
@@ -304,9 +295,8 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
     options.concurrency,
   );
 
-  // A message reached an integration with a kind of entries when every POST of that kind to it that
-  // carried one of its entries succeeded (a pack split by size may take several POSTs): a retry
-  // sends the integration only the kinds that did not reach it.
+  // A message reached an integration when every POST to it that carried one of its entries
+  // succeeded (a pack's data and events, or a pack split by size, may take several POSTs).
   const sentTo = new Map<Parsed, Set<string>>();
   const failedTo = new Map<Parsed, Set<string>>();
   const missed = new Set<Parsed>(unreadable);
@@ -325,7 +315,7 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
     byIntegration.set(post.integration, summary);
     for (const p of messages) {
       const into = outcome.ok ? sentTo : failedTo;
-      into.set(p, (into.get(p) ?? new Set()).add(ledgerEntry(post.integration.id, post.kind)));
+      into.set(p, (into.get(p) ?? new Set()).add(post.integration.id));
       if (!outcome.ok) missed.add(p);
     }
   });

@@ -122,7 +122,7 @@ export const recordDeliveryOutcome = (
 const BATCH_GET_LIMIT = 100; // BatchGetItem takes at most 100 keys
 const MAX_ATTEMPTS = 8;
 
-/** What already reached its integrations of each of these forward messages (by message key): `<integration>:<kind>`, or an integration ID alone (every kind). */
+/** The integrations that already received each of these forward messages (by message key). */
 export const getDeliveredIntegrations = async (db: Db, messageKeys: string[]) => {
   const delivered = new Map<string, string[]>();
   for (let i = 0; i < messageKeys.length; i += BATCH_GET_LIMIT) {
@@ -139,8 +139,8 @@ export const getDeliveredIntegrations = async (db: Db, messageKeys: string[]) =>
 };
 
 /**
- * Remembers which integrations received each message that will be retried, and which kinds of its
- * entries (`<integration>:<kind>`), so that the retry skips them. `ttl` (epoch seconds) lets DynamoDB's TTL drop the entries once SQS no longer keeps
+ * Remembers which integrations received each message that will be retried, so that the retry
+ * skips them. `ttl` (epoch seconds) lets DynamoDB's TTL drop the entries once SQS no longer keeps
  * the message.
  */
 export const putDeliveredIntegrations = (db: Db, entries: Array<{ messageKey: string; integrationIds: string[] }>, ttl: number) =>

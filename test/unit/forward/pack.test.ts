@@ -19,20 +19,12 @@ const unpack = (bodies: string[]) =>
   });
 
 describe('packForward', () => {
-  it('packs one workspace’s points and events together, a section each, and each workspace apart, keeping each kind’s order', () => {
+  it('packs one workspace’s points apart from its events, and each workspace apart, keeping their order', () => {
     const messages: ForwardMessage[] = [point('wks-a', 1), event('wks-a', 1), point('wks-b', 2), point('wks-a', 3), event('wks-b', 4)];
 
-    const bodies = packForward(messages);
+    const packs = unpack(packForward(messages));
 
-    expect(unpack(bodies)).toEqual([
-      [messages[0], messages[3], messages[1]],
-      [messages[2], messages[4]],
-    ]);
-    const headers = bodies[0].split('\n').filter((line) => line.startsWith('{"kind":"entries"'));
-    expect(headers.map((line) => JSON.parse(line))).toEqual([
-      { kind: 'entries', workspace_id: 'wks-a', of: 'data', count: 2, tags: ['t', 't'] },
-      { kind: 'entries', workspace_id: 'wks-a', of: 'event', count: 1 },
-    ]);
+    expect(packs).toEqual([[messages[0], messages[3]], [messages[1]], [messages[2]], [messages[4]]]);
   });
 
   it('writes a header line and then each entry on a line of its own, as the webhook entry it becomes', () => {
@@ -61,30 +53,6 @@ describe('packForward', () => {
     expect(unpack(bodies).flat()).toEqual(messages);
   });
 
-  it('fills packs with points and events alike within the size limit, a section’s header counted', () => {
-    const messages = Array.from({ length: 3000 }, (_, n) => (n % 3 ? point('wks-a', n, { n, text: 'x'.repeat(200) }, `tag-${n % 7}`) : event('wks-a', n)));
-
-    const bodies = packForward(messages);
-
-    expect(bodies.length).toBeGreaterThan(1);
-    expect(bodies.every((body) => Buffer.byteLength(body) <= FORWARD_PACK_MAX_BYTES)).toBe(true);
-    expect(bodies.length).toBe(Math.ceil(bodies.reduce((sum, b) => sum + Buffer.byteLength(b), 0) / FORWARD_PACK_MAX_BYTES));
-    // Each kind in its order, across the packs.
-    const read = unpack(bodies).flat();
-    for (const kind of ['data', 'event'] as const) expect(read.filter((m) => m.kind === kind)).toEqual(messages.filter((m) => m.kind === kind));
-    // Around the limit, where an entry that starts a section brings its header too (a header's room
-    // is kept for any count): never a body past the limit, one body where both fit with that room.
-    const tight = [point('wks-a', 1), event('wks-a', 2)];
-    const size = Buffer.byteLength(packForward(tight)[0]);
-    for (let max = size - 100; max <= size + 40; max++) {
-      const packed = packForward(tight, max);
-      expect(packed.every((body) => Buffer.byteLength(body) <= max)).toBe(true);
-      expect(unpack(packed).flat()).toEqual(tight);
-    }
-    expect(packForward(tight, size - 1)).toHaveLength(2);
-    expect(packForward(tight, size + 40)).toHaveLength(1);
-  });
-
   it('keeps characters SQS refuses escaped, so a pack travels every SQS engine and reads back exactly', () => {
     const awkward = point('wks-a', 1, { emoji: '😀', nonchar: '\uFFFF', key: { '': 1 }, text: '}\n{"kind":"entries"' }, 'tä');
 
@@ -110,11 +78,6 @@ describe('readForwardBody', () => {
     expect(readForwardBody(body, { parseEntries: true })).toHaveLength(2);
   });
 
-  it('reads a body of one section, as written before points and events shared a pack', () => {
-    expect(readForwardBody(body)).toHaveLength(2);
-    expect(readForwardBody([body, JSON.stringify({ kind: 'entries', workspace_id: 'wks-a', of: 'data', count: 1, tags: ['u'] }), lines[0]].join('\n'))!.map((e) => e.tag)).toEqual(['t', 't', 'u']);
-  });
-
   it('reads the JSON bodies from before rendering: a pack of both kinds, and a single message', () => {
     const mixed = [point('wks-a', 1), event('wks-a', 2)];
 
@@ -131,8 +94,6 @@ describe('readForwardBody', () => {
     ['a line that is an empty object', [header, lines[0], '{}'].join('\n')],
     ['an empty line', [header, lines[0], ''].join('\n')],
     ['a header that is not JSON', ['{"kind":"entries"', ...lines].join('\n')],
-    ['a second section whose header counts more lines than follow', [body, JSON.stringify({ kind: 'entries', workspace_id: 'wks-a', of: 'event', count: 2 }), lines[0]].join('\n')],
-    ['a second section without its header', [body, lines[0]].join('\n')],
     ['JSON that is no forward message', toQueueBody({ kind: 'data', workspace_id: 'wks-a' })],
     ['no JSON at all', 'hello'],
   ])('refuses %s (it goes to the DLQ)', (_, bad) => {
