@@ -15,21 +15,20 @@ const poll = (queue: TestQueue, handler: (event: SQSEvent) => Promise<SQSBatchRe
     batches.push(event.Records);
     return handler(event);
   };
-  pollers.push(
-    startSqsPoller({
-      queueUrl: queue.url,
-      queueArn: queue.arn,
-      batchSize: options.batchSize ?? 10,
-      maxBatchingWindowMs: options.windowMs ?? 200,
-      timeoutMs: 5000,
-      functionName: 'test',
-      handler: recording,
-      onError: () => undefined,
-      enabled: options.enabled,
-    }),
-  );
+  const poller = startSqsPoller({
+    queueUrl: queue.url,
+    queueArn: queue.arn,
+    batchSize: options.batchSize ?? 10,
+    maxBatchingWindowMs: options.windowMs ?? 200,
+    timeoutMs: 5000,
+    functionName: 'test',
+    handler: recording,
+    onError: () => undefined,
+    enabled: options.enabled,
+  });
+  pollers.push(poller);
   const seen = (body: string) => batches.flat().filter((r) => r.body === body);
-  return { batches, seen, enable: pollers[pollers.length - 1].enable };
+  return { batches, seen, enable: poller.enable };
 };
 
 const until = (condition: () => boolean | Promise<boolean>, what: string) => waitUntil(condition, what, 20_000);
