@@ -9,16 +9,24 @@ export interface ApiResponse<T = any> {
 const RATE_LIMITED_ATTEMPTS = 5;
 
 /**
+ * How long to wait before sending a refused request again: its Retry-After, plus up to a second
+ * more at random ("full jitter"). Without the jitter, requests refused together come back
+ * together, a second later at the same offset, when the rate's new second is already used by
+ * requests that were admitted, and a busy test can see one refused five times over.
+ */
+export const retryDelayMs = (answer: ApiResponse) => Number(answer.headers.get('retry-after') ?? 1) * 1000 + Math.random() * 1000;
+
+/**
  * The client of one credential. A request answered `429 rate_limited` (the key's
- * requests_per_second_per_key) is sent again after its Retry-After, as a well-behaved client does,
- * unless `retryRateLimited` is false (a test of the rate itself).
+ * requests_per_second_per_key) is sent again after its Retry-After and a jitter, as a well-behaved
+ * client does, unless `retryRateLimited` is false (a test of the rate itself).
  */
 export const apiClient = (baseUrl: string, apiKey?: string, { retryRateLimited = true } = {}) => {
   const call = async <T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> => {
     for (let attempt = 1; ; attempt++) {
       const answer = await once<T>(method, path, body, headers);
       if (!retryRateLimited || answer.status !== 429 || (answer.body as { error?: { code?: string } } | undefined)?.error?.code !== 'rate_limited' || attempt >= RATE_LIMITED_ATTEMPTS) return answer;
-      await new Promise((resolve) => setTimeout(resolve, Number(answer.headers.get('retry-after') ?? 1) * 1000));
+      await new Promise((resolve) => setTimeout(resolve, retryDelayMs(answer)));
     }
   };
   const once = async <T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> => {

@@ -4,7 +4,7 @@
  * the snapshot is one instant (stores/fleet-history.ts).
  */
 import type { LocalRuntime } from '../../../local/runtime';
-import { apiClient, type ApiClient } from '../../helpers/api-client';
+import { apiClient, retryDelayMs, type ApiClient, type ApiResponse } from '../../helpers/api-client';
 import { startRuntime } from '../../helpers/runtime';
 
 const DEVICES = 2400;
@@ -30,26 +30,30 @@ const eachLimit = async <T, R>(items: T[], concurrency: number, task: (item: T) 
   return results;
 };
 
-/** A request the workspace answers 429 while busy is sent again, so the test knows where every device is. */
-const move = async (deviceId: string, fleetId: string) => {
+/**
+ * A request sent until it is answered other than 429. Thousands of requests on one API key run past
+ * its rate (requests_per_second_per_key) and the API's own, and the client gives up on a request
+ * refused five times: the test sends it again, so that it knows the answer of every request.
+ */
+const untilAnswered = async (request: () => Promise<ApiResponse>) => {
   for (;;) {
-    const { status } = await api.put(`/workspaces/${ws}/devices/${deviceId}`, { name: deviceId, fleet_id: fleetId });
-    if (status === 200) return;
-    if (status !== 429) throw new Error(`moving ${deviceId} answered ${status}`);
+    const answer = await request();
+    if (answer.status !== 429) return answer;
+    await new Promise((resolve) => setTimeout(resolve, retryDelayMs(answer)));
   }
 };
 
-/**
- * When the device's `swap` job was scheduled, or undefined when it has none. 2,400 reads at once
- * run past the key's rate: a read refused for it is sent again until it is answered.
- */
-const jobScheduledAt = async (deviceId: string): Promise<string | undefined> => {
-  for (;;) {
-    const { status, body } = await api.get(`/devices/${deviceId}/jobs/swap`);
-    if (status === 200) return body.job.scheduled_at as string;
-    if (status === 404) return undefined;
-    if (status !== 429) throw new Error(`reading the job of ${deviceId} answered ${status}`);
-  }
+const move = async (deviceId: string, fleetId: string) => {
+  const { status } = await untilAnswered(() => api.put(`/workspaces/${ws}/devices/${deviceId}`, { name: deviceId, fleet_id: fleetId }));
+  if (status !== 200) throw new Error(`moving ${deviceId} answered ${status}`);
+};
+
+/** When the device's `what` (`jobs/swap`, `fota`) was scheduled, or undefined when it has none. */
+const scheduledAt = async (deviceId: string, what: string): Promise<string | undefined> => {
+  const { status, body } = await untilAnswered(() => api.get(`/devices/${deviceId}/${what}`));
+  if (status === 404) return undefined;
+  if (status !== 200) throw new Error(`reading ${what} of ${deviceId} answered ${status}`);
+  return (body.job ?? body.fota).scheduled_at as string;
 };
 
 beforeAll(async () => {
@@ -62,7 +66,7 @@ beforeAll(async () => {
     // devices the fleets hold are then listed, so a device created twice is just one more.
     for (let attempt = 0; ; attempt++) {
       try {
-        const { status } = await api.post(`/workspaces/${ws}/devices`, { name: `d${i}`, fleet_id: i % 2 ? fleetY : fleetX });
+        const { status } = await untilAnswered(() => api.post(`/workspaces/${ws}/devices`, { name: `d${i}`, fleet_id: i % 2 ? fleetY : fleetX }));
         if (status !== 200) throw new Error(`creating a device answered ${status}`);
         return;
       } catch (error) {
@@ -113,7 +117,7 @@ describe('a fleet-wide job on a few thousand devices while devices move', () => 
     expect(moves).toBeGreaterThan(0);
 
     // What the answer names is stored, once per device, and nothing else is.
-    const stored = await eachLimit([...inX, ...inY], 16, jobScheduledAt);
+    const stored = await eachLimit([...inX, ...inY], 16, (id) => scheduledAt(id, 'jobs/swap'));
     const holders = [...inX, ...inY].filter((_, i) => stored[i] === job.scheduled_at);
     expect(holders.sort()).toEqual(devices.slice().sort());
   }, 300_000);
@@ -124,7 +128,7 @@ describe('a FOTA on every fleet of a few thousand devices while devices are crea
     let scheduling = true;
     const created: string[] = [];
     const creating = (async () => {
-      while (scheduling) created.push((await api.post(`/workspaces/${ws}/devices`, { name: 'late', fleet_id: fleetX })).body.device.id);
+      while (scheduling) created.push((await untilAnswered(() => api.post(`/workspaces/${ws}/devices`, { name: 'late', fleet_id: fleetX }))).body.device.id);
     })();
 
     const answer = await api.post(`/workspaces/${ws}/fota/fw-main/versions/2.0.0`);
@@ -141,7 +145,7 @@ describe('a FOTA on every fleet of a few thousand devices while devices are crea
     expect(before.filter((id) => !known.has(id))).toEqual([]);
     expect(devices.every((id) => before.includes(id) || created.includes(id))).toBe(true);
     expect(known.has(after)).toBe(false);
-    const stored = await eachLimit([...before, ...created, after], 16, async (id) => (await api.get(`/devices/${id}/fota`)).body?.fota?.scheduled_at);
+    const stored = await eachLimit([...before, ...created, after], 16, (id) => scheduledAt(id, 'fota'));
     expect([...before, ...created, after].filter((_, i) => stored[i] === fota.scheduled_at).sort()).toEqual(devices.slice().sort());
   }, 300_000);
 
