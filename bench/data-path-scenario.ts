@@ -22,6 +22,13 @@ export interface TrafficShape {
   pointsPerMessage: number;
   /** Device messages each device sends. */
   messagesPerDevice: number;
+  /**
+   * Set: each device sends a message every `intervalMs` on its own clock (the devices spread over
+   * the interval), answered or not, so that the messages reach the ingest queue at the same times
+   * however long the door takes to answer. Unset: each device sends its next message when the last
+   * is answered (a closed loop: a slower door spreads the same messages over more time).
+   */
+  intervalMs?: number;
 }
 
 /** Where a request belongs: the device's door, the data path after it, or the measurement's own calls. */
@@ -118,22 +125,33 @@ export const measureDataPath = async (runtime: LocalRuntime, shape: TrafficShape
     const started = performance.now();
     let sent = 0;
     const timestampOf = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString();
+    const onClock = async (d: number, m: number, send: () => Promise<void>) => {
+      const at = started + (m + d / shape.devices) * shape.intervalMs!;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, at - performance.now())));
+      await send();
+    };
     await Promise.all(
       devices.map(async (device, d) => {
+        const paced: Array<Promise<void>> = [];
         for (let m = 0; m < shape.messagesPerDevice; m++) {
           const batch = Array.from({ length: shape.pointsPerMessage }, (_, p) => ({
             tag: p % 2 ? 'humidity' : 'temperature',
             payload: { value: 20 + ((d * 31 + m * 7 + p) % 100) / 10, unit: p % 2 ? '%' : 'C' },
             timestamp_device: timestampOf(m * shape.pointsPerMessage + p),
           }));
-          if (shape.door === 'https') {
-            await call(`${base}/device/data`, { method: 'POST', headers: { authorization: `Bearer ${device.token}` }, body: batch });
-          } else {
-            // One publish per point (the protocol has no batch); the cloud stamps its time.
-            for (const point of batch) await mqttDevices[d].data(point.tag, point.payload);
-          }
-          sent += batch.length;
+          const send = async () => {
+            if (shape.door === 'https') {
+              await call(`${base}/device/data`, { method: 'POST', headers: { authorization: `Bearer ${device.token}` }, body: batch });
+            } else {
+              // One publish per point (the protocol has no batch); the cloud stamps its time.
+              for (const point of batch) await mqttDevices[d].data(point.tag, point.payload);
+            }
+            sent += batch.length;
+          };
+          if (shape.intervalMs === undefined) await send();
+          else paced.push(onClock(d, m, send));
         }
+        await Promise.all(paced);
       }),
     );
     onSent?.();

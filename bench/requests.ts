@@ -6,6 +6,8 @@
  * (bench/results/data-path-before.json, measured on the code before packing).
  *
  *   npm run bench:requests              SAVE_AS=before writes the "before" file instead
+ *   PACED=1 npm run bench:requests      the same shapes sent on the devices' clocks (PACED_MS),
+ *                                       saved apart (data-path-paced.json), not read by the cost model
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { sumBy } from '../local/request-counter';
@@ -19,6 +21,13 @@ export const SHAPES: Record<string, TrafficShape> = {
   'https-10': { door: 'https', devices: 20, pointsPerMessage: 10, messagesPerDevice: 10 },
   'mqtt-1': { door: 'mqtt', devices: 20, pointsPerMessage: 1, messagesPerDevice: 50 },
 };
+
+/**
+ * Each shape's interval between a device's messages when PACED=1 (TrafficShape.intervalMs): the
+ * same messages over about 2.5 s, at a rate the local door answers well within (docs/cost.md).
+ */
+const PACED_MS: Record<string, number> = { 'https-100': 500, 'https-10': 250, 'mqtt-1': 50 };
+const PACED = process.env.PACED === '1';
 
 export interface SavedShape {
   shape: TrafficShape;
@@ -43,8 +52,9 @@ const main = async () => {
   const runtime = await startLocalRuntime({ log: (line) => process.stderr.write(`${line}\n`) });
   const saved: Record<string, SavedShape> = {};
   try {
-    for (const [name, shape] of Object.entries(SHAPES)) {
-      process.stderr.write(`measuring ${name}…\n`);
+    for (const [name, closed] of Object.entries(SHAPES)) {
+      const shape = PACED ? { ...closed, intervalMs: PACED_MS[name] } : closed;
+      process.stderr.write(`measuring ${name}${PACED ? `, a message every ${shape.intervalMs} ms per device` : ''}…\n`);
       const result = await measureDataPath(runtime, shape);
       const scale = 1000 / result.points;
       const rows = sumBy(result.rows.map((r) => ({ ...r, caller: stageOf(r) })), ['caller', 'service', 'operation', 'resource']).map((r) => ({
@@ -78,7 +88,7 @@ const main = async () => {
     await runtime.stop();
   }
   mkdirSync(RESULTS, { recursive: true });
-  const file = `${RESULTS}/data-path${process.env.SAVE_AS === 'before' ? '-before' : ''}.json`;
+  const file = `${RESULTS}/data-path${PACED ? '-paced' : ''}${process.env.SAVE_AS === 'before' ? '-before' : ''}.json`;
   writeFileSync(file, JSON.stringify({ measuredAt: new Date().toISOString(), shapes: saved }, null, 2) + '\n');
   const beforeFile = `${RESULTS}/data-path-before.json`;
   const before = existsSync(beforeFile) ? (JSON.parse(readFileSync(beforeFile, 'utf8')) as { shapes: Record<string, SavedShape> }) : undefined;
