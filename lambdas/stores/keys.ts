@@ -161,6 +161,13 @@ export const firmwareUseRef = (firmwareRef: string, deviceId: string) => `${firm
 /** Every `firmware_ref` a FOTA of the version may carry: each shard's, and the reference alone (FOTA written before shards). */
 export const firmwareUseRefs = (firmwareRef: string) => [firmwareRef, ...Array.from({ length: INDEX_SHARDS }, (_, shard) => `${firmwareRef}#${String(shard).padStart(2, '0')}`)];
 
+/**
+ * The registry's TTL attribute (seconds since the epoch): the forwarder's delivery ledger, the rate
+ * counters of each key's seconds and exports past their lifetime carry their expiry in it, and
+ * DynamoDB deletes them after it (the stack's table, and the local runtimes' alike).
+ */
+export const REGISTRY_TTL_ATTRIBUTE = 'ttl';
+
 /** Every index of the registry, in the order they were added (a deploy adds one per update). */
 export const REGISTRY_INDEXES: readonly IndexDefinition[] = [REGISTRY_SWEEP_INDEX, REGISTRY_FIRMWARE_USE_INDEX];
 

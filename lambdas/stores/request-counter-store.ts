@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { isConditionFailed } from './errors';
-import { requestCounterKey } from './keys';
+import { REGISTRY_TTL_ATTRIBUTE, requestCounterKey } from './keys';
 
 // A second's counter is kept a minute past it, then DynamoDB's TTL removes it (within days, at no
 // cost: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html); a counter read
@@ -21,7 +21,7 @@ export const countRequest = async (db: Db, caller: string, second: number, max: 
         Key: requestCounterKey(caller, second),
         UpdateExpression: 'ADD requests :one SET #ttl = :ttl',
         ConditionExpression: 'attribute_not_exists(requests) OR requests < :max',
-        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeNames: { '#ttl': REGISTRY_TTL_ATTRIBUTE },
         ExpressionAttributeValues: { ':one': 1, ':max': max, ':ttl': second + COUNTER_KEPT_SECONDS },
       }),
     );

@@ -1,7 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { REGISTRY_INDEXES } from '../../lambdas/stores/keys';
+import { REGISTRY_INDEXES, REGISTRY_TTL_ATTRIBUTE } from '../../lambdas/stores/keys';
 
 /** Settings of the registry table. */
 export interface RegistryTableProps {
@@ -48,8 +48,8 @@ export class RegistryTable extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
       removalPolicy,
-      // The forwarder's delivery ledger expires its entries (lambdas/stores/integration-store.ts).
-      timeToLiveAttribute: 'ttl',
+      // The delivery ledger, rate counters and exports expire (lambdas/stores/keys.ts REGISTRY_TTL_ATTRIBUTE).
+      timeToLiveAttribute: REGISTRY_TTL_ATTRIBUTE,
       // The registry stream's consumer tells a scheduling (a new scheduled_at) from a completion
       // (pending → done) by comparing the item before and after (lambdas/domain/registry-events.ts).
       stream: StreamViewType.NEW_AND_OLD_IMAGES,

@@ -1,7 +1,7 @@
-import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../lambdas/shared/clients';
-import { REGISTRY_INDEXES, REGISTRY_SWEEP_INDEX, sweepEntry } from '../../lambdas/stores/keys';
+import { REGISTRY_INDEXES, REGISTRY_SWEEP_INDEX, REGISTRY_TTL_ATTRIBUTE, sweepEntry } from '../../lambdas/stores/keys';
 import type { CloudAssemblyRuntime } from '../../local/cloud-assembly/runtime';
 import { until } from '../../local/ports';
 import { requestCounter } from '../../local/request-counter';
@@ -42,6 +42,12 @@ it('gives the registry table its indexes (the sweep’s and the firmware-use one
     REGISTRY_INDEXES.map((index) => [index.name, 'ACTIVE', 'KEYS_ONLY']).sort(),
   );
   expect(REGISTRY_INDEXES.map((index) => index.name)).toContain(REGISTRY_SWEEP_INDEX.name);
+});
+
+it('gives the registry table its TTL, as the stack does: rate counters, ledger entries and exports are deleted past their expiry', async () => {
+  const { TimeToLiveDescription } = await client.send(new DescribeTimeToLiveCommand({ TableName: process.env.REGISTRY_TABLE }));
+
+  expect(TimeToLiveDescription).toEqual({ TimeToLiveStatus: 'ENABLED', AttributeName: REGISTRY_TTL_ATTRIBUTE });
 });
 
 it('runs the sweep on its schedule, one run at a time, each reading the index and ending without error', async () => {
