@@ -30,16 +30,21 @@ const eachLimit = async <T, R>(items: T[], concurrency: number, task: (item: T) 
   return results;
 };
 
+/** The 429s that say "retry": past a rate, or a workspace busy scheduling (a move); not a quota. */
+const RETRY_CODES = new Set(['rate_limited', 'throttled']);
+
 /**
- * A request sent until it is answered other than 429. Thousands of requests on one API key run past
- * its rate (requests_per_second_per_key) and the API's own, and the client gives up on a request
- * refused five times: the test sends it again, so that it knows the answer of every request.
+ * A request sent until it is answered other than a 429 that says to retry. Thousands of requests on
+ * one API key run past its rate (requests_per_second_per_key) and the API's own, the client gives up
+ * on a request refused five times, and a move meets the scheduling: the test sends it again, so that
+ * it knows the answer of every request. Any other answer, a quota's 429 too, is the caller's to judge.
  */
 const untilAnswered = async (request: () => Promise<ApiResponse>) => {
   for (;;) {
     const answer = await request();
-    if (answer.status !== 429) return answer;
-    await new Promise((resolve) => setTimeout(resolve, retryDelayMs(answer)));
+    if (answer.status !== 429 || !RETRY_CODES.has(answer.body?.error?.code)) return answer;
+    // Past the rate, wait as the client does; a busy workspace is asked again at once, so that moves keep meeting the scheduling.
+    if (answer.body.error.code === 'rate_limited') await new Promise((resolve) => setTimeout(resolve, retryDelayMs(answer)));
   }
 };
 
