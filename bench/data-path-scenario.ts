@@ -24,9 +24,9 @@ export interface TrafficShape {
   messagesPerDevice: number;
   /**
    * Set: each device sends a message every `intervalMs` on its own clock (the devices spread over
-   * the interval), answered or not, so that the messages reach the ingest queue at the same times
-   * however long the door takes to answer. Unset: each device sends its next message when the last
-   * is answered (a closed loop: a slower door spreads the same messages over more time).
+   * the interval), answered or not, so that a slower door delays each message by its own latency
+   * only, not every later one. Unset: each device sends its next message when the last is answered
+   * (a closed loop: a slower door spreads the same messages over more time).
    */
   intervalMs?: number;
 }

@@ -7,7 +7,8 @@
  *
  *   npm run bench:requests              SAVE_AS=before writes the "before" file instead
  *   PACED=1 npm run bench:requests      the same shapes sent on the devices' clocks (PACED_MS),
- *                                       saved apart (data-path-paced.json), not read by the cost model
+ *                                       saved apart (data-path-paced.json, compared with
+ *                                       data-path-paced-before.json), not read by the cost model
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { sumBy } from '../local/request-counter';
@@ -53,6 +54,7 @@ const main = async () => {
   const saved: Record<string, SavedShape> = {};
   try {
     for (const [name, closed] of Object.entries(SHAPES)) {
+      if (PACED && !PACED_MS[name]) throw new Error(`no PACED_MS for the shape ${name}: say how often its devices send`);
       const shape = PACED ? { ...closed, intervalMs: PACED_MS[name] } : closed;
       process.stderr.write(`measuring ${name}${PACED ? `, a message every ${shape.intervalMs} ms per device` : ''}…\n`);
       const result = await measureDataPath(runtime, shape);
@@ -90,7 +92,8 @@ const main = async () => {
   mkdirSync(RESULTS, { recursive: true });
   const file = `${RESULTS}/data-path${PACED ? '-paced' : ''}${process.env.SAVE_AS === 'before' ? '-before' : ''}.json`;
   writeFileSync(file, JSON.stringify({ measuredAt: new Date().toISOString(), shapes: saved }, null, 2) + '\n');
-  const beforeFile = `${RESULTS}/data-path-before.json`;
+  // Paced runs compare with a paced "before" (PACED=1 SAVE_AS=before), closed ones with the closed one.
+  const beforeFile = `${RESULTS}/data-path${PACED ? '-paced' : ''}-before.json`;
   const before = existsSync(beforeFile) ? (JSON.parse(readFileSync(beforeFile, 'utf8')) as { shapes: Record<string, SavedShape> }) : undefined;
   const byService = (s: SavedShape | undefined, stage: string) =>
     Object.fromEntries(

@@ -156,7 +156,7 @@ export const ensureTimeToLive = async (client: DynamoDBClient, tableName: string
  * the registry and the time-series table, as the CDK constructs define them. With `stream`, the
  * table has a change stream with old and new images (the registry's); with `indexes`, those global
  * secondary indexes (the registry's sweep and firmware-use indexes, lambdas/stores/keys.ts); with
- * `ttl`, TTL on that attribute (the time-series table's). A table that exists without them (a data
+ * `ttl`, TTL on that attribute (both tables'). A table that exists without them (a data
  * folder from before) gets them, each index waited for until ACTIVE.
  */
 export const ensureTable = async (client: DynamoDBClient, tableName: string, options: { stream?: boolean; indexes?: readonly IndexDefinition[]; ttl?: string } = {}) => {

@@ -299,9 +299,9 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
     const client = new DynamoDBClient({});
     // The registry's change stream turns job and FOTA writes into their events (lambdas/streams.ts);
     // its indexes find the sweep's due work and a rollout's devices, and the FOTA of a firmware
-    // version (lambdas/stores/keys.ts REGISTRY_INDEXES); its TTL deletes the delivery ledger's
-    // entries, rate counters and exports past their expiry, as the stack's table does. A table of
-    // an older data folder gets them.
+    // version (lambdas/stores/keys.ts REGISTRY_INDEXES); its TTL deletes the delivery and rollout
+    // count ledgers' entries, rate counters and exports past their expiry, as the stack's table
+    // does. A table of an older data folder gets them.
     await ensureTable(client, REGISTRY_TABLE, { stream: true, indexes: REGISTRY_INDEXES, ttl: REGISTRY_TTL_ATTRIBUTE });
     // The time-series table expires points by TTL on the stack's attribute (DynamoDB Local deletes them within seconds).
     await ensureTable(client, TIMESERIES_TABLE, { ttl: TIMESERIES_TTL_ATTRIBUTE });

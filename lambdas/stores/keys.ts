@@ -162,9 +162,11 @@ export const firmwareUseRef = (firmwareRef: string, deviceId: string) => `${firm
 export const firmwareUseRefs = (firmwareRef: string) => [firmwareRef, ...Array.from({ length: INDEX_SHARDS }, (_, shard) => `${firmwareRef}#${String(shard).padStart(2, '0')}`)];
 
 /**
- * The registry's TTL attribute (seconds since the epoch): the forwarder's delivery ledger, the rate
- * counters of each key's seconds and exports past their lifetime carry their expiry in it, and
- * DynamoDB deletes them after it (the stack's table, and the local runtimes' alike).
+ * The registry's TTL attribute (seconds since the epoch), which the stack's table and both local
+ * runtimes' tables expire items by: the forwarder's delivery ledger (integration-store.ts), the
+ * rollout count ledger (rollout-store.ts), the rate counters of each key's seconds
+ * (request-counter-store.ts) and exports past their lifetime (domain/exports.ts) write their expiry
+ * in it.
  */
 export const REGISTRY_TTL_ATTRIBUTE = 'ttl';
 

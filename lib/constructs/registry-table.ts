@@ -48,7 +48,7 @@ export class RegistryTable extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
       removalPolicy,
-      // The delivery ledger, rate counters and exports expire (lambdas/stores/keys.ts REGISTRY_TTL_ATTRIBUTE).
+      // The delivery and rollout count ledgers, rate counters and exports expire (lambdas/stores/keys.ts REGISTRY_TTL_ATTRIBUTE).
       timeToLiveAttribute: REGISTRY_TTL_ATTRIBUTE,
       // The registry stream's consumer tells a scheduling (a new scheduled_at) from a completion
       // (pending → done) by comparing the item before and after (lambdas/domain/registry-events.ts).

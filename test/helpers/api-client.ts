@@ -10,7 +10,7 @@ const RATE_LIMITED_ATTEMPTS = 5;
 
 /**
  * How long to wait before sending a refused request again: its Retry-After, plus up to a second
- * more at random ("full jitter"). Without the jitter, requests refused together come back
+ * more at random (a jitter). Without it, requests refused together come back
  * together, a second later at the same offset, when the rate's new second is already used by
  * requests that were admitted, and a busy test can see one refused five times over.
  */

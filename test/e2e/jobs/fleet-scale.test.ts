@@ -33,6 +33,9 @@ const eachLimit = async <T, R>(items: T[], concurrency: number, task: (item: T) 
 /** The 429s that say "retry": past a rate, or a workspace busy scheduling (a move); not a quota. */
 const RETRY_CODES = new Set(['rate_limited', 'throttled']);
 
+/** How long a request is sent again while it is told to retry, at most. */
+const RETRY_FOR_MS = 120_000;
+
 /**
  * A request sent until it is answered other than a 429 that says to retry. Thousands of requests on
  * one API key run past its rate (requests_per_second_per_key) and the API's own, the client gives up
@@ -40,24 +43,32 @@ const RETRY_CODES = new Set(['rate_limited', 'throttled']);
  * it knows the answer of every request. Any other answer, a quota's 429 too, is the caller's to judge.
  */
 const untilAnswered = async (request: () => Promise<ApiResponse>) => {
+  const deadline = Date.now() + RETRY_FOR_MS;
   for (;;) {
     const answer = await request();
     if (answer.status !== 429 || !RETRY_CODES.has(answer.body?.error?.code)) return answer;
+    if (Date.now() > deadline) throw new Error(`still answered 429 ${answer.body.error.code} after ${RETRY_FOR_MS / 1000} s`);
     // Past the rate, wait as the client does; a busy workspace is asked again at once, so that moves keep meeting the scheduling.
     if (answer.body.error.code === 'rate_limited') await new Promise((resolve) => setTimeout(resolve, retryDelayMs(answer)));
   }
 };
 
-const move = async (deviceId: string, fleetId: string) => {
-  const { status } = await untilAnswered(() => api.put(`/workspaces/${ws}/devices/${deviceId}`, { name: deviceId, fleet_id: fleetId }));
-  if (status !== 200) throw new Error(`moving ${deviceId} answered ${status}`);
+/** The body of a request answered 200 (sent again while told to retry), or an error naming what it answered. */
+const succeeded = async (what: string, request: () => Promise<ApiResponse>) => {
+  const { status, body } = await untilAnswered(request);
+  if (status !== 200) throw new Error(`${what} answered ${status} ${body?.error?.code ?? ''}`);
+  return body;
 };
+
+const move = (deviceId: string, fleetId: string) => succeeded(`moving ${deviceId}`, () => api.put(`/workspaces/${ws}/devices/${deviceId}`, { name: deviceId, fleet_id: fleetId }));
+const createDevice = async (name: string, fleetId: string) =>
+  (await succeeded(`creating ${name}`, () => api.post(`/workspaces/${ws}/devices`, { name, fleet_id: fleetId }))).device.id as string;
 
 /** When the device's `what` (`jobs/swap`, `fota`) was scheduled, or undefined when it has none. */
 const scheduledAt = async (deviceId: string, what: string): Promise<string | undefined> => {
   const { status, body } = await untilAnswered(() => api.get(`/devices/${deviceId}/${what}`));
   if (status === 404) return undefined;
-  if (status !== 200) throw new Error(`reading ${what} of ${deviceId} answered ${status}`);
+  if (status !== 200) throw new Error(`reading ${what} of ${deviceId} answered ${status} ${body?.error?.code ?? ''}`);
   return (body.job ?? body.fota).scheduled_at as string;
 };
 
@@ -71,8 +82,7 @@ beforeAll(async () => {
     // devices the fleets hold are then listed, so a device created twice is just one more.
     for (let attempt = 0; ; attempt++) {
       try {
-        const { status } = await untilAnswered(() => api.post(`/workspaces/${ws}/devices`, { name: `d${i}`, fleet_id: i % 2 ? fleetY : fleetX }));
-        if (status !== 200) throw new Error(`creating a device answered ${status}`);
+        await createDevice(`d${i}`, i % 2 ? fleetY : fleetX);
         return;
       } catch (error) {
         if (attempt >= 3 || !String((error as Error).message).includes('fetch failed')) throw error;
@@ -107,7 +117,7 @@ describe('a fleet-wide job on a few thousand devices while devices move', () => 
       }
     });
 
-    const answer = await api.post(`/workspaces/${ws}/jobs/swap?fleet=${fleetX}`, { value: { at: 'snapshot' } });
+    const answer = await untilAnswered(() => api.post(`/workspaces/${ws}/jobs/swap?fleet=${fleetX}`, { value: { at: 'snapshot' } }));
     scheduling = false;
     await Promise.all(swapping);
 
@@ -133,13 +143,13 @@ describe('a FOTA on every fleet of a few thousand devices while devices are crea
     let scheduling = true;
     const created: string[] = [];
     const creating = (async () => {
-      while (scheduling) created.push((await untilAnswered(() => api.post(`/workspaces/${ws}/devices`, { name: 'late', fleet_id: fleetX }))).body.device.id);
+      while (scheduling) created.push(await createDevice('late', fleetX));
     })();
 
-    const answer = await api.post(`/workspaces/${ws}/fota/fw-main/versions/2.0.0`);
+    const answer = await untilAnswered(() => api.post(`/workspaces/${ws}/fota/fw-main/versions/2.0.0`));
     scheduling = false;
     await creating;
-    const after = (await api.post(`/workspaces/${ws}/devices`, { name: 'after', fleet_id: fleetX })).body.device.id as string;
+    const after = await createDevice('after', fleetX);
 
     expect(answer.status).toBe(200);
     const { devices, ...fota } = answer.body.fota as { devices: string[]; scheduled_at: string };
