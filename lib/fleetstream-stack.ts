@@ -236,14 +236,14 @@ export class FleetstreamStack extends Stack {
       }
     }
 
-    // The storage query reads the time-series store; the ingest consumer writes to it.
+    // The storage query reads the time-series store (and keeps its rollups); the ingest consumer writes to it.
     this.timeseries = new TimeseriesStore(this, 'Timeseries', {
       backend: config.timeseries,
       removalPolicy: config.removalPolicy,
       memoryRetentionHours: config.timestreamMemoryRetentionHours,
       magneticRetentionDays: config.timestreamMagneticRetentionDays,
     });
-    this.timeseries.bindReader(this.routeHandlers.get('timeseries')!);
+    this.timeseries.bindReader(this.routeHandlers.get('timeseries')!).bindRollupKeeper(this.routeHandlers.get('timeseries')!);
     const ingest = this.consumerFunctions.get('ingest');
     if (ingest) this.timeseries.bindWriter(ingest);
     const restamper = this.consumerFunctions.get('retention');

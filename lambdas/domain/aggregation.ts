@@ -4,93 +4,13 @@ import type { Caller } from '../shared/http';
 import { BucketClock, constantOffsetMinutes, parseEvery, type Every } from '../shared/time-buckets';
 import { parseTime } from '../shared/timestamps';
 import type { AggregateBucket, AggregateFunction, AggregateQueryParams } from '../schemas/timeseries';
-import type { BucketTotals, RangePoint, TimeseriesRange, TimeseriesStore } from '../stores/timeseries';
+import type { BucketTotals, TimeseriesRange, TimeseriesStore } from '../stores/timeseries';
+import { bucketTotals, compareTotals, type Aggregation } from './bucket-totals';
 import { requireFleets } from './fleets';
 import { makeCursor, readCursor } from './lists';
 import { withinRetention } from './retention';
+import { rollupEntries } from './rollups';
 import { requireWorkspace } from './workspaces';
-
-/** What to aggregate: which value of each point, in which buckets, per device or not. */
-export interface Aggregation {
-  /** The payload keys of the value; empty: the payload itself. */
-  field: string[];
-  clock: BucketClock;
-  groupByDevice: boolean;
-}
-
-/**
- * The number at `field` in a payload, or undefined when there is none there: a missing key, a
- * step through something that is not an object (an array is not addressed by position), or a
- * value that is not a number.
- */
-export const valueAt = (payload: unknown, field: readonly string[]): number | undefined => {
-  let value = payload;
-  for (const key of field) {
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, key)) return undefined;
-    value = (value as Record<string, unknown>)[key];
-  }
-  return typeof value === 'number' ? value : undefined;
-};
-
-/** Orders bucket totals as an answer lists them: by start, then by device. */
-export const compareTotals = (a: Pick<BucketTotals, 'start' | 'device_id'>, b: Pick<BucketTotals, 'start' | 'device_id'>) =>
-  a.start - b.start || ((a.device_id ?? '') < (b.device_id ?? '') ? -1 : (a.device_id ?? '') > (b.device_id ?? '') ? 1 : 0);
-
-const newTotals = (start: number, device_id?: string): BucketTotals => ({
-  start,
-  ...(device_id === undefined ? {} : { device_id }),
-  count: 0,
-  sum: 0,
-  min: Infinity,
-  max: -Infinity,
-  skipped: 0,
-});
-
-/**
- * The totals of each bucket (per device with `groupByDevice`) of points read oldest first, given
- * out as each bucket closes, in answer order. Memory holds one bucket (its devices), whatever the
- * number of points; the values are added in the order the points come, as a client adding up the
- * ascending storage query would.
- */
-export async function* bucketTotals(runs: AsyncIterable<RangePoint[]>, { field, clock, groupByDevice }: Aggregation): AsyncGenerator<BucketTotals[]> {
-  let end = -Infinity;
-  let start = 0;
-  let whole: BucketTotals | undefined;
-  const byDevice = new Map<string, BucketTotals>();
-  const close = (): BucketTotals[] => {
-    if (!groupByDevice) return whole ? [whole] : [];
-    const closed = [...byDevice.values()].sort(compareTotals);
-    byDevice.clear();
-    return closed;
-  };
-  for await (const run of runs) {
-    let closed: BucketTotals[] = [];
-    for (const point of run) {
-      if (point.ms >= end) {
-        closed = closed.concat(close());
-        ({ start, end } = clock.bucketOf(point.ms));
-        whole = groupByDevice ? undefined : newTotals(start);
-      }
-      let totals = whole;
-      if (!totals) {
-        totals = byDevice.get(point.device_id);
-        if (!totals) byDevice.set(point.device_id, (totals = newTotals(start, point.device_id)));
-      }
-      const value = valueAt(point.payload, field);
-      if (value === undefined) {
-        totals.skipped++;
-        continue;
-      }
-      totals.count++;
-      totals.sum += value;
-      if (value < totals.min) totals.min = value;
-      if (value > totals.max) totals.max = value;
-    }
-    if (closed.length) yield closed;
-  }
-  const last = close();
-  if (last.length) yield last;
-}
 
 /** A bucket as the answer gives it: its start, its device, and the functions asked for. */
 export const toBucket = (totals: BucketTotals, functions: readonly AggregateFunction[]): AggregateBucket => {
@@ -215,6 +135,8 @@ export const aggregateTimeseries = async (
     const offsetMinutes = constantOffsetMinutes(params.tz, every, startMs, range.end === undefined ? undefined : parseTime(range.end)!.ms);
     return offsetMinutes === undefined ? undefined : store.aggregate({ range, every, offsetMinutes, groupByDevice });
   };
-  const totals = inStore() ?? bucketTotals(store.readRange(range), { field, clock: new BucketClock(every, params.tz), groupByDevice });
+  const aggregation: Aggregation = { field, clock: new BucketClock(every, params.tz), groupByDevice };
+  const withRollups = async () => (store.rollups ? rollupEntries({ store, rollups: store.rollups, workspace, now }, range, aggregation) : undefined);
+  const totals = inStore() ?? bucketTotals((await withRollups()) ?? store.readRange(range), aggregation);
   return pageOf(totals, list, params.fn, params.limit, resume);
 };

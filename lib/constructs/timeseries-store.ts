@@ -86,6 +86,20 @@ export class TimeseriesStore extends Construct {
     return this.bind(fn, DYNAMODB_READ, ['timestream:Select'], ['timestream:CancelQuery']);
   }
 
+  /**
+   * Lets the storage query keep the rollups of sealed hours (`lambdas/domain/rollups.ts`): BatchWriteItem on
+   * the table, of items whose partition key is a rollup's (`R#…`) only, never a point or a stamp.
+   * Timestream aggregates in its SQL: nothing to grant.
+   */
+  bindRollupKeeper(fn: HandlerFunction): this {
+    if (this.table) {
+      fn.addToRolePolicy(
+        new PolicyStatement({ actions: DYNAMODB_WRITE, resources: [this.table.tableArn], conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['R#*'] } } }),
+      );
+    }
+    return this;
+  }
+
   /** Lets a handler store points (deduplicated by conditional writes) and tells it where the store is. */
   bindWriter(fn: HandlerFunction): this {
     return this.bind(fn, DYNAMODB_WRITE, ['timestream:WriteRecords'], []);

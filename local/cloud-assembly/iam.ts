@@ -41,13 +41,24 @@ const appliesTo = (statement: PolicyStatement, action: string, resource: string)
 };
 
 /**
- * Evaluates identity-based policy statements as IAM does for one principal: an explicit Deny wins,
- * then any Allow, else the implicit deny. Conditions are not evaluated: a statement with one is
- * taken as applying (the stack's role policies have none; a Deny with a condition would refuse more
- * here than on AWS, never less).
+ * Whether a statement's condition holds for a request. The one condition the stack's role policies
+ * use is read: `ForAllValues:StringLike` on `dynamodb:LeadingKeys` (the partition keys a request
+ * writes or reads, each matching one of the patterns). Any other condition is taken as holding: a
+ * Deny with one would refuse more here than on AWS, never less.
  */
-export const evaluate = (statements: readonly PolicyStatement[], action: string, resource: string): Decision => {
-  const matching = statements.filter((s) => appliesTo(s, action, resource));
+const conditionHolds = (statement: PolicyStatement, leadingKeys: readonly string[] | undefined) => {
+  const patterns = (statement.Condition as Record<string, Record<string, string | string[]>> | undefined)?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+  if (patterns === undefined || leadingKeys === undefined) return true;
+  return leadingKeys.every((key) => list(patterns).some((pattern) => wildcardMatch(pattern, key)));
+};
+
+/**
+ * Evaluates identity-based policy statements as IAM does for one principal: an explicit Deny wins,
+ * then any Allow, else the implicit deny; a statement applies when its condition holds
+ * (`conditionHolds`: the partition keys of a DynamoDB request, when `leadingKeys` names them).
+ */
+export const evaluate = (statements: readonly PolicyStatement[], action: string, resource: string, leadingKeys?: readonly string[]): Decision => {
+  const matching = statements.filter((s) => appliesTo(s, action, resource) && conditionHolds(s, leadingKeys));
   if (matching.some((s) => s.Effect === 'Deny')) return 'explicit-deny';
   return matching.some((s) => s.Effect === 'Allow') ? 'allow' : 'implicit-deny';
 };
@@ -59,6 +70,8 @@ export interface Access {
   /** For DynamoDB: the table, and the index when one is queried. */
   table?: string;
   index?: string;
+  /** For DynamoDB's batch writes: the partition keys (`pk`, the stack's tables' key) of the items written. */
+  leadingKeys?: string[];
 }
 
 /** A recorded call: which function, what it asked for, and what the policy said. */
@@ -88,8 +101,11 @@ export const dynamoAccesses = (ctx: ArnContext, operation: string, body: any): A
     table,
     ...(index ? { index } : {}),
   });
+  /** The `pk` of a batch write's request: its Item's (put) or Key's (delete). */
+  const partitionKey = (request: { PutRequest?: { Item?: any }; DeleteRequest?: { Key?: any } }): string => String((request.PutRequest?.Item ?? request.DeleteRequest?.Key)?.pk?.S ?? '');
   switch (operation) {
     case 'BatchWriteItem':
+      return Object.entries(body.RequestItems ?? {}).map(([table, requests]) => ({ ...one(operation, table), leadingKeys: (requests as any[]).map(partitionKey) }));
     case 'BatchGetItem':
       return Object.keys(body.RequestItems ?? {}).map((table) => one(operation, table));
     case 'TransactWriteItems':
@@ -410,15 +426,16 @@ export const startRecordingProxy = async (options: {
           res.end(head ? undefined : denied.body);
         };
         const notAuthorized = (access: Access) => {
-          const why = evaluate(options.statements(), access.action, access.resource) === 'explicit-deny' ? 'with an explicit deny in an identity-based policy' : `because no identity-based policy allows the ${access.action} action`;
+          const why = evaluate(options.statements(), access.action, access.resource, access.leadingKeys) === 'explicit-deny' ? 'with an explicit deny in an identity-based policy' : `because no identity-based policy allows the ${access.action} action`;
           return `User: arn:aws:sts::${options.arnContext.account}:assumed-role/${options.roleName}/${options.functionName} is not authorized to perform: ${access.action} on resource: ${access.resource} ${why}`;
         };
         // Only an S3 CORS preflight asks for nothing.
         if (!accesses || (!accesses.length && service !== 's3')) return refuse(`The local IAM check could not read the action of this ${service} request.`);
         const refused: Access[] = [];
         for (const access of accesses) {
-          const decision = evaluate(options.statements(), access.action, access.resource);
-          options.record({ function: options.functionName, ...access, decision });
+          const decision = evaluate(options.statements(), access.action, access.resource, access.leadingKeys);
+          const { leadingKeys: _keys, ...asked } = access;
+          options.record({ function: options.functionName, ...asked, decision });
           if (decision !== 'allow') refused.push(access);
         }
         if (refused.length) return refuse(notAuthorized(refused[0]));

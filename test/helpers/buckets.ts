@@ -50,11 +50,31 @@ export const clientAggregate = (points: readonly ReadPoint[], every: Every, zone
     buckets.set(key, bucket);
   }
   const finite = (n: number) => (Number.isFinite(n) ? n : null);
-  const result = [...buckets.values()]
-    .sort((a, b) => a.start.localeCompare(b.start) || (a.device_id ?? '').localeCompare(b.device_id ?? ''))
+  const sorted = [...buckets.values()].sort((a, b) => a.start.localeCompare(b.start) || (a.device_id ?? '').localeCompare(b.device_id ?? ''));
+  const result = sorted
     .map(({ start, device_id, values }) => {
       const sum = values.reduce((s, v) => s + v, 0);
       return { start, ...(device_id === undefined ? {} : { device_id }), avg: finite(sum / values.length), min: Math.min(...values), max: Math.max(...values), sum: finite(sum), count: values.length };
     });
-  return { buckets: result, skipped };
+  // What bounds the rounding of a sum added in another order: its values' magnitudes.
+  const magnitudes = sorted.map(({ values }) => values.reduce((s, v) => s + Math.abs(v), 0));
+  return { buckets: result, skipped, magnitudes };
+};
+
+/**
+ * Buckets equal to a client's but for the order their sums were added in (rollups add per hour and
+ * device): counts, minimums, maximums, starts and devices exactly; sums and averages within what
+ * adding the same values in any order may round differently, n·ε·Σ|v| (both null past a double's range).
+ */
+export const expectBucketsClose = (actual: ReadonlyArray<Record<string, unknown>>, expected: ReturnType<typeof clientAggregate>) => {
+  const rounded = (bucket: Record<string, unknown>) => ({ ...bucket, sum: bucket.sum === null ? null : 'number', avg: bucket.avg === null ? null : 'number' });
+  expect(actual.map(rounded)).toEqual(expected.buckets.map(rounded));
+  expected.buckets.forEach((bucket, i) => {
+    const tolerance = bucket.count * Number.EPSILON * expected.magnitudes[i];
+    for (const [fn, scale] of [['sum', 1], ['avg', bucket.count]] as const) {
+      const want = bucket[fn];
+      const got = actual[i][fn] as number | null;
+      if (want !== null && got !== null && Math.abs(got - want) > tolerance / scale) throw new Error(`bucket ${bucket.start} ${bucket.device_id ?? ''}: ${fn} ${got}, expected ${want} within ${tolerance / scale}`);
+    }
+  });
 };

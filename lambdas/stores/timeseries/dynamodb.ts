@@ -1,12 +1,15 @@
 import { QueryCommand, UpdateCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../../shared/clients';
 import { digest8 } from '../../shared/digest';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
 import { addMicros, compareTime, isCloudStamp, microsBetween, parseTime, type Time } from '../../shared/timestamps';
 import { putAll } from '../items';
-import type { DataPoint, ExpiryRestamp, PointToStore, RangePoint, RestampCursor, TimeseriesQuery, TimeseriesRange, TimeseriesStore, WriteResult } from './types';
+import type { DataPoint, ExpiryRestamp, HourRollup, PointToStore, RangePoint, RestampCursor, RollupRow, RollupStore, TimeseriesQuery, TimeseriesRange, TimeseriesStore, WriteResult } from './types';
 import {
   expiresAt,
+  HOUR_MS,
+  hourKey,
   isPackKey,
   KEY_PART,
   keyTime,
@@ -15,8 +18,12 @@ import {
   PACK_SPAN_MICROS,
   packKey,
   queryPartitions,
+  rollupPartition,
+  SEALED_AFTER_MS,
   seriesPartition,
   SHARDS,
+  STAMP_MARGIN_MS,
+  stampPartition,
   TIMESERIES_TTL_ATTRIBUTE,
 } from './keys';
 
@@ -327,6 +334,7 @@ const partitionQuery = (db: Db, pk: string, range: Range, selection: TimeseriesR
     KeyConditionExpression: `#pk = :pk${key}`,
     ...(filters.length ? { FilterExpression: filters.join(' AND ') } : {}),
     ProjectionExpression: Object.keys(itemNames).join(', '),
+    ...(selection.consistent ? { ConsistentRead: true } : {}),
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
     ScanIndexForward: order === 'asc',
@@ -710,9 +718,100 @@ const restampWorkspace = async (db: Db, { workspaceId, from, days, now, resume, 
   return { items };
 };
 
+// -- Rollups and stamps ---------------------------------------------------------------------------
+
+/** A rollup's rows as its `r` attribute holds them: `[device_id, count, sum, min, max, skipped]`, a sum past a double's range as text. */
+type RowJson = [string, number, number | string, number | string, number | string, number];
+const finiteOrText = (n: number) => (Number.isFinite(n) ? n : String(n));
+
+/** All pages of a Query of one partition's hours in [fromHour, toHour). */
+const queryHours = async (db: Db, pk: string, fromHour: number, toHour: number, consistent: boolean) => {
+  const items: Array<Record<string, unknown>> = [];
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.doc.send(
+      new QueryCommand({
+        TableName: db.table,
+        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+        ExpressionAttributeValues: { ':pk': pk, ':from': hourKey(fromHour), ':to': hourKey(toHour - HOUR_MS) },
+        ConsistentRead: consistent,
+        ExclusiveStartKey,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return items;
+};
+
+/** A rollup item holds at most this much: an hour with more devices than fit is never kept. */
+const ROLLUP_MAX_BYTES = 300 * 1024;
+
+const rollupStore = (db: Db, writeConcurrency: number): RollupStore => ({
+  async stamps(workspaceId, fromHour, toHour) {
+    if (fromHour >= toHour) return new Map();
+    const items = await queryHours(db, stampPartition(workspaceId), fromHour, toHour, true);
+    return new Map(items.map((item) => [Date.parse(item.sk as string), item.t as string]));
+  },
+
+  async rollups(workspaceId, fieldHash, fromHour, toHour) {
+    if (fromHour >= toHour) return new Map();
+    const items = await queryHours(db, rollupPartition(workspaceId, fieldHash), fromHour, toHour, false);
+    return new Map(
+      items.map((item): [number, HourRollup] => {
+        const hour = Date.parse(item.sk as string);
+        const rows = (JSON.parse(item.r as string) as RowJson[]).map(
+          ([device_id, count, sum, min, max, skipped]): RollupRow => ({ device_id, count, sum: Number(sum), min: Number(min), max: Number(max), skipped }),
+        );
+        return [hour, { hour, retentionVersion: item.v as number, rows, ...(typeof item.s === 'string' ? { stamp: item.s } : {}) }];
+      }),
+    );
+  },
+
+  async keep(workspaceId, fieldHash, rollups) {
+    const items = [];
+    for (const { hour, stamp, retentionVersion, rows, expires } of rollups) {
+      const r = JSON.stringify(rows.map((row): RowJson => [row.device_id, row.count, finiteOrText(row.sum), finiteOrText(row.min), finiteOrText(row.max), row.skipped]));
+      if (Buffer.byteLength(r) > ROLLUP_MAX_BYTES) continue;
+      items.push({
+        pk: rollupPartition(workspaceId, fieldHash),
+        sk: hourKey(hour),
+        v: retentionVersion,
+        r,
+        ...(stamp === undefined ? {} : { s: stamp }),
+        ...(expires === undefined ? {} : { [TIMESERIES_TTL_ATTRIBUTE]: expires }),
+      });
+    }
+    await putAll(db, items, writeConcurrency);
+  },
+});
+
+/**
+ * Stamps anew the sealed hours a write stored points in (as this container's clock reads them
+ * after the points were written): one token per write, in one more request per 25 hours. Stamps are
+ * never deleted: a rollup is good only while the hour's stamp is the one it was computed under.
+ */
+const stampSealedHours = async (db: Db, rows: Iterable<Row>, now: number, writeConcurrency: number) => {
+  const sealedBefore = now - SEALED_AFTER_MS + STAMP_MARGIN_MS;
+  const hours = new Map<string, Set<number>>();
+  for (const row of rows) {
+    const hour = Math.floor(row.ms / HOUR_MS) * HOUR_MS;
+    if (hour + HOUR_MS > sealedBefore) continue;
+    const of = hours.get(row.workspace_id) ?? new Set<number>();
+    hours.set(row.workspace_id, of.add(hour));
+  }
+  if (!hours.size) return;
+  const t = randomUUID();
+  const items = [...hours].flatMap(([workspaceId, of]) => [...of].map((hour) => ({ pk: stampPartition(workspaceId), sk: hourKey(hour), t })));
+  await putAll(db, items, writeConcurrency);
+};
+
 export interface DynamoDbTimeseriesOptions {
   /** BatchWriteItem calls in flight at once per write. */
   writeConcurrency: number;
+  /** The clock that decides which hours a write stamps (tests set it). */
+  now?: () => number;
 }
 
 /**
@@ -752,6 +851,7 @@ export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptio
         packRows([...winners.values()]).map((pack) => pack.item()),
         options.writeConcurrency,
       );
+      await stampSealedHours(db, winners.values(), (options.now ?? Date.now)(), options.writeConcurrency);
       for (const [identity, row] of winners) known.add(identity, row);
       return { written: winners.size, discarded: rows.length - winners.size };
     },
@@ -783,5 +883,7 @@ export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptio
     },
 
     restampExpiry: (restamp: ExpiryRestamp) => restampWorkspace(db, restamp),
+
+    rollups: rollupStore(db, options.writeConcurrency),
   };
 };

@@ -104,3 +104,26 @@ export const legacyVersionOf = (sk: string): { inMs: number; sequence: number; t
 
 /** Every partition of a workspace: packs hold many devices, so a device filter reads them all. */
 export const queryPartitions = (workspaceId: string): string[] => [...Array(SHARDS).keys()].map((shard) => seriesPartition(workspaceId, shard));
+
+/**
+ * Rollups and stamps (`../../domain/rollups.ts`) share the table with the points, under partitions of
+ * their own that no point read touches: sort key the UTC hour (`2026-01-01T13:00:00.000Z`).
+ *
+ * | pk                              | what it holds                                                      |
+ * |---------------------------------|--------------------------------------------------------------------|
+ * | `R#<workspace_id>#<field hash>` | one hour's totals of one field per device, kept by an aggregation  |
+ * | `S#<workspace_id>`              | one hour's stamp: a token put anew by each write into a sealed hour |
+ */
+export const rollupPartition = (workspaceId: string, fieldHash: string) => `R#${workspaceId}#${fieldHash}`;
+export const stampPartition = (workspaceId: string) => `S#${workspaceId}`;
+export const HOUR_MS = 3_600_000;
+/** The sort key of the hour that starts at `hourMs`. */
+export const hourKey = (hourMs: number) => new Date(hourMs).toISOString();
+
+/**
+ * When an hour is sealed: this long after its end, aggregations may keep its rollup. Points that on-time
+ * traffic sends are stored well before; a write into a sealed hour stamps it (`STAMP_MARGIN_MS` early,
+ * for the clocks of two Lambda containers).
+ */
+export const SEALED_AFTER_MS = 2 * HOUR_MS;
+export const STAMP_MARGIN_MS = 10 * 60_000;

@@ -67,6 +67,8 @@ export interface TimeseriesRange {
   tags?: string[];
   /** Points stored with one of these fleets (the device's fleet when the point arrived). */
   fleets?: string[];
+  /** Read strongly consistent (`dynamodb`): every write acknowledged before the read is in it. */
+  consistent?: boolean;
 }
 
 export interface TimeseriesQuery extends TimeseriesRange {
@@ -138,9 +140,46 @@ export interface ExpiryRestamp {
   deadline: number;
 }
 
+/** One device's totals of a field in one hour, as a rollup keeps them. */
+export interface RollupRow {
+  device_id: string;
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+  skipped: number;
+}
+
+/** A rollup: the totals of one field in one UTC hour, per device, and what they were computed under. */
+export interface HourRollup {
+  /** The hour's start, ms since the epoch (a whole UTC hour). */
+  hour: number;
+  /** The hour's stamp when its points were read (none: never written late). */
+  stamp?: string;
+  /** The workspace's `retention_version` when its points were read (0: never set). */
+  retentionVersion: number;
+  rows: RollupRow[];
+  /** When the store may delete it (seconds since the epoch), as it would the hour's points; none: kept. */
+  expires?: number;
+}
+
+/** Where a store keeps rollups and the stamps of hours written late (`../../domain/rollups.ts`). */
+export interface RollupStore {
+  /**
+   * The stamps of the hours in [fromHour, toHour), read strongly consistent: an hour's stamp is put
+   * after the late points that made it, so a read of points after this one has them all.
+   */
+  stamps(workspaceId: string, fromHour: number, toHour: number): Promise<Map<number, string>>;
+  /** The rollups of one field (its hash) kept for the hours in [fromHour, toHour). */
+  rollups(workspaceId: string, fieldHash: string, fromHour: number, toHour: number): Promise<Map<number, HourRollup>>;
+  /** Keeps rollups, each replacing the one of its hour. */
+  keep(workspaceId: string, fieldHash: string, rollups: HourRollup[]): Promise<void>;
+}
+
 export interface TimeseriesStore {
   /**
-   * Stores points, deduplicated. A point with the device's own time: on (device_id, tag,
+   * Stores points, deduplicated. With `rollups`, a write that stores points in a sealed hour
+   * (`SEALED_AFTER_MS` after its end) then stamps that hour anew, so that its rollups are computed again. A point with the device's own time: on (device_id, tag,
    * timestamp_device), the first write wins and queries return one point per key (`dynamodb` keeps
    * the earliest arrival, timestamp_in then sequence, whatever order the writes land in;
    * `timestream` the first one stored). A cloud-stamped point: on its origin, so that no two
@@ -172,4 +211,9 @@ export interface TimeseriesStore {
    * query language has it (`timestream`).
    */
   aggregate?(aggregation: StoreAggregation): AsyncIterable<BucketTotals[]>;
+  /**
+   * Rollups of sealed hours, kept by aggregations (`dynamodb`): a store whose aggregation reads
+   * every point has them; Timestream's SQL aggregates in the store.
+   */
+  rollups?: RollupStore;
 }

@@ -2,7 +2,8 @@
  * Data lifecycle end to end (spec/operations.md §4), on one runtime: a workspace's data retention
  * (PATCH, reads left short of it at once, the expiry the ingest writes, the re-stamp job run from
  * the retention queue) and the aggregation over HTTP (calendar days across DST changes, wall-clock
- * hours, non-numbers skipped, replays counted once, pages, groups, every bad parameter named).
+ * hours, non-numbers skipped, replays counted once, pages, groups, every bad parameter named, the
+ * rollups of sealed hours kept and read again after a late point).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -31,19 +32,26 @@ const registryDb = (): Db => ({ doc: docOf(), table: process.env.REGISTRY_TABLE!
 const series = (): Db => ({ doc: docOf(), table: process.env.TIMESERIES_TABLE! });
 const store = () => dynamoDbTimeseriesStore(series(), { writeConcurrency: 8 });
 
-/** Every item of a workspace in the time-series table: the time its sort key starts with, and its expiry. */
-const itemsOf = async (workspaceId: string) => {
-  const items: Array<{ at: string; expires?: number }> = [];
+/** Every item of the time-series table whose partition key starts with `prefix`. */
+const seriesItems = async (prefix: string) => {
+  const items: Array<Record<string, unknown>> = [];
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
     const page = await series().doc.send(new ScanCommand({ TableName: series().table, ExclusiveStartKey, ConsistentRead: true }));
-    for (const item of page.Items ?? []) {
-      if (String(item.pk).startsWith(`TS#${workspaceId}#`)) items.push({ at: String(item.sk).slice(0, 24), expires: item[TIMESERIES_TTL_ATTRIBUTE] as number | undefined });
-    }
+    items.push(...(page.Items ?? []).filter((item) => String(item.pk).startsWith(prefix)));
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
-  return items.sort((a, b) => a.at.localeCompare(b.at));
+  return items;
 };
+
+/** Every item of a workspace's points: the time its sort key starts with, and its expiry. */
+const itemsOf = async (workspaceId: string) =>
+  (await seriesItems(`TS#${workspaceId}#`))
+    .map((item) => ({ at: String(item.sk).slice(0, 24), expires: item[TIMESERIES_TTL_ATTRIBUTE] as number | undefined }))
+    .sort((a, b) => a.at.localeCompare(b.at));
+
+/** The hours a workspace's rollups were kept for (of any field). */
+const rollupHours = async (workspaceId: string) => (await seriesItems(`R#${workspaceId}#`)).map((item) => String(item.sk)).sort();
 
 /** A new workspace of the runtime's account, with its default fleet. */
 const newWorkspace = async (name: string) => {
@@ -263,6 +271,27 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
     expect(pages.map((p) => p.buckets.length)).toEqual([3, 3, 3, 1]);
     expect(pages.flatMap((p) => p.buckets)).toEqual(whole.buckets);
     expect(pages.reduce((n, p) => n + p.skipped, 0)).toBe(whole.skipped);
+  });
+
+  it('keeps the totals of sealed hours and answers from them the same again; a point a device sends into one of those hours is in the next answer', async () => {
+    const params = 'field=env.temp&every=1h&group_by=device&fn=count,max&start=2026-10-27T00:00:00Z&end=2026-10-28T00:00:00Z';
+    const first = (await aggregate(params)).body;
+    expect(first.buckets).toHaveLength(48);
+    expect((await rollupHours(workspace.id)).filter((hour) => hour.startsWith('2026-10-27'))).toHaveLength(24);
+    expect((await aggregate(params)).body).toEqual(first);
+
+    // A device of the workspace sends a reading of that day now, through the ingest: the hour is read again.
+    const device = (await api.post(`/workspaces/${workspace.id}/devices`, { name: 'late' })).body.device as { id: string };
+    const { credentials } = (await api.post(`/workspaces/${workspace.id}/devices/${device.id}/identities`)).body;
+    const sent = await deviceClient(runtime.base_url, await deviceToken(credentials)).post('/data', { tag: 't', timestamp_device: '2026-10-27T10:15:00.000Z', payload: { env: { temp: 99 } } });
+    expect(sent.status).toBe(202);
+    const again = await waitFor(async () => {
+      const { body } = await aggregate(params);
+      if (body.buckets.length === first.buckets.length) throw new Error('the late point is not in the answer yet');
+      return body;
+    }, 'the late point in the aggregation', 30_000);
+    expect(again.buckets.filter((b: { device_id: string }) => b.device_id === device.id)).toEqual([{ start: '2026-10-27T10:00:00.000Z', device_id: device.id, count: 1, max: 99 }]);
+    expect(again.buckets.filter((b: { device_id: string }) => b.device_id !== device.id)).toEqual(first.buckets);
   });
 
   it('answers an empty range, or one of no numbers, with no buckets', async () => {

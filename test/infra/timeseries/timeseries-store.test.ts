@@ -48,11 +48,23 @@ describe('time-series store: dynamodb (the default)', () => {
     template.resourceCountIs('AWS::Timestream::Table', 0);
   });
 
-  it('lets the storage query and the export consumer only Query the table, and tells them where the table is', () => {
+  it('lets the storage query and the export consumer Query the table, and tells them where the table is', () => {
     for (const reader of [query, exporter!]) {
-      expect(storeStatements(reader).flatMap(actionsOf)).toEqual(['dynamodb:Query']);
+      expect(storeStatements(reader)[0]).toEqual({ Action: 'dynamodb:Query', Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] });
       expect(environmentOf(reader)).toMatchObject({ TIMESERIES_BACKEND: 'dynamodb', TIMESERIES_TABLE: { Ref: tableId() } });
     }
+    expect(storeStatements(exporter!)).toHaveLength(1);
+  });
+
+  it('lets the storage query put rollups, and only rollups: BatchWriteItem of items whose partition key starts R#', () => {
+    expect(storeStatements(query).slice(1)).toEqual([
+      {
+        Action: 'dynamodb:BatchWriteItem',
+        Effect: 'Allow',
+        Resource: { 'Fn::GetAtt': [tableId(), 'Arn'] },
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['R#*'] } },
+      },
+    ]);
   });
 
   it('lets the ingest consumer put points with BatchWriteItem, nothing more', () => {

@@ -21,6 +21,15 @@ describe('evaluate', () => {
     expect(evaluate(statements as unknown as PolicyStatement[], action, resource)).toBe(expected);
   });
 
+  it('reads a condition on the partition keys a batch writes (dynamodb:LeadingKeys): each must match, else the statement does not apply', () => {
+    const rollups: PolicyStatement = { Effect: 'Allow', Action: 'dynamodb:BatchWriteItem', Resource: TABLE, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['R#*'] } } };
+    expect(evaluate([rollups], 'dynamodb:BatchWriteItem', TABLE, ['R#w#f', 'R#w#g'])).toBe('allow');
+    expect(evaluate([rollups], 'dynamodb:BatchWriteItem', TABLE, ['R#w#f', 'TS#w#0'])).toBe('implicit-deny');
+    const [access] = dynamoAccesses(CTX, 'BatchWriteItem', { RequestItems: { Registry: [{ PutRequest: { Item: { pk: { S: 'R#w#f' } } } }, { DeleteRequest: { Key: { pk: { S: 'S#w' } } } }] } });
+    expect(access.leadingKeys).toEqual(['R#w#f', 'S#w']);
+    expect(evaluate([rollups], access.action, access.resource, access.leadingKeys)).toBe('implicit-deny');
+  });
+
   it('matches resources with case, actions without', () => {
     expect(wildcardMatch('arn:aws:sqs:*:*:Queue', 'arn:aws:sqs:r:a:queue')).toBe(false);
     expect(wildcardMatch('SQS:sendmessage', 'sqs:SendMessage', true)).toBe(true);
@@ -43,6 +52,7 @@ describe('what a request asks for', () => {
 
     expect(transact.map((a) => `${a.action} ${a.table}`)).toEqual(['dynamodb:PutItem Registry', 'dynamodb:ConditionCheckItem Registry', 'dynamodb:UpdateItem Other']);
     expect(batch.map((a) => a.resource)).toEqual([TABLE, 'arn:aws:dynamodb:us-east-1:000000000000:table/Other']);
+    expect(batch.map((a) => a.leadingKeys)).toEqual([[], []]);
   });
 
   it('reads the queue of an SQS request and authorizes a batch as its single action', () => {
