@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { logger } from '../shared/logger';
 import { formatTime, parseTime } from '../shared/timestamps';
 import type { HourRollup, RangePoint, RollupRow, RollupStore, TimeseriesRange, TimeseriesStore } from '../stores/timeseries';
-import { expiresAt, HOUR_MS, SEALED_AFTER_MS } from '../stores/timeseries/keys';
+import { expiresAt, HOUR_MS, ROLLUP_LIFETIME_DAYS, SEALED_AFTER_MS } from '../stores/timeseries/keys';
 import type { WorkspaceRecord } from '../stores/workspace-store';
 import { addValue, valueAt, type Aggregation, type HourTotals } from './bucket-totals';
 
@@ -12,17 +12,21 @@ import { addValue, valueAt, type Aggregation, type HourTotals } from './bucket-t
  * the hour's points (docs/storage.md#rollups-of-sealed-hours).
  *
  * - Kept only for hours that ended `SEALED_AFTER_MS` ago: on-time traffic writes into the hours
- *   before, which are always read from the points; a write into a sealed hour stamps it anew
- *   (`../stores/timeseries/dynamodb.ts`), after its points.
- * - A rollup is used only while the hour's stamp is the one its points were read under, and the
- *   workspace's retention version is the same: stamps are read first, and the points of an hour
- *   to keep are read strongly consistent after them, so a rollup never misses a point written
- *   before the stamp it names; one that raced a late write names the stamp before it, and is
- *   computed again.
- * - Used for a bucket only when the hour lies within it (whole hours or days in a zone whose offset
- *   is whole hours), and only without tag or fleet filters (a rollup's rows are per device).
- *   Kept only by a read of every device, and not while a retention change's re-stamp is owed
- *   (points of hours the old setting had expired may still be deleted).
+ *   before, which are always read from the points. A write into a sealed hour stamps it
+ *   (`../stores/timeseries/dynamodb.ts`): pending before its points, final after them.
+ * - A rollup is used only while the hour's stamp is the final one its points were read under, and
+ *   the workspace's retention version is the same. Stamps are read first, and the points of an hour
+ *   to keep strongly consistent after them, so a rollup has every point of the stamp it names; an
+ *   hour whose stamp is pending is read from its points and not kept (a write that never finishes
+ *   leaves it so); a rollup that raced a late write names an older stamp and is computed again.
+ * - Used for a bucket only when the hour lies within it (hours, days and 2–12-hour buckets of
+ *   zones whose offsets are whole hours; the whole hours inside the days of a zone at :30 or :45),
+ *   and only with a start and without tag or fleet filters (a rollup's rows are per device). Kept
+ *   only by a read of every device, and not while a retention change's re-stamp is owed (points of
+ *   hours the old setting had expired may still be deleted).
+ * - Memory holds the range's stamps and rollup versions (no rows), and the rows of one window of
+ *   ROWS_WINDOW_HOURS at a time; rollups are put beside the answer, which waits for them at its end
+ *   at most KEEP_WAIT_MS.
  */
 
 /** The partition key part of a field: its path, hashed (a payload key may hold any character). */
@@ -30,6 +34,11 @@ export const fieldHash = (field: readonly string[]) => createHash('sha256').upda
 
 /** Rollups put in one request: BatchWriteItem's 25 items. */
 const KEEP_BATCH = 25;
+/** Hours of rollups read at once. */
+const ROWS_WINDOW_HOURS = 24;
+/** How long an answer waits at its end for the rollups it is putting. */
+const KEEP_WAIT_MS = 5000;
+const DAY_MS = 86_400_000;
 
 const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
 
@@ -73,11 +82,13 @@ export const rollupEntries = async (context: RollupContext, range: TimeseriesRan
   if (firstHour >= lastHourEnd) return undefined;
 
   const hash = fieldHash(aggregation.field);
-  const [stamps, kept] = await Promise.all([rollupStore.stamps(workspace.id, firstHour, lastHourEnd), rollupStore.rollups(workspace.id, hash, firstHour, lastHourEnd)]);
+  const [stamps, versions] = await Promise.all([rollupStore.stampsOfHours(workspace.id, firstHour, lastHourEnd), rollupStore.versionsOfField(workspace.id, hash, firstHour, lastHourEnd)]);
   const version = workspace.retention_version ?? 0;
+  /** An hour whose stamp is pending may be getting points: it is read from them, and not kept. */
+  const settled = (hour: number) => !stamps.get(hour)?.pending;
   const good = (hour: number) => {
-    const rollup = kept.get(hour);
-    return rollup !== undefined && rollup.retentionVersion === version && rollup.stamp === stamps.get(hour);
+    const kept = versions.get(hour);
+    return kept !== undefined && settled(hour) && kept.retentionVersion === version && kept.stamp === stamps.get(hour)?.token;
   };
   const withinBucket = (hour: number) => {
     const bucket = aggregation.clock.bucketOf(hour);
@@ -87,29 +98,37 @@ export const rollupEntries = async (context: RollupContext, range: TimeseriesRan
   // Only a read of every device sees an hour whole; a re-stamp still owed may yet delete points.
   const keeping = !devices && workspace.retention_owed_from === undefined;
   const days = workspace.data_retention_days ?? undefined;
+  const lifetimeEnd = now + ROLLUP_LIFETIME_DAYS * DAY_MS;
 
-  const keep = async (hours: HourBuilder[]) => {
+  // Rollups are put one batch after another, beside the answer, which waits for them only at its end, and briefly.
+  let putting: Promise<void> = Promise.resolve();
+  const keep = (hours: HourBuilder[]) => {
     const rollups = hours.map(
       (built): HourRollup => ({
         hour: built.hour,
         retentionVersion: version,
         rows: built.rowsInOrder(),
-        ...(stamps.has(built.hour) ? { stamp: stamps.get(built.hour) } : {}),
-        ...(days ? { expires: expiresAt(built.hour + HOUR_MS, days, now) } : {}),
+        ...(stamps.has(built.hour) ? { stamp: stamps.get(built.hour)!.token } : {}),
+        // With the hour's points under a retention, and within the cache's lifetime in any case.
+        expires: Math.ceil(Math.min(days ? expiresAt(built.hour + HOUR_MS, days, now) * 1000 : Infinity, lifetimeEnd) / 1000),
       }),
     );
-    try {
-      await rollupStore.keep(workspace.id, hash, rollups);
-    } catch (error) {
-      // A rollup not kept is read from the points next time: the answer stands.
-      logger.warn('Rollups not kept.', { workspace_id: workspace.id, hours: rollups.length, error: error as Error });
-    }
+    putting = putting.then(async () => {
+      try {
+        const tooLarge = await rollupStore.keepRollups(workspace.id, hash, rollups);
+        if (tooLarge.length) logger.warn('Rollups too large to keep: these hours are read from their points.', { workspace_id: workspace.id, hours: tooLarge.map((hour) => new Date(hour).toISOString()) });
+      } catch (error) {
+        // A rollup not kept is read from the points next time: the answer stands.
+        logger.warn('Rollups not kept.', { workspace_id: workspace.id, hours: rollups.length, error: error as Error });
+      }
+    });
   };
 
-  /** The points of [from, to) (ms; undefined: the range's own bound), keeping the rollups of the sealed hours read whole. */
-  async function* pointsBetween(from: number | undefined, to: number | undefined): AsyncGenerator<RangePoint[]> {
-    const hours: number[] = [];
-    if (keeping) for (let hour = from ?? firstHour; hour + HOUR_MS <= Math.min(to ?? Infinity, lastHourEnd); hour += HOUR_MS) if (!good(hour)) hours.push(hour);
+  /**
+   * The points of [from, to) (ms; undefined: the range's own bound), keeping the rollups of
+   * `hours` (sealed, in order, within it), each once a later point or the read's end shows it whole.
+   */
+  async function* pointsBetween(from: number | undefined, to: number | undefined, hours: number[]): AsyncGenerator<RangePoint[]> {
     const segment: TimeseriesRange = {
       ...range,
       ...(from === undefined ? {} : { start: formatTime({ ms: from, us: 0 }) }),
@@ -120,40 +139,63 @@ export const rollupEntries = async (context: RollupContext, range: TimeseriesRan
     let building: HourBuilder | undefined;
     const done: HourBuilder[] = [];
     /** Closes every hour to keep that ends at or before `ms`. */
-    const closeBefore = async (ms: number) => {
+    const closeBefore = (ms: number) => {
       while (next < hours.length && hours[next] + HOUR_MS <= ms) {
         done.push(building?.hour === hours[next] ? building : new HourBuilder(hours[next]));
         building = undefined;
         next++;
       }
-      if (done.length >= KEEP_BATCH) await keep(done.splice(0));
+      if (done.length >= KEEP_BATCH) keep(done.splice(0));
     };
     try {
       for await (const run of store.readRange(segment)) {
         if (next < hours.length) {
           for (const point of run) {
-            if (point.ms >= hours[next] + HOUR_MS) await closeBefore(point.ms);
+            if (point.ms >= hours[next] + HOUR_MS) closeBefore(point.ms);
             if (next < hours.length && point.ms >= hours[next]) (building ??= new HourBuilder(hours[next])).add(point, aggregation.field);
           }
         }
         yield run;
       }
-      await closeBefore(Infinity);
+      closeBefore(Infinity);
     } finally {
-      if (done.length) await keep(done);
+      if (done.length) keep(done);
     }
   }
 
-  async function* entries(): AsyncGenerator<Array<RangePoint | HourTotals>> {
-    let from: number | undefined;
-    for (let hour = firstHour; hour < lastHourEnd; hour += HOUR_MS) {
-      if (!good(hour) || !withinBucket(hour)) continue;
-      if ((from ?? start.ms) < hour) yield* pointsBetween(from, hour);
-      const rows = kept.get(hour)!.rows;
-      yield [{ hour, rows: devices ? rows.filter((row) => devices.has(row.device_id)) : rows }];
-      from = hour + HOUR_MS;
+  /** The rows of the rollups of one window of hours at a time: memory holds a window, whatever the range. */
+  let window: { from: number; to: number; rollups: Map<number, HourRollup> } | undefined;
+  const rowsOf = async (hour: number) => {
+    if (!window || hour >= window.to) {
+      const to = Math.min(hour + ROWS_WINDOW_HOURS * HOUR_MS, lastHourEnd);
+      window = { from: hour, to, rollups: await rollupStore.rollupsOfField(workspace.id, hash, hour, to) };
     }
-    if (from === undefined || end === undefined || from < end.ms || end.us > 0) yield* pointsBetween(from, undefined);
+    const rollup = window.rollups.get(hour);
+    // Replaced since its version was read (or gone): it is read from the points.
+    if (!rollup || rollup.retentionVersion !== version || rollup.stamp !== stamps.get(hour)?.token) return undefined;
+    return devices ? rollup.rows.filter((row) => devices.has(row.device_id)) : rollup.rows;
+  };
+
+  async function* entries(): AsyncGenerator<Array<RangePoint | HourTotals>> {
+    try {
+      let from: number | undefined;
+      let toKeep: number[] = [];
+      for (let hour = firstHour; hour < lastHourEnd; hour += HOUR_MS) {
+        const rows = good(hour) && withinBucket(hour) ? await rowsOf(hour) : undefined;
+        if (!rows) {
+          if (keeping && settled(hour) && !good(hour)) toKeep.push(hour);
+          continue;
+        }
+        if ((from ?? start.ms) < hour) yield* pointsBetween(from, hour, toKeep);
+        toKeep = [];
+        yield [{ hour, rows }];
+        from = hour + HOUR_MS;
+      }
+      if (from === undefined || end === undefined || from < end.ms || end.us > 0) yield* pointsBetween(from, undefined, toKeep);
+    } finally {
+      // The answer ends once its rollups are put, or after KEEP_WAIT_MS: a throttled put never holds it longer.
+      await Promise.race([putting, new Promise((resolve) => setTimeout(resolve, KEEP_WAIT_MS).unref())]);
+    }
   }
   return entries();
 };

@@ -40,22 +40,33 @@ const appliesTo = (statement: PolicyStatement, action: string, resource: string)
   return actionMatches && resourceMatches;
 };
 
+/** The one condition the local check reads: `ForAllValues:StringLike` on `dynamodb:LeadingKeys`, alone. */
+const leadingKeyPatterns = (condition: unknown): string[] | undefined => {
+  const operators = condition as Record<string, Record<string, string | string[]>>;
+  const keys = operators['ForAllValues:StringLike'];
+  if (Object.keys(operators).length !== 1 || !keys || Object.keys(keys).length !== 1 || !keys['dynamodb:LeadingKeys']) return undefined;
+  return list(keys['dynamodb:LeadingKeys']);
+};
+
 /**
- * Whether a statement's condition holds for a request. The one condition the stack's role policies
- * use is read: `ForAllValues:StringLike` on `dynamodb:LeadingKeys` (the partition keys a request
- * writes or reads, each matching one of the patterns). Any other condition is taken as holding: a
- * Deny with one would refuse more here than on AWS, never less.
+ * Whether a statement applies to a request, as far as its condition goes. The condition the stack's
+ * role policies use is read: `ForAllValues:StringLike` on `dynamodb:LeadingKeys`, the partition
+ * keys a batch write names (`leadingKeys`), each matching one of the patterns. A condition the
+ * local check cannot decide (another key or operator, or a request whose keys it did not read) is
+ * taken the strict way: an Allow as not applying, a Deny as applying, so that the local check
+ * never allows what AWS might refuse.
  */
 const conditionHolds = (statement: PolicyStatement, leadingKeys: readonly string[] | undefined) => {
-  const patterns = (statement.Condition as Record<string, Record<string, string | string[]>> | undefined)?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
-  if (patterns === undefined || leadingKeys === undefined) return true;
-  return leadingKeys.every((key) => list(patterns).some((pattern) => wildcardMatch(pattern, key)));
+  if (statement.Condition === undefined) return true;
+  const patterns = leadingKeyPatterns(statement.Condition);
+  if (patterns === undefined || leadingKeys === undefined) return statement.Effect === 'Deny';
+  return leadingKeys.every((key) => patterns.some((pattern) => wildcardMatch(pattern, key)));
 };
 
 /**
  * Evaluates identity-based policy statements as IAM does for one principal: an explicit Deny wins,
  * then any Allow, else the implicit deny; a statement applies when its condition holds
- * (`conditionHolds`: the partition keys of a DynamoDB request, when `leadingKeys` names them).
+ * (`conditionHolds`).
  */
 export const evaluate = (statements: readonly PolicyStatement[], action: string, resource: string, leadingKeys?: readonly string[]): Decision => {
   const matching = statements.filter((s) => appliesTo(s, action, resource) && conditionHolds(s, leadingKeys));

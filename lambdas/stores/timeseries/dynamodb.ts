@@ -5,7 +5,7 @@ import { digest8 } from '../../shared/digest';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
 import { addMicros, compareTime, isCloudStamp, microsBetween, parseTime, type Time } from '../../shared/timestamps';
 import { putAll } from '../items';
-import type { DataPoint, ExpiryRestamp, HourRollup, PointToStore, RangePoint, RestampCursor, RollupRow, RollupStore, TimeseriesQuery, TimeseriesRange, TimeseriesStore, WriteResult } from './types';
+import type { DataPoint, ExpiryRestamp, HourRollup, PointToStore, RangePoint, RestampCursor, RollupRow, RollupStore, RollupVersion, TimeseriesQuery, TimeseriesRange, TimeseriesStore, WriteResult } from './types';
 import {
   expiresAt,
   HOUR_MS,
@@ -22,6 +22,7 @@ import {
   SEALED_AFTER_MS,
   seriesPartition,
   SHARDS,
+  STAMP_LIFETIME_DAYS,
   STAMP_MARGIN_MS,
   stampPartition,
   TIMESERIES_TTL_ATTRIBUTE,
@@ -725,7 +726,7 @@ type RowJson = [string, number, number | string, number | string, number | strin
 const finiteOrText = (n: number) => (Number.isFinite(n) ? n : String(n));
 
 /** All pages of a Query of one partition's hours in [fromHour, toHour). */
-const queryHours = async (db: Db, pk: string, fromHour: number, toHour: number, consistent: boolean) => {
+const queryHours = async (db: Db, pk: string, fromHour: number, toHour: number, { consistent = false, projection }: { consistent?: boolean; projection?: string }) => {
   const items: Array<Record<string, unknown>> = [];
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
@@ -735,6 +736,7 @@ const queryHours = async (db: Db, pk: string, fromHour: number, toHour: number, 
         KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
         ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
         ExpressionAttributeValues: { ':pk': pk, ':from': hourKey(fromHour), ':to': hourKey(toHour - HOUR_MS) },
+        ...(projection ? { ProjectionExpression: projection } : {}),
         ConsistentRead: consistent,
         ExclusiveStartKey,
       }),
@@ -748,51 +750,56 @@ const queryHours = async (db: Db, pk: string, fromHour: number, toHour: number, 
 /** A rollup item holds at most this much: an hour with more devices than fit is never kept. */
 const ROLLUP_MAX_BYTES = 300 * 1024;
 
+const versionOf = (item: Record<string, unknown>): RollupVersion => ({
+  hour: Date.parse(item.sk as string),
+  retentionVersion: item.v as number,
+  ...(typeof item.s === 'string' ? { stamp: item.s } : {}),
+});
+
 const rollupStore = (db: Db, writeConcurrency: number): RollupStore => ({
-  async stamps(workspaceId, fromHour, toHour) {
+  async stampsOfHours(workspaceId, fromHour, toHour) {
     if (fromHour >= toHour) return new Map();
-    const items = await queryHours(db, stampPartition(workspaceId), fromHour, toHour, true);
-    return new Map(items.map((item) => [Date.parse(item.sk as string), item.t as string]));
+    const items = await queryHours(db, stampPartition(workspaceId), fromHour, toHour, { consistent: true });
+    return new Map(items.map((item) => [Date.parse(item.sk as string), { token: item.t as string, pending: item.p === true }]));
   },
 
-  async rollups(workspaceId, fieldHash, fromHour, toHour) {
+  async versionsOfField(workspaceId, fieldHash, fromHour, toHour) {
     if (fromHour >= toHour) return new Map();
-    const items = await queryHours(db, rollupPartition(workspaceId, fieldHash), fromHour, toHour, false);
+    const items = await queryHours(db, rollupPartition(workspaceId, fieldHash), fromHour, toHour, { projection: 'sk, v, s' });
+    return new Map(items.map((item) => [Date.parse(item.sk as string), versionOf(item)]));
+  },
+
+  async rollupsOfField(workspaceId, fieldHash, fromHour, toHour) {
+    if (fromHour >= toHour) return new Map();
+    const items = await queryHours(db, rollupPartition(workspaceId, fieldHash), fromHour, toHour, {});
     return new Map(
       items.map((item): [number, HourRollup] => {
-        const hour = Date.parse(item.sk as string);
         const rows = (JSON.parse(item.r as string) as RowJson[]).map(
           ([device_id, count, sum, min, max, skipped]): RollupRow => ({ device_id, count, sum: Number(sum), min: Number(min), max: Number(max), skipped }),
         );
-        return [hour, { hour, retentionVersion: item.v as number, rows, ...(typeof item.s === 'string' ? { stamp: item.s } : {}) }];
+        return [Date.parse(item.sk as string), { ...versionOf(item), rows, expires: item[TIMESERIES_TTL_ATTRIBUTE] as number }];
       }),
     );
   },
 
-  async keep(workspaceId, fieldHash, rollups) {
+  async keepRollups(workspaceId, fieldHash, rollups) {
     const items = [];
+    const tooLarge: number[] = [];
     for (const { hour, stamp, retentionVersion, rows, expires } of rollups) {
       const r = JSON.stringify(rows.map((row): RowJson => [row.device_id, row.count, finiteOrText(row.sum), finiteOrText(row.min), finiteOrText(row.max), row.skipped]));
-      if (Buffer.byteLength(r) > ROLLUP_MAX_BYTES) continue;
-      items.push({
-        pk: rollupPartition(workspaceId, fieldHash),
-        sk: hourKey(hour),
-        v: retentionVersion,
-        r,
-        ...(stamp === undefined ? {} : { s: stamp }),
-        ...(expires === undefined ? {} : { [TIMESERIES_TTL_ATTRIBUTE]: expires }),
-      });
+      if (Buffer.byteLength(r) > ROLLUP_MAX_BYTES) {
+        tooLarge.push(hour);
+        continue;
+      }
+      items.push({ pk: rollupPartition(workspaceId, fieldHash), sk: hourKey(hour), v: retentionVersion, r, ...(stamp === undefined ? {} : { s: stamp }), [TIMESERIES_TTL_ATTRIBUTE]: expires });
     }
     await putAll(db, items, writeConcurrency);
+    return tooLarge;
   },
 });
 
-/**
- * Stamps anew the sealed hours a write stored points in (as this container's clock reads them
- * after the points were written): one token per write, in one more request per 25 hours. Stamps are
- * never deleted: a rollup is good only while the hour's stamp is the one it was computed under.
- */
-const stampSealedHours = async (db: Db, rows: Iterable<Row>, now: number, writeConcurrency: number) => {
+/** The sealed hours (as a clock reading `now` sees them) that rows hold points in, by workspace. */
+const sealedHoursOf = (rows: Iterable<Row>, now: number) => {
   const sealedBefore = now - SEALED_AFTER_MS + STAMP_MARGIN_MS;
   const hours = new Map<string, Set<number>>();
   for (const row of rows) {
@@ -801,9 +808,20 @@ const stampSealedHours = async (db: Db, rows: Iterable<Row>, now: number, writeC
     const of = hours.get(row.workspace_id) ?? new Set<number>();
     hours.set(row.workspace_id, of.add(hour));
   }
+  return hours;
+};
+
+/**
+ * Stamps hours with a fresh token (one per call), pending or final, in one request per 25 hours.
+ * Stamps expire STAMP_LIFETIME_DAYS after they are put.
+ */
+const stampHours = async (db: Db, hours: Map<string, Set<number>>, pending: boolean, now: number, writeConcurrency: number) => {
   if (!hours.size) return;
   const t = randomUUID();
-  const items = [...hours].flatMap(([workspaceId, of]) => [...of].map((hour) => ({ pk: stampPartition(workspaceId), sk: hourKey(hour), t })));
+  const expires = Math.ceil(now / 1000) + STAMP_LIFETIME_DAYS * 86_400;
+  const items = [...hours].flatMap(([workspaceId, of]) =>
+    [...of].map((hour) => ({ pk: stampPartition(workspaceId), sk: hourKey(hour), t, ...(pending ? { p: true } : {}), [TIMESERIES_TTL_ATTRIBUTE]: expires })),
+  );
   await putAll(db, items, writeConcurrency);
 };
 
@@ -846,12 +864,17 @@ export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptio
         if (!held || wins(row, held)) winners.set(identity, row);
       }
       for (const [identity, row] of winners) if (known.supersedes(identity, row)) winners.delete(identity);
+      // A write into sealed hours stamps them pending first, then final once its points are stored
+      // (as the clock then reads: a write that outlasted a sealing stamps that hour too).
+      const clock = options.now ?? Date.now;
+      const pending = sealedHoursOf(winners.values(), clock());
+      await stampHours(db, pending, true, clock(), options.writeConcurrency);
       await putAll(
         db,
         packRows([...winners.values()]).map((pack) => pack.item()),
         options.writeConcurrency,
       );
-      await stampSealedHours(db, winners.values(), (options.now ?? Date.now)(), options.writeConcurrency);
+      await stampHours(db, sealedHoursOf(winners.values(), clock()), false, clock(), options.writeConcurrency);
       for (const [identity, row] of winners) known.add(identity, row);
       return { written: winners.size, discarded: rows.length - winners.size };
     },

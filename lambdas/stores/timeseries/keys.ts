@@ -127,3 +127,11 @@ export const hourKey = (hourMs: number) => new Date(hourMs).toISOString();
  */
 export const SEALED_AFTER_MS = 2 * HOUR_MS;
 export const STAMP_MARGIN_MS = 10 * 60_000;
+
+/**
+ * Rollups are a cache: each expires at most this long after it is kept (sooner with its hour's
+ * points, under a retention), and is computed again when asked for. A stamp outlives every rollup
+ * kept before it (`STAMP_LIFETIME_DAYS`), so an expired stamp never makes an older rollup good again.
+ */
+export const ROLLUP_LIFETIME_DAYS = 90;
+export const STAMP_LIFETIME_DAYS = ROLLUP_LIFETIME_DAYS + 10;

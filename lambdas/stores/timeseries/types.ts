@@ -150,36 +150,54 @@ export interface RollupRow {
   skipped: number;
 }
 
-/** A rollup: the totals of one field in one UTC hour, per device, and what they were computed under. */
-export interface HourRollup {
+/** What a rollup was computed under: the hour's stamp then, and the workspace's retention version. */
+export interface RollupVersion {
   /** The hour's start, ms since the epoch (a whole UTC hour). */
   hour: number;
-  /** The hour's stamp when its points were read (none: never written late). */
+  /** The token of the hour's stamp when its points were read (none: never written late). */
   stamp?: string;
   /** The workspace's `retention_version` when its points were read (0: never set). */
   retentionVersion: number;
+}
+
+/** A rollup: the totals of one field in one UTC hour, per device, and what they were computed under. */
+export interface HourRollup extends RollupVersion {
   rows: RollupRow[];
-  /** When the store may delete it (seconds since the epoch), as it would the hour's points; none: kept. */
-  expires?: number;
+  /** When the store may delete it, seconds since the epoch. */
+  expires: number;
+}
+
+/** An hour's stamp: a token put anew by every write of points into the hour once it is sealed. */
+export interface HourStamp {
+  token: string;
+  /** Put before a write's points, and replaced once they are stored: the hour's points may be changing. */
+  pending: boolean;
 }
 
 /** Where a store keeps rollups and the stamps of hours written late (`../../domain/rollups.ts`). */
 export interface RollupStore {
   /**
-   * The stamps of the hours in [fromHour, toHour), read strongly consistent: an hour's stamp is put
-   * after the late points that made it, so a read of points after this one has them all.
+   * The stamps of the hours in [fromHour, toHour), read strongly consistent: a write's points are
+   * stored after its pending stamp and before its final one, so a read of points after this one
+   * has every point of each final stamp it saw.
    */
-  stamps(workspaceId: string, fromHour: number, toHour: number): Promise<Map<number, string>>;
-  /** The rollups of one field (its hash) kept for the hours in [fromHour, toHour). */
-  rollups(workspaceId: string, fieldHash: string, fromHour: number, toHour: number): Promise<Map<number, HourRollup>>;
-  /** Keeps rollups, each replacing the one of its hour. */
-  keep(workspaceId: string, fieldHash: string, rollups: HourRollup[]): Promise<void>;
+  stampsOfHours(workspaceId: string, fromHour: number, toHour: number): Promise<Map<number, HourStamp>>;
+  /** What the rollups of one field (its hash) kept for the hours in [fromHour, toHour) were computed under, without their rows. */
+  versionsOfField(workspaceId: string, fieldHash: string, fromHour: number, toHour: number): Promise<Map<number, RollupVersion>>;
+  /** The rollups, rows and all, of one field for the hours in [fromHour, toHour). */
+  rollupsOfField(workspaceId: string, fieldHash: string, fromHour: number, toHour: number): Promise<Map<number, HourRollup>>;
+  /**
+   * Keeps rollups, each replacing the one of its hour.
+   * @returns the hours not kept: too many devices for one item.
+   */
+  keepRollups(workspaceId: string, fieldHash: string, rollups: HourRollup[]): Promise<number[]>;
 }
 
 export interface TimeseriesStore {
   /**
    * Stores points, deduplicated. With `rollups`, a write that stores points in a sealed hour
-   * (`SEALED_AFTER_MS` after its end) then stamps that hour anew, so that its rollups are computed again. A point with the device's own time: on (device_id, tag,
+   * (`SEALED_AFTER_MS` after its end) stamps that hour anew, pending before its points and final
+   * after them, so that the hour's rollups are computed again. A point with the device's own time: on (device_id, tag,
    * timestamp_device), the first write wins and queries return one point per key (`dynamodb` keeps
    * the earliest arrival, timestamp_in then sequence, whatever order the writes land in;
    * `timestream` the first one stored). A cloud-stamped point: on its origin, so that no two

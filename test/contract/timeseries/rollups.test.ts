@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { aggregateTimeseries } from '../../../lambdas/domain/aggregation';
 import { createWorkspace, updateWorkspace } from '../../../lambdas/domain/workspaces';
@@ -26,6 +26,8 @@ let store: TimeseriesStore;
 let account: Awaited<ReturnType<typeof newAccount>>;
 /** The Queries the store sent, by partition kind: `TS` points, `R` rollups, `S` stamps. */
 let queries: Array<{ kind: string; consistent: boolean; start?: string }> = [];
+/** While set, a batch write of points (TS# items) fails, as a throttled one that ran out of retries does. */
+let failPointWrites = false;
 beforeAll(async () => {
   db = await freshTable();
   const client = new DynamoDBClient({});
@@ -33,7 +35,9 @@ beforeAll(async () => {
   await ensureTable(client, table);
   series = { doc: documentClient(client), table };
   const send = series.doc.send.bind(series.doc);
-  series.doc.send = ((command: { input: { ExpressionAttributeValues?: Record<string, unknown>; ConsistentRead?: boolean } }) => {
+  series.doc.send = ((command: { input: { ExpressionAttributeValues?: Record<string, unknown>; ConsistentRead?: boolean; RequestItems?: Record<string, Array<{ PutRequest?: { Item: { pk: string } } }>> } }) => {
+    const puts = command instanceof BatchWriteCommand ? Object.values(command.input.RequestItems ?? {}).flat() : [];
+    if (failPointWrites && puts.some((put) => put.PutRequest?.Item?.pk.startsWith('TS#'))) return Promise.reject(Object.assign(new Error('Throughput exceeds the current capacity.'), { name: 'ThrottlingException' }));
     const pk = command instanceof QueryCommand ? command.input.ExpressionAttributeValues?.[':pk'] : undefined;
     if (typeof pk === 'string') queries.push({ kind: pk.split('#')[0], consistent: command.input.ConsistentRead === true, start: command.input.ExpressionAttributeValues?.[':start'] as string | undefined });
     return send(command as never);
@@ -68,7 +72,7 @@ const expected = async (workspaceId: string, every: string, zone: string, groupB
 };
 
 const rollupItems = async (workspaceId: string) =>
-  ((await series.doc.send(new ScanCommand({ TableName: series.table, FilterExpression: 'begins_with(pk, :r)', ExpressionAttributeValues: { ':r': `R#${workspaceId}#` } }))).Items ?? []) as Array<{ sk: string; v: number; s?: string }>;
+  (((await series.doc.send(new ScanCommand({ TableName: series.table, FilterExpression: 'begins_with(pk, :r)', ExpressionAttributeValues: { ':r': `R#${workspaceId}#` } }))).Items ?? []) as Array<{ sk: string; v: number; s?: string }>).sort((a, b) => a.sk.localeCompare(b.sk));
 
 const newWorkspace = async () => (await createWorkspace(db, account.caller, { name: 'rollups', description: '' })).id;
 
@@ -119,6 +123,47 @@ describe('rollups of sealed hours', () => {
     queries = [];
     await aggregate(id, { every: '1h', group_by: 'device' });
     expect(new Set(queries.filter((q) => q.kind === 'TS').map((q) => q.start!.slice(0, 13)))).toEqual(new Set([`${DAY}T22`]));
+  });
+
+  it('are neither used nor kept for an hour whose late write stamped it pending and then failed, until a retry finishes', async () => {
+    const id = await newWorkspace();
+    await store.write(dayOfPoints(id));
+    const before = await aggregate(id, { every: '1h', group_by: 'device' });
+    const late: PointToStore = { workspace_id: id, fleet_id: FLEET, device_id: devices[1], tag: 'a', timestamp_device: `${DAY}T05:20:00.000Z`, timestamp_in: new Date().toISOString(), payload: { temp: -1000 } };
+
+    failPointWrites = true;
+    await expect(store.write([late])).rejects.toThrow('Throughput exceeds');
+    failPointWrites = false;
+    const stamps = ((await series.doc.send(new ScanCommand({ TableName: series.table, FilterExpression: 'pk = :s', ExpressionAttributeValues: { ':s': `S#${id}` } }))).Items ?? []) as Array<{ sk: string; p?: boolean }>;
+    // The first write stamped every hour of the day (written late, as a replay of old data is); this one its hour, pending.
+    expect(stamps.filter((stamp) => stamp.p).map((stamp) => stamp.sk)).toEqual([`${DAY}T05:00:00.000Z`]);
+
+    // The pending hour is read from its points (it may hold part of the write) and its old rollup stays.
+    queries = [];
+    expect(await aggregate(id, { every: '1h', group_by: 'device' })).toEqual(before);
+    expect(new Set(queries.filter((q) => q.kind === 'TS').map((q) => q.start!.slice(0, 13)))).toEqual(new Set([`${DAY}T04`, `${DAY}T22`]));
+    const kept = async () => (await rollupItems(id)).find((item) => item.sk === `${DAY}T05:00:00.000Z`)?.s;
+    const keptBefore = await kept();
+    expect(keptBefore).toEqual(expect.any(String));
+    expect(await kept()).toBe(keptBefore);
+
+    // The batch retried: stored, stamped final, read again and kept under that stamp.
+    await store.write([late]);
+    const after = await aggregate(id, { every: '1h', group_by: 'device' });
+    expect(after.buckets.find((b) => b.start === `${DAY}T05:00:00.000Z` && b.device_id === devices[1])?.min).toBe(-1000);
+    expect(after.buckets).toEqual((await expected(id, '1h', 'UTC', true)).buckets);
+    expect(await kept()).not.toBe(keptBefore);
+  });
+
+  it('expire: a rollup within its cache lifetime (sooner with its points under a retention), a stamp after every rollup kept before it', async () => {
+    const id = await newWorkspace();
+    await store.write(dayOfPoints(id));
+    const now = Date.now();
+    await aggregate(id, { every: '1h' }, now);
+    const items = ((await series.doc.send(new ScanCommand({ TableName: series.table, FilterExpression: 'begins_with(pk, :r) OR pk = :s', ExpressionAttributeValues: { ':r': `R#${id}#`, ':s': `S#${id}` } }))).Items ?? []) as Array<{ pk: string; expires: number }>;
+    const days = (item: { expires: number }) => Math.round((item.expires * 1000 - now) / 86_400_000);
+    expect(new Set(items.filter((i) => i.pk.startsWith('R#')).map(days))).toEqual(new Set([90]));
+    expect(new Set(items.filter((i) => i.pk.startsWith('S#')).map(days))).toEqual(new Set([100]));
   });
 
   it('are kept only for hours that ended two hours ago, whatever the range asks', async () => {

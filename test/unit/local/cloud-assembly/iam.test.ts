@@ -30,6 +30,15 @@ describe('evaluate', () => {
     expect(evaluate([rollups], access.action, access.resource, access.leadingKeys)).toBe('implicit-deny');
   });
 
+  it('takes a condition it cannot decide the strict way: an Allow as not applying, a Deny as applying', () => {
+    const other = { 'StringEquals': { 'aws:SourceVpc': 'vpc-1' } };
+    expect(evaluate([{ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: TABLE, Condition: other }], 'dynamodb:GetItem', TABLE)).toBe('implicit-deny');
+    expect(evaluate([allowRead, { Effect: 'Deny', Action: 'dynamodb:GetItem', Resource: TABLE, Condition: other }], 'dynamodb:GetItem', TABLE)).toBe('explicit-deny');
+    // Leading keys of a request whose keys the check did not read (a Query): undecided.
+    const rollups: PolicyStatement = { Effect: 'Allow', Action: 'dynamodb:Query', Resource: TABLE, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['R#*'] } } };
+    expect(evaluate([rollups], 'dynamodb:Query', TABLE)).toBe('implicit-deny');
+  });
+
   it('matches resources with case, actions without', () => {
     expect(wildcardMatch('arn:aws:sqs:*:*:Queue', 'arn:aws:sqs:r:a:queue')).toBe(false);
     expect(wildcardMatch('SQS:sendmessage', 'sqs:SendMessage', true)).toBe(true);
