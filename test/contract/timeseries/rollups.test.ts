@@ -166,6 +166,20 @@ describe('rollups of sealed hours', () => {
     expect(new Set(items.filter((i) => i.pk.startsWith('S#')).map(days))).toEqual(new Set([100]));
   });
 
+  it('are stamped by a write into hours that ended 1 h 50 min before it (the sealing, ten minutes early for other clocks), not into later ones', async () => {
+    const id = await newWorkspace();
+    const clocked = dynamoDbTimeseriesStore(series, { writeConcurrency: 2, now: () => Date.parse(`${DAY}T12:00:00Z`) });
+    const at = (time: string): PointToStore => ({ workspace_id: id, fleet_id: FLEET, device_id: devices[0], tag: 'a', timestamp_device: `${DAY}T${time}Z`, timestamp_in: `${DAY}T12:00:00.000Z`, payload: { temp: 1 } });
+
+    await clocked.write([at('08:59:59.999'), at('09:30:00.000'), at('10:00:00.000'), at('11:59:00.000')]);
+
+    const stamps = ((await series.doc.send(new ScanCommand({ TableName: series.table, FilterExpression: 'pk = :s', ExpressionAttributeValues: { ':s': `S#${id}` } }))).Items ?? []) as Array<{ sk: string; p?: boolean }>;
+    expect(stamps.map((stamp) => [stamp.sk, stamp.p ?? false]).sort()).toEqual([
+      [`${DAY}T08:00:00.000Z`, false],
+      [`${DAY}T09:00:00.000Z`, false],
+    ]);
+  });
+
   it('are kept only for hours that ended two hours ago, whatever the range asks', async () => {
     const id = await newWorkspace();
     await store.write(dayOfPoints(id));
