@@ -13,9 +13,9 @@
  * takes ≤ 0.25 of the raw query's time, and its RSS stays flat (it holds one hour of buckets,
  * whatever the range). It is timed twice a round: first with no rollups (they are deleted before),
  * reading every point and keeping the rollup of each sealed hour, then again, from those rollups
- * (lambdas/domain/rollups.ts), as a dashboard that shows the month again does; the export writes points at ≥ 0.5 of the raw query's rate (from the POST to
- * `ready`; the file's download is timed apart), its RSS flat but for the file itself, which the
- * local S3 keeps in the same process's memory.
+ * (lambdas/domain/rollups.ts), as a dashboard that shows the month again does. The export writes
+ * points at ≥ 0.5 of the raw query's rate (from the POST to `ready`; the file's download is timed
+ * apart), its RSS flat but for the file itself, which the local S3 keeps in the same process's memory.
  */
 import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -23,7 +23,7 @@ import { fieldHash } from '../lambdas/domain/rollups';
 import { documentClient } from '../lambdas/shared/clients';
 import { newId } from '../lambdas/shared/ids';
 import { timeseriesStore, type DataPoint } from '../lambdas/stores/timeseries';
-import { rollupPartition } from '../lambdas/stores/timeseries/keys';
+import { HOUR_MS, rollupPartition } from '../lambdas/stores/timeseries/keys';
 import { getText, mb, rssOf, serveUntilStopped, startServingProcess, watchPeakRss } from './serving-process';
 import { median, printTable, timeMs } from './stats';
 
@@ -35,7 +35,7 @@ const START = Date.UTC(2026, 0, 1);
 const END = Date.UTC(2026, 0, 31);
 /** Each point at its own millisecond: a client pages by time without ties at a page's edge. */
 const STEP = (END - START) / POINTS;
-const HOURS = (END - START) / 3_600_000;
+const HOURS = (END - START) / HOUR_MS;
 
 interface Ready {
   storage_url: string;

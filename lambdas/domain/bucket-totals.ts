@@ -43,6 +43,15 @@ export const addValue = (totals: Counts, value: number | undefined) => {
   if (value > totals.max) totals.max = value;
 };
 
+/** Adds counts that stand for points (an hour's rollup row) to totals. */
+const addCounts = (totals: Counts, counts: Counts) => {
+  totals.count += counts.count;
+  totals.sum += counts.sum;
+  totals.skipped += counts.skipped;
+  if (counts.min < totals.min) totals.min = counts.min;
+  if (counts.max > totals.max) totals.max = counts.max;
+};
+
 /** Orders bucket totals as an answer lists them: by start, then by device. */
 export const compareTotals = (a: Pick<BucketTotals, 'start' | 'device_id'>, b: Pick<BucketTotals, 'start' | 'device_id'>) =>
   a.start - b.start || ((a.device_id ?? '') < (b.device_id ?? '') ? -1 : (a.device_id ?? '') > (b.device_id ?? '') ? 1 : 0);
@@ -96,18 +105,8 @@ export async function* bucketTotals(runs: AsyncIterable<Array<RangePoint | HourT
         ({ start, end } = clock.bucketOf(at));
         whole = groupByDevice ? undefined : newTotals(start);
       }
-      if ('rows' in entry) {
-        for (const row of entry.rows) {
-          const totals = totalsOf(row.device_id);
-          totals.count += row.count;
-          totals.sum += row.sum;
-          totals.skipped += row.skipped;
-          if (row.min < totals.min) totals.min = row.min;
-          if (row.max > totals.max) totals.max = row.max;
-        }
-        continue;
-      }
-      addValue(totalsOf(entry.device_id), valueAt(entry.payload, field));
+      if ('rows' in entry) for (const row of entry.rows) addCounts(totalsOf(row.device_id), row);
+      else addValue(totalsOf(entry.device_id), valueAt(entry.payload, field));
     }
     if (closed.length) yield closed;
   }

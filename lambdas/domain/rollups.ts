@@ -38,7 +38,6 @@ const KEEP_BATCH = 25;
 const ROWS_WINDOW_HOURS = 24;
 /** How long an answer waits at its end for the rollups it is putting. */
 const KEEP_WAIT_MS = 5000;
-const DAY_MS = 86_400_000;
 
 const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
 
@@ -98,7 +97,8 @@ export const rollupEntries = async (context: RollupContext, range: TimeseriesRan
   // Only a read of every device sees an hour whole; a re-stamp still owed may yet delete points.
   const keeping = !devices && workspace.retention_owed_from === undefined;
   const days = workspace.data_retention_days ?? undefined;
-  const lifetimeEnd = now + ROLLUP_LIFETIME_DAYS * DAY_MS;
+  /** When a rollup kept now expires at the latest, in seconds (a TTL). */
+  const lifetimeEnd = Math.ceil(now / 1000) + ROLLUP_LIFETIME_DAYS * 86_400;
 
   // Rollups are put one batch after another, beside the answer, which waits for them only at its end, and briefly.
   let putting: Promise<void> = Promise.resolve();
@@ -110,7 +110,7 @@ export const rollupEntries = async (context: RollupContext, range: TimeseriesRan
         rows: built.rowsInOrder(),
         ...(stamps.has(built.hour) ? { stamp: stamps.get(built.hour)!.token } : {}),
         // With the hour's points under a retention, and within the cache's lifetime in any case.
-        expires: Math.ceil(Math.min(days ? expiresAt(built.hour + HOUR_MS, days, now) * 1000 : Infinity, lifetimeEnd) / 1000),
+        expires: Math.min(days ? expiresAt(built.hour + HOUR_MS, days, now) : Infinity, lifetimeEnd),
       }),
     );
     putting = putting.then(async () => {
@@ -164,11 +164,11 @@ export const rollupEntries = async (context: RollupContext, range: TimeseriesRan
   }
 
   /** The rows of the rollups of one window of hours at a time: memory holds a window, whatever the range. */
-  let window: { from: number; to: number; rollups: Map<number, HourRollup> } | undefined;
+  let window: { to: number; rollups: Map<number, HourRollup> } | undefined;
   const rowsOf = async (hour: number) => {
     if (!window || hour >= window.to) {
       const to = Math.min(hour + ROWS_WINDOW_HOURS * HOUR_MS, lastHourEnd);
-      window = { from: hour, to, rollups: await rollupStore.rollupsOfField(workspace.id, hash, hour, to) };
+      window = { to, rollups: await rollupStore.rollupsOfField(workspace.id, hash, hour, to) };
     }
     const rollup = window.rollups.get(hour);
     // Replaced since its version was read (or gone): it is read from the points.
