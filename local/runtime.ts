@@ -257,6 +257,10 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
       dataDir: options.dataDir,
     });
     stops.push(s3.stop);
+    // Stopped before the engines, after everything that invokes a handler: the handlers' containers
+    // end as Lambda ends them, writing what they kept (lambdas/shared/shutdown.ts).
+    // (Imported when used, as the handlers are: lambdas/shared/env.ts reads the variables set above.)
+    stops.push(async () => (await import('../lambdas/shared/shutdown')).shutDown());
 
     // The ports are held, not only probed, until their servers listen: a port only probed may
     // meanwhile go to one of this process's outgoing connections (a test run once lost one so).

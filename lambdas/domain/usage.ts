@@ -1,6 +1,7 @@
 import type { Db } from '../shared/clients';
 import type { Caller } from '../shared/http';
 import { logger } from '../shared/logger';
+import { onShutdown } from '../shared/shutdown';
 import { USAGE_COUNTERS, dayOf, usageRange, type UsageCounter, type UsageCounts, type UsageDay } from '../schemas/usage';
 import { addUsage, readUsageDays, type UsageIncrement } from '../stores/usage-store';
 import { requireWorkspace } from './workspaces';
@@ -106,8 +107,9 @@ export interface UsageBuffer {
  * that. The API handlers' `api_requests` use it (USAGE_FLUSH_SECONDS), and the forwarder's webhook
  * POSTs (FORWARDER_CACHE_SECONDS). The bound: a container that keeps working writes its counts
  * within `flushMs`; what it added in the `flushMs` after its last write waits for its next
- * invocation, and is lost if Lambda retires it first (Lambda gives no notice). A workspace's day
- * whose write fails is kept for the next one. `flushMs` 0 writes at every add.
+ * invocation, or for the container's end ({@link onShutdown}: Lambda's SIGTERM to a container whose
+ * module registered the shutdown extension), and is lost only if the container crashes first. A
+ * workspace's day whose write fails is kept for the next one. `flushMs` 0 writes at every add.
  */
 export const usageBuffer = (db: Db, { flushMs, now = Date.now }: { flushMs: number; now?: () => number }): UsageBuffer => {
   let pending = new UsageTally();
@@ -121,6 +123,7 @@ export const usageBuffer = (db: Db, { flushMs, now = Date.now }: { flushMs: numb
     // Kept for the next write (counts added meanwhile are in `pending` already).
     for (const entry of failed) pending.add(entry.workspaceId, Date.parse(entry.day), entry.counts);
   };
+  onShutdown(flush);
   return {
     add: async (tally) => {
       if (!tally.size) return;

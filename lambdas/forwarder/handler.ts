@@ -6,6 +6,7 @@ import { forwardMessages, ORIGIN_ID_ATTRIBUTE } from '../domain/forwarding';
 import { usageBuffer } from '../domain/usage';
 import { registryDb } from '../shared/clients';
 import { publishMetrics } from '../shared/metrics';
+import { registerShutdownExtension } from '../shared/shutdown';
 import { tracer } from '../shared/tracer';
 import {
   FORWARDER_CACHE_SECONDS,
@@ -28,8 +29,10 @@ const REMEMBERED_WORKSPACES = 10_000;
 const db = registryDb();
 tracer.captureAWSv3Client(db.doc);
 const memory = forwarderMemory(db, { ttlMs: FORWARDER_CACHE_SECONDS * 1000, max: REMEMBERED_WORKSPACES });
-// The webhook POSTs' counts, written as the statuses are: at most once per FORWARDER_CACHE_SECONDS.
+// The webhook POSTs' counts, written as the statuses are: at most once per FORWARDER_CACHE_SECONDS,
+// and when the container ends (Lambda tells it, as it registered the shutdown extension).
 const usage = usageBuffer(db, { flushMs: FORWARDER_CACHE_SECONDS * 1000 });
+await registerShutdownExtension();
 
 /**
  * The forward queue's consumer (an SQS event source with ReportBatchItemFailures): delivers the

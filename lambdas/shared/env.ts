@@ -184,6 +184,13 @@ export const LIMITS_CACHE_SECONDS = intFrom(process.env.LIMITS_CACHE_SECONDS, 60
 /**
  * How long a handler container keeps counting API requests before it writes them to the usage
  * counters, in seconds (domain/usage.ts): the lag of `api_requests`, and what a container that
- * Lambda retires may take with it unwritten. 0: written at the end of every request.
+ * crashes may take with it unwritten (one that Lambda shuts down writes it: shared/shutdown.ts).
+ * 0: written at the end of every request.
  */
 export const USAGE_FLUSH_SECONDS = intFrom(process.env.USAGE_FLUSH_SECONDS, 10);
+
+/**
+ * Where Lambda's Runtime and Extensions APIs listen in this container (`host:port`, set by Lambda;
+ * the cloud-assembly runtime sets it too). Absent in the in-process local runtime and in tests.
+ */
+export const LAMBDA_RUNTIME_API = process.env.AWS_LAMBDA_RUNTIME_API;

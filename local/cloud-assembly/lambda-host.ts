@@ -1,5 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { ResponseStream } from '../lambda-streaming';
 import { newTraceHeader } from './xray-daemon';
@@ -39,6 +41,12 @@ export class InvocationError extends Error {
 const WORKER_FILE = new URL('./lambda-worker.mjs', import.meta.url);
 
 /**
+ * What Lambda leaves the runtime between SIGTERM and SIGKILL when an internal extension is
+ * registered (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html#runtimes-lifecycle-shutdown).
+ */
+export const RUNTIME_SHUTDOWN_MS = 500;
+
+/**
  * One Lambda function run from its bundle, as a container: a worker thread with the function's
  * own environment (module-scope reads of `process.env` see only its variables), its memory as the
  * worker's heap limit, and its timeout enforced by ending the container, as Lambda does. A
@@ -55,6 +63,10 @@ export class LocalLambda {
   private ready?: Promise<void>;
   private readonly pending = new Map<string, Pending>();
   private stopped = false;
+  /** This function's Extensions API (`AWS_LAMBDA_RUNTIME_API` of its containers). */
+  private extensionsApi?: Promise<{ server: Server; address: string }>;
+  /** The container whose code registered an extension, by the identifier it was given, and the calls for its next event, held open. */
+  private extension?: { worker: Worker; identifier: string; waiting: ServerResponse[] };
 
   constructor(spec: LambdaSpec) {
     this.spec = spec;
@@ -62,16 +74,21 @@ export class LocalLambda {
 
   /** Starts the container and loads the handler; an init error is kept and answers every invocation. */
   start(): Promise<void> {
-    if (this.ready) return this.ready;
+    this.ready ??= this.launch();
+    return this.ready;
+  }
+
+  private async launch(): Promise<void> {
+    const { address } = await (this.extensionsApi ??= this.listenForExtensions());
     const worker = new Worker(WORKER_FILE, {
-      env: this.spec.env,
+      env: { ...this.spec.env, AWS_LAMBDA_RUNTIME_API: address },
       workerData: { codeDir: this.spec.codeDir, handler: this.spec.handler },
       resourceLimits: { maxOldGenerationSizeMb: this.spec.memoryMb },
       stdout: false,
       stderr: false,
     });
     this.worker = worker;
-    this.ready = new Promise<void>((resolve, reject) => {
+    const ready = new Promise<void>((resolve, reject) => {
       worker.once('error', reject);
       worker.on('message', (message) => {
         if (message.type === 'ready') {
@@ -86,7 +103,75 @@ export class LocalLambda {
     });
     worker.on('error', (error) => this.retire(worker, new InvocationError('Runtime.ExitError', `the container crashed: ${error.message}`)));
     worker.on('exit', (code) => this.retire(worker, new InvocationError('Runtime.ExitError', `the container exited (${code})`)));
-    return this.ready;
+    return ready;
+  }
+
+  /**
+   * The part of Lambda's Extensions API a container's own code uses: `register` (an internal
+   * extension; the answer carries its identifier) and `event/next`, which is held open as Lambda
+   * holds it until an event the extension subscribed to. Subscribing to SHUTDOWN is refused, as
+   * Lambda refuses it to internal extensions.
+   */
+  private listenForExtensions(): Promise<{ server: Server; address: string }> {
+    const answer = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+      res.writeHead(status, { 'Content-Type': 'application/json', ...headers }).end(JSON.stringify(body));
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        if (req.method === 'POST' && req.url === '/2020-01-01/extension/register') {
+          const name = req.headers['lambda-extension-name'];
+          let events: unknown;
+          try {
+            events = (JSON.parse(Buffer.concat(chunks).toString() || '{}') as { events?: unknown }).events;
+          } catch {
+            events = undefined;
+          }
+          if (!name || !Array.isArray(events) || events.some((e) => e !== 'INVOKE') || !this.worker) {
+            answer(res, 400, { errorMessage: 'An internal extension registers with a Lambda-Extension-Name and events among ["INVOKE"].', errorType: 'InvalidRequestFormat' });
+            return;
+          }
+          const identifier = randomUUID();
+          this.extension = { worker: this.worker, identifier, waiting: [] };
+          answer(res, 200, { functionName: this.spec.name, functionVersion: '$LATEST', handler: this.spec.handler }, { 'Lambda-Extension-Identifier': identifier });
+          return;
+        }
+        if (req.method === 'GET' && req.url === '/2020-01-01/extension/event/next') {
+          if (!this.extension || req.headers['lambda-extension-identifier'] !== this.extension.identifier) {
+            answer(res, 403, { errorMessage: 'Unknown extension identifier.', errorType: 'Extension.UnknownExtensionIdentifier' });
+            return;
+          }
+          this.extension.waiting.push(res);
+          return;
+        }
+        answer(res, 404, { errorMessage: `No ${req.method} ${req.url} in the Extensions API.`, errorType: 'InvalidRequest' });
+      });
+    });
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve({ server, address: `127.0.0.1:${(server.address() as AddressInfo).port}` }));
+    });
+  }
+
+  /**
+   * Ends a container as Lambda does: with a registered extension, SIGTERM to the runtime and
+   * {@link RUNTIME_SHUTDOWN_MS} to exit before it is killed; without one, at once.
+   */
+  private async end(worker: Worker): Promise<void> {
+    const extension = this.extension?.worker === worker ? this.extension : undefined;
+    if (extension) {
+      this.extension = undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const exited = new Promise<void>((resolve) => {
+        worker.once('exit', () => resolve());
+        timer = setTimeout(resolve, RUNTIME_SHUTDOWN_MS);
+      });
+      worker.postMessage({ type: 'shutdown' });
+      await exited;
+      clearTimeout(timer);
+      for (const res of extension.waiting) res.destroy();
+    }
+    await worker.terminate();
   }
 
   private onMessage(message: { type: string; id: string; result?: unknown; error?: { name: string; message: string; stack?: string }; contentType?: string; data?: Uint8Array }) {
@@ -164,7 +249,12 @@ export class LocalLambda {
     const worker = this.worker;
     if (worker) {
       this.retire(worker, new InvocationError('Runtime.Stopped', `${this.spec.name} is stopped`));
-      await worker.terminate();
+      await this.end(worker);
+    }
+    const api = await this.extensionsApi;
+    if (api) {
+      api.server.closeAllConnections();
+      await new Promise((resolve) => api.server.close(resolve));
     }
   }
 }

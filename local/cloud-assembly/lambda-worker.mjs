@@ -2,7 +2,8 @@
 // environment (process.env is the template's variables, nothing of the parent's), which loads the
 // bundled asset by its handler string as the Node.js runtime does, and runs invocations the host
 // sends. Plain JavaScript: it is the runtime, not project code, and the bundle it loads is plain
-// JavaScript too. Messages: host → {type:'invoke', id, event, context, stream, traceHeader?}; worker →
+// JavaScript too. Messages: host → {type:'invoke', id, event, context, stream, traceHeader?},
+// {type:'shutdown'} (SIGTERM); worker →
 // {type:'ready', streaming, error?}, {type:'result', id, result}, {type:'chunk', id, contentType,
 // data}, {type:'end', id}, {type:'error', id, error}.
 import { existsSync } from 'node:fs';
@@ -59,7 +60,13 @@ const contextOf = ({ deadline, ...fields }) => ({
   succeed: () => undefined,
 });
 
-parentPort.on('message', async ({ id, event, context, stream, traceHeader }) => {
+parentPort.on('message', async ({ type, id, event, context, stream, traceHeader }) => {
+  // Lambda ends a container whose code registered an extension with SIGTERM (signals are not
+  // delivered to a worker thread: its listeners are called here).
+  if (type === 'shutdown') {
+    if (!process.emit('SIGTERM', 'SIGTERM')) process.exit(0);
+    return;
+  }
   // As the Lambda runtime does for a traced function: the invocation's trace header, read by the X-Ray SDK.
   if (traceHeader) process.env._X_AMZN_TRACE_ID = traceHeader;
   try {
