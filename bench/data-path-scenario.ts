@@ -124,7 +124,11 @@ export const measureDataPath = async (runtime: LocalRuntime, shape: TrafficShape
     const postsBefore = receiver.posts.length;
     const started = performance.now();
     let sent = 0;
-    const timestampOf = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString();
+    // Live devices' readings: a second apart, ending before now. Points older than two hours would
+    // be late (their hours sealed) and each batch of them would stamp its hours twice (docs/storage.md,
+    // "Rollups of sealed hours"), which is not what a live fleet's data path does.
+    const firstReading = Date.now() - (shape.messagesPerDevice * shape.pointsPerMessage + 60) * 1000;
+    const timestampOf = (n: number) => new Date(firstReading + n * 1000).toISOString();
     const onClock = async (d: number, m: number, send: () => Promise<void>) => {
       const at = started + (m + d / shape.devices) * shape.intervalMs!;
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, at - performance.now())));
