@@ -2,6 +2,8 @@ import { LRUCache } from 'lru-cache';
 import type { Db } from '../shared/clients';
 import { WORKSPACE_LIMIT_DEFAULTS } from '../shared/env';
 import { logger } from '../shared/logger';
+import { settleAll } from '../shared/settle';
+import { onShutdown } from '../shared/shutdown';
 import { dayOf } from '../schemas/usage';
 import { claimDevicePoints, returnDevicePoints, type DeviceLocator } from '../stores/device-store';
 import type { LimitsMemory } from './limits';
@@ -23,13 +25,16 @@ export interface PointQuotaOptions {
   /**
    * How many points a claim takes at least, for a device whose limit is `limit`: 0 claims exactly
    * what each request brings (the HTTPS door); more lets one write serve many small batches (the
-   * MQTT door's one point a publish), at the price of what a retired container held unused.
+   * MQTT door's one point a publish), at the price of what a crashed container held unused.
    */
   slice: (limit: number) => number;
   /** Devices remembered at most. */
   max: number;
   now?: () => number;
 }
+
+/** Give-backs in flight at once when a container ends (within its shutdown's 400 ms). */
+const GIVE_BACK_CONCURRENCY = 32;
 
 /** The MQTT door's slice: a hundredth of the device's daily limit (at least what a batch brings). */
 export const hundredthOf = (limit: number) => Math.ceil(limit / 100);
@@ -51,9 +56,11 @@ interface Held {
  * gives back at once what a claim took past the device's limit (or past a slice of it: a device's
  * first claim in a container, before its workspace is known, asks for a slice of the default). However many containers claim at
  * once, the counts they are given add up to at most the limit, so a device never stores more than
- * its limit in a day. Points a container held when Lambda retires it are lost for that day: a
- * device may be refused up to a slice per retired container before its limit. A device found full
- * costs no write until the day ends or its limit is raised.
+ * its limit in a day. What a container holds unused of the day it gives back when it ends (Lambda's
+ * SIGTERM: {@link onShutdown}), the devices holding most first, as many as its shutdown's time
+ * allows; what a crashed container held is lost for that day (a device may be refused up to a slice
+ * per such container before its limit). A device found full costs no write until the day ends or
+ * its limit is raised.
  */
 export const pointQuota = (db: Db, { limits, slice, max, now = Date.now }: PointQuotaOptions) => {
   const held = new LRUCache<string, Held>({ max });
@@ -118,6 +125,12 @@ export const pointQuota = (db: Db, { limits, slice, max, now = Date.now }: Point
     held.set(deviceId, { day: claim.day, left: available - accepted, account_id, workspace_id, ...(full ? { fullAt: limit } : {}) });
     return { accepted, refused: points - accepted, workspace_id, limit, locator: claim.locator };
   };
+  onShutdown(async () => {
+    const today = dayOf(now());
+    const unused = [...held.entries()].filter(([, mine]) => mine.day === today && mine.left > 0).sort(([, a], [, b]) => b.left - a.left);
+    held.clear();
+    await settleAll(unused, GIVE_BACK_CONCURRENCY, ([deviceId, mine]) => returnDevicePoints(db, deviceId, mine.day, mine.left));
+  });
   return take;
 };
 export type PointQuota = ReturnType<typeof pointQuota>;

@@ -10,6 +10,7 @@ import { recordUsage } from '../domain/usage';
 import { registryDb } from '../shared/clients';
 import { devicePlaceCacheSeconds, LIMITS_CACHE_SECONDS, WRITE_CONCURRENCY } from '../shared/env';
 import { publishMetrics } from '../shared/metrics';
+import { registerShutdownExtension } from '../shared/shutdown';
 import { tracer } from '../shared/tracer';
 import { CloudStamper } from '../shared/timestamps';
 import { timeseriesStore } from '../stores/timeseries';
@@ -30,6 +31,8 @@ const deps: IngestDeps = {
   points: pointQuota(db, { limits: limitsMemory(db, { ttlMs: LIMITS_CACHE_SECONDS * 1000 }), slice: hundredthOf, max: 100_000 }),
   recordUsage: (tally) => recordUsage(db, tally),
 };
+// Told of its container's end, to give back the devices' daily points it claimed and did not use.
+await registerShutdownExtension();
 
 /**
  * The ingest queue's consumer (an SQS event source with ReportBatchItemFailures): stores the data

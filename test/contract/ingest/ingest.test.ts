@@ -7,6 +7,7 @@ import { changeWorkspaceLimits, limitsMemory } from '../../../lambdas/domain/lim
 import { hundredthOf, pointQuota } from '../../../lambdas/domain/point-quota';
 import { getWorkspaceUsage, recordUsage } from '../../../lambdas/domain/usage';
 import { ingestBatch, type IngestDeps, type QueuedIngest } from '../../../lambdas/domain/ingest';
+import { shutDown } from '../../../lambdas/shared/shutdown';
 import { CloudStamper } from '../../../lambdas/shared/timestamps';
 import type { IngestDataMessage, IngestEventsMessage, IngestMessage } from '../../../lambdas/schemas/device-api';
 import type { DataMessage, EventMessage, ForwardMessage } from '../../../lambdas/schemas/forward';
@@ -484,5 +485,20 @@ describe('ingest: devices’ daily points and the workspaces’ usage, on a regi
     // the default and gives the rest back): what one held unused is the most refused early.
     expect(totals.points_stored).toBeLessThanOrEqual(1000);
     expect(totals.points_stored).toBeGreaterThanOrEqual(1000 - 10);
+  });
+
+  it('gives back the points a container claimed and did not use when it ends, so that another stores up to the limit', async () => {
+    const account = await newWorkspace(1000);
+    const [ending, next] = await Promise.all([deployed(), deployed()]);
+    const now = Date.now();
+    let sent = 0;
+    const publishes = (n: number) => queued(...Array.from({ length: n }, () => published(account.device.id, 't', { i: sent++ }, now)));
+
+    // The first container claims a slice of 10 and uses 3; its end gives the 7 back.
+    expect(await ingestBatch(ending.deps, publishes(3))).toEqual([]);
+    await shutDown();
+    expect(await ingestBatch(next.deps, publishes(1000))).toEqual([]);
+
+    expect(await usageOn(account, new Date(now).toISOString().slice(0, 10))).toMatchObject({ points_in: 1003, points_stored: 1000, points_refused: 3 });
   });
 });
