@@ -259,8 +259,9 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
     stops.push(s3.stop);
     // Stopped before the engines, after everything that invokes a handler: the handlers' containers
     // end as Lambda ends them, writing what they kept (lambdas/shared/shutdown.ts).
-    // (Imported when used, as the handlers are: lambdas/shared/env.ts reads the variables set above.)
-    stops.push(async () => (await import('../lambdas/shared/shutdown')).shutDown());
+    // (Imported when used, as the handlers are: lambdas/shared/env.ts reads the variables set above.
+    // Nothing kills this process after 500 ms, so the handlers get 5 s, for a loaded machine.)
+    stops.push(async () => (await import('../lambdas/shared/shutdown')).shutDown(5_000));
 
     // The ports are held, not only probed, until their servers listen: a port only probed may
     // meanwhile go to one of this process's outgoing connections (a test run once lost one so).

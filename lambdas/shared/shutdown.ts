@@ -1,21 +1,26 @@
+/**
+ * What a container hands on before it ends: counts it kept to write in batches (usage), points it
+ * claimed and did not use. Lambda gives a container notice of its end, SIGTERM and then 500 ms
+ * before SIGKILL, only when an extension is registered
+ * (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html#runtimes-lifecycle-shutdown),
+ * so a module that keeps such work registers an internal extension that subscribes to no event:
+ * it costs nothing per invocation and makes Lambda send the signal.
+ * @module
+ */
 import { request } from 'node:http';
 import { LAMBDA_RUNTIME_API } from './env';
 import { logger } from './logger';
 
-/**
- * What a container hands on before it ends: counts it kept to write in batches (usage). Lambda
- * gives a container notice of its end, SIGTERM and then 500 ms before SIGKILL, only when an
- * extension is registered
- * (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html#runtimes-lifecycle-shutdown),
- * so a module that keeps such work registers an internal extension that subscribes to no event:
- * it costs nothing per invocation and makes Lambda send the signal.
- */
+/** Work to do when the container ends. */
 type ShutdownHook = () => Promise<void>;
 
 const hooks = new Set<ShutdownHook>();
 
 /** The hooks' share of the runtime's 500 ms, leaving room for the exit itself. */
-export const SHUTDOWN_BUDGET_MS = 400;
+const SHUTDOWN_BUDGET_MS = 400;
+
+/** How long init waits for Lambda to answer the registration (a stalled answer would hold init until its timeout). */
+const REGISTER_TIMEOUT_MS = 2000;
 
 /** The name the extension registers under (an internal one: any name not taken by another). */
 export const SHUTDOWN_EXTENSION_NAME = 'fleetstream-shutdown';
@@ -39,15 +44,19 @@ export const shutDown = async (budgetMs = SHUTDOWN_BUDGET_MS): Promise<void> => 
   for (const result of outcome) if (result.status === 'rejected') logger.error('shutdown work failed', { error: result.reason as Error });
 };
 
-/** A call to the Lambda Extensions API of this container (`AWS_LAMBDA_RUNTIME_API`); resolves with the answer's headers once they arrive. */
-const extensionsApi = (api: string, method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: string) =>
+/**
+ * A call to the Lambda Extensions API of this container (`AWS_LAMBDA_RUNTIME_API`); resolves with
+ * the answer's headers once they arrive, or fails after `timeoutMs` (none: the call for the next
+ * event stays open for the container's life).
+ */
+const extensionsApi = (api: string, method: 'GET' | 'POST', path: string, headers: Record<string, string>, { body, timeoutMs }: { body?: string; timeoutMs?: number } = {}) =>
   new Promise<{ status: number; identifier?: string }>((resolve, reject) => {
     const [host, port] = api.split(':');
-    // No agent and no timeout: the call for the next event stays open for the container's life.
-    const call = request({ host, port: Number(port || 80), method, path: `/2020-01-01/extension/${path}`, headers, agent: false }, (answer) => {
+    const call = request({ host, port: Number(port || 80), method, path: `/2020-01-01/extension/${path}`, headers, agent: false, timeout: timeoutMs }, (answer) => {
       answer.resume();
       resolve({ status: answer.statusCode ?? 0, identifier: answer.headers['lambda-extension-identifier'] as string | undefined });
     });
+    call.on('timeout', () => call.destroy(new Error(`no answer from the Extensions API in ${timeoutMs} ms`)));
     call.on('error', reject);
     call.end(body);
   });
@@ -61,11 +70,18 @@ let registered: Promise<boolean> | undefined;
  * tests) it does nothing and {@link shutDown} is the runtime's to call.
  * @returns whether the container will be told of its end.
  */
-export const registerShutdownExtension = (api: string | undefined = LAMBDA_RUNTIME_API): Promise<boolean> =>
+export const registerShutdownExtension = (): Promise<boolean> =>
   (registered ??= (async () => {
+    const api = LAMBDA_RUNTIME_API;
     if (!api) return false;
     try {
-      const { status, identifier } = await extensionsApi(api, 'POST', 'register', { 'Lambda-Extension-Name': SHUTDOWN_EXTENSION_NAME, 'Content-Type': 'application/json' }, JSON.stringify({ events: [] }));
+      const { status, identifier } = await extensionsApi(
+        api,
+        'POST',
+        'register',
+        { 'Lambda-Extension-Name': SHUTDOWN_EXTENSION_NAME, 'Content-Type': 'application/json' },
+        { body: JSON.stringify({ events: [] }), timeoutMs: REGISTER_TIMEOUT_MS },
+      );
       if (status !== 200 || !identifier) throw new Error(`the Extensions API answered ${status} to the registration`);
       // Init ends once every extension has asked for its next event. This one subscribes to none, so
       // the call is never answered; it only says the extension is ready.

@@ -40,11 +40,21 @@ export class InvocationError extends Error {
 
 const WORKER_FILE = new URL('./lambda-worker.mjs', import.meta.url);
 
+/** Waits for `work`, at most `ms`. */
+const within = async (work: Promise<unknown>, ms: number) => {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+};
+
 /**
  * What Lambda leaves the runtime between SIGTERM and SIGKILL when an internal extension is
  * registered (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html#runtimes-lifecycle-shutdown).
  */
-export const RUNTIME_SHUTDOWN_MS = 500;
+const RUNTIME_SHUTDOWN_MS = 500;
+
+/** How long a stop waits for the invocations in flight: Lambda ends a container only between them. */
+const STOP_DRAIN_MS = 2000;
 
 /**
  * One Lambda function run from its bundle, as a container: a worker thread with the function's
@@ -62,6 +72,8 @@ export class LocalLambda {
   private worker?: Worker;
   private ready?: Promise<void>;
   private readonly pending = new Map<string, Pending>();
+  /** The invocations running, which a stop lets finish (briefly) before it ends the container. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private stopped = false;
   /** This function's Extensions API (`AWS_LAMBDA_RUNTIME_API` of its containers). */
   private extensionsApi?: Promise<{ server: Server; address: string }>;
@@ -80,6 +92,8 @@ export class LocalLambda {
 
   private async launch(): Promise<void> {
     const { address } = await (this.extensionsApi ??= this.listenForExtensions());
+    // Stopped meanwhile: no container is started that the stop would not end.
+    if (this.stopped) throw new InvocationError('Runtime.Stopped', `${this.spec.name} is stopped`);
     const worker = new Worker(WORKER_FILE, {
       env: { ...this.spec.env, AWS_LAMBDA_RUNTIME_API: address },
       workerData: { codeDir: this.spec.codeDir, handler: this.spec.handler },
@@ -90,6 +104,7 @@ export class LocalLambda {
     this.worker = worker;
     const ready = new Promise<void>((resolve, reject) => {
       worker.once('error', reject);
+      worker.once('exit', (code) => reject(new InvocationError('Runtime.ExitError', `the container exited (${code}) during its init`)));
       worker.on('message', (message) => {
         if (message.type === 'ready') {
           this.streaming = message.streaming;
@@ -161,14 +176,9 @@ export class LocalLambda {
     const extension = this.extension?.worker === worker ? this.extension : undefined;
     if (extension) {
       this.extension = undefined;
-      let timer: NodeJS.Timeout | undefined;
-      const exited = new Promise<void>((resolve) => {
-        worker.once('exit', () => resolve());
-        timer = setTimeout(resolve, RUNTIME_SHUTDOWN_MS);
-      });
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
       worker.postMessage({ type: 'shutdown' });
-      await exited;
-      clearTimeout(timer);
+      await within(exited, RUNTIME_SHUTDOWN_MS);
       for (const res of extension.waiting) res.destroy();
     }
     await worker.terminate();
@@ -196,6 +206,11 @@ export class LocalLambda {
     if (this.worker !== worker) return;
     this.worker = undefined;
     this.ready = undefined;
+    if (this.extension?.worker === worker && error.name !== 'Runtime.Stopped') {
+      // A container that crashed or timed out is gone without its shutdown.
+      for (const res of this.extension.waiting) res.destroy();
+      this.extension = undefined;
+    }
     for (const [id, call] of this.pending) {
       clearTimeout(call.timer);
       call.reject(error);
@@ -206,7 +221,8 @@ export class LocalLambda {
   private async send(event: unknown, requestId: string, stream?: ResponseStream): Promise<unknown> {
     if (this.stopped) throw new InvocationError('Runtime.Stopped', `${this.spec.name} is stopped`);
     await this.start();
-    const worker = this.worker!;
+    const worker = this.worker;
+    if (!worker) throw new InvocationError('Runtime.ExitError', `the container of ${this.spec.name} ended before the invocation`);
     const id = randomUUID();
     const timeoutMs = this.spec.timeoutSeconds * 1000;
     const context: Partial<Context> & { deadline: number } = {
@@ -219,7 +235,7 @@ export class LocalLambda {
       logStreamName: 'local',
       deadline: Date.now() + timeoutMs,
     };
-    return new Promise((resolve, reject) => {
+    const call = new Promise((resolve, reject) => {
       // As Lambda: past its timeout the invocation fails and the container is ended.
       const timer = setTimeout(() => {
         this.retire(worker, new InvocationError('Sandbox.Timedout', `Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds`));
@@ -228,6 +244,9 @@ export class LocalLambda {
       this.pending.set(id, { resolve, reject, stream, timer });
       worker.postMessage({ id, event, context, stream: Boolean(stream), ...(this.spec.tracing ? { traceHeader: newTraceHeader() } : {}) });
     });
+    this.inFlight.add(call);
+    void call.catch(() => undefined).finally(() => this.inFlight.delete(call));
+    return call;
   }
 
   /** A buffered (RequestResponse) invocation: resolves with what the handler returned. */
@@ -246,12 +265,15 @@ export class LocalLambda {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    // A launch waiting for the API starts no container once stopped; one in its init is ended too.
+    const api = await this.extensionsApi?.catch(() => undefined);
+    // Lambda ends a container between invocations: its init and those in flight finish first, briefly.
+    await within(Promise.allSettled([this.ready, ...this.inFlight]), STOP_DRAIN_MS);
     const worker = this.worker;
     if (worker) {
       this.retire(worker, new InvocationError('Runtime.Stopped', `${this.spec.name} is stopped`));
       await this.end(worker);
     }
-    const api = await this.extensionsApi;
     if (api) {
       api.server.closeAllConnections();
       await new Promise((resolve) => api.server.close(resolve));
