@@ -13,13 +13,13 @@
  * takes ≤ 0.25 of the raw query's time, and its RSS stays flat (it holds one hour of buckets,
  * whatever the range). It is timed twice a round: first with no rollups (they are deleted before),
  * reading every point and keeping the rollup of each sealed hour, then again, from those rollups
- * (lambdas/domain/rollups.ts), as a dashboard that shows the month again does. The export writes
+ * (lambdas/domain/data/rollups.ts), as a dashboard that shows the month again does. The export writes
  * points at ≥ 0.5 of the raw query's rate (from the POST to `ready`; the file's download is timed
  * apart), its RSS flat but for the file itself, which the local S3 keeps in the same process's memory.
  */
 import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { fieldHash } from '../lambdas/domain/rollups';
+import { fieldHash } from '../lambdas/domain/data/rollups';
 import { documentClient } from '../lambdas/shared/clients';
 import { newId } from '../lambdas/shared/ids';
 import { timeseriesStore, type DataPoint } from '../lambdas/stores/timeseries';
@@ -87,7 +87,7 @@ const aggregate = async (ready: Ready, pid: number) => {
 };
 
 /**
- * Deletes the rollups the aggregation keeps (lambdas/domain/rollups.ts), so that the next one reads
+ * Deletes the rollups the aggregation keeps (lambdas/domain/data/rollups.ts), so that the next one reads
  * every point again, as the first aggregation of a month does.
  */
 const dropRollups = async (ready: Ready) => {

@@ -191,16 +191,16 @@ const main = async () => {
       POWERTOOLS_LOG_LEVEL: 'WARN',
     });
     await ensureTable(new DynamoDBClient({}), 'bench-registry');
-    const { createAccount } = await import('../lambdas/domain/accounts');
-    const { createIntegration } = await import('../lambdas/domain/integrations');
-    const { dataMessage } = await import('../lambdas/domain/events');
-    const { packForward, renderEntry } = await import('../lambdas/domain/forward-pack');
-    const { ENTRY_OVERHEAD, MAX_POST_BYTES, webhookBody } = await import('../lambdas/domain/forwarding');
+    const { createAccount } = await import('../lambdas/domain/tenancy/accounts');
+    const { createIntegration } = await import('../lambdas/domain/webhooks/integrations');
+    const { dataMessage } = await import('../lambdas/domain/webhooks/events');
+    const { packForward, renderEntry } = await import('../lambdas/domain/webhooks/forward-pack');
+    const { ENTRY_OVERHEAD, MAX_POST_BYTES, webhookBody } = await import('../lambdas/domain/webhooks/forwarding');
     const { sendEncodedMessages } = await import('../lambdas/stores/queue-store');
     const { registryDb } = await import('../lambdas/shared/clients');
     const { webhookPoster } = await import('../lambdas/shared/webhook-client');
     const handler = IN_PROCESS
-      ? ((await import('../lambdas/forwarder/handler')) as { handler: SqsHandler }).handler
+      ? ((await import('../lambdas/handlers/forwarder/handler')) as { handler: SqsHandler }).handler
       : await forwarderContainers(Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)), forward.definition.consumerTimeoutSeconds, stops);
 
     const account = await createAccount(registryDb(), { name: 'bench' });

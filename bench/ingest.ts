@@ -17,19 +17,19 @@
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { ingestBatch, type IngestDeps, type QueuedIngest } from '../lambdas/domain/ingest';
+import { ingestBatch, type IngestDeps, type QueuedIngest } from '../lambdas/domain/data/ingest';
 import type { IngestDataMessage } from '../lambdas/schemas/device-api';
 import { documentClient } from '../lambdas/shared/clients';
 import { WRITE_CONCURRENCY } from '../lambdas/shared/env';
 import { ensureTable } from '../local/dynamodb-local';
-import { recordUsage } from '../lambdas/domain/usage';
+import { recordUsage } from '../lambdas/domain/limits/usage';
 import { dynamoDbTimeseriesStore } from '../lambdas/stores/timeseries/dynamodb';
-import { packForward } from '../lambdas/domain/forward-pack';
+import { packForward } from '../lambdas/domain/webhooks/forward-pack';
 import { sendEncodedMessages } from '../lambdas/stores/queue-store';
 import { seriesPartition, shardOf } from '../lambdas/stores/timeseries/keys';
 import { CloudStamper } from '../lambdas/shared/timestamps';
 import { LOCAL_AWS_ENV, startDynamoDbLocal } from '../local/dynamodb-local';
-import { QUEUES } from '../local/queues';
+import { QUEUES } from '../lambdas/queues';
 import { startLocalSqs } from '../local/queues-engine';
 import { printTable, timeMs } from './stats';
 

@@ -45,8 +45,8 @@ const [batchSize, maxBatchingWindowSeconds, parallelizationFactor] = (values.str
 const registryStream = values.stream ? { batchSize, maxBatchingWindowSeconds, parallelizationFactor } : undefined;
 if (registryStream) log(`registry stream: batches of ${batchSize}, window ${maxBatchingWindowSeconds} s, ${parallelizationFactor} per shard at once`);
 const runtime = await startLocalRuntime({ consumerConcurrency: 4, registryStream });
-const { createDevice } = await import('../lambdas/domain/devices');
-const { createIdentity } = await import('../lambdas/domain/identities');
+const { createDevice } = await import('../lambdas/domain/registry/devices');
+const { createIdentity } = await import('../lambdas/domain/registry/identities');
 const { registryDb } = await import('../lambdas/shared/clients');
 const { timeseriesStore } = await import('../lambdas/stores/timeseries');
 const db = registryDb();

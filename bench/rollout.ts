@@ -34,9 +34,9 @@ import { median, printTable, timeMs } from './stats';
 // which read them once: they are imported below.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-const { completeJob } = await import('../lambdas/domain/jobs');
-const { countRolloutChanges } = await import('../lambdas/domain/rollout-counts');
-const { scheduledRollout } = await import('../lambdas/domain/rollouts');
+const { completeJob } = await import('../lambdas/domain/fleet-ops/jobs');
+const { countRolloutChanges } = await import('../lambdas/domain/fleet-ops/rollout-counts');
+const { scheduledRollout } = await import('../lambdas/domain/fleet-ops/rollouts');
 const { documentClient } = await import('../lambdas/shared/clients');
 const { newId, nowIso } = await import('../lambdas/shared/ids');
 const { WRITE_CONCURRENCY } = await import('../lambdas/shared/env');

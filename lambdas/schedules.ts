@@ -26,7 +26,7 @@ export interface ScheduleDefinition {
  * each active rollout and ends overdue jobs and FOTA as `timed_out`, from the registry's sweep
  * index. A run that misses its minute is not made up: the next one finds the same due work, so
  * neither EventBridge nor Lambda retries it (lib/fleetstream-stack.ts). Its timeout is the period:
- * the handler stops starting work a margin before it (lambdas/rollout-sweep/handler.ts), so a run
+ * the handler stops starting work a margin before it (lambdas/handlers/rollout-sweep/handler.ts), so a run
  * ends before the next one starts.
  */
 export const ROLLOUT_SWEEP: ScheduleDefinition = {

@@ -5,7 +5,7 @@ import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/
 import { SCHEDULES, type ScheduledHandler } from '../lambdas/schedules';
 import { REGISTRY_FIRMWARE_USE_INDEX, REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
 import { REGISTRY_STREAM, type StreamConsumer } from '../lambdas/streams';
-import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../local/queues';
+import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../lambdas/queues';
 import { API_STAGE, Api, IDENTITY_HEADERS, type AuthorizedBy } from './constructs/api';
 import { Buckets } from './constructs/buckets';
 import type { ISource } from 'aws-cdk-lib/aws-s3-deployment';
@@ -91,7 +91,7 @@ export class FleetstreamStack extends Stack {
   readonly authorizerFunctions: ReadonlyMap<AuthorizedBy, HandlerFunction>;
   readonly api: Api;
   readonly queues: Queues;
-  /** The Lambda of each queue consumer (local/queues.ts QUEUE_CONSUMERS), by handler folder. */
+  /** The Lambda of each queue consumer (lambdas/queues.ts QUEUE_CONSUMERS), by handler folder. */
   readonly consumerFunctions: ReadonlyMap<string, HandlerFunction>;
   /** The Lambda of each table stream consumer (lambdas/streams.ts), by handler folder. */
   readonly streamFunctions: ReadonlyMap<StreamConsumer, HandlerFunction>;

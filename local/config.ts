@@ -1,4 +1,4 @@
-import type { QueueName, QueueSettings } from './queues';
+import type { QueueName, QueueSettings } from '../lambdas/queues';
 import type { QueueOverrides } from './queues-engine';
 import type { LocalRuntimeOptions } from './runtime';
 
@@ -62,7 +62,7 @@ const queueOverrides = (env: Env, queue: QueueName): Partial<QueueSettings> => {
 
 /**
  * Reads `npm start`'s variables (docs/configuration.md), including the handler settings that the
- * runtime itself would otherwise set from `local/queues.ts`, so that retries and the DLQ can be
+ * runtime itself would otherwise set from `lambdas/queues.ts`, so that retries and the DLQ can be
  * tried in seconds: `FORWARD_RETRY_BASE_SECONDS`, `FORWARD_RETRY_MAX_SECONDS`, `WEBHOOK_TIMEOUT_MS`,
  * each queue's visibility timeout and receive count, `SWEEP_INTERVAL_SECONDS` (the rollout sweep's),
  * `S3_PORT` and `FIRMWARE_UPLOAD_URL_TTL_SECONDS`, `USAGE_FLUSH_SECONDS` and

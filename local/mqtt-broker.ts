@@ -6,7 +6,7 @@ import { createServer as createTcpServer, type Server as TcpServer, type Socket 
 import { join } from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
 import { generate } from 'selfsigned';
-import type { IotAuthorizerResult, IotPolicy } from '../lambdas/domain/device-mqtt';
+import type { IotAuthorizerResult, IotPolicy } from '../lambdas/domain/doors/device-mqtt';
 import { MQTT_RULES, type MqttRule } from '../lambdas/mqtt-rules';
 import { asCaller, countIotCore, IOT_RULES_CALLER, withInvocation } from './request-counter';
 

@@ -1,5 +1,5 @@
 import { startFauxqs } from 'fauxqs';
-import { dlqNameOf, QUEUES, type QueueDefinition, type QueueName, type QueueSettings } from './queues';
+import { dlqNameOf, QUEUES, type QueueDefinition, type QueueName, type QueueSettings } from '../lambdas/queues';
 
 /** One queue as created on the local engine, with its DLQ and the settings it was made with. */
 export interface LocalQueue {

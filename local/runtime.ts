@@ -20,7 +20,7 @@ import { startDynamoDbStreamPoller, streamFilterOf, type StreamHandler } from '.
 import { invokeToEnd } from './lambda-invoke';
 import { brokerTls, startMqttBroker } from './mqtt-broker';
 import { holdPort } from './ports';
-import { dlqNameOf, QUEUE_CONSUMERS, type QueueName } from './queues';
+import { dlqNameOf, QUEUE_CONSUMERS, type QueueName } from '../lambdas/queues';
 import { startLocalSqs, type QueueOverrides } from './queues-engine';
 import { instrumentAwsSdk } from './request-counter';
 import { consoleCorsRules, startLocalS3 } from './s3-engine';
@@ -38,7 +38,7 @@ export interface LocalRuntimeOptions {
   authorizerCacheTtlSeconds?: number;
   /** Progress lines ("starting DynamoDB Local…"). */
   log?: (line: string) => void;
-  /** Changes to the queues of local/queues.ts, e.g. second-long visibility timeouts and retries in tests. */
+  /** Changes to the queues of lambdas/queues.ts, e.g. second-long visibility timeouts and retries in tests. */
   queues?: QueueOverrides;
   /** How long the forwarder waits for a webhook receiver, in milliseconds (WEBHOOK_TIMEOUT_MS). */
   webhookTimeoutMs?: number;
@@ -152,8 +152,8 @@ const TIMESERIES_TABLE = 'fleetstream-timeseries';
  * restart prints the same key.
  */
 export const bootstrap = async (dataDir: string | undefined, devApiKey: string | undefined, table?: string): Promise<Bootstrap> => {
-  const { createAccount } = await import('../lambdas/domain/accounts');
-  const { authenticateApiKey } = await import('../lambdas/domain/api-keys');
+  const { createAccount } = await import('../lambdas/domain/tenancy/accounts');
+  const { authenticateApiKey } = await import('../lambdas/domain/tenancy/api-keys');
   const { documentClient, registryDb: defaultDb } = await import('../lambdas/shared/clients');
   // A named table (the cloud assembly's) is used as named, whatever REGISTRY_TABLE said when env.ts loaded.
   const db = table ? { doc: documentClient(new DynamoDBClient({})), table } : undefined;
@@ -183,7 +183,7 @@ const randomPassword = () => `Fs-${randomBytes(12).toString('base64url')}-a1A`;
  * `table`, or REGISTRY_TABLE).
  */
 export const ensureFirstUser = async (cognito: LocalCognito, accountId: string, wanted: { email?: string; password?: string }, dataDir: string | undefined, table?: string) => {
-  const { addUserToAccount } = await import('../lambdas/domain/users');
+  const { addUserToAccount } = await import('../lambdas/domain/tenancy/users');
   const { documentClient, registryDb: defaultDb } = await import('../lambdas/shared/clients');
   // A named table (the cloud assembly's) is used as named, whatever REGISTRY_TABLE said when env.ts loaded.
   const registryDb = () => (table ? { doc: documentClient(new DynamoDBClient({})), table } : defaultDb());
@@ -318,7 +318,7 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
     // The console's user pool (DESIGN §10): cognito-local in this process, with the stack's
     // PostConfirmation/PostAuthentication trigger (lambdas/user-account) called as Cognito calls it.
     log(`starting the user pool (cognito-local, ${options.dataDir ? `data in ${join(options.dataDir, 'cognito')}` : 'in memory'})…`);
-    const { handler: userAccountTrigger } = (await import('../lambdas/user-account/handler')) as unknown as { handler: CognitoTrigger };
+    const { handler: userAccountTrigger } = (await import('../lambdas/handlers/user-account/handler')) as unknown as { handler: CognitoTrigger };
     const cognito = await startLocalCognito({
       port: options.cognitoPort ?? 0,
       dataDir: options.dataDir && join(options.dataDir, 'cognito'),
@@ -337,7 +337,7 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
       new CreateQueueCommand({ QueueName: STREAM_DLQ_NAME, Attributes: { MessageRetentionPeriod: String(14 * 24 * 3600) } }),
     );
     sqsClient.destroy();
-    const { handler: streamHandler } = (await import(`../lambdas/${stream.consumer}/handler.ts`)) as { handler: StreamHandler };
+    const { handler: streamHandler } = (await import(`../lambdas/handlers/${stream.consumer}/handler.ts`)) as { handler: StreamHandler };
     log(`reading the registry table's stream for ${stream.consumer}…`);
     const streamPoller = await startDynamoDbStreamPoller({
       tableName: REGISTRY_TABLE,
@@ -358,11 +358,11 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
 
     const handlers = new Map<RouteHandler, Promise<{ handler: never }>>();
     const loadHandler = (name: RouteHandler) => {
-      if (!handlers.has(name)) handlers.set(name, import(`../lambdas/${name}/handler.ts`));
+      if (!handlers.has(name)) handlers.set(name, import(`../lambdas/handlers/${name}/handler.ts`));
       return handlers.get(name)!.then((m) => m.handler);
     };
-    const { handler: authorizer } = await import('../lambdas/authorizer/handler');
-    const { handler: deviceAuthorizer } = await import('../lambdas/device-authorizer/handler');
+    const { handler: authorizer } = await import('../lambdas/handlers/authorizer/handler');
+    const { handler: deviceAuthorizer } = await import('../lambdas/handlers/device-authorizer/handler');
     log(`starting the API on port ${port}…`);
     const cacheTtlMs = (options.authorizerCacheTtlSeconds ?? 30) * 1000;
     // The API authorizer caches accepted credentials itself (API Gateway's cache is off for it).
@@ -399,10 +399,10 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
     );
 
     log(`starting the MQTT broker on ports ${mqttPort} and ${mqttTlsPort} (TLS)…`);
-    const { handler: mqttAuthorizer } = await import('../lambdas/mqtt-authorizer/handler');
+    const { handler: mqttAuthorizer } = await import('../lambdas/handlers/mqtt-authorizer/handler');
     const { sendMessages } = await import('../lambdas/stores/queue-store');
-    const { recordAuthorizationRefusal } = await import('../lambdas/domain/device-mqtt');
-    const { publishForward } = await import('../lambdas/domain/events');
+    const { recordAuthorizationRefusal } = await import('../lambdas/domain/doors/device-mqtt');
+    const { publishForward } = await import('../lambdas/domain/webhooks/events');
     const { registryDb } = await import('../lambdas/shared/clients');
     await Promise.all([held.mqtt.release(), held.mqttTls.release(), held.dataPlane.release()]);
     const mqtt = await startMqttBroker({
@@ -419,7 +419,7 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
     const pollers = new Map<QueueName, SqsPoller>();
     for (const [name, consumer] of Object.entries(QUEUE_CONSUMERS)) {
       const queue = sqs.queues[name as QueueName];
-      const { handler } = (await import(`../lambdas/${consumer}/handler.ts`)) as { handler: SqsHandler };
+      const { handler } = (await import(`../lambdas/handlers/${consumer}/handler.ts`)) as { handler: SqsHandler };
       log(`polling the ${name} queue for ${consumer}…`);
       const poller = startSqsPoller({
         queueUrl: queue.url,
@@ -442,7 +442,7 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
     // handler at the same rate, one run at a time.
     const schedules: RunningSchedule[] = [];
     for (const schedule of SCHEDULES) {
-      const { handler } = (await import(`../lambdas/${schedule.handler}/handler.ts`)) as { handler: (event: ScheduledEvent, context: Context) => Promise<unknown> };
+      const { handler } = (await import(`../lambdas/handlers/${schedule.handler}/handler.ts`)) as { handler: (event: ScheduledEvent, context: Context) => Promise<unknown> };
       const intervalMs = (schedule.handler === 'rollout-sweep' && options.sweepIntervalSeconds ? options.sweepIntervalSeconds : schedule.everyMinutes * 60) * 1000;
       log(`running ${schedule.handler} every ${intervalMs / 1000} s…`);
       const running = startSchedule({

@@ -11,7 +11,7 @@
  * would cost for the same traffic. See docs/cost.md for what is modelled and what is not.
  */
 import { readFileSync } from 'node:fs';
-import { hundredthOf } from '../../lambdas/domain/point-quota';
+import { hundredthOf } from '../../lambdas/domain/limits/point-quota';
 import { LIMIT_DEFAULTS } from '../../lambdas/schemas/limits';
 import { recordBytes } from '../../lambdas/stores/timeseries/timestream';
 import { MONTH, PRICES } from './aws-prices';
@@ -146,7 +146,7 @@ export const fleetstreamCost = (rows: Row[], input: CostInput): CostLine[] => {
 /**
  * The ingest Lambda's device lookups for MQTT publishes, which follow devices and days, not the
  * points: a container keeps a device's place while its workspace's places are unchanged
- * (lambdas/domain/device-places.ts), a day at most, and a day's first claim of the device's points
+ * (lambdas/domain/registry/device-places.ts), a day at most, and a day's first claim of the device's points
  * is followed by a check of the place; so each container reads a device's place about once a day
  * (one strongly consistent read, a unit: it must not be older than the workspace's version read
  * before it), or less often when the device publishes less. Moves
@@ -160,7 +160,7 @@ const deviceLookups = (input: CostInput): CostLine => {
 };
 
 /**
- * The ingest Lambda's claims of MQTT devices' daily points (lambdas/domain/point-quota.ts), which
+ * The ingest Lambda's claims of MQTT devices' daily points (lambdas/domain/limits/point-quota.ts), which
  * follow devices and days: each container claims a slice of a device's daily limit (a hundredth of
  * the deployment's default) the first time it sees the device in a UTC day, and again each time
  * it has used its slice. One write unit each (a locator is well under 1 KB). A claim also answers

@@ -37,7 +37,7 @@ export const createAccountOn = async (options: CreateAccountOptions) => {
   }
 
   // Imported after the environment is set: the registry reads REGISTRY_TABLE once.
-  const { createAccount } = await import('../../lambdas/domain/accounts');
+  const { createAccount } = await import('../../lambdas/domain/tenancy/accounts');
   const { registryDb } = await import('../../lambdas/shared/clients');
   try {
     const account = await createAccount(registryDb(), { name: options.name, workspaceName: options.workspace, keyName: options.keyName });

@@ -45,7 +45,7 @@ export const workspaceLimits = async (options: LimitsOptions) => {
   }
 
   // Imported after the environment is set: the registry and the defaults are read once.
-  const { changeWorkspaceLimits, showWorkspaceLimits } = await import('../../lambdas/domain/limits');
+  const { changeWorkspaceLimits, showWorkspaceLimits } = await import('../../lambdas/domain/limits/limits');
   const { registryDb } = await import('../../lambdas/shared/clients');
   const { AppError } = await import('../../lambdas/shared/errors');
   const { LIMIT_NAMES } = await import('../../lambdas/schemas/limits');

@@ -3,9 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { buildOpenApi } from '../../lambdas/schemas/openapi';
 
-/** Writes lambdas/openapi/openapi.json and says where. */
+/** Writes lambdas/handlers/openapi/openapi.json and says where. */
 export const writeOpenApi = () => {
-  const target = fileURLToPath(new URL('../../lambdas/openapi/openapi.json', import.meta.url));
+  const target = fileURLToPath(new URL('../../lambdas/handlers/openapi/openapi.json', import.meta.url));
   writeFileSync(target, JSON.stringify(buildOpenApi(), null, 2) + '\n');
   console.log(`wrote ${target}`);
 };

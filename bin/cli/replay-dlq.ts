@@ -24,7 +24,7 @@ import { requeueBody } from '../../lambdas/shared/json';
 import { sendBatchInHalves } from '../../lambdas/stores/queue-store';
 import { findRuntime } from '../../local/runtime-file';
 
-// The forwarder reads it (lambdas/domain/forwarding.ts ORIGIN_ID_ATTRIBUTE).
+// The forwarder reads it (lambdas/domain/webhooks/forwarding.ts ORIGIN_ID_ATTRIBUTE).
 const ORIGIN_ID_ATTRIBUTE = 'origin-message-id';
 
 /** `replay-dlq`'s options: the queue (a URL, or a name), its DLQ when not its redrive policy's, how many at most. */

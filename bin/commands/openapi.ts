@@ -5,7 +5,7 @@ export const register = (program: Command) =>
   program
     .command('openapi')
     .summary('regenerate the OpenAPI document')
-    .description('write lambdas/openapi/openapi.json, generated from the route table and its zod schemas')
+    .description('write lambdas/handlers/openapi/openapi.json, generated from the route table and its zod schemas')
     .action(async () => {
       const { writeOpenApi } = await import('../cli/openapi');
       writeOpenApi();

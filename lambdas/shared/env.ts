@@ -45,7 +45,7 @@ export const DEVICE_ENDPOINT_URL = process.env.DEVICE_ENDPOINT_URL ?? '';
 /** Longest lifetime (exp − now) the device authorizer accepts in a device token, in seconds. */
 export const DEVICE_TOKEN_MAX_TTL_SECONDS = intFrom(process.env.DEVICE_TOKEN_MAX_TTL_SECONDS, 3600);
 
-/** Forward-queue retry backoff: base × 2^(receives − 1) seconds, at most the max (the stack sets both from local/queues.ts). */
+/** Forward-queue retry backoff: base × 2^(receives − 1) seconds, at most the max (the stack sets both from lambdas/queues.ts). */
 export const FORWARD_RETRY_BASE_SECONDS = intFrom(process.env.FORWARD_RETRY_BASE_SECONDS, 30);
 export const FORWARD_RETRY_MAX_SECONDS = intFrom(process.env.FORWARD_RETRY_MAX_SECONDS, 900);
 
@@ -144,7 +144,7 @@ export const exportsBucket = () => process.env.EXPORTS_BUCKET ?? '';
 /** Queue of data exports to run (the storage API fills it; the export Lambda drains and refills it). Read at each call. */
 export const exportQueueUrl = () => process.env.EXPORT_QUEUE_URL ?? '';
 
-/** Export-queue retry backoff: base × 2^(receives − 1) seconds, at most the max (the stack sets both from local/queues.ts). */
+/** Export-queue retry backoff: base × 2^(receives − 1) seconds, at most the max (the stack sets both from lambdas/queues.ts). */
 export const exportRetrySeconds = () => ({ baseSeconds: intFrom(process.env.EXPORT_RETRY_BASE_SECONDS, 30), maxSeconds: intFrom(process.env.EXPORT_RETRY_MAX_SECONDS, 900) });
 
 /**

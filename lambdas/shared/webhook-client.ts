@@ -2,8 +2,8 @@ import { lookup, type LookupAddress } from 'node:dns';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { isPrivateAddress } from '../domain/integrations';
-import type { PostOutcome, WebhookPost } from '../domain/forwarding';
+import { isPrivateAddress } from '../domain/webhooks/integrations';
+import type { PostOutcome, WebhookPost } from '../domain/webhooks/forwarding';
 
 // Connections are kept between batches of one container: a receiver gets a POST per batch.
 const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 64 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 64 }) };

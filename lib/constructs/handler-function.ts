@@ -10,7 +10,7 @@ import type { BuildOptions } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
 /** Folder holding one sub-folder per handler, each with its `handler.ts`. */
-export const LAMBDAS_DIR = fileURLToPath(new URL('../../lambdas/', import.meta.url));
+export const LAMBDAS_DIR = fileURLToPath(new URL('../../lambdas/handlers/', import.meta.url));
 
 /** The entry file of a handler folder under `lambdas/`. */
 export const handlerEntry = (source: string) => `${LAMBDAS_DIR}${source}/handler.ts`;

@@ -11,7 +11,7 @@ import {
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { QUEUES, type QueueDefinition, type QueueName } from '../../local/queues';
+import { QUEUES, type QueueDefinition, type QueueName } from '../../lambdas/queues';
 import type { HandlerFunction } from './handler-function';
 import { pascalCase } from '../names';
 
@@ -25,7 +25,7 @@ export interface StackQueue {
 }
 
 export interface QueuesProps {
-  /** @default QUEUES of local/queues.ts, the same rows the local runtime uses */
+  /** @default QUEUES of lambdas/queues.ts, the same rows the local runtime uses */
   readonly definitions?: Record<QueueName, QueueDefinition>;
   /** What happens to the queues (and the messages in them) when they leave the stack. @default RETAIN */
   readonly removalPolicy?: RemovalPolicy;

@@ -51,7 +51,7 @@ export class RegistryTable extends Construct {
       // The delivery and rollout count ledgers, rate counters and exports expire (lambdas/stores/keys.ts REGISTRY_TTL_ATTRIBUTE).
       timeToLiveAttribute: REGISTRY_TTL_ATTRIBUTE,
       // The registry stream's consumer tells a scheduling (a new scheduled_at) from a completion
-      // (pending → done) by comparing the item before and after (lambdas/domain/registry-events.ts).
+      // (pending → done) by comparing the item before and after (lambdas/domain/fleet-ops/registry-events.ts).
       stream: StreamViewType.NEW_AND_OLD_IMAGES,
       // A retained table also refuses a stray DeleteTable; a disposable stack must be able to delete it.
       deletionProtection: removalPolicy === RemovalPolicy.RETAIN,

@@ -87,7 +87,7 @@ export class TimeseriesStore extends Construct {
   }
 
   /**
-   * Lets the storage query keep the rollups of sealed hours (`lambdas/domain/rollups.ts`): BatchWriteItem on
+   * Lets the storage query keep the rollups of sealed hours (`lambdas/domain/data/rollups.ts`): BatchWriteItem on
    * the table, of items whose partition key is a rollup's (`R#…`) only, never a point or a stamp.
    * Timestream aggregates in its SQL: nothing to grant.
    */

@@ -20,10 +20,10 @@ import { startApiGateway, type GatewayAuthorizer, type GatewayResponse, type Gat
 import { LOCAL_AWS_ENV, startDynamoDbLocal } from '../dynamodb-local';
 import { localAwsLambda, type ResponseStream } from '../lambda-streaming';
 import { brokerTls, startMqttBroker, type BrokerTls } from '../mqtt-broker';
-import type { IotAuthorizerResult } from '../../lambdas/domain/device-mqtt';
+import type { IotAuthorizerResult } from '../../lambdas/domain/doors/device-mqtt';
 import type { ConsoleConfig } from '../../console/src/lib/config';
 import { holdPort } from '../ports';
-import type { QueueName, QueueSettings } from '../queues';
+import type { QueueName, QueueSettings } from '../../lambdas/queues';
 import { bootstrap, ensureFirstUser, type LocalRuntime, type LocalRuntimeOptions } from '../runtime';
 import { ensureIndexes, ensureTimeToLive } from '../dynamodb-local';
 import { startDynamoDbStreamPoller } from '../dynamodb-stream-poller';

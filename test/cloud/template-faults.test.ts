@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { startCloudAssemblyRuntime, type CloudAssemblyRuntime } from '../../local/cloud-assembly/runtime';
 import { readAssembly, resourcesOfType, targetOf, type CfnTemplate } from '../../local/cloud-assembly/template';
 import { until, waitFor } from '../../local/ports';
-import { authenticateUser } from '../../lambdas/domain/users';
+import { authenticateUser } from '../../lambdas/domain/tenancy/users';
 import { documentClient } from '../../lambdas/shared/clients';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { apiClient, type ApiClient } from '../helpers/api-client';

@@ -1,5 +1,5 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { handler } from '../../lambdas/authorizer/handler';
+import { handler } from '../../lambdas/handlers/authorizer/handler';
 import type { Db } from '../../lambdas/shared/clients';
 import { REGISTRY_TABLE } from '../../lambdas/shared/env';
 import { newAccount } from '../helpers/callers';

@@ -2,12 +2,12 @@ import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { handler } from '../../lambdas/authorizer/handler';
-import { ensureUserAccount } from '../../lambdas/domain/users';
+import { handler } from '../../lambdas/handlers/authorizer/handler';
+import { ensureUserAccount } from '../../lambdas/domain/tenancy/users';
 import type { Db } from '../../lambdas/shared/clients';
 import { REGISTRY_TABLE } from '../../lambdas/shared/env';
 import { readWorkspacesOfAccount } from '../../lambdas/stores/workspace-store';
-import { handler as userAccountTrigger } from '../../lambdas/user-account/handler';
+import { handler as userAccountTrigger } from '../../lambdas/handlers/user-account/handler';
 import { until } from '../../local/ports';
 import { freshTable } from '../helpers/db';
 

@@ -34,7 +34,7 @@ beforeAll(async () => {
   api = apiClient(runtime.base_url, runtime.api_key);
   ws = runtime.workspace_id;
   // Loaded once the runtime has set the variables the handlers read when they load (lambdas/shared/env.ts).
-  const { createAccount } = await import('../../lambdas/domain/accounts');
+  const { createAccount } = await import('../../lambdas/domain/tenancy/accounts');
   const { documentClient } = await import('../../lambdas/shared/clients');
   const account = await createAccount({ doc: documentClient(new DynamoDBClient({})), table: process.env.REGISTRY_TABLE! }, { name: 'other' });
   other = apiClient(runtime.base_url, account.api_key);

@@ -9,7 +9,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { createAccount } from '../../lambdas/domain/accounts';
+import { createAccount } from '../../lambdas/domain/tenancy/accounts';
 import type { Db } from '../../lambdas/shared/clients';
 import { newId } from '../../lambdas/shared/ids';
 import { putAll } from '../../lambdas/stores/items';

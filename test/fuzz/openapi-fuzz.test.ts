@@ -24,7 +24,7 @@ const FAMILY_MS = Number(process.env.FUZZ_FAMILY_MS ?? 10_000 + RUNS * 1_000);
 
 // The operations and families are known when jest collects the tests: from the committed
 // document. The runtime's own document (GET /v3/openapi.json) drives every request and check.
-const committed = JSON.parse(readFileSync('lambdas/openapi/openapi.json', 'utf8')) as OpenApiDocument;
+const committed = JSON.parse(readFileSync('lambdas/handlers/openapi/openapi.json', 'utf8')) as OpenApiDocument;
 
 /** A seed per operation and family, so that each test draws the same inputs however the others run. */
 const seedOf = (name: string) => [...name].reduce((h, c) => (Math.imul(h, 31) + c.charCodeAt(0)) | 0, SEED);

@@ -1,4 +1,4 @@
-import { createAccount } from '../../lambdas/domain/accounts';
+import { createAccount } from '../../lambdas/domain/tenancy/accounts';
 import type { Db } from '../../lambdas/shared/clients';
 import type { Caller } from '../../lambdas/shared/http';
 

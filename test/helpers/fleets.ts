@@ -1,5 +1,5 @@
-import { createDevice } from '../../lambdas/domain/devices';
-import { createFleet } from '../../lambdas/domain/fleets';
+import { createDevice } from '../../lambdas/domain/registry/devices';
+import { createFleet } from '../../lambdas/domain/registry/fleets';
 import type { Db } from '../../lambdas/shared/clients';
 import { newAccount } from './callers';
 

@@ -7,7 +7,7 @@ import {
   type Message,
 } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
-import { readForwardBody, type RenderedEntry } from '../../lambdas/domain/forward-pack';
+import { readForwardBody, type RenderedEntry } from '../../lambdas/domain/webhooks/forward-pack';
 import type { ForwardMessage } from '../../lambdas/schemas/forward';
 import { toQueueBody } from '../../lambdas/shared/json';
 

@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { BUCKETS, EXPORT_LIFETIME_DAYS, EXPORT_RUN_MAX_DAYS } from '../../lambdas/buckets';
-import { QUEUES } from '../../local/queues';
+import { QUEUES } from '../../lambdas/queues';
 import { FleetstreamStack } from '../../lib/fleetstream-stack';
 import { configFromContext } from '../../lib/stack-config';
 import { actionsOf, mentions, statementsOfFunction, targetOf } from './template-queries';

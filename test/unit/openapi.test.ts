@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { ROUTES } from '../../lambdas/routes';
 import { OPERATIONS, buildOpenApi } from '../../lambdas/schemas/openapi';
 
-const committed = JSON.parse(readFileSync(new URL('../../lambdas/openapi/openapi.json', import.meta.url), 'utf8'));
+const committed = JSON.parse(readFileSync(new URL('../../lambdas/handlers/openapi/openapi.json', import.meta.url), 'utf8'));
 
 describe('OpenAPI document', () => {
   it('is current: the committed file equals what the schemas generate (run `npm run openapi`)', () => {

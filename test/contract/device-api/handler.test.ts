@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { DeviceCaller } from '../../../lambdas/domain/identities';
+import type { DeviceCaller } from '../../../lambdas/domain/registry/identities';
 import type { IngestMessage } from '../../../lambdas/schemas/device-api';
 import { isCloudStamp, parseTime } from '../../../lambdas/shared/timestamps';
 import { lambdaContext, proxyEvent } from '../../helpers/proxy-event';
@@ -19,8 +19,8 @@ beforeAll(async () => {
   const { REGISTRY_TABLE } = await import('../../../lambdas/shared/env');
   const { freshTable } = await import('../../helpers/db');
   const { newAccount } = await import('../../helpers/callers');
-  const { createDevice } = await import('../../../lambdas/domain/devices');
-  handler = (await import('../../../lambdas/device-api/handler')).handler as unknown as Handler;
+  const { createDevice } = await import('../../../lambdas/domain/registry/devices');
+  handler = (await import('../../../lambdas/handlers/device-api/handler')).handler as unknown as Handler;
   const db = await freshTable(REGISTRY_TABLE);
   const account = await newAccount(db);
   const device = await createDevice(db, account.caller, account.workspace_id, { name: 'sensor', phys_id: '' });

@@ -1,8 +1,8 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { randomBytes } from 'node:crypto';
-import { handler } from '../../../lambdas/device-authorizer/handler';
-import { createDevice } from '../../../lambdas/domain/devices';
-import { authenticateDevice, createIdentity, revokeIdentity } from '../../../lambdas/domain/identities';
+import { handler } from '../../../lambdas/handlers/device-authorizer/handler';
+import { createDevice } from '../../../lambdas/domain/registry/devices';
+import { authenticateDevice, createIdentity, revokeIdentity } from '../../../lambdas/domain/registry/identities';
 import type { EventMessage } from '../../../lambdas/schemas/forward';
 import type { Db } from '../../../lambdas/shared/clients';
 import { REGISTRY_TABLE } from '../../../lambdas/shared/env';

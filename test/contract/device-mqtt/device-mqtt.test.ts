@@ -1,6 +1,6 @@
-import { createDevice } from '../../../lambdas/domain/devices';
-import { authorizeMqttConnect, devicePolicy, handleMqttQueueMessages, type DeviceMqttDeps, type RuleMessage } from '../../../lambdas/domain/device-mqtt';
-import { createIdentity } from '../../../lambdas/domain/identities';
+import { createDevice } from '../../../lambdas/domain/registry/devices';
+import { authorizeMqttConnect, devicePolicy, handleMqttQueueMessages, type DeviceMqttDeps, type RuleMessage } from '../../../lambdas/domain/doors/device-mqtt';
+import { createIdentity } from '../../../lambdas/domain/registry/identities';
 import type { IngestMessage } from '../../../lambdas/schemas/device-api';
 import type { EventMessage } from '../../../lambdas/schemas/forward';
 import type { Db } from '../../../lambdas/shared/clients';
@@ -121,8 +121,8 @@ describe('the MQTT queue’s messages', () => {
 
   it('answers #status with pending jobs and the FOTA apart, and #now, on the device’s j/dn', async () => {
     const { device, caller } = await newDevice();
-    const { scheduleJob } = await import('../../../lambdas/domain/jobs');
-    const { scheduleFota } = await import('../../../lambdas/domain/fota');
+    const { scheduleJob } = await import('../../../lambdas/domain/fleet-ops/jobs');
+    const { scheduleFota } = await import('../../../lambdas/domain/fleet-ops/fota');
     await scheduleJob(db, caller, device.id, 'reboot', { delay: 1 });
     await scheduleFota(db, caller, device.id, { firmwareId: 'fw', firmwareVersion: '2.0' });
     const { deps, published, forwarded } = recordingDeps();
@@ -151,7 +151,7 @@ describe('the MQTT queue’s messages', () => {
 
   it('completes a job with the device’s result (as the HTTPS result route does) and ignores an unknown job without failing', async () => {
     const { device, caller } = await newDevice();
-    const { scheduleJob, getJob } = await import('../../../lambdas/domain/jobs');
+    const { scheduleJob, getJob } = await import('../../../lambdas/domain/fleet-ops/jobs');
     await scheduleJob(db, caller, device.id, 'calibrate', {});
     const { deps, forwarded } = recordingDeps();
 

@@ -4,11 +4,11 @@
  * when it was scheduled, once, and never for a record the stream retries.
  */
 import type { DynamoDBRecord } from 'aws-lambda';
-import { createDevice } from '../../../lambdas/domain/devices';
-import { eventMessage } from '../../../lambdas/domain/events';
-import { deliverScheduled, jobMessage } from '../../../lambdas/domain/live-delivery';
-import { forwardRegistryChanges, SEND_GROUP } from '../../../lambdas/domain/registry-events';
-import { scheduleFleetJob } from '../../../lambdas/domain/jobs';
+import { createDevice } from '../../../lambdas/domain/registry/devices';
+import { eventMessage } from '../../../lambdas/domain/webhooks/events';
+import { deliverScheduled, jobMessage } from '../../../lambdas/domain/doors/live-delivery';
+import { forwardRegistryChanges, SEND_GROUP } from '../../../lambdas/domain/fleet-ops/registry-events';
+import { scheduleFleetJob } from '../../../lambdas/domain/fleet-ops/jobs';
 import type { Db } from '../../../lambdas/shared/clients';
 import type { DownMessage } from '../../../lambdas/stores/device-channel';
 import { setDeviceConnection } from '../../../lambdas/stores/device-mqtt-store';

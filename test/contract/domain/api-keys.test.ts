@@ -1,7 +1,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { createAccount } from '../../../lambdas/domain/accounts';
-import { authenticateApiKey, createApiKey, listApiKeys, revokeApiKey } from '../../../lambdas/domain/api-keys';
-import { listWorkspaces } from '../../../lambdas/domain/workspaces';
+import { createAccount } from '../../../lambdas/domain/tenancy/accounts';
+import { authenticateApiKey, createApiKey, listApiKeys, revokeApiKey } from '../../../lambdas/domain/tenancy/api-keys';
+import { listWorkspaces } from '../../../lambdas/domain/tenancy/workspaces';
 import type { Db } from '../../../lambdas/shared/clients';
 import { NotFoundError, UnauthorizedError } from '../../../lambdas/shared/errors';
 import { newAccount } from '../../helpers/callers';

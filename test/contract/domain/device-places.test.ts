@@ -1,7 +1,7 @@
-import { devicePlaces, PLACE_MAX_AGE_MS, workspaceSettings } from '../../../lambdas/domain/device-places';
-import { updateWorkspace } from '../../../lambdas/domain/workspaces';
-import { createDevice, updateDevice } from '../../../lambdas/domain/devices';
-import { createFleet } from '../../../lambdas/domain/fleets';
+import { devicePlaces, PLACE_MAX_AGE_MS, workspaceSettings } from '../../../lambdas/domain/registry/device-places';
+import { updateWorkspace } from '../../../lambdas/domain/tenancy/workspaces';
+import { createDevice, updateDevice } from '../../../lambdas/domain/registry/devices';
+import { createFleet } from '../../../lambdas/domain/registry/fleets';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../../../lambdas/shared/clients';
 import { deviceLocatorKey } from '../../../lambdas/stores/keys';

@@ -1,5 +1,5 @@
-import { createDevice, getDevice, listDevices, updateDevice } from '../../../lambdas/domain/devices';
-import { createFleet } from '../../../lambdas/domain/fleets';
+import { createDevice, getDevice, listDevices, updateDevice } from '../../../lambdas/domain/registry/devices';
+import { createFleet } from '../../../lambdas/domain/registry/fleets';
 import type { Db } from '../../../lambdas/shared/clients';
 import { NotFoundError } from '../../../lambdas/shared/errors';
 import { newAccount } from '../../helpers/callers';

@@ -15,11 +15,11 @@ const BUCKET = 'contract-firmware-domain';
 
 let s3: LocalS3;
 let db: Db;
-let firmware: typeof import('../../../lambdas/domain/firmware');
-let fota: typeof import('../../../lambdas/domain/fota');
-let devices: typeof import('../../../lambdas/domain/devices');
-let liveDelivery: typeof import('../../../lambdas/domain/live-delivery');
-let events: typeof import('../../../lambdas/domain/events');
+let firmware: typeof import('../../../lambdas/domain/fleet-ops/firmware');
+let fota: typeof import('../../../lambdas/domain/fleet-ops/fota');
+let devices: typeof import('../../../lambdas/domain/registry/devices');
+let liveDelivery: typeof import('../../../lambdas/domain/doors/live-delivery');
+let events: typeof import('../../../lambdas/domain/webhooks/events');
 let jobStore: typeof import('../../../lambdas/stores/job-store');
 let objects: typeof import('../../../lambdas/stores/object-store');
 let firmwareStore: typeof import('../../../lambdas/stores/firmware-store');
@@ -29,11 +29,11 @@ beforeAll(async () => {
   await s3.createBucket(BUCKET);
   Object.assign(process.env, { AWS_ENDPOINT_URL_S3: s3.endpoint, FIRMWARE_BUCKET: BUCKET, FIRMWARE_UPLOAD_URL_TTL_SECONDS: '600' });
   // One at a time: jest's ESM loader links modules imported at once in a race.
-  firmware = await import('../../../lambdas/domain/firmware');
-  fota = await import('../../../lambdas/domain/fota');
-  devices = await import('../../../lambdas/domain/devices');
-  liveDelivery = await import('../../../lambdas/domain/live-delivery');
-  events = await import('../../../lambdas/domain/events');
+  firmware = await import('../../../lambdas/domain/fleet-ops/firmware');
+  fota = await import('../../../lambdas/domain/fleet-ops/fota');
+  devices = await import('../../../lambdas/domain/registry/devices');
+  liveDelivery = await import('../../../lambdas/domain/doors/live-delivery');
+  events = await import('../../../lambdas/domain/webhooks/events');
   jobStore = await import('../../../lambdas/stores/job-store');
   objects = await import('../../../lambdas/stores/object-store');
   firmwareStore = await import('../../../lambdas/stores/firmware-store');

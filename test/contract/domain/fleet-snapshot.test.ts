@@ -3,10 +3,10 @@
  * pages (its answer is read lazily) while other devices really move, then resumed. Whatever the
  * scheduler reads later, each device is targeted by where it was at the snapshot.
  */
-import { updateDevice, createDevice } from '../../../lambdas/domain/devices';
-import { createFleet } from '../../../lambdas/domain/fleets';
-import { scheduleFleetJob } from '../../../lambdas/domain/jobs';
-import { scheduleFleetFota } from '../../../lambdas/domain/fota';
+import { updateDevice, createDevice } from '../../../lambdas/domain/registry/devices';
+import { createFleet } from '../../../lambdas/domain/registry/fleets';
+import { scheduleFleetJob } from '../../../lambdas/domain/fleet-ops/jobs';
+import { scheduleFleetFota } from '../../../lambdas/domain/fleet-ops/fota';
 import type { Db } from '../../../lambdas/shared/clients';
 import { WRITE_CONCURRENCY } from '../../../lambdas/shared/env';
 import { getFotaOfDevice, getJobOfDevice } from '../../../lambdas/stores/job-store';

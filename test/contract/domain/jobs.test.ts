@@ -1,4 +1,4 @@
-import { getJob, listJobs, scheduleFleetJob, scheduleJob } from '../../../lambdas/domain/jobs';
+import { getJob, listJobs, scheduleFleetJob, scheduleJob } from '../../../lambdas/domain/fleet-ops/jobs';
 import type { Db } from '../../../lambdas/shared/clients';
 import { NotFoundError } from '../../../lambdas/shared/errors';
 import { newAccount } from '../../helpers/callers';

@@ -1,8 +1,8 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { createApiKey, revokeApiKey } from '../../../lambdas/domain/api-keys';
-import { createDevice } from '../../../lambdas/domain/devices';
-import { createFleet } from '../../../lambdas/domain/fleets';
-import { admitRequest, changeWorkspaceLimits, getWorkspaceLimits, limitsMemory, showWorkspaceLimits } from '../../../lambdas/domain/limits';
+import { createApiKey, revokeApiKey } from '../../../lambdas/domain/tenancy/api-keys';
+import { createDevice } from '../../../lambdas/domain/registry/devices';
+import { createFleet } from '../../../lambdas/domain/registry/fleets';
+import { admitRequest, changeWorkspaceLimits, getWorkspaceLimits, limitsMemory, showWorkspaceLimits } from '../../../lambdas/domain/limits/limits';
 import { LIMIT_DEFAULTS } from '../../../lambdas/schemas/limits';
 import type { Db } from '../../../lambdas/shared/clients';
 import { NotFoundError, QuotaExceededError, RateLimitedError, ValidationError } from '../../../lambdas/shared/errors';

@@ -1,7 +1,7 @@
 import { DeleteCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { retentionSettleMs, runRestamp, type RestampDeps } from '../../../lambdas/domain/retention';
-import { getWorkspace, updateWorkspace } from '../../../lambdas/domain/workspaces';
+import { retentionSettleMs, runRestamp, type RestampDeps } from '../../../lambdas/domain/data/retention';
+import { getWorkspace, updateWorkspace } from '../../../lambdas/domain/tenancy/workspaces';
 import type { RestampJob } from '../../../lambdas/schemas/retention';
 import type { Db } from '../../../lambdas/shared/clients';
 import { ConflictError, NotFoundError } from '../../../lambdas/shared/errors';

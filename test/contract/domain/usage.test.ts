@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { InitializeMiddleware } from '@smithy/types';
-import { getWorkspaceUsage, recordUsage, usageBuffer, UsageTally } from '../../../lambdas/domain/usage';
+import { getWorkspaceUsage, recordUsage, usageBuffer, UsageTally } from '../../../lambdas/domain/limits/usage';
 import { documentClient, type Db } from '../../../lambdas/shared/clients';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';

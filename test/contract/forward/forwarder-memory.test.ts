@@ -1,5 +1,5 @@
-import { forwarderMemory } from '../../../lambdas/domain/forwarder-memory';
-import { createIntegration, deleteIntegration, getIntegration, updateIntegration } from '../../../lambdas/domain/integrations';
+import { forwarderMemory } from '../../../lambdas/domain/webhooks/forwarder-memory';
+import { createIntegration, deleteIntegration, getIntegration, updateIntegration } from '../../../lambdas/domain/webhooks/integrations';
 import type { Db } from '../../../lambdas/shared/clients';
 import type { Caller } from '../../../lambdas/shared/http';
 import { recordDeliveryOutcome } from '../../../lambdas/stores/integration-store';

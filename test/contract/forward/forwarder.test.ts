@@ -1,9 +1,9 @@
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { dataMessage, eventMessage } from '../../../lambdas/domain/events';
-import { packForward } from '../../../lambdas/domain/forward-pack';
-import { forwardMessages, MAX_POST_BYTES, ORIGIN_ID_ATTRIBUTE, type QueuedMessage } from '../../../lambdas/domain/forwarding';
-import { createIntegration, getIntegration, rotateIntegrationSecret } from '../../../lambdas/domain/integrations';
-import { getWorkspaceUsage, recordUsage } from '../../../lambdas/domain/usage';
+import { dataMessage, eventMessage } from '../../../lambdas/domain/webhooks/events';
+import { packForward } from '../../../lambdas/domain/webhooks/forward-pack';
+import { forwardMessages, MAX_POST_BYTES, ORIGIN_ID_ATTRIBUTE, type QueuedMessage } from '../../../lambdas/domain/webhooks/forwarding';
+import { createIntegration, getIntegration, rotateIntegrationSecret } from '../../../lambdas/domain/webhooks/integrations';
+import { getWorkspaceUsage, recordUsage } from '../../../lambdas/domain/limits/usage';
 import { webhookPoster } from '../../../lambdas/shared/webhook-client';
 import type { ForwardMessage } from '../../../lambdas/schemas/forward';
 import { toQueueBody } from '../../../lambdas/shared/json';

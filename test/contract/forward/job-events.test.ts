@@ -10,11 +10,11 @@ Object.assign(process.env, { FORWARD_QUEUE_URL: queue.url, REGISTRY_TABLE: `test
 const { freshTable } = await import('../../helpers/db');
 const db = await freshTable(process.env.REGISTRY_TABLE, { stream: true });
 const { startDynamoDbStreamPoller } = await import('../../../local/dynamodb-stream-poller');
-const { handler } = await import('../../../lambdas/registry-stream/handler');
+const { handler } = await import('../../../lambdas/handlers/registry-stream/handler');
 const { REGISTRY_STREAM } = await import('../../../lambdas/streams');
-const { scheduleFleetFota, scheduleFota, finishFota } = await import('../../../lambdas/domain/fota');
-const { scheduleFleetJob, scheduleJob, completeJob } = await import('../../../lambdas/domain/jobs');
-const { updateDevice } = await import('../../../lambdas/domain/devices');
+const { scheduleFleetFota, scheduleFota, finishFota } = await import('../../../lambdas/domain/fleet-ops/fota');
+const { scheduleFleetJob, scheduleJob, completeJob } = await import('../../../lambdas/domain/fleet-ops/jobs');
+const { updateDevice } = await import('../../../lambdas/domain/registry/devices');
 const { putJob } = await import('../../../lambdas/stores/job-store');
 const { NotFoundError } = await import('../../../lambdas/shared/errors');
 const { newAccount } = await import('../../helpers/callers');

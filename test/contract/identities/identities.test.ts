@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { createDevice, getDevice, listDevices } from '../../../lambdas/domain/devices';
-import { createIdentity, deviceEndpoint, listIdentities, revokeIdentity } from '../../../lambdas/domain/identities';
+import { createDevice, getDevice, listDevices } from '../../../lambdas/domain/registry/devices';
+import { createIdentity, deviceEndpoint, listIdentities, revokeIdentity } from '../../../lambdas/domain/registry/identities';
 import { DeviceCredentialsSchema } from '../../../lambdas/schemas/identity';
 import type { Db } from '../../../lambdas/shared/clients';
 import { AppError, NotFoundError } from '../../../lambdas/shared/errors';

@@ -1,12 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { devicePlaces, workspaceSettings, type DevicePlacesLookup } from '../../../lambdas/domain/device-places';
-import { createDevice } from '../../../lambdas/domain/devices';
-import { changeWorkspaceLimits, limitsMemory } from '../../../lambdas/domain/limits';
-import { hundredthOf, pointQuota } from '../../../lambdas/domain/point-quota';
-import { getWorkspaceUsage, recordUsage } from '../../../lambdas/domain/usage';
-import { ingestBatch, type IngestDeps, type QueuedIngest } from '../../../lambdas/domain/ingest';
+import { devicePlaces, workspaceSettings, type DevicePlacesLookup } from '../../../lambdas/domain/registry/device-places';
+import { createDevice } from '../../../lambdas/domain/registry/devices';
+import { changeWorkspaceLimits, limitsMemory } from '../../../lambdas/domain/limits/limits';
+import { hundredthOf, pointQuota } from '../../../lambdas/domain/limits/point-quota';
+import { getWorkspaceUsage, recordUsage } from '../../../lambdas/domain/limits/usage';
+import { ingestBatch, type IngestDeps, type QueuedIngest } from '../../../lambdas/domain/data/ingest';
 import { shutDown } from '../../../lambdas/shared/shutdown';
 import { CloudStamper } from '../../../lambdas/shared/timestamps';
 import type { IngestDataMessage, IngestEventsMessage, IngestMessage } from '../../../lambdas/schemas/device-api';

@@ -6,7 +6,7 @@ import {
   listIntegrations,
   rotateIntegrationSecret,
   updateIntegration,
-} from '../../../lambdas/domain/integrations';
+} from '../../../lambdas/domain/webhooks/integrations';
 import type { CreateIntegrationBody } from '../../../lambdas/schemas/integration';
 import { LIMIT_DEFAULTS } from '../../../lambdas/schemas/limits';
 import type { Db } from '../../../lambdas/shared/clients';

@@ -50,26 +50,26 @@ beforeAll(async () => {
   const { ensureTable } = await import('../../../local/dynamodb-local');
   const { documentClient } = await import('../../../lambdas/shared/clients');
   const { dynamoDbTimeseriesStore } = await import('../../../lambdas/stores/timeseries/dynamodb');
-  const { ingestBatch } = await import('../../../lambdas/domain/ingest');
-  const { publishForward } = await import('../../../lambdas/domain/events');
-  const { devicePlaces, workspaceSettings } = await import('../../../lambdas/domain/device-places');
-  const { limitsMemory } = await import('../../../lambdas/domain/limits');
-  const { hundredthOf, pointQuota } = await import('../../../lambdas/domain/point-quota');
-  const { recordUsage } = await import('../../../lambdas/domain/usage');
+  const { ingestBatch } = await import('../../../lambdas/domain/data/ingest');
+  const { publishForward } = await import('../../../lambdas/domain/webhooks/events');
+  const { devicePlaces, workspaceSettings } = await import('../../../lambdas/domain/registry/device-places');
+  const { limitsMemory } = await import('../../../lambdas/domain/limits/limits');
+  const { hundredthOf, pointQuota } = await import('../../../lambdas/domain/limits/point-quota');
+  const { recordUsage } = await import('../../../lambdas/domain/limits/usage');
   const { CloudStamper } = await import('../../../lambdas/shared/timestamps');
   // The devices and jobs handlers stream (they serve lists): they call awslambda.streamifyResponse as they load.
   installAwsLambdaGlobal();
   handlers = {
-    devices: (await import('../../../lambdas/devices/handler')).handler as unknown as Handler,
-    jobs: (await import('../../../lambdas/jobs/handler')).handler as unknown as Handler,
-    fota: (await import('../../../lambdas/fota/handler')).handler as unknown as Handler,
-    device: (await import('../../../lambdas/device-api/handler')).handler as unknown as Handler,
+    devices: (await import('../../../lambdas/handlers/devices/handler')).handler as unknown as Handler,
+    jobs: (await import('../../../lambdas/handlers/jobs/handler')).handler as unknown as Handler,
+    fota: (await import('../../../lambdas/handlers/fota/handler')).handler as unknown as Handler,
+    device: (await import('../../../lambdas/handlers/device-api/handler')).handler as unknown as Handler,
   };
   db = await freshTable(REGISTRY_TABLE, { stream: true });
   // Job and FOTA events follow their writes through the table's stream, into the real consumer.
   const { startDynamoDbStreamPoller, streamFilterOf } = await import('../../../local/dynamodb-stream-poller');
   const { REGISTRY_STREAM } = await import('../../../lambdas/streams');
-  const { handler: streamHandler } = await import('../../../lambdas/registry-stream/handler');
+  const { handler: streamHandler } = await import('../../../lambdas/handlers/registry-stream/handler');
   streamPoller = await startDynamoDbStreamPoller({
     tableName: REGISTRY_TABLE,
     batchSize: REGISTRY_STREAM.batchSize,

@@ -11,11 +11,11 @@ import { ScanCommand, TransactWriteCommand, PutCommand, QueryCommand } from '@aw
 import type { DynamoDBRecord } from 'aws-lambda';
 import { until } from '../../../local/ports';
 import { startDynamoDbStreamPoller, streamFilterOf } from '../../../local/dynamodb-stream-poller';
-import { finishFota, scheduleFleetFota } from '../../../lambdas/domain/fota';
-import { cancelJob, completeJob, scheduleFleetJob, scheduleJob } from '../../../lambdas/domain/jobs';
-import { countedChangeOf, countRolloutChanges } from '../../../lambdas/domain/rollout-counts';
-import { cancelRollout } from '../../../lambdas/domain/rollouts';
-import { sweepRollouts } from '../../../lambdas/domain/rollout-sweep';
+import { finishFota, scheduleFleetFota } from '../../../lambdas/domain/fleet-ops/fota';
+import { cancelJob, completeJob, scheduleFleetJob, scheduleJob } from '../../../lambdas/domain/fleet-ops/jobs';
+import { countedChangeOf, countRolloutChanges } from '../../../lambdas/domain/fleet-ops/rollout-counts';
+import { cancelRollout } from '../../../lambdas/domain/fleet-ops/rollouts';
+import { sweepRollouts } from '../../../lambdas/domain/fleet-ops/rollout-sweep';
 import type { Db } from '../../../lambdas/shared/clients';
 import { metrics } from '../../../lambdas/shared/metrics';
 import { JOB_STATUSES, type JobStatus } from '../../../lambdas/schemas/job';

@@ -3,8 +3,8 @@ import { QueryCommand, TimestreamQueryClient } from '@aws-sdk/client-timestream-
 import { mockClient } from 'aws-sdk-client-mock';
 import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
-import { aggregateTimeseries } from '../../../lambdas/domain/aggregation';
-import { createWorkspace, updateWorkspace } from '../../../lambdas/domain/workspaces';
+import { aggregateTimeseries } from '../../../lambdas/domain/data/aggregation';
+import { createWorkspace, updateWorkspace } from '../../../lambdas/domain/tenancy/workspaces';
 import { AggregateQuerySchema, type AggregateBucket } from '../../../lambdas/schemas/timeseries';
 import { documentClient, type Db } from '../../../lambdas/shared/clients';
 import { NotFoundError, ValidationError } from '../../../lambdas/shared/errors';

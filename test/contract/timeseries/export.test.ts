@@ -7,9 +7,9 @@
 import { AbortMultipartUploadCommand, ListPartsCommand, S3Client } from '@aws-sdk/client-s3';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { randomUUID } from 'node:crypto';
-import { createExport, EXPORT_MAX_FAILED_RUNS, EXPORT_OBJECTS, getExport, listExports, runExport, type ExportDeps, type ExportObjects } from '../../../lambdas/domain/exports';
-import { queryTimeseries } from '../../../lambdas/domain/timeseries';
-import { updateWorkspace } from '../../../lambdas/domain/workspaces';
+import { createExport, EXPORT_MAX_FAILED_RUNS, EXPORT_OBJECTS, getExport, listExports, runExport, type ExportDeps, type ExportObjects } from '../../../lambdas/domain/data/exports';
+import { queryTimeseries } from '../../../lambdas/domain/data/timeseries';
+import { updateWorkspace } from '../../../lambdas/domain/tenancy/workspaces';
 import { EXPORT_LIFETIME_DAYS } from '../../../lambdas/buckets';
 import { CreateExportBodySchema, type CreateExportBody, type Export, type ExportJob } from '../../../lambdas/schemas/export';
 import type { TimeseriesRecord } from '../../../lambdas/schemas/timeseries';

@@ -1,8 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { aggregateTimeseries } from '../../../lambdas/domain/aggregation';
-import { createWorkspace, updateWorkspace } from '../../../lambdas/domain/workspaces';
+import { aggregateTimeseries } from '../../../lambdas/domain/data/aggregation';
+import { createWorkspace, updateWorkspace } from '../../../lambdas/domain/tenancy/workspaces';
 import { AggregateQuerySchema, type AggregateBucket } from '../../../lambdas/schemas/timeseries';
 import { documentClient, type Db } from '../../../lambdas/shared/clients';
 import { newId } from '../../../lambdas/shared/ids';
@@ -17,7 +17,7 @@ import { freshTable } from '../../helpers/db';
 import { collect } from './timeseries-store-contract';
 
 /**
- * Rollups of sealed hours (lambdas/domain/rollups.ts) on DynamoDB Local: what an aggregation keeps,
+ * Rollups of sealed hours (lambdas/domain/data/rollups.ts) on DynamoDB Local: what an aggregation keeps,
  * when the next one uses it instead of the points, and when it must read the points again.
  */
 let db: Db;

@@ -6,7 +6,7 @@ import { startRuntime } from '../../helpers/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { fleetstreamArgs } from '../../helpers/cli';
 // Not domain/events.ts: a module that reads the environment must not load before the runtime sets it.
-import { FORWARD_PACK_MAX_BYTES, packForward } from '../../../lambdas/domain/forward-pack';
+import { FORWARD_PACK_MAX_BYTES, packForward } from '../../../lambdas/domain/webhooks/forward-pack';
 import type { DataMessage } from '../../../lambdas/schemas/forward';
 import { depthOf, sendRaw } from '../../helpers/sqs';
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver';

@@ -7,7 +7,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createAccount } from '../../../lambdas/domain/accounts';
+import { createAccount } from '../../../lambdas/domain/tenancy/accounts';
 import type { Db } from '../../../lambdas/shared/clients';
 import { newId } from '../../../lambdas/shared/ids';
 import type { DataPoint } from '../../../lambdas/stores/timeseries';

@@ -4,7 +4,7 @@ import { HandlerFunction } from '../../../lib/constructs/handler-function';
 import { Queues } from '../../../lib/constructs/queues';
 import { FleetstreamStack } from '../../../lib/fleetstream-stack';
 import { configFromContext } from '../../../lib/stack-config';
-import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../../../local/queues';
+import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../../../lambdas/queues';
 import { actionsOf, statementsOfFunction, targetOf } from '../template-queries';
 
 // These assertions are about wiring, not code: skip esbuild bundling to synthesize in seconds.

@@ -1,5 +1,5 @@
-import { CSV_COLUMNS, csvField, exportHeader, lineFormatter } from '../../../lambdas/domain/export-format';
-import { partBytesOf, PART_BYTES } from '../../../lambdas/domain/exports';
+import { CSV_COLUMNS, csvField, exportHeader, lineFormatter } from '../../../lambdas/domain/data/export-format';
+import { partBytesOf, PART_BYTES } from '../../../lambdas/domain/data/exports';
 import { CreateExportBodySchema } from '../../../lambdas/schemas/export';
 import type { RangePoint } from '../../../lambdas/stores/timeseries';
 import { parseCsv } from '../../helpers/csv';

@@ -1,4 +1,4 @@
-import { makeCursor, pageSizeOf, paginate, readCursor } from '../../../lambdas/domain/lists';
+import { makeCursor, pageSizeOf, paginate, readCursor } from '../../../lambdas/domain/registry/lists';
 import { ValidationError } from '../../../lambdas/shared/errors';
 import { newId } from '../../../lambdas/shared/ids';
 import { pageOf } from '../../helpers/lists';

@@ -1,4 +1,4 @@
-import { restampFrom, retentionCutoff, withinRetention } from '../../../lambdas/domain/retention';
+import { restampFrom, retentionCutoff, withinRetention } from '../../../lambdas/domain/data/retention';
 import { expiresAt } from '../../../lambdas/stores/timeseries/keys';
 
 const NOW = Date.parse('2026-06-15T12:00:00.000Z');

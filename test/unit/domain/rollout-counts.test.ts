@@ -1,5 +1,5 @@
-import { rolloutEffectOf } from '../../../lambdas/domain/rollout-counts';
-import { directionOf } from '../../../lambdas/domain/registry-events';
+import { rolloutEffectOf } from '../../../lambdas/domain/fleet-ops/rollout-counts';
+import { directionOf } from '../../../lambdas/domain/fleet-ops/registry-events';
 import type { JobStatus } from '../../../lambdas/schemas/job';
 
 const item = (status: JobStatus, rollout_id?: string, scheduled_at = '2026-01-01T00:00:00.000Z', updated_at = '2026-01-01T00:01:00.000Z') => ({

@@ -1,6 +1,6 @@
-import { dataMessage, eventMessage } from '../../../lambdas/domain/events';
-import { FORWARD_PACK_MAX_BYTES, packForward, readForwardBody } from '../../../lambdas/domain/forward-pack';
-import { webhookBody } from '../../../lambdas/domain/forwarding';
+import { dataMessage, eventMessage } from '../../../lambdas/domain/webhooks/events';
+import { FORWARD_PACK_MAX_BYTES, packForward, readForwardBody } from '../../../lambdas/domain/webhooks/forward-pack';
+import { webhookBody } from '../../../lambdas/domain/webhooks/forwarding';
 import type { ForwardMessage } from '../../../lambdas/schemas/forward';
 import { toQueueBody } from '../../../lambdas/shared/json';
 import { entryMessage } from '../../helpers/sqs';

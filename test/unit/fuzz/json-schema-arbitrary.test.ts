@@ -5,7 +5,7 @@ import { deref, invalidArbitrary, validArbitrary, type JsonSchema } from '../../
 import { documentedKey, operationsOf, validators, type OpenApiDocument } from '../../helpers/fuzz/openapi';
 import { encodeComponent, familiesOf } from '../../helpers/fuzz/requests';
 
-const doc = JSON.parse(readFileSync('lambdas/openapi/openapi.json', 'utf8')) as OpenApiDocument;
+const doc = JSON.parse(readFileSync('lambdas/handlers/openapi/openapi.json', 'utf8')) as OpenApiDocument;
 const v = validators(doc);
 const ctx = { root: doc };
 const bodies = operationsOf(doc).filter((op) => op.body);

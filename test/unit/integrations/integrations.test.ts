@@ -1,7 +1,7 @@
-import { isPrivateAddress, signatureHeaders, wantsMessage, webhookUrlProblems } from '../../../lambdas/domain/integrations';
-import { renderEntry } from '../../../lambdas/domain/forward-pack';
-import { retryDelaySeconds, webhookBody } from '../../../lambdas/domain/forwarding';
-import { dataMessage, eventMessage, eventTimestamp } from '../../../lambdas/domain/events';
+import { isPrivateAddress, signatureHeaders, wantsMessage, webhookUrlProblems } from '../../../lambdas/domain/webhooks/integrations';
+import { renderEntry } from '../../../lambdas/domain/webhooks/forward-pack';
+import { retryDelaySeconds, webhookBody } from '../../../lambdas/domain/webhooks/forwarding';
+import { dataMessage, eventMessage, eventTimestamp } from '../../../lambdas/domain/webhooks/events';
 import { CreateIntegrationBodySchema, UpdateIntegrationBodySchema, WEBHOOK_URL_MAX } from '../../../lambdas/schemas/integration';
 import type { IntegrationRecord } from '../../../lambdas/stores/integration-store';
 import { verifySignature } from '../../helpers/webhook-receiver';

@@ -1,5 +1,5 @@
-import { devicePolicy } from '../../../lambdas/domain/device-mqtt';
-import { credentialsEndpoint } from '../../../lambdas/domain/identities';
+import { devicePolicy } from '../../../lambdas/domain/doors/device-mqtt';
+import { credentialsEndpoint } from '../../../lambdas/domain/registry/identities';
 import { MQTT_RULES } from '../../../lambdas/mqtt-rules';
 import { policyAllows, topicMatches } from '../../../local/mqtt-broker';
 

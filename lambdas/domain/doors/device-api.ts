@@ -1,0 +1,189 @@
+import type { Db } from '../../shared/clients';
+import { INGEST_QUEUE_URL } from '../../shared/env';
+import { AppError, NotFoundError, QuotaExceededError } from '../../shared/errors';
+import { randomUUID } from 'node:crypto';
+import { nowIso } from '../../shared/ids';
+import { formatMicros, nowMicros, type CloudStamper, type Micros } from '../../shared/timestamps';
+import type { DataPointInput, DeviceEventInput, DeviceStatus, FotaResultBody, IngestMessage } from '../../schemas/device-api';
+import { getDeviceOfWorkspace, type DeviceLocator, type DeviceRecord } from '../../stores/device-store';
+import { getFotaOfDevice, listJobsOfDevice } from '../../stores/job-store';
+import { getRolloutRecord } from '../../stores/rollout-store';
+import { sendMessages } from '../../stores/queue-store';
+import { eventMessage, eventTimestamp, type DevicePlace } from '../webhooks/events';
+import { firmwareDownloadOf } from '../fleet-ops/firmware';
+import { finishFota } from '../fleet-ops/fota';
+import { observe, type DeviceCaller, type Forward } from '../registry/identities';
+import { completeJob } from '../fleet-ops/jobs';
+import { fotaArgs } from './live-delivery';
+import type { PointQuota } from '../limits/point-quota';
+
+/** Where the device API sends what it accepts: the ingest queue, and the forward queue for events of its own. */
+export interface DeviceApiDeps {
+  db: Db;
+  enqueue: (messages: IngestMessage[]) => Promise<void>;
+  forward: Forward;
+}
+
+/** What publishing data needs beyond the rest of the device API: the container's stamper and its share of the devices' daily points. */
+export interface PublishDataDeps extends DeviceApiDeps {
+  /** Stamps the points that come without a device time (one per container). */
+  stamper: CloudStamper;
+  /** Counts each request's points against its device's points_per_device_per_day (claims exactly what a request brings). */
+  points: PointQuota;
+}
+
+/**
+ * Puts messages on the ingest queue.
+ * @throws when no ingest queue is configured or SQS keeps refusing, so that the device retries.
+ */
+export const enqueueIngest = async (messages: IngestMessage[]) => {
+  if (!INGEST_QUEUE_URL) throw new AppError(500, 'internal_error', 'INGEST_QUEUE_URL is not set.');
+  await sendMessages(INGEST_QUEUE_URL, messages);
+};
+
+const requireDevice = async (db: Db, caller: DeviceCaller) => {
+  const device = await getDeviceOfWorkspace(db, caller.workspaceId, caller.deviceId);
+  if (!device) throw new NotFoundError(`Device ${caller.deviceId} not found.`);
+  return device;
+};
+
+const placeOf = (device: Pick<DeviceRecord, 'id' | 'workspace_id' | 'fleet_id'>): DevicePlace => ({ workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id });
+
+/** A device's place as its locator tells it, when the locator carries it all (locators from before do not). */
+const placeOfLocator = (deviceId: string, locator: DeviceLocator | undefined) =>
+  locator?.fleet_id !== undefined && locator.name !== undefined
+    ? { id: deviceId, workspace_id: locator.workspace_id, fleet_id: locator.fleet_id, name: locator.name }
+    : undefined;
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * Accepts data points for storage and forwarding: they go to the ingest queue as one message,
+ * with their arrival (`timestamp_in`, to the millisecond). A point without `timestamp_device` gets
+ * a cloud stamp: its arrival to the microsecond, later than the device's previous stamp
+ * (shared/timestamps.ts), so that no two points of a request, or of requests in the same
+ * millisecond, share one. The stamps are fixed here, in the message, so that every retry of the
+ * message stores the same points. The fleet is the device's fleet now: a device that moves keeps
+ * its series.
+ *
+ * The points count against the device's `points_per_device_per_day` of the UTC day of their arrival:
+ * those past it (the last ones of the request) are refused, said in `refused` and counted in the
+ * workspace's usage through the same message. The count is also the device's lookup: one write
+ * stands in for the read of the device.
+ * @throws NotFoundError when the device no longer exists.
+ * @throws QuotaExceededError when the quota refuses every point of the request (Retry-After: until midnight UTC).
+ */
+export const publishData = async (deps: PublishDataDeps, caller: DeviceCaller, points: DataPointInput[], arrival: Micros = nowMicros()) => {
+  const arrivalMs = Math.floor(arrival / 1000);
+  const decision = await deps.points(caller.deviceId, points.length, arrivalMs);
+  if (!decision) throw new NotFoundError(`Device ${caller.deviceId} not found.`);
+  const device = placeOfLocator(caller.deviceId, decision.locator) ?? (await requireDevice(deps.db, caller));
+  const timestamp_in = new Date(arrivalMs).toISOString();
+  const kept = points.slice(0, decision.accepted);
+  await deps.enqueue([
+    {
+      kind: 'data',
+      account_id: caller.accountId,
+      ...placeOf(device),
+      device_name: device.name,
+      timestamp_in,
+      origin: randomUUID(),
+      points: kept.map(({ tag, payload, timestamp_device }) => ({
+        tag,
+        payload,
+        timestamp_device: timestamp_device ?? formatMicros(deps.stamper.next(device.id, arrival)),
+      })),
+      ...(decision.refused ? { refused: decision.refused } : {}),
+    },
+  ]);
+  if (!kept.length) {
+    const limit = decision.limit ?? 0;
+    throw new QuotaExceededError(
+      'points_per_device_per_day',
+      limit,
+      `The device has stored its limit of ${limit} data points today (limits.points_per_device_per_day = ${limit}); it starts afresh at midnight UTC.`,
+      { retryAfterSeconds: Math.max(1, Math.ceil((Math.floor(arrivalMs / DAY_MS) + 1) * DAY_MS - arrivalMs) / 1000) },
+    );
+  }
+  return { accepted: kept.length, refused: decision.refused, timestamp_in };
+};
+
+/**
+ * Accepts device events for forwarding, through the ingest queue as data points go; an event
+ * without `ts` occurred at its arrival.
+ * @throws NotFoundError when the device no longer exists.
+ */
+export const reportEvents = async (deps: DeviceApiDeps, caller: DeviceCaller, events: DeviceEventInput[], arrival = nowIso()) => {
+  const device = await requireDevice(deps.db, caller);
+  await deps.enqueue([
+    { kind: 'events', ...placeOf(device), events: events.map(({ type, payload, ts }) => ({ type, payload, ts: ts ?? eventTimestamp() })) },
+  ]);
+  return { accepted: events.length, timestamp_in: arrival };
+};
+
+/**
+ * Which of a device's rollouts have ended by cancel or abort: their jobs still pending on it are
+ * left out of what it is told to do, before the sweep gets to cancel them (one read per rollout).
+ */
+const stoppedRollouts = async (db: Db, workspaceId: string, items: Array<{ rollout_id?: string }>) => {
+  const ids = [...new Set(items.flatMap((i) => (i.rollout_id ? [i.rollout_id] : [])))];
+  const records = await Promise.all(ids.map((id) => getRolloutRecord(db, workspaceId, id)));
+  const stopped = (r: (typeof records)[number]) => r !== undefined && (r.state === 'canceled' || r.outcome === 'aborted');
+  return new Set(ids.filter((_, i) => stopped(records[i])));
+};
+
+/**
+ * What the device has to do: its pending jobs (oldest first) and its pending FOTA, but those of
+ * a rollout that was canceled or aborted; the FOTA with a fresh download URL of its image when the
+ * version was registered and uploaded. The request is recorded as a `status` event (which names
+ * the FOTA's firmware, never a URL).
+ * @throws NotFoundError when the device no longer exists.
+ */
+export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller): Promise<DeviceStatus> => {
+  const [device, pendingJobs, fota] = await Promise.all([
+    requireDevice(deps.db, caller),
+    listJobsOfDevice(deps.db, caller.deviceId, 'pending'),
+    getFotaOfDevice(deps.db, caller.deviceId),
+  ]);
+  const pendingFota = fota?.status === 'pending' ? fota : undefined;
+  // Both reads at once: a FOTA of a stopped rollout is rare, and its download then goes unused.
+  const [stopped, download] = await Promise.all([
+    stoppedRollouts(deps.db, caller.workspaceId, [...pendingJobs, ...(pendingFota ? [pendingFota] : [])]),
+    pendingFota && firmwareDownloadOf(deps.db, device.workspace_id, pendingFota.value),
+  ]);
+  const live = (item: { rollout_id?: string }) => !item.rollout_id || !stopped.has(item.rollout_id);
+  const dueFota = pendingFota && live(pendingFota) ? pendingFota : undefined;
+  const status: DeviceStatus = {
+    jobs: pendingJobs
+      .filter(live)
+      .sort((a, b) => a.scheduled_at.localeCompare(b.scheduled_at) || a.name.localeCompare(b.name))
+      .map(({ name, value, scheduled_at }) => ({ name, value, scheduled_at })),
+    fota: dueFota ? { value: download ? fotaArgs(dueFota.value, download) : dueFota.value, scheduled_at: dueFota.scheduled_at } : null,
+  };
+  await observe(deps.forward, [
+    eventMessage(placeOf(device), 'status', 'd2c', { pending_jobs: status.jobs.map((j) => j.name), pending_fota: dueFota?.value ?? null }),
+  ]);
+  return status;
+};
+
+/**
+ * Records a job's result: the job becomes `done`, or `failed` for a result with a top-level `error`.
+ * The registry stream then forwards a d2c `job` event with the ended job as payload (as the c2d
+ * event of its scheduling carries the pending one), naming the device's fleet now. A retried report
+ * changes nothing and emits nothing.
+ * @throws NotFoundError when the device has no such job; ConflictError when it already ended with another result, or is still queued.
+ */
+export const reportJobResult = async (deps: DeviceApiDeps, caller: DeviceCaller, name: string, result: Record<string, unknown>) => {
+  const device = await requireDevice(deps.db, caller);
+  return completeJob(deps.db, caller.deviceId, name, result, placeOf(device));
+};
+
+/**
+ * Records a FOTA's progress (`in_progress`) or outcome (`done`, `failed`). The registry stream then
+ * forwards a d2c `fota` event: the FOTA, with the device's message when it gave one.
+ * @throws NotFoundError when the device has no FOTA; ConflictError when it names another firmware, the FOTA already ended otherwise, or is still queued.
+ */
+export const reportFotaResult = async (deps: DeviceApiDeps, caller: DeviceCaller, outcome: FotaResultBody) => {
+  const device = await requireDevice(deps.db, caller);
+  return finishFota(deps.db, caller.deviceId, outcome, placeOf(device));
+};

@@ -1,0 +1,441 @@
+import * as z from 'zod';
+import type { Db } from '../../shared/clients';
+import { DEVICE_TOKEN_RECONNECT_GRACE_SECONDS } from '../../shared/env';
+import { AppError, ConflictError } from '../../shared/errors';
+import { logger } from '../../shared/logger';
+import { DataPointInputSchema, DeviceEventInputSchema, type DataPointInput, type DeviceEventInput } from '../../schemas/device-api';
+import { JobObjectSchema } from '../../schemas/job';
+import { TokenSchema } from '../../schemas/common';
+import { findDeviceLocator, getDeviceOfWorkspace } from '../../stores/device-store';
+import type { DownMessage } from '../../stores/device-channel';
+import {
+  deleteOpenCondition,
+  listOpenConditionsOfDevice,
+  putOpenCondition,
+  setDeviceConnection,
+  setDeviceManifest,
+} from '../../stores/device-mqtt-store';
+import { getDeviceStatus, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
+import { eventMessage, type DevicePlace } from '../webhooks/events';
+import { lateFotaOutcomeEvent } from '../fleet-ops/fota';
+import { lateJobResultEvent } from '../fleet-ops/jobs';
+import { fotaArgs } from './live-delivery';
+import { observe, verifyDeviceToken, type DeviceCaller, type Forward, type TokenRules } from '../registry/identities';
+
+/** The topics of one device (spec/device-mqtt.md): it publishes on `data` and `up`, subscribes to `dn`. */
+export const deviceTopics = (deviceId: string) => ({ data: `j/data/${deviceId}`, up: `j/up/${deviceId}`, dn: `j/dn/${deviceId}` });
+
+/** How the authorizer's policy names resources: `arn:<partition>:iot:<region>:<account>`. */
+export type IotArnBase = string;
+
+/** An IoT Core policy document, as a custom authorizer returns it. */
+export interface IotPolicy {
+  Version: '2012-10-17';
+  Statement: Array<{ Effect: 'Allow' | 'Deny'; Action: string | string[]; Resource: string | string[] }>;
+}
+
+/**
+ * The IoT Core policy of one connected device: it connects only with its own ID as client ID,
+ * publishes only on `j/data/<id>/…` and `j/up/<id>`, subscribes to and receives only `j/dn/<id>`.
+ * Device IDs hold no policy wildcard (`dev-` and 20 letters or digits).
+ */
+export const devicePolicy = (deviceId: string, arn: IotArnBase): IotPolicy => {
+  const topics = deviceTopics(deviceId);
+  return {
+    Version: '2012-10-17',
+    Statement: [
+      { Effect: 'Allow', Action: 'iot:Connect', Resource: `${arn}:client/${deviceId}` },
+      { Effect: 'Allow', Action: 'iot:Publish', Resource: [`${arn}:topic/${topics.data}/*`, `${arn}:topic/${topics.up}`] },
+      { Effect: 'Allow', Action: 'iot:Subscribe', Resource: `${arn}:topicfilter/${topics.dn}` },
+      { Effect: 'Allow', Action: 'iot:Receive', Resource: `${arn}:topic/${topics.dn}` },
+    ],
+  };
+};
+
+/** What an IoT Core custom authorizer answers (developer guide, "Defining your Lambda function"). */
+export interface IotAuthorizerResult {
+  isAuthenticated: boolean;
+  principalId: string;
+  disconnectAfterInSeconds: number;
+  refreshAfterInSeconds: number;
+  policyDocuments: string[];
+  context?: Record<string, string>;
+}
+
+/**
+ * How often IoT Core asks the authorizer again about an open connection (300–86,400 s): a revoked
+ * identity is disconnected within this time.
+ */
+export const MQTT_REFRESH_SECONDS = 600;
+/** Longest a connection lasts before the device must connect again (IoT Core's maximum). */
+export const MQTT_DISCONNECT_AFTER_SECONDS = 86_400;
+
+/** What an MQTT CONNECT presents. */
+export interface MqttConnect {
+  clientId?: string;
+  username?: string;
+  /** The password as the client sent it (the device JWT). */
+  password?: string;
+}
+
+const denied = (): IotAuthorizerResult => ({
+  isAuthenticated: false,
+  principalId: 'denied',
+  disconnectAfterInSeconds: MQTT_REFRESH_SECONDS,
+  refreshAfterInSeconds: MQTT_REFRESH_SECONDS,
+  policyDocuments: [],
+});
+
+/**
+ * The custom authorizer's answer to an MQTT CONNECT: client ID = username = device ID, password =
+ * a device token checked by the HTTPS door's rules (`verifyDeviceToken`), except that a token that
+ * expired less than `DEVICE_TOKEN_RECONNECT_GRACE_SECONDS` ago is still accepted: clients reuse
+ * their first token on every automatic reconnect. Every check of a token is an `authentication`
+ * event (`proto: mqtt`); an accepted one gets the device's own policy.
+ */
+export const authorizeMqttConnect = async (
+  db: Db,
+  forward: Forward,
+  connect: MqttConnect,
+  arn: IotArnBase,
+  rules: TokenRules = {},
+): Promise<IotAuthorizerResult> => {
+  const { clientId, username, password } = connect;
+  if (!username || !password || clientId !== username) return denied();
+  try {
+    const caller = await verifyDeviceToken(db, forward, password, 'mqtt', {
+      expiredGraceSeconds: DEVICE_TOKEN_RECONNECT_GRACE_SECONDS,
+      ...rules,
+      subject: username,
+    });
+    return {
+      isAuthenticated: true,
+      // IoT Core wants [a-zA-Z0-9]{1,128}: the device ID without its dash.
+      principalId: caller.deviceId.replace(/[^A-Za-z0-9]/g, ''),
+      disconnectAfterInSeconds: MQTT_DISCONNECT_AFTER_SECONDS,
+      refreshAfterInSeconds: MQTT_REFRESH_SECONDS,
+      policyDocuments: [JSON.stringify(devicePolicy(caller.deviceId, arn))],
+      context: { ...caller },
+    };
+  } catch (error) {
+    if (error instanceof AppError && error.status === 401) return denied();
+    throw error;
+  }
+};
+
+/** A device's publish on `j/data/<id>/<tag>` or `j/up/<id>`, as the topic rules forward it. */
+export const RuleMessageSchema = z.object({
+  topic: z.string(),
+  /** The MQTT payload, base64 (`encode(*, 'base64')`): it may be anything, JSON or not. */
+  payload: z.string(),
+  /** Arrival at the broker, Unix milliseconds (`timestamp()`). */
+  received_at: z.number(),
+});
+export type RuleMessage = z.infer<typeof RuleMessageSchema>;
+
+/** A lifecycle event from `$aws/events/presence/connected|disconnected/<client id>` (IoT Core's layout). */
+export const PresenceMessageSchema = z.object({
+  topic: z.string(),
+  clientId: z.string(),
+  timestamp: z.number(),
+  eventType: z.enum(['connected', 'disconnected']),
+  ipAddress: z.string().optional(),
+  disconnectReason: z.string().optional(),
+});
+export type PresenceMessage = z.infer<typeof PresenceMessageSchema>;
+
+/** Where the MQTT door's handling sends what it accepts, and how it answers devices. */
+export interface DeviceMqttDeps extends DeviceApiDeps {
+  /** Publishes to a device's `j/dn` topic (stores/device-channel.ts publishToDevice). */
+  publish: (deviceId: string, message: DownMessage) => Promise<void>;
+  /** Puts data publishes on the ingest queue as the data rule does (stores/queue-store.ts sendMessages). */
+  relayData: (messages: RuleMessage[]) => Promise<void>;
+}
+
+const UpMessageSchema = z.object({ key: z.string().min(1).max(128), value: z.unknown() });
+
+/**
+ * A full firmware agent's `@fota` report: its outcome (`success`, `fail`), or its progress
+ * (`in_progress`, with `msg` saying how far: downloading, installing…), our addition.
+ */
+const FotaOutcomeSchema = z.object({
+  fw_version: z.string().optional(),
+  result: z.enum(['success', 'fail', 'in_progress']),
+  msg: z.string().optional(),
+});
+
+const FOTA_STATUS_OF = { success: 'done', fail: 'failed', in_progress: 'in_progress' } as const;
+
+const ConditionSchema = z.union([
+  z.object({ uuid: z.string().min(1).max(128), tag: TokenSchema, payload: z.unknown().optional(), start: z.iso.datetime({ offset: true }) }),
+  z.object({ uuid: z.string().min(1).max(128), payloadf: z.unknown().optional(), finish: z.iso.datetime({ offset: true }) }),
+]);
+
+/** The `j/up` keys whose value is reported as a device event of the interface. */
+const REPORTED_KEYS: Record<string, DeviceEventInput['type']> = {
+  __manifest: 'manifest',
+  __info: 'os_info',
+  __stats: 'stats_info',
+  __gnss: 'gnss_info',
+  __cellular: 'cellular_info',
+};
+
+const decodePayload = (payload: string) => {
+  const text = Buffer.from(payload, 'base64').toString('utf8');
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return undefined;
+  }
+};
+
+/** Why a device's message was dropped: logged (the device is never told, and never blocked). */
+const drop = (deviceId: string, topic: string, reason: string) => logger.warn('mqtt message dropped', { deviceId, topic, reason });
+
+const callerOf = async (db: Db, deviceId: string): Promise<DeviceCaller | undefined> => {
+  const locator = await findDeviceLocator(db, deviceId);
+  return locator && { accountId: locator.account_id, workspaceId: locator.workspace_id, deviceId, identityId: '' };
+};
+
+/** A device's data publish, as the data path stores it: its device, its point, and when it arrived (Unix ms). */
+export interface DataPublish {
+  deviceId: string;
+  point: DataPointInput;
+  receivedAt: number;
+}
+
+/**
+ * The data point of a `j/data/<id>/<tag>` publish: the payload as is, under the topic's tag, or
+ * why it is dropped (a payload that is not JSON or too large, a bad tag or topic); the publish
+ * carries no time, so the data path stamps it.
+ */
+export const parseDataPublish = ({ topic, payload, received_at }: RuleMessage): DataPublish | { drop: string; deviceId: string; topic: string } => {
+  const [, , deviceId, tag, ...rest] = topic.split('/');
+  if (!deviceId || rest.length) return { drop: 'not a j/data/<device>/<tag> topic', deviceId: deviceId ?? '', topic };
+  const decoded = decodePayload(payload);
+  const point = decoded && DataPointInputSchema.safeParse({ tag, payload: decoded.value });
+  if (!point?.success) {
+    return { drop: decoded ? (point?.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') ?? '') : 'payload is not JSON', deviceId, topic };
+  }
+  return { deviceId, point: point.data, receivedAt: received_at };
+};
+
+/** Logs a data publish the data path drops (the device is never told, and never blocked). */
+export const dropDataPublish = (deviceId: string, topic: string, reason: string) => drop(deviceId, topic, reason);
+
+/** The `#status` answer: pending jobs in `expected`, and the pending FOTA as `@fota` when no job waits (see below). */
+const statusAnswer = async (deps: DeviceMqttDeps, caller: DeviceCaller) => {
+  const status = await getDeviceStatus(deps, caller);
+  const expected: Record<string, { v: { args: unknown } }> = {};
+  for (const job of status.jobs) expected[`@${job.name}`] = { v: { args: job.value } };
+  // Simple clients ignore a whole answer that holds `@fota`: while jobs wait, the FOTA follows in
+  // its own `@fota` message, so that they still run their jobs and full agents still get it.
+  const fotaApart = status.fota && status.jobs.length > 0;
+  if (status.fota && !fotaApart) expected['@fota'] = { v: { args: fotaArgs(status.fota.value) } };
+  await deps.publish(caller.deviceId, { key: '#status', value: { expected, current: {} } });
+  if (status.fota && fotaApart) await deps.publish(caller.deviceId, { key: '@fota', value: { args: fotaArgs(status.fota.value) } });
+};
+
+const openConditionsAnswer = async (deps: DeviceMqttDeps, caller: DeviceCaller) => {
+  const open = await listOpenConditionsOfDevice(deps.db, caller.deviceId);
+  const value = Object.fromEntries(open.map(({ uuid, tag, start }) => [uuid, { tag, start }]));
+  await deps.publish(caller.deviceId, { key: '#conditions', value });
+};
+
+const placeOf = async (db: Db, caller: DeviceCaller): Promise<DevicePlace | undefined> => {
+  const device = await getDeviceOfWorkspace(db, caller.workspaceId, caller.deviceId);
+  return device && { workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id };
+};
+
+/** Domain refusals (unknown job, another result, a bad FOTA outcome) are the device's mistake: logged, not retried. */
+const unlessRefused = (deviceId: string, topic: string) => (error: unknown) => {
+  if (error instanceof AppError && error.status < 500) return drop(deviceId, topic, error.message);
+  throw error;
+};
+
+/**
+ * One `j/up/<id>` message `{key, value}` (spec/device-mqtt.md): results go through the same domain
+ * functions as the HTTPS door's routes (`reportJobResult`, `reportFotaResult`), requests are
+ * answered on `j/dn`, reports become the interface's device events. Unknown keys and malformed
+ * messages are dropped and logged; a failure of a queue or of the data plane throws, so the
+ * message is retried.
+ */
+export const handleUpMessage = async (deps: DeviceMqttDeps, { topic, payload, received_at }: RuleMessage) => {
+  const [, , deviceId, ...rest] = topic.split('/');
+  if (!deviceId || rest.length) return drop(deviceId ?? '', topic, 'not a j/up/<device> topic');
+  const decoded = decodePayload(payload);
+  const message = decoded && UpMessageSchema.safeParse(decoded.value);
+  if (!message?.success) return drop(deviceId, topic, 'not a {"key", "value"} JSON object');
+  const caller = await callerOf(deps.db, deviceId);
+  if (!caller) return drop(deviceId, topic, 'unknown device');
+  const { key, value } = message.data;
+  const arrival = new Date(received_at).toISOString();
+  // The HTTPS door's event schema, so that both doors take the same events (payload ≤ 8 KB).
+  const report = async (type: DeviceEventInput['type'], payload: unknown) => {
+    const event = DeviceEventInputSchema.safeParse({ type, payload });
+    if (!event.success) return drop(deviceId, topic, `${key}: ${event.error.issues.map((i) => i.message).join('; ')}`);
+    await reportEvents(deps, caller, [{ ...event.data, ts: arrival }], arrival);
+  };
+
+  if (key === '#status') return statusAnswer(deps, caller);
+  if (key === '#now') {
+    const ms = Date.now();
+    await deps.publish(deviceId, { key: '#now', value: { s: Math.floor(ms / 1000), ms } });
+    const place = await placeOf(deps.db, caller);
+    // Already answered: a lost event must not make the device's request run (and answer) again.
+    if (place) await observe(deps.forward, [eventMessage(place, 'timestamp', 'd2c', { s: Math.floor(ms / 1000), ms })]);
+    return;
+  }
+  if (key === '#conditions') return openConditionsAnswer(deps, caller);
+  if (key === 'condition') {
+    const condition = ConditionSchema.safeParse(value);
+    if (!condition.success) return drop(deviceId, topic, 'not a condition opening or closing');
+    const c = condition.data;
+    if ('start' in c) {
+      await putOpenCondition(deps.db, deviceId, { uuid: c.uuid, tag: c.tag, payload: c.payload, start: new Date(c.start).toISOString() });
+    } else {
+      await deleteOpenCondition(deps.db, deviceId, c.uuid);
+    }
+    return;
+  }
+  if (key === '@fota') {
+    const outcome = FotaOutcomeSchema.safeParse(value);
+    if (!outcome.success) return drop(deviceId, topic, 'not a FOTA report {"fw_version", "result": "success"|"fail"|"in_progress", "msg"}');
+    const { fw_version, result, msg } = outcome.data;
+    const report = {
+      status: FOTA_STATUS_OF[result],
+      ...(fw_version ? { firmware_version: fw_version } : {}),
+      ...(msg ? { message: msg.slice(0, 1024) } : {}),
+    };
+    await reportFotaResult(deps, caller, report).catch(async (error: unknown) => {
+      // What the FOTA can no longer take is recorded as an event, not lost (operations.md §1).
+      const place = error instanceof ConflictError ? await placeOf(deps.db, caller) : undefined;
+      const late = place && (await lateFotaOutcomeEvent(deps.db, deviceId, report, place));
+      if (late) return deps.forward([late]);
+      return unlessRefused(deviceId, topic)(error);
+    });
+    return;
+  }
+  if (key.startsWith('@')) {
+    const name = TokenSchema.safeParse(key.slice(1));
+    if (!name.success) return drop(deviceId, topic, `bad job name ${key}`);
+    // A job result is an object on the HTTPS door; any other JSON value is kept as {"value": …}.
+    const result = JobObjectSchema.safeParse(value).success ? (value as Record<string, unknown>) : { value };
+    if (!JobObjectSchema.safeParse(result).success) return drop(deviceId, topic, 'job result too large');
+    await reportJobResult(deps, caller, name.data, result).catch(async (error: unknown) => {
+      // A result for a job that already ended (or is still queued) is recorded as a `job` event; the job stays as it is.
+      const place = error instanceof ConflictError ? await placeOf(deps.db, caller) : undefined;
+      const late = place && (await lateJobResultEvent(deps.db, deviceId, name.data, result, place));
+      if (late) return deps.forward([late]);
+      return unlessRefused(deviceId, topic)(error);
+    });
+    return;
+  }
+  const reported = REPORTED_KEYS[key];
+  if (reported) {
+    if (key === '__manifest') await setDeviceManifest(deps.db, caller.workspaceId, deviceId, value ?? null);
+    return report(reported, value ?? null).catch(unlessRefused(deviceId, topic));
+  }
+  if (key.startsWith('_') && key.length > 1) {
+    return report(key.startsWith('__') ? 'private_strong' : 'private_weak', { key, value: value ?? null }).catch(unlessRefused(deviceId, topic));
+  }
+  drop(deviceId, topic, `unknown key ${key}`);
+};
+
+/**
+ * A presence event: the device's connection state (applied only when newer than the last one),
+ * and a `connection` (`device_ip`, `connected_at`) or `disconnection` event. A disconnection
+ * for `AUTH_ERROR` ("the client failed to authenticate or authorization failed": a publish
+ * outside the device's topics, which closes the connection) is also an `authorization` event.
+ */
+export const handlePresence = async (deps: DeviceMqttDeps, presence: PresenceMessage) => {
+  const caller = await callerOf(deps.db, presence.clientId);
+  if (!caller) return; // not one of our devices (IoT Core reports every client)
+  const place = await placeOf(deps.db, caller);
+  if (!place) return;
+  const at = new Date(presence.timestamp).toISOString();
+  const connected = presence.eventType === 'connected';
+  // A second connection with the device's client ID took over (IoT Core closes the first one):
+  // the device is still connected, whatever order the two events come in.
+  const takenOver = presence.disconnectReason === 'DUPLICATE_CLIENTID';
+  if (!takenOver) await setDeviceConnection(deps.db, caller.workspaceId, caller.deviceId, connected, at, presence.timestamp);
+  const events = [
+    connected
+      ? eventMessage(place, 'connection', 'd2c', { device_ip: presence.ipAddress ?? '', connected_at: at })
+      : eventMessage(place, 'disconnection', 'd2c', { disconnected_at: at, reason: presence.disconnectReason ?? '' }),
+  ];
+  if (presence.disconnectReason === 'AUTH_ERROR') events.unshift(authorizationEvent(place, { reason: 'publish outside the device topics' }));
+  await deps.forward(events);
+};
+
+/** The `authorization` event of a refused publish or subscribe. */
+export const authorizationEvent = (place: DevicePlace, payload: Record<string, string>) =>
+  eventMessage(place, 'authorization', 'd2c', { clientid: place.device_id, result: 'denied', ...payload });
+
+/**
+ * Records a refused publish or subscribe as an `authorization` event, where the broker itself
+ * sees the refusal (the local broker; IoT Core reports refused publishes as disconnections).
+ */
+export const recordAuthorizationRefusal = async (db: Db, forward: Forward, deviceId: string, action: 'publish' | 'subscribe', topic: string) => {
+  const caller = await callerOf(db, deviceId);
+  const place = caller && (await placeOf(db, caller));
+  if (place) await forward([authorizationEvent(place, { action, topic })]);
+};
+
+/** How a batch of MQTT queue messages went: the IDs of those to retry. */
+export const handleMqttQueueMessages = async (deps: DeviceMqttDeps, records: Array<{ messageId: string; body: string }>) => {
+  const failed: string[] = [];
+  const data: Array<{ messageId: string; message: RuleMessage }> = [];
+  const others: Array<() => Promise<unknown>> = [];
+  const ids: string[] = [];
+  for (const { messageId, body } of records) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      logger.error('unreadable mqtt queue message', { messageId });
+      failed.push(messageId); // to the DLQ after the redrive limit, where it can be looked at
+      continue;
+    }
+    const topic = (parsed as { topic?: unknown })?.topic;
+    if (typeof topic === 'string' && topic.startsWith('$aws/events/presence/')) {
+      const presence = PresenceMessageSchema.safeParse(parsed);
+      if (!presence.success) {
+        logger.warn('presence event not understood', { messageId });
+        continue;
+      }
+      others.push(() => handlePresence(deps, presence.data));
+      ids.push(messageId);
+      continue;
+    }
+    const message = RuleMessageSchema.safeParse(parsed);
+    if (!message.success) {
+      logger.warn('mqtt rule message not understood', { messageId });
+      continue;
+    }
+    if (message.data.topic.startsWith('j/data/')) data.push({ messageId, message: message.data });
+    else if (message.data.topic.startsWith('j/up/')) {
+      others.push(() => handleUpMessage(deps, message.data));
+      ids.push(messageId);
+    } else logger.warn('mqtt rule message on an unexpected topic', { messageId, topic: message.data.topic });
+  }
+  // Data publishes belong on the ingest queue, where the data rule puts them since the data path
+  // stores them directly; those a deployment before that left here are passed on unchanged.
+  if (data.length) {
+    try {
+      await deps.relayData(data.map((d) => d.message));
+    } catch (error) {
+      logger.warn('mqtt data messages not passed on to the ingest queue', { error: error as Error });
+      failed.push(...data.map((d) => d.messageId));
+    }
+  }
+  const outcomes = await Promise.allSettled(others.map((run) => run()));
+  outcomes.forEach((outcome, i) => {
+    if (outcome.status === 'rejected') {
+      logger.warn('mqtt message failed', { error: outcome.reason as Error, messageId: ids[i] });
+      failed.push(ids[i]);
+    }
+  });
+  return failed;
+};
+

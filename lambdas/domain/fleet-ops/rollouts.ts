@@ -1,0 +1,323 @@
+import type { Db } from '../../shared/clients';
+import { ConflictError, NotFoundError } from '../../shared/errors';
+import type { Caller } from '../../shared/http';
+import { newId, nowIso } from '../../shared/ids';
+import type { StreamedList } from '../../shared/json-stream';
+import type { JobStatus } from '../../schemas/job';
+import type { PageQuery } from '../../schemas/list';
+import type { Rollout, RolloutDevice } from '../../schemas/rollout';
+import type { RolloutSettings, RolloutSettingsInput } from '../../schemas/rollout-settings';
+import type { CountWritten, DeviceTarget, ExecutionTimes } from '../../stores/job-store';
+import { collection } from '../../stores/keys';
+import {
+  ROLLOUT_DEVICE_SHARDS,
+  countWritten,
+  createRollout,
+  getRollout as readRollout,
+  moveSweepEntry,
+  readDeviceDetails,
+  readRolloutDevicesShard,
+  readRolloutsOfWorkspace,
+  sealRollout,
+  setRolloutOutcome,
+  setRolloutState,
+  type DeviceDetails,
+  type RolloutDeviceRow,
+  type RolloutRecord,
+  type RolloutState,
+  type RolloutView,
+} from '../../stores/rollout-store';
+import type { Keyed } from '../../stores/items';
+import { eventTimestamp } from '../webhooks/events';
+import { deadlineOf, scheduledState } from './executions';
+import { snapshotTargets } from './fleet-targets';
+import { mapKeyed, mergeKeyed, pageSizeOf, paginate, startOf } from '../registry/lists';
+import { requireWorkspace } from '../tenancy/workspaces';
+
+/** The window `max_per_minute` counts releases in: at most that many start in any 60 s. */
+export const RELEASE_WINDOW_MS = 60_000;
+
+/**
+ * How long after its creation a rollout is sealed by the sweep if its scheduling never sealed it
+ * (the scheduling's Lambda died): well past the streamed routes' 5-minute timeout, so that nothing
+ * of it is still writing.
+ */
+export const SEAL_AFTER_MS = 15 * 60_000;
+
+/** What a scheduling writes on one device's item besides the job or firmware: its state in the rollout and its event stamp. */
+export type DeviceState = { status: JobStatus; scheduled_at: string; event_ts: string; rollout_id?: string; timeout_seconds?: number } & ExecutionTimes;
+
+/** What a fleet-wide scheduling of one kind records and writes (jobs.ts and fota.ts give it). */
+export interface FleetScheduling {
+  kind: 'job' | 'fota';
+  /** What the rollout records of what was scheduled: a job's name and value, or the firmware. */
+  subject: Pick<RolloutRecord, 'job_name' | 'value' | 'firmware_id' | 'firmware_version'>;
+  /**
+   * Writes one item per device of `pages`, in the state `stateOf` gives it, each chunk of items in
+   * one transaction with what `count` makes of it; yields the devices as their items are stored.
+   */
+  write: (pages: AsyncIterable<DeviceTarget[]>, stateOf: (device: DeviceTarget, index: number) => DeviceState, count: CountWritten) => AsyncIterable<DeviceTarget[]>;
+}
+
+/** The stored settings of a rollout: every setting, null when off. */
+const settingsOf = (input: RolloutSettingsInput): RolloutSettings => ({
+  max_per_minute: input.max_per_minute ?? null,
+  timeout_seconds: input.timeout_seconds ?? null,
+  abort: input.abort ?? null,
+});
+
+/** A rollout as the API shows it. */
+export const toRollout = ({ record, tally }: RolloutView): Rollout => ({
+  id: record.id,
+  workspace_id: record.workspace_id,
+  kind: record.kind,
+  ...(record.kind === 'job' ? { job_name: record.job_name, value: record.value } : { firmware_id: record.firmware_id, firmware_version: record.firmware_version }),
+  fleets: record.fleets,
+  created_at: record.created_at,
+  updated_at: tally.updated_at && tally.updated_at > record.updated_at ? tally.updated_at : record.updated_at,
+  status: record.outcome ?? record.state,
+  settings: record.settings,
+  total: tally.total,
+  counts: tally.counts,
+});
+
+/** Whether a rollout has ended (completed, canceled or aborted): it takes no pause, resume or cancel. */
+export const hasEnded = (record: RolloutRecord) => record.outcome !== undefined || record.state === 'canceled';
+
+/** Whether a rollout still releases queued devices: in progress, rate-limited, its queue not closed. */
+export const isReleasing = (record: RolloutRecord) =>
+  record.state === 'in_progress' && !record.outcome && !!record.settings.max_per_minute && record.queue_open !== false && !!record.next_release_at;
+
+/**
+ * When the sweep is next due at a rollout, from its item: the earliest of a release a run stopped
+ * short (at once), its next release (while it releases), its next deadline (devices released with a
+ * timeout, not known to have ended) and its seal (while its scheduling has not sealed it);
+ * undefined when none is (a canceled or aborted rollout's cancellations are due at once, apart from this).
+ */
+export const nextDueOf = (record: RolloutRecord): number | undefined => {
+  const times = [
+    record.release_owed ? Date.parse(record.last_release_at!) : undefined,
+    isReleasing(record) ? Date.parse(record.next_release_at!) : undefined,
+    record.next_deadline_at && record.outcome !== 'completed' ? Date.parse(record.next_deadline_at) : undefined,
+    record.sealed_total === undefined ? Date.parse(record.created_at) + SEAL_AFTER_MS : undefined,
+  ].filter((t): t is number => t !== undefined);
+  return times.length ? Math.min(...times) : undefined;
+};
+
+/**
+ * Ends a rollout when its counts say so, once: `aborted` when its abort rule holds (at least
+ * `min_finished` devices ended as done, failed or timed_out, and failed + timed_out are at least
+ * `failure_percentage` % of them; the sweep then cancels its queued and pending devices),
+ * `completed` when it is sealed, every device it wrote is counted, and none is queued, pending or
+ * in progress. The registry stream's consumer asks after each batch, the scheduling after it seals.
+ */
+export const settleRollout = async (db: Db, workspaceId: string, rolloutId: string, now = Date.now()) => {
+  const view = await readRollout(db, workspaceId, rolloutId);
+  if (!view || hasEnded(view.record)) return;
+  const { record, tally } = view;
+  const { done, failed, timed_out, queued, pending, in_progress } = tally.counts;
+  const finished = done + failed + timed_out;
+  const rule = record.settings.abort;
+  const at = new Date(now).toISOString();
+  if (rule && finished >= rule.min_finished && (failed + timed_out) * 100 >= rule.failure_percentage * finished) {
+    await setRolloutOutcome(db, workspaceId, rolloutId, 'aborted', at, now);
+    return;
+  }
+  if (record.sealed_total !== undefined && tally.total >= record.sealed_total && queued + pending + in_progress === 0) {
+    await setRolloutOutcome(db, workspaceId, rolloutId, 'completed', at);
+  }
+};
+
+/**
+ * Records how many device items the scheduling wrote, once (the scheduling when it ends, or the
+ * sweep for one that died): its counted total, exact since each chunk of items is counted in the
+ * transaction that writes it (writes still in flight when a scheduling fails are settled by then).
+ * Then the rollout's sweep entry follows (to its next due work, or away) unless something moved it
+ * meanwhile, and it may end at once (all its devices already answered).
+ */
+export const sealAndSettle = async (db: Db, workspaceId: string, rolloutId: string, now = Date.now()) => {
+  const view = await readRollout(db, workspaceId, rolloutId);
+  if (!view || view.record.sealed_total !== undefined) return;
+  const sealed = await sealRollout(db, workspaceId, rolloutId, view.tally.total);
+  // A canceled or aborted one keeps its entry: its cancellations are due.
+  if (sealed && !hasEnded(sealed)) await moveSweepEntry(db, workspaceId, rolloutId, sealed.sweep_due, nextDueOf(sealed));
+  await settleRollout(db, workspaceId, rolloutId, now);
+};
+
+/**
+ * The record of a fleet-wide scheduling starting at `at`, before anything is written: in progress,
+ * its settings, and (rate-limited) its next release a minute later, the scheduling releasing the
+ * first minute's devices itself; with a timeout, their deadline.
+ */
+export const scheduledRollout = (
+  workspaceId: string,
+  kind: FleetScheduling['kind'],
+  subject: FleetScheduling['subject'],
+  fleetIds: string[] | undefined,
+  input: RolloutSettingsInput,
+  at = nowIso(),
+): RolloutRecord => {
+  const settings = settingsOf(input);
+  const rate = settings.max_per_minute;
+  return {
+    id: newId('rol', at),
+    workspace_id: workspaceId,
+    kind,
+    ...subject,
+    fleets: [...new Set(fleetIds ?? [])],
+    created_at: at,
+    updated_at: at,
+    scheduled_at: at,
+    settings,
+    state: 'in_progress',
+    ...(rate ? { next_release_at: new Date(Date.parse(at) + RELEASE_WINDOW_MS).toISOString(), last_release_at: at, queue_open: true } : {}),
+    ...(settings.timeout_seconds ? { next_deadline_at: deadlineOf(at, settings.timeout_seconds) } : {}),
+  };
+};
+
+/**
+ * Schedules on every device of the chosen fleets (all when none is named) at one snapshot
+ * (`snapshotTargets`), as a **rollout**: the rollout item is written first (so that every device
+ * item names an existing rollout), then each device's item, in snapshot order: released now
+ * (`pending`, with its deadline when the rollout has a timeout) for the first `max_per_minute`
+ * (all of them without a rate), `queued` for the others, which the sweep releases a minute's worth
+ * at a time; each chunk of items is counted in the rollout in the transaction that writes it. The
+ * devices are given as their items are stored; once all are (or the client hung up, or a write
+ * failed), the rollout is sealed with how many were stored.
+ * @throws NotFoundError when the workspace or a named fleet is not the caller's; nothing is written then.
+ */
+export const scheduleOnFleets = async (
+  db: Db,
+  caller: Caller,
+  workspaceId: string,
+  fleetIds: string[] | undefined,
+  input: RolloutSettingsInput,
+  scheduling: FleetScheduling,
+) => {
+  const targets = await snapshotTargets(db, caller, workspaceId, fleetIds);
+  const rollout = scheduledRollout(workspaceId, scheduling.kind, scheduling.subject, fleetIds, input);
+  const { scheduled_at: at, settings } = rollout;
+  const rate = settings.max_per_minute;
+  // Due for its next release or deadline, or else for the seal that only a scheduling that died leaves to the sweep.
+  await createRollout(db, rollout, nextDueOf(rollout)!);
+  const event_ts = eventTimestamp();
+  const stateOf = (_device: DeviceTarget, index: number): DeviceState => ({
+    ...scheduledState({ at, released: !rate || index < rate, timeout_seconds: settings.timeout_seconds ?? undefined, rollout_id: rollout.id }),
+    scheduled_at: at,
+    event_ts,
+  });
+  // Each chunk's devices are counted in the transaction that writes them: the counts hold every item from the moment it exists.
+  const written = scheduling.write(targets, stateOf, countWritten(db, workspaceId, rollout.id, at));
+  async function* devices(): AsyncGenerator<string> {
+    try {
+      for await (const page of written) for (const target of page) yield target.device_id;
+    } finally {
+      await sealAndSettle(db, workspaceId, rollout.id);
+    }
+  }
+  return { rollout, devices: devices() };
+};
+
+const requireRollout = async (db: Db, caller: Caller, workspaceId: string, rolloutId: string) => {
+  await requireWorkspace(db, caller, workspaceId);
+  const view = await readRollout(db, workspaceId, rolloutId);
+  if (!view) throw new NotFoundError(`Rollout ${rolloutId} not found.`);
+  return view;
+};
+
+/** @throws NotFoundError when the workspace is not the caller's or has no such rollout. */
+export const getRollout = async (db: Db, caller: Caller, workspaceId: string, rolloutId: string) =>
+  toRollout(await requireRollout(db, caller, workspaceId, rolloutId));
+
+/**
+ * A workspace's rollouts, newest first, with their counts, streamed; a page of them when `page` asks.
+ * @throws NotFoundError when the workspace is not the caller's; ValidationError for a cursor of another list.
+ */
+export const listRollouts = async (db: Db, caller: Caller, workspaceId: string, page: PageQuery = {}): Promise<StreamedList<Rollout>> => {
+  await requireWorkspace(db, caller, workspaceId);
+  const list = `rollouts/${workspaceId}`;
+  const after = startOf(list, page, collection.rolloutsOfWorkspace(workspaceId).prefix);
+  return paginate(list, mapKeyed(readRolloutsOfWorkspace(db, workspaceId, { after, pageSize: pageSizeOf(page) }), toRollout), page);
+};
+
+/** A device of a rollout as the list shows it: a job's result (stored as JSON text), a FOTA's message. */
+const toRolloutDevice = (row: RolloutDeviceRow, details: DeviceDetails = {}): RolloutDevice => ({
+  device_id: row.device_id,
+  status: row.status,
+  updated_at: details.updated_at ?? row.time,
+  ...(details.result !== undefined && (row.status === 'done' || row.status === 'failed')
+    ? { result: (typeof details.result === 'string' ? JSON.parse(details.result) : details.result) as Record<string, unknown> }
+    : {}),
+  ...(details.message ? { message: details.message } : {}),
+});
+
+// The index's time is exact for these (when scheduled, when released), and they have no result or message.
+const INDEXED_WHOLE: ReadonlySet<JobStatus> = new Set(['queued', 'pending']);
+const DETAILS_CHUNK = 100;
+
+/** A rollout's devices as listed: index rows, with the details of those the index does not hold whole, read a chunk at a time. */
+async function* withDetails(db: Db, rows: AsyncIterable<Keyed<RolloutDeviceRow>>): AsyncGenerator<Keyed<RolloutDevice>> {
+  let chunk: Array<Keyed<RolloutDeviceRow>> = [];
+  const flush = async function* () {
+    const wanted = chunk.filter(({ value }) => !INDEXED_WHOLE.has(value.status)).map(({ value }) => value.key);
+    const details = wanted.length ? await readDeviceDetails(db, wanted) : new Map<string, DeviceDetails>();
+    for (const { sk, value } of chunk) yield { sk, value: toRolloutDevice(value, details.get(`${value.key.pk}|${value.key.sk}`)) };
+    chunk = [];
+  };
+  for await (const row of rows) {
+    chunk.push(row);
+    if (chunk.length >= DETAILS_CHUNK) yield* flush();
+  }
+  yield* flush();
+}
+
+/**
+ * A rollout's devices, only those in `status` when given, streamed; a page of them when `page`
+ * asks. From the sweep index: each shard of the rollout's entries read in key order (state, then
+ * when it was reached, then device ID) and merged, so a state of 5 devices or of 100,000 reads only
+ * its own entries; the items of devices in progress or ended are read for their times, results and
+ * messages, 100 at a time. Eventually consistent, as any index: a change of a moment ago may not
+ * show yet.
+ * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ValidationError for a cursor of another list.
+ */
+export const listRolloutDevices = async (db: Db, caller: Caller, workspaceId: string, rolloutId: string, status?: JobStatus, page: PageQuery = {}): Promise<StreamedList<RolloutDevice>> => {
+  await requireRollout(db, caller, workspaceId, rolloutId);
+  const list = `rollouts/${workspaceId}/${rolloutId}/devices/${status ?? '*'}`;
+  const after = startOf(list, page, status ? `${status}#` : '');
+  // Each shard holds about 1/16 of a page: read a little more than that per query.
+  const pageSize = page.limit === undefined ? undefined : Math.min(1000, Math.ceil((page.limit + 1) / ROLLOUT_DEVICE_SHARDS.length) * 2 + 8);
+  const shards = ROLLOUT_DEVICE_SHARDS.map((shard) => readRolloutDevicesShard(db, rolloutId, shard, { status, after, pageSize }));
+  return paginate(list, withDetails(db, mergeKeyed(shards)), page);
+};
+
+/** Changes an open rollout's state, or says why not. */
+const changeState = async (db: Db, caller: Caller, workspaceId: string, rolloutId: string, state: RolloutState, dueNow: boolean) => {
+  const { record } = await requireRollout(db, caller, workspaceId, rolloutId);
+  if (hasEnded(record)) throw new ConflictError(`Rollout ${rolloutId} has ended (${record.outcome ?? record.state}).`);
+  const now = Date.now();
+  const changed = await setRolloutState(db, workspaceId, rolloutId, state, new Date(now).toISOString(), dueNow ? now : undefined);
+  const view = await readRollout(db, workspaceId, rolloutId);
+  if (!changed || !view) throw new ConflictError(`Rollout ${rolloutId} has ended (${view ? (view.record.outcome ?? view.record.state) : 'gone'}).`);
+  return toRollout(view);
+};
+
+/**
+ * Pauses a rollout: no more releases (its pending devices stay pending); pausing a paused one changes nothing.
+ * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ConflictError when it has ended.
+ */
+export const pauseRollout = (db: Db, caller: Caller, workspaceId: string, rolloutId: string) => changeState(db, caller, workspaceId, rolloutId, 'paused', false);
+
+/**
+ * Resumes a paused rollout: the sweep releases its next minute's devices at its next run (60 s
+ * after the last release at the earliest); resuming one in progress changes nothing.
+ * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ConflictError when it has ended.
+ */
+export const resumeRollout = (db: Db, caller: Caller, workspaceId: string, rolloutId: string) => changeState(db, caller, workspaceId, rolloutId, 'in_progress', true);
+
+/**
+ * Cancels a rollout, for good: no more releases, and the sweep (at its next run) cancels every
+ * device still queued or pending; devices in progress go on. A device that asks for its jobs
+ * meanwhile is not given this rollout's (domain/device-api.ts).
+ * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ConflictError when it has ended.
+ */
+export const cancelRollout = (db: Db, caller: Caller, workspaceId: string, rolloutId: string) => changeState(db, caller, workspaceId, rolloutId, 'canceled', true);

@@ -1,0 +1,17 @@
+import { apiRequestHooks } from '../../domain/limits/api-requests';
+import { getWorkspaceLimits } from '../../domain/limits/limits';
+import { getWorkspaceUsage } from '../../domain/limits/usage';
+import { LIMITS_OPERATIONS } from '../../schemas/operations/limits';
+import { registryDb } from '../../shared/clients';
+import { callerOf, ok } from '../../shared/http';
+import { httpHandler } from '../../shared/middleware';
+
+export const handler = httpHandler(
+  'limits',
+  LIMITS_OPERATIONS,
+  {
+    getWorkspaceLimits: async ({ path }, event) => ok(200, { limits: await getWorkspaceLimits(registryDb(), callerOf(event), path.workspaceId) }),
+    getWorkspaceUsage: async ({ path, query }, event) => ok(200, { usage: await getWorkspaceUsage(registryDb(), callerOf(event), path.workspaceId, query) }),
+  },
+  apiRequestHooks(registryDb()),
+);

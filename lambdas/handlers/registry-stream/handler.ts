@@ -1,0 +1,44 @@
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { publishForward } from '../../domain/webhooks/events';
+import { firmwareDownloads } from '../../domain/fleet-ops/firmware';
+import { deliverScheduled } from '../../domain/doors/live-delivery';
+import { forwardRegistryChanges, type RegistryEventsDeps } from '../../domain/fleet-ops/registry-events';
+import { countRolloutChanges, type CountDeps } from '../../domain/fleet-ops/rollout-counts';
+import { registryDb } from '../../shared/clients';
+import { MQTT_LIVE_DELIVERY, WRITE_CONCURRENCY } from '../../shared/env';
+import { publishMetrics } from '../../shared/metrics';
+import { publishToDevice } from '../../stores/device-channel';
+
+const db = registryDb();
+const events: Omit<RegistryEventsDeps, 'retriedFrom'> = {
+  db,
+  forward: publishForward,
+  concurrency: WRITE_CONCURRENCY,
+  // A FOTA of an uploaded firmware goes out with a download URL, minted once per group for its version.
+  deliver: (changes) => deliverScheduled(publishToDevice, changes, MQTT_LIVE_DELIVERY, firmwareDownloads(db)),
+};
+// Transactions of one batch at once: a batch of 1,000 records is about ten of them.
+const counts: CountDeps = { db, concurrency: 4 };
+
+/**
+ * The registry stream's consumer (a DynamoDB stream event source with ReportBatchItemFailures and
+ * a filter on job and FOTA items): counts each change in its rollout (and ends a rollout that its
+ * counts end), sends the `job`/`fota` event of each change to the forward queue, publishes
+ * just-scheduled and released jobs and FOTA (with their firmware's download) to their connected
+ * devices, and answers with the record to retry from, if any: the first one either part failed
+ * (both are idempotent for the records after it). The operator metrics its work added are written
+ * as it ends.
+ */
+export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+  try {
+    const records = event.Records;
+    const counted = countRolloutChanges(counts, records).then((failed) => failed ?? records.length);
+    // Live delivery waits for the counts: a record the stream will retry is published with its retry only.
+    const failed = await forwardRegistryChanges({ ...events, retriedFrom: counted }, records);
+    const forwardedTo = failed === undefined ? records.length : Math.max(0, records.findIndex((r) => r.dynamodb?.SequenceNumber === failed));
+    const first = Math.min(await counted, forwardedTo);
+    return { batchItemFailures: first < records.length ? [{ itemIdentifier: records[first].dynamodb!.SequenceNumber! }] : [] };
+  } finally {
+    publishMetrics();
+  }
+};
