@@ -14,19 +14,30 @@ const common = {
 export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
-    { ...common, displayName: 'contract', testMatch: ['<rootDir>/test/contract/**/*.test.ts'],
-      globalSetup: '<rootDir>/test/helpers/engines-setup.ts', globalTeardown: '<rootDir>/test/helpers/engines-teardown.ts' },
+    {
+      ...common,
+      displayName: 'contract',
+      testMatch: ['<rootDir>/test/contract/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/helpers/engines-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/engines-teardown.ts',
+    },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
     // Issue 8's fuzz suite: the CI budget under `npm test`, a larger one with `npm run fuzz`.
     { ...common, displayName: 'fuzz', testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'] },
     // The same end-to-end files on the synthesized cloud assembly: its bundles, wiring and IAM
     // (test/helpers/runtime.ts). Synthesized once per run. The gateway's limits and npm start's own
     // behaviour (restarts, runtime files) are the same code in both modes and run once, above.
-    { ...common, displayName: 'e2e-cloud', testMatch: ['<rootDir>/test/e2e/**/*.test.ts', '<rootDir>/test/cloud/**/*.test.ts'], globals: { FLEETSTREAM_RUNTIME: 'cloud-assembly' },
+    {
+      ...common,
+      displayName: 'e2e-cloud',
+      testMatch: ['<rootDir>/test/e2e/**/*.test.ts', '<rootDir>/test/cloud/**/*.test.ts'],
+      globals: { FLEETSTREAM_RUNTIME: 'cloud-assembly' },
       // The data-path request test reads the runtime's in-process counters: the assembly runs its
       // functions in workers, whose requests the test's process does not see.
       testPathIgnorePatterns: ['/node_modules/', '/test/e2e/gateway-limits\\.test\\.ts$', '/test/e2e/local-runtime\\.test\\.ts$', '/test/e2e/data-path/'],
-      globalSetup: '<rootDir>/test/helpers/cloud-assembly-setup.ts', globalTeardown: '<rootDir>/test/helpers/cloud-assembly-teardown.ts' },
+      globalSetup: '<rootDir>/test/helpers/cloud-assembly-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/cloud-assembly-teardown.ts',
+    },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
     // The console in Debian's Chromium against npm start (issue 12). Its global setup builds the
     // console; a missing Chromium fails the project (.ci/run installs it).

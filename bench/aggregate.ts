@@ -57,11 +57,25 @@ const serve = async () => {
     const points: DataPoint[] = [];
     for (let j = i; j < Math.min(POINTS, i + batch); j++) {
       const at = new Date(START + Math.floor(j * STEP)).toISOString();
-      points.push({ workspace_id: runtime.workspace_id, fleet_id: fleet, device_id: devices[j % DEVICES], tag: 'climate', timestamp_device: at, timestamp_in: at, payload: { temp: ((j * 7919) % 4000) / 100, hum: j % 100 } });
+      points.push({
+        workspace_id: runtime.workspace_id,
+        fleet_id: fleet,
+        device_id: devices[j % DEVICES],
+        tag: 'climate',
+        timestamp_device: at,
+        timestamp_in: at,
+        payload: { temp: ((j * 7919) % 4000) / 100, hum: j % 100 },
+      });
     }
     await store.write(points);
   }
-  serveUntilStopped(runtime, { storage_url: runtime.storage_url, api_key: runtime.api_key, workspace_id: runtime.workspace_id, dynamodb_endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!, timeseries_table: process.env.TIMESERIES_TABLE! } satisfies Ready);
+  serveUntilStopped(runtime, {
+    storage_url: runtime.storage_url,
+    api_key: runtime.api_key,
+    workspace_id: runtime.workspace_id,
+    dynamodb_endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
+    timeseries_table: process.env.TIMESERIES_TABLE!,
+  } satisfies Ready);
 };
 
 /** One GET, its total time and the server's peak RSS meanwhile; the body parsed after the clock stops. */
@@ -93,7 +107,14 @@ const aggregate = async (ready: Ready, pid: number) => {
 const dropRollups = async (ready: Ready) => {
   const doc = documentClient(new DynamoDBClient({ endpoint: ready.dynamodb_endpoint }));
   const pk = rollupPartition(ready.workspace_id, fieldHash(['temp']));
-  const { Items = [] } = await doc.send(new QueryCommand({ TableName: ready.timeseries_table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: 'pk, sk' }));
+  const { Items = [] } = await doc.send(
+    new QueryCommand({
+      TableName: ready.timeseries_table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ProjectionExpression: 'pk, sk',
+    }),
+  );
   for (let i = 0; i < Items.length; i += 25) {
     await doc.send(new BatchWriteCommand({ RequestItems: { [ready.timeseries_table]: Items.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } })) } }));
   }
@@ -108,7 +129,11 @@ const raw = async (ready: Ready, pid: number) => {
   let records = 0;
   let start = new Date(START).toISOString();
   for (;;) {
-    const run = await timedGet(ready, pid, `/timeseries/${ready.workspace_id}/data?start=${start}&end=${new Date(END).toISOString()}&sort=timestamp_device&size=${PAGE}`);
+    const run = await timedGet(
+      ready,
+      pid,
+      `/timeseries/${ready.workspace_id}/data?start=${start}&end=${new Date(END).toISOString()}&sort=timestamp_device&size=${PAGE}`,
+    );
     const result = run.body.result as Array<{ timestamp_device: string }>;
     totalMs += run.totalMs;
     bytes += run.bytes;
@@ -142,7 +167,9 @@ const exportCsv = async (ready: Ready, pid: number) => {
   const watch = watchPeakRss(pid);
   const start = process.hrtime.bigint();
   const elapsed = () => Number(process.hrtime.bigint() - start) / 1e6;
-  let shown = (await call('POST', `/timeseries/${ready.workspace_id}/exports`, { format: 'csv', start: new Date(START).toISOString(), end: new Date(END).toISOString() })).export;
+  let shown = (
+    await call('POST', `/timeseries/${ready.workspace_id}/exports`, { format: 'csv', start: new Date(START).toISOString(), end: new Date(END).toISOString() })
+  ).export;
   while (shown.status === 'running') {
     await new Promise((resolve) => setTimeout(resolve, EXPORT_POLL_MS));
     shown = (await call('GET', `/timeseries/${ready.workspace_id}/exports/${shown.id}`)).export;
@@ -155,7 +182,10 @@ const exportCsv = async (ready: Ready, pid: number) => {
     const text = await file.text();
     // The header line, then one CRLF-ended line a point (no payload here holds a line break).
     const lines = text.split('\r\n').length - 2;
-    if (!file.ok || lines !== POINTS || Buffer.byteLength(text) !== shown.bytes) throw new Error(`the export's file answered ${file.status} with ${lines} rows and ${Buffer.byteLength(text)} bytes, expected ${POINTS} rows and ${shown.bytes}`);
+    if (!file.ok || lines !== POINTS || Buffer.byteLength(text) !== shown.bytes)
+      throw new Error(
+        `the export's file answered ${file.status} with ${lines} rows and ${Buffer.byteLength(text)} bytes, expected ${POINTS} rows and ${shown.bytes}`,
+      );
   });
   if (shown.rows !== POINTS) throw new Error(`the export wrote ${shown.rows} rows, expected ${POINTS}`);
   return { totalMs, bytes: shown.bytes, peakRss, downloadMs };
@@ -172,7 +202,12 @@ const main = async () => {
     await exportCsv(ready, pid);
     const storeRead = async () => {
       let count = 0;
-      for await (const run of timeseriesStore().readRange({ workspaceId: ready.workspace_id, start: new Date(START).toISOString(), end: new Date(END).toISOString() })) count += run.length;
+      for await (const run of timeseriesStore().readRange({
+        workspaceId: ready.workspace_id,
+        start: new Date(START).toISOString(),
+        end: new Date(END).toISOString(),
+      }))
+        count += run.length;
       if (count !== POINTS) throw new Error(`the range read found ${count} points, expected ${POINTS}`);
     };
     const samples = {
@@ -217,17 +252,47 @@ const main = async () => {
       'peak RSS MB': peak === undefined ? '-' : mb(peak),
       'RSS growth MB': peak === undefined ? '-' : mb(peak - from),
     });
-    printTable(`${POINTS} points, ${DEVICES} devices, ${new Date(START).toISOString().slice(0, 10)} to ${new Date(END).toISOString().slice(0, 10)}; median of ${ROUNDS} round(s); serving process idle RSS ${mb(idle).toFixed(1)} MB (after GC)`, [
-      row(`GET aggregate, first (1h, avg/min/max/count, by device: ${samples.cold[0].buckets} buckets; reads every point, keeps ${HOURS} hourly rollups)`, coldMs, median(samples.cold.map((s) => s.bytes)), median(samples.cold.map((s) => s.peakRss))),
-      row('GET aggregate, again (the same, from the rollups of its sealed hours)', aggregateMs, median(samples.aggregate.map((s) => s.bytes)), median(samples.aggregate.map((s) => s.peakRss))),
-      row(`GET data, ${Math.ceil(POINTS / PAGE)} pages of ${PAGE} walked by time`, rawMs, median(samples.raw.map((s) => s.bytes)), median(samples.raw.map((s) => s.peakRss))),
-      row(`POST exports (csv) until ready, polled every ${EXPORT_POLL_MS} ms (MB: the file)`, exportMs, exportBytes, median(samples.exported.map((s) => s.peakRss)), exportIdle),
-      row('GET of the ready file from its presigned URL (the local S3)', median(samples.exported.map((s) => s.downloadMs)), exportBytes, undefined),
-      row('store.readRange in this process (what all three read)', median(samples.store), '-', undefined),
-    ]);
-    console.log(`\nratio aggregate / raw query of the same range = ${(aggregateMs / rawMs).toFixed(2)} from rollups (target ≤ 0.25); ${(coldMs / rawMs).toFixed(2)} the first time, reading every point`);
-    console.log(`peak RSS growth while aggregating ${POINTS} points = ${mb(median(samples.cold.map((s) => s.peakRss)) - idle).toFixed(1)} MB the first time (flat: one hour of buckets is held), ${mb(median(samples.aggregate.map((s) => s.peakRss)) - idle).toFixed(1)} MB from rollups`);
-    console.log(`ratio export rate / raw query rate of the same range = ${(rawMs / exportMs).toFixed(2)} (target ≥ 0.5; ${Math.round(POINTS / (exportMs / 1000))} vs ${Math.round(POINTS / (rawMs / 1000))} points/s)`);
+    printTable(
+      `${POINTS} points, ${DEVICES} devices, ${new Date(START).toISOString().slice(0, 10)} to ${new Date(END).toISOString().slice(0, 10)}; median of ${ROUNDS} round(s); serving process idle RSS ${mb(idle).toFixed(1)} MB (after GC)`,
+      [
+        row(
+          `GET aggregate, first (1h, avg/min/max/count, by device: ${samples.cold[0].buckets} buckets; reads every point, keeps ${HOURS} hourly rollups)`,
+          coldMs,
+          median(samples.cold.map((s) => s.bytes)),
+          median(samples.cold.map((s) => s.peakRss)),
+        ),
+        row(
+          'GET aggregate, again (the same, from the rollups of its sealed hours)',
+          aggregateMs,
+          median(samples.aggregate.map((s) => s.bytes)),
+          median(samples.aggregate.map((s) => s.peakRss)),
+        ),
+        row(
+          `GET data, ${Math.ceil(POINTS / PAGE)} pages of ${PAGE} walked by time`,
+          rawMs,
+          median(samples.raw.map((s) => s.bytes)),
+          median(samples.raw.map((s) => s.peakRss)),
+        ),
+        row(
+          `POST exports (csv) until ready, polled every ${EXPORT_POLL_MS} ms (MB: the file)`,
+          exportMs,
+          exportBytes,
+          median(samples.exported.map((s) => s.peakRss)),
+          exportIdle,
+        ),
+        row('GET of the ready file from its presigned URL (the local S3)', median(samples.exported.map((s) => s.downloadMs)), exportBytes, undefined),
+        row('store.readRange in this process (what all three read)', median(samples.store), '-', undefined),
+      ],
+    );
+    console.log(
+      `\nratio aggregate / raw query of the same range = ${(aggregateMs / rawMs).toFixed(2)} from rollups (target ≤ 0.25); ${(coldMs / rawMs).toFixed(2)} the first time, reading every point`,
+    );
+    console.log(
+      `peak RSS growth while aggregating ${POINTS} points = ${mb(median(samples.cold.map((s) => s.peakRss)) - idle).toFixed(1)} MB the first time (flat: one hour of buckets is held), ${mb(median(samples.aggregate.map((s) => s.peakRss)) - idle).toFixed(1)} MB from rollups`,
+    );
+    console.log(
+      `ratio export rate / raw query rate of the same range = ${(rawMs / exportMs).toFixed(2)} (target ≥ 0.5; ${Math.round(POINTS / (exportMs / 1000))} vs ${Math.round(POINTS / (rawMs / 1000))} points/s)`,
+    );
     // fauxqs keeps an upload's parts, then concatenates them into the object: the file twice, at the end.
     const exportGrowth = median(samples.exported.map((s) => s.peakRss)) - exportIdle;
     console.log(

@@ -71,7 +71,11 @@ const stop = (child: ChildProcess) =>
   });
 
 const call = async (url: string, init: { method?: string; headers: Record<string, string>; body?: unknown }) => {
-  const response = await fetch(url, { method: init.method ?? 'GET', headers: { 'content-type': 'application/json', ...init.headers }, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  const response = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers: { 'content-type': 'application/json', ...init.headers },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
   const text = await response.text();
   if (response.status >= 300) throw new Error(`${init.method ?? 'GET'} ${url}: ${response.status} ${text.slice(0, 300)}`);
   return text ? JSON.parse(text) : undefined;
@@ -95,7 +99,9 @@ const devicesOf = async ({ base_url, api_key, workspace_id }: Ready) => {
 
 /** Messages in the ingest queue, visible or in flight. */
 const ingestDepth = async (sqs: SQSClient, url: string) => {
-  const { Attributes = {} } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+  const { Attributes = {} } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+  );
   return Number(Attributes.ApproximateNumberOfMessages ?? 0) + Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0);
 };
 
@@ -110,7 +116,11 @@ const burst = async (mode: 'disk' | 'memory') => {
   const dataDir = mkdtempSync(join(tmpdir(), `fleetstream-burst-${mode}-`));
   process.stderr.write(`starting npm start (${mode === 'disk' ? `DynamoDB Local on disk, in ${dataDir}` : 'in memory'})…\n`);
   const { ready, child, timeouts } = await startRuntime(mode, dataDir);
-  const sqs = new SQSClient({ endpoint: ready.sqs_endpoint, region: 'us-east-1', credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY } });
+  const sqs = new SQSClient({
+    endpoint: ready.sqs_endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
+  });
   try {
     const devices = await devicesOf(ready);
     const requests = Math.ceil(POINTS / PER_REQUEST);
@@ -154,7 +164,14 @@ const main = async () => {
     const rate = (r: typeof disk) => (r.stored / r.storedMs) * 1000;
     ratios.push(rate(disk) / rate(memory));
     for (const r of [disk, memory]) {
-      rows.push({ round, store: r.mode === 'disk' ? 'DynamoDB Local on disk (npm start)' : 'in memory (--in-memory)', 'sent s': r.sentMs / 1000, 'stored s': r.storedMs / 1000, 'points/s': rate(r), 'timed out': r.timeouts });
+      rows.push({
+        round,
+        store: r.mode === 'disk' ? 'DynamoDB Local on disk (npm start)' : 'in memory (--in-memory)',
+        'sent s': r.sentMs / 1000,
+        'stored s': r.storedMs / 1000,
+        'points/s': rate(r),
+        'timed out': r.timeouts,
+      });
     }
   }
   printTable(

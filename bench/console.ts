@@ -42,7 +42,8 @@ const ready = stack as unknown as { console_url?: string; user_email?: string; u
 const consoleUrl = args.url ?? ready?.console_url ?? `${new URL(ready!.base_url).origin}/`;
 const email = args.email ?? ready?.user_email;
 const password = args.password ?? ready?.user_password;
-if (!email || !password) throw new Error('No console user: npm start prints one on its READY line (user_email, user_password), or pass --email and --password.');
+if (!email || !password)
+  throw new Error('No console user: npm start prints one on its READY line (user_email, user_password), or pass --email and --password.');
 
 const browser = await launchChromium();
 try {
@@ -185,7 +186,8 @@ async function timeInPage(page: Page, hash: string, text: string, selector: stri
         g.location.hash = h;
         const check = () => {
           const el = g.document.querySelector(s);
-          if (el?.textContent?.includes(t) && g.document.querySelectorAll('[aria-label="Devices"] [role="row"]').length > 1) resolve(g.performance.now() - started);
+          if (el?.textContent?.includes(t) && g.document.querySelectorAll('[aria-label="Devices"] [role="row"]').length > 1)
+            resolve(g.performance.now() - started);
           else g.requestAnimationFrame(check);
         };
         check();

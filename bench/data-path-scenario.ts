@@ -66,7 +66,11 @@ const token = (credentials: { devinfo: { device_id: string; key_id: string }; pr
     .sign(Buffer.from(credentials.prvkey, 'base64'));
 
 const call = async (url: string, init: { method: string; headers: Record<string, string>; body?: unknown }) => {
-  const response = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers }, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  const response = await fetch(url, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...init.headers },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
   const text = await response.text();
   if (response.status >= 300) throw new Error(`${init.method} ${url}: ${response.status} ${text.slice(0, 300)}`);
   return text ? JSON.parse(text) : undefined;
@@ -101,7 +105,11 @@ export const measureDataPath = async (runtime: LocalRuntime, shape: TrafficShape
   const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
   const mqttDevices: MqttDevice[] = [];
   try {
-    await call(`${base}/workspaces/${workspace.id}/integrations`, { method: 'POST', headers, body: { name: 'data-path', url: receiver.url, data: true, events: true } });
+    await call(`${base}/workspaces/${workspace.id}/integrations`, {
+      method: 'POST',
+      headers,
+      body: { name: 'data-path', url: receiver.url, data: true, events: true },
+    });
     if (shape.door === 'mqtt') {
       for (const d of devices) mqttDevices.push(await connectDevice(d.credentials));
     }
@@ -111,12 +119,16 @@ export const measureDataPath = async (runtime: LocalRuntime, shape: TrafficShape
     // Connection and authentication events of the MQTT door are delivered too: wait for them first.
     const settle = async () => {
       let last = -1;
-      await until(async () => {
-        const now = receiver.accepted().length;
-        const quiet = now === last && (await depth(sqs, runtime.queue_urls.forward)) === 0 && (await depth(sqs, runtime.queue_urls.ingest)) === 0;
-        last = now;
-        return quiet;
-      }, 'the queues drained', 60_000);
+      await until(
+        async () => {
+          const now = receiver.accepted().length;
+          const quiet = now === last && (await depth(sqs, runtime.queue_urls.forward)) === 0 && (await depth(sqs, runtime.queue_urls.ingest)) === 0;
+          last = now;
+          return quiet;
+        },
+        'the queues drained',
+        60_000,
+      );
     };
     if (shape.door === 'mqtt') await settle();
 
@@ -166,7 +178,11 @@ export const measureDataPath = async (runtime: LocalRuntime, shape: TrafficShape
     );
     const elapsedMs = performance.now() - started;
     // The last deletes follow the last POST: wait for the queues to drain before reading the counts.
-    await until(async () => (await depth(sqs, runtime.queue_urls.forward)) === 0 && (await depth(sqs, runtime.queue_urls.ingest)) === 0, 'the queues drained', 60_000);
+    await until(
+      async () => (await depth(sqs, runtime.queue_urls.forward)) === 0 && (await depth(sqs, runtime.queue_urls.ingest)) === 0,
+      'the queues drained',
+      60_000,
+    );
     const rows = requestCounter()
       .since(before)
       .filter((row) => !(row.service === 'SQS' && row.operation === 'GetQueueAttributes' && row.caller === ''))
@@ -177,7 +193,11 @@ export const measureDataPath = async (runtime: LocalRuntime, shape: TrafficShape
       shape,
       points,
       rows,
-      received: { data: accepted.filter(isPoint).length, events: accepted.filter((e) => e.workspace_id === workspace.id && 'type' in e).length, posts: receiver.posts.length - postsBefore },
+      received: {
+        data: accepted.filter(isPoint).length,
+        events: accepted.filter((e) => e.workspace_id === workspace.id && 'type' in e).length,
+        posts: receiver.posts.length - postsBefore,
+      },
       elapsedMs,
     };
   } finally {

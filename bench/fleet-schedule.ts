@@ -43,15 +43,28 @@ const main = async () => {
       phys_id: '',
       created_at: nowIso(),
     }));
-    await putAll(db, devices.map((d) => ({ ...deviceKey(ws, d.id), ...d })), WRITE_CONCURRENCY);
-    await putAll(db, devices.map((d) => ({ ...deviceLocatorKey(d.id), account_id: d.account_id, workspace_id: ws })), WRITE_CONCURRENCY);
+    await putAll(
+      db,
+      devices.map((d) => ({ ...deviceKey(ws, d.id), ...d })),
+      WRITE_CONCURRENCY,
+    );
+    await putAll(
+      db,
+      devices.map((d) => ({ ...deviceLocatorKey(d.id), account_id: d.account_id, workspace_id: ws })),
+      WRITE_CONCURRENCY,
+    );
 
     /** POSTs and reads the streamed answer to the end; checks it names every device once. */
     const schedule = async (path: string, body: unknown, key: 'job' | 'fota') => {
-      const response = await fetch(`${runtime.base_url}${path}?fleet=${fleets[0]}&fleet=${fleets[1]}`, { method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const response = await fetch(`${runtime.base_url}${path}?fleet=${fleets[0]}&fleet=${fleets[1]}`, {
+        method: 'POST',
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const answer = (await response.json()) as Record<string, { devices: string[]; rollout_id: string }>;
       const named = new Set(answer[key].devices);
-      if (answer[key].devices.length !== DEVICES || named.size !== DEVICES) throw new Error(`${key} on ${named.size} devices (${answer[key].devices.length} named), expected ${DEVICES}`);
+      if (answer[key].devices.length !== DEVICES || named.size !== DEVICES)
+        throw new Error(`${key} on ${named.size} devices (${answer[key].devices.length} named), expected ${DEVICES}`);
       return answer[key].rollout_id;
     };
     /** Waits (untimed) until a rollout whose FOTA the next round replaced counts every device canceled: the stream's consumer is done with it. */
@@ -70,7 +83,15 @@ const main = async () => {
     for (let round = 0; round < ROUNDS; round++) {
       times.job.push(await timeMs(() => schedule(`/workspaces/${ws}/jobs/bench-${round}`, { value: { round } }, 'job')));
       const job = { name: `plain-${round}`, status: 'pending', scheduled_at: nowIso(), value: JSON.stringify({ round }), event_ts: eventTs() };
-      times.plainJob.push(await timeMs(() => putAll(db, devices.map((d) => ({ ...jobKey(d.id, job.name), ...job, ...place(d) })), WRITE_CONCURRENCY)));
+      times.plainJob.push(
+        await timeMs(() =>
+          putAll(
+            db,
+            devices.map((d) => ({ ...jobKey(d.id, job.name), ...job, ...place(d) })),
+            WRITE_CONCURRENCY,
+          ),
+        ),
+      );
       let rollout = '';
       times.fota.push(await timeMs(async () => (rollout = await schedule(`/workspaces/${ws}/fota/fw-bench/versions/${round}.0.0`, undefined, 'fota'))));
       if (lastFota) await replaced(lastFota);
@@ -79,7 +100,15 @@ const main = async () => {
       // Beside the devices' FOTA items, not over them, and once the consumer has counted the FOTA the
       // API's replaced (each canceled in its rollout, its record kept): otherwise that work, the
       // stream's consumer's after the API's answer, would be timed as the plain write's.
-      times.plainFota.push(await timeMs(() => putAll(db, devices.map((d) => ({ ...fotaKey(`${d.id}-plain`), ...fota, ...place(d) })), WRITE_CONCURRENCY)));
+      times.plainFota.push(
+        await timeMs(() =>
+          putAll(
+            db,
+            devices.map((d) => ({ ...fotaKey(`${d.id}-plain`), ...fota, ...place(d) })),
+            WRITE_CONCURRENCY,
+          ),
+        ),
+      );
       process.stderr.write('.');
     }
     process.stderr.write('\n');

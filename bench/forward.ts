@@ -118,7 +118,12 @@ const fakeRecord = (body: string, queueArn: string): SQSRecord => ({
   messageId: randomUUID(),
   receiptHandle: randomUUID(),
   body,
-  attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: '000000000000', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+  attributes: {
+    ApproximateReceiveCount: '1',
+    SentTimestamp: String(Date.now()),
+    SenderId: '000000000000',
+    ApproximateFirstReceiveTimestamp: String(Date.now()),
+  },
   messageAttributes: {},
   md5OfBody: '',
   eventSource: 'aws:sqs',
@@ -201,15 +206,33 @@ const main = async () => {
     const { webhookPoster } = await import('../lambdas/shared/webhook-client');
     const handler = IN_PROCESS
       ? ((await import('../lambdas/handlers/forwarder/handler')) as { handler: SqsHandler }).handler
-      : await forwarderContainers(Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)), forward.definition.consumerTimeoutSeconds, stops);
+      : await forwarderContainers(
+          Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
+          forward.definition.consumerTimeoutSeconds,
+          stops,
+        );
 
     const account = await createAccount(registryDb(), { name: 'bench' });
     const caller = { accountId: account.account_id, workspaceId: account.workspace_id, keyId: account.api_key_id };
-    await createIntegration(registryDb(), caller, account.workspace_id, { name: 'bench', url: `${receiver.url}/hook`, data: true, events: true, tags: [], enabled: true });
+    await createIntegration(registryDb(), caller, account.workspace_id, {
+      name: 'bench',
+      url: `${receiver.url}/hook`,
+      data: true,
+      events: true,
+      tags: [],
+      enabled: true,
+    });
 
     const messages = Array.from({ length: MESSAGES }, (_, i) =>
       dataMessage(
-        { ...place(i), workspace_id: account.workspace_id, tag: 'bench', timestamp_device: new Date(1_700_000_000_000 + i).toISOString(), timestamp_in: new Date().toISOString(), payload: { n: i, temp: 21.5 } },
+        {
+          ...place(i),
+          workspace_id: account.workspace_id,
+          tag: 'bench',
+          timestamp_device: new Date(1_700_000_000_000 + i).toISOString(),
+          timestamp_in: new Date().toISOString(),
+          payload: { n: i, temp: 21.5 },
+        },
         'bench-device',
       ),
     );
@@ -217,7 +240,10 @@ const main = async () => {
     // The receiver's own capacity, for POSTs as large as the forwarder sends (MAX_POST_BYTES), the
     // bodies read and dropped (the header tells it not to keep them).
     const perPost = Math.floor(MAX_POST_BYTES / (renderEntry(messages[0]).json.length + ENTRY_OVERHEAD));
-    const sample = webhookBody(randomUUID(), messages.slice(0, perPost).map((m) => renderEntry(m).json));
+    const sample = webhookBody(
+      randomUUID(),
+      messages.slice(0, perPost).map((m) => renderEntry(m).json),
+    );
     console.log(`autocannon: ${AUTOCANNON_SECONDS} s of POSTs of ${perPost} entries (${(sample.length / 1024).toFixed(0)} KB) to the receiver…`);
     const capacity = await autocannon({
       url: `${receiver.url}/hook`,
@@ -239,7 +265,8 @@ const main = async () => {
     await sendEncodedMessages(forward.url, [packs[0]]);
     for (let warm = 0; warm < 1; ) {
       const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: forward.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
-      for (const m of Messages) await sqsClient.send(new DeleteMessageBatchCommand({ QueueUrl: forward.url, Entries: [{ Id: '0', ReceiptHandle: m.ReceiptHandle! }] }));
+      for (const m of Messages)
+        await sqsClient.send(new DeleteMessageBatchCommand({ QueueUrl: forward.url, Entries: [{ Id: '0', ReceiptHandle: m.ReceiptHandle! }] }));
       warm += Messages.length;
     }
     await receiver.reset();
@@ -270,7 +297,9 @@ const main = async () => {
         });
         if (!outcome.ok) throw new Error(`the relay's POST failed: ${outcome.error}`);
         relayPosts += 1;
-        await sqsClient.send(new DeleteMessageBatchCommand({ QueueUrl: forward.url, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+        await sqsClient.send(
+          new DeleteMessageBatchCommand({ QueueUrl: forward.url, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
+        );
         relayed += Messages.length;
         if (relayed === packs.length) {
           relayMs = performance.now() - relayStart;
@@ -285,7 +314,9 @@ const main = async () => {
     if (relayStats.relayed !== packs.length) throw new Error(`the receiver got ${relayStats.relayed} of the relay's ${packs.length} messages`);
     await receiver.reset();
     await sendEncodedMessages(forward.url, packs, 16);
-    console.log(`forwarding with ${CONSUMERS} poller(s) ${IN_PROCESS ? 'calling the handler in this process' : 'each invoking a forwarder container'}, batch size ${forward.definition.batchSize}, window ${forward.definition.maxBatchingWindowSeconds} s…`);
+    console.log(
+      `forwarding with ${CONSUMERS} poller(s) ${IN_PROCESS ? 'calling the handler in this process' : 'each invoking a forwarder container'}, batch size ${forward.definition.batchSize}, window ${forward.definition.maxBatchingWindowSeconds} s…`,
+    );
     // The forwarder ends, as the relay does, when its poller has deleted the last message (each
     // deleted only after its POSTs succeeded): timed by that event, not by polling the receiver.
     let deletedByPoller = 0;
@@ -310,7 +341,10 @@ const main = async () => {
         if (deletedByPoller >= packs.length) done();
       },
     });
-    await Promise.race([allDeleted, new Promise((_, reject) => setTimeout(() => reject(new Error('the forwarder did not finish within 10 minutes')), 600_000).unref())]);
+    await Promise.race([
+      allDeleted,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the forwarder did not finish within 10 minutes')), 600_000).unref()),
+    ]);
     const forwardMs = performance.now() - forwardStart;
     const forwardCpuMs = cpuMs(process.cpuUsage(forwardCpu));
     const forwardCores = coresBusy(forwardTicks);
@@ -351,11 +385,19 @@ const main = async () => {
     console.log(`ratio delivered points/s / plain relay points/s = ${(relayMs / forwardMs).toFixed(2)} (target ≥ 0.8)`);
     // On a machine with few cores both sides are bound by CPU: the relay's is the SQS engine's, its
     // client's and its POSTs'; the forwarder's adds the containers' (read, build, sign) to theirs.
-    console.log(`CPU of this process (all threads: SQS engine, poller${IN_PROCESS ? ', handler' : ', containers'}): relay ${(relayCpuMs / 1000).toFixed(2)} s, forwarder ${(forwardCpuMs / 1000).toFixed(2)} s`);
-    console.log(`cores the machine kept busy (all processes, of ${availableParallelism()}): relay ${relayCores.toFixed(2)}, forwarder ${forwardCores.toFixed(2)}`);
-    console.log(`times: relay ${(relayMs / 1000).toFixed(2)} s in ${relayPosts} POSTs, forwarder ${(forwardMs / 1000).toFixed(2)} s, handler alone ${(handlerMs / 1000).toFixed(2)} s in ${batches.length} invocations (${batchSizes.join(', ')} messages); batching window ${forward.definition.maxBatchingWindowSeconds} s`);
+    console.log(
+      `CPU of this process (all threads: SQS engine, poller${IN_PROCESS ? ', handler' : ', containers'}): relay ${(relayCpuMs / 1000).toFixed(2)} s, forwarder ${(forwardCpuMs / 1000).toFixed(2)} s`,
+    );
+    console.log(
+      `cores the machine kept busy (all processes, of ${availableParallelism()}): relay ${relayCores.toFixed(2)}, forwarder ${forwardCores.toFixed(2)}`,
+    );
+    console.log(
+      `times: relay ${(relayMs / 1000).toFixed(2)} s in ${relayPosts} POSTs, forwarder ${(forwardMs / 1000).toFixed(2)} s, handler alone ${(handlerMs / 1000).toFixed(2)} s in ${batches.length} invocations (${batchSizes.join(', ')} messages); batching window ${forward.definition.maxBatchingWindowSeconds} s`,
+    );
     console.log(`\nfill: ${MESSAGES} messages enqueued in ${(fillMs / 1000).toFixed(1)} s; forwarding took ${(forwardMs / 1000).toFixed(1)} s`);
-    console.log(`delivered messages/s: ${deliveredPerSecond.toFixed(0)} (${stats.distinct} distinct, ${stats.entries} entries received: ${stats.entries - stats.distinct} duplicates)`);
+    console.log(
+      `delivered messages/s: ${deliveredPerSecond.toFixed(0)} (${stats.distinct} distinct, ${stats.entries} entries received: ${stats.entries - stats.distinct} duplicates)`,
+    );
     console.log(`HTTP requests per 1,000 messages: ${((stats.requests / MESSAGES) * 1000).toFixed(2)} (target ≤ 10)`);
     console.log(`ratio forwarder requests/s / receiver capacity = ${(forwardRps / capacityRps).toFixed(4)} (the share of the receiver the forwarder used)`);
     console.log(`ratio delivered messages/s / receiver capacity in entries/s = ${(deliveredPerSecond / (capacityRps * perPost)).toFixed(3)}`);

@@ -243,15 +243,29 @@ const main = async () => {
 
     const perSecond = (ms: number) => (POINTS / ms) * 1000;
     printTable(`${POINTS} points, ${POINTS - unique} duplicates, ${POINTS_PER_MESSAGE} per message, ${QUEUES.ingest.batchSize} messages per invocation`, [
-      { what: `plain BatchWriteItem (25 items, ${PLAIN_IN_FLIGHT} in flight)`, s: plainMs / 1000, 'points/s': perSecond(plainMs), 'items': plainItems, 'read back': '', 'ratio': 1 },
-      { what: 'ingest: store only (forwarding off)', s: storeMs / 1000, 'points/s': perSecond(storeMs), 'items': storeItems, 'read back': storeRead, 'ratio': plainMs / storeMs },
+      {
+        what: `plain BatchWriteItem (25 items, ${PLAIN_IN_FLIGHT} in flight)`,
+        s: plainMs / 1000,
+        'points/s': perSecond(plainMs),
+        items: plainItems,
+        'read back': '',
+        ratio: 1,
+      },
+      {
+        what: 'ingest: store only (forwarding off)',
+        s: storeMs / 1000,
+        'points/s': perSecond(storeMs),
+        items: storeItems,
+        'read back': storeRead,
+        ratio: plainMs / storeMs,
+      },
       {
         what: 'ingest: store + forward each point and its data event, packed (fauxqs)',
         s: forwardingMs / 1000,
         'points/s': perSecond(forwardingMs),
-        'items': forwardingItems,
+        items: forwardingItems,
         'read back': forwardingRead,
-        'ratio': plainMs / forwardingMs,
+        ratio: plainMs / forwardingMs,
       },
     ]);
     console.log(`\nratio ingest (store) / plain BatchWriteItem = ${(plainMs / storeMs).toFixed(2)} (target ≥ 0.5)`);

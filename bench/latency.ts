@@ -35,7 +35,11 @@ const main = async () => {
   const devices: MqttDevice[] = [];
   try {
     const call = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${ready.base_url}${path}`, { method, headers: { 'x-api-key': ready.api_key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const response = await fetch(`${ready.base_url}${path}`, {
+        method,
+        headers: { 'x-api-key': ready.api_key, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
       return (await response.json()) as any;
     };
@@ -48,10 +52,11 @@ const main = async () => {
     }
     // The receiver's own clock stamps each point's arrival; the publish time travels in the payload.
     const seen = () => {
-      for (const post of receiver.posts) for (const e of post.body.result) {
-        const key = String((e.payload as { id?: string })?.id);
-        if (!arrivals.has(key)) arrivals.set(key, post.receivedAt);
-      }
+      for (const post of receiver.posts)
+        for (const e of post.body.result) {
+          const key = String((e.payload as { id?: string })?.id);
+          if (!arrivals.has(key)) arrivals.set(key, post.receivedAt);
+        }
       return arrivals.size;
     };
     const total = DEVICES * POINTS;

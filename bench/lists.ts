@@ -60,7 +60,16 @@ const serve = async () => {
       });
       if (j % 10 === 0) {
         const idn = newId('idn', created_at);
-        items.push({ ...identityKey(workspace.id, id, idn), id: idn, type: 'sym', device_id: id, workspace_id: workspace.id, account_id: workspace.account_id, created_at, secret: 'c2VjcmV0' });
+        items.push({
+          ...identityKey(workspace.id, id, idn),
+          id: idn,
+          type: 'sym',
+          device_id: id,
+          workspace_id: workspace.id,
+          account_id: workspace.account_id,
+          created_at,
+          secret: 'c2VjcmV0',
+        });
       }
     }
     await putAll(db, items, 8);
@@ -180,7 +189,18 @@ const main = async () => {
       };
     };
     const rows = [
-      { what: 'plain paginated Query (1 MB pages)', devices: DEVICES, requests: '-', 'MB sent': '-', 'TTFB ms': '-', 'total s': plainMs / 1000, 'total / plain': 1, 'peak RSS MB': '-', 'RSS growth MB': '-', 'peak - cold MB': '-' },
+      {
+        what: 'plain paginated Query (1 MB pages)',
+        devices: DEVICES,
+        requests: '-',
+        'MB sent': '-',
+        'TTFB ms': '-',
+        'total s': plainMs / 1000,
+        'total / plain': 1,
+        'peak RSS MB': '-',
+        'RSS growth MB': '-',
+        'peak - cold MB': '-',
+      },
       row('GET …/devices (streamed)', samples.http),
       row('GET …/devices, gzip', samples.gzip),
       row(`GET …/devices?limit=${PAGE_LIMIT}, every page`, samples.paged),

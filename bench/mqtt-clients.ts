@@ -18,7 +18,16 @@ for (let i = 0; i < devices.length; i += BATCH) {
       devices.slice(i, i + BATCH).map(
         ({ id, token }) =>
           new Promise<MqttClient>((resolve, reject) => {
-            const client = mqtt.connect(url, { clientId: id, username: id, password: token, protocolVersion: 4, clean: true, keepalive: 60, reconnectPeriod: 0, connectTimeout: 60_000 });
+            const client = mqtt.connect(url, {
+              clientId: id,
+              username: id,
+              password: token,
+              protocolVersion: 4,
+              clean: true,
+              keepalive: 60,
+              reconnectPeriod: 0,
+              connectTimeout: 60_000,
+            });
             client.once('connect', () => client.subscribe(`j/dn/${id}`, { qos: 1 }, () => resolve(client)));
             client.once('error', reject);
           }),

@@ -59,7 +59,9 @@ const api = (path: string, init: RequestInit = {}, token?: string) =>
 
 try {
   // A workspace of its own, so that the fleet job reaches exactly these devices.
-  const ws = (await (await api('/workspaces', { method: 'POST', body: JSON.stringify({ name: `bench-mqtt-${Date.now()}` }) })).json()) as { workspace: { id: string } };
+  const ws = (await (await api('/workspaces', { method: 'POST', body: JSON.stringify({ name: `bench-mqtt-${Date.now()}` }) })).json()) as {
+    workspace: { id: string };
+  };
   const workspaceId = ws.workspace.id;
   log(`creating ${N} devices with credentials…`);
   const devices: Array<{ id: string; token: string }> = [];
@@ -98,79 +100,100 @@ try {
     await new Promise((r) => child.once('exit', r));
     process.exitCode = 0;
   } else {
-  // Connections
-  global.gc?.();
-  const before = process.memoryUsage();
-  const received = new Map<string, number>();
-  const started = performance.now();
-  const clients: MqttClient[] = [];
-  for (let i = 0; i < N; i += 100) {
-    clients.push(
-      ...(await Promise.all(
-        devices.slice(i, i + 100).map(
-          ({ id, token }) =>
-            new Promise<MqttClient>((resolve, reject) => {
-              const client = mqtt.connect(runtime.mqtt_url, { clientId: id, username: id, password: token, protocolVersion: 4, clean: true, keepalive: 60, reconnectPeriod: 0, connectTimeout: 30_000 });
-              client.once('connect', () => client.subscribe(`j/dn/${id}`, { qos: 1 }, () => resolve(client)));
-              client.once('error', reject);
-              client.on('message', () => received.set(id, performance.now()));
-            }),
-        ),
-      )),
-    );
-  }
-  const connectSeconds = (performance.now() - started) / 1000;
-  global.gc?.();
-  const after = process.memoryUsage();
-  const perConnection = (a: number, b: number) => ((b - a) / N / 1024).toFixed(1);
-  log(`connections: ${N} in ${connectSeconds.toFixed(1)} s (${(N / connectSeconds).toFixed(0)}/s); heap +${perConnection(before.heapUsed, after.heapUsed)} KB, RSS +${perConnection(before.rss, after.rss)} KB per connection (clients included)`);
-
-  // Ingest, side by side: HTTPS first, then MQTT, the same number of points (none with `--points 0`).
-  if (P > 0) {
-    const store = timeseriesStore();
-    const stored = async (tag: string) => {
-      let n = 0;
-      for await (const p of store.query({ workspaceId, tags: [tag], from: 0, size: N * P + 1, order: 'asc' })) if (p) n += 1;
-      return n;
-    };
-    const ingest = async (tag: string, send: (d: { id: string; token: string }, client: MqttClient, k: number) => Promise<unknown>) => {
-      const t0 = performance.now();
-      for (let k = 0; k < P; k += 1) await Promise.all(devices.map((d, i) => send(d, clients[i], k)));
-      await until(async () => (await stored(tag)) >= N * P, `${N * P} ${tag} points stored`, 600_000);
-      return (N * P) / ((performance.now() - t0) / 1000);
-    };
-    const https = await ingest('https', (d, _c, k) =>
-      api('/device/data', { method: 'POST', body: JSON.stringify({ tag: 'https', payload: { k }, timestamp_device: new Date(Date.UTC(2026, 0, 1, 0, 0, k)).toISOString() }) }, d.token).then((r) => r.text()),
-    );
-    const overMqtt = await ingest('mqtt', (d, c, k) => c.publishAsync(`j/data/${d.id}/mqtt`, JSON.stringify({ k }), { qos: 1 }).then(() => new Promise((r) => setTimeout(r, 2))));
-    log(`ingest: HTTPS ${https.toFixed(0)} points/s, MQTT ${overMqtt.toFixed(0)} points/s, ratio MQTT/HTTPS ${(overMqtt / https).toFixed(2)}`);
-  }
-
-  // A job goes live only to devices stored as connected when it is scheduled: their presence
-  // events must have been handled first (the ingest phase used to leave time for that).
-  const { listDevicePlacementPages } = await import('../lambdas/stores/device-store');
-  await until(async () => {
-    let connected = 0;
-    for await (const page of listDevicePlacementPages(db, workspaceId)) connected += page.filter((d) => d.connected).length;
-    return connected >= N;
-  }, `all ${N} devices stored as connected`, 120_000);
-
-  // Fan-out, `--rounds` times (one fleet job each; the machine is noisy)
-  for (let round = 1; round <= ROUNDS; round += 1) {
-    received.clear();
-    const requested = performance.now();
-    const answer = await api(`/workspaces/${workspaceId}/jobs/bench${round}`, { method: 'POST', body: JSON.stringify({ value: { n: round } }) });
-    const answered = performance.now();
-    await answer.text();
-    const written = performance.now();
-    await until(() => received.size >= N, `all ${N} devices received the job`, 120_000);
-    const fromAnswer = [...received.values()].map((t) => t - answered).sort((a, b) => a - b);
-    const fromRequest = [...received.values()].map((t) => t - requested).sort((a, b) => a - b);
+    // Connections
+    global.gc?.();
+    const before = process.memoryUsage();
+    const received = new Map<string, number>();
+    const started = performance.now();
+    const clients: MqttClient[] = [];
+    for (let i = 0; i < N; i += 100) {
+      clients.push(
+        ...(await Promise.all(
+          devices.slice(i, i + 100).map(
+            ({ id, token }) =>
+              new Promise<MqttClient>((resolve, reject) => {
+                const client = mqtt.connect(runtime.mqtt_url, {
+                  clientId: id,
+                  username: id,
+                  password: token,
+                  protocolVersion: 4,
+                  clean: true,
+                  keepalive: 60,
+                  reconnectPeriod: 0,
+                  connectTimeout: 30_000,
+                });
+                client.once('connect', () => client.subscribe(`j/dn/${id}`, { qos: 1 }, () => resolve(client)));
+                client.once('error', reject);
+                client.on('message', () => received.set(id, performance.now()));
+              }),
+          ),
+        )),
+      );
+    }
+    const connectSeconds = (performance.now() - started) / 1000;
+    global.gc?.();
+    const after = process.memoryUsage();
+    const perConnection = (a: number, b: number) => ((b - a) / N / 1024).toFixed(1);
     log(
-      `fan-out to ${N}${ROUNDS > 1 ? ` (round ${round})` : ''}: API answered after ${(answered - requested).toFixed(0)} ms, its last device ${(written - requested).toFixed(0)} ms; from the answer p50 ${pct(fromAnswer, 50).toFixed(0)} ms, p99 ${pct(fromAnswer, 99).toFixed(0)} ms; from the request p50 ${pct(fromRequest, 50).toFixed(0)} ms, p99 ${pct(fromRequest, 99).toFixed(0)} ms`,
+      `connections: ${N} in ${connectSeconds.toFixed(1)} s (${(N / connectSeconds).toFixed(0)}/s); heap +${perConnection(before.heapUsed, after.heapUsed)} KB, RSS +${perConnection(before.rss, after.rss)} KB per connection (clients included)`,
     );
-  }
-  for (const c of clients) c.end(true);
+
+    // Ingest, side by side: HTTPS first, then MQTT, the same number of points (none with `--points 0`).
+    if (P > 0) {
+      const store = timeseriesStore();
+      const stored = async (tag: string) => {
+        let n = 0;
+        for await (const p of store.query({ workspaceId, tags: [tag], from: 0, size: N * P + 1, order: 'asc' })) if (p) n += 1;
+        return n;
+      };
+      const ingest = async (tag: string, send: (d: { id: string; token: string }, client: MqttClient, k: number) => Promise<unknown>) => {
+        const t0 = performance.now();
+        for (let k = 0; k < P; k += 1) await Promise.all(devices.map((d, i) => send(d, clients[i], k)));
+        await until(async () => (await stored(tag)) >= N * P, `${N * P} ${tag} points stored`, 600_000);
+        return (N * P) / ((performance.now() - t0) / 1000);
+      };
+      const https = await ingest('https', (d, _c, k) =>
+        api(
+          '/device/data',
+          { method: 'POST', body: JSON.stringify({ tag: 'https', payload: { k }, timestamp_device: new Date(Date.UTC(2026, 0, 1, 0, 0, k)).toISOString() }) },
+          d.token,
+        ).then((r) => r.text()),
+      );
+      const overMqtt = await ingest('mqtt', (d, c, k) =>
+        c.publishAsync(`j/data/${d.id}/mqtt`, JSON.stringify({ k }), { qos: 1 }).then(() => new Promise((r) => setTimeout(r, 2))),
+      );
+      log(`ingest: HTTPS ${https.toFixed(0)} points/s, MQTT ${overMqtt.toFixed(0)} points/s, ratio MQTT/HTTPS ${(overMqtt / https).toFixed(2)}`);
+    }
+
+    // A job goes live only to devices stored as connected when it is scheduled: their presence
+    // events must have been handled first (the ingest phase used to leave time for that).
+    const { listDevicePlacementPages } = await import('../lambdas/stores/device-store');
+    await until(
+      async () => {
+        let connected = 0;
+        for await (const page of listDevicePlacementPages(db, workspaceId)) connected += page.filter((d) => d.connected).length;
+        return connected >= N;
+      },
+      `all ${N} devices stored as connected`,
+      120_000,
+    );
+
+    // Fan-out, `--rounds` times (one fleet job each; the machine is noisy)
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      received.clear();
+      const requested = performance.now();
+      const answer = await api(`/workspaces/${workspaceId}/jobs/bench${round}`, { method: 'POST', body: JSON.stringify({ value: { n: round } }) });
+      const answered = performance.now();
+      await answer.text();
+      const written = performance.now();
+      await until(() => received.size >= N, `all ${N} devices received the job`, 120_000);
+      const fromAnswer = [...received.values()].map((t) => t - answered).sort((a, b) => a - b);
+      const fromRequest = [...received.values()].map((t) => t - requested).sort((a, b) => a - b);
+      log(
+        `fan-out to ${N}${ROUNDS > 1 ? ` (round ${round})` : ''}: API answered after ${(answered - requested).toFixed(0)} ms, its last device ${(written - requested).toFixed(0)} ms; from the answer p50 ${pct(fromAnswer, 50).toFixed(0)} ms, p99 ${pct(fromAnswer, 99).toFixed(0)} ms; from the request p50 ${pct(fromRequest, 50).toFixed(0)} ms, p99 ${pct(fromRequest, 99).toFixed(0)} ms`,
+      );
+    }
+    for (const c of clients) c.end(true);
   }
 } finally {
   await runtime.stop();

@@ -102,7 +102,14 @@ const plainRead = async (ready: Ready, { json = false } = {}) => {
         const at = Date.parse((item.sk as string).slice(0, 24));
         let text = '';
         for (const [device, fleet, tag, , inMs, , , payload] of pack.r) {
-          const record = { timestamp_device: new Date(at).toISOString(), timestamp_in: new Date(at + inMs).toISOString(), fleet_id: pack.f[fleet], device_id: pack.d[device], tag, payload };
+          const record = {
+            timestamp_device: new Date(at).toISOString(),
+            timestamp_in: new Date(at + inMs).toISOString(),
+            fleet_id: pack.f[fleet],
+            device_id: pack.d[device],
+            tag,
+            payload,
+          };
           text += `${JSON.stringify(record)},`;
         }
         bytes += text.length;
@@ -132,7 +139,14 @@ const main = async () => {
       return count;
     };
     await storeRead();
-    const samples = { store: [] as number[], plain: [] as number[], plainJson: [] as number[], http: [] as Array<Awaited<ReturnType<typeof timedGet>>>, gzip: [] as Array<Awaited<ReturnType<typeof timedGet>>>, small: [] as Array<Awaited<ReturnType<typeof timedGet>>> };
+    const samples = {
+      store: [] as number[],
+      plain: [] as number[],
+      plainJson: [] as number[],
+      http: [] as Array<Awaited<ReturnType<typeof timedGet>>>,
+      gzip: [] as Array<Awaited<ReturnType<typeof timedGet>>>,
+      small: [] as Array<Awaited<ReturnType<typeof timedGet>>>,
+    };
     for (let round = 0; round < ROUNDS; round++) {
       let count = 0;
       samples.plain.push(await timeMs(async () => (count = await plainRead(ready))));
@@ -151,7 +165,8 @@ const main = async () => {
       process.stderr.write('.');
     }
     process.stderr.write('\n');
-    for (const run of [...samples.http, ...samples.gzip]) if (run.records !== RECORDS) throw new Error(`the API returned ${run.records} records, expected ${RECORDS}`);
+    for (const run of [...samples.http, ...samples.gzip])
+      if (run.records !== RECORDS) throw new Error(`the API returned ${run.records} records, expected ${RECORDS}`);
 
     const plainMs = median(samples.plain);
     const plainJsonMs = median(samples.plainJson);
@@ -160,7 +175,7 @@ const main = async () => {
       const peak = median(runs.map((r) => r.peakRss));
       return {
         what,
-        'records': runs[0].records,
+        records: runs[0].records,
         'MB sent': mb(median(runs.map((r) => r.bytes))),
         'TTFB ms': median(runs.map((r) => r.ttfbMs)),
         'total s': totalMs / 1000,
@@ -172,9 +187,42 @@ const main = async () => {
       };
     };
     const rows = [
-      { what: 'plain paginated Query (8 partitions, 1 MB pages)', 'records': RECORDS, 'MB sent': '-', 'TTFB ms': '-', 'total s': plainMs / 1000, 'total / plain': 1, 'total / plain + JSON': plainMs / plainJsonMs, 'peak RSS MB': '-', 'RSS growth MB': '-', 'peak / idle RSS': '-' },
-      { what: 'the same, each point written as the answer’s JSON', 'records': RECORDS, 'MB sent': '-', 'TTFB ms': '-', 'total s': plainJsonMs / 1000, 'total / plain': plainJsonMs / plainMs, 'total / plain + JSON': 1, 'peak RSS MB': '-', 'RSS growth MB': '-', 'peak / idle RSS': '-' },
-      { what: 'store.query in process (partitions merged)', 'records': RECORDS, 'MB sent': '-', 'TTFB ms': '-', 'total s': median(samples.store) / 1000, 'total / plain': median(samples.store) / plainMs, 'total / plain + JSON': median(samples.store) / plainJsonMs, 'peak RSS MB': '-', 'RSS growth MB': '-', 'peak / idle RSS': '-' },
+      {
+        what: 'plain paginated Query (8 partitions, 1 MB pages)',
+        records: RECORDS,
+        'MB sent': '-',
+        'TTFB ms': '-',
+        'total s': plainMs / 1000,
+        'total / plain': 1,
+        'total / plain + JSON': plainMs / plainJsonMs,
+        'peak RSS MB': '-',
+        'RSS growth MB': '-',
+        'peak / idle RSS': '-',
+      },
+      {
+        what: 'the same, each point written as the answer’s JSON',
+        records: RECORDS,
+        'MB sent': '-',
+        'TTFB ms': '-',
+        'total s': plainJsonMs / 1000,
+        'total / plain': plainJsonMs / plainMs,
+        'total / plain + JSON': 1,
+        'peak RSS MB': '-',
+        'RSS growth MB': '-',
+        'peak / idle RSS': '-',
+      },
+      {
+        what: 'store.query in process (partitions merged)',
+        records: RECORDS,
+        'MB sent': '-',
+        'TTFB ms': '-',
+        'total s': median(samples.store) / 1000,
+        'total / plain': median(samples.store) / plainMs,
+        'total / plain + JSON': median(samples.store) / plainJsonMs,
+        'peak RSS MB': '-',
+        'RSS growth MB': '-',
+        'peak / idle RSS': '-',
+      },
       row(`GET size=${size}`, samples.http),
       row(`GET size=${size}, gzip`, samples.gzip),
       row(`GET size=${Math.round(size / 100)}`, samples.small),
@@ -183,7 +231,9 @@ const main = async () => {
     const http = rows[3];
     console.log(`\nratio total(GET size=${size}) / plain read written as JSON = ${(http['total / plain + JSON'] as number).toFixed(2)} (target ≤ 1.5)`);
     console.log(`ratio total(GET size=${size}) / plain read = ${(http['total / plain'] as number).toFixed(2)} (for reference: that read writes no answer)`);
-    console.log(`peak RSS growth while answering size=${size} = ${(http['RSS growth MB'] as number).toFixed(1)} MB (target < 100 MB); peak / idle = ${(http['peak / idle RSS'] as number).toFixed(2)}`);
+    console.log(
+      `peak RSS growth while answering size=${size} = ${(http['RSS growth MB'] as number).toFixed(1)} MB (target < 100 MB); peak / idle = ${(http['peak / idle RSS'] as number).toFixed(2)}`,
+    );
   } finally {
     await stop();
   }

@@ -59,7 +59,10 @@ const main = async () => {
       process.stderr.write(`measuring ${name}${PACED ? `, a message every ${shape.intervalMs} ms per device` : ''}…\n`);
       const result = await measureDataPath(runtime, shape);
       const scale = 1000 / result.points;
-      const rows = sumBy(result.rows.map((r) => ({ ...r, caller: stageOf(r) })), ['caller', 'service', 'operation', 'resource']).map((r) => ({
+      const rows = sumBy(
+        result.rows.map((r) => ({ ...r, caller: stageOf(r) })),
+        ['caller', 'service', 'operation', 'resource'],
+      ).map((r) => ({
         stage: r.caller,
         service: r.service,
         operation: r.operation,
@@ -91,7 +94,7 @@ const main = async () => {
   }
   mkdirSync(RESULTS, { recursive: true });
   const file = `${RESULTS}/data-path${PACED ? '-paced' : ''}${process.env.SAVE_AS === 'before' ? '-before' : ''}.json`;
-  writeFileSync(file, JSON.stringify({ measuredAt: new Date().toISOString(), shapes: saved }, null, 2) + '\n');
+  writeFileSync(file, `${JSON.stringify({ measuredAt: new Date().toISOString(), shapes: saved }, null, 2)}\n`);
   // Paced runs compare with a paced "before" (PACED=1 SAVE_AS=before), closed ones with the closed one.
   const beforeFile = `${RESULTS}/data-path${PACED ? '-paced' : ''}-before.json`;
   const before = existsSync(beforeFile) ? (JSON.parse(readFileSync(beforeFile, 'utf8')) as { shapes: Record<string, SavedShape> }) : undefined;
@@ -100,25 +103,38 @@ const main = async () => {
       Object.entries(
         (s?.rows ?? [])
           .filter((r) => r.stage === stage)
-          .reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.service]: (acc[r.service] ?? 0) + r.requests }), {}),
+          .reduce<Record<string, number>>((acc, r) => {
+            acc[r.service] = (acc[r.service] ?? 0) + r.requests;
+            return acc;
+          }, {}),
       ),
     );
   for (const name of Object.keys(saved)) {
-    const services = new Set([...Object.keys(byService(saved[name], 'door')), ...Object.keys(byService(saved[name], 'data path')), ...Object.keys(byService(before?.shapes[name], 'data path')), ...Object.keys(byService(before?.shapes[name], 'door'))]);
+    const services = new Set([
+      ...Object.keys(byService(saved[name], 'door')),
+      ...Object.keys(byService(saved[name], 'data path')),
+      ...Object.keys(byService(before?.shapes[name], 'data path')),
+      ...Object.keys(byService(before?.shapes[name], 'door')),
+    ]);
     printTable(
       `${name}: requests per 1,000 points, before (${beforeFile}) and now`,
-      [...services].sort().flatMap((service) =>
-        (['door', 'data path'] as const).map((stage) => ({
-          stage,
-          service,
-          before: byService(before?.shapes[name], stage)[service] ?? 0,
-          now: byService(saved[name], stage)[service] ?? 0,
-        })),
-      ).filter((r) => r.before || r.now),
+      [...services]
+        .sort()
+        .flatMap((service) =>
+          (['door', 'data path'] as const).map((stage) => ({
+            stage,
+            service,
+            before: byService(before?.shapes[name], stage)[service] ?? 0,
+            now: byService(saved[name], stage)[service] ?? 0,
+          })),
+        )
+        .filter((r) => r.before || r.now),
     );
     const b = before?.shapes[name]?.awsRequestsPer1000;
     const n = saved[name].awsRequestsPer1000;
-    console.log(`${name}: AWS requests per 1,000 points — door ${b?.door.toFixed(1) ?? '?'} → ${n.door.toFixed(1)}, data path ${b?.dataPath.toFixed(1) ?? '?'} → ${n.dataPath.toFixed(1)}, total ${b?.total.toFixed(1) ?? '?'} → ${n.total.toFixed(1)}`);
+    console.log(
+      `${name}: AWS requests per 1,000 points — door ${b?.door.toFixed(1) ?? '?'} → ${n.door.toFixed(1)}, data path ${b?.dataPath.toFixed(1) ?? '?'} → ${n.dataPath.toFixed(1)}, total ${b?.total.toFixed(1) ?? '?'} → ${n.total.toFixed(1)}`,
+    );
     console.log(`${name}: the data path without its empty receives (${n.dataPathEmpty!.toFixed(1)} now): ${(n.dataPath - n.dataPathEmpty!).toFixed(1)}`);
   }
   console.log(`saved ${file}`);

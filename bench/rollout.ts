@@ -61,9 +61,11 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Runs `task` on every item, `concurrency` at once. */
 const eachLimit = async <T>(items: T[], concurrency: number, task: (item: T) => Promise<unknown>) => {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let i = next++; i < items.length; i = next++) await task(items[i]);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < items.length; i = next++) await task(items[i]);
+    }),
+  );
 };
 
 const api = (runtime: LocalRuntime) => {
@@ -83,15 +85,35 @@ const seedFleet = async (runtime: LocalRuntime, db: Db, name: string, count: num
   const call = api(runtime);
   const ws = runtime.workspace_id;
   const fleet = (await call<{ fleet: { id: string } }>('POST', `/workspaces/${ws}/fleets`, { name })).fleet.id;
-  const devices = Array.from({ length: count }, (_, i) => ({ id: newId('dev'), name: `${name}-${i}`, account_id: runtime.account_id, workspace_id: ws, fleet_id: fleet, phys_id: '', created_at: nowIso() }));
-  await putAll(db, devices.map((d) => ({ ...deviceKey(ws, d.id), ...d })), WRITE_CONCURRENCY);
-  await putAll(db, devices.map((d) => ({ ...deviceLocatorKey(d.id), account_id: d.account_id, workspace_id: ws, fleet_id: fleet, name: d.name })), WRITE_CONCURRENCY);
+  const devices = Array.from({ length: count }, (_, i) => ({
+    id: newId('dev'),
+    name: `${name}-${i}`,
+    account_id: runtime.account_id,
+    workspace_id: ws,
+    fleet_id: fleet,
+    phys_id: '',
+    created_at: nowIso(),
+  }));
+  await putAll(
+    db,
+    devices.map((d) => ({ ...deviceKey(ws, d.id), ...d })),
+    WRITE_CONCURRENCY,
+  );
+  await putAll(
+    db,
+    devices.map((d) => ({ ...deviceLocatorKey(d.id), account_id: d.account_id, workspace_id: ws, fleet_id: fleet, name: d.name })),
+    WRITE_CONCURRENCY,
+  );
   return { fleet, devices: devices.map((d) => d.id) };
 };
 
 /** Schedules a fleet-wide job through the API, reading the streamed answer to the end; its rollout. */
 const scheduleOn = async (runtime: LocalRuntime, fleet: string, name: string, body: unknown, expected: number) => {
-  const answer = await api(runtime)<{ job: { rollout_id: string; devices: string[] } }>('POST', `/workspaces/${runtime.workspace_id}/jobs/${name}?fleet=${fleet}`, body);
+  const answer = await api(runtime)<{ job: { rollout_id: string; devices: string[] } }>(
+    'POST',
+    `/workspaces/${runtime.workspace_id}/jobs/${name}?fleet=${fleet}`,
+    body,
+  );
   if (answer.job.devices.length !== expected) throw new Error(`${name}: ${answer.job.devices.length} devices, expected ${expected}`);
   return answer.job.rollout_id;
 };
@@ -127,14 +149,29 @@ const exactAfterLastAnswer = async (runtime: LocalRuntime, db: Db) => {
 
 /** A pending → done stream record of a job of a rollout, as DynamoDB Streams delivers it (NEW_AND_OLD_IMAGES). */
 const answerRecord = (ws: string, rollout: string, deviceId: string, sequence: number): DynamoDBRecord => {
-  const base = { ...jobKey(deviceId, 'bench-cost'), name: 'bench-cost', device_id: deviceId, workspace_id: ws, fleet_id: 'flt-bench', rollout_id: rollout, scheduled_at: '2026-01-01T00:00:00.000Z', value: '{}' };
+  const base = {
+    ...jobKey(deviceId, 'bench-cost'),
+    name: 'bench-cost',
+    device_id: deviceId,
+    workspace_id: ws,
+    fleet_id: 'flt-bench',
+    rollout_id: rollout,
+    scheduled_at: '2026-01-01T00:00:00.000Z',
+    value: '{}',
+  };
   return {
     eventID: randomUUID(),
     eventName: 'MODIFY',
     dynamodb: {
       Keys: marshall(jobKey(deviceId, 'bench-cost')) as never,
       OldImage: marshall({ ...base, status: 'pending', updated_at: '2026-01-01T00:00:00.000Z' }) as never,
-      NewImage: marshall({ ...base, status: 'done', result: '{"ok":true}', updated_at: '2026-01-01T00:01:00.000Z', completed_at: '2026-01-01T00:01:00.000Z' }) as never,
+      NewImage: marshall({
+        ...base,
+        status: 'done',
+        result: '{"ok":true}',
+        updated_at: '2026-01-01T00:01:00.000Z',
+        completed_at: '2026-01-01T00:01:00.000Z',
+      }) as never,
       SequenceNumber: String(sequence).padStart(21, '0'),
     },
   };
@@ -168,7 +205,14 @@ const costPerChange = async (runtime: LocalRuntime, db: Db) => {
     plain.push(
       await timeMs(() =>
         eachLimit(records, IN_FLIGHT, () =>
-          db.doc.send(new UpdateCommand({ TableName: db.table, Key: counter, UpdateExpression: 'ADD c_pending :m, c_done :p', ExpressionAttributeValues: { ':m': -1, ':p': 1 } })),
+          db.doc.send(
+            new UpdateCommand({
+              TableName: db.table,
+              Key: counter,
+              UpdateExpression: 'ADD c_pending :m, c_done :p',
+              ExpressionAttributeValues: { ':m': -1, ':p': 1 },
+            }),
+          ),
         ),
       ),
     );
@@ -227,12 +271,24 @@ const main = async () => {
         measured: `${(plain / consumer).toFixed(2)}× the throughput (${Math.round((CHANGES / consumer) * 1000)} vs ${Math.round((CHANGES / plain) * 1000)} changes/s)`,
         target: '≥ 0.8',
       },
-      { figure: `most released in any 60 s, max_per_minute ${released.rate}`, measured: `${released.most} (${((released.most / released.rate - 1) * 100).toFixed(1)} %)`, target: '≤ max_per_minute' },
-      { figure: 'rate kept after the first release', measured: `${Math.round(released.kept)}/min (${((released.kept / released.rate - 1) * 100).toFixed(1)} %)`, target: 'within 5 %' },
+      {
+        figure: `most released in any 60 s, max_per_minute ${released.rate}`,
+        measured: `${released.most} (${((released.most / released.rate - 1) * 100).toFixed(1)} %)`,
+        target: '≤ max_per_minute',
+      },
+      {
+        figure: 'rate kept after the first release',
+        measured: `${Math.round(released.kept)}/min (${((released.kept / released.rate - 1) * 100).toFixed(1)} %)`,
+        target: 'within 5 %',
+      },
     ]);
-    console.log(`\nanswers: ${DEVICES} in ${(exact.answerMs / 1000).toFixed(1)} s (${Math.round((DEVICES / exact.answerMs) * 1000)}/s); scheduling ${(exact.scheduleMs / 1000).toFixed(1)} s; final counts ${JSON.stringify(exact.counts)}`);
+    console.log(
+      `\nanswers: ${DEVICES} in ${(exact.answerMs / 1000).toFixed(1)} s (${Math.round((DEVICES / exact.answerMs) * 1000)}/s); scheduling ${(exact.scheduleMs / 1000).toFixed(1)} s; final counts ${JSON.stringify(exact.counts)}`,
+    );
     console.log(`consumer rounds (ms): ${cost.consumer.map(Math.round).join(', ')}; plain rounds (ms): ${cost.plain.map(Math.round).join(', ')}`);
-    console.log(`releases (time after the first, devices): ${released.batches.map((b) => `+${((b.at - released.batches[0].at) / 1000).toFixed(1)} s ${b.count}`).join(', ')}`);
+    console.log(
+      `releases (time after the first, devices): ${released.batches.map((b) => `+${((b.at - released.batches[0].at) / 1000).toFixed(1)} s ${b.count}`).join(', ')}`,
+    );
   } finally {
     await runtime.stop();
   }

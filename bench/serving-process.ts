@@ -60,7 +60,9 @@ export const startServingProcess = async <R>(moduleUrl: string, heapMb?: number)
 
 /** A process's resident set (`VmRSS`) or its peak (`VmHWM`), in bytes, from /proc. */
 export const rssOf = (pid: number, field: 'VmRSS' | 'VmHWM') => {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${field}:`));
   return Number(line?.split(/\s+/)[1] ?? NaN) * 1024;
 };
 

@@ -59,7 +59,12 @@ export const BUCKETS: Readonly<Record<BucketName, BucketDefinition>> = {
     abortIncompleteUploadsAfterDays: 1,
     access: { firmwares: 'manage', fota: 'check', 'registry-stream': 'download', 'device-api': 'download', 'device-mqtt': 'download' },
     // The console uploads an image with the registration's URL and checksum header.
-    consoleCors: { methods: ['PUT'], headers: ['content-type', 'x-amz-checksum-sha256'], exposedHeaders: ['ETag', 'x-amz-checksum-sha256'], maxAgeSeconds: 3600 },
+    consoleCors: {
+      methods: ['PUT'],
+      headers: ['content-type', 'x-amz-checksum-sha256'],
+      exposedHeaders: ['ETag', 'x-amz-checksum-sha256'],
+      maxAgeSeconds: 3600,
+    },
   },
   // Data exports (spec/operations.md §4, DESIGN §12), one object per export under `exports/`:
   // written by the export Lambda in a multipart upload that its runs continue, downloaded through

@@ -18,15 +18,27 @@ export interface OperatorMetric {
 }
 
 export const OPERATOR_METRICS = [
-  { name: 'PointsReceived', graph: 'Data points', description: 'Data points received by the ingest Lambda (stored, refused or a repeat), counted once its batch is done' },
+  {
+    name: 'PointsReceived',
+    graph: 'Data points',
+    description: 'Data points received by the ingest Lambda (stored, refused or a repeat), counted once its batch is done',
+  },
   { name: 'PointsStored', graph: 'Data points', description: 'Data points written to the store' },
   { name: 'PointsRefused', graph: 'Data points', description: 'Data points refused past their device’s points_per_device_per_day (either door)' },
   { name: 'WebhookDeliveries', graph: 'Webhook POSTs', description: 'Webhook POSTs answered 2xx' },
   { name: 'WebhookFailures', graph: 'Webhook POSTs', description: 'Webhook POSTs that failed' },
   { name: 'RateLimited', graph: 'Refusals and throttles', description: 'API requests refused past their key’s requests_per_second_per_key (429 rate_limited)' },
-  { name: 'QuotaExceeded', graph: 'Refusals and throttles', description: 'Requests refused by a workspace’s quota or a device’s daily points (429 quota_exceeded)' },
+  {
+    name: 'QuotaExceeded',
+    graph: 'Refusals and throttles',
+    description: 'Requests refused by a workspace’s quota or a device’s daily points (429 quota_exceeded)',
+  },
   { name: 'Throttled', graph: 'Refusals and throttles', description: 'Requests answered 429 throttled: a store (DynamoDB, SQS) throttling the handler' },
-  { name: 'RolloutStateChanges', graph: 'Rollouts', description: 'Devices’ job and FOTA state changes counted into rollouts by the registry stream’s consumer' },
+  {
+    name: 'RolloutStateChanges',
+    graph: 'Rollouts',
+    description: 'Devices’ job and FOTA state changes counted into rollouts by the registry stream’s consumer',
+  },
 ] as const satisfies readonly OperatorMetric[];
 
 export type OperatorMetricName = (typeof OPERATOR_METRICS)[number]['name'];

@@ -73,14 +73,15 @@ export const STREAMED_HANDLERS: ReadonlySet<RouteHandler> = new Set<RouteHandler
   'rollouts',
 ]);
 
-const route = (
-  method: HttpMethod,
-  path: string,
-  handler: RouteHandler,
-  operationId: string,
-  summary: string,
-  auth: RouteAuth = 'api-key',
-): Route => ({ method, path, handler, operationId, auth, summary, ...(STREAMED_HANDLERS.has(handler) ? { stream: true } : {}) });
+const route = (method: HttpMethod, path: string, handler: RouteHandler, operationId: string, summary: string, auth: RouteAuth = 'api-key'): Route => ({
+  method,
+  path,
+  handler,
+  operationId,
+  auth,
+  summary,
+  ...(STREAMED_HANDLERS.has(handler) ? { stream: true } : {}),
+});
 
 export const ROUTES: readonly Route[] = [
   route('GET', '/workspaces', 'workspaces', 'listWorkspaces', 'List the account’s workspaces, the key’s bound workspace first'),
@@ -99,7 +100,13 @@ export const ROUTES: readonly Route[] = [
   route('PUT', '/workspaces/{workspaceId}/devices/{deviceId}', 'devices', 'updateDevice', 'Change a device’s name and fleet'),
 
   route('GET', '/workspaces/{workspaceId}/devices/{deviceId}/identities', 'identities', 'listIdentities', 'List a device’s identities (never their keys)'),
-  route('POST', '/workspaces/{workspaceId}/devices/{deviceId}/identities', 'identities', 'createIdentity', 'Create a device key; its credentials (zdevice.json) are shown once'),
+  route(
+    'POST',
+    '/workspaces/{workspaceId}/devices/{deviceId}/identities',
+    'identities',
+    'createIdentity',
+    'Create a device key; its credentials (zdevice.json) are shown once',
+  ),
   route('DELETE', '/workspaces/{workspaceId}/devices/{deviceId}/identities/{identityId}', 'identities', 'revokeIdentity', 'Revoke a device identity'),
 
   // The jobs and FOTA handlers stream (STREAMED_HANDLERS): a fleet-wide scheduling answers its
@@ -118,9 +125,27 @@ export const ROUTES: readonly Route[] = [
 
   // Firmware artifacts (an addition to the v3 interface): images in S3, uploaded by presigned PUTs.
   route('GET', '/workspaces/{workspaceId}/firmwares', 'firmwares', 'listFirmwares', 'List a workspace’s firmware versions'),
-  route('POST', '/workspaces/{workspaceId}/firmwares/{firmwareId}/versions/{firmwareVersion}', 'firmwares', 'registerFirmware', 'Register a firmware version by its size and SHA-256; answers a presigned S3 PUT for its image'),
-  route('GET', '/workspaces/{workspaceId}/firmwares/{firmwareId}/versions/{firmwareVersion}', 'firmwares', 'getFirmware', 'Get a firmware version (ready once S3 holds exactly its bytes)'),
-  route('DELETE', '/workspaces/{workspaceId}/firmwares/{firmwareId}/versions/{firmwareVersion}', 'firmwares', 'deleteFirmware', 'Delete a firmware version and its image (not while a FOTA that has not ended uses it)'),
+  route(
+    'POST',
+    '/workspaces/{workspaceId}/firmwares/{firmwareId}/versions/{firmwareVersion}',
+    'firmwares',
+    'registerFirmware',
+    'Register a firmware version by its size and SHA-256; answers a presigned S3 PUT for its image',
+  ),
+  route(
+    'GET',
+    '/workspaces/{workspaceId}/firmwares/{firmwareId}/versions/{firmwareVersion}',
+    'firmwares',
+    'getFirmware',
+    'Get a firmware version (ready once S3 holds exactly its bytes)',
+  ),
+  route(
+    'DELETE',
+    '/workspaces/{workspaceId}/firmwares/{firmwareId}/versions/{firmwareVersion}',
+    'firmwares',
+    'deleteFirmware',
+    'Delete a firmware version and its image (not while a FOTA that has not ended uses it)',
+  ),
 
   // Rollouts (an addition to the v3 interface, operations.md §2): the record of each fleet-wide
   // scheduling, its live counts and devices, and its control. Lists stream, as every list does.
@@ -129,13 +154,26 @@ export const ROUTES: readonly Route[] = [
   route('GET', '/workspaces/{workspaceId}/rollouts/{rolloutId}/devices', 'rollouts', 'listRolloutDevices', 'List a rollout’s devices, optionally in one state'),
   route('POST', '/workspaces/{workspaceId}/rollouts/{rolloutId}/pause', 'rollouts', 'pauseRollout', 'Pause a rollout: no more releases'),
   route('POST', '/workspaces/{workspaceId}/rollouts/{rolloutId}/resume', 'rollouts', 'resumeRollout', 'Resume a paused rollout'),
-  route('POST', '/workspaces/{workspaceId}/rollouts/{rolloutId}/cancel', 'rollouts', 'cancelRollout', 'Cancel a rollout: its queued and pending devices are canceled'),
+  route(
+    'POST',
+    '/workspaces/{workspaceId}/rollouts/{rolloutId}/cancel',
+    'rollouts',
+    'cancelRollout',
+    'Cancel a rollout: its queued and pending devices are canceled',
+  ),
 
   // The device API: devices call it with their own token (Authorization: Bearer <device JWT>), at {base_url}/device.
   route('POST', '/device/data', 'device-api', 'publishData', 'Publish one data point or a batch; 202 once queued for storage and forwarding', 'device'),
   route('POST', '/device/events', 'device-api', 'reportDeviceEvents', 'Report one device event or a batch; 202 once queued for forwarding', 'device'),
   route('GET', '/device/status', 'device-api', 'getDeviceStatus', 'The device’s pending jobs and pending FOTA', 'device'),
-  route('POST', '/device/jobs/{jobName}/result', 'device-api', 'reportJobResult', 'Report a job’s result; the job becomes done (failed for a result with an error)', 'device'),
+  route(
+    'POST',
+    '/device/jobs/{jobName}/result',
+    'device-api',
+    'reportJobResult',
+    'Report a job’s result; the job becomes done (failed for a result with an error)',
+    'device',
+  ),
   route('POST', '/device/fota/result', 'device-api', 'reportFotaResult', 'Report a FOTA’s progress (in_progress) or outcome (done, failed)', 'device'),
 
   route('GET', '/workspaces/{workspaceId}/api-keys', 'api-keys', 'listApiKeys', 'List a workspace’s API keys (never their secrets)'),
@@ -143,24 +181,66 @@ export const ROUTES: readonly Route[] = [
   route('DELETE', '/workspaces/{workspaceId}/api-keys/{keyId}', 'api-keys', 'revokeApiKey', 'Revoke an API key'),
 
   route('GET', '/workspaces/{workspaceId}/integrations', 'integrations', 'listIntegrations', 'List a workspace’s webhook integrations (never their secrets)'),
-  route('POST', '/workspaces/{workspaceId}/integrations', 'integrations', 'createIntegration', 'Create a webhook integration (the signing secret is shown once)'),
+  route(
+    'POST',
+    '/workspaces/{workspaceId}/integrations',
+    'integrations',
+    'createIntegration',
+    'Create a webhook integration (the signing secret is shown once)',
+  ),
   route('GET', '/workspaces/{workspaceId}/integrations/{integrationId}', 'integrations', 'getIntegration', 'Get a webhook integration and its delivery status'),
-  route('PATCH', '/workspaces/{workspaceId}/integrations/{integrationId}', 'integrations', 'updateIntegration', 'Change some settings of a webhook integration'),
+  route(
+    'PATCH',
+    '/workspaces/{workspaceId}/integrations/{integrationId}',
+    'integrations',
+    'updateIntegration',
+    'Change some settings of a webhook integration',
+  ),
   route('DELETE', '/workspaces/{workspaceId}/integrations/{integrationId}', 'integrations', 'deleteIntegration', 'Delete a webhook integration'),
-  route('POST', '/workspaces/{workspaceId}/integrations/{integrationId}/secret', 'integrations', 'rotateIntegrationSecret', 'Issue a new signing secret (shown once; the old one signs too for 24 h)'),
+  route(
+    'POST',
+    '/workspaces/{workspaceId}/integrations/{integrationId}/secret',
+    'integrations',
+    'rotateIntegrationSecret',
+    'Issue a new signing secret (shown once; the old one signs too for 24 h)',
+  ),
   // An addition to the v3 interface (the console's "Send test delivery"): one signed test batch, sent while the caller waits.
-  route('POST', '/workspaces/{workspaceId}/integrations/{integrationId}/test', 'integrations', 'testIntegration', 'Send a signed test batch to a webhook now and answer how it went'),
+  route(
+    'POST',
+    '/workspaces/{workspaceId}/integrations/{integrationId}/test',
+    'integrations',
+    'testIntegration',
+    'Send a signed test batch to a webhook now and answer how it went',
+  ),
 
   // Additions to the v3 interface (spec/operations.md §5): what a workspace may hold and do, and what it did.
   route('GET', '/workspaces/{workspaceId}/limits', 'limits', 'getWorkspaceLimits', 'A workspace’s limits: its quotas and rates'),
   route('GET', '/workspaces/{workspaceId}/usage', 'limits', 'getWorkspaceUsage', 'A workspace’s usage per UTC day: points, API requests, webhook POSTs'),
 
   // The storage API ({storage_url}): streamed, so that a page of 175,000 records needs no 6 MB buffer.
-  route('GET', '/timeseries/{workspaceId}/data', 'timeseries', 'queryTimeseries', 'A page of a workspace’s data points, by time range, devices, tags and fleets'),
+  route(
+    'GET',
+    '/timeseries/{workspaceId}/data',
+    'timeseries',
+    'queryTimeseries',
+    'A page of a workspace’s data points, by time range, devices, tags and fleets',
+  ),
   // An addition to the v3 interface (spec/operations.md §4): what a client would compute from the raw points, in calendar buckets of a time zone.
-  route('GET', '/timeseries/{workspaceId}/aggregate', 'timeseries', 'aggregateTimeseries', 'Avg, min, max, sum and count of a payload field per bucket of time (and device)'),
+  route(
+    'GET',
+    '/timeseries/{workspaceId}/aggregate',
+    'timeseries',
+    'aggregateTimeseries',
+    'Avg, min, max, sum and count of a payload field per bucket of time (and device)',
+  ),
   // Additions to the v3 interface (spec/operations.md §4): the points of a query as one file in S3, of any size, made in the background.
-  route('POST', '/timeseries/{workspaceId}/exports', 'timeseries', 'createExport', 'Export the points of a storage query to a CSV or NDJSON file; 202 while it is written'),
+  route(
+    'POST',
+    '/timeseries/{workspaceId}/exports',
+    'timeseries',
+    'createExport',
+    'Export the points of a storage query to a CSV or NDJSON file; 202 while it is written',
+  ),
   route('GET', '/timeseries/{workspaceId}/exports', 'timeseries', 'listExports', 'List a workspace’s exports, newest first'),
   route('GET', '/timeseries/{workspaceId}/exports/{exportId}', 'timeseries', 'getExport', 'An export’s progress, and its file’s download URL once ready'),
 

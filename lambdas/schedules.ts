@@ -40,4 +40,5 @@ export const ROLLOUT_SWEEP: ScheduleDefinition = {
 export const SCHEDULES: readonly ScheduleDefinition[] = [ROLLOUT_SWEEP];
 
 /** EventBridge's rate expression of a schedule: `rate(1 minute)`, `rate(5 minutes)` (singular for 1, as EventBridge demands). */
-export const rateExpressionOf = (schedule: Pick<ScheduleDefinition, 'everyMinutes'>) => `rate(${schedule.everyMinutes} minute${schedule.everyMinutes === 1 ? '' : 's'})`;
+export const rateExpressionOf = (schedule: Pick<ScheduleDefinition, 'everyMinutes'>) =>
+  `rate(${schedule.everyMinutes} minute${schedule.everyMinutes === 1 ? '' : 's'})`;

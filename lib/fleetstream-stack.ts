@@ -49,7 +49,13 @@ const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 // workspaces' usage; the limits and usage routes read a workspace, query its usage days and count
 // their own requests; the retention re-stamp reads its workspace and clears what it owes, by key; an
 // export's run reads its workspace and updates its export.
-const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = { timeseries: 'storage', ingest: 'get-update', limits: 'read-update', retention: 'get-update', export: 'get-update' };
+const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = {
+  timeseries: 'storage',
+  ingest: 'get-update',
+  limits: 'read-update',
+  retention: 'get-update',
+  export: 'get-update',
+};
 const registryAccess = (source: string): TableAccess => REGISTRY_ACCESS[source] ?? 'read-write';
 
 // The registry's indexes a route handler queries: the firmware handler finds the FOTA that use a
@@ -224,10 +230,14 @@ export class FleetstreamStack extends Stack {
     this.schedules = new Map(scheduled.map(({ handler, run }) => [handler, run]));
 
     const bySource = new Map(
-      [...this.routeHandlers.values(), ...this.authorizerFunctions.values(), ...this.consumerFunctions.values(), ...this.streamFunctions.values(), ...this.scheduledFunctions.values(), this.mqttAuthorizer].map((fn) => [
-        fn.source,
-        fn,
-      ]),
+      [
+        ...this.routeHandlers.values(),
+        ...this.authorizerFunctions.values(),
+        ...this.consumerFunctions.values(),
+        ...this.streamFunctions.values(),
+        ...this.scheduledFunctions.values(),
+        this.mqttAuthorizer,
+      ].map((fn) => [fn.source, fn]),
     );
     for (const [queue, sources] of Object.entries(QUEUE_PRODUCERS) as Array<[QueueName, readonly string[]]>) {
       for (const source of sources) {
@@ -253,7 +263,12 @@ export class FleetstreamStack extends Stack {
     if (exporter) this.timeseries.bindReader(exporter);
 
     // The console (DESIGN §10): its users, and its site, whose origin is the API's one CORS origin.
-    this.users = new ConsoleUsers(this, 'Users', { registry: this.registry.table, registryEnv: REGISTRY_TABLE_ENV, removalPolicy: config.removalPolicy, ...logs });
+    this.users = new ConsoleUsers(this, 'Users', {
+      registry: this.registry.table,
+      registryEnv: REGISTRY_TABLE_ENV,
+      removalPolicy: config.removalPolicy,
+      ...logs,
+    });
     this.consoleSite = new ConsoleSite(this, 'Console', { source: props.consoleSource });
     const apiAuthorizer = this.authorizerFunctions.get('api-key');
     apiAuthorizer?.addEnvironment('USER_POOL_ID', this.users.userPool.userPoolId);
@@ -308,7 +323,12 @@ export class FleetstreamStack extends Stack {
       credentialsWriter: this.routeHandlers.get('identities'),
     });
 
-    this.consoleSite.writeConfig({ apiUrl: this.api.url, region: this.region, userPoolId: this.users.userPool.userPoolId, userPoolClientId: this.users.client.userPoolClientId });
+    this.consoleSite.writeConfig({
+      apiUrl: this.api.url,
+      region: this.region,
+      userPoolId: this.users.userPool.userPoolId,
+      userPoolClientId: this.users.client.userPoolClientId,
+    });
     new CfnOutput(this, 'ConsoleUrl', { value: this.consoleSite.url, description: 'The web console (CloudFront)' });
     new CfnOutput(this, 'UserPoolId', { value: this.users.userPool.userPoolId, description: 'The console users’ Cognito user pool' });
     new CfnOutput(this, 'UserPoolClientId', { value: this.users.client.userPoolClientId, description: 'The console’s app client (public: no secret)' });
@@ -317,8 +337,14 @@ export class FleetstreamStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'base_url of the management API (ends in /v3)' });
     new CfnOutput(this, 'StorageUrl', { value: this.api.url, description: 'storage_url of the time-series API (the same API for now)' });
     new CfnOutput(this, 'RegistryTableName', { value: this.registry.table.tableName, description: 'The registry DynamoDB table' });
-    new CfnOutput(this, 'FirmwareBucketName', { value: this.buckets.buckets.firmware.bucketName, description: 'The bucket of firmware images (<workspace>/<firmware>/<version>)' });
-    new CfnOutput(this, 'ExportsBucketName', { value: this.buckets.buckets.exports.bucketName, description: 'The bucket of data exports (exports/<workspace>/<export>.<csv|ndjson>)' });
+    new CfnOutput(this, 'FirmwareBucketName', {
+      value: this.buckets.buckets.firmware.bucketName,
+      description: 'The bucket of firmware images (<workspace>/<firmware>/<version>)',
+    });
+    new CfnOutput(this, 'ExportsBucketName', {
+      value: this.buckets.buckets.exports.bucketName,
+      description: 'The bucket of data exports (exports/<workspace>/<export>.<csv|ndjson>)',
+    });
     for (const { definition, queue, dlq } of Object.values(this.queues.queues)) {
       const name = pascalCase(definition.name);
       new CfnOutput(this, `${name}QueueUrl`, { value: queue.queueUrl, description: `The ${definition.name} queue (npm run replay-dlq -- --queue <this>)` });
@@ -330,8 +356,14 @@ export class FleetstreamStack extends Stack {
     });
     for (const [handler, run] of this.schedules) {
       // The local runtimes find the rule by this output; an operator disables the rule to pause the runs.
-      new CfnOutput(this, `${pascalCase(handler)}RuleName`, { value: run.rule.ruleName, description: `The EventBridge rule that runs ${handler} (disable it to pause the runs)` });
+      new CfnOutput(this, `${pascalCase(handler)}RuleName`, {
+        value: run.rule.ruleName,
+        description: `The EventBridge rule that runs ${handler} (disable it to pause the runs)`,
+      });
     }
-    new CfnOutput(this, 'DashboardName', { value: this.queues.dashboard.dashboardName, description: 'CloudWatch dashboard of the queues, their consumers and the operator metrics (points, webhook POSTs, refusals, throttles)' });
+    new CfnOutput(this, 'DashboardName', {
+      value: this.queues.dashboard.dashboardName,
+      description: 'CloudWatch dashboard of the queues, their consumers and the operator metrics (points, webhook POSTs, refusals, throttles)',
+    });
   }
 }

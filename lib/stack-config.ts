@@ -51,8 +51,7 @@ const RETENTION_DAYS = new Set<number>(Object.values(RetentionDays).filter((v): 
 // API Gateway caps the authorizer result cache at one hour.
 const MAX_AUTHORIZER_CACHE_TTL_SECONDS = 3600;
 
-const invalid = (key: ContextKey, value: unknown, expected: string) =>
-  new Error(`Context ${key}=${JSON.stringify(value)} is invalid: expected ${expected}.`);
+const invalid = (key: ContextKey, value: unknown, expected: string) => new Error(`Context ${key}=${JSON.stringify(value)} is invalid: expected ${expected}.`);
 
 /**
  * Reads and checks the stack's context, filling in defaults, so that a typo fails `cdk synth`
@@ -90,7 +89,11 @@ export const configFromContext = (node: Node): FleetstreamConfig => {
   }
   const parsedLimits = LimitOverridesSchema.safeParse(limits);
   if (!parsedLimits.success) {
-    throw invalid('limits', limits, `limits among ${Object.keys(LIMIT_DEFAULTS).join(', ')} (${parsedLimits.error.issues.map((i) => `${i.path.join('.') || 'limits'}: ${i.message}`).join('; ')})`);
+    throw invalid(
+      'limits',
+      limits,
+      `limits among ${Object.keys(LIMIT_DEFAULTS).join(', ')} (${parsedLimits.error.issues.map((i) => `${i.path.join('.') || 'limits'}: ${i.message}`).join('; ')})`,
+    );
   }
   return {
     limitDefaults: { ...LIMIT_DEFAULTS, ...parsedLimits.data },

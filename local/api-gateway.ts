@@ -1,10 +1,4 @@
-import type {
-  APIGatewayAuthorizerResult,
-  APIGatewayProxyEvent,
-  APIGatewayProxyResult,
-  APIGatewayRequestAuthorizerEvent,
-  Context,
-} from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -370,17 +364,19 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     const cache = caches.get(key)!;
     const cached = authorizer.cacheTtlMs > 0 ? cache.get(identity) : undefined;
     if (cached && cached.expires > Date.now()) return cached.result;
-    const result = await withInvocation(authorizer.functionName, () => authorizer.handler(
-      {
-        type: 'REQUEST',
-        methodArn: `arn:aws:execute-api:local:000000000000:local/${stage}/${route.method}${route.path}`,
-        resource: route.path,
-        path: route.path,
-        httpMethod: route.method,
-        headers,
-      } as APIGatewayRequestAuthorizerEvent,
-      lambdaContext({ functionName: authorizer.functionName, requestId }),
-    ));
+    const result = await withInvocation(authorizer.functionName, () =>
+      authorizer.handler(
+        {
+          type: 'REQUEST',
+          methodArn: `arn:aws:execute-api:local:000000000000:local/${stage}/${route.method}${route.path}`,
+          resource: route.path,
+          path: route.path,
+          httpMethod: route.method,
+          headers,
+        } as APIGatewayRequestAuthorizerEvent,
+        lambdaContext({ functionName: authorizer.functionName, requestId }),
+      ),
+    );
     if (authorizer.cacheTtlMs > 0) cache.set(identity, { expires: Date.now() + authorizer.cacheTtlMs, result });
     return result;
   };
@@ -495,10 +491,17 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
     try {
       const handler = await options.loadHandler(route.handler);
       if (route.stream && isStreamingHandler(handler)) {
-        return await relayStreamingInvocation(handler, event, lambdaContext({ functionName: route.handler, requestId }), res, { 'x-amzn-requestid': requestId }, (error) => {
-          console.error(`handler ${route.handler} crashed`, error);
-          answer(res, 'DEFAULT_5XX', 502, 'internal_error', 'The handler failed; retry later.', requestId);
-        });
+        return await relayStreamingInvocation(
+          handler,
+          event,
+          lambdaContext({ functionName: route.handler, requestId }),
+          res,
+          { 'x-amzn-requestid': requestId },
+          (error) => {
+            console.error(`handler ${route.handler} crashed`, error);
+            answer(res, 'DEFAULT_5XX', 502, 'internal_error', 'The handler failed; retry later.', requestId);
+          },
+        );
       }
       result = await withInvocation(route.handler, () => handler(event, lambdaContext({ functionName: route.handler, requestId })));
     } catch (error) {
@@ -527,7 +530,9 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Serve
   // `curl` and others ask before sending a large body: refuse it before it is sent.
   server.on('checkContinue', (req, res) => {
     if (declaresOversizeBody(req)) {
-      gatewayError(res, 413, 'payload_too_large', `The request is larger than ${MAX_PAYLOAD_BYTES / 1024 / 1024} MB.`, randomUUID(), { headers: { connection: 'close' } });
+      gatewayError(res, 413, 'payload_too_large', `The request is larger than ${MAX_PAYLOAD_BYTES / 1024 / 1024} MB.`, randomUUID(), {
+        headers: { connection: 'close' },
+      });
       return;
     }
     res.writeContinue();

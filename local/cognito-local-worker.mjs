@@ -80,7 +80,8 @@ class TriggerLambdaService extends LambdaService {
     try {
       return await super.invoke(innerCtx, trigger, event);
     } catch (error) {
-      if (error instanceof errors.UnexpectedLambdaExceptionError) throw new errors.CognitoError('UnexpectedLambdaException', `${trigger} invocation failed due to error AccessDeniedException.`);
+      if (error instanceof errors.UnexpectedLambdaExceptionError)
+        throw new errors.CognitoError('UnexpectedLambdaException', `${trigger} invocation failed due to error AccessDeniedException.`);
       throw error;
     }
   }
@@ -97,14 +98,27 @@ const clock = new DateClock();
 const dataDirectory = join(dir, 'db');
 mkdirSync(dataDirectory, { recursive: true });
 const dataStoreFactory = new StormDBDataStoreFactory(dataDirectory);
-const cognito = await new CognitoServiceFactoryImpl(dataDirectory, dataStoreFactory, new UserPoolServiceFactoryImpl(clock, dataStoreFactory)).create(ctx, config.UserPoolDefaults);
+const cognito = await new CognitoServiceFactoryImpl(dataDirectory, dataStoreFactory, new UserPoolServiceFactoryImpl(clock, dataStoreFactory)).create(
+  ctx,
+  config.UserPoolDefaults,
+);
 const lambdaService = new TriggerLambdaService(config.TriggerFunctions, lambdaClient);
 const triggers = new TriggersService(clock, cognito, lambdaService, new CryptoService(config.KMSConfig));
 // cognito-local logs and ignores a failed PostConfirmation or PostAuthentication trigger; Cognito
 // fails the ConfirmSignUp or the sign-in with the trigger's error (the user stays confirmed).
-for (const [name, method] of [['PostConfirmation', 'postConfirmation'], ['PostAuthentication', 'postAuthentication']]) {
+for (const [name, method] of [
+  ['PostConfirmation', 'postConfirmation'],
+  ['PostAuthentication', 'postAuthentication'],
+]) {
   triggers[method] = async (innerCtx, { clientId, clientMetadata, source, userAttributes, username, userPoolId }) => {
-    await lambdaService.invoke(innerCtx, name, { clientId, clientMetadata, triggerSource: source, userAttributes: attributesToRecord(userAttributes), username, userPoolId });
+    await lambdaService.invoke(innerCtx, name, {
+      clientId,
+      clientMetadata,
+      triggerSource: source,
+      userAttributes: attributesToRecord(userAttributes),
+      username,
+      userPoolId,
+    });
   };
 }
 const services = {
@@ -157,7 +171,14 @@ const checkPassword = (options, password) => {
 };
 // A client without ExplicitAuthFlows gets Cognito's defaults.
 const DEFAULT_FLOWS = ['ALLOW_USER_SRP_AUTH', 'ALLOW_CUSTOM_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH'];
-const FLOW_GRANTS = { USER_PASSWORD_AUTH: 'ALLOW_USER_PASSWORD_AUTH', REFRESH_TOKEN_AUTH: 'ALLOW_REFRESH_TOKEN_AUTH', REFRESH_TOKEN: 'ALLOW_REFRESH_TOKEN_AUTH', ADMIN_USER_PASSWORD_AUTH: 'ALLOW_ADMIN_USER_PASSWORD_AUTH', USER_SRP_AUTH: 'ALLOW_USER_SRP_AUTH', CUSTOM_AUTH: 'ALLOW_CUSTOM_AUTH' };
+const FLOW_GRANTS = {
+  USER_PASSWORD_AUTH: 'ALLOW_USER_PASSWORD_AUTH',
+  REFRESH_TOKEN_AUTH: 'ALLOW_REFRESH_TOKEN_AUTH',
+  REFRESH_TOKEN: 'ALLOW_REFRESH_TOKEN_AUTH',
+  ADMIN_USER_PASSWORD_AUTH: 'ALLOW_ADMIN_USER_PASSWORD_AUTH',
+  USER_SRP_AUTH: 'ALLOW_USER_SRP_AUTH',
+  CUSTOM_AUTH: 'ALLOW_CUSTOM_AUTH',
+};
 const checks = {
   SignUp: async (innerCtx, req) => {
     const pool = await cognito.getUserPoolForClientId(innerCtx, req.ClientId);
@@ -165,7 +186,8 @@ const checks = {
     checkPassword(pool.options, req.Password);
   },
   ConfirmForgotPassword: async (innerCtx, req) => checkPassword((await cognito.getUserPoolForClientId(innerCtx, req.ClientId)).options, req.Password),
-  AdminCreateUser: async (innerCtx, req) => req.TemporaryPassword !== undefined && checkPassword((await cognito.getUserPool(innerCtx, req.UserPoolId)).options, req.TemporaryPassword),
+  AdminCreateUser: async (innerCtx, req) =>
+    req.TemporaryPassword !== undefined && checkPassword((await cognito.getUserPool(innerCtx, req.UserPoolId)).options, req.TemporaryPassword),
   AdminSetUserPassword: async (innerCtx, req) => checkPassword((await cognito.getUserPool(innerCtx, req.UserPoolId)).options, req.Password),
   InitiateAuth: async (innerCtx, req) => {
     const client = await cognito.getAppClient(innerCtx, req.ClientId);
@@ -213,7 +235,7 @@ if (kept && sameNaming(kept.UserPool.UsernameAttributes, poolSettings.UsernameAt
   for (const settings of clientSettings) clientIds.push((await call('CreateUserPoolClient', { UserPoolId: UserPool.Id, ...settings })).UserPoolClient.ClientId);
   ids = { userPoolId: UserPool.Id, clientIds };
 }
-writeFileSync(idsFile, JSON.stringify(ids, null, 2) + '\n');
+writeFileSync(idsFile, `${JSON.stringify(ids, null, 2)}\n`);
 
 const server = await createServer(route, logger, config.ServerConfig, services).start();
 endpoint = `http://127.0.0.1:${server.address().port}`;

@@ -134,7 +134,12 @@ export const startLocalCognito = async (options: LocalCognitoOptions): Promise<L
           if (!trigger) throw new Error(`no ${message.name} trigger`);
           worker.postMessage({ type: 'answer', id: message.id, result: await trigger(message.event) });
         } catch (error) {
-          worker.postMessage({ type: 'answer', id: message.id, error: (error as Error).message || 'trigger failed', refused: error instanceof TriggerInvokeRefusedError });
+          worker.postMessage({
+            type: 'answer',
+            id: message.id,
+            error: (error as Error).message || 'trigger failed',
+            refused: error instanceof TriggerInvokeRefusedError,
+          });
         }
       }
     });

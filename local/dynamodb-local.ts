@@ -118,7 +118,11 @@ export const ensureIndexes = async (
     } else {
       const { IndexName, KeySchema, Projection } = gsi;
       await client.send(
-        new UpdateTableCommand({ TableName: tableName, AttributeDefinitions: attributes, GlobalSecondaryIndexUpdates: [{ Create: { IndexName, KeySchema, Projection } }] }),
+        new UpdateTableCommand({
+          TableName: tableName,
+          AttributeDefinitions: attributes,
+          GlobalSecondaryIndexUpdates: [{ Create: { IndexName, KeySchema, Projection } }],
+        }),
       );
       added.push(gsi.IndexName!);
     }
@@ -146,7 +150,9 @@ export const ensureTimeToLive = async (client: DynamoDBClient, tableName: string
   const status = TimeToLiveDescription?.TimeToLiveStatus;
   if ((status === 'ENABLED' || status === 'ENABLING') && TimeToLiveDescription?.AttributeName === attribute) return;
   if (status === 'ENABLED' || status === 'ENABLING') {
-    throw new Error(`Table ${tableName} has TTL on ${TimeToLiveDescription?.AttributeName}, not ${attribute}: start with another data folder (FLEETSTREAM_DATA_DIR).`);
+    throw new Error(
+      `Table ${tableName} has TTL on ${TimeToLiveDescription?.AttributeName}, not ${attribute}: start with another data folder (FLEETSTREAM_DATA_DIR).`,
+    );
   }
   await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: attribute, Enabled: true } }));
 };
@@ -159,7 +165,11 @@ export const ensureTimeToLive = async (client: DynamoDBClient, tableName: string
  * `ttl`, TTL on that attribute (both tables'). A table that exists without them (a data
  * folder from before) gets them, each index waited for until ACTIVE.
  */
-export const ensureTable = async (client: DynamoDBClient, tableName: string, options: { stream?: boolean; indexes?: readonly IndexDefinition[]; ttl?: string } = {}) => {
+export const ensureTable = async (
+  client: DynamoDBClient,
+  tableName: string,
+  options: { stream?: boolean; indexes?: readonly IndexDefinition[]; ttl?: string } = {},
+) => {
   const indexes = (options.indexes ?? []).map(indexSpecOf);
   let existing: TableDescription | undefined;
   try {
@@ -183,11 +193,7 @@ export const ensureTable = async (client: DynamoDBClient, tableName: string, opt
       TableName: tableName,
       ...(options.stream ? { StreamSpecification: STREAM } : {}),
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-        ...indexes.flatMap((i) => i.attributes),
-      ],
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }, ...indexes.flatMap((i) => i.attributes)],
       KeySchema: [
         { AttributeName: 'pk', KeyType: 'HASH' },
         { AttributeName: 'sk', KeyType: 'RANGE' },

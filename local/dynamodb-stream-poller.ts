@@ -189,7 +189,11 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
 
   const invoke = async (records: DynamoDBRecord[]): Promise<Outcome> => {
     try {
-      const response = await invokeWithTimeout(options.handler, { Records: records }, { functionName: options.functionName, functionArn, timeoutMs: options.timeoutMs });
+      const response = await invokeWithTimeout(
+        options.handler,
+        { Records: records },
+        { functionName: options.functionName, functionArn, timeoutMs: options.timeoutMs },
+      );
       return options.reportBatchItemFailures === false ? 'ok' : outcomeOf(response, records);
     } catch (error) {
       report(error, 'invocation failed; the batch is retried');
@@ -246,7 +250,10 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
         return;
       }
       if (outcome !== 'error') {
-        report(new Error(`record ${batch[outcome.failedFrom].dynamodb?.SequenceNumber} failed`), 'the handler reported failed records; the batch is retried from the first');
+        report(
+          new Error(`record ${batch[outcome.failedFrom].dynamodb?.SequenceNumber} failed`),
+          'the handler reported failed records; the batch is retried from the first',
+        );
         batch = batch.slice(outcome.failedFrom);
       }
       if (attempt >= options.retryAttempts) return discard(shardId, batch, attempt + 1);
@@ -276,7 +283,10 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
     const shardId = shard.ShardId!;
     let iterator = opened ?? (await iteratorOf(shardId, start));
     let lastRead: string | undefined;
-    const lanes = Array.from({ length: factor }, () => ({ waiting: [] as Array<{ record: DynamoDBRecord; at: number }>, running: undefined as Promise<void> | undefined }));
+    const lanes = Array.from({ length: factor }, () => ({
+      waiting: [] as Array<{ record: DynamoDBRecord; at: number }>,
+      running: undefined as Promise<void> | undefined,
+    }));
     const buffered = () => lanes.reduce((n, lane) => n + lane.waiting.length, 0);
     // A lane that ends its batch wakes the reader, which may be waiting for room or for it.
     let ended = false;
@@ -334,7 +344,9 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
         // A closed shard read to its end and handled: its children take over.
         if (closed && !buffered() && lanes.every((lane) => !lane.running)) return;
         if (!got || room <= 0 || closed) {
-          const windows = lanes.filter((lane) => !lane.running && lane.waiting.length).map((lane) => lane.waiting[0].at + options.maxBatchingWindowMs - Date.now());
+          const windows = lanes
+            .filter((lane) => !lane.running && lane.waiting.length)
+            .map((lane) => lane.waiting[0].at + options.maxBatchingWindowMs - Date.now());
           await idle(Math.max(0, Math.min(!closed && room > 0 ? POLL_INTERVAL_MS : Infinity, ...windows)));
         }
         backoff = 100;
@@ -364,7 +376,10 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
         const start = startOf(shard);
         const after = parent ? readers.get(parent)! : Promise.resolve();
         const read = () => (abort.signal.aborted || !start ? undefined : readShard(shard, start, opened.get(id)));
-        readers.set(id, after.then(read).catch((error: unknown) => report(error, `shard ${id} stopped`)));
+        readers.set(
+          id,
+          after.then(read).catch((error: unknown) => report(error, `shard ${id} stopped`)),
+        );
       }
     }
   };

@@ -58,7 +58,11 @@ export const invokeWithTimeout = async <E, R>(
  * is discarded).
  * @throws the handler's error, or a timeout error when it ran past `timeoutMs`
  */
-export const invokeToEnd = async <E, R>(handler: (event: E, context: Context) => Promise<R>, event: E, options: InvocationOptions & { timeoutMs: number }): Promise<R> => {
+export const invokeToEnd = async <E, R>(
+  handler: (event: E, context: Context) => Promise<R>,
+  event: E,
+  options: InvocationOptions & { timeoutMs: number },
+): Promise<R> => {
   const started = Date.now();
   const result = await withInvocation(options.functionName, () => handler(event, lambdaContext(options)));
   if (Date.now() - started > options.timeoutMs) throw new Error(`Task timed out after ${(options.timeoutMs / 1000).toFixed(2)} seconds`);

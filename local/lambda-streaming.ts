@@ -33,6 +33,7 @@ interface Prelude {
 }
 
 /** `awslambda.HttpResponseStream`: `from` marks a stream as an HTTP response and writes its prelude. */
+// biome-ignore lint/complexity/noStaticOnlyClass: it stands for the runtime's global class, whose `from` callers invoke as a static
 class HttpResponseStream {
   static from(stream: Writable & { setContentType: (type: string) => void }, prelude: Prelude) {
     stream.setContentType(HTTP_INTEGRATION_RESPONSE);

@@ -127,7 +127,12 @@ export interface MqttBroker {
 
 // IoT policy resources use `*` (any characters) and `?` (one character) as wildcards.
 const policyPattern = (resource: string) =>
-  new RegExp(`^${resource.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  new RegExp(
+    `^${resource
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
 
 /** Whether an IoT policy allows `action` on `resource`: an Allow matches and no Deny does. */
 export const policyAllows = (policies: IotPolicy[], action: string, resource: string) => {
@@ -185,7 +190,10 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
   // device saw acknowledged is on its queue.
   const rules: readonly BrokerRule[] =
     options.rules ??
-    MQTT_RULES.map((r) => ({ topicFilter: r.topicFilter, run: ({ topic, payload, receivedAt }) => options.sendToQueue!(r.queue, r.message(topic, payload, receivedAt)) }));
+    MQTT_RULES.map((r) => ({
+      topicFilter: r.topicFilter,
+      run: ({ topic, payload, receivedAt }) => options.sendToQueue!(r.queue, r.message(topic, payload, receivedAt)),
+    }));
   // Each rule that matches is one rule triggered and one action executed, as IoT Core bills them.
   const applyRules = (topic: string, payload: Buffer, receivedAt: number, clientId: string) =>
     Promise.all(
@@ -207,7 +215,9 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
       eventType,
       sessionIdentifier: session.sessionIdentifier,
       principalIdentifier: session.principalId,
-      ...(eventType === 'connected' ? { ipAddress: session.ip } : { clientInitiatedDisconnect: reason === 'CLIENT_INITIATED_DISCONNECT', disconnectReason: reason }),
+      ...(eventType === 'connected'
+        ? { ipAddress: session.ip }
+        : { clientInitiatedDisconnect: reason === 'CLIENT_INITIATED_DISCONNECT', disconnectReason: reason }),
       versionNumber: 0,
     };
     return applyRules(topic, Buffer.from(JSON.stringify(event)), event.timestamp, client.id);
@@ -267,7 +277,8 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
       const session = sessions.get(client);
       if (!session || !policyAllows(session.policies, 'iot:Receive', `${arn}:topic/${packet.topic}`)) return null;
       // A message delivered to a subscriber is billed as a message too; the data plane's Publish is counted by the SDK.
-      if (!packet.topic.startsWith('$')) countIotCore('PublishOut', packet.topic.split('/').slice(0, 2).join('/'), Buffer.byteLength(packet.payload as Buffer | string));
+      if (!packet.topic.startsWith('$'))
+        countIotCore('PublishOut', packet.topic.split('/').slice(0, 2).join('/'), Buffer.byteLength(packet.payload as Buffer | string));
       return packet;
     },
     // The topic rules: a device's publish matching a rule goes to the queue before its PUBACK.

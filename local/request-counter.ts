@@ -74,7 +74,14 @@ export class RequestCounter {
       .map((row) => {
         const b = before.get(keyOf(row));
         return b
-          ? { ...row, requests: row.requests - b.requests, bytes: row.bytes - b.bytes, units: row.units - b.units, empty: row.empty - b.empty, errors: row.errors - b.errors }
+          ? {
+              ...row,
+              requests: row.requests - b.requests,
+              bytes: row.bytes - b.bytes,
+              units: row.units - b.units,
+              empty: row.empty - b.empty,
+              errors: row.errors - b.errors,
+            }
           : row;
       })
       .filter((row) => row.requests > 0);
@@ -172,21 +179,21 @@ const resourceOf = (input: Record<string, unknown>): string => {
 const writeUnitsOf = (operation: string, input: Record<string, unknown>): number | undefined => {
   const units = (item: unknown) => Math.max(1, Math.ceil(Buffer.byteLength(JSON.stringify(item ?? {})) / WRITE_UNIT));
   if (operation === 'BatchWriteItem') {
-    const requests = Object.values((input.RequestItems ?? {}) as Record<string, Array<{ PutRequest?: { Item: unknown }; DeleteRequest?: { Key: unknown } }>>).flat();
+    const requests = Object.values(
+      (input.RequestItems ?? {}) as Record<string, Array<{ PutRequest?: { Item: unknown }; DeleteRequest?: { Key: unknown } }>>,
+    ).flat();
     return requests.reduce((sum, r) => sum + units(r.PutRequest?.Item ?? r.DeleteRequest?.Key), 0);
   }
   if (operation === 'PutItem') return units(input.Item);
   return undefined;
 };
 
-const bodyBytes = (body: unknown) =>
-  typeof body === 'string' ? Buffer.byteLength(body) : body instanceof Uint8Array ? body.byteLength : 0;
+const bodyBytes = (body: unknown) => (typeof body === 'string' ? Buffer.byteLength(body) : body instanceof Uint8Array ? body.byteLength : 0);
 
 type Next = (args: { input: Record<string, unknown>; request?: { body?: unknown } }) => Promise<{ output: Record<string, unknown> }>;
 
 const countingMiddleware =
-  (next: Next, context: { clientName?: string; commandName?: string }) =>
-  async (args: { input: Record<string, unknown>; request?: { body?: unknown } }) => {
+  (next: Next, context: { clientName?: string; commandName?: string }) => async (args: { input: Record<string, unknown>; request?: { body?: unknown } }) => {
     const service = SERVICES[context.clientName ?? ''] ?? (context.clientName ?? 'unknown').replace(/Client$/, '');
     const operation = service === 'IoT Core' ? 'PublishIn' : (context.commandName ?? 'unknown').replace(/Command$/, '');
     const key: CountKey = { service, operation, resource: resourceOf(args.input ?? {}), caller: currentCaller() };

@@ -30,7 +30,7 @@ export const runtimeFilePath = (dataDir: string, port: number) => join(dataDir, 
 export const writeRuntimeFile = (dataDir: string, runtime: RuntimeFile) => {
   mkdirSync(dataDir, { recursive: true });
   const file = runtimeFilePath(dataDir, runtime.port);
-  writeFileSync(file, JSON.stringify(runtime, null, 2) + '\n', { mode: 0o600 });
+  writeFileSync(file, `${JSON.stringify(runtime, null, 2)}\n`, { mode: 0o600 });
   return file;
 };
 

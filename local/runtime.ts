@@ -167,7 +167,7 @@ export const bootstrap = async (dataDir: string | undefined, devApiKey: string |
   }
   const account = await createAccount(registryDb(), { name: 'local', apiKey: devApiKey });
   const result = { account_id: account.account_id, workspace_id: account.workspace_id, api_key: account.api_key };
-  if (file) writeFileSync(file, JSON.stringify(result, null, 2) + '\n', { mode: 0o600 });
+  if (file) writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`, { mode: 0o600 });
   return result;
 };
 
@@ -182,7 +182,13 @@ const randomPassword = () => `Fs-${randomBytes(12).toString('base64url')}-a1A`;
  * password replaces it), and made a member of the bootstrap account (in the registry table
  * `table`, or REGISTRY_TABLE).
  */
-export const ensureFirstUser = async (cognito: LocalCognito, accountId: string, wanted: { email?: string; password?: string }, dataDir: string | undefined, table?: string) => {
+export const ensureFirstUser = async (
+  cognito: LocalCognito,
+  accountId: string,
+  wanted: { email?: string; password?: string },
+  dataDir: string | undefined,
+  table?: string,
+) => {
   const { addUserToAccount } = await import('../lambdas/domain/tenancy/users');
   const { documentClient, registryDb: defaultDb } = await import('../lambdas/shared/clients');
   // A named table (the cloud assembly's) is used as named, whatever REGISTRY_TABLE said when env.ts loaded.
@@ -200,14 +206,17 @@ export const ensureFirstUser = async (cognito: LocalCognito, accountId: string, 
       Username: email,
       MessageAction: 'SUPPRESS',
       TemporaryPassword: password,
-      UserAttributes: [{ Name: 'email', Value: email }, { Name: 'email_verified', Value: 'true' }],
+      UserAttributes: [
+        { Name: 'email', Value: email },
+        { Name: 'email_verified', Value: 'true' },
+      ],
     });
     user = await cognito.call('AdminGetUser', { UserPoolId, Username: email });
   }
   await cognito.call('AdminSetUserPassword', { UserPoolId, Username: email, Password: password, Permanent: true });
   const sub = user!.UserAttributes.find((a) => a.Name === 'sub')!.Value;
   await addUserToAccount(registryDb(), { sub, email }, accountId);
-  if (file) writeFileSync(file, JSON.stringify({ email, password }, null, 2) + '\n', { mode: 0o600 });
+  if (file) writeFileSync(file, `${JSON.stringify({ email, password }, null, 2)}\n`, { mode: 0o600 });
   return { email, password, sub };
 };
 
@@ -265,7 +274,12 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
 
     // The ports are held, not only probed, until their servers listen: a port only probed may
     // meanwhile go to one of this process's outgoing connections (a test run once lost one so).
-    const held = { api: await holdPort(options.port || 0), mqtt: await holdPort(options.mqttPort || 0), mqttTls: await holdPort(options.mqttTlsPort || 0), dataPlane: await holdPort() };
+    const held = {
+      api: await holdPort(options.port || 0),
+      mqtt: await holdPort(options.mqttPort || 0),
+      mqttTls: await holdPort(options.mqttTlsPort || 0),
+      dataPlane: await holdPort(),
+    };
     for (const h of Object.values(held)) stops.push(h.release); // a failed start lets go of them too
     const port = held.api.port;
     // The handlers find the engines exactly as in the cloud: standard SDK variables.
@@ -375,8 +389,20 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
       routes: routeTableRoutes(),
       loadHandler: (name) => loadHandler(name as RouteHandler),
       authorizers: {
-        'api-key': { handler: authorizer, identityHeaders: [...ROUTE_TABLE_IDENTITY['api-key'].headers], missingMessage: ROUTE_TABLE_IDENTITY['api-key'].missing, cacheTtlMs: 0, functionName: 'authorizer' },
-        device: { handler: deviceAuthorizer, identityHeaders: [...ROUTE_TABLE_IDENTITY.device.headers], missingMessage: ROUTE_TABLE_IDENTITY.device.missing, cacheTtlMs, functionName: 'device-authorizer' },
+        'api-key': {
+          handler: authorizer,
+          identityHeaders: [...ROUTE_TABLE_IDENTITY['api-key'].headers],
+          missingMessage: ROUTE_TABLE_IDENTITY['api-key'].missing,
+          cacheTtlMs: 0,
+          functionName: 'authorizer',
+        },
+        device: {
+          handler: deviceAuthorizer,
+          identityHeaders: [...ROUTE_TABLE_IDENTITY.device.headers],
+          missingMessage: ROUTE_TABLE_IDENTITY.device.missing,
+          cacheTtlMs,
+          functionName: 'device-authorizer',
+        },
       },
       outsideStage: consoleSite({
         distDir: options.consoleDistDir ?? CONSOLE_DIST,
@@ -442,8 +468,11 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
     // handler at the same rate, one run at a time.
     const schedules: RunningSchedule[] = [];
     for (const schedule of SCHEDULES) {
-      const { handler } = (await import(`../lambdas/handlers/${schedule.handler}/handler.ts`)) as { handler: (event: ScheduledEvent, context: Context) => Promise<unknown> };
-      const intervalMs = (schedule.handler === 'rollout-sweep' && options.sweepIntervalSeconds ? options.sweepIntervalSeconds : schedule.everyMinutes * 60) * 1000;
+      const { handler } = (await import(`../lambdas/handlers/${schedule.handler}/handler.ts`)) as {
+        handler: (event: ScheduledEvent, context: Context) => Promise<unknown>;
+      };
+      const intervalMs =
+        (schedule.handler === 'rollout-sweep' && options.sweepIntervalSeconds ? options.sweepIntervalSeconds : schedule.everyMinutes * 60) * 1000;
       log(`running ${schedule.handler} every ${intervalMs / 1000} s…`);
       const running = startSchedule({
         rule: schedule.handler,
@@ -461,7 +490,12 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
 
     const base = `http://127.0.0.1:${port}/v3`;
     const queue_urls = {
-      ...Object.fromEntries(queues.flatMap((q) => [[q.definition.name, q.url], [dlqNameOf(q.definition.name), q.dlqUrl]])),
+      ...Object.fromEntries(
+        queues.flatMap((q) => [
+          [q.definition.name, q.url],
+          [dlqNameOf(q.definition.name), q.dlqUrl],
+        ]),
+      ),
       [STREAM_DLQ_NAME]: streamDlqUrl!,
     };
     return {

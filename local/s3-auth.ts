@@ -53,7 +53,11 @@ export class Sha256 {
 }
 
 const bytesOf = (data: SourceData): Buffer =>
-  typeof data === 'string' ? Buffer.from(data, 'utf8') : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
+  typeof data === 'string'
+    ? Buffer.from(data, 'utf8')
+    : ArrayBuffer.isView(data)
+      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      : Buffer.from(data);
 
 /** A request as it arrived: the path exactly as on the request line, the query string, the headers. */
 export interface SignedRequest {
@@ -124,11 +128,14 @@ const signedHeadersOf = (headers: IncomingHttpHeaders, names: string[]) => {
   return picked;
 };
 
-const sameSignature = (expected: string, given: string) =>
-  expected.length === given.length && timingSafeEqual(Buffer.from(expected), Buffer.from(given));
+const sameSignature = (expected: string, given: string) => expected.length === given.length && timingSafeEqual(Buffer.from(expected), Buffer.from(given));
 
 const signatureMismatch = () =>
-  new S3Refusal(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.');
+  new S3Refusal(
+    403,
+    'SignatureDoesNotMatch',
+    'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+  );
 
 /** The credential scope `<key>/<yyyymmdd>/<region>/<service>/aws4_request`, or undefined when malformed. */
 const scopeOf = (credential: string) => {
@@ -175,10 +182,15 @@ const verifyHeaderSignature = async (
   );
   const scope = scopeOf(fields.Credential ?? '');
   if (!scope || !fields.SignedHeaders || !/^[0-9a-f]{64}$/.test(fields.Signature ?? '')) {
-    throw new S3Refusal(400, 'AuthorizationHeaderMalformed', 'The authorization header is malformed; the authorization header requires three components: Credential, SignedHeaders, and Signature.');
+    throw new S3Refusal(
+      400,
+      'AuthorizationHeaderMalformed',
+      'The authorization header is malformed; the authorization header requires three components: Credential, SignedHeaders, and Signature.',
+    );
   }
   const secret = secretOf(scope.accessKeyId);
-  if (secret === undefined) throw new S3Refusal(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.', { AWSAccessKeyId: scope.accessKeyId });
+  if (secret === undefined)
+    throw new S3Refusal(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.', { AWSAccessKeyId: scope.accessKeyId });
   const signingDate = parseAmzDate(headerValue(request.headers, 'x-amz-date'));
   if (!signingDate) throw new S3Refusal(403, 'AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
   if (Math.abs(now.getTime() - signingDate.getTime()) > MAX_SKEW_MS) {
@@ -219,18 +231,28 @@ const verifyPresigned = async (
   }
   if (param('X-Amz-Algorithm') !== ALGORITHM) throw new S3Refusal(400, 'AuthorizationQueryParametersError', 'X-Amz-Algorithm only supports "AWS4-HMAC-SHA256"');
   const scope = scopeOf(param('X-Amz-Credential')!);
-  if (!scope) throw new S3Refusal(400, 'AuthorizationQueryParametersError', 'Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".');
+  if (!scope)
+    throw new S3Refusal(
+      400,
+      'AuthorizationQueryParametersError',
+      'Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".',
+    );
   const expires = Number(param('X-Amz-Expires'));
   if (!/^\d+$/.test(param('X-Amz-Expires')!) || expires > MAX_EXPIRES_SECONDS) {
     throw new S3Refusal(400, 'AuthorizationQueryParametersError', `X-Amz-Expires must be less than a week (in seconds) that is; ${MAX_EXPIRES_SECONDS}`);
   }
   const signingDate = parseAmzDate(param('X-Amz-Date'));
-  if (!signingDate) throw new S3Refusal(400, 'AuthorizationQueryParametersError', 'X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd\'T\'HHmmss\'Z\'"');
+  if (!signingDate) throw new S3Refusal(400, 'AuthorizationQueryParametersError', "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"");
   const secret = secretOf(scope.accessKeyId);
-  if (secret === undefined) throw new S3Refusal(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.', { AWSAccessKeyId: scope.accessKeyId });
+  if (secret === undefined)
+    throw new S3Refusal(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.', { AWSAccessKeyId: scope.accessKeyId });
   const expiresAt = new Date(signingDate.getTime() + expires * 1000);
   if (now.getTime() > expiresAt.getTime()) {
-    throw new S3Refusal(403, 'AccessDenied', 'Request has expired', { 'X-Amz-Expires': String(expires), Expires: expiresAt.toISOString(), ServerTime: now.toISOString() });
+    throw new S3Refusal(403, 'AccessDenied', 'Request has expired', {
+      'X-Amz-Expires': String(expires),
+      Expires: expiresAt.toISOString(),
+      ServerTime: now.toISOString(),
+    });
   }
   if (signingDate.getTime() - now.getTime() > MAX_SKEW_MS) throw new S3Refusal(403, 'AccessDenied', 'Request is not valid yet');
   const names = param('X-Amz-SignedHeaders')!.split(';');
@@ -238,7 +260,10 @@ const verifyPresigned = async (
   // A presigned URL's payload is UNSIGNED-PAYLOAD: given to the signer as the header it reads the
   // hash from, kept out of the signed and hoisted headers (SDKs also name it in the query, where
   // it stays as sent).
-  const headers = { ...signedHeadersOf(request.headers, names), ...(names.includes('x-amz-content-sha256') ? {} : { 'x-amz-content-sha256': UNSIGNED_PAYLOAD }) };
+  const headers = {
+    ...signedHeadersOf(request.headers, names),
+    ...(names.includes('x-amz-content-sha256') ? {} : { 'x-amz-content-sha256': UNSIGNED_PAYLOAD }),
+  };
   const presigned = await signerFor(scope.accessKeyId, secret, scope.region).presign(requestOf(request, unsigned, headers), {
     signingDate,
     expiresIn: expires,

@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { join } from 'node:path';
 import type { BucketDefinition } from '../lambdas/buckets';
 import { queryParameters, S3Refusal, verifySignature, type Verified } from './s3-auth';
@@ -102,8 +111,7 @@ const readBody = (req: IncomingMessage, max: number) =>
   });
 
 /** `*` in an allowed origin or header matches any run of characters (S3 takes one per value). */
-const matches = (pattern: string, value: string) =>
-  new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`, 'i').test(value);
+const matches = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`, 'i').test(value);
 
 /** The CORS rule of a bucket that admits an origin, a method and request headers: S3 takes the first that does. */
 const corsRuleFor = (rules: readonly CorsRule[] | undefined, origin: string, method: string, headers: string[] = []) =>
@@ -199,7 +207,10 @@ export const startLocalS3 = async (options: LocalS3Options): Promise<LocalS3> =>
   /** Sends a request to fauxqs; resolves with its answer, unread. */
   const toEngine = (method: string, path: string, headers: OutgoingHttpHeaders = {}, body?: Buffer) =>
     new Promise<IncomingMessage>((resolve, reject) => {
-      const req = httpRequest({ host: engine.hostname, port: engine.port, method, path, agent, headers: { ...headers, 'content-length': String(body?.length ?? 0) } }, resolve);
+      const req = httpRequest(
+        { host: engine.hostname, port: engine.port, method, path, agent, headers: { ...headers, 'content-length': String(body?.length ?? 0) } },
+        resolve,
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -222,10 +233,20 @@ export const startLocalS3 = async (options: LocalS3Options): Promise<LocalS3> =>
     const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(created.body.toString('utf8'))![1];
     const parts: string[] = [];
     for (let at = 0, part = 1; at < body.length; at += ENGINE_PART_BYTES, part++) {
-      const uploaded = await engineCall('PUT', `${path}?partNumber=${part}&uploadId=${encodeURIComponent(uploadId)}`, {}, body.subarray(at, at + ENGINE_PART_BYTES));
+      const uploaded = await engineCall(
+        'PUT',
+        `${path}?partNumber=${part}&uploadId=${encodeURIComponent(uploadId)}`,
+        {},
+        body.subarray(at, at + ENGINE_PART_BYTES),
+      );
       parts.push(`<Part><PartNumber>${part}</PartNumber><ETag>${escapeXml(String(uploaded.headers.etag))}</ETag></Part>`);
     }
-    const done = await engineCall('POST', `${path}?uploadId=${encodeURIComponent(uploadId)}`, { 'content-type': 'application/xml' }, Buffer.from(`<CompleteMultipartUpload>${parts.join('')}</CompleteMultipartUpload>`));
+    const done = await engineCall(
+      'POST',
+      `${path}?uploadId=${encodeURIComponent(uploadId)}`,
+      { 'content-type': 'application/xml' },
+      Buffer.from(`<CompleteMultipartUpload>${parts.join('')}</CompleteMultipartUpload>`),
+    );
     return /<ETag>([^<]+)<\/ETag>/.exec(done.body.toString('utf8'))?.[1]?.replace(/&quot;/g, '"');
   };
 
@@ -233,7 +254,11 @@ export const startLocalS3 = async (options: LocalS3Options): Promise<LocalS3> =>
   const keptPath = (bucket: string, key: string) => join(kept!, encodeURIComponent(bucket), createHash('sha256').update(key).digest('hex'));
   const keep = (bucket: string, key: string, body: Buffer, headers: IncomingHttpHeaders) => {
     if (!kept) return;
-    const metadata = Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith('x-amz-meta-')).map(([name, value]) => [name, String(value)]));
+    const metadata = Object.fromEntries(
+      Object.entries(headers)
+        .filter(([name]) => name.startsWith('x-amz-meta-'))
+        .map(([name, value]) => [name, String(value)]),
+    );
     const object: KeptObject = { key, contentType: String(headers['content-type'] ?? 'application/octet-stream'), metadata };
     const path = keptPath(bucket, key);
     mkdirSync(join(kept, encodeURIComponent(bucket)), { recursive: true });
@@ -259,7 +284,10 @@ export const startLocalS3 = async (options: LocalS3Options): Promise<LocalS3> =>
       await engineCall('PUT', `/${encodeURIComponent(bucket)}`);
       for (const file of readdirSync(join(kept, dir)).filter((f) => f.endsWith('.json'))) {
         const object = JSON.parse(readFileSync(join(kept, dir, file), 'utf8')) as KeptObject;
-        await putInEngine(bucket, object.key, readFileSync(join(kept, dir, file.slice(0, -'.json'.length))), { 'content-type': object.contentType, ...object.metadata });
+        await putInEngine(bucket, object.key, readFileSync(join(kept, dir, file.slice(0, -'.json'.length))), {
+          'content-type': object.contentType,
+          ...object.metadata,
+        });
       }
     }
   };
@@ -282,7 +310,12 @@ export const startLocalS3 = async (options: LocalS3Options): Promise<LocalS3> =>
 
     const refuse = (refusal: S3Refusal, extraHeaders: OutgoingHttpHeaders = {}) => {
       const xml = errorXml(refusal, rawPath, requestId);
-      res.writeHead(refusal.status, { ...base, ...extraHeaders, 'content-type': 'application/xml', 'content-length': method === 'HEAD' ? '0' : String(Buffer.byteLength(xml)) });
+      res.writeHead(refusal.status, {
+        ...base,
+        ...extraHeaders,
+        'content-type': 'application/xml',
+        'content-length': method === 'HEAD' ? '0' : String(Buffer.byteLength(xml)),
+      });
       res.end(method === 'HEAD' ? undefined : xml);
     };
 
@@ -296,7 +329,13 @@ export const startLocalS3 = async (options: LocalS3Options): Promise<LocalS3> =>
       const rule = origin && typeof wanted === 'string' ? corsRuleFor(cors.get(bucket), origin, wanted, requested) : undefined;
       req.resume();
       if (!rule) {
-        return refuse(new S3Refusal(403, 'AccessForbidden', 'CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource\'s CORS spec.'));
+        return refuse(
+          new S3Refusal(
+            403,
+            'AccessForbidden',
+            "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec.",
+          ),
+        );
       }
       res.writeHead(200, {
         ...base,
@@ -316,13 +355,18 @@ export const startLocalS3 = async (options: LocalS3Options): Promise<LocalS3> =>
     try {
       verified = await verifySignature({ method, rawPath, rawQuery, headers: req.headers }, secretOf, now());
       if (method === 'PUT' || method === 'POST') {
-        const encodings = String(req.headers['content-encoding'] ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+        const encodings = String(req.headers['content-encoding'] ?? '')
+          .split(',')
+          .map((e) => e.trim())
+          .filter(Boolean);
         const awsChunked = encodings.includes('aws-chunked');
         // S3 takes no plain chunked transfer: the length is part of what it checks.
-        if (req.headers['content-length'] === undefined && !awsChunked) throw new S3Refusal(411, 'MissingContentLength', 'You must provide the Content-Length HTTP header.');
+        if (req.headers['content-length'] === undefined && !awsChunked)
+          throw new S3Refusal(411, 'MissingContentLength', 'You must provide the Content-Length HTTP header.');
         const raw = await readBody(req, MAX_PUT_BYTES + 64 * 1024);
         const decoded = awsChunked ? decodeAwsChunked(raw) : { payload: raw, trailers: {} };
-        if (decoded.payload.length > MAX_PUT_BYTES) throw new S3Refusal(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', { MaxSizeAllowed: String(MAX_PUT_BYTES) });
+        if (decoded.payload.length > MAX_PUT_BYTES)
+          throw new S3Refusal(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', { MaxSizeAllowed: String(MAX_PUT_BYTES) });
         body = decoded.payload;
         if (method === 'PUT' && key) checked = checkPayload(body, req.headers, decoded.trailers, verified.payloadHash);
         if (awsChunked) req.headers['content-encoding'] = encodings.filter((e) => e !== 'aws-chunked').join(', ') || undefined;
@@ -335,8 +379,11 @@ export const startLocalS3 = async (options: LocalS3Options): Promise<LocalS3> =>
       throw error;
     }
 
-    const forwarded: OutgoingHttpHeaders = Object.fromEntries(Object.entries(req.headers).filter(([name, value]) => value !== undefined && !DROPPED_REQUEST_HEADERS.has(name)));
-    const isObjectPut = method === 'PUT' && key !== '' && query.partNumber === undefined && query.uploadId === undefined && req.headers['x-amz-copy-source'] === undefined;
+    const forwarded: OutgoingHttpHeaders = Object.fromEntries(
+      Object.entries(req.headers).filter(([name, value]) => value !== undefined && !DROPPED_REQUEST_HEADERS.has(name)),
+    );
+    const isObjectPut =
+      method === 'PUT' && key !== '' && query.partNumber === undefined && query.uploadId === undefined && req.headers['x-amz-copy-source'] === undefined;
     const stored = checked.checksumSha256 ? { 'x-amz-checksum-sha256': checked.checksumSha256, 'x-amz-checksum-type': 'FULL_OBJECT' } : {};
 
     if (isObjectPut) {
@@ -352,7 +399,15 @@ export const startLocalS3 = async (options: LocalS3Options): Promise<LocalS3> =>
       // ListParts, which fauxqs lacks: from what the front saw of the upload.
       const upload = uploads.get(uploadId);
       if (!upload || upload.bucket !== bucket || upload.key !== key) {
-        return refuse(new S3Refusal(404, 'NoSuchUpload', 'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.', { UploadId: uploadId }), allowed);
+        return refuse(
+          new S3Refusal(
+            404,
+            'NoSuchUpload',
+            'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.',
+            { UploadId: uploadId },
+          ),
+          allowed,
+        );
       }
       const maxParts = Math.min(LIST_PARTS_MAX, Number(query['max-parts'] ?? LIST_PARTS_MAX) || LIST_PARTS_MAX);
       const xml = listPartsXml(uploadId, upload, Number(query['part-number-marker'] ?? 0) || 0, maxParts);

@@ -90,7 +90,8 @@ export const checkPayload = (payload: Buffer, headers: IncomingHttpHeaders, trai
   if (typeof md5 === 'string') {
     const given = decodedBase64(md5);
     if (given?.length !== 16) throw new S3Refusal(400, 'InvalidDigest', 'The Content-MD5 you specified was invalid.');
-    if (!createHash('md5').update(payload).digest().equals(given)) throw new S3Refusal(400, 'BadDigest', 'The Content-MD5 you specified did not match what we received.');
+    if (!createHash('md5').update(payload).digest().equals(given))
+      throw new S3Refusal(400, 'BadDigest', 'The Content-MD5 you specified did not match what we received.');
   }
   const checked: CheckedPayload = {};
   for (const [algorithm, { bytes, of }] of Object.entries(CHECKSUMS)) {
@@ -99,7 +100,8 @@ export const checkPayload = (payload: Buffer, headers: IncomingHttpHeaders, trai
     if (value === undefined) continue;
     const given = decodedBase64(value);
     if (given?.length !== bytes) throw new S3Refusal(400, 'InvalidRequest', `Value for ${name} header is invalid.`);
-    if (of && !of(payload).equals(given)) throw new S3Refusal(400, 'BadDigest', `The ${algorithm.toUpperCase()} you specified did not match the calculated checksum.`);
+    if (of && !of(payload).equals(given))
+      throw new S3Refusal(400, 'BadDigest', `The ${algorithm.toUpperCase()} you specified did not match the calculated checksum.`);
     if (algorithm === 'sha256') checked.checksumSha256 = value;
   }
   return checked;

@@ -78,7 +78,16 @@ export const scheduledEvent = (ruleArn: string, region: string, account: string,
 export const startSchedule = (options: ScheduleOptions): RunningSchedule => {
   const { rule, intervalMs } = options;
   const onError = options.onError ?? ((error: unknown) => console.error(`schedule ${rule}: run failed:`, error));
-  const status: ScheduleStatus = { rule, function: options.function, intervalMs, runs: 0, failures: 0, refused: 0, ...(options.refusal ? { refusal: options.refusal } : {}), recent: [] };
+  const status: ScheduleStatus = {
+    rule,
+    function: options.function,
+    intervalMs,
+    runs: 0,
+    failures: 0,
+    refused: 0,
+    ...(options.refusal ? { refusal: options.refusal } : {}),
+    recent: [],
+  };
   const startedAt = Date.now();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;

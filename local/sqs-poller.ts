@@ -1,10 +1,4 @@
-import {
-  ChangeMessageVisibilityBatchCommand,
-  DeleteMessageBatchCommand,
-  ReceiveMessageCommand,
-  SQSClient,
-  type Message,
-} from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { invokeWithTimeout } from './lambda-invoke';
 
@@ -60,8 +54,7 @@ const PARALLEL_RECEIVES = 5;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const chunks = <T>(items: T[], size: number) =>
-  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, i * size + size));
+const chunks = <T>(items: T[], size: number) => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, i * size + size));
 
 /** A received message as Lambda presents it in an SQS event. */
 const toRecord = (message: Message, queueArn: string): SQSRecord => {
@@ -171,7 +164,9 @@ export const startSqsPoller = (options: SqsPollerOptions): SqsPoller => {
       if (room < 1) break;
       const wanted = Math.min(options.batchSize - batch.length, room);
       // While receives come back full there is a backlog: fetch several tens at once, as Lambda's pollers do.
-      const sizes = Array.from({ length: Math.min(parallel, Math.ceil(wanted / RECEIVE_LIMIT)) }, (_, i) => Math.min(RECEIVE_LIMIT, wanted - i * RECEIVE_LIMIT));
+      const sizes = Array.from({ length: Math.min(parallel, Math.ceil(wanted / RECEIVE_LIMIT)) }, (_, i) =>
+        Math.min(RECEIVE_LIMIT, wanted - i * RECEIVE_LIMIT),
+      );
       const got = (await Promise.all(sizes.map((n) => receive(n, waitSeconds)))).flat();
       parallel = got.length === sizes.reduce((sum, n) => sum + n, 0) ? PARALLEL_RECEIVES : 1;
       const overflow: Message[] = [];

@@ -102,18 +102,44 @@ export const fleetstreamCost = (rows: Row[], input: CostInput): CostLine[] => {
   lines.push(line('API Gateway', 'REST requests (device API)', sum(of('API Gateway'), 'requests') * thousands, PRICES.apiGatewayRestPerMillion / 1e6));
   const lambda = of('Lambda');
   lines.push(line('Lambda', 'invocations', sum(lambda, 'requests') * thousands, PRICES.lambdaRequestsPerMillion / 1e6));
-  lines.push(line('Lambda', `GB-seconds (${input.memoryMb} MB, durations measured locally)`, ((sum(lambda, 'units') / 1000) * (input.memoryMb / 1024)) * thousands, PRICES.lambdaPerGbSecond));
+  lines.push(
+    line(
+      'Lambda',
+      `GB-seconds (${input.memoryMb} MB, durations measured locally)`,
+      (sum(lambda, 'units') / 1000) * (input.memoryMb / 1024) * thousands,
+      PRICES.lambdaPerGbSecond,
+    ),
+  );
   const sqs = of('SQS');
   lines.push(line('SQS', 'requests (64 KB chunks) of the traffic', (sum(sqs, 'units') - sum(sqs, 'empty')) * thousands, PRICES.sqsPerMillionRequests / 1e6));
-  lines.push(line('SQS', 'empty long polls of idle pollers (fixed)', QUEUES_POLLED * IDLE_POLLERS_PER_QUEUE * (60 / LONG_POLL_SECONDS) * MONTH.minutes, PRICES.sqsPerMillionRequests / 1e6));
+  lines.push(
+    line(
+      'SQS',
+      'empty long polls of idle pollers (fixed)',
+      QUEUES_POLLED * IDLE_POLLERS_PER_QUEUE * (60 / LONG_POLL_SECONDS) * MONTH.minutes,
+      PRICES.sqsPerMillionRequests / 1e6,
+    ),
+  );
   // The MQTT door's reads and claims of device locators follow devices, days and the clock, not
   // the points: a measurement of a few devices over seconds cannot scale them (modelled below).
   const mqtt = isMqtt(rows);
   const ofLocator = (operation: string) => (r: Row) => mqtt && r.stage === 'data path' && r.operation === operation && isLocator(r);
-  const dynamoWrites = of('DynamoDB', DYNAMODB_WRITES).filter((r) => (input.backend === 'dynamodb' || r.resource !== TIMESERIES_TABLE) && !ofLocator('UpdateItem')(r));
+  const dynamoWrites = of('DynamoDB', DYNAMODB_WRITES).filter(
+    (r) => (input.backend === 'dynamodb' || r.resource !== TIMESERIES_TABLE) && !ofLocator('UpdateItem')(r),
+  );
   lines.push(line('DynamoDB', 'write request units', sum(dynamoWrites, 'units') * thousands, PRICES.dynamoDbPerMillionWrites / 1e6));
   if (mqtt) lines.push(pointClaims(input));
-  lines.push(line('DynamoDB', 'read request units (one a read)', sum(of('DynamoDB', DYNAMODB_READS).filter((r) => !ofLocator('GetItem')(r)), 'requests') * thousands, PRICES.dynamoDbPerMillionReads / 1e6));
+  lines.push(
+    line(
+      'DynamoDB',
+      'read request units (one a read)',
+      sum(
+        of('DynamoDB', DYNAMODB_READS).filter((r) => !ofLocator('GetItem')(r)),
+        'requests',
+      ) * thousands,
+      PRICES.dynamoDbPerMillionReads / 1e6,
+    ),
+  );
   if (mqtt) lines.push(deviceLookups(input));
   if (input.backend === 'dynamodb') {
     const stored = of('DynamoDB', 'BatchWriteItem').filter((r) => r.resource === TIMESERIES_TABLE);
@@ -122,22 +148,60 @@ export const fleetstreamCost = (rows: Row[], input: CostInput): CostLine[] => {
     lines.push(
       input.retentionDays === undefined
         ? line('DynamoDB', 'time series stored this month (GB; adds up month after month)', gbPerDay * MONTH.days, PRICES.dynamoDbStoragePerGbMonth)
-        : line('DynamoDB', `time series stored (GB; ${input.retentionDays} days kept, TTL deletes free)`, gbPerDay * input.retentionDays, PRICES.dynamoDbStoragePerGbMonth),
+        : line(
+            'DynamoDB',
+            `time series stored (GB; ${input.retentionDays} days kept, TTL deletes free)`,
+            gbPerDay * input.retentionDays,
+            PRICES.dynamoDbStoragePerGbMonth,
+          ),
     );
   } else {
     // The ingest writes each invocation's points in calls of up to 100 records of one workspace.
-    const perCall = Math.min(TIMESTREAM_BATCH_MAX, 1000 / Math.max(sum(of('Lambda').filter((r) => r.resource === 'ingest'), 'requests'), 10));
+    const perCall = Math.min(
+      TIMESTREAM_BATCH_MAX,
+      1000 /
+        Math.max(
+          sum(
+            of('Lambda').filter((r) => r.resource === 'ingest'),
+            'requests',
+          ),
+          10,
+        ),
+    );
     const writesPerPoint = Math.ceil((perCall * OUR_TIMESTREAM_RECORD_BYTES + TIMESTREAM_COMMON_BYTES) / 1024) / perCall;
-    lines.push(...timestreamLines(points, input.pointsPerDay, input.retentionHours, input.retentionDays, { writesPerPoint, what: `${Math.round(perCall)} records a call, ${OUR_TIMESTREAM_RECORD_BYTES} bytes each` }));
+    lines.push(
+      ...timestreamLines(points, input.pointsPerDay, input.retentionHours, input.retentionDays, {
+        writesPerPoint,
+        what: `${Math.round(perCall)} records a call, ${OUR_TIMESTREAM_RECORD_BYTES} bytes each`,
+      }),
+    );
   }
   const iot = of('IoT Core');
-  const messages = sum(iot.filter((r) => r.operation.startsWith('Publish')), 'units');
+  const messages = sum(
+    iot.filter((r) => r.operation.startsWith('Publish')),
+    'units',
+  );
   if (messages) lines.push(line('IoT Core', 'messages (5 KB units)', messages * thousands, PRICES.iotCorePerMillionMessages / 1e6));
-  const rules = sum(iot.filter((r) => r.operation === 'RuleTriggered'), 'requests');
+  const rules = sum(
+    iot.filter((r) => r.operation === 'RuleTriggered'),
+    'requests',
+  );
   if (rules) {
     lines.push(line('IoT Core', 'rules triggered', rules * thousands, PRICES.iotCorePerMillionRulesTriggered / 1e6));
-    lines.push(line('IoT Core', 'actions executed', sum(iot.filter((r) => r.operation === 'ActionExecuted'), 'requests') * thousands, PRICES.iotCorePerMillionActionsExecuted / 1e6));
-    lines.push(line('IoT Core', 'connection minutes (devices always connected)', input.devices * MONTH.minutes, PRICES.iotCorePerMillionConnectionMinutes / 1e6));
+    lines.push(
+      line(
+        'IoT Core',
+        'actions executed',
+        sum(
+          iot.filter((r) => r.operation === 'ActionExecuted'),
+          'requests',
+        ) * thousands,
+        PRICES.iotCorePerMillionActionsExecuted / 1e6,
+      ),
+    );
+    lines.push(
+      line('IoT Core', 'connection minutes (devices always connected)', input.devices * MONTH.minutes, PRICES.iotCorePerMillionConnectionMinutes / 1e6),
+    );
   }
   lines.push(line('Data transfer', 'webhook POSTs out (GB)', (sum(of('Webhook'), 'bytes') * thousands) / 1e9, PRICES.dataTransferOutPerGb));
   return lines;
@@ -156,7 +220,12 @@ export const fleetstreamCost = (rows: Row[], input: CostInput): CostLine[] => {
 const deviceLookups = (input: CostInput): CostLine => {
   const publishesPerDevicePerDay = input.pointsPerDay / input.devices;
   const lookups = input.devices * input.ingestContainers * Math.min(1, publishesPerDevicePerDay / input.ingestContainers) * MONTH.days;
-  return line('DynamoDB', `read request units: MQTT device lookups (${input.ingestContainers} containers, a day at most)`, lookups, PRICES.dynamoDbPerMillionReads / 1e6);
+  return line(
+    'DynamoDB',
+    `read request units: MQTT device lookups (${input.ingestContainers} containers, a day at most)`,
+    lookups,
+    PRICES.dynamoDbPerMillionReads / 1e6,
+  );
 };
 
 /**
@@ -199,10 +268,20 @@ const timestreamLines = (
   const magneticDays = retentionDays === undefined ? undefined : Math.max(0, retentionDays - retentionHours / 24);
   return [
     line('Timestream', `writes (${writes.what})`, points * writes.writesPerPoint, PRICES.timestreamPerMillionWrites / 1e6),
-    line('Timestream', `memory store (GB-hours, ${retentionHours} h kept)`, (pointsPerDay / 24) * retentionHours * gbPerPoint * MONTH.hours, PRICES.timestreamMemoryStorePerGbHour),
+    line(
+      'Timestream',
+      `memory store (GB-hours, ${retentionHours} h kept)`,
+      (pointsPerDay / 24) * retentionHours * gbPerPoint * MONTH.hours,
+      PRICES.timestreamMemoryStorePerGbHour,
+    ),
     magneticDays === undefined
       ? line('Timestream', 'magnetic store added this month (GB; adds up)', points * gbPerPoint, PRICES.timestreamMagneticStorePerGbMonth)
-      : line('Timestream', `magnetic store (GB; the table keeps ${retentionDays} days)`, pointsPerDay * magneticDays * gbPerPoint, PRICES.timestreamMagneticStorePerGbMonth),
+      : line(
+          'Timestream',
+          `magnetic store (GB; the table keeps ${retentionDays} days)`,
+          pointsPerDay * magneticDays * gbPerPoint,
+          PRICES.timestreamMagneticStorePerGbMonth,
+        ),
   ];
 };
 
@@ -260,15 +339,25 @@ export const printCost = (options: CostOptions) => {
   if (json) {
     console.log(
       JSON.stringify(
-        { input, prices: { region: PRICES.region, asOf: PRICES.asOf }, fleetstream: { lines: ours, total: total(ours) }, direct: { lines: direct, total: total(direct) }, ratio: total(ours) / total(direct) },
+        {
+          input,
+          prices: { region: PRICES.region, asOf: PRICES.asOf },
+          fleetstream: { lines: ours, total: total(ours) },
+          direct: { lines: direct, total: total(direct) },
+          ratio: total(ours) / total(direct),
+        },
         null,
         2,
       ),
     );
     return;
   }
-  console.log(`${pointsPerDay.toLocaleString('en-US')} points a day from ${devices.toLocaleString('en-US')} devices (${(pointsPerDay * MONTH.days).toLocaleString('en-US')} a month); list prices of ${PRICES.region}, ${PRICES.asOf}`);
-  console.log(`measured: ${results} (${saved.measuredAt}), shape ${shape} (${measured.shape.pointsPerMessage} point(s) per ${measured.shape.door === 'mqtt' ? 'MQTT publish' : 'HTTPS request'}), time series in ${backend}, ${retentionDays === undefined ? 'kept forever' : `kept ${retentionDays} days`}`);
+  console.log(
+    `${pointsPerDay.toLocaleString('en-US')} points a day from ${devices.toLocaleString('en-US')} devices (${(pointsPerDay * MONTH.days).toLocaleString('en-US')} a month); list prices of ${PRICES.region}, ${PRICES.asOf}`,
+  );
+  console.log(
+    `measured: ${results} (${saved.measuredAt}), shape ${shape} (${measured.shape.pointsPerMessage} point(s) per ${measured.shape.door === 'mqtt' ? 'MQTT publish' : 'HTTPS request'}), time series in ${backend}, ${retentionDays === undefined ? 'kept forever' : `kept ${retentionDays} days`}`,
+  );
   print(`Fleetstream (webhook forwarding of every point and its data event included)`, ours);
   print('AWS IoT Core + Timestream used directly (device → IoT rule → Timestream; no webhooks, no registry)', direct);
   console.log(`\nratio Fleetstream / direct = ${(total(ours) / total(direct)).toFixed(3)}`);

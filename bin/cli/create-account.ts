@@ -41,7 +41,7 @@ export const createAccountOn = async (options: CreateAccountOptions) => {
   const { registryDb } = await import('../../lambdas/shared/clients');
   try {
     const account = await createAccount(registryDb(), { name: options.name, workspaceName: options.workspace, keyName: options.keyName });
-    process.stdout.write(JSON.stringify({ ...account, ...(baseUrl ? { base_url: baseUrl } : {}) }, null, 2) + '\n');
+    process.stdout.write(`${JSON.stringify({ ...account, ...(baseUrl ? { base_url: baseUrl } : {}) }, null, 2)}\n`);
   } catch (error) {
     fail(`${(error as Error).name}: ${(error as Error).message} (check AWS credentials and the table name)`);
   }

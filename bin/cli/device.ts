@@ -62,7 +62,7 @@ const createDevices = async (options: DeviceOptions, n: number) => {
     created.push(credentials as Credentials);
     if ((i + 1) % 50 === 0) process.stderr.write(`device: created ${i + 1}/${n}\n`);
   }
-  writeFileSync(options.credentials, JSON.stringify(created, null, 2) + '\n', { mode: 0o600 });
+  writeFileSync(options.credentials, `${JSON.stringify(created, null, 2)}\n`, { mode: 0o600 });
   process.stderr.write(`device: ${n} devices with credentials written to ${options.credentials}\n`);
 };
 

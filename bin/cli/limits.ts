@@ -57,7 +57,7 @@ export const workspaceLimits = async (options: LimitsOptions) => {
       ? await changeWorkspaceLimits(registryDb(), options.workspace, { set, reset })
       : await showWorkspaceLimits(registryDb(), options.workspace);
     if (options.json) {
-      process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     } else {
       const rows = LIMIT_NAMES.map((name) => [
         name,
@@ -66,14 +66,21 @@ export const workspaceLimits = async (options: LimitsOptions) => {
         name in report.counts ? String(report.counts[name as keyof typeof report.counts] ?? 'not counted yet') : '',
       ]);
       const widths = [0, 1, 2, 3].map((i) => Math.max(...[['limit', 'value', 'set by', 'holds'], ...rows].map((r) => r[i].length)));
-      const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+      const line = (cells: string[]) =>
+        cells
+          .map((c, i) => c.padEnd(widths[i]))
+          .join('  ')
+          .trimEnd();
       process.stdout.write(
-        [`workspace ${report.workspace_id} (account ${report.account_id})`, line(['limit', 'value', 'set by', 'holds']), ...rows.map(line)].join('\n') + '\n',
+        `${[`workspace ${report.workspace_id} (account ${report.account_id})`, line(['limit', 'value', 'set by', 'holds']), ...rows.map(line)].join('\n')}\n`,
       );
     }
   } catch (error) {
     if (error instanceof AppError && error.status < 500) {
-      fail(`${error.message}${error.details.length ? ` ${error.details.map((d) => `${d.field}: ${d.message}`).join('; ')}` : ''}`, error.status === 400 ? 2 : 1);
+      fail(
+        `${error.message}${error.details.length ? ` ${error.details.map((d) => `${d.field}: ${d.message}`).join('; ')}` : ''}`,
+        error.status === 400 ? 2 : 1,
+      );
     }
     fail(`${(error as Error).name}: ${(error as Error).message} (check AWS credentials and the table name)`);
   }

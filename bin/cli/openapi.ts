@@ -6,6 +6,6 @@ import { buildOpenApi } from '../../lambdas/schemas/openapi';
 /** Writes lambdas/handlers/openapi/openapi.json and says where. */
 export const writeOpenApi = () => {
   const target = fileURLToPath(new URL('../../lambdas/handlers/openapi/openapi.json', import.meta.url));
-  writeFileSync(target, JSON.stringify(buildOpenApi(), null, 2) + '\n');
+  writeFileSync(target, `${JSON.stringify(buildOpenApi(), null, 2)}\n`);
   console.log(`wrote ${target}`);
 };

@@ -41,9 +41,7 @@ const fail = (message: string): never => {
 };
 
 const urlOf = async (sqs: SQSClient, nameOrUrl: string, owner?: string) =>
-  /^https?:\/\//.test(nameOrUrl)
-    ? nameOrUrl
-    : (await sqs.send(new GetQueueUrlCommand({ QueueName: nameOrUrl, QueueOwnerAWSAccountId: owner }))).QueueUrl!;
+  /^https?:\/\//.test(nameOrUrl) ? nameOrUrl : (await sqs.send(new GetQueueUrlCommand({ QueueName: nameOrUrl, QueueOwnerAWSAccountId: owner }))).QueueUrl!;
 
 /** The DLQ named by the queue's redrive policy. */
 const dlqOf = async (sqs: SQSClient, queueUrl: string) => {
@@ -132,7 +130,7 @@ export const replayDlq = async (options: ReplayOptions) => {
     }
     const left = await depthOf(sqs, dlqUrl);
     log(`done: ${moved} moved, about ${left} left in the DLQ`);
-    process.stdout.write(JSON.stringify({ queue: queueUrl, dlq: dlqUrl, moved, left }) + '\n');
+    process.stdout.write(`${JSON.stringify({ queue: queueUrl, dlq: dlqUrl, moved, left })}\n`);
   } catch (error) {
     fail(`${(error as Error).name}: ${(error as Error).message} (check the queue, AWS credentials and region)`);
   }

@@ -55,7 +55,8 @@ const call = async (
   const expected = options.expect ?? 200;
   const problem = response.status !== expected ? `answered ${response.status}, expected ${expected}: ${text.slice(0, 300)}` : options.check?.(body);
   if (problem) failures.push(`${operationId} ${method} ${path}: ${problem}`);
-  if (!options.quiet || problem) log(`${problem ? 'FAIL' : 'ok  '} ${operationId} ${method} ${path.split('?')[0]} → ${response.status}${problem ? ` (${problem})` : ''}`);
+  if (!options.quiet || problem)
+    log(`${problem ? 'FAIL' : 'ok  '} ${operationId} ${method} ${path.split('?')[0]} → ${response.status}${problem ? ` (${problem})` : ''}`);
   return { status: response.status, body };
 };
 
@@ -63,47 +64,72 @@ const has = (field: string) => (body: any) => (body && body[field] !== undefined
 
 const main = async () => {
   const stamp = `smoke-${Date.now().toString(36)}`;
-  const workspaces = await call('listWorkspaces', 'GET', '/workspaces', { check: (b) => (Array.isArray(b?.workspaces) && b.workspaces.length ? undefined : 'no workspaces') });
+  const workspaces = await call('listWorkspaces', 'GET', '/workspaces', {
+    check: (b) => (Array.isArray(b?.workspaces) && b.workspaces.length ? undefined : 'no workspaces'),
+  });
   if (workspaces.status !== 200) throw new Error('the key does not list its workspaces: check --url (it ends in /v3) and --key');
   const ws = workspaces.body.workspaces[0].id as string;
   await call('getWorkspace', 'GET', `/workspaces/${ws}`, { check: has('workspace') });
-  const made = (await call('createWorkspace', 'POST', '/workspaces', { body: { name: stamp, description: 'made by npm run smoke' }, check: has('workspace') })).body?.workspace;
+  const made = (await call('createWorkspace', 'POST', '/workspaces', { body: { name: stamp, description: 'made by npm run smoke' }, check: has('workspace') }))
+    .body?.workspace;
   // Changed on the workspace the smoke test made, never on one of the user's.
   await call('updateWorkspace', 'PATCH', `/workspaces/${made?.id}`, {
     body: { description: 'changed by npm run smoke', data_retention_days: 30 },
     check: (b) => (b?.workspace?.data_retention_days === 30 ? undefined : 'the retention was not set'),
   });
 
-  const fleet = (await call('createFleet', 'POST', `/workspaces/${ws}/fleets`, { body: { name: stamp, description: 'npm run smoke' }, check: has('fleet') })).body?.fleet;
+  const fleet = (await call('createFleet', 'POST', `/workspaces/${ws}/fleets`, { body: { name: stamp, description: 'npm run smoke' }, check: has('fleet') }))
+    .body?.fleet;
   await call('listFleets', 'GET', `/workspaces/${ws}/fleets`, { check: has('fleets') });
   await call('getFleet', 'GET', `/workspaces/${ws}/fleets/${fleet?.id}`, { check: has('fleet') });
 
-  const device = (await call('createDevice', 'POST', `/workspaces/${ws}/devices`, { body: { name: stamp, fleet_id: fleet?.id }, check: has('device') })).body?.device;
+  const device = (await call('createDevice', 'POST', `/workspaces/${ws}/devices`, { body: { name: stamp, fleet_id: fleet?.id }, check: has('device') })).body
+    ?.device;
   await call('listDevices', 'GET', `/workspaces/${ws}/devices`, { check: has('devices') });
   await call('getDevice', 'GET', `/workspaces/${ws}/devices/${device?.id}`, { check: has('device') });
-  await call('updateDevice', 'PUT', `/workspaces/${ws}/devices/${device?.id}`, { body: { name: `${stamp}-renamed`, fleet_id: fleet?.id }, check: (b) => (b?.device?.name === `${stamp}-renamed` ? undefined : 'not renamed') });
+  await call('updateDevice', 'PUT', `/workspaces/${ws}/devices/${device?.id}`, {
+    body: { name: `${stamp}-renamed`, fleet_id: fleet?.id },
+    check: (b) => (b?.device?.name === `${stamp}-renamed` ? undefined : 'not renamed'),
+  });
 
   const created = (await call('createIdentity', 'POST', `/workspaces/${ws}/devices/${device?.id}/identities`, { check: has('credentials') })).body;
   await call('listIdentities', 'GET', `/workspaces/${ws}/devices/${device?.id}/identities`, { check: has('identities') });
 
-  await call('scheduleJob', 'POST', `/devices/${device?.id}/jobs/smoke`, { body: { value: { from: 'smoke' } }, check: (b) => (b?.job?.status === 'pending' ? undefined : 'job not pending') });
+  await call('scheduleJob', 'POST', `/devices/${device?.id}/jobs/smoke`, {
+    body: { value: { from: 'smoke' } },
+    check: (b) => (b?.job?.status === 'pending' ? undefined : 'job not pending'),
+  });
   await call('listJobs', 'GET', `/devices/${device?.id}/jobs?status=pending`, { check: has('jobs') });
   await call('getJob', 'GET', `/devices/${device?.id}/jobs/smoke`, { check: has('job') });
-  const onFleet = (b: any) => (b?.job?.devices?.includes?.(device?.id) || b?.job?.devices?.some?.((d: any) => d?.id === device?.id || d === device?.id) ? undefined : 'the fleet’s device is not in the answer');
+  const onFleet = (b: any) =>
+    b?.job?.devices?.includes?.(device?.id) || b?.job?.devices?.some?.((d: any) => d?.id === device?.id || d === device?.id)
+      ? undefined
+      : 'the fleet’s device is not in the answer';
   await call('scheduleFleetJobSingular', 'POST', `/workspace/${ws}/jobs/smoke-fleet?fleet=${fleet?.id}`, { body: { value: {} }, check: onFleet });
-  const rolloutId = (await call('scheduleFleetJob', 'POST', `/workspaces/${ws}/jobs/smoke-fleets?fleet=${fleet?.id}`, { body: { value: {}, rollout: { max_per_minute: 1 } }, check: onFleet })).body?.job?.rollout_id;
+  const rolloutId = (
+    await call('scheduleFleetJob', 'POST', `/workspaces/${ws}/jobs/smoke-fleets?fleet=${fleet?.id}`, {
+      body: { value: {}, rollout: { max_per_minute: 1 } },
+      check: onFleet,
+    })
+  ).body?.job?.rollout_id;
   const rollout = `/workspaces/${ws}/rollouts/${rolloutId}`;
   const inStatus = (status: string) => (b: any) => (b?.rollout?.status === status ? undefined : `the rollout is ${b?.rollout?.status}, not ${status}`);
-  await call('listRollouts', 'GET', `/workspaces/${ws}/rollouts?limit=10`, { check: (b) => (b?.rollouts?.some?.((r: any) => r.id === rolloutId) ? undefined : 'the new rollout is not listed') });
+  await call('listRollouts', 'GET', `/workspaces/${ws}/rollouts?limit=10`, {
+    check: (b) => (b?.rollouts?.some?.((r: any) => r.id === rolloutId) ? undefined : 'the new rollout is not listed'),
+  });
   await call('getRollout', 'GET', rollout, { check: has('rollout') });
   await call('listRolloutDevices', 'GET', `${rollout}/devices`, { check: has('devices') });
   await call('pauseRollout', 'POST', `${rollout}/pause`, { check: inStatus('paused') });
   await call('resumeRollout', 'POST', `${rollout}/resume`, { check: inStatus('in_progress') });
   await call('cancelRollout', 'POST', `${rollout}/cancel`, { check: inStatus('canceled') });
   await call('scheduleJob', 'POST', `/devices/${device?.id}/jobs/smoke-cancel`, { body: { value: {}, timeout_seconds: 3600 }, quiet: true });
-  await call('cancelJob', 'DELETE', `/devices/${device?.id}/jobs/smoke-cancel`, { check: (b) => (b?.job?.status === 'canceled' ? undefined : 'job not canceled') });
+  await call('cancelJob', 'DELETE', `/devices/${device?.id}/jobs/smoke-cancel`, {
+    check: (b) => (b?.job?.status === 'canceled' ? undefined : 'job not canceled'),
+  });
   await call('scheduleFleetFota', 'POST', `/workspaces/${ws}/fota/smoke-fw/versions/0.0.1?fleet=${fleet?.id}`, { check: has('fota') });
-  await call('scheduleFota', 'POST', `/devices/${device?.id}/fota/smoke-fw/versions/0.0.2`, { check: (b) => (b?.fota?.status === 'pending' ? undefined : 'FOTA not pending') });
+  await call('scheduleFota', 'POST', `/devices/${device?.id}/fota/smoke-fw/versions/0.0.2`, {
+    check: (b) => (b?.fota?.status === 'pending' ? undefined : 'FOTA not pending'),
+  });
   await call('getFota', 'GET', `/devices/${device?.id}/fota`, { check: has('fota') });
 
   // A firmware image through S3: registered, uploaded with its presigned PUT, checked ready, listed, deleted.
@@ -134,11 +160,26 @@ const main = async () => {
     : 'none';
   const asDevice = { authorization: `Bearer ${token}` };
   const timestamp = new Date(Date.now() - 1000).toISOString();
-  await call('publishData', 'POST', '/device/data', { headers: asDevice, body: { tag: 'smoke', payload: { ok: true, n: 1 }, timestamp_device: timestamp }, expect: 202 });
+  await call('publishData', 'POST', '/device/data', {
+    headers: asDevice,
+    body: { tag: 'smoke', payload: { ok: true, n: 1 }, timestamp_device: timestamp },
+    expect: 202,
+  });
   await call('reportDeviceEvents', 'POST', '/device/events', { headers: asDevice, body: { type: 'os_info', payload: { smoke: true } }, expect: 202 });
-  await call('getDeviceStatus', 'GET', '/device/status', { headers: asDevice, check: (b) => (b?.jobs?.some?.((j: any) => j.name === 'smoke') ? undefined : 'the pending job is not listed') });
-  await call('reportJobResult', 'POST', '/device/jobs/smoke/result', { headers: asDevice, body: { result: { ok: true } }, check: (b) => (b?.job?.status === 'done' ? undefined : 'job not done') });
-  await call('reportFotaResult', 'POST', '/device/fota/result', { headers: asDevice, body: { status: 'done' }, check: (b) => (b?.fota?.status === 'done' ? undefined : 'FOTA not done') });
+  await call('getDeviceStatus', 'GET', '/device/status', {
+    headers: asDevice,
+    check: (b) => (b?.jobs?.some?.((j: any) => j.name === 'smoke') ? undefined : 'the pending job is not listed'),
+  });
+  await call('reportJobResult', 'POST', '/device/jobs/smoke/result', {
+    headers: asDevice,
+    body: { result: { ok: true } },
+    check: (b) => (b?.job?.status === 'done' ? undefined : 'job not done'),
+  });
+  await call('reportFotaResult', 'POST', '/device/fota/result', {
+    headers: asDevice,
+    body: { status: 'done' },
+    check: (b) => (b?.fota?.status === 'done' ? undefined : 'FOTA not done'),
+  });
   await call('scheduleFota', 'POST', `/devices/${device?.id}/fota/smoke-fw/versions/0.0.3`, { body: { timeout_seconds: 3600 }, quiet: true });
   await call('cancelFota', 'DELETE', `/devices/${device?.id}/fota`, { check: (b) => (b?.fota?.status === 'canceled' ? undefined : 'FOTA not canceled') });
 
@@ -166,14 +207,17 @@ const main = async () => {
 
   // The same point, exported: an export through the queue and S3, polled until ready, its file downloaded with the presigned GET.
   const exportsPath = `/timeseries/${ws}/exports`;
-  const started = (await call('createExport', 'POST', exportsPath, { body: { format: 'csv', device: [device?.id], tag: ['smoke'] }, expect: 202, check: has('export') })).body?.export;
+  const started = (
+    await call('createExport', 'POST', exportsPath, { body: { format: 'csv', device: [device?.id], tag: ['smoke'] }, expect: 202, check: has('export') })
+  ).body?.export;
   let exported: any;
   for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
     exported = (await call('getExport', 'GET', `${exportsPath}/${started?.id}`, { quiet: true, check: has('export') })).body?.export;
     if (exported?.status !== 'running' || Date.now() > deadline) break;
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
-  if (exported?.status !== 'ready' || exported.rows !== 1) failures.push(`getExport GET ${exportsPath}/${started?.id}: not ready with the one point: ${JSON.stringify(exported)}`);
+  if (exported?.status !== 'ready' || exported.rows !== 1)
+    failures.push(`getExport GET ${exportsPath}/${started?.id}: not ready with the one point: ${JSON.stringify(exported)}`);
   else {
     const file = await fetch(exported.url);
     const text = await file.text();
@@ -181,14 +225,20 @@ const main = async () => {
       failures.push(`the export's download answered ${file.status}: ${text.slice(0, 300)}`);
     } else log(`ok   getExport GET ${exportsPath}/{export_id} → ready, its file downloaded (${text.length} bytes)`);
   }
-  await call('listExports', 'GET', exportsPath, { check: (b) => (b?.exports?.some?.((e: any) => e.id === started?.id) ? undefined : 'the export is not listed') });
+  await call('listExports', 'GET', exportsPath, {
+    check: (b) => (b?.exports?.some?.((e: any) => e.id === started?.id) ? undefined : 'the export is not listed'),
+  });
 
   // The workspace's limits, and its usage of today (the published point is counted once ingest stored it).
-  await call('getWorkspaceLimits', 'GET', `/workspaces/${ws}/limits`, { check: (b) => (Number.isInteger(b?.limits?.devices) ? undefined : 'no limits.devices') });
+  await call('getWorkspaceLimits', 'GET', `/workspaces/${ws}/limits`, {
+    check: (b) => (Number.isInteger(b?.limits?.devices) ? undefined : 'no limits.devices'),
+  });
   const today = new Date().toISOString().slice(0, 10);
   // Counted as ingest ends its batch, a moment after the point is stored: poll to the deadline.
   for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
-    const usage = await call('getWorkspaceUsage', 'GET', `/workspaces/${ws}/usage?start=${today}&end=${today}`, { check: (b) => (b?.usage?.days?.length === 1 ? undefined : 'not one day') });
+    const usage = await call('getWorkspaceUsage', 'GET', `/workspaces/${ws}/usage?start=${today}&end=${today}`, {
+      check: (b) => (b?.usage?.days?.length === 1 ? undefined : 'not one day'),
+    });
     if (usage.status !== 200 || usage.body?.usage?.totals?.points_stored >= 1) break;
     if (Date.now() > deadline) {
       failures.push(`getWorkspaceUsage GET /workspaces/${ws}/usage: today’s stored point was not counted within ${timeoutMs / 1000} s`);
@@ -201,22 +251,34 @@ const main = async () => {
   await call('listApiKeys', 'GET', `/workspaces/${ws}/api-keys`, { check: has('api_keys') });
   await call('revokeApiKey', 'DELETE', `/workspaces/${ws}/api-keys/${secondKey?.id}`, { check: has('api_key') });
 
-  const integration = (await call('createIntegration', 'POST', `/workspaces/${ws}/integrations`, { body: { name: stamp, url: 'https://fleetstream-smoke.invalid/hook', enabled: false }, check: has('secret') })).body?.integration;
+  const integration = (
+    await call('createIntegration', 'POST', `/workspaces/${ws}/integrations`, {
+      body: { name: stamp, url: 'https://fleetstream-smoke.invalid/hook', enabled: false },
+      check: has('secret'),
+    })
+  ).body?.integration;
   await call('listIntegrations', 'GET', `/workspaces/${ws}/integrations`, { check: has('integrations') });
   await call('getIntegration', 'GET', `/workspaces/${ws}/integrations/${integration?.id}`, { check: has('integration') });
   await call('updateIntegration', 'PATCH', `/workspaces/${ws}/integrations/${integration?.id}`, { body: { tags: ['smoke'] }, check: has('integration') });
   // `.invalid` never resolves (RFC 6761): the test delivery reaches no one and must say it failed.
   await call('testIntegration', 'POST', `/workspaces/${ws}/integrations/${integration?.id}/test`, {
-    check: (b) => (b?.delivery?.ok === false && b.integration?.status?.last_error ? undefined : `a test to an .invalid host did not fail: ${JSON.stringify(b?.delivery)}`),
+    check: (b) =>
+      b?.delivery?.ok === false && b.integration?.status?.last_error ? undefined : `a test to an .invalid host did not fail: ${JSON.stringify(b?.delivery)}`,
   });
   await call('rotateIntegrationSecret', 'POST', `/workspaces/${ws}/integrations/${integration?.id}/secret`, { check: has('secret') });
   await call('deleteIntegration', 'DELETE', `/workspaces/${ws}/integrations/${integration?.id}`);
 
   // Revoked last: the device's token stops working once the authorizer cache lets it go.
-  await call('revokeIdentity', 'DELETE', `/workspaces/${ws}/devices/${device?.id}/identities/${created?.identity?.id}`, { check: (b) => (b?.identity?.revoked_at ? undefined : 'not revoked') });
+  await call('revokeIdentity', 'DELETE', `/workspaces/${ws}/devices/${device?.id}/identities/${created?.identity?.id}`, {
+    check: (b) => (b?.identity?.revoked_at ? undefined : 'not revoked'),
+  });
   await call('getOpenApi', 'GET', '/openapi.json', { headers: {}, check: (b) => (b?.openapi ? undefined : 'not an OpenAPI document') });
   await call('unknownRoute', 'GET', '/no-such-route', { expect: 404, check: (b) => (b?.error?.code === 'not_found' ? undefined : 'not the error envelope') });
-  await call('missingKey', 'GET', '/workspaces', { headers: {}, expect: 401, check: (b) => (b?.error?.code === 'unauthorized' ? undefined : 'not the error envelope') });
+  await call('missingKey', 'GET', '/workspaces', {
+    headers: {},
+    expect: 401,
+    check: (b) => (b?.error?.code === 'unauthorized' ? undefined : 'not the error envelope'),
+  });
 
   const missed = ROUTES.filter((r) => !called.has(r.operationId)).map((r) => `${r.operationId} ${r.method} ${r.path}`);
   for (const route of missed) failures.push(`${route}: not called by the smoke test`);

@@ -17,7 +17,16 @@ import { writeRuntimeFile } from '../../local/runtime-file';
 const log = (line: string) => process.stderr.write(`fleetstream: ${line}\n`);
 
 // What the CLIs (create-account --local, replay-dlq --local) need to reach this runtime.
-const RUNTIME_ENV = [/^AWS_ENDPOINT_URL_/, /^AWS_REGION$/, /^AWS_ACCESS_KEY_ID$/, /^AWS_SECRET_ACCESS_KEY$/, /_TABLE$/, /_QUEUE_URL$/, /_BUCKET$/, /^WORKSPACE_LIMIT_DEFAULTS$/];
+const RUNTIME_ENV = [
+  /^AWS_ENDPOINT_URL_/,
+  /^AWS_REGION$/,
+  /^AWS_ACCESS_KEY_ID$/,
+  /^AWS_SECRET_ACCESS_KEY$/,
+  /_TABLE$/,
+  /_QUEUE_URL$/,
+  /_BUCKET$/,
+  /^WORKSPACE_LIMIT_DEFAULTS$/,
+];
 
 /** `start`'s options. */
 export interface StartFlags {
@@ -31,10 +40,15 @@ const main = async (flags: StartFlags) => {
   const { options, dataDir } = startConfig(process.env, { inMemory: flags.inMemory });
   const assemblyDir = typeof flags.cloudAssembly === 'string' ? flags.cloudAssembly : undefined;
   const onMessage = (m: { code: string; to: string }) => log(`user pool: code ${m.code} for ${m.to} (also at GET /local/outbox)`);
-  const cloud = flags.cloudAssembly ? await startCloudAssemblyRuntime({ ...options, log, onMessage, assemblyDir, reportFile: process.env.FLEETSTREAM_IAM_REPORT }) : undefined;
+  const cloud = flags.cloudAssembly
+    ? await startCloudAssemblyRuntime({ ...options, log, onMessage, assemblyDir, reportFile: process.env.FLEETSTREAM_IAM_REPORT })
+    : undefined;
   const runtime = cloud ?? (await startLocalRuntime({ ...options, log, onMessage }));
   const port = Number(new URL(runtime.base_url).port);
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && RUNTIME_ENV.some((re) => re.test(k)))) as Record<string, string>;
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && RUNTIME_ENV.some((re) => re.test(k)))) as Record<
+    string,
+    string
+  >;
   // One file per instance (runtime-<port>.json): several instances on one folder never overwrite each other's.
   const runtimeFile = writeRuntimeFile(dataDir, {
     base_url: runtime.base_url,

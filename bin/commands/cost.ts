@@ -8,7 +8,9 @@ export const register = (program: Command) =>
     .command('cost')
     .usage('--points-per-day <n> --devices <n> [options]')
     .summary('model the monthly AWS cost of a fleet’s data path')
-    .description('the modelled monthly AWS cost of a fleet’s data path, service by service, from what `npm run bench:requests` measured, beside AWS IoT Core + Timestream used directly')
+    .description(
+      'the modelled monthly AWS cost of a fleet’s data path, service by service, from what `npm run bench:requests` measured, beside AWS IoT Core + Timestream used directly',
+    )
     .requiredOption('--points-per-day <n>', 'data points a day, all devices together', wholeNumber(1))
     .requiredOption('--devices <n>', 'devices', wholeNumber(1))
     .option('--shape <shape>', 'the measured traffic shape: https-100, https-10 (points per HTTPS request) or mqtt-1 (one a publish)', 'https-100')

@@ -8,17 +8,28 @@ export const register = (program: Command) =>
     .command('device')
     .usage('--credentials <file> [options]')
     .summary('simulate devices over MQTT')
-    .description('simulated devices that speak the MQTT device protocol from their credentials: they answer jobs and FOTAs (downloading and checking firmware) and publish data points; Ctrl-C stops them')
+    .description(
+      'simulated devices that speak the MQTT device protocol from their credentials: they answer jobs and FOTAs (downloading and checking firmware) and publish data points; Ctrl-C stops them',
+    )
     .requiredOption('--credentials <file>', 'the zdevice.json from POST …/identities, or a JSON array of such documents')
     .option('--count <n>', 'run the first n devices of a credentials file holding an array (default: all of them)', wholeNumber(1))
-    .option('--create <n>', 'first create n devices with credentials over the HTTP API and write them to --credentials as an array; needs --base-url, --api-key and --workspace', wholeNumber(1))
+    .option(
+      '--create <n>',
+      'first create n devices with credentials over the HTTP API and write them to --credentials as an array; needs --base-url, --api-key and --workspace',
+      wholeNumber(1),
+    )
     .option('--base-url <url>', 'with --create: the API (the READY line’s base_url)')
     .option('--api-key <key>', 'with --create: an API key (the READY line’s api_key)')
     .option('--workspace <id>', 'with --create: the workspace (the READY line’s workspace_id)')
     .option('--interval <seconds>', 'seconds between data points, 0 (no data) to 86,400', numberFrom(0, 86_400), 5)
     .option('--tag <tag>', 'the data points’ tag', 'telemetry')
     .option('--duration <seconds>', 'stop after this long (default: run until Ctrl-C)', wholeNumber(1, MAX_TIMER_SECONDS))
-    .option('--corrupt <fraction>', 'share of the devices (the first ones), 0 to 1, whose firmware downloads arrive with a byte changed, so that they report the FOTA failed', numberFrom(0, 1), 0)
+    .option(
+      '--corrupt <fraction>',
+      'share of the devices (the first ones), 0 to 1, whose firmware downloads arrive with a byte changed, so that they report the FOTA failed',
+      numberFrom(0, 1),
+      0,
+    )
     .option('--quiet', 'only a summary line every 5 seconds')
     .addHelpText(
       'after',

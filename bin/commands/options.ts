@@ -15,7 +15,9 @@ export const wholeNumber =
   (value: string): number => {
     const n = Number(value);
     if (value.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(max === Infinity ? `Expected a whole number of at least ${format(min)}.` : `Expected a whole number from ${format(min)} to ${format(max)}.`);
+      throw new InvalidArgumentError(
+        max === Infinity ? `Expected a whole number of at least ${format(min)}.` : `Expected a whole number from ${format(min)} to ${format(max)}.`,
+      );
     }
     return n;
   };
@@ -25,7 +27,8 @@ export const numberFrom =
   (min: number, max: number) =>
   (value: string): number => {
     const n = Number(value);
-    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`Expected a number from ${format(min)} to ${format(max)}.`);
+    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max)
+      throw new InvalidArgumentError(`Expected a number from ${format(min)} to ${format(max)}.`);
     return n;
   };
 
@@ -55,5 +58,10 @@ export interface LocalOptions {
 export const addLocalOptions = (command: Command) =>
   command
     .option('--local', 'act on the running `npm start`')
-    .addOption(new Option('--data-dir <dir>', 'the data folder of that `npm start`').default(process.env.FLEETSTREAM_DATA_DIR || '.local', 'FLEETSTREAM_DATA_DIR, or .local'))
+    .addOption(
+      new Option('--data-dir <dir>', 'the data folder of that `npm start`').default(
+        process.env.FLEETSTREAM_DATA_DIR || '.local',
+        'FLEETSTREAM_DATA_DIR, or .local',
+      ),
+    )
     .option('--port <port>', 'the port of that `npm start`, when several run on the data folder', portNumber);

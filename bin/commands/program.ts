@@ -40,7 +40,9 @@ const oneLine = (name: string, text: string) => {
  */
 export const buildProgram = (output: Pick<OutputConfiguration, 'writeOut' | 'writeErr'> = {}) => {
   const program = new Command('fleetstream')
-    .description('Fleetstream on this machine and on a deployed stack: the local runtime, accounts, limits, a device simulator, the DLQ, the smoke test, the cost model.')
+    .description(
+      'Fleetstream on this machine and on a deployed stack: the local runtime, accounts, limits, a device simulator, the DLQ, the smoke test, the cost model.',
+    )
     .version(version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show the help of the command')
     .helpCommand('help [command]', 'show the help of a command')

@@ -9,7 +9,9 @@ export const register = (program: Command) =>
       .command('replay-dlq')
       .usage('--queue <url or name> [options]')
       .summary('move a dead-letter queue’s messages back to their queue')
-      .description('move the messages of a queue’s dead-letter queue back to the queue, so that its consumer tries them again; progress on stderr, a JSON summary on stdout')
+      .description(
+        'move the messages of a queue’s dead-letter queue back to the queue, so that its consumer tries them again; progress on stderr, a JSON summary on stdout',
+      )
       .requiredOption('--queue <url or name>', 'the queue (a URL, or a name such as `forward` with --local)')
       .option('--dlq <url or name>', 'its DLQ (default: the one its redrive policy names)')
       .option('--max <n>', 'stop after this many messages (default: all)', wholeNumber(1)),

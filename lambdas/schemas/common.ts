@@ -60,9 +60,7 @@ export const DescriptionSchema = z
   .meta({ description: `At most ${DESCRIPTION_MAX} characters` });
 
 /** Names used in paths: job names, firmware IDs and versions. */
-export const TokenSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'Must be 1 to 64 characters among letters, digits, "_", "." and "-".');
+export const TokenSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'Must be 1 to 64 characters among letters, digits, "_", "." and "-".');
 
 /**
  * A token that is a path segment (job names, firmware IDs and versions): "." and ".." are refused,

@@ -150,28 +150,33 @@ export type FotaResultBody = z.infer<typeof FotaResultBodySchema>;
  * What the device API puts on the ingest queue: the data points of one request, with what the
  * ingest Lambda needs to store and forward them, and nothing it would have to look up.
  */
-export const IngestDataMessageSchema = z.object({
-  kind: z.literal('data'),
-  /**
-   * The workspace's account, where the ingest reads the workspace's data retention (absent in
-   * messages from before retention: the ingest finds it through the device).
-   */
-  account_id: z.string().optional(),
-  workspace_id: z.string(),
-  fleet_id: z.string(),
-  device_id: z.string(),
-  device_name: z.string(),
-  timestamp_in: z.string(),
-  /**
-   * Unique to the request (absent in messages from before cloud stamps): with a point's place in
-   * the request, its origin, which keeps apart two points that were given the same cloud stamp.
-   */
-  origin: z.string().optional(),
-  /** The request's points that its device's daily quota let in; none when it refused them all. */
-  points: z.array(z.object({ tag: z.string(), timestamp_device: z.string(), payload: z.unknown() })),
-  /** The request's points that the quota refused (absent in messages from before quotas): counted, never stored. */
-  refused: z.number().int().min(0).optional(),
-}).refine((message) => message.points.length > 0 || (message.refused ?? 0) > 0, { message: 'A data message holds points, or counts refused ones.', path: ['points'] });
+export const IngestDataMessageSchema = z
+  .object({
+    kind: z.literal('data'),
+    /**
+     * The workspace's account, where the ingest reads the workspace's data retention (absent in
+     * messages from before retention: the ingest finds it through the device).
+     */
+    account_id: z.string().optional(),
+    workspace_id: z.string(),
+    fleet_id: z.string(),
+    device_id: z.string(),
+    device_name: z.string(),
+    timestamp_in: z.string(),
+    /**
+     * Unique to the request (absent in messages from before cloud stamps): with a point's place in
+     * the request, its origin, which keeps apart two points that were given the same cloud stamp.
+     */
+    origin: z.string().optional(),
+    /** The request's points that its device's daily quota let in; none when it refused them all. */
+    points: z.array(z.object({ tag: z.string(), timestamp_device: z.string(), payload: z.unknown() })),
+    /** The request's points that the quota refused (absent in messages from before quotas): counted, never stored. */
+    refused: z.number().int().min(0).optional(),
+  })
+  .refine((message) => message.points.length > 0 || (message.refused ?? 0) > 0, {
+    message: 'A data message holds points, or counts refused ones.',
+    path: ['points'],
+  });
 
 /** The events of one report on the ingest queue. */
 export const IngestEventsMessageSchema = z.object({

@@ -12,15 +12,10 @@ import {
   WorkspaceIdSchema,
 } from './common';
 
-const PhysIdSchema = z
-  .string()
-  .max(128, 'Must be at most 128 characters.')
-  .meta({ description: 'Physical device ID (empty until known)' });
+const PhysIdSchema = z.string().max(128, 'Must be at most 128 characters.').meta({ description: 'Physical device ID (empty until known)' });
 
 /** One credential of a device (never its secret). */
-export const DeviceIdentitySchema = z
-  .object({ id: z.string(), type: z.string(), created_at: DateSchema })
-  .meta({ id: 'DeviceIdentity' });
+export const DeviceIdentitySchema = z.object({ id: z.string(), type: z.string(), created_at: DateSchema }).meta({ id: 'DeviceIdentity' });
 
 export const DeviceSchema = z
   .object({

@@ -28,7 +28,8 @@ const filterShape = {
 export const CreateExportBodySchema = z
   .strictObject({
     format: z.enum(EXPORT_FORMATS).meta({
-      description: '`csv`: the columns device_id, fleet_id, tag, timestamp_device, timestamp_in, payload (the payload as JSON text), RFC 4180; `ndjson`: one record a line, as the storage query answers it',
+      description:
+        '`csv`: the columns device_id, fleet_id, tag, timestamp_device, timestamp_in, payload (the payload as JSON text), RFC 4180; `ndjson`: one record a line, as the storage query answers it',
     }),
     ...filterShape,
   })
@@ -47,7 +48,9 @@ export const ExportSchema = z
   .object({
     id: ExportIdSchema,
     workspace_id: WorkspaceIdSchema,
-    status: z.enum(EXPORT_STATUSES).meta({ description: 'running until the file is whole in S3, then ready (or failed); an export is gone (404) once it expires' }),
+    status: z
+      .enum(EXPORT_STATUSES)
+      .meta({ description: 'running until the file is whole in S3, then ready (or failed); an export is gone (404) once it expires' }),
     format: z.enum(EXPORT_FORMATS),
     filters: ExportFiltersSchema,
     rows: z.int().min(0).meta({ description: 'Data points in the file so far (while running: in the parts written; the CSV header is not a row)' }),
@@ -57,11 +60,10 @@ export const ExportSchema = z
     completed_at: DateSchema.nullable().meta({ description: 'When it became ready or failed' }),
     expires_at: DateSchema.nullable().meta({ description: 'When the export and its file are deleted (its lifetime after it ended); null while running' }),
     url: z.string().nullable().meta({ description: 'When ready: a presigned S3 GET of the whole file (no API key); a new one on every read' }),
-    url_expires_at: DateSchema.nullable().meta({ description: 'When this url stops working (an hour, or expires_at if sooner): read the export again for a fresh one' }),
-    error: z
-      .object({ code: z.string(), message: z.string() })
-      .nullable()
-      .meta({ description: 'When failed: why, and what to do (start a new export)' }),
+    url_expires_at: DateSchema.nullable().meta({
+      description: 'When this url stops working (an hour, or expires_at if sooner): read the export again for a fresh one',
+    }),
+    error: z.object({ code: z.string(), message: z.string() }).nullable().meta({ description: 'When failed: why, and what to do (start a new export)' }),
   })
   .meta({ id: 'Export' });
 export type Export = z.infer<typeof ExportSchema>;

@@ -15,7 +15,8 @@ export const PresignedRequestSchema = z
     method: z.literal('PUT'),
     url: z.string().meta({ description: 'A presigned S3 URL: send the request there, with no API key' }),
     headers: z.record(z.string(), z.string()).meta({
-      description: 'Headers the request must carry exactly as given (x-amz-checksum-sha256): the URL is signed with them, and S3 refuses bytes whose SHA-256 is not the registered one',
+      description:
+        'Headers the request must carry exactly as given (x-amz-checksum-sha256): the URL is signed with them, and S3 refuses bytes whose SHA-256 is not the registered one',
     }),
     expires_at: DateSchema.meta({ description: 'The URL is refused from then on (403); register the version again for a new one' }),
   })
@@ -30,7 +31,8 @@ export const FirmwareSchema = z
     sha256: z.string().meta({ description: 'SHA-256 of the image, 64 lowercase hex digits' }),
     description: z.string(),
     status: z.enum(FIRMWARE_STATUSES).meta({
-      description: 'awaiting_upload until S3 holds exactly the registered bytes (size and SHA-256), then ready; only a ready version can be scheduled as a FOTA',
+      description:
+        'awaiting_upload until S3 holds exactly the registered bytes (size and SHA-256), then ready; only a ready version can be scheduled as a FOTA',
     }),
     created_at: DateSchema,
     updated_at: DateSchema,

@@ -16,9 +16,7 @@ export type Fleet = z.infer<typeof FleetSchema>;
 
 export const FleetPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, fleetId: FleetIdRefSchema });
 
-export const CreateFleetBodySchema = z
-  .strictObject({ name: NameSchema, description: DescriptionSchema.default('') })
-  .meta({ id: 'CreateFleet' });
+export const CreateFleetBodySchema = z.strictObject({ name: NameSchema, description: DescriptionSchema.default('') }).meta({ id: 'CreateFleet' });
 export type CreateFleetBody = z.infer<typeof CreateFleetBodySchema>;
 
 export const FleetResponseSchema = z.object({ fleet: FleetSchema });

@@ -22,9 +22,7 @@ export type Identity = z.infer<typeof IdentitySchema>;
 
 export const IdentityPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, deviceId: DeviceIdRefSchema, identityId: IdentityIdRefSchema });
 
-export const CreateIdentityBodySchema = z
-  .strictObject({ type: IdentityTypeSchema.default('sym') })
-  .meta({ id: 'CreateIdentity' });
+export const CreateIdentityBodySchema = z.strictObject({ type: IdentityTypeSchema.default('sym') }).meta({ id: 'CreateIdentity' });
 export type CreateIdentityBody = z.infer<typeof CreateIdentityBodySchema>;
 
 /**
@@ -40,22 +38,19 @@ export const DeviceCredentialsSchema = z
       key_type: IdentityTypeSchema,
     }),
     prvkey: z.string().meta({ description: 'The HS256 key, base64; shown only in this answer' }),
-    endpoint: z.object({
-      host: z.string(),
-      port: z.number().int(),
-      mode: z.enum(['secure', 'insecure']).meta({ description: 'secure: TLS (MQTT over TLS 1.2; HTTPS when no broker is configured)' }),
-      url: z.string().meta({ description: 'Base address of the HTTPS device API', example: 'https://api.example.com/v3/device' }),
-    }).meta({ description: 'host and port: the MQTT broker (the HTTPS device API when no broker is configured); url: the HTTPS device API' }),
-    cacert: z
-      .string()
-      .optional()
-      .meta({ description: 'PEM of the CA that signed the MQTT broker’s certificate; present when the broker uses TLS' }),
+    endpoint: z
+      .object({
+        host: z.string(),
+        port: z.number().int(),
+        mode: z.enum(['secure', 'insecure']).meta({ description: 'secure: TLS (MQTT over TLS 1.2; HTTPS when no broker is configured)' }),
+        url: z.string().meta({ description: 'Base address of the HTTPS device API', example: 'https://api.example.com/v3/device' }),
+      })
+      .meta({ description: 'host and port: the MQTT broker (the HTTPS device API when no broker is configured); url: the HTTPS device API' }),
+    cacert: z.string().optional().meta({ description: 'PEM of the CA that signed the MQTT broker’s certificate; present when the broker uses TLS' }),
   })
   .meta({ id: 'DeviceCredentials' });
 export type DeviceCredentials = z.infer<typeof DeviceCredentialsSchema>;
 
 export const IdentityResponseSchema = z.object({ identity: IdentitySchema });
 export const IdentityListResponseSchema = z.object({ identities: z.array(IdentitySchema), next: NextSchema });
-export const CreatedIdentityResponseSchema = z
-  .object({ identity: IdentitySchema, credentials: DeviceCredentialsSchema })
-  .meta({ id: 'CreatedIdentity' });
+export const CreatedIdentityResponseSchema = z.object({ identity: IdentitySchema, credentials: DeviceCredentialsSchema }).meta({ id: 'CreatedIdentity' });

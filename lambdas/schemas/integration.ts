@@ -96,10 +96,9 @@ export const TestDeliverySchema = z
   .object({
     ok: z.boolean().meta({ description: 'The receiver answered with 2xx' }),
     status: z.int().nullable().meta({ description: 'The HTTP status the receiver answered with; null when no answer came' }),
-    error: z
-      .string()
-      .nullable()
-      .meta({ description: 'What went wrong, as the status’s last_error records it (HTTP status, refused connection, unknown host, timeout, …); null on success' }),
+    error: z.string().nullable().meta({
+      description: 'What went wrong, as the status’s last_error records it (HTTP status, refused connection, unknown host, timeout, …); null on success',
+    }),
     duration_ms: z.int().nonnegative().meta({ description: 'From the start of the POST to its answer or failure' }),
     batch_id: z.string().meta({ description: 'The test batch’s batch_id (starts with "test-")' }),
     kind: z.enum(['data', 'events']).meta({ description: 'What the test batch holds: a data point when the integration sends data, else an event' }),

@@ -1,7 +1,16 @@
 import * as z from 'zod';
 import { NextSchema, PageQueryShape } from './list';
 import { JSON_MAX_DEPTH } from '../shared/json';
-import { DateSchema, DeviceIdRefSchema, DeviceIdSchema, FleetIdRefSchema, JsonObjectSchema, PathTokenSchema, RolloutIdSchema, WorkspaceIdRefSchema } from './common';
+import {
+  DateSchema,
+  DeviceIdRefSchema,
+  DeviceIdSchema,
+  FleetIdRefSchema,
+  JsonObjectSchema,
+  PathTokenSchema,
+  RolloutIdSchema,
+  WorkspaceIdRefSchema,
+} from './common';
 import { RolloutSettingsInputSchema, TimeoutSecondsSchema } from './rollout-settings';
 
 /** Largest job value, as serialized JSON; well below DynamoDB's 400 KB item limit. */
@@ -27,7 +36,9 @@ export const JobSchema = z
     status: JobStatusSchema,
     scheduled_at: DateSchema,
     value: JsonObjectSchema,
-    result: JsonObjectSchema.optional().meta({ description: 'Only when done or failed: what the device reported (failed: an object with a top-level `error`)' }),
+    result: JsonObjectSchema.optional().meta({
+      description: 'Only when done or failed: what the device reported (failed: an object with a top-level `error`)',
+    }),
     completed_at: DateSchema.optional().meta({ description: 'Only when ended (done, failed, timed_out, canceled): when it ended' }),
     rollout_id: RolloutIdSchema.optional().meta({ description: 'Only when scheduled on fleets: the rollout that records that scheduling' }),
     timeout_seconds: TimeoutSecondsSchema.optional().meta({ description: 'Only when scheduled with one: the timeout after its release' }),
@@ -56,9 +67,7 @@ export const JobObjectSchema = JsonObjectSchema.default({})
   .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= JOB_VALUE_MAX_BYTES, `Must be at most ${JOB_VALUE_MAX_BYTES} bytes as JSON.`)
   .meta({ description: `A JSON object, nested at most ${JSON_MAX_DEPTH} levels, at most ${JOB_VALUE_MAX_BYTES} bytes serialized; {} when omitted` });
 
-export const ScheduleJobBodySchema = z
-  .strictObject({ value: JobObjectSchema, timeout_seconds: TimeoutSecondsSchema.optional() })
-  .meta({ id: 'ScheduleJob' });
+export const ScheduleJobBodySchema = z.strictObject({ value: JobObjectSchema, timeout_seconds: TimeoutSecondsSchema.optional() }).meta({ id: 'ScheduleJob' });
 
 /** A fleet-wide job: its value, and the settings of the rollout it creates (none: every device released at once, as in v3). */
 export const ScheduleFleetJobBodySchema = z

@@ -40,14 +40,10 @@ export interface PageQuery {
 }
 
 /** The additive field of a paged list's answer. */
-export const NextSchema = z
-  .string()
-  .nullable()
-  .optional()
-  .meta({
-    description:
-      'Only when the request had `limit` or `cursor`: the cursor of the next page, or null when this page is the last. Never present in an unpaged answer',
-  });
+export const NextSchema = z.string().nullable().optional().meta({
+  description:
+    'Only when the request had `limit` or `cursor`: the cursor of the next page, or null when this page is the last. Never present in an unpaged answer',
+});
 
 /** The query of a list route that takes nothing but paging. */
 export const PageQuerySchema = z.strictObject(PageQueryShape);

@@ -48,10 +48,7 @@ const errorAnswer = (status: keyof typeof ERROR_CODES, description: string, code
   content: {
     'application/json': {
       schema: {
-        allOf: [
-          { $ref: '#/components/schemas/Error' },
-          { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: codes } } } } },
-        ],
+        allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: codes } } } } }],
       },
     },
   },

@@ -1,5 +1,15 @@
 import * as z from 'zod';
-import { DateSchema, DescriptionSchema, DeviceIdSchema, FleetIdSchema, JsonObjectSchema, RolloutIdRefSchema, RolloutIdSchema, WorkspaceIdRefSchema, WorkspaceIdSchema } from './common';
+import {
+  DateSchema,
+  DescriptionSchema,
+  DeviceIdSchema,
+  FleetIdSchema,
+  JsonObjectSchema,
+  RolloutIdRefSchema,
+  RolloutIdSchema,
+  WorkspaceIdRefSchema,
+  WorkspaceIdSchema,
+} from './common';
 import { JOB_STATUSES, JobStatusSchema } from './job';
 import { NextSchema, PageQueryShape } from './list';
 import { RolloutSettingsSchema } from './rollout-settings';
@@ -33,7 +43,11 @@ export const RolloutSchema = z
     updated_at: DateSchema.meta({ description: 'Its last change, counts included' }),
     status: RolloutStatusSchema,
     settings: RolloutSettingsSchema,
-    total: z.number().int().min(0).meta({ description: 'Devices counted so far: it reaches the number of devices scheduled within seconds of the scheduling’s answer' }),
+    total: z
+      .number()
+      .int()
+      .min(0)
+      .meta({ description: 'Devices counted so far: it reaches the number of devices scheduled within seconds of the scheduling’s answer' }),
     counts: RolloutCountsSchema,
   })
   .meta({ id: 'Rollout' });

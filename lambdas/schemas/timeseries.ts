@@ -20,7 +20,10 @@ export const TIMESERIES_FILTER_MAX = 100;
 export const BoundSchema = z.iso
   .datetime({ offset: true })
   // Not a date at all is the format check's to report.
-  .refine((date) => Number.isNaN(Date.parse(date)) || (new Date(date).getUTCFullYear() >= 0 && new Date(date).getUTCFullYear() <= 9999), 'Must be a date in years 0000–9999.')
+  .refine(
+    (date) => Number.isNaN(Date.parse(date)) || (new Date(date).getUTCFullYear() >= 0 && new Date(date).getUTCFullYear() <= 9999),
+    'Must be a date in years 0000–9999.',
+  )
   .transform((date) => {
     const time = parseTime(date, true);
     return time ? formatTime(time) : date;
@@ -99,7 +102,9 @@ export type AggregateFunction = (typeof AGGREGATE_FUNCTIONS)[number];
 export const AGGREGATE_LIMIT_MAX = 10_000;
 
 /** Every accepted `every`: the minutes that tile an hour, the hours that tile a day, 1 to 31 days. */
-export const EVERY_VALUES = (Object.entries(BUCKET_AMOUNTS) as Array<[BucketUnit, readonly number[]]>).flatMap(([unit, amounts]) => amounts.map((n) => `${n}${unit}`)) as [string, ...string[]];
+export const EVERY_VALUES = (Object.entries(BUCKET_AMOUNTS) as Array<[BucketUnit, readonly number[]]>).flatMap(([unit, amounts]) =>
+  amounts.map((n) => `${n}${unit}`),
+) as [string, ...string[]];
 
 /** A path of payload keys: up to 8 names of letters, digits, "_" or "-", joined by dots. */
 const FIELD_PATH = /^[A-Za-z0-9_-]{1,64}(?:\.[A-Za-z0-9_-]{1,64}){0,7}$/;
@@ -121,11 +126,20 @@ export const AggregateQuerySchema = z
       .string()
       .regex(FIELD_PATH, 'Must be a path of payload keys: up to 8 names of 1 to 64 letters, digits, "_" or "-", joined by dots (temp, env.temp).')
       .optional()
-      .meta({ description: 'The numeric payload field to aggregate, by its path of keys (`temp`, `env.temp`); omitted: the payload itself. A point whose field is missing or not a number is counted in `skipped`', example: 'env.temp' }),
+      .meta({
+        description:
+          'The numeric payload field to aggregate, by its path of keys (`temp`, `env.temp`); omitted: the payload itself. A point whose field is missing or not a number is counted in `skipped`',
+        example: 'env.temp',
+      }),
     every: z
-      .enum(EVERY_VALUES, `Must be minutes that divide an hour (${BUCKET_AMOUNTS.m.join(', ')}), hours that divide a day (${BUCKET_AMOUNTS.h.join(', ')}), or 1 to 31 days: 15m, 1h, 1d.`)
+      .enum(
+        EVERY_VALUES,
+        `Must be minutes that divide an hour (${BUCKET_AMOUNTS.m.join(', ')}), hours that divide a day (${BUCKET_AMOUNTS.h.join(', ')}), or 1 to 31 days: 15m, 1h, 1d.`,
+      )
       .default('1h')
-      .meta({ description: 'Bucket length: 1m to 31d. Days are calendar days of `tz` (23 or 25 hours across a DST change); minutes and hours follow its wall clock' }),
+      .meta({
+        description: 'Bucket length: 1m to 31d. Days are calendar days of `tz` (23 or 25 hours across a DST change); minutes and hours follow its wall clock',
+      }),
     tz: z
       .string()
       .regex(/^[A-Za-z0-9_+\-/]{1,64}$/, 'Must be an IANA time zone, such as Europe/Rome or UTC.')
@@ -148,7 +162,12 @@ export const AggregateQuerySchema = z
       .transform(Number)
       .pipe(z.number().min(1, 'Must be at least 1.').max(AGGREGATE_LIMIT_MAX, `Must be at most ${AGGREGATE_LIMIT_MAX}.`))
       .default(AGGREGATE_LIMIT_MAX)
-      .meta({ type: 'integer', minimum: 1, maximum: AGGREGATE_LIMIT_MAX, description: `Integer from 1 to ${AGGREGATE_LIMIT_MAX} (default): buckets per answer; \`next\` pages on` }),
+      .meta({
+        type: 'integer',
+        minimum: 1,
+        maximum: AGGREGATE_LIMIT_MAX,
+        description: `Integer from 1 to ${AGGREGATE_LIMIT_MAX} (default): buckets per answer; \`next\` pages on`,
+      }),
     cursor: PageQueryShape.cursor,
   })
   .refine(startNotAfterEnd, { message: 'Must not be after end.', path: ['start'] });

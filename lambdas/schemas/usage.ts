@@ -30,7 +30,9 @@ export const usageRange = ({ start, end }: { start?: string; end?: string }, now
  */
 export const UsageQuerySchema = z
   .strictObject({
-    start: DaySchema.optional().meta({ description: `First day (UTC), included; not after end, at most ${USAGE_DAYS_MAX} days back from it. Default: ${USAGE_DEFAULT_DAYS - 1} days before end` }),
+    start: DaySchema.optional().meta({
+      description: `First day (UTC), included; not after end, at most ${USAGE_DAYS_MAX} days back from it. Default: ${USAGE_DEFAULT_DAYS - 1} days before end`,
+    }),
     end: DaySchema.optional().meta({ description: 'Last day (UTC), included. Default: today (UTC)' }),
   })
   .superRefine((query, ctx) => {
@@ -39,7 +41,8 @@ export const UsageQuerySchema = z
     const { start, end } = usageRange(query);
     const days = (Date.parse(end) - Date.parse(start)) / DAY_MS + 1;
     if (days < 1) ctx.addIssue({ code: 'custom', message: 'Must not be after end.', path: ['start'] });
-    else if (days > USAGE_DAYS_MAX) ctx.addIssue({ code: 'custom', message: `Must make a range of at most ${USAGE_DAYS_MAX} days, start and end included.`, path: ['start'] });
+    else if (days > USAGE_DAYS_MAX)
+      ctx.addIssue({ code: 'custom', message: `Must make a range of at most ${USAGE_DAYS_MAX} days, start and end included.`, path: ['start'] });
   });
 export type UsageQuery = z.output<typeof UsageQuerySchema>;
 
@@ -56,9 +59,7 @@ const countsShape = {
 
 export const UsageTotalsSchema = z.object(countsShape).meta({ id: 'UsageTotals' });
 
-export const UsageDaySchema = z
-  .object({ date: DaySchema, ...countsShape })
-  .meta({ id: 'UsageDay' });
+export const UsageDaySchema = z.object({ date: DaySchema, ...countsShape }).meta({ id: 'UsageDay' });
 export type UsageDay = z.infer<typeof UsageDaySchema>;
 
 export const UsageResponseSchema = z.object({

@@ -49,7 +49,9 @@ export const requestAuthorizer = <C extends object>({ header, allow, authenticat
     const ttlMs = (cacheTtlSeconds?.() ?? 0) * 1000;
     if (ttlMs <= 0) return authenticate(read(header), read);
     const now = Date.now();
-    const id = createHash('sha256').update(`${header}\n${read(header) ?? ''}\n${read('authorization') ?? ''}`).digest('hex');
+    const id = createHash('sha256')
+      .update(`${header}\n${read(header) ?? ''}\n${read('authorization') ?? ''}`)
+      .digest('hex');
     const hit = cache.get(id);
     if (hit && hit.until > now) return hit.caller;
     const caller = await authenticate(read(header), read);

@@ -16,5 +16,4 @@ export const documentClient = (client: DynamoDBClient): DynamoDBDocumentClient =
 let registry: Db | undefined;
 
 /** The registry table of this deployment. */
-export const registryDb = (): Db =>
-  (registry ??= { doc: documentClient(new DynamoDBClient({})), table: REGISTRY_TABLE });
+export const registryDb = (): Db => (registry ??= { doc: documentClient(new DynamoDBClient({})), table: REGISTRY_TABLE });

@@ -76,7 +76,6 @@ export const TIMESERIES_TABLE = process.env.TIMESERIES_TABLE ?? 'fleetstream-tim
 export const TIMESTREAM_DATABASE = process.env.TIMESTREAM_DATABASE ?? 'fleetstream';
 export const TIMESTREAM_TABLE = process.env.TIMESTREAM_TABLE ?? 'datapoints';
 
-
 /**
  * The MQTT broker devices connect to, as a URL (`mqtts://<iot-endpoint>:8883`, locally
  * `mqtts://127.0.0.1:<port>`): written into device credentials as `endpoint.host/port/mode`.
@@ -145,7 +144,10 @@ export const exportsBucket = () => process.env.EXPORTS_BUCKET ?? '';
 export const exportQueueUrl = () => process.env.EXPORT_QUEUE_URL ?? '';
 
 /** Export-queue retry backoff: base × 2^(receives − 1) seconds, at most the max (the stack sets both from lambdas/queues.ts). */
-export const exportRetrySeconds = () => ({ baseSeconds: intFrom(process.env.EXPORT_RETRY_BASE_SECONDS, 30), maxSeconds: intFrom(process.env.EXPORT_RETRY_MAX_SECONDS, 900) });
+export const exportRetrySeconds = () => ({
+  baseSeconds: intFrom(process.env.EXPORT_RETRY_BASE_SECONDS, 30),
+  maxSeconds: intFrom(process.env.EXPORT_RETRY_MAX_SECONDS, 900),
+});
 
 /**
  * Longest a run of the export Lambda reads before it puts the export back on its queue, in seconds
@@ -169,7 +171,8 @@ export const WORKSPACE_LIMIT_DEFAULTS: Readonly<Limits> = (() => {
   const raw = process.env.WORKSPACE_LIMIT_DEFAULTS;
   if (!raw) return LIMIT_DEFAULTS;
   const parsed = LimitOverridesSchema.safeParse(JSON.parse(raw));
-  if (!parsed.success) throw new Error(`WORKSPACE_LIMIT_DEFAULTS is not valid limits: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(`WORKSPACE_LIMIT_DEFAULTS is not valid limits: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return { ...LIMIT_DEFAULTS, ...parsed.data };
 })();
 

@@ -108,7 +108,11 @@ export class QuotaExceededError extends AppError {
 /** A caller went over a rate (`limits.<name>`, with its value): retry after `Retry-After` seconds. */
 export class RateLimitedError extends AppError {
   constructor(limit: string, value: number, message: string, retryAfterSeconds: number, options: AppErrorOptions = {}) {
-    super(429, 'rate_limited', message, { ...options, details: [{ field: `limits.${limit}`, message, value }], headers: { 'retry-after': String(retryAfterSeconds) } });
+    super(429, 'rate_limited', message, {
+      ...options,
+      details: [{ field: `limits.${limit}`, message, value }],
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    });
     this.name = 'RateLimitedError';
   }
 }

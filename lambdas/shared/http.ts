@@ -28,9 +28,7 @@ type Issue = z.core.$ZodIssue;
 // A body that may be one item or an array of them (the device API's publish and report routes)
 // fails as a union: name the fields of the branch of its own type, not "Invalid input" at the top.
 const unionBranch = (issue: Issue & { code: 'invalid_union' }): Issue[] | undefined => {
-  const branches = issue.errors.filter(
-    (branch) => !(branch.length === 1 && branch[0].code === 'invalid_type' && branch[0].path.length === 0),
-  );
+  const branches = issue.errors.filter((branch) => !(branch.length === 1 && branch[0].code === 'invalid_type' && branch[0].path.length === 0));
   return branches.length === 1 ? branches[0].map((i) => ({ ...i, path: [...issue.path, ...i.path] })) : undefined;
 };
 

@@ -63,7 +63,12 @@ export const streamJson = (event: ApiEvent, key: string, records: AsyncIterable<
  * array's first element (ending in `[`), `close` what follows its last (`]}}`), or a function that
  * writes it once every record is read.
  */
-export const streamJsonArrayIn = async (event: ApiEvent, open: string, records: AsyncIterable<unknown>, close: string | (() => string)): Promise<StreamedResult> => {
+export const streamJsonArrayIn = async (
+  event: ApiEvent,
+  open: string,
+  records: AsyncIterable<unknown>,
+  close: string | (() => string),
+): Promise<StreamedResult> => {
   const iterator = records[Symbol.asyncIterator]();
   const first = await iterator.next();
   const json = Readable.from(jsonChunks(open, first, iterator, typeof close === 'string' ? () => close : close), { objectMode: false });

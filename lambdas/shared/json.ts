@@ -49,7 +49,8 @@ export const textNesting = (text: string): number => {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
@@ -110,7 +111,11 @@ export const parseJson = (text: string): { value: unknown; problems: JsonProblem
       const inner = pending.get(value);
       if (inner) here.push(...inner);
     }
-    if (here.length) report(this, here.map((p) => ({ ...p, path: [at, ...p.path] })));
+    if (here.length)
+      report(
+        this,
+        here.map((p) => ({ ...p, path: [at, ...p.path] })),
+      );
     return value;
   });
   const problems = (pending.get(wrapper) ?? []).map((p) => ({ ...p, path: p.path.slice(1) }));

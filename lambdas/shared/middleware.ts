@@ -8,15 +8,7 @@ import type { OperatorMetricName } from '../metrics';
 import { routesOf, type Route, type RouteHandler } from '../routes';
 import type { Operation, Operations } from '../schemas/operation';
 import { CORS_ALLOWED_ORIGIN, MAX_BODY_BYTES } from './env';
-import {
-  AppError,
-  NotFoundError,
-  PayloadTooLargeError,
-  ThrottledError,
-  UnsupportedMediaTypeError,
-  ValidationError,
-  errorBody,
-} from './errors';
+import { AppError, NotFoundError, PayloadTooLargeError, ThrottledError, UnsupportedMediaTypeError, ValidationError, errorBody } from './errors';
 import { parseRequest, type ApiEvent, type RequestSchemas } from './http';
 import { BODY_MAX_DEPTH, JSON_RULES, fieldOf, parseJson, textNesting } from './json';
 import { logger } from './logger';
@@ -44,12 +36,7 @@ export type RouteFn<O extends Operation = Operation> = (input: RouteInput<O>, ev
 type Request = middy.Request<ApiEvent, APIGatewayProxyResult, Error, Context>;
 
 // SDK error names that mean "slow down", whichever store raised them.
-const THROTTLE_ERRORS = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'TooManyRequestsException',
-]);
+const THROTTLE_ERRORS = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'TooManyRequestsException']);
 
 /** Turns anything thrown into the error the client sees. */
 export const toAppError = (error: unknown): AppError => {
@@ -229,11 +216,25 @@ const notFound = ({ method, path }: { method: string; path: string }): never => 
  *
  * @example export const handler = httpHandler('fleets', FLEET_OPERATIONS, { listFleets, createFleet, getFleet }, apiRequestHooks(registryDb()));
  */
-export const httpHandler = <Ops extends Operations>(resource: RouteHandler, operations: Ops, fns: { [K in keyof Ops]: RouteFn<Ops[K]> }, hooks?: RequestHooks) => {
+export const httpHandler = <Ops extends Operations>(
+  resource: RouteHandler,
+  operations: Ops,
+  fns: { [K in keyof Ops]: RouteFn<Ops[K]> },
+  hooks?: RequestHooks,
+) => {
   const rows = routesOf(resource);
   const ids = (o: object) => Object.keys(o).sort().join();
-  if (ids(fns) !== ids(operations) || ids(fns) !== rows.map((r) => r.operationId).sort().join()) {
-    throw new Error(`Handler ${resource} does not match the route table (routes: ${rows.map((r) => r.operationId)}; operations: ${Object.keys(operations)}; functions: ${Object.keys(fns)})`);
+  if (
+    ids(fns) !== ids(operations) ||
+    ids(fns) !==
+      rows
+        .map((r) => r.operationId)
+        .sort()
+        .join()
+  ) {
+    throw new Error(
+      `Handler ${resource} does not match the route table (routes: ${rows.map((r) => r.operationId)}; operations: ${Object.keys(operations)}; functions: ${Object.keys(fns)})`,
+    );
   }
   const scopes = new WeakMap<object, RequestScope>();
   const bound = rows.map((row) => {

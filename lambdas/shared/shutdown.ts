@@ -49,13 +49,22 @@ export const shutDown = async (budgetMs = SHUTDOWN_BUDGET_MS): Promise<void> => 
  * the answer's headers once they arrive, or fails after `timeoutMs` (none: the call for the next
  * event stays open for the container's life).
  */
-const extensionsApi = (api: string, method: 'GET' | 'POST', path: string, headers: Record<string, string>, { body, timeoutMs }: { body?: string; timeoutMs?: number } = {}) =>
+const extensionsApi = (
+  api: string,
+  method: 'GET' | 'POST',
+  path: string,
+  headers: Record<string, string>,
+  { body, timeoutMs }: { body?: string; timeoutMs?: number } = {},
+) =>
   new Promise<{ status: number; identifier?: string }>((resolve, reject) => {
     const [host, port] = api.split(':');
-    const call = request({ host, port: Number(port || 80), method, path: `/2020-01-01/extension/${path}`, headers, agent: false, timeout: timeoutMs }, (answer) => {
-      answer.resume();
-      resolve({ status: answer.statusCode ?? 0, identifier: answer.headers['lambda-extension-identifier'] as string | undefined });
-    });
+    const call = request(
+      { host, port: Number(port || 80), method, path: `/2020-01-01/extension/${path}`, headers, agent: false, timeout: timeoutMs },
+      (answer) => {
+        answer.resume();
+        resolve({ status: answer.statusCode ?? 0, identifier: answer.headers['lambda-extension-identifier'] as string | undefined });
+      },
+    );
     call.on('timeout', () => call.destroy(new Error(`no answer from the Extensions API in ${timeoutMs} ms`)));
     call.on('error', reject);
     call.end(body);

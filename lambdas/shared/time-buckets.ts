@@ -116,9 +116,15 @@ export class BucketClock {
     if (known && ms >= known.from && ms < known.to) return known;
     // The latest transition at or before `ms` is the latest strictly before the next millisecond.
     const zoned = Temporal.Instant.fromEpochMilliseconds(ms).toZonedDateTimeISO(this.zone);
-    const previous = Temporal.Instant.fromEpochMilliseconds(ms + 1).toZonedDateTimeISO(this.zone).getTimeZoneTransition('previous');
+    const previous = Temporal.Instant.fromEpochMilliseconds(ms + 1)
+      .toZonedDateTimeISO(this.zone)
+      .getTimeZoneTransition('previous');
     const next = zoned.getTimeZoneTransition('next');
-    this.segment = { from: previous ? previous.epochMilliseconds : -Infinity, to: next ? next.epochMilliseconds : Infinity, offsetMs: zoned.offsetNanoseconds / 1e6 };
+    this.segment = {
+      from: previous ? previous.epochMilliseconds : -Infinity,
+      to: next ? next.epochMilliseconds : Infinity,
+      offsetMs: zoned.offsetNanoseconds / 1e6,
+    };
     return this.segment;
   }
 

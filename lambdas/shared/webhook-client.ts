@@ -55,7 +55,10 @@ export const webhookPoster =
       });
       request.on('error', (error: NodeJS.ErrnoException) => {
         const timedOut = error.name === 'AbortError' || error.name === 'TimeoutError';
-        resolve({ ok: false, error: timedOut ? `no answer within ${options.timeoutMs} ms` : `${error.code ?? error.name}: ${error.message}`.slice(0, ERROR_MAX) });
+        resolve({
+          ok: false,
+          error: timedOut ? `no answer within ${options.timeoutMs} ms` : `${error.code ?? error.name}: ${error.message}`.slice(0, ERROR_MAX),
+        });
       });
       request.end(post.body);
     });

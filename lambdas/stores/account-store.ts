@@ -13,20 +13,10 @@ export interface AccountRecord {
 }
 
 /** Creates an account with its first workspace, default fleet and API key, all or nothing. */
-export const createAccountWithWorkspace = async (
-  db: Db,
-  account: AccountRecord,
-  workspace: WorkspaceRecord,
-  fleet: FleetRecord,
-  key: ApiKeyRecord,
-) => {
+export const createAccountWithWorkspace = async (db: Db, account: AccountRecord, workspace: WorkspaceRecord, fleet: FleetRecord, key: ApiKeyRecord) => {
   await db.doc.send(
     new TransactWriteCommand({
-      TransactItems: [
-        putNew(db, accountKey(account.id), account),
-        ...workspaceWithDefaultFleetWrites(db, workspace, fleet),
-        ...apiKeyWrites(db, key),
-      ],
+      TransactItems: [putNew(db, accountKey(account.id), account), ...workspaceWithDefaultFleetWrites(db, workspace, fleet), ...apiKeyWrites(db, key)],
     }),
   );
 };

@@ -131,7 +131,12 @@ export const createDevice = async (db: Db, device: DeviceRecord, quota: QuotaChe
         new TransactWriteCommand({
           TransactItems: [
             putNew(db, deviceKey(device.workspace_id, device.id), { ...device, fleet_history: [stay], rev: 1 }),
-            putNew(db, deviceLocatorKey(device.id), { account_id: device.account_id, workspace_id: device.workspace_id, fleet_id: device.fleet_id, name: device.name }),
+            putNew(db, deviceLocatorKey(device.id), {
+              account_id: device.account_id,
+              workspace_id: device.workspace_id,
+              fleet_id: device.fleet_id,
+              name: device.name,
+            }),
             checkExists(db, fleetKey(device.workspace_id, device.fleet_id)),
             clockStill(db, scheduleClockKey(device.workspace_id), epoch),
             counted,
@@ -154,7 +159,12 @@ export const createDevice = async (db: Db, device: DeviceRecord, quota: QuotaChe
  * Last in its transaction, without a condition (never a failed condition of its own).
  */
 const placesChanged = (db: Db, accountId: string, workspaceId: string) => ({
-  Update: { TableName: db.table, Key: workspaceKey(accountId, workspaceId), UpdateExpression: 'ADD places_version :one', ExpressionAttributeValues: { ':one': 1 } },
+  Update: {
+    TableName: db.table,
+    Key: workspaceKey(accountId, workspaceId),
+    UpdateExpression: 'ADD places_version :one',
+    ExpressionAttributeValues: { ':one': 1 },
+  },
 });
 
 /**

@@ -6,5 +6,4 @@ export const failedConditions = (error: unknown): number[] | undefined => {
   return failed.length ? failed : undefined;
 };
 
-export const isConditionFailed = (error: unknown): boolean =>
-  (error as { name?: string })?.name === 'ConditionalCheckFailedException';
+export const isConditionFailed = (error: unknown): boolean => (error as { name?: string })?.name === 'ConditionalCheckFailedException';

@@ -87,7 +87,10 @@ const updateOf = ({ set = {}, remove = [] }: ExportChange) => {
   const entries = Object.entries(set).filter(([, value]) => value !== undefined);
   const names = Object.fromEntries([...entries.map(([name]) => name), ...remove].map((name) => [`#${name}`, name]));
   const values = Object.fromEntries(entries.map(([name, value]) => [`:${name}`, value]));
-  const expression = [entries.length ? `SET ${entries.map(([name]) => `#${name} = :${name}`).join(', ')}` : '', remove.length ? `REMOVE ${remove.map((name) => `#${name}`).join(', ')}` : '']
+  const expression = [
+    entries.length ? `SET ${entries.map(([name]) => `#${name} = :${name}`).join(', ')}` : '',
+    remove.length ? `REMOVE ${remove.map((name) => `#${name}`).join(', ')}` : '',
+  ]
     .filter(Boolean)
     .join(' ');
   return { names, values, expression };

@@ -19,7 +19,8 @@ export const UNENDED_FOTA_RANGE = { from: 'in_progress', to: 'queued' } as const
 // What a registration writes (status and created_at apart).
 const FIELDS = ['workspace_id', 'firmware_id', 'version', 'size', 'sha256', 'description', 'updated_at'] as const;
 
-const keyOf = ({ workspace_id, firmware_id, version }: Pick<FirmwareRecord, 'workspace_id' | 'firmware_id' | 'version'>) => firmwareKey(workspace_id, firmware_id, version);
+const keyOf = ({ workspace_id, firmware_id, version }: Pick<FirmwareRecord, 'workspace_id' | 'firmware_id' | 'version'>) =>
+  firmwareKey(workspace_id, firmware_id, version);
 
 /**
  * Registers a version awaiting its upload, or registers it again while it still awaits it with the
@@ -89,7 +90,12 @@ export const markFirmwareReady = async (db: Db, firmware: FirmwareRecord, at: st
 export const deleteFirmwareVersion = async (db: Db, workspaceId: string, firmwareId: string, version: string) => {
   try {
     const { Attributes } = await db.doc.send(
-      new DeleteCommand({ TableName: db.table, Key: firmwareKey(workspaceId, firmwareId, version), ConditionExpression: 'attribute_exists(pk)', ReturnValues: 'ALL_OLD' }),
+      new DeleteCommand({
+        TableName: db.table,
+        Key: firmwareKey(workspaceId, firmwareId, version),
+        ConditionExpression: 'attribute_exists(pk)',
+        ReturnValues: 'ALL_OLD',
+      }),
     );
     return Attributes ? strip<FirmwareRecord>(Attributes) : undefined;
   } catch (error) {

@@ -73,9 +73,7 @@ export const listIdentitiesOfWorkspace = (db: Db, workspaceId: string) => {
 
 /** The identity with its key, for verifying a device token's signature. */
 export const findIdentityKey = async (db: Db, workspaceId: string, deviceId: string, identityId: string) => {
-  const { Item } = await db.doc.send(
-    new GetCommand({ TableName: db.table, Key: identityKey(workspaceId, deviceId, identityId), ConsistentRead: true }),
-  );
+  const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: identityKey(workspaceId, deviceId, identityId), ConsistentRead: true }));
   return Item ? strip<IdentityKeyRecord>(Item) : undefined;
 };
 

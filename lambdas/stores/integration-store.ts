@@ -103,12 +103,7 @@ export const deleteIntegration = async (db: Db, workspaceId: string, integration
  * Records how one batch of POSTs to an integration went: a success resets the failure count, a
  * failure counts up and keeps the error. @throws NotFoundError when it was deleted meanwhile.
  */
-export const recordDeliveryOutcome = (
-  db: Db,
-  workspaceId: string,
-  integrationId: string,
-  outcome: { at: string; delivered: boolean; error?: string },
-) =>
+export const recordDeliveryOutcome = (db: Db, workspaceId: string, integrationId: string, outcome: { at: string; delivered: boolean; error?: string }) =>
   outcome.error === undefined
     ? update(db, workspaceId, integrationId, { last_delivery_at: outcome.at, consecutive_failures: 0 })
     : update(
@@ -130,7 +125,9 @@ export const getDeliveredIntegrations = async (db: Db, messageKeys: string[]) =>
     for (let attempt = 0; keys.length; attempt++) {
       if (attempt >= MAX_ATTEMPTS) throw Object.assign(new Error('BatchGetItem kept returning unprocessed keys'), { name: 'ThrottlingException' });
       if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * 25 * 2 ** attempt));
-      const result = await db.doc.send(new BatchGetCommand({ RequestItems: { [db.table]: { Keys: keys, ProjectionExpression: 'message_key, integration_ids' } } }));
+      const result = await db.doc.send(
+        new BatchGetCommand({ RequestItems: { [db.table]: { Keys: keys, ProjectionExpression: 'message_key, integration_ids' } } }),
+      );
       for (const item of result.Responses?.[db.table] ?? []) delivered.set(item.message_key as string, item.integration_ids as string[]);
       keys = result.UnprocessedKeys?.[db.table]?.Keys ?? [];
     }

@@ -71,11 +71,7 @@ export async function* keyedPages<T>(
 }
 
 /** The items of a collection one by one, in sort-key order, read page by page (see {@link queryPages}). */
-export async function* keyedItems<T>(
-  db: Db,
-  collectionRead: CollectionRead,
-  read: (item: Record<string, unknown>) => T = strip<T>,
-): AsyncGenerator<Keyed<T>> {
+export async function* keyedItems<T>(db: Db, collectionRead: CollectionRead, read: (item: Record<string, unknown>) => T = strip<T>): AsyncGenerator<Keyed<T>> {
   for await (const page of keyedPages(db, collectionRead, read)) yield* page;
 }
 
@@ -83,12 +79,7 @@ export async function* keyedItems<T>(
  * Every item of a collection, following LastEvaluatedKey to the end (for collections that stay
  * small; a list that can grow streams {@link queryPages} instead). Strongly consistent.
  */
-export const queryAll = async <T>(
-  db: Db,
-  pk: string,
-  prefix: string,
-  extra: Partial<QueryCommandInput> = {},
-): Promise<T[]> => {
+export const queryAll = async <T>(db: Db, pk: string, prefix: string, extra: Partial<QueryCommandInput> = {}): Promise<T[]> => {
   const items: T[] = [];
   for await (const page of queryPages(db, { pk, prefix, extra })) for (const item of page) items.push(strip<T>(item));
   return items;
@@ -181,10 +172,13 @@ export async function* putPipelined<T extends ItemKey & Record<string, unknown>>
     const slot = free.pop()!;
     running.set(
       id,
-      writer.write(items, slot).then(
-        () => ({ id, items }),
-        (error: unknown) => ({ id, items, error }),
-      ).finally(() => free.push(slot)),
+      writer
+        .write(items, slot)
+        .then(
+          () => ({ id, items }),
+          (error: unknown) => ({ id, items, error }),
+        )
+        .finally(() => free.push(slot)),
     );
   };
   try {

@@ -85,7 +85,14 @@ const indexTimeOf = (item: { status: string; updated_at?: string; released_at?: 
  * its rollout's devices when it belongs to one, its deadline while it is released and open when it
  * belongs to none and has one, else none.
  */
-export const indexAttributesOf = (item: { device_id: string; status: string; updated_at?: string; released_at?: string; rollout_id?: string; deadline_at?: string }) => {
+export const indexAttributesOf = (item: {
+  device_id: string;
+  status: string;
+  updated_at?: string;
+  released_at?: string;
+  rollout_id?: string;
+  deadline_at?: string;
+}) => {
   const time = indexTimeOf(item);
   if (item.rollout_id) return time ? rolloutDevicesEntry(item.rollout_id, item.device_id, item.status, time) : {};
   return item.deadline_at && OPEN_AND_RELEASED.has(item.status) ? deadlineEntry(item.device_id, item.deadline_at) : {};
@@ -145,7 +152,13 @@ const putCounted = (db: Db, items: AsyncIterable<StoredItem[]>, concurrency: num
  * transaction with what `count` makes of it (its rollout's counts). Yields the devices as their
  * jobs are stored. Idempotent, so a retried request converges.
  */
-export const putJobOnDevicePages = (db: Db, jobOf: (device: DeviceTarget, index: number) => JobRecord, pages: AsyncIterable<DeviceTarget[]>, concurrency: number, count?: CountWritten) =>
+export const putJobOnDevicePages = (
+  db: Db,
+  jobOf: (device: DeviceTarget, index: number) => JobRecord,
+  pages: AsyncIterable<DeviceTarget[]>,
+  concurrency: number,
+  count?: CountWritten,
+) =>
   putCounted(
     db,
     itemsOf(pages, (device, index) => {
@@ -240,7 +253,10 @@ const transitionUpdate = (db: Db, key: ItemKey, deviceId: string, t: Transition,
     values[alias] = v;
     return alias;
   };
-  const update = [`SET ${sets.map(([field, v]) => `${name(field)} = ${value(v)}`).join(', ')}`, ...(removes.length ? [`REMOVE ${removes.map(name).join(', ')}`] : [])].join(' ');
+  const update = [
+    `SET ${sets.map(([field, v]) => `${name(field)} = ${value(v)}`).join(', ')}`,
+    ...(removes.length ? [`REMOVE ${removes.map(name).join(', ')}`] : []),
+  ].join(' ');
   const rollout = name('rollout_id');
   const expected = {
     ...t.expect,
@@ -292,7 +308,10 @@ export const transitionItem = async (db: Db, key: ItemKey, deviceId: string, t: 
 /** A transition of a device's job; the result is stored as JSON text. @returns the job as it is now, or undefined (see transitionItem). */
 export const transitionJob = async (db: Db, deviceId: string, name: string, t: Transition & { result?: Record<string, unknown> }) => {
   const { result, ...rest } = t;
-  const item = await transitionItem(db, jobKey(deviceId, name), deviceId, { ...rest, set: { ...rest.set, ...(result === undefined ? {} : { result: JSON.stringify(result) }) } });
+  const item = await transitionItem(db, jobKey(deviceId, name), deviceId, {
+    ...rest,
+    set: { ...rest.set, ...(result === undefined ? {} : { result: JSON.stringify(result) }) },
+  });
   return item && jobOfItem(item);
 };
 
@@ -302,7 +321,13 @@ export const putFota = async (db: Db, fota: FotaRecord) => {
 };
 
 /** Puts one FOTA on every device of a stream of pages, as `putJobOnDevicePages` does a job. */
-export const putFotaOnDevicePages = (db: Db, fotaOf: (device: DeviceTarget, index: number) => FotaRecord, pages: AsyncIterable<DeviceTarget[]>, concurrency: number, count?: CountWritten) =>
+export const putFotaOnDevicePages = (
+  db: Db,
+  fotaOf: (device: DeviceTarget, index: number) => FotaRecord,
+  pages: AsyncIterable<DeviceTarget[]>,
+  concurrency: number,
+  count?: CountWritten,
+) =>
   putCounted(
     db,
     itemsOf(pages, (device, index) => {

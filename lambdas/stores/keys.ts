@@ -62,7 +62,10 @@ export const identityKey = (workspaceId: string, deviceId: string, identityId: s
 });
 export const integrationKey = (workspaceId: string, integrationId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `INT#${integrationId}` });
 /** A registered firmware version (its image is the S3 object `<wks>/<fw>/<ver>`). Firmware IDs and versions never hold "#". */
-export const firmwareKey = (workspaceId: string, firmwareId: string, version: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `FW#${firmwareId}#${version}` });
+export const firmwareKey = (workspaceId: string, firmwareId: string, version: string): ItemKey => ({
+  pk: `WKS#${workspaceId}`,
+  sk: `FW#${firmwareId}#${version}`,
+});
 /** A data export of a workspace (its file is the S3 object `exports/<wks>/<exp>.<format>`). */
 export const exportKey = (workspaceId: string, exportId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `EXPORT#${exportId}` });
 /** Which integrations already received a forward message that is being retried (by its first SQS message ID). */
@@ -159,7 +162,10 @@ export const firmwareRefOf = (workspaceId: string, firmwareId: string, version: 
 export const firmwareUseRef = (firmwareRef: string, deviceId: string) => `${firmwareRef}#${String(shardOfDevice(deviceId)).padStart(2, '0')}`;
 
 /** Every `firmware_ref` a FOTA of the version may carry: each shard's, and the reference alone (FOTA written before shards). */
-export const firmwareUseRefs = (firmwareRef: string) => [firmwareRef, ...Array.from({ length: INDEX_SHARDS }, (_, shard) => `${firmwareRef}#${String(shard).padStart(2, '0')}`)];
+export const firmwareUseRefs = (firmwareRef: string) => [
+  firmwareRef,
+  ...Array.from({ length: INDEX_SHARDS }, (_, shard) => `${firmwareRef}#${String(shard).padStart(2, '0')}`),
+];
 
 /**
  * The registry's TTL attribute (seconds since the epoch), which the stack's table and both local

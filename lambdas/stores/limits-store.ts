@@ -31,7 +31,9 @@ export interface WorkspaceLimitFields {
 export type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
 
 /** The counts of a new workspace: its default fleet, and the API key created with it when there is one. */
-export const initialCounts = (apiKeys: number): Required<Pick<WorkspaceLimitFields, 'devices_count' | 'fleets_count' | 'api_keys_count' | 'integrations_count'>> => ({
+export const initialCounts = (
+  apiKeys: number,
+): Required<Pick<WorkspaceLimitFields, 'devices_count' | 'fleets_count' | 'api_keys_count' | 'integrations_count'>> => ({
   devices_count: 0,
   fleets_count: 1,
   api_keys_count: apiKeys,
@@ -48,7 +50,12 @@ const limitsStill = (rev: number | undefined) =>
  * caller found when the workspace has none yet: the item then sets it (count + 1), provided no
  * other create set it meanwhile.
  */
-export const countUpItem = (db: Db, key: ItemKey, limit: CountedLimit, { max, rev, counted }: { max: number; rev?: number; counted?: number }): TransactItem => {
+export const countUpItem = (
+  db: Db,
+  key: ItemKey,
+  limit: CountedLimit,
+  { max, rev, counted }: { max: number; rev?: number; counted?: number },
+): TransactItem => {
   const still = limitsStill(rev);
   const names = { '#count': COUNT_ATTRIBUTES[limit] };
   return {
@@ -81,8 +88,18 @@ export const countUpItem = (db: Db, key: ItemKey, limit: CountedLimit, { max, re
  */
 export const countDownItem = (db: Db, key: ItemKey, limit: CountedLimit, count: number | undefined): TransactItem => {
   const names = { '#count': COUNT_ATTRIBUTES[limit] };
-  if (count === undefined) return { ConditionCheck: { TableName: db.table, Key: key, ConditionExpression: 'attribute_not_exists(#count)', ExpressionAttributeNames: names } };
-  if (count <= 0) return { ConditionCheck: { TableName: db.table, Key: key, ConditionExpression: '#count <= :zero', ExpressionAttributeNames: names, ExpressionAttributeValues: { ':zero': 0 } } };
+  if (count === undefined)
+    return { ConditionCheck: { TableName: db.table, Key: key, ConditionExpression: 'attribute_not_exists(#count)', ExpressionAttributeNames: names } };
+  if (count <= 0)
+    return {
+      ConditionCheck: {
+        TableName: db.table,
+        Key: key,
+        ConditionExpression: '#count <= :zero',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ':zero': 0 },
+      },
+    };
   return {
     Update: {
       TableName: db.table,

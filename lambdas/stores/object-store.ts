@@ -136,7 +136,9 @@ export const startUpload = async (ref: ObjectRef, headers: ObjectHeaders): Promi
  */
 export const uploadPart = async (ref: ObjectRef, uploadId: string, partNumber: number, body: Uint8Array) => {
   try {
-    await s3().send(new UploadPartCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentMD5: md5Of(body) }));
+    await s3().send(
+      new UploadPartCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentMD5: md5Of(body) }),
+    );
   } catch (error) {
     throw uploadGone(error);
   }

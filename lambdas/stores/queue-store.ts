@@ -103,7 +103,11 @@ export const MESSAGE_DELAY_MAX_SECONDS = 900;
  */
 export const sendDelayedMessage = async (queueUrl: string, body: unknown, delaySeconds: number) => {
   await client().send(
-    new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: toQueueBody(body), DelaySeconds: Math.max(0, Math.min(MESSAGE_DELAY_MAX_SECONDS, Math.ceil(delaySeconds))) }),
+    new SendMessageCommand({
+      QueueUrl: queueUrl,
+      MessageBody: toQueueBody(body),
+      DelaySeconds: Math.max(0, Math.min(MESSAGE_DELAY_MAX_SECONDS, Math.ceil(delaySeconds))),
+    }),
   );
 };
 

@@ -1,4 +1,13 @@
-import { BatchGetCommand, GetCommand, type BatchGetCommandOutput, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  GetCommand,
+  type BatchGetCommandOutput,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type QueryCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { JOB_STATUSES, type JobStatus } from '../schemas/job';
 import type { RolloutSettings } from '../schemas/rollout-settings';
@@ -109,7 +118,12 @@ export const createRollout = async (db: Db, rollout: RolloutRecord, dueAt: numbe
   await db.doc.send(
     new PutCommand({
       TableName: db.table,
-      Item: { ...rolloutKey(rollout.workspace_id, rollout.id), ...rest, ...(value === undefined ? {} : { value: JSON.stringify(value) }), ...rolloutEntry(dueAt) },
+      Item: {
+        ...rolloutKey(rollout.workspace_id, rollout.id),
+        ...rest,
+        ...(value === undefined ? {} : { value: JSON.stringify(value) }),
+        ...rolloutEntry(dueAt),
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
@@ -145,7 +159,11 @@ export const getRollout = async (db: Db, workspaceId: string, rolloutId: string)
  * resumes). A rollout's counter items sort right after its own, so reading backwards meets them
  * first, then the rollout.
  */
-export async function* readRolloutsOfWorkspace(db: Db, workspaceId: string, { after, pageSize }: { after?: string; pageSize?: number }): AsyncGenerator<Keyed<RolloutView>> {
+export async function* readRolloutsOfWorkspace(
+  db: Db,
+  workspaceId: string,
+  { after, pageSize }: { after?: string; pageSize?: number },
+): AsyncGenerator<Keyed<RolloutView>> {
   const { pk, prefix } = collection.rolloutsOfWorkspace(workspaceId);
   let ExclusiveStartKey: Record<string, unknown> | undefined = after === undefined ? undefined : { pk, sk: after };
   let counters: Array<Record<string, unknown>> = [];
@@ -212,9 +230,7 @@ const updateRollout = async (db: Db, workspaceId: string, rolloutId: string, u: 
       new UpdateCommand({
         TableName: db.table,
         Key: rolloutKey(workspaceId, rolloutId),
-        UpdateExpression: [clauses.length ? `SET ${clauses.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
-          .filter(Boolean)
-          .join(' '),
+        UpdateExpression: [clauses.length ? `SET ${clauses.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' '),
         ConditionExpression: `attribute_exists(pk) AND (${u.condition})`,
         ExpressionAttributeNames: names,
         ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
@@ -233,8 +249,7 @@ const OPEN_NAMES = { '#state': 'state', '#outcome': 'outcome' };
 const OPEN_VALUES = { ':in_progress': 'in_progress', ':paused': 'paused' };
 
 /** The sweep index attributes to set for a due time (ms), or to remove when there is none. */
-const entryChange = (dueAt: number | undefined) =>
-  dueAt === undefined ? { set: {}, remove: [SWEEP_PK, SWEEP_SK] } : { set: rolloutEntry(dueAt), remove: [] };
+const entryChange = (dueAt: number | undefined) => (dueAt === undefined ? { set: {}, remove: [SWEEP_PK, SWEEP_SK] } : { set: rolloutEntry(dueAt), remove: [] });
 
 /**
  * Sets the user's state of an open rollout (neither canceled nor with an outcome), and its sweep
@@ -409,9 +424,10 @@ export const sumDeltas = (changes: CountedChange[]): CountDelta[] => {
 
 /** A transaction's update of one of a rollout's counter items: the delta's ADDs, and when. */
 export const counterUpdate = (db: Db, delta: CountDelta, shard: number, at: string) => {
-  const adds = [['total', delta.total] as const, ...(Object.entries(delta.counts) as Array<[JobStatus, number]>).map(([s, n]) => [counterAttribute(s), n] as const)].filter(
-    ([, n]) => n !== 0,
-  );
+  const adds = [
+    ['total', delta.total] as const,
+    ...(Object.entries(delta.counts) as Array<[JobStatus, number]>).map(([s, n]) => [counterAttribute(s), n] as const),
+  ].filter(([, n]) => n !== 0);
   return {
     Update: {
       TableName: db.table,
@@ -443,7 +459,13 @@ const cancellationCodes = (error: unknown) => {
   return e?.name === 'TransactionCanceledException' ? (e.CancellationReasons ?? []).map((r) => r.Code ?? 'None') : undefined;
 };
 
-const RETRYABLE = new Set(['TransactionConflictException', 'ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'InternalServerError']);
+const RETRYABLE = new Set([
+  'TransactionConflictException',
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+]);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const MAX_ATTEMPTS = 8;
 
@@ -480,7 +502,9 @@ export const applyCountedChanges = async (db: Db, changes: CountedChange[], at: 
         pending = pending.filter((_, i) => !counted.has(i));
         continue;
       }
-      const retryable = codes ? codes.some((c) => c === 'TransactionConflict' || c === 'ThrottlingError' || c === 'ProvisionedThroughputExceeded') : RETRYABLE.has((error as Error).name);
+      const retryable = codes
+        ? codes.some((c) => c === 'TransactionConflict' || c === 'ThrottlingError' || c === 'ProvisionedThroughputExceeded')
+        : RETRYABLE.has((error as Error).name);
       if (!retryable || attempt >= MAX_ATTEMPTS) throw error;
       await pause(Math.random() * Math.min(1000, 20 * 2 ** attempt));
     }
@@ -571,10 +595,18 @@ export const readDeviceDetails = async (db: Db, keys: ItemKey[]): Promise<Map<st
     for (let attempt = 0; Keys?.length; attempt++) {
       if (attempt) await pause(Math.min(1000, 25 * 2 ** attempt));
       const answer: BatchGetCommandOutput = await db.doc.send(
-        new BatchGetCommand({ RequestItems: { [db.table]: { Keys, ProjectionExpression: 'pk, sk, updated_at, #result, message', ExpressionAttributeNames: { '#result': 'result' } } } }),
+        new BatchGetCommand({
+          RequestItems: {
+            [db.table]: { Keys, ProjectionExpression: 'pk, sk, updated_at, #result, message', ExpressionAttributeNames: { '#result': 'result' } },
+          },
+        }),
       );
       for (const item of answer.Responses?.[db.table] ?? []) {
-        details.set(`${item.pk}|${item.sk}`, { updated_at: item.updated_at as string | undefined, result: item.result, message: item.message as string | undefined });
+        details.set(`${item.pk}|${item.sk}`, {
+          updated_at: item.updated_at as string | undefined,
+          result: item.result,
+          message: item.message as string | undefined,
+        });
       }
       Keys = answer.UnprocessedKeys?.[db.table]?.Keys;
     }

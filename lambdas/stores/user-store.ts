@@ -28,7 +28,11 @@ export const getUserAccount = async (db: Db, sub: string) => {
 export const createAccountForUser = async (db: Db, user: UserRecord, account: AccountRecord, workspace: WorkspaceRecord, fleet: FleetRecord) => {
   await db.doc.send(
     new TransactWriteCommand({
-      TransactItems: [putNew(db, userKey(user.sub), user), putNew(db, accountKey(account.id), account), ...workspaceWithDefaultFleetWrites(db, workspace, fleet)],
+      TransactItems: [
+        putNew(db, userKey(user.sub), user),
+        putNew(db, accountKey(account.id), account),
+        ...workspaceWithDefaultFleetWrites(db, workspace, fleet),
+      ],
     }),
   );
 };

@@ -12,20 +12,21 @@ import type { WorkspaceLimitFields } from './limits-store';
  * A workspace as stored: its public fields (`data_retention_days` absent on a workspace that never
  * set it: kept forever), the ID of its `default` fleet, its counts and limits, and the bookkeeping of its retention.
  */
-export type WorkspaceRecord = Omit<Workspace, 'data_retention_days'> & WorkspaceLimitFields & {
-  default_fleet_id: string;
-  data_retention_days?: number | null;
-  /** Counts the changes of `data_retention_days`: a change is written only over the version it read. */
-  retention_version?: number;
-  /**
-   * Where the expiry of the workspace's stored points is still owed a re-stamp after a change: the
-   * earliest key time (RFC 3339) whose items must be re-stamped, or `''` for all of them. Absent:
-   * nothing owed. Cleared by the re-stamp job of the current version when it is done.
-   */
-  retention_owed_from?: string;
-  /** Counts the moves and renames of the workspace's devices (stores/device-store.ts updateDevice): the ingest's remembered places are current while it holds. */
-  places_version?: number;
-};
+export type WorkspaceRecord = Omit<Workspace, 'data_retention_days'> &
+  WorkspaceLimitFields & {
+    default_fleet_id: string;
+    data_retention_days?: number | null;
+    /** Counts the changes of `data_retention_days`: a change is written only over the version it read. */
+    retention_version?: number;
+    /**
+     * Where the expiry of the workspace's stored points is still owed a re-stamp after a change: the
+     * earliest key time (RFC 3339) whose items must be re-stamped, or `''` for all of them. Absent:
+     * nothing owed. Cleared by the re-stamp job of the current version when it is done.
+     */
+    retention_owed_from?: string;
+    /** Counts the moves and renames of the workspace's devices (stores/device-store.ts updateDevice): the ingest's remembered places are current while it holds. */
+    places_version?: number;
+  };
 
 /** What a PATCH writes: the public fields it changes, and a retention change with its bookkeeping. */
 export interface WorkspaceChange {

@@ -165,7 +165,14 @@ export class Api extends Construct {
       // Preflights are answered by API Gateway itself (MOCK integrations, no authorizer: a browser
       // sends no credentials with them).
       ...(props.corsOrigin
-        ? { defaultCorsPreflightOptions: { allowOrigins: [props.corsOrigin], allowHeaders: CORS_ALLOWED_HEADERS, allowMethods: Cors.ALL_METHODS, maxAge: Duration.hours(1) } }
+        ? {
+            defaultCorsPreflightOptions: {
+              allowOrigins: [props.corsOrigin],
+              allowHeaders: CORS_ALLOWED_HEADERS,
+              allowMethods: Cors.ALL_METHODS,
+              maxAge: Duration.hours(1),
+            },
+          }
         : {}),
     });
     // RestApi adds an output of the stage URL with a trailing slash; the stack's ApiUrl replaces it.
@@ -242,19 +249,23 @@ export class Api extends Construct {
     Validations.of(this).acknowledge(
       {
         id: 'AwsSolutions-COG4',
-        reason: 'Callers are v3 API clients with API keys, console users with Cognito access tokens and devices with signed tokens (DESIGN §4, §10), all checked by Lambda REQUEST authorizers: a Cognito authorizer would refuse the API keys on the same routes.',
+        reason:
+          'Callers are v3 API clients with API keys, console users with Cognito access tokens and devices with signed tokens (DESIGN §4, §10), all checked by Lambda REQUEST authorizers: a Cognito authorizer would refuse the API keys on the same routes.',
       },
       {
         id: 'AwsSolutions-APIG2',
-        reason: 'Every path parameter, query and body is validated in the handlers with zod, so that a 400 names each bad field in the API’s error envelope; an API Gateway validator would answer first, in its own shape.',
+        reason:
+          'Every path parameter, query and body is validated in the handlers with zod, so that a 400 names each bad field in the API’s error envelope; an API Gateway validator would answer first, in its own shape.',
       },
       {
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-        reason: 'The account-level role that lets API Gateway write access and execution logs; AWS maintains this service-role policy for exactly that purpose.',
+        reason:
+          'The account-level role that lets API Gateway write access and execution logs; AWS maintains this service-role policy for exactly that purpose.',
       },
       {
         id: 'AwsSolutions-APIG3',
-        reason: 'Stage throttling and authorizers guard the API; a WAF web ACL is an account-level choice with its own cost and can be associated with the stage without changing this stack.',
+        reason:
+          'Stage throttling and authorizers guard the API; a WAF web ACL is an account-level choice with its own cost and can be associated with the stage without changing this stack.',
       },
     );
   }

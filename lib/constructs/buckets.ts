@@ -75,7 +75,8 @@ export class Buckets extends Construct {
       });
       Validations.of(bucket).acknowledge({
         id: 'AwsSolutions-S1',
-        reason: 'Every object is written and read through presigned URLs that the stack’s functions sign and log; S3 server access logs would need a logging bucket of their own for what those logs already say. CloudTrail data events can be turned on per account without changing the stack.',
+        reason:
+          'Every object is written and read through presigned URLs that the stack’s functions sign and log; S3 server access logs would need a logging bucket of their own for what those logs already say. CloudTrail data events can be turned on per account without changing the stack.',
       });
       return bucket;
     };

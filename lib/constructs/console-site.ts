@@ -176,20 +176,36 @@ export class ConsoleSite extends Construct {
           'Resource::*',
         ].map((finding) => ({
           id: `AwsSolutions-IAM5[${finding}]`,
-          reason: 'CDK’s BucketDeployment function copies the console’s files from the CDK asset bucket into the console bucket and invalidates the distribution: these are the grants CDK generates for exactly that, used only during deploys.',
+          reason:
+            'CDK’s BucketDeployment function copies the console’s files from the CDK asset bucket into the console bucket and invalidates the distribution: these are the grants CDK generates for exactly that, used only during deploys.',
         })),
-        { id: 'AwsSolutions-L1', reason: 'CDK’s BucketDeployment function runs on the Python runtime CDK pins with its AWS CLI layer; it runs only during deploys.' },
+        {
+          id: 'AwsSolutions-L1',
+          reason: 'CDK’s BucketDeployment function runs on the Python runtime CDK pins with its AWS CLI layer; it runs only during deploys.',
+        },
       );
     }
     Validations.of(this.bucket).acknowledge({
       id: 'AwsSolutions-S1',
-      reason: 'The bucket holds only the console’s public build output, written by deploys; CloudFront is the one reader (OAC), so S3 access logs would record only CloudFront fetching files.',
+      reason:
+        'The bucket holds only the console’s public build output, written by deploys; CloudFront is the one reader (OAC), so S3 access logs would record only CloudFront fetching files.',
     });
     Validations.of(this.distribution).acknowledge(
       { id: 'AwsSolutions-CFR1', reason: 'The console is for fleet operators anywhere; no country is excluded by design.' },
-      { id: 'AwsSolutions-CFR2', reason: 'The distribution serves static files only; the API it calls has its own throttling and authorizers. A WAF web ACL can be attached per account without changing the stack.' },
-      { id: 'AwsSolutions-CFR3', reason: 'Static, public build files: access logs would need a logging bucket with ACLs for little insight; the API keeps its own access logs.' },
-      { id: 'AwsSolutions-CFR4', reason: 'The default *.cloudfront.net certificate allows only CloudFront’s default security policy; a custom domain with its own certificate can set TLSv1.2_2021.' },
+      {
+        id: 'AwsSolutions-CFR2',
+        reason:
+          'The distribution serves static files only; the API it calls has its own throttling and authorizers. A WAF web ACL can be attached per account without changing the stack.',
+      },
+      {
+        id: 'AwsSolutions-CFR3',
+        reason: 'Static, public build files: access logs would need a logging bucket with ACLs for little insight; the API keeps its own access logs.',
+      },
+      {
+        id: 'AwsSolutions-CFR4',
+        reason:
+          'The default *.cloudfront.net certificate allows only CloudFront’s default security policy; a custom domain with its own certificate can set TLSv1.2_2021.',
+      },
     );
   }
 }

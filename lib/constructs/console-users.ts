@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { AccountRecovery, Mfa, UserPool, UserPoolClient, VerificationEmailStyle } from 'aws-cdk-lib/aws-cognito';
+import { AccountRecovery, Mfa, UserPool, type UserPoolClient, VerificationEmailStyle } from 'aws-cdk-lib/aws-cognito';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -49,7 +49,14 @@ export class ConsoleUsers extends Construct {
       userVerification: { emailStyle: VerificationEmailStyle.CODE },
       standardAttributes: { email: { required: true, mutable: true } },
       // As NIST SP 800-63B asks: length over composition rules; the local pool has the same (local/cognito-local.ts).
-      passwordPolicy: { minLength: 12, requireLowercase: true, requireUppercase: true, requireDigits: true, requireSymbols: false, tempPasswordValidity: Duration.days(3) },
+      passwordPolicy: {
+        minLength: 12,
+        requireLowercase: true,
+        requireUppercase: true,
+        requireDigits: true,
+        requireSymbols: false,
+        tempPasswordValidity: Duration.days(3),
+      },
       accountRecovery: AccountRecovery.EMAIL_ONLY,
       mfa: Mfa.OPTIONAL,
       mfaSecondFactor: { otp: true, sms: false },
@@ -72,19 +79,23 @@ export class ConsoleUsers extends Construct {
     Validations.of(this.userPool).acknowledge(
       {
         id: 'AwsSolutions-COG2',
-        reason: 'MFA is optional (TOTP) rather than required: the console is self-service sign-up for fleet operators, and requiring MFA would block first sign-in for users without an authenticator app; accounts may turn it on.',
+        reason:
+          'MFA is optional (TOTP) rather than required: the console is self-service sign-up for fleet operators, and requiring MFA would block first sign-in for users without an authenticator app; accounts may turn it on.',
       },
       {
         id: 'AwsSolutions-COG1',
-        reason: 'The policy asks for 12 characters with lower and upper case letters and digits but no symbol: NIST SP 800-63B favours length over composition rules, which push users to predictable substitutions.',
+        reason:
+          'The policy asks for 12 characters with lower and upper case letters and digits but no symbol: NIST SP 800-63B favours length over composition rules, which push users to predictable substitutions.',
       },
       {
         id: 'AwsSolutions-COG8',
-        reason: 'The Plus feature plan (threat protection) is billed per active user; the console’s pool runs on Essentials, and a deployer can move it to Plus without changing the console.',
+        reason:
+          'The Plus feature plan (threat protection) is billed per active user; the console’s pool runs on Essentials, and a deployer can move it to Plus without changing the console.',
       },
       {
         id: 'AwsSolutions-COG3',
-        reason: 'Threat protection (advanced security) needs the Plus feature plan, billed per active user; the pool runs on Essentials and deployers can turn it on without changing the console.',
+        reason:
+          'Threat protection (advanced security) needs the Plus feature plan, billed per active user; the pool runs on Essentials and deployers can turn it on without changing the console.',
       },
     );
   }

@@ -175,7 +175,8 @@ export class HandlerFunction extends NodejsFunction {
     if (props.tracing) {
       Validations.of(role).acknowledge({
         id: 'AwsSolutions-IAM5[Resource::*]',
-        reason: 'X-Ray’s PutTraceSegments and PutTelemetryRecords, which Lambda active tracing grants, take no resource-level permissions: their resource is *.',
+        reason:
+          'X-Ray’s PutTraceSegments and PutTelemetryRecords, which Lambda active tracing grants, take no resource-level permissions: their resource is *.',
       });
     }
     Validations.of(this).acknowledge({

@@ -29,7 +29,14 @@ export class OperatorMetrics extends Construct {
     this.metrics = new Map(
       OPERATOR_METRICS.map((m) => [
         m.name,
-        new Metric({ namespace: METRICS_NAMESPACE, metricName: m.name, dimensionsMap: { service: METRICS_SERVICE }, statistic: 'Sum', period: ONE_MINUTE, label: m.name }),
+        new Metric({
+          namespace: METRICS_NAMESPACE,
+          metricName: m.name,
+          dimensionsMap: { service: METRICS_SERVICE },
+          statistic: 'Sum',
+          period: ONE_MINUTE,
+          label: m.name,
+        }),
       ]),
     );
     // The access log's errorType is $context.error.responseType: THROTTLED for the stage's throttle.

@@ -1,13 +1,5 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import {
-  Alarm,
-  AlarmStatusWidget,
-  ComparisonOperator,
-  Dashboard,
-  GraphWidget,
-  TreatMissingData,
-  type IMetric,
-} from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, AlarmStatusWidget, ComparisonOperator, Dashboard, GraphWidget, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -101,7 +93,9 @@ export class Queues extends Construct {
     const { definition, queue, dlqAlarm } = this.queues[name];
     const timeout = fn.timeout?.toSeconds() ?? 3;
     if (definition.visibilityTimeoutSeconds < timeout) {
-      throw new Error(`The ${name} queue's visibility timeout (${definition.visibilityTimeoutSeconds} s) is shorter than ${fn.source}'s timeout (${timeout} s).`);
+      throw new Error(
+        `The ${name} queue's visibility timeout (${definition.visibilityTimeoutSeconds} s) is shorter than ${fn.source}'s timeout (${timeout} s).`,
+      );
     }
     fn.bindQueue(queue, definition.urlEnv, 'consume');
     if (definition.retry) {
@@ -128,8 +122,15 @@ export class Queues extends Construct {
     this.consumerAlarms.set(name, alarm);
     const graph = (title: string, metrics: IMetric[]) => new GraphWidget({ title, left: metrics });
     this.dashboard.addWidgets(
-      graph(`${fn.source}: invocations and errors`, [fn.metricInvocations({ period: ONE_MINUTE }), fn.metricErrors({ period: ONE_MINUTE }), fn.metricThrottles({ period: ONE_MINUTE })]),
-      graph(`${fn.source}: duration (ms)`, [fn.metricDuration({ period: ONE_MINUTE, statistic: 'p50' }), fn.metricDuration({ period: ONE_MINUTE, statistic: 'Maximum' })]),
+      graph(`${fn.source}: invocations and errors`, [
+        fn.metricInvocations({ period: ONE_MINUTE }),
+        fn.metricErrors({ period: ONE_MINUTE }),
+        fn.metricThrottles({ period: ONE_MINUTE }),
+      ]),
+      graph(`${fn.source}: duration (ms)`, [
+        fn.metricDuration({ period: ONE_MINUTE, statistic: 'p50' }),
+        fn.metricDuration({ period: ONE_MINUTE, statistic: 'Maximum' }),
+      ]),
       new AlarmStatusWidget({ title: `${name} alarms`, alarms: [dlqAlarm, alarm] }),
     );
     return this;

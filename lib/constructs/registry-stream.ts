@@ -75,7 +75,8 @@ export class RegistryStream extends Construct {
 
     Validations.of(consumer.role!).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'dynamodb:ListStreams (granted with the stream read by the event source) takes no resource-level permissions; the record actions name the one stream.',
+      reason:
+        'dynamodb:ListStreams (granted with the stream read by the event source) takes no resource-level permissions; the record actions name the one stream.',
     });
     const alarm = (name: string, description: string, metric: Alarm['metric'], threshold: number) =>
       new Alarm(this, name, {

@@ -77,7 +77,8 @@ export class TimeseriesStore extends Construct {
     this.timestreamTable.applyRemovalPolicy(removalPolicy);
     Validations.of(this).acknowledge({
       id: 'CloudFormation-Validate::W3697',
-      reason: 'Timestream for LiveAnalytics is chosen only with -c timeseries=timestream, for accounts that already use it; docs/deployment.md says AWS closed it to new customers on 2025-06-20.',
+      reason:
+        'Timestream for LiveAnalytics is chosen only with -c timeseries=timestream, for accounts that already use it; docs/deployment.md says AWS closed it to new customers on 2025-06-20.',
     });
   }
 
@@ -94,7 +95,11 @@ export class TimeseriesStore extends Construct {
   bindRollupKeeper(fn: HandlerFunction): this {
     if (this.table) {
       fn.addToRolePolicy(
-        new PolicyStatement({ actions: DYNAMODB_WRITE, resources: [this.table.tableArn], conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['R#*'] } } }),
+        new PolicyStatement({
+          actions: DYNAMODB_WRITE,
+          resources: [this.table.tableArn],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['R#*'] } },
+        }),
       );
     }
     return this;
@@ -133,7 +138,8 @@ export class TimeseriesStore extends Construct {
     fn.addToRolePolicy(new PolicyStatement({ actions: ['timestream:DescribeEndpoints', ...accountActions], resources: ['*'] }));
     Validations.of(fn.role!).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'timestream:DescribeEndpoints (endpoint discovery) and timestream:CancelQuery take no resource-level permissions; the table actions name the one table.',
+      reason:
+        'timestream:DescribeEndpoints (endpoint discovery) and timestream:CancelQuery take no resource-level permissions; the table actions name the one table.',
     });
     return this;
   }

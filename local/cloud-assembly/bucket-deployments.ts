@@ -13,10 +13,15 @@ import { resourcesOfType, targetOf, type AssemblyStack } from './template';
 
 /** The folder of a source asset (`<hash>.zip` in the asset bucket) in the cloud assembly. */
 const assetDirOf = (stack: AssemblyStack, objectKey: string): string | undefined => {
-  const manifest = JSON.parse(readFileSync(join(stack.dir, 'manifest.json'), 'utf8')) as { artifacts: Record<string, { type: string; properties?: { file?: string } }> };
-  const assetsFile = Object.values(manifest.artifacts).find((a) => a.type === 'cdk:asset-manifest' && a.properties?.file?.startsWith(`${stack.name}.`))?.properties?.file;
+  const manifest = JSON.parse(readFileSync(join(stack.dir, 'manifest.json'), 'utf8')) as {
+    artifacts: Record<string, { type: string; properties?: { file?: string } }>;
+  };
+  const assetsFile = Object.values(manifest.artifacts).find((a) => a.type === 'cdk:asset-manifest' && a.properties?.file?.startsWith(`${stack.name}.`))
+    ?.properties?.file;
   if (assetsFile && existsSync(join(stack.dir, assetsFile))) {
-    const { files } = JSON.parse(readFileSync(join(stack.dir, assetsFile), 'utf8')) as { files: Record<string, { source: { path: string }; destinations: Record<string, { objectKey: string }> }> };
+    const { files } = JSON.parse(readFileSync(join(stack.dir, assetsFile), 'utf8')) as {
+      files: Record<string, { source: { path: string }; destinations: Record<string, { objectKey: string }> }>;
+    };
     const found = Object.values(files).find((f) => Object.values(f.destinations).some((d) => d.objectKey === objectKey));
     if (found) return join(stack.dir, found.source.path);
   }
@@ -26,12 +31,21 @@ const assetDirOf = (stack: AssemblyStack, objectKey: string): string | undefined
 };
 
 /** `aws s3 sync`'s filter: `*` matches any characters, `/` included; `?` one. */
-const globOf = (pattern: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+const globOf = (pattern: string) =>
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
 
 /** Whether a file is copied: every file is, unless a filter says otherwise; the last filter that matches decides. */
 const included = (key: string, exclude: string[], include: string[]) => {
   let keep = true;
-  for (const [patterns, verdict] of [[exclude, false], [include, true]] as const) {
+  for (const [patterns, verdict] of [
+    [exclude, false],
+    [include, true],
+  ] as const) {
     if (patterns.some((p) => globOf(p).test(key))) keep = verdict;
   }
   return keep;

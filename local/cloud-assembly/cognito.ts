@@ -45,7 +45,17 @@ const POOL_PASSED: Record<string, string> = {
 };
 // Properties with no part in signing in here: deploy protection, billing tier, delivery of e-mail
 // and SMS (the local pool's messages go to its outbox), tags, and which MFA kinds a user may turn on.
-const POOL_IGNORED = new Set(['DeletionProtection', 'UserPoolTier', 'UserPoolTags', 'EmailConfiguration', 'SmsConfiguration', 'EnabledMfas', 'UserPoolAddOns', 'DeviceConfiguration', 'UserAttributeUpdateSettings']);
+const POOL_IGNORED = new Set([
+  'DeletionProtection',
+  'UserPoolTier',
+  'UserPoolTags',
+  'EmailConfiguration',
+  'SmsConfiguration',
+  'EnabledMfas',
+  'UserPoolAddOns',
+  'DeviceConfiguration',
+  'UserAttributeUpdateSettings',
+]);
 
 const CLIENT_PASSED = new Set([
   'ClientName',
@@ -77,8 +87,13 @@ const CLIENT_IGNORED = new Set(['UserPoolId', 'AnalyticsConfiguration', 'AuthSes
  * trigger cognito-local does not call, a trigger naming no function of the template
  */
 export const userPoolOf = (template: CfnTemplate, stackName: string): UserPoolSpec | undefined => {
-  const others = Object.entries(template.Resources).filter(([, r]) => r.Type.startsWith('AWS::Cognito::') && r.Type !== 'AWS::Cognito::UserPool' && r.Type !== 'AWS::Cognito::UserPoolClient');
-  if (others.length) throw new Error(`${others.map(([id, r]) => `${id} (${r.Type})`).join(', ')}: does not run here (the cloud-assembly runtime makes user pools and their clients only).`);
+  const others = Object.entries(template.Resources).filter(
+    ([, r]) => r.Type.startsWith('AWS::Cognito::') && r.Type !== 'AWS::Cognito::UserPool' && r.Type !== 'AWS::Cognito::UserPoolClient',
+  );
+  if (others.length)
+    throw new Error(
+      `${others.map(([id, r]) => `${id} (${r.Type})`).join(', ')}: does not run here (the cloud-assembly runtime makes user pools and their clients only).`,
+    );
   const pools = resourcesOfType(template, 'AWS::Cognito::UserPool');
   if (!pools.length) return undefined;
   if (pools.length > 1) throw new Error(`The template has ${pools.length} user pools; the cloud-assembly runtime runs one.`);
@@ -124,7 +139,8 @@ export const userPoolOf = (template: CfnTemplate, stackName: string): UserPoolSp
       clientSettings[key] = value;
     }
     // cognito-local makes a secret but never asks for SECRET_HASH: a call Cognito refuses would pass.
-    if (clientProps.GenerateSecret === true) throw new Error(`User pool client ${clientId}: a client secret (GenerateSecret) does not run here (cognito-local does not check SECRET_HASH).`);
+    if (clientProps.GenerateSecret === true)
+      throw new Error(`User pool client ${clientId}: a client secret (GenerateSecret) does not run here (cognito-local does not check SECRET_HASH).`);
     return { id: clientId, settings: clientSettings };
   });
   return { id, settings, clients, triggers };

@@ -91,7 +91,8 @@ export const createCustomResources = async (options: {
           throw new Error(`Custom resource ${id}: ${fnId} failed: ${error.name}: ${error.message}`);
         });
       const given = answer as CfnAnswer | undefined;
-      if (!given) throw new Error(`Custom resource ${id}: ${fnId} returned without answering at the ResponseURL (CloudFormation would wait an hour, then roll back).`);
+      if (!given)
+        throw new Error(`Custom resource ${id}: ${fnId} returned without answering at the ResponseURL (CloudFormation would wait an hour, then roll back).`);
       if (given.Status !== 'SUCCESS') throw new Error(`Custom resource ${id} failed: ${given.Reason ?? 'no reason given'}`);
       const attributes = Object.fromEntries(Object.entries(given.Data ?? {}).map(([k, v]) => [k, String(v)]));
       options.onCreated(id, { ref: given.PhysicalResourceId ?? requestId, attributes });

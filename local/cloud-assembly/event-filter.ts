@@ -10,7 +10,7 @@
 
 type Matcher = (value: unknown, present: boolean) => boolean;
 
-const escape = (text: string) => text.replace(/[.+^${}()|[\]\\?]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.+^${}()|[\]\\?]/g, '\\$&');
 
 const isScalar = (value: unknown) => value === null || ['string', 'number', 'boolean'].includes(typeof value);
 
@@ -39,7 +39,7 @@ const matcherOf = (rule: unknown): Matcher => {
     case 'equals-ignore-case':
       return (value) => text(value) && value.toLowerCase() === String(arg).toLowerCase();
     case 'wildcard': {
-      const pattern = new RegExp(`^${String(arg).split('*').map(escape).join('.*')}$`, 's');
+      const pattern = new RegExp(`^${String(arg).split('*').map(escapeRegExp).join('.*')}$`, 's');
       return (value) => text(value) && pattern.test(value);
     }
     case 'exists':

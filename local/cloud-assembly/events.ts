@@ -61,7 +61,8 @@ export const scheduledRulesOf = (template: CfnTemplate): ScheduledRuleSpec[] =>
   resourcesOfType(template, 'AWS::Events::Rule').map(([id, rule]) => {
     const props = rule.Properties ?? {};
     if (props.EventPattern !== undefined) throw new Error(`Rule ${id}: event patterns do not run here (scheduled rules only).`);
-    if (props.EventBusName !== undefined && props.EventBusName !== 'default') throw new Error(`Rule ${id}: EventBusName ${JSON.stringify(props.EventBusName)} does not run here (scheduled rules are on the default bus).`);
+    if (props.EventBusName !== undefined && props.EventBusName !== 'default')
+      throw new Error(`Rule ${id}: EventBusName ${JSON.stringify(props.EventBusName)} does not run here (scheduled rules are on the default bus).`);
     if (typeof props.ScheduleExpression !== 'string') throw new Error(`Rule ${id} has no ScheduleExpression.`);
     const state = props.State ?? 'ENABLED';
     if (state !== 'ENABLED' && state !== 'DISABLED') throw new Error(`Rule ${id}: State ${state} does not run here.`);
@@ -77,7 +78,9 @@ export const scheduledRulesOf = (template: CfnTemplate): ScheduledRuleSpec[] =>
       for (const key of Object.keys(target)) if (!TARGET_KNOWN.has(key)) throw new Error(`Rule ${id}, target ${target.Id}: ${key} does not run here.`);
       const functionId = targetOf(target.Arn);
       if (!functionId || template.Resources[functionId]?.Type !== 'AWS::Lambda::Function') {
-        throw new Error(`Rule ${id}, target ${target.Id}: ${JSON.stringify(target.Arn)} is not a Lambda function of the template (only Lambda targets run here).`);
+        throw new Error(
+          `Rule ${id}, target ${target.Id}: ${JSON.stringify(target.Arn)} is not a Lambda function of the template (only Lambda targets run here).`,
+        );
       }
       return { id: String(target.Id), functionId, ...(target.Input !== undefined ? { input: JSON.parse(target.Input) } : {}) };
     });

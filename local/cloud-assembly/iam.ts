@@ -26,7 +26,10 @@ const list = (value: string | string[] | undefined): string[] => (value === unde
 
 /** IAM's wildcard match: `*` any run of characters, `?` one; actions ignore case, resources do not. */
 export const wildcardMatch = (pattern: string, value: string, ignoreCase = false) => {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${source}$`, ignoreCase ? 'is' : 's').test(value);
 };
 
@@ -102,7 +105,13 @@ const dynamoTableArn = (ctx: ArnContext, table: string, index?: string) =>
 
 // DynamoDB's transaction items are authorized as the item actions inside them.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html
-const TRANSACT_ACTIONS: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem', Get: 'GetItem' };
+const TRANSACT_ACTIONS: Record<string, string> = {
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  ConditionCheck: 'ConditionCheckItem',
+  Get: 'GetItem',
+};
 
 /** The accesses of a DynamoDB JSON request (`X-Amz-Target: DynamoDB_20120810.<Operation>`). */
 export const dynamoAccesses = (ctx: ArnContext, operation: string, body: any): Access[] => {
@@ -113,10 +122,14 @@ export const dynamoAccesses = (ctx: ArnContext, operation: string, body: any): A
     ...(index ? { index } : {}),
   });
   /** The `pk` of a batch write's request: its Item's (put) or Key's (delete). */
-  const partitionKey = (request: { PutRequest?: { Item?: any }; DeleteRequest?: { Key?: any } }): string => String((request.PutRequest?.Item ?? request.DeleteRequest?.Key)?.pk?.S ?? '');
+  const partitionKey = (request: { PutRequest?: { Item?: any }; DeleteRequest?: { Key?: any } }): string =>
+    String((request.PutRequest?.Item ?? request.DeleteRequest?.Key)?.pk?.S ?? '');
   switch (operation) {
     case 'BatchWriteItem':
-      return Object.entries(body.RequestItems ?? {}).map(([table, requests]) => ({ ...one(operation, table), leadingKeys: (requests as any[]).map(partitionKey) }));
+      return Object.entries(body.RequestItems ?? {}).map(([table, requests]) => ({
+        ...one(operation, table),
+        leadingKeys: (requests as any[]).map(partitionKey),
+      }));
     case 'BatchGetItem':
       return Object.keys(body.RequestItems ?? {}).map((table) => one(operation, table));
     case 'TransactWriteItems':
@@ -197,7 +210,9 @@ export const iotAccesses = (ctx: ArnContext, method: string, url: string): Acces
   if (method === 'GET' && path === '/endpoint') return [{ action: 'iot:DescribeEndpoint', resource: '*' }];
   const domain = /^\/domainConfigurations\/([^/]+)$/.exec(path)?.[1];
   if (method === 'GET' && domain) {
-    return [{ action: 'iot:DescribeDomainConfiguration', resource: `arn:aws:iot:${ctx.region}:${ctx.account}:domainconfiguration/${decodeURIComponent(domain)}` }];
+    return [
+      { action: 'iot:DescribeDomainConfiguration', resource: `arn:aws:iot:${ctx.region}:${ctx.account}:domainconfiguration/${decodeURIComponent(domain)}` },
+    ];
   }
   return undefined;
 };
@@ -231,7 +246,15 @@ export const s3Accesses = (method: string, url: string, headers: IncomingMessage
     if (method === 'PUT') return [on('CreateBucket', s3Arn(bucket))];
     if (method === 'DELETE') return [on('DeleteBucket', s3Arn(bucket))];
     if (method === 'POST' && searchParams.has('delete')) {
-      return [...body.matchAll(/<Key>([\s\S]*?)<\/Key>/g)].map(([, k]) => on('DeleteObject', s3Arn(bucket, k.replace(/&(amp|lt|gt|quot|apos);/g, (_e, n: string) => XML_ENTITIES[n]))));
+      return [...body.matchAll(/<Key>([\s\S]*?)<\/Key>/g)].map(([, k]) =>
+        on(
+          'DeleteObject',
+          s3Arn(
+            bucket,
+            k.replace(/&(amp|lt|gt|quot|apos);/g, (_e, n: string) => XML_ENTITIES[n]),
+          ),
+        ),
+      );
     }
     return undefined;
   }
@@ -437,7 +460,10 @@ export const startRecordingProxy = async (options: {
           res.end(head ? undefined : denied.body);
         };
         const notAuthorized = (access: Access) => {
-          const why = evaluate(options.statements(), access.action, access.resource, access.leadingKeys) === 'explicit-deny' ? 'with an explicit deny in an identity-based policy' : `because no identity-based policy allows the ${access.action} action`;
+          const why =
+            evaluate(options.statements(), access.action, access.resource, access.leadingKeys) === 'explicit-deny'
+              ? 'with an explicit deny in an identity-based policy'
+              : `because no identity-based policy allows the ${access.action} action`;
           return `User: arn:aws:sts::${options.arnContext.account}:assumed-role/${options.roleName}/${options.functionName} is not authorized to perform: ${access.action} on resource: ${access.resource} ${why}`;
         };
         // Only an S3 CORS preflight asks for nothing.

@@ -33,7 +33,11 @@ export const iotAuthorizerOf = (template: CfnTemplate): IotAuthorizerSpec | unde
   const domain = resourcesOfType(template, 'AWS::IoT::DomainConfiguration').find(([, d]) => d.Properties?.AuthenticationType === 'CUSTOM_AUTH');
   const id = domain ? targetOf(domain[1].Properties?.AuthorizerConfig?.DefaultAuthorizerName) : authorizers.length === 1 ? authorizers[0][0] : undefined;
   if (!id || template.Resources[id]?.Type !== 'AWS::IoT::Authorizer') {
-    throw new Error(domain ? `Domain configuration ${domain[0]} names no authorizer of the template as its default.` : 'The template has several IoT authorizers and no domain configuration choosing one.');
+    throw new Error(
+      domain
+        ? `Domain configuration ${domain[0]} names no authorizer of the template as its default.`
+        : 'The template has several IoT authorizers and no domain configuration choosing one.',
+    );
   }
   const props = template.Resources[id].Properties ?? {};
   // With signing enabled IoT Core checks a token signature before calling the Lambda: not emulated.
@@ -61,10 +65,12 @@ export interface TopicRuleSpec {
 
 /** Whether a role's trust policy lets a service assume it. */
 const trusts = (role: Record<string, any> | undefined, service: string) =>
-  [role?.Properties?.AssumeRolePolicyDocument?.Statement ?? []].flat().some(
-    (s: { Effect: string; Action: string | string[]; Principal?: { Service?: string | string[] } }) =>
-      s.Effect === 'Allow' && [s.Action].flat().includes('sts:AssumeRole') && [s.Principal?.Service ?? []].flat().includes(service),
-  );
+  [role?.Properties?.AssumeRolePolicyDocument?.Statement ?? []]
+    .flat()
+    .some(
+      (s: { Effect: string; Action: string | string[]; Principal?: { Service?: string | string[] } }) =>
+        s.Effect === 'Allow' && [s.Action].flat().includes('sts:AssumeRole') && [s.Principal?.Service ?? []].flat().includes(service),
+    );
 
 /**
  * The enabled topic rules of a template, their values resolved.
@@ -78,10 +84,13 @@ export const topicRulesOf = (template: CfnTemplate, resolve: (value: unknown) =>
       const payload = rule.Properties!.TopicRulePayload;
       const sqsOf = (action: Record<string, any>, where: string): SqsActionSpec => {
         const kinds = Object.keys(action);
-        if (kinds.length !== 1 || kinds[0] !== 'Sqs') throw new Error(`Topic rule ${id}: the ${where} ${kinds.join(', ')} does not run here (SQS actions only).`);
+        if (kinds.length !== 1 || kinds[0] !== 'Sqs')
+          throw new Error(`Topic rule ${id}: the ${where} ${kinds.join(', ')} does not run here (SQS actions only).`);
         const roleId = targetOf(action.Sqs.RoleArn);
-        if (!roleId || template.Resources[roleId]?.Type !== 'AWS::IAM::Role') throw new Error(`Topic rule ${id}: the ${where}'s role is not a role of the template.`);
-        if (!trusts(template.Resources[roleId], 'iot.amazonaws.com')) throw new Error(`Topic rule ${id}: iot.amazonaws.com may not assume ${roleId} (its trust policy does not allow it): CreateTopicRule refuses this.`);
+        if (!roleId || template.Resources[roleId]?.Type !== 'AWS::IAM::Role')
+          throw new Error(`Topic rule ${id}: the ${where}'s role is not a role of the template.`);
+        if (!trusts(template.Resources[roleId], 'iot.amazonaws.com'))
+          throw new Error(`Topic rule ${id}: iot.amazonaws.com may not assume ${roleId} (its trust policy does not allow it): CreateTopicRule refuses this.`);
         return { queueUrl: String(resolve(action.Sqs.QueueUrl)), roleId, useBase64: action.Sqs.UseBase64 === true };
       };
       return {
@@ -119,7 +128,11 @@ export const brokerRuleOf = (spec: TopicRuleSpec, send: (action: SqsActionSpec, 
       await Promise.all(
         spec.actions.map((action) =>
           send(action, bodyOf(action, message)).catch((error: Error) => {
-            failures.push({ failedAction: 'SqsAction', failedResource: action.queueUrl, errorMessage: `Failed to send a message to the queue: ${error.name}: ${error.message}` });
+            failures.push({
+              failedAction: 'SqsAction',
+              failedResource: action.queueUrl,
+              errorMessage: `Failed to send a message to the queue: ${error.name}: ${error.message}`,
+            });
           }),
         ),
       );
@@ -128,7 +141,14 @@ export const brokerRuleOf = (spec: TopicRuleSpec, send: (action: SqsActionSpec, 
         log(`topic rule ${spec.name}: ${failures.map((f) => f.errorMessage).join('; ')} (no error action)`);
         return;
       }
-      const errorMessage = { ruleName: spec.name, topic, cloudwatchTraceId: randomUUID(), clientId, base64OriginalPayload: payload.toString('base64'), failures };
+      const errorMessage = {
+        ruleName: spec.name,
+        topic,
+        cloudwatchTraceId: randomUUID(),
+        clientId,
+        base64OriginalPayload: payload.toString('base64'),
+        failures,
+      };
       await send(spec.errorAction, bodyOf(spec.errorAction, errorMessage)).catch((error: Error) => {
         log(`topic rule ${spec.name}: the error action failed too (${error.name}: ${error.message}); the message is lost, as on IoT Core`);
       });

@@ -29,7 +29,9 @@ export interface RuleStatement {
 /** SQL this runtime does not evaluate: the message names the part. */
 export class UnsupportedSqlError extends Error {
   constructor(sql: string, part: string) {
-    super(`IoT SQL ${JSON.stringify(sql)}: ${part} is not supported by the cloud-assembly runtime (SELECT of *, encode(*, 'base64'), topic(), topic(n), timestamp(), clientid() AS <name> FROM '<topic>' only)`);
+    super(
+      `IoT SQL ${JSON.stringify(sql)}: ${part} is not supported by the cloud-assembly runtime (SELECT of *, encode(*, 'base64'), topic(), topic(n), timestamp(), clientid() AS <name> FROM '<topic>' only)`,
+    );
     this.name = 'UnsupportedSqlError';
   }
 }
@@ -101,7 +103,8 @@ export const parseRuleSql = (sql: string, version = '2015-10-08'): RuleStatement
           } catch {
             payload = undefined;
           }
-          if (!payload || typeof payload !== 'object' || Array.isArray(payload)) throw new Error(`SELECT * over a payload that is not a JSON object (topic ${input.topic})`);
+          if (!payload || typeof payload !== 'object' || Array.isArray(payload))
+            throw new Error(`SELECT * over a payload that is not a JSON object (topic ${input.topic})`);
           Object.assign(result, payload);
         } else {
           const value = part.value(input);

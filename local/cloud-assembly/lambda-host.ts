@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { ResponseStream } from '../lambda-streaming';
+import type { ResponseStream } from '../lambda-streaming';
 import { newTraceHeader } from './xray-daemon';
 
 /** What a Lambda function of a template runs with. */
@@ -143,12 +143,20 @@ export class LocalLambda {
             events = undefined;
           }
           if (!name || !Array.isArray(events) || events.some((e) => e !== 'INVOKE') || !this.worker) {
-            answer(res, 400, { errorMessage: 'An internal extension registers with a Lambda-Extension-Name and events among ["INVOKE"].', errorType: 'InvalidRequestFormat' });
+            answer(res, 400, {
+              errorMessage: 'An internal extension registers with a Lambda-Extension-Name and events among ["INVOKE"].',
+              errorType: 'InvalidRequestFormat',
+            });
             return;
           }
           const identifier = randomUUID();
           this.extension = { worker: this.worker, identifier, waiting: [] };
-          answer(res, 200, { functionName: this.spec.name, functionVersion: '$LATEST', handler: this.spec.handler }, { 'Lambda-Extension-Identifier': identifier });
+          answer(
+            res,
+            200,
+            { functionName: this.spec.name, functionVersion: '$LATEST', handler: this.spec.handler },
+            { 'Lambda-Extension-Identifier': identifier },
+          );
           return;
         }
         if (req.method === 'GET' && req.url === '/2020-01-01/extension/event/next') {
@@ -184,7 +192,14 @@ export class LocalLambda {
     await worker.terminate();
   }
 
-  private onMessage(message: { type: string; id: string; result?: unknown; error?: { name: string; message: string; stack?: string }; contentType?: string; data?: Uint8Array }) {
+  private onMessage(message: {
+    type: string;
+    id: string;
+    result?: unknown;
+    error?: { name: string; message: string; stack?: string };
+    contentType?: string;
+    data?: Uint8Array;
+  }) {
     const call = this.pending.get(message.id);
     if (!call) return;
     if (message.type === 'chunk') {

@@ -76,7 +76,8 @@ parentPort.on('message', async ({ type, id, event, context, stream, traceHeader 
       parentPort.postMessage({ type: 'result', id, result });
       return;
     }
-    if (!isStreamingHandler(handler)) throw new Error('The integration streams (ResponseTransferMode STREAM) but the handler is not wrapped by awslambda.streamifyResponse.');
+    if (!isStreamingHandler(handler))
+      throw new Error('The integration streams (ResponseTransferMode STREAM) but the handler is not wrapped by awslambda.streamifyResponse.');
     const out = new ResponseStream();
     out.on('data', (data) => parentPort.postMessage({ type: 'chunk', id, contentType: out.contentType, data }));
     const ended = new Promise((resolve, reject) => out.once('end', resolve).once('error', reject));

@@ -40,17 +40,7 @@ import { brokerRuleOf, IOT_CORE_MQTTS_PORT, iotAuthorizerOf, startIotControlPlan
 import { ENDPOINT_VARIABLES, localStreamArn, startRecordingProxy, unusedGrants, wildcardMatch, type CallRecord, type PolicyStatement } from './iam';
 import { LocalLambda } from './lambda-host';
 import { synthesize } from './synth';
-import {
-  functionsIn,
-  readAssembly,
-  resolver,
-  resourcesOfType,
-  targetOf,
-  type AssemblyStack,
-  type CfnResource,
-  type Physical,
-  type Pseudo,
-} from './template';
+import { functionsIn, readAssembly, resolver, resourcesOfType, targetOf, type AssemblyStack, type CfnResource, type Physical, type Pseudo } from './template';
 
 /** What the cloud-assembly runtime is started with: the local runtime's options, and the assembly. */
 export interface CloudAssemblyOptions extends LocalRuntimeOptions {
@@ -122,11 +112,25 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
   const stops: Array<() => Promise<void>> = [];
   const calls: CallRecord[] = [];
   let finalReport: CloudAssemblyReport | undefined;
-  let makeReport: () => CloudAssemblyReport = () => ({ stack: '', routes: 0, functions: [], initErrors: [], eventSourceMappings: 0, topicRules: 0, userPoolTriggers: 0, scheduledRules: 0, invokeRefusals: [], calls: 0, refused: [], unused: [], traces: {} });
+  let makeReport: () => CloudAssemblyReport = () => ({
+    stack: '',
+    routes: 0,
+    functions: [],
+    initErrors: [],
+    eventSourceMappings: 0,
+    topicRules: 0,
+    userPoolTriggers: 0,
+    scheduledRules: 0,
+    invokeRefusals: [],
+    calls: 0,
+    refused: [],
+    unused: [],
+    traces: {},
+  });
   const stop = async () => {
     finalReport ??= makeReport();
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
-    if (options.reportFile) writeFileSync(options.reportFile, JSON.stringify(finalReport, null, 2) + '\n');
+    if (options.reportFile) writeFileSync(options.reportFile, `${JSON.stringify(finalReport, null, 2)}\n`);
   };
   try {
     let dir = options.assemblyDir;
@@ -151,7 +155,12 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     const sqs = await startFauxqs({ port: 0, logger: false });
     stops.push(() => sqs.stop());
     // The local S3: fauxqs's, behind the front that checks signatures, expiry and checksums as S3 does.
-    const s3 = await startLocalS3({ engine: sqs.address, port: options.s3Port, credentials: { [LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID]: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY }, dataDir });
+    const s3 = await startLocalS3({
+      engine: sqs.address,
+      port: options.s3Port,
+      credentials: { [LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID]: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
+      dataDir,
+    });
     stops.push(s3.stop);
 
     const region = LOCAL_AWS_ENV.AWS_REGION;
@@ -180,7 +189,9 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
         BillingMode: 'PAY_PER_REQUEST',
         KeySchema: props.KeySchema,
         AttributeDefinitions: props.AttributeDefinitions,
-        ...(props.GlobalSecondaryIndexes ? { GlobalSecondaryIndexes: props.GlobalSecondaryIndexes.map(({ ContributorInsightsSpecification: _c, ...g }: Record<string, unknown>) => g) } : {}),
+        ...(props.GlobalSecondaryIndexes
+          ? { GlobalSecondaryIndexes: props.GlobalSecondaryIndexes.map(({ ContributorInsightsSpecification: _c, ...g }: Record<string, unknown>) => g) }
+          : {}),
         ...(props.LocalSecondaryIndexes ? { LocalSecondaryIndexes: props.LocalSecondaryIndexes } : {}),
         ...(props.StreamSpecification ? { StreamSpecification: { StreamEnabled: true, StreamViewType: props.StreamSpecification.StreamViewType } } : {}),
       });
@@ -197,12 +208,22 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     client.destroy();
 
     // Queues: those without a redrive policy (the DLQs) first, so that redrive targets exist.
-    const queues = resourcesOfType(template, 'AWS::SQS::Queue').sort(([, a], [, b]) => Number(Boolean(a.Properties?.RedrivePolicy)) - Number(Boolean(b.Properties?.RedrivePolicy)));
+    const queues = resourcesOfType(template, 'AWS::SQS::Queue').sort(
+      ([, a], [, b]) => Number(Boolean(a.Properties?.RedrivePolicy)) - Number(Boolean(b.Properties?.RedrivePolicy)),
+    );
     for (const [id, queue] of queues) {
       const props = queue.Properties ?? {};
       const name = nameOf(id, props.QueueName);
       const attributes: Record<string, string> = {};
-      for (const key of ['VisibilityTimeout', 'MessageRetentionPeriod', 'DelaySeconds', 'ReceiveMessageWaitTimeSeconds', 'MaximumMessageSize', 'FifoQueue', 'ContentBasedDeduplication']) {
+      for (const key of [
+        'VisibilityTimeout',
+        'MessageRetentionPeriod',
+        'DelaySeconds',
+        'ReceiveMessageWaitTimeSeconds',
+        'MaximumMessageSize',
+        'FifoQueue',
+        'ContentBasedDeduplication',
+      ]) {
         if (props[key] !== undefined) attributes[key] = String(resolve(props[key]));
       }
       if (props.RedrivePolicy) attributes.RedrivePolicy = JSON.stringify(resolve(props.RedrivePolicy));
@@ -217,7 +238,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     const deployOnly = new Set(resourcesOfType(template, 'Custom::CDKBucketDeployment').map(([, r]) => targetOf(r.Properties?.ServiceToken)));
     const functions = resourcesOfType(template, 'AWS::Lambda::Function').filter(([id]) => !deployOnly.has(id));
     for (const [id] of functions) physical.set(id, { ref: id, attributes: { Arn: `arn:aws:lambda:${region}:${ACCOUNT}:function:${id}` } });
-    for (const [id] of resourcesOfType(template, 'AWS::IAM::Role')) physical.set(id, { ref: id, attributes: { Arn: `arn:aws:iam::${ACCOUNT}:role/${id}`, RoleId: id } });
+    for (const [id] of resourcesOfType(template, 'AWS::IAM::Role'))
+      physical.set(id, { ref: id, attributes: { Arn: `arn:aws:iam::${ACCOUNT}:role/${id}`, RoleId: id } });
     for (const [id, group] of resourcesOfType(template, 'AWS::Logs::LogGroup')) {
       const name = nameOf(id, group.Properties?.LogGroupName);
       physical.set(id, { ref: name, attributes: { Arn: `arn:aws:logs:${region}:${ACCOUNT}:log-group:${name}:*` } });
@@ -226,11 +248,18 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     for (const [id] of restApis) physical.set(id, { ref: API_ID, attributes: { RootResourceId: 'root' } });
     for (const [id, stage] of stages) physical.set(id, { ref: stage.Properties!.StageName, attributes: {} });
     for (const [id] of resourcesOfType(template, 'AWS::ApiGateway::Authorizer')) physical.set(id, { ref: id, attributes: { AuthorizerId: id } });
-    for (const [id, db] of resourcesOfType(template, 'AWS::Timestream::Database')) physical.set(id, { ref: nameOf(id, db.Properties?.DatabaseName), attributes: { Arn: `arn:aws:timestream:${region}:${ACCOUNT}:database/${nameOf(id, db.Properties?.DatabaseName)}` } });
+    for (const [id, db] of resourcesOfType(template, 'AWS::Timestream::Database'))
+      physical.set(id, {
+        ref: nameOf(id, db.Properties?.DatabaseName),
+        attributes: { Arn: `arn:aws:timestream:${region}:${ACCOUNT}:database/${nameOf(id, db.Properties?.DatabaseName)}` },
+      });
     for (const [id, table] of resourcesOfType(template, 'AWS::Timestream::Table')) {
       const database = resolve(table.Properties?.DatabaseName);
       const name = nameOf(id, table.Properties?.TableName);
-      physical.set(id, { ref: `${database}|${name}`, attributes: { Name: name, Arn: `arn:aws:timestream:${region}:${ACCOUNT}:database/${database}/table/${name}` } });
+      physical.set(id, {
+        ref: `${database}|${name}`,
+        attributes: { Name: name, Arn: `arn:aws:timestream:${region}:${ACCOUNT}:database/${database}/table/${name}` },
+      });
     }
     for (const [id, rule] of resourcesOfType(template, 'AWS::Events::Rule')) {
       const name = nameOf(id, rule.Properties?.Name);
@@ -272,9 +301,16 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       const poolId = cognito.userPoolId;
       physical.set(userPool.id, {
         ref: poolId,
-        attributes: { Arn: `arn:aws:cognito-idp:${region}:${ACCOUNT}:userpool/${poolId}`, ProviderName: `cognito-idp.${region}.amazonaws.com/${poolId}`, ProviderURL: `https://cognito-idp.${region}.amazonaws.com/${poolId}`, UserPoolId: poolId },
+        attributes: {
+          Arn: `arn:aws:cognito-idp:${region}:${ACCOUNT}:userpool/${poolId}`,
+          ProviderName: `cognito-idp.${region}.amazonaws.com/${poolId}`,
+          ProviderURL: `https://cognito-idp.${region}.amazonaws.com/${poolId}`,
+          UserPoolId: poolId,
+        },
       });
-      userPool.clients.forEach((c, i) => physical.set(c.id, { ref: cognito!.clientIds[i], attributes: { ClientId: cognito!.clientIds[i], Name: String(resolve(c.settings.ClientName)) } }));
+      for (const [i, c] of userPool.clients.entries()) {
+        physical.set(c.id, { ref: cognito!.clientIds[i], attributes: { ClientId: cognito!.clientIds[i], Name: String(resolve(c.settings.ClientName)) } });
+      }
     }
 
     const held = await holdPort(options.port || 0);
@@ -289,14 +325,27 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     // their CORS rules, the console's distribution standing for the console served here.
     for (const [id, bucket] of resourcesOfType(template, 'AWS::S3::Bucket')) {
       const props = bucket.Properties ?? {};
-      const name = typeof props.BucketName === 'string' ? props.BucketName : `${assembly.name}-${id}`.toLowerCase().replace(/[^a-z0-9.-]/g, '-').slice(0, 63);
+      const name =
+        typeof props.BucketName === 'string'
+          ? props.BucketName
+          : `${assembly.name}-${id}`
+              .toLowerCase()
+              .replace(/[^a-z0-9.-]/g, '-')
+              .slice(0, 63);
       physical.set(id, {
         ref: name,
-        attributes: { Arn: `arn:aws:s3:::${name}`, DomainName: `${name}.s3.amazonaws.com`, RegionalDomainName: `${name}.s3.${region}.amazonaws.com`, DualStackDomainName: `${name}.s3.dualstack.${region}.amazonaws.com` },
+        attributes: {
+          Arn: `arn:aws:s3:::${name}`,
+          DomainName: `${name}.s3.amazonaws.com`,
+          RegionalDomainName: `${name}.s3.${region}.amazonaws.com`,
+          DualStackDomainName: `${name}.s3.dualstack.${region}.amazonaws.com`,
+        },
       });
       const rules = ((resolve(props.CorsConfiguration?.CorsRules ?? []) ?? []) as Array<Record<string, any>>).map(
         (rule): CorsRule => ({
-          allowedOrigins: (rule.AllowedOrigins ?? []).flatMap((o: string) => (o === `https://${CONSOLE_DOMAIN}` ? [localApiUrl, `http://localhost:${port}`] : [o])),
+          allowedOrigins: (rule.AllowedOrigins ?? []).flatMap((o: string) =>
+            o === `https://${CONSOLE_DOMAIN}` ? [localApiUrl, `http://localhost:${port}`] : [o],
+          ),
           allowedMethods: rule.AllowedMethods ?? [],
           allowedHeaders: (rule.AllowedHeaders ?? []).map((h: string) => h.toLowerCase()),
           exposedHeaders: rule.ExposedHeaders ?? [],
@@ -313,7 +362,9 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       if (!roleId) return [];
       const role = template.Resources[roleId];
       const inline = (role?.Properties?.Policies ?? []).flatMap((p: { PolicyDocument: { Statement: unknown[] } }) => p.PolicyDocument.Statement);
-      const attached = policies.filter(([, p]) => (p.Properties?.Roles ?? []).some((r: unknown) => targetOf(r) === roleId)).flatMap(([, p]) => p.Properties!.PolicyDocument.Statement);
+      const attached = policies
+        .filter(([, p]) => (p.Properties?.Roles ?? []).some((r: unknown) => targetOf(r) === roleId))
+        .flatMap(([, p]) => p.Properties!.PolicyDocument.Statement);
       return resolve([...inline, ...attached]) as PolicyStatement[];
     };
 
@@ -363,7 +414,14 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       const ruleClients = new Map<string, SQSClient>();
       for (const roleId of new Set(topicRules.flatMap((r) => [...r.actions, ...(r.errorAction ? [r.errorAction] : [])].map((a) => a.roleId)))) {
         roles[roleId] = statementsOfRole(roleId);
-        const proxy = await startRecordingProxy({ functionName: roleId, roleName: roleId, statements: () => roles[roleId], upstreams: { sqs: sqs.address }, arnContext: { region, account: ACCOUNT }, record: (c) => calls.push(c) });
+        const proxy = await startRecordingProxy({
+          functionName: roleId,
+          roleName: roleId,
+          statements: () => roles[roleId],
+          upstreams: { sqs: sqs.address },
+          arnContext: { region, account: ACCOUNT },
+          record: (c) => calls.push(c),
+        });
         stops.push(proxy.stop);
         const client = new SQSClient({ endpoint: proxy.endpoints.sqs, useQueueUrlAsEndpoint: false });
         stops.push(async () => client.destroy());
@@ -409,7 +467,10 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       stops.push(mqtt.stop);
       mqttUrls = { url: mqtt.url, tlsUrl: mqtt.tlsUrl };
       const domains = Object.fromEntries(
-        resourcesOfType(template, 'AWS::IoT::DomainConfiguration').map(([id, d]) => [physical.get(id)!.ref, { arn: physical.get(id)!.attributes.Arn, domainName: mqttHost, serviceType: d.Properties?.ServiceType }]),
+        resourcesOfType(template, 'AWS::IoT::DomainConfiguration').map(([id, d]) => [
+          physical.get(id)!.ref,
+          { arn: physical.get(id)!.attributes.Arn, domainName: mqttHost, serviceType: d.Properties?.ServiceType },
+        ]),
       );
       const controlPlane = await startIotControlPlane({ domains, dataEndpoint: dataHost });
       stops.push(controlPlane.stop);
@@ -441,9 +502,18 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       if (!asset) throw new Error(`${id} has no bundled asset (aws:asset:path): inline or prebuilt code cannot be checked here.`);
       roles[id] = statementsOf(fn);
       const roleName = targetOf(props.Role) ?? 'none';
-      const proxy = await startRecordingProxy({ functionName: id, roleName, statements: () => roles[id], upstreams, arnContext: { region, account: ACCOUNT }, record: (c) => calls.push(c) });
+      const proxy = await startRecordingProxy({
+        functionName: id,
+        roleName,
+        statements: () => roles[id],
+        upstreams,
+        arnContext: { region, account: ACCOUNT },
+        record: (c) => calls.push(c),
+      });
       stops.push(proxy.stop);
-      const variables = Object.fromEntries(Object.entries((resolve(props.Environment?.Variables ?? {}) as Record<string, string>)).map(([k, v]) => [k, localize(String(v), proxy.endpoints)]));
+      const variables = Object.fromEntries(
+        Object.entries(resolve(props.Environment?.Variables ?? {}) as Record<string, string>).map(([k, v]) => [k, localize(String(v), proxy.endpoints)]),
+      );
       const traced = props.TracingConfig?.Mode === 'Active';
       const daemon = traced ? await startXrayDaemon() : undefined;
       if (daemon) {
@@ -482,7 +552,14 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     const providers = new Set(customResourcesOf(template).map(([id]) => providerOf(template, id)));
     for (const [id, fn] of functions) if (providers.has(id)) await createFunction(id, fn);
     await Promise.all([...lambdas.values()].map((l) => l.start()));
-    await createCustomResources({ template, resolve, stackId: pseudo['AWS::StackId'], lambdaOf: (fnId) => lambdas.get(fnId)!, onCreated: (id, p) => physical.set(id, p), log });
+    await createCustomResources({
+      template,
+      resolve,
+      stackId: pseudo['AWS::StackId'],
+      lambdaOf: (fnId) => lambdas.get(fnId)!,
+      onCreated: (id, p) => physical.set(id, p),
+      log,
+    });
     for (const [id, fn] of functions) if (!providers.has(id)) await createFunction(id, fn);
     await Promise.all([...lambdas.values()].map((l) => l.start()));
 
@@ -495,9 +572,13 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       const [fnId] = functionsIn(template, props.AuthorizerUri);
       const lambda = lambdas.get(fnId);
       if (!lambda) throw new Error(`Authorizer ${authorizerId} names no function of the template.`);
-      const sources = String(props.IdentitySource ?? '').split(',').map((source) => source.trim()).filter(Boolean);
+      const sources = String(props.IdentitySource ?? '')
+        .split(',')
+        .map((source) => source.trim())
+        .filter(Boolean);
       const headers = sources.map((source) => /^method\.request\.header\.(.+)$/.exec(source)?.[1]);
-      if (headers.some((header) => !header)) throw new Error(`Authorizer ${authorizerId}: identity source ${props.IdentitySource} is not a header; only header identity sources run here.`);
+      if (headers.some((header) => !header))
+        throw new Error(`Authorizer ${authorizerId}: identity source ${props.IdentitySource} is not a header; only header identity sources run here.`);
       const allowed = mayInvoke(fnId, `${executeApiArn}/authorizers/${authorizerId}`);
       gatewayAuthorizers[authorizerId] = {
         functionName: fnId,
@@ -537,11 +618,15 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     const bucketsDir = dataDir ? join(dataDir, 'buckets') : mkdtempSync(join(tmpdir(), 'fleetstream-buckets-'));
     if (!dataDir) stops.push(async () => rmSync(bucketsDir, { recursive: true, force: true }));
     const consoleBucket = [...deployBuckets(stack, resolve, bucketsDir).values()].find((d) => existsSync(join(d, 'config.json')));
-    const consoleConfig = consoleBucket === undefined ? undefined : (JSON.parse(localize(readFileSync(join(consoleBucket, 'config.json'), 'utf8'))) as ConsoleConfig);
-    if (consoleBucket) log(`serving the console from the template's bucket deployments${options.consoleDistDir ? ` (its files from ${options.consoleDistDir})` : ''}`);
+    const consoleConfig =
+      consoleBucket === undefined ? undefined : (JSON.parse(localize(readFileSync(join(consoleBucket, 'config.json'), 'utf8'))) as ConsoleConfig);
+    if (consoleBucket)
+      log(`serving the console from the template's bucket deployments${options.consoleDistDir ? ` (its files from ${options.consoleDistDir})` : ''}`);
     await held.release();
     // The stage's throttling, as its method settings on every resource and method say.
-    const everything = ((stages[0]?.[1].Properties?.MethodSettings ?? []) as Array<Record<string, unknown>>).find((m) => m.ResourcePath === '/*' && m.HttpMethod === '*');
+    const everything = ((stages[0]?.[1].Properties?.MethodSettings ?? []) as Array<Record<string, unknown>>).find(
+      (m) => m.ResourcePath === '/*' && m.HttpMethod === '*',
+    );
     const throttle =
       typeof everything?.ThrottlingRateLimit === 'number' && typeof everything?.ThrottlingBurstLimit === 'number'
         ? { rateLimit: everything.ThrottlingRateLimit, burstLimit: everything.ThrottlingBurstLimit }
@@ -562,13 +647,16 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
       authorizers: gatewayAuthorizers,
       gatewayResponses,
       loadHandler: async (fnId) => {
-        if (fnId.startsWith(NO_PERMISSION)) throw new Error(`Execution failed due to configuration error: invalid permissions on Lambda function ${fnId.slice(NO_PERMISSION.length)}`);
+        if (fnId.startsWith(NO_PERMISSION))
+          throw new Error(`Execution failed due to configuration error: invalid permissions on Lambda function ${fnId.slice(NO_PERMISSION.length)}`);
         const lambda = lambdas.get(fnId)!;
         if (lambda.streaming) {
-          const streamed = async (event: unknown, stream: ResponseStream, context: { awsRequestId: string }) => lambda.invokeStreaming(event, stream, context.awsRequestId);
+          const streamed = async (event: unknown, stream: ResponseStream, context: { awsRequestId: string }) =>
+            lambda.invokeStreaming(event, stream, context.awsRequestId);
           return localAwsLambda.streamifyResponse(streamed as never) as never;
         }
-        return (async (event: unknown, context: { awsRequestId: string }) => (await lambda.invoke(event, context.awsRequestId)) as APIGatewayProxyResult) as never;
+        return (async (event: unknown, context: { awsRequestId: string }) =>
+          (await lambda.invoke(event, context.awsRequestId)) as APIGatewayProxyResult) as never;
       },
     });
     stops.push(
@@ -624,7 +712,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     // Scheduled rules: each enabled rule fires its targets at its rate (or the test's interval),
     // one run at a time; EventBridge invokes a function only with its resource policy's leave.
     const sweepRuleId = targetOf(template.Outputs?.RolloutSweepRuleName?.Value);
-    if (options.sweepIntervalSeconds !== undefined && !sweepRuleId) throw new Error('The template has no RolloutSweepRuleName output: cannot change the sweep\'s interval.');
+    if (options.sweepIntervalSeconds !== undefined && !sweepRuleId)
+      throw new Error("The template has no RolloutSweepRuleName output: cannot change the sweep's interval.");
     const schedules: RunningSchedule[] = [];
     for (const rule of rules) {
       const ruleArn = physical.get(rule.id)!.attributes.Arn;
@@ -640,7 +729,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
         if (refusal) {
           invokeRefusals.push(`${rule.id} (${rule.expression}): ${refusal}`);
           log(`${refusal}: every firing of the rule fails (FailedInvocations)`);
-        } else log(`rule ${rule.id} (${rule.expression}${intervalMs === rule.intervalMs ? '' : `, here every ${intervalMs / 1000} s`}) → ${target.functionId}…`);
+        } else
+          log(`rule ${rule.id} (${rule.expression}${intervalMs === rule.intervalMs ? '' : `, here every ${intervalMs / 1000} s`}) → ${target.functionId}…`);
         const lambda = lambdas.get(target.functionId)!;
         const running = startSchedule({
           rule: physical.get(rule.id)!.ref,
@@ -683,7 +773,9 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
 
     // The test helpers and CLIs reach the engines as the source runtime lets them.
     const registryTable = outputs.RegistryTableName;
-    const timeseriesTable = resourcesOfType(template, 'AWS::DynamoDB::Table').map(([tid]) => physical.get(tid)!.ref).find((n) => n !== registryTable);
+    const timeseriesTable = resourcesOfType(template, 'AWS::DynamoDB::Table')
+      .map(([tid]) => physical.get(tid)!.ref)
+      .find((n) => n !== registryTable);
     // The workspaces' default limits the template gives its functions, for the operator's command.
     const limitDefaults = resourcesOfType(template, 'AWS::Lambda::Function')
       .map(([, fn]) => (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables?.WORKSPACE_LIMIT_DEFAULTS)
@@ -701,7 +793,8 @@ export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = 
     log('creating the bootstrap account…');
     const account = await bootstrap(dataDir, options.devApiKey, registryTable);
     // The first console user, a member of the bootstrap account (as npm start's), made by the host as the account is.
-    const firstUser = cognito && (await ensureFirstUser(cognito, account.account_id, options.firstUser ?? {}, dataDir && join(dataDir, 'cognito'), registryTable));
+    const firstUser =
+      cognito && (await ensureFirstUser(cognito, account.account_id, options.firstUser ?? {}, dataDir && join(dataDir, 'cognito'), registryTable));
 
     makeReport = () => ({
       stack: assembly.name,
@@ -834,7 +927,8 @@ export const apiRoutes = (stack: AssemblyStack): { routes: GatewayRoute[]; autho
     const props = method.Properties!;
     if (props.HttpMethod === 'OPTIONS' && props.Integration?.Type === 'MOCK') continue; // CORS preflight
     const path = props.ResourceId?.['Fn::GetAtt'] ? '/' : pathOf(targetOf(props.ResourceId)!);
-    if (props.Integration?.Type !== 'AWS_PROXY') throw new Error(`${id} (${props.HttpMethod} ${path}): integration ${props.Integration?.Type} does not run here (Lambda proxy only).`);
+    if (props.Integration?.Type !== 'AWS_PROXY')
+      throw new Error(`${id} (${props.HttpMethod} ${path}): integration ${props.Integration?.Type} does not run here (Lambda proxy only).`);
     const [fnId] = functionsIn(template, props.Integration.Uri);
     if (!fnId) throw new Error(`${id} (${props.HttpMethod} ${path}) integrates no function of the template.`);
     let auth = 'none';
@@ -873,7 +967,8 @@ interface EventSourceStart {
 /** A setting of a mapping that no poller here honours fails the start rather than being ignored. */
 const refuseUnsupported = (id: string, mapping: Record<string, any>, unsupported: Record<string, (value: any) => boolean>) => {
   for (const [key, isDefault] of Object.entries(unsupported)) {
-    if (mapping[key] !== undefined && !isDefault(mapping[key])) throw new Error(`Event source mapping ${id}: ${key} ${JSON.stringify(mapping[key])} does not run here.`);
+    if (mapping[key] !== undefined && !isDefault(mapping[key]))
+      throw new Error(`Event source mapping ${id}: ${key} ${JSON.stringify(mapping[key])} does not run here.`);
   }
 };
 
@@ -892,7 +987,9 @@ const EVENT_SOURCES: Record<string, (start: EventSourceStart) => Promise<() => P
     client.destroy();
     const visibility = Number(Attributes?.VisibilityTimeout ?? 30);
     if (visibility < lambda.spec.timeoutSeconds) {
-      throw new Error(`Queue visibility timeout (${visibility} s) is less than the timeout of ${lambda.spec.name} (${lambda.spec.timeoutSeconds} s): CreateEventSourceMapping refuses this.`);
+      throw new Error(
+        `Queue visibility timeout (${visibility} s) is less than the timeout of ${lambda.spec.name} (${lambda.spec.timeoutSeconds} s): CreateEventSourceMapping refuses this.`,
+      );
     }
     const poller = startSqsPoller({
       queueUrl,
@@ -923,7 +1020,8 @@ const EVENT_SOURCES: Record<string, (start: EventSourceStart) => Promise<() => P
     if (position !== 'TRIM_HORIZON' && position !== 'LATEST') throw new Error(`Event source mapping ${id}: StartingPosition ${position} does not run here.`);
     const destination = mapping.DestinationConfig?.OnFailure?.Destination;
     const onFailureQueueUrl = destination === undefined ? undefined : queueUrlOf(String(resolve(destination)));
-    if (destination !== undefined && !onFailureQueueUrl) throw new Error(`Event source mapping ${id}: the on-failure destination ${String(resolve(destination))} is not a queue of the template.`);
+    if (destination !== undefined && !onFailureQueueUrl)
+      throw new Error(`Event source mapping ${id}: the on-failure destination ${String(resolve(destination))} is not a queue of the template.`);
     // The mapping's checkpoints live in this process: on a table kept from an earlier run, the
     // template's TRIM_HORIZON would deliver the retained records' events a second time.
     const startingPosition = stream.kept ? 'LATEST' : position;
@@ -1009,7 +1107,7 @@ const applyOverrides = (assembly: AssemblyStack, options: CloudAssemblyOptions):
     const mapping = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')
       .map(([, m]) => m.Properties!)
       .find((m) => targetOf(m.EventSourceArn) === tableId && m.EventSourceArn?.['Fn::GetAtt']?.[1] === 'StreamArn');
-    if (!tableId || !mapping) throw new Error('The template maps no function to the registry table\'s stream: cannot change its settings.');
+    if (!tableId || !mapping) throw new Error("The template maps no function to the registry table's stream: cannot change its settings.");
     if (stream.batchSize !== undefined) mapping.BatchSize = stream.batchSize;
     if (stream.maxBatchingWindowSeconds !== undefined) mapping.MaximumBatchingWindowInSeconds = stream.maxBatchingWindowSeconds;
     if (stream.retryAttempts !== undefined) mapping.MaximumRetryAttempts = stream.retryAttempts;
@@ -1026,14 +1124,16 @@ const applyOverrides = (assembly: AssemblyStack, options: CloudAssemblyOptions):
  * template's Ref), the issuer of its tokens, cognito-local's (on AWS it follows from the region
  * and that ID: lambdas/shared/env.ts). A function given another pool's ID gets none, and fails.
  */
-const localOverrides = (options: CloudAssemblyOptions, cognito: LocalCognito | undefined) => (variables: Record<string, string>): Record<string, string> => ({
-  ...(cognito && variables.USER_POOL_ID === cognito.userPoolId ? { USER_POOL_ISSUER: cognito.issuer } : {}),
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-  ...(options.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(options.webhookTimeoutMs) } : {}),
-  ...(options.devicePlaceCacheSeconds !== undefined ? { DEVICE_PLACE_CACHE_SECONDS: String(options.devicePlaceCacheSeconds) } : {}),
-  ...(options.usageFlushSeconds !== undefined ? { USAGE_FLUSH_SECONDS: String(options.usageFlushSeconds) } : {}),
-  ...(options.limitsCacheSeconds !== undefined ? { LIMITS_CACHE_SECONDS: String(options.limitsCacheSeconds) } : {}),
-  ...(options.exportRunSeconds !== undefined ? { EXPORT_RUN_SECONDS: String(options.exportRunSeconds) } : {}),
-  ...(process.env.POWERTOOLS_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL } : {}),
-  ...(process.env.POWERTOOLS_METRICS_DISABLED ? { POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED } : {}),
-});
+const localOverrides =
+  (options: CloudAssemblyOptions, cognito: LocalCognito | undefined) =>
+  (variables: Record<string, string>): Record<string, string> => ({
+    ...(cognito && variables.USER_POOL_ID === cognito.userPoolId ? { USER_POOL_ISSUER: cognito.issuer } : {}),
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    ...(options.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(options.webhookTimeoutMs) } : {}),
+    ...(options.devicePlaceCacheSeconds !== undefined ? { DEVICE_PLACE_CACHE_SECONDS: String(options.devicePlaceCacheSeconds) } : {}),
+    ...(options.usageFlushSeconds !== undefined ? { USAGE_FLUSH_SECONDS: String(options.usageFlushSeconds) } : {}),
+    ...(options.limitsCacheSeconds !== undefined ? { LIMITS_CACHE_SECONDS: String(options.limitsCacheSeconds) } : {}),
+    ...(options.exportRunSeconds !== undefined ? { EXPORT_RUN_SECONDS: String(options.exportRunSeconds) } : {}),
+    ...(process.env.POWERTOOLS_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL } : {}),
+    ...(process.env.POWERTOOLS_METRICS_DISABLED ? { POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED } : {}),
+  });

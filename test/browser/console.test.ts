@@ -24,7 +24,13 @@ let consoleUrl: string;
 const downloads = mkdtempSync(join(tmpdir(), 'fleetstream-downloads-'));
 const email = `person-${Date.now()}@example.com`;
 const password = 'Correct-Horse-7-battery';
-const state: { workspaceId?: string; deviceId?: string; credentials?: { devinfo: { device_id: string; key_id: string }; prvkey: string }; apiKey?: string; secret?: string } = {};
+const state: {
+  workspaceId?: string;
+  deviceId?: string;
+  credentials?: { devinfo: { device_id: string; key_id: string }; prvkey: string };
+  apiKey?: string;
+  secret?: string;
+} = {};
 
 const api = (path: string, key: string, init: RequestInit = {}) =>
   fetch(`${stack.base_url}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': key, ...(init.headers ?? {}) } });
@@ -33,11 +39,19 @@ const hashOf = () => page.evaluate(() => (globalThis as Dom).location.hash as st
 
 /** The rollout page's counts: each state's, and `total`. */
 const countsOnPage = () =>
-  page.$$eval('[data-testid="rollout-counts"] [data-count]', (els) => Object.fromEntries(els.map((el) => [el.getAttribute('data-count'), Number(el.textContent)]))) as Promise<Record<string, number>>;
+  page.$$eval('[data-testid="rollout-counts"] [data-count]', (els) =>
+    Object.fromEntries(els.map((el) => [el.getAttribute('data-count'), Number(el.textContent)])),
+  ) as Promise<Record<string, number>>;
 
 /** Ticks a fleet on the Jobs page, once the fleets are listed. */
 const chooseFleet = async (name: string) => {
-  await until(async () => (await page.$$eval('input[name="target-fleet"]', (boxes) => boxes.map((b) => (b as Dom).parentElement.textContent as string))).some((t) => t.trim() === name), `the fleet ${name} to choose`);
+  await until(
+    async () =>
+      (await page.$$eval('input[name="target-fleet"]', (boxes) => boxes.map((b) => (b as Dom).parentElement.textContent as string))).some(
+        (t) => t.trim() === name,
+      ),
+    `the fleet ${name} to choose`,
+  );
   await page.$$eval('input[name="target-fleet"]', (boxes, fleet) => (boxes.find((b) => b.parentElement!.textContent!.trim() === fleet) as Dom).click(), name);
 };
 
@@ -77,7 +91,9 @@ describe('the console in Chromium on npm start', () => {
     const code = await until(async () => {
       const { messages } = (await (await fetch(outbox)).json()) as { messages: { code: string }[] };
       return messages.length > 0;
-    }, 'the verification code in the outbox').then(async () => ((await (await fetch(outbox)).json()) as { messages: { code: string }[] }).messages.at(-1)!.code);
+    }, 'the verification code in the outbox').then(
+      async () => ((await (await fetch(outbox)).json()) as { messages: { code: string }[] }).messages.at(-1)!.code,
+    );
     await fill(page, 'code', code);
     await screenshot(page, '02-confirm');
     await clickText(page, 'Confirm');
@@ -123,9 +139,15 @@ describe('the console in Chromium on npm start', () => {
   it('creates a fleet and a device in it', async () => {
     await fill(page, 'fleet-name', 'north');
     await clickText(page, 'Create fleet');
-    await until(async () => (await page.$$eval('select[name="device-fleet"] option', (o) => o.map((x) => x.textContent))).includes('north'), 'the fleet in the form');
+    await until(
+      async () => (await page.$$eval('select[name="device-fleet"] option', (o) => o.map((x) => x.textContent))).includes('north'),
+      'the fleet in the form',
+    );
     await fill(page, 'device-name', 'sensor-1');
-    await page.select('select[name="device-fleet"]', await page.$eval('select[name="device-fleet"]', (s) => ([...(s as Dom).options] as Dom[]).find((o) => o.text === 'north')!.value as string));
+    await page.select(
+      'select[name="device-fleet"]',
+      await page.$eval('select[name="device-fleet"]', (s) => ([...(s as Dom).options] as Dom[]).find((o) => o.text === 'north')!.value as string),
+    );
     await clickText(page, 'Create device');
     await waitForText(page, '1 of 1 devices');
     await screenshot(page, '04-fleets-and-devices');
@@ -150,7 +172,10 @@ describe('the console in Chromium on npm start', () => {
 
   it('renames the device and moves it to another fleet and back', async () => {
     const select = async (fleet: string) =>
-      page.select('select[name="move-fleet"]', await page.$eval('select[name="move-fleet"]', (el, f) => ([...(el as Dom).options] as Dom[]).find((o) => o.text === f)!.value as string, fleet));
+      page.select(
+        'select[name="move-fleet"]',
+        await page.$eval('select[name="move-fleet"]', (el, f) => ([...(el as Dom).options] as Dom[]).find((o) => o.text === f)!.value as string, fleet),
+      );
     await until(async () => (await page.$$eval('select[name="move-fleet"] option', (o) => o.length)) === 2, 'both fleets in the move form');
     await fill(page, 'rename', 'sensor-1b');
     await select('default');
@@ -168,7 +193,10 @@ describe('the console in Chromium on npm start', () => {
     await fill(page, 'firmware-id', 'base');
     await fill(page, 'firmware-version', '1.2.0');
     await clickText(page, 'Schedule FOTA');
-    await until(async () => (await page.$eval('[data-testid="device-fota"]', (el) => el.textContent ?? '')).includes('base 1.2.0: pending'), 'the FOTA pending');
+    await until(
+      async () => (await page.$eval('[data-testid="device-fota"]', (el) => el.textContent ?? '')).includes('base 1.2.0: pending'),
+      'the FOTA pending',
+    );
   });
 
   it('schedules a job on the device with a JSON value checked as it is typed, and shows it pending', async () => {
@@ -229,7 +257,11 @@ describe('the console in Chromium on npm start', () => {
 
     const token = await deviceToken(state.credentials!);
     const now = Date.now();
-    const points = Array.from({ length: 40 }, (_, i) => ({ tag: 'weather', timestamp_device: new Date(now - (40 - i) * 60_000).toISOString(), payload: { temp: 20 + i / 10, humidity: 50 + i } }));
+    const points = Array.from({ length: 40 }, (_, i) => ({
+      tag: 'weather',
+      timestamp_device: new Date(now - (40 - i) * 60_000).toISOString(),
+      payload: { temp: 20 + i / 10, humidity: 50 + i },
+    }));
     const published = await deviceClient(stack.base_url, token).post('/data', points);
     expect(published.status).toBe(202);
 
@@ -253,7 +285,9 @@ describe('the console in Chromium on npm start', () => {
     const tests = receiver.posts.slice(before).filter((p) => p.headers['x-fleetstream-test'] === 'true');
     expect(tests).toHaveLength(1);
     expect(tests[0].body.batch_id).toMatch(/^test-/);
-    expect(tests[0].body.result).toEqual([expect.objectContaining({ tag: 'fleetstream-test', workspace_id: state.workspaceId, payload: expect.objectContaining({ test: true }) })]);
+    expect(tests[0].body.result).toEqual([
+      expect.objectContaining({ tag: 'fleetstream-test', workspace_id: state.workspaceId, payload: expect.objectContaining({ test: true }) }),
+    ]);
     expect(verifySignature(state.secret!, tests[0].headers, tests[0].raw)).toBe(true);
     await screenshot(page, '08-integrations-test-delivered');
 
@@ -262,7 +296,10 @@ describe('the console in Chromium on npm start', () => {
       await (await page.waitForSelector(button))!.click();
       await waitForText(page, /Failed: 127\.0\.0\.1:\d+ answered HTTP 503 after \d+ ms — the receiver failed: check its logs\./);
       // the webhook's status on the page shows the failed test as its last error
-      await until(async () => (await page.$eval('[data-testid="last-error"]', (el) => el.textContent ?? '')).includes('test delivery: HTTP 503'), 'the last error on the page');
+      await until(
+        async () => (await page.$eval('[data-testid="last-error"]', (el) => el.textContent ?? '')).includes('test delivery: HTTP 503'),
+        'the last error on the page',
+      );
       await screenshot(page, '08-integrations-test-failed');
     } finally {
       receiver.behave(() => 200);
@@ -271,7 +308,9 @@ describe('the console in Chromium on npm start', () => {
 
   it('disables and enables the webhook and sets its tag filter', async () => {
     const read = async () => {
-      const { integrations } = (await (await api(`/workspaces/${state.workspaceId}/integrations`, state.apiKey!)).json()) as { integrations: { enabled: boolean; tags: string[] }[] };
+      const { integrations } = (await (await api(`/workspaces/${state.workspaceId}/integrations`, state.apiKey!)).json()) as {
+        integrations: { enabled: boolean; tags: string[] }[];
+      };
       return integrations[0];
     };
     await clickText(page, 'Disable receiver');
@@ -316,12 +355,18 @@ describe('the console in Chromium on npm start', () => {
 
   it('draws a line for each of three devices, named in the legend', async () => {
     // two more devices (one in the default fleet, one in north), made and published for over the API
-    const { device: first } = (await (await api(`/workspaces/${state.workspaceId}/devices/${state.deviceId}`, state.apiKey!)).json()) as { device: { fleet_id: string } };
+    const { device: first } = (await (await api(`/workspaces/${state.workspaceId}/devices/${state.deviceId}`, state.apiKey!)).json()) as {
+      device: { fleet_id: string };
+    };
     const made = [{ name: 'boiler room' }, { name: 'attic', fleet_id: first.fleet_id }];
     const devices = [{ id: state.deviceId!, name: 'sensor-1', credentials: state.credentials! }];
     for (const body of made) {
-      const { device } = (await (await api(`/workspaces/${state.workspaceId}/devices`, state.apiKey!, { method: 'POST', body: JSON.stringify(body) })).json()) as { device: { id: string } };
-      const { credentials } = (await (await api(`/workspaces/${state.workspaceId}/devices/${device.id}/identities`, state.apiKey!, { method: 'POST', body: '{"type":"sym"}' })).json()) as {
+      const { device } = (await (
+        await api(`/workspaces/${state.workspaceId}/devices`, state.apiKey!, { method: 'POST', body: JSON.stringify(body) })
+      ).json()) as { device: { id: string } };
+      const { credentials } = (await (
+        await api(`/workspaces/${state.workspaceId}/devices/${device.id}/identities`, state.apiKey!, { method: 'POST', body: '{"type":"sym"}' })
+      ).json()) as {
         credentials: { devinfo: { device_id: string; key_id: string }; prvkey: string };
       };
       devices.push({ id: device.id, name: body.name, credentials });
@@ -329,7 +374,11 @@ describe('the console in Chromium on npm start', () => {
     // each device at its own times (so each series has no point at the others' x), at its own level
     const now = Date.now();
     for (const [k, device] of devices.entries()) {
-      const points = Array.from({ length: 20 }, (_, i) => ({ tag: 'climate', timestamp_device: new Date(now - (30 - i) * 60_000 + k * 20_000).toISOString(), payload: { level: 10 * k + (i % 5) } }));
+      const points = Array.from({ length: 20 }, (_, i) => ({
+        tag: 'climate',
+        timestamp_device: new Date(now - (30 - i) * 60_000 + k * 20_000).toISOString(),
+        payload: { level: 10 * k + (i % 5) },
+      }));
       expect((await deviceClient(stack.base_url, await deviceToken(device.credentials)).post('/data', points)).status).toBe(202);
     }
 
@@ -348,7 +397,11 @@ describe('the console in Chromium on npm start', () => {
     // the canvas itself: where each series' stroke colour is (uPlot draws on a transparent canvas,
     // so a line's anti-aliased edge keeps its colour and only loses alpha). A line crosses most of
     // the canvas's columns; its 20 dots alone would cover a tenth of them.
-    const strokes = [[0x1f, 0x77, 0xb4], [0xff, 0x7f, 0x0e], [0x2c, 0xa0, 0x2c]];
+    const strokes = [
+      [0x1f, 0x77, 0xb4],
+      [0xff, 0x7f, 0x0e],
+      [0x2c, 0xa0, 0x2c],
+    ];
     const columnsOfEachColour = () =>
       page.$eval(
         '[data-testid="chart"] canvas',
@@ -367,7 +420,8 @@ describe('the console in Chromium on npm start', () => {
       );
     const drawn = async () => {
       const { width, columns } = await columnsOfEachColour();
-      if (!columns.every((n) => n >= width / 2)) throw new Error(`canvas columns holding each series' colour: ${columns.join(', ')} of ${width} (half of them expected for a line)`);
+      if (!columns.every((n) => n >= width / 2))
+        throw new Error(`canvas columns holding each series' colour: ${columns.join(', ')} of ${width} (half of them expected for a line)`);
     };
     await waitFor(drawn, 'a line of each device on the canvas', 20_000);
 
@@ -392,15 +446,17 @@ describe('the console in Chromium on npm start', () => {
     expect(summary).toContain(`buckets of 1h (${zone}) from 60 points`);
     const legend = await page.$$eval('[data-testid="aggregate-chart"] .u-legend .u-series .u-label', (labels) => labels.slice(1).map((l) => l.textContent));
     expect(legend).toHaveLength(3);
-    await until(async () => {
-      const named = await page.$$eval('[data-testid="aggregate-chart"] .u-legend .u-series .u-label', (labels) => labels.slice(1).map((l) => l.textContent));
-      return named.every((label) => !label?.includes('dev-'));
-    }, 'device names in the aggregate legend', 20_000);
-    expect((await page.$$eval('[data-testid="aggregate-chart"] .u-legend .u-series .u-label', (labels) => labels.slice(1).map((l) => l.textContent))).sort()).toEqual([
-      'attic · climate · level · avg',
-      'boiler room · climate · level · avg',
-      'sensor-1 · climate · level · avg',
-    ]);
+    await until(
+      async () => {
+        const named = await page.$$eval('[data-testid="aggregate-chart"] .u-legend .u-series .u-label', (labels) => labels.slice(1).map((l) => l.textContent));
+        return named.every((label) => !label?.includes('dev-'));
+      },
+      'device names in the aggregate legend',
+      20_000,
+    );
+    expect(
+      (await page.$$eval('[data-testid="aggregate-chart"] .u-legend .u-series .u-label', (labels) => labels.slice(1).map((l) => l.textContent))).sort(),
+    ).toEqual(['attic · climate · level · avg', 'boiler room · climate · level · avg', 'sensor-1 · climate · level · avg']);
     await screenshot(page, '11-data-aggregates');
   });
 
@@ -426,7 +482,9 @@ describe('the console in Chromium on npm start', () => {
     await fill(page, 'retention-days', '30');
     await clickText(page, 'Save retention');
     await waitForText(page, 'Data points are kept 30 days after their device time');
-    const shown = async () => ((await (await api(`/workspaces/${state.workspaceId}`, state.apiKey!)).json()) as { workspace: { data_retention_days?: number } }).workspace.data_retention_days;
+    const shown = async () =>
+      ((await (await api(`/workspaces/${state.workspaceId}`, state.apiKey!)).json()) as { workspace: { data_retention_days?: number } }).workspace
+        .data_retention_days;
     expect(await shown()).toBe(30);
     await screenshot(page, '12-settings-retention');
 
@@ -452,10 +510,14 @@ describe('the console in Chromium on npm start', () => {
       return false;
     }, 'the 100 points in the usage');
     expect(await page.$eval('[data-testid="usage-totals"] [data-counter="points_refused"]', (el) => el.textContent)).toBe('0');
-    expect(Number((await page.$eval('[data-testid="usage-totals"] [data-counter="webhook_deliveries"]', (el) => el.textContent))?.replace(/,/g, ''))).toBeGreaterThan(0);
+    expect(
+      Number((await page.$eval('[data-testid="usage-totals"] [data-counter="webhook_deliveries"]', (el) => el.textContent))?.replace(/,/g, '')),
+    ).toBeGreaterThan(0);
 
     // a chart per kind of usage, each over the 30 days, today's point drawn on its canvas
-    const charts = await page.$$eval('[data-testid^="usage-chart-"]', (els) => els.map((el) => [el.getAttribute('data-testid'), el.getAttribute('data-days'), el.getAttribute('aria-label')]));
+    const charts = await page.$$eval('[data-testid^="usage-chart-"]', (els) =>
+      els.map((el) => [el.getAttribute('data-testid'), el.getAttribute('data-days'), el.getAttribute('aria-label')]),
+    );
     expect(charts).toEqual([
       ['usage-chart-points_in', '30', expect.stringContaining('received 100, stored 100, refused 0')],
       ['usage-chart-api_requests', '30', expect.stringMatching(/^API requests per day: requests \d+$/)],
@@ -469,13 +531,22 @@ describe('the console in Chromium on npm start', () => {
     // a fleet of four devices with their credentials, made over the API: they answer from the test
     const staged: { id: string; credentials: { devinfo: { device_id: string; key_id: string }; prvkey: string } }[] = [];
     const fleetOps: { rolloutUrl?: string; fotaRollout?: string } = {};
-    const read = async <T,>(path: string) => (await (await api(path, state.apiKey!)).json()) as T;
+    const read = async <T>(path: string) => (await (await api(path, state.apiKey!)).json()) as T;
 
     beforeAll(async () => {
-      const { fleet } = (await (await api(`/workspaces/${state.workspaceId}/fleets`, state.apiKey!, { method: 'POST', body: JSON.stringify({ name: 'staged' }) })).json()) as { fleet: { id: string } };
+      const { fleet } = (await (
+        await api(`/workspaces/${state.workspaceId}/fleets`, state.apiKey!, { method: 'POST', body: JSON.stringify({ name: 'staged' }) })
+      ).json()) as { fleet: { id: string } };
       for (let i = 0; i < 4; i++) {
-        const { device } = (await (await api(`/workspaces/${state.workspaceId}/devices`, state.apiKey!, { method: 'POST', body: JSON.stringify({ name: `staged-${i}`, fleet_id: fleet.id }) })).json()) as { device: { id: string } };
-        const { credentials } = (await (await api(`/workspaces/${state.workspaceId}/devices/${device.id}/identities`, state.apiKey!, { method: 'POST', body: '{"type":"sym"}' })).json()) as {
+        const { device } = (await (
+          await api(`/workspaces/${state.workspaceId}/devices`, state.apiKey!, {
+            method: 'POST',
+            body: JSON.stringify({ name: `staged-${i}`, fleet_id: fleet.id }),
+          })
+        ).json()) as { device: { id: string } };
+        const { credentials } = (await (
+          await api(`/workspaces/${state.workspaceId}/devices/${device.id}/identities`, state.apiKey!, { method: 'POST', body: '{"type":"sym"}' })
+        ).json()) as {
           credentials: (typeof staged)[number]['credentials'];
         };
         staged.push({ id: device.id, credentials });
@@ -493,7 +564,8 @@ describe('the console in Chromium on npm start', () => {
       expect(await bodyText(page)).toContain('Must be at least 1.');
       // the abort rule wants both of its numbers
       expect(await bodyText(page)).toContain('give both, or neither');
-      const scheduleDisabled = () => page.$$eval('button[type="submit"]', (b) => b.filter((x) => x.textContent === 'Schedule job').every((x) => (x as Dom).disabled));
+      const scheduleDisabled = () =>
+        page.$$eval('button[type="submit"]', (b) => b.filter((x) => x.textContent === 'Schedule job').every((x) => (x as Dom).disabled));
       expect(await scheduleDisabled()).toBe(true);
 
       await fill(page, 'rollout-max-per-minute', '2');
@@ -522,17 +594,29 @@ describe('the console in Chromium on npm start', () => {
       }
       expect(released).toHaveLength(2);
       const [good, bad] = released;
-      expect((await deviceClient(stack.base_url, await deviceToken(good.credentials)).post('/jobs/flash/result', { result: { written: true } })).status).toBe(200);
+      expect((await deviceClient(stack.base_url, await deviceToken(good.credentials)).post('/jobs/flash/result', { result: { written: true } })).status).toBe(
+        200,
+      );
       // the page reads the rollout again by itself: no reload
       await until(async () => (await countsOnPage()).done === 1, 'the done device counted on the page');
-      expect((await deviceClient(stack.base_url, await deviceToken(bad.credentials)).post('/jobs/flash/result', { result: { error: 'flash write failed' } })).status).toBe(200);
+      expect(
+        (await deviceClient(stack.base_url, await deviceToken(bad.credentials)).post('/jobs/flash/result', { result: { error: 'flash write failed' } })).status,
+      ).toBe(200);
       await until(async () => (await countsOnPage()).failed === 1, 'the failed device counted on the page');
       expect(await countsOnPage()).toMatchObject({ total: 4, queued: 2, pending: 0, done: 1, failed: 1 });
       expect(await page.$eval('[role="progressbar"]', (el) => [el.getAttribute('aria-valuenow'), el.getAttribute('aria-valuemax')])).toEqual(['2', '4']);
-      expect(await page.$eval('[data-testid="rollout-progress"]', (el) => el.textContent)).toBe('2 of 4 devices ended: 1 done, 1 failed, 0 timed out, 0 canceled.');
+      expect(await page.$eval('[data-testid="rollout-progress"]', (el) => el.textContent)).toBe(
+        '2 of 4 devices ended: 1 done, 1 failed, 0 timed out, 0 canceled.',
+      );
 
       // the failed devices are listed first, with what they reported
-      await until(async () => ((await page.$eval('[data-testid="rollout-devices"]', (el) => (el as Dom).innerText as string).catch(() => '')) as string).includes('flash write failed'), 'the failed device listed');
+      await until(
+        async () =>
+          ((await page.$eval('[data-testid="rollout-devices"]', (el) => (el as Dom).innerText as string).catch(() => '')) as string).includes(
+            'flash write failed',
+          ),
+        'the failed device listed',
+      );
       const rows = await page.$$eval('[data-testid="rollout-devices"] tbody tr', (trs) => trs.map((tr) => (tr as Dom).innerText as string));
       expect(rows).toHaveLength(1);
       expect(rows[0]).toContain(bad.id);
@@ -543,7 +627,9 @@ describe('the console in Chromium on npm start', () => {
       const status = () => page.$eval('[data-testid="rollout-status"]', (el) => el.textContent);
       await clickText(page, 'Pause');
       await until(async () => (await status()) === 'paused', 'the rollout paused');
-      expect((await read<{ rollout: { status: string } }>(`/workspaces/${state.workspaceId}/rollouts/${fleetOps.rolloutUrl!.split('/').at(-1)}`)).rollout.status).toBe('paused');
+      expect(
+        (await read<{ rollout: { status: string } }>(`/workspaces/${state.workspaceId}/rollouts/${fleetOps.rolloutUrl!.split('/').at(-1)}`)).rollout.status,
+      ).toBe('paused');
       // what does not apply is not offered
       expect(await page.$('::-p-xpath(//button[normalize-space(.)="Pause"])')).toBeNull();
 
@@ -598,17 +684,29 @@ describe('the console in Chromium on npm start', () => {
       // the bar went up to the file's size, never down
       expect(progress).toContainEqual([300 * 1024, 300 * 1024]);
       expect(progress.every(([sent], i) => i === 0 || sent >= progress[i - 1][0])).toBe(true);
-      await until(async () => (await page.$eval('[data-firmware="app 1.0.0"] [data-testid="firmware-status"]', (el) => el.textContent).catch(() => '')) === 'ready', 'the version listed ready');
-      const { firmware } = await read<{ firmware: { status: string; sha256: string; size: number } }>(`/workspaces/${state.workspaceId}/firmwares/app/versions/1.0.0`);
+      await until(
+        async () => (await page.$eval('[data-firmware="app 1.0.0"] [data-testid="firmware-status"]', (el) => el.textContent).catch(() => '')) === 'ready',
+        'the version listed ready',
+      );
+      const { firmware } = await read<{ firmware: { status: string; sha256: string; size: number } }>(
+        `/workspaces/${state.workspaceId}/firmwares/app/versions/1.0.0`,
+      );
       expect(firmware).toMatchObject({ status: 'ready', size: 300 * 1024, sha256: createHash('sha256').update(readFileSync(image)).digest('hex') });
       await screenshot(page, '16-firmware');
 
       // the FOTA form offers the ready version
       await clickText(page, 'Schedule it as a FOTA', 'a');
       await chooseFleet('staged');
-      await until(async () => (await page.$eval('select[name="firmware"]', (el) => (el as Dom).selectedOptions[0]?.textContent as string)) === 'app 1.0.0 — from the browser', 'the ready version chosen');
+      await until(
+        async () =>
+          (await page.$eval('select[name="firmware"]', (el) => (el as Dom).selectedOptions[0]?.textContent as string)) === 'app 1.0.0 — from the browser',
+        'the ready version chosen',
+      );
       await clickText(page, 'Schedule FOTA');
-      await until(async () => (await hashOf()).includes('/rollouts/rol-') && (await bodyText(page)).includes('Rollout: FOTA app 1.0.0'), 'the FOTA rollout page');
+      await until(
+        async () => (await hashOf()).includes('/rollouts/rol-') && (await bodyText(page)).includes('Rollout: FOTA app 1.0.0'),
+        'the FOTA rollout page',
+      );
       await until(async () => (await countsOnPage()).total === 4, 'the FOTA’s devices counted');
       expect(await countsOnPage()).toMatchObject({ pending: 4 });
 
@@ -619,7 +717,13 @@ describe('the console in Chromium on npm start', () => {
       expect((await device.post('/fota/result', { status: 'in_progress', message: 'downloading' })).status).toBe(200);
       await until(async () => (await countsOnPage()).in_progress === 1, 'the device in progress on the page');
       expect((await device.post('/fota/result', { status: 'failed', message: 'checksum mismatch after download' })).status).toBe(200);
-      await until(async () => ((await page.$eval('[data-testid="rollout-devices"]', (el) => (el as Dom).innerText as string).catch(() => '')) as string).includes('checksum mismatch after download'), 'the failed device’s message');
+      await until(
+        async () =>
+          ((await page.$eval('[data-testid="rollout-devices"]', (el) => (el as Dom).innerText as string).catch(() => '')) as string).includes(
+            'checksum mismatch after download',
+          ),
+        'the failed device’s message',
+      );
       expect(await countsOnPage()).toMatchObject({ total: 4, pending: 3, in_progress: 0, failed: 1 });
       await screenshot(page, '17-fota-rollout');
     }, 120_000);
@@ -648,16 +752,25 @@ describe('the console in Chromium on npm start', () => {
       await (await page.waitForSelector('button[aria-label="Cancel job reboot"]'))!.click();
       await until(async () => (await jobState('reboot')) === 'canceled', 'the job canceled');
       expect(await page.$('button[aria-label="Cancel job reboot"]')).toBeNull();
-      expect((await read<{ job: { status: string; completed_at?: string } }>(`/devices/${state.deviceId}/jobs/reboot`)).job).toMatchObject({ status: 'canceled', completed_at: expect.any(String) });
+      expect((await read<{ job: { status: string; completed_at?: string } }>(`/devices/${state.deviceId}/jobs/reboot`)).job).toMatchObject({
+        status: 'canceled',
+        completed_at: expect.any(String),
+      });
 
       await waitForText(page, 'base 1.2.0: pending');
       await clickText(page, 'Cancel FOTA');
-      await until(async () => (await page.$eval('[data-testid="device-fota"]', (el) => el.textContent ?? '')).includes('base 1.2.0: canceled'), 'the FOTA canceled');
+      await until(
+        async () => (await page.$eval('[data-testid="device-fota"]', (el) => el.textContent ?? '')).includes('base 1.2.0: canceled'),
+        'the FOTA canceled',
+      );
       expect((await read<{ fota: { status: string } }>(`/devices/${state.deviceId}/fota`)).fota.status).toBe('canceled');
 
       // the states filter reads the API's ?status=
       await page.select('select[name="jobs-status"]', 'canceled');
-      await until(async () => (await page.$$eval('[data-testid="device-jobs"] tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-job')))).join() === 'reboot', 'only the canceled job listed');
+      await until(
+        async () => (await page.$$eval('[data-testid="device-jobs"] tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-job')))).join() === 'reboot',
+        'only the canceled job listed',
+      );
       await screenshot(page, '18-device-states');
     }, 120_000);
   });

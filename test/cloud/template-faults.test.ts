@@ -68,10 +68,15 @@ describe('a faulty template on the cloud-assembly runtime', () => {
       const [fleets, fleetsFn] = byPath(template, 'Fleetstream/FleetsHandler/Resource');
       for (const [, policy] of resourcesOfType(template, 'AWS::IAM::Policy')) {
         if (!policy.Properties!.Roles.some((r: unknown) => targetOf(r) === targetOf(fleetsFn.Properties!.Role))) continue;
-        policy.Properties!.PolicyDocument.Statement = policy.Properties!.PolicyDocument.Statement.filter((s: { Action: string[] }) => ![s.Action].flat().some((a) => a.startsWith('dynamodb:')));
+        policy.Properties!.PolicyDocument.Statement = policy.Properties!.PolicyDocument.Statement.filter(
+          (s: { Action: string[] }) => ![s.Action].flat().some((a) => a.startsWith('dynamodb:')),
+        );
       }
       // 4. GET /workspaces/{workspaceId}/devices loses its invoke permission.
-      const [permission] = byPath(template, 'Fleetstream/Api/RestApi/Default/workspaces/{workspaceId}/devices/GET/ApiPermission.FleetstreamApiRestApiDC11F443.GET..workspaces.{workspaceId}.devices');
+      const [permission] = byPath(
+        template,
+        'Fleetstream/Api/RestApi/Default/workspaces/{workspaceId}/devices/GET/ApiPermission.FleetstreamApiRestApiDC11F443.GET..workspaces.{workspaceId}.devices',
+      );
       delete template.Resources[permission];
       // 5. The storage query is deployed buffered although its handler streams.
       const [, query] = byPath(template, 'Fleetstream/Api/RestApi/Default/timeseries/{workspaceId}/data/GET/Resource');
@@ -82,13 +87,15 @@ describe('a faulty template on the cloud-assembly runtime', () => {
       delete template.Resources[iotPermission];
       // 7. Cognito loses its permissions to invoke the sign-up trigger (PostConfirmation and PostAuthentication).
       const [userAccount] = byPath(template, 'Fleetstream/Users/UserAccountHandler/Resource');
-      for (const [id, p] of resourcesOfType(template, 'AWS::Lambda::Permission')) if (p.Properties!.Principal === 'cognito-idp.amazonaws.com') delete template.Resources[id];
+      for (const [id, p] of resourcesOfType(template, 'AWS::Lambda::Permission'))
+        if (p.Properties!.Principal === 'cognito-idp.amazonaws.com') delete template.Resources[id];
       // 8. The pool's password policy asks for a symbol too (the local runtime's pool does not).
       byPath(template, 'Fleetstream/Users/UserPool/Resource')[1].Properties!.Policies.PasswordPolicy.RequireSymbols = true;
       // 9. EventBridge loses its permission to invoke the rollout sweep.
       const [sweep] = byPath(template, 'Fleetstream/RolloutSweepHandler/Resource');
       const [sweepRule] = byPath(template, 'Fleetstream/RolloutSweepSchedule/Rule/Resource');
-      for (const [id, p] of resourcesOfType(template, 'AWS::Lambda::Permission')) if (p.Properties!.Principal === 'events.amazonaws.com') delete template.Resources[id];
+      for (const [id, p] of resourcesOfType(template, 'AWS::Lambda::Permission'))
+        if (p.Properties!.Principal === 'events.amazonaws.com') delete template.Resources[id];
       // 10. The firmware handler loses s3:PutObject: it still signs upload URLs, which S3 then refuses as it (the signer) may not put.
       const [firmwares, firmwaresFn] = byPath(template, 'Fleetstream/FirmwaresHandler/Resource');
       for (const [, policy] of resourcesOfType(template, 'AWS::IAM::Policy')) {
@@ -98,7 +105,17 @@ describe('a faulty template on the cloud-assembly runtime', () => {
         }
       }
       const [, pages] = byPath(template, 'Fleetstream/Console/Pages/CustomResource/Default');
-      Object.assign(ids, { workspaces, fota, fleets, mqttAuthorizer, userAccount, sweep, sweepRule, firmwares, pagesAsset: `asset.${pages.Properties!.SourceObjectKeys[0].replace(/\.zip$/, '')}` });
+      Object.assign(ids, {
+        workspaces,
+        fota,
+        fleets,
+        mqttAuthorizer,
+        userAccount,
+        sweep,
+        sweepRule,
+        firmwares,
+        pagesAsset: `asset.${pages.Properties!.SourceObjectKeys[0].replace(/\.zip$/, '')}`,
+      });
     });
     runtime = (await startCloudAssemblyRuntime({ assemblyDir: dir, sweepIntervalSeconds: 1 })) as CloudAssemblyRuntime;
     api = apiClient(runtime.base_url, runtime.api_key);
@@ -125,7 +142,12 @@ describe('a faulty template on the cloud-assembly runtime', () => {
 
     expect(status).toBe(500);
     expect(runtime.report().refused).toContainEqual(
-      expect.objectContaining({ function: ids.fleets, action: 'dynamodb:GetItem', decision: 'implicit-deny', resource: expect.stringMatching(/:table\/Fleetstream-RegistryTable/) }),
+      expect.objectContaining({
+        function: ids.fleets,
+        action: 'dynamodb:GetItem',
+        decision: 'implicit-deny',
+        resource: expect.stringMatching(/:table\/Fleetstream-RegistryTable/),
+      }),
     );
   });
 
@@ -161,10 +183,17 @@ describe('a faulty template on the cloud-assembly runtime', () => {
     const confirmed = await cognito.confirmSignUp(email, await codeFor(runtime.console_url!, email));
     const signedIn = await cognito.signIn(email, 'Correct-horse-42');
 
-    expect([confirmed.status, confirmed.body.__type, confirmed.body.message]).toEqual([400, 'UnexpectedLambdaException', 'PostConfirmation invocation failed due to error AccessDeniedException.']);
+    expect([confirmed.status, confirmed.body.__type, confirmed.body.message]).toEqual([
+      400,
+      'UnexpectedLambdaException',
+      'PostConfirmation invocation failed due to error AccessDeniedException.',
+    ]);
     expect([signedIn.status, signedIn.body.__type]).toEqual([400, 'UnexpectedLambdaException']);
     expect(runtime.report().invokeRefusals).toEqual(
-      expect.arrayContaining([expect.stringMatching(new RegExp(`^PostConfirmation: Cognito may not invoke ${ids.userAccount}`)), expect.stringMatching(/^PostAuthentication: /)]),
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`^PostConfirmation: Cognito may not invoke ${ids.userAccount}`)),
+        expect.stringMatching(/^PostAuthentication: /),
+      ]),
     );
     // Cognito confirmed the user (as it does when PostConfirmation fails), but nothing made its account.
     const user = await cognito.call('AdminGetUser', { UserPoolId: runtime.user_pool_id, Username: email });
@@ -180,8 +209,16 @@ describe('a faulty template on the cloud-assembly runtime', () => {
 
     await until(() => schedule().refused >= 2, 'two firings of the sweep’s rule', 30_000);
 
-    expect(schedule()).toMatchObject({ runs: 0, recent: [], refusal: expect.stringMatching(new RegExp(`^EventBridge may not invoke ${ids.sweep}: no AWS::Lambda::Permission for events.amazonaws.com on rule ${ids.sweepRule}`)) });
-    expect(runtime.report().invokeRefusals).toContainEqual(expect.stringMatching(new RegExp(`^${ids.sweepRule} \\(rate\\(1 minute\\)\\): EventBridge may not invoke ${ids.sweep}`)));
+    expect(schedule()).toMatchObject({
+      runs: 0,
+      recent: [],
+      refusal: expect.stringMatching(
+        new RegExp(`^EventBridge may not invoke ${ids.sweep}: no AWS::Lambda::Permission for events.amazonaws.com on rule ${ids.sweepRule}`),
+      ),
+    });
+    expect(runtime.report().invokeRefusals).toContainEqual(
+      expect.stringMatching(new RegExp(`^${ids.sweepRule} \\(rate\\(1 minute\\)\\): EventBridge may not invoke ${ids.sweep}`)),
+    );
     expect(runtime.report().unused).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^${ids.sweep} dynamodb:Query .*/index/sweep$`))]));
   });
 
@@ -197,7 +234,14 @@ describe('a faulty template on the cloud-assembly runtime', () => {
     expect(registered.status).toBe(201);
     expect([put.status, /<Code>([^<]+)<\/Code>/.exec(await put.text())?.[1]]).toEqual([403, 'AccessDenied']);
     expect((await api.get(path)).body.firmware.status).toBe('awaiting_upload');
-    expect(runtime.report().refused).toContainEqual(expect.objectContaining({ function: ids.firmwares, action: 's3:PutObject', decision: 'implicit-deny', resource: expect.stringMatching(/\/fault\/1\.0$/) }));
+    expect(runtime.report().refused).toContainEqual(
+      expect.objectContaining({
+        function: ids.firmwares,
+        action: 's3:PutObject',
+        decision: 'implicit-deny',
+        resource: expect.stringMatching(/\/fault\/1\.0$/),
+      }),
+    );
   });
 
   it('makes the pool with the template’s password policy', async () => {
@@ -225,7 +269,11 @@ describe('a faulty template on the cloud-assembly runtime', () => {
 
 describe('a user pool setting the runtime cannot honour', () => {
   it.each([
-    ['a client secret', (template: CfnTemplate) => (byPath(template, 'Fleetstream/Users/UserPool/ConsoleClient/Resource')[1].Properties!.GenerateSecret = true), /GenerateSecret\) does not run here/],
+    [
+      'a client secret',
+      (template: CfnTemplate) => (byPath(template, 'Fleetstream/Users/UserPool/ConsoleClient/Resource')[1].Properties!.GenerateSecret = true),
+      /GenerateSecret\) does not run here/,
+    ],
     [
       'a trigger cognito-local never calls',
       (template: CfnTemplate) => {
@@ -234,7 +282,11 @@ describe('a user pool setting the runtime cannot honour', () => {
       },
       /the PreAuthentication trigger \(cognito-local calls PreSignUp, PostConfirmation/,
     ],
-    ['sign-in by alias', (template: CfnTemplate) => (byPath(template, 'Fleetstream/Users/UserPool/Resource')[1].Properties!.AliasAttributes = ['preferred_username']), /AliasAttributes \["preferred_username"\] does not run here/],
+    [
+      'sign-in by alias',
+      (template: CfnTemplate) => (byPath(template, 'Fleetstream/Users/UserPool/Resource')[1].Properties!.AliasAttributes = ['preferred_username']),
+      /AliasAttributes \["preferred_username"\] does not run here/,
+    ],
   ])('fails the start for %s rather than running a pool that differs', async (_what, change, message) => {
     const dir = faultyCopy(cloudAssemblyDir()!, change);
 
@@ -255,7 +307,12 @@ describe('the MQTT door of a faulty template', () => {
       const dlqId = targetOf(template.Outputs!.IngestDlqUrl.Value)!;
       template.Resources.DataRuleRoleFault = {
         Type: 'AWS::IAM::Role',
-        Properties: { AssumeRolePolicyDocument: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { Service: 'iot.amazonaws.com' } }] } },
+        Properties: {
+          AssumeRolePolicyDocument: {
+            Version: '2012-10-17',
+            Statement: [{ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { Service: 'iot.amazonaws.com' } }],
+          },
+        },
       };
       template.Resources.DataRuleRoleFaultPolicy = {
         Type: 'AWS::IAM::Policy',
@@ -271,7 +328,9 @@ describe('the MQTT door of a faulty template', () => {
       const [jobs, jobsFn] = byPath(template, 'Fleetstream/RegistryStreamHandler/Resource');
       for (const [, policy] of resourcesOfType(template, 'AWS::IAM::Policy')) {
         if (!policy.Properties!.Roles.some((r: unknown) => targetOf(r) === targetOf(jobsFn.Properties!.Role))) continue;
-        policy.Properties!.PolicyDocument.Statement = policy.Properties!.PolicyDocument.Statement.filter((s: { Action: string | string[] }) => ![s.Action].flat().includes('iot:Publish'));
+        policy.Properties!.PolicyDocument.Statement = policy.Properties!.PolicyDocument.Statement.filter(
+          (s: { Action: string | string[] }) => ![s.Action].flat().includes('iot:Publish'),
+        );
       }
       Object.assign(ids, { jobs });
     });
@@ -293,16 +352,27 @@ describe('the MQTT door of a faulty template', () => {
 
     const sqs = sqsClient();
     const failure = await waitFor(async () => {
-      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: runtime.queue_urls['ingest-dlq'], MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: runtime.queue_urls['ingest-dlq'], MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+      );
       const found = Messages.map((m) => JSON.parse(m.Body!)).find((b) => b.topic === `j/data/${id}/temp`);
       if (!found) throw new Error('not on the DLQ yet');
       return found;
     }, 'the error action’s message').finally(() => sqs.destroy());
-    expect(failure).toMatchObject({ ruleName: 'Fleetstream_device_data', clientId: id, failures: [{ failedAction: 'SqsAction', failedResource: runtime.queue_urls.ingest }] });
+    expect(failure).toMatchObject({
+      ruleName: 'Fleetstream_device_data',
+      clientId: id,
+      failures: [{ failedAction: 'SqsAction', failedResource: runtime.queue_urls.ingest }],
+    });
     expect(JSON.parse(Buffer.from(failure.base64OriginalPayload, 'base64').toString('utf8'))).toEqual({ v: 1 });
     expect(failure.failures[0].errorMessage).toMatch(/not authorized to perform: sqs:SendMessage/);
     expect(runtime.report().refused).toContainEqual(
-      expect.objectContaining({ function: 'DataRuleRoleFault', action: 'sqs:SendMessage', decision: 'implicit-deny', resource: expect.stringMatching(/:Fleetstream-QueuesIngestQueue/) }),
+      expect.objectContaining({
+        function: 'DataRuleRoleFault',
+        action: 'sqs:SendMessage',
+        decision: 'implicit-deny',
+        resource: expect.stringMatching(/:Fleetstream-QueuesIngestQueue/),
+      }),
     );
     // The other rules, with the template's role, still reach the handler: #now is answered.
     expect((await device.next('#now')).value).toMatchObject({ ms: expect.any(Number) });
@@ -316,7 +386,10 @@ describe('the MQTT door of a faulty template', () => {
 
     const scheduled = await api.post(`/devices/${id}/jobs/reboot`, { value: { delay: 1 } });
     await until(
-      () => runtime.report().refused.some((c) => c.function === ids.jobs && c.action === 'iot:Publish' && c.resource === `arn:aws:iot:us-east-1:000000000000:topic/j/dn/${id}`),
+      () =>
+        runtime
+          .report()
+          .refused.some((c) => c.function === ids.jobs && c.action === 'iot:Publish' && c.resource === `arn:aws:iot:us-east-1:000000000000:topic/j/dn/${id}`),
       'the refused publish',
     );
     await device.up('#status', {});
@@ -332,8 +405,16 @@ describe('an EventBridge rule the runtime cannot honour', () => {
   const sweepRule = (template: CfnTemplate) => byPath(template, 'Fleetstream/RolloutSweepSchedule/Rule/Resource')[1].Properties!;
 
   it.each([
-    ['a cron schedule', (template: CfnTemplate) => (sweepRule(template).ScheduleExpression = 'cron(0/5 * * * ? *)'), /Rule RolloutSweepScheduleRule\w+: cron\(0\/5 \* \* \* \? \*\): cron expressions do not run here \(rate expressions only\)/],
-    ['an event pattern', (template: CfnTemplate) => (sweepRule(template).EventPattern = { source: ['aws.s3'] }), /Rule RolloutSweepScheduleRule\w+: event patterns do not run here/],
+    [
+      'a cron schedule',
+      (template: CfnTemplate) => (sweepRule(template).ScheduleExpression = 'cron(0/5 * * * ? *)'),
+      /Rule RolloutSweepScheduleRule\w+: cron\(0\/5 \* \* \* \? \*\): cron expressions do not run here \(rate expressions only\)/,
+    ],
+    [
+      'an event pattern',
+      (template: CfnTemplate) => (sweepRule(template).EventPattern = { source: ['aws.s3'] }),
+      /Rule RolloutSweepScheduleRule\w+: event patterns do not run here/,
+    ],
     [
       'a target that is not a function',
       (template: CfnTemplate) => (sweepRule(template).Targets[0].Arn = { 'Fn::GetAtt': [targetOf(template.Outputs!.ForwardQueueUrl.Value)!, 'Arn'] }),

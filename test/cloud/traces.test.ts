@@ -34,7 +34,11 @@ describe('traces of the data path', () => {
     // Sent as each invocation ends (the SDK sends a subsegment when it closes).
     await until(() => ['IngestHandler', 'ForwarderHandler'].every((fn) => (of(fn)?.segments ?? 0) > 0), 'the segments of both');
 
-    expect(Object.keys(runtime.report().traces).map((id) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['ForwarderHandler', 'IngestHandler']);
+    expect(
+      Object.keys(runtime.report().traces)
+        .map((id) => id.replace(/[0-9A-F]{8}$/, ''))
+        .sort(),
+    ).toEqual(['ForwarderHandler', 'IngestHandler']);
     // The handler's subsegment (Powertools' captureLambdaHandler) and the registry's calls (captureAWSv3Client).
     for (const fn of ['IngestHandler', 'ForwarderHandler']) expect(of(fn)!.names).toEqual(expect.arrayContaining(['## index.handler', 'DynamoDB']));
   });

@@ -41,7 +41,11 @@ beforeAll(async () => {
 afterAll(() => new Promise((resolve) => server.close(resolve)));
 
 const requestWith = (headers: Record<string, string>) =>
-  ({ type: 'REQUEST', methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:abcdef/v3/GET/workspaces', headers }) as unknown as APIGatewayRequestAuthorizerEvent;
+  ({
+    type: 'REQUEST',
+    methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:abcdef/v3/GET/workspaces',
+    headers,
+  }) as unknown as APIGatewayRequestAuthorizerEvent;
 
 /** A token as Cognito issues it: an access token unless the claims say otherwise. */
 const token = (claims: JWTPayload, options: { key?: CryptoKey; issuer?: string; expiresIn?: string | number } = {}) =>
@@ -55,7 +59,11 @@ const token = (claims: JWTPayload, options: { key?: CryptoKey; issuer?: string; 
 /** A confirmed user with its account, made by the sign-up trigger as Cognito calls it. */
 const signedUpUser = async () => {
   const sub = randomUUID();
-  await userAccountTrigger({ triggerSource: 'PostConfirmation_ConfirmSignUp', userName: sub, request: { userAttributes: { sub, email: `${sub}@example.com` } } });
+  await userAccountTrigger({
+    triggerSource: 'PostConfirmation_ConfirmSignUp',
+    userName: sub,
+    request: { userAttributes: { sub, email: `${sub}@example.com` } },
+  });
   return sub;
 };
 
@@ -67,7 +75,9 @@ describe('API authorizer with a session (Authorization: Bearer <Cognito access t
     const result = await handler(requestWith({ Authorization: `Bearer ${await token({ sub })}` }));
 
     expect(result.principalId).toBe(user.account_id);
-    expect(result.policyDocument.Statement).toEqual([{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abcdef/v3/*/*' }]);
+    expect(result.policyDocument.Statement).toEqual([
+      { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abcdef/v3/*/*' },
+    ]);
     expect(result.context).toEqual({ accountId: user.account_id, userId: sub });
   });
 
@@ -81,7 +91,11 @@ describe('API authorizer with a session (Authorization: Bearer <Cognito access t
       'tampered (claims changed after signing)',
       async (sub: string) => {
         const [header, , signature] = (await token({ sub })).split('.');
-        return [header, Buffer.from(JSON.stringify({ sub: randomUUID(), token_use: 'access', client_id: CLIENT_ID, iss: issuer, exp: 9_999_999_999 })).toString('base64url'), signature].join('.');
+        return [
+          header,
+          Buffer.from(JSON.stringify({ sub: randomUUID(), token_use: 'access', client_id: CLIENT_ID, iss: issuer, exp: 9_999_999_999 })).toString('base64url'),
+          signature,
+        ].join('.');
       },
     ],
     ['not a JWT', async () => 'abc.def'],
@@ -107,7 +121,15 @@ describe('API authorizer with a session (Authorization: Bearer <Cognito access t
     try {
       expect((await handler(requestWith({ authorization: bearer }))).principalId).toMatch(/^acc-/);
 
-      await until(() => handler(requestWith({ authorization: bearer })).then(() => false, () => true), 'the expired session refused', 10_000);
+      await until(
+        () =>
+          handler(requestWith({ authorization: bearer })).then(
+            () => false,
+            () => true,
+          ),
+        'the expired session refused',
+        10_000,
+      );
     } finally {
       process.env.AUTHORIZER_CACHE_TTL_SECONDS = '0';
     }
@@ -135,7 +157,11 @@ describe('sign-up trigger (PostConfirmation / PostAuthentication)', () => {
     const sub = randomUUID();
     const event = { triggerSource: 'PostConfirmation_ConfirmSignUp', userName: sub, request: { userAttributes: { sub, email: 'new@example.com' } } };
 
-    const answers = await Promise.all([userAccountTrigger(event), userAccountTrigger(event), userAccountTrigger({ ...event, triggerSource: 'PostAuthentication_Authentication' })]);
+    const answers = await Promise.all([
+      userAccountTrigger(event),
+      userAccountTrigger(event),
+      userAccountTrigger({ ...event, triggerSource: 'PostAuthentication_Authentication' }),
+    ]);
 
     expect(answers).toEqual([event, event, { ...event, triggerSource: 'PostAuthentication_Authentication' }]);
     const user = await ensureUserAccount(db, { sub, email: 'new@example.com' });
@@ -146,6 +172,8 @@ describe('sign-up trigger (PostConfirmation / PostAuthentication)', () => {
   });
 
   it('refuses an event without a sub and creates nothing', async () => {
-    await expect(userAccountTrigger({ triggerSource: 'PostConfirmation_ConfirmSignUp', userName: 'x', request: { userAttributes: {} } })).rejects.toThrow(/no sub/);
+    await expect(userAccountTrigger({ triggerSource: 'PostConfirmation_ConfirmSignUp', userName: 'x', request: { userAttributes: {} } })).rejects.toThrow(
+      /no sub/,
+    );
   });
 });

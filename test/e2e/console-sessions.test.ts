@@ -67,9 +67,17 @@ describe('console sessions on the API', () => {
 
   it('refuses a password the pool’s policy refuses and a sign-in flow the console’s client does not allow', async () => {
     const weak = await cognito.signUp('weak@example.com', 'no-upper-case-42');
-    const srp = await cognito.call('InitiateAuth', { ClientId: runtime.user_pool_client_id, AuthFlow: 'USER_SRP_AUTH', AuthParameters: { USERNAME: runtime.user_email, SRP_A: 'ab' } });
+    const srp = await cognito.call('InitiateAuth', {
+      ClientId: runtime.user_pool_client_id,
+      AuthFlow: 'USER_SRP_AUTH',
+      AuthParameters: { USERNAME: runtime.user_email, SRP_A: 'ab' },
+    });
 
-    expect([weak.status, weak.body.__type, weak.body.message]).toEqual([400, 'InvalidPasswordException', 'Password did not conform with policy: Password must have uppercase characters']);
+    expect([weak.status, weak.body.__type, weak.body.message]).toEqual([
+      400,
+      'InvalidPasswordException',
+      'Password did not conform with policy: Password must have uppercase characters',
+    ]);
     // Nothing was kept of the refused sign-up.
     expect((await cognito.signUp('weak@example.com', PASSWORD)).status).toBe(200);
     expect([srp.status, srp.body.__type, srp.body.message]).toEqual([400, 'InvalidParameterException', 'USER_SRP_AUTH flow not enabled for this client']);
@@ -179,7 +187,11 @@ describe('the console on the runtime’s port', () => {
     const index = await fetch(runtime.console_url!);
     expect([index.status, index.headers.get('content-type'), index.headers.get('cache-control')]).toEqual([200, 'text/html; charset=utf-8', 'no-cache']);
     const script = await fetch(`${runtime.console_url}assets/app-1a2b3c.js`);
-    expect([script.status, script.headers.get('content-type'), script.headers.get('cache-control')]).toEqual([200, 'text/javascript; charset=utf-8', 'public, max-age=31536000, immutable']);
+    expect([script.status, script.headers.get('content-type'), script.headers.get('cache-control')]).toEqual([
+      200,
+      'text/javascript; charset=utf-8',
+      'public, max-age=31536000, immutable',
+    ]);
     expect((await fetch(`${runtime.console_url}assets/app-1a2b3c.css`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
     const route = await fetch(`${runtime.console_url}workspaces/wks-1/devices`);
     expect([route.status, await route.text()]).toEqual([200, '<!doctype html><title>console</title>']);

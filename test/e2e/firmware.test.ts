@@ -123,7 +123,12 @@ describe('registering and uploading a firmware version', () => {
       status: 'awaiting_upload',
       created_at: expect.any(String),
       updated_at: expect.any(String),
-      upload: { method: 'PUT', url: expect.stringContaining(`/${ws}/app/1.0.0?`), headers: { 'x-amz-checksum-sha256': image.base64 }, expires_at: expect.any(String) },
+      upload: {
+        method: 'PUT',
+        url: expect.stringContaining(`/${ws}/app/1.0.0?`),
+        headers: { 'x-amz-checksum-sha256': image.base64 },
+        expires_at: expect.any(String),
+      },
     });
     const lifetime = Date.parse(body.firmware.upload.expires_at) - Date.parse(body.firmware.created_at);
     expect(lifetime).toBeGreaterThanOrEqual(UPLOAD_TTL_SECONDS * 1000 - 1000);
@@ -196,14 +201,25 @@ describe('registering and uploading a firmware version', () => {
     const image = imageOf(256);
     const { body } = await register('browser', '1', image);
     const preflight = (origin: string) =>
-      fetch(body.firmware.upload.url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type,x-amz-checksum-sha256' } });
+      fetch(body.firmware.upload.url, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type,x-amz-checksum-sha256' },
+      });
     const consoleOrigin = new URL(runtime.base_url).origin;
 
     const allowed = await preflight(consoleOrigin);
     const other = await preflight('https://elsewhere.example');
-    const put = await fetch(body.firmware.upload.url, { method: 'PUT', headers: { ...body.firmware.upload.headers, origin: consoleOrigin }, body: image.bytes });
+    const put = await fetch(body.firmware.upload.url, {
+      method: 'PUT',
+      headers: { ...body.firmware.upload.headers, origin: consoleOrigin },
+      body: image.bytes,
+    });
 
-    expect([allowed.status, allowed.headers.get('access-control-allow-origin'), allowed.headers.get('access-control-allow-methods')]).toEqual([200, consoleOrigin, 'PUT']);
+    expect([allowed.status, allowed.headers.get('access-control-allow-origin'), allowed.headers.get('access-control-allow-methods')]).toEqual([
+      200,
+      consoleOrigin,
+      'PUT',
+    ]);
     expect(other.status).toBe(403);
     expect([put.status, put.headers.get('access-control-allow-origin')]).toEqual([200, consoleOrigin]);
   });
@@ -349,7 +365,9 @@ describe('the device simulator (npm run device)', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'fleetstream-sim-')), 'devices.json');
     writeFileSync(file, JSON.stringify(credentials));
     let stderr = '';
-    const child = spawn(process.execPath, fleetstreamArgs('device', ['--credentials', file, '--interval', '0', ...args]), { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, fleetstreamArgs('device', ['--credentials', file, '--interval', '0', ...args]), {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     return { stderr: () => stderr, stop: async () => (child.kill('SIGINT'), await exited) };

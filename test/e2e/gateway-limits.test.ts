@@ -179,7 +179,12 @@ describe('the local gateway refuses what API Gateway refuses, in the JSON envelo
   });
 
   it('answers 413 for an 11 MB chunked body (no Content-Length) once it passes 10 MB', async () => {
-    const answer = await httpExchange({ method: 'POST', path: '/v3/workspaces', headers: { ...withKey(), 'content-type': 'application/json' }, body: ELEVEN_MB });
+    const answer = await httpExchange({
+      method: 'POST',
+      path: '/v3/workspaces',
+      headers: { ...withKey(), 'content-type': 'application/json' },
+      body: ELEVEN_MB,
+    });
 
     expectEnvelope(answer, 413, 'payload_too_large');
   });

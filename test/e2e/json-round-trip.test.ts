@@ -54,12 +54,20 @@ describe('awkward JSON on the local runtime', () => {
 
     const published = await me.post('/data', [point]);
     const events = await me.post('/events', { type: 'os_info', payload: { ...LEAF, note: 'rebooted 🔁' } });
-    const points = await waitFor(async () => {
-      const { body } = await storage.get(`/timeseries/${runtime.workspace_id}/data?device=${device.id}`);
-      if (!body.result.length) throw new Error('no point stored yet');
-      return body.result;
-    }, 'the point to be stored', 30_000);
-    await until(() => delivered(device.id).some((e) => e.tag === 'deep') && delivered(device.id).some((e) => e.type === 'os_info'), 'the data point and the event at the webhook', 30_000);
+    const points = await waitFor(
+      async () => {
+        const { body } = await storage.get(`/timeseries/${runtime.workspace_id}/data?device=${device.id}`);
+        if (!body.result.length) throw new Error('no point stored yet');
+        return body.result;
+      },
+      'the point to be stored',
+      30_000,
+    );
+    await until(
+      () => delivered(device.id).some((e) => e.tag === 'deep') && delivered(device.id).some((e) => e.type === 'os_info'),
+      'the data point and the event at the webhook',
+      30_000,
+    );
 
     expect(device.name).toBe(EMOJI_NAME);
     expect([published.status, events.status]).toEqual([202, 202]);
@@ -83,7 +91,14 @@ describe('awkward JSON on the local runtime', () => {
 
     expect([scheduled.status, status.status, answered.status, retried.status, read.status]).toEqual([200, 200, 200, 200, 200]);
     expect(status.body.jobs).toEqual([{ name: 'update', value, scheduled_at: scheduled.body.job.scheduled_at }]);
-    expect(read.body.job).toEqual({ name: 'update', status: 'done', scheduled_at: scheduled.body.job.scheduled_at, value, result, completed_at: expect.any(String) });
+    expect(read.body.job).toEqual({
+      name: 'update',
+      status: 'done',
+      scheduled_at: scheduled.body.job.scheduled_at,
+      value,
+      result,
+      completed_at: expect.any(String),
+    });
     expect(retried.body.job).toEqual(read.body.job);
     const jobEvent = delivered(device.id).find((e) => e.type === 'job' && e.direction === 'd2c');
     expect(jobEvent?.payload).toEqual(read.body.job);

@@ -90,7 +90,11 @@ describe('quotas', () => {
     const refused = answers.filter((a) => a.status === 429);
     expect([made.length, refused.length]).toEqual([20, 30]);
     for (const { body } of refused) {
-      expect(body.error).toEqual({ code: 'quota_exceeded', message: expect.stringContaining('24 devices'), details: [{ field: 'limits.devices', message: expect.any(String), value: 24 }] });
+      expect(body.error).toEqual({
+        code: 'quota_exceeded',
+        message: expect.stringContaining('24 devices'),
+        details: [{ field: 'limits.devices', message: expect.any(String), value: 24 }],
+      });
     }
     expect(await storedItems(id, 'DEV#')).toHaveLength(24);
     expect((await api.get(`/workspaces/${id}/devices`)).body.devices).toHaveLength(24);
@@ -103,7 +107,10 @@ describe('quotas', () => {
 
     const fleets = [await api.post(`/workspaces/${id}/fleets`, { name: 'a' }), await api.post(`/workspaces/${id}/fleets`, { name: 'b' })];
     const keys = [await api.post(`/workspaces/${id}/api-keys`, { name: 'k2' }), await api.post(`/workspaces/${id}/api-keys`, { name: 'k3' })];
-    const hooks = [await api.post(`/workspaces/${id}/integrations`, { url: receiver.url }), await api.post(`/workspaces/${id}/integrations`, { url: receiver.url })];
+    const hooks = [
+      await api.post(`/workspaces/${id}/integrations`, { url: receiver.url }),
+      await api.post(`/workspaces/${id}/integrations`, { url: receiver.url }),
+    ];
 
     // The default fleet and the workspace's first key were there already.
     expect(fleets.map((a) => a.status)).toEqual([200, 429]);
@@ -155,7 +162,9 @@ describe('the rate of requests per key', () => {
     const hasty = apiClient(stack.base_url, key, { retryRateLimited: false });
     // A list of each handler of the route table (the device API and the OpenAPI document have no rate).
     const lists = new Map(
-      ROUTES.filter((r) => r.method === 'GET' && !['device-api', 'openapi'].includes(r.handler) && /^\/(workspaces|timeseries)\/\{workspaceId\}\/[a-z-]+$/.test(r.path)).map((r) => [r.handler, r.path]),
+      ROUTES.filter(
+        (r) => r.method === 'GET' && !['device-api', 'openapi'].includes(r.handler) && /^\/(workspaces|timeseries)\/\{workspaceId\}\/[a-z-]+$/.test(r.path),
+      ).map((r) => [r.handler, r.path]),
     );
 
     const limited = new Map<string, number>();
@@ -203,10 +212,14 @@ describe('a device’s daily points', () => {
     expect(Number(third.headers.get('retry-after'))).toBeLessThanOrEqual(Math.ceil(secondsToMidnight) + 1);
     const stored = await storedPoints(id, deviceId, 5);
     expect(stored.map((p) => (p.payload as { n: number }).n).sort()).toEqual([0, 1, 2, 3, 4]);
-    await until(async () => {
-      const { totals } = (await api.get(`/workspaces/${id}/usage?start=${today()}&end=${today()}`)).body.usage;
-      return totals.points_in === 8 && totals.points_stored === 5 && totals.points_refused === 3;
-    }, 'the day’s points in the usage', 30_000);
+    await until(
+      async () => {
+        const { totals } = (await api.get(`/workspaces/${id}/usage?start=${today()}&end=${today()}`)).body.usage;
+        return totals.points_in === 8 && totals.points_stored === 5 && totals.points_refused === 3;
+      },
+      'the day’s points in the usage',
+      30_000,
+    );
   });
 
   it('stores an MQTT device’s publishes up to its limit, drops the rest, and counts them', async () => {
@@ -220,10 +233,14 @@ describe('a device’s daily points', () => {
       await device.end();
     }
 
-    await until(async () => {
-      const { totals } = (await api.get(`/workspaces/${id}/usage?start=${today()}&end=${today()}`)).body.usage;
-      return totals.points_in === 10;
-    }, 'the ten publishes in the usage', 60_000);
+    await until(
+      async () => {
+        const { totals } = (await api.get(`/workspaces/${id}/usage?start=${today()}&end=${today()}`)).body.usage;
+        return totals.points_in === 10;
+      },
+      'the ten publishes in the usage',
+      60_000,
+    );
     const { totals } = (await api.get(`/workspaces/${id}/usage?start=${today()}&end=${today()}`)).body.usage;
     expect(totals).toMatchObject({ points_in: 10, points_stored: 4, points_refused: 6 });
     expect(await storedPoints(id, deviceId, 4)).toHaveLength(4);
@@ -242,10 +259,14 @@ describe('usage', () => {
     await until(() => receiver.accepted().length >= 2, 'the point and its data event at the receiver');
 
     // Every request above on the workspace's paths: 4 creates and reads, 5 lists; the usage reads that poll count too.
-    await until(async () => {
-      const { totals } = (await api.get(`/workspaces/${id}/usage`)).body.usage;
-      return totals.api_requests >= 9 && totals.webhook_deliveries >= 1;
-    }, 'the requests and POSTs in the usage', 30_000);
+    await until(
+      async () => {
+        const { totals } = (await api.get(`/workspaces/${id}/usage`)).body.usage;
+        return totals.api_requests >= 9 && totals.webhook_deliveries >= 1;
+      },
+      'the requests and POSTs in the usage',
+      30_000,
+    );
     const { days, totals } = (await api.get(`/workspaces/${id}/usage`)).body.usage;
     expect(days).toHaveLength(30);
     expect(days.at(-1)).toMatchObject({ date: today(), points_in: 1, points_stored: 1, points_refused: 0, webhook_failures: 0 });

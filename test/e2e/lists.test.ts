@@ -65,7 +65,9 @@ const walk = async (client: ApiClient, path: string, key: string, limit: number)
   let cursor: string | null = null;
   do {
     const separator = path.includes('?') ? '&' : '?';
-    const { status, body }: { status: number; body: Record<string, any> } = await client.get(`${path}${separator}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
+    const { status, body }: { status: number; body: Record<string, any> } = await client.get(
+      `${path}${separator}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+    );
     expect(status).toBe(200);
     expect(Object.keys(body).sort()).toEqual([key, 'next'].sort());
     expect(body[key].length).toBeLessThanOrEqual(limit);
@@ -192,7 +194,9 @@ describe('paging every list', () => {
     for (let i = 0; i < 3; i++) await api.post(`/workspaces/${ws}/devices/${device.id}/identities`);
     for (const name of ['b', 'a', 'c', 'e', 'd']) await api.post(`/devices/${device.id}/jobs/${name}`, { value: {} });
     // A revoked identity is still listed.
-    await api.delete(`/workspaces/${ws}/devices/${device.id}/identities/${(await api.get(`/workspaces/${ws}/devices/${device.id}/identities`)).body.identities[0].id}`);
+    await api.delete(
+      `/workspaces/${ws}/devices/${device.id}/identities/${(await api.get(`/workspaces/${ws}/devices/${device.id}/identities`)).body.identities[0].id}`,
+    );
     const lists: Array<[string, string]> = [
       ['/workspaces', 'workspaces'],
       [`/workspaces/${ws}/fleets`, 'fleets'],
@@ -213,7 +217,12 @@ describe('paging every list', () => {
     }
     const workspaces = (await api.get('/workspaces')).body.workspaces as Item[];
     expect(workspaces[0].id).toBe(stack.workspace_id);
-    expect(workspaces.slice(1).map((w) => w.id)).toEqual(workspaces.slice(1).map((w) => w.id).sort());
+    expect(workspaces.slice(1).map((w) => w.id)).toEqual(
+      workspaces
+        .slice(1)
+        .map((w) => w.id)
+        .sort(),
+    );
     expect((await api.get(`/devices/${device.id}/jobs`)).body.jobs.map((j: Item) => j.name)).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect((await walk(api, `/devices/${device.id}/jobs?status=pending`, 'jobs', 1)).items).toHaveLength(5);
     expect((await walk(api, '/workspaces', 'workspaces', 1)).items[0].id).toBe(stack.workspace_id);

@@ -60,7 +60,10 @@ describe('npm start', () => {
 });
 
 /** The runtime files in a data folder. */
-const runtimeFiles = (dir: string) => readdirSync(dir).filter((name) => name.startsWith('runtime')).sort();
+const runtimeFiles = (dir: string) =>
+  readdirSync(dir)
+    .filter((name) => name.startsWith('runtime'))
+    .sort();
 const portOf = (stack: LocalStack) => Number(new URL(stack.base_url).port);
 
 describe('several npm start on one data folder', () => {
@@ -125,7 +128,11 @@ describe('npm start’s retry variables', () => {
       await api.post(`/devices/${body.device.id}/jobs/reboot`, { value: {} });
 
       // With the defaults the first retry alone waits 30 s, and the DLQ takes 10 receives (~75 min).
-      await until(async () => (await attributes(stack.queue_urls['forward-dlq'], ['ApproximateNumberOfMessages'])).ApproximateNumberOfMessages === '1', 'the job event in the DLQ', 30_000);
+      await until(
+        async () => (await attributes(stack.queue_urls['forward-dlq'], ['ApproximateNumberOfMessages'])).ApproximateNumberOfMessages === '1',
+        'the job event in the DLQ',
+        30_000,
+      );
       const forward = await attributes(stack.queue_urls.forward, ['VisibilityTimeout', 'RedrivePolicy']);
 
       expect(forward.VisibilityTimeout).toBe('5');

@@ -216,10 +216,14 @@ describe('API keys', () => {
     expect(listed.body.api_keys).toContainEqual({ ...created.body.api_key });
     expect(revoked.body.api_key.revoked_at).toMatch(RFC3339_MS);
     // the authorizer cache of this stack lives 1 s: the key stops within that time
-    await waitFor(async () => {
-      const { status } = await other.get('/workspaces');
-      if (status !== 401) throw new Error(`still ${status}`);
-    }, 'revoked key rejection', 10_000);
+    await waitFor(
+      async () => {
+        const { status } = await other.get('/workspaces');
+        if (status !== 401) throw new Error(`still ${status}`);
+      },
+      'revoked key rejection',
+      10_000,
+    );
   });
 });
 

@@ -52,7 +52,9 @@ it('gives the registry table its TTL, as the stack does: rate counters, ledger e
 
 it('runs the sweep on its schedule, one run at a time, each reading the index and ending without error', async () => {
   const doc = documentClient(client);
-  await doc.send(new PutCommand({ TableName: process.env.REGISTRY_TABLE, Item: { pk: 'DEV#dev-sweep', sk: 'JOB#overdue', ...sweepEntry(Date.now() - 60_000, 'DUE#T00') } }));
+  await doc.send(
+    new PutCommand({ TableName: process.env.REGISTRY_TABLE, Item: { pk: 'DEV#dev-sweep', sk: 'JOB#overdue', ...sweepEntry(Date.now() - 60_000, 'DUE#T00') } }),
+  );
   const written = Date.now();
 
   await until(() => sweep().recent.filter((r) => r.startedAt > written).length >= 2, 'two sweeps after the write', 30_000);

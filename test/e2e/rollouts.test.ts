@@ -38,7 +38,14 @@ const rolloutWhen = async (id: string, check: (r: any) => boolean, what: string,
   }
   return last;
 };
-const devicesIn = async (id: string, status: string) => (await api.get(`/workspaces/${ws}/rollouts/${id}/devices?status=${status}`)).body.devices as Array<{ device_id: string; status: string; updated_at: string; result?: any; message?: string }>;
+const devicesIn = async (id: string, status: string) =>
+  (await api.get(`/workspaces/${ws}/rollouts/${id}/devices?status=${status}`)).body.devices as Array<{
+    device_id: string;
+    status: string;
+    updated_at: string;
+    result?: any;
+    message?: string;
+  }>;
 
 beforeAll(async () => {
   runtime = await startRuntime({ sweepIntervalSeconds: 1 });
@@ -65,7 +72,14 @@ describe('a staged rollout (max_per_minute)', () => {
     expect(Object.values(first.counts).reduce((a: number, b) => a + (b as number), 0)).toBe(first.total);
 
     const counted = await rolloutWhen(staged.id, (r) => r.total === 25, 'all 25 counted');
-    expect(counted).toMatchObject({ kind: 'job', job_name: 'stage', value: { to: '2.0' }, fleets: [staged.fleet], status: 'in_progress', settings: { max_per_minute: 10, timeout_seconds: null, abort: null } });
+    expect(counted).toMatchObject({
+      kind: 'job',
+      job_name: 'stage',
+      value: { to: '2.0' },
+      fleets: [staged.fleet],
+      status: 'in_progress',
+      settings: { max_per_minute: 10, timeout_seconds: null, abort: null },
+    });
     expect(counted.counts).toEqual({ queued: 15, pending: 10, in_progress: 0, done: 0, failed: 0, timed_out: 0, canceled: 0 });
     expect((await devicesIn(staged.id, 'pending')).map((d) => d.device_id).sort()).toEqual(staged.devices.slice(0, 10));
   });
@@ -76,7 +90,9 @@ describe('a staged rollout (max_per_minute)', () => {
     const status = await fetch(`${runtime.base_url}/device/status`, { headers: { authorization: `Bearer ${token}` } });
 
     expect(((await status.json()) as { jobs: unknown[] }).jobs).toEqual([]);
-    expect((await api.get(`/devices/${queued}/jobs?status=queued`)).body.jobs).toEqual([expect.objectContaining({ name: 'stage', status: 'queued', rollout_id: staged.id })]);
+    expect((await api.get(`/devices/${queued}/jobs?status=queued`)).body.jobs).toEqual([
+      expect.objectContaining({ name: 'stage', status: 'queued', rollout_id: staged.id }),
+    ]);
     expect((await api.get(`/devices/${queued}/jobs?status=pending`)).body.jobs).toEqual([]);
   });
 });
@@ -87,12 +103,19 @@ describe('a rollout that aborts on failures, over MQTT', () => {
     const devices = await newDevices(fleet, 6);
     const first = devices.slice(0, 3);
     for (const id of first) connections.push(await connectDevice(await credentialsOf(id)));
-    await until(async () => {
-      for (const id of first) if (!(await api.get(`/workspaces/${ws}/devices/${id}`)).body.device.connected) return false;
-      return true;
-    }, 'the devices connected', 30_000);
+    await until(
+      async () => {
+        for (const id of first) if (!(await api.get(`/workspaces/${ws}/devices/${id}`)).body.device.connected) return false;
+        return true;
+      },
+      'the devices connected',
+      30_000,
+    );
 
-    const answer = await api.post(`/workspaces/${ws}/jobs/flash?fleet=${fleet}`, { value: { image: 'v2' }, rollout: { max_per_minute: 3, abort: { failure_percentage: 50, min_finished: 3 } } });
+    const answer = await api.post(`/workspaces/${ws}/jobs/flash?fleet=${fleet}`, {
+      value: { image: 'v2' },
+      rollout: { max_per_minute: 3, abort: { failure_percentage: 50, min_finished: 3 } },
+    });
     const id = answer.body.job.rollout_id as string;
     for (const c of connections.slice(-3)) await c.next('@flash');
     const [a, b, c] = connections.slice(-3);
@@ -109,10 +132,19 @@ describe('a rollout that aborts on failures, over MQTT', () => {
 
     // A late answer on MQTT is recorded as a job event; the job stays as it ended.
     await a.up('@flash', { written: true });
-    await until(() => hook.accepted().some((e) => e.device_id === first[0] && e.type === 'job' && (e.payload as any).late_result?.written === true), 'the late result’s event', 30_000);
+    await until(
+      () => hook.accepted().some((e) => e.device_id === first[0] && e.type === 'job' && (e.payload as any).late_result?.written === true),
+      'the late result’s event',
+      30_000,
+    );
     expect((await api.get(`/devices/${first[0]}/jobs/flash`)).body.job.status).toBe('failed');
     await until(() => hook.accepted().filter((e) => e.device_id === devices[5] && e.type === 'job').length >= 2, 'queued and canceled events', 30_000);
-    expect(hook.accepted().filter((e) => e.device_id === devices[5] && e.type === 'job').map((e) => [(e.payload as any).status, e.direction])).toEqual([
+    expect(
+      hook
+        .accepted()
+        .filter((e) => e.device_id === devices[5] && e.type === 'job')
+        .map((e) => [(e.payload as any).status, e.direction]),
+    ).toEqual([
       ['queued', 'c2d'],
       ['canceled', 'c2d'],
     ]);
@@ -129,7 +161,11 @@ describe('a rollout that aborts on failures, over MQTT', () => {
     expect((await api.get(`/devices/${device}/fota`)).body.fota).toMatchObject({ status: 'in_progress', message: 'downloading 40%' });
     await agent.up('@fota', { fw_version: '3.1', result: 'fail', msg: 'bad signature' });
     await until(async () => (await api.get(`/devices/${device}/fota`)).body.fota.status === 'failed', 'failed', 30_000);
-    expect((await api.get(`/devices/${device}/fota`)).body.fota).toMatchObject({ status: 'failed', message: 'bad signature', completed_at: expect.any(String) });
+    expect((await api.get(`/devices/${device}/fota`)).body.fota).toMatchObject({
+      status: 'failed',
+      message: 'bad signature',
+      completed_at: expect.any(String),
+    });
   });
 });
 
@@ -159,7 +195,12 @@ describe('pause, resume and cancel over HTTPS', () => {
     const rest = await api.get(`/workspaces/${ws}/rollouts?limit=100&cursor=${page.body.next}`);
     const all = [...page.body.rollouts, ...rest.body.rollouts];
 
-    expect(all.map((r: { created_at: string }) => r.created_at)).toEqual(all.map((r: { created_at: string }) => r.created_at).sort().reverse());
+    expect(all.map((r: { created_at: string }) => r.created_at)).toEqual(
+      all
+        .map((r: { created_at: string }) => r.created_at)
+        .sort()
+        .reverse(),
+    );
     expect(all.map((r: { id: string }) => r.id)).toContain(staged.id);
     expect(rest.body.next).toBeNull();
   });
@@ -184,13 +225,23 @@ describe('a later scheduling of the same job', () => {
 describe('one device’s job and FOTA', () => {
   it('times out a job and a FOTA with timeout_seconds within seconds (the sweep runs every second here)', async () => {
     const [device] = await newDevices(await newFleet('slow'), 1);
-    expect((await api.post(`/devices/${device}/jobs/slow`, { value: {}, timeout_seconds: 1 })).body.job).toMatchObject({ status: 'pending', timeout_seconds: 1 });
-    expect((await api.post(`/devices/${device}/fota/fw/versions/9`, { timeout_seconds: 1 })).body.fota).toMatchObject({ status: 'pending', timeout_seconds: 1 });
+    expect((await api.post(`/devices/${device}/jobs/slow`, { value: {}, timeout_seconds: 1 })).body.job).toMatchObject({
+      status: 'pending',
+      timeout_seconds: 1,
+    });
+    expect((await api.post(`/devices/${device}/fota/fw/versions/9`, { timeout_seconds: 1 })).body.fota).toMatchObject({
+      status: 'pending',
+      timeout_seconds: 1,
+    });
 
     await until(async () => (await api.get(`/devices/${device}/jobs/slow`)).body.job.status === 'timed_out', 'the job timed out', 30_000);
     await until(async () => (await api.get(`/devices/${device}/fota`)).body.fota.status === 'timed_out', 'the FOTA timed out', 30_000);
     const token = await deviceToken(await credentialsOf(device));
-    const late = await fetch(`${runtime.base_url}/device/jobs/slow/result`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"result":{}}' });
+    const late = await fetch(`${runtime.base_url}/device/jobs/slow/result`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{"result":{}}',
+    });
     expect(late.status).toBe(409);
   });
 
@@ -199,7 +250,11 @@ describe('one device’s job and FOTA', () => {
     await api.post(`/devices/${device}/jobs/reboot`, { value: {} });
     await api.post(`/devices/${device}/fota/fw/versions/2`);
     const token = await deviceToken(await credentialsOf(device));
-    const status = async () => (await (await fetch(`${runtime.base_url}/device/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as { jobs: unknown[]; fota: unknown };
+    const status = async () =>
+      (await (await fetch(`${runtime.base_url}/device/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+        jobs: unknown[];
+        fota: unknown;
+      };
     expect((await status()).jobs).toHaveLength(1);
 
     expect((await api.delete(`/devices/${device}/jobs/reboot`)).body.job).toMatchObject({ status: 'canceled' });
@@ -217,10 +272,20 @@ describe('one device’s job and FOTA', () => {
     await api.post(`/devices/${device}/fota/fw/versions/5`);
     const token = await deviceToken(await credentialsOf(device));
     const post = (path: string, body: unknown) =>
-      fetch(`${runtime.base_url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      fetch(`${runtime.base_url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
 
-    expect((await post('/device/fota/result', { status: 'in_progress', message: 'installing' })).body.fota).toMatchObject({ status: 'in_progress', message: 'installing' });
-    expect((await post('/device/jobs/check/result', { result: { error: 'sensor offline' } })).body.job).toMatchObject({ status: 'failed', result: { error: 'sensor offline' } });
+    expect((await post('/device/fota/result', { status: 'in_progress', message: 'installing' })).body.fota).toMatchObject({
+      status: 'in_progress',
+      message: 'installing',
+    });
+    expect((await post('/device/jobs/check/result', { result: { error: 'sensor offline' } })).body.job).toMatchObject({
+      status: 'failed',
+      result: { error: 'sensor offline' },
+    });
     expect((await post('/device/jobs/check/result', { result: { ok: true } })).status).toBe(409);
   });
 });

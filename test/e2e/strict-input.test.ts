@@ -87,7 +87,9 @@ const snapshot = async () => {
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
       const page = await tables.db.send(new ScanCommand({ TableName, ExclusiveStartKey, ConsistentRead: true }));
-      items.push(...(page.Items ?? []).filter((item) => !isRequestBookkeeping(item)).map((item) => `${TableName} ${JSON.stringify(item, Object.keys(item).sort())}`));
+      items.push(
+        ...(page.Items ?? []).filter((item) => !isRequestBookkeeping(item)).map((item) => `${TableName} ${JSON.stringify(item, Object.keys(item).sort())}`),
+      );
       ExclusiveStartKey = page.LastEvaluatedKey;
     } while (ExclusiveStartKey);
   }
@@ -202,7 +204,8 @@ describe('unknown input is refused on every route, and changes nothing', () => {
     const fleets = (await api.get(`/workspaces/${ids.workspaceId}/fleets`)).body.fleets as { id: string; name: string }[];
     const defaultFleet = fleets.find((f) => f.name === 'default')!.id;
     const other = (await api.post(`/workspaces/${ids.workspaceId}/devices`, { name: 'elsewhere' })).body.device;
-    const names = async (query: string) => ((await api.get(`/workspaces/${ids.workspaceId}/devices${query}`)).body.devices as { name: string }[]).map((d) => d.name);
+    const names = async (query: string) =>
+      ((await api.get(`/workspaces/${ids.workspaceId}/devices${query}`)).body.devices as { name: string }[]).map((d) => d.name);
 
     expect(await names(`?fleet=${ids.fleetId}`)).toEqual(['thermo']);
     expect(await names(`?fleet=${defaultFleet}`)).toEqual([other.name]);
@@ -231,7 +234,10 @@ const EXAMPLE_IDS: Record<string, string> = {
 };
 const ID_PARAMS = Object.keys(EXAMPLE_IDS);
 const idCases = ROUTES.flatMap((route) =>
-  [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).filter((p) => ID_PARAMS.includes(p)).map((param) => [`${route.method} ${route.path}`, param, route] as const),
+  [...route.path.matchAll(/\{(\w+)\}/g)]
+    .map((m) => m[1])
+    .filter((p) => ID_PARAMS.includes(p))
+    .map((param) => [`${route.method} ${route.path}`, param, route] as const),
 );
 const shapeOf = (schema: z.ZodType | undefined) => (schema && 'shape' in schema ? (schema.shape as Record<string, unknown>) : {});
 const fleetQueryRoutes = rows.filter(([, r]) => 'fleet' in shapeOf(OPERATIONS[r.operationId].query));
@@ -331,7 +337,11 @@ describe('a refused device token', () => {
     const answer = await status(await deviceToken(credentials, options));
 
     expect(answer.status).toBe(401);
-    expect(answer.body.error).toEqual({ code: 'unauthorized', message: expect.any(String), details: [{ field: 'header.authorization', message: expect.stringMatching(reason) }] });
+    expect(answer.body.error).toEqual({
+      code: 'unauthorized',
+      message: expect.any(String),
+      details: [{ field: 'header.authorization', message: expect.stringMatching(reason) }],
+    });
   });
 
   it('of a revoked identity, signed by its key: 401 saying so; forged for that identity: the generic 401', async () => {

@@ -27,7 +27,8 @@ beforeAll(async () => {
   await theirs.post(`/workspaces/${other.workspace_id}/firmwares/fw/versions/2.0`, { size: 1, sha256: 'a'.repeat(64) });
   const identity = (await theirs.post(`/workspaces/${other.workspace_id}/devices/${device.id}/identities`)).body.identity;
   const integration = (await theirs.post(`/workspaces/${other.workspace_id}/integrations`, { url: 'https://hooks.example.com/b' })).body.integration;
-  const rollout = (await theirs.post(`/workspaces/${other.workspace_id}/jobs/secret-rollout`, { value: { original: true }, rollout: { max_per_minute: 1 } })).body.job.rollout_id;
+  const rollout = (await theirs.post(`/workspaces/${other.workspace_id}/jobs/secret-rollout`, { value: { original: true }, rollout: { max_per_minute: 1 } }))
+    .body.job.rollout_id;
   const exported = (await theirs.post(`/timeseries/${other.workspace_id}/exports`, { format: 'csv' })).body.export;
   theirIds = {
     workspaceId: other.workspace_id,
@@ -67,21 +68,18 @@ const bodyFor = (operationId: string): unknown =>
 const scopedRoutes = ROUTES.filter((r) => r.auth === 'api-key' && r.path.includes('{'));
 
 describe('tenant isolation', () => {
-  it.each(scopedRoutes.map((r) => [`${r.method} ${r.path}`, r] as const))(
-    'answers 404 to %s with another account’s IDs',
-    async (_name, route) => {
-      const path = route.path.replace(/\{(\w+)\}/g, (_m, param: string) => {
-        if (!theirIds[param]) throw new Error(`the isolation test has no resource of account B for {${param}}: add one in beforeAll`);
-        return encodeURIComponent(theirIds[param]);
-      });
+  it.each(scopedRoutes.map((r) => [`${r.method} ${r.path}`, r] as const))('answers 404 to %s with another account’s IDs', async (_name, route) => {
+    const path = route.path.replace(/\{(\w+)\}/g, (_m, param: string) => {
+      if (!theirIds[param]) throw new Error(`the isolation test has no resource of account B for {${param}}: add one in beforeAll`);
+      return encodeURIComponent(theirIds[param]);
+    });
 
-      const { status, body } = await mine.call(route.method, path, bodyFor(route.operationId));
+    const { status, body } = await mine.call(route.method, path, bodyFor(route.operationId));
 
-      expect(status).toBe(404);
-      expect(body.error.code).toBe('not_found');
-      expect(JSON.stringify(body)).not.toContain('secret-device');
-    },
-  );
+    expect(status).toBe(404);
+    expect(body.error.code).toBe('not_found');
+    expect(JSON.stringify(body)).not.toContain('secret-device');
+  });
 
   it('never lists another account’s workspaces', async () => {
     const { body } = await mine.get('/workspaces');

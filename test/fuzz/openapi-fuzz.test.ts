@@ -41,14 +41,16 @@ beforeAll(async () => {
   // short timeout bounds a test delivery (POST …/test, answered synchronously) should a resolver not answer.
   // The sweep would time out and release what the fuzzer schedules in the background, between a
   // refused request's registry reads: it runs once a day here (its own tests run it every second).
-  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '0', WEBHOOK_TIMEOUT_MS: '2000', SWEEP_INTERVAL_SECONDS: '86400' }, undefined, { readyTimeoutMs: 170_000 });
+  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '0', WEBHOOK_TIMEOUT_MS: '2000', SWEEP_INTERVAL_SECONDS: '86400' }, undefined, {
+    readyTimeoutMs: 170_000,
+  });
   const served = await fetch(`${stack.base_url}/openapi.json`);
   doc = (await served.json()) as OpenApiDocument;
   v = validators(doc);
   world = await buildWorld(stack);
   const registry = registryReader(stack.dataDir);
   closeRegistry = registry.close;
-  const badKey = 'fsk_' + 'A'.repeat(43);
+  const badKey = `fsk_${'A'.repeat(43)}`;
   oracle = createOracle({
     baseUrl: stack.base_url,
     validators: v,
@@ -74,10 +76,12 @@ afterAll(async () => {
     const { requests, snapshots, statuses, findings } = oracle.summary();
     const lines = [
       `fuzz: ${requests} requests (FUZZ_SEED=${SEED}, FUZZ_RUNS=${RUNS}), ${snapshots} registry reads; answers by status: ${statuses}`,
-      ...(findings.length ? [`fuzz: ${findings.length} kinds of failure (operation | family | failure ×count, then the shortest request that showed it):`] : []),
+      ...(findings.length
+        ? [`fuzz: ${findings.length} kinds of failure (operation | family | failure ×count, then the shortest request that showed it):`]
+        : []),
       ...findings.map((f) => `  ${f.operationId} | ${f.family} | ${f.kind} ×${f.count}\n      ${f.example}`),
     ];
-    process.stderr.write(lines.join('\n') + '\n');
+    process.stderr.write(`${lines.join('\n')}\n`);
   }
   closeRegistry?.();
   await world?.stop();
@@ -94,22 +98,36 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     const body = Buffer.from(JSON.stringify({ name: 'huge', description: 'a'.repeat(10 * 1024 * 1024 + 1) }));
 
     // the same checks as every fuzzed request: documented status, schema, registry unchanged
-    await oracle.check({ family: 'oversized', why: 'a body over 10 MB', op, method: 'POST', target: '/workspaces', auth: 'api-key', contentType: 'application/json', body, expect: [413] });
+    await oracle.check({
+      family: 'oversized',
+      why: 'a body over 10 MB',
+      op,
+      method: 'POST',
+      target: '/workspaces',
+      auth: 'api-key',
+      contentType: 'application/json',
+      body,
+      expect: [413],
+    });
   }, 60_000);
 
   for (const op of operationsOf(committed)) {
     describe(`${op.method} ${op.path} (${op.operationId})`, () => {
       for (const family of familiesOf(op)) {
-        it(`${family}: answers as documented`, async () => {
-          const served = operationsOf(doc).find((o) => o.operationId === op.operationId);
-          if (!served) throw new Error(`the runtime's document has no ${op.operationId}`);
-          const arbitrary = requestFamilies(doc, served, world, v)[family];
-          if (!arbitrary) throw new Error(`no ${family} requests for ${op.operationId} in the runtime's document`);
-          await fc.assert(
-            fc.asyncProperty(arbitrary, (req) => oracle.check(req)),
-            { seed: seedOf(`${op.operationId}/${family}`), numRuns: RUNS, interruptAfterTimeLimit: FAMILY_MS, markInterruptAsFailure: false },
-          );
-        }, FAMILY_MS + 30_000);
+        it(
+          `${family}: answers as documented`,
+          async () => {
+            const served = operationsOf(doc).find((o) => o.operationId === op.operationId);
+            if (!served) throw new Error(`the runtime's document has no ${op.operationId}`);
+            const arbitrary = requestFamilies(doc, served, world, v)[family];
+            if (!arbitrary) throw new Error(`no ${family} requests for ${op.operationId} in the runtime's document`);
+            await fc.assert(
+              fc.asyncProperty(arbitrary, (req) => oracle.check(req)),
+              { seed: seedOf(`${op.operationId}/${family}`), numRuns: RUNS, interruptAfterTimeLimit: FAMILY_MS, markInterruptAsFailure: false },
+            );
+          },
+          FAMILY_MS + 30_000,
+        );
       }
     });
   }

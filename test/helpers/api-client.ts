@@ -25,7 +25,13 @@ export const apiClient = (baseUrl: string, apiKey?: string, { retryRateLimited =
   const call = async <T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> => {
     for (let attempt = 1; ; attempt++) {
       const answer = await once<T>(method, path, body, headers);
-      if (!retryRateLimited || answer.status !== 429 || (answer.body as { error?: { code?: string } } | undefined)?.error?.code !== 'rate_limited' || attempt >= RATE_LIMITED_ATTEMPTS) return answer;
+      if (
+        !retryRateLimited ||
+        answer.status !== 429 ||
+        (answer.body as { error?: { code?: string } } | undefined)?.error?.code !== 'rate_limited' ||
+        attempt >= RATE_LIMITED_ATTEMPTS
+      )
+        return answer;
       await new Promise((resolve) => setTimeout(resolve, retryDelayMs(answer)));
     }
   };

@@ -16,9 +16,14 @@ export const bucketStartByDefinition = (ms: number, every: Every, zone: string):
   }
   const minuteOfDay = zoned.hour * 60 + zoned.minute;
   const step = every.unit === 'm' ? every.amount : every.amount * 60;
-  const floored = zoned.toPlainDate().toPlainDateTime({ hour: 0 }).add({ minutes: Math.floor(minuteOfDay / step) * step });
+  const floored = zoned
+    .toPlainDate()
+    .toPlainDateTime({ hour: 0 })
+    .add({ minutes: Math.floor(minuteOfDay / step) * step });
   const wallStart = Date.UTC(floored.year, floored.month - 1, floored.day, floored.hour, floored.minute) - zoned.offsetNanoseconds / 1e6;
-  const change = Temporal.Instant.fromEpochMilliseconds(ms + 1).toZonedDateTimeISO(zone).getTimeZoneTransition('previous');
+  const change = Temporal.Instant.fromEpochMilliseconds(ms + 1)
+    .toZonedDateTimeISO(zone)
+    .getTimeZoneTransition('previous');
   return Math.max(wallStart, change ? change.epochMilliseconds : -Infinity);
 };
 
@@ -51,11 +56,18 @@ export const clientAggregate = (points: readonly ReadPoint[], every: Every, zone
   }
   const finite = (n: number) => (Number.isFinite(n) ? n : null);
   const sorted = [...buckets.values()].sort((a, b) => a.start.localeCompare(b.start) || (a.device_id ?? '').localeCompare(b.device_id ?? ''));
-  const result = sorted
-    .map(({ start, device_id, values }) => {
-      const sum = values.reduce((s, v) => s + v, 0);
-      return { start, ...(device_id === undefined ? {} : { device_id }), avg: finite(sum / values.length), min: Math.min(...values), max: Math.max(...values), sum: finite(sum), count: values.length };
-    });
+  const result = sorted.map(({ start, device_id, values }) => {
+    const sum = values.reduce((s, v) => s + v, 0);
+    return {
+      start,
+      ...(device_id === undefined ? {} : { device_id }),
+      avg: finite(sum / values.length),
+      min: Math.min(...values),
+      max: Math.max(...values),
+      sum: finite(sum),
+      count: values.length,
+    };
+  });
   // What bounds the rounding of a sum added in another order: its values' magnitudes.
   const magnitudes = sorted.map(({ values }) => values.reduce((s, v) => s + Math.abs(v), 0));
   return { buckets: result, skipped, magnitudes };
@@ -71,10 +83,14 @@ export const expectBucketsClose = (actual: ReadonlyArray<Record<string, unknown>
   expect(actual.map(rounded)).toEqual(expected.buckets.map(rounded));
   expected.buckets.forEach((bucket, i) => {
     const tolerance = bucket.count * Number.EPSILON * expected.magnitudes[i];
-    for (const [fn, scale] of [['sum', 1], ['avg', bucket.count]] as const) {
+    for (const [fn, scale] of [
+      ['sum', 1],
+      ['avg', bucket.count],
+    ] as const) {
       const want = bucket[fn];
       const got = actual[i][fn] as number | null;
-      if (want !== null && got !== null && Math.abs(got - want) > tolerance / scale) throw new Error(`bucket ${bucket.start} ${bucket.device_id ?? ''}: ${fn} ${got}, expected ${want} within ${tolerance / scale}`);
+      if (want !== null && got !== null && Math.abs(got - want) > tolerance / scale)
+        throw new Error(`bucket ${bucket.start} ${bucket.device_id ?? ''}: ${fn} ${got}, expected ${want} within ${tolerance / scale}`);
     }
   });
 };

@@ -34,12 +34,14 @@ export default async () => {
     unused,
     seconds: Math.round((Date.now() - Number(process.env.FLEETSTREAM_CLOUD_STARTED_AT)) / 1000),
   };
-  writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+  writeFileSync(join(dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   process.stderr.write(
     `\ncloud assembly: ${summary.routes} routes, ${summary.functions} functions, ${summary.eventSourceMappings} event source mappings (queues and the table stream), ${summary.topicRules} topic rules, ${summary.userPoolTriggers} user pool triggers, ${summary.scheduledRules} scheduled rules from the template; ` +
       `${summary.calls} AWS calls checked against IAM in ${summary.runs} runs, ${summary.refused} refused, ${unused.length} permissions never used, ${summary.invokeRefusals.length} invocations no permission allows (${join(dir, 'summary.json')})\n`,
   );
   if (refused.length) {
-    throw new Error(`IAM refused ${refused.length} calls the suite made:\n${[...new Set(refused.map((c) => `${c.function} ${c.action} ${c.resource}`))].join('\n')}`);
+    throw new Error(
+      `IAM refused ${refused.length} calls the suite made:\n${[...new Set(refused.map((c) => `${c.function} ${c.action} ${c.resource}`))].join('\n')}`,
+    );
   }
 };

@@ -14,7 +14,8 @@ export const cognitoClient = (endpoint: string, clientId: string) => {
   };
   return {
     call,
-    signUp: (email: string, password: string) => call('SignUp', { ClientId: clientId, Username: email, Password: password, UserAttributes: [{ Name: 'email', Value: email }] }),
+    signUp: (email: string, password: string) =>
+      call('SignUp', { ClientId: clientId, Username: email, Password: password, UserAttributes: [{ Name: 'email', Value: email }] }),
     confirmSignUp: (email: string, code: string) => call('ConfirmSignUp', { ClientId: clientId, Username: email, ConfirmationCode: code }),
     signIn: (email: string, password: string) =>
       call<{ AuthenticationResult: { AccessToken: string; IdToken: string; RefreshToken: string }; __type?: string }>('InitiateAuth', {
@@ -22,7 +23,8 @@ export const cognitoClient = (endpoint: string, clientId: string) => {
         AuthFlow: 'USER_PASSWORD_AUTH',
         AuthParameters: { USERNAME: email, PASSWORD: password },
       }),
-    refresh: (refreshToken: string) => call('InitiateAuth', { ClientId: clientId, AuthFlow: 'REFRESH_TOKEN_AUTH', AuthParameters: { REFRESH_TOKEN: refreshToken } }),
+    refresh: (refreshToken: string) =>
+      call('InitiateAuth', { ClientId: clientId, AuthFlow: 'REFRESH_TOKEN_AUTH', AuthParameters: { REFRESH_TOKEN: refreshToken } }),
     globalSignOut: (accessToken: string) => call('GlobalSignOut', { AccessToken: accessToken }),
   };
 };

@@ -17,9 +17,13 @@ const startSqs = async () => {
   const cli = join(process.cwd(), 'node_modules', 'fauxqs', 'dist', 'cli.js'); // its package exports no other path
   const child: ChildProcess = spawn(process.execPath, [cli], { env: { ...process.env, FAUXQS_PORT: String(port) }, stdio: 'ignore' });
   const endpoint = `http://127.0.0.1:${port}`;
-  await waitFor(async () => {
-    if (!(await fetch(`${endpoint}/health`)).ok) throw new Error('not healthy');
-  }, 'fauxqs', 30_000);
+  await waitFor(
+    async () => {
+      if (!(await fetch(`${endpoint}/health`)).ok) throw new Error('not healthy');
+    },
+    'fauxqs',
+    30_000,
+  );
   return { endpoint, stop: async () => void child.kill('SIGTERM') };
 };
 

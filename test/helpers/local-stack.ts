@@ -32,7 +32,11 @@ export interface LocalStack extends ReadyInfo {
  * is killed and the call fails with its output: a hook that timed out would otherwise leave it
  * running, and jest waiting for it.
  */
-export const startLocalStack = async (env: Record<string, string> = {}, args: string[] = ['--in-memory'], { readyTimeoutMs = 55_000 } = {}): Promise<LocalStack> => {
+export const startLocalStack = async (
+  env: Record<string, string> = {},
+  args: string[] = ['--in-memory'],
+  { readyTimeoutMs = 55_000 } = {},
+): Promise<LocalStack> => {
   const dataDir = env.FLEETSTREAM_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'fleetstream-'));
   // The e2e-cloud project runs the synthesized assembly instead of the sources (test/helpers/runtime.ts).
   const assembly = cloudAssemblyDir();
@@ -44,7 +48,9 @@ export const startLocalStack = async (env: Record<string, string> = {}, args: st
       MQTTS_PORT: '0',
       COGNITO_PORT: '0',
       FLEETSTREAM_DATA_DIR: dataDir,
-      ...(assembly && process.env.FLEETSTREAM_IAM_REPORT_DIR ? { FLEETSTREAM_IAM_REPORT: join(process.env.FLEETSTREAM_IAM_REPORT_DIR, `iam-${randomUUID()}.json`) } : {}),
+      ...(assembly && process.env.FLEETSTREAM_IAM_REPORT_DIR
+        ? { FLEETSTREAM_IAM_REPORT: join(process.env.FLEETSTREAM_IAM_REPORT_DIR, `iam-${randomUUID()}.json`) }
+        : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -45,8 +45,7 @@ const renderedText = (markdown: string): string =>
  *
  * @example headingSlug('Data exports (API key)') // 'data-exports-api-key'
  */
-export const headingSlug = (markdown: string): string =>
-  renderedText(markdown).toLowerCase().replace(NOT_IN_SLUG, '').replace(/ /g, '-');
+export const headingSlug = (markdown: string): string => renderedText(markdown).toLowerCase().replace(NOT_IN_SLUG, '').replace(/ /g, '-');
 
 /**
  * The headings' anchors and the links of a Markdown file, leaving out everything inside fenced

@@ -1,11 +1,4 @@
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SendMessageBatchCommand,
-  SQSClient,
-  type Message,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
 import { readForwardBody, type RenderedEntry } from '../../lambdas/domain/webhooks/forward-pack';
 import type { ForwardMessage } from '../../lambdas/schemas/forward';

@@ -53,7 +53,7 @@ export const startWebhookReceiver = async (behaviour: Behaviour = () => 200): Pr
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      let body;
+      let body: ReceivedPost['body'];
       try {
         body = JSON.parse(raw);
       } catch {

@@ -20,9 +20,7 @@ const inlineFunction = (stack: Stack, id: string) =>
 
 const synth = (routes: readonly Route[], withDeviceAuthorizer = true) => {
   const stack = new Stack(new App(), 'ApiTest');
-  const handlers = new Map<RouteHandler, IFunction>(
-    [...new Set(routes.map((r) => r.handler))].map((name) => [name, inlineFunction(stack, `${name}Fn`)]),
-  );
+  const handlers = new Map<RouteHandler, IFunction>([...new Set(routes.map((r) => r.handler))].map((name) => [name, inlineFunction(stack, `${name}Fn`)]));
   const authorizers: ApiProps['authorizers'] = {
     'api-key': inlineFunction(stack, 'ApiKeyAuthorizerFn'),
     ...(withDeviceAuthorizer ? { device: inlineFunction(stack, 'DeviceAuthorizerFn') } : {}),

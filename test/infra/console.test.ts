@@ -109,16 +109,30 @@ describe('console site (S3 + CloudFront)', () => {
     expect(config).toBeDefined();
     const markers = JSON.stringify(config!.Properties.SourceMarkers);
     for (const id of [idOf(stack.api.restApi), idOf(stack.users.userPool), idOf(stack.users.client)]) expect(markers).toContain(id);
-    expect(config!.Properties).toMatchObject({ Prune: false, SystemMetadata: { 'cache-control': 'no-cache', 'content-type': 'application/json' }, DistributionPaths: ['/config.json'] });
+    expect(config!.Properties).toMatchObject({
+      Prune: false,
+      SystemMetadata: { 'cache-control': 'no-cache', 'content-type': 'application/json' },
+      DistributionPaths: ['/config.json'],
+    });
   });
 
   it('copies the build without pruning config.json: hashed assets cached for a year, the pages revalidated', () => {
     const deployments = Object.values(template.findResources('Custom::CDKBucketDeployment')).map((d) => d.Properties);
     expect(deployments).toContainEqual(
-      expect.objectContaining({ Prune: false, Include: ['assets/*'], Exclude: ['*'], SystemMetadata: { 'cache-control': 'public, max-age=31536000, immutable' } }),
+      expect.objectContaining({
+        Prune: false,
+        Include: ['assets/*'],
+        Exclude: ['*'],
+        SystemMetadata: { 'cache-control': 'public, max-age=31536000, immutable' },
+      }),
     );
     expect(deployments).toContainEqual(
-      expect.objectContaining({ Prune: false, Exclude: ['assets/*', 'config.json'], SystemMetadata: { 'cache-control': 'no-cache' }, DistributionPaths: ['/*'] }),
+      expect.objectContaining({
+        Prune: false,
+        Exclude: ['assets/*', 'config.json'],
+        SystemMetadata: { 'cache-control': 'no-cache' },
+        DistributionPaths: ['/*'],
+      }),
     );
   });
 

@@ -44,7 +44,13 @@ describe('the firmware bucket', () => {
 
   it('aborts uploads left unfinished after a day, freeing their parts', () => {
     expect(resources[bucketId()].Properties.LifecycleConfiguration).toEqual({
-      Rules: [{ Id: 'abort-unfinished-uploads', AbortIncompleteMultipartUpload: { DaysAfterInitiation: BUCKETS.firmware.abortIncompleteUploadsAfterDays }, Status: 'Enabled' }],
+      Rules: [
+        {
+          Id: 'abort-unfinished-uploads',
+          AbortIncompleteMultipartUpload: { DaysAfterInitiation: BUCKETS.firmware.abortIncompleteUploadsAfterDays },
+          Status: 'Enabled',
+        },
+      ],
     });
   });
 
@@ -132,7 +138,10 @@ describe('the registry’s firmware-use index', () => {
 
     expect(naming).toEqual([targetOf(resources[firmwares].Properties.Role)]);
     expect(indexStatements.map((s) => [actionsOf(s), JSON.stringify(s.Resource)])).toEqual([
-      [['dynamodb:Query'], JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [idOf(stack.registry.table), 'Arn'] }, `/index/${REGISTRY_FIRMWARE_USE_INDEX.name}`]] })],
+      [
+        ['dynamodb:Query'],
+        JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [idOf(stack.registry.table), 'Arn'] }, `/index/${REGISTRY_FIRMWARE_USE_INDEX.name}`]] }),
+      ],
     ]);
   });
 });

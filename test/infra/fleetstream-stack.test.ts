@@ -85,9 +85,19 @@ describe('routes', () => {
     const lists = ROUTES.filter((r) => r.method === 'GET' && r.operationId.startsWith('list'));
     const methods = methodsByRoute(template);
 
-    expect(lists.map((r) => r.operationId).sort()).toEqual(
-      ['listApiKeys', 'listDevices', 'listExports', 'listFirmwares', 'listFleets', 'listIdentities', 'listIntegrations', 'listJobs', 'listRolloutDevices', 'listRollouts', 'listWorkspaces'],
-    );
+    expect(lists.map((r) => r.operationId).sort()).toEqual([
+      'listApiKeys',
+      'listDevices',
+      'listExports',
+      'listFirmwares',
+      'listFleets',
+      'listIdentities',
+      'listIntegrations',
+      'listJobs',
+      'listRolloutDevices',
+      'listRollouts',
+      'listWorkspaces',
+    ]);
     for (const route of lists) {
       const method = methods.get(`${route.method} ${route.path}`)!;
       expect([route.operationId, method.Integration.ResponseTransferMode]).toEqual([route.operationId, 'STREAM']);
@@ -152,33 +162,52 @@ describe('handlers', () => {
     }
   });
 
-  it('bundles each handler into an ES module that loads with only the AWS SDK beside it, as on Lambda', () => {
-    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values(), ...stack.streamFunctions.values(), ...stack.scheduledFunctions.values()]) {
-      const dir = assetDirOf(fn);
-      expect(existsSync(join(dir, 'index.mjs.map'))).toBe(true);
-      provideAwsSdk(dir);
-      const exported = execFileSync(
-        process.execPath,
-        // The Lambda runtime defines the awslambda global, which streamed handlers call as they load.
-        ['--input-type=module', '-e', 'globalThis.awslambda = { streamifyResponse: (h) => h }; const m = await import(process.argv[1]); process.stdout.write(typeof m.handler);', join(dir, 'index.mjs')],
-        { encoding: 'utf8', env: { ...process.env, AWS_REGION: 'us-east-1' } },
-      );
-      expect(exported).toBe('function');
-    }
-  }, BUNDLING_LIMIT_MS);
+  it(
+    'bundles each handler into an ES module that loads with only the AWS SDK beside it, as on Lambda',
+    () => {
+      for (const fn of [
+        ...stack.routeHandlers.values(),
+        ...stack.authorizerFunctions.values(),
+        ...stack.consumerFunctions.values(),
+        ...stack.streamFunctions.values(),
+        ...stack.scheduledFunctions.values(),
+      ]) {
+        const dir = assetDirOf(fn);
+        expect(existsSync(join(dir, 'index.mjs.map'))).toBe(true);
+        provideAwsSdk(dir);
+        const exported = execFileSync(
+          process.execPath,
+          // The Lambda runtime defines the awslambda global, which streamed handlers call as they load.
+          [
+            '--input-type=module',
+            '-e',
+            'globalThis.awslambda = { streamifyResponse: (h) => h }; const m = await import(process.argv[1]); process.stdout.write(typeof m.handler);',
+            join(dir, 'index.mjs'),
+          ],
+          { encoding: 'utf8', env: { ...process.env, AWS_REGION: 'us-east-1' } },
+        );
+        expect(exported).toBe('function');
+      }
+    },
+    BUNDLING_LIMIT_MS,
+  );
 
-  it('bundles exactly as HANDLER_ESBUILD_OPTIONS does, so the benchmark measures what is deployed', async () => {
-    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values()]) {
-      const result = await build({
-        ...HANDLER_ESBUILD_OPTIONS,
-        entryPoints: [handlerEntry(fn.source)],
-        outfile: join(tmpdir(), 'fleetstream-bundle', 'index.mjs'),
-        write: false,
-      });
-      const code = result.outputFiles.find((f) => f.path.endsWith('index.mjs'))!;
-      expect(code.text).toBe(readFileSync(join(assetDirOf(fn), 'index.mjs'), 'utf8'));
-    }
-  }, BUNDLING_LIMIT_MS);
+  it(
+    'bundles exactly as HANDLER_ESBUILD_OPTIONS does, so the benchmark measures what is deployed',
+    async () => {
+      for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values()]) {
+        const result = await build({
+          ...HANDLER_ESBUILD_OPTIONS,
+          entryPoints: [handlerEntry(fn.source)],
+          outfile: join(tmpdir(), 'fleetstream-bundle', 'index.mjs'),
+          write: false,
+        });
+        const code = result.outputFiles.find((f) => f.path.endsWith('index.mjs'))!;
+        expect(code.text).toBe(readFileSync(join(assetDirOf(fn), 'index.mjs'), 'utf8'));
+      }
+    },
+    BUNDLING_LIMIT_MS,
+  );
 });
 
 describe('least privilege', () => {
@@ -186,9 +215,7 @@ describe('least privilege', () => {
     statementsOfFunction(template, functionId(fn)).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
 
   it('lets the API-key authorizer only GetItem on the registry table', () => {
-    expect(dynamoStatements(apiKeyAuthorizer())).toEqual([
-      { Action: 'dynamodb:GetItem', Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] },
-    ]);
+    expect(dynamoStatements(apiKeyAuthorizer())).toEqual([{ Action: 'dynamodb:GetItem', Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
   });
 
   it('gives the openapi handler no table access', () => {
@@ -196,18 +223,29 @@ describe('least privilege', () => {
   });
 
   it('lets the storage API only read items by key, count its requests, write and delete an export, and query the table (its workspace and fleet checks, the key’s rate and the usage, exports; the cloud-assembly run saw nothing else): no Scan, no index', () => {
-    const statements = dynamoStatements(stack.routeHandlers.get('timeseries')!).filter((s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)));
+    const statements = dynamoStatements(stack.routeHandlers.get('timeseries')!).filter(
+      (s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)),
+    );
 
     expect(statements).toEqual([
-      { Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] },
+      {
+        Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
+        Effect: 'Allow',
+        Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }],
+      },
     ]);
   });
 
-  it.each(['retention', 'export'])('lets the %s consumer only GetItem and UpdateItem on the registry table (its workspace, and what it owes or its export)', (consumer) => {
-    const statements = dynamoStatements(stack.consumerFunctions.get(consumer)!).filter((s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)));
+  it.each(['retention', 'export'])(
+    'lets the %s consumer only GetItem and UpdateItem on the registry table (its workspace, and what it owes or its export)',
+    (consumer) => {
+      const statements = dynamoStatements(stack.consumerFunctions.get(consumer)!).filter(
+        (s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)),
+      );
 
-    expect(statements).toEqual([{ Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
-  });
+      expect(statements).toEqual([{ Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
+    },
+  );
 
   it('lets the limits and usage routes only GetItem, Query and UpdateItem on the registry table', () => {
     expect(dynamoStatements(stack.routeHandlers.get('limits')!)).toEqual([
@@ -218,9 +256,11 @@ describe('least privilege', () => {
   it('gives every API handler and the ingest Lambda the workspaces’ default limits, and no other function', () => {
     const resources = template.toJSON().Resources;
     const variableOf = (fn: HandlerFunction) => resources[functionId(fn)].Properties.Environment?.Variables?.WORKSPACE_LIMIT_DEFAULTS;
-    for (const [name, fn] of stack.routeHandlers) expect([name, variableOf(fn)]).toEqual([name, name === 'openapi' ? undefined : JSON.stringify(stack.config.limitDefaults)]);
+    for (const [name, fn] of stack.routeHandlers)
+      expect([name, variableOf(fn)]).toEqual([name, name === 'openapi' ? undefined : JSON.stringify(stack.config.limitDefaults)]);
     expect(variableOf(stack.consumerFunctions.get('ingest')!)).toEqual(JSON.stringify(stack.config.limitDefaults));
-    for (const fn of [...stack.authorizerFunctions.values(), stack.consumerFunctions.get('forwarder')!, ...stack.streamFunctions.values()]) expect(variableOf(fn)).toBeUndefined();
+    for (const fn of [...stack.authorizerFunctions.values(), stack.consumerFunctions.get('forwarder')!, ...stack.streamFunctions.values()])
+      expect(variableOf(fn)).toBeUndefined();
   });
 
   it('lets the other handlers read and write items of the registry table only, without Scan or table management', () => {
@@ -242,7 +282,13 @@ describe('least privilege', () => {
 
   it('lets each Lambda write logs only to its own log group, with no AWS managed policy', () => {
     const resources = template.toJSON().Resources;
-    for (const fn of [...stack.routeHandlers.values(), ...stack.authorizerFunctions.values(), ...stack.consumerFunctions.values(), ...stack.streamFunctions.values(), ...stack.scheduledFunctions.values()]) {
+    for (const fn of [
+      ...stack.routeHandlers.values(),
+      ...stack.authorizerFunctions.values(),
+      ...stack.consumerFunctions.values(),
+      ...stack.streamFunctions.values(),
+      ...stack.scheduledFunctions.values(),
+    ]) {
       const props = resources[functionId(fn)].Properties;
       const logGroupId = targetOf(props.LoggingConfig.LogGroup)!;
       const logStatements = statementsOfFunction(template, functionId(fn)).filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')));
@@ -288,7 +334,14 @@ describe('stage', () => {
       StageName: 'v3',
       AccessLogSetting: { DestinationArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('AccessLogs'), 'Arn'] }, Format: Match.stringLikeRegexp('requestId') },
       MethodSettings: [
-        Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 500, ThrottlingBurstLimit: 1000, LoggingLevel: 'ERROR', DataTraceEnabled: false }),
+        Match.objectLike({
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          ThrottlingRateLimit: 500,
+          ThrottlingBurstLimit: 1000,
+          LoggingLevel: 'ERROR',
+          DataTraceEnabled: false,
+        }),
       ],
     });
   });
@@ -350,7 +403,11 @@ describe('stage', () => {
 describe('outputs', () => {
   it('gives ApiUrl and StorageUrl ending in the stage (no trailing slash), and the registry table name', () => {
     const outputs = template.toJSON().Outputs;
-    expect(Object.keys(outputs).filter((k) => !/(Queue|Dlq)Url$|^DashboardName$/.test(k)).sort()).toEqual([
+    expect(
+      Object.keys(outputs)
+        .filter((k) => !/(Queue|Dlq)Url$|^DashboardName$/.test(k))
+        .sort(),
+    ).toEqual([
       'ApiUrl',
       'ConsoleBucketName',
       'ConsoleUrl',

@@ -24,7 +24,11 @@ describe('HandlerFunction', () => {
     const { stack, fn, statements } = setup();
     const table = new Table(stack, 'T', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
     fn.bindTable(table, 'SOME_TABLE', 'get-item');
-    expect(statements().filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:'))).flatMap(actionsOf)).toEqual(['dynamodb:GetItem']);
+    expect(
+      statements()
+        .filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')))
+        .flatMap(actionsOf),
+    ).toEqual(['dynamodb:GetItem']);
     Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: { SOME_TABLE: { Ref: stack.getLogicalId(table.node.defaultChild as never) } } },
     });
@@ -33,13 +37,19 @@ describe('HandlerFunction', () => {
   it('bindTable get-update grants GetItem and UpdateItem alone', () => {
     const { stack, fn, statements } = setup();
     fn.bindTable(new Table(stack, 'T', { partitionKey: { name: 'pk', type: AttributeType.STRING } }), 'SOME_TABLE', 'get-update');
-    expect(statements().flatMap(actionsOf).filter((a) => a.startsWith('dynamodb:'))).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    expect(
+      statements()
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('dynamodb:')),
+    ).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
   });
 
   it('bindTable read-write grants the item actions a transaction needs and nothing table-wide', () => {
     const { stack, fn, statements } = setup();
     fn.bindTable(new Table(stack, 'T', { partitionKey: { name: 'pk', type: AttributeType.STRING } }), 'SOME_TABLE', 'read-write');
-    const actions = statements().flatMap(actionsOf).filter((a) => a.startsWith('dynamodb:'));
+    const actions = statements()
+      .flatMap(actionsOf)
+      .filter((a) => a.startsWith('dynamodb:'));
     expect(actions.sort()).toEqual([...TABLE_ACTIONS['read-write']].sort());
     expect(actions).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem']));
   });
@@ -48,7 +58,9 @@ describe('HandlerFunction', () => {
     const { stack, fn, statements } = setup();
     const queue = new Queue(stack, 'Q');
     fn.bindQueue(queue, 'SOME_QUEUE_URL', 'send');
-    const actions = statements().flatMap(actionsOf).filter((a) => a.startsWith('sqs:'));
+    const actions = statements()
+      .flatMap(actionsOf)
+      .filter((a) => a.startsWith('sqs:'));
     expect(actions).toContain('sqs:SendMessage');
     expect(actions).not.toContain('sqs:ReceiveMessage');
     expect(actions).not.toContain('sqs:DeleteMessage');

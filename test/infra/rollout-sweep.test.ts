@@ -25,17 +25,15 @@ describe('the registry’s sweep index', () => {
   it('is a keys-only global secondary index on two string attributes, as lambdas/stores/keys.ts defines it (due work and rollouts’ devices share it: one index entry per item)', () => {
     const table = resources[tableId()].Properties;
 
-    expect(table.GlobalSecondaryIndexes).toContainEqual(
-      {
-        IndexName: REGISTRY_SWEEP_INDEX.name,
-        KeySchema: [
-          { AttributeName: REGISTRY_SWEEP_INDEX.partitionKey, KeyType: 'HASH' },
-          { AttributeName: REGISTRY_SWEEP_INDEX.sortKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'KEYS_ONLY' },
-        WarmThroughput: { WriteUnitsPerSecond: REGISTRY_WARM_WRITES_PER_SECOND },
-      },
-    );
+    expect(table.GlobalSecondaryIndexes).toContainEqual({
+      IndexName: REGISTRY_SWEEP_INDEX.name,
+      KeySchema: [
+        { AttributeName: REGISTRY_SWEEP_INDEX.partitionKey, KeyType: 'HASH' },
+        { AttributeName: REGISTRY_SWEEP_INDEX.sortKey, KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'KEYS_ONLY' },
+      WarmThroughput: { WriteUnitsPerSecond: REGISTRY_WARM_WRITES_PER_SECOND },
+    });
     expect(table.AttributeDefinitions).toEqual(
       expect.arrayContaining([
         { AttributeName: REGISTRY_SWEEP_INDEX.partitionKey, AttributeType: 'S' },
@@ -89,7 +87,12 @@ describe('the rollout sweep', () => {
     const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(`"${sweepId()}"`));
 
     expect(permissions.map(([, p]) => p.Properties)).toEqual([
-      { Action: 'lambda:InvokeFunction', FunctionName: { 'Fn::GetAtt': [sweepId(), 'Arn'] }, Principal: 'events.amazonaws.com', SourceArn: { 'Fn::GetAtt': [ruleId(), 'Arn'] } },
+      {
+        Action: 'lambda:InvokeFunction',
+        FunctionName: { 'Fn::GetAtt': [sweepId(), 'Arn'] },
+        Principal: 'events.amazonaws.com',
+        SourceArn: { 'Fn::GetAtt': [ruleId(), 'Arn'] },
+      },
     ]);
   });
 
@@ -113,7 +116,14 @@ describe('the rollout sweep', () => {
   it('alarms when runs fail three minutes in a row', () => {
     const alarm = resources[idOf(stack.schedules.get('rollout-sweep')!.errorsAlarm)].Properties;
 
-    expect(alarm).toMatchObject({ MetricName: 'Errors', Namespace: 'AWS/Lambda', Period: 60, EvaluationPeriods: 3, Threshold: 1, Dimensions: [{ Name: 'FunctionName', Value: { Ref: sweepId() } }] });
+    expect(alarm).toMatchObject({
+      MetricName: 'Errors',
+      Namespace: 'AWS/Lambda',
+      Period: 60,
+      EvaluationPeriods: 3,
+      Threshold: 1,
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: sweepId() } }],
+    });
   });
 
   it('names its rule in an output (the local runtimes find it so; an operator disables it to pause the sweep)', () => {

@@ -21,7 +21,11 @@ describe('configFromContext', () => {
   });
 
   it('takes workspaces’ default limits from `limits`, as an object (cdk.json) or JSON text (-c), the others kept', () => {
-    expect(configOf({ limits: { devices: 500, requests_per_second_per_key: 20 } }).limitDefaults).toEqual({ ...LIMIT_DEFAULTS, devices: 500, requests_per_second_per_key: 20 });
+    expect(configOf({ limits: { devices: 500, requests_per_second_per_key: 20 } }).limitDefaults).toEqual({
+      ...LIMIT_DEFAULTS,
+      devices: 500,
+      requests_per_second_per_key: 20,
+    });
     expect(configOf({ limits: '{"fleets":3}' }).limitDefaults).toEqual({ ...LIMIT_DEFAULTS, fleets: 3 });
   });
 

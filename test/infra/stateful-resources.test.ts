@@ -145,7 +145,9 @@ const pinViolations = (resources: Resources, pins: typeof COMMON_PINS): string[]
   for (const [logicalId, pin] of Object.entries(pins)) {
     const resource = resources[logicalId];
     if (!resource) {
-      const sameType = Object.entries(resources).filter(([, r]) => r.Type === pin.type).map(([id]) => id);
+      const sameType = Object.entries(resources)
+        .filter(([, r]) => r.Type === pin.type)
+        .map(([id]) => id);
       violations.push(
         `${pin.type} ${logicalId} is gone from the template (of its type now: ${sameType.join(', ') || 'none'}). ` +
           'A deploy would create a new, empty resource and delete (or orphan) the old one with its data. ' +
@@ -191,7 +193,8 @@ describe.each(['dynamodb', 'timestream'] as const)('stateful resources (timeseri
 });
 
 describe('the pin check', () => {
-  const cfn = (construct: { node: { defaultChild?: unknown } }) => construct.node.defaultChild as { overrideLogicalId: (id: string) => void; addPropertyOverride: (path: string, value: unknown) => void };
+  const cfn = (construct: { node: { defaultChild?: unknown } }) =>
+    construct.node.defaultChild as { overrideLogicalId: (id: string) => void; addPropertyOverride: (path: string, value: unknown) => void };
 
   it('says a deploy would replace the registry table when its construct moves', () => {
     const resources = synthesize('dynamodb', (stack) => cfn(stack.registry.table).overrideLogicalId('RegistryTableMoved'));
@@ -215,7 +218,9 @@ describe('the pin check', () => {
   });
 
   it('says a deploy would rebuild the registry’s sweep index when its keys change', () => {
-    const resources = synthesize('dynamodb', (stack) => cfn(stack.registry.table).addPropertyOverride('GlobalSecondaryIndexes.0.KeySchema.1.AttributeName', 'due'));
+    const resources = synthesize('dynamodb', (stack) =>
+      cfn(stack.registry.table).addPropertyOverride('GlobalSecondaryIndexes.0.KeySchema.1.AttributeName', 'due'),
+    );
 
     expect(pinViolations(resources, PINS.dynamodb)).toEqual([expect.stringMatching(/^RegistryTableDB777839\.GlobalSecondaryIndexes changed .*"due"/)]);
   });

@@ -6,7 +6,10 @@ import { buildProgram, runFleetstream } from '../../bin/commands/program';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  bin: Record<string, string>;
+  scripts: Record<string, string>;
+};
 
 /** `fleetstream …args` in this process, its output captured: help and errors are written before any action runs. */
 const fleetstream = async (...args: string[]) => {
@@ -66,16 +69,37 @@ describe('fleetstream', () => {
   it.each([
     [['device', '--credentials', 'f.json', '--corrupt', '2'], "option '--corrupt <fraction>' argument '2' is invalid. Expected a number from 0 to 1."],
     [['device', '--credentials', 'f.json', '--count', '1.5'], "option '--count <n>' argument '1.5' is invalid. Expected a whole number of at least 1."],
-    [['device', '--credentials', 'f.json', '--interval', 'soon'], "option '--interval <seconds>' argument 'soon' is invalid. Expected a number from 0 to 86,400."],
+    [
+      ['device', '--credentials', 'f.json', '--interval', 'soon'],
+      "option '--interval <seconds>' argument 'soon' is invalid. Expected a number from 0 to 86,400.",
+    ],
     [['device', '--credentials', 'f.json', '--create', '3', '--api-key', 'k'], '--create needs --base-url, --workspace.'],
-    [['cost', '--points-per-day', '1000', '--devices', '10', '--backend', 'x'], "option '--backend <store>' argument 'x' is invalid. Allowed choices are dynamodb, timestream."],
+    [
+      ['cost', '--points-per-day', '1000', '--devices', '10', '--backend', 'x'],
+      "option '--backend <store>' argument 'x' is invalid. Allowed choices are dynamodb, timestream.",
+    ],
     [['cost', '--points-per-day', '0', '--devices', '10'], "option '--points-per-day <n>' argument '0' is invalid. Expected a whole number of at least 1."],
-    [['cost', '--points-per-day', '1000', '--devices', '10', '--retention-days', '3651'], "option '--retention-days <days>' argument '3651' is invalid. Expected a whole number from 1 to 3,650."],
-    [['cost', '--points-per-day', '1000', '--devices', '10', '--memory-mb', '64'], "option '--memory-mb <mb>' argument '64' is invalid. Expected a whole number from 128 to 10,240."],
-    [['create-account', '--name', 'Acme', '--local', '--port', '70000'], "option '--port <port>' argument '70000' is invalid. Expected a whole number from 1 to 65,535."],
-    [['limits', '--workspace', 'wks-1', '--local', '--set', 'devices'], "option '--set <limit=value>' argument 'devices' is invalid. Expected <limit>=<value>, e.g. --set devices=5."],
+    [
+      ['cost', '--points-per-day', '1000', '--devices', '10', '--retention-days', '3651'],
+      "option '--retention-days <days>' argument '3651' is invalid. Expected a whole number from 1 to 3,650.",
+    ],
+    [
+      ['cost', '--points-per-day', '1000', '--devices', '10', '--memory-mb', '64'],
+      "option '--memory-mb <mb>' argument '64' is invalid. Expected a whole number from 128 to 10,240.",
+    ],
+    [
+      ['create-account', '--name', 'Acme', '--local', '--port', '70000'],
+      "option '--port <port>' argument '70000' is invalid. Expected a whole number from 1 to 65,535.",
+    ],
+    [
+      ['limits', '--workspace', 'wks-1', '--local', '--set', 'devices'],
+      "option '--set <limit=value>' argument 'devices' is invalid. Expected <limit>=<value>, e.g. --set devices=5.",
+    ],
     [['replay-dlq', '--queue', 'forward', '--max', '0'], "option '--max <n>' argument '0' is invalid. Expected a whole number of at least 1."],
-    [['smoke', '--url', 'http://x/v3', '--key', 'k', '--timeout-seconds', '0'], "option '--timeout-seconds <seconds>' argument '0' is invalid. Expected a number from 1 to 3,600."],
+    [
+      ['smoke', '--url', 'http://x/v3', '--key', 'k', '--timeout-seconds', '0'],
+      "option '--timeout-seconds <seconds>' argument '0' is invalid. Expected a number from 1 to 3,600.",
+    ],
     [['cost', '--points-per-day', '1000', '--devices', '10', 'extra'], "too many arguments for 'cost'. Expected 0 arguments but got 1: extra."],
   ])('%j: exits 2 with %s', async (args, message) => {
     const { code, stderr } = await fleetstream(...args);
@@ -129,14 +153,18 @@ describe('fleetstream', () => {
     });
 
     it('exits 2 on a bad value with one line and no stack trace', async () => {
-      const failed = (await run(process.execPath, [bin, 'device', '--credentials', 'f.json', '--corrupt', '2'], { cwd: ROOT }).catch((error: unknown) => error)) as {
+      const failed = (await run(process.execPath, [bin, 'device', '--credentials', 'f.json', '--corrupt', '2'], { cwd: ROOT }).catch(
+        (error: unknown) => error,
+      )) as {
         code: number;
         stdout: string;
         stderr: string;
       };
 
       expect([failed.code, failed.stdout]).toEqual([2, '']);
-      expect(failed.stderr).toBe("fleetstream device: option '--corrupt <fraction>' argument '2' is invalid. Expected a number from 0 to 1. See `fleetstream device --help`.\n");
+      expect(failed.stderr).toBe(
+        "fleetstream device: option '--corrupt <fraction>' argument '2' is invalid. Expected a number from 0 to 1. See `fleetstream device --help`.\n",
+      );
       expect(failed.stderr).not.toMatch(noStackTrace);
     });
   });

@@ -27,7 +27,12 @@ const RULES: IForbiddenRuleType[] = [
   // `exports` it may not read are outside the graph anyway).
   { name: 'resolved', severity: 'error', from: {}, to: { couldNotResolve: true, path: '^[.]' } },
   // What is deployed reads no development code, and no CDK (routes.ts and its kin are pure data).
-  { name: 'lambdas-stand-alone', severity: 'error', from: { path: '^lambdas/' }, to: { path: ['^(lib|local|bin|bench|test|console)/', '^node_modules/(aws-cdk-lib|constructs|cdk-nag)/'] } },
+  {
+    name: 'lambdas-stand-alone',
+    severity: 'error',
+    from: { path: '^lambdas/' },
+    to: { path: ['^(lib|local|bin|bench|test|console)/', '^node_modules/(aws-cdk-lib|constructs|cdk-nag)/'] },
+  },
   // handlers → domain → stores → schemas and shared → routes.ts: no arrow back up.
   { name: 'domain-below-handlers', severity: 'error', from: { path: '^lambdas/domain/' }, to: { path: HANDLERS } },
   { name: 'stores-below-domain', severity: 'error', from: { path: '^lambdas/stores/' }, to: { path: ['^lambdas/domain/', HANDLERS] } },
@@ -85,7 +90,15 @@ describe('imports among the sources', () => {
   it('reads every source folder', () => {
     const cruised = new Set(graph.modules.map((m) => m.source));
 
-    for (const file of ['lambdas/routes.ts', 'lib/fleetstream-stack.ts', 'local/runtime.ts', 'bin/app.ts', 'bench/run.ts', 'console/src/ui/app.tsx', 'test/helpers/sqs.ts']) {
+    for (const file of [
+      'lambdas/routes.ts',
+      'lib/fleetstream-stack.ts',
+      'local/runtime.ts',
+      'bin/app.ts',
+      'bench/run.ts',
+      'console/src/ui/app.tsx',
+      'test/helpers/sqs.ts',
+    ]) {
       expect(cruised).toContain(file);
     }
   });

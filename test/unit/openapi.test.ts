@@ -25,7 +25,8 @@ describe('OpenAPI document', () => {
     expect(committed.components.securitySchemes.session).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
     for (const route of ROUTES) {
       const op = committed.paths[route.path][route.method.toLowerCase()];
-      if (route.auth === 'api-key') expect(op.security).toBeUndefined(); // the document's default: either one
+      if (route.auth === 'api-key')
+        expect(op.security).toBeUndefined(); // the document's default: either one
       else expect(op.security).toEqual(route.auth === 'device' ? [{ deviceToken: [] }] : []);
     }
   });
@@ -110,7 +111,14 @@ describe('OpenAPI statuses', () => {
   it('marks a body required only where an absent body (read as {}) is refused', () => {
     const required = Object.fromEntries(operations.filter(([, , d]) => d.requestBody).map(([id, , d]) => [id, d.requestBody.required]));
 
-    expect(required).toMatchObject({ createIdentity: false, scheduleJob: false, reportJobResult: false, createWorkspace: true, publishData: true, updateIntegration: true });
+    expect(required).toMatchObject({
+      createIdentity: false,
+      scheduleJob: false,
+      reportJobResult: false,
+      createWorkspace: true,
+      publishData: true,
+      updateIntegration: true,
+    });
   });
 });
 

@@ -35,7 +35,8 @@ export const aggregateChart = (buckets: readonly AggregateBucket[], tag: string,
   for (const bucket of buckets) {
     const deviceId = bucket.device_id ?? 'all devices';
     let series = byDevice.get(deviceId);
-    if (!series) byDevice.set(deviceId, (series = { deviceId, fleetId: '', tag, field, values: new Array<number | null>(starts.length).fill(null), points: 0 }));
+    if (!series)
+      byDevice.set(deviceId, (series = { deviceId, fleetId: '', tag, field, values: new Array<number | null>(starts.length).fill(null), points: 0 }));
     if (bucket.avg === undefined || bucket.avg === null) continue;
     series.values[slot.get(bucket.start)!] = bucket.avg;
     series.points++;

@@ -10,8 +10,19 @@ export interface Workspace {
   /** Days a data point is kept; absent: forever (the default, and a v3 workspace). */
   data_retention_days?: number;
 }
-export interface Fleet { id: string; name: string; description: string; workspace_id: string; account_id: string; created_at: string }
-export interface DeviceIdentityRef { id: string; type: string; created_at: string }
+export interface Fleet {
+  id: string;
+  name: string;
+  description: string;
+  workspace_id: string;
+  account_id: string;
+  created_at: string;
+}
+export interface DeviceIdentityRef {
+  id: string;
+  type: string;
+  created_at: string;
+}
 export interface Device {
   id: string;
   name: string;
@@ -26,7 +37,13 @@ export interface Device {
   last_connected_at?: string | null;
   last_disconnected_at?: string | null;
 }
-export interface Identity { id: string; type: string; device_id: string; created_at: string; revoked_at: string | null }
+export interface Identity {
+  id: string;
+  type: string;
+  device_id: string;
+  created_at: string;
+  revoked_at: string | null;
+}
 export interface DeviceCredentials {
   devinfo: { device_id: string; mode: string; key_id: string; key_type: string };
   prvkey: string;
@@ -119,8 +136,20 @@ export interface PageQuery {
   limit?: number;
   cursor?: string;
 }
-export interface ApiKey { id: string; name: string; workspace_id: string; created_at: string; expires_at: string | null; revoked_at: string | null }
-export interface IntegrationStatus { last_delivery_at: string | null; last_error_at: string | null; last_error: string | null; consecutive_failures: number }
+export interface ApiKey {
+  id: string;
+  name: string;
+  workspace_id: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+export interface IntegrationStatus {
+  last_delivery_at: string | null;
+  last_error_at: string | null;
+  last_error: string | null;
+  consecutive_failures: number;
+}
 export interface Integration {
   id: string;
   workspace_id: string;
@@ -136,7 +165,14 @@ export interface Integration {
   status: IntegrationStatus;
 }
 /** How a test delivery went (POST …/integrations/{id}/test). */
-export interface TestDelivery { ok: boolean; status: number | null; error: string | null; duration_ms: number; batch_id: string; kind: 'data' | 'events' }
+export interface TestDelivery {
+  ok: boolean;
+  status: number | null;
+  error: string | null;
+  duration_ms: number;
+  batch_id: string;
+  kind: 'data' | 'events';
+}
 /** A workspace's limits (GET /workspaces/{id}/limits). */
 export interface Limits {
   devices: number;
@@ -163,7 +199,14 @@ export interface Usage {
   days: UsageDay[];
   totals: UsageCounts;
 }
-export interface TimeseriesRecord { timestamp_device: string; timestamp_in: string; fleet_id: string; device_id: string; tag: string; payload: unknown }
+export interface TimeseriesRecord {
+  timestamp_device: string;
+  timestamp_in: string;
+  fleet_id: string;
+  device_id: string;
+  tag: string;
+  payload: unknown;
+}
 export interface TimeseriesQuery {
   start?: string;
   end?: string;
@@ -187,9 +230,23 @@ export interface AggregateQuery {
   group_by?: 'device';
   limit?: number;
 }
-export interface AggregateBucket { start: string; device_id?: string; avg?: number | null; min?: number; max?: number; sum?: number | null; count?: number }
+export interface AggregateBucket {
+  start: string;
+  device_id?: string;
+  avg?: number | null;
+  min?: number;
+  max?: number;
+  sum?: number | null;
+  count?: number;
+}
 /** What an export holds: the storage query's filters. */
-export interface ExportFilters { start?: string; end?: string; device?: string[]; tag?: string[]; fleet?: string[] }
+export interface ExportFilters {
+  start?: string;
+  end?: string;
+  device?: string[];
+  tag?: string[];
+  fleet?: string[];
+}
 /** A data export: a file in S3 made in the background (spec/operations.md §4). */
 export interface DataExport {
   id: string;
@@ -205,7 +262,11 @@ export interface DataExport {
   url_expires_at: string | null;
   error: { code: string; message: string } | null;
 }
-export interface AggregatePage { buckets: AggregateBucket[]; skipped: number; next: string | null }
+export interface AggregatePage {
+  buckets: AggregateBucket[];
+  skipped: number;
+  next: string | null;
+}
 
 /** Query values: a list repeats the parameter (`?fleet=a&fleet=b`), undefined leaves it out. */
 export type Query = Record<string, string | number | readonly string[] | undefined>;
@@ -313,7 +374,9 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
     listIdentities: (workspaceId: string, deviceId: string) =>
       request<{ identities: Identity[] }>('GET', `${ws(workspaceId)}/devices/${enc(deviceId)}/identities`).then((b) => b.identities),
     createIdentity: (workspaceId: string, deviceId: string) =>
-      request<{ identity: Identity; credentials: DeviceCredentials }>('POST', `${ws(workspaceId)}/devices/${enc(deviceId)}/identities`, { body: { type: 'sym' } }),
+      request<{ identity: Identity; credentials: DeviceCredentials }>('POST', `${ws(workspaceId)}/devices/${enc(deviceId)}/identities`, {
+        body: { type: 'sym' },
+      }),
     revokeIdentity: (workspaceId: string, deviceId: string, identityId: string) =>
       request<{ identity: Identity }>('DELETE', `${ws(workspaceId)}/devices/${enc(deviceId)}/identities/${enc(identityId)}`).then((b) => b.identity),
     listJobs: (deviceId: string, status?: JobStatus) =>
@@ -343,20 +406,29 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
       }).then((b) => b.fota),
     /** A page of the workspace's rollouts, newest first. */
     listRollouts: (workspaceId: string, page: PageQuery = {}) =>
-      request<{ rollouts: Rollout[]; next?: string | null }>('GET', `${ws(workspaceId)}/rollouts`, { query: { ...page } }).then((b) => ({ items: b.rollouts, next: b.next ?? null })),
-    getRollout: (workspaceId: string, rolloutId: string) => request<{ rollout: Rollout }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}`).then((b) => b.rollout),
-    /** A page of a rollout's devices, all or in one state. */
-    listRolloutDevices: (workspaceId: string, rolloutId: string, query: PageQuery & { status?: JobStatus } = {}) =>
-      request<{ devices: RolloutDevice[]; next?: string | null }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}/devices`, { query: { ...query } }).then((b) => ({
-        items: b.devices,
+      request<{ rollouts: Rollout[]; next?: string | null }>('GET', `${ws(workspaceId)}/rollouts`, { query: { ...page } }).then((b) => ({
+        items: b.rollouts,
         next: b.next ?? null,
       })),
+    getRollout: (workspaceId: string, rolloutId: string) =>
+      request<{ rollout: Rollout }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}`).then((b) => b.rollout),
+    /** A page of a rollout's devices, all or in one state. */
+    listRolloutDevices: (workspaceId: string, rolloutId: string, query: PageQuery & { status?: JobStatus } = {}) =>
+      request<{ devices: RolloutDevice[]; next?: string | null }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}/devices`, { query: { ...query } }).then(
+        (b) => ({
+          items: b.devices,
+          next: b.next ?? null,
+        }),
+      ),
     /** Pauses, resumes or cancels a rollout (409 once it has ended). */
     changeRollout: (workspaceId: string, rolloutId: string, action: 'pause' | 'resume' | 'cancel') =>
       request<{ rollout: Rollout }>('POST', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}/${action}`).then((b) => b.rollout),
     /** Firmware versions by firmware ID, then version: every one, or a page. */
     listFirmwares: (workspaceId: string, page: PageQuery = {}) =>
-      request<{ firmwares: Firmware[]; next?: string | null }>('GET', `${ws(workspaceId)}/firmwares`, { query: { ...page } }).then((b) => ({ items: b.firmwares, next: b.next ?? null })),
+      request<{ firmwares: Firmware[]; next?: string | null }>('GET', `${ws(workspaceId)}/firmwares`, { query: { ...page } }).then((b) => ({
+        items: b.firmwares,
+        next: b.next ?? null,
+      })),
     getFirmware: (workspaceId: string, firmwareId: string, version: string) =>
       request<{ firmware: Firmware }>('GET', `${ws(workspaceId)}/firmwares/${enc(firmwareId)}/versions/${enc(version)}`).then((b) => b.firmware),
     /** Registers a version by its size and SHA-256: the answer carries the presigned PUT for its image. */

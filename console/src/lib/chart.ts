@@ -125,7 +125,14 @@ export const extractSeries = (records: readonly TimeseriesRecord[], maxSeries = 
           dropped.add(key);
           continue;
         }
-        series = { deviceId: record.device_id, fleetId: record.fleet_id, tag: record.tag, field, values: new Array<number | null>(xs.length).fill(null), points: 0 };
+        series = {
+          deviceId: record.device_id,
+          fleetId: record.fleet_id,
+          tag: record.tag,
+          field,
+          values: new Array<number | null>(xs.length).fill(null),
+          points: 0,
+        };
         byKey.set(key, series);
       }
       if (series.values[slot[i]] === null) {

@@ -57,7 +57,11 @@ export const createCognitoClient = ({ endpoint, clientId, fetch: fetchImpl = glo
     }
     return answer as T;
   };
-  const sessionOf = (email: string, result: { AccessToken: string; IdToken: string; RefreshToken?: string; ExpiresIn: number }, refreshToken?: string): Session => ({
+  const sessionOf = (
+    email: string,
+    result: { AccessToken: string; IdToken: string; RefreshToken?: string; ExpiresIn: number },
+    refreshToken?: string,
+  ): Session => ({
     accessToken: result.AccessToken,
     idToken: result.IdToken,
     refreshToken: result.RefreshToken ?? refreshToken ?? '',
@@ -81,7 +85,8 @@ export const createCognitoClient = ({ endpoint, clientId, fetch: fetchImpl = glo
         AuthFlow: 'USER_PASSWORD_AUTH',
         AuthParameters: { USERNAME: email, PASSWORD: password },
       });
-      if (!answer.AuthenticationResult) throw new AuthError(answer.ChallengeName ?? 'Challenge', `Sign-in needs a step the console does not support (${answer.ChallengeName}).`);
+      if (!answer.AuthenticationResult)
+        throw new AuthError(answer.ChallengeName ?? 'Challenge', `Sign-in needs a step the console does not support (${answer.ChallengeName}).`);
       return sessionOf(email, answer.AuthenticationResult);
     },
     /** A new access token from the refresh token (the refresh token itself is kept). */

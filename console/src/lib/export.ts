@@ -32,4 +32,7 @@ export const recordsToJson = (records: readonly TimeseriesRecord[]): string => J
 
 /** A file name for an export: workspace, range and kind, with no characters a file system refuses. */
 export const exportFileName = (workspaceId: string, start: string | undefined, end: string | undefined, kind: 'csv' | 'json') =>
-  `${[workspaceId, start, end].filter(Boolean).join('_').replace(/[^A-Za-z0-9_.-]+/g, '-')}.${kind}`;
+  `${[workspaceId, start, end]
+    .filter(Boolean)
+    .join('_')
+    .replace(/[^A-Za-z0-9_.-]+/g, '-')}.${kind}`;

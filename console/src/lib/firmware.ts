@@ -24,7 +24,9 @@ export interface Digester {
  */
 export const sha256Hex = async (bytes: ArrayBuffer, subtle: Digester | undefined): Promise<string> => {
   if (!subtle) {
-    throw new UploadError('This browser offers no SHA-256 on this page.', ['Web Crypto works only on https (or http on localhost): open the console over https.']);
+    throw new UploadError('This browser offers no SHA-256 on this page.', [
+      'Web Crypto works only on https (or http on localhost): open the console over https.',
+    ]);
   }
   const digest = new Uint8Array(await subtle.digest('SHA-256', bytes));
   return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
@@ -46,20 +48,38 @@ export const describeUploadRefusal = (status: number, body: string): UploadError
     ]);
   }
   if (code === 'BadDigest' || code === 'XAmzContentSHA256Mismatch') {
-    return new UploadError('The storage refused the bytes: their SHA-256 is not the registered one.', [
-      'The file changed after it was read: choose it again and upload. Nothing was stored.',
-    ], status, code);
+    return new UploadError(
+      'The storage refused the bytes: their SHA-256 is not the registered one.',
+      ['The file changed after it was read: choose it again and upload. Nothing was stored.'],
+      status,
+      code,
+    );
   }
   if (status === 403 && /expired/i.test(message)) {
-    return new UploadError('The upload address expired before the upload began.', ['Upload again: the version is registered again for a fresh address (valid an hour).'], status, code);
+    return new UploadError(
+      'The upload address expired before the upload began.',
+      ['Upload again: the version is registered again for a fresh address (valid an hour).'],
+      status,
+      code,
+    );
   }
   if (code === 'SignatureDoesNotMatch') {
-    return new UploadError('The storage refused the upload’s signature.', ['The upload must carry exactly the headers the registration gave. Upload again; if it keeps failing, tell the operator.'], status, code);
+    return new UploadError(
+      'The storage refused the upload’s signature.',
+      ['The upload must carry exactly the headers the registration gave. Upload again; if it keeps failing, tell the operator.'],
+      status,
+      code,
+    );
   }
   if (code === 'EntityTooLarge' || status === 413) {
     return new UploadError('The storage refused the file as too large.', [`A firmware image is at most ${formatBytes(FIRMWARE_SIZE_MAX)}.`], status, code);
   }
-  return new UploadError(`The storage refused the upload (HTTP ${status}${code ? ` ${code}` : ''}).`, [message || 'Try again; if it keeps failing, tell the operator.'], status, code);
+  return new UploadError(
+    `The storage refused the upload (HTTP ${status}${code ? ` ${code}` : ''}).`,
+    [message || 'Try again; if it keeps failing, tell the operator.'],
+    status,
+    code,
+  );
 };
 
 /** A progress event of an upload, as XMLHttpRequest's. */
@@ -143,13 +163,16 @@ export const uploadFirmware = async (
 ): Promise<Firmware> => {
   const { workspaceId, firmwareId, version, description, file } = target;
   if (file.size === 0) throw new UploadError('The file is empty.', ['Choose the firmware image.']);
-  if (file.size > FIRMWARE_SIZE_MAX) throw new UploadError(`The file is ${formatBytes(file.size)}: a firmware image is at most ${formatBytes(FIRMWARE_SIZE_MAX)}.`, []);
+  if (file.size > FIRMWARE_SIZE_MAX)
+    throw new UploadError(`The file is ${formatBytes(file.size)}: a firmware image is at most ${formatBytes(FIRMWARE_SIZE_MAX)}.`, []);
   onStep({ step: 'reading', size: file.size });
   let bytes: ArrayBuffer;
   try {
     bytes = await file.arrayBuffer();
   } catch (error) {
-    throw new UploadError('The browser could not read the file.', [`${(error as Error).message} Choose it again; a file this large may not fit in the browser’s memory.`]);
+    throw new UploadError('The browser could not read the file.', [
+      `${(error as Error).message} Choose it again; a file this large may not fit in the browser’s memory.`,
+    ]);
   }
   const sha256 = await sha256Hex(bytes, subtle);
   onStep({ step: 'registering' });
@@ -166,7 +189,9 @@ export const uploadFirmware = async (
       return firmware;
     }
     if (now() >= deadline) {
-      throw new UploadError(`The image was uploaded, but ${firmwareId} ${version} is not ready yet.`, ['Reload the list in a moment; if it stays awaiting upload, upload it again.']);
+      throw new UploadError(`The image was uploaded, but ${firmwareId} ${version} is not ready yet.`, [
+        'Reload the list in a moment; if it stays awaiting upload, upload it again.',
+      ]);
     }
     await sleep(1_000);
   }

@@ -25,7 +25,10 @@ export const parseJsonObject = (text: string, maxBytes = JOB_VALUE_MAX_BYTES): J
     return { ok: false, error: `Not valid JSON${positionOf(text, message)}: ${message}` };
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { ok: false, error: `The value must be a JSON object such as {"key": "value"}, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}.` };
+    return {
+      ok: false,
+      error: `The value must be a JSON object such as {"key": "value"}, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}.`,
+    };
   }
   const bytes = new TextEncoder().encode(JSON.stringify(value)).length;
   if (bytes > maxBytes) return { ok: false, error: `The value is ${bytes} bytes as JSON; at most ${maxBytes} are allowed.` };
@@ -33,7 +36,14 @@ export const parseJsonObject = (text: string, maxBytes = JOB_VALUE_MAX_BYTES): J
 };
 
 /** Reads a comma- or space-separated list (tags, fleet IDs): trimmed, without empty or repeated entries. */
-export const parseList = (text: string): string[] => [...new Set(text.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean))];
+export const parseList = (text: string): string[] => [
+  ...new Set(
+    text
+      .split(/[\s,]+/)
+      .map((s) => s.trim())
+      .filter(Boolean),
+  ),
+];
 
 /** A datetime-local input's value (local time, no zone) as RFC 3339 UTC; undefined when empty or invalid. */
 export const localInputToIso = (value: string): string | undefined => {

@@ -29,7 +29,12 @@ export const PROGRESS_STATES = ['done', 'failed', 'timed_out', 'canceled'] as co
 export const rolloutProgress = ({ total, counts }: Pick<Rollout, 'total' | 'counts'>) => {
   const ended = PROGRESS_STATES.reduce((n, s) => n + counts[s], 0);
   const share = (n: number) => (total > 0 ? (100 * n) / total : 0);
-  return { ended, total, percent: share(ended), segments: PROGRESS_STATES.map((status) => ({ status, count: counts[status], percent: share(counts[status]) })) };
+  return {
+    ended,
+    total,
+    percent: share(ended),
+    segments: PROGRESS_STATES.map((status) => ({ status, count: counts[status], percent: share(counts[status]) })),
+  };
 };
 
 const number = new Intl.NumberFormat('en-US');
@@ -48,7 +53,11 @@ export const rolloutTitle = (rollout: Pick<Rollout, 'kind' | 'job_name' | 'firmw
 export const formatSeconds = (seconds: number) => {
   const parts: string[] = [];
   let rest = seconds;
-  for (const [unit, size] of [['d', 86_400], ['h', 3_600], ['min', 60]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3_600],
+    ['min', 60],
+  ] as const) {
     if (rest >= size) {
       parts.push(`${Math.floor(rest / size)} ${unit}`);
       rest %= size;
@@ -127,7 +136,9 @@ export const checkRolloutFields = (fields: RolloutFields): { settings?: RolloutS
   const settings: RolloutSettingsInput = {
     ...(max.value !== undefined ? { max_per_minute: max.value } : {}),
     ...(timeout.value !== undefined ? { timeout_seconds: timeout.value } : {}),
-    ...(percentage.value !== undefined && minFinished.value !== undefined ? { abort: { failure_percentage: percentage.value, min_finished: minFinished.value } } : {}),
+    ...(percentage.value !== undefined && minFinished.value !== undefined
+      ? { abort: { failure_percentage: percentage.value, min_finished: minFinished.value } }
+      : {}),
   };
   return { settings: Object.keys(settings).length ? settings : undefined, errors };
 };

@@ -16,9 +16,22 @@ export interface UsageChart {
 
 /** What each chart draws, in order: the data points, the API's requests, the webhooks' POSTs. */
 export const USAGE_CHARTS: ReadonlyArray<{ title: string; counters: ReadonlyArray<[keyof UsageCounts, string]> }> = [
-  { title: 'Data points', counters: [['points_in', 'received'], ['points_stored', 'stored'], ['points_refused', 'refused']] },
+  {
+    title: 'Data points',
+    counters: [
+      ['points_in', 'received'],
+      ['points_stored', 'stored'],
+      ['points_refused', 'refused'],
+    ],
+  },
   { title: 'API requests', counters: [['api_requests', 'requests']] },
-  { title: 'Webhook POSTs', counters: [['webhook_deliveries', 'delivered'], ['webhook_failures', 'failed']] },
+  {
+    title: 'Webhook POSTs',
+    counters: [
+      ['webhook_deliveries', 'delivered'],
+      ['webhook_failures', 'failed'],
+    ],
+  },
 ];
 
 /**

@@ -20,11 +20,13 @@ const statusHint = (status: number) => {
 const errorHint = (error: string, host: string, hostname: string) => {
   if (/^ECONNREFUSED\b/.test(error)) return `connection refused by ${host} — check the URL and that the receiver is running.`;
   if (/^(ENOTFOUND|EAI_AGAIN)\b/.test(error)) return `the host ${hostname} was not found — check the URL’s host name.`;
-  if (/^no answer within (\d+) ms/.test(error)) return `${error} — the receiver must answer within that time; check that it is up and answers before doing slow work.`;
+  if (/^no answer within (\d+) ms/.test(error))
+    return `${error} — the receiver must answer within that time; check that it is up and answers before doing slow work.`;
   if (/private address/.test(error)) return `${host} is a private address, which webhooks may not reach — use a public address.`;
   if (/^(ECONNRESET|EPIPE|ECONNABORTED)\b/.test(error)) return `${host} dropped the connection — check the receiver’s logs.`;
   if (/^(EHOSTUNREACH|ENETUNREACH|ETIMEDOUT)\b/.test(error)) return `${host} cannot be reached — check the URL and the receiver’s network.`;
-  if (/CERT|SSL|TLS|self[- ]signed/i.test(error)) return `the TLS certificate of ${host} was not accepted (${error}) — the receiver needs a valid certificate from a public authority.`;
+  if (/CERT|SSL|TLS|self[- ]signed/i.test(error))
+    return `the TLS certificate of ${host} was not accepted (${error}) — the receiver needs a valid certificate from a public authority.`;
   return `${error} — check the URL.`;
 };
 

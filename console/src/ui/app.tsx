@@ -41,7 +41,10 @@ const NAV = [
 
 /** The console: sign-in until there is a session, then the page the address names. */
 export const App = ({ config }: { config: ConsoleConfig }) => {
-  const cognito = useMemo(() => createCognitoClient({ endpoint: cognitoEndpointOf(config.region, config.cognitoEndpoint), clientId: config.userPoolClientId }), [config]);
+  const cognito = useMemo(
+    () => createCognitoClient({ endpoint: cognitoEndpointOf(config.region, config.cognitoEndpoint), clientId: config.userPoolClientId }),
+    [config],
+  );
   // the store holds the session (saved across reloads); this state only re-renders on its changes
   const [, setSession] = useState<Session | undefined>(undefined);
   const store = useMemo(() => createSessionStore(cognito, localStorage, setSession), [cognito]);
@@ -75,7 +78,14 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
               value={workspaceId ?? ''}
               onChange={(e) => {
                 const id = e.currentTarget.value;
-                if (id) navigate(route.page === 'device' || route.page === 'workspaces' || route.page === 'signin' ? { page: 'devices', workspaceId: id } : route.page === 'rollout' ? { page: 'rollouts', workspaceId: id } : { page: route.page, workspaceId: id });
+                if (id)
+                  navigate(
+                    route.page === 'device' || route.page === 'workspaces' || route.page === 'signin'
+                      ? { page: 'devices', workspaceId: id }
+                      : route.page === 'rollout'
+                        ? { page: 'rollouts', workspaceId: id }
+                        : { page: route.page, workspaceId: id },
+                  );
               }}
             >
               <option value="">Choose a workspace…</option>
@@ -94,7 +104,12 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
       {workspaceId && (
         <nav class="tabs" aria-label="Workspace pages">
           {NAV.map(([page, title]) => (
-            <a href={routeHash({ page, workspaceId })} aria-current={route.page === page || (page === 'devices' && route.page === 'device') || (page === 'rollouts' && route.page === 'rollout') ? 'page' : undefined}>
+            <a
+              href={routeHash({ page, workspaceId })}
+              aria-current={
+                route.page === page || (page === 'devices' && route.page === 'device') || (page === 'rollouts' && route.page === 'rollout') ? 'page' : undefined
+              }
+            >
               {title}
             </a>
           ))}

@@ -59,7 +59,10 @@ export const AuthPage = ({ cognito, onSignedIn }: { cognito: CognitoClient; onSi
           </Field>
         )}
         {step !== 'forgot' && (
-          <Field label={step === 'reset' ? 'New password' : 'Password'} hint={step === 'signup' || step === 'reset' ? 'At least 12 characters, with upper and lower case letters and a digit.' : undefined}>
+          <Field
+            label={step === 'reset' ? 'New password' : 'Password'}
+            hint={step === 'signup' || step === 'reset' ? 'At least 12 characters, with upper and lower case letters and a digit.' : undefined}
+          >
             <input
               type="password"
               name="password"
@@ -71,7 +74,17 @@ export const AuthPage = ({ cognito, onSignedIn }: { cognito: CognitoClient; onSi
           </Field>
         )}
         <ErrorBox error={error} />
-        <Submit busy={busy}>{step === 'signin' ? 'Sign in' : step === 'signup' ? 'Create account' : step === 'forgot' ? 'Send a code' : step === 'confirm' ? 'Confirm' : 'Change password'}</Submit>
+        <Submit busy={busy}>
+          {step === 'signin'
+            ? 'Sign in'
+            : step === 'signup'
+              ? 'Create account'
+              : step === 'forgot'
+                ? 'Send a code'
+                : step === 'confirm'
+                  ? 'Confirm'
+                  : 'Change password'}
+        </Submit>
         <nav class="auth-links" aria-label="Other sign-in steps">
           {step !== 'signin' && (
             <button type="button" class="link" onClick={() => go('signin')}>

@@ -87,5 +87,14 @@ export const Chart = ({
   useEffect(() => {
     if (plot.current) writeLabels(plot.current, labels);
   }, [key]);
-  return <div ref={box} class="chart" role="img" aria-label={`Chart of ${data.series.length} series, ${data.points} points`} data-testid={testId} data-points={data.points} />;
+  return (
+    <div
+      ref={box}
+      class="chart"
+      role="img"
+      aria-label={`Chart of ${data.series.length} series, ${data.points} points`}
+      data-testid={testId}
+      data-points={data.points}
+    />
+  );
 };

@@ -107,7 +107,17 @@ export const usePages = (of: string) => {
  * The toolbar under a paged list: back and on (on only while the list has a `next` cursor), the
  * page's number, and a refresh when the list can be read again.
  */
-export const Pager = ({ pages, next, labels = ['Previous', 'Next'], onRefresh }: { pages: ReturnType<typeof usePages>; next: string | null | undefined; labels?: [string, string]; onRefresh?: () => void }) => (
+export const Pager = ({
+  pages,
+  next,
+  labels = ['Previous', 'Next'],
+  onRefresh,
+}: {
+  pages: ReturnType<typeof usePages>;
+  next: string | null | undefined;
+  labels?: [string, string];
+  onRefresh?: () => void;
+}) => (
   <div class="toolbar">
     <button type="button" disabled={pages.first} onClick={pages.previous}>
       {labels[0]}

@@ -63,7 +63,9 @@ const AggregatePanel = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspace
   const [tags, setTags] = useState('');
   const [start, setStart] = useState(() => isoToLocalInput(Date.now() - 30 * 24 * 3600_000));
   const [end, setEnd] = useState('');
-  const [answer, setAnswer] = useState<{ page: AggregatePage; every: string; tz: string; field: string; tag: string; range: [number, number] } | undefined>(undefined);
+  const [answer, setAnswer] = useState<{ page: AggregatePage; every: string; tz: string; field: string; tag: string; range: [number, number] } | undefined>(
+    undefined,
+  );
   const [drawMs, setDrawMs] = useState<number | undefined>(undefined);
   const { busy, error, run } = useAction();
   const chart = useMemo(() => (answer ? aggregateChart(answer.page.buckets, answer.tag, answer.field) : undefined), [answer]);
@@ -77,7 +79,17 @@ const AggregatePanel = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspace
     const every = everyFor(last - first, deviceList.length || 10);
     const tz = localZone();
     const page = await run(() =>
-      api.aggregateTimeseries(workspaceId, { start: from, end: until, device: deviceList, tag: parseList(tags), field: field.trim() || undefined, every, tz, fn: 'avg,min,max,count', group_by: 'device' }),
+      api.aggregateTimeseries(workspaceId, {
+        start: from,
+        end: until,
+        device: deviceList,
+        tag: parseList(tags),
+        field: field.trim() || undefined,
+        every,
+        tz,
+        fn: 'avg,min,max,count',
+        group_by: 'device',
+      }),
     );
     if (page) setAnswer({ page, every, tz, field: field.trim() || 'value', tag: parseList(tags).join(',') || 'all tags', range: [first / 1000, last / 1000] });
   };
@@ -120,7 +132,11 @@ const AggregatePanel = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspace
             {drawMs !== undefined ? `; drawn in ${Math.round(drawMs)} ms` : ''}.
           </p>
           {names.error !== undefined && <p class="hint">Device names could not be read ({describeError(names.error).title}): the legend shows device IDs.</p>}
-          {chart.points ? <Chart data={chart} labels={labels} onDrawn={setDrawMs} testId="aggregate-chart" xRange={answer.range} /> : <p>No numbers in this range.</p>}
+          {chart.points ? (
+            <Chart data={chart} labels={labels} onDrawn={setDrawMs} testId="aggregate-chart" xRange={answer.range} />
+          ) : (
+            <p>No numbers in this range.</p>
+          )}
         </>
       )}
     </section>
@@ -233,11 +249,21 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
                 Export CSV
               </button>
             </div>
-            <VirtualTable label="Data points" rows={records} columns={columns} rowKey={(r) => `${r.timestamp_device}|${r.device_id}|${r.tag}`} height={ROWS_PER_VIEW * 4} />
+            <VirtualTable
+              label="Data points"
+              rows={records}
+              columns={columns}
+              rowKey={(r) => `${r.timestamp_device}|${r.device_id}|${r.tag}`}
+              height={ROWS_PER_VIEW * 4}
+            />
           </section>
         </>
       )}
-      <ExportPanel api={api} workspaceId={workspaceId} filters={() => ({ start: q.start, end: q.end, device: q.device.length ? q.device : undefined, tag: q.tag.length ? q.tag : undefined })} />
+      <ExportPanel
+        api={api}
+        workspaceId={workspaceId}
+        filters={() => ({ start: q.start, end: q.end, device: q.device.length ? q.device : undefined, tag: q.tag.length ? q.tag : undefined })}
+      />
       <AggregatePanel api={api} workspaceId={workspaceId} />
     </>
   );

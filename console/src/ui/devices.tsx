@@ -18,7 +18,11 @@ export const DevicesPage = ({ api, workspaceId }: PageProps) => {
   const [sort, setSort] = useState<SortSpec<DeviceColumn> | undefined>({ key: 'name', direction: 'asc' });
   const shown = useMemo(() => {
     const inFleet = fleetFilter ? (devices.data ?? []).filter((d) => d.fleet_id === fleetFilter) : (devices.data ?? []);
-    return sortRows(filterRows(inFleet, search, (d) => [d.name, d.id, d.fleet_name, d.phys_id]), sort, deviceValue);
+    return sortRows(
+      filterRows(inFleet, search, (d) => [d.name, d.id, d.fleet_name, d.phys_id]),
+      sort,
+      deviceValue,
+    );
   }, [devices.data, search, sort, fleetFilter]);
 
   const perFleet = useMemo(() => {
@@ -28,7 +32,13 @@ export const DevicesPage = ({ api, workspaceId }: PageProps) => {
   }, [devices.data]);
 
   const columns: Column<Device, DeviceColumn>[] = [
-    { key: 'name', title: 'Name', width: '2fr', sortable: true, render: (d) => <a href={routeHash({ page: 'device', workspaceId, deviceId: d.id })}>{d.name}</a> },
+    {
+      key: 'name',
+      title: 'Name',
+      width: '2fr',
+      sortable: true,
+      render: (d) => <a href={routeHash({ page: 'device', workspaceId, deviceId: d.id })}>{d.name}</a>,
+    },
     { key: 'id', title: 'ID', width: '2fr', sortable: true, render: (d) => <code>{d.id}</code> },
     { key: 'fleet_name', title: 'Fleet', width: '1.2fr', sortable: true, render: (d) => d.fleet_name },
     { key: 'connected', title: 'Connection', width: '1fr', sortable: true, render: (d) => (d.connected ? 'connected' : 'offline') },
@@ -93,7 +103,14 @@ export const DevicesPage = ({ api, workspaceId }: PageProps) => {
             <p role="status" data-testid="device-count">
               {shown.length} of {devices.data.length} devices
             </p>
-            <VirtualTable label="Devices" rows={shown} columns={columns} rowKey={(d) => d.id} sort={sort} onSort={(key) => setSort((s) => toggleSort(s, key))} />
+            <VirtualTable
+              label="Devices"
+              rows={shown}
+              columns={columns}
+              rowKey={(d) => d.id}
+              sort={sort}
+              onSort={(key) => setSort((s) => toggleSort(s, key))}
+            />
           </>
         )}
         <CreateDevice {...{ api, workspaceId }} fleets={fleets.data ?? []} onCreated={devices.reload} />
@@ -132,7 +149,12 @@ const CreateFleet = ({ api, workspaceId, onCreated }: Pick<PageProps, 'api' | 'w
   );
 };
 
-const CreateDevice = ({ api, workspaceId, fleets, onCreated }: Pick<PageProps, 'api' | 'workspaceId'> & { fleets: { id: string; name: string }[]; onCreated: () => void }) => {
+const CreateDevice = ({
+  api,
+  workspaceId,
+  fleets,
+  onCreated,
+}: Pick<PageProps, 'api' | 'workspaceId'> & { fleets: { id: string; name: string }[]; onCreated: () => void }) => {
   const [name, setName] = useState('');
   const [fleetId, setFleetId] = useState('');
   const [physId, setPhysId] = useState('');
@@ -143,7 +165,9 @@ const CreateDevice = ({ api, workspaceId, fleets, onCreated }: Pick<PageProps, '
       aria-labelledby="device-new"
       onSubmit={async (e) => {
         e.preventDefault();
-        const created = await run(() => api.createDevice(workspaceId, { name: name.trim(), ...(fleetId ? { fleet_id: fleetId } : {}), ...(physId ? { phys_id: physId } : {}) }));
+        const created = await run(() =>
+          api.createDevice(workspaceId, { name: name.trim(), ...(fleetId ? { fleet_id: fleetId } : {}), ...(physId ? { phys_id: physId } : {}) }),
+        );
         if (created) {
           setName('');
           setPhysId('');

@@ -28,7 +28,8 @@ const StepStatus = ({ step }: { step: UploadStep }) => {
     case 'ready':
       return (
         <p role="status" class="ok" data-testid="upload-ready">
-          {step.firmware.firmware_id} {step.firmware.version} is ready: its image is stored ({formatBytes(step.firmware.size)}, SHA-256 <code>{step.firmware.sha256.slice(0, 12)}…</code>).
+          {step.firmware.firmware_id} {step.firmware.version} is ready: its image is stored ({formatBytes(step.firmware.size)}, SHA-256{' '}
+          <code>{step.firmware.sha256.slice(0, 12)}…</code>).
         </p>
       );
   }
@@ -50,7 +51,13 @@ const UploadForm = ({ api, workspaceId, onReady }: Pick<PageProps, 'api' | 'work
         e.preventDefault();
         if (!file) return;
         setStep(undefined);
-        const firmware = await upload.run(() => uploadFirmware({ workspaceId, firmwareId, version, description, file }, setStep, { api, request: () => new XMLHttpRequest(), subtle: globalThis.crypto?.subtle }));
+        const firmware = await upload.run(() =>
+          uploadFirmware({ workspaceId, firmwareId, version, description, file }, setStep, {
+            api,
+            request: () => new XMLHttpRequest(),
+            subtle: globalThis.crypto?.subtle,
+          }),
+        );
         if (firmware) onReady(firmware);
         else setStep(undefined);
       }}
@@ -78,7 +85,10 @@ const UploadForm = ({ api, workspaceId, onReady }: Pick<PageProps, 'api' | 'work
           <a href={routeHash({ page: 'jobs', workspaceId })}>Schedule it as a FOTA</a> (on a device or on fleets).
         </p>
       )}
-      <ErrorBox error={upload.error} hints={{ 409: 'This version is registered with other bytes, or already ready: choose another version, or delete this one first.' }} />
+      <ErrorBox
+        error={upload.error}
+        hints={{ 409: 'This version is registered with other bytes, or already ready: choose another version, or delete this one first.' }}
+      />
     </form>
   );
 };

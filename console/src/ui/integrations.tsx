@@ -17,9 +17,9 @@ export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
       <section aria-labelledby="int-h">
         <h2 id="int-h">Webhooks</h2>
         <p>
-          Each webhook gets signed batches of data points and/or events (at least once). “Send test delivery” posts one signed batch marked as a test
-          (header <code>x-fleetstream-test</code>, batch ID starting with <code>test-</code>) right away, even to a disabled webhook, and shows how it
-          went; the result also appears as the webhook’s last delivery or last error.
+          Each webhook gets signed batches of data points and/or events (at least once). “Send test delivery” posts one signed batch marked as a test (header{' '}
+          <code>x-fleetstream-test</code>, batch ID starting with <code>test-</code>) right away, even to a disabled webhook, and shows how it went; the result
+          also appears as the webhook’s last delivery or last error.
         </p>
         {secret && <SecretOnce label={secret.label} secret={secret.value} onDismiss={() => setSecret(undefined)} />}
         <ErrorBox error={list.error ?? act.error} />
@@ -166,7 +166,11 @@ const TagFilter = ({ integration, onSave }: { integration: Integration; onSave: 
   );
 };
 
-const CreateIntegration = ({ api, workspaceId, onCreated }: Pick<PageProps, 'api' | 'workspaceId'> & { onCreated: (i: Integration, secret: string) => void }) => {
+const CreateIntegration = ({
+  api,
+  workspaceId,
+  onCreated,
+}: Pick<PageProps, 'api' | 'workspaceId'> & { onCreated: (i: Integration, secret: string) => void }) => {
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
   const [data, setData] = useState(true);
@@ -179,7 +183,9 @@ const CreateIntegration = ({ api, workspaceId, onCreated }: Pick<PageProps, 'api
       aria-labelledby="int-new"
       onSubmit={async (e) => {
         e.preventDefault();
-        const created = await run(() => api.createIntegration(workspaceId, { name: name.trim() || 'webhook', url: url.trim(), data, events, tags: parseList(tags) }));
+        const created = await run(() =>
+          api.createIntegration(workspaceId, { name: name.trim() || 'webhook', url: url.trim(), data, events, tags: parseList(tags) }),
+        );
         if (created) {
           setName('');
           setUrl('');

@@ -27,7 +27,15 @@ const fleetNames = (ids: readonly string[], fleets: readonly Fleet[] | undefined
 const ProgressBar = ({ rollout }: { rollout: Rollout }) => {
   const { ended, total, segments } = rolloutProgress(rollout);
   return (
-    <div class="rollout-bar" role="progressbar" aria-valuemin={0} aria-valuemax={total} aria-valuenow={ended} aria-valuetext={progressLabel(rollout)} aria-label="Devices ended">
+    <div
+      class="rollout-bar"
+      role="progressbar"
+      aria-valuemin={0}
+      aria-valuemax={total}
+      aria-valuenow={ended}
+      aria-valuetext={progressLabel(rollout)}
+      aria-label="Devices ended"
+    >
       {segments.map((s) => (
         <span class={`segment ${s.status}`} style={{ width: `${s.percent}%` }} title={`${s.count} ${stateLabel(s.status)}`} />
       ))}

@@ -3,7 +3,17 @@ import type { ApiClient, Fota, Job, RolloutSettingsInput } from '../lib/api';
 import { ApiError } from '../lib/errors';
 import { parseJsonObject } from '../lib/json-input';
 import { routeHash } from '../lib/router';
-import { checkRolloutFields, checkTimeout, EMPTY_ROLLOUT_FIELDS, MAX_PER_MINUTE_MAX, MIN_FINISHED_MAX, rolloutFieldErrors, TIMEOUT_SECONDS_MAX, type RolloutField, type RolloutFields } from '../lib/rollouts';
+import {
+  checkRolloutFields,
+  checkTimeout,
+  EMPTY_ROLLOUT_FIELDS,
+  MAX_PER_MINUTE_MAX,
+  MIN_FINISHED_MAX,
+  rolloutFieldErrors,
+  TIMEOUT_SECONDS_MAX,
+  type RolloutField,
+  type RolloutFields,
+} from '../lib/rollouts';
 import { ErrorBox, Field, Submit, useAction, useLoad } from './components';
 
 /**
@@ -39,10 +49,42 @@ export const useRolloutSettings = () => {
 };
 
 const SETTINGS: ReadonlyArray<{ field: RolloutField; name: string; label: string; hint: string; min: number; max: number; step: number | 'any' }> = [
-  { field: 'maxPerMinute', name: 'rollout-max-per-minute', label: 'Devices released a minute', hint: `1 to ${MAX_PER_MINUTE_MAX.toLocaleString('en-US')}; empty: all at once. The others wait as queued.`, min: 1, max: MAX_PER_MINUTE_MAX, step: 1 },
-  { field: 'timeoutSeconds', name: 'rollout-timeout', label: 'Timeout (seconds)', hint: `1 to ${TIMEOUT_SECONDS_MAX.toLocaleString('en-US')} (a week) after each device's release; empty: none.`, min: 1, max: TIMEOUT_SECONDS_MAX, step: 1 },
-  { field: 'failurePercentage', name: 'rollout-abort-percentage', label: 'Abort at failures (%)', hint: '0.01 to 100: the share of ended devices that failed or timed out. Empty: never abort.', min: 0.01, max: 100, step: 'any' },
-  { field: 'minFinished', name: 'rollout-abort-min-finished', label: 'Abort only after (ended devices)', hint: `1 to ${MIN_FINISHED_MAX.toLocaleString('en-US')}: the rule applies once this many have ended.`, min: 1, max: MIN_FINISHED_MAX, step: 1 },
+  {
+    field: 'maxPerMinute',
+    name: 'rollout-max-per-minute',
+    label: 'Devices released a minute',
+    hint: `1 to ${MAX_PER_MINUTE_MAX.toLocaleString('en-US')}; empty: all at once. The others wait as queued.`,
+    min: 1,
+    max: MAX_PER_MINUTE_MAX,
+    step: 1,
+  },
+  {
+    field: 'timeoutSeconds',
+    name: 'rollout-timeout',
+    label: 'Timeout (seconds)',
+    hint: `1 to ${TIMEOUT_SECONDS_MAX.toLocaleString('en-US')} (a week) after each device's release; empty: none.`,
+    min: 1,
+    max: TIMEOUT_SECONDS_MAX,
+    step: 1,
+  },
+  {
+    field: 'failurePercentage',
+    name: 'rollout-abort-percentage',
+    label: 'Abort at failures (%)',
+    hint: '0.01 to 100: the share of ended devices that failed or timed out. Empty: never abort.',
+    min: 0.01,
+    max: 100,
+    step: 'any',
+  },
+  {
+    field: 'minFinished',
+    name: 'rollout-abort-min-finished',
+    label: 'Abort only after (ended devices)',
+    hint: `1 to ${MIN_FINISHED_MAX.toLocaleString('en-US')}: the rule applies once this many have ended.`,
+    min: 1,
+    max: MIN_FINISHED_MAX,
+    step: 1,
+  },
 ];
 
 /** The rollout settings' fields, each with its rule and, when wrong, what is wrong. */
@@ -156,7 +198,17 @@ const OTHER = '';
  * A firmware version to install: one of the workspace's ready versions (their images uploaded on
  * the Firmware page), or another typed by hand.
  */
-export const ScheduleFotaForm = ({ api, workspaceId, target, onScheduled }: { api: ApiClient; workspaceId: string; target: Target; onScheduled: (fota: Fota) => void }) => {
+export const ScheduleFotaForm = ({
+  api,
+  workspaceId,
+  target,
+  onScheduled,
+}: {
+  api: ApiClient;
+  workspaceId: string;
+  target: Target;
+  onScheduled: (fota: Fota) => void;
+}) => {
   const firmwares = useLoad(() => api.listFirmwares(workspaceId).then((page) => page.items.filter((f) => f.status === 'ready')), [workspaceId]);
   const [choice, setChoice] = useState<string | undefined>(undefined);
   const [firmwareId, setFirmwareId] = useState('');

@@ -35,7 +35,10 @@ const RetentionSection = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspa
           }
         }}
       >
-        <Field label="Keep data points (days)" hint="1 to 3650 days after each point’s device time; empty: forever. Applies to the points already stored at once">
+        <Field
+          label="Keep data points (days)"
+          hint="1 to 3650 days after each point’s device time; empty: forever. Applies to the points already stored at once"
+        >
           <input type="number" name="retention-days" min={1} max={3650} step={1} value={shown} onInput={(e) => setDays(e.currentTarget.value)} />
         </Field>
         <Submit busy={save.busy}>Save retention</Submit>

@@ -93,7 +93,9 @@ export const UsagePage = ({ api, workspaceId }: PageProps) => {
         </form>
         <ErrorBox error={usage.error} />
         {usage.loading && !usage.data && <Busy label="Loading the usage…" />}
-        {drawn && drawn.charts.map((chart) => <DayChart x={drawn.x} chart={chart} />)}
+        {drawn?.charts.map((chart) => (
+          <DayChart x={drawn.x} chart={chart} />
+        ))}
         {usage.data && (
           <table class="list" data-testid="usage-totals">
             <caption>Totals of the {days} days</caption>
@@ -110,7 +112,10 @@ export const UsagePage = ({ api, workspaceId }: PageProps) => {
       </section>
       <section aria-labelledby="limits-h">
         <h2 id="limits-h">Limits</h2>
-        <p>Set by the operator of this deployment. A create past a quota, a data point past a device’s daily limit, or a request past the rate is refused with 429.</p>
+        <p>
+          Set by the operator of this deployment. A create past a quota, a data point past a device’s daily limit, or a request past the rate is refused with
+          429.
+        </p>
         <ErrorBox error={limits.error} />
         {limits.loading && !limits.data && <Busy label="Loading the limits…" />}
         {limits.data && (

@@ -40,7 +40,8 @@ const cursorKeyOf = ({ start, device_id }: Resume) => `B${start}${device_id === 
 
 const resumeOf = (list: string, cursor: string): Resume => {
   const match = CURSOR_KEY.exec(readCursor(list, cursor, 'B'));
-  if (!match) throw new ValidationError('Invalid query: query.cursor.', { details: [{ field: 'query.cursor', message: 'Must be the `next` of a page of this list.' }] });
+  if (!match)
+    throw new ValidationError('Invalid query: query.cursor.', { details: [{ field: 'query.cursor', message: 'Must be the `next` of a page of this list.' }] });
   return { start: Number(match[1]), ...(match[2] === undefined ? {} : { device_id: match[2] }) };
 };
 
@@ -57,7 +58,13 @@ export interface AggregatePage {
  * points a page skipped are those of its buckets' keys: up to its last bucket when another
  * follows (the rest are the next page's), or to the end.
  */
-const pageOf = (totals: AsyncIterable<BucketTotals[]>, list: string, functions: readonly AggregateFunction[], limit: number, resume?: Resume): AggregatePage => {
+const pageOf = (
+  totals: AsyncIterable<BucketTotals[]>,
+  list: string,
+  functions: readonly AggregateFunction[],
+  limit: number,
+  resume?: Resume,
+): AggregatePage => {
   let skipped = 0;
   let next: string | null = null;
   async function* buckets(): AsyncGenerator<AggregateBucket> {
@@ -120,7 +127,11 @@ export const aggregateTimeseries = async (
   if (params.fleet?.length) await requireFleets(db, workspaceId, params.fleet);
   const list = `aggregate/${workspaceId}`;
   const resume = params.cursor === undefined ? undefined : resumeOf(list, params.cursor);
-  let range: TimeseriesRange = withinRetention({ workspaceId, start: params.start, end: params.end, devices: params.device, tags: params.tag, fleets: params.fleet }, workspace.data_retention_days, now);
+  let range: TimeseriesRange = withinRetention(
+    { workspaceId, start: params.start, end: params.end, devices: params.device, tags: params.tag, fleets: params.fleet },
+    workspace.data_retention_days,
+    now,
+  );
   if (resume) {
     // Read from the start of the bucket the last page ended in: its later devices come next.
     const start = range.start === undefined ? undefined : parseTime(range.start);

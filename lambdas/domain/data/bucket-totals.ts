@@ -79,7 +79,10 @@ export interface HourTotals {
  * the order the points come, as a client adding up the ascending storage query would (a rollup's
  * sums were added so too, per device and hour).
  */
-export async function* bucketTotals(runs: AsyncIterable<Array<RangePoint | HourTotals>>, { field, clock, groupByDevice }: Aggregation): AsyncGenerator<BucketTotals[]> {
+export async function* bucketTotals(
+  runs: AsyncIterable<Array<RangePoint | HourTotals>>,
+  { field, clock, groupByDevice }: Aggregation,
+): AsyncGenerator<BucketTotals[]> {
   let end = -Infinity;
   let start = 0;
   let whole: BucketTotals | undefined;

@@ -26,7 +26,14 @@ const lastTime = () => {
   let ms = NaN;
   let us = NaN;
   let text = '';
-  return (atMs: number, atUs: number) => (atMs === ms && atUs === us ? text : ((ms = atMs), (us = atUs), (text = formatTime({ ms, us }))));
+  return (atMs: number, atUs: number) => {
+    if (atMs !== ms || atUs !== us) {
+      ms = atMs;
+      us = atUs;
+      text = formatTime({ ms, us });
+    }
+    return text;
+  };
 };
 
 /**

@@ -23,7 +23,17 @@ import {
 } from '../../stores/export-store';
 import type { Keyed } from '../../stores/items';
 import { collection } from '../../stores/keys';
-import { abortUpload, completeUpload, headObject, NoSuchUploadError, presignDownload, putObject, startUpload, uploadPart, type ObjectRef } from '../../stores/object-store';
+import {
+  abortUpload,
+  completeUpload,
+  headObject,
+  NoSuchUploadError,
+  presignDownload,
+  putObject,
+  startUpload,
+  uploadPart,
+  type ObjectRef,
+} from '../../stores/object-store';
 import { sendDelayedMessage } from '../../stores/queue-store';
 import type { RangePoint, TimeseriesRange, TimeseriesStore } from '../../stores/timeseries';
 import { getWorkspaceOfAccount } from '../../stores/workspace-store';
@@ -153,7 +163,14 @@ const toExport = async (record: ExportRecord, now: number): Promise<Export> => {
  * is refused; an export whose run cannot be queued is deleted again.
  * @throws NotFoundError when the workspace is not the caller's, or naming a fleet that is not in it.
  */
-export const createExport = async (db: Db, caller: Caller, workspaceId: string, body: CreateExportBody, enqueue: EnqueueExport = enqueueExport, now = Date.now()): Promise<Export> => {
+export const createExport = async (
+  db: Db,
+  caller: Caller,
+  workspaceId: string,
+  body: CreateExportBody,
+  enqueue: EnqueueExport = enqueueExport,
+  now = Date.now(),
+): Promise<Export> => {
   await requireWorkspace(db, caller, workspaceId);
   if (body.fleet?.length) await requireFleets(db, workspaceId, body.fleet, 'body.fleet');
   const at = isoOf(now);
@@ -337,7 +354,8 @@ export const runExport = async (deps: ExportDeps, job: ExportJob, deadline: numb
   const record = await claimExport(deps.db, job.workspace_id, job.export_id, leaseId, deadline + LEASE_SLACK_MS, started);
   if (!record) return 'skipped';
   const hold = async (change: ExportChange) => {
-    if (!(await updateHeldExport(deps.db, record.workspace_id, record.id, leaseId, { ...change, set: { ...change.set, updated_at: isoOf(now()) } }))) throw new LeaseLostError();
+    if (!(await updateHeldExport(deps.db, record.workspace_id, record.id, leaseId, { ...change, set: { ...change.set, updated_at: isoOf(now()) } })))
+      throw new LeaseLostError();
   };
   const fail = async (code: string, message: string) => {
     const at = now();
@@ -351,7 +369,10 @@ export const runExport = async (deps: ExportDeps, job: ExportJob, deadline: numb
     return 'failed' as const;
   };
   if (record.stalled > EXPORT_MAX_FAILED_RUNS) {
-    return fail('export_failed', `The export stopped: ${record.stalled - 1} runs in a row failed (the last: ${record.last_error ?? 'stopped'}). Start a new export.`);
+    return fail(
+      'export_failed',
+      `The export stopped: ${record.stalled - 1} runs in a row failed (the last: ${record.last_error ?? 'stopped'}). Start a new export.`,
+    );
   }
   const runSeconds = exportRunSeconds();
   const stopAt = Math.min(deadline - RUN_MARGIN_MS, runSeconds > 0 ? started + runSeconds * 1000 : Infinity);
@@ -362,7 +383,10 @@ export const runExport = async (deps: ExportDeps, job: ExportJob, deadline: numb
   } catch (error) {
     if (error instanceof ExportFailure) return fail(error.code, error.message);
     if (error instanceof NoSuchUploadError) {
-      return fail('upload_aborted', `S3 no longer has the export's upload (an export must finish within ${EXPORT_RUN_MAX_DAYS} days; a restart of the local runtime ends it too). Start a new export.`);
+      return fail(
+        'upload_aborted',
+        `S3 no longer has the export's upload (an export must finish within ${EXPORT_RUN_MAX_DAYS} days; a restart of the local runtime ends it too). Start a new export.`,
+      );
     }
     if (!(error instanceof LeaseLostError)) {
       // Let go, so that the retry need not wait for the lease to run out.

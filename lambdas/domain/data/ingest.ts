@@ -232,7 +232,11 @@ const usageOf = (done: Parsed[], refused: RefusedPublish[]) => {
   for (const { message } of done) {
     if (message.kind !== 'data') continue;
     const denied = message.refused ?? 0;
-    tally.add(message.workspace_id, Date.parse(message.timestamp_in), { points_in: message.points.length + denied, points_stored: message.points.length, points_refused: denied });
+    tally.add(message.workspace_id, Date.parse(message.timestamp_in), {
+      points_in: message.points.length + denied,
+      points_stored: message.points.length,
+      points_refused: denied,
+    });
   }
   for (const { workspaceId, receivedAt } of refused) tally.add(workspaceId, receivedAt, { points_in: 1, points_refused: 1 });
   return tally;
@@ -293,11 +297,22 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
   const unwrittenDays = new Set((usage.size ? await deps.recordUsage(usage) : []).map((entry) => `${entry.workspaceId}/${entry.day}`));
   const dayOfMessage = (workspaceId: string, at: number) => `${workspaceId}/${dayOf(at)}`;
   const counted = usage.entries().filter((entry) => !unwrittenDays.has(`${entry.workspaceId}/${entry.day}`));
-  countMetric('PointsReceived', counted.reduce((sum, entry) => sum + (entry.counts.points_in ?? 0), 0));
-  countMetric('PointsStored', counted.reduce((sum, entry) => sum + (entry.counts.points_stored ?? 0), 0));
-  countMetric('PointsRefused', counted.reduce((sum, entry) => sum + (entry.counts.points_refused ?? 0), 0));
+  countMetric(
+    'PointsReceived',
+    counted.reduce((sum, entry) => sum + (entry.counts.points_in ?? 0), 0),
+  );
+  countMetric(
+    'PointsStored',
+    counted.reduce((sum, entry) => sum + (entry.counts.points_stored ?? 0), 0),
+  );
+  countMetric(
+    'PointsRefused',
+    counted.reduce((sum, entry) => sum + (entry.counts.points_refused ?? 0), 0),
+  );
   const uncounted = [
-    ...done.filter(({ message }) => unwrittenDays.has(dayOfMessage(message.workspace_id, Date.parse((message as IngestDataMessage).timestamp_in)))).map((p) => p.messageId),
+    ...done
+      .filter(({ message }) => unwrittenDays.has(dayOfMessage(message.workspace_id, Date.parse((message as IngestDataMessage).timestamp_in))))
+      .map((p) => p.messageId),
     ...refused.filter((r) => unwrittenDays.has(dayOfMessage(r.workspaceId, r.receivedAt))).map((r) => r.messageId),
   ];
 

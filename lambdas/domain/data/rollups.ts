@@ -71,7 +71,11 @@ class HourBuilder {
  * this aggregation as its totals, and the points of the time between. Returns undefined when no
  * rollup can serve (a filter of tags or fleets, no start, no sealed hour): the caller reads the points.
  */
-export const rollupEntries = async (context: RollupContext, range: TimeseriesRange, aggregation: Aggregation): Promise<AsyncIterable<Array<RangePoint | HourTotals>> | undefined> => {
+export const rollupEntries = async (
+  context: RollupContext,
+  range: TimeseriesRange,
+  aggregation: Aggregation,
+): Promise<AsyncIterable<Array<RangePoint | HourTotals>> | undefined> => {
   const { store, rollups: rollupStore, workspace, now } = context;
   if (range.tags?.length || range.fleets?.length || range.start === undefined) return undefined;
   const start = parseTime(range.start)!;
@@ -81,7 +85,10 @@ export const rollupEntries = async (context: RollupContext, range: TimeseriesRan
   if (firstHour >= lastHourEnd) return undefined;
 
   const hash = fieldHash(aggregation.field);
-  const [stamps, versions] = await Promise.all([rollupStore.stampsOfHours(workspace.id, firstHour, lastHourEnd), rollupStore.versionsOfField(workspace.id, hash, firstHour, lastHourEnd)]);
+  const [stamps, versions] = await Promise.all([
+    rollupStore.stampsOfHours(workspace.id, firstHour, lastHourEnd),
+    rollupStore.versionsOfField(workspace.id, hash, firstHour, lastHourEnd),
+  ]);
   const version = workspace.retention_version ?? 0;
   /** An hour whose stamp is pending may be getting points: it is read from them, and not kept. */
   const settled = (hour: number) => !stamps.get(hour)?.pending;
@@ -116,7 +123,11 @@ export const rollupEntries = async (context: RollupContext, range: TimeseriesRan
     putting = putting.then(async () => {
       try {
         const tooLarge = await rollupStore.keepRollups(workspace.id, hash, rollups);
-        if (tooLarge.length) logger.warn('Rollups too large to keep: these hours are read from their points.', { workspace_id: workspace.id, hours: tooLarge.map((hour) => new Date(hour).toISOString()) });
+        if (tooLarge.length)
+          logger.warn('Rollups too large to keep: these hours are read from their points.', {
+            workspace_id: workspace.id,
+            hours: tooLarge.map((hour) => new Date(hour).toISOString()),
+          });
       } catch (error) {
         // A rollup not kept is read from the points next time: the answer stands.
         logger.warn('Rollups not kept.', { workspace_id: workspace.id, hours: rollups.length, error: error as Error });

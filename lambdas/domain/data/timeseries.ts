@@ -19,7 +19,17 @@ const asRecords = (points: AsyncIterable<DataPoint>): AsyncIterable<TimeseriesRe
         const next = await source.next();
         if (next.done) return { done: true, value: undefined };
         const p = next.value;
-        return { done: false, value: { timestamp_device: p.timestamp_device, timestamp_in: p.timestamp_in, fleet_id: p.fleet_id, device_id: p.device_id, tag: p.tag, payload: p.payload } };
+        return {
+          done: false,
+          value: {
+            timestamp_device: p.timestamp_device,
+            timestamp_in: p.timestamp_in,
+            fleet_id: p.fleet_id,
+            device_id: p.device_id,
+            tag: p.tag,
+            payload: p.payload,
+          },
+        };
       },
       return: async () => {
         await source.return?.();
@@ -47,6 +57,10 @@ export const queryTimeseries = async (
 ): Promise<AsyncIterable<TimeseriesRecord>> => {
   const workspace = await requireWorkspace(db, caller, workspaceId);
   if (params.fleet?.length) await requireFleets(db, workspaceId, params.fleet);
-  const range = withinRetention({ workspaceId, start: params.start, end: params.end, devices: params.device, tags: params.tag, fleets: params.fleet }, workspace.data_retention_days, now);
+  const range = withinRetention(
+    { workspaceId, start: params.start, end: params.end, devices: params.device, tags: params.tag, fleets: params.fleet },
+    workspace.data_retention_days,
+    now,
+  );
   return asRecords(store.query({ ...range, from: params.from, size: params.size, order: params.sort === 'timestamp_device' ? 'asc' : 'desc' }));
 };

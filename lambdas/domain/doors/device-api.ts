@@ -47,7 +47,11 @@ const requireDevice = async (db: Db, caller: DeviceCaller) => {
   return device;
 };
 
-const placeOf = (device: Pick<DeviceRecord, 'id' | 'workspace_id' | 'fleet_id'>): DevicePlace => ({ workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id });
+const placeOf = (device: Pick<DeviceRecord, 'id' | 'workspace_id' | 'fleet_id'>): DevicePlace => ({
+  workspace_id: device.workspace_id,
+  fleet_id: device.fleet_id,
+  device_id: device.id,
+});
 
 /** A device's place as its locator tells it, when the locator carries it all (locators from before do not). */
 const placeOfLocator = (deviceId: string, locator: DeviceLocator | undefined) =>
@@ -115,9 +119,7 @@ export const publishData = async (deps: PublishDataDeps, caller: DeviceCaller, p
  */
 export const reportEvents = async (deps: DeviceApiDeps, caller: DeviceCaller, events: DeviceEventInput[], arrival = nowIso()) => {
   const device = await requireDevice(deps.db, caller);
-  await deps.enqueue([
-    { kind: 'events', ...placeOf(device), events: events.map(({ type, payload, ts }) => ({ type, payload, ts: ts ?? eventTimestamp() })) },
-  ]);
+  await deps.enqueue([{ kind: 'events', ...placeOf(device), events: events.map(({ type, payload, ts }) => ({ type, payload, ts: ts ?? eventTimestamp() })) }]);
   return { accepted: events.length, timestamp_in: arrival };
 };
 

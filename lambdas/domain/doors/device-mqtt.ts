@@ -8,13 +8,7 @@ import { JobObjectSchema } from '../../schemas/job';
 import { TokenSchema } from '../../schemas/common';
 import { findDeviceLocator, getDeviceOfWorkspace } from '../../stores/device-store';
 import type { DownMessage } from '../../stores/device-channel';
-import {
-  deleteOpenCondition,
-  listOpenConditionsOfDevice,
-  putOpenCondition,
-  setDeviceConnection,
-  setDeviceManifest,
-} from '../../stores/device-mqtt-store';
+import { deleteOpenCondition, listOpenConditionsOfDevice, putOpenCondition, setDeviceConnection, setDeviceManifest } from '../../stores/device-mqtt-store';
 import { getDeviceStatus, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
 import { eventMessage, type DevicePlace } from '../webhooks/events';
 import { lateFotaOutcomeEvent } from '../fleet-ops/fota';
@@ -438,4 +432,3 @@ export const handleMqttQueueMessages = async (deps: DeviceMqttDeps, records: Arr
   });
   return failed;
 };
-

@@ -59,7 +59,11 @@ const settle = async (db: Db, firmware: FirmwareRecord): Promise<FirmwareRecord>
   if (firmware.status !== 'awaiting_upload') return firmware;
   const stored = await headObject(imageOf(firmware));
   if (stored?.size !== firmware.size || stored.sha256 !== firmware.sha256) return firmware;
-  return (await markFirmwareReady(db, firmware, nowIso())) ?? (await getFirmwareVersion(db, firmware.workspace_id, firmware.firmware_id, firmware.version)) ?? firmware;
+  return (
+    (await markFirmwareReady(db, firmware, nowIso())) ??
+    (await getFirmwareVersion(db, firmware.workspace_id, firmware.firmware_id, firmware.version)) ??
+    firmware
+  );
 };
 
 const requireVersion = async (db: Db, workspaceId: string, firmwareId: string, version: string) => {
@@ -91,7 +95,15 @@ export const registerFirmware = async (db: Db, caller: Caller, workspaceId: stri
     if (now.size !== body.size || now.sha256 !== body.sha256) throw refused(false);
   }
   const at = nowIso();
-  const stored = await registerFirmwareVersion(db, { workspace_id: workspaceId, firmware_id: firmwareId, version, ...body, status: 'awaiting_upload', created_at: at, updated_at: at });
+  const stored = await registerFirmwareVersion(db, {
+    workspace_id: workspaceId,
+    firmware_id: firmwareId,
+    version,
+    ...body,
+    status: 'awaiting_upload',
+    created_at: at,
+    updated_at: at,
+  });
   // Another registration or an upload check won the race since the read.
   if (!stored) throw refused((await getFirmwareVersion(db, workspaceId, firmwareId, version))?.status === 'ready');
   return { ...toFirmware(stored), upload: await presignUpload(imageOf(stored), stored.sha256, firmwareUploadUrlTtlSeconds()) };
@@ -135,7 +147,10 @@ export const deleteFirmware = async (db: Db, caller: Caller, workspaceId: string
   await requireWorkspace(db, caller, workspaceId);
   const firmware = await requireVersion(db, workspaceId, firmwareId, version);
   const device = await findUnendedFotaOf(db, firmwareRefOf(workspaceId, firmwareId, version));
-  if (device) throw new ConflictError(`Firmware ${firmwareId} version ${version} is in use by the FOTA of device ${device}, which has not ended: cancel it, or wait for it to end.`);
+  if (device)
+    throw new ConflictError(
+      `Firmware ${firmwareId} version ${version} is in use by the FOTA of device ${device}, which has not ended: cancel it, or wait for it to end.`,
+    );
   await deleteObject(imageOf(firmware));
   const deleted = await deleteFirmwareVersion(db, workspaceId, firmwareId, version);
   if (!deleted) throw new NotFoundError(`Firmware ${firmwareId} version ${version} not found.`);
@@ -149,11 +164,17 @@ export const deleteFirmware = async (db: Db, caller: Caller, workspaceId: string
  * (the firmware-use index then finds them), nothing otherwise.
  * @throws ConflictError when the version is registered and not ready.
  */
-export const requireReadyFirmware = async (db: Db, workspaceId: string, { firmware_id, firmware_version }: FirmwareName): Promise<{ firmware_ref?: string }> => {
+export const requireReadyFirmware = async (
+  db: Db,
+  workspaceId: string,
+  { firmware_id, firmware_version }: FirmwareName,
+): Promise<{ firmware_ref?: string }> => {
   const known = await getFirmwareVersion(db, workspaceId, firmware_id, firmware_version);
   if (!known) return {};
   if ((await settle(db, known)).status !== 'ready') {
-    throw new ConflictError(`Firmware ${firmware_id} version ${firmware_version} is registered but not ready: upload its image first (GET the version to see its status).`);
+    throw new ConflictError(
+      `Firmware ${firmware_id} version ${firmware_version} is registered but not ready: upload its image first (GET the version to see its status).`,
+    );
   }
   return { firmware_ref: firmwareRefOf(workspaceId, firmware_id, firmware_version) };
 };
@@ -172,7 +193,11 @@ export interface FirmwareDownload {
  * image with its SHA-256 and size, when the version is registered and ready; undefined for a
  * version never registered (a v3 FOTA, without an artifact).
  */
-export const firmwareDownloadOf = async (db: Db, workspaceId: string, { firmware_id, firmware_version }: FirmwareName): Promise<FirmwareDownload | undefined> => {
+export const firmwareDownloadOf = async (
+  db: Db,
+  workspaceId: string,
+  { firmware_id, firmware_version }: FirmwareName,
+): Promise<FirmwareDownload | undefined> => {
   const firmware = await getFirmwareVersion(db, workspaceId, firmware_id, firmware_version);
   if (firmware?.status !== 'ready') return undefined;
   const { url, expires_at } = await presignDownload(imageOf(firmware), DOWNLOAD_URL_TTL_SECONDS);

@@ -82,7 +82,14 @@ export const scheduleFota = async (db: Db, caller: Caller, deviceId: string, fir
  * @throws NotFoundError when the workspace or a named fleet is not the caller's; ConflictError when
  * the version is registered (domain/firmware.ts) and not ready; nothing is written then.
  */
-export const scheduleFleetFota = async (db: Db, caller: Caller, workspaceId: string, firmware: Firmware, fleetIds?: string[], settings: RolloutSettingsInput = {}) => {
+export const scheduleFleetFota = async (
+  db: Db,
+  caller: Caller,
+  workspaceId: string,
+  firmware: Firmware,
+  fleetIds?: string[],
+  settings: RolloutSettingsInput = {},
+) => {
   // What the snapshot checks first (an unknown fleet is a 404 before a firmware that is not ready is a 409), then the firmware.
   await requireWorkspace(db, caller, workspaceId);
   if (fleetIds?.length) await requireFleets(db, workspaceId, fleetIds);

@@ -75,7 +75,9 @@ export const scheduleJob = async (db: Db, caller: Caller, deviceId: string, name
 };
 
 /** The job item of one device of a fleet-wide scheduling, in the state its rollout gives it. */
-const fleetJobOf = (name: string, value: Record<string, unknown>) => (device: DeviceTarget, state: DeviceState): JobRecord => ({ name, value, ...state, ...device });
+const fleetJobOf =
+  (name: string, value: Record<string, unknown>) =>
+  (device: DeviceTarget, state: DeviceState): JobRecord => ({ name, value, ...state, ...device });
 
 /**
  * Schedules a job on every device of the chosen fleets (all fleets when none is given) at one
@@ -148,7 +150,13 @@ export const completeJob = async (db: Db, deviceId: string, name: string, result
  * queued): the MQTT door records it so, leaving the job as it is (`late_result` is what the device
  * said). Undefined when the device has no such job.
  */
-export const lateJobResultEvent = async (db: Db, deviceId: string, name: string, result: Record<string, unknown>, place: DevicePlace): Promise<EventMessage | undefined> => {
+export const lateJobResultEvent = async (
+  db: Db,
+  deviceId: string,
+  name: string,
+  result: Record<string, unknown>,
+  place: DevicePlace,
+): Promise<EventMessage | undefined> => {
   const job = await getJobOfDevice(db, deviceId, name);
   return job && eventMessage(place, 'job', 'd2c', { ...toJob(job), late_result: result });
 };

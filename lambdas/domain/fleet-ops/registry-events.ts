@@ -102,12 +102,14 @@ export const forwardRegistryChanges = async (deps: RegistryEventsDeps, records: 
   });
   let failedAt = built.findIndex((result) => result.status === 'rejected');
   if (failedAt < 0) failedAt = records.length;
-  else logger.error('a registry change could not become its event', { error: (built[failedAt] as PromiseRejectedResult).reason as Error, eventID: records[failedAt].eventID });
+  else
+    logger.error('a registry change could not become its event', {
+      error: (built[failedAt] as PromiseRejectedResult).reason as Error,
+      eventID: records[failedAt].eventID,
+    });
 
   // Only the records before the first failure are sent: from it on, the whole rest is retried.
-  const ready = built
-    .slice(0, failedAt)
-    .flatMap((result, index) => (result.status === 'fulfilled' && result.value ? [{ index, ...result.value }] : []));
+  const ready = built.slice(0, failedAt).flatMap((result, index) => (result.status === 'fulfilled' && result.value ? [{ index, ...result.value }] : []));
   const groups = Array.from({ length: Math.ceil(ready.length / SEND_GROUP) }, (_, g) => ready.slice(g * SEND_GROUP, (g + 1) * SEND_GROUP));
   const groupSent = groups.map(() => {
     let resolve!: (sent: boolean) => void;

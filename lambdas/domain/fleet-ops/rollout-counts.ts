@@ -18,7 +18,16 @@ export interface CountDeps {
 }
 
 /** A job's or FOTA's item as the counting reads it. */
-type Counted = { status: JobStatus; scheduled_at: string; device_id: string; rollout_id?: string; workspace_id?: string; updated_at?: string; result?: Record<string, unknown>; message?: string };
+type Counted = {
+  status: JobStatus;
+  scheduled_at: string;
+  device_id: string;
+  rollout_id?: string;
+  workspace_id?: string;
+  updated_at?: string;
+  result?: Record<string, unknown>;
+  message?: string;
+};
 
 /** What one change does to its rollout's counts, and the record it leaves of a job that a later scheduling replaced. */
 export interface RolloutEffect {
@@ -27,7 +36,12 @@ export interface RolloutEffect {
   superseded?: { item: Counted & { rollout_id: string; workspace_id: string }; status: JobStatus; updated_at: string };
 }
 
-const delta = (workspace_id: string, rollout_id: string, total: number, counts: Partial<Record<JobStatus, number>>): CountDelta => ({ workspace_id, rollout_id, total, counts });
+const delta = (workspace_id: string, rollout_id: string, total: number, counts: Partial<Record<JobStatus, number>>): CountDelta => ({
+  workspace_id,
+  rollout_id,
+  total,
+  counts,
+});
 
 /**
  * How a job's or FOTA's change (item before → after) changes the counts of the rollouts it
@@ -76,7 +90,8 @@ export const countedChangeOf = (change: RegistryChange): { counted?: CountedChan
 
 /** Whether a delta can end its rollout: a device left an open state or reached a finished one. */
 const mayEnd = (d: CountDelta) =>
-  (['queued', 'pending', 'in_progress'] as const).some((s) => (d.counts[s] ?? 0) < 0) || (['done', 'failed', 'timed_out'] as const).some((s) => (d.counts[s] ?? 0) > 0);
+  (['queued', 'pending', 'in_progress'] as const).some((s) => (d.counts[s] ?? 0) < 0) ||
+  (['done', 'failed', 'timed_out'] as const).some((s) => (d.counts[s] ?? 0) > 0);
 
 /**
  * Counts a batch of registry stream records in their rollouts (DESIGN §11): each record's change of
@@ -110,20 +125,28 @@ export const countRolloutChanges = async (deps: CountDeps, records: DynamoDBReco
     puts.push(...effect.puts.map((item) => ({ index, item })));
     if (!effect.counted) return;
     indexOf.set(effect.counted, index);
-    for (const d of effect.counted.deltas.filter(mayEnd)) if (!settle.has(d.rollout_id)) settle.set(d.rollout_id, { workspace_id: d.workspace_id, rollout_id: d.rollout_id, first: index });
+    for (const d of effect.counted.deltas.filter(mayEnd))
+      if (!settle.has(d.rollout_id)) settle.set(d.rollout_id, { workspace_id: d.workspace_id, rollout_id: d.rollout_id, first: index });
   });
   // A change of counts is applied once (a ledger mark in its transaction); a record a replaced job
   // leaves is a plain put of the same item every time, apart from the transactions.
   const groups = transactionsOf([...indexOf.keys()]);
   const [applied, recorded] = await Promise.all([
     settleAll(groups, deps.concurrency, (group) => applyCountedChanges(deps.db, group, at)),
-    putAll(deps.db, puts.map((p) => p.item), deps.concurrency).then(
+    putAll(
+      deps.db,
+      puts.map((p) => p.item),
+      deps.concurrency,
+    ).then(
       () => undefined,
       (error: unknown) => error,
     ),
   ]);
   // The operator metric counts each state change once: what this call counted, not what a retry found counted before.
-  countMetric('RolloutStateChanges', applied.reduce((sum, result) => sum + (result.status === 'fulfilled' ? result.value.length : 0), 0));
+  countMetric(
+    'RolloutStateChanges',
+    applied.reduce((sum, result) => sum + (result.status === 'fulfilled' ? result.value.length : 0), 0),
+  );
   applied.forEach((result, g) => {
     if (result.status === 'fulfilled') return;
     logger.error('rollout counts could not be updated; the stream retries', { error: result.reason as Error });

@@ -145,7 +145,12 @@ const timeOutOverdue = async (db: Db, budget: SweepBudget, now: () => number) =>
 };
 
 /** A rollout's devices in one state (below `before`, when given), every shard merged (snapshot order for queued ones). */
-const devicesIn = (db: Db, rolloutId: string, status: JobStatus, { pageSize, before }: { pageSize?: number; before?: string } = {}): AsyncIterable<Keyed<RolloutDeviceRow>> =>
+const devicesIn = (
+  db: Db,
+  rolloutId: string,
+  status: JobStatus,
+  { pageSize, before }: { pageSize?: number; before?: string } = {},
+): AsyncIterable<Keyed<RolloutDeviceRow>> =>
   mergeKeyed(ROLLOUT_DEVICE_SHARDS.map((shard) => readRolloutDevicesShard(db, rolloutId, shard, { status, pageSize, before })));
 
 async function* rowsOf(source: AsyncIterable<Keyed<RolloutDeviceRow>>): AsyncGenerator<RolloutDeviceRow> {
@@ -198,7 +203,16 @@ const release = async (db: Db, record: RolloutRecord, count: number, at: string,
 };
 
 /** Ends the devices of a rollout in one state (a key range at a time) with `to`, if still in `from` there; how many were. */
-const endDevices = (db: Db, record: RolloutRecord, rows: AsyncIterable<RolloutDeviceRow>, from: JobStatus[], to: JobStatus, budget: SweepBudget, now: () => number, released = false) =>
+const endDevices = (
+  db: Db,
+  record: RolloutRecord,
+  rows: AsyncIterable<RolloutDeviceRow>,
+  from: JobStatus[],
+  to: JobStatus,
+  budget: SweepBudget,
+  now: () => number,
+  released = false,
+) =>
   eachUntil(
     rows,
     async (row) =>
@@ -217,7 +231,8 @@ const endDevices = (db: Db, record: RolloutRecord, rows: AsyncIterable<RolloutDe
 /** Cancels a canceled or aborted rollout's queued and pending devices (in-progress ones go on). */
 const cancelDevices = async (db: Db, record: RolloutRecord, budget: SweepBudget, now: () => number) => {
   let canceled = 0;
-  for (const status of ['queued', 'pending'] as const) canceled += await endDevices(db, record, rowsOf(devicesIn(db, record.id, status)), ['queued', 'pending'], 'canceled', budget, now);
+  for (const status of ['queued', 'pending'] as const)
+    canceled += await endDevices(db, record, rowsOf(devicesIn(db, record.id, status)), ['queued', 'pending'], 'canceled', budget, now);
   return canceled;
 };
 
@@ -306,7 +321,15 @@ const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summ
     if (releaseAt <= now || waited) {
       const at = new Date(Math.max(clock(), releaseAt));
       const deadline = record.settings.timeout_seconds ? deadlineOf(at.toISOString(), record.settings.timeout_seconds) : undefined;
-      const claimed = await claimRelease(db, workspaceId, rolloutId, record.next_release_at!, at.toISOString(), new Date(at.getTime() + RELEASE_WINDOW_MS).toISOString(), deadline);
+      const claimed = await claimRelease(
+        db,
+        workspaceId,
+        rolloutId,
+        record.next_release_at!,
+        at.toISOString(),
+        new Date(at.getTime() + RELEASE_WINDOW_MS).toISOString(),
+        deadline,
+      );
       if (claimed) {
         const { released, exhausted } = await release(db, claimed, rate, at.toISOString(), deadline, budget, clock);
         summary.released += released;

@@ -56,7 +56,11 @@ export interface FleetScheduling {
    * Writes one item per device of `pages`, in the state `stateOf` gives it, each chunk of items in
    * one transaction with what `count` makes of it; yields the devices as their items are stored.
    */
-  write: (pages: AsyncIterable<DeviceTarget[]>, stateOf: (device: DeviceTarget, index: number) => DeviceState, count: CountWritten) => AsyncIterable<DeviceTarget[]>;
+  write: (
+    pages: AsyncIterable<DeviceTarget[]>,
+    stateOf: (device: DeviceTarget, index: number) => DeviceState,
+    count: CountWritten,
+  ) => AsyncIterable<DeviceTarget[]>;
 }
 
 /** The stored settings of a rollout: every setting, null when off. */
@@ -71,7 +75,9 @@ export const toRollout = ({ record, tally }: RolloutView): Rollout => ({
   id: record.id,
   workspace_id: record.workspace_id,
   kind: record.kind,
-  ...(record.kind === 'job' ? { job_name: record.job_name, value: record.value } : { firmware_id: record.firmware_id, firmware_version: record.firmware_version }),
+  ...(record.kind === 'job'
+    ? { job_name: record.job_name, value: record.value }
+    : { firmware_id: record.firmware_id, firmware_version: record.firmware_version }),
   fleets: record.fleets,
   created_at: record.created_at,
   updated_at: tally.updated_at && tally.updated_at > record.updated_at ? tally.updated_at : record.updated_at,
@@ -280,7 +286,14 @@ async function* withDetails(db: Db, rows: AsyncIterable<Keyed<RolloutDeviceRow>>
  * show yet.
  * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ValidationError for a cursor of another list.
  */
-export const listRolloutDevices = async (db: Db, caller: Caller, workspaceId: string, rolloutId: string, status?: JobStatus, page: PageQuery = {}): Promise<StreamedList<RolloutDevice>> => {
+export const listRolloutDevices = async (
+  db: Db,
+  caller: Caller,
+  workspaceId: string,
+  rolloutId: string,
+  status?: JobStatus,
+  page: PageQuery = {},
+): Promise<StreamedList<RolloutDevice>> => {
   await requireRollout(db, caller, workspaceId, rolloutId);
   const list = `rollouts/${workspaceId}/${rolloutId}/devices/${status ?? '*'}`;
   const after = startOf(list, page, status ? `${status}#` : '');
@@ -305,14 +318,16 @@ const changeState = async (db: Db, caller: Caller, workspaceId: string, rolloutI
  * Pauses a rollout: no more releases (its pending devices stay pending); pausing a paused one changes nothing.
  * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ConflictError when it has ended.
  */
-export const pauseRollout = (db: Db, caller: Caller, workspaceId: string, rolloutId: string) => changeState(db, caller, workspaceId, rolloutId, 'paused', false);
+export const pauseRollout = (db: Db, caller: Caller, workspaceId: string, rolloutId: string) =>
+  changeState(db, caller, workspaceId, rolloutId, 'paused', false);
 
 /**
  * Resumes a paused rollout: the sweep releases its next minute's devices at its next run (60 s
  * after the last release at the earliest); resuming one in progress changes nothing.
  * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ConflictError when it has ended.
  */
-export const resumeRollout = (db: Db, caller: Caller, workspaceId: string, rolloutId: string) => changeState(db, caller, workspaceId, rolloutId, 'in_progress', true);
+export const resumeRollout = (db: Db, caller: Caller, workspaceId: string, rolloutId: string) =>
+  changeState(db, caller, workspaceId, rolloutId, 'in_progress', true);
 
 /**
  * Cancels a rollout, for good: no more releases, and the sweep (at its next run) cancels every
@@ -320,4 +335,5 @@ export const resumeRollout = (db: Db, caller: Caller, workspaceId: string, rollo
  * meanwhile is not given this rollout's (domain/device-api.ts).
  * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ConflictError when it has ended.
  */
-export const cancelRollout = (db: Db, caller: Caller, workspaceId: string, rolloutId: string) => changeState(db, caller, workspaceId, rolloutId, 'canceled', true);
+export const cancelRollout = (db: Db, caller: Caller, workspaceId: string, rolloutId: string) =>
+  changeState(db, caller, workspaceId, rolloutId, 'canceled', true);

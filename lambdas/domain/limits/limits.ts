@@ -72,7 +72,13 @@ export const quota = (db: Db, workspace: WorkspaceRecord, limit: CountedLimit): 
 export const release = (db: Db, workspace: WorkspaceRecord, limit: CountedLimit): QuotaCheck => {
   let current = workspace;
   return {
-    item: async () => countDownItem(db, workspaceKey(current.account_id, current.id), limit, current[COUNT_ATTRIBUTES[limit] as keyof WorkspaceLimitFields] as number | undefined),
+    item: async () =>
+      countDownItem(
+        db,
+        workspaceKey(current.account_id, current.id),
+        limit,
+        current[COUNT_ATTRIBUTES[limit] as keyof WorkspaceLimitFields] as number | undefined,
+      ),
     failed: async () => {
       current = await readAgain(db, current);
     },
@@ -118,7 +124,9 @@ export type LimitsMemory = ReturnType<typeof limitsMemory>;
  * @throws RateLimitedError with Retry-After when the caller has used this second's requests.
  */
 export const admitRequest = async (db: Db, limits: LimitsMemory, caller: Caller, now = Date.now()) => {
-  const rate = caller.workspaceId ? (await limits(caller.accountId, caller.workspaceId)).requests_per_second_per_key : WORKSPACE_LIMIT_DEFAULTS.requests_per_second_per_key;
+  const rate = caller.workspaceId
+    ? (await limits(caller.accountId, caller.workspaceId)).requests_per_second_per_key
+    : WORKSPACE_LIMIT_DEFAULTS.requests_per_second_per_key;
   const who = caller.keyId ?? `user:${caller.userId}`;
   if (await countRequest(db, who, Math.floor(now / 1000), rate)) return;
   throw new RateLimitedError(
@@ -173,7 +181,12 @@ export const changeWorkspaceLimits = async (db: Db, workspaceId: string, change:
   const parsed = LimitOverridesSchema.safeParse(change.set ?? {});
   const unknown = (change.reset ?? []).filter((name) => !(LIMIT_NAMES as readonly string[]).includes(name));
   const details = [
-    ...(parsed.success ? [] : parsed.error.issues.map((issue) => ({ field: issue.path.length ? issue.path.join('.') : 'set', message: issue.code === 'unrecognized_keys' ? `Unknown limits: ${issue.keys.join(', ')}; known: ${LIMIT_NAMES.join(', ')}.` : issue.message }))),
+    ...(parsed.success
+      ? []
+      : parsed.error.issues.map((issue) => ({
+          field: issue.path.length ? issue.path.join('.') : 'set',
+          message: issue.code === 'unrecognized_keys' ? `Unknown limits: ${issue.keys.join(', ')}; known: ${LIMIT_NAMES.join(', ')}.` : issue.message,
+        }))),
     ...unknown.map((name) => ({ field: name, message: `Unknown limit; known: ${LIMIT_NAMES.join(', ')}.` })),
   ];
   if (details.length || !parsed.success) throw new ValidationError(`Invalid limits: ${details.map((d) => d.field).join(', ')}.`, { details });

@@ -36,7 +36,12 @@ export const workspaceSettings = (db: Db, options: TtlCacheOptions) => {
   const settingsOf = ttlCache(async (key: string): Promise<WorkspaceSettings | undefined> => {
     const [accountId, workspaceId] = key.split('\n');
     const workspace = await getWorkspaceOfAccount(db, accountId, workspaceId, { consistent: false });
-    return workspace && { ...(typeof workspace.data_retention_days === 'number' ? { data_retention_days: workspace.data_retention_days } : {}), places_version: workspace.places_version ?? 0 };
+    return (
+      workspace && {
+        ...(typeof workspace.data_retention_days === 'number' ? { data_retention_days: workspace.data_retention_days } : {}),
+        places_version: workspace.places_version ?? 0,
+      }
+    );
   }, options);
   return (accountId: string, workspaceId: string) => settingsOf(`${accountId}\n${workspaceId}`);
 };
@@ -89,7 +94,9 @@ export const devicePlaces = (db: Db, { settings, ttlMs, max, now: clock }: Devic
     const placement = placementOfLocator(deviceId, locator);
     if (placement) return placement;
     const device = locator && (await getDeviceOfWorkspace(db, locator.workspace_id, deviceId));
-    return device && { workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id, device_name: device.name, account_id: device.account_id };
+    return (
+      device && { workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id, device_name: device.name, account_id: device.account_id }
+    );
   };
   // The workspace's version first, then the place, strongly consistent: a move or rename committed
   // before the version was read is in the place, one after it has a higher version. (Read the

@@ -49,10 +49,7 @@ const connectionFields = (device: DeviceRecord & DeviceConnectionFields) => ({
 });
 
 const withFleetName = async (db: Db, workspace: WorkspaceRecord, device: DeviceRecord) => {
-  const [fleet, identities] = await Promise.all([
-    getFleetOfWorkspace(db, workspace.id, device.fleet_id),
-    listIdentitiesOfDevice(db, workspace.id, device.id),
-  ]);
+  const [fleet, identities] = await Promise.all([getFleetOfWorkspace(db, workspace.id, device.fleet_id), listIdentitiesOfDevice(db, workspace.id, device.id)]);
   return toDevice(device, fleet?.name ?? '', workspace, identities);
 };
 
@@ -87,12 +84,7 @@ const identityJoin = (identities: AsyncGenerator<Keyed<IdentityRecord>>) => {
  * @throws NotFoundError when the workspace is not the caller's, or naming each given fleet that is not in it.
  * @throws ValidationError when the cursor is not one of this list.
  */
-export const listDevices = async (
-  db: Db,
-  caller: Caller,
-  workspaceId: string,
-  query: PageQuery & { fleet?: string[] } = {},
-): Promise<StreamedList<Device>> => {
+export const listDevices = async (db: Db, caller: Caller, workspaceId: string, query: PageQuery & { fleet?: string[] } = {}): Promise<StreamedList<Device>> => {
   const workspace = await requireWorkspace(db, caller, workspaceId);
   const fleetIds = query.fleet?.length ? query.fleet : undefined;
   if (fleetIds) await requireFleets(db, workspaceId, fleetIds);

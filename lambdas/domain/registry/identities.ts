@@ -63,11 +63,7 @@ export const deviceEndpoint = (url: string): DeviceCredentials['endpoint'] => {
  * (`mqtts://host:port` → `mode: secure` with the broker's CA; `mqtt://` → `insecure`), the HTTPS
  * device API otherwise; `url` is always the HTTPS device API, which MQTT clients ignore.
  */
-export const credentialsEndpoint = (
-  httpsUrl: string,
-  mqttUrl: string,
-  cacert: string,
-): Pick<DeviceCredentials, 'endpoint' | 'cacert'> => {
+export const credentialsEndpoint = (httpsUrl: string, mqttUrl: string, cacert: string): Pick<DeviceCredentials, 'endpoint' | 'cacert'> => {
   const https = deviceEndpoint(httpsUrl);
   if (!mqttUrl) return { endpoint: https };
   if (!URL.canParse(mqttUrl)) throw new AppError(500, 'internal_error', `DEVICE_MQTT_URL is not a URL: "${mqttUrl}".`);
@@ -333,7 +329,9 @@ export const authenticateDevice = async (
   const { caller, error, signed } = await checkDeviceToken(db, forward, token, 'https', rules);
   if (caller) return caller;
   if (signed) {
-    throw new UnauthorizedError('The device token is refused.', { details: [{ field: DEVICE_TOKEN_FIELD, message: `The token is signed by the device's key but refused: ${error}.` }] });
+    throw new UnauthorizedError('The device token is refused.', {
+      details: [{ field: DEVICE_TOKEN_FIELD, message: `The token is signed by the device's key but refused: ${error}.` }],
+    });
   }
   // The reason stays in the event and the log; the answer is the same for every other refusal.
   throw new UnauthorizedError(`The device token is refused: ${error}.`);

@@ -4,7 +4,6 @@ import { ValidationError } from '../../shared/errors';
 import type { StreamedList } from '../../shared/json-stream';
 import type { Keyed } from '../../stores/items';
 
-
 // What a cursor holds: the list it belongs to (`devices/wks-…`) and the sort key of the last item sent.
 const CursorSchema = z.strictObject({ l: z.string(), k: z.string() });
 
@@ -68,8 +67,7 @@ export const paginate = <T>(list: string, source: AsyncIterable<Keyed<T>>, page:
 };
 
 /** The first sort key a page starts after: the cursor's, or none (the list's start). */
-export const startOf = (list: string, page: PageQuery, prefix: string) =>
-  page.cursor === undefined ? undefined : readCursor(list, page.cursor, prefix);
+export const startOf = (list: string, page: PageQuery, prefix: string) => (page.cursor === undefined ? undefined : readCursor(list, page.cursor, prefix));
 
 /** Items a Query should evaluate for a page: one past `limit`, to know whether a next page exists. */
 export const pageSizeOf = (page: PageQuery) => (page.limit === undefined ? undefined : page.limit + 1);

@@ -92,7 +92,11 @@ export const revokeApiKey = async (db: Db, caller: Caller, workspaceId: string, 
  * The caller a presented API key stands for.
  * @throws UnauthorizedError when the key is unknown, revoked or expired.
  */
-export const authenticateApiKey = async (db: Db, secret: string | undefined, now = new Date()): Promise<Required<Pick<Caller, 'accountId' | 'workspaceId' | 'keyId'>>> => {
+export const authenticateApiKey = async (
+  db: Db,
+  secret: string | undefined,
+  now = new Date(),
+): Promise<Required<Pick<Caller, 'accountId' | 'workspaceId' | 'keyId'>>> => {
   if (!secret) throw new UnauthorizedError('The X-API-KEY header is missing.');
   const grant = await findApiKeyGrantByHash(db, hashApiKey(secret));
   if (!grant) throw new UnauthorizedError('The API key is not valid.');

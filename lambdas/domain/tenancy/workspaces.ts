@@ -92,8 +92,7 @@ export const listWorkspaces = async (db: Db, caller: Caller, page: PageQuery = {
 };
 
 /** @throws NotFoundError when it is not a workspace of the caller's account. */
-export const getWorkspace = async (db: Db, caller: Caller, workspaceId: string) =>
-  toWorkspace(await requireWorkspace(db, caller, workspaceId));
+export const getWorkspace = async (db: Db, caller: Caller, workspaceId: string) => toWorkspace(await requireWorkspace(db, caller, workspaceId));
 
 /** Creates a workspace with its `default` fleet, all or nothing. */
 export const createWorkspace = async (db: Db, caller: Caller, input: CreateWorkspaceBody) => {
@@ -117,7 +116,13 @@ export const updateWorkspace = async (db: Db, enqueue: EnqueueRestamp, caller: C
   const before = current.data_retention_days ?? null;
   const after = change.data_retention_days === undefined ? before : change.data_retention_days;
   const version = (current.retention_version ?? 0) + 1;
-  const job = (v: number): RestampJob => ({ kind: 'restamp', account_id: caller.accountId, workspace_id: workspaceId, version: v, not_before: now + retentionSettleMs() });
+  const job = (v: number): RestampJob => ({
+    kind: 'restamp',
+    account_id: caller.accountId,
+    workspace_id: workspaceId,
+    version: v,
+    not_before: now + retentionSettleMs(),
+  });
   if (after === before) {
     if (change.data_retention_days !== undefined && current.retention_owed_from !== undefined && current.retention_version) {
       await enqueue(job(current.retention_version), retentionSettleMs() / 1000);

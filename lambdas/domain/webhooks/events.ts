@@ -53,13 +53,7 @@ export const dataMessage = (point: DataPoint, deviceName: string): DataMessage =
 });
 
 /** An event of one device. */
-export const eventMessage = (
-  device: DevicePlace,
-  type: EventType,
-  direction: Direction,
-  payload: unknown,
-  ts: string = eventTimestamp(),
-): EventMessage => ({
+export const eventMessage = (device: DevicePlace, type: EventType, direction: Direction, payload: unknown, ts: string = eventTimestamp()): EventMessage => ({
   kind: 'event',
   ts,
   workspace_id: device.workspace_id,

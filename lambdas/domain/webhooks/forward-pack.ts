@@ -1,9 +1,4 @@
-import {
-  ForwardEntriesHeaderSchema,
-  ForwardQueueMessageSchema,
-  type ForwardEntriesHeader,
-  type ForwardMessage,
-} from '../../schemas/forward';
+import { ForwardEntriesHeaderSchema, ForwardQueueMessageSchema, type ForwardEntriesHeader, type ForwardMessage } from '../../schemas/forward';
 import { toQueueBody } from '../../shared/json';
 
 /**
@@ -89,7 +84,11 @@ export const packForward = (messages: ForwardMessage[], maxBytes = FORWARD_PACK_
     const key = `${workspace_id}\n${of}`;
     let pack = open.get(key);
     if (!pack || pack.bytes + tagBytes + 1 + json.length > maxBytes) {
-      pack = { header: { kind: 'entries', workspace_id, of, count: 0, ...(of === 'data' ? { tags: [] } : {}) }, lines: [], bytes: headerBase(workspace_id, of) };
+      pack = {
+        header: { kind: 'entries', workspace_id, of, count: 0, ...(of === 'data' ? { tags: [] } : {}) },
+        lines: [],
+        bytes: headerBase(workspace_id, of),
+      };
       open.set(key, pack);
       packs.push(pack);
     }
@@ -98,7 +97,7 @@ export const packForward = (messages: ForwardMessage[], maxBytes = FORWARD_PACK_
     pack.lines.push(json);
     pack.bytes += tagBytes + 1 + json.length;
   }
-  return packs.map(({ header, lines }) => toQueueBody(header) + '\n' + lines.join('\n'));
+  return packs.map(({ header, lines }) => `${toQueueBody(header)}\n${lines.join('\n')}`);
 };
 
 const parseJson = (text: string): unknown => {
@@ -154,7 +153,8 @@ const runsOf = (entries: RenderedEntry[]): EntryRun[] => {
   const runs: EntryRun[] = [];
   for (const { kind, workspace_id, tag, json } of entries) {
     let run = runs.at(-1);
-    if (!run || run.kind !== kind || run.workspace_id !== workspace_id) runs.push((run = { kind, workspace_id, ...(kind === 'data' ? { tags: [] } : {}), lines: [] }));
+    if (!run || run.kind !== kind || run.workspace_id !== workspace_id)
+      runs.push((run = { kind, workspace_id, ...(kind === 'data' ? { tags: [] } : {}), lines: [] }));
     run.lines.push(json);
     if (kind === 'data') run.tags!.push(tag!);
   }

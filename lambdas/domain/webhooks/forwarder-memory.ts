@@ -40,7 +40,12 @@ export interface ForwarderMemory {
  */
 export const forwarderMemory = (db: Db, { ttlMs, max, now }: ForwarderMemoryOptions): ForwarderMemory => {
   if (ttlMs <= 0) {
-    return { integrationsOf: (workspaceId) => listIntegrationsOfWorkspace(db, workspaceId), needsStatusWrite: () => true, statusWritten: () => {}, forget: () => {} };
+    return {
+      integrationsOf: (workspaceId) => listIntegrationsOfWorkspace(db, workspaceId),
+      needsStatusWrite: () => true,
+      statusWritten: () => {},
+      forget: () => {},
+    };
   }
   // ttlResolution 0: the clock is read at every check, not cached for a millisecond.
   const clock = now ? { perf: { now }, ttlResolution: 0 } : {};

@@ -290,7 +290,14 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
   const outcomes = await runAll(
     posts.map((post) => async (): Promise<PostOutcome | undefined> => {
       if (options.startPostsBefore !== undefined && Date.now() >= options.startPostsBefore) return undefined;
-      return options.post(webhookPost(post.integration, post.kind, randomUUID(), post.parts.flatMap((part) => part.lines)));
+      return options.post(
+        webhookPost(
+          post.integration,
+          post.kind,
+          randomUUID(),
+          post.parts.flatMap((part) => part.lines),
+        ),
+      );
     }),
     options.concurrency,
   );
@@ -333,7 +340,10 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
   countMetric('WebhookDeliveries', outcomes.filter((o) => o?.ok).length);
   countMetric('WebhookFailures', outcomes.filter((o) => o && !o.ok).length);
   // Written while the statuses and the ledger are; days it could not write are logged, and lost.
-  const counting = usage.size && options.recordUsage ? options.recordUsage(usage).catch((error: unknown) => logger.error('could not write usage counts', { error: error as Error })) : undefined;
+  const counting =
+    usage.size && options.recordUsage
+      ? options.recordUsage(usage).catch((error: unknown) => logger.error('could not write usage counts', { error: error as Error }))
+      : undefined;
 
   const at = new Date().toISOString();
   await Promise.all(

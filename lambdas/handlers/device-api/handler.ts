@@ -1,4 +1,12 @@
-import { enqueueIngest, getDeviceStatus, publishData, reportEvents, reportFotaResult, reportJobResult, type PublishDataDeps } from '../../domain/doors/device-api';
+import {
+  enqueueIngest,
+  getDeviceStatus,
+  publishData,
+  reportEvents,
+  reportFotaResult,
+  reportJobResult,
+  type PublishDataDeps,
+} from '../../domain/doors/device-api';
 import { publishForward } from '../../domain/webhooks/events';
 import { limitsMemory } from '../../domain/limits/limits';
 import { pointQuota } from '../../domain/limits/point-quota';
@@ -22,7 +30,6 @@ export const handler = httpHandler('device-api', DEVICE_API_OPERATIONS, {
   publishData: async ({ body }, event) => ok(202, await publishData(deps, deviceCallerOf(event), many(body))),
   reportDeviceEvents: async ({ body }, event) => ok(202, await reportEvents(deps, deviceCallerOf(event), many(body))),
   getDeviceStatus: async (_input, event) => ok(200, await getDeviceStatus(deps, deviceCallerOf(event))),
-  reportJobResult: async ({ path, body }, event) =>
-    ok(200, { job: await reportJobResult(deps, deviceCallerOf(event), path.jobName, body.result) }),
+  reportJobResult: async ({ path, body }, event) => ok(200, { job: await reportJobResult(deps, deviceCallerOf(event), path.jobName, body.result) }),
   reportFotaResult: async ({ body }, event) => ok(200, { fota: await reportFotaResult(deps, deviceCallerOf(event), body) }),
 });

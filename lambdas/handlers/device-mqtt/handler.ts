@@ -21,6 +21,9 @@ const deps: DeviceMqttDeps = {
  * answers with the messages to retry. Data publishes go to the ingest queue.
  */
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const failed = await handleMqttQueueMessages(deps, event.Records.map(({ messageId, body }) => ({ messageId, body })));
+  const failed = await handleMqttQueueMessages(
+    deps,
+    event.Records.map(({ messageId, body }) => ({ messageId, body })),
+  );
   return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
 };

@@ -6,10 +6,15 @@ import { callerOf, ok } from '../../shared/http';
 import { streamList } from '../../shared/json-stream';
 import { httpHandler } from '../../shared/middleware';
 
-export const handler = httpHandler('devices', DEVICE_OPERATIONS, {
-  listDevices: async ({ path, query }, event) => streamList(event, 'devices', await listDevices(registryDb(), callerOf(event), path.workspaceId, query)),
-  getDevice: async ({ path }, event) => ok(200, { device: await getDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId) }),
-  createDevice: async ({ path, body }, event) => ok(200, { device: await createDevice(registryDb(), callerOf(event), path.workspaceId, body) }),
-  updateDevice: async ({ path, body }, event) =>
-    ok(200, { device: await updateDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId, body) }),
-}, apiRequestHooks(registryDb()));
+export const handler = httpHandler(
+  'devices',
+  DEVICE_OPERATIONS,
+  {
+    listDevices: async ({ path, query }, event) => streamList(event, 'devices', await listDevices(registryDb(), callerOf(event), path.workspaceId, query)),
+    getDevice: async ({ path }, event) => ok(200, { device: await getDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId) }),
+    createDevice: async ({ path, body }, event) => ok(200, { device: await createDevice(registryDb(), callerOf(event), path.workspaceId, body) }),
+    updateDevice: async ({ path, body }, event) =>
+      ok(200, { device: await updateDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId, body) }),
+  },
+  apiRequestHooks(registryDb()),
+);

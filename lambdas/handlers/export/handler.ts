@@ -30,9 +30,10 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
   }
   if (failed.length) {
     const retry = exportRetrySeconds();
-    await delayMessages(exportQueueUrl(), failed.map((f) => ({ receiptHandle: f.receiptHandle, seconds: retryDelaySeconds(retry, f.receives) }))).catch((error) =>
-      logger.warn('export retry backoff not set: the message comes back after the visibility timeout', { error: error as Error }),
-    );
+    await delayMessages(
+      exportQueueUrl(),
+      failed.map((f) => ({ receiptHandle: f.receiptHandle, seconds: retryDelaySeconds(retry, f.receives) })),
+    ).catch((error) => logger.warn('export retry backoff not set: the message comes back after the visibility timeout', { error: error as Error }));
   }
   return { batchItemFailures: failed.map(({ messageId }) => ({ itemIdentifier: messageId })) };
 };

@@ -6,13 +6,18 @@ import { callerOf, ok } from '../../shared/http';
 import { httpHandler } from '../../shared/middleware';
 import { streamJsonWithList } from '../../shared/json-stream';
 
-export const handler = httpHandler('fota', FOTA_OPERATIONS, {
-  getFota: async ({ path }, event) => ok(200, { fota: await getFota(registryDb(), callerOf(event), path.deviceId) }),
-  cancelFota: async ({ path }, event) => ok(200, { fota: await cancelFota(registryDb(), callerOf(event), path.deviceId) }),
-  scheduleFota: async ({ path: { deviceId, ...firmware }, body }, event) =>
-    ok(200, { fota: await scheduleFota(registryDb(), callerOf(event), deviceId, firmware, body.timeout_seconds) }),
-  scheduleFleetFota: async ({ path: { workspaceId, ...firmware }, query, body }, event) => {
-    const { fota, devices } = await scheduleFleetFota(registryDb(), callerOf(event), workspaceId, firmware, query.fleet, body.rollout);
-    return streamJsonWithList(event, 'fota', fota, 'devices', devices);
+export const handler = httpHandler(
+  'fota',
+  FOTA_OPERATIONS,
+  {
+    getFota: async ({ path }, event) => ok(200, { fota: await getFota(registryDb(), callerOf(event), path.deviceId) }),
+    cancelFota: async ({ path }, event) => ok(200, { fota: await cancelFota(registryDb(), callerOf(event), path.deviceId) }),
+    scheduleFota: async ({ path: { deviceId, ...firmware }, body }, event) =>
+      ok(200, { fota: await scheduleFota(registryDb(), callerOf(event), deviceId, firmware, body.timeout_seconds) }),
+    scheduleFleetFota: async ({ path: { workspaceId, ...firmware }, query, body }, event) => {
+      const { fota, devices } = await scheduleFleetFota(registryDb(), callerOf(event), workspaceId, firmware, query.fleet, body.rollout);
+      return streamJsonWithList(event, 'fota', fota, 'devices', devices);
+    },
   },
-}, apiRequestHooks(registryDb()));
+  apiRequestHooks(registryDb()),
+);

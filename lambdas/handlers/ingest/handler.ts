@@ -42,7 +42,10 @@ await registerShutdownExtension();
  */
 export const handler = middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
   try {
-    const failed = await ingestBatch(deps, event.Records.map(({ messageId, body }) => ({ messageId, body })));
+    const failed = await ingestBatch(
+      deps,
+      event.Records.map(({ messageId, body }) => ({ messageId, body })),
+    );
     return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
   } finally {
     publishMetrics();

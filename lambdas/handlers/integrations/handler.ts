@@ -19,17 +19,22 @@ import { httpHandler } from '../../shared/middleware';
 
 const post = webhookPoster({ timeoutMs: WEBHOOK_TIMEOUT_MS, allowPrivate: WEBHOOK_ALLOW_PRIVATE_TARGETS });
 
-export const handler = httpHandler('integrations', INTEGRATION_OPERATIONS, {
-  listIntegrations: async ({ path, query }, event) =>
-    streamList(event, 'integrations', await listIntegrations(registryDb(), callerOf(event), path.workspaceId, query)),
-  createIntegration: async ({ path, body }, event) => ok(200, await createIntegration(registryDb(), callerOf(event), path.workspaceId, body)),
-  getIntegration: async ({ path }, event) =>
-    ok(200, { integration: await getIntegration(registryDb(), callerOf(event), path.workspaceId, path.integrationId) }),
-  updateIntegration: async ({ path, body }, event) =>
-    ok(200, { integration: await updateIntegration(registryDb(), callerOf(event), path.workspaceId, path.integrationId, body) }),
-  deleteIntegration: async ({ path }, event) =>
-    ok(200, { integration: await deleteIntegration(registryDb(), callerOf(event), path.workspaceId, path.integrationId) }),
-  rotateIntegrationSecret: async ({ path }, event) =>
-    ok(200, await rotateIntegrationSecret(registryDb(), callerOf(event), path.workspaceId, path.integrationId)),
-  testIntegration: async ({ path }, event) => ok(200, await sendTestDelivery(registryDb(), callerOf(event), path.workspaceId, path.integrationId, post)),
-}, apiRequestHooks(registryDb()));
+export const handler = httpHandler(
+  'integrations',
+  INTEGRATION_OPERATIONS,
+  {
+    listIntegrations: async ({ path, query }, event) =>
+      streamList(event, 'integrations', await listIntegrations(registryDb(), callerOf(event), path.workspaceId, query)),
+    createIntegration: async ({ path, body }, event) => ok(200, await createIntegration(registryDb(), callerOf(event), path.workspaceId, body)),
+    getIntegration: async ({ path }, event) =>
+      ok(200, { integration: await getIntegration(registryDb(), callerOf(event), path.workspaceId, path.integrationId) }),
+    updateIntegration: async ({ path, body }, event) =>
+      ok(200, { integration: await updateIntegration(registryDb(), callerOf(event), path.workspaceId, path.integrationId, body) }),
+    deleteIntegration: async ({ path }, event) =>
+      ok(200, { integration: await deleteIntegration(registryDb(), callerOf(event), path.workspaceId, path.integrationId) }),
+    rotateIntegrationSecret: async ({ path }, event) =>
+      ok(200, await rotateIntegrationSecret(registryDb(), callerOf(event), path.workspaceId, path.integrationId)),
+    testIntegration: async ({ path }, event) => ok(200, await sendTestDelivery(registryDb(), callerOf(event), path.workspaceId, path.integrationId, post)),
+  },
+  apiRequestHooks(registryDb()),
+);

@@ -13,12 +13,17 @@ const scheduleFleetJobRoute = async ({ path, query, body }: RouteInput<typeof JO
   return streamJsonWithList(event, 'job', job, 'devices', devices);
 };
 
-export const handler = httpHandler('jobs', JOB_OPERATIONS, {
-  listJobs: async ({ path, query }, event) => streamList(event, 'jobs', await listJobs(registryDb(), callerOf(event), path.deviceId, query.status, query)),
-  getJob: async ({ path }, event) => ok(200, { job: await getJob(registryDb(), callerOf(event), path.deviceId, path.jobName) }),
-  scheduleJob: async ({ path, body }, event) =>
-    ok(200, { job: await scheduleJob(registryDb(), callerOf(event), path.deviceId, path.jobName, body.value, body.timeout_seconds) }),
-  cancelJob: async ({ path }, event) => ok(200, { job: await cancelJob(registryDb(), callerOf(event), path.deviceId, path.jobName) }),
-  scheduleFleetJob: scheduleFleetJobRoute,
-  scheduleFleetJobSingular: scheduleFleetJobRoute,
-}, apiRequestHooks(registryDb()));
+export const handler = httpHandler(
+  'jobs',
+  JOB_OPERATIONS,
+  {
+    listJobs: async ({ path, query }, event) => streamList(event, 'jobs', await listJobs(registryDb(), callerOf(event), path.deviceId, query.status, query)),
+    getJob: async ({ path }, event) => ok(200, { job: await getJob(registryDb(), callerOf(event), path.deviceId, path.jobName) }),
+    scheduleJob: async ({ path, body }, event) =>
+      ok(200, { job: await scheduleJob(registryDb(), callerOf(event), path.deviceId, path.jobName, body.value, body.timeout_seconds) }),
+    cancelJob: async ({ path }, event) => ok(200, { job: await cancelJob(registryDb(), callerOf(event), path.deviceId, path.jobName) }),
+    scheduleFleetJob: scheduleFleetJobRoute,
+    scheduleFleetJobSingular: scheduleFleetJobRoute,
+  },
+  apiRequestHooks(registryDb()),
+);

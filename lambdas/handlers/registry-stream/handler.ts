@@ -35,7 +35,13 @@ export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatch
     const counted = countRolloutChanges(counts, records).then((failed) => failed ?? records.length);
     // Live delivery waits for the counts: a record the stream will retry is published with its retry only.
     const failed = await forwardRegistryChanges({ ...events, retriedFrom: counted }, records);
-    const forwardedTo = failed === undefined ? records.length : Math.max(0, records.findIndex((r) => r.dynamodb?.SequenceNumber === failed));
+    const forwardedTo =
+      failed === undefined
+        ? records.length
+        : Math.max(
+            0,
+            records.findIndex((r) => r.dynamodb?.SequenceNumber === failed),
+          );
     const first = Math.min(await counted, forwardedTo);
     return { batchItemFailures: first < records.length ? [{ itemIdentifier: records[first].dynamodb!.SequenceNumber! }] : [] };
   } finally {

@@ -6,6 +6,11 @@ import { WorkspacePathSchema } from '../workspace';
 /** The `api-keys` handler's operations. */
 export const API_KEY_OPERATIONS = {
   listApiKeys: { path: WorkspacePathSchema, query: PageQuerySchema, response: ApiKeyListResponseSchema },
-  createApiKey: { path: WorkspacePathSchema, body: CreateApiKeyBodySchema, response: CreatedApiKeyResponseSchema, quota: 'The workspace holds its limit of API keys that are not revoked (limits.api_keys)' },
+  createApiKey: {
+    path: WorkspacePathSchema,
+    body: CreateApiKeyBodySchema,
+    response: CreatedApiKeyResponseSchema,
+    quota: 'The workspace holds its limit of API keys that are not revoked (limits.api_keys)',
+  },
   revokeApiKey: { path: ApiKeyPathSchema, response: ApiKeyResponseSchema },
 } satisfies Operations;

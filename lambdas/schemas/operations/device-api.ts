@@ -18,7 +18,8 @@ export const DEVICE_API_OPERATIONS = {
     body: PublishDataBodySchema,
     response: PublishedResponseSchema,
     status: 202,
-    quota: 'Every point of the request is past the device’s points_per_device_per_day for this UTC day (Retry-After: the seconds to midnight UTC); some of them only: 202 with `refused`',
+    quota:
+      'Every point of the request is past the device’s points_per_device_per_day for this UTC day (Retry-After: the seconds to midnight UTC); some of them only: 202 with `refused`',
   },
   reportDeviceEvents: { body: ReportEventsBodySchema, response: AcceptedResponseSchema, status: 202 },
   getDeviceStatus: { response: DeviceStatusSchema },

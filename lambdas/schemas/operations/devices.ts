@@ -8,7 +8,12 @@ import { WorkspacePathSchema } from '../workspace';
 export const DEVICE_OPERATIONS = {
   // ?fleet=…&fleet=…: only those fleets' devices, as jobs and FOTA on fleets name them; limit and cursor: a page.
   listDevices: { path: WorkspacePathSchema, query: FleetsQuerySchema.extend(PageQueryShape), response: DeviceListResponseSchema },
-  createDevice: { path: WorkspacePathSchema, body: CreateDeviceBodySchema, response: DeviceResponseSchema, quota: 'The workspace holds its limit of devices (limits.devices)' },
+  createDevice: {
+    path: WorkspacePathSchema,
+    body: CreateDeviceBodySchema,
+    response: DeviceResponseSchema,
+    quota: 'The workspace holds its limit of devices (limits.devices)',
+  },
   getDevice: { path: DevicePathSchema, response: DeviceResponseSchema },
   updateDevice: { path: DevicePathSchema, body: UpdateDeviceBodySchema, response: DeviceResponseSchema },
 } satisfies Operations;

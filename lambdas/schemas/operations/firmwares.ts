@@ -14,5 +14,9 @@ export const FIRMWARE_OPERATIONS = {
     conflict: 'The version is already ready (a ready version never changes: delete it first), or it is registered with another size or SHA-256',
   },
   getFirmware: { path: FirmwareVersionPathSchema, response: FirmwareResponseSchema },
-  deleteFirmware: { path: FirmwareVersionPathSchema, response: FirmwareResponseSchema, conflict: 'A FOTA that has not ended (queued, pending or in progress) uses the version' },
+  deleteFirmware: {
+    path: FirmwareVersionPathSchema,
+    response: FirmwareResponseSchema,
+    conflict: 'A FOTA that has not ended (queued, pending or in progress) uses the version',
+  },
 } satisfies Operations;

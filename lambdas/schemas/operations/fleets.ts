@@ -6,6 +6,11 @@ import { WorkspacePathSchema } from '../workspace';
 /** The `fleets` handler's operations. */
 export const FLEET_OPERATIONS = {
   listFleets: { path: WorkspacePathSchema, query: PageQuerySchema, response: FleetListResponseSchema },
-  createFleet: { path: WorkspacePathSchema, body: CreateFleetBodySchema, response: FleetResponseSchema, quota: 'The workspace holds its limit of fleets (limits.fleets)' },
+  createFleet: {
+    path: WorkspacePathSchema,
+    body: CreateFleetBodySchema,
+    response: FleetResponseSchema,
+    quota: 'The workspace holds its limit of fleets (limits.fleets)',
+  },
   getFleet: { path: FleetPathSchema, response: FleetResponseSchema },
 } satisfies Operations;

@@ -1,14 +1,28 @@
-import { DeviceFotaPathSchema, FotaResponseSchema, ScheduleFleetFotaBodySchema, ScheduleFleetFotaPathSchema, ScheduleFotaBodySchema, ScheduleFotaPathSchema } from '../fota';
+import {
+  DeviceFotaPathSchema,
+  FotaResponseSchema,
+  ScheduleFleetFotaBodySchema,
+  ScheduleFleetFotaPathSchema,
+  ScheduleFotaBodySchema,
+  ScheduleFotaPathSchema,
+} from '../fota';
 import { FleetsQuerySchema } from '../job';
 import type { Operations } from '../operation';
 
 // A version never registered is scheduled as in v3, without an artifact.
-const NOT_READY = 'The firmware version is registered (POST …/firmwares/{firmwareId}/versions/{firmwareVersion}) and its image is not uploaded yet: nothing is scheduled';
+const NOT_READY =
+  'The firmware version is registered (POST …/firmwares/{firmwareId}/versions/{firmwareVersion}) and its image is not uploaded yet: nothing is scheduled';
 
 /** The `fota` handler's operations. */
 export const FOTA_OPERATIONS = {
   getFota: { path: DeviceFotaPathSchema, response: FotaResponseSchema },
   cancelFota: { path: DeviceFotaPathSchema, response: FotaResponseSchema, conflict: 'The FOTA already ended (done, failed, timed_out or canceled)' },
   scheduleFota: { path: ScheduleFotaPathSchema, body: ScheduleFotaBodySchema, response: FotaResponseSchema, conflict: NOT_READY },
-  scheduleFleetFota: { path: ScheduleFleetFotaPathSchema, query: FleetsQuerySchema, body: ScheduleFleetFotaBodySchema, response: FotaResponseSchema, conflict: NOT_READY },
+  scheduleFleetFota: {
+    path: ScheduleFleetFotaPathSchema,
+    query: FleetsQuerySchema,
+    body: ScheduleFleetFotaBodySchema,
+    response: FotaResponseSchema,
+    conflict: NOT_READY,
+  },
 } satisfies Operations;

@@ -1,11 +1,5 @@
 import { DevicePathSchema } from '../device';
-import {
-  CreatedIdentityResponseSchema,
-  CreateIdentityBodySchema,
-  IdentityListResponseSchema,
-  IdentityPathSchema,
-  IdentityResponseSchema,
-} from '../identity';
+import { CreatedIdentityResponseSchema, CreateIdentityBodySchema, IdentityListResponseSchema, IdentityPathSchema, IdentityResponseSchema } from '../identity';
 import { PageQuerySchema } from '../list';
 import type { Operations } from '../operation';
 

@@ -5,7 +5,21 @@ import { digest8 } from '../../shared/digest';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
 import { addMicros, compareTime, isCloudStamp, microsBetween, parseTime, type Time } from '../../shared/timestamps';
 import { putAll } from '../items';
-import type { DataPoint, ExpiryRestamp, HourRollup, PointToStore, RangePoint, RestampCursor, RollupRow, RollupStore, RollupVersion, TimeseriesQuery, TimeseriesRange, TimeseriesStore, WriteResult } from './types';
+import type {
+  DataPoint,
+  ExpiryRestamp,
+  HourRollup,
+  PointToStore,
+  RangePoint,
+  RestampCursor,
+  RollupRow,
+  RollupStore,
+  RollupVersion,
+  TimeseriesQuery,
+  TimeseriesRange,
+  TimeseriesStore,
+  WriteResult,
+} from './types';
 import {
   expiresAt,
   HOUR_MS,
@@ -108,8 +122,7 @@ const compareArrival = (a: StoredPoint, b: StoredPoint): number =>
  * again, maybe under another stamp by a retry; the smallest stamp wins. Two points of different
  * origins are two points, even under the same stamp.
  */
-const identityOf = (p: StoredPoint) =>
-  isCloudStamp(p) ? `c\n${p.device_id}\n${p.tag}\n${p.ms}\n${p.tail}` : `d\n${p.ms}\n${p.device_id}\n${p.tag}`;
+const identityOf = (p: StoredPoint) => (isCloudStamp(p) ? `c\n${p.device_id}\n${p.tag}\n${p.ms}\n${p.tail}` : `d\n${p.ms}\n${p.device_id}\n${p.tag}`);
 
 /** Whether `a` wins over `b`, of the same identity. */
 const wins = (a: StoredPoint, b: StoredPoint) => (isCloudStamp(a) ? compareTime(a, b) || compareArrival(a, b) : compareArrival(a, b)) < 0;
@@ -281,7 +294,7 @@ const packRows = (rows: Row[]) => {
     const { workspace_id: workspaceId, retentionDays } = ofWorkspace[0];
     let pack: PackBuilder | undefined;
     for (const row of ofWorkspace) {
-      if (!pack || !pack.spans(row) || pack.bytes + pack.cost(row) > PACK_MAX_BYTES) {
+      if (!pack?.spans(row) || pack.bytes + pack.cost(row) > PACK_MAX_BYTES) {
         pack = new PackBuilder(workspaceId, row, retentionDays);
         packs.push(pack);
       }
@@ -324,7 +337,7 @@ const partitionQuery = (db: Db, pk: string, range: Range, selection: TimeseriesR
   const filters: string[] = [];
   const isOneOf = (name: string, prefix: string, list?: readonly string[]) => {
     if (!list?.length) return;
-    list.forEach((value, i) => (values[`:${prefix}${i}`] = value));
+    for (const [i, value] of list.entries()) values[`:${prefix}${i}`] = value;
     filters.push(`(attribute_exists(#p) OR ${name} IN (${list.map((_, i) => `:${prefix}${i}`).join(', ')}))`);
   };
   isOneOf('#device', 'd', selection.devices);
@@ -616,7 +629,13 @@ async function* distinctPoints(runs: AsyncIterable<StoredPoint[]>, order: 'asc' 
 const isoOf = (() => {
   let ms = NaN;
   let iso = '';
-  return (at: number) => (at === ms ? iso : ((ms = at), (iso = new Date(at).toISOString())));
+  return (at: number) => {
+    if (at !== ms) {
+      ms = at;
+      iso = new Date(at).toISOString();
+    }
+    return iso;
+  };
 })();
 
 const toDataPoint = (workspaceId: string, p: StoredPoint): DataPoint => {
@@ -690,7 +709,10 @@ const restampItem = async (db: Db, key: { pk: string; sk: string }, days: number
  * Re-stamps the expiry of a workspace's items from `from` on, shard after shard, a page of keys at
  * a time (RESTAMP_CONCURRENCY updates in flight), until done or past the deadline.
  */
-const restampWorkspace = async (db: Db, { workspaceId, from, days, now, resume, deadline }: ExpiryRestamp): Promise<{ items: number; cursor?: RestampCursor }> => {
+const restampWorkspace = async (
+  db: Db,
+  { workspaceId, from, days, now, resume, deadline }: ExpiryRestamp,
+): Promise<{ items: number; cursor?: RestampCursor }> => {
   let items = 0;
   const lower = from === '' ? undefined : parseTime(from);
   for (let shard = resume?.shard ?? 0; shard < SHARDS; shard++) {
@@ -726,7 +748,13 @@ type RowJson = [string, number, number | string, number | string, number | strin
 const finiteOrText = (n: number) => (Number.isFinite(n) ? n : String(n));
 
 /** All pages of a Query of one partition's hours in [fromHour, toHour). */
-const queryHours = async (db: Db, pk: string, fromHour: number, toHour: number, { consistent = false, projection }: { consistent?: boolean; projection?: string }) => {
+const queryHours = async (
+  db: Db,
+  pk: string,
+  fromHour: number,
+  toHour: number,
+  { consistent = false, projection }: { consistent?: boolean; projection?: string },
+) => {
   const items: Array<Record<string, unknown>> = [];
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
@@ -786,12 +814,21 @@ const rollupStore = (db: Db, writeConcurrency: number): RollupStore => ({
     const items = [];
     const tooLarge: number[] = [];
     for (const { hour, stamp, retentionVersion, rows, expires } of rollups) {
-      const r = JSON.stringify(rows.map((row): RowJson => [row.device_id, row.count, finiteOrText(row.sum), finiteOrText(row.min), finiteOrText(row.max), row.skipped]));
+      const r = JSON.stringify(
+        rows.map((row): RowJson => [row.device_id, row.count, finiteOrText(row.sum), finiteOrText(row.min), finiteOrText(row.max), row.skipped]),
+      );
       if (Buffer.byteLength(r) > ROLLUP_MAX_BYTES) {
         tooLarge.push(hour);
         continue;
       }
-      items.push({ pk: rollupPartition(workspaceId, fieldHash), sk: hourKey(hour), v: retentionVersion, r, ...(stamp === undefined ? {} : { s: stamp }), [TIMESERIES_TTL_ATTRIBUTE]: expires });
+      items.push({
+        pk: rollupPartition(workspaceId, fieldHash),
+        sk: hourKey(hour),
+        v: retentionVersion,
+        r,
+        ...(stamp === undefined ? {} : { s: stamp }),
+        [TIMESERIES_TTL_ATTRIBUTE]: expires,
+      });
     }
     await putAll(db, items, writeConcurrency);
     return tooLarge;

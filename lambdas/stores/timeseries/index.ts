@@ -23,10 +23,7 @@ export const timeseriesStore = (): TimeseriesStore => {
   if (store) return store;
   switch (TIMESERIES_BACKEND) {
     case 'dynamodb':
-      store = dynamoDbTimeseriesStore(
-        { doc: documentClient(new DynamoDBClient({})), table: TIMESERIES_TABLE },
-        { writeConcurrency: WRITE_CONCURRENCY },
-      );
+      store = dynamoDbTimeseriesStore({ doc: documentClient(new DynamoDBClient({})), table: TIMESERIES_TABLE }, { writeConcurrency: WRITE_CONCURRENCY });
       break;
     case 'timestream':
       store = timestreamStore({ database: TIMESTREAM_DATABASE, table: TIMESTREAM_TABLE });

@@ -2,7 +2,17 @@ import { CancelQueryCommand, QueryCommand, TimestreamQueryClient, type ColumnInf
 import { TimestreamWriteClient, WriteRecordsCommand, type _Record, type RejectedRecord } from '@aws-sdk/client-timestream-write';
 import { PayloadTooLargeError, ValidationError, type ErrorDetail } from '../../shared/errors';
 import { addMicros, compareTime, formatTime, isCloudStamp, parseTime, type Time } from '../../shared/timestamps';
-import type { BucketTotals, DataPoint, PointToStore, RangePoint, StoreAggregation, TimeseriesQuery, TimeseriesRange, TimeseriesStore, WriteResult } from './types';
+import type {
+  BucketTotals,
+  DataPoint,
+  PointToStore,
+  RangePoint,
+  StoreAggregation,
+  TimeseriesQuery,
+  TimeseriesRange,
+  TimeseriesStore,
+  WriteResult,
+} from './types';
 import { KEY_PART } from './keys';
 
 // Timestream for LiveAnalytics limits: https://docs.aws.amazon.com/timestream/latest/developerguide/ts-limits.html
@@ -30,8 +40,7 @@ export class RejectedPointsError extends Error {
 
 // A same-key record is refused with its ExistingVersion, or with a reason saying the record
 // already exists or has a lower version (the exact wording is not part of the API).
-const isDuplicate = (rejected: RejectedRecord) =>
-  rejected.ExistingVersion !== undefined || /already exists|existing version/i.test(rejected.Reason ?? '');
+const isDuplicate = (rejected: RejectedRecord) => rejected.ExistingVersion !== undefined || /already exists|existing version/i.test(rejected.Reason ?? '');
 
 /** Bytes of a record as Timestream meters it: 8 for the time, names and values, 8 for a BIGINT. */
 export const recordBytes = (record: _Record) =>
@@ -100,7 +109,8 @@ const toRecords = (points: PointToStore[]): { records: Pending[]; duplicates: nu
     const pending = { index, workspaceId: point.workspace_id, time };
     const record = recordAt(pending, point, arrival);
     const bytes = recordBytes(record) + Buffer.byteLength(`workspace_id${point.workspace_id}${MEASURE_NAME}`);
-    if (bytes > RECORD_MAX_BYTES) oversize.push({ field: `points[${index}].payload`, message: `The record is ${bytes} bytes; Timestream takes at most ${RECORD_MAX_BYTES}.` });
+    if (bytes > RECORD_MAX_BYTES)
+      oversize.push({ field: `points[${index}].payload`, message: `The record is ${bytes} bytes; Timestream takes at most ${RECORD_MAX_BYTES}.` });
     const key = cloud
       ? `${point.workspace_id}\n${point.device_id}\n${point.tag}\n${time.ms}\n${point.origin}`
       : `${point.workspace_id}\n${point.device_id}\n${point.tag}\n${microsText(time)}`;
@@ -258,7 +268,9 @@ const batchesOf = (records: Pending[]) => {
     if (of) of.push(record);
     else byWorkspace.set(record.workspaceId, [record]);
   }
-  return [...byWorkspace.values()].flatMap((of) => Array.from({ length: Math.ceil(of.length / WRITE_RECORDS_MAX) }, (_, i) => of.slice(i * WRITE_RECORDS_MAX, (i + 1) * WRITE_RECORDS_MAX)));
+  return [...byWorkspace.values()].flatMap((of) =>
+    Array.from({ length: Math.ceil(of.length / WRITE_RECORDS_MAX) }, (_, i) => of.slice(i * WRITE_RECORDS_MAX, (i + 1) * WRITE_RECORDS_MAX)),
+  );
 };
 
 /**

@@ -1,5 +1,13 @@
 import { createDevice, updateDevice } from '../../../lambdas/domain/registry/devices';
-import { getDeviceStatus, publishData, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps, type PublishDataDeps } from '../../../lambdas/domain/doors/device-api';
+import {
+  getDeviceStatus,
+  publishData,
+  reportEvents,
+  reportFotaResult,
+  reportJobResult,
+  type DeviceApiDeps,
+  type PublishDataDeps,
+} from '../../../lambdas/domain/doors/device-api';
 import { CloudStamper } from '../../../lambdas/shared/timestamps';
 import { changeWorkspaceLimits, limitsMemory } from '../../../lambdas/domain/limits/limits';
 import { pointQuota } from '../../../lambdas/domain/limits/point-quota';
@@ -178,7 +186,9 @@ describe('a device’s daily points (points_per_device_per_day)', () => {
     const nextDay = await publishData(deps, self, points(2), at('2026-03-03T00:00:01Z'));
 
     expect(refused).toBeInstanceOf(QuotaExceededError);
-    expect((refused as QuotaExceededError).details).toEqual([{ field: 'limits.points_per_device_per_day', message: expect.stringContaining('midnight UTC'), value: 3 }]);
+    expect((refused as QuotaExceededError).details).toEqual([
+      { field: 'limits.points_per_device_per_day', message: expect.stringContaining('midnight UTC'), value: 3 },
+    ]);
     expect((refused as QuotaExceededError).headers).toEqual({ 'retry-after': '30' });
     expect(queued[1]).toMatchObject({ kind: 'data', points: [], refused: 2 });
     expect(nextDay).toMatchObject({ accepted: 2, refused: 0 });
@@ -190,7 +200,9 @@ describe('a device’s daily points (points_per_device_per_day)', () => {
     const containers = Array.from({ length: 4 }, () => recordingDeps());
 
     const answers = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => publishData(containers[i % 4].deps, self, points(3), at('2026-03-04T12:00:00Z')).catch(() => ({ accepted: 0, refused: 3 }))),
+      Array.from({ length: 40 }, (_, i) =>
+        publishData(containers[i % 4].deps, self, points(3), at('2026-03-04T12:00:00Z')).catch(() => ({ accepted: 0, refused: 3 })),
+      ),
     );
 
     expect(answers.reduce((sum, a) => sum + a.accepted, 0)).toBe(50);
@@ -297,7 +309,14 @@ describe('job results', () => {
     expect(forwarded).toEqual([]); // the request only writes
     const events = await streamedFor(device.id, (e) => e.some((x) => x.direction === 'd2c'));
     expect(events.filter((e) => e.direction === 'd2c')).toEqual([
-      expect.objectContaining({ type: 'job', direction: 'd2c', device_id: device.id, workspace_id: device.workspace_id, fleet_id: device.fleet_id, payload: job }),
+      expect.objectContaining({
+        type: 'job',
+        direction: 'd2c',
+        device_id: device.id,
+        workspace_id: device.workspace_id,
+        fleet_id: device.fleet_id,
+        payload: job,
+      }),
     ]);
   });
 

@@ -76,7 +76,9 @@ describe('device API handler', () => {
     const { status, body } = await call('POST', '/device/data', { tag: 't', payload: null });
 
     expect([status, body.accepted]).toEqual([202, 1]);
-    expect((await queuedMessages()).map((m) => m.kind === 'data' && m.points)).toEqual([[{ tag: 't', payload: null, timestamp_device: cloudStampIn(body.timestamp_in) }]]);
+    expect((await queuedMessages()).map((m) => m.kind === 'data' && m.points)).toEqual([
+      [{ tag: 't', payload: null, timestamp_device: cloudStampIn(body.timestamp_in) }],
+    ]);
   });
 
   it.each([
@@ -88,7 +90,14 @@ describe('device API handler', () => {
     ['an unknown field', { tag: 't', payload: 1, qos: 1 }, 'body.qos'],
     ['an empty batch', [], 'body'],
     ['a batch of 101 points', Array.from({ length: 101 }, () => ({ tag: 't', payload: 1 })), 'body'],
-    ['a bad point in a batch', [{ tag: 't', payload: 1 }, { tag: '', payload: 1 }], 'body.1.tag'],
+    [
+      'a bad point in a batch',
+      [
+        { tag: 't', payload: 1 },
+        { tag: '', payload: 1 },
+      ],
+      'body.1.tag',
+    ],
   ])('refuses %s with 400 naming the field, and queues nothing', async (_name, body, field) => {
     const answer = await call('POST', '/device/data', body);
 

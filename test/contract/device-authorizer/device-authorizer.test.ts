@@ -70,7 +70,9 @@ describe('device token authentication', () => {
 
     await expect(authenticateDevice(db, forward, `Bearer ${await deviceToken(credentials, options)}`)).rejects.toThrow(UnauthorizedError);
 
-    expect(events).toEqual([expect.objectContaining({ device_id: device.id, payload: { clientid: device.id, proto: 'https', error, verified: 'false', result: 'denied' } })]);
+    expect(events).toEqual([
+      expect.objectContaining({ device_id: device.id, payload: { clientid: device.id, proto: 'https', error, verified: 'false', result: 'denied' } }),
+    ]);
   });
 
   it('accepts a token whose clock runs a little ahead', async () => {
@@ -107,9 +109,7 @@ describe('device token authentication', () => {
     const other = await createDevice(db, caller, workspace_id, { name: 'other', phys_id: '' });
     const { events, forward } = recordingForward();
 
-    await expect(authenticateDevice(db, forward, `Bearer ${await deviceToken(credentials, { claims: { sub: other.id } })}`)).rejects.toThrow(
-      UnauthorizedError,
-    );
+    await expect(authenticateDevice(db, forward, `Bearer ${await deviceToken(credentials, { claims: { sub: other.id } })}`)).rejects.toThrow(UnauthorizedError);
 
     expect(events.map((e) => [e.device_id, (e.payload as { error: string }).error])).toEqual([[other.id, 'unknown identity']]);
   });
@@ -120,7 +120,10 @@ describe('device token authentication', () => {
     ['a malformed token', 'Bearer not.a.jwt'],
     ['a token without a device ID', 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjk5OTk5OTk5OTl9.c2lnbmF0dXJl'],
     // sub dev-00000000000000000000, key idn-00000000000000000000, signed with nothing
-    ['an unknown device', 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkZXYtMDAwMDAwMDAwMDAwMDAwMDAwMDAiLCJrZXkiOiJpZG4tMDAwMDAwMDAwMDAwMDAwMDAwMDAiLCJleHAiOjk5OTk5OTk5OTl9.c2lnbmF0dXJl'],
+    [
+      'an unknown device',
+      'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkZXYtMDAwMDAwMDAwMDAwMDAwMDAwMDAiLCJrZXkiOiJpZG4tMDAwMDAwMDAwMDAwMDAwMDAwMDAiLCJleHAiOjk5OTk5OTk5OTl9.c2lnbmF0dXJl',
+    ],
   ])('refuses %s without an event (no device to report it for)', async (_name, authorization) => {
     const { events, forward } = recordingForward();
 
@@ -142,8 +145,7 @@ describe('device token authentication', () => {
 });
 
 describe('device authorizer handler', () => {
-  const requestWith = (headers: Record<string, string>) =>
-    ({ type: 'REQUEST', methodArn: METHOD_ARN, headers }) as unknown as APIGatewayRequestAuthorizerEvent;
+  const requestWith = (headers: Record<string, string>) => ({ type: 'REQUEST', methodArn: METHOD_ARN, headers }) as unknown as APIGatewayRequestAuthorizerEvent;
 
   it('allows every device route, so that one cached answer serves them all', async () => {
     const { account_id, workspace_id, device, identity, credentials } = await deviceWithCredentials();
@@ -163,20 +165,23 @@ describe('device authorizer handler', () => {
   it.each([
     ['an expired token', { expiresIn: -600 }, 'token expired'],
     ['a token living longer than allowed', { expiresIn: 24 * 3600 }, 'token lifetime exceeds 3600 s'],
-  ])('denies %s signed with the device’s key, with the reason in the context (API Gateway’s ACCESS_DENIED, a 401 with details)', async (_name, options, reason) => {
-    const { credentials } = await deviceWithCredentials();
+  ])(
+    'denies %s signed with the device’s key, with the reason in the context (API Gateway’s ACCESS_DENIED, a 401 with details)',
+    async (_name, options, reason) => {
+      const { credentials } = await deviceWithCredentials();
 
-    const result = await handler(requestWith({ Authorization: `Bearer ${await deviceToken(credentials, options)}` }));
+      const result = await handler(requestWith({ Authorization: `Bearer ${await deviceToken(credentials, options)}` }));
 
-    expect(result).toEqual({
-      principalId: 'refused',
-      policyDocument: {
-        Version: '2012-10-17',
-        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abcdef/v3/*/device/*' }],
-      },
-      context: { refusal: expect.stringContaining(reason) },
-    });
-  });
+      expect(result).toEqual({
+        principalId: 'refused',
+        policyDocument: {
+          Version: '2012-10-17',
+          Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abcdef/v3/*/device/*' }],
+        },
+        context: { refusal: expect.stringContaining(reason) },
+      });
+    },
+  );
 
   it('denies a revoked identity’s signed token with its reason, and answers a forged one for the same identity with the generic 401', async () => {
     const { caller, workspace_id, device, identity, credentials } = await deviceWithCredentials();
@@ -192,7 +197,10 @@ describe('device authorizer handler', () => {
 
   it.each([
     ['a token signed with another key', async (c: Credentials) => deviceToken({ ...c, prvkey: randomBytes(32).toString('base64') })],
-    ['an expired token signed with another key', async (c: Credentials) => deviceToken({ ...c, prvkey: randomBytes(32).toString('base64') }, { expiresIn: -600 })],
+    [
+      'an expired token signed with another key',
+      async (c: Credentials) => deviceToken({ ...c, prvkey: randomBytes(32).toString('base64') }, { expiresIn: -600 }),
+    ],
     ['a token naming an unknown identity', async (c: Credentials) => deviceToken(c, { claims: { key: 'idn-00000000000000000000' } })],
     ['a token of another algorithm', async (c: Credentials) => deviceToken(c, { alg: 'HS512' })],
     ['a malformed token', async () => 'not.a.jwt'],
@@ -225,9 +233,11 @@ describe('what a refusal tells the device', () => {
     await revokeIdentity(db, caller, workspace_id, device.id, identity.id);
 
     const signed = await authenticateDevice(db, recordingForward().forward, `Bearer ${await deviceToken(credentials)}`).catch((e: unknown) => e);
-    const forged = await authenticateDevice(db, recordingForward().forward, `Bearer ${await deviceToken({ ...credentials, prvkey: randomBytes(32).toString('base64') })}`).catch(
-      (e: unknown) => e,
-    );
+    const forged = await authenticateDevice(
+      db,
+      recordingForward().forward,
+      `Bearer ${await deviceToken({ ...credentials, prvkey: randomBytes(32).toString('base64') })}`,
+    ).catch((e: unknown) => e);
 
     expect((signed as UnauthorizedError).details).toEqual([{ field: 'header.authorization', message: expect.stringMatching(/identity revoked/) }]);
     expect(forged).toBeInstanceOf(UnauthorizedError);

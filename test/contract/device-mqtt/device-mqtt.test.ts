@@ -114,7 +114,10 @@ describe('the MQTT queue’s messages', () => {
     const { deps } = recordingDeps();
     const data = publish(`j/data/${device.id}/temp`, { v: 1 });
 
-    const failed = await handleMqttQueueMessages({ ...deps, relayData: () => Promise.reject(new Error('SQS is down')) }, [data, publish(`j/up/${device.id}`, { key: 'whatever', value: 1 })]);
+    const failed = await handleMqttQueueMessages({ ...deps, relayData: () => Promise.reject(new Error('SQS is down')) }, [
+      data,
+      publish(`j/up/${device.id}`, { key: 'whatever', value: 1 }),
+    ]);
 
     expect(failed).toEqual([data.messageId]);
   });
@@ -144,7 +147,11 @@ describe('the MQTT queue’s messages', () => {
     const { deps } = recordingDeps(true);
     const status = publish(`j/up/${device.id}`, { key: '#status', value: {} });
 
-    const failed = await handleMqttQueueMessages(deps, [status, publish(`j/up/${device.id}`, { key: 'whatever', value: 1 }), publish(`j/data/${device.id}/t`, 1)]);
+    const failed = await handleMqttQueueMessages(deps, [
+      status,
+      publish(`j/up/${device.id}`, { key: 'whatever', value: 1 }),
+      publish(`j/data/${device.id}/t`, 1),
+    ]);
 
     expect(failed).toEqual([status.messageId]);
   });

@@ -31,7 +31,9 @@ const recorder = () => {
 const devicesOf = async (count: number) => {
   const account = await newAccount(db);
   const devices = await Promise.all(
-    Array.from({ length: count }, (_, i) => createDevice(db, account.caller, account.workspace_id, { name: `d${i}`, fleet_id: account.default_fleet_id, phys_id: '' })),
+    Array.from({ length: count }, (_, i) =>
+      createDevice(db, account.caller, account.workspace_id, { name: `d${i}`, fleet_id: account.default_fleet_id, phys_id: '' }),
+    ),
   );
   return { ...account, ids: devices.map((d) => d.id) };
 };

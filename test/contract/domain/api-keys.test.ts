@@ -75,10 +75,17 @@ describe('account creation', () => {
     await expect(createAccount(db, { name: 'second', apiKey: 'fsk_same_secret' })).rejects.toThrow(/Transaction/);
 
     const { Items } = await db.doc.send(
-      new ScanCommand({ TableName: db.table, FilterExpression: '#n = :n', ExpressionAttributeNames: { '#n': 'name' }, ExpressionAttributeValues: { ':n': 'second' } }),
+      new ScanCommand({
+        TableName: db.table,
+        FilterExpression: '#n = :n',
+        ExpressionAttributeNames: { '#n': 'name' },
+        ExpressionAttributeValues: { ':n': 'second' },
+      }),
     );
     expect(Items).toEqual([]);
     await expect(authenticateApiKey(db, 'fsk_same_secret')).resolves.toMatchObject({ accountId: existing.account_id });
-    expect(await itemsOf(listWorkspaces(db, { accountId: existing.account_id, workspaceId: existing.workspace_id, keyId: existing.api_key_id }))).toHaveLength(1);
+    expect(await itemsOf(listWorkspaces(db, { accountId: existing.account_id, workspaceId: existing.workspace_id, keyId: existing.api_key_id }))).toHaveLength(
+      1,
+    );
   });
 });

@@ -83,7 +83,9 @@ describe('device places of the MQTT data path', () => {
     const { caller, workspace_id, account_id } = await newAccount(db);
     const device = await createDevice(db, caller, workspace_id, { name: 'old pump', phys_id: '' });
     const key = deviceLocatorKey(device.id);
-    await db.doc.send(new UpdateCommand({ TableName: db.table, Key: key, UpdateExpression: 'REMOVE fleet_id, #name', ExpressionAttributeNames: { '#name': 'name' } }));
+    await db.doc.send(
+      new UpdateCommand({ TableName: db.table, Key: key, UpdateExpression: 'REMOVE fleet_id, #name', ExpressionAttributeNames: { '#name': 'name' } }),
+    );
     const { places, reads } = lookup(60_000);
 
     const found = (await places([device.id])).get(device.id);

@@ -36,9 +36,7 @@ describe('devices on DynamoDB Local', () => {
     const theirs = await newAccount(db);
     const device = await createDevice(db, mine.caller, mine.workspace_id, { name: 'a', phys_id: '' });
 
-    await expect(updateDevice(db, mine.caller, mine.workspace_id, device.id, { name: 'b', fleet_id: theirs.default_fleet_id })).rejects.toThrow(
-      NotFoundError,
-    );
+    await expect(updateDevice(db, mine.caller, mine.workspace_id, device.id, { name: 'b', fleet_id: theirs.default_fleet_id })).rejects.toThrow(NotFoundError);
 
     expect(await getDevice(db, mine.caller, mine.workspace_id, device.id)).toEqual(device);
   });

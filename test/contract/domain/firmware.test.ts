@@ -48,14 +48,19 @@ const imageOf = (size: number) => {
   return { bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
 };
 
-const put = async (upload: { url: string; headers: Record<string, string> }, bytes: Buffer) => (await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: bytes })).status;
+const put = async (upload: { url: string; headers: Record<string, string> }, bytes: Buffer) =>
+  (await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: bytes })).status;
 
 /** An account with a device, and a version of `app` registered (and uploaded when `ready`). */
 const world = async (version: string, ready: boolean) => {
   const account = await newAccount(db);
   const device = await devices.createDevice(db, account.caller, account.workspace_id, { name: 'd', fleet_id: account.default_fleet_id, phys_id: '' });
   const image = imageOf(1000);
-  const registered = await firmware.registerFirmware(db, account.caller, account.workspace_id, 'app', version, { size: 1000, sha256: image.sha256, description: '' });
+  const registered = await firmware.registerFirmware(db, account.caller, account.workspace_id, 'app', version, {
+    size: 1000,
+    sha256: image.sha256,
+    description: '',
+  });
   if (ready) {
     expect(await put(registered.upload, image.bytes)).toBe(200);
     // Read as a client (or a FOTA scheduling) reads it, which checks the upload: ready from then on.
@@ -81,7 +86,9 @@ describe('the firmware artifact store', () => {
     const { caller, workspace_id } = await newAccount(db);
     const [a, b] = [imageOf(10), imageOf(10)];
 
-    const outcomes = await Promise.allSettled([a, b].map((image) => firmware.registerFirmware(db, caller, workspace_id, 'race', '1', { size: 10, sha256: image.sha256, description: '' })));
+    const outcomes = await Promise.allSettled(
+      [a, b].map((image) => firmware.registerFirmware(db, caller, workspace_id, 'race', '1', { size: 10, sha256: image.sha256, description: '' })),
+    );
 
     expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
     expect((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ status: 409 });
@@ -92,8 +99,12 @@ describe('the firmware artifact store', () => {
     const ready = await world('2.1', true);
 
     await expect(firmware.requireReadyFirmware(db, awaiting.workspace_id, { firmware_id: 'app', firmware_version: 'never' })).resolves.toEqual({});
-    await expect(firmware.requireReadyFirmware(db, awaiting.workspace_id, { firmware_id: 'app', firmware_version: '2.0' })).rejects.toMatchObject({ status: 409 });
-    await expect(firmware.requireReadyFirmware(db, ready.workspace_id, { firmware_id: 'app', firmware_version: '2.1' })).resolves.toEqual({ firmware_ref: `${ready.workspace_id}#app#2.1` });
+    await expect(firmware.requireReadyFirmware(db, awaiting.workspace_id, { firmware_id: 'app', firmware_version: '2.0' })).rejects.toMatchObject({
+      status: 409,
+    });
+    await expect(firmware.requireReadyFirmware(db, ready.workspace_id, { firmware_id: 'app', firmware_version: '2.1' })).resolves.toEqual({
+      firmware_ref: `${ready.workspace_id}#app#2.1`,
+    });
   });
 
   it('finds the FOTA that use a version while they have not ended (queued, pending, in progress), and no ended one', async () => {
@@ -102,7 +113,13 @@ describe('the firmware artifact store', () => {
     const found: Array<[string, string | undefined]> = [];
 
     for (const status of ['queued', 'pending', 'in_progress', 'done', 'failed', 'timed_out', 'canceled'] as const) {
-      await jobStore.putFota(db, { device_id: deviceId, scheduled_at: new Date().toISOString(), status, value: { firmware_id: 'app', firmware_version: '3.0' }, firmware_ref: ref });
+      await jobStore.putFota(db, {
+        device_id: deviceId,
+        scheduled_at: new Date().toISOString(),
+        status,
+        value: { firmware_id: 'app', firmware_version: '3.0' },
+        firmware_ref: ref,
+      });
       found.push([status, await firmwareStore.findUnendedFotaOf(db, `${workspace_id}#app#3.0`)]);
     }
 
@@ -165,7 +182,10 @@ describe('the firmware artifact store', () => {
     const { workspace_id, image } = await world('4.0', true);
     const downloads = firmware.firmwareDownloads(db);
 
-    const [a, b] = await Promise.all([downloads(workspace_id, { firmware_id: 'app', firmware_version: '4.0' }), downloads(workspace_id, { firmware_id: 'app', firmware_version: '4.0' })]);
+    const [a, b] = await Promise.all([
+      downloads(workspace_id, { firmware_id: 'app', firmware_version: '4.0' }),
+      downloads(workspace_id, { firmware_id: 'app', firmware_version: '4.0' }),
+    ]);
     const none = await downloads(workspace_id, { firmware_id: 'app', firmware_version: 'never' });
     const fetched = Buffer.from(await (await fetch(a!.url)).arrayBuffer());
 
@@ -193,7 +213,18 @@ describe('the firmware artifact store', () => {
     );
 
     expect(published).toEqual([
-      { deviceId: 'dev-a', args: { firmware_id: 'app', firmware_version: '5.0', fw_version: '5.0', url: expect.any(String), sha256: image.sha256, size: 1000, expires_at: expect.any(String) } },
+      {
+        deviceId: 'dev-a',
+        args: {
+          firmware_id: 'app',
+          firmware_version: '5.0',
+          fw_version: '5.0',
+          url: expect.any(String),
+          sha256: image.sha256,
+          size: 1000,
+          expires_at: expect.any(String),
+        },
+      },
     ]);
   });
 });

@@ -39,8 +39,16 @@ const workspaceOfManyDevices = async () => {
     phys_id: '',
     created_at: new Date().toISOString(),
   }));
-  await putAll(db, devices.map((d) => ({ ...deviceKey(ws, d.id), ...d })), WRITE_CONCURRENCY);
-  await putAll(db, devices.map((d) => ({ ...deviceLocatorKey(d.id), account_id: d.account_id, workspace_id: ws })), WRITE_CONCURRENCY);
+  await putAll(
+    db,
+    devices.map((d) => ({ ...deviceKey(ws, d.id), ...d })),
+    WRITE_CONCURRENCY,
+  );
+  await putAll(
+    db,
+    devices.map((d) => ({ ...deviceLocatorKey(d.id), account_id: d.account_id, workspace_id: ws })),
+    WRITE_CONCURRENCY,
+  );
   // In key order: the first devices are on the scheduler's first page, the last ones on its last.
   const inX = devices.filter((_, i) => i % 2 === 0).map((d) => d.id);
   const inY = devices.filter((_, i) => i % 2 === 1).map((d) => d.id);

@@ -20,7 +20,13 @@ describe('jobs on DynamoDB Local', () => {
     const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'update', { to: 2 }, [north.id]));
 
     expect(job.devices.sort()).toEqual(inNorth.map((d) => d.id).sort());
-    expect(await getJob(db, caller, inNorth[29].id, 'update')).toEqual({ name: 'update', status: 'pending', scheduled_at: job.scheduled_at, value: { to: 2 }, rollout_id: job.rollout_id });
+    expect(await getJob(db, caller, inNorth[29].id, 'update')).toEqual({
+      name: 'update',
+      status: 'pending',
+      scheduled_at: job.scheduled_at,
+      value: { to: 2 },
+      rollout_id: job.rollout_id,
+    });
     await expect(getJob(db, caller, inSouth.id, 'update')).rejects.toThrow(NotFoundError);
   });
 
@@ -28,9 +34,7 @@ describe('jobs on DynamoDB Local', () => {
     const mine = await workspaceWithFleets();
     const theirs = await newAccount(db);
 
-    await expect(scheduleFleetJob(db, mine.caller, mine.workspace_id, 'bad', {}, [mine.north.id, theirs.default_fleet_id])).rejects.toThrow(
-      NotFoundError,
-    );
+    await expect(scheduleFleetJob(db, mine.caller, mine.workspace_id, 'bad', {}, [mine.north.id, theirs.default_fleet_id])).rejects.toThrow(NotFoundError);
 
     expect(await itemsOf(listJobs(db, mine.caller, mine.inNorth[0].id))).toEqual([]);
   });

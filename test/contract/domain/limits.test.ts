@@ -54,7 +54,11 @@ describe('quotas on DynamoDB Local', () => {
     const devices = await itemsIn(workspace_id, 'DEV#');
     expect(devices).toHaveLength(20);
     expect(made.every((d) => devices.some((item) => item.id === d.id))).toBe(true);
-    const locators = await Promise.all(made.map((d) => db.doc.send(new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `DEV#${d.id}` } }))));
+    const locators = await Promise.all(
+      made.map((d) =>
+        db.doc.send(new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `DEV#${d.id}` } })),
+      ),
+    );
     expect(locators.every((l) => l.Items?.length === 1)).toBe(true);
     expect((await showWorkspaceLimits(db, workspace_id)).counts.devices).toBe(20);
     expect((await showWorkspaceLimits(db, workspace_id)).account_id).toBe(account_id);
@@ -64,7 +68,13 @@ describe('quotas on DynamoDB Local', () => {
     const { caller, workspace_id, account_id } = await newAccount(db);
     for (let i = 0; i < 4; i++) await createFleet(db, caller, workspace_id, { name: `f${i}`, description: '' });
     // As a workspace written by the code before quotas: no counts on its item.
-    await db.doc.send(new UpdateCommand({ TableName: db.table, Key: workspaceKey(account_id, workspace_id), UpdateExpression: 'REMOVE fleets_count, devices_count, api_keys_count, integrations_count' }));
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: workspaceKey(account_id, workspace_id),
+        UpdateExpression: 'REMOVE fleets_count, devices_count, api_keys_count, integrations_count',
+      }),
+    );
     await changeWorkspaceLimits(db, workspace_id, { set: { fleets: 8 } });
     expect((await showWorkspaceLimits(db, workspace_id)).counts.fleets).toBeNull();
 

@@ -80,7 +80,9 @@ describe('a workspace’s data retention', () => {
     expect(before).not.toHaveProperty('data_retention_days');
     expect(changed).toEqual({ ...before, data_retention_days: 90 });
     expect(await getWorkspace(db, caller, workspace_id)).toEqual(changed);
-    expect(sent).toEqual([{ job: { kind: 'restamp', account_id, workspace_id, version: 1, not_before: NOW + retentionSettleMs() }, delaySeconds: retentionSettleMs() / 1000 }]);
+    expect(sent).toEqual([
+      { job: { kind: 'restamp', account_id, workspace_id, version: 1, not_before: NOW + retentionSettleMs() }, delaySeconds: retentionSettleMs() / 1000 },
+    ]);
     // The change owes a re-stamp of every item: points kept forever have no expiry yet.
     expect((await getWorkspaceOfAccount(db, account_id, workspace_id))?.retention_owed_from).toBe('');
   });
@@ -210,7 +212,12 @@ describe('the retention re-stamp job', () => {
 
   it('stops at its deadline and puts itself back with where it stopped; the next run goes on from there', async () => {
     const { caller, workspace_id } = await newAccount(db);
-    await store.write(pointsAt(workspace_id, Array.from({ length: 40 }, (_, i) => i / 10)));
+    await store.write(
+      pointsAt(
+        workspace_id,
+        Array.from({ length: 40 }, (_, i) => i / 10),
+      ),
+    );
     const { sent, enqueue } = queue();
     await updateWorkspace(db, enqueue, caller, workspace_id, { data_retention_days: 5 }, NOW);
     const deps: RestampDeps = { db, store, enqueue, now: () => NOW + retentionSettleMs() };
@@ -228,7 +235,12 @@ describe('the retention re-stamp job', () => {
 
   it('resumes in the shard it stopped in, after its last item, and leaves the shards before it alone', async () => {
     const workspace_id = newId('wks');
-    await store.write(pointsAt(workspace_id, Array.from({ length: 60 }, (_, i) => i / 10)));
+    await store.write(
+      pointsAt(
+        workspace_id,
+        Array.from({ length: 60 }, (_, i) => i / 10),
+      ),
+    );
     const shardOf = (pk: string) => Number(pk.split('#')[2]);
     const mine = (await scanAll())
       .filter((i) => String(i.pk).startsWith(`TS#${workspace_id}#`))
@@ -236,7 +248,14 @@ describe('the retention re-stamp job', () => {
     const resumeAt = mine.find((i) => shardOf(String(i.pk)) === 3) ?? mine[Math.floor(mine.length / 2)];
     const after = { pk: String(resumeAt.pk), sk: String(resumeAt.sk) };
 
-    const { items, cursor } = await store.restampExpiry!({ workspaceId: workspace_id, from: '', days: 1, now: NOW, resume: { shard: shardOf(after.pk), after }, deadline: Date.now() + 120_000 });
+    const { items, cursor } = await store.restampExpiry!({
+      workspaceId: workspace_id,
+      from: '',
+      days: 1,
+      now: NOW,
+      resume: { shard: shardOf(after.pk), after },
+      deadline: Date.now() + 120_000,
+    });
 
     const later = mine.filter((i) => shardOf(String(i.pk)) > shardOf(after.pk) || (i.pk === after.pk && String(i.sk) > after.sk));
     expect(cursor).toBeUndefined();
@@ -266,7 +285,13 @@ describe('the retention re-stamp job', () => {
       }),
     };
 
-    const { items } = await dynamoDbTimeseriesStore(racing, { writeConcurrency: 1 }).restampExpiry!({ workspaceId: workspace_id, from: '', days: 3, now: NOW, deadline: Date.now() + 120_000 });
+    const { items } = await dynamoDbTimeseriesStore(racing, { writeConcurrency: 1 }).restampExpiry!({
+      workspaceId: workspace_id,
+      from: '',
+      days: 3,
+      now: NOW,
+      deadline: Date.now() + 120_000,
+    });
 
     expect(items).toBe(2);
     const left = await scanAll();

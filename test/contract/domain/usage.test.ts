@@ -20,7 +20,8 @@ const one = (workspaceId: string, counter: 'api_requests' | 'webhook_deliveries'
   return tally;
 };
 
-const totalsOf = async (account: Awaited<ReturnType<typeof newAccount>>) => (await getWorkspaceUsage(db, account.caller, account.workspace_id, { start: DAY, end: DAY })).totals;
+const totalsOf = async (account: Awaited<ReturnType<typeof newAccount>>) =>
+  (await getWorkspaceUsage(db, account.caller, account.workspace_id, { start: DAY, end: DAY })).totals;
 
 /** The same table through a client whose first `failures` UpdateItem calls are refused as a throttled table refuses them. */
 const failingFirst = (failures: number): Db => {

@@ -21,7 +21,13 @@ const memoryAt = () => {
 };
 
 const hook = (caller: Caller, workspaceId: string, name = 'hook') =>
-  createIntegration(db, caller, workspaceId, { name, url: 'http://127.0.0.1:9/hook', data: true, events: true, tags: [], enabled: true }, { allowPrivateTargets: true });
+  createIntegration(
+    db,
+    caller,
+    workspaceId,
+    { name, url: 'http://127.0.0.1:9/hook', data: true, events: true, tags: [], enabled: true },
+    { allowPrivateTargets: true },
+  );
 
 describe('what a forwarder container remembers between invocations', () => {
   it('uses a workspace’s integrations as read for the bound, then reads them again', async () => {

@@ -36,10 +36,7 @@ const integrationOf = async (caller: Caller, workspaceId: string, url: string, s
 const place = (workspace_id: string) => ({ workspace_id, fleet_id: 'flt-aaaaaaaaaaaaaaaaaaaa', device_id: 'dev-aaaaaaaaaaaaaaaaaaaa' });
 
 const point = (workspace_id: string, tag: string, n: number, payload: unknown = { n }) =>
-  dataMessage(
-    { ...place(workspace_id), tag, timestamp_device: `2024-01-01T00:00:0${n}.000Z`, timestamp_in: '2024-01-01T00:01:00.000Z', payload },
-    'sensor',
-  );
+  dataMessage({ ...place(workspace_id), tag, timestamp_device: `2024-01-01T00:00:0${n}.000Z`, timestamp_in: '2024-01-01T00:01:00.000Z', payload }, 'sensor');
 
 const event = (workspace_id: string, n: number) => eventMessage(place(workspace_id), 'job', 'c2d', { name: `job${n}` }, `2024-01-01T00:00:00.00000${n}Z`);
 
@@ -79,7 +76,9 @@ describe('the forwarder on DynamoDB Local, fauxqs and a real receiver', () => {
     const { caller, workspace_id } = await newAccount(db);
     const hook = await receiver();
     const { secret, integration } = await integrationOf(caller, workspace_id, hook.url);
-    const { queue, queued } = await enqueue(json([point(workspace_id, 'temp', 1), event(workspace_id, 1), point(workspace_id, 'temp', 2), event(workspace_id, 2)]));
+    const { queue, queued } = await enqueue(
+      json([point(workspace_id, 'temp', 1), event(workspace_id, 1), point(workspace_id, 'temp', 2), event(workspace_id, 2)]),
+    );
 
     const failed = await forward(queued, queue);
 
@@ -160,7 +159,10 @@ describe('the forwarder on DynamoDB Local, fauxqs and a real receiver', () => {
     const [healthy, broken] = await Promise.all([receiver(), receiver(() => 500)]);
     await integrationOf(caller, workspace_id, healthy.url);
     await integrationOf(caller, workspace_id, broken.url, { events: false, tags: ['temp'] });
-    const messages = Array.from({ length: 60 }, (_, n) => [point(workspace_id, n % 2 ? 'temp' : 'humidity', n % 10, { n }), event(workspace_id, n % 10)]).flat();
+    const messages = Array.from({ length: 60 }, (_, n) => [
+      point(workspace_id, n % 2 ? 'temp' : 'humidity', n % 10, { n }),
+      event(workspace_id, n % 10),
+    ]).flat();
     const bodies = packForward(messages);
     expect(bodies).toHaveLength(2); // one pack of points, one of events
     const { queue, queued } = await enqueue(bodies);
@@ -171,7 +173,12 @@ describe('the forwarder on DynamoDB Local, fauxqs and a real receiver', () => {
     expect(failed).toEqual([dataPack.messageId]);
     expect(healthy.posts).toHaveLength(2);
     for (const post of healthy.posts) expect(post.body.result.map((e) => e.id)).toEqual(post.body.result.map((_, i) => String(i)));
-    expect(healthy.accepted().filter((e) => 'tag' in e).map((e) => (e.payload as { n: number }).n)).toEqual(Array.from({ length: 60 }, (_, n) => n));
+    expect(
+      healthy
+        .accepted()
+        .filter((e) => 'tag' in e)
+        .map((e) => (e.payload as { n: number }).n),
+    ).toEqual(Array.from({ length: 60 }, (_, n) => n));
     expect(healthy.accepted().filter((e) => 'type' in e)).toHaveLength(60);
 
     broken.behave(() => 200);
@@ -328,14 +335,23 @@ describe('the forwarder on DynamoDB Local, fauxqs and a real receiver', () => {
       await sendRaw(queue.url, [...malformed, ...json([point(workspace_id, 'temp', 1)]), ...packForward([point(workspace_id, 'hum', 2)])]);
 
       // the queue's visibility timeout is 10 minutes: only the immediate release gets them there now
-      await waitFor(async () => {
-        if ((await depthOf(queue.dlqUrl)).visible !== malformed.length) throw new Error('not yet in the DLQ');
-      }, 'the malformed messages in the DLQ', 20_000);
+      await waitFor(
+        async () => {
+          if ((await depthOf(queue.dlqUrl)).visible !== malformed.length) throw new Error('not yet in the DLQ');
+        },
+        'the malformed messages in the DLQ',
+        20_000,
+      );
     } finally {
       await poller.stop();
     }
 
-    expect(hook.accepted().map((e) => e.tag).sort()).toEqual(['hum', 'temp']);
+    expect(
+      hook
+        .accepted()
+        .map((e) => e.tag)
+        .sort(),
+    ).toEqual(['hum', 'temp']);
     const dead = await sqsClient().send(new ReceiveMessageCommand({ QueueUrl: queue.dlqUrl, MaxNumberOfMessages: 10 }));
     expect(dead.Messages?.map((m) => m.Body).sort()).toEqual([...malformed].sort());
   });

@@ -114,7 +114,12 @@ describe('job and FOTA events from the registry stream (DynamoDB Local → consu
       single,
       { scheduled_at: fleetFota.scheduled_at, status: 'pending', value: { firmware_id: 'fw', firmware_version: '2.0' }, rollout_id: fleetFota.rollout_id },
     ]);
-    expect(events.filter((e) => e.payload.value.firmware_version === '2.0').map((e) => e.device_id).sort()).toEqual(fleetFota.devices.sort());
+    expect(
+      events
+        .filter((e) => e.payload.value.firmware_version === '2.0')
+        .map((e) => e.device_id)
+        .sort(),
+    ).toEqual(fleetFota.devices.sort());
   });
 
   it('sends a d2c job event with the done job when the device reports its result, naming the fleet it is in now', async () => {

@@ -82,7 +82,9 @@ describe('device identities on DynamoDB Local', () => {
 
     expect(revoked.revoked_at).not.toBeNull();
     expect(again.revoked_at).toBe(revoked.revoked_at);
-    expect(await storedItem(workspace_id, device.id, identity.id)).toEqual(expect.objectContaining({ secret: expect.any(String), revoked_at: revoked.revoked_at }));
+    expect(await storedItem(workspace_id, device.id, identity.id)).toEqual(
+      expect.objectContaining({ secret: expect.any(String), revoked_at: revoked.revoked_at }),
+    );
     expect(await itemsOf(listIdentities(db, caller, workspace_id, device.id))).toEqual([revoked]);
   });
 

@@ -40,14 +40,27 @@ const newDevice = () => `dev-${randomUUID().replaceAll('-', '').slice(0, 20)}`;
 
 /** Where MQTT devices are: every device of these tests is in WORKSPACE, but `dev-unknown…`. */
 const knownDevices: DevicePlacesLookup = async (ids) =>
-  new Map([...ids].map((id) => [id, id.startsWith('dev-unknown') ? undefined : { workspace_id: WORKSPACE, fleet_id: FLEET, device_id: id, device_name: `name-${id}`, account_id: ACCOUNT }]));
+  new Map(
+    [...ids].map((id) => [
+      id,
+      id.startsWith('dev-unknown') ? undefined : { workspace_id: WORKSPACE, fleet_id: FLEET, device_id: id, device_name: `name-${id}`, account_id: ACCOUNT },
+    ]),
+  );
 
 /** A data publish as the MQTT door's data rule puts it on the ingest queue. */
 const published = (deviceId: string, tag: string, payload: unknown, receivedAt: number) =>
-  JSON.stringify({ topic: `j/data/${deviceId}/${tag}`, payload: Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)).toString('base64'), received_at: receivedAt });
+  JSON.stringify({
+    topic: `j/data/${deviceId}/${tag}`,
+    payload: Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)).toString('base64'),
+    received_at: receivedAt,
+  });
 const RECEIVED = Date.parse('2026-03-01T00:00:00.000Z');
 
-const dataOf = (deviceId: string, points: Array<{ tag: string; at: string; payload: unknown }>, timestamp_in = '2026-03-01T00:00:00.000Z'): IngestDataMessage => ({
+const dataOf = (
+  deviceId: string,
+  points: Array<{ tag: string; at: string; payload: unknown }>,
+  timestamp_in = '2026-03-01T00:00:00.000Z',
+): IngestDataMessage => ({
   kind: 'data',
   account_id: ACCOUNT,
   workspace_id: WORKSPACE,
@@ -154,8 +167,26 @@ describe('ingest', () => {
 
     expect(failed).toEqual([]);
     expect((await forwarded()).sort((a, b) => (a as EventMessage).ts.localeCompare((b as EventMessage).ts))).toEqual([
-      { kind: 'event', ts: '2026-03-01T00:00:00.000001Z', workspace_id: WORKSPACE, fleet_id: FLEET, device_id: device, type: 'manifest', direction: 'd2c', payload: { jobs: ['reboot'] } },
-      { kind: 'event', ts: '2026-03-01T00:00:01.000Z', workspace_id: WORKSPACE, fleet_id: FLEET, device_id: device, type: 'os_info', direction: 'd2c', payload: { version: '1.2' } },
+      {
+        kind: 'event',
+        ts: '2026-03-01T00:00:00.000001Z',
+        workspace_id: WORKSPACE,
+        fleet_id: FLEET,
+        device_id: device,
+        type: 'manifest',
+        direction: 'd2c',
+        payload: { jobs: ['reboot'] },
+      },
+      {
+        kind: 'event',
+        ts: '2026-03-01T00:00:01.000Z',
+        workspace_id: WORKSPACE,
+        fleet_id: FLEET,
+        device_id: device,
+        type: 'os_info',
+        direction: 'd2c',
+        payload: { version: '1.2' },
+      },
     ]);
     expect(await storedOf(device)).toEqual([]);
   });
@@ -175,7 +206,13 @@ describe('ingest', () => {
     ]);
 
     expect(failed).toEqual([]);
-    expect(written.map((p) => [p.device_id, p.retention_days])).toEqual(expect.arrayContaining([[https, 30], [older, 30], [mqtt, 30]]));
+    expect(written.map((p) => [p.device_id, p.retention_days])).toEqual(
+      expect.arrayContaining([
+        [https, 30],
+        [older, 30],
+        [mqtt, 30],
+      ]),
+    );
     expect(written).toHaveLength(3);
     expect(new Set(asked)).toEqual(new Set([`${ACCOUNT}/${WORKSPACE}`]));
     // What webhooks receive carries no retention.
@@ -238,7 +275,10 @@ describe('ingest', () => {
     const failed = await ingestBatch(failing, batch);
     const firstForwards = await forwarded();
     refuse = false;
-    const retried = await ingestBatch(failing, batch.filter((m) => failed.includes(m.messageId)));
+    const retried = await ingestBatch(
+      failing,
+      batch.filter((m) => failed.includes(m.messageId)),
+    );
 
     expect(failed).toEqual([batch[0].messageId]);
     expect(firstForwards.map((m) => m.device_id)).toEqual([steady, steady]);
@@ -263,11 +303,19 @@ describe('ingest', () => {
       },
     };
     const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
-      const failedIds = await ingestBatch({ ...deps, store: crashingStore }, event.Records.map(({ messageId, body }) => ({ messageId, body })));
+      const failedIds = await ingestBatch(
+        { ...deps, store: crashingStore },
+        event.Records.map(({ messageId, body }) => ({ messageId, body })),
+      );
       return { batchItemFailures: failedIds.map((itemIdentifier) => ({ itemIdentifier })) };
     };
     const messages = Array.from({ length: 20 }, (_, i) =>
-      toQueueBody(dataOf(device, [0, 1, 2, 3, 4].map((j) => ({ tag: `t${j}`, at: at(i), payload: { i, j } })))),
+      toQueueBody(
+        dataOf(
+          device,
+          [0, 1, 2, 3, 4].map((j) => ({ tag: `t${j}`, at: at(i), payload: { i, j } })),
+        ),
+      ),
     );
     await sendRaw(ingestQueue.url, messages);
 
@@ -282,10 +330,14 @@ describe('ingest', () => {
       onError: () => undefined,
     });
     try {
-      await waitFor(async () => {
-        const depth = await depthOf(ingestQueue.url);
-        if (depth.visible + depth.inFlight > 0) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
-      }, 'the ingest queue to drain', 30_000);
+      await waitFor(
+        async () => {
+          const depth = await depthOf(ingestQueue.url);
+          if (depth.visible + depth.inFlight > 0) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
+        },
+        'the ingest queue to drain',
+        30_000,
+      );
     } finally {
       await poller.stop();
     }
@@ -367,11 +419,17 @@ describe('ingest', () => {
           },
         };
         const container = { ...deps, store: first ? dying : store, stamper: new CloudStamper() };
-        const failedIds = await ingestBatch(container, event.Records.map(({ messageId, body }) => ({ messageId, body })));
+        const failedIds = await ingestBatch(
+          container,
+          event.Records.map(({ messageId, body }) => ({ messageId, body })),
+        );
         if (first) throw new Error('Runtime exited');
         return { batchItemFailures: failedIds.map((itemIdentifier) => ({ itemIdentifier })) };
       };
-      await sendRaw(ingestQueue.url, Array.from({ length: 60 }, (_, i) => published(device, `t${i % 3}`, { i }, RECEIVED + Math.floor(i / 30))));
+      await sendRaw(
+        ingestQueue.url,
+        Array.from({ length: 60 }, (_, i) => published(device, `t${i % 3}`, { i }, RECEIVED + Math.floor(i / 30))),
+      );
 
       const poller = startSqsPoller({
         queueUrl: ingestQueue.url,
@@ -384,10 +442,14 @@ describe('ingest', () => {
         onError: () => undefined,
       });
       try {
-        await waitFor(async () => {
-          const depth = await depthOf(ingestQueue.url);
-          if (depth.visible + depth.inFlight > 0) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
-        }, 'the ingest queue to drain', 30_000);
+        await waitFor(
+          async () => {
+            const depth = await depthOf(ingestQueue.url);
+            if (depth.visible + depth.inFlight > 0) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
+          },
+          'the ingest queue to drain',
+          30_000,
+        );
       } finally {
         await poller.stop();
       }
@@ -438,7 +500,8 @@ describe('ingest: devices’ daily points and the workspaces’ usage, on a regi
 
     const stored: DataPoint[] = [];
     const store = deps.store;
-    for await (const point of store.query({ workspaceId: account.workspace_id, devices: [account.device.id], from: 0, size: 100, order: 'asc' })) stored.push(point);
+    for await (const point of store.query({ workspaceId: account.workspace_id, devices: [account.device.id], from: 0, size: 100, order: 'asc' }))
+      stored.push(point);
     expect(stored.map((p) => (p.payload as { i: number }).i).sort()).toEqual([0, 1, 2, 3, 4]);
     expect((await forwarded()).filter((m) => m.kind === 'data')).toHaveLength(5);
     expect(await usageOn(account, new Date(now).toISOString().slice(0, 10))).toMatchObject({ points_in: 7, points_stored: 5, points_refused: 2 });
@@ -447,7 +510,18 @@ describe('ingest: devices’ daily points and the workspaces’ usage, on a regi
   it('counts an HTTPS message’s stored and refused points in its arrival day', async () => {
     const account = await newWorkspace(100);
     const { deps } = await deployed();
-    const message = { ...dataOf(account.device.id, [{ tag: 't', at: at(1), payload: 1 }, { tag: 't', at: at(2), payload: 2 }], '2026-03-07T23:59:59.999Z'), workspace_id: account.workspace_id, refused: 3 };
+    const message = {
+      ...dataOf(
+        account.device.id,
+        [
+          { tag: 't', at: at(1), payload: 1 },
+          { tag: 't', at: at(2), payload: 2 },
+        ],
+        '2026-03-07T23:59:59.999Z',
+      ),
+      workspace_id: account.workspace_id,
+      refused: 3,
+    };
     const refusedOnly = { ...message, points: [], refused: 4, timestamp_in: '2026-03-08T00:00:00.000Z' };
 
     expect(await ingestBatch(deps, queued(message, refusedOnly))).toEqual([]);
@@ -459,7 +533,10 @@ describe('ingest: devices’ daily points and the workspaces’ usage, on a regi
   it('retries a batch whose usage could not be written, and counts it once when it is', async () => {
     const account = await newWorkspace(100);
     const { deps } = await deployed();
-    const batch = queued({ ...dataOf(account.device.id, [{ tag: 't', at: at(3), payload: 1 }], '2026-03-09T12:00:00.000Z'), workspace_id: account.workspace_id });
+    const batch = queued({
+      ...dataOf(account.device.id, [{ tag: 't', at: at(3), payload: 1 }], '2026-03-09T12:00:00.000Z'),
+      workspace_id: account.workspace_id,
+    });
 
     // Every day's write failed, after its retries.
     const failed = await ingestBatch({ ...deps, recordUsage: async (tally) => tally.entries() }, batch);

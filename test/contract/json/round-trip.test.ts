@@ -234,7 +234,13 @@ describe('what the API accepts comes back unchanged', () => {
   it('reads jobs written before values were stored as JSON text (DynamoDB maps), and completes them', async () => {
     const { device, self } = await newDevice();
     const { jobKey } = await import('../../../lambdas/stores/keys');
-    const legacy = { name: 'legacy', status: 'pending', scheduled_at: '2026-01-01T00:00:00.000Z', value: { delay: 5, nested: { list: [1, 'a'] } }, device_id: device.id };
+    const legacy = {
+      name: 'legacy',
+      status: 'pending',
+      scheduled_at: '2026-01-01T00:00:00.000Z',
+      value: { delay: 5, nested: { list: [1, 'a'] } },
+      device_id: device.id,
+    };
     await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...jobKey(device.id, 'legacy'), ...legacy } }));
 
     const read = await call(handlers.jobs, 'GET', `/devices/${device.id}/jobs/legacy`, undefined, owner);

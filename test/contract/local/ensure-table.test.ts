@@ -85,7 +85,9 @@ describe('ensureTable with the registry’s sweep index (npm start’s table)', 
     const table = `registry-${randomUUID()}`;
     await ensureTable(client, table, { indexes: [{ ...REGISTRY_SWEEP_INDEX, sortKey: 'due_at' }] });
 
-    await expect(ensureTable(client, table, { indexes: [REGISTRY_SWEEP_INDEX] })).rejects.toThrow(/has an index sweep on .*due_at.*cannot change its keys; start with another data folder/);
+    await expect(ensureTable(client, table, { indexes: [REGISTRY_SWEEP_INDEX] })).rejects.toThrow(
+      /has an index sweep on .*due_at.*cannot change its keys; start with another data folder/,
+    );
   });
 });
 
@@ -140,7 +142,10 @@ describe('ensureTable with the time-series table’s TTL (npm start’s table)',
     await db.doc.send(new PutCommand({ TableName: table, Item: { pk: 'TS#forever', sk: 'a' } }));
     const read = async (pk: string) => (await db.doc.send(new GetCommand({ TableName: table, Key: { pk, sk: 'a' }, ConsistentRead: true }))).Item;
 
-    expect((await client.send(new DescribeTimeToLiveCommand({ TableName: table }))).TimeToLiveDescription).toEqual({ TimeToLiveStatus: 'ENABLED', AttributeName: TIMESERIES_TTL_ATTRIBUTE });
+    expect((await client.send(new DescribeTimeToLiveCommand({ TableName: table }))).TimeToLiveDescription).toEqual({
+      TimeToLiveStatus: 'ENABLED',
+      AttributeName: TIMESERIES_TTL_ATTRIBUTE,
+    });
     await until(async () => (await read('TS#past')) === undefined, 'DynamoDB Local’s TTL to delete the expired item', 60_000);
     expect(await read('TS#later')).toBeDefined();
     expect(await read('TS#forever')).toBeDefined();

@@ -44,7 +44,15 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('bas
 beforeAll(async () => {
   fauxqs = await startFauxqs({ port: 0, logger: false });
   s3 = await startLocalS3({ engine: fauxqs.address, credentials: { local: 'local' } });
-  await s3.createBucket(BUCKET, [{ allowedOrigins: [CONSOLE], allowedMethods: ['PUT'], allowedHeaders: ['content-type', 'x-amz-checksum-sha256'], exposedHeaders: ['ETag'], maxAgeSeconds: 3600 }]);
+  await s3.createBucket(BUCKET, [
+    {
+      allowedOrigins: [CONSOLE],
+      allowedMethods: ['PUT'],
+      allowedHeaders: ['content-type', 'x-amz-checksum-sha256'],
+      exposedHeaders: ['ETag'],
+      maxAgeSeconds: 3600,
+    },
+  ]);
   client = clientOf(s3.endpoint);
 });
 afterAll(async () => {
@@ -91,7 +99,14 @@ describe('the local S3: signatures', () => {
   it('decodes and checks a streamed body (aws-chunked with a trailing CRC32), as the SDK sends one of unknown length', async () => {
     const body = randomBytes(200_000);
 
-    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'sdk/streamed', Body: Readable.from([body.subarray(0, 70_000), body.subarray(70_000)]), ContentLength: body.length }));
+    await client.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: 'sdk/streamed',
+        Body: Readable.from([body.subarray(0, 70_000), body.subarray(70_000)]),
+        ContentLength: body.length,
+      }),
+    );
     const got = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'sdk/streamed' }));
 
     expect(Buffer.from(await got.Body!.transformToByteArray())).toEqual(body);
@@ -101,8 +116,14 @@ describe('the local S3: signatures', () => {
     const wrongSecret = clientOf(s3.endpoint, { accessKeyId: 'local', secretAccessKey: 'not-local' });
     const unknownKey = clientOf(s3.endpoint, { accessKeyId: 'AKIAOTHER', secretAccessKey: 'local' });
 
-    await expect(wrongSecret.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'sdk/refused', Body: 'x' }))).rejects.toMatchObject({ name: 'SignatureDoesNotMatch', $metadata: { httpStatusCode: 403 } });
-    await expect(unknownKey.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'sdk/plain' }))).rejects.toMatchObject({ name: 'InvalidAccessKeyId', $metadata: { httpStatusCode: 403 } });
+    await expect(wrongSecret.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'sdk/refused', Body: 'x' }))).rejects.toMatchObject({
+      name: 'SignatureDoesNotMatch',
+      $metadata: { httpStatusCode: 403 },
+    });
+    await expect(unknownKey.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'sdk/plain' }))).rejects.toMatchObject({
+      name: 'InvalidAccessKeyId',
+      $metadata: { httpStatusCode: 403 },
+    });
     await expect(client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'sdk/refused' }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 404 } });
   });
 
@@ -117,7 +138,14 @@ describe('the local S3: signatures', () => {
     const url = new URL(`${s3.endpoint}/${BUCKET}/sdk/tampered`);
     const signer = new SignatureV4({ credentials: CREDENTIALS, region: REGION, service: 's3', sha256: Sha256, uriEscapePath: false });
     const signed = await signer.sign(
-      new HttpRequest({ method: 'PUT', protocol: 'http:', hostname: url.hostname, port: Number(url.port), path: url.pathname, headers: { host: url.host, 'x-amz-content-sha256': createHash('sha256').update('signed body').digest('hex') } }),
+      new HttpRequest({
+        method: 'PUT',
+        protocol: 'http:',
+        hostname: url.hostname,
+        port: Number(url.port),
+        path: url.pathname,
+        headers: { host: url.host, 'x-amz-content-sha256': createHash('sha256').update('signed body').digest('hex') },
+      }),
     );
 
     const put = await send('PUT', url.toString(), signed.headers, Buffer.from('other bytes'));
@@ -224,7 +252,10 @@ describe('the local S3: presigned PUTs signed with a SHA-256 checksum', () => {
 
   it('serves a presigned GET (checksum in its answer), refuses it once expired, and refuses the object to no signature', async () => {
     const url = await getSignedUrl(client, new GetObjectCommand({ Bucket: BUCKET, Key: 'fw/ok' }), { expiresIn: 3600 });
-    const expired = await getSignedUrl(client, new GetObjectCommand({ Bucket: BUCKET, Key: 'fw/ok' }), { expiresIn: 60, signingDate: new Date(Date.now() - 61_000) });
+    const expired = await getSignedUrl(client, new GetObjectCommand({ Bucket: BUCKET, Key: 'fw/ok' }), {
+      expiresIn: 60,
+      signingDate: new Date(Date.now() - 61_000),
+    });
 
     const got = await send('GET', url);
     const late = await send('GET', expired);
@@ -280,7 +311,16 @@ describe('the local S3: other checks and uses', () => {
     const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'parts/refused' }));
 
     await expect(
-      client.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'parts/refused', UploadId, PartNumber: 1, Body: body.subarray(0, 100), ChecksumSHA256: sha256(body.subarray(0, 99)) })),
+      client.send(
+        new UploadPartCommand({
+          Bucket: BUCKET,
+          Key: 'parts/refused',
+          UploadId,
+          PartNumber: 1,
+          Body: body.subarray(0, 100),
+          ChecksumSHA256: sha256(body.subarray(0, 99)),
+        }),
+      ),
     ).rejects.toMatchObject({ name: 'BadDigest' });
     await new Upload({ client, params: { Bucket: BUCKET, Key: 'parts/whole', Body: Readable.from([body]) }, partSize: 5 * 1024 * 1024 }).done();
     const got = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'parts/whole' }));
@@ -301,7 +341,14 @@ describe('the local S3: other checks and uses', () => {
     const page1 = await client.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'parts/listed', UploadId, MaxParts: 1 }));
     const page2 = await client.send(new ListPartsCommand({ Bucket: BUCKET, Key: 'parts/listed', UploadId, PartNumberMarker: page1.NextPartNumberMarker }));
     const parts = [...page1.Parts!, ...page2.Parts!];
-    await client.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: 'parts/listed', UploadId, MultipartUpload: { Parts: parts.map(({ PartNumber, ETag }) => ({ PartNumber, ETag })) } }));
+    await client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: BUCKET,
+        Key: 'parts/listed',
+        UploadId,
+        MultipartUpload: { Parts: parts.map(({ PartNumber, ETag }) => ({ PartNumber, ETag })) },
+      }),
+    );
     await client.send(new AbortMultipartUploadCommand({ Bucket: BUCKET, Key: 'parts/aborted', UploadId: aborted }));
     const got = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'parts/listed' }));
 
@@ -311,8 +358,15 @@ describe('the local S3: other checks and uses', () => {
       [2, sent[1].ETag, last.length],
     ]);
     expect(Buffer.from(await got.Body!.transformToByteArray()).equals(Buffer.concat([first, last]))).toBe(true);
-    for (const [Key, id] of [['parts/listed', UploadId], ['parts/aborted', aborted], ['parts/listed', 'no-such-upload']]) {
-      await expect(client.send(new ListPartsCommand({ Bucket: BUCKET, Key, UploadId: id }))).rejects.toMatchObject({ name: 'NoSuchUpload', $metadata: { httpStatusCode: 404 } });
+    for (const [Key, id] of [
+      ['parts/listed', UploadId],
+      ['parts/aborted', aborted],
+      ['parts/listed', 'no-such-upload'],
+    ]) {
+      await expect(client.send(new ListPartsCommand({ Bucket: BUCKET, Key, UploadId: id }))).rejects.toMatchObject({
+        name: 'NoSuchUpload',
+        $metadata: { httpStatusCode: 404 },
+      });
     }
   });
 
@@ -347,7 +401,9 @@ describe('the local S3: other checks and uses', () => {
     const before = await startLocalS3({ engine: first.engine.address, credentials: { local: 'local' }, dataDir });
     await before.createBucket('kept');
     const beforeClient = clientOf(before.endpoint);
-    await beforeClient.send(new PutObjectCommand({ Bucket: 'kept', Key: 'a/b', Body: body, ChecksumSHA256: sha256(body), ContentType: 'application/octet-stream' }));
+    await beforeClient.send(
+      new PutObjectCommand({ Bucket: 'kept', Key: 'a/b', Body: body, ChecksumSHA256: sha256(body), ContentType: 'application/octet-stream' }),
+    );
     await beforeClient.send(new PutObjectCommand({ Bucket: 'kept', Key: 'gone', Body: 'x' }));
     await beforeClient.send(new DeleteObjectCommand({ Bucket: 'kept', Key: 'gone' }));
     beforeClient.destroy();

@@ -59,14 +59,23 @@ beforeAll(async () => {
 
   // A job on every device: 30 done, 15 failed, 10 canceled, 10 replaced while pending, 5 replaced once done.
   const job = await scheduledWhole('job', scheduleFleetJob(source, caller, workspace_id, 'update', { to: 2 }));
-  const [done, failed, canceled, replacedPending, replacedDone] = [devices.slice(0, 30), devices.slice(30, 45), devices.slice(45, 55), devices.slice(55, 65), devices.slice(65, 70)];
+  const [done, failed, canceled, replacedPending, replacedDone] = [
+    devices.slice(0, 30),
+    devices.slice(30, 45),
+    devices.slice(45, 55),
+    devices.slice(55, 65),
+    devices.slice(65, 70),
+  ];
   for (const id of [...done, ...replacedDone]) await completeJob(source, id, 'update', { ok: true }, place(id));
   for (const id of failed) await completeJob(source, id, 'update', { error: 'disk full' }, place(id));
   for (const id of canceled) await cancelJob(source, caller, id, 'update');
   for (const id of [...replacedPending, ...replacedDone]) await scheduleJob(source, caller, id, 'update', { to: 3 });
 
   // A FOTA released 30 a minute with a timeout: progress, outcomes, a release by the sweep, then a cancel.
-  const fota = await scheduledWhole('fota', scheduleFleetFota(source, caller, workspace_id, { firmwareId: 'fw', firmwareVersion: '2.0' }, undefined, { max_per_minute: 30, timeout_seconds: 600 }));
+  const fota = await scheduledWhole(
+    'fota',
+    scheduleFleetFota(source, caller, workspace_id, { firmwareId: 'fw', firmwareVersion: '2.0' }, undefined, { max_per_minute: 30, timeout_seconds: 600 }),
+  );
   const released = devices.slice(0, 30);
   for (const id of released.slice(0, 10)) await finishFota(source, id, { status: 'in_progress', message: 'downloading' }, place(id));
   for (const id of released.slice(0, 6)) await finishFota(source, id, { status: 'done' }, place(id));
@@ -78,7 +87,9 @@ beforeAll(async () => {
   rollouts = { job: job.rollout_id!, fota: fota.rollout_id! };
 
   // The truth: every item of a rollout in its state, plus what the replaced ones were there.
-  const { Items = [] } = await source.doc.send(new ScanCommand({ TableName: source.table, ConsistentRead: true, FilterExpression: 'attribute_exists(rollout_id)' }));
+  const { Items = [] } = await source.doc.send(
+    new ScanCommand({ TableName: source.table, ConsistentRead: true, FilterExpression: 'attribute_exists(rollout_id)' }),
+  );
   truth = { [rollouts.job]: zero(), [rollouts.fota]: zero() };
   for (const item of Items) if (!String(item.sk).startsWith(ROLLOUT_SORT_KEY_PREFIX)) truth[item.rollout_id as string][item.status as JobStatus] += 1;
   truth[rollouts.job].canceled += replacedPending.length;
@@ -87,11 +98,15 @@ beforeAll(async () => {
   // Every change is on the stream once the last one is: DynamoDB Local keeps one shard, in order.
   const changes = Items.filter((i) => !String(i.sk).startsWith(ROLLOUT_SORT_KEY_PREFIX)).length;
   await until(() => captured.length >= changes + 2 * devices.length, 'the scenario’s records', 30_000);
-  await until(async () => {
-    const before = captured.length;
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    return captured.length === before;
-  }, 'no more records', 30_000);
+  await until(
+    async () => {
+      const before = captured.length;
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      return captured.length === before;
+    },
+    'no more records',
+    30_000,
+  );
   await poller.stop();
   records = captured;
 }, 180_000);
@@ -100,7 +115,12 @@ beforeAll(async () => {
 const countingTable = async () => {
   const db = await freshTable(undefined, { indexes: [REGISTRY_SWEEP_INDEX] });
   const { Items = [] } = await source.doc.send(
-    new QueryCommand({ TableName: source.table, ConsistentRead: true, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)', ExpressionAttributeValues: { ':pk': `WKS#${workspaceId}`, ':r': ROLLOUT_SORT_KEY_PREFIX } }),
+    new QueryCommand({
+      TableName: source.table,
+      ConsistentRead: true,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
+      ExpressionAttributeValues: { ':pk': `WKS#${workspaceId}`, ':r': ROLLOUT_SORT_KEY_PREFIX },
+    }),
   );
   for (const Item of Items) await db.doc.send(new PutCommand({ TableName: db.table, Item }));
   return db;
@@ -196,7 +216,10 @@ describe('rollout counts from the registry stream', () => {
 
     expect(crashed).toBeDefined();
     // Some transactions were written before the crash: counting them again would double them.
-    expect([...Object.values(partial.job.counts), ...Object.values(partial.fota.counts)]).not.toEqual([...Object.values(truth[rollouts.job]), ...Object.values(truth[rollouts.fota])]);
+    expect([...Object.values(partial.job.counts), ...Object.values(partial.fota.counts)]).not.toEqual([
+      ...Object.values(truth[rollouts.job]),
+      ...Object.values(truth[rollouts.fota]),
+    ]);
     expect(partial.job.counts.done + partial.fota.counts.canceled).toBeGreaterThan(0);
     expect(await count(db, records)).toBeUndefined();
     await expectAllExact(db);

@@ -55,9 +55,19 @@ const sweep = (ahead = 0) => {
 };
 
 /** Waits until the rollout's counts satisfy `check`, and answers it. */
-const rolloutWhen = async (caller: Caller, workspaceId: string, rolloutId: string, check: (r: Awaited<ReturnType<typeof getRollout>>) => boolean, what: string) => {
+const rolloutWhen = async (
+  caller: Caller,
+  workspaceId: string,
+  rolloutId: string,
+  check: (r: Awaited<ReturnType<typeof getRollout>>) => boolean,
+  what: string,
+) => {
   let last: Awaited<ReturnType<typeof getRollout>> | undefined;
-  await until(async () => check((last = await getRollout(db, caller, workspaceId, rolloutId))), `${what} (last: ${JSON.stringify(last?.counts)} ${last?.status})`, 30_000);
+  await until(
+    async () => check((last = await getRollout(db, caller, workspaceId, rolloutId))),
+    `${what} (last: ${JSON.stringify(last?.counts)} ${last?.status})`,
+    30_000,
+  );
   return last!;
 };
 
@@ -150,7 +160,13 @@ describe('ending a rollout', () => {
   it('aborts once enough ended devices failed, and the sweep cancels its queued and pending devices while in-progress ones go on', async () => {
     const { caller, workspace_id, inNorth } = await workspaceWithFleets(db, 12);
     const ordered = inNorth.map((d) => d.id).sort();
-    const fota = await scheduledWhole('fota', scheduleFleetFota(db, caller, workspace_id, { firmwareId: 'fw', firmwareVersion: '3' }, undefined, { max_per_minute: 8, abort: { failure_percentage: 50, min_finished: 4 } }));
+    const fota = await scheduledWhole(
+      'fota',
+      scheduleFleetFota(db, caller, workspace_id, { firmwareId: 'fw', firmwareVersion: '3' }, undefined, {
+        max_per_minute: 8,
+        abort: { failure_percentage: 50, min_finished: 4 },
+      }),
+    );
     const id = fota.rollout_id!;
     await rolloutWhen(caller, workspace_id, id, (r) => r.total === 13, 'counted');
 
@@ -189,7 +205,8 @@ describe('ending a rollout', () => {
 
     expect((await sweep()).canceled).toBe(5);
     await rolloutWhen(caller, workspace_id, job.rollout_id!, (r) => r.counts.canceled === 5, 'all canceled');
-    for (const change of [cancelRollout, pauseRollout, resumeRollout]) await expect(change(db, caller, workspace_id, job.rollout_id!)).rejects.toThrow(ConflictError);
+    for (const change of [cancelRollout, pauseRollout, resumeRollout])
+      await expect(change(db, caller, workspace_id, job.rollout_id!)).rejects.toThrow(ConflictError);
   });
 
   it('counts a job replaced by a later scheduling as canceled in its rollout, and lists it there', async () => {
@@ -200,7 +217,9 @@ describe('ending a rollout', () => {
     const counted = await rolloutWhen(caller, workspace_id, first.rollout_id!, (r) => r.counts.canceled === 1, 'the replaced one canceled');
     expect(counted.counts).toMatchObject({ pending: 2, canceled: 1 });
     await until(async () => (await itemsOf(listRolloutDevices(db, caller, workspace_id, first.rollout_id!, 'canceled'))).length === 1, 'listed', 10_000);
-    expect(await itemsOf(listRolloutDevices(db, caller, workspace_id, first.rollout_id!, 'canceled'))).toEqual([{ device_id: inSouth.id, status: 'canceled', updated_at: expect.any(String) }]);
+    expect(await itemsOf(listRolloutDevices(db, caller, workspace_id, first.rollout_id!, 'canceled'))).toEqual([
+      { device_id: inSouth.id, status: 'canceled', updated_at: expect.any(String) },
+    ]);
   });
 });
 
@@ -274,7 +293,8 @@ describe('counting what a scheduling writes', () => {
       table: db.table,
       doc: {
         send: (command: unknown) => {
-          if (command instanceof TransactWriteCommand && ++transactions >= 3) return Promise.reject(Object.assign(new Error('throttled for good'), { name: 'ThrottlingException' }));
+          if (command instanceof TransactWriteCommand && ++transactions >= 3)
+            return Promise.reject(Object.assign(new Error('throttled for good'), { name: 'ThrottlingException' }));
           return db.doc.send(command as never);
         },
       },
@@ -282,9 +302,11 @@ describe('counting what a scheduling writes', () => {
 
     const { job, devices } = await scheduleFleetJob(failing, caller, workspace_id, 'cut', {});
     const named: string[] = [];
-    await expect((async () => {
-      for await (const id of devices) named.push(id);
-    })()).rejects.toThrow('throttled for good');
+    await expect(
+      (async () => {
+        for await (const id of devices) named.push(id);
+      })(),
+    ).rejects.toThrow('throttled for good');
 
     const { record, tally } = (await (await import('../../../lambdas/stores/rollout-store')).getRollout(db, workspace_id, job.rollout_id!))!;
     const stored = (await itemsOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!))).map((d) => d.device_id);
@@ -308,7 +330,13 @@ describe('reading rollouts', () => {
 
     expect([...first.items, ...rest.items].map((r) => r.id)).toEqual(made.slice().reverse());
     expect(rest.next).toBeNull();
-    expect(first.items[0]).toMatchObject({ kind: 'job', job_name: 'c', value: {}, fleets: [], settings: { max_per_minute: null, timeout_seconds: null, abort: null } });
+    expect(first.items[0]).toMatchObject({
+      kind: 'job',
+      job_name: 'c',
+      value: {},
+      fleets: [],
+      settings: { max_per_minute: null, timeout_seconds: null, abort: null },
+    });
     await expect(getRollout(db, other.caller, workspace_id, made[0])).rejects.toThrow(NotFoundError);
     await expect(getRollout(db, caller, other.workspace_id, made[0])).rejects.toThrow(NotFoundError);
     await expect(listRolloutDevices(db, other.caller, workspace_id, made[0])).rejects.toThrow(NotFoundError);
@@ -319,7 +347,11 @@ describe('reading rollouts', () => {
     const all = [...inNorth, inSouth].map((d) => d.id).sort();
     const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'p', {}));
     for (const d of all.slice(0, 9)) await completeJob(db, d, 'p', d.endsWith('0') ? { error: 'x' } : { ok: 1 });
-    await until(async () => (await itemsOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, 'pending'))).length === 32, 'the index caught up', 10_000);
+    await until(
+      async () => (await itemsOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, 'pending'))).length === 32,
+      'the index caught up',
+      10_000,
+    );
 
     const seen: string[] = [];
     let cursor: string | undefined;
@@ -335,6 +367,8 @@ describe('reading rollouts', () => {
     expect(seen.filter((s) => s.startsWith('pending')).map((s) => s.split(' ')[1])).toEqual(all.slice(9));
     const failed = await itemsOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, 'failed'));
     expect(failed.every((d) => d.status === 'failed' && (d.result as { error?: string }).error === 'x')).toBe(true);
-    await expect(pageOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, 'failed', { limit: 2, cursor: cursor ?? 'eyJsIjoieCIsImsiOiJ5In0' }))).rejects.toThrow(/cursor/);
+    await expect(
+      pageOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, 'failed', { limit: 2, cursor: cursor ?? 'eyJsIjoieCIsImsiOiJ5In0' })),
+    ).rejects.toThrow(/cursor/);
   });
 });

@@ -9,7 +9,11 @@ afterEach(async () => {
 });
 
 /** A poller on `queue` whose handler is `handler`; every invocation's records are kept in order. */
-const poll = (queue: TestQueue, handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>, options: { batchSize?: number; windowMs?: number; enabled?: boolean } = {}) => {
+const poll = (
+  queue: TestQueue,
+  handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>,
+  options: { batchSize?: number; windowMs?: number; enabled?: boolean } = {},
+) => {
   const batches: SQSRecord[][] = [];
   const recording: SqsHandler = async (event) => {
     batches.push(event.Records);
@@ -49,7 +53,12 @@ describe('the local SQS event source (poller) on fauxqs', () => {
     await until(() => batches.flat().length === 25 && isEmpty(queue.url), 'all 25 processed and deleted');
 
     expect(batches.map((b) => b.length)).toEqual([20, 5]);
-    expect(batches.flat().map((r) => r.body).sort()).toEqual(bodies(25).sort());
+    expect(
+      batches
+        .flat()
+        .map((r) => r.body)
+        .sort(),
+    ).toEqual(bodies(25).sort());
     expect(batches[0][0]).toEqual(
       expect.objectContaining({
         messageId: expect.any(String),

@@ -46,7 +46,11 @@ const throttledDb = (table: string, defer: (item: Item, attempt: number) => bool
 async function* pagesOf(count: number, pageSize: number): AsyncGenerator<Item[]> {
   for (let start = 0; start < count; start += pageSize) {
     await Promise.resolve();
-    yield Array.from({ length: Math.min(pageSize, count - start) }, (_, i) => ({ pk: 'P#pipelined', sk: `I#${String(start + i).padStart(6, '0')}`, n: start + i }));
+    yield Array.from({ length: Math.min(pageSize, count - start) }, (_, i) => ({
+      pk: 'P#pipelined',
+      sk: `I#${String(start + i).padStart(6, '0')}`,
+      n: start + i,
+    }));
   }
 }
 
@@ -54,7 +58,9 @@ const storedKeys = async (db: Db) => {
   const keys: string[] = [];
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
-    const page = await db.doc.send(new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'P#pipelined' }, ExclusiveStartKey }));
+    const page = await db.doc.send(
+      new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'P#pipelined' }, ExclusiveStartKey }),
+    );
     keys.push(...(page.Items ?? []).map((item) => item.sk as string));
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);

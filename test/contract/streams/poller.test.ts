@@ -144,7 +144,13 @@ describe('the DynamoDB stream poller (Lambda’s stream event source mapping, on
       if (records.some((r) => skOf(r) === 'item005')) throw new Error('poison');
       return undefined;
     });
-    const poller = await poll(table, handler, { batchSize: 8, maxBatchingWindowMs: 500, bisectBatchOnError: true, retryAttempts: 2, onFailureQueueUrl: dlq.url });
+    const poller = await poll(table, handler, {
+      batchSize: 8,
+      maxBatchingWindowMs: 500,
+      bisectBatchOnError: true,
+      retryAttempts: 2,
+      onFailureQueueUrl: dlq.url,
+    });
 
     await put(table, names('item', 8));
     await until(() => succeeded.length >= 7, 'the 7 good records handled');
@@ -177,7 +183,8 @@ describe('the DynamoDB stream poller (Lambda’s stream event source mapping, on
     const delivered: string[] = [];
     const handler: StreamHandler = async (event) => {
       calls++;
-      if (calls === 1) await new Promise((resolve) => setTimeout(resolve, 2000)); // past the 300 ms timeout
+      if (calls === 1)
+        await new Promise((resolve) => setTimeout(resolve, 2000)); // past the 300 ms timeout
       else delivered.push(...event.Records.map(skOf));
     };
     await poll(table, handler, { timeoutMs: 300 });

@@ -32,7 +32,8 @@ beforeAll(async () => {
 });
 
 /** The aggregation's query as the handler parses it from the request's parameters. */
-const paramsOf = (query: Record<string, string | string[] | undefined>) => AggregateQuerySchema.parse(Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)));
+const paramsOf = (query: Record<string, string | string[] | undefined>) =>
+  AggregateQuerySchema.parse(Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)));
 
 /** Every page of an aggregation, following `next`: the buckets in order, and the points skipped in all. */
 const allPages = async (workspaceId: string, query: Record<string, string | string[] | undefined>, now?: number) => {
@@ -59,7 +60,10 @@ const payloadArb = fc.oneof(
   { arbitrary: fc.double({ min: -1e6, max: 1e6, noNaN: true }).map((temp) => ({ temp, env: { temp: temp / 2 } })), weight: 6 },
   { arbitrary: fc.integer({ min: -1000, max: 1000 }).map((temp) => ({ temp, env: { temp } })), weight: 3 },
   { arbitrary: fc.constant({ temp: 1.7e308, env: { temp: -1.7e308 } }), weight: 1 },
-  { arbitrary: fc.constantFrom<unknown>({ temp: '21.5' }, { temp: null }, { temp: true }, { temp: [1] }, { env: 3 }, { other: 1 }, 'text', [21.5], null), weight: 4 },
+  {
+    arbitrary: fc.constantFrom<unknown>({ temp: '21.5' }, { temp: null }, { temp: true }, { temp: [1] }, { env: 3 }, { other: 1 }, 'text', [21.5], null),
+    weight: 4,
+  },
   { arbitrary: fc.double({ min: -50, max: 50, noNaN: true }), weight: 2 },
 );
 
@@ -110,7 +114,9 @@ describe('aggregation on the dynamodb store: what a client computes from the raw
             payload: p.payload,
           };
         });
-        const replays = written.filter((p, i) => s.points[i].replayed && !p.origin).map((p) => ({ ...p, payload: { temp: 1e9 }, timestamp_in: new Date(s.window + 2 * SPAN).toISOString() }));
+        const replays = written
+          .filter((p, i) => s.points[i].replayed && !p.origin)
+          .map((p) => ({ ...p, payload: { temp: 1e9 }, timestamp_in: new Date(s.window + 2 * SPAN).toISOString() }));
         if (written.length) await store.write(written);
         if (replays.length) await store.write(replays);
         const start = s.from === undefined ? undefined : new Date(s.window + s.from).toISOString();
@@ -194,7 +200,9 @@ describe('aggregation on the timestream store (SDK mocked)', () => {
     return { queries, timestream: timestreamStore({ database: 'fleetstream', table: 'datapoints', queryClient }) };
   };
   const columns = (names: string[]) => names.map((Name) => ({ Name, Type: { ScalarType: 'VARCHAR' } })) as never;
-  const rowOf = (values: Array<string | undefined>) => ({ Data: values.map((ScalarValue) => (ScalarValue === undefined ? { NullValue: true } : { ScalarValue })) });
+  const rowOf = (values: Array<string | undefined>) => ({
+    Data: values.map((ScalarValue) => (ScalarValue === undefined ? { NullValue: true } : { ScalarValue })),
+  });
   const run = async (timestream: TimeseriesStore, workspaceId: string, query: Record<string, string | string[] | undefined>) => {
     const page = await aggregateTimeseries(db, timestream, account.caller, workspaceId, paramsOf(query));
     const buckets: AggregateBucket[] = [];
@@ -245,8 +253,10 @@ describe('aggregation on the timestream store (SDK mocked)', () => {
 
     expect(west).toContain('SELECT to_milliseconds(bin(time - 240m, 15m) + 240m) AS bucket_ms, count(*) AS points');
     expect(west).toContain('GROUP BY bin(time - 240m, 15m) + 240m ORDER BY bucket_ms');
-    expect(utc).toContain('SELECT to_milliseconds(bin(time, 2h)) AS bucket_ms, count(*) AS points, count(v) AS numbers, sum(v) AS total, min(v) AS low, max(v) AS high FROM (SELECT time, device_id, try_cast(payload AS DOUBLE) AS v FROM (');
-    expect(utc).toContain(") WHERE copy = 1) GROUP BY bin(time, 2h) ORDER BY bucket_ms");
+    expect(utc).toContain(
+      'SELECT to_milliseconds(bin(time, 2h)) AS bucket_ms, count(*) AS points, count(v) AS numbers, sum(v) AS total, min(v) AS low, max(v) AS high FROM (SELECT time, device_id, try_cast(payload AS DOUBLE) AS v FROM (',
+    );
+    expect(utc).toContain(') WHERE copy = 1) GROUP BY bin(time, 2h) ORDER BY bucket_ms');
   });
 
   it('reads the range and aggregates in the Lambda a field of the payload, or days across a DST change, which its SQL cannot say', async () => {

@@ -47,7 +47,10 @@ describe('dynamodb time-series store across containers', () => {
   const payloads = async (store: TimeseriesStore, q: Partial<TimeseriesQuery> = {}) => (await collect(store.query(query(q)))).map((p) => p.payload);
 
   it('keeps the first arrival when another container stores a later one, which no read returns', async () => {
-    const { stores: [first, second], pointsInTable } = await containers();
+    const {
+      stores: [first, second],
+      pointsInTable,
+    } = await containers();
     await first.write(points(230, 'first', arrived(0)));
 
     const result = await second.write(points(230, 'second', arrived(1000)));
@@ -60,7 +63,9 @@ describe('dynamodb time-series store across containers', () => {
   });
 
   it('keeps the earliest arrival whatever order the writes land in', async () => {
-    const { stores: [first, second] } = await containers();
+    const {
+      stores: [first, second],
+    } = await containers();
     // A message retried after a failure lands after a later duplicate: it still arrived first.
     await second.write(points(100, 'late', arrived(5000)));
 
@@ -71,7 +76,11 @@ describe('dynamodb time-series store across containers', () => {
   });
 
   it('stores a retried write once: the same arrival rewrites the same items', async () => {
-    const { stores: [first, second], itemsInTable, pointsInTable } = await containers();
+    const {
+      stores: [first, second],
+      itemsInTable,
+      pointsInTable,
+    } = await containers();
     const batch = points(120, 'once', arrived(7));
     await first.write(batch);
     const items = await itemsInTable();
@@ -127,12 +136,23 @@ describe('dynamodb time-series store across containers', () => {
   });
 
   it('reads points stored before arrivals were versioned as the first write of their key', async () => {
-    const { db, stores: [store] } = await containers();
+    const {
+      db,
+      stores: [store],
+    } = await containers();
     const legacy = points(20, 'legacy', arrived(0), 1);
     // The earlier layout: one item per key, sort key without a version, put by a conditional write.
     for (const p of legacy) {
       const sk = `${p.timestamp_device}#${p.device_id}#${p.tag}`;
-      const Item = { pk: seriesPartition(workspace_id, shardOf(p.device_id)), sk, device_id: p.device_id, tag: p.tag, fleet_id: p.fleet_id, timestamp_in: p.timestamp_in, payload: JSON.stringify(p.payload) };
+      const Item = {
+        pk: seriesPartition(workspace_id, shardOf(p.device_id)),
+        sk,
+        device_id: p.device_id,
+        tag: p.tag,
+        fleet_id: p.fleet_id,
+        timestamp_in: p.timestamp_in,
+        payload: JSON.stringify(p.payload),
+      };
       await db.doc.send(new PutCommand({ TableName: db.table, Item }));
     }
 
@@ -147,7 +167,9 @@ describe('dynamodb time-series store across containers', () => {
   });
 
   it('lets one arrival win each key when two containers write the same points at once', async () => {
-    const { stores: [first, second] } = await containers();
+    const {
+      stores: [first, second],
+    } = await containers();
 
     const results = await Promise.all([first.write(points(400, 'a', arrived(3))), second.write(points(400, 'b', arrived(3)))]);
 
@@ -160,7 +182,10 @@ describe('dynamodb time-series store across containers', () => {
   });
 
   it('packs points into items of at most four write units: an eighth of a unit a point, not one', async () => {
-    const { db, stores: [store] } = await containers();
+    const {
+      db,
+      stores: [store],
+    } = await containers();
     const batch = points(2000, { temp: 21.5 } as unknown as string, arrived(0), 40);
 
     await store.write(batch);
@@ -177,7 +202,12 @@ describe('dynamodb time-series store across containers', () => {
     const { stores } = await containers(3);
     // Three writes of points every 7 ms over a minute, each shifted: their packs interleave.
     const series = (shift: number, payload: string) =>
-      Array.from({ length: 8000 }, (_, i) => ({ ...points(1, payload)[0], device_id: `dev-${String(i % 5).padStart(20, '0')}`, tag: `t${shift}`, timestamp_device: new Date(Date.UTC(2024, 0, 1) + shift + i * 7).toISOString() }));
+      Array.from({ length: 8000 }, (_, i) => ({
+        ...points(1, payload)[0],
+        device_id: `dev-${String(i % 5).padStart(20, '0')}`,
+        tag: `t${shift}`,
+        timestamp_device: new Date(Date.UTC(2024, 0, 1) + shift + i * 7).toISOString(),
+      }));
     await Promise.all(stores.map((store, i) => store.write(series(i, `w${i}`))));
     const start = new Date(Date.UTC(2024, 0, 1) + 15_003).toISOString();
     const end = new Date(Date.UTC(2024, 0, 1) + 41_000).toISOString();

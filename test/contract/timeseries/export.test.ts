@@ -7,7 +7,16 @@
 import { AbortMultipartUploadCommand, ListPartsCommand, S3Client } from '@aws-sdk/client-s3';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { randomUUID } from 'node:crypto';
-import { createExport, EXPORT_MAX_FAILED_RUNS, EXPORT_OBJECTS, getExport, listExports, runExport, type ExportDeps, type ExportObjects } from '../../../lambdas/domain/data/exports';
+import {
+  createExport,
+  EXPORT_MAX_FAILED_RUNS,
+  EXPORT_OBJECTS,
+  getExport,
+  listExports,
+  runExport,
+  type ExportDeps,
+  type ExportObjects,
+} from '../../../lambdas/domain/data/exports';
 import { queryTimeseries } from '../../../lambdas/domain/data/timeseries';
 import { updateWorkspace } from '../../../lambdas/domain/tenancy/workspaces';
 import { EXPORT_LIFETIME_DAYS } from '../../../lambdas/buckets';
@@ -97,7 +106,17 @@ const download = async (shown: Export) => {
 const queried = async (caller: Caller, workspaceId: string, filters: Omit<CreateExportBody, 'format'> = {}) => {
   const records: TimeseriesRecord[] = [];
   const { device, tag, fleet, start, end } = filters;
-  for await (const r of await queryTimeseries(db, store, caller, workspaceId, { start, end, device, tag, fleet, from: 0, size: 175_000, sort: 'timestamp_device' })) records.push(r);
+  for await (const r of await queryTimeseries(db, store, caller, workspaceId, {
+    start,
+    end,
+    device,
+    tag,
+    fleet,
+    from: 0,
+    size: 175_000,
+    sort: 'timestamp_device',
+  }))
+    records.push(r);
   return records;
 };
 
@@ -121,17 +140,44 @@ const AWKWARD: unknown[] = [
  * padded to `padding` characters, the awkward ones among them, and a run of cloud-stamped points
  * that share one stamp (another origin each), large enough that a part ends inside it.
  */
-const seed = async (workspaceId: string, { count, padding, shared = 0, sharedPadding = 0, fleet = newId('flt') }: { count: number; padding: number; shared?: number; sharedPadding?: number; fleet?: string }) => {
+const seed = async (
+  workspaceId: string,
+  {
+    count,
+    padding,
+    shared = 0,
+    sharedPadding = 0,
+    fleet = newId('flt'),
+  }: { count: number; padding: number; shared?: number; sharedPadding?: number; fleet?: string },
+) => {
   const devices = [newId('dev'), newId('dev'), newId('dev')];
   const points: PointToStore[] = [];
   for (let i = 0; i < count; i++) {
     const at = new Date(START + i * 1000).toISOString();
     const payload = i % 97 === 5 ? AWKWARD[((i / 97) | 0) % AWKWARD.length] : { n: i, pad: 'p'.repeat(padding) };
-    points.push({ workspace_id: workspaceId, fleet_id: fleet, device_id: devices[i % devices.length], tag: i % 2 ? 'b' : 'a', timestamp_device: at, timestamp_in: at, payload });
+    points.push({
+      workspace_id: workspaceId,
+      fleet_id: fleet,
+      device_id: devices[i % devices.length],
+      tag: i % 2 ? 'b' : 'a',
+      timestamp_device: at,
+      timestamp_in: at,
+      payload,
+    });
   }
   const stamp = new Date(START + Math.floor(count / 2) * 1000 + 500).toISOString().replace('Z', '042Z');
   for (let i = 0; i < shared; i++) {
-    points.push({ workspace_id: workspaceId, fleet_id: fleet, device_id: devices[0], tag: 'a', timestamp_device: stamp, timestamp_in: stamp.slice(0, 23) + 'Z', sequence: i, origin: `${String(i).padStart(8, '0')}`, payload: { shared: i, pad: 's'.repeat(sharedPadding) } });
+    points.push({
+      workspace_id: workspaceId,
+      fleet_id: fleet,
+      device_id: devices[0],
+      tag: 'a',
+      timestamp_device: stamp,
+      timestamp_in: `${stamp.slice(0, 23)}Z`,
+      sequence: i,
+      origin: `${String(i).padStart(8, '0')}`,
+      payload: { shared: i, pad: 's'.repeat(sharedPadding) },
+    });
   }
   for (let i = 0; i < points.length; i += 2000) await store.write(points.slice(i, i + 2000));
   return { fleet, devices };
@@ -164,7 +210,15 @@ describe('an export across runs', () => {
     const { caller, workspace_id, default_fleet_id } = await newAccount(db);
     const now = Date.now();
     const { fleet, devices } = await seed(workspace_id, { count: 3000, padding: 10, fleet: default_fleet_id });
-    const recent = Array.from({ length: 50 }, (_, i) => ({ workspace_id, fleet_id: fleet, device_id: devices[1], tag: 'b', timestamp_device: new Date(now - i * 60_000).toISOString(), timestamp_in: new Date(now).toISOString(), payload: { recent: i } }));
+    const recent = Array.from({ length: 50 }, (_, i) => ({
+      workspace_id,
+      fleet_id: fleet,
+      device_id: devices[1],
+      tag: 'b',
+      timestamp_device: new Date(now - i * 60_000).toISOString(),
+      timestamp_in: new Date(now).toISOString(),
+      payload: { recent: i },
+    }));
     await store.write(recent);
     await updateWorkspace(db, async () => undefined, caller, workspace_id, { data_retention_days: 30 }, now);
     const filters = { device: [devices[1]], tag: ['b'], fleet: [fleet] };
@@ -236,18 +290,26 @@ describe('faults and retries never write a row twice or leave one out', () => {
 
   it.each([
     ['a part that failed to upload', 'uploadPart', (n: number) => (n === 2 ? 'before' : undefined)],
-    ['a part uploaded but never recorded (a crash between the two): sent again, it replaces itself', 'uploadPart', (n: number) => (n === 2 ? 'after' : undefined)],
+    [
+      'a part uploaded but never recorded (a crash between the two): sent again, it replaces itself',
+      'uploadPart',
+      (n: number) => (n === 2 ? 'after' : undefined),
+    ],
     ['an upload begun but never recorded', 'startUpload', (n: number) => (n === 1 ? 'after' : undefined)],
     ['a completion that S3 did but the run never recorded', 'completeUpload', (n: number) => (n === 1 ? 'after' : undefined)],
     ['a completion that failed', 'completeUpload', (n: number) => (n === 1 ? 'before' : undefined)],
-  ] as const)('%s', async (_name, step, when) => {
-    const { outcomes, shown, rows } = await runWithRetries(faulty(step, when as never));
+  ] as const)(
+    '%s',
+    async (_name, step, when) => {
+      const { outcomes, shown, rows } = await runWithRetries(faulty(step, when as never));
 
-    expect(outcomes.some((o) => o.startsWith('threw S3 fault'))).toBe(true);
-    expect(outcomes.at(-1)).toBe('ready');
-    expect(rows).toEqual(expected);
-    expect(shown).toMatchObject({ status: 'ready', rows: expected.length - 1 });
-  }, 120_000);
+      expect(outcomes.some((o) => o.startsWith('threw S3 fault'))).toBe(true);
+      expect(outcomes.at(-1)).toBe('ready');
+      expect(rows).toEqual(expected);
+      expect(shown).toMatchObject({ status: 'ready', rows: expected.length - 1 });
+    },
+    120_000,
+  );
 
   it('does nothing for a second message while a run holds the export; the holder finishes it', async () => {
     let release!: () => void;
@@ -302,7 +364,11 @@ describe('faults and retries never write a row twice or leave one out', () => {
     const shown = await getExport(db, caller, workspaceId, created.id);
 
     expect(outcomes).toEqual([...Array(EXPORT_MAX_FAILED_RUNS).fill('threw InternalError'), 'failed']);
-    expect(shown).toMatchObject({ status: 'failed', url: null, error: { code: 'export_failed', message: expect.stringContaining(`${EXPORT_MAX_FAILED_RUNS} runs in a row failed (the last: InternalError)`) } });
+    expect(shown).toMatchObject({
+      status: 'failed',
+      url: null,
+      error: { code: 'export_failed', message: expect.stringContaining(`${EXPORT_MAX_FAILED_RUNS} runs in a row failed (the last: InternalError)`) },
+    });
     expect(uploadId).toBeDefined();
     await expect(client.send(new ListPartsCommand({ Bucket: bucket, Key: key, UploadId: uploadId }))).rejects.toMatchObject({ name: 'NoSuchUpload' });
     expect(await runExport(deps, job, longDeadline())).toBe('skipped');
@@ -320,7 +386,9 @@ describe('faults and retries never write a row twice or leave one out', () => {
 
     expect(outcome).toBe('failed');
     expect((await getExport(db, caller, workspaceId, created.id)).error).toMatchObject({ code: 'upload_aborted' });
-    await expect(client.send(new ListPartsCommand({ Bucket: bucket, Key: record.key, UploadId: record.upload_id }))).rejects.toMatchObject({ name: 'NoSuchUpload' });
+    await expect(client.send(new ListPartsCommand({ Bucket: bucket, Key: record.key, UploadId: record.upload_id }))).rejects.toMatchObject({
+      name: 'NoSuchUpload',
+    });
   }, 120_000);
 });
 
@@ -344,7 +412,10 @@ describe('the export resource', () => {
     await expect(getExport(db, other.caller, workspace_id, shown.id)).rejects.toBeInstanceOf(NotFoundError);
     await expect(getExport(db, other.caller, other.workspace_id, shown.id)).rejects.toBeInstanceOf(NotFoundError);
     await expect(createExport(db, other.caller, workspace_id, { format: 'csv' }, enqueue)).rejects.toBeInstanceOf(NotFoundError);
-    await expect(createExport(db, caller, workspace_id, { format: 'csv', fleet: ['flt-123456789'] }, enqueue)).rejects.toMatchObject({ status: 404, details: [{ field: 'body.fleet' }] });
+    await expect(createExport(db, caller, workspace_id, { format: 'csv', fleet: ['flt-123456789'] }, enqueue)).rejects.toMatchObject({
+      status: 404,
+      details: [{ field: 'body.fleet' }],
+    });
     expect(sent).toEqual([]);
     const listed = async (now: number) => {
       const ids: string[] = [];
@@ -373,7 +444,11 @@ describe('the export resource', () => {
   it('deletes an export whose run could not be queued, and says so', async () => {
     const { caller, workspace_id } = await newAccount(db);
 
-    await expect(createExport(db, caller, workspace_id, { format: 'csv' }, async () => { throw new Error('SQS is down'); })).rejects.toThrow('SQS is down');
+    await expect(
+      createExport(db, caller, workspace_id, { format: 'csv' }, async () => {
+        throw new Error('SQS is down');
+      }),
+    ).rejects.toThrow('SQS is down');
 
     const ids: string[] = [];
     for await (const e of (await listExports(db, caller, workspace_id)).items) ids.push(e.id);

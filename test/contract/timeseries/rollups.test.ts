@@ -35,11 +35,23 @@ beforeAll(async () => {
   await ensureTable(client, table);
   series = { doc: documentClient(client), table };
   const send = series.doc.send.bind(series.doc);
-  series.doc.send = ((command: { input: { ExpressionAttributeValues?: Record<string, unknown>; ConsistentRead?: boolean; RequestItems?: Record<string, Array<{ PutRequest?: { Item: { pk: string } } }>> } }) => {
+  series.doc.send = ((command: {
+    input: {
+      ExpressionAttributeValues?: Record<string, unknown>;
+      ConsistentRead?: boolean;
+      RequestItems?: Record<string, Array<{ PutRequest?: { Item: { pk: string } } }>>;
+    };
+  }) => {
     const puts = command instanceof BatchWriteCommand ? Object.values(command.input.RequestItems ?? {}).flat() : [];
-    if (failPointWrites && puts.some((put) => put.PutRequest?.Item?.pk.startsWith('TS#'))) return Promise.reject(Object.assign(new Error('Throughput exceeds the current capacity.'), { name: 'ThrottlingException' }));
+    if (failPointWrites && puts.some((put) => put.PutRequest?.Item?.pk.startsWith('TS#')))
+      return Promise.reject(Object.assign(new Error('Throughput exceeds the current capacity.'), { name: 'ThrottlingException' }));
     const pk = command instanceof QueryCommand ? command.input.ExpressionAttributeValues?.[':pk'] : undefined;
-    if (typeof pk === 'string') queries.push({ kind: pk.split('#')[0], consistent: command.input.ConsistentRead === true, start: command.input.ExpressionAttributeValues?.[':start'] as string | undefined });
+    if (typeof pk === 'string')
+      queries.push({
+        kind: pk.split('#')[0],
+        consistent: command.input.ConsistentRead === true,
+        start: command.input.ExpressionAttributeValues?.[':start'] as string | undefined,
+      });
     return send(command as never);
   }) as never;
   store = dynamoDbTimeseriesStore(series, { writeConcurrency: 4 });
@@ -55,11 +67,26 @@ const devices = [newId('dev'), newId('dev'), newId('dev')];
 const dayOfPoints = (workspace_id: string): PointToStore[] =>
   Array.from({ length: (24 * 60) / 7 }, (_, i) => {
     const at = new Date(Date.parse(`${DAY}T00:00:00Z`) + i * 7 * 60_000 + i).toISOString();
-    return { workspace_id, fleet_id: FLEET, device_id: devices[i % 3], tag: i % 2 ? 'a' : 'b', timestamp_device: at, timestamp_in: at, payload: i % 10 ? { temp: (i * 37) % 101 - 50.5 } : { other: i } };
+    return {
+      workspace_id,
+      fleet_id: FLEET,
+      device_id: devices[i % 3],
+      tag: i % 2 ? 'a' : 'b',
+      timestamp_device: at,
+      timestamp_in: at,
+      payload: i % 10 ? { temp: ((i * 37) % 101) - 50.5 } : { other: i },
+    };
   });
 
 const aggregate = async (workspaceId: string, query: Record<string, string | string[]>, now?: number) => {
-  const page = await aggregateTimeseries(db, store, account.caller, workspaceId, AggregateQuerySchema.parse({ field: 'temp', start: `${DAY}T00:00:00Z`, end: `${DAY}T23:59:59.999Z`, ...query }), now);
+  const page = await aggregateTimeseries(
+    db,
+    store,
+    account.caller,
+    workspaceId,
+    AggregateQuerySchema.parse({ field: 'temp', start: `${DAY}T00:00:00Z`, end: `${DAY}T23:59:59.999Z`, ...query }),
+    now,
+  );
   const buckets: AggregateBucket[] = [];
   for await (const bucket of page.buckets) buckets.push(bucket);
   return { buckets, skipped: page.skipped() };
@@ -67,12 +94,20 @@ const aggregate = async (workspaceId: string, query: Record<string, string | str
 
 /** What a client computes from the storage query of the same range. */
 const expected = async (workspaceId: string, every: string, zone: string, groupByDevice: boolean, devicesOf?: string[]) => {
-  const raw = await collect(store.query({ workspaceId, start: `${DAY}T00:00:00Z`, end: `${DAY}T23:59:59.999Z`, devices: devicesOf, from: 0, size: 100_000, order: 'asc' }));
+  const raw = await collect(
+    store.query({ workspaceId, start: `${DAY}T00:00:00Z`, end: `${DAY}T23:59:59.999Z`, devices: devicesOf, from: 0, size: 100_000, order: 'asc' }),
+  );
   return clientAggregate(raw, parseEvery(every)!, zone, ['temp'], groupByDevice);
 };
 
 const rollupItems = async (workspaceId: string) =>
-  (((await series.doc.send(new ScanCommand({ TableName: series.table, FilterExpression: 'begins_with(pk, :r)', ExpressionAttributeValues: { ':r': `R#${workspaceId}#` } }))).Items ?? []) as Array<{ sk: string; v: number; s?: string }>).sort((a, b) => a.sk.localeCompare(b.sk));
+  (
+    ((
+      await series.doc.send(
+        new ScanCommand({ TableName: series.table, FilterExpression: 'begins_with(pk, :r)', ExpressionAttributeValues: { ':r': `R#${workspaceId}#` } }),
+      )
+    ).Items ?? []) as Array<{ sk: string; v: number; s?: string }>
+  ).sort((a, b) => a.sk.localeCompare(b.sk));
 
 const newWorkspace = async () => (await createWorkspace(db, account.caller, { name: 'rollups', description: '' })).id;
 
@@ -107,7 +142,17 @@ describe('rollups of sealed hours', () => {
     await store.write(dayOfPoints(id));
     await aggregate(id, { every: '1h', group_by: 'device' });
     const late = `${DAY}T10:30:00.000Z`;
-    await store.write([{ workspace_id: id, fleet_id: FLEET, device_id: devices[0], tag: 'a', timestamp_device: late, timestamp_in: new Date().toISOString(), payload: { temp: 1000 } }]);
+    await store.write([
+      {
+        workspace_id: id,
+        fleet_id: FLEET,
+        device_id: devices[0],
+        tag: 'a',
+        timestamp_device: late,
+        timestamp_in: new Date().toISOString(),
+        payload: { temp: 1000 },
+      },
+    ]);
 
     queries = [];
     const after = await aggregate(id, { every: '1h', group_by: 'device' });
@@ -129,12 +174,22 @@ describe('rollups of sealed hours', () => {
     const id = await newWorkspace();
     await store.write(dayOfPoints(id));
     const before = await aggregate(id, { every: '1h', group_by: 'device' });
-    const late: PointToStore = { workspace_id: id, fleet_id: FLEET, device_id: devices[1], tag: 'a', timestamp_device: `${DAY}T05:20:00.000Z`, timestamp_in: new Date().toISOString(), payload: { temp: -1000 } };
+    const late: PointToStore = {
+      workspace_id: id,
+      fleet_id: FLEET,
+      device_id: devices[1],
+      tag: 'a',
+      timestamp_device: `${DAY}T05:20:00.000Z`,
+      timestamp_in: new Date().toISOString(),
+      payload: { temp: -1000 },
+    };
 
     failPointWrites = true;
     await expect(store.write([late])).rejects.toThrow('Throughput exceeds');
     failPointWrites = false;
-    const stamps = ((await series.doc.send(new ScanCommand({ TableName: series.table, FilterExpression: 'pk = :s', ExpressionAttributeValues: { ':s': `S#${id}` } }))).Items ?? []) as Array<{ sk: string; p?: boolean }>;
+    const stamps = ((
+      await series.doc.send(new ScanCommand({ TableName: series.table, FilterExpression: 'pk = :s', ExpressionAttributeValues: { ':s': `S#${id}` } }))
+    ).Items ?? []) as Array<{ sk: string; p?: boolean }>;
     // The first write stamped every hour of the day (written late, as a replay of old data is); this one its hour, pending.
     expect(stamps.filter((stamp) => stamp.p).map((stamp) => stamp.sk)).toEqual([`${DAY}T05:00:00.000Z`]);
 
@@ -160,7 +215,15 @@ describe('rollups of sealed hours', () => {
     await store.write(dayOfPoints(id));
     const now = Date.now();
     await aggregate(id, { every: '1h' }, now);
-    const items = ((await series.doc.send(new ScanCommand({ TableName: series.table, FilterExpression: 'begins_with(pk, :r) OR pk = :s', ExpressionAttributeValues: { ':r': `R#${id}#`, ':s': `S#${id}` } }))).Items ?? []) as Array<{ pk: string; expires: number }>;
+    const items = ((
+      await series.doc.send(
+        new ScanCommand({
+          TableName: series.table,
+          FilterExpression: 'begins_with(pk, :r) OR pk = :s',
+          ExpressionAttributeValues: { ':r': `R#${id}#`, ':s': `S#${id}` },
+        }),
+      )
+    ).Items ?? []) as Array<{ pk: string; expires: number }>;
     const days = (item: { expires: number }) => Math.round((item.expires * 1000 - now) / 86_400_000);
     expect(new Set(items.filter((i) => i.pk.startsWith('R#')).map(days))).toEqual(new Set([90]));
     expect(new Set(items.filter((i) => i.pk.startsWith('S#')).map(days))).toEqual(new Set([100]));
@@ -169,11 +232,21 @@ describe('rollups of sealed hours', () => {
   it('are stamped by a write into hours that ended 1 h 50 min before it (the sealing, ten minutes early for other clocks), not into later ones', async () => {
     const id = await newWorkspace();
     const clocked = dynamoDbTimeseriesStore(series, { writeConcurrency: 2, now: () => Date.parse(`${DAY}T12:00:00Z`) });
-    const at = (time: string): PointToStore => ({ workspace_id: id, fleet_id: FLEET, device_id: devices[0], tag: 'a', timestamp_device: `${DAY}T${time}Z`, timestamp_in: `${DAY}T12:00:00.000Z`, payload: { temp: 1 } });
+    const at = (time: string): PointToStore => ({
+      workspace_id: id,
+      fleet_id: FLEET,
+      device_id: devices[0],
+      tag: 'a',
+      timestamp_device: `${DAY}T${time}Z`,
+      timestamp_in: `${DAY}T12:00:00.000Z`,
+      payload: { temp: 1 },
+    });
 
     await clocked.write([at('08:59:59.999'), at('09:30:00.000'), at('10:00:00.000'), at('11:59:00.000')]);
 
-    const stamps = ((await series.doc.send(new ScanCommand({ TableName: series.table, FilterExpression: 'pk = :s', ExpressionAttributeValues: { ':s': `S#${id}` } }))).Items ?? []) as Array<{ sk: string; p?: boolean }>;
+    const stamps = ((
+      await series.doc.send(new ScanCommand({ TableName: series.table, FilterExpression: 'pk = :s', ExpressionAttributeValues: { ':s': `S#${id}` } }))
+    ).Items ?? []) as Array<{ sk: string; p?: boolean }>;
     expect(stamps.map((stamp) => [stamp.sk, stamp.p ?? false]).sort()).toEqual([
       [`${DAY}T08:00:00.000Z`, false],
       [`${DAY}T09:00:00.000Z`, false],

@@ -106,7 +106,11 @@ export const describeTimeseriesStore = (name: string, makeStore: () => Promise<T
       const { point, query } = scene();
 
       // One request: the same arrival time, places 0, 1, 2 in it.
-      const result = await store.write([point(0, 't', 0, 'a', { sequence: 0 }), point(1, 't', 0, 'b', { sequence: 1 }), point(0, 't', 0, 'c', { sequence: 2 })]);
+      const result = await store.write([
+        point(0, 't', 0, 'a', { sequence: 0 }),
+        point(1, 't', 0, 'b', { sequence: 1 }),
+        point(0, 't', 0, 'c', { sequence: 2 }),
+      ]);
 
       expect(result).toEqual({ written: 2, discarded: 1 });
       expect((await collect(store.query(query()))).map((p) => p.payload)).toEqual(['a', 'b']);
@@ -232,7 +236,11 @@ export const describeTimeseriesStore = (name: string, makeStore: () => Promise<T
     it('filters by the fleet a point was stored with, together with devices and tags', async () => {
       const { point, query, fleets, devices } = scene();
       // The device moved from the first fleet to the second between its points.
-      await store.write([point(0, 'a', 0, 1, { fleet_id: fleets[0] }), point(0, 'a', 1, 2, { fleet_id: fleets[1] }), point(1, 'b', 2, 3, { fleet_id: fleets[1] })]);
+      await store.write([
+        point(0, 'a', 0, 1, { fleet_id: fleets[0] }),
+        point(0, 'a', 1, 2, { fleet_id: fleets[1] }),
+        point(1, 'b', 2, 3, { fleet_id: fleets[1] }),
+      ]);
 
       const first = await collect(store.query(query({ fleets: [fleets[0]] })));
       const second = await collect(store.query(query({ fleets: [fleets[1]], tags: ['a'] })));
@@ -252,7 +260,12 @@ export const describeTimeseriesStore = (name: string, makeStore: () => Promise<T
       // A replay of a device time (dropped) and a cloud-stamped point written twice under two stamps (kept once).
       await store.write([point(0, 't0', 0, 'replay', { timestamp_in: at(9_999) }), stamped(1, 't1', 10, 7, 'aaaaaaaaaaaaaaaa', 'cloud')]);
       await store.write([stamped(1, 't1', 10, 9, 'aaaaaaaaaaaaaaaa', 'cloud')]);
-      const selections: Array<Partial<TimeseriesRange>> = [{}, { start: at(100), end: at(300) }, { devices: [devices[2]], tags: ['t1', 't3'] }, { fleets: [fleets[1]], start: at(50) }];
+      const selections: Array<Partial<TimeseriesRange>> = [
+        {},
+        { start: at(100), end: at(300) },
+        { devices: [devices[2]], tags: ['t1', 't3'] },
+        { fleets: [fleets[1]], start: at(50) },
+      ];
 
       for (const selection of selections) {
         const { points: read, sizes } = await collectRange(store.readRange(range(selection)));
@@ -292,7 +305,11 @@ export const describeTimeseriesStore = (name: string, makeStore: () => Promise<T
     it('stores nothing of a write that holds an invalid point', async () => {
       const { point, query } = scene();
 
-      const invalid = [point(0, 'bad tag!', 1), point(0, 'good', 2, 1, { timestamp_device: 'yesterday' }), point(0, 'good', 3, undefined, { payload: undefined })];
+      const invalid = [
+        point(0, 'bad tag!', 1),
+        point(0, 'good', 2, 1, { timestamp_device: 'yesterday' }),
+        point(0, 'good', 3, undefined, { payload: undefined }),
+      ];
 
       await expect(store.write([point(0, 'good', 0), ...invalid])).rejects.toThrow(ValidationError);
 
@@ -310,7 +327,11 @@ export const describeTimeseriesStore = (name: string, makeStore: () => Promise<T
     it('keeps every cloud-stamped point: two origins are two points, even under the same stamp and payload', async () => {
       const { stamped, query } = scene();
       // Two requests stamped at once by two containers, and a third point a microsecond later.
-      const written = [stamped(0, 't', 0, 1, 'aaaaaaaaaaaaaaaa', 'same'), stamped(0, 't', 0, 1, 'bbbbbbbbbbbbbbbb', 'same'), stamped(0, 't', 0, 2, 'cccccccccccccccc', 'same')];
+      const written = [
+        stamped(0, 't', 0, 1, 'aaaaaaaaaaaaaaaa', 'same'),
+        stamped(0, 't', 0, 1, 'bbbbbbbbbbbbbbbb', 'same'),
+        stamped(0, 't', 0, 2, 'cccccccccccccccc', 'same'),
+      ];
 
       const result = await store.write(written);
 
@@ -351,7 +372,13 @@ export const describeTimeseriesStore = (name: string, makeStore: () => Promise<T
 
     it('selects to the microsecond: start included, end excluded, finer digits rounded up', async () => {
       const { point, stamped, query } = scene();
-      const written = [point(0, 't', 0), stamped(0, 't', 0, 1, 'aaaaaaaaaaaaaaaa'), stamped(0, 't', 0, 500, 'bbbbbbbbbbbbbbbb'), stamped(0, 't', 0, 999, 'cccccccccccccccc'), point(0, 't', 1)];
+      const written = [
+        point(0, 't', 0),
+        stamped(0, 't', 0, 1, 'aaaaaaaaaaaaaaaa'),
+        stamped(0, 't', 0, 500, 'bbbbbbbbbbbbbbbb'),
+        stamped(0, 't', 0, 999, 'cccccccccccccccc'),
+        point(0, 't', 1),
+      ];
       await store.write(written);
       const between = async (start: string, end: string) => (await collect(store.query(query({ start, end })))).map((p) => p.timestamp_device);
 

@@ -37,7 +37,11 @@ describe('AWS requests of the data path', () => {
   it('takes at most 25 AWS requests per 1,000 points from the ingest queue to the webhook, packing points and events', async () => {
     // 5,000 points from 5 devices, 100 per request (docs/cost.md: the traffic shapes).
     const messages = 50;
-    const result = await measureDataPath(runtime, { door: 'https', devices: 5, pointsPerMessage: 100, messagesPerDevice: messages / 5 }, { onSent: () => runtime.enableEventSource('ingest') });
+    const result = await measureDataPath(
+      runtime,
+      { door: 'https', devices: 5, pointsPerMessage: 100, messagesPerDevice: messages / 5 },
+      { onSent: () => runtime.enableEventSource('ingest') },
+    );
 
     expect(result.points).toBe(5000);
     expect(result.received.data).toBeGreaterThanOrEqual(5000);

@@ -54,12 +54,17 @@ describe('device API on the local runtime', () => {
     const at = (second: number) => `2026-02-01T00:00:${String(second).padStart(2, '0')}.000Z`;
     const { timeseriesStore } = await import('../../../lambdas/stores/timeseries');
     const storedPoints = (count: number) =>
-      waitFor(async () => {
-        const points = [];
-        for await (const p of timeseriesStore().query({ workspaceId: runtime.workspace_id, devices: [device.id], from: 0, size: 100, order: 'asc' })) points.push(p);
-        if (points.length < count) throw new Error(`${points.length} of ${count} points stored`);
-        return points;
-      }, 'the points to be stored', 30_000);
+      waitFor(
+        async () => {
+          const points = [];
+          for await (const p of timeseriesStore().query({ workspaceId: runtime.workspace_id, devices: [device.id], from: 0, size: 100, order: 'asc' }))
+            points.push(p);
+          if (points.length < count) throw new Error(`${points.length} of ${count} points stored`);
+          return points;
+        },
+        'the points to be stored',
+        30_000,
+      );
 
     const first = await me.post('/data', [
       { tag: 'temp', payload: { v: 3 }, timestamp_device: at(3) },
@@ -70,10 +75,14 @@ describe('device API on the local runtime', () => {
     const duplicate = await me.post('/data', { tag: 'temp', payload: { v: 'again' }, timestamp_device: at(1) });
     const late = await me.post('/data', { tag: 'temp', payload: { v: 0 }, timestamp_device: at(0) });
     // Every queued message handled, the duplicate included: only then is "first write wins" shown.
-    await waitFor(async () => {
-      const depth = await depthOf(runtime.queue_urls.ingest);
-      if (depth.visible + depth.inFlight) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
-    }, 'the ingest queue to drain', 30_000);
+    await waitFor(
+      async () => {
+        const depth = await depthOf(runtime.queue_urls.ingest);
+        if (depth.visible + depth.inFlight) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
+      },
+      'the ingest queue to drain',
+      30_000,
+    );
     const stored = await storedPoints(4);
 
     expect([first.status, duplicate.status, late.status]).toEqual([202, 202, 202]);
@@ -95,11 +104,15 @@ describe('device API on the local runtime', () => {
     for (let request = 1; request <= 5; request++) answers.push(await me.post('/data', batch(request)));
 
     expect(answers.map((a) => [a.status, a.body.accepted])).toEqual(Array(6).fill([202, 100]));
-    const points = await waitFor(async () => {
-      const { body } = await api.get(`/timeseries/${runtime.workspace_id}/data?device=${device.id}&sort=timestamp_device&size=1000`);
-      if (body.result.length < 600) throw new Error(`${body.result.length} of 600 points`);
-      return body.result as Array<{ timestamp_device: string; payload: { request: number; i: number } }>;
-    }, 'the 600 points to be stored', 30_000);
+    const points = await waitFor(
+      async () => {
+        const { body } = await api.get(`/timeseries/${runtime.workspace_id}/data?device=${device.id}&sort=timestamp_device&size=1000`);
+        if (body.result.length < 600) throw new Error(`${body.result.length} of 600 points`);
+        return body.result as Array<{ timestamp_device: string; payload: { request: number; i: number } }>;
+      },
+      'the 600 points to be stored',
+      30_000,
+    );
     // Each point once, in the order sent: request by request, and within a request point by point.
     expect(points.map((p) => p.payload)).toEqual(Array.from({ length: 6 }, (_, request) => batch(request).map((p) => p.payload)).flat());
     expect(new Set(points.map((p) => p.timestamp_device)).size).toBe(600);
@@ -111,15 +124,27 @@ describe('device API on the local runtime', () => {
     const me = asDevice(await deviceToken(credentials));
     const batch = Array.from({ length: 100 }, (_, i) => ({ tag: 'level', payload: { i }, timestamp_device: new Date(Date.UTC(2026, 1, 1) + i).toISOString() }));
 
-    const answers = [await me.post('/data', batch), await me.post('/data', batch.map((p) => ({ ...p, payload: { replayed: true } })))];
-    await waitFor(async () => {
-      const depth = await depthOf(runtime.queue_urls.ingest);
-      if (depth.visible + depth.inFlight) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
-    }, 'the ingest queue to drain', 30_000);
+    const answers = [
+      await me.post('/data', batch),
+      await me.post(
+        '/data',
+        batch.map((p) => ({ ...p, payload: { replayed: true } })),
+      ),
+    ];
+    await waitFor(
+      async () => {
+        const depth = await depthOf(runtime.queue_urls.ingest);
+        if (depth.visible + depth.inFlight) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
+      },
+      'the ingest queue to drain',
+      30_000,
+    );
 
     const { body } = await api.get(`/timeseries/${runtime.workspace_id}/data?device=${device.id}&sort=timestamp_device&size=1000`);
     expect(answers.map((a) => a.status)).toEqual([202, 202]);
-    expect(body.result.map((p: { timestamp_device: string; payload: unknown }) => [p.timestamp_device, p.payload])).toEqual(batch.map((p) => [p.timestamp_device, p.payload]));
+    expect(body.result.map((p: { timestamp_device: string; payload: unknown }) => [p.timestamp_device, p.payload])).toEqual(
+      batch.map((p) => [p.timestamp_device, p.payload]),
+    );
   });
 
   it('answers 401 to bad and expired tokens and to API keys', async () => {
@@ -146,8 +171,12 @@ describe('device API on the local runtime', () => {
 
     expect(before.status).toBe(200);
     // the runtime caches authorizer answers for 1 s, as API Gateway does for its TTL
-    await waitFor(async () => {
-      if ((await me.get('/status')).status !== 401) throw new Error('still accepted');
-    }, 'revocation', 10_000);
+    await waitFor(
+      async () => {
+        if ((await me.get('/status')).status !== 401) throw new Error('still accepted');
+      },
+      'revocation',
+      10_000,
+    );
   });
 });

@@ -24,10 +24,14 @@ const at = (second: number) => `2026-04-01T12:00:${String(second).padStart(2, '0
 const keyOf = (r: { device_id: string; tag: string; timestamp_device: string }) => `${r.timestamp_device} ${r.device_id} ${r.tag}`;
 
 const drained = () =>
-  waitFor(async () => {
-    const depth = await depthOf(runtime.queue_urls.ingest);
-    if (depth.visible + depth.inFlight) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
-  }, 'the ingest queue to drain', 30_000);
+  waitFor(
+    async () => {
+      const depth = await depthOf(runtime.queue_urls.ingest);
+      if (depth.visible + depth.inFlight) throw new Error(`ingest queue holds ${JSON.stringify(depth)}`);
+    },
+    'the ingest queue to drain',
+    30_000,
+  );
 
 const query = (params: string) => api.get<{ result: StoredRecord[] }>(`/timeseries/${runtime.workspace_id}/data${params}`);
 
@@ -56,12 +60,30 @@ beforeAll(async () => {
   };
 
   // Out of order, in several requests; both devices share timestamps (ties across devices).
-  await publish(0, [['temp', 5, 50], ['temp', 1, 10], ['hum', 5, 55], ['temp', 9, 90]]);
-  await publish(1, [['temp', 5, 500], ['temp', 2, 200], ['hum', 1, 111]]);
-  await publish(0, [['temp', 3, 30], ['hum', 0, 0], ['temp', 7, 70], ['hum', 9, 99]]);
+  await publish(0, [
+    ['temp', 5, 50],
+    ['temp', 1, 10],
+    ['hum', 5, 55],
+    ['temp', 9, 90],
+  ]);
+  await publish(1, [
+    ['temp', 5, 500],
+    ['temp', 2, 200],
+    ['hum', 1, 111],
+  ]);
+  await publish(0, [
+    ['temp', 3, 30],
+    ['hum', 0, 0],
+    ['temp', 7, 70],
+    ['hum', 9, 99],
+  ]);
   await drained();
   // Duplicates, once their originals are stored: dropped, the first write stays.
-  await publish(0, [['temp', 5, -1], ['hum', 0, -1], ['temp', 4, 40]]);
+  await publish(0, [
+    ['temp', 5, -1],
+    ['hum', 0, -1],
+    ['temp', 4, 40],
+  ]);
   await publish(1, [['temp', 2, -1]]);
   await drained();
 }, 120_000);
@@ -80,7 +102,11 @@ describe('published points read back through the storage query', () => {
     expect(status).toBe(200);
     expect(summary(body.result)).toEqual(summaryOf(ascending().reverse()));
     expect(body.result.every((r) => r.timestamp_in > r.timestamp_device)).toBe(true);
-    expect(body.result.map((r) => r.fleet_id)).toEqual(ascending().reverse().map((p) => devices.find((d) => d.id === p.device_id)!.fleet_id));
+    expect(body.result.map((r) => r.fleet_id)).toEqual(
+      ascending()
+        .reverse()
+        .map((p) => devices.find((d) => d.id === p.device_id)!.fleet_id),
+    );
   });
 
   it('sorts oldest first with sort=timestamp_device', async () => {

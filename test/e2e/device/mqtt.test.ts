@@ -64,7 +64,12 @@ describe('the MQTT door', () => {
   it('hands out credentials that name the TLS broker, with its CA, and keep the HTTPS address', async () => {
     const { credentials } = await newDevice();
 
-    expect(credentials.endpoint).toEqual({ host: '127.0.0.1', port: Number(new URL(runtime.mqtts_url).port), mode: 'secure', url: `${runtime.base_url}/device` });
+    expect(credentials.endpoint).toEqual({
+      host: '127.0.0.1',
+      port: Number(new URL(runtime.mqtts_url).port),
+      mode: 'secure',
+      url: `${runtime.base_url}/device`,
+    });
     expect(credentials.cacert).toMatch(/^-----BEGIN CERTIFICATE-----/);
   });
 
@@ -109,8 +114,16 @@ describe('the MQTT door', () => {
     const victim = await newDevice();
     const intruder = await newDevice();
 
-    const revokedOutcome = await connectOutcome(runtime.mqtt_url, { clientId: revoked.id, username: revoked.id, password: await deviceToken(revoked.credentials) });
-    const foreignOutcome = await connectOutcome(runtime.mqtt_url, { clientId: victim.id, username: victim.id, password: await deviceToken(intruder.credentials) });
+    const revokedOutcome = await connectOutcome(runtime.mqtt_url, {
+      clientId: revoked.id,
+      username: revoked.id,
+      password: await deviceToken(revoked.credentials),
+    });
+    const foreignOutcome = await connectOutcome(runtime.mqtt_url, {
+      clientId: victim.id,
+      username: victim.id,
+      password: await deviceToken(intruder.credentials),
+    });
 
     expect([revokedOutcome, foreignOutcome]).toEqual([5, 5]);
     expect((await waitForEvents(revoked.id, 'authentication'))[0].payload).toMatchObject({ error: 'identity revoked', result: 'denied' });
@@ -124,7 +137,11 @@ describe('the MQTT door', () => {
 
     expect(device.client.connected).toBe(true);
     const [event] = await waitForEvents(id, 'authentication');
-    expect(event.payload).toMatchObject({ verified: 'true', result: 'granted', error: expect.stringMatching(/^token expired \d+ s ago, accepted for a reconnect$/) });
+    expect(event.payload).toMatchObject({
+      verified: 'true',
+      result: 'granted',
+      error: expect.stringMatching(/^token expired \d+ s ago, accepted for a reconnect$/),
+    });
   });
 
   // IoT Core reports a refused subscribe only in its own logs: the template's door has no event for
@@ -176,7 +193,12 @@ describe('the MQTT door', () => {
     }, 'two stored points');
     expect(points.map((p: { payload: unknown }) => p.payload)).toEqual([{ temp: 21.5 }, { temp: 21.7 }]);
     // A cloud stamp: the millisecond of arrival (timestamp_in), and microseconds that keep points apart.
-    expect(points.every((p: { timestamp_device: string; timestamp_in: string }) => p.timestamp_device.startsWith(p.timestamp_in.slice(0, -1)) && /\.\d{6}Z$/.test(p.timestamp_device))).toBe(true);
+    expect(
+      points.every(
+        (p: { timestamp_device: string; timestamp_in: string }) =>
+          p.timestamp_device.startsWith(p.timestamp_in.slice(0, -1)) && /\.\d{6}Z$/.test(p.timestamp_device),
+      ),
+    ).toBe(true);
     await until(() => hook.accepted().filter((e) => e.device_id === id && e.tag === 'weather').length >= 2, 'two data entries on the webhook');
   });
 
@@ -184,7 +206,11 @@ describe('the MQTT door', () => {
     const { id, credentials } = await newDevice();
     const device = await connected(credentials);
     const fleet = (await api.post(`/workspaces/${runtime.workspace_id}/fleets`, { name: 'field' })).body.fleet;
-    const storedOf = async () => (await api.get(`/timeseries/${runtime.workspace_id}/data?device=${id}&sort=timestamp_device`)).body.result as Array<{ fleet_id: string; payload: { n: number } }>;
+    const storedOf = async () =>
+      (await api.get(`/timeseries/${runtime.workspace_id}/data?device=${id}&sort=timestamp_device`)).body.result as Array<{
+        fleet_id: string;
+        payload: { n: number };
+      }>;
 
     await device.data('place', { n: 0 });
     const before = await waitFor(async () => {
@@ -212,7 +238,10 @@ describe('the MQTT door', () => {
     expect(after.map((p) => p.payload.n)).toEqual(Array.from({ length: after.length }, (_, n) => n));
     const firstMoved = after.findIndex((p) => p.fleet_id === fleet.id);
     expect(after.slice(firstMoved).every((p) => p.fleet_id === fleet.id)).toBe(true);
-    await until(() => hook.accepted().some((e) => e.device_id === id && e.tag === 'place' && e.device_name === 'moved-sensor' && e.fleet_id === fleet.id), 'a webhook entry with the new name and fleet');
+    await until(
+      () => hook.accepted().some((e) => e.device_id === id && e.tag === 'place' && e.device_name === 'moved-sensor' && e.fleet_id === fleet.id),
+      'a webhook entry with the new name and fleet',
+    );
   });
 
   it('keeps a burst of 500 QoS-1 publishes from one device whole, each with its own stamp, in the order they arrived', async () => {
@@ -224,11 +253,15 @@ describe('the MQTT door', () => {
     // ingest's contract test covers a whole burst of one millisecond; a loaded machine spreads them).
     await Promise.all(Array.from({ length: count }, (_, n) => device.data('level', { n })));
 
-    const points: Array<{ timestamp_device: string; timestamp_in: string; payload: { n: number } }> = await waitFor(async () => {
-      const { body } = await api.get(`/timeseries/${runtime.workspace_id}/data?device=${id}&sort=timestamp_device&size=1000`);
-      if (body.result.length < count) throw new Error(`${body.result.length} of ${count} points`);
-      return body.result;
-    }, `${count} stored points`, 60_000);
+    const points: Array<{ timestamp_device: string; timestamp_in: string; payload: { n: number } }> = await waitFor(
+      async () => {
+        const { body } = await api.get(`/timeseries/${runtime.workspace_id}/data?device=${id}&sort=timestamp_device&size=1000`);
+        if (body.result.length < count) throw new Error(`${body.result.length} of ${count} points`);
+        return body.result;
+      },
+      `${count} stored points`,
+      60_000,
+    );
     expect(points.map((p) => p.payload.n).sort((a, b) => a - b)).toEqual(Array.from({ length: count }, (_, n) => n));
     expect(new Set(points.map((p) => p.timestamp_device)).size).toBe(count);
     // In arrival order: a point that arrived in a later millisecond is later. Within one
@@ -400,13 +433,17 @@ describe('the MQTT door', () => {
     await device.up('condition', { uuid: 'c-1', payloadf: { t: 60 }, finish: '2026-02-01T10:05:00Z' });
     await device.up('condition', { uuid: 'broken' });
 
-    await until(async () => {
-      await device.up('#conditions', {});
-      const answers = device.received.filter((m) => m.key === '#conditions');
-      await until(() => device.received.filter((m) => m.key === '#conditions').length > answers.length, 'an answer', 20_000);
-      const last = device.received.filter((m) => m.key === '#conditions').at(-1)!;
-      return JSON.stringify(last.value) === JSON.stringify({ 'c-2': { tag: 'door', start: '2026-02-01T10:01:00.000Z' } });
-    }, 'only c-2 open', 30_000);
+    await until(
+      async () => {
+        await device.up('#conditions', {});
+        const answers = device.received.filter((m) => m.key === '#conditions');
+        await until(() => device.received.filter((m) => m.key === '#conditions').length > answers.length, 'an answer', 20_000);
+        const last = device.received.filter((m) => m.key === '#conditions').at(-1)!;
+        return JSON.stringify(last.value) === JSON.stringify({ 'c-2': { tag: 'door', start: '2026-02-01T10:01:00.000Z' } });
+      },
+      'only c-2 open',
+      30_000,
+    );
     expect(id).toMatch(/^dev-/);
   });
 

@@ -30,7 +30,6 @@ afterAll(async () => {
   await runtime?.stop();
 });
 
-
 describe('the forward DLQ and its replay command', () => {
   it('parks what a receiver that never recovers missed in the DLQ, and the replay delivers it once the receiver is back', async () => {
     const devices: string[] = [];
@@ -55,13 +54,20 @@ describe('the forward DLQ and its replay command', () => {
     const { stdout, stderr } = await run(process.execPath, fleetstreamArgs('replay-dlq', ['--queue', runtime.queue_urls.forward]), { env: process.env });
     await until(() => broken.accepted().length >= 10, 'the replayed events delivered');
 
-    expect(JSON.parse(stdout)).toEqual(expect.objectContaining({ moved: parked, left: 0, queue: runtime.queue_urls.forward, dlq: runtime.queue_urls['forward-dlq'] }));
+    expect(JSON.parse(stdout)).toEqual(
+      expect.objectContaining({ moved: parked, left: 0, queue: runtime.queue_urls.forward, dlq: runtime.queue_urls['forward-dlq'] }),
+    );
     expect(stderr).toMatch(new RegExp(`moved ${parked}`));
     expect(broken.accepted()).toHaveLength(10);
     expect(new Set(broken.accepted().map((e) => e.device_id))).toEqual(new Set(devices));
     expect(broken.accepted().map((e) => (e.payload as { value: unknown }).value)).toEqual(broken.accepted().map(() => value));
     // the healthy receiver got each event on the first attempt, and neither the retries nor the replay sent it again
-    expect(healthy.accepted().map((e) => e.device_id).sort()).toEqual([...devices].sort());
+    expect(
+      healthy
+        .accepted()
+        .map((e) => e.device_id)
+        .sort(),
+    ).toEqual([...devices].sort());
     await until(async () => {
       const depth = await depthOf(runtime.queue_urls.forward);
       return depth.visible + depth.inFlight === 0;
@@ -99,6 +105,11 @@ describe('the forward DLQ and its replay command', () => {
     await until(() => hook.accepted().length >= points.length, 'the replayed packs delivered');
 
     expect(JSON.parse(stdout)).toEqual(expect.objectContaining({ moved: packs.length, left: 0 }));
-    expect(hook.accepted().map((e) => (e.payload as { i: number }).i).sort((a, b) => a - b)).toEqual(points.map((_, i) => i));
+    expect(
+      hook
+        .accepted()
+        .map((e) => (e.payload as { i: number }).i)
+        .sort((a, b) => a - b),
+    ).toEqual(points.map((_, i) => i));
   });
 });

@@ -48,7 +48,8 @@ const fleetSetup = async () => {
   return { workspaceId, field, inDefault, inField, clientOf, hook, serviceEvents };
 };
 
-const nameOf = (e: { payload: unknown }) => (e.payload as { name?: string; value?: { firmware_version?: string } }).name ?? (e.payload as { value: { firmware_version: string } }).value.firmware_version;
+const nameOf = (e: { payload: unknown }) =>
+  (e.payload as { name?: string; value?: { firmware_version?: string } }).name ?? (e.payload as { value: { firmware_version: string } }).value.firmware_version;
 const summary = (events: Array<{ device_id: string; type: string; direction: string; payload: unknown }>) =>
   events.map((e) => `${e.device_id} ${e.type} ${e.direction} ${nameOf(e)}`).sort();
 
@@ -75,7 +76,10 @@ describe('job and FOTA events through the registry stream (local runtime or clou
     // The forward queue is a standard queue and the stream invokes as soon as it reads (no window):
     // events sent in separate messages arrive in any order, so the marker may come before the others.
     const others = () => serviceEvents().filter((e) => nameOf(e) !== 'marker');
-    await until(() => serviceEvents().some((e) => nameOf(e) === 'marker') && others().length >= expected.length, 'every event, and the marker job scheduled after them');
+    await until(
+      () => serviceEvents().some((e) => nameOf(e) === 'marker') && others().length >= expected.length,
+      'every event, and the marker job scheduled after them',
+    );
 
     expect(result.status).toBe(200);
     expect(retried.status).toBe(200);

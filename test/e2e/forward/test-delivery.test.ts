@@ -57,7 +57,8 @@ const sessionOf = async (email: string): Promise<ApiClient> => {
   expect((await cognito.confirmSignUp(email, await codeFor(runtime.console_url!, email))).status).toBe(200);
   const { AccessToken } = (await cognito.signIn(email, password)).body.AuthenticationResult;
   const anonymous = apiClient(runtime.base_url);
-  const call: ApiClient['call'] = (method, path, body, headers = {}) => anonymous.call(method, path, body, { authorization: `Bearer ${AccessToken}`, ...headers });
+  const call: ApiClient['call'] = (method, path, body, headers = {}) =>
+    anonymous.call(method, path, body, { authorization: `Bearer ${AccessToken}`, ...headers });
   return { call, get: (p) => call('GET', p), post: (p, b) => call('POST', p, b), put: (p, b) => call('PUT', p, b), delete: (p) => call('DELETE', p) };
 };
 
@@ -72,7 +73,14 @@ describe('sending a test delivery', () => {
     const { status, body } = await testHook(integration.id);
 
     expect(status).toBe(200);
-    expect(body.delivery).toEqual({ ok: true, status: 200, error: null, duration_ms: expect.any(Number), batch_id: expect.stringMatching(/^test-/), kind: 'data' });
+    expect(body.delivery).toEqual({
+      ok: true,
+      status: 200,
+      error: null,
+      duration_ms: expect.any(Number),
+      batch_id: expect.stringMatching(/^test-/),
+      kind: 'data',
+    });
     expect(hook.posts).toHaveLength(1);
     const [post] = hook.posts;
     expect(verifySignature(secret, post.headers, post.raw)).toBe(true);
@@ -127,7 +135,16 @@ describe('sending a test delivery', () => {
     expect(verifySignature(secret, hook.posts[0].headers, hook.posts[0].raw)).toBe(true);
     expect(hook.posts[0].headers['x-fleetstream-kind']).toBe('events');
     expect(hook.posts[0].body.result).toEqual([
-      { id: '0', ts: expect.any(String), workspace_id: workspaceId, fleet_id: 'flt-test', device_id: 'dev-test', type: 'status', direction: 'c2d', payload: expect.objectContaining({ test: true }) },
+      {
+        id: '0',
+        ts: expect.any(String),
+        workspace_id: workspaceId,
+        fleet_id: 'flt-test',
+        device_id: 'dev-test',
+        type: 'status',
+        direction: 'c2d',
+        payload: expect.objectContaining({ test: true }),
+      },
     ]);
     expect(body.integration.enabled).toBe(false);
   });
@@ -153,7 +170,11 @@ describe('sending a test delivery', () => {
 
     expect(fixed.body.delivery).toMatchObject({ ok: true, status: 204, error: null });
     // the last error stays on record (with its time); the failures since the last success are none
-    expect(await statusOf(integration.id)).toMatchObject({ last_delivery_at: expect.any(String), last_error: 'test delivery: HTTP 500', consecutive_failures: 0 });
+    expect(await statusOf(integration.id)).toMatchObject({
+      last_delivery_at: expect.any(String),
+      last_error: 'test delivery: HTTP 500',
+      consecutive_failures: 0,
+    });
   });
 
   it('answers ok:false naming the refused connection when nothing listens on the port', async () => {
@@ -228,7 +249,10 @@ describe('sending a test delivery', () => {
     const withBody = await api.post(`/workspaces/${workspaceId}/integrations/${integration.id}/test`, { url: 'http://127.0.0.1:1/elsewhere' });
 
     expect(unknown).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
-    expect(notAnId).toMatchObject({ status: 400, body: { error: { code: 'validation_error', details: [expect.objectContaining({ field: 'path.integrationId' })] } } });
+    expect(notAnId).toMatchObject({
+      status: 400,
+      body: { error: { code: 'validation_error', details: [expect.objectContaining({ field: 'path.integrationId' })] } },
+    });
     expect(withBody.status).toBe(400);
     expect(hook.posts).toHaveLength(0);
     expect((await statusOf(integration.id)).last_delivery_at).toBeNull();

@@ -37,7 +37,6 @@ const workspaceWithDevices = async (n: number) => {
   return { workspaceId, devices };
 };
 
-
 /** Distinct job events the receiver accepted: device and job name. */
 const distinctJobs = (hook: WebhookReceiver) => new Set(hook.accepted().map((e) => `${e.device_id} ${(e.payload as { name: string }).name}`));
 
@@ -67,7 +66,11 @@ describe('webhooks on the local runtime', () => {
       payload: { name: 'reboot', status: 'pending', scheduled_at: expect.any(String), value: { delay: 1 }, rollout_id: expect.stringMatching(/^rol-/) },
     });
     expect(entries.filter((e) => e.type === 'fota')).toEqual([
-      expect.objectContaining({ device_id: devices[0].id, direction: 'c2d', payload: expect.objectContaining({ value: { firmware_id: 'fw', firmware_version: '2.0' } }) }),
+      expect.objectContaining({
+        device_id: devices[0].id,
+        direction: 'c2d',
+        payload: expect.objectContaining({ value: { firmware_id: 'fw', firmware_version: '2.0' } }),
+      }),
     ]);
     // The status is written once the batch's POSTs are answered: one packed POST may be all there is.
     const statusOf = async () => (await api.get(`/workspaces/${workspaceId}/integrations/${created.integration.id}`)).body.integration.status;
@@ -136,7 +139,12 @@ describe('webhooks on the local runtime', () => {
     );
     expect(data.every((e) => e.timestamp_in === published.body.timestamp_in)).toBe(true);
     const events = hook.posts.filter((p) => p.headers['x-fleetstream-kind'] === 'events').flatMap((p) => p.body.result);
-    expect(events.filter((e) => e.type === 'data').map((e) => (e.payload as { tag: string }).tag).sort()).toEqual(['power', 'weather', 'weather']);
+    expect(
+      events
+        .filter((e) => e.type === 'data')
+        .map((e) => (e.payload as { tag: string }).tag)
+        .sort(),
+    ).toEqual(['power', 'weather', 'weather']);
     expect(events.find((e) => e.type === 'os_info')).toEqual({
       id: expect.any(String),
       ts: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+Z$/),

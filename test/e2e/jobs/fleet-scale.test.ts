@@ -60,7 +60,8 @@ const succeeded = async (what: string, request: () => Promise<ApiResponse>) => {
   return body;
 };
 
-const move = (deviceId: string, fleetId: string) => succeeded(`moving ${deviceId}`, () => api.put(`/workspaces/${ws}/devices/${deviceId}`, { name: deviceId, fleet_id: fleetId }));
+const move = (deviceId: string, fleetId: string) =>
+  succeeded(`moving ${deviceId}`, () => api.put(`/workspaces/${ws}/devices/${deviceId}`, { name: deviceId, fleet_id: fleetId }));
 const createDevice = async (name: string, fleetId: string) =>
   (await succeeded(`creating ${name}`, () => api.post(`/workspaces/${ws}/devices`, { name, fleet_id: fleetId }))).device.id as string;
 
@@ -77,18 +78,22 @@ beforeAll(async () => {
   api = apiClient(runtime.base_url, runtime.api_key);
   ws = runtime.workspace_id;
   [fleetX, fleetY] = await Promise.all(['x', 'y'].map(async (name) => (await api.post(`/workspaces/${ws}/fleets`, { name })).body.fleet.id as string));
-  await eachLimit(Array.from({ length: DEVICES }, (_, i) => i), 8, async (i) => {
-    // A connection reset under load (a kept-alive socket closed meanwhile) is tried again; the
-    // devices the fleets hold are then listed, so a device created twice is just one more.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await createDevice(`d${i}`, i % 2 ? fleetY : fleetX);
-        return;
-      } catch (error) {
-        if (attempt >= 3 || !String((error as Error).message).includes('fetch failed')) throw error;
+  await eachLimit(
+    Array.from({ length: DEVICES }, (_, i) => i),
+    8,
+    async (i) => {
+      // A connection reset under load (a kept-alive socket closed meanwhile) is tried again; the
+      // devices the fleets hold are then listed, so a device created twice is just one more.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await createDevice(`d${i}`, i % 2 ? fleetY : fleetX);
+          return;
+        } catch (error) {
+          if (attempt >= 3 || !String((error as Error).message).includes('fetch failed')) throw error;
+        }
       }
-    }
-  });
+    },
+  );
   const listed = (await api.get(`/workspaces/${ws}/devices?fleet=${fleetX}&fleet=${fleetY}`)).body.devices as Array<{ id: string; fleet_id: string }>;
   inX = listed.filter((d) => d.fleet_id === fleetX).map((d) => d.id);
   inY = listed.filter((d) => d.fleet_id === fleetY).map((d) => d.id);
@@ -110,7 +115,12 @@ describe('a fleet-wide job on a few thousand devices while devices move', () => 
     let moves = 0;
     const swapping = pairs.map(async ({ a, b }) => {
       while (scheduling) {
-        for (const [device, fleet] of [[a, fleetY], [b, fleetX], [b, fleetY], [a, fleetX]] as const) {
+        for (const [device, fleet] of [
+          [a, fleetY],
+          [b, fleetX],
+          [b, fleetY],
+          [a, fleetX],
+        ] as const) {
           await move(device, fleet);
           moves += 1;
         }
@@ -123,7 +133,13 @@ describe('a fleet-wide job on a few thousand devices while devices move', () => 
 
     expect(answer.status).toBe(200);
     const { devices, ...job } = answer.body.job as { devices: string[]; scheduled_at: string };
-    expect(job).toEqual({ name: 'swap', status: 'pending', scheduled_at: expect.any(String), value: { at: 'snapshot' }, rollout_id: expect.stringMatching(/^rol-/) });
+    expect(job).toEqual({
+      name: 'swap',
+      status: 'pending',
+      scheduled_at: expect.any(String),
+      value: { at: 'snapshot' },
+      rollout_id: expect.stringMatching(/^rol-/),
+    });
     expect(new Set(devices).size).toBe(devices.length);
     const moving = new Set(pairs.flatMap(({ a, b }) => [a, b]));
     // Every device that stayed in X has it, none that stayed in Y.
@@ -153,7 +169,12 @@ describe('a FOTA on every fleet of a few thousand devices while devices are crea
 
     expect(answer.status).toBe(200);
     const { devices, ...fota } = answer.body.fota as { devices: string[]; scheduled_at: string };
-    expect(fota).toEqual({ scheduled_at: expect.any(String), status: 'pending', value: { firmware_id: 'fw-main', firmware_version: '2.0.0' }, rollout_id: expect.stringMatching(/^rol-/) });
+    expect(fota).toEqual({
+      scheduled_at: expect.any(String),
+      status: 'pending',
+      value: { firmware_id: 'fw-main', firmware_version: '2.0.0' },
+      rollout_id: expect.stringMatching(/^rol-/),
+    });
     expect(new Set(devices).size).toBe(devices.length);
     const before = [...inX, ...inY];
     const known = new Set(devices);

@@ -89,7 +89,15 @@ beforeAll(async () => {
   for (let i = 0; i < POINTS; i++) {
     const at = new Date(START + i * 1000).toISOString();
     const payload = i % 1000 === 7 ? { note: 'a, "quoted"\nline', i } : { temp: (i % 400) / 10, i };
-    points.push({ workspace_id: workspaceId, fleet_id: fleet, device_id: devices[i % 3], tag: i % 2 ? 'climate' : 'power', timestamp_device: at, timestamp_in: at, payload });
+    points.push({
+      workspace_id: workspaceId,
+      fleet_id: fleet,
+      device_id: devices[i % 3],
+      tag: i % 2 ? 'climate' : 'power',
+      timestamp_device: at,
+      timestamp_in: at,
+      payload,
+    });
   }
   const writer = store();
   for (let i = 0; i < points.length; i += 10_000) await writer.write(points.slice(i, i + 10_000));
@@ -133,7 +141,12 @@ describe('an export of any size', () => {
     expect(first.body.exports.map((e: Shown) => e.id)).toEqual([shown.id]);
     expect(second.body.exports).toHaveLength(1);
     expect(all.body.exports.map((e: Shown) => e.status)).toEqual(['ready', 'ready']);
-    expect(all.body.exports[0]).toMatchObject({ id: shown.id, url: expect.stringContaining('X-Amz-Signature='), url_expires_at: expect.any(String), expires_at: expect.any(String) });
+    expect(all.body.exports[0]).toMatchObject({
+      id: shown.id,
+      url: expect.stringContaining('X-Amz-Signature='),
+      url_expires_at: expect.any(String),
+      expires_at: expect.any(String),
+    });
     expect(all.body.next).toBeUndefined();
   }, 300_000);
 

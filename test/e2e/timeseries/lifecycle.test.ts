@@ -116,8 +116,10 @@ describe('data retention per workspace', () => {
     const device = newId('dev');
     const now = Date.now();
     await store().write([40, 20, 1].map((days) => point(id, fleet, device, now - days * DAY, { temp: days })));
-    const temps = async () => ((await api.get(`/timeseries/${id}/data?sort=timestamp_device&size=100`)).body.result as Array<{ payload: { temp: number } }>).map((r) => r.payload.temp);
-    const counted = async () => ((await api.get(`/timeseries/${id}/aggregate?field=temp&every=31d&fn=count`)).body.buckets as Array<{ count: number }>).reduce((n, b) => n + b.count, 0);
+    const temps = async () =>
+      ((await api.get(`/timeseries/${id}/data?sort=timestamp_device&size=100`)).body.result as Array<{ payload: { temp: number } }>).map((r) => r.payload.temp);
+    const counted = async () =>
+      ((await api.get(`/timeseries/${id}/aggregate?field=temp&every=31d&fn=count`)).body.buckets as Array<{ count: number }>).reduce((n, b) => n + b.count, 0);
 
     const before = [await temps(), await counted()];
     await api.call('PATCH', `/workspaces/${id}`, { data_retention_days: 30 });
@@ -142,14 +144,22 @@ describe('data retention per workspace', () => {
     const { credentials } = created.body;
     const sent = new Date(Date.now() - 2 * DAY).toISOString();
 
-    const answer = await deviceClient(runtime.base_url, await deviceToken(credentials)).post('/data', { tag: 't', timestamp_device: sent, payload: { temp: 1 } });
+    const answer = await deviceClient(runtime.base_url, await deviceToken(credentials)).post('/data', {
+      tag: 't',
+      timestamp_device: sent,
+      payload: { temp: 1 },
+    });
 
     expect(answer.status).toBe(202);
-    const items = await waitFor(async () => {
-      const found = await itemsOf(id);
-      if (!found.length) throw new Error('not stored yet');
-      return found;
-    }, 'the point stored', 30_000);
+    const items = await waitFor(
+      async () => {
+        const found = await itemsOf(id);
+        if (!found.length) throw new Error('not stored yet');
+        return found;
+      },
+      'the point stored',
+      30_000,
+    );
     expect(items).toEqual([{ at: sent, expires: Math.ceil((Date.parse(sent) + 30 * DAY) / 1000) }]);
   });
 
@@ -164,11 +174,15 @@ describe('data retention per workspace', () => {
     await api.call('PATCH', `/workspaces/${id}`, { data_retention_days: 5 });
 
     // The job waits for the ingest's cache (1 s here) and its settle time (15 s), then runs.
-    const after = await waitFor(async () => {
-      const items = await itemsOf(id);
-      if (items.some((i) => i.expires === undefined)) throw new Error('not re-stamped yet');
-      return items;
-    }, 'the re-stamp job', 60_000);
+    const after = await waitFor(
+      async () => {
+        const items = await itemsOf(id);
+        if (items.some((i) => i.expires === undefined)) throw new Error('not re-stamped yet');
+        return items;
+      },
+      'the re-stamp job',
+      60_000,
+    );
     expect(before.map((i) => i.expires)).toEqual([undefined, undefined, undefined]);
     // 5 days after each point (its pack's key time and span) for the two the 5 days keep.
     const kept = before.slice(1).map((i) => ({ at: i.at, expires: Math.ceil((Date.parse(i.at) + 10_000 + 5 * DAY) / 1000) }));
@@ -180,11 +194,15 @@ describe('data retention per workspace', () => {
       expect(after[0].expires).toBeGreaterThanOrEqual(Math.floor(now / 1000));
       expect(after[0].expires).toBeLessThan(Math.ceil((now + 120_000) / 1000));
     }
-    await waitFor(async () => {
-      const items = await itemsOf(id);
-      if (items.length !== 2) throw new Error('not deleted yet');
-      expect(items).toEqual(kept);
-    }, 'DynamoDB Local’s TTL to delete the expired point', 60_000);
+    await waitFor(
+      async () => {
+        const items = await itemsOf(id);
+        if (items.length !== 2) throw new Error('not deleted yet');
+        expect(items).toEqual(kept);
+      },
+      'DynamoDB Local’s TTL to delete the expired point',
+      60_000,
+    );
   }, 150_000);
 });
 
@@ -210,7 +228,9 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
   }, 60_000);
 
   it('makes calendar days of Europe/Rome: its fall-back day is 25 hours, 50 half-hourly points', async () => {
-    const { status, body } = await aggregate(`field=env.temp&every=1d&tz=Europe/Rome&fn=count&device=${devices[0]}&start=2026-10-23T22:00:00Z&end=2026-10-26T23:00:00Z`);
+    const { status, body } = await aggregate(
+      `field=env.temp&every=1d&tz=Europe/Rome&fn=count&device=${devices[0]}&start=2026-10-23T22:00:00Z&end=2026-10-26T23:00:00Z`,
+    );
 
     expect(status).toBe(200);
     expect(body).toEqual({
@@ -225,13 +245,17 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
   });
 
   it('makes America/New_York’s 2026-11-01 a 25-hour day too, a week later', async () => {
-    const { body } = await aggregate(`field=env.temp&every=1d&tz=America/New_York&fn=count&device=${devices[0]}&start=2026-11-01T04:00:00Z&end=2026-11-02T05:00:00Z`);
+    const { body } = await aggregate(
+      `field=env.temp&every=1d&tz=America/New_York&fn=count&device=${devices[0]}&start=2026-11-01T04:00:00Z&end=2026-11-02T05:00:00Z`,
+    );
 
     expect(body.buckets).toEqual([{ start: '2026-11-01T04:00:00.000Z', count: 50 }]);
   });
 
   it('gives Rome’s fall-back day 25 hourly buckets, its repeated hour twice, each of the points of its own hour', async () => {
-    const { body } = await aggregate(`field=env.temp&every=1h&tz=Europe/Rome&fn=min,count&device=${devices[0]}&start=2026-10-24T22:00:00Z&end=2026-10-25T23:00:00Z`);
+    const { body } = await aggregate(
+      `field=env.temp&every=1h&tz=Europe/Rome&fn=min,count&device=${devices[0]}&start=2026-10-24T22:00:00Z&end=2026-10-25T23:00:00Z`,
+    );
 
     expect(body.buckets).toHaveLength(25);
     expect(body.buckets.slice(1, 4)).toEqual([
@@ -283,20 +307,34 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
     // A device of the workspace sends a reading of that day now, through the ingest: the hour is read again.
     const device = (await api.post(`/workspaces/${workspace.id}/devices`, { name: 'late' })).body.device as { id: string };
     const { credentials } = (await api.post(`/workspaces/${workspace.id}/devices/${device.id}/identities`)).body;
-    const sent = await deviceClient(runtime.base_url, await deviceToken(credentials)).post('/data', { tag: 't', timestamp_device: '2026-10-27T10:15:00.000Z', payload: { env: { temp: 99 } } });
+    const sent = await deviceClient(runtime.base_url, await deviceToken(credentials)).post('/data', {
+      tag: 't',
+      timestamp_device: '2026-10-27T10:15:00.000Z',
+      payload: { env: { temp: 99 } },
+    });
     expect(sent.status).toBe(202);
-    const again = await waitFor(async () => {
-      const { body } = await aggregate(params);
-      if (body.buckets.length === first.buckets.length) throw new Error('the late point is not in the answer yet');
-      return body;
-    }, 'the late point in the aggregation', 30_000);
-    expect(again.buckets.filter((b: { device_id: string }) => b.device_id === device.id)).toEqual([{ start: '2026-10-27T10:00:00.000Z', device_id: device.id, count: 1, max: 99 }]);
+    const again = await waitFor(
+      async () => {
+        const { body } = await aggregate(params);
+        if (body.buckets.length === first.buckets.length) throw new Error('the late point is not in the answer yet');
+        return body;
+      },
+      'the late point in the aggregation',
+      30_000,
+    );
+    expect(again.buckets.filter((b: { device_id: string }) => b.device_id === device.id)).toEqual([
+      { start: '2026-10-27T10:00:00.000Z', device_id: device.id, count: 1, max: 99 },
+    ]);
     expect(again.buckets.filter((b: { device_id: string }) => b.device_id !== device.id)).toEqual(first.buckets);
   });
 
   it('answers an empty range, or one of no numbers, with no buckets', async () => {
     expect((await aggregate('every=1d&start=2020-01-01T00:00:00Z&end=2020-02-01T00:00:00Z')).body).toEqual({ buckets: [], skipped: 0, next: null });
-    expect((await aggregate(`field=nope&device=${devices[1]}&start=2026-10-23T00:00:00Z&end=2026-10-23T01:00:00Z`)).body).toEqual({ buckets: [], skipped: 2, next: null });
+    expect((await aggregate(`field=nope&device=${devices[1]}&start=2026-10-23T00:00:00Z&end=2026-10-23T01:00:00Z`)).body).toEqual({
+      buckets: [],
+      skipped: 2,
+      next: null,
+    });
   });
 
   it.each([
@@ -330,7 +368,9 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
   });
 
   it('filters by the fleet points were stored with', async () => {
-    const { body } = await aggregate(`field=env.temp&fn=count&every=31d&fleet=${workspace.fleet}&device=${devices[0]}&start=2026-10-23T00:00:00Z&end=2026-10-24T00:00:00Z`);
+    const { body } = await aggregate(
+      `field=env.temp&fn=count&every=31d&fleet=${workspace.fleet}&device=${devices[0]}&start=2026-10-23T00:00:00Z&end=2026-10-24T00:00:00Z`,
+    );
 
     expect(body.buckets).toEqual([{ start: expect.any(String), count: 48 }]);
   });

@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { documentClient, type Db } from '../../../lambdas/shared/clients';
 import { newId } from '../../../lambdas/shared/ids';
-import { type DataPoint } from '../../../lambdas/stores/timeseries';
+import type { DataPoint } from '../../../lambdas/stores/timeseries';
 import { dynamoDbTimeseriesStore } from '../../../lambdas/stores/timeseries/dynamodb';
 import type { LocalRuntime } from '../../../local/runtime';
 import { startRuntime } from '../../helpers/runtime';
@@ -46,7 +46,8 @@ const keys = async (params: string) => {
 // The runtime's tables by the names it gives them (the cloud assembly's are its own), not by the
 // names lambdas/shared/env.ts read when this file was loaded.
 const registryDb = (): Db => ({ doc: documentClient(new DynamoDBClient({})), table: process.env.REGISTRY_TABLE! });
-const timeseriesStore = () => dynamoDbTimeseriesStore({ doc: documentClient(new DynamoDBClient({})), table: process.env.TIMESERIES_TABLE! }, { writeConcurrency: 16 });
+const timeseriesStore = () =>
+  dynamoDbTimeseriesStore({ doc: documentClient(new DynamoDBClient({})), table: process.env.TIMESERIES_TABLE! }, { writeConcurrency: 16 });
 
 beforeAll(async () => {
   runtime = await startRuntime({});
@@ -56,7 +57,15 @@ beforeAll(async () => {
   for (let t = 0; t < 40; t++) {
     for (const device_id of devices) {
       for (const tag of ['humidity', 'temperature']) {
-        seeded.push({ workspace_id: workspaceId, fleet_id: fleet, device_id, tag, timestamp_device: at(t * 1000), timestamp_in: at(t * 1000 + 7), payload: { t, tag } });
+        seeded.push({
+          workspace_id: workspaceId,
+          fleet_id: fleet,
+          device_id,
+          tag,
+          timestamp_device: at(t * 1000),
+          timestamp_in: at(t * 1000 + 7),
+          payload: { t, tag },
+        });
       }
     }
   }
@@ -92,7 +101,9 @@ describe('GET {storage_url}/timeseries/{workspace_id}/data', () => {
 
     expect(await keys(`start=${at(10_000)}&end=${at(12_000)}&sort=timestamp_device`)).toEqual(inRange);
     // The same instants written with an offset.
-    expect(await keys(`start=${encodeURIComponent('2025-06-01T02:00:10+02:00')}&end=${encodeURIComponent('2025-06-01T02:00:12.000+02:00')}&sort=timestamp_device`)).toEqual(inRange);
+    expect(
+      await keys(`start=${encodeURIComponent('2025-06-01T02:00:10+02:00')}&end=${encodeURIComponent('2025-06-01T02:00:12.000+02:00')}&sort=timestamp_device`),
+    ).toEqual(inRange);
     // 10.0000001 s rounds up to 10.000001: the points at exactly 10 s are left out.
     expect(await keys(`start=2025-06-01T00:00:10.0000001Z&end=${at(12_000)}&sort=timestamp_device`)).toEqual(inRange.filter((k) => !k.startsWith(at(10_000))));
     expect(await keys(`start=${at(12_000)}&end=${at(12_000)}`)).toEqual([]);

@@ -43,16 +43,35 @@ const startReceiver = () =>
 /** One workspace's worth of resources that belong together. */
 const populate = async (api: ApiClient, workspaceId: string, receiverUrl: string, tag: string): Promise<Context> => {
   const fleets = await must('list fleets', api.get(`/workspaces/${workspaceId}/fleets`), (b) => b.fleets.map((f: { id: string }) => f.id) as string[]);
-  const fleet = await must('create fleet', api.post(`/workspaces/${workspaceId}/fleets`, { name: `${tag}-fleet`, description: 'fuzz' }), (b) => b.fleet.id as string);
-  const device = await must('create device', api.post(`/workspaces/${workspaceId}/devices`, { name: `${tag}-device`, fleet_id: fleet }), (b) => b.device.id as string);
+  const fleet = await must(
+    'create fleet',
+    api.post(`/workspaces/${workspaceId}/fleets`, { name: `${tag}-fleet`, description: 'fuzz' }),
+    (b) => b.fleet.id as string,
+  );
+  const device = await must(
+    'create device',
+    api.post(`/workspaces/${workspaceId}/devices`, { name: `${tag}-device`, fleet_id: fleet }),
+    (b) => b.device.id as string,
+  );
   const identity = await must('create identity', api.post(`/workspaces/${workspaceId}/devices/${device}/identities`), (b) => b.identity.id as string);
   const key = await must('create key', api.post(`/workspaces/${workspaceId}/api-keys`, { name: `${tag}-spare` }), (b) => b.api_key.id as string);
-  const integration = await must('create integration', api.post(`/workspaces/${workspaceId}/integrations`, { name: `${tag}-hook`, url: receiverUrl }), (b) => b.integration.id as string);
+  const integration = await must(
+    'create integration',
+    api.post(`/workspaces/${workspaceId}/integrations`, { name: `${tag}-hook`, url: receiverUrl }),
+    (b) => b.integration.id as string,
+  );
   await must('schedule job', api.post(`/devices/${device}/jobs/reboot`, { value: { delay: 1 } }), () => undefined);
   await must('schedule FOTA', api.post(`/devices/${device}/fota/fw-${tag}/versions/1.0`), () => undefined);
-  const rollout = await must('schedule on fleets', api.post(`/workspaces/${workspaceId}/jobs/staged?fleet=${fleet}`, { value: {}, rollout: { max_per_minute: 1 } }), (b) => b.job.rollout_id as string);
+  const rollout = await must(
+    'schedule on fleets',
+    api.post(`/workspaces/${workspaceId}/jobs/staged?fleet=${fleet}`, { value: {}, rollout: { max_per_minute: 1 } }),
+    (b) => b.job.rollout_id as string,
+  );
   const exported = await must('start export', api.post(`/timeseries/${workspaceId}/exports`, { format: 'ndjson' }), (b) => b.export.id as string);
-  return { ids: { wks: [workspaceId], flt: [fleet, ...fleets], dev: [device], idn: [identity], key: [key], int: [integration], rol: [rollout], exp: [exported] }, jobNames: ['reboot'] };
+  return {
+    ids: { wks: [workspaceId], flt: [fleet, ...fleets], dev: [device], idn: [identity], key: [key], int: [integration], rol: [rollout], exp: [exported] },
+    jobNames: ['reboot'],
+  };
 };
 
 /** A device with an identity whose token the fuzzer uses; jobs and a FOTA for it to answer. */
@@ -76,7 +95,10 @@ export const buildWorld = async (stack: LocalStack): Promise<FuzzWorld> => {
   // The fuzzer sends its requests one after another as fast as they are answered, with one key:
   // its workspace's rate is raised by the operator's command, as for any client that needs more,
   // so that every request meets the rule under test rather than the key's rate.
-  await run(process.execPath, fleetstreamArgs('limits', ['--workspace', stack.workspace_id, '--set', 'requests_per_second_per_key=100000', '--local', '--data-dir', stack.dataDir]));
+  await run(
+    process.execPath,
+    fleetstreamArgs('limits', ['--workspace', stack.workspace_id, '--set', 'requests_per_second_per_key=100000', '--local', '--data-dir', stack.dataDir]),
+  );
   const api = apiClient(stack.base_url, stack.api_key);
   const second = await must('create workspace', api.post('/workspaces', { name: 'fuzz-second' }), (b) => b.workspace.id as string);
   const own = [await populate(api, stack.workspace_id, receiver.url, 'a1'), await populate(api, second, receiver.url, 'a2')];

@@ -63,19 +63,38 @@ export const codePoints = (s: string) => [...s].length;
  */
 export const hostileString = (minLength = 0, maxLength = 40): fc.Arbitrary<string> => {
   const unit = hostileChar();
-  const options: Array<fc.WeightedArbitrary<string>> = [{ arbitrary: fc.string({ unit, minLength, maxLength: Math.min(maxLength, minLength + 64) }), weight: 6 }];
+  const options: Array<fc.WeightedArbitrary<string>> = [
+    { arbitrary: fc.string({ unit, minLength, maxLength: Math.min(maxLength, minLength + 64) }), weight: 6 },
+  ];
   if (maxLength <= 4096) {
     // exactly at the upper bound, where byte and UTF-16 counts part ways from code points
-    options.push({ arbitrary: fc.string({ unit: fc.constantFrom('😀', '𝄞', '\u{10FFFF}', 'a', '\uFFFF', '\uD800'), minLength: maxLength, maxLength }), weight: 1 });
+    options.push({
+      arbitrary: fc.string({ unit: fc.constantFrom('😀', '𝄞', '\u{10FFFF}', 'a', '\uFFFF', '\uD800'), minLength: maxLength, maxLength }),
+      weight: 1,
+    });
   }
-  if (minLength <= 1 && maxLength >= 2) options.push({ arbitrary: fc.constantFrom(...ASTRAL.filter((s) => codePoints(s) <= maxLength), ...NONCHARACTERS, ...LONE_SURROGATES), weight: 2 });
+  if (minLength <= 1 && maxLength >= 2)
+    options.push({ arbitrary: fc.constantFrom(...ASTRAL.filter((s) => codePoints(s) <= maxLength), ...NONCHARACTERS, ...LONE_SURROGATES), weight: 2 });
   return fc.oneof(...options);
 };
 
 /** Numbers the stores cannot keep as given: beyond 2^53 (as literal digits), beyond DynamoDB's 38 digits and 1e±125, negative zero. */
 export const hostileNumber = (): fc.Arbitrary<unknown> =>
   fc.oneof(
-    { arbitrary: fc.constantFrom('12345678901234567890', '-98765432109876543210', '9007199254740993', '1' + '0'.repeat(40), '1e400', '-1e400', '0.1000000000000000000000000000000000000001').map((t) => new RawJson(t)), weight: 3 },
+    {
+      arbitrary: fc
+        .constantFrom(
+          '12345678901234567890',
+          '-98765432109876543210',
+          '9007199254740993',
+          `1${'0'.repeat(40)}`,
+          '1e400',
+          '-1e400',
+          '0.1000000000000000000000000000000000000001',
+        )
+        .map((t) => new RawJson(t)),
+      weight: 3,
+    },
     { arbitrary: fc.constantFrom(1e300, -1e300, 1e-200, 5e-324, Number.MAX_VALUE, 2 ** 53, -(2 ** 53) - 2, -0, 1e126, 1e-131), weight: 3 },
     { arbitrary: fc.integer(), weight: 2 },
     { arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }), weight: 2 },

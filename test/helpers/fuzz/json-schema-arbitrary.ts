@@ -97,7 +97,10 @@ const stringArbitrary = (s: JsonSchema): fc.Arbitrary<string> => {
   if (s.format === 'date-time') return allPatterns(s, dateTime(s.pattern));
   if (s.format === 'uri') return uri(max);
   if (s.pattern) {
-    return allPatterns(s, fc.stringMatching(new RegExp(s.pattern)).filter((v) => codePoints(v) >= min && codePoints(v) <= max));
+    return allPatterns(
+      s,
+      fc.stringMatching(new RegExp(s.pattern)).filter((v) => codePoints(v) >= min && codePoints(v) <= max),
+    );
   }
   return hostileString(min, max);
 };
@@ -106,7 +109,9 @@ const arrayArbitrary = (s: JsonSchema, ctx: SchemaContext): fc.Arbitrary<unknown
   const items = s.items ? validArbitrary(s.items, ctx) : hostileJson(1);
   const min = s.minItems ?? 0;
   const max = s.maxItems ?? 5;
-  const options: Array<fc.WeightedArbitrary<unknown[]>> = [{ arbitrary: fc.array(items, { minLength: min, maxLength: Math.max(min, Math.min(max, 4)) }), weight: 8 }];
+  const options: Array<fc.WeightedArbitrary<unknown[]>> = [
+    { arbitrary: fc.array(items, { minLength: min, maxLength: Math.max(min, Math.min(max, 4)) }), weight: 8 },
+  ];
   // the largest array allowed, when that is a small enough request to send often
   if (max <= 100) options.push({ arbitrary: fc.array(items, { minLength: max, maxLength: max }), weight: 1 });
   return fc.oneof(...options);
@@ -199,7 +204,17 @@ const stringMutations = (s: JsonSchema): Array<fc.Arbitrary<Invalid>> => {
   if (s.format === 'date-time') {
     out.push(
       fc
-        .constantFrom('yesterday', '2021-13-01T00:00:00Z', '2021-07-08', '2021-07-08T14:21:15.915', '2021-02-30T00:00:00Z', '', '0', '2021-07-08T25:00:00Z', '１９７０-01-01T00:00:00Z')
+        .constantFrom(
+          'yesterday',
+          '2021-13-01T00:00:00Z',
+          '2021-07-08',
+          '2021-07-08T14:21:15.915',
+          '2021-02-30T00:00:00Z',
+          '',
+          '0',
+          '2021-07-08T25:00:00Z',
+          '１９７０-01-01T00:00:00Z',
+        )
         .map((value) => ({ value, why: 'not an RFC 3339 date' })),
     );
   }
@@ -223,7 +238,12 @@ export const invalidArbitrary = (schema: JsonSchema, ctx: SchemaContext): fc.Arb
   if (Array.isArray(s.enum) || 'const' in s) {
     const allowed: unknown[] = s.enum ?? [s.const];
     const near = allowed.filter((v): v is string => typeof v === 'string').flatMap((v) => [v.toUpperCase(), `${v} `, `${v}😀`]);
-    mutations.push(fc.constantFrom('unknown', '', ...near).filter((v) => !allowed.includes(v)).map((value) => ({ value, why: 'not one of the allowed values' })));
+    mutations.push(
+      fc
+        .constantFrom('unknown', '', ...near)
+        .filter((v) => !allowed.includes(v))
+        .map((value) => ({ value, why: 'not one of the allowed values' })),
+    );
   }
   for (const type of types ?? []) {
     if (type === 'string') mutations.push(...stringMutations(s));
@@ -237,7 +257,9 @@ export const invalidArbitrary = (schema: JsonSchema, ctx: SchemaContext): fc.Arb
     if (type === 'array') {
       const item = s.items ? validArbitrary(s.items, ctx) : fc.constant(1);
       if (s.maxItems !== undefined && s.maxItems <= 200) {
-        mutations.push(fc.array(item, { minLength: s.maxItems + 1, maxLength: s.maxItems + 1 }).map((value) => ({ value, why: `more than ${s.maxItems} items` })));
+        mutations.push(
+          fc.array(item, { minLength: s.maxItems + 1, maxLength: s.maxItems + 1 }).map((value) => ({ value, why: `more than ${s.maxItems} items` })),
+        );
       }
       if ((s.minItems ?? 0) > 0) mutations.push(fc.constant({ value: [], why: 'no items' }));
       if (s.items) mutations.push(invalidArbitrary(s.items, ctx).map(({ value, why }) => ({ value: [value], why: `an item: ${why}` })));

@@ -52,7 +52,9 @@ export const operationsOf = (doc: OpenApiDocument): Operation[] =>
         path,
         parameters,
         body: json ? { schema: json.schema ?? {}, required: Boolean(op.requestBody.required) } : undefined,
-        responses: Object.fromEntries(Object.entries(op.responses ?? {}).map(([status, r]: [string, any]) => [status, r?.content?.['application/json']?.schema])),
+        responses: Object.fromEntries(
+          Object.entries(op.responses ?? {}).map(([status, r]: [string, any]) => [status, r?.content?.['application/json']?.schema]),
+        ),
         security,
       };
     }),
@@ -69,7 +71,7 @@ export const validators = (doc: OpenApiDocument) => {
   // The whole document under one id, so that "#/components/schemas/…" resolves from any fragment.
   ajv.addSchema(doc as object, 'openapi.json');
   const cache = new Map<string, ValidateFunction>();
-  const pointer = (parts: string[]) => 'openapi.json#/' + parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+  const pointer = (parts: string[]) => `openapi.json#/${parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
   const at = (parts: string[]) => {
     const ref = pointer(parts);
     let fn = cache.get(ref);

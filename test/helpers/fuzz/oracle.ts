@@ -36,7 +36,9 @@ export interface OracleOptions {
 const isErrorEnvelope = (text: string) => {
   try {
     const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: unknown }; request_id?: unknown };
-    return typeof body.error?.code === 'string' && typeof body.error.message === 'string' && Array.isArray(body.error.details) && typeof body.request_id === 'string';
+    return (
+      typeof body.error?.code === 'string' && typeof body.error.message === 'string' && Array.isArray(body.error.details) && typeof body.request_id === 'string'
+    );
   } catch {
     return false;
   }
@@ -78,9 +80,13 @@ export const createOracle = ({ baseUrl, validators, snapshot, credentials }: Ora
     const key = req.offRoute ? undefined : documentedKey(op, res.status);
     if (req.offRoute) {
       // No operation answers: the gateway does, in the error envelope of every answer.
-      if (!isErrorEnvelope(res.text)) out.push({ kind: `${res.status} not an error envelope`, detail: `the gateway's ${res.status} is not the error envelope` });
+      if (!isErrorEnvelope(res.text))
+        out.push({ kind: `${res.status} not an error envelope`, detail: `the gateway's ${res.status} is not the error envelope` });
     } else if (!key) {
-      out.push({ kind: `undocumented ${res.status}`, detail: `status ${res.status} is not documented for ${op.operationId} (documented: ${Object.keys(op.responses).join(', ')})` });
+      out.push({
+        kind: `undocumented ${res.status}`,
+        detail: `status ${res.status} is not documented for ${op.operationId} (documented: ${Object.keys(op.responses).join(', ')})`,
+      });
     } else if (op.responses[key]) {
       let body: unknown;
       try {
@@ -93,7 +99,11 @@ export const createOracle = ({ baseUrl, validators, snapshot, credentials }: Ora
           out.push({ kind: `${res.status} content-type`, detail: `content-type ${res.headers['content-type']} instead of application/json` });
         }
         const validate = validators.response(op, key);
-        if (!validate(body)) out.push({ kind: `${res.status} body off schema`, detail: `the ${res.status} body does not match the documented schema: ${validators.describe(validate)}` });
+        if (!validate(body))
+          out.push({
+            kind: `${res.status} body off schema`,
+            detail: `the ${res.status} body does not match the documented schema: ${validators.describe(validate)}`,
+          });
       }
     }
     if (req.expect && !req.expect.includes(res.status) && !excused(req, res)) {
@@ -133,7 +143,10 @@ export const createOracle = ({ baseUrl, validators, snapshot, credentials }: Ora
         const after = await read();
         const changes = diffSnapshots(baseline!, after);
         if (changes.length) {
-          violations.push({ kind: `${res.status || 'no answer'} left a write behind`, detail: `a ${res.status || 'request without answer'} changed the registry:\n        ${changes.join('\n        ')}` });
+          violations.push({
+            kind: `${res.status || 'no answer'} left a write behind`,
+            detail: `a ${res.status || 'request without answer'} changed the registry:\n        ${changes.join('\n        ')}`,
+          });
         }
         baseline = after;
       } else {
@@ -148,12 +161,17 @@ export const createOracle = ({ baseUrl, validators, snapshot, credentials }: Ora
   const check = async (req: FuzzRequest) => {
     const { res, violations } = await exchange(req);
     if (violations.length) {
-      throw new Error(`${violations.map((v) => v.detail).join('\n')}\n    request: ${describeRequest(req)}\n    answer: ${res.status || res.error} ${res.text.slice(0, 500)}`);
+      throw new Error(
+        `${violations.map((v) => v.detail).join('\n')}\n    request: ${describeRequest(req)}\n    answer: ${res.status || res.error} ${res.text.slice(0, 500)}`,
+      );
     }
   };
 
   const summary = () => {
-    const statuses = [...byStatus.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s || 'none'}×${n}`).join(' ');
+    const statuses = [...byStatus.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s || 'none'}×${n}`)
+      .join(' ');
     return { requests, snapshots, statuses, findings: [...findings.values()] };
   };
 

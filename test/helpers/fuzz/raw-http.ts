@@ -34,7 +34,7 @@ export const sendRaw = (origin: string, req: RawRequest, timeoutMs = 30_000): Pr
     };
     const headers: Record<string, string | number> = { ...req.headers };
     if (req.body) headers['content-length'] = req.body.length;
-    let client;
+    let client: ReturnType<typeof request>;
     try {
       client = request({ host: url.hostname, port: url.port, method: req.method, path: req.target, headers, agent, insecureHTTPParser: false });
     } catch (error) {
@@ -46,7 +46,9 @@ export const sendRaw = (origin: string, req: RawRequest, timeoutMs = 30_000): Pr
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => done({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', (error) => done({ status: 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8'), error: `answer cut: ${error.message}` }));
+      res.on('error', (error) =>
+        done({ status: 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8'), error: `answer cut: ${error.message}` }),
+      );
     });
     client.on('error', (error) => done({ status: 0, headers: {}, text: '', error: error.message }));
     client.end(req.body);

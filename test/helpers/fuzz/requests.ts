@@ -61,18 +61,21 @@ const UNRESERVED = /^[A-Za-z0-9\-_.~]$/;
 
 /** Percent-encodes every byte of the UTF-8 text but the unreserved ones (a lone surrogate becomes U+FFFD, as in any UTF-8 encoder). */
 export const encodeComponent = (s: string) =>
-  [...Buffer.from(s, 'utf8')].map((b) => (b < 128 && UNRESERVED.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+  [...Buffer.from(s, 'utf8')]
+    .map((b) => (b < 128 && UNRESERVED.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`))
+    .join('');
 
 const fillPath = (op: Operation, values: Record<string, string>, raw: Record<string, string> = {}) =>
   op.path.replace(/\{(\w+)\}/g, (_m, name: string) => raw[name] ?? encodeComponent(values[name]));
 
-const queryString = (pairs: Array<[string, string]>) => (pairs.length ? '?' + pairs.map(([k, v]) => `${encodeComponent(k)}=${encodeComponent(v)}`).join('&') : '');
+const queryString = (pairs: Array<[string, string]>) =>
+  pairs.length ? `?${pairs.map(([k, v]) => `${encodeComponent(k)}=${encodeComponent(v)}`).join('&')}` : '';
 
 /** A short, printable description of a request: what fast-check shows as the counterexample. */
 export const describeRequest = (r: FuzzRequest) => {
   const body = r.body ? r.body.toString('utf8') : undefined;
-  const shown = body === undefined ? '' : ` body(${r.body!.length} B)=${body.length > 400 ? body.slice(0, 400) + '…' : body}`;
-  return `[${r.family}: ${r.why}] ${r.method} ${r.target.length > 300 ? r.target.slice(0, 300) + `…(${r.target.length} chars)` : r.target} auth=${r.auth}${r.contentType !== undefined ? ` content-type=${JSON.stringify(r.contentType)}` : ''}${shown}${r.expect ? ` (expected ${r.expect.join('|')})` : ''}`;
+  const shown = body === undefined ? '' : ` body(${r.body!.length} B)=${body.length > 400 ? `${body.slice(0, 400)}…` : body}`;
+  return `[${r.family}: ${r.why}] ${r.method} ${r.target.length > 300 ? `${r.target.slice(0, 300)}…(${r.target.length} chars)` : r.target} auth=${r.auth}${r.contentType !== undefined ? ` content-type=${JSON.stringify(r.contentType)}` : ''}${shown}${r.expect ? ` (expected ${r.expect.join('|')})` : ''}`;
 };
 
 const withPrinter = (r: FuzzRequest): FuzzRequest => Object.assign(r, { [fc.toStringMethod]: () => describeRequest(r) });
@@ -80,7 +83,16 @@ const withPrinter = (r: FuzzRequest): FuzzRequest => Object.assign(r, { [fc.toSt
 const ID_PATTERN = /^\^([a-z]+)-/;
 
 /** Path parameter name → ID prefix, for the resources the fixture makes. */
-export const PARAM_PREFIX: Record<string, string> = { workspaceId: 'wks', fleetId: 'flt', deviceId: 'dev', identityId: 'idn', keyId: 'key', integrationId: 'int', rolloutId: 'rol', exportId: 'exp' };
+export const PARAM_PREFIX: Record<string, string> = {
+  workspaceId: 'wks',
+  fleetId: 'flt',
+  deviceId: 'dev',
+  identityId: 'idn',
+  keyId: 'key',
+  integrationId: 'int',
+  rolloutId: 'rol',
+  exportId: 'exp',
+};
 
 /** The families that apply to an operation (an ID family needs an ID parameter, and so on). */
 export const familiesOf = (op: Operation): string[] => {
@@ -131,7 +143,10 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
       if (s.format === 'uri') return fc.oneof({ arbitrary: fc.constant(fixture.receiverUrl), weight: 3 }, { arbitrary: unreachableUrl, weight: 1 });
       // A value the pattern admits is rarely one of the few that exist (time zones): the documented examples, mostly.
       if (Array.isArray(s.examples) && s.examples.length && s.pattern) {
-        return fc.oneof({ arbitrary: fc.constantFrom(...(s.examples as unknown[])), weight: 3 }, { arbitrary: fc.stringMatching(new RegExp(s.pattern as string)), weight: 1 });
+        return fc.oneof(
+          { arbitrary: fc.constantFrom(...(s.examples as unknown[])), weight: 3 },
+          { arbitrary: fc.stringMatching(new RegExp(s.pattern as string)), weight: 1 },
+        );
       }
       return undefined;
     },
@@ -141,7 +156,12 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
     fc.oneof(
       ...(p.name === 'jobName' && ctx.jobNames.length ? [{ arbitrary: fc.constantFrom(...ctx.jobNames), weight: 3 }] : []),
       // "." and ".." match the token pattern but are path steps to every URL parser: no client can send them as a name.
-      { arbitrary: validArbitrary(p.schema, sc).map(String).filter((t) => t !== '.' && t !== '..'), weight: 2 },
+      {
+        arbitrary: validArbitrary(p.schema, sc)
+          .map(String)
+          .filter((t) => t !== '.' && t !== '..'),
+        weight: 2,
+      },
     );
 
   /** Path values of one context: IDs that belong together, and tokens. */
@@ -210,17 +230,35 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
     const pick = fc.constantFrom(...idParams);
     families['foreign-id'] = fc.record({ p: base, param: pick }).chain(({ p, param }) => {
       const prefix = PARAM_PREFIX[param.name];
-      return fc.constantFrom(...fixture.foreign.ids[prefix]).map((id) => make('foreign-id', `{${param.name}} of another account`, { ...p, values: { ...p.values, [param.name]: id } }, { expect: idRefusal(p), notRefusedFor: param.name }));
+      return fc
+        .constantFrom(...fixture.foreign.ids[prefix])
+        .map((id) =>
+          make(
+            'foreign-id',
+            `{${param.name}} of another account`,
+            { ...p, values: { ...p.values, [param.name]: id } },
+            { expect: idRefusal(p), notRefusedFor: param.name },
+          ),
+        );
     });
     families['unknown-id'] = fc
       .record({
         p: base,
         param: pick,
-        suffix: fc.oneof(fc.constantFrom('123456789', 'doesnotexist1', '000000000000000000000'), fc.stringMatching(/^[0-9a-z]{20}$/), fc.stringMatching(/^[0-9a-z]{1,19}$/)),
+        suffix: fc.oneof(
+          fc.constantFrom('123456789', 'doesnotexist1', '000000000000000000000'),
+          fc.stringMatching(/^[0-9a-z]{20}$/),
+          fc.stringMatching(/^[0-9a-z]{1,19}$/),
+        ),
       })
       .map(({ p, param, suffix }) => {
         const id = `${PARAM_PREFIX[param.name]}-${suffix}`;
-        return make('unknown-id', `{${param.name}} = ${id}, well formed but nobody's`, { ...p, values: { ...p.values, [param.name]: id } }, { expect: idRefusal(p), notRefusedFor: param.name });
+        return make(
+          'unknown-id',
+          `{${param.name}} = ${id}, well formed but nobody's`,
+          { ...p, values: { ...p.values, [param.name]: id } },
+          { expect: idRefusal(p), notRefusedFor: param.name },
+        );
       });
   }
 
@@ -231,14 +269,22 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
         param: fc.constantFrom(...pathParams),
         form: fc.oneof(
           fc.record({ kind: fc.constant('too long' as const), n: fc.integer({ min: 200, max: 2000 }) }),
-          fc.record({ kind: fc.constant('bad character' as const), c: fc.constantFrom(' ', '😀', '\uFFFF', 'é', '"', '*', ',', '\u0000', '%', '#', '?', '<', "'", '\\', '|', '\n') }),
+          fc.record({
+            kind: fc.constant('bad character' as const),
+            c: fc.constantFrom(' ', '😀', '\uFFFF', 'é', '"', '*', ',', '\u0000', '%', '#', '?', '<', "'", '\\', '|', '\n'),
+          }),
         ),
       })
       .map(({ p, param, form }) => {
         const prefix = PARAM_PREFIX[param.name];
         const head = prefix ? `${prefix}-` : '';
         const value = form.kind === 'too long' ? head + 'a'.repeat(form.n) : `${head}ab${form.c}cd`;
-        return make('malformed-id', `{${param.name}} ${form.kind}`, { ...p, values: { ...p.values, [param.name]: value } }, { expect: [400, ...bodyOverLimit(p)] });
+        return make(
+          'malformed-id',
+          `{${param.name}} ${form.kind}`,
+          { ...p, values: { ...p.values, [param.name]: value } },
+          { expect: [400, ...bodyOverLimit(p)] },
+        );
       });
   }
 
@@ -249,12 +295,15 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
       name: fc.constantFrom('unknown', 'stauts', 'limit', 'page', 'foo[bar]', '', '😀', '__proto__', 'Status', 'fleet_id').filter((n) => !documented.has(n)),
       value: fc.oneof(fc.constantFrom('1', '', 'true'), fc.string({ maxLength: 8 })),
     })
-    .map(({ p, name, value }) => make('unknown-query', `unknown query parameter ${JSON.stringify(name)}`, { ...p, query: [...p.query, [name, value]] }, { expect: refusedAs(400, p) }));
+    .map(({ p, name, value }) =>
+      make('unknown-query', `unknown query parameter ${JSON.stringify(name)}`, { ...p, query: [...p.query, [name, value]] }, { expect: refusedAs(400, p) }),
+    );
 
   if (queryParams.length) {
     const badValue = (param: Parameter, sc: SchemaContext): fc.Arbitrary<{ pairs: Array<[string, string]>; why: string }> => {
       const valid = v.parameter(op, param.name);
-      const serialized = (x: unknown): string[] => (Array.isArray(x) ? x.map((i) => (typeof i === 'string' ? i : JSON.stringify(i))) : [typeof x === 'string' ? x : JSON.stringify(x)]);
+      const serialized = (x: unknown): string[] =>
+        Array.isArray(x) ? x.map((i) => (typeof i === 'string' ? i : JSON.stringify(i))) : [typeof x === 'string' ? x : JSON.stringify(x)];
       const mutated = invalidArbitrary(param.schema, sc)
         .map(({ value, why }) => ({ values: serialized(value), why }))
         // A query parameter is text, and an absent one is not a bad one: keep what stays invalid as text.
@@ -262,53 +311,115 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
         .map(({ values, why }) => ({ pairs: values.map((x): [string, string] => [param.name, x]), why: `?${param.name}: ${why}` }));
       if (param.schema.type === 'array') return mutated;
       // a single-valued parameter given twice (docs/api.md, "Errors": refused)
-      const twice = validArbitrary(param.schema, sc).map((x) => ({ pairs: [[param.name, String(x)], [param.name, String(x)]] as Array<[string, string]>, why: `?${param.name} given twice` }));
+      const twice = validArbitrary(param.schema, sc).map((x) => ({
+        pairs: [
+          [param.name, String(x)],
+          [param.name, String(x)],
+        ] as Array<[string, string]>,
+        why: `?${param.name} given twice`,
+      }));
       return fc.oneof({ arbitrary: mutated, weight: 4 }, { arbitrary: twice, weight: 1 });
     };
     families['bad-query'] = base.chain((p) =>
-      fc.constantFrom(...queryParams).chain((param) =>
-        badValue(param, p.sc).map(({ pairs, why }) => make('bad-query', why, { ...p, query: [...p.query.filter(([k]) => k !== param.name), ...pairs] }, { expect: refusedAs(400, p) })),
-      ),
+      fc
+        .constantFrom(...queryParams)
+        .chain((param) =>
+          badValue(param, p.sc).map(({ pairs, why }) =>
+            make('bad-query', why, { ...p, query: [...p.query.filter(([k]) => k !== param.name), ...pairs] }, { expect: refusedAs(400, p) }),
+          ),
+        ),
     );
   }
 
   if (op.body) {
     const schema = op.body.schema;
     const isValid = v.requestBody(op);
-    const malformed = fc.constantFrom('{"name":', "{'name':'x'}", '[1,]', '{"a":1}}', 'nul', '{"a":NaN}', '\u0000', '{"a":"\\ud800"', '\uFEFF{}', '{"a":1,"a":2,');
+    const malformed = fc.constantFrom(
+      '{"name":',
+      "{'name':'x'}",
+      '[1,]',
+      '{"a":1}}',
+      'nul',
+      '{"a":NaN}',
+      '\u0000',
+      '{"a":"\\ud800"',
+      '\uFEFF{}',
+      '{"a":1,"a":2,',
+    );
     families['invalid-body'] = base.chain((p) =>
       fc.oneof(
         {
           arbitrary: invalidArbitrary(schema, p.sc)
             .filter(({ value }) => !isValid(parsedJson(value)))
-            .map(({ value, why }) => make('invalid-body', `body ${why}`, { ...p, body: Buffer.from(toJsonText(value), 'utf8') }, { expect: refusedAs(400, { ...p, body: Buffer.from(toJsonText(value), 'utf8') }) })),
+            .map(({ value, why }) =>
+              make(
+                'invalid-body',
+                `body ${why}`,
+                { ...p, body: Buffer.from(toJsonText(value), 'utf8') },
+                { expect: refusedAs(400, { ...p, body: Buffer.from(toJsonText(value), 'utf8') }) },
+              ),
+            ),
           weight: 8,
         },
-        { arbitrary: malformed.map((text) => make('invalid-body', 'malformed JSON', { ...p, body: Buffer.from(text, 'utf8') }, { expect: refusedAs(400, { ...p, body: undefined }) })), weight: 2 },
-        ...(op.body!.required ? [{ arbitrary: fc.constant(make('invalid-body', 'no body', { ...p, body: undefined }, { expect: refusedAs(400, { ...p, body: undefined }) })), weight: 1 }] : []),
+        {
+          arbitrary: malformed.map((text) =>
+            make('invalid-body', 'malformed JSON', { ...p, body: Buffer.from(text, 'utf8') }, { expect: refusedAs(400, { ...p, body: undefined }) }),
+          ),
+          weight: 2,
+        },
+        ...(op.body!.required
+          ? [
+              {
+                arbitrary: fc.constant(make('invalid-body', 'no body', { ...p, body: undefined }, { expect: refusedAs(400, { ...p, body: undefined }) })),
+                weight: 1,
+              },
+            ]
+          : []),
       ),
     );
     families['content-type'] = fc
       .record({
         p: base,
-        type: fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'text/json', 'application/octet-stream', ''),
+        type: fc.constantFrom(
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          'application/xml',
+          'text/json',
+          'application/octet-stream',
+          '',
+        ),
       })
       .map(({ p, type }) => {
         // a small JSON body, so that only its type is wrong
         const body = p.body && p.body.length <= 4096 ? p.body : Buffer.from('{}');
-        return make('content-type', type ? `a JSON body sent as ${type}` : 'a JSON body without Content-Type', { ...p, body }, { contentType: type || undefined, expect: refusedAs(415, { ...p, body }) });
+        return make(
+          'content-type',
+          type ? `a JSON body sent as ${type}` : 'a JSON body without Content-Type',
+          { ...p, body },
+          { contentType: type || undefined, expect: refusedAs(415, { ...p, body }) },
+        );
       });
   } else {
     families['unexpected-body'] = fc
       .record({ p: base, body: fc.constantFrom<unknown>({}, { name: 'x' }, [], 'text', { value: { a: 1 } }) })
-      .map(({ p, body }) => make('unexpected-body', 'a body on a route without one', { ...p, body: Buffer.from(JSON.stringify(body)) }, { expect: refusedAs(400, p) }));
+      .map(({ p, body }) =>
+        make('unexpected-body', 'a body on a route without one', { ...p, body: Buffer.from(JSON.stringify(body)) }, { expect: refusedAs(400, p) }),
+      );
   }
 
-  families.oversized = fc.record({ p: base, bytes: fc.constantFrom(64 * 1024 + 1, 65 * 1024, 256 * 1024, 1024 * 1024), astral: fc.boolean() }).map(({ p, bytes, astral }) => {
-    // over the body limit in bytes, whatever the character count (😀 is 4 bytes)
-    const pad = astral ? '😀'.repeat(Math.ceil(bytes / 4)) : 'a'.repeat(bytes);
-    return make('oversized', `a ${bytes}-byte body`, { ...p, body: Buffer.from(JSON.stringify({ name: pad }), 'utf8') }, { expect: op.body ? [413, 404, 409] : [400, 413, 404, 409] });
-  });
+  families.oversized = fc
+    .record({ p: base, bytes: fc.constantFrom(64 * 1024 + 1, 65 * 1024, 256 * 1024, 1024 * 1024), astral: fc.boolean() })
+    .map(({ p, bytes, astral }) => {
+      // over the body limit in bytes, whatever the character count (😀 is 4 bytes)
+      const pad = astral ? '😀'.repeat(Math.ceil(bytes / 4)) : 'a'.repeat(bytes);
+      return make(
+        'oversized',
+        `a ${bytes}-byte body`,
+        { ...p, body: Buffer.from(JSON.stringify({ name: pad }), 'utf8') },
+        { expect: op.body ? [413, 404, 409] : [400, 413, 404, 409] },
+      );
+    });
 
   if (auth !== 'none') {
     const wrong: Auth[] = auth === 'device' ? ['missing', 'bad-token', 'key-for-token'] : ['missing', 'bad-key', 'token-for-key'];
@@ -338,11 +449,14 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
       where: fc.oneof(...(pathParams.length ? [fc.constantFrom(...pathParams.map((q) => q.name))] : []), fc.constant('(appended)')),
       seg: fc.oneof(
         { arbitrary: fc.constantFrom(...RAW_SEGMENTS).map(([s, why]) => ({ s, why, long: false })), weight: 6 },
-        { arbitrary: fc.constantFrom(4000, 9000, 12_000, 20_000, 70_000).map((n) => ({ s: 'a'.repeat(n), why: `a ${n}-character segment`, long: true })), weight: 2 },
+        {
+          arbitrary: fc.constantFrom(4000, 9000, 12_000, 20_000, 70_000).map((n) => ({ s: 'a'.repeat(n), why: `a ${n}-character segment`, long: true })),
+          weight: 2,
+        },
       ),
     })
     .map(({ p, where, seg }) => {
-      const path = where === '(appended)' ? fillPath(op, p.values) + '/' + seg.s : fillPath(op, p.values, { [where]: seg.s });
+      const path = where === '(appended)' ? `${fillPath(op, p.values)}/${seg.s}` : fillPath(op, p.values, { [where]: seg.s });
       return withPrinter({
         ...make('raw-path', `${where}: ${seg.why}`, p),
         target: path + queryString(p.query),

@@ -23,7 +23,9 @@ const authorizerId = () => stack.getLogicalId(stack.deviceMqtt.authorizer);
 describe('the MQTT door on IoT Core', () => {
   it('has one custom authorizer, the mqtt-authorizer Lambda, with no token signing, invokable by IoT Core for it alone', () => {
     const [[, authorizer]] = ofType('AWS::IoT::Authorizer');
-    const permission = ofType('AWS::Lambda::Permission').map(([, p]) => p.Properties).find((p) => p.Principal === 'iot.amazonaws.com')!;
+    const permission = ofType('AWS::Lambda::Permission')
+      .map(([, p]) => p.Properties)
+      .find((p) => p.Principal === 'iot.amazonaws.com')!;
 
     expect(ofType('AWS::IoT::Authorizer')).toHaveLength(1);
     expect(authorizer.Properties).toMatchObject({ SigningDisabled: true, Status: 'ACTIVE' });
@@ -79,14 +81,21 @@ describe('the MQTT door on IoT Core', () => {
       expect(JSON.stringify(environmentOf(fn).AWS_ENDPOINT_URL_IOT_DATA_PLANE)).toContain('DataEndpoint');
     }
     const others = [...stack.routeHandlers.values()].filter((fn) => !publishers.includes(fn));
-    for (const fn of others) expect(statementsOfFunction(template, idOf(fn)).flatMap(actionsOf).some((a) => a.startsWith('iot:'))).toBe(false);
+    for (const fn of others)
+      expect(
+        statementsOfFunction(template, idOf(fn))
+          .flatMap(actionsOf)
+          .some((a) => a.startsWith('iot:')),
+      ).toBe(false);
   });
 
   it('lets the MQTT authorizer read single registry items and send authentication events, nothing more', () => {
     const actions = statementsOfFunction(template, idOf(stack.mqttAuthorizer)).flatMap(actionsOf);
 
     expect(actions.filter((a) => a.startsWith('dynamodb:'))).toEqual(['dynamodb:GetItem']);
-    expect(actions.every((a) => a.startsWith('dynamodb:GetItem') || a.startsWith('sqs:SendMessage') || /^sqs:GetQueue/.test(a) || a.startsWith('logs:'))).toBe(true);
+    expect(actions.every((a) => a.startsWith('dynamodb:GetItem') || a.startsWith('sqs:SendMessage') || /^sqs:GetQueue/.test(a) || a.startsWith('logs:'))).toBe(
+      true,
+    );
   });
 
   it('writes the broker (port 8883, TLS) and Amazon Root CA 1 into device credentials', () => {

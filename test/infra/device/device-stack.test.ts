@@ -24,7 +24,8 @@ const identities = () => stack.routeHandlers.get('identities')!;
 
 describe('device side of the stack', () => {
   it('guards every device route with the device authorizer, which reads the Authorization header', () => {
-    const deviceRoutes = [...methodsByRoute(template).entries()].filter(([key]) => key.split(' ')[1].startsWith('/device/'))
+    const deviceRoutes = [...methodsByRoute(template).entries()]
+      .filter(([key]) => key.split(' ')[1].startsWith('/device/'))
       // CORS preflights (OPTIONS) answer without an authorizer; they are the console's, not the devices'.
       .filter(([key]) => !key.startsWith('OPTIONS '));
     const authorizer = Object.values(resources).find(
@@ -62,9 +63,7 @@ describe('device side of the stack', () => {
 
   it('feeds the ingest Lambda from the ingest queue, with partial batch responses, and lets it forward, read single registry items (the devices of MQTT publishes, their workspaces’ limits) and update them (their daily points, the usage)', () => {
     const ingest = stack.consumerFunctions.get('ingest')!;
-    const mapping = Object.values(resources).find(
-      (r) => r.Type === 'AWS::Lambda::EventSourceMapping' && targetOf(r.Properties.FunctionName) === idOf(ingest),
-    )!;
+    const mapping = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && targetOf(r.Properties.FunctionName) === idOf(ingest))!;
     const statements = statementsOfFunction(template, idOf(ingest));
     const sends = statements.filter((s) => actionsOf(s).includes('sqs:SendMessage'));
 

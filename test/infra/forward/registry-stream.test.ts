@@ -21,7 +21,8 @@ const mapping = () => Object.values(resources).find((r) => r.Type === 'AWS::Lamb
 
 /** Lambda's filter semantics for the patterns the stack uses: lists of values, and `prefix` matches. */
 const matchesPattern = (pattern: unknown, value: unknown): boolean => {
-  if (Array.isArray(pattern)) return pattern.some((p) => (typeof p === 'object' && p !== null && 'prefix' in p ? typeof value === 'string' && value.startsWith(p.prefix) : p === value));
+  if (Array.isArray(pattern))
+    return pattern.some((p) => (typeof p === 'object' && p !== null && 'prefix' in p ? typeof value === 'string' && value.startsWith(p.prefix) : p === value));
   if (typeof pattern === 'object' && pattern !== null) {
     return Object.entries(pattern).every(([key, sub]) => matchesPattern(sub, (value as Record<string, unknown> | undefined)?.[key]));
   }
@@ -82,7 +83,12 @@ describe('registry stream', () => {
     ];
 
     for (const [r, expected] of cases) {
-      expect({ key: r.dynamodb!.Keys, event: r.eventName, cloud: cloud(r), local: local(r) }).toEqual({ key: r.dynamodb!.Keys, event: r.eventName, cloud: expected, local: expected });
+      expect({ key: r.dynamodb!.Keys, event: r.eventName, cloud: cloud(r), local: local(r) }).toEqual({
+        key: r.dynamodb!.Keys,
+        event: r.eventName,
+        cloud: expected,
+        local: expected,
+      });
     }
   });
 
@@ -92,8 +98,14 @@ describe('registry stream', () => {
 
     expect(byResource).toEqual(
       expect.arrayContaining([
-        { actions: ['dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], resource: JSON.stringify([{ 'Fn::GetAtt': [tableId(), 'Arn'] }]) },
-        { actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], resource: JSON.stringify({ 'Fn::GetAtt': [tableId(), 'StreamArn'] }) },
+        {
+          actions: ['dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+          resource: JSON.stringify([{ 'Fn::GetAtt': [tableId(), 'Arn'] }]),
+        },
+        {
+          actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+          resource: JSON.stringify({ 'Fn::GetAtt': [tableId(), 'StreamArn'] }),
+        },
         { actions: ['dynamodb:ListStreams'], resource: '"*"' },
         { actions: ['iot:Publish'], resource: expect.stringContaining(':topic/j/dn/*') },
         // A presigned GET is authorized as its signer when a device uses it.
@@ -102,16 +114,28 @@ describe('registry stream', () => {
     );
     const sqsTargets = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('sqs:'))).map((s) => JSON.stringify(s.Resource));
     expect(sqsTargets.sort()).toEqual(
-      [JSON.stringify({ 'Fn::GetAtt': [idOf(stack.registryStream.dlq), 'Arn'] }), JSON.stringify({ 'Fn::GetAtt': [idOf(stack.queues.queues.forward.queue), 'Arn'] })].sort(),
+      [
+        JSON.stringify({ 'Fn::GetAtt': [idOf(stack.registryStream.dlq), 'Arn'] }),
+        JSON.stringify({ 'Fn::GetAtt': [idOf(stack.queues.queues.forward.queue), 'Arn'] }),
+      ].sort(),
     );
-    expect(statements.flatMap(actionsOf).filter((a) => a.startsWith('sqs:')).every((a) => ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'].includes(a))).toBe(true);
+    expect(
+      statements
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('sqs:'))
+        .every((a) => ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'].includes(a)),
+    ).toBe(true);
     expect(byResource).toHaveLength(7);
   });
 
   it('no longer lets the jobs and fota handlers send to the forward queue: they only write', () => {
     for (const name of ['jobs', 'fota'] as const) {
       const fn = stack.routeHandlers.get(name)!;
-      expect(statementsOfFunction(template, idOf(fn)).flatMap(actionsOf).filter((a) => a.startsWith('sqs:'))).toEqual([]);
+      expect(
+        statementsOfFunction(template, idOf(fn))
+          .flatMap(actionsOf)
+          .filter((a) => a.startsWith('sqs:')),
+      ).toEqual([]);
       expect(resources[idOf(fn)].Properties.Environment.Variables.FORWARD_QUEUE_URL).toBeUndefined();
     }
   });

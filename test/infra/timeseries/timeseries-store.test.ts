@@ -17,7 +17,11 @@ const synth = (context: Record<string, string> = {}) => {
   /** A function's statements about the time-series store (DynamoDB on the store's table, or Timestream). */
   const storeStatements = (fn: HandlerFunction) =>
     statementsOfFunction(template, idOf(fn)).filter((s) =>
-      actionsOf(s).some((a) => a.startsWith('timestream:') || (a.startsWith('dynamodb:') && JSON.stringify(s.Resource).includes(stack.timeseries.table ? idOf(stack.timeseries.table) : '-'))),
+      actionsOf(s).some(
+        (a) =>
+          a.startsWith('timestream:') ||
+          (a.startsWith('dynamodb:') && JSON.stringify(s.Resource).includes(stack.timeseries.table ? idOf(stack.timeseries.table) : '-')),
+      ),
     );
   const query = stack.routeHandlers.get('timeseries')!;
   const ingest = stack.consumerFunctions.get('ingest');
@@ -75,7 +79,9 @@ describe('time-series store: dynamodb (the default)', () => {
 
   it('lets the retention consumer read keys and set expiries with Query and UpdateItem, nothing more', () => {
     expect(restamper).toBeDefined();
-    expect(storeStatements(restamper!)).toEqual([{ Action: ['dynamodb:Query', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] }]);
+    expect(storeStatements(restamper!)).toEqual([
+      { Action: ['dynamodb:Query', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] },
+    ]);
     expect(environmentOf(restamper!)).toMatchObject({ TIMESERIES_BACKEND: 'dynamodb', TIMESERIES_TABLE: { Ref: tableId() } });
   });
 

@@ -50,14 +50,23 @@ describe('console API client', () => {
   });
 
   it('turns the error envelope into an ApiError with its code, details and request ID', async () => {
-    const envelope = { error: { code: 'validation_error', message: 'The request is not valid.', details: [{ field: 'body.name', message: 'Must not be empty.' }] }, request_id: 'req-1' };
+    const envelope = {
+      error: { code: 'validation_error', message: 'The request is not valid.', details: [{ field: 'body.name', message: 'Must not be empty.' }] },
+      request_id: 'req-1',
+    };
     const { fetch } = recorder([json(400, envelope)]);
     const api = createApiClient({ baseUrl: 'http://x/v3', headers: async () => ({}), fetch });
 
     const error = await api.createFleet('wks-1', '').catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({ status: 400, code: 'validation_error', message: 'The request is not valid.', requestId: 'req-1', details: envelope.error.details });
+    expect(error).toMatchObject({
+      status: 400,
+      code: 'validation_error',
+      message: 'The request is not valid.',
+      requestId: 'req-1',
+      details: envelope.error.details,
+    });
     expect(describeError(error)).toEqual({ title: 'The request is not valid.', lines: ['name: Must not be empty.'] });
   });
 
@@ -143,7 +152,13 @@ describe('console API client: fleet operations', () => {
   });
 
   it('schedules on a device with a timeout, and cancels its job and FOTA', async () => {
-    const { calls, api } = client([json(200, { job: {} }), json(200, { fota: {} }), json(200, { fota: {} }), json(200, { job: { status: 'canceled' } }), json(200, { fota: { status: 'canceled' } })]);
+    const { calls, api } = client([
+      json(200, { job: {} }),
+      json(200, { fota: {} }),
+      json(200, { fota: {} }),
+      json(200, { job: { status: 'canceled' } }),
+      json(200, { fota: { status: 'canceled' } }),
+    ]);
 
     await api.scheduleJob('dev-1', 'reboot', {}, 600);
     await api.scheduleFota('dev-1', 'app', '1.2.0', 3600);
@@ -215,7 +230,10 @@ describe('console API client: fleet operations', () => {
 
 describe('console API client on a refused session', () => {
   it('calls onUnauthorized on a 401, and not on other errors', async () => {
-    const { fetch } = recorder([json(401, { error: { code: 'unauthorized', message: 'Unauthorized', details: [] }, request_id: 'r' }), json(404, { error: { code: 'not_found', message: 'x', details: [] }, request_id: 'r' })]);
+    const { fetch } = recorder([
+      json(401, { error: { code: 'unauthorized', message: 'Unauthorized', details: [] }, request_id: 'r' }),
+      json(404, { error: { code: 'not_found', message: 'x', details: [] }, request_id: 'r' }),
+    ]);
     let refused = 0;
     const api = createApiClient({ baseUrl: 'http://x/v3', headers: async () => ({}), fetch, onUnauthorized: () => refused++ });
     await expect(api.listWorkspaces()).rejects.toMatchObject({ status: 401 });

@@ -33,7 +33,12 @@ describe('Cognito JSON API client', () => {
 
     expect(calls[0].target).toBe('AWSCognitoIdentityProviderService.SignUp');
     expect(calls[0].headers['Content-Type']).toBe('application/x-amz-json-1.1');
-    expect(calls[0].body).toEqual({ ClientId: 'client-1', Username: 'a@example.com', Password: 'pw', UserAttributes: [{ Name: 'email', Value: 'a@example.com' }] });
+    expect(calls[0].body).toEqual({
+      ClientId: 'client-1',
+      Username: 'a@example.com',
+      Password: 'pw',
+      UserAttributes: [{ Name: 'email', Value: 'a@example.com' }],
+    });
     expect(calls[1].body).toEqual({ ClientId: 'client-1', AuthFlow: 'USER_PASSWORD_AUTH', AuthParameters: { USERNAME: 'a@example.com', PASSWORD: 'pw' } });
     expect(session).toEqual({ accessToken: 'a1', idToken: 'i1', refreshToken: 'r1', expiresAt: 1000 + 3600_000, email: 'a@example.com' });
   });
@@ -77,7 +82,12 @@ describe('Cognito JSON API client', () => {
 describe('session store', () => {
   const memory = () => {
     const items = new Map<string, string>();
-    return { getItem: (k: string) => items.get(k) ?? null, setItem: (k: string, v: string) => void items.set(k, v), removeItem: (k: string) => void items.delete(k), items };
+    return {
+      getItem: (k: string) => items.get(k) ?? null,
+      setItem: (k: string, v: string) => void items.set(k, v),
+      removeItem: (k: string) => void items.delete(k),
+      items,
+    };
   };
 
   it('refreshes once for concurrent requests when the token is about to end, and saves the new session', async () => {
@@ -85,7 +95,12 @@ describe('session store', () => {
     storage.setItem('fleetstream.session', JSON.stringify({ accessToken: 'old', idToken: 'i', refreshToken: 'r', expiresAt: 30_000, email: 'e' }));
     let refreshes = 0;
     const cognito = { refresh: async (s: Session) => (refreshes++, { ...s, accessToken: 'new', expiresAt: 999_999 }) } as never;
-    const store = createSessionStore(cognito, storage, () => undefined, () => 0);
+    const store = createSessionStore(
+      cognito,
+      storage,
+      () => undefined,
+      () => 0,
+    );
 
     const headers = await Promise.all([store.headers(), store.headers(), store.headers()]);
 
@@ -101,7 +116,12 @@ describe('session store', () => {
       refresh: async () => Promise.reject(new AuthError('NotAuthorizedException', 'ended')),
       signOut: async () => Promise.reject(new Error('offline')),
     } as never;
-    const store = createSessionStore(cognito, storage, (s) => seen.push(s), () => 0);
+    const store = createSessionStore(
+      cognito,
+      storage,
+      (s) => seen.push(s),
+      () => 0,
+    );
     store.set({ accessToken: 'a', idToken: 'i', refreshToken: 'r', expiresAt: 1, email: 'e' });
 
     await expect(store.headers()).rejects.toThrow('ended');

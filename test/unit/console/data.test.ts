@@ -19,7 +19,10 @@ const record = (device: string, tag: string, at: string, payload: unknown): Time
 describe('CSV and JSON export', () => {
   it('writes a header, CRLF lines, the payload as JSON, and quotes what must be quoted', () => {
     const csv = recordsToCsv([record('dev-1', 'a,b', '2026-01-01T00:00:00.000Z', { t: 1, s: 'say "hi"' })]);
-    expect(csv).toBe('timestamp_device,timestamp_in,fleet_id,device_id,tag,payload\r\n' + '2026-01-01T00:00:00.000Z,2026-01-01T00:00:00.000Z,flt-1,dev-1,"a,b","{""t"":1,""s"":""say \\""hi\\""""}"\r\n');
+    expect(csv).toBe(
+      'timestamp_device,timestamp_in,fleet_id,device_id,tag,payload\r\n' +
+        '2026-01-01T00:00:00.000Z,2026-01-01T00:00:00.000Z,flt-1,dev-1,"a,b","{""t"":1,""s"":""say \\""hi\\""""}"\r\n',
+    );
   });
 
   it('defuses a formula in a cell but leaves negative numbers alone', () => {
@@ -67,7 +70,9 @@ describe('chart data', () => {
 
   it('gives each of three devices at its own times a series with real values and nulls, never NaN', () => {
     const base = Date.parse('2026-11-25T10:00:00.000Z');
-    const records = ['d1', 'd2', 'd3'].flatMap((device, k) => Array.from({ length: 4 }, (_, i) => record(device, 't', new Date(base + i * 60_000 + k * 20_000).toISOString(), { v: 10 * k + i })));
+    const records = ['d1', 'd2', 'd3'].flatMap((device, k) =>
+      Array.from({ length: 4 }, (_, i) => record(device, 't', new Date(base + i * 60_000 + k * 20_000).toISOString(), { v: 10 * k + i })),
+    );
     const data = extractSeries(records);
     expect(data.x).toHaveLength(12);
     for (const [k, series] of data.series.entries()) {
@@ -120,7 +125,16 @@ describe('chart data', () => {
     expect(parseTimestamp(text) - second).toBeCloseTo(fraction, 6);
   });
 
-  it.each(['', 'yesterday', '2026-11-25', '2026-11-25T10:00:00', '2026-11-25T10:00:00.Z', '2026-11-25T10:61:00Z', '2026-11-25T10:00:0xZ', '2026-13-25T10:00:00Z'])('reads %j as no time (NaN)', (text) => {
+  it.each([
+    '',
+    'yesterday',
+    '2026-11-25',
+    '2026-11-25T10:00:00',
+    '2026-11-25T10:00:00.Z',
+    '2026-11-25T10:61:00Z',
+    '2026-11-25T10:00:0xZ',
+    '2026-13-25T10:00:00Z',
+  ])('reads %j as no time (NaN)', (text) => {
     expect(parseTimestamp(text)).toBeNaN();
   });
 
@@ -193,15 +207,33 @@ describe('device names', () => {
 
   it('reads the names with one list call of the fleets the points were stored under', async () => {
     const { calls, list } = listing(devices);
-    const names = await readDeviceNames(list, new Map([['dev-1', 'flt-a'], ['dev-2', 'flt-b']]));
+    const names = await readDeviceNames(
+      list,
+      new Map([
+        ['dev-1', 'flt-a'],
+        ['dev-2', 'flt-b'],
+      ]),
+    );
     expect(calls).toEqual([['flt-a', 'flt-b']]);
     // every device the list answered is named, for later pages
-    expect(names).toEqual(new Map([['dev-1', 'attic'], ['dev-2', 'pump'], ['dev-3', 'boiler']]));
+    expect(names).toEqual(
+      new Map([
+        ['dev-1', 'attic'],
+        ['dev-2', 'pump'],
+        ['dev-3', 'boiler'],
+      ]),
+    );
   });
 
   it('reads the whole list once more only for a device that moved to another fleet since', async () => {
     const { calls, list } = listing(devices);
-    const names = await readDeviceNames(list, new Map([['dev-1', 'flt-a'], ['dev-4', 'flt-a']]));
+    const names = await readDeviceNames(
+      list,
+      new Map([
+        ['dev-1', 'flt-a'],
+        ['dev-4', 'flt-a'],
+      ]),
+    );
     expect(calls).toEqual([['flt-a'], undefined]);
     expect(names.get('dev-4')).toBe('other');
   });
@@ -250,7 +282,11 @@ describe('device table', () => {
 
   it('filters and sorts 10,000 devices', () => {
     const many = Array.from({ length: 10_000 }, (_, i) => ({ name: `device ${i}`, fleet: i % 2 ? 'odd' : 'even', seen: '' }));
-    const shown = sortRows(filterRows(many, 'odd', (d) => [d.fleet]), { key: 'name', direction: 'desc' }, value);
+    const shown = sortRows(
+      filterRows(many, 'odd', (d) => [d.fleet]),
+      { key: 'name', direction: 'desc' },
+      value,
+    );
     expect(shown).toHaveLength(5000);
     expect(shown[0].name).toBe('device 9999');
   });
@@ -291,7 +327,9 @@ describe('runtime configuration', () => {
   });
 
   it('names every missing or wrong field', () => {
-    expect(() => parseConfig({ apiUrl: 'https://x.example.com/', region: 'r' })).toThrow(/userPoolId, userPoolClientId, apiUrl \(an absolute URL ending in \/v3\)/);
+    expect(() => parseConfig({ apiUrl: 'https://x.example.com/', region: 'r' })).toThrow(
+      /userPoolId, userPoolClientId, apiUrl \(an absolute URL ending in \/v3\)/,
+    );
   });
 });
 

@@ -1,7 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { Firmware, FirmwareUpload } from '../../../console/src/lib/api';
 import { describeError, UploadError } from '../../../console/src/lib/errors';
-import { describeUploadRefusal, formatBytes, putWithProgress, s3ErrorOf, sha256Hex, uploadFirmware, type UploadProgress, type UploadRequest, type UploadStep } from '../../../console/src/lib/firmware';
+import {
+  describeUploadRefusal,
+  formatBytes,
+  putWithProgress,
+  s3ErrorOf,
+  sha256Hex,
+  uploadFirmware,
+  type UploadProgress,
+  type UploadRequest,
+  type UploadStep,
+} from '../../../console/src/lib/firmware';
 
 /** An XMLHttpRequest stand-in: records what the page sends, and answers as the test says. */
 class FakeRequest implements UploadRequest {
@@ -40,8 +50,14 @@ class FakeRequest implements UploadRequest {
   }
 }
 
-const s3Error = (code: string, message: string) => `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message><RequestId>LOCAL1</RequestId></Error>`;
-const UPLOAD: FirmwareUpload = { method: 'PUT', url: 'http://127.0.0.1:4566/fleetstream-firmware/wks-1/app/1.2.0?X-Amz-Signature=abc', headers: { 'x-amz-checksum-sha256': 'q83vEjRWeJA=' }, expires_at: '2026-11-26T10:00:00.000Z' };
+const s3Error = (code: string, message: string) =>
+  `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message><RequestId>LOCAL1</RequestId></Error>`;
+const UPLOAD: FirmwareUpload = {
+  method: 'PUT',
+  url: 'http://127.0.0.1:4566/fleetstream-firmware/wks-1/app/1.2.0?X-Amz-Signature=abc',
+  headers: { 'x-amz-checksum-sha256': 'q83vEjRWeJA=' },
+  expires_at: '2026-11-26T10:00:00.000Z',
+};
 
 describe('the firmware upload’s pieces', () => {
   it('computes the SHA-256 as 64 lowercase hex digits, as sha256sum does', async () => {
@@ -56,11 +72,19 @@ describe('the firmware upload’s pieces', () => {
   });
 
   it('formats sizes for people', () => {
-    expect([formatBytes(512), formatBytes(61_440), formatBytes(1.5 * 1024 ** 2), formatBytes(2 * 1024 ** 3)]).toEqual(['512 B', '60.0 KB', '1.5 MB', '2.00 GB']);
+    expect([formatBytes(512), formatBytes(61_440), formatBytes(1.5 * 1024 ** 2), formatBytes(2 * 1024 ** 3)]).toEqual([
+      '512 B',
+      '60.0 KB',
+      '1.5 MB',
+      '2.00 GB',
+    ]);
   });
 
   it('reads S3’s error code and message from its XML', () => {
-    expect(s3ErrorOf(s3Error('BadDigest', 'The sha256 you specified did not match the calculated checksum.'))).toEqual({ code: 'BadDigest', message: 'The sha256 you specified did not match the calculated checksum.' });
+    expect(s3ErrorOf(s3Error('BadDigest', 'The sha256 you specified did not match the calculated checksum.'))).toEqual({
+      code: 'BadDigest',
+      message: 'The sha256 you specified did not match the calculated checksum.',
+    });
     expect(s3ErrorOf('')).toEqual({ code: '', message: '' });
   });
 
@@ -83,24 +107,47 @@ describe('putWithProgress', () => {
     const file = new Blob([new Uint8Array(1000)]);
     const progress: Array<[number, number]> = [];
     let request: FakeRequest | undefined;
-    const done = putWithProgress(UPLOAD, file, (sent, total) => progress.push([sent, total]), () =>
-      (request = new FakeRequest((r) => {
-        r.sent(400, 1000);
-        r.sent(1000, 1000);
-        r.fire('load', 200);
-      })),
+    const done = putWithProgress(
+      UPLOAD,
+      file,
+      (sent, total) => progress.push([sent, total]),
+      () =>
+        (request = new FakeRequest((r) => {
+          r.sent(400, 1000);
+          r.sent(1000, 1000);
+          r.fire('load', 200);
+        })),
     );
 
     await expect(done).resolves.toBeUndefined();
     expect(request).toMatchObject({ method: 'PUT', url: UPLOAD.url, headers: UPLOAD.headers, body: file });
-    expect(progress).toEqual([[400, 1000], [1000, 1000], [1000, 1000]]);
+    expect(progress).toEqual([
+      [400, 1000],
+      [1000, 1000],
+      [1000, 1000],
+    ]);
   });
 
   it('rejects with S3’s refusal in words, and with a network failure or CORS refusal', async () => {
     const file = new Blob([new Uint8Array(10)]);
-    const refused = await putWithProgress(UPLOAD, file, () => {}, () => new FakeRequest((r) => r.fire('load', 400, s3Error('BadDigest', 'x')))).catch((e: unknown) => e);
-    const unreachable = await putWithProgress(UPLOAD, file, () => {}, () => new FakeRequest((r) => r.fire('error'))).catch((e: unknown) => e);
-    const stopped = await putWithProgress(UPLOAD, file, () => {}, () => new FakeRequest((r) => r.fire('abort'))).catch((e: unknown) => e);
+    const refused = await putWithProgress(
+      UPLOAD,
+      file,
+      () => {},
+      () => new FakeRequest((r) => r.fire('load', 400, s3Error('BadDigest', 'x'))),
+    ).catch((e: unknown) => e);
+    const unreachable = await putWithProgress(
+      UPLOAD,
+      file,
+      () => {},
+      () => new FakeRequest((r) => r.fire('error')),
+    ).catch((e: unknown) => e);
+    const stopped = await putWithProgress(
+      UPLOAD,
+      file,
+      () => {},
+      () => new FakeRequest((r) => r.fire('abort')),
+    ).catch((e: unknown) => e);
 
     expect(refused).toMatchObject({ name: 'UploadError', status: 400, code: 'BadDigest' });
     expect(unreachable).toMatchObject({ name: 'UploadError', status: 0, message: 'The upload did not reach the storage.' });
@@ -133,16 +180,20 @@ describe('uploadFirmware', () => {
     const steps: UploadStep[] = [];
     const slept: number[] = [];
 
-    const ready = await uploadFirmware({ workspaceId: 'wks-1', firmwareId: 'app', version: '1.2.0', description: 'first', file: new Blob(['abc']) }, (s) => steps.push(s), {
-      api,
-      subtle: crypto.subtle,
-      request: () =>
-        new FakeRequest((r) => {
-          r.sent(3, 3);
-          r.fire('load', 200);
-        }),
-      sleep: async (ms) => void slept.push(ms),
-    });
+    const ready = await uploadFirmware(
+      { workspaceId: 'wks-1', firmwareId: 'app', version: '1.2.0', description: 'first', file: new Blob(['abc']) },
+      (s) => steps.push(s),
+      {
+        api,
+        subtle: crypto.subtle,
+        request: () =>
+          new FakeRequest((r) => {
+            r.sent(3, 3);
+            r.fire('load', 200);
+          }),
+        sleep: async (ms) => void slept.push(ms),
+      },
+    );
 
     expect(ready.status).toBe('ready');
     expect(registered).toEqual([['wks-1', 'app', '1.2.0', { size: 3, sha256: createHash('sha256').update('abc').digest('hex'), description: 'first' }]]);
@@ -166,7 +217,10 @@ describe('uploadFirmware', () => {
   it('says so when the version is still not ready at the deadline', async () => {
     let now = 0;
     let reads = 0;
-    const api = { registerFirmware: async () => firmware('awaiting_upload', { upload: UPLOAD }), getFirmware: async () => (reads++, firmware('awaiting_upload')) };
+    const api = {
+      registerFirmware: async () => firmware('awaiting_upload', { upload: UPLOAD }),
+      getFirmware: async () => (reads++, firmware('awaiting_upload')),
+    };
     const error = await uploadFirmware({ workspaceId: 'wks-1', firmwareId: 'app', version: '1.2.0', description: '', file: new Blob(['abc']) }, () => {}, {
       api,
       request: () => new FakeRequest((r) => r.fire('load', 200)),
@@ -176,7 +230,10 @@ describe('uploadFirmware', () => {
       readyWithinMs: 3_000,
     }).catch((e: unknown) => e);
 
-    expect(describeError(error)).toEqual({ title: 'The image was uploaded, but app 1.2.0 is not ready yet.', lines: [expect.stringMatching(/upload it again/)] });
+    expect(describeError(error)).toEqual({
+      title: 'The image was uploaded, but app 1.2.0 is not ready yet.',
+      lines: [expect.stringMatching(/upload it again/)],
+    });
     expect(reads).toBe(4);
   });
 });

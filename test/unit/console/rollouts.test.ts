@@ -17,7 +17,16 @@ import {
   rolloutTitle,
 } from '../../../console/src/lib/rollouts';
 
-const counts = (c: Partial<Rollout['counts']> = {}): Rollout['counts'] => ({ queued: 0, pending: 0, in_progress: 0, done: 0, failed: 0, timed_out: 0, canceled: 0, ...c });
+const counts = (c: Partial<Rollout['counts']> = {}): Rollout['counts'] => ({
+  queued: 0,
+  pending: 0,
+  in_progress: 0,
+  done: 0,
+  failed: 0,
+  timed_out: 0,
+  canceled: 0,
+  ...c,
+});
 
 describe('a rollout on its page', () => {
   it('offers pause while in progress, resume while paused, cancel until it ends', () => {
@@ -54,13 +63,23 @@ describe('a rollout on its page', () => {
   it('names what it schedules and says its settings in words', () => {
     expect(rolloutTitle({ kind: 'job', job_name: 'flash' })).toBe('Job flash');
     expect(rolloutTitle({ kind: 'fota', firmware_id: 'app', firmware_version: '1.2.0' })).toBe('FOTA app 1.2.0');
-    expect(describeSettings({ max_per_minute: null, timeout_seconds: null, abort: null })).toEqual(['every device released at once', 'no timeout', 'no abort rule']);
+    expect(describeSettings({ max_per_minute: null, timeout_seconds: null, abort: null })).toEqual([
+      'every device released at once',
+      'no timeout',
+      'no abort rule',
+    ]);
     expect(describeSettings({ max_per_minute: 1500, timeout_seconds: 5400, abort: { failure_percentage: 20, min_finished: 10 } })).toEqual([
       'at most 1,500 devices released a minute',
       'each device times out 1 h 30 min after its release',
       'aborts once at least 10 devices have ended and 20 % of them failed or timed out',
     ]);
-    expect([formatSeconds(1), formatSeconds(90), formatSeconds(600), formatSeconds(604_800), formatSeconds(86_461)]).toEqual(['1 s', '1 min 30 s', '10 min', '7 d', '1 d 1 min 1 s']);
+    expect([formatSeconds(1), formatSeconds(90), formatSeconds(600), formatSeconds(604_800), formatSeconds(86_461)]).toEqual([
+      '1 s',
+      '1 min 30 s',
+      '10 min',
+      '7 d',
+      '1 d 1 min 1 s',
+    ]);
   });
 
   it('shows what each device reported: a failed job’s error, a result, a FOTA’s message', () => {
@@ -114,7 +133,10 @@ describe('the rollout settings of a scheduling form', () => {
   });
 
   it('names both a wrong abort percentage and the missing minimum', () => {
-    expect(checkRolloutFields(fields({ failurePercentage: '150' })).errors).toEqual({ failurePercentage: 'Must be at most 100.', minFinished: expect.stringMatching(/give both, or neither/) });
+    expect(checkRolloutFields(fields({ failurePercentage: '150' })).errors).toEqual({
+      failurePercentage: 'Must be at most 100.',
+      minFinished: expect.stringMatching(/give both, or neither/),
+    });
   });
 
   it('checks a device’s timeout the same way', () => {
@@ -132,7 +154,9 @@ describe('the rollout settings of a scheduling form', () => {
         { field: 'body.value', message: 'Must be an object.' },
       ]),
     ).toEqual({ maxPerMinute: 'Must be at least 1.', failurePercentage: 'Must be at most 100.', minFinished: 'Required' });
-    expect(rolloutFieldErrors([{ field: 'body.rollout.abort', message: 'Unrecognized key: "other"' }])).toEqual({ failurePercentage: 'Unrecognized key: "other"' });
+    expect(rolloutFieldErrors([{ field: 'body.rollout.abort', message: 'Unrecognized key: "other"' }])).toEqual({
+      failurePercentage: 'Unrecognized key: "other"',
+    });
   });
 });
 

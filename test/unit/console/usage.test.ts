@@ -20,13 +20,29 @@ describe('the Usage page’s data', () => {
   });
 
   it('charts each counter per day, on the days’ UTC midnights', () => {
-    const { x, charts } = usageCharts([day('2026-02-28', { points_in: 12, points_stored: 10, points_refused: 2 }), day('2026-03-01', { api_requests: 40, webhook_failures: 1 })]);
+    const { x, charts } = usageCharts([
+      day('2026-02-28', { points_in: 12, points_stored: 10, points_refused: 2 }),
+      day('2026-03-01', { api_requests: 40, webhook_failures: 1 }),
+    ]);
 
     expect([...x]).toEqual([Date.parse('2026-02-28T00:00:00Z') / 1000, Date.parse('2026-03-01T00:00:00Z') / 1000]);
     expect(charts.map((c) => [c.title, c.series.map((s) => [s.label, s.values])])).toEqual([
-      ['Data points', [['received', [12, 0]], ['stored', [10, 0]], ['refused', [2, 0]]]],
+      [
+        'Data points',
+        [
+          ['received', [12, 0]],
+          ['stored', [10, 0]],
+          ['refused', [2, 0]],
+        ],
+      ],
       ['API requests', [['requests', [0, 40]]]],
-      ['Webhook POSTs', [['delivered', [0, 0]], ['failed', [0, 1]]]],
+      [
+        'Webhook POSTs',
+        [
+          ['delivered', [0, 0]],
+          ['failed', [0, 1]],
+        ],
+      ],
     ]);
   });
 

@@ -42,7 +42,14 @@ describe('device API limits', () => {
     const store = timestreamStore({ database: 'db', table: 'tbl', writeClient: timestream as unknown as TimestreamWriteClient });
 
     const result = await store.write([
-      { ...input, timestamp_device: input.timestamp_device!, workspace_id: id('wks'), fleet_id: id('flt'), device_id: id('dev'), timestamp_in: new Date().toISOString() },
+      {
+        ...input,
+        timestamp_device: input.timestamp_device!,
+        workspace_id: id('wks'),
+        fleet_id: id('flt'),
+        device_id: id('dev'),
+        timestamp_in: new Date().toISOString(),
+      },
     ]);
 
     expect(result).toEqual({ written: 1, discarded: 0 });

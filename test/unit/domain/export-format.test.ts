@@ -57,7 +57,14 @@ describe('export lines', () => {
     const first = JSON.parse(format(point(1, { us: 42 })));
     const second = JSON.parse(format(point(2, { ms: Date.parse('2026-03-01T10:00:00.124Z'), inMs: Date.parse('2026-03-01T10:00:02.000Z') })));
 
-    expect(first).toEqual({ timestamp_device: '2026-03-01T10:00:00.123042Z', timestamp_in: '2026-03-01T10:00:01.500Z', fleet_id: 'flt-a', device_id: 'dev-a', tag: 'weather', payload: 1 });
+    expect(first).toEqual({
+      timestamp_device: '2026-03-01T10:00:00.123042Z',
+      timestamp_in: '2026-03-01T10:00:01.500Z',
+      fleet_id: 'flt-a',
+      device_id: 'dev-a',
+      tag: 'weather',
+      payload: 1,
+    });
     expect(Object.keys(first)).toEqual(['timestamp_device', 'timestamp_in', 'fleet_id', 'device_id', 'tag', 'payload']);
     expect([second.timestamp_device, second.timestamp_in]).toEqual(['2026-03-01T10:00:00.124Z', '2026-03-01T10:00:02.000Z']);
   });

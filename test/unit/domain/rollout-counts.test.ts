@@ -11,7 +11,8 @@ const item = (status: JobStatus, rollout_id?: string, scheduled_at = '2026-01-01
   ...(rollout_id ? { rollout_id } : {}),
 });
 
-const sums = (effect: ReturnType<typeof rolloutEffectOf>) => effect.deltas.map((d) => [d.rollout_id, d.total, Object.values(d.counts).reduce((a, b) => a + (b ?? 0), 0)]);
+const sums = (effect: ReturnType<typeof rolloutEffectOf>) =>
+  effect.deltas.map((d) => [d.rollout_id, d.total, Object.values(d.counts).reduce((a, b) => a + (b ?? 0), 0)]);
 
 describe('how a job’s change counts in its rollouts', () => {
   it.each([
@@ -47,7 +48,12 @@ describe('how a job’s change counts in its rollouts', () => {
     const statuses: JobStatus[] = ['queued', 'pending', 'in_progress', 'done', 'failed', 'timed_out', 'canceled'];
     for (const a of statuses) {
       for (const b of statuses) {
-        for (const [ra, rb] of [['rol-a', 'rol-a'], ['rol-a', 'rol-b'], [undefined, 'rol-b'], ['rol-a', undefined]] as const) {
+        for (const [ra, rb] of [
+          ['rol-a', 'rol-a'],
+          ['rol-a', 'rol-b'],
+          [undefined, 'rol-b'],
+          ['rol-a', undefined],
+        ] as const) {
           const effect = rolloutEffectOf(item(a, ra), item(b, rb, ra === rb ? undefined : '2026-01-02T00:00:00.000Z'));
           for (const [, total, counted] of sums(effect)) expect(counted).toBe(total);
         }

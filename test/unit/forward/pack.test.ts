@@ -36,7 +36,12 @@ describe('packForward', () => {
     expect(JSON.parse(header)).toEqual({ kind: 'entries', workspace_id: 'wks-a', of: 'data', count: 2, tags: ['temp', 'hum'] });
     expect(lines.map((line) => JSON.parse(line))).toEqual(messages.map(({ kind, ...entry }) => entry));
     // The body the forwarder builds from those lines is the interface's batch, IDs first.
-    const batch = JSON.parse(webhookBody('b', readForwardBody(body)!.map((e) => e.json)).toString());
+    const batch = JSON.parse(
+      webhookBody(
+        'b',
+        readForwardBody(body)!.map((e) => e.json),
+      ).toString(),
+    );
     expect(batch).toEqual({ batch_id: 'b', result: messages.map(({ kind, ...entry }, i) => ({ id: String(i), ...entry })) });
     expect(Object.keys(batch.result[0])[0]).toBe('id');
   });

@@ -15,7 +15,10 @@ describe('JSON Schema → fast-check', () => {
   it.each(bodies.map((op) => [op.operationId, op] as const))('generates only bodies that the document accepts for %s', (_id, op) => {
     const validate = v.requestBody(op);
 
-    fc.assert(fc.property(validArbitrary(op.body!.schema, ctx), (value) => validate(parsedJson(value)) === true), { numRuns: 150, seed: 1 });
+    fc.assert(
+      fc.property(validArbitrary(op.body!.schema, ctx), (value) => validate(parsedJson(value)) === true),
+      { numRuns: 150, seed: 1 },
+    );
   });
 
   it.each(bodies.map((op) => [op.operationId, op] as const))('generates bodies that the document refuses for %s, each with its reason', (_id, op) => {
@@ -31,7 +34,10 @@ describe('JSON Schema → fast-check', () => {
   it.each(queryParams.map(([op, p]) => [`${op.operationId} ?${p.name}`, op, p] as const))('generates valid values of the query parameter %s', (_n, op, p) => {
     const validate = v.parameter(op, p.name);
 
-    fc.assert(fc.property(validArbitrary(p.schema, ctx), (value) => validate(value) === true), { numRuns: 100, seed: 4 });
+    fc.assert(
+      fc.property(validArbitrary(p.schema, ctx), (value) => validate(value) === true),
+      { numRuns: 100, seed: 4 },
+    );
   });
 
   it('fails loudly on a schema it cannot read rather than generating nothing', () => {

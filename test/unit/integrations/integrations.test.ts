@@ -152,7 +152,12 @@ describe('forwarding helpers', () => {
   });
 
   it('numbers entries from "0" and drops the queue’s own `kind`', () => {
-    const body = JSON.parse(webhookBody('b1', [point('temp'), jobEvent].map((m) => renderEntry(m).json)).toString());
+    const body = JSON.parse(
+      webhookBody(
+        'b1',
+        [point('temp'), jobEvent].map((m) => renderEntry(m).json),
+      ).toString(),
+    );
 
     expect(body.batch_id).toBe('b1');
     expect(body.result.map((e: { id: string }) => e.id)).toEqual(['0', '1']);

@@ -22,7 +22,9 @@ describe('startConfig (npm start’s variables)', () => {
     const { options } = startConfig({ COGNITO_PORT: '0', FLEETSTREAM_DEV_USER_EMAIL: 'me@example.com', FLEETSTREAM_DEV_USER_PASSWORD: 'Long-enough-pass-1' });
 
     expect(options).toMatchObject({ cognitoPort: 0, firstUser: { email: 'me@example.com', password: 'Long-enough-pass-1' } });
-    expect(() => startConfig({ FLEETSTREAM_DEV_USER_EMAIL: 'not-an-address' })).toThrow(/FLEETSTREAM_DEV_USER_EMAIL=not-an-address: expected an e-mail address/);
+    expect(() => startConfig({ FLEETSTREAM_DEV_USER_EMAIL: 'not-an-address' })).toThrow(
+      /FLEETSTREAM_DEV_USER_EMAIL=not-an-address: expected an e-mail address/,
+    );
     expect(() => startConfig({ FLEETSTREAM_DEV_USER_PASSWORD: 'short1A' })).toThrow(/FLEETSTREAM_DEV_USER_PASSWORD: expected at least 12 characters/);
     expect(() => startConfig({ FLEETSTREAM_DEV_USER_PASSWORD: 'alllowercase-and-1' })).toThrow(/FLEETSTREAM_DEV_USER_PASSWORD/);
   });
@@ -47,11 +49,21 @@ describe('startConfig (npm start’s variables)', () => {
       ingest: { maxReceiveCount: 3 },
       forward: { visibilityTimeoutSeconds: 5, maxReceiveCount: 2, retry: { baseSeconds: 1, maxSeconds: 4 } },
     });
-    expect(options).toMatchObject({ webhookTimeoutMs: 1500, authorizerCacheTtlSeconds: 0, sweepIntervalSeconds: 2, firmwareUploadUrlTtlSeconds: 30, exportRunSeconds: 2, s3Port: 9000, port: 0 });
+    expect(options).toMatchObject({
+      webhookTimeoutMs: 1500,
+      authorizerCacheTtlSeconds: 0,
+      sweepIntervalSeconds: 2,
+      firmwareUploadUrlTtlSeconds: 30,
+      exportRunSeconds: 2,
+      s3Port: 9000,
+      port: 0,
+    });
     expect(() => startConfig({ EXPORT_RUN_SECONDS: '901' })).toThrow(/EXPORT_RUN_SECONDS=901: expected a whole number from 1 to 900/);
     expect(() => startConfig({ SWEEP_INTERVAL_SECONDS: '0' })).toThrow(/SWEEP_INTERVAL_SECONDS=0: expected a whole number from 1 to 86400/);
     // S3 takes a presigned URL for at most a week.
-    expect(() => startConfig({ FIRMWARE_UPLOAD_URL_TTL_SECONDS: '604801' })).toThrow(/FIRMWARE_UPLOAD_URL_TTL_SECONDS=604801: expected a whole number from 1 to 604800/);
+    expect(() => startConfig({ FIRMWARE_UPLOAD_URL_TTL_SECONDS: '604801' })).toThrow(
+      /FIRMWARE_UPLOAD_URL_TTL_SECONDS=604801: expected a whole number from 1 to 604800/,
+    );
   });
 
   it.each([

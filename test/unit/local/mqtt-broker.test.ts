@@ -29,7 +29,10 @@ describe('the device policy as the local broker enforces it', () => {
   });
 
   it('lets a Deny win over an Allow', () => {
-    const denied = [...policy, { Version: '2012-10-17' as const, Statement: [{ Effect: 'Deny' as const, Action: 'iot:Publish', Resource: `${arn}:topic/j/up/*` }] }];
+    const denied = [
+      ...policy,
+      { Version: '2012-10-17' as const, Statement: [{ Effect: 'Deny' as const, Action: 'iot:Publish', Resource: `${arn}:topic/j/up/*` }] },
+    ];
     expect(policyAllows(denied, 'iot:Publish', `${arn}:topic/j/up/${me}`)).toBe(false);
   });
 });

@@ -40,7 +40,9 @@ describe('runtime files', () => {
     writeRuntimeFile(dir, runtimeOn(3000));
     writeRuntimeFile(dir, runtimeOn(3001));
 
-    expect(() => findRuntime(dir)).toThrow(`2 local runtimes use ${dir}: ports 3000 (pid ${process.pid}), 3001 (pid ${process.pid}). Say which with --port <port>.`);
+    expect(() => findRuntime(dir)).toThrow(
+      `2 local runtimes use ${dir}: ports 3000 (pid ${process.pid}), 3001 (pid ${process.pid}). Say which with --port <port>.`,
+    );
     expect(() => findRuntime(dir, 4000)).toThrow(/no local runtime on port 4000 .*running there: 3000 .*, 3001/);
   });
 

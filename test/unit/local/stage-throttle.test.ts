@@ -43,7 +43,10 @@ describe('the stage’s throttling (a token bucket, as API Gateway’s)', () => 
 
       expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
       expect(answers[2].headers.get('retry-after')).toBe('1');
-      expect(await answers[2].json()).toEqual({ error: { code: 'rate_limited', message: expect.stringContaining('Retry-After'), details: [] }, request_id: expect.any(String) });
+      expect(await answers[2].json()).toEqual({
+        error: { code: 'rate_limited', message: expect.stringContaining('Retry-After'), details: [] },
+        request_id: expect.any(String),
+      });
       expect(handled).toBe(2);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));

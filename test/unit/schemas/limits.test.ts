@@ -37,11 +37,11 @@ describe('limits of names, tokens and IDs', () => {
     ['...', true],
     ['..a', true],
     ['x'.repeat(64), true],
-    ['.' + 'x'.repeat(63), true],
+    [`.${'x'.repeat(63)}`, true],
     ['.', false],
     ['..', false],
     ['x'.repeat(65), false],
-    ['.' + 'x'.repeat(64), false],
+    [`.${'x'.repeat(64)}`, false],
     ['has space', false],
     ['', false],
   ])('PathTokenSchema (job names, firmware IDs and versions in paths) accepts %j: %p', (token, valid) => {

@@ -29,7 +29,9 @@ describe('parseRequest: the query', () => {
   });
 
   it('names a single-valued parameter given twice', () => {
-    expect(detailsOf(() => parseRequest(schemas, withQuery({ status: ['done', 'pending'] })))).toEqual([{ field: 'query.status', message: 'Given more than once.' }]);
+    expect(detailsOf(() => parseRequest(schemas, withQuery({ status: ['done', 'pending'] })))).toEqual([
+      { field: 'query.status', message: 'Given more than once.' },
+    ]);
   });
 
   it('names an unknown parameter', () => {
@@ -71,7 +73,9 @@ describe('parseRequest: the body', () => {
       expect.objectContaining({ field: 'body.tag' }),
       { field: 'body.extra', message: 'Unknown field.' },
     ]);
-    expect(detailsOf(() => parseRequest(schemas, request({ body: [{ tag: 'ok' }, { tag: 'a b' }] })))).toEqual([expect.objectContaining({ field: 'body.1.tag' })]);
+    expect(detailsOf(() => parseRequest(schemas, request({ body: [{ tag: 'ok' }, { tag: 'a b' }] })))).toEqual([
+      expect.objectContaining({ field: 'body.1.tag' }),
+    ]);
     expect(detailsOf(() => parseRequest(schemas, request({ body: 'text' })))).toEqual([{ field: 'body', message: expect.any(String) }]);
   });
 });

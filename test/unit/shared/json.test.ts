@@ -43,6 +43,7 @@ describe('toQueueBody', () => {
 
     expect(body).toBe('{"s":"\\ud83d\\ude00\\uffff\\ufffe\\u00e9"}');
     // fauxqs's (and SQS's) rule for a body: #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the rule is about control characters
     expect(/[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD]/.test(body)).toBe(false);
   });
 
@@ -84,6 +85,7 @@ describe('parseJson', () => {
     ['9007199254740991', Number.MAX_SAFE_INTEGER],
     ['-9007199254740991', -Number.MAX_SAFE_INTEGER],
     ['1e20', 1e20],
+    // biome-ignore lint/correctness/noPrecisionLoss: the literal reads as the nearest double, which is the point
     ['12345678901234567890.0', 12345678901234567890],
     ['0e400', 0],
     ['0.0000e-999', 0],

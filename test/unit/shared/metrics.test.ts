@@ -18,7 +18,10 @@ const published = () => {
   } finally {
     spy.mockRestore();
   }
-  return lines.flatMap((chunk) => chunk.split('\n')).filter(Boolean).map((line) => JSON.parse(line) as Record<string, any>);
+  return lines
+    .flatMap((chunk) => chunk.split('\n'))
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, any>);
 };
 
 describe('operator metrics (Powertools Metrics, embedded metric format)', () => {
@@ -32,7 +35,14 @@ describe('operator metrics (Powertools Metrics, embedded metric format)', () => 
 
     expect(more).toEqual([]);
     expect(line._aws.CloudWatchMetrics).toEqual([
-      { Namespace: METRICS_NAMESPACE, Dimensions: [['service']], Metrics: [{ Name: 'PointsReceived', Unit: 'Count' }, { Name: 'PointsRefused', Unit: 'Count' }] },
+      {
+        Namespace: METRICS_NAMESPACE,
+        Dimensions: [['service']],
+        Metrics: [
+          { Name: 'PointsReceived', Unit: 'Count' },
+          { Name: 'PointsRefused', Unit: 'Count' },
+        ],
+      },
     ]);
     expect(line).toMatchObject({ service: 'fleetstream', PointsReceived: [120, 5], PointsRefused: 20 });
     expect(line).not.toHaveProperty('WebhookFailures');

@@ -119,7 +119,12 @@ describe('jsonBody', () => {
     ['an unpaired surrogate in a key', '{"value":{"\\udfff":1}}', 'body.value.\udfff', JSON_RULES.unicode],
     ['a prototype key', '{"value":{"__proto__":{}}}', 'body.value.__proto__', JSON_RULES.reserved],
     ['a body one level too deep', `{"value":${'['.repeat(BODY_MAX_DEPTH)}${']'.repeat(BODY_MAX_DEPTH)}}`, 'body', JSON_RULES.depth(BODY_MAX_DEPTH)],
-    ['30,000 levels (JSON.parse alone overflows the stack with a reviver)', `{"v":${'['.repeat(30_000)}${']'.repeat(30_000)}}`, 'body', JSON_RULES.depth(BODY_MAX_DEPTH)],
+    [
+      '30,000 levels (JSON.parse alone overflows the stack with a reviver)',
+      `{"v":${'['.repeat(30_000)}${']'.repeat(30_000)}}`,
+      'body',
+      JSON_RULES.depth(BODY_MAX_DEPTH),
+    ],
   ])('answers 400 naming the field and the limit for %s', async (_what, body, field, message) => {
     const response = await echo(event({ body }), context);
 
@@ -132,9 +137,9 @@ describe('httpHandler', () => {
   it('refuses to build a handler whose functions or operations do not match its rows of the route table', () => {
     expect(() => httpHandler('openapi', OPENAPI_OPERATIONS, {} as never)).toThrow(/does not match the route table/);
     expect(() => httpHandler('openapi', {}, { getOpenApi: async () => ok(200, {}) } as never)).toThrow(/does not match the route table/);
-    expect(() =>
-      httpHandler('openapi', OPENAPI_OPERATIONS, { getOpenApi: async () => ok(200, {}), other: async () => ok(200, {}) } as never),
-    ).toThrow(/does not match the route table/);
+    expect(() => httpHandler('openapi', OPENAPI_OPERATIONS, { getOpenApi: async () => ok(200, {}), other: async () => ok(200, {}) } as never)).toThrow(
+      /does not match the route table/,
+    );
   });
 
   it('routes by method and path, and answers 404 for a path the resource does not serve', async () => {
@@ -180,11 +185,27 @@ describe('httpHandler', () => {
         { httpMethod: 'GET', path: '/devices/dev-1/fota', multiValueQueryStringParameters: { fleet: ['x'] } },
         [{ field: 'query.fleet', message: 'Unknown field.' }],
       ],
-      ['a malformed ID', { multiValueQueryStringParameters: { fleet: ['flt a'] } }, [{ field: 'query.fleet.0', message: expect.stringMatching(/Must be an ID/) }]],
+      [
+        'a malformed ID',
+        { multiValueQueryStringParameters: { fleet: ['flt a'] } },
+        [{ field: 'query.fleet.0', message: expect.stringMatching(/Must be an ID/) }],
+      ],
       ['a JSON body where none is taken', { ...getFota, body: '{}' }, [{ field: 'body', message: expect.stringMatching(/no body/) }]],
-      ['a text body where none is taken (never a 415)', { ...getFota, body: 'a=1', headers: { 'Content-Type': 'text/plain' } }, [{ field: 'body', message: expect.stringMatching(/no body/) }]],
-      ['a huge body where none is taken (never a 413)', { ...getFota, body: 'x'.repeat(70_000) }, [{ field: 'body', message: expect.stringMatching(/no body/) }]],
-      ['an unknown body field', { body: '{"rollout":{},"zz":1}', headers: { 'Content-Type': 'application/json' } }, [{ field: 'body.zz', message: 'Unknown field.' }]],
+      [
+        'a text body where none is taken (never a 415)',
+        { ...getFota, body: 'a=1', headers: { 'Content-Type': 'text/plain' } },
+        [{ field: 'body', message: expect.stringMatching(/no body/) }],
+      ],
+      [
+        'a huge body where none is taken (never a 413)',
+        { ...getFota, body: 'x'.repeat(70_000) },
+        [{ field: 'body', message: expect.stringMatching(/no body/) }],
+      ],
+      [
+        'an unknown body field',
+        { body: '{"rollout":{},"zz":1}', headers: { 'Content-Type': 'application/json' } },
+        [{ field: 'body.zz', message: 'Unknown field.' }],
+      ],
     ])('answers 400 to %s, naming it, without calling the route', async (_name, overrides, details) => {
       const { status, body } = await call(overrides as Partial<ApiEvent>);
 
@@ -205,7 +226,10 @@ describe('allowConsoleOrigin', () => {
   const ORIGIN = 'https://d111111abcdef8.cloudfront.net';
 
   it('names the console’s origin on an answer and on an error envelope, so that the console can read both', async () => {
-    const fine = middy<ApiEvent>().use(allowConsoleOrigin(ORIGIN)).use(errorEnvelope()).handler(async () => ok(200, { fine: true }));
+    const fine = middy<ApiEvent>()
+      .use(allowConsoleOrigin(ORIGIN))
+      .use(errorEnvelope())
+      .handler(async () => ok(200, { fine: true }));
     const failing = middy<ApiEvent>()
       .use(allowConsoleOrigin(ORIGIN))
       .use(errorEnvelope())
@@ -230,7 +254,10 @@ describe('allowConsoleOrigin', () => {
   });
 
   it('adds nothing without a console origin (the local console is same-origin)', async () => {
-    const handler = middy<ApiEvent>().use(allowConsoleOrigin('')).use(errorEnvelope()).handler(async () => ok(200, {}));
+    const handler = middy<ApiEvent>()
+      .use(allowConsoleOrigin(''))
+      .use(errorEnvelope())
+      .handler(async () => ok(200, {}));
 
     expect((await handler(event(), context)).headers).toEqual({ 'content-type': 'application/json' });
   });

@@ -84,7 +84,9 @@ const container = (api: string) => {
       if (line) resolve(line[1]);
     }),
   );
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { ready, exited, stdout: () => stdout, kill: (signal: NodeJS.Signals) => child.kill(signal) };
 };
 

@@ -8,7 +8,17 @@ const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Zones with DST (both hemispheres, a 30-minute shift, one at midnight), 30- and 45-minute offsets, and none. */
-const ZONES = ['UTC', 'Europe/Rome', 'America/New_York', 'Australia/Sydney', 'Australia/Lord_Howe', 'America/Santiago', 'Asia/Kolkata', 'Asia/Kathmandu', 'Pacific/Chatham'];
+const ZONES = [
+  'UTC',
+  'Europe/Rome',
+  'America/New_York',
+  'Australia/Sydney',
+  'Australia/Lord_Howe',
+  'America/Santiago',
+  'Asia/Kolkata',
+  'Asia/Kathmandu',
+  'Pacific/Chatham',
+];
 
 /** The buckets a clock gives instants from `from` to `to`, every `step` ms, as [start, end] pairs. */
 const bucketsOver = (clock: BucketClock, from: number, to: number, step: number) => {
@@ -22,7 +32,9 @@ const bucketsOver = (clock: BucketClock, from: number, to: number, step: number)
 
 const startByDefinition = bucketStartByDefinition;
 
-const everyArb = fc.constantFrom(...(Object.entries(BUCKET_AMOUNTS) as Array<['m' | 'h' | 'd', readonly number[]]>).flatMap(([unit, amounts]) => amounts.map((amount) => ({ amount, unit }))));
+const everyArb = fc.constantFrom(
+  ...(Object.entries(BUCKET_AMOUNTS) as Array<['m' | 'h' | 'd', readonly number[]]>).flatMap(([unit, amounts]) => amounts.map((amount) => ({ amount, unit }))),
+);
 // 2000–2040: decades of transitions, the rules of each zone changing in between.
 const instantArb = fc.integer({ min: at('2000-01-01T00:00:00Z'), max: at('2040-01-01T00:00:00Z') });
 
@@ -105,7 +117,12 @@ describe('hours and minutes on the wall clock', () => {
 
   it('cuts buckets at a 30-minute change of offset that is no multiple of them (Australia/Lord_Howe)', () => {
     // 2000-03-26 02:00 (UTC+11) the clock went back to 01:30 (UTC+10:30), at 15:00 UTC.
-    const buckets = bucketsOver(new BucketClock({ amount: 12, unit: 'm' }, 'Australia/Lord_Howe'), at('2000-03-25T14:36:00Z'), at('2000-03-25T15:12:00Z'), 60_000);
+    const buckets = bucketsOver(
+      new BucketClock({ amount: 12, unit: 'm' }, 'Australia/Lord_Howe'),
+      at('2000-03-25T14:36:00Z'),
+      at('2000-03-25T15:12:00Z'),
+      60_000,
+    );
 
     expect(buckets).toEqual([
       ['2000-03-25T14:36:00.000Z', '2000-03-25T14:48:00.000Z'],
@@ -144,10 +161,18 @@ describe('buckets, whatever the zone, length and instant (fast-check)', () => {
 
   it('do so around the zones’ transitions too, where buckets are longer or shorter', () => {
     // An instant within 36 hours of one of the zone's transitions of a year.
-    const nearTransition = fc.record({ zone: fc.constantFrom(...ZONES.filter((z) => !['UTC', 'Asia/Kolkata', 'Asia/Kathmandu'].includes(z))), year: fc.integer({ min: 2000, max: 2039 }), which: fc.nat(3), offset: fc.integer({ min: -36 * HOUR, max: 36 * HOUR }) })
+    const nearTransition = fc
+      .record({
+        zone: fc.constantFrom(...ZONES.filter((z) => !['UTC', 'Asia/Kolkata', 'Asia/Kathmandu'].includes(z))),
+        year: fc.integer({ min: 2000, max: 2039 }),
+        which: fc.nat(3),
+        offset: fc.integer({ min: -36 * HOUR, max: 36 * HOUR }),
+      })
       .map(({ zone, year, which, offset }) => {
         const transitions: number[] = [];
-        let t = Temporal.Instant.fromEpochMilliseconds(Date.UTC(year, 0, 1)).toZonedDateTimeISO(zone).getTimeZoneTransition('next');
+        let t = Temporal.Instant.fromEpochMilliseconds(Date.UTC(year, 0, 1))
+          .toZonedDateTimeISO(zone)
+          .getTimeZoneTransition('next');
         while (t && t.epochMilliseconds < Date.UTC(year + 1, 0, 1)) {
           transitions.push(t.epochMilliseconds);
           t = t.getTimeZoneTransition('next');

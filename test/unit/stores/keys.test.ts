@@ -1,4 +1,20 @@
-import { INDEX_SHARDS, readRolloutDeviceSortKey, apiKeyHashKey, collection, deadlinePartition, deviceKey, deviceLocatorKey, jobKey, rolloutCounterKey, rolloutDevicesEntry, rolloutDevicesPartition, rolloutKey, shardOfDevice, sweepEntry, workspaceKey } from '../../../lambdas/stores/keys';
+import {
+  INDEX_SHARDS,
+  readRolloutDeviceSortKey,
+  apiKeyHashKey,
+  collection,
+  deadlinePartition,
+  deviceKey,
+  deviceLocatorKey,
+  jobKey,
+  rolloutCounterKey,
+  rolloutDevicesEntry,
+  rolloutDevicesPartition,
+  rolloutKey,
+  shardOfDevice,
+  sweepEntry,
+  workspaceKey,
+} from '../../../lambdas/stores/keys';
 
 describe('registry keys', () => {
   it('hangs workspaces under their account, so another account cannot address them', () => {

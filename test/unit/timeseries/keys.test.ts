@@ -1,6 +1,16 @@
 import fc from 'fast-check';
 import { compareTime, type Time } from '../../../lambdas/shared/timestamps';
-import { isPackKey, KEY_PART, keyTime, keyTimeOf, legacyVersionOf, packKey, queryPartitions, SHARDS, seriesPartition } from '../../../lambdas/stores/timeseries/keys';
+import {
+  isPackKey,
+  KEY_PART,
+  keyTime,
+  keyTimeOf,
+  legacyVersionOf,
+  packKey,
+  queryPartitions,
+  SHARDS,
+  seriesPartition,
+} from '../../../lambdas/stores/timeseries/keys';
 
 const time = fc.record({
   ms: fc.integer({ min: Date.parse('0000-01-01T00:00:00Z'), max: Date.parse('9999-12-31T23:59:59.999Z') }),

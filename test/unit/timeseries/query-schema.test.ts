@@ -14,14 +14,26 @@ describe('storage query parameters', () => {
     [{ end: '2021-07-08T14:21:15.9159990001Z' }, { end: '2021-07-08T14:21:15.916Z' }],
     [{ end: '2021-07-08T14:21:15.915000Z' }, { end: '2021-07-08T14:21:15.915Z' }],
     // microseconds, as cloud stamps have them: a client pages on from the last stamp it read
-    [{ start: '2021-07-08T14:21:15.915042Z', end: '2021-07-08T14:21:15.9155Z' }, { start: '2021-07-08T14:21:15.915042Z', end: '2021-07-08T14:21:15.915500Z' }],
-    [{ from: '0', size: '0' }, { from: 0, size: 0 }],
-    [{ from: '12', size: '175000' }, { from: 12, size: 175000 }],
+    [
+      { start: '2021-07-08T14:21:15.915042Z', end: '2021-07-08T14:21:15.9155Z' },
+      { start: '2021-07-08T14:21:15.915042Z', end: '2021-07-08T14:21:15.915500Z' },
+    ],
+    [
+      { from: '0', size: '0' },
+      { from: 0, size: 0 },
+    ],
+    [
+      { from: '12', size: '175000' },
+      { from: 12, size: 175000 },
+    ],
     [{ sort: 'timestamp_device' }, { sort: 'timestamp_device' }],
     // well-formed IDs that may not exist are the lookup's to answer (an empty page), not a 400
     [{ device: ['sensor-1', 'dev-doesnotexist1'] }, { device: ['sensor-1', 'dev-doesnotexist1'] }],
     // an empty range is a question with an empty answer; only start after end is refused
-    [{ start: '2026-02-01T00:00:00Z', end: '2026-02-01T00:00:00Z' }, { start: '2026-02-01T00:00:00.000Z', end: '2026-02-01T00:00:00.000Z' }],
+    [
+      { start: '2026-02-01T00:00:00Z', end: '2026-02-01T00:00:00Z' },
+      { start: '2026-02-01T00:00:00.000Z', end: '2026-02-01T00:00:00.000Z' },
+    ],
     [{ device: ['dev-aaaaaaaaaaaaaaaaaaaa', 'dev-bbbbbbbbbbbbbbbbbbbb'] }, { device: ['dev-aaaaaaaaaaaaaaaaaaaa', 'dev-bbbbbbbbbbbbbbbbbbbb'] }],
     [{ tag: ['temp', 'a.b-c_d'] }, { tag: ['temp', 'a.b-c_d'] }],
   ])('accepts %j', (query, expected) => {

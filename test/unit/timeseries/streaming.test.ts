@@ -6,20 +6,21 @@ import { TIMESERIES_OPERATIONS } from '../../../lambdas/schemas/operations/times
 import { NotFoundError } from '../../../lambdas/shared/errors';
 import type { ApiEvent } from '../../../lambdas/shared/http';
 import { acceptsGzip, streamJson } from '../../../lambdas/shared/json-stream';
-import {
-  installAwsLambdaGlobal,
-  isStreamingHandler,
-  localAwsLambda,
-  relayStreamingInvocation,
-  ResponseStream,
-} from '../../../local/lambda-streaming';
+import { installAwsLambdaGlobal, isStreamingHandler, localAwsLambda, relayStreamingInvocation, ResponseStream } from '../../../local/lambda-streaming';
 
 installAwsLambdaGlobal();
 // Loaded after the global exists, as the Lambda runtime guarantees.
 const { httpHandler } = await import('../../../lambdas/shared/middleware');
 
 const event = (headers: Record<string, string> = {}, path = '/timeseries/wks-1/data') =>
-  ({ httpMethod: 'GET', path, resource: '/timeseries/{workspaceId}/data', headers, multiValueHeaders: {}, requestContext: { requestId: 'r-1' } }) as unknown as ApiEvent;
+  ({
+    httpMethod: 'GET',
+    path,
+    resource: '/timeseries/{workspaceId}/data',
+    headers,
+    multiValueHeaders: {},
+    requestContext: { requestId: 'r-1' },
+  }) as unknown as ApiEvent;
 const context = { awsRequestId: 'r-1' } as Context;
 
 async function* records(count: number, failAt = Infinity) {
@@ -121,7 +122,11 @@ describe('Lambda response streaming, locally', () => {
     const answer = await server.get();
     await server.close();
 
-    expect(answer).toMatchObject({ status: 201, body: 'hello, world', headers: { 'content-type': 'text/plain', 'set-cookie': ['a=b'], 'x-amzn-requestid': 'r-1' } });
+    expect(answer).toMatchObject({
+      status: 201,
+      body: 'hello, world',
+      headers: { 'content-type': 'text/plain', 'set-cookie': ['a=b'], 'x-amzn-requestid': 'r-1' },
+    });
   });
 
   it('answers a plain stream with its content type and status 200', async () => {
@@ -158,7 +163,13 @@ describe('Lambda response streaming, locally', () => {
 
 describe('a streamed resource through the middy chain', () => {
   const invoke = async (fn: () => Promise<unknown>) => {
-    const handler = httpHandler('timeseries', TIMESERIES_OPERATIONS, { queryTimeseries: fn as never, aggregateTimeseries: fn as never, createExport: fn as never, listExports: fn as never, getExport: fn as never }) as unknown as (e: unknown, s: ResponseStream, c: Context) => Promise<void>;
+    const handler = httpHandler('timeseries', TIMESERIES_OPERATIONS, {
+      queryTimeseries: fn as never,
+      aggregateTimeseries: fn as never,
+      createExport: fn as never,
+      listExports: fn as never,
+      getExport: fn as never,
+    }) as unknown as (e: unknown, s: ResponseStream, c: Context) => Promise<void>;
     const stream = new ResponseStream();
     const [, bytes] = await Promise.all([handler(event(), stream, context), readAll(stream)]);
     const at = bytes.indexOf(Buffer.alloc(8));

@@ -49,10 +49,15 @@ const stamped = (i: number, us: number, origin: string, extra: Partial<DataPoint
   point(i, { timestamp_device: `${new Date(T0 + i).toISOString().slice(0, -1)}${String(us).padStart(3, '0')}Z`, origin, ...extra } as Partial<DataPoint>);
 
 const rejected = (records: Array<{ RecordIndex: number; Reason: string; ExistingVersion?: number }>) =>
-  new RejectedRecordsException({ message: 'One or more records have been rejected. See RejectedRecords for details.', $metadata: {}, RejectedRecords: records });
+  new RejectedRecordsException({
+    message: 'One or more records have been rejected. See RejectedRecords for details.',
+    $metadata: {},
+    RejectedRecords: records,
+  });
 
 // Reasons as Timestream words them.
-const SAME_KEY = 'A record already exists with the same time, dimensions, measure name, and record version. A higher record version must be specified in order to update the measure value.';
+const SAME_KEY =
+  'A record already exists with the same time, dimensions, measure name, and record version. A higher record version must be specified in order to update the measure value.';
 const LOWER_VERSION = 'The record version 1 is lower than the existing version 1. A higher version is required to update the measure value.';
 const OUT_OF_RANGE = 'The record timestamp is outside the time range [2025-01-01T00:00:00Z, 2025-01-01T06:00:00Z) of the data ingestion window.';
 
@@ -114,18 +119,19 @@ describe('timestream store: writes', () => {
     writes
       .on(WriteRecordsCommand)
       // Both points find their stamps taken; the second also the next one.
-      .rejectsOnce(rejected([{ RecordIndex: 0, Reason: SAME_KEY }, { RecordIndex: 1, Reason: SAME_KEY }]))
+      .rejectsOnce(
+        rejected([
+          { RecordIndex: 0, Reason: SAME_KEY },
+          { RecordIndex: 1, Reason: SAME_KEY },
+        ]),
+      )
       .rejectsOnce(rejected([{ RecordIndex: 1, Reason: SAME_KEY }]))
       .resolvesOnce({});
 
     const result = await store.write([stamped(5, 7, 'aaaaaaaaaaaaaaaa'), stamped(9, 999, 'bbbbbbbbbbbbbbbb')]);
 
     const times = writes.commandCalls(WriteRecordsCommand).map((c) => c.args[0].input.Records?.map((r) => r.Time));
-    expect(times).toEqual([
-      [`${T0 + 5}007`, `${T0 + 9}999`],
-      [`${T0 + 5}008`, `${T0 + 10}001`],
-      [`${T0 + 10}002`],
-    ]);
+    expect(times).toEqual([[`${T0 + 5}007`, `${T0 + 9}999`], [`${T0 + 5}008`, `${T0 + 10}001`], [`${T0 + 10}002`]]);
     expect(result).toEqual({ written: 2, discarded: 0 });
   });
 
@@ -173,7 +179,12 @@ describe('timestream store: writes', () => {
     const { writes, store } = setup();
     writes
       .on(WriteRecordsCommand)
-      .rejectsOnce(rejected([{ RecordIndex: 3, Reason: SAME_KEY }, { RecordIndex: 40, Reason: LOWER_VERSION, ExistingVersion: 1 }]))
+      .rejectsOnce(
+        rejected([
+          { RecordIndex: 3, Reason: SAME_KEY },
+          { RecordIndex: 40, Reason: LOWER_VERSION, ExistingVersion: 1 },
+        ]),
+      )
       .resolvesOnce({})
       .rejectsOnce(rejected([{ RecordIndex: 0, Reason: 'Duplicate', ExistingVersion: 1 }]));
 
@@ -187,7 +198,12 @@ describe('timestream store: writes', () => {
     const { writes, store } = setup();
     writes
       .on(WriteRecordsCommand)
-      .rejectsOnce(rejected([{ RecordIndex: 1, Reason: SAME_KEY }, { RecordIndex: 7, Reason: OUT_OF_RANGE }]))
+      .rejectsOnce(
+        rejected([
+          { RecordIndex: 1, Reason: SAME_KEY },
+          { RecordIndex: 7, Reason: OUT_OF_RANGE },
+        ]),
+      )
       .resolvesOnce({});
 
     const failure = store.write(Array.from({ length: 150 }, (_, i) => point(i)));
@@ -214,9 +230,12 @@ describe('timestream store: writes', () => {
     const { writes, store } = setup();
     writes.on(WriteRecordsCommand).resolves({});
     // The record's names and values other than the payload's value, plus 8 bytes of time.
-    const base = Buffer.byteLength(
-      ['workspace_id', WORKSPACE, 'device_id', DEVICE, 'tag', 'temp', 'point', 'fleet_id', FLEET, 'payload', 'timestamp_in', 'origin', '0'].join(''),
-    ) + 8 + 8; // the time, and timestamp_in as a BIGINT
+    const base =
+      Buffer.byteLength(
+        ['workspace_id', WORKSPACE, 'device_id', DEVICE, 'tag', 'temp', 'point', 'fleet_id', FLEET, 'payload', 'timestamp_in', 'origin', '0'].join(''),
+      ) +
+      8 +
+      8; // the time, and timestamp_in as a BIGINT
     const exact = 'x'.repeat(2048 - base - 2); // JSON adds the two quotes
 
     await expect(store.write([point(0), point(1, { payload: `${exact}y` })])).rejects.toThrow(PayloadTooLargeError);
@@ -341,7 +360,11 @@ describe('timestream store: query results', () => {
 
   it('reads every page across NextToken, an empty one included, with the same SQL', async () => {
     const { queries, store } = setup();
-    queries.on(QueryCommand).resolvesOnce(page([0, 1], 'n1')).resolvesOnce(page([], 'n2')).resolvesOnce(page([2]));
+    queries
+      .on(QueryCommand)
+      .resolvesOnce(page([0, 1], 'n1'))
+      .resolvesOnce(page([], 'n2'))
+      .resolvesOnce(page([2]));
 
     const points = await collect(store.query({ workspaceId: WORKSPACE, from: 0, size: 3, order: 'asc' }));
 
@@ -395,7 +418,11 @@ describe('timestream store: query results', () => {
 
   it('reads a range in runs of a page each, its times as numbers, across NextToken', async () => {
     const { queries, store } = setup();
-    queries.on(QueryCommand).resolvesOnce(page([0, 1], 'n1')).resolvesOnce(page([], 'n2')).resolvesOnce({ ...page([]), Rows: [row(2, `${T0 + 2}042000`)] });
+    queries
+      .on(QueryCommand)
+      .resolvesOnce(page([0, 1], 'n1'))
+      .resolvesOnce(page([], 'n2'))
+      .resolvesOnce({ ...page([]), Rows: [row(2, `${T0 + 2}042000`)] });
 
     const runs: RangePoint[][] = [];
     for await (const run of store.readRange({ workspaceId: WORKSPACE })) runs.push(run);

@@ -20,17 +20,31 @@ const assembly = (deployments: Record<string, CfnResource['Properties']>): Assem
   }
   mkdirSync(join(dir, 'asset.config'));
   writeFileSync(join(dir, 'asset.config', 'config.json'), '{"apiUrl":"https://<<marker:0xbaba:0>>/v3","userPoolId":"<<marker:0xbaba:1>>"}');
-  const Resources = Object.fromEntries(Object.entries(deployments).map(([id, props]) => [id, { Type: 'Custom::CDKBucketDeployment', Properties: { DestinationBucketName: { Ref: 'Bucket' }, ...props } }]));
+  const Resources = Object.fromEntries(
+    Object.entries(deployments).map(([id, props]) => [
+      id,
+      { Type: 'Custom::CDKBucketDeployment', Properties: { DestinationBucketName: { Ref: 'Bucket' }, ...props } },
+    ]),
+  );
   return { name: 'Stack', dir, template: { Resources } };
 };
-const resolve = (value: unknown): any => JSON.parse(JSON.stringify(value ?? null).replace(/\{"Ref":"Api"\}/g, '"api.local"').replace(/\{"Ref":"Pool"\}/g, '"local_pool\\"1"'));
+const resolve = (value: unknown): any =>
+  JSON.parse(
+    JSON.stringify(value ?? null)
+      .replace(/\{"Ref":"Api"\}/g, '"api.local"')
+      .replace(/\{"Ref":"Pool"\}/g, '"local_pool\\"1"'),
+  );
 
 describe('deployBuckets', () => {
   it('copies each deployment’s files as `aws s3 sync` filters them, and replaces the markers, JSON-escaped when asked', () => {
     const stack = assembly({
       Hashed: { SourceObjectKeys: ['site.zip'], Exclude: ['*'], Include: ['assets/*'] },
       Pages: { SourceObjectKeys: ['site.zip'], Exclude: ['assets/*', 'config.json'] },
-      Config: { SourceObjectKeys: ['config.zip'], SourceMarkers: [{ '<<marker:0xbaba:0>>': { Ref: 'Api' }, '<<marker:0xbaba:1>>': { Ref: 'Pool' } }], SourceMarkersConfig: [{ jsonEscape: true }] },
+      Config: {
+        SourceObjectKeys: ['config.zip'],
+        SourceMarkers: [{ '<<marker:0xbaba:0>>': { Ref: 'Api' }, '<<marker:0xbaba:1>>': { Ref: 'Pool' } }],
+        SourceMarkersConfig: [{ jsonEscape: true }],
+      },
     });
     const out = mkdtempSync(join(tmpdir(), 'buckets-'));
 
@@ -51,6 +65,8 @@ describe('deployBuckets', () => {
   it('refuses a source that is not a folder of the assembly', () => {
     const stack = assembly({ Missing: { SourceObjectKeys: ['elsewhere.zip'] } });
 
-    expect(() => deployBuckets(stack, resolve, mkdtempSync(join(tmpdir(), 'buckets-')))).toThrow(/Bucket deployment Missing: source elsewhere.zip is not a folder of the cloud assembly/);
+    expect(() => deployBuckets(stack, resolve, mkdtempSync(join(tmpdir(), 'buckets-')))).toThrow(
+      /Bucket deployment Missing: source elsewhere.zip is not a folder of the cloud assembly/,
+    );
   });
 });

@@ -20,7 +20,12 @@ const template = (change: (t: CfnTemplate) => void = () => undefined): CfnTempla
       },
       Client: {
         Type: 'AWS::Cognito::UserPoolClient',
-        Properties: { UserPoolId: { Ref: 'Pool' }, ClientName: 'console', GenerateSecret: false, ExplicitAuthFlows: ['ALLOW_USER_PASSWORD_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH'] },
+        Properties: {
+          UserPoolId: { Ref: 'Pool' },
+          ClientName: 'console',
+          GenerateSecret: false,
+          ExplicitAuthFlows: ['ALLOW_USER_PASSWORD_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH'],
+        },
       },
     },
   };
@@ -40,7 +45,12 @@ describe('userPoolOf', () => {
         Policies: pool(template()).Policies,
         MfaConfiguration: 'OPTIONAL',
       },
-      clients: [{ id: 'Client', settings: { ClientName: 'console', GenerateSecret: false, ExplicitAuthFlows: ['ALLOW_USER_PASSWORD_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH'] } }],
+      clients: [
+        {
+          id: 'Client',
+          settings: { ClientName: 'console', GenerateSecret: false, ExplicitAuthFlows: ['ALLOW_USER_PASSWORD_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH'] },
+        },
+      ],
       triggers: [
         { name: 'PostConfirmation', functionId: 'Trigger' },
         { name: 'PostAuthentication', functionId: 'Trigger' },
@@ -53,7 +63,9 @@ describe('userPoolOf', () => {
   });
 
   it('takes a V1_0 PreTokenGenerationConfig as the PreTokenGeneration trigger', () => {
-    const t = template((x) => (pool(x).LambdaConfig = { PreTokenGenerationConfig: { LambdaArn: { 'Fn::GetAtt': ['Trigger', 'Arn'] }, LambdaVersion: 'V1_0' } }));
+    const t = template(
+      (x) => (pool(x).LambdaConfig = { PreTokenGenerationConfig: { LambdaArn: { 'Fn::GetAtt': ['Trigger', 'Arn'] }, LambdaVersion: 'V1_0' } }),
+    );
 
     expect(userPoolOf(t, 'Fleetstream')!.triggers).toEqual([{ name: 'PreTokenGeneration', functionId: 'Trigger' }]);
   });
@@ -62,15 +74,39 @@ describe('userPoolOf', () => {
     ['an unknown pool property', (t) => (pool(t).SomethingNew = true), /User pool Pool: property SomethingNew does not run here/],
     ['alias sign-in', (t) => (pool(t).AliasAttributes = ['preferred_username']), /AliasAttributes \["preferred_username"\] does not run here/],
     ['required MFA', (t) => (pool(t).MfaConfiguration = 'ON'), /required MFA/],
-    ['passwordless first factors', (t) => (pool(t).Policies.SignInPolicy = { AllowedFirstAuthFactors: ['PASSWORD', 'EMAIL_OTP'] }), /sign-in with \["PASSWORD","EMAIL_OTP"\]/],
-    ['a trigger cognito-local never calls', (t) => (pool(t).LambdaConfig.DefineAuthChallenge = { 'Fn::GetAtt': ['Trigger', 'Arn'] }), /the DefineAuthChallenge trigger/],
-    ['a V2_0 pre token generation trigger', (t) => (pool(t).LambdaConfig = { PreTokenGenerationConfig: { LambdaArn: 'arn:x', LambdaVersion: 'V2_0' } }), /a V2_0 pre token generation trigger/],
-    ['a trigger naming no function of the template', (t) => (pool(t).LambdaConfig.PostConfirmation = 'arn:aws:lambda:us-east-1:1:function:elsewhere'), /PostConfirmation trigger names no function of the template/],
+    [
+      'passwordless first factors',
+      (t) => (pool(t).Policies.SignInPolicy = { AllowedFirstAuthFactors: ['PASSWORD', 'EMAIL_OTP'] }),
+      /sign-in with \["PASSWORD","EMAIL_OTP"\]/,
+    ],
+    [
+      'a trigger cognito-local never calls',
+      (t) => (pool(t).LambdaConfig.DefineAuthChallenge = { 'Fn::GetAtt': ['Trigger', 'Arn'] }),
+      /the DefineAuthChallenge trigger/,
+    ],
+    [
+      'a V2_0 pre token generation trigger',
+      (t) => (pool(t).LambdaConfig = { PreTokenGenerationConfig: { LambdaArn: 'arn:x', LambdaVersion: 'V2_0' } }),
+      /a V2_0 pre token generation trigger/,
+    ],
+    [
+      'a trigger naming no function of the template',
+      (t) => (pool(t).LambdaConfig.PostConfirmation = 'arn:aws:lambda:us-east-1:1:function:elsewhere'),
+      /PostConfirmation trigger names no function of the template/,
+    ],
     ['a client secret', (t) => (t.Resources.Client.Properties!.GenerateSecret = true), /Client: a client secret \(GenerateSecret\) does not run here/],
     ['an unknown client property', (t) => (t.Resources.Client.Properties!.Brand = 'x'), /Client: property Brand does not run here/],
-    ['a client of another pool', (t) => (t.Resources.Client.Properties!.UserPoolId = 'us-east-1_elsewhere'), /Client: its UserPoolId is not the template's pool Pool/],
+    [
+      'a client of another pool',
+      (t) => (t.Resources.Client.Properties!.UserPoolId = 'us-east-1_elsewhere'),
+      /Client: its UserPoolId is not the template's pool Pool/,
+    ],
     ['a second pool', (t) => (t.Resources.Other = { Type: 'AWS::Cognito::UserPool', Properties: {} }), /2 user pools/],
-    ['another Cognito resource', (t) => (t.Resources.Admins = { Type: 'AWS::Cognito::UserPoolGroup', Properties: {} }), /Admins \(AWS::Cognito::UserPoolGroup\): does not run here/],
+    [
+      'another Cognito resource',
+      (t) => (t.Resources.Admins = { Type: 'AWS::Cognito::UserPoolGroup', Properties: {} }),
+      /Admins \(AWS::Cognito::UserPoolGroup\): does not run here/,
+    ],
   ])('refuses %s', (_what, change, message) => {
     expect(() => userPoolOf(template(change), 'Fleetstream')).toThrow(message);
   });

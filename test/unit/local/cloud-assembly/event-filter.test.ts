@@ -1,7 +1,10 @@
 import { eventFilterOf } from '../../../../local/cloud-assembly/event-filter';
 
 /** A DynamoDB stream record as Lambda filters it. */
-const record = (eventName: string, sk: string, extra: Record<string, unknown> = {}) => ({ eventName, dynamodb: { Keys: { pk: { S: 'DEV#1' }, sk: { S: sk } }, ...extra } });
+const record = (eventName: string, sk: string, extra: Record<string, unknown> = {}) => ({
+  eventName,
+  dynamodb: { Keys: { pk: { S: 'DEV#1' }, sk: { S: sk } }, ...extra },
+});
 const filterOf = (...patterns: unknown[]) => eventFilterOf({ Filters: patterns.map((p) => ({ Pattern: JSON.stringify(p) })) })!;
 
 describe('eventFilterOf', () => {

@@ -66,11 +66,27 @@ describe('scheduledRulesOf', () => {
 
   it.each([
     ['an event pattern', (r: Record<string, any>) => (r.EventPattern = { source: ['aws.s3'] }), /Rule Rule: event patterns do not run here/],
-    ['a cron expression', (r: Record<string, any>) => (r.ScheduleExpression = 'cron(0 12 * * ? *)'), /Rule Rule: cron\(0 12 \* \* \? \*\): cron expressions do not run here/],
+    [
+      'a cron expression',
+      (r: Record<string, any>) => (r.ScheduleExpression = 'cron(0 12 * * ? *)'),
+      /Rule Rule: cron\(0 12 \* \* \? \*\): cron expressions do not run here/,
+    ],
     ['a custom bus', (r: Record<string, any>) => (r.EventBusName = 'fleet'), /EventBusName "fleet" does not run here/],
-    ['a queue target', (r: Record<string, any>) => (r.Targets[0].Arn = { 'Fn::GetAtt': ['Queue', 'Arn'] }), /target Target0: .*Queue.* is not a Lambda function of the template/],
-    ['an input transformer', (r: Record<string, any>) => (r.Targets[0].InputTransformer = { InputTemplate: '{}' }), /target Target0: InputTransformer does not run here/],
-    ['an unknown state', (r: Record<string, any>) => (r.State = 'ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS'), /State ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS does not run here/],
+    [
+      'a queue target',
+      (r: Record<string, any>) => (r.Targets[0].Arn = { 'Fn::GetAtt': ['Queue', 'Arn'] }),
+      /target Target0: .*Queue.* is not a Lambda function of the template/,
+    ],
+    [
+      'an input transformer',
+      (r: Record<string, any>) => (r.Targets[0].InputTransformer = { InputTemplate: '{}' }),
+      /target Target0: InputTransformer does not run here/,
+    ],
+    [
+      'an unknown state',
+      (r: Record<string, any>) => (r.State = 'ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS'),
+      /State ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS does not run here/,
+    ],
   ])('refuses %s, naming the rule', (_what, change, message) => {
     expect(() => scheduledRulesOf(template(change))).toThrow(message);
   });

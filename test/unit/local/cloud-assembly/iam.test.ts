@@ -1,4 +1,16 @@
-import { dynamoAccesses, evaluate, iotAccesses, iotDataAccesses, localStreamArn, s3Accesses, sqsAccesses, streamsAccesses, unusedGrants, wildcardMatch, type PolicyStatement } from '../../../../local/cloud-assembly/iam';
+import {
+  dynamoAccesses,
+  evaluate,
+  iotAccesses,
+  iotDataAccesses,
+  localStreamArn,
+  s3Accesses,
+  sqsAccesses,
+  streamsAccesses,
+  unusedGrants,
+  wildcardMatch,
+  type PolicyStatement,
+} from '../../../../local/cloud-assembly/iam';
 
 const CTX = { region: 'us-east-1', account: '000000000000' };
 const TABLE = 'arn:aws:dynamodb:us-east-1:000000000000:table/Registry';
@@ -22,20 +34,34 @@ describe('evaluate', () => {
   });
 
   it('reads a condition on the partition keys a batch writes (dynamodb:LeadingKeys): each must match, else the statement does not apply', () => {
-    const rollups: PolicyStatement = { Effect: 'Allow', Action: 'dynamodb:BatchWriteItem', Resource: TABLE, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['R#*'] } } };
+    const rollups: PolicyStatement = {
+      Effect: 'Allow',
+      Action: 'dynamodb:BatchWriteItem',
+      Resource: TABLE,
+      Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['R#*'] } },
+    };
     expect(evaluate([rollups], 'dynamodb:BatchWriteItem', TABLE, ['R#w#f', 'R#w#g'])).toBe('allow');
     expect(evaluate([rollups], 'dynamodb:BatchWriteItem', TABLE, ['R#w#f', 'TS#w#0'])).toBe('implicit-deny');
-    const [access] = dynamoAccesses(CTX, 'BatchWriteItem', { RequestItems: { Registry: [{ PutRequest: { Item: { pk: { S: 'R#w#f' } } } }, { DeleteRequest: { Key: { pk: { S: 'S#w' } } } }] } });
+    const [access] = dynamoAccesses(CTX, 'BatchWriteItem', {
+      RequestItems: { Registry: [{ PutRequest: { Item: { pk: { S: 'R#w#f' } } } }, { DeleteRequest: { Key: { pk: { S: 'S#w' } } } }] },
+    });
     expect(access.leadingKeys).toEqual(['R#w#f', 'S#w']);
     expect(evaluate([rollups], access.action, access.resource, access.leadingKeys)).toBe('implicit-deny');
   });
 
   it('takes a condition it cannot decide the strict way: an Allow as not applying, a Deny as applying', () => {
-    const other = { 'StringEquals': { 'aws:SourceVpc': 'vpc-1' } };
+    const other = { StringEquals: { 'aws:SourceVpc': 'vpc-1' } };
     expect(evaluate([{ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: TABLE, Condition: other }], 'dynamodb:GetItem', TABLE)).toBe('implicit-deny');
-    expect(evaluate([allowRead, { Effect: 'Deny', Action: 'dynamodb:GetItem', Resource: TABLE, Condition: other }], 'dynamodb:GetItem', TABLE)).toBe('explicit-deny');
+    expect(evaluate([allowRead, { Effect: 'Deny', Action: 'dynamodb:GetItem', Resource: TABLE, Condition: other }], 'dynamodb:GetItem', TABLE)).toBe(
+      'explicit-deny',
+    );
     // Leading keys of a request whose keys the check did not read (a Query): undecided.
-    const rollups: PolicyStatement = { Effect: 'Allow', Action: 'dynamodb:Query', Resource: TABLE, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['R#*'] } } };
+    const rollups: PolicyStatement = {
+      Effect: 'Allow',
+      Action: 'dynamodb:Query',
+      Resource: TABLE,
+      Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['R#*'] } },
+    };
     expect(evaluate([rollups], 'dynamodb:Query', TABLE)).toBe('implicit-deny');
   });
 
@@ -59,7 +85,11 @@ describe('what a request asks for', () => {
     });
     const batch = dynamoAccesses(CTX, 'BatchWriteItem', { RequestItems: { Registry: [], Other: [] } });
 
-    expect(transact.map((a) => `${a.action} ${a.table}`)).toEqual(['dynamodb:PutItem Registry', 'dynamodb:ConditionCheckItem Registry', 'dynamodb:UpdateItem Other']);
+    expect(transact.map((a) => `${a.action} ${a.table}`)).toEqual([
+      'dynamodb:PutItem Registry',
+      'dynamodb:ConditionCheckItem Registry',
+      'dynamodb:UpdateItem Other',
+    ]);
     expect(batch.map((a) => a.resource)).toEqual([TABLE, 'arn:aws:dynamodb:us-east-1:000000000000:table/Other']);
     expect(batch.map((a) => a.leadingKeys)).toEqual([[], []]);
   });
@@ -82,7 +112,9 @@ describe('what a DynamoDB Streams request asks for', () => {
   });
 
   it('reads the stream of GetRecords from DynamoDB Local’s shard iterator, and refuses an iterator it cannot read', () => {
-    expect(streamsAccesses(CTX, 'GetRecords', { ShardIterator: `${ENGINE}|001|c2hhcmQ=` })).toEqual([{ action: 'dynamodb:GetRecords', resource: STREAM, table: 'Registry' }]);
+    expect(streamsAccesses(CTX, 'GetRecords', { ShardIterator: `${ENGINE}|001|c2hhcmQ=` })).toEqual([
+      { action: 'dynamodb:GetRecords', resource: STREAM, table: 'Registry' },
+    ]);
     expect(() => streamsAccesses(CTX, 'GetRecords', { ShardIterator: 'AAAAopaque' })).toThrow(/no stream ARN/);
   });
 
@@ -116,15 +148,17 @@ describe('what an IoT request asks for', () => {
   const ctx = { region: 'us-east-1', account: '000000000000' };
 
   it('reads a data-plane Publish as iot:Publish on the topic, its path decoded', () => {
-    expect(iotDataAccesses(ctx, 'POST', '/topics/j%2Fdn%2Fdev-1?qos=1')).toEqual([{ action: 'iot:Publish', resource: 'arn:aws:iot:us-east-1:000000000000:topic/j/dn/dev-1' }]);
+    expect(iotDataAccesses(ctx, 'POST', '/topics/j%2Fdn%2Fdev-1?qos=1')).toEqual([
+      { action: 'iot:Publish', resource: 'arn:aws:iot:us-east-1:000000000000:topic/j/dn/dev-1' },
+    ]);
   });
 
-  it('does not read the data plane\'s other operations, so the proxy refuses them', () => {
+  it("does not read the data plane's other operations, so the proxy refuses them", () => {
     expect(iotDataAccesses(ctx, 'GET', '/things/dev-1/shadow')).toBeUndefined();
     expect(iotDataAccesses(ctx, 'GET', '/topics/j%2Fdn%2Fdev-1')).toBeUndefined();
   });
 
-  it('reads the control plane\'s DescribeEndpoint on * and DescribeDomainConfiguration on its ARN', () => {
+  it("reads the control plane's DescribeEndpoint on * and DescribeDomainConfiguration on its ARN", () => {
     expect(iotAccesses(ctx, 'GET', '/endpoint?endpointType=iot%3AData-ATS')).toEqual([{ action: 'iot:DescribeEndpoint', resource: '*' }]);
     expect(iotAccesses(ctx, 'GET', '/domainConfigurations/Fleetstream-devices')).toEqual([
       { action: 'iot:DescribeDomainConfiguration', resource: 'arn:aws:iot:us-east-1:000000000000:domainconfiguration/Fleetstream-devices' },

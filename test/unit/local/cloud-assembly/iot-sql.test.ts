@@ -7,7 +7,11 @@ describe('parseRuleSql', () => {
     const rule = parseRuleSql("SELECT encode(*, 'base64') AS payload, topic() AS topic, timestamp() AS received_at FROM 'j/data/+/+'", '2016-03-23');
 
     expect(rule.topicFilter).toBe('j/data/+/+');
-    expect(rule.select(input('not json {'))).toEqual({ payload: Buffer.from('not json {').toString('base64'), topic: 'j/data/dev-1/temp', received_at: 1_700_000_000_123 });
+    expect(rule.select(input('not json {'))).toEqual({
+      payload: Buffer.from('not json {').toString('base64'),
+      topic: 'j/data/dev-1/temp',
+      received_at: 1_700_000_000_123,
+    });
   });
 
   it('evaluates SELECT * with other items over a JSON object, and topic(n) and clientid()', () => {
