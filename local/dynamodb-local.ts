@@ -13,6 +13,7 @@ import {
   type StreamSpecification,
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { IndexDefinition } from '../lambdas/stores/keys';
@@ -30,11 +31,28 @@ export const LOCAL_AWS_ENV = {
   AWS_SECRET_ACCESS_KEY: 'local',
 } as const;
 
+/** The command that installs what DynamoDB Local needs, on the machines the README names (Debian, Ubuntu). */
+export const JAVA_INSTALL_COMMAND = 'apt-get install -y openjdk-17-jre-headless';
+
+/** No `java` on the PATH: DynamoDB Local cannot start. */
+export class JavaMissingError extends Error {
+  constructor() {
+    super(
+      `DynamoDB Local needs Java 17 or later, and there is no \`java\` on the PATH: install it (\`sudo ${JAVA_INSTALL_COMMAND}\` on Debian or Ubuntu), then start again`,
+    );
+    this.name = 'JavaMissingError';
+  }
+}
+
+/** Whether a `java` command runs here (DynamoDB Local's only requirement). */
+export const javaIsInstalled = () => spawnSync('java', ['-version'], { stdio: 'ignore' }).error === undefined;
+
 /**
  * Starts AWS's DynamoDB Local (Java) on a free port: in memory, or persisted under `dataDir`.
  * Resolves once it answers requests.
  */
 export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Promise<DynamoDbLocal> => {
+  if (!javaIsInstalled()) throw new JavaMissingError();
   const port = await freePort();
   const path = options.dataDir ? resolve(options.dataDir) : undefined;
   if (path) mkdirSync(path, { recursive: true });

@@ -11,12 +11,36 @@ export const freePort = () =>
     });
   });
 
+/** A port that another process listens on, named with the variable that moves it. */
+export class PortTakenError extends Error {
+  constructor(
+    readonly port: number,
+    readonly variable: string,
+    options?: ErrorOptions,
+  ) {
+    super(`port ${port} is taken (another fleetstream start?): choose another with ${variable}=… (0 picks a free one)`, options);
+    this.name = 'PortTakenError';
+  }
+}
+
+/** Runs `start`, which listens on `port`; a port already taken fails naming `variable`, the setting that moves it. */
+export const listeningOn = async <T>(variable: string, port: number | undefined, start: () => Promise<T>): Promise<T> => {
+  try {
+    return await start();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortTakenError(port ?? 0, variable, { cause: error });
+    throw error;
+  }
+};
+
 /**
  * A free port on 127.0.0.1, held by a listener until `release()`: functions must know the API's
  * address before the gateway can listen, and a port only probed (`freePort`) may meanwhile be
  * given to one of the runtime's own outgoing connections or to another process.
  */
-export const holdPort = (port = 0) =>
+export const holdPort = (port = 0, variable = 'PORT') => listeningOn(variable, port, () => holdAny(port));
+
+const holdAny = (port: number) =>
   new Promise<{ port: number; release: () => Promise<void> }>((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

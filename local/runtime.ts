@@ -1,514 +1,112 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RouteHandler } from '../lambdas/routes';
 import { BUCKETS } from '../lambdas/buckets';
+import { dlqNameOf, QUEUE_CONSUMERS, type QueueName } from '../lambdas/queues';
+import type { RouteHandler } from '../lambdas/routes';
 import { SCHEDULES } from '../lambdas/schedules';
 import { REGISTRY_INDEXES, REGISTRY_TTL_ATTRIBUTE } from '../lambdas/stores/keys';
 import { TIMESERIES_TTL_ATTRIBUTE } from '../lambdas/stores/timeseries/keys';
-import { REGISTRY_STREAM, STREAM_DLQ_NAME, type StreamDefinition } from '../lambdas/streams';
+import { REGISTRY_STREAM, STREAM_DLQ_NAME } from '../lambdas/streams';
 import { ROUTE_TABLE_IDENTITY, routeTableRoutes, startApiGateway } from './api-gateway';
-import { startLocalCognito, type CognitoTrigger, type LocalCognito, type OutboxMessage } from './cognito-local';
+import { bootstrap, ensureFirstUser } from './bootstrap';
+import { type CognitoTrigger, type LocalCognito, startLocalCognito } from './cognito-local';
 import { consoleSite } from './console-site';
 import { ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
-import { startDynamoDbStreamPoller, streamFilterOf, type StreamHandler } from './dynamodb-stream-poller';
+import { type StreamHandler, startDynamoDbStreamPoller, streamFilterOf } from './dynamodb-stream-poller';
 import { invokeToEnd } from './lambda-invoke';
 import { brokerTls, startMqttBroker } from './mqtt-broker';
-import { holdPort } from './ports';
-import { dlqNameOf, QUEUE_CONSUMERS, type QueueName } from '../lambdas/queues';
-import { startLocalSqs, type QueueOverrides } from './queues-engine';
+import { holdPort, listeningOn } from './ports';
+import { type LocalSqs, startLocalSqs } from './queues-engine';
 import { instrumentAwsSdk } from './request-counter';
+import type { InProcessRuntime, InProcessRuntimeOptions } from './runtime-types';
 import { consoleCorsRules, startLocalS3 } from './s3-engine';
-import { startSchedule, type RunningSchedule, type ScheduleStatus } from './scheduler';
-import { startSqsPoller, type SqsHandler, type SqsPoller } from './sqs-poller';
+import { type RunningSchedule, startSchedule } from './scheduler';
+import { type SqsHandler, type SqsPoller, startSqsPoller } from './sqs-poller';
 
-export interface LocalRuntimeOptions {
-  /** HTTP port of the API; a free one when 0 or absent. */
-  port?: number;
-  /** Folder that keeps the data between runs; in memory when undefined. */
-  dataDir?: string;
-  /** The bootstrap API key's secret (FLEETSTREAM_DEV_API_KEY); a random one when absent. */
-  devApiKey?: string;
-  /** Seconds the authorizer's answer is reused, as API Gateway's cache. */
-  authorizerCacheTtlSeconds?: number;
-  /** Progress lines ("starting DynamoDB Local…"). */
-  log?: (line: string) => void;
-  /** Changes to the queues of lambdas/queues.ts, e.g. second-long visibility timeouts and retries in tests. */
-  queues?: QueueOverrides;
-  /** How long the forwarder waits for a webhook receiver, in milliseconds (WEBHOOK_TIMEOUT_MS). */
-  webhookTimeoutMs?: number;
-  /** Batches each queue consumer runs at once (Lambda scales; here it is fixed). */
-  consumerConcurrency?: number;
-  /** Changes to the registry stream's consumer settings of lambdas/streams.ts, e.g. fewer retries in tests. */
-  registryStream?: Partial<Pick<StreamDefinition, 'batchSize' | 'maxBatchingWindowSeconds' | 'parallelizationFactor' | 'retryAttempts'>>;
-  /** A failed invocation (or read) of the registry stream's consumer; logged to stderr when absent. */
-  onStreamError?: (error: unknown, what: string) => void;
-  /** Ports of the embedded MQTT broker, plain and TLS; free ones when 0 or absent. */
-  mqttPort?: number;
-  mqttTlsPort?: number;
-  /** Port of the local user pool's JSON API (cognito-local); a free one when 0 or absent. */
-  cognitoPort?: number;
-  /** The first console user's e-mail and password (FLEETSTREAM_DEV_USER_EMAIL / _PASSWORD); a random password when absent. */
-  firstUser?: { email?: string; password?: string };
-  /** The built console served at `/` (default `console/dist` of the project). */
-  consoleDistDir?: string;
-  /** Each code the user pool "e-mails" (npm start prints them). */
-  onMessage?: (message: OutboxMessage) => void;
-  /**
-   * Seconds between runs of the rollout sweep (SWEEP_INTERVAL_SECONDS for npm start): its
-   * rule's rate, one minute (lambdas/schedules.ts), when absent. Tests run it every second.
-   */
-  sweepIntervalSeconds?: number;
-  /** A scheduled run that failed; logged to stderr when absent. */
-  onScheduleError?: (error: unknown, rule: string) => void;
-  /**
-   * How long the ingest remembers a device's place and a workspace's retention, in seconds
-   * (DEVICE_PLACE_CACHE_SECONDS, 600 when absent): also how long a retention change waits for
-   * its re-stamp. Tests make it a second.
-   */
-  devicePlaceCacheSeconds?: number;
-  /** Port of the local S3 (the presigned URLs name it); a free one when 0 or absent. */
-  s3Port?: number;
-  /** How long a firmware version's upload URL works, in seconds (FIRMWARE_UPLOAD_URL_TTL_SECONDS; an hour when absent). */
-  firmwareUploadUrlTtlSeconds?: number;
-  /** The API stage's throttling (a token bucket); STAGE_THROTTLE, the stack's defaults, when absent. */
-  stageThrottle?: { rateLimit: number; burstLimit: number };
-  /** Seconds a handler counts API requests before writing them to the usage (USAGE_FLUSH_SECONDS; 10 when absent, 0: every request). */
-  usageFlushSeconds?: number;
-  /** Seconds a container relies on a workspace's limits as read (LIMITS_CACHE_SECONDS; 60 when absent). */
-  limitsCacheSeconds?: number;
-  /**
-   * Longest an export's run reads before it goes on in a new message, in seconds
-   * (EXPORT_RUN_SECONDS; until a minute before the Lambda's timeout when absent). Tests make it a
-   * second, so that an export spans several runs.
-   */
-  exportRunSeconds?: number;
-}
+export { bootstrap, ensureFirstUser } from './bootstrap';
+export type { Bootstrap, InProcessRuntime, InProcessRuntimeOptions, LocalRuntime, LocalRuntimeOptions } from './runtime-types';
 
-/** Options of the in-process runtime alone (the cloud-assembly runtime takes its mappings from the template). */
-export interface InProcessRuntimeOptions extends LocalRuntimeOptions {
-  /**
-   * Queues whose consumer starts disabled, as an event source mapping created with `Enabled: false`:
-   * their messages wait until `enableEventSource` (e.g. a test that measures a queue's backlog).
-   */
-  disabledEventSources?: QueueName[];
-}
-
-export interface Bootstrap {
-  account_id: string;
-  workspace_id: string;
-  api_key: string;
-}
-
-export interface LocalRuntime extends Bootstrap {
-  base_url: string;
-  storage_url: string;
-  /** The local SQS engine (AWS_ENDPOINT_URL_SQS) and its queue URLs, DLQs as `<name>-dlq`. */
-  sqs_endpoint: string;
-  queue_urls: Record<string, string>;
-  /** The local S3 (AWS_ENDPOINT_URL_S3) and its buckets' names, by the stack's names for them (`firmware`). */
-  s3_endpoint: string;
-  buckets: Record<string, string>;
-  /** The embedded MQTT broker: plain and TLS addresses; device credentials name the TLS one. */
-  mqtt_url: string;
-  mqtts_url: string;
-  /**
-   * The console (`/` of the API's port, configuration at `/config.json`) and the local user pool:
-   * its JSON API, IDs and the first user, who belongs to the bootstrap account. In the
-   * cloud-assembly mode, absent when the template has no console (no BucketDeployment of a
-   * config.json) or no user pool.
-   */
-  console_url?: string;
-  cognito_endpoint?: string;
-  user_pool_id?: string;
-  user_pool_client_id?: string;
-  user_email?: string;
-  user_password?: string;
-  /** What each scheduled rule (the rollout sweep) has run so far. */
-  schedules: () => ScheduleStatus[];
-  stop: () => Promise<void>;
-}
-
-export interface InProcessRuntime extends LocalRuntime {
-  /** Starts a queue's consumer that `disabledEventSources` held (UpdateEventSourceMapping with `Enabled: true`). */
-  enableEventSource: (queue: QueueName) => void;
-}
-
-const REGISTRY_TABLE = 'fleetstream-registry';
 /** API Gateway's throttling of the stage as the stack deploys it by default (throttleRateLimit, throttleBurstLimit). */
 export const STAGE_THROTTLE = { rateLimit: 500, burstLimit: 1000 };
 /** The console's build output (console-ui's `npm run console:build`). */
 export const CONSOLE_DIST = join(dirname(fileURLToPath(import.meta.url)), '..', 'console', 'dist');
-const TIMESERIES_TABLE = 'fleetstream-timeseries';
+
+type Log = (line: string) => void;
+type Stops = Array<() => Promise<void>>;
+type Held = Awaited<ReturnType<typeof holdPort>>;
+
+/** What every phase of a start shares: its options, its progress log, and what to stop, in order. */
+interface Start {
+  options: InProcessRuntimeOptions;
+  log: Log;
+  stops: Stops;
+}
+
+/** The engines the handlers use, and the broker's TLS (its CA is in the handlers' variables). */
+interface Engines {
+  sqs: LocalSqs;
+  s3Endpoint: string;
+  tls: Awaited<ReturnType<typeof brokerTls>>;
+}
+
+/** The ports the runtime listens on, held from the start (see `holdPorts`). */
+interface Ports {
+  api: Held;
+  mqtt: Held;
+  mqttTls: Held;
+  dataPlane: Held;
+}
+
+/** A handler module's export, loaded as Lambda loads a function's: when first needed. */
+const importHandler = async <T>(name: string) => ((await import(`../lambdas/handlers/${name}/handler.ts`)) as { handler: T }).handler;
 
 /**
- * The first account, its workspace and API key, in the registry table (`table`, or REGISTRY_TABLE). With a data folder it is remembered in
- * `bootstrap.json` there (the key's secret is kept only as a hash in the table), so that a
- * restart prints the same key.
- */
-export const bootstrap = async (dataDir: string | undefined, devApiKey: string | undefined, table?: string): Promise<Bootstrap> => {
-  const { createAccount } = await import('../lambdas/domain/tenancy/accounts');
-  const { authenticateApiKey } = await import('../lambdas/domain/tenancy/api-keys');
-  const { documentClient, registryDb: defaultDb } = await import('../lambdas/shared/clients');
-  // A named table (the cloud assembly's) is used as named, whatever REGISTRY_TABLE said when env.ts loaded.
-  const db = table ? { doc: documentClient(new DynamoDBClient({})), table } : undefined;
-  const registryDb = () => db ?? defaultDb();
-  const file = dataDir && join(dataDir, 'bootstrap.json');
-  const remembered = file && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Bootstrap) : undefined;
-  const wanted = devApiKey ?? remembered?.api_key;
-  if (wanted) {
-    const caller = await authenticateApiKey(registryDb(), wanted).catch(() => undefined);
-    if (caller) return { account_id: caller.accountId, workspace_id: caller.workspaceId, api_key: wanted };
-  }
-  const account = await createAccount(registryDb(), { name: 'local', apiKey: devApiKey });
-  const result = { account_id: account.account_id, workspace_id: account.workspace_id, api_key: account.api_key };
-  if (file) writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`, { mode: 0o600 });
-  return result;
-};
-
-const DEFAULT_USER_EMAIL = 'admin@fleetstream.local';
-
-/** A password the pool's policy accepts (≥ 12 characters with lower and upper case and digits). */
-const randomPassword = () => `Fs-${randomBytes(12).toString('base64url')}-a1A`;
-
-/**
- * The first console user: created (confirmed, with a permanent password) on the first start, found
- * again on the next (its password is remembered beside the pool in the data folder; a given
- * password replaces it), and made a member of the bootstrap account (in the registry table
- * `table`, or REGISTRY_TABLE).
- */
-export const ensureFirstUser = async (
-  cognito: LocalCognito,
-  accountId: string,
-  wanted: { email?: string; password?: string },
-  dataDir: string | undefined,
-  table?: string,
-) => {
-  const { addUserToAccount } = await import('../lambdas/domain/tenancy/users');
-  const { documentClient, registryDb: defaultDb } = await import('../lambdas/shared/clients');
-  // A named table (the cloud assembly's) is used as named, whatever REGISTRY_TABLE said when env.ts loaded.
-  const registryDb = () => (table ? { doc: documentClient(new DynamoDBClient({})), table } : defaultDb());
-  const file = dataDir && join(dataDir, 'first-user.json');
-  const remembered = file && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { email: string; password: string }) : undefined;
-  const email = wanted.email ?? remembered?.email ?? DEFAULT_USER_EMAIL;
-  const password = wanted.password ?? (remembered?.email === email ? remembered.password : undefined) ?? randomPassword();
-  const UserPoolId = cognito.userPoolId;
-  type Attributes = { Name: string; Value: string }[];
-  let user = await cognito.call<{ Username: string; UserAttributes: Attributes }>('AdminGetUser', { UserPoolId, Username: email }).catch(() => undefined);
-  if (!user) {
-    await cognito.call('AdminCreateUser', {
-      UserPoolId,
-      Username: email,
-      MessageAction: 'SUPPRESS',
-      TemporaryPassword: password,
-      UserAttributes: [
-        { Name: 'email', Value: email },
-        { Name: 'email_verified', Value: 'true' },
-      ],
-    });
-    user = await cognito.call('AdminGetUser', { UserPoolId, Username: email });
-  }
-  await cognito.call('AdminSetUserPassword', { UserPoolId, Username: email, Password: password, Permanent: true });
-  const sub = user!.UserAttributes.find((a) => a.Name === 'sub')!.Value;
-  await addUserToAccount(registryDb(), { sub, email }, accountId);
-  if (file) writeFileSync(file, `${JSON.stringify({ email, password }, null, 2)}\n`, { mode: 0o600 });
-  return { email, password, sub };
-};
-
-/**
- * Brings the whole system up on this machine: DynamoDB Local, the registry table, the API
- * Gateway emulator over the same handlers and route table, and a first account.
+ * Brings the whole system up on this machine: the engines (DynamoDB Local, fauxqs, the local S3),
+ * the tables, the first account and console user, the registry stream's consumer, the API Gateway
+ * emulator over the route table, the MQTT broker, the queue consumers and the scheduled handlers,
+ * each a phase below, in that order. A failed start stops what had started.
  */
 export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): Promise<InProcessRuntime> => {
-  const log = options.log ?? (() => undefined);
-  const stops: Array<() => Promise<void>> = [];
+  const start: Start = { options, log: options.log ?? (() => undefined), stops: [] };
   const stop = async () => {
-    for (const fn of stops.reverse()) await fn().catch(() => undefined);
+    for (const fn of start.stops.reverse()) await fn().catch(() => undefined);
   };
   // Every AWS request of the runtime and its handlers is counted (local/request-counter.ts): the
   // benchmarks and the data-path test read the counts.
   instrumentAwsSdk();
   try {
     if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-    log(`starting DynamoDB Local (${options.dataDir ? `data in ${options.dataDir}` : 'in memory'})…`);
-    const dynamo = await startDynamoDbLocal({ dataDir: options.dataDir && join(options.dataDir, 'dynamodb') });
-    stops.push(dynamo.stop);
-
-    // Queues are in memory whatever dataDir says: fauxqs keeps nothing across restarts.
-    log('starting the SQS engine (fauxqs)…');
-    const sqs = await startLocalSqs({ overrides: options.queues });
-    stops.push(sqs.stop);
-    const queues = Object.values(sqs.queues);
-    const forward = sqs.queues.forward.definition;
-    Object.assign(process.env, {
-      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
-      ...Object.fromEntries(queues.map((q) => [q.definition.urlEnv, q.url])),
-      FORWARD_RETRY_BASE_SECONDS: String(forward.retry?.baseSeconds ?? 0),
-      FORWARD_RETRY_MAX_SECONDS: String(forward.retry?.maxSeconds ?? 0),
-      ...(options.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(options.webhookTimeoutMs) } : {}),
-      ...(options.usageFlushSeconds !== undefined ? { USAGE_FLUSH_SECONDS: String(options.usageFlushSeconds) } : {}),
-      ...(options.limitsCacheSeconds !== undefined ? { LIMITS_CACHE_SECONDS: String(options.limitsCacheSeconds) } : {}),
-      // Local receivers listen on 127.0.0.1 over http.
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    });
-
-    // The local S3: fauxqs's, behind a front that checks signatures, expiry and checksums as S3 does.
-    log(`starting the local S3 (${options.dataDir ? `objects in ${join(options.dataDir, 's3')}` : 'in memory'})…`);
-    const s3 = await startLocalS3({
-      engine: sqs.endpoint,
-      port: options.s3Port,
-      credentials: { [LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID]: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
-      dataDir: options.dataDir,
-    });
-    stops.push(s3.stop);
-    // Stopped before the engines, after everything that invokes a handler: the handlers' containers
-    // end as Lambda ends them, writing what they kept (lambdas/shared/shutdown.ts).
-    // (Imported when used, as the handlers are: lambdas/shared/env.ts reads the variables set above.
-    // Nothing kills this process after 500 ms, so the handlers get 5 s, for a loaded machine.)
-    stops.push(async () => (await import('../lambdas/shared/shutdown')).shutDown(5_000));
-
-    // The ports are held, not only probed, until their servers listen: a port only probed may
-    // meanwhile go to one of this process's outgoing connections (a test run once lost one so).
-    const held = {
-      api: await holdPort(options.port || 0),
-      mqtt: await holdPort(options.mqttPort || 0),
-      mqttTls: await holdPort(options.mqttTlsPort || 0),
-      dataPlane: await holdPort(),
-    };
-    for (const h of Object.values(held)) stops.push(h.release); // a failed start lets go of them too
-    const port = held.api.port;
-    // The handlers find the engines exactly as in the cloud: standard SDK variables.
-    // DynamoDB Local serves DynamoDB Streams on the same endpoint.
-    Object.assign(process.env, LOCAL_AWS_ENV, {
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_ENDPOINT_URL_DYNAMODB_STREAMS: dynamo.endpoint,
-      REGISTRY_TABLE,
-      TIMESERIES_BACKEND: 'dynamodb',
-      TIMESERIES_TABLE,
-    });
-    // Read once by the handlers (lambdas/shared/env.ts), so set before the first one loads.
-    process.env.DEVICE_ENDPOINT_URL = `http://127.0.0.1:${port}/v3/device`;
-    if (options.devicePlaceCacheSeconds !== undefined) process.env.DEVICE_PLACE_CACHE_SECONDS = String(options.devicePlaceCacheSeconds);
-    // The buckets, their CORS rules naming the console's origin (the API's port, by address or as
-    // localhost); presigned URLs name the local S3.
-    for (const definition of Object.values(BUCKETS)) {
-      await s3.createBucket(definition.name, consoleCorsRules(definition, [`http://127.0.0.1:${port}`, `http://localhost:${port}`]));
-      process.env[definition.env] = definition.name;
-    }
-    Object.assign(process.env, {
-      AWS_ENDPOINT_URL_S3: s3.endpoint,
-      ...(options.firmwareUploadUrlTtlSeconds ? { FIRMWARE_UPLOAD_URL_TTL_SECONDS: String(options.firmwareUploadUrlTtlSeconds) } : {}),
-      ...(options.exportRunSeconds ? { EXPORT_RUN_SECONDS: String(options.exportRunSeconds) } : {}),
-    });
-    // The MQTT door (DESIGN §9): credentials name the broker's TLS port and carry its CA;
-    // cloud-to-device publishes reach the broker through the IoT data plane's standard variable.
-    const tls = await brokerTls(options.dataDir);
-    const [mqttPort, mqttTlsPort, dataPlanePort] = [held.mqtt.port, held.mqttTls.port, held.dataPlane.port];
-    Object.assign(process.env, {
-      DEVICE_MQTT_URL: `mqtts://127.0.0.1:${mqttTlsPort}`,
-      DEVICE_MQTT_CACERT: tls.caCert,
-      AWS_ENDPOINT_URL_IOT_DATA_PLANE: `http://127.0.0.1:${dataPlanePort}`,
-      MQTT_LIVE_DELIVERY: 'true',
-    });
-    const client = new DynamoDBClient({});
-    // The registry's change stream turns job and FOTA writes into their events (lambdas/streams.ts);
-    // its indexes find the sweep's due work and a rollout's devices, and the FOTA of a firmware
-    // version (lambdas/stores/keys.ts REGISTRY_INDEXES); its TTL deletes the delivery and rollout
-    // count ledgers' entries, rate counters and exports past their expiry, as the stack's table
-    // does. A table of an older data folder gets them.
-    await ensureTable(client, REGISTRY_TABLE, { stream: true, indexes: REGISTRY_INDEXES, ttl: REGISTRY_TTL_ATTRIBUTE });
-    // The time-series table expires points by TTL on the stack's attribute (DynamoDB Local deletes them within seconds).
-    await ensureTable(client, TIMESERIES_TABLE, { ttl: TIMESERIES_TTL_ATTRIBUTE });
-    client.destroy();
-
-    log('creating the bootstrap account…');
+    const ports = await holdPorts(start);
+    const engines = await startEngines(start, ports);
+    const { sqs } = engines;
+    await createTables(start);
+    start.log('creating the bootstrap account…');
     const account = await bootstrap(options.dataDir, options.devApiKey);
-
-    // The console's user pool (DESIGN §10): cognito-local in this process, with the stack's
-    // PostConfirmation/PostAuthentication trigger (lambdas/user-account) called as Cognito calls it.
-    log(`starting the user pool (cognito-local, ${options.dataDir ? `data in ${join(options.dataDir, 'cognito')}` : 'in memory'})…`);
-    const { handler: userAccountTrigger } = (await import('../lambdas/handlers/user-account/handler')) as unknown as { handler: CognitoTrigger };
-    const cognito = await startLocalCognito({
-      port: options.cognitoPort ?? 0,
-      dataDir: options.dataDir && join(options.dataDir, 'cognito'),
-      triggers: { PostConfirmation: userAccountTrigger, PostAuthentication: userAccountTrigger },
-      onMessage: options.onMessage,
-    });
-    stops.push(cognito.stop);
-    // Read by the API authorizer at each call (lambdas/shared/env.ts userPoolSettings).
-    Object.assign(process.env, { USER_POOL_ID: cognito.userPoolId, USER_POOL_CLIENT_ID: cognito.userPoolClientId, USER_POOL_ISSUER: cognito.issuer });
+    const cognito = await startUserPool(start);
     const firstUser = await ensureFirstUser(cognito, account.account_id, options.firstUser ?? {}, options.dataDir && join(options.dataDir, 'cognito'));
-
-    // The stream's consumer reads from now on (LATEST), before the API takes its first write.
-    const stream = { ...REGISTRY_STREAM, ...options.registryStream };
-    const sqsClient = new SQSClient({});
-    const { QueueUrl: streamDlqUrl } = await sqsClient.send(
-      new CreateQueueCommand({ QueueName: STREAM_DLQ_NAME, Attributes: { MessageRetentionPeriod: String(14 * 24 * 3600) } }),
-    );
-    sqsClient.destroy();
-    const { handler: streamHandler } = (await import(`../lambdas/handlers/${stream.consumer}/handler.ts`)) as { handler: StreamHandler };
-    log(`reading the registry table's stream for ${stream.consumer}…`);
-    const streamPoller = await startDynamoDbStreamPoller({
-      tableName: REGISTRY_TABLE,
-      batchSize: stream.batchSize,
-      maxBatchingWindowMs: stream.maxBatchingWindowSeconds * 1000,
-      parallelizationFactor: stream.parallelizationFactor,
-      retryAttempts: stream.retryAttempts,
-      bisectBatchOnError: stream.bisectBatchOnError,
-      timeoutMs: stream.consumerTimeoutSeconds * 1000,
-      functionName: stream.consumer,
-      handler: streamHandler,
-      filter: streamFilterOf(stream),
-      onFailureQueueUrl: streamDlqUrl,
-      startingPosition: 'LATEST',
-      onError: options.onStreamError,
-    });
-    stops.push(streamPoller.stop);
-
-    const handlers = new Map<RouteHandler, Promise<{ handler: never }>>();
-    const loadHandler = (name: RouteHandler) => {
-      if (!handlers.has(name)) handlers.set(name, import(`../lambdas/handlers/${name}/handler.ts`));
-      return handlers.get(name)!.then((m) => m.handler);
-    };
-    const { handler: authorizer } = await import('../lambdas/handlers/authorizer/handler');
-    const { handler: deviceAuthorizer } = await import('../lambdas/handlers/device-authorizer/handler');
-    log(`starting the API on port ${port}…`);
-    const cacheTtlMs = (options.authorizerCacheTtlSeconds ?? 30) * 1000;
-    // The API authorizer caches accepted credentials itself (API Gateway's cache is off for it).
-    process.env.AUTHORIZER_CACHE_TTL_SECONDS = String(options.authorizerCacheTtlSeconds ?? 30);
-    await held.api.release();
-    const server: Server = await startApiGateway({
-      port,
-      // The stage's throttling of a stack deployed with the defaults (lib/stack-config.ts).
-      throttle: options.stageThrottle ?? STAGE_THROTTLE,
-      routes: routeTableRoutes(),
-      loadHandler: (name) => loadHandler(name as RouteHandler),
-      authorizers: {
-        'api-key': {
-          handler: authorizer,
-          identityHeaders: [...ROUTE_TABLE_IDENTITY['api-key'].headers],
-          missingMessage: ROUTE_TABLE_IDENTITY['api-key'].missing,
-          cacheTtlMs: 0,
-          functionName: 'authorizer',
-        },
-        device: {
-          handler: deviceAuthorizer,
-          identityHeaders: [...ROUTE_TABLE_IDENTITY.device.headers],
-          missingMessage: ROUTE_TABLE_IDENTITY.device.missing,
-          cacheTtlMs,
-          functionName: 'device-authorizer',
-        },
-      },
-      outsideStage: consoleSite({
-        distDir: options.consoleDistDir ?? CONSOLE_DIST,
-        config: () => ({
-          apiUrl: `http://127.0.0.1:${port}/v3`,
-          region: LOCAL_AWS_ENV.AWS_REGION,
-          userPoolId: cognito.userPoolId,
-          userPoolClientId: cognito.userPoolClientId,
-          cognitoEndpoint: cognito.endpoint,
-        }),
-        outbox: () => cognito.outbox,
-      }),
-    });
-    stops.push(
-      () =>
-        new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections(); // keep-alive clients would otherwise hold the stop
-        }),
-    );
-
-    log(`starting the MQTT broker on ports ${mqttPort} and ${mqttTlsPort} (TLS)…`);
-    const { handler: mqttAuthorizer } = await import('../lambdas/handlers/mqtt-authorizer/handler');
-    const { sendMessages } = await import('../lambdas/stores/queue-store');
-    const { recordAuthorizationRefusal } = await import('../lambdas/domain/doors/device-mqtt');
-    const { publishForward } = await import('../lambdas/domain/webhooks/events');
-    const { registryDb } = await import('../lambdas/shared/clients');
-    await Promise.all([held.mqtt.release(), held.mqttTls.release(), held.dataPlane.release()]);
-    const mqtt = await startMqttBroker({
-      port: mqttPort,
-      tlsPort: mqttTlsPort,
-      dataPlanePort,
-      tls,
-      authorizer: mqttAuthorizer,
-      sendToQueue: (queue, message) => sendMessages(sqs.queues[queue].url, [message]),
-      onSubscribeRefused: (deviceId, topic) => recordAuthorizationRefusal(registryDb(), publishForward, deviceId, 'subscribe', topic),
-    });
-    stops.push(mqtt.stop);
-
-    const pollers = new Map<QueueName, SqsPoller>();
-    for (const [name, consumer] of Object.entries(QUEUE_CONSUMERS)) {
-      const queue = sqs.queues[name as QueueName];
-      const { handler } = (await import(`../lambdas/handlers/${consumer}/handler.ts`)) as { handler: SqsHandler };
-      log(`polling the ${name} queue for ${consumer}…`);
-      const poller = startSqsPoller({
-        queueUrl: queue.url,
-        queueArn: queue.arn,
-        batchSize: queue.definition.batchSize,
-        maxBatchingWindowMs: queue.definition.maxBatchingWindowSeconds * 1000,
-        // Lambda wants visibility ≥ its timeout; a shorter visibility chosen for quick retries
-        // (<QUEUE>_QUEUE_VISIBILITY_TIMEOUT_SECONDS) shortens the consumer's timeout too.
-        timeoutMs: Math.min(queue.definition.consumerTimeoutSeconds, queue.definition.visibilityTimeoutSeconds || Infinity) * 1000,
-        functionName: consumer,
-        handler,
-        concurrency: options.consumerConcurrency ?? 2,
-        enabled: !options.disabledEventSources?.includes(name as QueueName),
-      });
-      pollers.set(name as QueueName, poller);
-      stops.push(poller.stop);
-    }
-
-    // The scheduled handlers (lambdas/schedules.ts), as their EventBridge rules run them: the same
-    // handler at the same rate, one run at a time.
-    const schedules: RunningSchedule[] = [];
-    for (const schedule of SCHEDULES) {
-      const { handler } = (await import(`../lambdas/handlers/${schedule.handler}/handler.ts`)) as {
-        handler: (event: ScheduledEvent, context: Context) => Promise<unknown>;
-      };
-      const intervalMs =
-        (schedule.handler === 'rollout-sweep' && options.sweepIntervalSeconds ? options.sweepIntervalSeconds : schedule.everyMinutes * 60) * 1000;
-      log(`running ${schedule.handler} every ${intervalMs / 1000} s…`);
-      const running = startSchedule({
-        rule: schedule.handler,
-        function: schedule.handler,
-        intervalMs,
-        ruleArn: `arn:aws:events:${LOCAL_AWS_ENV.AWS_REGION}:000000000000:rule/${schedule.handler}`,
-        region: LOCAL_AWS_ENV.AWS_REGION,
-        account: '000000000000',
-        invoke: (event) => invokeToEnd(handler, event, { functionName: schedule.handler, timeoutMs: schedule.timeoutSeconds * 1000 }),
-        onError: options.onScheduleError,
-      });
-      schedules.push(running);
-      stops.push(running.stop);
-    }
-
-    const base = `http://127.0.0.1:${port}/v3`;
-    const queue_urls = {
-      ...Object.fromEntries(
-        queues.flatMap((q) => [
-          [q.definition.name, q.url],
-          [dlqNameOf(q.definition.name), q.dlqUrl],
-        ]),
-      ),
-      [STREAM_DLQ_NAME]: streamDlqUrl!,
-    };
+    const streamDlqUrl = await startRegistryStream(start);
+    await startGateway(start, ports.api, cognito);
+    const mqtt = await startBroker(start, ports, engines);
+    const pollers = await startQueueConsumers(start, sqs);
+    const schedules = await startSchedules(start);
+    const base = `http://127.0.0.1:${ports.api.port}/v3`;
     return {
       ...account,
       base_url: base,
       storage_url: base,
       sqs_endpoint: sqs.endpoint,
-      queue_urls,
-      s3_endpoint: s3.endpoint,
+      queue_urls: { ...queueUrlsOf(sqs), [STREAM_DLQ_NAME]: streamDlqUrl },
+      s3_endpoint: engines.s3Endpoint,
       buckets: Object.fromEntries(Object.entries(BUCKETS).map(([name, definition]) => [name, definition.name])),
       mqtt_url: mqtt.url,
       mqtts_url: mqtt.tlsUrl,
-      console_url: `http://127.0.0.1:${port}/`,
+      console_url: `http://127.0.0.1:${ports.api.port}/`,
       cognito_endpoint: cognito.endpoint,
       user_pool_id: cognito.userPoolId,
       user_pool_client_id: cognito.userPoolClientId,
@@ -523,3 +121,350 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
     throw error;
   }
 };
+
+/**
+ * Holds the ports the runtime will listen on, first of all: a port already taken fails the start
+ * at once, naming the variable that moves it. They are held, not only probed, until their servers
+ * listen: a port only probed may meanwhile go to one of this process's outgoing connections (a test
+ * run once lost one so).
+ */
+const holdPorts = async ({ options, stops }: Start): Promise<Ports> => {
+  const ports: Ports = {
+    api: await holdPort(options.port || 0, 'PORT'),
+    mqtt: await holdPort(options.mqttPort || 0, 'MQTT_PORT'),
+    mqttTls: await holdPort(options.mqttTlsPort || 0, 'MQTTS_PORT'),
+    dataPlane: await holdPort(),
+  };
+  for (const held of Object.values(ports)) stops.push(held.release); // a failed start lets go of them too
+  return ports;
+};
+
+/**
+ * DynamoDB Local (or the one `dynamoDbEndpoint` names), fauxqs and the local S3 with the stack's
+ * buckets, and the variables through which the handlers find them, exactly as in the cloud: the
+ * standard SDK endpoint variables and the stack's own, the MQTT door's among them. All are set
+ * before the first handler loads (lambdas/shared/env.ts reads them once).
+ */
+const startEngines = async (start: Start, ports: Ports): Promise<Engines> => {
+  const apiPort = ports.api.port;
+  const { options, log, stops } = start;
+  const dynamo = await startDynamoDb(start);
+  // Queues are in memory whatever dataDir says: fauxqs keeps nothing across restarts.
+  log('starting the SQS engine (fauxqs)…');
+  const sqs = await startLocalSqs({ overrides: options.queues });
+  stops.push(sqs.stop);
+  // The local S3: fauxqs's, behind a front that checks signatures, expiry and checksums as S3 does.
+  log(`starting the local S3 (${options.dataDir ? `objects in ${join(options.dataDir, 's3')}` : 'in memory'})…`);
+  const s3 = await listeningOn('S3_PORT', options.s3Port, () =>
+    startLocalS3({
+      engine: sqs.endpoint,
+      port: options.s3Port,
+      credentials: { [LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID]: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
+      dataDir: options.dataDir,
+    }),
+  );
+  stops.push(s3.stop);
+  // Stopped before the engines, after everything that invokes a handler: the handlers' containers
+  // end as Lambda ends them, writing what they kept (lambdas/shared/shutdown.ts).
+  // (Imported when used, as the handlers are: lambdas/shared/env.ts reads the variables set here.
+  // Nothing kills this process after 500 ms, so the handlers get 5 s, for a loaded machine.)
+  stops.push(async () => (await import('../lambdas/shared/shutdown')).shutDown(5_000));
+  // The buckets, their CORS rules naming the console's origin (the API's port, by address or as
+  // localhost); presigned URLs name the local S3.
+  for (const definition of Object.values(BUCKETS)) {
+    await s3.createBucket(definition.name, consoleCorsRules(definition, [`http://127.0.0.1:${apiPort}`, `http://localhost:${apiPort}`]));
+    process.env[definition.env] = definition.name;
+  }
+  Object.assign(process.env, LOCAL_AWS_ENV, engineVariables(options, { dynamo, sqs, s3Endpoint: s3.endpoint, apiPort }));
+  if (options.devicePlaceCacheSeconds !== undefined) process.env.DEVICE_PLACE_CACHE_SECONDS = String(options.devicePlaceCacheSeconds);
+  // The MQTT door (DESIGN §9): credentials name the broker's TLS port and carry its CA;
+  // cloud-to-device publishes reach the broker through the IoT data plane's standard variable.
+  const tls = await brokerTls(options.dataDir);
+  Object.assign(process.env, {
+    DEVICE_MQTT_URL: `mqtts://127.0.0.1:${ports.mqttTls.port}`,
+    DEVICE_MQTT_CACERT: tls.caCert,
+    AWS_ENDPOINT_URL_IOT_DATA_PLANE: `http://127.0.0.1:${ports.dataPlane.port}`,
+    MQTT_LIVE_DELIVERY: 'true',
+  });
+  return { sqs, s3Endpoint: s3.endpoint, tls };
+};
+
+/** The DynamoDB engine the runtime's tables are on, and their names. */
+interface Dynamo {
+  endpoint: string;
+  registryTable: string;
+  timeseriesTable: string;
+}
+
+/**
+ * DynamoDB Local started for this runtime, or the shared one `dynamoDbEndpoint` names: there the
+ * tables get names of this runtime's own (`tableNames`, or random ones), and are deleted at its
+ * stop, which leaves the engine running.
+ */
+const startDynamoDb = async ({ options, log, stops }: Start): Promise<Dynamo> => {
+  if (options.dynamoDbEndpoint) {
+    const suffix = randomBytes(4).toString('hex');
+    const { registry = `fleetstream-registry-${suffix}`, timeseries = `fleetstream-timeseries-${suffix}` } = options.tableNames ?? {};
+    const shared = { endpoint: options.dynamoDbEndpoint, registryTable: registry, timeseriesTable: timeseries };
+    stops.push(() => deleteTables(shared));
+    return shared;
+  }
+  log(`starting DynamoDB Local (${options.dataDir ? `data in ${options.dataDir}` : 'in memory'})…`);
+  const dynamo = await startDynamoDbLocal({ dataDir: options.dataDir && join(options.dataDir, 'dynamodb') });
+  stops.push(dynamo.stop);
+  const { registry = 'fleetstream-registry', timeseries = 'fleetstream-timeseries' } = options.tableNames ?? {};
+  return { endpoint: dynamo.endpoint, registryTable: registry, timeseriesTable: timeseries };
+};
+
+/** Deletes a runtime's tables from a shared engine (one that was never made is no error). */
+const deleteTables = async ({ endpoint, registryTable, timeseriesTable }: Dynamo) => {
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  for (const TableName of [registryTable, timeseriesTable]) await client.send(new DeleteTableCommand({ TableName })).catch(() => undefined);
+  client.destroy();
+};
+
+/**
+ * The variables the handlers read once, when the first of them loads (lambdas/shared/env.ts): the
+ * engines' endpoints (DynamoDB Local serves DynamoDB Streams on its own), the tables and queues,
+ * and the settings the options change.
+ */
+const engineVariables = (
+  options: InProcessRuntimeOptions,
+  engines: { dynamo: Dynamo; sqs: LocalSqs; s3Endpoint: string; apiPort: number },
+): Record<string, string> => {
+  const forward = engines.sqs.queues.forward.definition;
+  return {
+    AWS_ENDPOINT_URL_DYNAMODB: engines.dynamo.endpoint,
+    AWS_ENDPOINT_URL_DYNAMODB_STREAMS: engines.dynamo.endpoint,
+    REGISTRY_TABLE: engines.dynamo.registryTable,
+    TIMESERIES_BACKEND: 'dynamodb',
+    TIMESERIES_TABLE: engines.dynamo.timeseriesTable,
+    AWS_ENDPOINT_URL_SQS: engines.sqs.endpoint,
+    ...Object.fromEntries(Object.values(engines.sqs.queues).map((q) => [q.definition.urlEnv, q.url])),
+    FORWARD_RETRY_BASE_SECONDS: String(forward.retry?.baseSeconds ?? 0),
+    FORWARD_RETRY_MAX_SECONDS: String(forward.retry?.maxSeconds ?? 0),
+    AWS_ENDPOINT_URL_S3: engines.s3Endpoint,
+    DEVICE_ENDPOINT_URL: `http://127.0.0.1:${engines.apiPort}/v3/device`,
+    // Local receivers listen on 127.0.0.1 over http.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    ...(options.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(options.webhookTimeoutMs) } : {}),
+    ...(options.usageFlushSeconds !== undefined ? { USAGE_FLUSH_SECONDS: String(options.usageFlushSeconds) } : {}),
+    ...(options.limitsCacheSeconds !== undefined ? { LIMITS_CACHE_SECONDS: String(options.limitsCacheSeconds) } : {}),
+    ...(options.firmwareUploadUrlTtlSeconds ? { FIRMWARE_UPLOAD_URL_TTL_SECONDS: String(options.firmwareUploadUrlTtlSeconds) } : {}),
+    ...(options.exportRunSeconds ? { EXPORT_RUN_SECONDS: String(options.exportRunSeconds) } : {}),
+  };
+};
+
+/**
+ * The registry table and the time-series table, as the stack declares them. The registry's change
+ * stream turns job and FOTA writes into their events (lambdas/streams.ts); its indexes find the
+ * sweep's due work and a rollout's devices, and the FOTA of a firmware version
+ * (lambdas/stores/keys.ts REGISTRY_INDEXES); its TTL deletes the delivery and rollout count ledgers'
+ * entries, rate counters and exports past their expiry, as the stack's table does. A table of an
+ * older data folder gets them. The time-series table expires points by TTL on the stack's attribute
+ * (DynamoDB Local deletes them within seconds).
+ */
+const createTables = async ({ log }: Start) => {
+  log('creating the tables…');
+  const client = new DynamoDBClient({});
+  await ensureTable(client, process.env.REGISTRY_TABLE!, { stream: true, indexes: REGISTRY_INDEXES, ttl: REGISTRY_TTL_ATTRIBUTE });
+  await ensureTable(client, process.env.TIMESERIES_TABLE!, { ttl: TIMESERIES_TTL_ATTRIBUTE });
+  client.destroy();
+};
+
+/**
+ * The console's user pool (DESIGN §10): cognito-local in this process, with the stack's
+ * PostConfirmation/PostAuthentication trigger (lambdas/handlers/user-account) called as Cognito
+ * calls it. The API authorizer reads the pool's settings at each call (lambdas/shared/env.ts
+ * userPoolSettings).
+ */
+const startUserPool = async ({ options, log, stops }: Start): Promise<LocalCognito> => {
+  log(`starting the user pool (cognito-local, ${options.dataDir ? `data in ${join(options.dataDir, 'cognito')}` : 'in memory'})…`);
+  const trigger = await importHandler<CognitoTrigger>('user-account');
+  const cognito = await listeningOn('COGNITO_PORT', options.cognitoPort, () =>
+    startLocalCognito({
+      port: options.cognitoPort ?? 0,
+      dataDir: options.dataDir && join(options.dataDir, 'cognito'),
+      triggers: { PostConfirmation: trigger, PostAuthentication: trigger },
+      onMessage: options.onMessage,
+    }),
+  );
+  stops.push(cognito.stop);
+  Object.assign(process.env, { USER_POOL_ID: cognito.userPoolId, USER_POOL_CLIENT_ID: cognito.userPoolClientId, USER_POOL_ISSUER: cognito.issuer });
+  return cognito;
+};
+
+/**
+ * The registry stream's consumer, reading from now on (LATEST), before the API takes its first
+ * write; what it fails goes to its on-failure queue, whose URL this answers.
+ */
+const startRegistryStream = async ({ options, log, stops }: Start): Promise<string> => {
+  const stream = { ...REGISTRY_STREAM, ...options.registryStream };
+  const sqsClient = new SQSClient({});
+  const { QueueUrl: onFailureQueueUrl } = await sqsClient.send(
+    new CreateQueueCommand({ QueueName: STREAM_DLQ_NAME, Attributes: { MessageRetentionPeriod: String(14 * 24 * 3600) } }),
+  );
+  sqsClient.destroy();
+  log(`reading the registry table's stream for ${stream.consumer}…`);
+  const poller = await startDynamoDbStreamPoller({
+    tableName: process.env.REGISTRY_TABLE!,
+    batchSize: stream.batchSize,
+    maxBatchingWindowMs: stream.maxBatchingWindowSeconds * 1000,
+    parallelizationFactor: stream.parallelizationFactor,
+    retryAttempts: stream.retryAttempts,
+    bisectBatchOnError: stream.bisectBatchOnError,
+    timeoutMs: stream.consumerTimeoutSeconds * 1000,
+    functionName: stream.consumer,
+    handler: await importHandler<StreamHandler>(stream.consumer),
+    filter: streamFilterOf(stream),
+    onFailureQueueUrl,
+    startingPosition: 'LATEST',
+    onError: options.onStreamError,
+  });
+  stops.push(poller.stop);
+  return onFailureQueueUrl!;
+};
+
+/**
+ * The API Gateway emulator on the held API port: the route table's routes, each handler loaded on
+ * its first request, the two authorizers, the stage's throttling, and the console's files and
+ * `config.json` outside the stage.
+ */
+const startGateway = async ({ options, log, stops }: Start, api: Held, cognito: LocalCognito) => {
+  const handlers = new Map<RouteHandler, Promise<never>>();
+  const loadHandler = (name: RouteHandler) => {
+    if (!handlers.has(name)) handlers.set(name, importHandler<never>(name));
+    return handlers.get(name)!;
+  };
+  const port = api.port;
+  log(`starting the API on port ${port}…`);
+  const cacheTtlSeconds = options.authorizerCacheTtlSeconds ?? 30;
+  // The API authorizer caches accepted credentials itself (API Gateway's cache is off for it).
+  process.env.AUTHORIZER_CACHE_TTL_SECONDS = String(cacheTtlSeconds);
+  const identity = (kind: keyof typeof ROUTE_TABLE_IDENTITY) => ({
+    identityHeaders: [...ROUTE_TABLE_IDENTITY[kind].headers],
+    missingMessage: ROUTE_TABLE_IDENTITY[kind].missing,
+  });
+  const authorizers = {
+    'api-key': { handler: await importHandler<never>('authorizer'), ...identity('api-key'), cacheTtlMs: 0, functionName: 'authorizer' },
+    device: {
+      handler: await importHandler<never>('device-authorizer'),
+      ...identity('device'),
+      cacheTtlMs: cacheTtlSeconds * 1000,
+      functionName: 'device-authorizer',
+    },
+  };
+  await api.release();
+  const server: Server = await startApiGateway({
+    port,
+    // The stage's throttling of a stack deployed with the defaults (lib/stack-config.ts).
+    throttle: options.stageThrottle ?? STAGE_THROTTLE,
+    routes: routeTableRoutes(),
+    loadHandler: (name) => loadHandler(name as RouteHandler),
+    authorizers,
+    outsideStage: consoleSite({
+      distDir: options.consoleDistDir ?? CONSOLE_DIST,
+      config: () => ({
+        apiUrl: `http://127.0.0.1:${port}/v3`,
+        region: LOCAL_AWS_ENV.AWS_REGION,
+        userPoolId: cognito.userPoolId,
+        userPoolClientId: cognito.userPoolClientId,
+        cognitoEndpoint: cognito.endpoint,
+      }),
+      outbox: () => cognito.outbox,
+    }),
+  });
+  stops.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // keep-alive clients would otherwise hold the stop
+      }),
+  );
+};
+
+/**
+ * The MQTT door's broker on the held ports, with the TLS its credentials name: it asks the MQTT
+ * authorizer, and its topic rules send to the queues.
+ */
+const startBroker = async ({ log, stops }: Start, ports: Ports, { sqs, tls }: Engines) => {
+  const [port, tlsPort, dataPlanePort] = [ports.mqtt.port, ports.mqttTls.port, ports.dataPlane.port];
+  log(`starting the MQTT broker on ports ${port} and ${tlsPort} (TLS)…`);
+  const { sendMessages } = await import('../lambdas/stores/queue-store');
+  const { recordAuthorizationRefusal } = await import('../lambdas/domain/doors/device-mqtt');
+  const { publishForward } = await import('../lambdas/domain/webhooks/events');
+  const { registryDb } = await import('../lambdas/shared/clients');
+  const authorizer = await importHandler<never>('mqtt-authorizer');
+  await Promise.all([ports.mqtt.release(), ports.mqttTls.release(), ports.dataPlane.release()]);
+  const mqtt = await startMqttBroker({
+    port,
+    tlsPort,
+    dataPlanePort,
+    tls,
+    authorizer,
+    sendToQueue: (queue, message) => sendMessages(sqs.queues[queue].url, [message]),
+    onSubscribeRefused: (deviceId, topic) => recordAuthorizationRefusal(registryDb(), publishForward, deviceId, 'subscribe', topic),
+  });
+  stops.push(mqtt.stop);
+  return mqtt;
+};
+
+/** Each queue's consumer, fed by the poller as Lambda's event source mapping feeds it (lambdas/queues.ts). */
+const startQueueConsumers = async ({ options, log, stops }: Start, sqs: LocalSqs) => {
+  const pollers = new Map<QueueName, SqsPoller>();
+  for (const [name, consumer] of Object.entries(QUEUE_CONSUMERS) as Array<[QueueName, string]>) {
+    const queue = sqs.queues[name];
+    log(`polling the ${name} queue for ${consumer}…`);
+    const poller = startSqsPoller({
+      queueUrl: queue.url,
+      queueArn: queue.arn,
+      batchSize: queue.definition.batchSize,
+      maxBatchingWindowMs: queue.definition.maxBatchingWindowSeconds * 1000,
+      // Lambda wants visibility ≥ its timeout; a shorter visibility chosen for quick retries
+      // (<QUEUE>_QUEUE_VISIBILITY_TIMEOUT_SECONDS) shortens the consumer's timeout too.
+      timeoutMs: Math.min(queue.definition.consumerTimeoutSeconds, queue.definition.visibilityTimeoutSeconds || Infinity) * 1000,
+      functionName: consumer,
+      handler: await importHandler<SqsHandler>(consumer),
+      concurrency: options.consumerConcurrency ?? 2,
+      enabled: !options.disabledEventSources?.includes(name),
+    });
+    pollers.set(name, poller);
+    stops.push(poller.stop);
+  }
+  return pollers;
+};
+
+/**
+ * The scheduled handlers (lambdas/schedules.ts), as their EventBridge rules run them: the same
+ * handler at the same rate, one run at a time (the rollout sweep every `sweepIntervalSeconds` when set).
+ */
+const startSchedules = async ({ options, log, stops }: Start) => {
+  const schedules: RunningSchedule[] = [];
+  for (const schedule of SCHEDULES) {
+    const handler = await importHandler<(event: ScheduledEvent, context: Context) => Promise<unknown>>(schedule.handler);
+    const seconds = schedule.handler === 'rollout-sweep' && options.sweepIntervalSeconds ? options.sweepIntervalSeconds : schedule.everyMinutes * 60;
+    log(`running ${schedule.handler} every ${seconds} s…`);
+    const running = startSchedule({
+      rule: schedule.handler,
+      function: schedule.handler,
+      intervalMs: seconds * 1000,
+      ruleArn: `arn:aws:events:${LOCAL_AWS_ENV.AWS_REGION}:000000000000:rule/${schedule.handler}`,
+      region: LOCAL_AWS_ENV.AWS_REGION,
+      account: '000000000000',
+      invoke: (event) => invokeToEnd(handler, event, { functionName: schedule.handler, timeoutMs: schedule.timeoutSeconds * 1000 }),
+      onError: options.onScheduleError,
+    });
+    schedules.push(running);
+    stops.push(running.stop);
+  }
+  return schedules;
+};
+
+/** Every queue's URL by its name, and its DLQ's as `<name>-dlq`. */
+const queueUrlsOf = (sqs: LocalSqs): Record<string, string> =>
+  Object.fromEntries(
+    Object.values(sqs.queues).flatMap((q) => [
+      [q.definition.name, q.url],
+      [dlqNameOf(q.definition.name), q.dlqUrl],
+    ]),
+  );
