@@ -21,7 +21,9 @@ export default {
       globalSetup: '<rootDir>/test/helpers/engines-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/engines-teardown.ts',
     },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    // One DynamoDB Local for the project's runtimes (each on tables of its own): test/helpers/e2e-setup.ts.
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], setupFiles: [...common.setupFiles, '<rootDir>/test/helpers/e2e-tables.ts'],
+      globalSetup: '<rootDir>/test/helpers/e2e-setup.ts', globalTeardown: '<rootDir>/test/helpers/e2e-teardown.ts' },
     // Issue 8's fuzz suite: the CI budget under `npm test`, a larger one with `npm run fuzz`.
     { ...common, displayName: 'fuzz', testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'] },
     // The same end-to-end files on the synthesized cloud assembly: its bundles, wiring and IAM

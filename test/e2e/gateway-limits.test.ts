@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { startLocalRuntime, type LocalRuntime } from '../../local/runtime';
+import { sharedEngine } from '../helpers/runtime';
 
 /** An answer as read off the wire: status, lower-cased headers and the body text. */
 interface RawAnswer {
@@ -13,7 +14,7 @@ let runtime: LocalRuntime;
 let port: number;
 
 beforeAll(async () => {
-  runtime = await startLocalRuntime();
+  runtime = await startLocalRuntime({ ...sharedEngine() });
   port = Number(new URL(runtime.base_url).port);
 }, 120_000);
 afterAll(async () => {

@@ -1,6 +1,7 @@
 import { measureDataPath, stageOf, type DataPathResult } from '../../../bench/data-path-scenario';
 import { isAwsRequest, type CountRow } from '../../../local/request-counter';
 import { startLocalRuntime, type InProcessRuntime } from '../../../local/runtime';
+import { sharedEngine } from '../../helpers/runtime';
 
 // The request counts of the data path, read from the runtime's counters (local/request-counter.ts)
 // on the real local engines: a count, never a time. In-process only: the cloud-assembly runtime
@@ -23,14 +24,14 @@ const TARGET_PER_1000 = 25;
 
 let runtime: InProcessRuntime;
 beforeAll(async () => {
-  runtime = await startLocalRuntime({ disabledEventSources: ['ingest'] });
+  runtime = await startLocalRuntime({ ...sharedEngine(), disabledEventSources: ['ingest'] });
 }, 120_000);
 afterAll(async () => {
   await runtime?.stop();
 });
 
 const dataPath = (result: DataPathResult) => result.rows.filter((row) => stageOf(row) === 'data path' && isAwsRequest(row));
-const isStoreWrite = (row: CountRow) => row.service === 'DynamoDB' && row.operation === 'BatchWriteItem' && row.resource === 'fleetstream-timeseries';
+const isStoreWrite = (row: CountRow) => row.service === 'DynamoDB' && row.operation === 'BatchWriteItem' && row.resource === process.env.TIMESERIES_TABLE;
 const sum = (rows: CountRow[], field: 'requests' | 'empty' = 'requests') => rows.reduce((total, row) => total + row[field], 0);
 
 describe('AWS requests of the data path', () => {
