@@ -8,7 +8,8 @@ import { ENDED_STATUSES, type JobStatus } from '../../schemas/job';
 import { registryChangeOf, type RegistryChange } from '../../stores/registry-stream';
 import { putAll } from '../../stores/items';
 import type { ItemKey } from '../../stores/keys';
-import { applyCountedChanges, supersededItem, transactionsOf, type CountDelta, type CountedChange } from '../../stores/rollout-store';
+import { applyCountedChanges, transactionsOf, type CountDelta, type CountedChange } from '../../stores/rollout-counter-store';
+import { supersededItem } from '../../stores/rollout-device-store';
 import { settleRollout } from './rollouts';
 
 /** What the rollout counting needs: the registry, and how many transactions run at once. */
@@ -50,7 +51,7 @@ const delta = (workspace_id: string, rollout_id: string, total: number, counts: 
  * - an item of a rollout replaced by another scheduling (or removed): the old rollout counts it
  *   `canceled` unless it had ended (then it keeps its state there), and keeps a record of it.
  * A new item of a rollout is not counted here: its scheduling counted it in the transaction that
- * wrote it (stores/rollout-store.ts countWritten). Each delta moves a device from a state to
+ * wrote it (stores/rollout-counter-store.ts countWritten). Each delta moves a device from a state to
  * another, so counts always add up to the total.
  */
 export const rolloutEffectOf = (before: Counted | undefined, after: Counted | undefined): RolloutEffect => {

@@ -4,19 +4,9 @@ import { settleAll } from '../../shared/settle';
 import type { JobStatus } from '../../schemas/job';
 import { transitionItem } from '../../stores/job-store';
 import { DEADLINE_PARTITIONS, ROLLOUT_DUE_PARTITION, ROLLOUT_SORT_KEY_PREFIX } from '../../stores/keys';
-import {
-  ROLLOUT_DEVICE_SHARDS,
-  claimOwedRelease,
-  claimRelease,
-  closeQueue,
-  getRollout,
-  moveNextDeadline,
-  moveSweepEntry,
-  oweRelease,
-  readRolloutDevicesShard,
-  type RolloutDeviceRow,
-  type RolloutRecord,
-} from '../../stores/rollout-store';
+import { ROLLOUT_DEVICE_SHARDS, readRolloutDevicesShard, type RolloutDeviceRow } from '../../stores/rollout-device-store';
+import { getRollout, type RolloutRecord } from '../../stores/rollout-store';
+import { claimOwedRelease, claimRelease, closeQueue, moveNextDeadline, moveSweepEntry, oweRelease } from '../../stores/rollout-update-store';
 import { listDueEntries, type SweepEntry } from '../../stores/sweep-store';
 import type { Keyed } from '../../stores/items';
 import { eventTimestamp } from '../webhooks/events';

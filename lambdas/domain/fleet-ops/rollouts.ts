@@ -9,24 +9,23 @@ import type { Rollout, RolloutDevice } from '../../schemas/rollout';
 import type { RolloutSettings, RolloutSettingsInput } from '../../schemas/rollout-settings';
 import type { CountWritten, DeviceTarget, ExecutionTimes } from '../../stores/job-store';
 import { collection } from '../../stores/keys';
+import { countWritten } from '../../stores/rollout-counter-store';
 import {
   ROLLOUT_DEVICE_SHARDS,
-  countWritten,
-  createRollout,
-  getRollout as readRollout,
-  moveSweepEntry,
   readDeviceDetails,
   readRolloutDevicesShard,
-  readRolloutsOfWorkspace,
-  sealRollout,
-  setRolloutOutcome,
-  setRolloutState,
   type DeviceDetails,
   type RolloutDeviceRow,
+} from '../../stores/rollout-device-store';
+import {
+  createRollout,
+  getRollout as readRollout,
+  readRolloutsOfWorkspace,
   type RolloutRecord,
   type RolloutState,
   type RolloutView,
 } from '../../stores/rollout-store';
+import { moveSweepEntry, sealRollout, setRolloutOutcome, setRolloutState } from '../../stores/rollout-update-store';
 import type { Keyed } from '../../stores/items';
 import { eventTimestamp } from '../webhooks/events';
 import { deadlineOf, scheduledState } from './executions';
