@@ -1,5 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { EXPORT_OBJECTS, enqueueExport, runExport, type ExportDeps } from '../../domain/data/exports';
+import { enqueueExport } from '../../domain/data/export-queue';
+import { EXPORT_OBJECTS, runExport, type ExportDeps } from '../../domain/data/export-runs';
 import { retryDelaySeconds } from '../../domain/webhooks/forwarding';
 import { ExportJobSchema } from '../../schemas/export';
 import { registryDb } from '../../shared/clients';

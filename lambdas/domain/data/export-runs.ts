@@ -1,63 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { EXPORT_LIFETIME_DAYS, EXPORT_RUN_MAX_DAYS } from '../../buckets';
+import { EXPORT_RUN_MAX_DAYS } from '../../buckets';
 import type { Db } from '../../shared/clients';
-import { exportQueueUrl, exportRunSeconds, exportsBucket } from '../../shared/env';
-import { AppError, NotFoundError } from '../../shared/errors';
-import type { Caller } from '../../shared/http';
-import { newId } from '../../shared/ids';
-import type { StreamedList } from '../../shared/json-stream';
+import { exportRunSeconds } from '../../shared/env';
 import { logger } from '../../shared/logger';
 import { formatTime, parseTime } from '../../shared/timestamps';
-import type { CreateExportBody, Export, ExportJob } from '../../schemas/export';
-import type { PageQuery } from '../../schemas/list';
-import {
-  claimExport,
-  deleteExport,
-  getExport as readExport,
-  putExport,
-  readExportsOfWorkspace,
-  updateHeldExport,
-  type ExportChange,
-  type ExportCursor,
-  type ExportRecord,
-} from '../../stores/export-store';
-import type { Keyed } from '../../stores/items';
-import { collection } from '../../stores/keys';
-import {
-  abortUpload,
-  completeUpload,
-  headObject,
-  NoSuchUploadError,
-  presignDownload,
-  putObject,
-  startUpload,
-  uploadPart,
-  type ObjectRef,
-} from '../../stores/object-store';
-import { sendDelayedMessage } from '../../stores/queue-store';
+import type { ExportJob } from '../../schemas/export';
+import { claimExport, updateHeldExport, type ExportChange, type ExportCursor, type ExportRecord } from '../../stores/export-store';
+import { abortUpload, completeUpload, headObject, NoSuchUploadError, putObject, startUpload, uploadPart } from '../../stores/object-store';
 import type { RangePoint, TimeseriesRange, TimeseriesStore } from '../../stores/timeseries';
 import { getWorkspaceOfAccount } from '../../stores/workspace-store';
+import { expiryOf, fileOf, isoOf } from './export-file';
 import { EXPORT_FILES, exportHeader, lineFormatter } from './export-format';
-import { requireFleets } from '../registry/fleets';
-import { pageSizeOf, paginate, startOf } from '../registry/lists';
+import { partBytesOf, PendingPart } from './export-parts';
+import type { EnqueueExport } from './export-queue';
 import { withinRetention } from './retention';
-import { requireWorkspace } from '../tenancy/workspaces';
-
-const DAY_MS = 86_400_000;
-
-/** How long a download URL works: an hour, or until the export expires if that is sooner. */
-export const EXPORT_URL_TTL_SECONDS = 3600;
-
-/**
- * The smallest part of an export's multipart upload. Every part but the last must be at least
- * 5 MiB, and an upload holds at most 10,000 parts, so parts grow by this much every 1,000: an
- * upload can reach 55,000 × 8 MiB (430 GiB), with 80 MiB parts at the end (and two in memory at once).
- * https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html
- */
-export const PART_BYTES = 8 * 1024 * 1024;
-
-/** The least size of part `partNumber` (1–10,000): PART_BYTES, one more for every 1,000 parts before it. */
-export const partBytesOf = (partNumber: number) => PART_BYTES * Math.ceil(partNumber / 1000);
 
 /** Runs in a row that may fail before the export is marked failed (the queue's redrive comes later). */
 export const EXPORT_MAX_FAILED_RUNS = 4;
@@ -70,9 +26,6 @@ const RUN_MARGIN_MS = 60_000;
 
 /** A run holds its export this long past its Lambda's timeout, for clocks that differ a little. */
 const LEASE_SLACK_MS = 30_000;
-
-/** Lines are joined into chunks of about this many characters before they become bytes. */
-const CHUNK_CHARS = 64 * 1024;
 
 /** What an export does with S3 (stores/object-store.ts; a test may put faults in between). */
 export interface ExportObjects {
@@ -87,21 +40,6 @@ export interface ExportObjects {
 /** S3 as the export Lambda uses it. */
 export const EXPORT_OBJECTS: ExportObjects = { putObject, startUpload, uploadPart, completeUpload, abortUpload, headObject };
 
-/** Puts an export (back) on the export queue. */
-export type EnqueueExport = (job: ExportJob) => Promise<void>;
-
-/**
- * Puts an export on the export queue.
- * @throws when no export queue is configured or SQS refuses it.
- */
-export const enqueueExport: EnqueueExport = async (job) => {
-  const queueUrl = exportQueueUrl();
-  if (!queueUrl) throw new AppError(500, 'internal_error', 'EXPORT_QUEUE_URL is not set.');
-  await sendDelayedMessage(queueUrl, job, 0);
-};
-
-const fileOf = (record: Pick<ExportRecord, 'key'>): ObjectRef => ({ bucket: exportsBucket(), key: record.key });
-
 /** The selection of an export's filters: which points its file holds. */
 const rangeOf = (record: ExportRecord): TimeseriesRange => ({
   workspaceId: record.workspace_id,
@@ -111,127 +49,6 @@ const rangeOf = (record: ExportRecord): TimeseriesRange => ({
   tags: record.filters.tag,
   fleets: record.filters.fleet,
 });
-
-const isoOf = (ms: number) => new Date(ms).toISOString();
-
-/** When an export that has ended is gone: its lifetime after it ended. */
-const expiryOf = (endedMs: number) => endedMs + EXPORT_LIFETIME_DAYS * DAY_MS;
-
-/**
- * An export as it is now, or undefined when it is gone (its lifetime has passed). An export still
- * running after EXPORT_RUN_MAX_DAYS can never end (S3 has aborted its upload): it is failed.
- */
-const settled = (record: ExportRecord, now: number): ExportRecord | undefined => {
-  if (record.expires_at !== undefined && Date.parse(record.expires_at) <= now) return undefined;
-  const overdue = Date.parse(record.created_at) + EXPORT_RUN_MAX_DAYS * DAY_MS;
-  if (record.status !== 'running' || overdue > now) return record;
-  if (expiryOf(overdue) <= now) return undefined;
-  return {
-    ...record,
-    status: 'failed',
-    completed_at: isoOf(overdue),
-    expires_at: isoOf(expiryOf(overdue)),
-    error: { code: 'export_overdue', message: `The export did not finish within ${EXPORT_RUN_MAX_DAYS} days: start a new one, over a shorter range.` },
-  };
-};
-
-/** An export as the API shows it: a fresh download URL when it is ready. */
-const toExport = async (record: ExportRecord, now: number): Promise<Export> => {
-  const ttl = record.status === 'ready' ? Math.min(EXPORT_URL_TTL_SECONDS, Math.floor((Date.parse(record.expires_at!) - now) / 1000)) : 0;
-  const download = ttl > 0 ? await presignDownload(fileOf(record), ttl, new Date(now)) : undefined;
-  return {
-    id: record.id,
-    workspace_id: record.workspace_id,
-    status: record.status,
-    format: record.format,
-    filters: record.filters,
-    rows: record.rows,
-    bytes: record.bytes,
-    created_at: record.created_at,
-    updated_at: record.updated_at,
-    completed_at: record.completed_at ?? null,
-    expires_at: record.expires_at ?? null,
-    url: download?.url ?? null,
-    url_expires_at: download?.expires_at ?? null,
-    error: record.error ?? null,
-  };
-};
-
-/**
- * Starts an export of the points a storage query with these filters selects (spec/operations.md
- * §4): writes the export, running, and queues its first run. Nothing is written when the request
- * is refused; an export whose run cannot be queued is deleted again.
- * @throws NotFoundError when the workspace is not the caller's, or naming a fleet that is not in it.
- */
-export const createExport = async (
-  db: Db,
-  caller: Caller,
-  workspaceId: string,
-  body: CreateExportBody,
-  enqueue: EnqueueExport = enqueueExport,
-  now = Date.now(),
-): Promise<Export> => {
-  await requireWorkspace(db, caller, workspaceId);
-  if (body.fleet?.length) await requireFleets(db, workspaceId, body.fleet, 'body.fleet');
-  const at = isoOf(now);
-  const id = newId('exp', at);
-  const { format, ...filters } = body;
-  const record: ExportRecord = {
-    workspace_id: workspaceId,
-    id,
-    account_id: caller.accountId,
-    status: 'running',
-    format,
-    filters,
-    key: `exports/${workspaceId}/${id}.${EXPORT_FILES[format].extension}`,
-    rows: 0,
-    bytes: 0,
-    parts: 0,
-    created_at: at,
-    updated_at: at,
-    stalled: 0,
-    // DynamoDB deletes the item once the longest run and the lifetime after it have passed.
-    ttl: Math.ceil(expiryOf(now + EXPORT_RUN_MAX_DAYS * DAY_MS) / 1000),
-  };
-  await putExport(db, record);
-  try {
-    await enqueue({ account_id: caller.accountId, workspace_id: workspaceId, export_id: id });
-  } catch (error) {
-    await deleteExport(db, workspaceId, id).catch(() => undefined);
-    throw error;
-  }
-  return toExport(record, now);
-};
-
-/**
- * An export: its progress while running, a fresh download URL once ready, why it failed.
- * @throws NotFoundError when the workspace is not the caller's or has no such export (or it is gone).
- */
-export const getExport = async (db: Db, caller: Caller, workspaceId: string, exportId: string, now = Date.now()): Promise<Export> => {
-  await requireWorkspace(db, caller, workspaceId);
-  const record = await readExport(db, workspaceId, exportId);
-  const current = record && settled(record, now);
-  if (!current) throw new NotFoundError(`Export ${exportId} not found.`);
-  return toExport(current, now);
-};
-
-async function* shown(source: AsyncIterable<Keyed<ExportRecord>>, now: number): AsyncGenerator<Keyed<Export>> {
-  for await (const { sk, value } of source) {
-    const current = settled(value, now);
-    if (current) yield { sk, value: await toExport(current, now) };
-  }
-}
-
-/**
- * A workspace's exports, newest first, those gone left out; a page of them when `page` asks.
- * @throws NotFoundError when the workspace is not the caller's; ValidationError when the cursor is not one of this list.
- */
-export const listExports = async (db: Db, caller: Caller, workspaceId: string, page: PageQuery = {}, now = Date.now()): Promise<StreamedList<Export>> => {
-  await requireWorkspace(db, caller, workspaceId);
-  const list = `exports/${workspaceId}`;
-  const after = startOf(list, page, collection.exportsOfWorkspace(workspaceId).prefix);
-  return paginate(list, shown(readExportsOfWorkspace(db, workspaceId, { after, pageSize: pageSizeOf(page) }), now), page);
-};
 
 /** What the export Lambda works with. */
 export interface ExportDeps {
@@ -260,44 +77,6 @@ class ExportFailure extends Error {
   ) {
     super(message);
     this.name = 'ExportFailure';
-  }
-}
-
-/** The lines of a part being filled, as bytes in chunks; the text of the last few lines not yet. */
-class PendingPart {
-  private chunks: Buffer[] = [];
-  private chunkBytes = 0;
-  rows = 0;
-
-  constructor(private text = '') {}
-
-  add(line: string) {
-    this.text += line;
-    this.rows++;
-    if (this.text.length >= CHUNK_CHARS) this.flush();
-  }
-
-  /** At least the bytes held (a character is at least one byte of UTF-8). */
-  get size() {
-    return this.chunkBytes + this.text.length;
-  }
-
-  /** The bytes and rows held, which it then forgets. */
-  take() {
-    this.flush();
-    const part = { body: Buffer.concat(this.chunks, this.chunkBytes), rows: this.rows };
-    this.chunks = [];
-    this.chunkBytes = 0;
-    this.rows = 0;
-    return part;
-  }
-
-  private flush() {
-    if (!this.text) return;
-    const chunk = Buffer.from(this.text);
-    this.chunks.push(chunk);
-    this.chunkBytes += chunk.length;
-    this.text = '';
   }
 }
 
