@@ -170,9 +170,9 @@ export const firmwareUseRefs = (firmwareRef: string) => [
 /**
  * The registry's TTL attribute (seconds since the epoch), which the stack's table and both local
  * runtimes' tables expire items by: the forwarder's delivery ledger (integration-store.ts), the
- * rollout count ledger (rollout-store.ts), the rate counters of each key's seconds
- * (request-counter-store.ts) and exports past their lifetime (domain/exports.ts) write their expiry
- * in it.
+ * rollout count ledger (rollout-counter-store.ts), the rate counters of each key's seconds
+ * (request-counter-store.ts) and exports past their lifetime (domain/data/export-requests.ts and
+ * export-runs.ts) write their expiry in it.
  */
 export const REGISTRY_TTL_ATTRIBUTE = 'ttl';
 
