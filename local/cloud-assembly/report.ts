@@ -1,0 +1,72 @@
+import type { XrayDaemon } from './functions';
+import { unusedGrants, type CallRecord } from './iam';
+import type { ReceivedTrace } from './xray-daemon';
+import type { RunContext } from './run-context';
+
+/** What ran from the template, and what IAM said about each AWS call. */
+export interface CloudAssemblyReport {
+  stack: string;
+  routes: number;
+  functions: string[];
+  /** Functions whose bundle failed to load, with the runtime's error. */
+  initErrors: string[];
+  eventSourceMappings: number;
+  /** The AWS::IoT::TopicRule resources the broker runs. */
+  topicRules: number;
+  /** The user pool's Lambda triggers cognito-local calls. */
+  userPoolTriggers: number;
+  /** The AWS::Events::Rule schedules that invoke functions. */
+  scheduledRules: number;
+  /** What a service may not invoke, as the template's AWS::Lambda::Permissions say: those calls fail. */
+  invokeRefusals: string[];
+  calls: number;
+  refused: CallRecord[];
+  /** `function action resource` of each Allow no call used. */
+  unused: string[];
+  /** What each function with X-Ray active tracing sent its daemon. */
+  traces: Record<string, ReceivedTrace>;
+}
+
+/** The report of a start that failed before the template ran. */
+export const emptyReport = (): CloudAssemblyReport => ({
+  stack: '',
+  routes: 0,
+  functions: [],
+  initErrors: [],
+  eventSourceMappings: 0,
+  topicRules: 0,
+  userPoolTriggers: 0,
+  scheduledRules: 0,
+  invokeRefusals: [],
+  calls: 0,
+  refused: [],
+  unused: [],
+  traces: {},
+});
+
+/** What the template declared that the run counts, beside what the run context collected. */
+export interface ReportCounts {
+  routes: number;
+  eventSourceMappings: number;
+  topicRules: number;
+  userPoolTriggers: number;
+  scheduledRules: number;
+  daemons: Map<string, XrayDaemon>;
+}
+
+/** The report of a run as it stands: the calls recorded so far, and what was granted but unused. */
+export const reportOf = ({ stack, lambdas, invokeRefusals, calls, roles }: RunContext, counts: ReportCounts): CloudAssemblyReport => ({
+  stack: stack.name,
+  routes: counts.routes,
+  functions: [...lambdas.keys()],
+  initErrors: [...lambdas.values()].filter((l) => l.initError).map((l) => `${l.spec.name}: ${l.initError!.name}: ${l.initError!.message}`),
+  eventSourceMappings: counts.eventSourceMappings,
+  topicRules: counts.topicRules,
+  userPoolTriggers: counts.userPoolTriggers,
+  scheduledRules: counts.scheduledRules,
+  invokeRefusals,
+  calls: calls.length,
+  refused: calls.filter((c) => c.decision !== 'allow'),
+  unused: unusedGrants(roles, calls).map((g) => `${g.function} ${g.action} ${g.resource}`),
+  traces: Object.fromEntries([...counts.daemons].map(([id, daemon]) => [id, daemon.received()])),
+});
