@@ -1,4 +1,4 @@
-import { Aedes, type AuthenticateError, type Client } from 'aedes';
+import { Aedes, type AedesOptions, type AuthenticateError, type Client } from 'aedes';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
@@ -178,24 +178,27 @@ const listen = (server: TcpServer | HttpServer, port: number) =>
 
 const close = (server: TcpServer | HttpServer) => new Promise<void>((resolve) => server.close(() => resolve()));
 
-/** Starts the broker, its TLS listener and the data-plane Publish API; see the file's comment. */
-export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttBroker> => {
-  const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
-  const functionArn = `arn:aws:lambda:${region}:000000000000:function:mqtt-authorizer`;
-  const arn = `arn:aws:iot:${region}:000000000000`;
-  const sessions = new WeakMap<Client, Session>();
-
+/** The topic rules the broker runs: the given ones, or the rows of `lambdas/mqtt-rules.ts` sending to their queues. */
+const topicRules = (options: MqttBrokerOptions): readonly BrokerRule[] => {
   if (!options.rules && !options.sendToQueue) throw new Error('startMqttBroker needs the topic rules or the queues their actions send to.');
   // One SQS message per rule action, as IoT Core sends them, awaited before PUBACK: a publish the
   // device saw acknowledged is on its queue.
-  const rules: readonly BrokerRule[] =
+  return (
     options.rules ??
     MQTT_RULES.map((r) => ({
       topicFilter: r.topicFilter,
       run: ({ topic, payload, receivedAt }) => options.sendToQueue!(r.queue, r.message(topic, payload, receivedAt)),
-    }));
-  // Each rule that matches is one rule triggered and one action executed, as IoT Core bills them.
-  const applyRules = (topic: string, payload: Buffer, receivedAt: number, clientId: string) =>
+    }))
+  );
+};
+
+/** Runs the rules whose topic filter matches a publish; resolves when all of them are done. */
+type RuleRunner = (topic: string, payload: Buffer, receivedAt: number, clientId: string) => Promise<void>;
+
+// Each rule that matches is one rule triggered and one action executed, as IoT Core bills them.
+const ruleRunner =
+  (rules: readonly BrokerRule[]): RuleRunner =>
+  (topic, payload, receivedAt, clientId) =>
     Promise.all(
       rules
         .filter((r) => topicMatches(r.topicFilter, topic))
@@ -206,58 +209,82 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
         }),
     ).then(() => undefined);
 
-  const presence = (client: Client, session: Session, eventType: 'connected' | 'disconnected', reason?: string) => {
-    const topic = `$aws/events/presence/${eventType}/${client.id}`;
-    // The layout of IoT Core's lifecycle events (developer guide, "Connect/Disconnect events").
+/** Publishes a client's lifecycle event (connected, disconnected) to the rules, as IoT Core does. */
+const publishPresence = (applyRules: RuleRunner, client: Client, session: Session, eventType: 'connected' | 'disconnected', reason?: string) => {
+  const topic = `$aws/events/presence/${eventType}/${client.id}`;
+  // The layout of IoT Core's lifecycle events (developer guide, "Connect/Disconnect events").
+  const event = {
+    clientId: client.id,
+    timestamp: Date.now(),
+    eventType,
+    sessionIdentifier: session.sessionIdentifier,
+    principalIdentifier: session.principalId,
+    ...(eventType === 'connected'
+      ? { ipAddress: session.ip }
+      : { clientInitiatedDisconnect: reason === 'CLIENT_INITIATED_DISCONNECT', disconnectReason: reason }),
+    versionNumber: 0,
+  };
+  return applyRules(topic, Buffer.from(JSON.stringify(event)), event.timestamp, client.id);
+};
+
+/** What the broker's hooks share: the options, the sessions of authorized clients, and the ARNs their policies name. */
+interface BrokerContext {
+  options: MqttBrokerOptions;
+  sessions: WeakMap<Client, Session>;
+  /** The ARN prefix of the account's IoT resources. */
+  arn: string;
+  functionArn: string;
+  applyRules: RuleRunner;
+  /** The broker, once made (the hooks run only after). */
+  broker: () => Aedes;
+}
+
+/**
+ * CONNECT: runs the custom authorizer and keeps the policies it returns as the client's session,
+ * or refuses the connection as IoT Core does.
+ */
+const authenticateWith =
+  ({ options, sessions, functionArn, broker }: BrokerContext): AedesOptions['authenticate'] =>
+  (client, username, password, done) => {
+    const tls = (client.conn as { encrypted?: boolean }).encrypted === true;
     const event = {
-      clientId: client.id,
-      timestamp: Date.now(),
-      eventType,
-      sessionIdentifier: session.sessionIdentifier,
-      principalIdentifier: session.principalId,
-      ...(eventType === 'connected'
-        ? { ipAddress: session.ip }
-        : { clientInitiatedDisconnect: reason === 'CLIENT_INITIATED_DISCONNECT', disconnectReason: reason }),
-      versionNumber: 0,
+      signatureVerified: false,
+      protocols: tls ? ['tls', 'mqtt'] : ['mqtt'],
+      protocolData: { mqtt: { username, password: password?.toString('base64'), clientId: client.id } },
+      connectionMetadata: { id: randomUUID() },
     };
-    return applyRules(topic, Buffer.from(JSON.stringify(event)), event.timestamp, client.id);
+    withInvocation('mqtt-authorizer', () => options.authorizer(event, { invokedFunctionArn: functionArn })).then(
+      (answer) => {
+        if (!answer.isAuthenticated) {
+          // IoT Core refuses a connection its authorizer denies with "not authorized".
+          const error = Object.assign(new Error('Not authorized'), { returnCode: 5 }) as AuthenticateError;
+          return done(error, false);
+        }
+        // aedes closes the older connection of a client ID that connects again, as IoT Core does,
+        // which reports it as DUPLICATE_CLIENTID.
+        const previous = (broker() as unknown as { clients: Record<string, Client | undefined> }).clients[client.id];
+        const previousSession = previous && previous !== client ? sessions.get(previous) : undefined;
+        if (previousSession) previousSession.disconnectReason ??= 'DUPLICATE_CLIENTID';
+        const remote = (client.conn as { remoteAddress?: string }).remoteAddress ?? '';
+        sessions.set(client, {
+          policies: answer.policyDocuments.map((d) => JSON.parse(d) as IotPolicy),
+          principalId: answer.principalId,
+          ip: remote.replace(/^::ffff:/, ''),
+          sessionIdentifier: randomUUID(),
+        });
+        done(null, true);
+      },
+      () => done(Object.assign(new Error('Server unavailable'), { returnCode: 3 }) as AuthenticateError, false),
+    );
   };
 
-  const broker = await Aedes.createBroker({
+/** The broker's hooks: the authorizer at CONNECT, the session's policy on every publish, subscribe and delivery, and the topic rules. */
+const brokerHooks = (context: BrokerContext): AedesOptions => {
+  const { options, sessions, arn, applyRules } = context;
+  return {
     // Clients wait about 2 s for CONNACK; the authorizer answers well within that.
     connectTimeout: 5_000,
-    authenticate: (client, username, password, done) => {
-      const tls = (client.conn as { encrypted?: boolean }).encrypted === true;
-      const event = {
-        signatureVerified: false,
-        protocols: tls ? ['tls', 'mqtt'] : ['mqtt'],
-        protocolData: { mqtt: { username, password: password?.toString('base64'), clientId: client.id } },
-        connectionMetadata: { id: randomUUID() },
-      };
-      withInvocation('mqtt-authorizer', () => options.authorizer(event, { invokedFunctionArn: functionArn })).then(
-        (answer) => {
-          if (!answer.isAuthenticated) {
-            // IoT Core refuses a connection its authorizer denies with "not authorized".
-            const error = Object.assign(new Error('Not authorized'), { returnCode: 5 }) as AuthenticateError;
-            return done(error, false);
-          }
-          // aedes closes the older connection of a client ID that connects again, as IoT Core does,
-          // which reports it as DUPLICATE_CLIENTID.
-          const previous = (broker as unknown as { clients: Record<string, Client | undefined> }).clients[client.id];
-          const previousSession = previous && previous !== client ? sessions.get(previous) : undefined;
-          if (previousSession) previousSession.disconnectReason ??= 'DUPLICATE_CLIENTID';
-          const remote = (client.conn as { remoteAddress?: string }).remoteAddress ?? '';
-          sessions.set(client, {
-            policies: answer.policyDocuments.map((d) => JSON.parse(d) as IotPolicy),
-            principalId: answer.principalId,
-            ip: remote.replace(/^::ffff:/, ''),
-            sessionIdentifier: randomUUID(),
-          });
-          done(null, true);
-        },
-        () => done(Object.assign(new Error('Server unavailable'), { returnCode: 3 }) as AuthenticateError, false),
-      );
-    },
+    authenticate: authenticateWith(context),
     authorizePublish: (client, packet, done) => {
       if (!client) return done(null); // the broker's own publishes (the data plane)
       const session = sessions.get(client);
@@ -291,36 +318,33 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
         (error: Error) => done(error),
       );
     },
-  });
+  };
+};
 
+/** Publishes the presence events of authorized clients as they connect and disconnect. */
+const trackPresence = (broker: Aedes, { sessions, applyRules }: BrokerContext) => {
   broker.on('clientReady', (client) => {
     const session = sessions.get(client);
-    if (session) void presence(client, session, 'connected').catch(() => undefined);
+    if (session) void publishPresence(applyRules, client, session, 'connected').catch(() => undefined);
   });
   broker.on('clientDisconnect', (client) => {
     const session = sessions.get(client);
     if (!session) return;
     const clean = (client as unknown as { _disconnected?: boolean })._disconnected;
     const reason = session.disconnectReason ?? (clean ? 'CLIENT_INITIATED_DISCONNECT' : 'CONNECTION_LOST');
-    void presence(client, session, 'disconnected', reason).catch(() => undefined);
+    void publishPresence(applyRules, client, session, 'disconnected', reason).catch(() => undefined);
   });
   // A second connection with a client ID in use takes over, as on IoT Core.
   broker.on('clientError', () => undefined);
   broker.on('connectionError', () => undefined);
+};
 
-  // Sockets are tracked so that stopping ends them: a server's close waits for every connection.
-  const sockets = new Set<Socket>();
-  const accept = (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    broker.handle(socket);
-  };
-  const plain = createTcpServer(accept);
-  const secure = createTlsServer({ key: options.tls.key, cert: options.tls.cert, minVersion: 'TLSv1.2' }, accept);
-
-  // The IoT data plane's Publish API (POST /topics/{topic}?qos=1, the payload as body), as
-  // @aws-sdk/client-iot-data-plane calls it; signatures are not checked locally.
-  const dataPlane = createHttpServer((req, res) => {
+/**
+ * The IoT data plane's Publish API (POST /topics/{topic}?qos=1, the payload as body), as
+ * @aws-sdk/client-iot-data-plane calls it; signatures are not checked locally.
+ */
+const dataPlaneServer = (broker: Aedes) =>
+  createHttpServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const match = /^\/topics\/(.+)$/.exec(url.pathname);
     if (req.method !== 'POST' || !match) {
@@ -338,6 +362,32 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
       });
     });
   });
+
+/** Starts the broker, its TLS listener and the data-plane Publish API; see the file's comment. */
+export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttBroker> => {
+  const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+  const applyRules = ruleRunner(topicRules(options));
+  const context: BrokerContext = {
+    options,
+    sessions: new WeakMap<Client, Session>(),
+    arn: `arn:aws:iot:${region}:000000000000`,
+    functionArn: `arn:aws:lambda:${region}:000000000000:function:mqtt-authorizer`,
+    applyRules,
+    broker: () => broker,
+  };
+  const broker = await Aedes.createBroker(brokerHooks(context));
+  trackPresence(broker, context);
+
+  // Sockets are tracked so that stopping ends them: a server's close waits for every connection.
+  const sockets = new Set<Socket>();
+  const accept = (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    broker.handle(socket);
+  };
+  const plain = createTcpServer(accept);
+  const secure = createTlsServer({ key: options.tls.key, cert: options.tls.cert, minVersion: 'TLSv1.2' }, accept);
+  const dataPlane = dataPlaneServer(broker);
 
   let ports: number[];
   try {
