@@ -57,6 +57,8 @@ export interface ApiGatewayOptions {
   outsideStage?: (req: IncomingMessage, res: ServerResponse) => boolean;
   /** The stage's throttling, as the stack deploys it (lib/stack-config.ts; a template's stage settings). @default none */
   throttle?: StageThrottle;
+  /** Told each route (`METHOD /path`) whose integration a request reaches, authorized: what a run exercised. */
+  onIntegration?: (route: string) => void;
 }
 
 /** The route table as the gateway serves it. */
@@ -109,6 +111,7 @@ const requestHandler = (options: ApiGatewayOptions, stage: string) => {
     if (!body) return refuseOversizeBody(req, res, requestId);
 
     const event = proxyEvent({ req, requestId, stage, route, method, path, fullPath, pathParameters, query, headers, multiValueHeaders, body, ...authorized });
+    options.onIntegration?.(`${route.method} ${route.path}`);
     return integrate(route, event, res, requestId);
   };
 };

@@ -123,7 +123,7 @@ const gatewayResponsesOf = ({ template, resolve }: RunContext): Partial<Record<G
 
 /** Starts the gateway on the held port: the API's routes, and outside its stage the console the template deploys. */
 export const startGateway = async (
-  { options, stops, lambdas }: RunContext,
+  { options, stops, lambdas, routesServed }: RunContext,
   { held, port, stage, stageName }: ApiAddress,
   api: ApiPlan,
   { consoleBucket, consoleConfig }: ConsoleDeployment,
@@ -149,6 +149,7 @@ export const startGateway = async (
         outbox: () => cognito?.outbox ?? [],
       }),
     routes: api.servedRoutes,
+    onIntegration: (route) => routesServed.add(route),
     authorizers: api.authorizers,
     gatewayResponses: api.gatewayResponses,
     loadHandler: async (fnId) => {

@@ -4,9 +4,14 @@ import { LOCAL_AWS_ENV, startDynamoDbLocal } from '../dynamodb-local';
 import { startLocalS3 } from '../s3-engine';
 import type { Engines, StartBase } from './run-context';
 
-/** Starts the engines the template's data resources are created on: DynamoDB Local, fauxqs, and the local S3 in front of fauxqs's. */
+/**
+ * Starts the engines the template's data resources are created on: DynamoDB Local (or uses the one
+ * `dynamoDbEndpoint` names, left running at the stop), fauxqs, and the local S3 in front of fauxqs's.
+ */
 export const startEngines = async ({ options, stops }: StartBase, dataDir: string | undefined): Promise<Engines> => {
-  const dynamo = await startDynamoDbLocal({ dataDir: dataDir && join(dataDir, 'dynamodb') });
+  const dynamo = options.dynamoDbEndpoint
+    ? { endpoint: options.dynamoDbEndpoint, stop: async () => undefined }
+    : await startDynamoDbLocal({ dataDir: dataDir && join(dataDir, 'dynamodb') });
   stops.push(dynamo.stop);
   const sqs = await startFauxqs({ port: 0, logger: false });
   stops.push(() => sqs.stop());

@@ -94,19 +94,22 @@ export interface Grant {
  * The Allow grants of each function that no recorded call used. Actions the function's code
  * never issues itself (CloudWatch Logs, which the Lambda service writes for it) are left out.
  */
-export const unusedGrants = (roles: Record<string, readonly PolicyStatement[]>, calls: readonly CallRecord[], ignore: RegExp = /^logs:/): Grant[] => {
-  const unused: Grant[] = [];
-  for (const [fn, statements] of Object.entries(roles)) {
-    const used = calls.filter((c) => c.function === fn && c.decision === 'allow');
-    for (const statement of statements) {
-      if (statement.Effect !== 'Allow') continue;
-      for (const action of list(statement.Action)) {
-        if (ignore.test(action)) continue;
-        for (const resource of list(statement.Resource)) {
-          if (!used.some((c) => wildcardMatch(action, c.action, true) && wildcardMatch(resource, c.resource))) unused.push({ function: fn, action, resource });
-        }
-      }
-    }
-  }
-  return unused;
-};
+export const unusedGrants = (roles: Record<string, readonly PolicyStatement[]>, calls: readonly CallRecord[], ignore: RegExp = /^logs:/): Grant[] =>
+  grantsOf(roles, ignore).filter(
+    (g) =>
+      !calls.some(
+        (c) => c.function === g.function && c.decision === 'allow' && wildcardMatch(g.action, c.action, true) && wildcardMatch(g.resource, c.resource),
+      ),
+  );
+
+/** Every action on every resource each role's Allow statements grant (`logs:` left out: the runtime writes logs, not the functions). */
+export const grantsOf = (roles: Record<string, readonly PolicyStatement[]>, ignore: RegExp = /^logs:/): Grant[] =>
+  Object.entries(roles).flatMap(([fn, statements]) =>
+    statements
+      .filter((statement) => statement.Effect === 'Allow')
+      .flatMap((statement) =>
+        list(statement.Action)
+          .filter((action) => !ignore.test(action))
+          .flatMap((action) => list(statement.Resource).map((resource) => ({ function: fn, action, resource }))),
+      ),
+  );

@@ -8,5 +8,5 @@
  */
 
 export { dynamoAccesses, iotAccesses, iotDataAccesses, localStreamArn, s3Accesses, s3Arn, sqsAccesses, streamsAccesses, type ArnContext } from './iam-accesses';
-export { evaluate, unusedGrants, wildcardMatch, type Access, type CallRecord, type Decision, type Grant, type PolicyStatement } from './iam-policy';
+export { evaluate, grantsOf, unusedGrants, wildcardMatch, type Access, type CallRecord, type Decision, type Grant, type PolicyStatement } from './iam-policy';
 export { ENDPOINT_VARIABLES, startRecordingProxy, type RecordingProxy, type RecordingProxyOptions, type Upstreams } from './recording-proxy';

@@ -1,5 +1,5 @@
 import type { XrayDaemon } from './functions';
-import { unusedGrants, type CallRecord } from './iam';
+import { grantsOf, unusedGrants, type CallRecord } from './iam';
 import type { ReceivedTrace } from './xray-daemon';
 import type { RunContext } from './run-context';
 
@@ -7,6 +7,9 @@ import type { RunContext } from './run-context';
 export interface CloudAssemblyReport {
   stack: string;
   routes: number;
+  /** Every route of the template (`METHOD /path`), and those whose function a request reached. */
+  routesDeclared: string[];
+  routesServed: string[];
   functions: string[];
   /** Functions whose bundle failed to load, with the runtime's error. */
   initErrors: string[];
@@ -21,8 +24,9 @@ export interface CloudAssemblyReport {
   invokeRefusals: string[];
   calls: number;
   refused: CallRecord[];
-  /** `function action resource` of each Allow no call used. */
+  /** `function action resource` of each Allow no call used, and of each one a call used. */
   unused: string[];
+  used: string[];
   /** What each function with X-Ray active tracing sent its daemon. */
   traces: Record<string, ReceivedTrace>;
 }
@@ -31,6 +35,8 @@ export interface CloudAssemblyReport {
 export const emptyReport = (): CloudAssemblyReport => ({
   stack: '',
   routes: 0,
+  routesDeclared: [],
+  routesServed: [],
   functions: [],
   initErrors: [],
   eventSourceMappings: 0,
@@ -41,12 +47,13 @@ export const emptyReport = (): CloudAssemblyReport => ({
   calls: 0,
   refused: [],
   unused: [],
+  used: [],
   traces: {},
 });
 
 /** What the template declared that the run counts, beside what the run context collected. */
 export interface ReportCounts {
-  routes: number;
+  routes: string[];
   eventSourceMappings: number;
   topicRules: number;
   userPoolTriggers: number;
@@ -54,19 +61,37 @@ export interface ReportCounts {
   daemons: Map<string, XrayDaemon>;
 }
 
-/** The report of a run as it stands: the calls recorded so far, and what was granted but unused. */
-export const reportOf = ({ stack, lambdas, invokeRefusals, calls, roles }: RunContext, counts: ReportCounts): CloudAssemblyReport => ({
-  stack: stack.name,
-  routes: counts.routes,
-  functions: [...lambdas.keys()],
-  initErrors: [...lambdas.values()].filter((l) => l.initError).map((l) => `${l.spec.name}: ${l.initError!.name}: ${l.initError!.message}`),
-  eventSourceMappings: counts.eventSourceMappings,
-  topicRules: counts.topicRules,
-  userPoolTriggers: counts.userPoolTriggers,
-  scheduledRules: counts.scheduledRules,
-  invokeRefusals,
-  calls: calls.length,
-  refused: calls.filter((c) => c.decision !== 'allow'),
-  unused: unusedGrants(roles, calls).map((g) => `${g.function} ${g.action} ${g.resource}`),
-  traces: Object.fromEntries([...counts.daemons].map(([id, daemon]) => [id, daemon.received()])),
-});
+/**
+ * The report of a run as it stands: the calls recorded so far, and what was granted, used or
+ * unused. Grants name tables without this run's suffix, so that runs on a shared engine compare.
+ */
+export const reportOf = (
+  { stack, lambdas, invokeRefusals, calls, roles, routesServed, tableSuffix }: RunContext,
+  counts: ReportCounts,
+): CloudAssemblyReport => {
+  const unused = unusedGrants(roles, calls);
+  const named = (g: { function: string; action: string; resource: string }) => {
+    const grant = `${g.function} ${g.action} ${g.resource}`;
+    return tableSuffix ? grant.replaceAll(tableSuffix, '') : grant;
+  };
+  return {
+    stack: stack.name,
+    routes: counts.routes.length,
+    routesDeclared: counts.routes,
+    routesServed: [...routesServed].sort(),
+    functions: [...lambdas.keys()],
+    initErrors: [...lambdas.values()].filter((l) => l.initError).map((l) => `${l.spec.name}: ${l.initError!.name}: ${l.initError!.message}`),
+    eventSourceMappings: counts.eventSourceMappings,
+    topicRules: counts.topicRules,
+    userPoolTriggers: counts.userPoolTriggers,
+    scheduledRules: counts.scheduledRules,
+    invokeRefusals,
+    calls: calls.length,
+    refused: calls.filter((c) => c.decision !== 'allow'),
+    unused: unused.map(named),
+    used: grantsOf(roles)
+      .filter((g) => !unused.some((u) => u.function === g.function && u.action === g.action && u.resource === g.resource))
+      .map(named),
+    traces: Object.fromEntries([...counts.daemons].map(([id, daemon]) => [id, daemon.received()])),
+  };
+};

@@ -1,4 +1,5 @@
 import type { startFauxqs } from 'fauxqs';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCAL_AWS_ENV, type DynamoDbLocal } from '../dynamodb-local';
@@ -59,6 +60,10 @@ export interface RunContext extends StartBase {
   roles: Record<string, PolicyStatement[]>;
   /** What a service may not invoke, as the template's AWS::Lambda::Permissions say. */
   invokeRefusals: string[];
+  /** The routes (`METHOD /path`) whose function a request reached. */
+  routesServed: Set<string>;
+  /** What this run adds to its tables' names on a shared engine (`dynamoDbEndpoint`), or ''. */
+  tableSuffix: string;
 }
 
 /** The cloud assembly's part of the data folder (apart from the sources' data: other table names, another bootstrap account), made. */
@@ -83,7 +88,23 @@ export const runContext = (base: StartBase, stack: AssemblyStack, dataDir: strin
   const physical = new Map<string, Physical>();
   const resolve = resolver((id) => physical.get(id) ?? genericPhysical(stack.name, id, template.Resources[id], region), pseudo);
   const nameOf = (id: string, given: unknown) => (typeof given === 'string' ? given : `${stack.name}-${id}`);
-  return { ...base, stack, template, region, dataDir, pseudo, engines, physical, resolve, nameOf, lambdas: new Map(), roles: {}, invokeRefusals: [] };
+  return {
+    ...base,
+    stack,
+    template,
+    region,
+    dataDir,
+    pseudo,
+    engines,
+    physical,
+    resolve,
+    nameOf,
+    lambdas: new Map(),
+    roles: {},
+    invokeRefusals: [],
+    routesServed: new Set(),
+    tableSuffix: base.options.dynamoDbEndpoint ? `-${randomBytes(4).toString('hex')}` : '',
+  };
 };
 
 /**

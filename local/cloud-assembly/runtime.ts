@@ -142,7 +142,7 @@ const startTemplate = async (base: StartBase): Promise<StartedTemplate> => {
     },
     report: () =>
       reportOf(run, {
-        routes: api.routes.length,
+        routes: api.routes.map((r) => `${r.method} ${r.path}`),
         eventSourceMappings,
         topicRules: door.topicRules.length,
         userPoolTriggers: userPool?.triggers.length ?? 0,

@@ -1,5 +1,6 @@
 import {
   CreateTableCommand,
+  DeleteTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
   UpdateTableCommand,
@@ -14,13 +15,21 @@ import { resourcesOfType } from './template';
 /** The tables' streams by their ARN here: the engine's ARN, and whether the table was kept from an earlier run. */
 export type TableStreams = Map<string, { engineArn: string; kept: boolean }>;
 
-/** Creates the tables as declared. A stream's ARN is the engine's (its label), in the deployment's region. */
-export const createTables = async ({ template, engines, region, physical, resolve, nameOf }: RunContext): Promise<TableStreams> => {
+/**
+ * Creates the tables as declared. A stream's ARN is the engine's (its label), in the deployment's
+ * region. On a shared engine (`dynamoDbEndpoint`) each table's name gets this run's suffix, as two
+ * deployments of one stack in two accounts have tables of one name each, and the run deletes them
+ * at its stop.
+ */
+export const createTables = async ({ stops, template, engines, region, physical, resolve, nameOf, tableSuffix: suffix }: RunContext): Promise<TableStreams> => {
   const client = new DynamoDBClient({ endpoint: engines.dynamo.endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const names: string[] = [];
+  if (suffix) stops.push(() => deleteTables(engines.dynamo.endpoint, region, names));
   const streams: TableStreams = new Map();
   for (const [id, table] of resourcesOfType(template, 'AWS::DynamoDB::Table')) {
     const props = table.Properties ?? {};
-    const name = nameOf(id, props.TableName);
+    const name = `${nameOf(id, props.TableName)}${suffix}`;
+    names.push(name);
     const { Table, kept } = await createTable(client, {
       TableName: name,
       BillingMode: 'PAY_PER_REQUEST',
@@ -44,6 +53,13 @@ export const createTables = async ({ template, engines, region, physical, resolv
   }
   client.destroy();
   return streams;
+};
+
+/** Deletes a run's tables from a shared engine (one never made is no error). */
+const deleteTables = async (endpoint: string, region: string, names: string[]) => {
+  const client = new DynamoDBClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  for (const TableName of names) await client.send(new DeleteTableCommand({ TableName })).catch(() => undefined);
+  client.destroy();
 };
 
 /** Creates the queues as declared: those without a redrive policy (the DLQs) first, so that redrive targets exist. */

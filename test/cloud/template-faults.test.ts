@@ -12,7 +12,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { apiClient, type ApiClient } from '../helpers/api-client';
 import { codeFor, cognitoClient } from '../helpers/cognito';
 import { connectDevice, type Credentials, type MqttDevice } from '../helpers/mqtt-device';
-import { cloudAssemblyDir } from '../helpers/runtime';
+import { cloudAssemblyDir, sharedAssemblyEngine } from '../helpers/runtime';
 import { sqsClient } from '../helpers/sqs';
 
 /**
@@ -117,7 +117,7 @@ describe('a faulty template on the cloud-assembly runtime', () => {
         pagesAsset: `asset.${pages.Properties!.SourceObjectKeys[0].replace(/\.zip$/, '')}`,
       });
     });
-    runtime = (await startCloudAssemblyRuntime({ assemblyDir: dir, sweepIntervalSeconds: 1 })) as CloudAssemblyRuntime;
+    runtime = (await startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), assemblyDir: dir, sweepIntervalSeconds: 1 })) as CloudAssemblyRuntime;
     api = apiClient(runtime.base_url, runtime.api_key);
   });
   afterAll(async () => {
@@ -290,7 +290,7 @@ describe('a user pool setting the runtime cannot honour', () => {
   ])('fails the start for %s rather than running a pool that differs', async (_what, change, message) => {
     const dir = faultyCopy(cloudAssemblyDir()!, change);
 
-    await expect(startCloudAssemblyRuntime({ assemblyDir: dir })).rejects.toThrow(message);
+    await expect(startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), assemblyDir: dir })).rejects.toThrow(message);
   });
 });
 
@@ -334,7 +334,7 @@ describe('the MQTT door of a faulty template', () => {
       }
       Object.assign(ids, { jobs });
     });
-    runtime = (await startCloudAssemblyRuntime({ assemblyDir: dir })) as CloudAssemblyRuntime;
+    runtime = (await startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), assemblyDir: dir })) as CloudAssemblyRuntime;
     api = apiClient(runtime.base_url, runtime.api_key);
   });
   afterAll(async () => {
@@ -423,7 +423,7 @@ describe('an EventBridge rule the runtime cannot honour', () => {
   ])('fails the start for %s rather than leaving the rule out', async (_what, change, message) => {
     const dir = faultyCopy(cloudAssemblyDir()!, change);
 
-    await expect(startCloudAssemblyRuntime({ assemblyDir: dir })).rejects.toThrow(message);
+    await expect(startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), assemblyDir: dir })).rejects.toThrow(message);
   });
 });
 
@@ -434,7 +434,9 @@ describe('a topic rule whose SQL the runtime cannot evaluate', () => {
       rule.Properties!.TopicRulePayload.Sql += ' WHERE temp > 50';
     });
 
-    await expect(startCloudAssemblyRuntime({ assemblyDir: dir })).rejects.toThrow(/"WHERE temp > 50" is not supported by the cloud-assembly runtime/);
+    await expect(startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), assemblyDir: dir })).rejects.toThrow(
+      /"WHERE temp > 50" is not supported by the cloud-assembly runtime/,
+    );
   });
 });
 
@@ -450,8 +452,8 @@ describe('a stream event source mapping whose role cannot read the stream', () =
       }
     });
 
-    await expect(startCloudAssemblyRuntime({ assemblyDir: dir })).rejects.toThrow(
-      /not authorized to perform: dynamodb:DescribeStream on resource: arn:aws:dynamodb:us-east-1:000000000000:table\/Fleetstream-RegistryTable\w+\/stream\//,
+    await expect(startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), assemblyDir: dir })).rejects.toThrow(
+      /not authorized to perform: dynamodb:DescribeStream on resource: arn:aws:dynamodb:us-east-1:000000000000:table\/Fleetstream-RegistryTable[\w-]+\/stream\//,
     );
   });
 
@@ -461,6 +463,6 @@ describe('a stream event source mapping whose role cannot read the stream', () =
       mapping.Properties!.FilterCriteria.Filters[0].Pattern = JSON.stringify({ dynamodb: { Keys: { sk: { S: [{ cidr: '10.0.0.0/8' }] } } } });
     });
 
-    await expect(startCloudAssemblyRuntime({ assemblyDir: dir })).rejects.toThrow(/cidr does not run here/);
+    await expect(startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), assemblyDir: dir })).rejects.toThrow(/cidr does not run here/);
   });
 });

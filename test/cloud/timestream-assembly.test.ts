@@ -2,6 +2,7 @@ import { synthesize } from '../../local/cloud-assembly/synth';
 import { startCloudAssemblyRuntime, type CloudAssemblyRuntime } from '../../local/cloud-assembly/runtime';
 import { readAssembly, resourcesOfType } from '../../local/cloud-assembly/template';
 import { apiClient } from '../helpers/api-client';
+import { sharedAssemblyEngine } from '../helpers/runtime';
 
 /**
  * The `timestream` backend synthesizes, and its assembly runs here as far as an engine exists:
@@ -14,7 +15,7 @@ let runtime: CloudAssemblyRuntime;
 
 beforeAll(async () => {
   dir = await synthesize({ context: { timeseries: 'timestream' } });
-  runtime = await startCloudAssemblyRuntime({ assemblyDir: dir });
+  runtime = await startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), assemblyDir: dir });
 }, 300_000);
 afterAll(async () => {
   await runtime?.stop();

@@ -2,7 +2,7 @@ import { startCloudAssemblyRuntime, type CloudAssemblyRuntime } from '../../loca
 import { until } from '../../local/ports';
 import { apiClient } from '../helpers/api-client';
 import { deviceClient, deviceToken } from '../helpers/device-token';
-import { cloudAssemblyDir } from '../helpers/runtime';
+import { cloudAssemblyDir, sharedAssemblyEngine } from '../helpers/runtime';
 import { webhookReceivers } from '../helpers/webhook-receiver';
 
 // The data path's traces (DESIGN §13): the template deploys the ingest and forwarder Lambdas with
@@ -12,7 +12,7 @@ import { webhookReceivers } from '../helpers/webhook-receiver';
 let runtime: CloudAssemblyRuntime;
 const receivers = webhookReceivers();
 beforeAll(async () => {
-  runtime = await startCloudAssemblyRuntime({ assemblyDir: cloudAssemblyDir() });
+  runtime = await startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), assemblyDir: cloudAssemblyDir() });
 }, 300_000);
 afterAll(async () => {
   await receivers.stopAll();

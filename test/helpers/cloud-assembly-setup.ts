@@ -2,14 +2,20 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { synthesize } from '../../local/cloud-assembly/synth';
+import { startDynamoDbLocal } from '../../local/dynamodb-local';
 
 /**
  * Global setup of the e2e-cloud project: synthesizes the app once for the whole run (bundling every
  * handler takes a while on two cores), unless FLEETSTREAM_CLOUD_ASSEMBLY already names a
- * `cdk.out`, and gives the test files its folder and a folder for their IAM reports.
+ * `cdk.out`, and gives the test files its folder and a folder for their IAM reports; and starts
+ * the DynamoDB Local every run of the assembly shares, each on tables of its own.
  */
 export default async () => {
-  process.env.FLEETSTREAM_CLOUD_ASSEMBLY ||= await synthesize();
+  // The synthesis (esbuild, CPU) and DynamoDB Local's start (a JVM) overlap.
+  const [assembly, dynamo] = await Promise.all([process.env.FLEETSTREAM_CLOUD_ASSEMBLY || synthesize(), startDynamoDbLocal()]);
+  process.env.FLEETSTREAM_CLOUD_ASSEMBLY = assembly;
+  (globalThis as { __e2eDynamo?: unknown }).__e2eDynamo = dynamo;
+  process.env.FLEETSTREAM_TEST_DYNAMODB_ENDPOINT = dynamo.endpoint;
   const reports = mkdtempSync(join(tmpdir(), 'fleetstream-iam-'));
   mkdirSync(reports, { recursive: true });
   process.env.FLEETSTREAM_IAM_REPORT_DIR = reports;

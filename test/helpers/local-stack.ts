@@ -1,11 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fleetstreamArgs } from './cli';
-import { cloudAssemblyDir } from './runtime';
+import { cloudAssemblyDir, iamReportFile } from './runtime';
 
 export interface ReadyInfo {
   base_url: string;
@@ -48,9 +47,7 @@ export const startLocalStack = async (
       MQTTS_PORT: '0',
       COGNITO_PORT: '0',
       FLEETSTREAM_DATA_DIR: dataDir,
-      ...(assembly && process.env.FLEETSTREAM_IAM_REPORT_DIR
-        ? { FLEETSTREAM_IAM_REPORT: join(process.env.FLEETSTREAM_IAM_REPORT_DIR, `iam-${randomUUID()}.json`) }
-        : {}),
+      ...(assembly && process.env.FLEETSTREAM_IAM_REPORT_DIR ? { FLEETSTREAM_IAM_REPORT: iamReportFile()! } : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

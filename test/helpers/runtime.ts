@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { startCloudAssemblyRuntime } from '../../local/cloud-assembly/runtime';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime';
 
@@ -26,6 +26,9 @@ export const sharedEngine = () => ({
   tableNames: { registry: process.env.REGISTRY_TABLE, timeseries: process.env.TIMESERIES_TABLE },
 });
 
+/** The shared engine for a cloud-assembly runtime a test starts itself: the template names its tables. */
+export const sharedAssemblyEngine = () => ({ dynamoDbEndpoint: sharedEngine().dynamoDbEndpoint });
+
 /**
  * The runtime an end-to-end test talks to: the sources wired by the route table (`npm start`),
  * or, in the `e2e-cloud` project, the synthesized assembly's template, bundles and IAM
@@ -37,6 +40,15 @@ export const sharedEngine = () => ({
 export const startRuntime = (options: LocalRuntimeOptions = {}): Promise<LocalRuntime> => {
   const assemblyDir = cloudAssemblyDir();
   if (!assemblyDir) return startLocalRuntime({ ...sharedEngine(), ...options });
-  const reportDir = process.env.FLEETSTREAM_IAM_REPORT_DIR;
-  return startCloudAssemblyRuntime({ ...options, assemblyDir, reportFile: reportDir && join(reportDir, `iam-${randomUUID()}.json`) });
+  return startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), ...options, assemblyDir, reportFile: iamReportFile() });
+};
+
+/**
+ * Where a cloud run of this test file writes its IAM report (FLEETSTREAM_IAM_REPORT_DIR, which the
+ * e2e-cloud project's teardown reads): named for the file, so that a report says what ran it.
+ */
+export const iamReportFile = (): string | undefined => {
+  const dir = process.env.FLEETSTREAM_IAM_REPORT_DIR;
+  const file = basename(expect.getState().testPath ?? 'unknown').replace(/\.test\.ts$/, '');
+  return dir && join(dir, `iam-${file}-${randomUUID()}.json`);
 };
