@@ -22,8 +22,14 @@ export default {
       globalTeardown: '<rootDir>/test/helpers/engines-teardown.ts',
     },
     // One DynamoDB Local for the project's runtimes (each on tables of its own): test/helpers/e2e-setup.ts.
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], setupFiles: [...common.setupFiles, '<rootDir>/test/helpers/e2e-tables.ts'],
-      globalSetup: '<rootDir>/test/helpers/e2e-setup.ts', globalTeardown: '<rootDir>/test/helpers/e2e-teardown.ts' },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+      setupFiles: [...common.setupFiles, '<rootDir>/test/helpers/e2e-tables.ts'],
+      globalSetup: '<rootDir>/test/helpers/e2e-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/e2e-teardown.ts',
+    },
     // Issue 8's fuzz suite: the CI budget under `npm test`, a larger one with `npm run fuzz`.
     { ...common, displayName: 'fuzz', testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'] },
     // The same end-to-end files on the synthesized cloud assembly: its bundles, wiring and IAM
@@ -46,4 +52,6 @@ export default {
     { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'], globalSetup: '<rootDir>/test/helpers/browser-setup.ts' },
   ],
   testTimeout: 60_000,
+  // Each project's files, tests and times, printed last (.ci/run's log shows where the time goes).
+  reporters: ['default', '<rootDir>/test/helpers/project-times-reporter.js'],
 };
