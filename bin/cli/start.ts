@@ -97,6 +97,7 @@ export const startRuntime = (flags: StartFlags) =>
   main(flags).catch((error: Error) => {
     if (error instanceof ConfigError) log(`bad configuration: ${error.message}`);
     else log(`failed to start: ${error.message}${error.cause ? ` (${(error.cause as Error).message ?? error.cause})` : ''}`);
-    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') log('the port is taken: choose another with PORT=…');
+    // A port the runtime binds itself is named by its variable (PortTakenError); one an engine binds is not.
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') log('a port is taken: PORT, MQTT_PORT, MQTTS_PORT, COGNITO_PORT and S3_PORT move them');
     process.exit(1);
   });

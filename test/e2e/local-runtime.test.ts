@@ -1,6 +1,7 @@
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -149,6 +150,47 @@ describe('npm start’s retry variables', () => {
       sqs.destroy();
       await stack.stop();
       await dead.stop();
+    }
+  });
+});
+
+describe('npm start on a machine that lacks something', () => {
+  /** `fleetstream start` run to its end, as a user runs it: its exit code and what it printed. */
+  const startAndFail = (env: Record<string, string>) =>
+    run(process.execPath, fleetstreamArgs('start', ['--in-memory']), {
+      env: { ...process.env, PORT: '0', MQTT_PORT: '0', MQTTS_PORT: '0', COGNITO_PORT: '0', ...env },
+    }).then(
+      () => ({ code: 0, stderr: 'started' }),
+      (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+    );
+
+  it('without Java, says in one line what is missing and the command that installs it', async () => {
+    const noJava = mkdtempSync(join(tmpdir(), 'fleetstream-path-')); // a PATH with no java on it
+
+    const { code, stderr } = await startAndFail({ PATH: noJava });
+
+    expect(code).toBe(1);
+    expect(stderr).toContain('fleetstream: failed to start: DynamoDB Local needs Java 17 or later, and there is no `java` on the PATH');
+    expect(stderr).toContain('apt-get install -y openjdk-17-jre-headless');
+    expect(stderr).not.toMatch(/ENOENT|\n\s+at /); // no stack trace
+  });
+
+  it.each([
+    ['MQTT_PORT', 'the MQTT port'],
+    ['MQTTS_PORT', 'the MQTT TLS port'],
+    ['PORT', 'the API port'],
+  ])('names %s when %s is taken by another process', async (variable) => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const { code, stderr } = await startAndFail({ [variable]: String(port) });
+
+      expect(code).toBe(1);
+      expect(stderr).toContain(`port ${port} is taken (another fleetstream start?): choose another with ${variable}=…`);
+      expect(stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      taken.close();
     }
   });
 });
