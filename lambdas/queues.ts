@@ -97,7 +97,7 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
     consumerTimeoutSeconds: 300,
     dlqRetentionDays: DLQ_RETENTION_DAYS,
   },
-  // Data exports (lambdas/domain/data/export-runs.ts): one export a message; a run streams the range into
+  // Data exports (lambdas/domain/exports/export-runs.ts): one export a message; a run streams the range into
   // S3 until a minute before Lambda's longest timeout (15 minutes), then puts the export back with
   // where it stopped. A failed run comes back after the backoff, not after the visibility timeout
   // (6× the consumer's, as AWS advises for Lambda event sources); an export whose runs keep

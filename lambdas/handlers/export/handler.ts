@@ -1,6 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { enqueueExport } from '../../domain/data/export-queue';
-import { EXPORT_OBJECTS, runExport, type ExportDeps } from '../../domain/data/export-runs';
+import { enqueueExport } from '../../domain/exports/export-queue';
+import { EXPORT_OBJECTS, runExport, type ExportDeps } from '../../domain/exports/export-runs';
 import { retryDelaySeconds } from '../../domain/webhooks/forwarding';
 import { ExportJobSchema } from '../../schemas/export';
 import { registryDb } from '../../shared/clients';

@@ -1,6 +1,6 @@
 import { aggregateTimeseries } from '../../domain/data/aggregation';
 import { apiRequestHooks } from '../../domain/limits/api-requests';
-import { createExport, getExport, listExports } from '../../domain/data/export-requests';
+import { createExport, getExport, listExports } from '../../domain/exports/export-requests';
 import { queryTimeseries } from '../../domain/data/timeseries';
 import { TIMESERIES_OPERATIONS } from '../../schemas/operations/timeseries';
 import { registryDb } from '../../shared/clients';

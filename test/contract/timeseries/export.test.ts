@@ -7,8 +7,8 @@
 import { AbortMultipartUploadCommand, ListPartsCommand, S3Client } from '@aws-sdk/client-s3';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { randomUUID } from 'node:crypto';
-import { createExport, getExport, listExports } from '../../../lambdas/domain/data/export-requests';
-import { EXPORT_MAX_FAILED_RUNS, EXPORT_OBJECTS, runExport, type ExportDeps, type ExportObjects } from '../../../lambdas/domain/data/export-runs';
+import { createExport, getExport, listExports } from '../../../lambdas/domain/exports/export-requests';
+import { EXPORT_MAX_FAILED_RUNS, EXPORT_OBJECTS, runExport, type ExportDeps, type ExportObjects } from '../../../lambdas/domain/exports/export-runs';
 import { queryTimeseries } from '../../../lambdas/domain/data/timeseries';
 import { updateWorkspace } from '../../../lambdas/domain/tenancy/workspaces';
 import { EXPORT_LIFETIME_DAYS } from '../../../lambdas/buckets';

@@ -1,5 +1,5 @@
-import { CSV_COLUMNS, csvField, exportHeader, lineFormatter } from '../../../lambdas/domain/data/export-format';
-import { partBytesOf, PART_BYTES } from '../../../lambdas/domain/data/export-parts';
+import { CSV_COLUMNS, csvField, exportHeader, lineFormatter } from '../../../lambdas/domain/exports/export-format';
+import { partBytesOf, PART_BYTES } from '../../../lambdas/domain/exports/export-parts';
 import { CreateExportBodySchema } from '../../../lambdas/schemas/export';
 import type { RangePoint } from '../../../lambdas/stores/timeseries';
 import { parseCsv } from '../../helpers/csv';

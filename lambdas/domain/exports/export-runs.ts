@@ -13,7 +13,7 @@ import { expiryOf, fileOf, isoOf } from './export-file';
 import { EXPORT_FILES, exportHeader, lineFormatter } from './export-format';
 import { partBytesOf, PendingPart } from './export-parts';
 import type { EnqueueExport } from './export-queue';
-import { withinRetention } from './retention';
+import { withinRetention } from '../data/retention';
 
 /** Runs in a row that may fail before the export is marked failed (the queue's redrive comes later). */
 export const EXPORT_MAX_FAILED_RUNS = 4;
