@@ -11,6 +11,26 @@ const common = {
   setupFiles: ['<rootDir>/test/helpers/quiet-logs.ts'],
 };
 
+/**
+ * The e2e files that also run on the template, each for what only the template decides. Together
+ * they call every route and use every permission the whole e2e suite used on it when this list was
+ * chosen (test/cloud/iam-exercised.json; the teardown checks both).
+ */
+const E2E_ON_THE_TEMPLATE = [
+  'smoke', // every route of the template, through `fleetstream smoke` and its client
+  'console-sessions', // the user pool's triggers and the session authorizer's bundle
+  'device/mqtt', // the IoT authorizer, topic rules and their roles, live delivery through the data plane
+  'forward/webhooks', // the forward queue's mapping (batching, partial failures) to the forwarder
+  'forward/registry-stream', // the table stream's mapping, its filter and on-failure queue
+  'forward/dlq-replay', // the queues' redrive policies and the DLQ
+  'firmware', // the firmware bucket, presigned URLs signed under the functions' roles
+  'timeseries/export', // the export queue, its runs and the exports bucket's multipart uploads
+  'timeseries/lifecycle', // the retention queue and its consumer
+  'rollouts', // the rollouts' reads and the sweep's releases under their roles
+  'rollout-sweep', // the scheduled rule invoking the sweep's bundle
+  'usage-shutdown', // the Extensions API and SIGTERM at a container's end
+];
+
 export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
@@ -32,17 +52,18 @@ export default {
     },
     // Issue 8's fuzz suite: the CI budget under `npm test`, a larger one with `npm run fuzz`.
     { ...common, displayName: 'fuzz', testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'] },
-    // The same end-to-end files on the synthesized cloud assembly: its bundles, wiring and IAM
-    // (test/helpers/runtime.ts). Synthesized once per run. The gateway's limits and npm start's own
-    // behaviour (restarts, runtime files) are the same code in both modes and run once, above.
+    // The synthesized cloud assembly (test/helpers/runtime.ts): what the template changes (its
+    // wiring, IAM, bundles and the Lambda runtime's behaviour), not what the sources already prove
+    // on `e2e`. Its teardown fails a whole run in which a route of the template is never called or a
+    // permission of test/cloud/iam-exercised.json is never used (docs/testing.md, "e2e-cloud").
     {
       ...common,
       displayName: 'e2e-cloud',
-      testMatch: ['<rootDir>/test/e2e/**/*.test.ts', '<rootDir>/test/cloud/**/*.test.ts'],
+      testMatch: [
+        '<rootDir>/test/cloud/**/*.test.ts', // faults of the template, Timestream's wiring, X-Ray
+        ...E2E_ON_THE_TEMPLATE.map((file) => `<rootDir>/test/e2e/${file}.test.ts`),
+      ],
       globals: { FLEETSTREAM_RUNTIME: 'cloud-assembly' },
-      // The data-path request test reads the runtime's in-process counters: the assembly runs its
-      // functions in workers, whose requests the test's process does not see.
-      testPathIgnorePatterns: ['/node_modules/', '/test/e2e/gateway-limits\\.test\\.ts$', '/test/e2e/local-runtime\\.test\\.ts$', '/test/e2e/data-path/'],
       globalSetup: '<rootDir>/test/helpers/cloud-assembly-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/cloud-assembly-teardown.ts',
     },

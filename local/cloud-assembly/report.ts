@@ -63,7 +63,8 @@ export interface ReportCounts {
 
 /**
  * The report of a run as it stands: the calls recorded so far, and what was granted, used or
- * unused. Grants name tables without this run's suffix, so that runs on a shared engine compare.
+ * unused. Grants name tables without this run's suffix, and streams without their label (the
+ * time the engine made them), so that runs compare.
  */
 export const reportOf = (
   { stack, lambdas, invokeRefusals, calls, roles, routesServed, tableSuffix }: RunContext,
@@ -71,7 +72,7 @@ export const reportOf = (
 ): CloudAssemblyReport => {
   const unused = unusedGrants(roles, calls);
   const named = (g: { function: string; action: string; resource: string }) => {
-    const grant = `${g.function} ${g.action} ${g.resource}`;
+    const grant = `${g.function} ${g.action} ${g.resource.replace(/\/stream\/[^/]+$/, '/stream/*')}`;
     return tableSuffix ? grant.replaceAll(tableSuffix, '') : grant;
   };
   return {
