@@ -156,6 +156,8 @@ export const startGateway = async (
       if (fnId.startsWith(NO_PERMISSION))
         throw new Error(`Execution failed due to configuration error: invalid permissions on Lambda function ${fnId.slice(NO_PERMISSION.length)}`);
       const lambda = lambdas.get(fnId)!;
+      // Whether the handler streams is known once it has loaded (its first use, with functionsOnFirstUse).
+      await lambda.start();
       if (lambda.streaming) {
         const streamed = async (event: unknown, stream: ResponseStream, context: { awsRequestId: string }) =>
           lambda.invokeStreaming(event, stream, context.awsRequestId);

@@ -45,9 +45,19 @@ export const splitProviders = (
   return { providers: functions.filter(([id]) => providers.has(id)), others: functions.filter(([id]) => !providers.has(id)) };
 };
 
-/** Starts each function in its container, then waits until every function started so far has loaded. */
-export const startFunctions = async (run: RunContext, host: FunctionHost, functions: Array<[string, CfnResource]>): Promise<void> => {
+/**
+ * Creates each function and starts it in its container, then waits until every function started so
+ * far has loaded; with `onFirstUse`, a function's container starts at its first invocation instead,
+ * as Lambda starts one (an init error then shows at that invocation).
+ */
+export const startFunctions = async (
+  run: RunContext,
+  host: FunctionHost,
+  functions: Array<[string, CfnResource]>,
+  { onFirstUse = false } = {},
+): Promise<void> => {
   for (const [id, fn] of functions) await createFunction(run, host, id, fn);
+  if (onFirstUse) return;
   await Promise.all([...run.lambdas.values()].map((l) => l.start()));
 };
 

@@ -20,6 +20,12 @@ export interface CloudAssemblyOptions extends LocalRuntimeOptions {
   assemblyDir?: string;
   /** Where the IAM report (every call, the refused ones, the grants never used) is written at stop. */
   reportFile?: string;
+  /**
+   * Starts each function's container at its first invocation, as Lambda does, rather than all 26
+   * when the runtime starts (a test file invokes a few of them). The custom resources' providers
+   * start at once, as CloudFormation runs them during the deploy.
+   */
+  functionsOnFirstUse?: boolean;
 }
 
 /** What a start has before it reads the template: its options, its log, and what it collects from the first phase on. */

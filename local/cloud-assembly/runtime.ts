@@ -103,7 +103,7 @@ const startTemplate = async (base: StartBase): Promise<StartedTemplate> => {
   const { providers, others } = splitProviders(run, functions);
   await startFunctions(run, host, providers);
   await createTemplateCustomResources(run);
-  await startFunctions(run, host, others);
+  await startFunctions(run, host, others, { onFirstUse: run.options.functionsOnFirstUse });
 
   const api = planApi(run, address, permissions.mayInvoke);
   const site = deployConsole(run, localize);

@@ -40,7 +40,7 @@ export const sharedAssemblyEngine = () => ({ dynamoDbEndpoint: sharedEngine().dy
 export const startRuntime = (options: LocalRuntimeOptions = {}): Promise<LocalRuntime> => {
   const assemblyDir = cloudAssemblyDir();
   if (!assemblyDir) return startLocalRuntime({ ...sharedEngine(), ...options });
-  return startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), ...options, assemblyDir, reportFile: iamReportFile() });
+  return startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), functionsOnFirstUse: true, ...options, assemblyDir, reportFile: iamReportFile() });
 };
 
 /**
