@@ -20,9 +20,8 @@ const E2E_ON_THE_TEMPLATE = [
   'smoke', // every route of the template, through `fleetstream smoke` and its client
   'console-sessions', // the user pool's triggers and the session authorizer's bundle
   'device/mqtt', // the IoT authorizer, topic rules and their roles, live delivery through the data plane
-  'forward/webhooks', // the forward queue's mapping (batching, partial failures) to the forwarder
   'forward/registry-stream', // the table stream's mapping, its filter and on-failure queue
-  'forward/dlq-replay', // the queues' redrive policies and the DLQ
+  'forward/dlq-replay', // the forward queue's mapping to the forwarder, its retries, redrive policy and DLQ
   'firmware', // the firmware bucket, presigned URLs signed under the functions' roles
   'timeseries/export', // the export queue, its runs and the exports bucket's multipart uploads
   'timeseries/lifecycle', // the retention queue and its consumer
@@ -70,9 +69,19 @@ export default {
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
     // The console in Debian's Chromium against npm start (issue 12). Its global setup builds the
     // console; a missing Chromium fails the project (.ci/run installs it).
-    { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'], globalSetup: '<rootDir>/test/helpers/browser-setup.ts' },
+    // A page's waits are 90 s (test/helpers/browser.ts), a bound a loaded machine meets: a test may need more than one.
+    {
+      ...common,
+      displayName: 'browser',
+      testMatch: ['<rootDir>/test/browser/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/helpers/browser-setup.ts',
+      testTimeout: 180_000,
+    },
   ],
   testTimeout: 60_000,
+  // Two files at once: most of the e2e projects' time is spent waiting (queues' windows, sweeps, a
+  // rollout's minute), and every wait is bounded for a loaded machine.
+  maxWorkers: 2,
   // Each project's files, tests and times, printed last (.ci/run's log shows where the time goes).
   reporters: ['default', '<rootDir>/test/helpers/project-times-reporter.js'],
 };

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { until, waitFor } from '../../local/ports';
-import { bodyText, clickText, fill, launchChromium, screenshot, waitForAlert, waitForText } from '../helpers/browser';
+import { BROWSER_WAIT_MS, bodyText, clickText, fill, launchChromium, screenshot, waitForAlert, waitForText } from '../helpers/browser';
 import { parseCsv } from '../helpers/csv';
 import { deviceClient, deviceToken } from '../helpers/device-token';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
@@ -62,6 +62,8 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver();
   browser = await launchChromium();
   page = await browser.newPage();
+  // A bound a loaded machine still meets: the suite runs two workers on two cores beside this page.
+  page.setDefaultTimeout(BROWSER_WAIT_MS);
   page.on('dialog', (dialog) => void dialog.accept());
   const cdp = await page.createCDPSession();
   await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });

@@ -11,6 +11,12 @@ type Dom = any;
 /** Debian's Chromium (`apt-get install chromium`, as `.ci/run` installs it), or CHROMIUM_PATH. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
+/**
+ * How long a browser test waits for what a page should show: a bound that a loaded machine still
+ * meets (the suite runs two workers on two cores beside Chromium), under the test's own timeout.
+ */
+export const BROWSER_WAIT_MS = 90_000;
+
 /** Where the browser tests save a screenshot of each page (git-ignored). */
 export const SCREENSHOT_DIR = join(process.cwd(), '.browser', 'screenshots');
 
@@ -46,7 +52,7 @@ export const screenshot = async (page: Page, name: string) => {
 export const bodyText = (page: Page) => page.evaluate(() => (globalThis as Dom).document.body.innerText as string);
 
 /** Waits until the page shows a text (polls to a deadline, as every wait in the suite). */
-export const waitForText = (page: Page, text: string | RegExp, timeoutMs = 30_000) =>
+export const waitForText = (page: Page, text: string | RegExp, timeoutMs = BROWSER_WAIT_MS) =>
   until(
     async () => {
       const body = await bodyText(page);
@@ -61,7 +67,7 @@ export const waitForText = (page: Page, text: string | RegExp, timeoutMs = 30_00
  * still be on screen for a moment, so the first alert is not taken for the one awaited; at the
  * deadline the failure names the alerts that were there and the address.
  */
-export const waitForAlert = (page: Page, text: RegExp, timeoutMs = 30_000) =>
+export const waitForAlert = (page: Page, text: RegExp, timeoutMs = BROWSER_WAIT_MS) =>
   waitFor(
     async () => {
       const { alerts, hash } = await page.evaluate(() => ({
