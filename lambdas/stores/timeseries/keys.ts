@@ -6,18 +6,18 @@
  * |-----------|----------------------------------------------------------------|-----------------------------------------------|
  * | pk        | `TS#<workspace_id>#<shard>`, shard = hash(pack id) mod 8       | a workspace's writes spread over 8 partitions |
  * | sk        | `<key time of the pack's earliest point>#!<pack id>`           | a pack sorts before every point it holds      |
- * | p         | the points, JSON (`./dynamodb.ts` PackBody)                    | one write unit per KB, not per point          |
+ * | p         | the points, JSON (`./dynamodb-packing.ts` PackBody)            | one write unit per KB, not per point          |
  *
  * - Why packs: DynamoDB bills a write unit per started KB of each item, so a point of 100 bytes in
  *   an item of its own costs as much as ten in a pack; a pack also stores its attribute names once.
  * - Order: a pack sorts at its earliest point and holds nothing later than `PACK_SPAN_MICROS` after
  *   it, so a reader that reads sort keys in order knows when no later item can hold an earlier
- *   point, and orders the points with a bounded buffer (`./dynamodb.ts`).
+ *   point, and orders the points with a bounded buffer (`./dynamodb-merge.ts`).
  * - Key times: `2021-07-08T14:21:15.915Z` for a whole millisecond (every device's own time), and
  *   `2021-07-08T14:21:15.915Z%123` for a cloud stamp 123 µs into it (shared/timestamps.ts): `%`
  *   sorts above `#`, so key times sort exactly as the microseconds they name, and a bound with
  *   microseconds selects exactly those.
- * - Deduplication is the reader's (see `./dynamodb.ts`): a device's own `timestamp_device` is a
+ * - Deduplication is the reader's (see `./dynamodb-dedup.ts`): a device's own `timestamp_device` is a
  *   dedup key, the earliest arrival winning; a cloud-stamped point is identified by its origin.
  * - Items written before packs (one point per item, sort key
  *   `<timestamp>#<device_id>#<tag>[#<version>]`, sharded by device) are read as points too.
