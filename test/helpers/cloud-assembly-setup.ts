@@ -14,7 +14,7 @@ export default async () => {
   // The synthesis (esbuild, CPU) and DynamoDB Local's start (a JVM) overlap.
   const [assembly, dynamo] = await Promise.all([process.env.FLEETSTREAM_CLOUD_ASSEMBLY || synthesize(), startDynamoDbLocal()]);
   process.env.FLEETSTREAM_CLOUD_ASSEMBLY = assembly;
-  (globalThis as { __e2eDynamo?: unknown }).__e2eDynamo = dynamo;
+  (globalThis as { __cloudDynamo?: unknown }).__cloudDynamo = dynamo;
   process.env.FLEETSTREAM_TEST_DYNAMODB_ENDPOINT = dynamo.endpoint;
   const reports = mkdtempSync(join(tmpdir(), 'fleetstream-iam-'));
   mkdirSync(reports, { recursive: true });

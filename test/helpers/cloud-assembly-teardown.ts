@@ -19,7 +19,7 @@ export const IAM_EXERCISED_FILE = join(process.cwd(), 'test', 'cloud', 'iam-exer
  * permission of IAM_EXERCISED_FILE was not used.
  */
 export default async (globalConfig: Config.GlobalConfig) => {
-  await (globalThis as { __e2eDynamo?: { stop: () => Promise<void> } }).__e2eDynamo?.stop();
+  await (globalThis as { __cloudDynamo?: { stop: () => Promise<void> } }).__cloudDynamo?.stop();
   const dir = process.env.FLEETSTREAM_IAM_REPORT_DIR;
   if (!dir) return;
   const reports = readReports(dir);
