@@ -1,13 +1,14 @@
 import { apiClient, type ApiClient } from '../helpers/api-client';
-import { startLocalStack, type LocalStack } from '../helpers/local-stack';
+import type { LocalRuntime } from '../../local/runtime';
+import { startRuntime } from '../helpers/runtime';
 import { waitFor } from '../../local/ports';
 
-let stack: LocalStack;
+let stack: LocalRuntime;
 let api: ApiClient;
 let ws: string;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '1' });
+  stack = await startRuntime({ authorizerCacheTtlSeconds: 1 });
   api = apiClient(stack.base_url, stack.api_key);
   ws = stack.workspace_id;
 });

@@ -1,20 +1,19 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { z } from 'zod';
 import { until, waitFor } from '../../local/ports';
-import { runtimeFilePath, type RuntimeFile } from '../../local/runtime-file';
 import { ROUTES, type Route } from '../../lambdas/routes';
 import { OPERATIONS } from '../../lambdas/schemas/operations';
 import { apiClient, type ApiClient } from '../helpers/api-client';
 import { deviceToken } from '../helpers/device-token';
-import { startLocalStack, type LocalStack } from '../helpers/local-stack';
+import type { LocalRuntime } from '../../local/runtime';
+import { startRuntime } from '../helpers/runtime';
 
 // The rules of DESIGN §7 on every row of the route table, through the local gateway: unknown query
 // parameters and body fields, a body where none is taken, IDs of another shape, malformed IDs.
 
-let stack: LocalStack;
+let stack: LocalRuntime;
 let api: ApiClient;
 let token: string;
 let credentials: Parameters<typeof deviceToken>[0];
@@ -23,7 +22,7 @@ let ids: Record<string, string>;
 let tables: { db: DynamoDBDocumentClient; names: string[] };
 
 beforeAll(async () => {
-  stack = await startLocalStack();
+  stack = await startRuntime();
   api = apiClient(stack.base_url, stack.api_key);
   const ws = stack.workspace_id;
   const fleet = (await api.post(`/workspaces/${ws}/fleets`, { name: 'field' })).body.fleet;
@@ -59,14 +58,9 @@ beforeAll(async () => {
     rolloutId: rollout,
     exportId: started.id,
   };
-  // The running stack's engines, as the CLIs find them (its runtime file in its data folder).
-  const { env } = JSON.parse(readFileSync(runtimeFilePath(stack.dataDir, Number(new URL(stack.base_url).port)), 'utf8')) as RuntimeFile;
-  const client = new DynamoDBClient({
-    endpoint: env.AWS_ENDPOINT_URL_DYNAMODB,
-    region: env.AWS_REGION,
-    credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY },
-  });
-  tables = { db: DynamoDBDocumentClient.from(client), names: [env.REGISTRY_TABLE, env.TIMESERIES_TABLE] };
+  // The runtime's tables, by the names and engine it gave the handlers (this process's environment).
+  const client = new DynamoDBClient({});
+  tables = { db: DynamoDBDocumentClient.from(client), names: [process.env.REGISTRY_TABLE!, process.env.TIMESERIES_TABLE!] };
   // A stack's start and an export's first run (on the template: the export Lambda's cold start in its worker) take a while on a busy machine.
 }, 180_000);
 afterAll(async () => {
