@@ -82,6 +82,8 @@ export default {
   // Two files at once: most of the e2e projects' time is spent waiting (queues' windows, sweeps, a
   // rollout's minute), and every wait is bounded for a loaded machine.
   maxWorkers: 2,
+  // The longest files first, by test/durations.json where jest has no timing of its own (a clean clone).
+  testSequencer: '<rootDir>/test/helpers/sequencer.js',
   // Each project's files, tests and times, printed last (.ci/run's log shows where the time goes).
   reporters: ['default', '<rootDir>/test/helpers/project-times-reporter.js'],
 };
