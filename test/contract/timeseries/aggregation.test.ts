@@ -137,7 +137,7 @@ describe('aggregation on the dynamodb store: what a client computes from the raw
         expect(again.skipped).toBe(expected.skipped);
         expect(again.pages).toBe(answered.pages);
       }),
-      { numRuns: Number(process.env.AGGREGATION_RUNS ?? 40), seed: Number(process.env.FUZZ_SEED ?? 20) },
+      { numRuns: Number(process.env.AGGREGATION_RUNS ?? 20), seed: Number(process.env.FUZZ_SEED ?? 20) },
     );
   }, 120_000);
 });
