@@ -69,14 +69,7 @@ export default {
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
     // The console in Debian's Chromium against npm start (issue 12). Its global setup builds the
     // console; a missing Chromium fails the project (.ci/run installs it).
-    // A page's waits are 90 s (test/helpers/browser.ts), a bound a loaded machine meets: a test may need more than one.
-    {
-      ...common,
-      displayName: 'browser',
-      testMatch: ['<rootDir>/test/browser/**/*.test.ts'],
-      globalSetup: '<rootDir>/test/helpers/browser-setup.ts',
-      testTimeout: 180_000,
-    },
+    { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'], globalSetup: '<rootDir>/test/helpers/browser-setup.ts' },
   ],
   testTimeout: 60_000,
   // Three files at once on two cores: the e2e projects' files spend part of their time waiting

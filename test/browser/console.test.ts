@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,9 @@ import { parseCsv } from '../helpers/csv';
 import { deviceClient, deviceToken } from '../helpers/device-token';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../helpers/webhook-receiver';
+
+// A page's waits are BROWSER_WAIT_MS, a bound a loaded machine meets: a test may need more than one.
+jest.setTimeout(2 * BROWSER_WAIT_MS);
 
 // Callbacks of page.evaluate/$eval run in the page: this project compiles without the DOM types.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
