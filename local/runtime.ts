@@ -1,4 +1,4 @@
-import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { randomBytes } from 'node:crypto';
@@ -17,7 +17,7 @@ import { ROUTE_TABLE_IDENTITY, routeTableRoutes, startApiGateway } from './api-g
 import { bootstrap, ensureFirstUser } from './bootstrap';
 import { type CognitoTrigger, type LocalCognito, startLocalCognito } from './cognito-local';
 import { consoleSite } from './console-site';
-import { ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
+import { deleteTables, ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
 import { type StreamHandler, startDynamoDbStreamPoller, streamFilterOf } from './dynamodb-stream-poller';
 import { invokeToEnd } from './lambda-invoke';
 import { brokerTls, startMqttBroker } from './mqtt-broker';
@@ -206,7 +206,7 @@ const startDynamoDb = async ({ options, log, stops }: Start): Promise<Dynamo> =>
     const suffix = randomBytes(4).toString('hex');
     const { registry = `fleetstream-registry-${suffix}`, timeseries = `fleetstream-timeseries-${suffix}` } = options.tableNames ?? {};
     const shared = { endpoint: options.dynamoDbEndpoint, registryTable: registry, timeseriesTable: timeseries };
-    stops.push(() => deleteTables(shared));
+    stops.push(() => deleteTables(shared.endpoint, [registry, timeseries]));
     return shared;
   }
   log(`starting DynamoDB Local (${options.dataDir ? `data in ${options.dataDir}` : 'in memory'})…`);
@@ -214,13 +214,6 @@ const startDynamoDb = async ({ options, log, stops }: Start): Promise<Dynamo> =>
   stops.push(dynamo.stop);
   const { registry = 'fleetstream-registry', timeseries = 'fleetstream-timeseries' } = options.tableNames ?? {};
   return { endpoint: dynamo.endpoint, registryTable: registry, timeseriesTable: timeseries };
-};
-
-/** Deletes a runtime's tables from a shared engine (one that was never made is no error). */
-const deleteTables = async ({ endpoint, registryTable, timeseriesTable }: Dynamo) => {
-  const client = new DynamoDBClient({ endpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  for (const TableName of [registryTable, timeseriesTable]) await client.send(new DeleteTableCommand({ TableName })).catch(() => undefined);
-  client.destroy();
 };
 
 /**

@@ -1,13 +1,12 @@
 import {
   CreateTableCommand,
-  DeleteTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
   UpdateTableCommand,
   type CreateTableCommandInput,
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
-import { ensureIndexes, ensureTimeToLive } from '../dynamodb-local';
+import { deleteTables, ensureIndexes, ensureTimeToLive } from '../dynamodb-local';
 import { localStreamArn } from './iam';
 import { ACCOUNT, type RunContext } from './run-context';
 import { resourcesOfType } from './template';
@@ -24,7 +23,7 @@ export type TableStreams = Map<string, { engineArn: string; kept: boolean }>;
 export const createTables = async ({ stops, template, engines, region, physical, resolve, nameOf, tableSuffix: suffix }: RunContext): Promise<TableStreams> => {
   const client = new DynamoDBClient({ endpoint: engines.dynamo.endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const names: string[] = [];
-  if (suffix) stops.push(() => deleteTables(engines.dynamo.endpoint, region, names));
+  if (suffix) stops.push(() => deleteTables(engines.dynamo.endpoint, names));
   const streams: TableStreams = new Map();
   for (const [id, table] of resourcesOfType(template, 'AWS::DynamoDB::Table')) {
     const props = table.Properties ?? {};
@@ -53,13 +52,6 @@ export const createTables = async ({ stops, template, engines, region, physical,
   }
   client.destroy();
   return streams;
-};
-
-/** Deletes a run's tables from a shared engine (one never made is no error). */
-const deleteTables = async (endpoint: string, region: string, names: string[]) => {
-  const client = new DynamoDBClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  for (const TableName of names) await client.send(new DeleteTableCommand({ TableName })).catch(() => undefined);
-  client.destroy();
 };
 
 /** Creates the queues as declared: those without a redrive policy (the DLQs) first, so that redrive targets exist. */
