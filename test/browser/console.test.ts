@@ -738,6 +738,8 @@ describe('the console in Chromium on npm start', () => {
       const rolloutId = (await hashOf()).split('/').at(-1)!;
       // the page reads nothing while its tab is hidden: it still shows the rollout in progress
       await page.evaluate(() => Object.defineProperty((globalThis as Dom).document, 'hidden', { value: true, configurable: true }));
+      // a read the page sent just before it was hidden must answer before the cancel, or it shows the cancel
+      await page.waitForNetworkIdle({ idleTime: 500, timeout: BROWSER_WAIT_MS });
       const canceled = await api(`/workspaces/${state.workspaceId}/rollouts/${rolloutId}/cancel`, state.apiKey!, { method: 'POST' });
       expect(canceled.status).toBe(200);
       expect(await page.$eval('[data-testid="rollout-status"]', (el) => el.textContent)).toBe('in progress');
