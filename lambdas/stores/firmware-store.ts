@@ -5,8 +5,14 @@ import { isConditionFailed } from './errors';
 import { keyedItems, strip, type ListRead } from './items';
 import { collection, firmwareKey, firmwareUseRefs, REGISTRY_FIRMWARE_USE_INDEX } from './keys';
 
-/** A registered firmware version as stored (its upload URL is never stored). */
-export type FirmwareRecord = Omit<Firmware, 'upload'>;
+/**
+ * A registered firmware version as stored (its upload URL is never stored), with the registration
+ * its image belongs to: each registration of a version (a first one, or one after a delete) gets
+ * its own `registration_id`, and its image its own S3 key (domain/fleet-ops/firmware.ts), so that
+ * an upload URL of an earlier registration writes where nothing reads. Versions registered before
+ * registrations had IDs have none (their image is at the version's own key).
+ */
+export type FirmwareRecord = Omit<Firmware, 'upload'> & { registration_id?: string };
 
 /**
  * A FOTA that has not ended (schemas/job.ts OPEN_STATUSES) uses the version it names. In text order
@@ -24,22 +30,27 @@ const keyOf = ({ workspace_id, firmware_id, version }: Pick<FirmwareRecord, 'wor
 
 /**
  * Registers a version awaiting its upload, or registers it again while it still awaits it with the
- * same size and SHA-256 (its description and `updated_at` are then the new ones; `created_at`
- * stays). One conditional write: two registrations at once cannot both win with different bytes.
+ * same size and SHA-256 (its description and `updated_at` are then the new ones; `created_at` and
+ * `registration_id` stay: the new URL writes the same object). One conditional write: two
+ * registrations at once cannot both win with different bytes.
  * @returns the stored version, or undefined when the version exists and is ready, or awaits
  * another size or SHA-256 (nothing is written then).
  */
-export const registerFirmwareVersion = async (db: Db, record: FirmwareRecord): Promise<FirmwareRecord | undefined> => {
+export const registerFirmwareVersion = async (db: Db, record: FirmwareRecord & { registration_id: string }): Promise<FirmwareRecord | undefined> => {
   try {
     const { Attributes } = await db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: keyOf(record),
         // Every name aliased: `size` and others are reserved words of DynamoDB's expressions.
-        UpdateExpression: `SET ${FIELDS.map((f) => `#${f} = :${f}`).join(', ')}, #status = :awaiting, #created_at = if_not_exists(#created_at, :updated_at)`,
+        UpdateExpression: `SET ${FIELDS.map((f) => `#${f} = :${f}`).join(', ')}, #status = :awaiting, #created_at = if_not_exists(#created_at, :updated_at), #registration_id = if_not_exists(#registration_id, :registration_id)`,
         ConditionExpression: 'attribute_not_exists(pk) OR (#status = :awaiting AND #size = :size AND #sha256 = :sha256)',
-        ExpressionAttributeNames: Object.fromEntries(['status', 'created_at', ...FIELDS].map((f) => [`#${f}`, f])),
-        ExpressionAttributeValues: { ...Object.fromEntries(FIELDS.map((f) => [`:${f}`, record[f]])), ':awaiting': 'awaiting_upload' },
+        ExpressionAttributeNames: Object.fromEntries(['status', 'created_at', 'registration_id', ...FIELDS].map((f) => [`#${f}`, f])),
+        ExpressionAttributeValues: {
+          ...Object.fromEntries(FIELDS.map((f) => [`:${f}`, record[f]])),
+          ':awaiting': 'awaiting_upload',
+          ':registration_id': record.registration_id,
+        },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -62,20 +73,35 @@ export const readFirmwaresOfWorkspace = (db: Db, workspaceId: string, read: List
 };
 
 /**
- * Marks a version ready, if it still awaits its upload.
- * @returns the ready version, or undefined when it is gone or was not awaiting its upload.
+ * Marks a version ready, if it still awaits its upload in the same registration.
+ * @returns the ready version, or undefined when it is gone, was not awaiting its upload, or was
+ * deleted and registered again since it was read.
  */
 export const markFirmwareReady = async (db: Db, firmware: FirmwareRecord, at: string): Promise<FirmwareRecord | undefined> => {
+  const { registration_id } = firmware;
   try {
     const { Attributes } = await db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: keyOf(firmware),
         UpdateExpression: 'SET #status = :ready, #updated_at = :at',
-        // The same bytes as checked: a version deleted and registered again meanwhile is left alone.
-        ConditionExpression: '#status = :awaiting AND #size = :size AND #sha256 = :sha256',
-        ExpressionAttributeNames: { '#status': 'status', '#updated_at': 'updated_at', '#size': 'size', '#sha256': 'sha256' },
-        ExpressionAttributeValues: { ':ready': 'ready', ':awaiting': 'awaiting_upload', ':at': at, ':size': firmware.size, ':sha256': firmware.sha256 },
+        // The registration and bytes that were checked: a version deleted and registered again meanwhile is left alone.
+        ConditionExpression: `#status = :awaiting AND #size = :size AND #sha256 = :sha256 AND ${registration_id ? '#registration_id = :registration_id' : 'attribute_not_exists(#registration_id)'}`,
+        ExpressionAttributeNames: {
+          '#status': 'status',
+          '#updated_at': 'updated_at',
+          '#size': 'size',
+          '#sha256': 'sha256',
+          '#registration_id': 'registration_id',
+        },
+        ExpressionAttributeValues: {
+          ':ready': 'ready',
+          ':awaiting': 'awaiting_upload',
+          ':at': at,
+          ':size': firmware.size,
+          ':sha256': firmware.sha256,
+          ...(registration_id ? { ':registration_id': registration_id } : {}),
+        },
         ReturnValues: 'ALL_NEW',
       }),
     );

@@ -77,14 +77,18 @@ export interface StoredObject {
 
 /**
  * The object at a key, read with HeadObject in checksum mode; undefined when there is none (404:
- * the caller may list the bucket; without s3:ListBucket, S3 answers a missing key 403).
+ * the caller may list the bucket). Without s3:ListBucket, S3 answers a missing key 403: a caller
+ * that has only s3:GetObject on the objects passes `forbiddenIsMissing`, and a 403 is then taken
+ * for no object too (it can mean nothing else for it, or a policy that lets it read nothing).
+ * https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html
  */
-export const headObject = async (ref: ObjectRef): Promise<StoredObject | undefined> => {
+export const headObject = async (ref: ObjectRef, { forbiddenIsMissing = false } = {}): Promise<StoredObject | undefined> => {
   try {
     const head = await s3().send(new HeadObjectCommand({ Bucket: ref.bucket, Key: ref.key, ChecksumMode: 'ENABLED' }));
     return { size: head.ContentLength ?? 0, ...(head.ChecksumSHA256 ? { sha256: Buffer.from(head.ChecksumSHA256, 'base64').toString('hex') } : {}) };
   } catch (error) {
-    if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if (status === 404 || (status === 403 && forbiddenIsMissing)) return undefined;
     throw error;
   }
 };

@@ -63,6 +63,14 @@ const upload = async (upload: { method: string; url: string; headers: Record<str
   return { status: answer.status, text: await answer.text() };
 };
 const s3Code = (xml: string) => /<Code>([^<]+)<\/Code>/.exec(xml)?.[1];
+/** The object key a presigned URL names (path-style: `/<bucket>/<key>`). */
+const keyOf = (url: string) => decodeURIComponent(new URL(url).pathname.split('/').slice(2).join('/'));
+/** Writes an object straight into the firmware bucket, as an operator with S3 access (or a bug) could; with the SHA-256 S3 keeps when `checksum`. */
+const writeObject = async (key: string, bytes: Buffer, checksum?: string) => {
+  const s3 = new S3Client({ endpoint: runtime.s3_endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  await s3.send(new PutObjectCommand({ Bucket: runtime.buckets.firmware, Key: key, Body: bytes, ...(checksum ? { ChecksumSHA256: checksum } : {}) }));
+  s3.destroy();
+};
 
 /** A version registered and uploaded: ready. */
 const readyVersion = async (firmware: string, version: string, image: Image) => {
@@ -125,7 +133,8 @@ describe('registering and uploading a firmware version', () => {
       updated_at: expect.any(String),
       upload: {
         method: 'PUT',
-        url: expect.stringContaining(`/${ws}/app/1.0.0?`),
+        // The registration's own key: <workspace>/<firmware>/<version>/<registration>.
+        url: expect.stringMatching(new RegExp(`/${ws}/app/1\\.0\\.0/fwr-[0-9a-z]{20}\\?`)),
         headers: { 'x-amz-checksum-sha256': image.base64 },
         expires_at: expect.any(String),
       },
@@ -171,9 +180,7 @@ describe('registering and uploading a firmware version', () => {
   it('keeps an object of other bytes, written some other way, from making the version ready; the right bytes mend it', async () => {
     const image = imageOf(2048);
     const { body } = await register('app', 'mended', image);
-    const s3 = new S3Client({ endpoint: runtime.s3_endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-    await s3.send(new PutObjectCommand({ Bucket: runtime.buckets.firmware, Key: `${ws}/app/mended`, Body: randomBytes(2048) }));
-    s3.destroy();
+    await writeObject(keyOf(body.firmware.upload.url), randomBytes(2048));
 
     const before = await statusOf('app', 'mended');
     await upload(body.firmware.upload, image.bytes);
@@ -356,6 +363,65 @@ describe('FOTA of a registered firmware', () => {
     expect((await download(url)).status).toBeGreaterThanOrEqual(400);
     // Registered again, it awaits a new upload: the old image is gone.
     expect((await register('in-use', '1.0', image)).body.firmware.status).toBe('awaiting_upload');
+  });
+});
+
+describe('firmware objects: an old upload URL, and what S3 holds when a download is minted', () => {
+  it('keeps an upload URL of a deleted registration from reaching the version registered again: devices download the new bytes', async () => {
+    const first = imageOf(4096);
+    const second = imageOf(4096);
+    const { body: registered } = await register('rereg', '1.0', first);
+    expect((await upload(registered.firmware.upload, first.bytes)).status).toBe(200);
+    expect((await api.call('DELETE', versionPath('rereg', '1.0'))).status).toBe(200);
+    const { body: again } = await register('rereg', '1.0', second);
+    expect((await upload(again.firmware.upload, second.bytes)).status).toBe(200);
+    expect(await statusOf('rereg', '1.0')).toBe('ready');
+    const { id, credentials } = await newDevice('rereg-target');
+    await api.post(`/devices/${id}/fota/rereg/versions/1.0`);
+
+    // The first registration's URL, still valid, with the bytes it was signed for.
+    const stale = await upload(registered.firmware.upload, first.bytes);
+    const status = await deviceClient(runtime.base_url, await deviceToken(credentials)).get('/status');
+
+    expect((await api.get(versionPath('rereg', '1.0'))).body.firmware).toMatchObject({ status: 'ready', sha256: second.sha256 });
+    expectDownloadOf(status.body.fota.value, 'rereg', '1.0', second);
+    expect(await download(status.body.fota.value.url)).toEqual({ status: 200, size: 4096, sha256: second.sha256 });
+    // S3 takes the stale PUT, at the first registration's key, which nothing reads any more.
+    expect(stale.status).toBe(200);
+    expect(keyOf(again.firmware.upload.url)).not.toBe(keyOf(registered.firmware.upload.url));
+  });
+
+  it('mints no download URL while the object S3 holds is not the registered image, holds the FOTA back, and delivers it once it is', async () => {
+    const image = imageOf(8192);
+    const { body } = await register('swapped', '1.0', image);
+    expect((await upload(body.firmware.upload, image.bytes)).status).toBe(200);
+    expect(await statusOf('swapped', '1.0')).toBe('ready');
+    const key = keyOf(body.firmware.upload.url);
+    const { id, credentials } = await newDevice('swapped-target');
+    await api.post(`/devices/${id}/fota/swapped/versions/1.0`);
+    const device = await connected(credentials);
+    const https = deviceClient(runtime.base_url, await deviceToken(credentials));
+    const other = imageOf(8192);
+
+    // Other bytes of the same size, stored with their own checksum (S3 checked them against it).
+    await writeObject(key, other.bytes, other.base64);
+    const overHttps = await https.get('/status');
+    await device.up('#status', {});
+    const overMqtt = (await device.next('#status')).value;
+    // Cut short, stored without a checksum.
+    await writeObject(key, image.bytes.subarray(0, 100));
+    const truncated = await https.get('/status');
+    // The registered bytes again: the FOTA is delivered with a URL of them.
+    await writeObject(key, image.bytes, image.base64);
+    const mended = await https.get('/status');
+
+    expect([overHttps.status, overHttps.body.fota]).toEqual([200, null]);
+    expect(overMqtt.expected['@fota']).toBeUndefined();
+    expect(truncated.body.fota).toBeNull();
+    expectDownloadOf(mended.body.fota.value, 'swapped', '1.0', image);
+    expect(await download(mended.body.fota.value.url)).toEqual({ status: 200, size: 8192, sha256: image.sha256 });
+    // The FOTA itself was never changed: it waited, pending.
+    expect((await api.get(`/devices/${id}/fota`)).body.fota.status).toBe('pending');
   });
 });
 

@@ -10,7 +10,7 @@ import { getFotaOfDevice, listJobsOfDevice } from '../../stores/job-store';
 import { getRolloutRecord } from '../../stores/rollout-store';
 import { sendMessages } from '../../stores/queue-store';
 import { eventMessage, eventTimestamp, type DevicePlace } from '../webhooks/events';
-import { firmwareDownloadOf } from '../fleet-ops/firmware';
+import { firmwareDownloadOf, FirmwareImageMismatchError, type FirmwareDownload, type FirmwareName } from '../fleet-ops/firmware';
 import { finishFota } from '../fleet-ops/fota';
 import { observe, type DeviceCaller, type Forward } from '../registry/identities';
 import { completeJob } from '../fleet-ops/jobs';
@@ -134,11 +134,22 @@ const stoppedRollouts = async (db: Db, workspaceId: string, items: Array<{ rollo
   return new Set(ids.filter((_, i) => stopped(records[i])));
 };
 
+/** Marks a FOTA held back: S3 does not hold its version's registered image. */
+const WITHHELD = Symbol('withheld');
+
+/** A FOTA's download, or WITHHELD when its image does not match the version (firmwareDownloadOf logged it). */
+const downloadOrWithheld = (db: Db, workspaceId: string, value: FirmwareName): Promise<FirmwareDownload | undefined | typeof WITHHELD> =>
+  firmwareDownloadOf(db, workspaceId, value).catch((error: unknown) => {
+    if (error instanceof FirmwareImageMismatchError) return WITHHELD;
+    throw error;
+  });
+
 /**
  * What the device has to do: its pending jobs (oldest first) and its pending FOTA, but those of
  * a rollout that was canceled or aborted; the FOTA with a fresh download URL of its image when the
- * version was registered and uploaded. The request is recorded as a `status` event (which names
- * the FOTA's firmware, never a URL).
+ * version was registered and uploaded. A FOTA whose version's object in S3 is not the registered
+ * image is held back (`fota: null`) until it is: no URL is minted for other bytes. The request is
+ * recorded as a `status` event (which names the FOTA's firmware, never a URL).
  * @throws NotFoundError when the device no longer exists.
  */
 export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller): Promise<DeviceStatus> => {
@@ -151,16 +162,16 @@ export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller)
   // Both reads at once: a FOTA of a stopped rollout is rare, and its download then goes unused.
   const [stopped, download] = await Promise.all([
     stoppedRollouts(deps.db, caller.workspaceId, [...pendingJobs, ...(pendingFota ? [pendingFota] : [])]),
-    pendingFota && firmwareDownloadOf(deps.db, device.workspace_id, pendingFota.value),
+    pendingFota && downloadOrWithheld(deps.db, device.workspace_id, pendingFota.value),
   ]);
   const live = (item: { rollout_id?: string }) => !item.rollout_id || !stopped.has(item.rollout_id);
-  const dueFota = pendingFota && live(pendingFota) ? pendingFota : undefined;
+  const dueFota = pendingFota && live(pendingFota) && download !== WITHHELD ? pendingFota : undefined;
   const status: DeviceStatus = {
     jobs: pendingJobs
       .filter(live)
       .sort((a, b) => a.scheduled_at.localeCompare(b.scheduled_at) || a.name.localeCompare(b.name))
       .map(({ name, value, scheduled_at }) => ({ name, value, scheduled_at })),
-    fota: dueFota ? { value: download ? fotaArgs(dueFota.value, download) : dueFota.value, scheduled_at: dueFota.scheduled_at } : null,
+    fota: dueFota ? { value: download && download !== WITHHELD ? fotaArgs(dueFota.value, download) : dueFota.value, scheduled_at: dueFota.scheduled_at } : null,
   };
   await observe(deps.forward, [
     eventMessage(placeOf(device), 'status', 'd2c', { pending_jobs: status.jobs.map((j) => j.name), pending_fota: dueFota?.value ?? null }),

@@ -50,8 +50,9 @@ export interface ScheduledChange {
  * request, however many devices a fleet-wide scheduling wrote, with no lookup (the scheduling read
  * each device's connection state with it). Best effort: a device that misses it (disconnected
  * since, a failed publish, a download that could not be looked up) gets it in the answer to its
- * next `#status`. A FOTA of a registered firmware carries a download URL minted now by `downloads`.
- * Off unless MQTT_LIVE_DELIVERY is set.
+ * next `#status`. A FOTA of a registered firmware carries a download URL minted now by `downloads`;
+ * one whose image in S3 is not the registered one gets none and is not sent (`#status` holds it
+ * back too until S3 holds the registered bytes). Off unless MQTT_LIVE_DELIVERY is set.
  */
 export const deliverScheduled = async (
   publish: (deviceId: string, message: DownMessage) => Promise<void>,

@@ -2,7 +2,8 @@ import type { Db } from '../../shared/clients';
 import { firmwareBucket, firmwareUploadUrlTtlSeconds } from '../../shared/env';
 import { ConflictError, NotFoundError } from '../../shared/errors';
 import type { Caller } from '../../shared/http';
-import { nowIso } from '../../shared/ids';
+import { newId, nowIso } from '../../shared/ids';
+import { logger } from '../../shared/logger';
 import type { StreamedList } from '../../shared/json-stream';
 import type { Firmware, RegisterFirmwareBody } from '../../schemas/firmware';
 import type { PageQuery } from '../../schemas/list';
@@ -17,7 +18,7 @@ import {
 } from '../../stores/firmware-store';
 import type { Keyed } from '../../stores/items';
 import { collection, firmwareRefOf } from '../../stores/keys';
-import { deleteObject, headObject, presignDownload, presignUpload, type ObjectRef } from '../../stores/object-store';
+import { deleteObject, headObject, presignDownload, presignUpload, type ObjectRef, type StoredObject } from '../../stores/object-store';
 import { pageSizeOf, paginate, startOf } from '../registry/lists';
 import { requireWorkspace } from '../tenancy/workspaces';
 
@@ -30,11 +31,25 @@ export interface FirmwareName {
   firmware_version: string;
 }
 
-/** Where a version's image is in S3: `<workspace>/<firmware>/<version>` (DESIGN §11). */
-const imageOf = ({ workspace_id, firmware_id, version }: Pick<FirmwareRecord, 'workspace_id' | 'firmware_id' | 'version'>): ObjectRef => ({
+/**
+ * Where a registration's image is in S3: `<workspace>/<firmware>/<version>/<registration>` (DESIGN
+ * §11). A version deleted and registered again is another registration, whose image has another
+ * key: an upload URL of the earlier one, still valid, writes an object that nothing reads. A version
+ * registered before registrations had IDs keeps its image at `<workspace>/<firmware>/<version>`
+ * (no path token holds a `/`, so the two kinds of keys never meet).
+ */
+export const imageOf = ({
+  workspace_id,
+  firmware_id,
+  version,
+  registration_id,
+}: Pick<FirmwareRecord, 'workspace_id' | 'firmware_id' | 'version' | 'registration_id'>): ObjectRef => ({
   bucket: firmwareBucket(),
-  key: `${workspace_id}/${firmware_id}/${version}`,
+  key: `${workspace_id}/${firmware_id}/${version}${registration_id ? `/${registration_id}` : ''}`,
 });
+
+/** Whether what S3 holds is exactly the registered image: its size, and the SHA-256 S3 checked when it was stored. */
+const holdsRegistered = (firmware: FirmwareRecord, stored: StoredObject | undefined) => stored?.size === firmware.size && stored.sha256 === firmware.sha256;
 
 /** A stored version as the API shows it. */
 const toFirmware = ({ workspace_id, firmware_id, version, size, sha256, description, status, created_at, updated_at }: FirmwareRecord): Firmware => ({
@@ -57,8 +72,7 @@ const toFirmware = ({ workspace_id, firmware_id, version, size, sha256, descript
  */
 const settle = async (db: Db, firmware: FirmwareRecord): Promise<FirmwareRecord> => {
   if (firmware.status !== 'awaiting_upload') return firmware;
-  const stored = await headObject(imageOf(firmware));
-  if (stored?.size !== firmware.size || stored.sha256 !== firmware.sha256) return firmware;
+  if (!holdsRegistered(firmware, await headObject(imageOf(firmware)))) return firmware;
   return (
     (await markFirmwareReady(db, firmware, nowIso())) ??
     (await getFirmwareVersion(db, firmware.workspace_id, firmware.firmware_id, firmware.version)) ??
@@ -74,8 +88,9 @@ const requireVersion = async (db: Db, workspaceId: string, firmwareId: string, v
 
 /**
  * Registers a firmware version by the size and SHA-256 of its image, and answers a presigned S3
- * PUT that accepts exactly those bytes. Registering a version again while it awaits its upload,
- * with the same size and SHA-256, answers a new URL (the description is the new request's, empty when it gives none).
+ * PUT that accepts exactly those bytes, at the key of this registration (see `imageOf`).
+ * Registering a version again while it awaits its upload, with the same size and SHA-256, answers
+ * a new URL for the same key (the description is the new request's, empty when it gives none).
  * @throws NotFoundError when the workspace is not the caller's; ConflictError when the version is
  * ready (a ready version never changes) or is registered with another size or SHA-256. Nothing is
  * written then.
@@ -103,6 +118,8 @@ export const registerFirmware = async (db: Db, caller: Caller, workspaceId: stri
     status: 'awaiting_upload',
     created_at: at,
     updated_at: at,
+    // Kept when the version already awaits its upload (the store writes it only on a new registration).
+    registration_id: newId('fwr', at),
   });
   // Another registration or an upload check won the race since the read.
   if (!stored) throw refused((await getFirmwareVersion(db, workspaceId, firmwareId, version))?.status === 'ready');
@@ -189,9 +206,26 @@ export interface FirmwareDownload {
 }
 
 /**
+ * A ready version whose object in S3 is not the registered image (another size or SHA-256, or no
+ * object): no download URL is minted for it, and the FOTA is not delivered (domain/doors).
+ */
+export class FirmwareImageMismatchError extends Error {
+  constructor(
+    readonly firmware: FirmwareRecord,
+    readonly stored: StoredObject | undefined,
+  ) {
+    super(`Firmware ${firmware.firmware_id} version ${firmware.version}: S3 does not hold the registered image; no download is minted.`);
+    this.name = 'FirmwareImageMismatchError';
+  }
+}
+
+/**
  * The download of a FOTA's firmware, for its delivery to a device: a fresh presigned GET of the
  * image with its SHA-256 and size, when the version is registered and ready; undefined for a
- * version never registered (a v3 FOTA, without an artifact).
+ * version never registered (a v3 FOTA, without an artifact). The object is checked first
+ * (HeadObject in checksum mode, one request): a URL is minted only when S3 holds exactly the size
+ * and SHA-256 the version records, the SHA-256 being the one S3 checked the upload against.
+ * @throws FirmwareImageMismatchError when it does not (logged as a warning with what S3 holds).
  */
 export const firmwareDownloadOf = async (
   db: Db,
@@ -200,7 +234,19 @@ export const firmwareDownloadOf = async (
 ): Promise<FirmwareDownload | undefined> => {
   const firmware = await getFirmwareVersion(db, workspaceId, firmware_id, firmware_version);
   if (firmware?.status !== 'ready') return undefined;
-  const { url, expires_at } = await presignDownload(imageOf(firmware), DOWNLOAD_URL_TTL_SECONDS);
+  const image = imageOf(firmware);
+  // The doors may read the objects but not list the bucket: S3 answers them a missing object 403.
+  const stored = await headObject(image, { forbiddenIsMissing: true });
+  if (!holdsRegistered(firmware, stored)) {
+    logger.warn('firmware image does not match its version: no download minted', {
+      workspace_id: workspaceId,
+      key: image.key,
+      registered: { size: firmware.size, sha256: firmware.sha256 },
+      stored,
+    });
+    throw new FirmwareImageMismatchError(firmware, stored);
+  }
+  const { url, expires_at } = await presignDownload(image, DOWNLOAD_URL_TTL_SECONDS);
   return { url, sha256: firmware.sha256, size: firmware.size, expires_at };
 };
 

@@ -4,7 +4,8 @@
  * the variables it reads are set (lambdas/shared/env.ts reads them when it loads).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { firmwareUseRef, INDEX_SHARDS, REGISTRY_FIRMWARE_USE_INDEX, shardOfDevice } from '../../../lambdas/stores/keys';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { firmwareKey, firmwareUseRef, INDEX_SHARDS, REGISTRY_FIRMWARE_USE_INDEX, shardOfDevice } from '../../../lambdas/stores/keys';
 import { JOB_STATUSES, OPEN_STATUSES } from '../../../lambdas/schemas/job';
 import type { Db } from '../../../lambdas/shared/clients';
 import { startLocalS3, type LocalS3 } from '../../../local/s3-engine';
@@ -51,6 +52,9 @@ const imageOf = (size: number) => {
 const put = async (upload: { url: string; headers: Record<string, string> }, bytes: Buffer) =>
   (await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: bytes })).status;
 
+/** Where the version's current registration keeps its image. */
+const imageRefOf = async (workspaceId: string, version: string) => firmware.imageOf((await firmwareStore.getFirmwareVersion(db, workspaceId, 'app', version))!);
+
 /** An account with a device, and a version of `app` registered (and uploaded when `ready`). */
 const world = async (version: string, ready: boolean) => {
   const account = await newAccount(db);
@@ -79,7 +83,70 @@ describe('the firmware artifact store', () => {
 
     expect(before.status).toBe('awaiting_upload');
     expect(after.status).toBe('ready');
-    expect(await objects.headObject({ bucket: BUCKET, key: `${workspace_id}/app/1.0` })).toEqual({ size: 1000, sha256: image.sha256 });
+    expect(await objects.headObject(await imageRefOf(workspace_id, '1.0'))).toEqual({ size: 1000, sha256: image.sha256 });
+  });
+
+  it('keys each registration’s image apart: <workspace>/<firmware>/<version>/<registration>, kept by a registration again while awaiting, new after a delete', async () => {
+    const { caller, workspace_id, image, registered } = await world('1.5', false);
+    const keyOf = (url: string) => decodeURIComponent(new URL(url).pathname.split('/').slice(2).join('/'));
+    const body = { size: 1000, sha256: image.sha256, description: '' };
+
+    const first = await imageRefOf(workspace_id, '1.5');
+    const again = await firmware.registerFirmware(db, caller, workspace_id, 'app', '1.5', body);
+    await firmware.deleteFirmware(db, caller, workspace_id, 'app', '1.5');
+    const afterDelete = await firmware.registerFirmware(db, caller, workspace_id, 'app', '1.5', body);
+
+    expect(first.key).toMatch(new RegExp(`^${workspace_id}/app/1\\.5/fwr-[0-9a-z]{20}$`));
+    expect([keyOf(registered.upload.url), keyOf(again.upload.url)]).toEqual([first.key, first.key]);
+    expect(keyOf(afterDelete.upload.url)).toMatch(/\/fwr-[0-9a-z]{20}$/);
+    expect(keyOf(afterDelete.upload.url)).not.toBe(first.key);
+    expect(again).not.toHaveProperty('registration_id');
+  });
+
+  it('marks a version ready only in the registration that was checked: one deleted and registered again with the same bytes meanwhile stays awaiting', async () => {
+    const { caller, workspace_id, image } = await world('1.6', false);
+    const checked = (await firmwareStore.getFirmwareVersion(db, workspace_id, 'app', '1.6'))!;
+
+    await firmware.deleteFirmware(db, caller, workspace_id, 'app', '1.6');
+    await firmware.registerFirmware(db, caller, workspace_id, 'app', '1.6', { size: 1000, sha256: image.sha256, description: '' });
+    const marked = await firmwareStore.markFirmwareReady(db, checked, new Date().toISOString());
+
+    expect(marked).toBeUndefined();
+    expect((await firmwareStore.getFirmwareVersion(db, workspace_id, 'app', '1.6'))?.status).toBe('awaiting_upload');
+  });
+
+  it('serves a version registered before registrations had IDs from its own key, and gives it a registration when it is registered again', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const image = imageOf(700);
+    const at = new Date().toISOString();
+    const legacy = { workspace_id, firmware_id: 'app', version: 'old', size: 700, sha256: image.sha256, description: '', created_at: at, updated_at: at };
+    await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...firmwareKey(workspace_id, 'app', 'old'), ...legacy, status: 'awaiting_upload' } }));
+    const upload = await objects.presignUpload({ bucket: BUCKET, key: `${workspace_id}/app/old` }, image.sha256, 60);
+
+    expect(await put(upload, image.bytes)).toBe(200);
+    expect((await firmware.getFirmware(db, caller, workspace_id, 'app', 'old')).status).toBe('ready');
+    const download = await firmware.firmwareDownloadOf(db, workspace_id, { firmware_id: 'app', firmware_version: 'old' });
+    expect(Buffer.from(await (await fetch(download!.url)).arrayBuffer()).equals(image.bytes)).toBe(true);
+    await firmware.deleteFirmware(db, caller, workspace_id, 'app', 'old');
+    expect(await objects.headObject({ bucket: BUCKET, key: `${workspace_id}/app/old` })).toBeUndefined();
+    await firmware.registerFirmware(db, caller, workspace_id, 'app', 'old', { size: 700, sha256: image.sha256, description: '' });
+    expect((await imageRefOf(workspace_id, 'old')).key).toMatch(/^.+\/app\/old\/fwr-[0-9a-z]{20}$/);
+  });
+
+  it('mints no download of a ready version whose object is gone or other bytes (FirmwareImageMismatchError)', async () => {
+    const { workspace_id } = await world('1.7', true);
+    const name = { firmware_id: 'app', firmware_version: '1.7' };
+    const ref = await imageRefOf(workspace_id, '1.7');
+
+    await objects.putObject(ref, Buffer.alloc(1000), { contentType: 'application/octet-stream', fileName: 'x' });
+    const otherBytes = await firmware.firmwareDownloadOf(db, workspace_id, name).catch((error: Error) => error);
+    await objects.deleteObject(ref);
+    const gone = await firmware.firmwareDownloadOf(db, workspace_id, name).catch((error: Error) => error);
+
+    expect(otherBytes).toBeInstanceOf(firmware.FirmwareImageMismatchError);
+    expect((otherBytes as InstanceType<typeof firmware.FirmwareImageMismatchError>).stored).toEqual({ size: 1000 });
+    expect(gone).toBeInstanceOf(firmware.FirmwareImageMismatchError);
+    expect((gone as InstanceType<typeof firmware.FirmwareImageMismatchError>).stored).toBeUndefined();
   });
 
   it('lets one of two registrations of the same version with other bytes win, and refuses the other (409)', async () => {
@@ -163,7 +230,7 @@ describe('the firmware artifact store', () => {
 
   it('refuses to delete a version a scheduled FOTA uses (409), and deletes it and its image once the FOTA ended', async () => {
     const { caller, workspace_id, deviceId } = await world('3.1', true);
-    const image = { bucket: BUCKET, key: `${workspace_id}/app/3.1` };
+    const image = await imageRefOf(workspace_id, '3.1');
 
     await fota.scheduleFota(db, caller, deviceId, { firmwareId: 'app', firmwareVersion: '3.1' });
     const refused = await firmware.deleteFirmware(db, caller, workspace_id, 'app', '3.1').catch((error: { status: number }) => error.status);
