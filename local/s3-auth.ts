@@ -153,7 +153,7 @@ const requestOf = (request: SignedRequest, query: Record<string, string | string
  * Checks a request's SigV4 signature, in its Authorization header or its query string (a
  * presigned URL), against the secret of its access key, at `now`.
  * @throws S3Refusal as S3 refuses: 403 AccessDenied for an anonymous request (the buckets are
- * private) or an expired URL, InvalidAccessKeyId, SignatureDoesNotMatch, RequestTimeTooSkewed; 400
+ * private), an expired URL, or a presigned URL sent with an `x-amz-*` header it was not signed with, InvalidAccessKeyId, SignatureDoesNotMatch, RequestTimeTooSkewed; 400
  * AuthorizationHeaderMalformed, AuthorizationQueryParametersError, InvalidRequest.
  */
 export const verifySignature = async (request: SignedRequest, secretOf: (accessKeyId: string) => string | undefined, now = new Date()): Promise<Verified> => {
@@ -213,6 +213,17 @@ const verifyHeaderSignature = async (
   if (!sameSignature(expected, fields.Signature)) throw signatureMismatch();
   return { accessKeyId: scope.accessKeyId, presigned: false, payloadHash };
 };
+
+/**
+ * The `x-amz-*` headers of a presigned request that its URL was not signed with, in the order
+ * sent. S3 refuses a presigned request that carries any (403 AccessDenied, naming them in
+ * `HeadersNotSigned`): such a header would otherwise change what the URL was signed for (an
+ * `x-amz-copy-source` turns a PUT into a CopyObject of another key; `x-amz-meta-*`, tagging, ACLs or
+ * a storage class change what is stored). `x-amz-content-sha256` is the one S3 takes unsigned: it
+ * says how the payload is signed, and a URL's payload is UNSIGNED-PAYLOAD whatever it says.
+ */
+const unsignedAmzHeaders = (headers: IncomingHttpHeaders, signed: readonly string[]) =>
+  Object.keys(headers).filter((name) => name.startsWith('x-amz-') && name !== 'x-amz-content-sha256' && !signed.includes(name));
 
 const verifyPresigned = async (
   request: SignedRequest,
@@ -274,5 +285,14 @@ const verifyPresigned = async (
     unhoistableHeaders: new Set(Object.keys(headers)),
   });
   if (!sameSignature(String(presigned.query?.['X-Amz-Signature']), String(single(given)))) throw signatureMismatch();
+  const unsignedHeaders = unsignedAmzHeaders(
+    request.headers,
+    names.map((name) => name.toLowerCase()),
+  );
+  if (unsignedHeaders.length) {
+    throw new S3Refusal(403, 'AccessDenied', 'There were headers present in the request which were not signed', {
+      HeadersNotSigned: unsignedHeaders.join(', '),
+    });
+  }
   return { accessKeyId: scope.accessKeyId, presigned: true, payloadHash: headerValue(request.headers, 'x-amz-content-sha256') ?? UNSIGNED_PAYLOAD };
 };

@@ -291,6 +291,62 @@ describe('the local S3: presigned PUTs signed with a SHA-256 checksum', () => {
   });
 });
 
+describe('the local S3: headers a presigned URL was not signed with', () => {
+  const image = randomBytes(4096);
+  const headObjectOf = (key: string) => client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key })).catch((error) => error.$metadata?.httpStatusCode);
+  const notSigned = (answer: { status: number; body: Buffer }) => {
+    const xml = answer.body.toString('utf8');
+    return [answer.status, codeOf(answer.body), /<Message>([^<]+)</.exec(xml)?.[1], /<HeadersNotSigned>([^<]+)</.exec(xml)?.[1]];
+  };
+
+  it('refuses an x-amz-copy-source added to a presigned PUT (403 AccessDenied, HeadersNotSigned), and copies nothing', async () => {
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'private/source', Body: Buffer.from('another object') }));
+    const url = await presignedPut('fw/copy-target', image);
+
+    // The signed bytes, so that every signed check passes: the added header would make it a CopyObject.
+    const copy = await send('PUT', url, { 'x-amz-checksum-sha256': sha256(image), 'x-amz-copy-source': `/${BUCKET}/private/source` }, image);
+
+    expect(notSigned(copy)).toEqual([403, 'AccessDenied', 'There were headers present in the request which were not signed', 'x-amz-copy-source']);
+    expect(await headObjectOf('fw/copy-target')).toBe(404);
+  });
+
+  it('refuses other x-amz-* headers added to a presigned PUT of the right bytes (metadata, tagging, storage class), naming each, and stores nothing', async () => {
+    const url = await presignedPut('fw/extra-headers', image);
+
+    const put = await send(
+      'PUT',
+      url,
+      { 'x-amz-checksum-sha256': sha256(image), 'x-amz-meta-owner': 'attacker', 'X-Amz-Tagging': 'a=b', 'x-amz-storage-class': 'GLACIER' },
+      image,
+    );
+
+    expect(notSigned(put)).toEqual([
+      403,
+      'AccessDenied',
+      'There were headers present in the request which were not signed',
+      'x-amz-meta-owner, x-amz-tagging, x-amz-storage-class',
+    ]);
+    expect(await headObjectOf('fw/extra-headers')).toBe(404);
+  });
+
+  it('refuses an x-amz-* header added to a presigned GET, and still takes x-amz-content-sha256 unsigned, as S3 does', async () => {
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'fw/get-headers', Body: image }));
+    const url = await getSignedUrl(client, new GetObjectCommand({ Bucket: BUCKET, Key: 'fw/get-headers' }), { expiresIn: 600 });
+
+    const extra = await send('GET', url, { 'x-amz-server-side-encryption-customer-algorithm': 'AES256' });
+    const payloadHash = await send('GET', url, { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' });
+    const plain = await send('GET', url, { 'user-agent': 'curl/8', 'x-amzn-trace-id': 'Root=1-abc' });
+
+    expect(notSigned(extra)).toEqual([
+      403,
+      'AccessDenied',
+      'There were headers present in the request which were not signed',
+      'x-amz-server-side-encryption-customer-algorithm',
+    ]);
+    expect([payloadHash.status, plain.status]).toEqual([200, 200]);
+  });
+});
+
 describe('the local S3: other checks and uses', () => {
   it('refuses a wrong Content-MD5 (400 BadDigest) and one that is no MD5 (400 InvalidDigest)', async () => {
     const body = Buffer.from('checked');
