@@ -1,6 +1,16 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Grant } from 'aws-cdk-lib/aws-iam';
-import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods, ObjectOwnership, type CfnBucket } from 'aws-cdk-lib/aws-s3';
+import {
+  BlockPublicAccess,
+  Bucket,
+  BucketEncryption,
+  HttpMethods,
+  ObjectOwnership,
+  PartitionDateSource,
+  TargetObjectKeyFormat,
+  type CfnBucket,
+} from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { BUCKETS, type BucketAccess, type BucketDefinition, type BucketName } from '../../lambdas/buckets';
 import { pascalCase } from '../names';
@@ -14,6 +24,9 @@ export interface BucketsProps {
   /** @default BUCKETS of lambdas/buckets.ts, the same rows the local runtimes use */
   readonly definitions?: Readonly<Record<BucketName, BucketDefinition>>;
 }
+
+/** Days S3 keeps the data buckets' server access logs before its lifecycle deletes them. */
+export const ACCESS_LOG_RETENTION_DAYS = 365;
 
 /**
  * The S3 actions of each kind of access, on the objects and on the bucket. HeadObject is
@@ -35,20 +48,56 @@ export const BUCKET_ACTIONS: Readonly<Record<BucketAccess, { objects: readonly s
 /**
  * The stack's S3 buckets, built from the bucket table that the local runtimes also read: private
  * (every public access blocked, ACLs off), encrypted with S3's managed keys, TLS only, no
- * versioning (a firmware image is replaced only by the same bytes: DESIGN §11; an export is
- * written once), unfinished uploads aborted and objects expired after their definition's days,
- * CORS for the console's origin only, and retained by default like the other data resources. `grant` gives a handler exactly its kind of access and the bucket's
- * name in its variable.
+ * versioning (a firmware image is written once, at its registration's own key: DESIGN §11; an
+ * export is written once), unfinished uploads aborted and objects expired after their
+ * definition's days, CORS for the console's origin only, and retained by default like the other
+ * data resources. Every request to them, presigned uploads and downloads included, is recorded
+ * by S3 server access logging in `accessLogs` (docs/security.md). `grant` gives a handler exactly
+ * its kind of access and the bucket's name in its variable.
  */
 export class Buckets extends Construct {
   readonly buckets: Readonly<Record<BucketName, Bucket>>;
+  /**
+   * Where S3 writes the data buckets' server access logs, under `<bucket name>/` then
+   * `<account>/<region>/<bucket>/<yyyy>/<mm>/<dd>/` (partitioned by the requests' time): one line
+   * per request, with the requester (the role that signed a presigned URL), its source IP, the
+   * operation, key, status, bytes and user agent. Kept ACCESS_LOG_RETENTION_DAYS days. Only S3's
+   * logging service writes there (the bucket policy CDK adds names it, for these buckets of this
+   * account); no function of the stack has any access to it.
+   * https://docs.aws.amazon.com/AmazonS3/latest/userguide/ServerLogs.html
+   */
+  readonly accessLogs: Bucket;
   private readonly definitions: Readonly<Record<BucketName, BucketDefinition>>;
 
   constructor(scope: Construct, id: string, props: BucketsProps) {
     super(scope, id);
     this.definitions = props.definitions ?? BUCKETS;
+    // S3 delivers the logs as its logging service, which the log bucket's policy admits (for these
+    // buckets of this account only), not by the log-delivery group's ACL: ACLs stay off
+    // (BucketOwnerEnforced). Set here, for the buckets below, whatever the app's feature flags.
+    // https://docs.aws.amazon.com/AmazonS3/latest/userguide/enable-server-access-logging.html#grant-log-delivery-permissions-general
+    this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
+    // Server access logs go only to a bucket encrypted with S3's managed keys (SSE-S3), never SSE-KMS.
+    // https://docs.aws.amazon.com/AmazonS3/latest/userguide/enable-server-access-logging.html
+    this.accessLogs = new Bucket(this, 'AccessLogs', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      versioned: false,
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+      lifecycleRules: [{ id: 'expire-logs', expiration: Duration.days(ACCESS_LOG_RETENTION_DAYS) }],
+    });
+    Validations.of(this.accessLogs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason:
+        'This is the log bucket: it receives the server access logs of the firmware and exports buckets. Logging it into itself would log each delivery of logs (a loop AWS advises against), and into another bucket would need that one logged in turn. Only S3’s logging service writes to it, and no function of the stack is granted access to it.',
+    });
     const build = (definition: BucketDefinition) => {
       const bucket = new Bucket(this, pascalCase(definition.name.replace(/^fleetstream-/, '')), {
+        serverAccessLogsBucket: this.accessLogs,
+        serverAccessLogsPrefix: `${definition.name}/`,
+        targetObjectKeyFormat: TargetObjectKeyFormat.partitionedPrefix(PartitionDateSource.EVENT_TIME),
         blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
         objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
         encryption: BucketEncryption.S3_MANAGED,
@@ -72,11 +121,6 @@ export class Buckets extends Construct {
               ],
             }
           : {}),
-      });
-      Validations.of(bucket).acknowledge({
-        id: 'AwsSolutions-S1',
-        reason:
-          'Every object is written and read through presigned URLs that the stack’s functions sign and log; S3 server access logs would need a logging bucket of their own for what those logs already say. CloudTrail data events can be turned on per account without changing the stack.',
       });
       return bucket;
     };

@@ -127,6 +127,8 @@ const COMMON_PINS: Record<string, { type: string; props: Record<string, unknown>
   BucketsFirmware892A229B: { type: 'AWS::S3::Bucket', props: { BucketName: undefined } },
   // Data exports: a replaced bucket is a new, empty one, and every ready export's file is gone.
   BucketsExportsEFF3E371: { type: 'AWS::S3::Bucket', props: { BucketName: undefined } },
+  // The data buckets' server access logs: a replaced bucket is a new, empty one, and the logs kept so far are left in the old one.
+  BucketsAccessLogsA5F88218: { type: 'AWS::S3::Bucket', props: { BucketName: undefined } },
 };
 const PINS: Record<TimeseriesBackend, typeof COMMON_PINS> = {
   dynamodb: { ...COMMON_PINS, TimeseriesTable945BC126: { type: 'AWS::DynamoDB::Table', props: PK_SK } },
