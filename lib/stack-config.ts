@@ -12,10 +12,19 @@ export interface FleetstreamConfig {
   readonly removalPolicy: RemovalPolicy;
   /** How long API Gateway reuses an authorizer answer; a revoked key keeps working this long. */
   readonly authorizerCacheTtl: Duration;
-  /** Stage-wide steady request rate, per second. */
+  /**
+   * The management API's method throttle (the stage's default method settings, `/*\/*`): each of
+   * its methods' steady rate, per second, and burst, in requests.
+   */
   readonly throttleRateLimit: number;
-  /** Stage-wide burst, in requests. */
   readonly throttleBurstLimit: number;
+  /** The device door's method throttle (each `/device/...` method's own settings): steady rate per second, and burst. */
+  readonly deviceThrottleRateLimit: number;
+  readonly deviceThrottleBurstLimit: number;
+  /** The WAF web ACL's per-IP rate rule: requests one address may send in `firewallWindowSeconds` before it is blocked (403). */
+  readonly firewallIpRateLimit: number;
+  /** The rule's evaluation window, in seconds (WAF takes 60, 120, 300 or 600). */
+  readonly firewallWindowSeconds: number;
   /** Retention of the Lambda and API access log groups. */
   readonly logRetention: RetentionDays;
   readonly timeseries: TimeseriesBackend;
@@ -32,8 +41,15 @@ export interface FleetstreamConfig {
 export const CONTEXT_DEFAULTS = {
   removalPolicy: 'retain',
   authorizerCacheTtlSeconds: 30,
+  /** Each management API method's throttle (the stage's default method settings). */
   throttleRateLimit: 500,
   throttleBurstLimit: 1000,
+  /** Each device door method's throttle (`/device/...`), apart from the management API's. */
+  deviceThrottleRateLimit: 1000,
+  deviceThrottleBurstLimit: 2000,
+  /** The WAF's per-IP rate: 6,000 requests a minute (100 a second on average, one key's default rate). */
+  firewallIpRateLimit: 6000,
+  firewallWindowSeconds: 60,
   logRetentionDays: 30,
   timeseries: 'dynamodb',
   timestreamMemoryRetentionHours: 24,
@@ -50,6 +66,9 @@ const TIMESERIES_BACKENDS: readonly TimeseriesBackend[] = ['dynamodb', 'timestre
 const RETENTION_DAYS = new Set<number>(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
 // API Gateway caps the authorizer result cache at one hour.
 const MAX_AUTHORIZER_CACHE_TTL_SECONDS = 3600;
+// A WAF rate-based rule's bounds: https://docs.aws.amazon.com/waf/latest/developerguide/waf-rule-statement-type-rate-based-high-level-settings.html
+const WAF_RATE_LIMITS = { min: 10, max: 2_000_000_000 };
+const WAF_WINDOWS_SECONDS = [60, 120, 300, 600];
 
 const invalid = (key: ContextKey, value: unknown, expected: string) => new Error(`Context ${key}=${JSON.stringify(value)} is invalid: expected ${expected}.`);
 
@@ -73,6 +92,10 @@ export const configFromContext = (node: Node): FleetstreamConfig => {
     return choices[value];
   };
 
+  const firewallWindowSeconds = integer('firewallWindowSeconds', 60, 600);
+  if (!WAF_WINDOWS_SECONDS.includes(firewallWindowSeconds)) {
+    throw invalid('firewallWindowSeconds', firewallWindowSeconds, `a WAF evaluation window (${WAF_WINDOWS_SECONDS.join(', ')})`);
+  }
   const logRetentionDays = integer('logRetentionDays', 1, 3653);
   if (!RETENTION_DAYS.has(logRetentionDays)) {
     throw invalid('logRetentionDays', logRetentionDays, `a CloudWatch Logs retention period (${[...RETENTION_DAYS].join(', ')})`);
@@ -101,6 +124,10 @@ export const configFromContext = (node: Node): FleetstreamConfig => {
     authorizerCacheTtl: Duration.seconds(integer('authorizerCacheTtlSeconds', 0, MAX_AUTHORIZER_CACHE_TTL_SECONDS)),
     throttleRateLimit: integer('throttleRateLimit', 1, 10_000),
     throttleBurstLimit: integer('throttleBurstLimit', 0, 5_000),
+    deviceThrottleRateLimit: integer('deviceThrottleRateLimit', 1, 10_000),
+    deviceThrottleBurstLimit: integer('deviceThrottleBurstLimit', 0, 5_000),
+    firewallIpRateLimit: integer('firewallIpRateLimit', WAF_RATE_LIMITS.min, WAF_RATE_LIMITS.max),
+    firewallWindowSeconds,
     logRetention: logRetentionDays as RetentionDays,
     timeseries: oneOf('timeseries', Object.fromEntries(TIMESERIES_BACKENDS.map((b) => [b, b]))),
     // Timestream's limits: https://docs.aws.amazon.com/timestream/latest/developerguide/ts-limits.html

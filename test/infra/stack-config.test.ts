@@ -12,6 +12,10 @@ describe('configFromContext', () => {
       removalPolicy: RemovalPolicy.RETAIN,
       throttleRateLimit: 500,
       throttleBurstLimit: 1000,
+      deviceThrottleRateLimit: 1000,
+      deviceThrottleBurstLimit: 2000,
+      firewallIpRateLimit: 6000,
+      firewallWindowSeconds: 60,
       logRetention: RetentionDays.ONE_MONTH,
       timeseries: 'dynamodb',
     });
@@ -35,6 +39,10 @@ describe('configFromContext', () => {
       authorizerCacheTtlSeconds: '0',
       throttleRateLimit: '20',
       throttleBurstLimit: '40',
+      deviceThrottleRateLimit: '30',
+      deviceThrottleBurstLimit: '60',
+      firewallIpRateLimit: '100',
+      firewallWindowSeconds: '300',
       logRetentionDays: '7',
       timeseries: 'timestream',
     });
@@ -42,6 +50,10 @@ describe('configFromContext', () => {
       removalPolicy: RemovalPolicy.DESTROY,
       throttleRateLimit: 20,
       throttleBurstLimit: 40,
+      deviceThrottleRateLimit: 30,
+      deviceThrottleBurstLimit: 60,
+      firewallIpRateLimit: 100,
+      firewallWindowSeconds: 300,
       logRetention: RetentionDays.ONE_WEEK,
       timeseries: 'timestream',
     });
@@ -54,6 +66,11 @@ describe('configFromContext', () => {
     ['authorizerCacheTtlSeconds', 'thirty'],
     ['throttleRateLimit', '0'],
     ['throttleBurstLimit', '1.5'],
+    ['deviceThrottleRateLimit', '0'],
+    ['deviceThrottleBurstLimit', '5001'],
+    // WAF's rate-based rules: a limit of at least 10, a window of 60, 120, 300 or 600 s.
+    ['firewallIpRateLimit', '9'],
+    ['firewallWindowSeconds', '90'],
     ['logRetentionDays', '31'],
     ['timeseries', 'influx'],
     // S3 takes a presigned URL for at most a week.
