@@ -293,6 +293,10 @@ export class FleetstreamStack extends Stack {
       authorizerCacheTtl: config.authorizerCacheTtl,
       throttleRateLimit: config.throttleRateLimit,
       throttleBurstLimit: config.throttleBurstLimit,
+      deviceThrottleRateLimit: config.deviceThrottleRateLimit,
+      deviceThrottleBurstLimit: config.deviceThrottleBurstLimit,
+      firewallIpRateLimit: config.firewallIpRateLimit,
+      firewallWindowSeconds: config.firewallWindowSeconds,
       logRetention: config.logRetention,
       logRemovalPolicy: config.removalPolicy,
     });

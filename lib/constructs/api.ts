@@ -20,6 +20,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { DEVICE_TOKEN_FIELD, REFUSAL_CONTEXT_KEY, type Route, type RouteAuth, type RouteHandler } from '../../lambdas/routes';
 import { pascalCase } from '../names';
+import { ApiFirewall } from './api-firewall';
 
 /** The stage, and so the version segment of `base_url`. */
 export const API_STAGE = 'v3';
@@ -67,14 +68,22 @@ export const GATEWAY_ERRORS: readonly GatewayError[] = [
   },
   // An unknown route or method: API Gateway reports it as a missing authentication token.
   { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, status: 404, code: 'not_found', message: JSON.stringify('No such route.') },
-  // The stage's throttle (throttleRateLimit, throttleBurstLimit): the API's own rate, which every
-  // caller shares. A token comes back every 1/rate s, so a second is always enough to wait.
+  // A method's throttle (the management API's or the device door's, ApiProps): the rate of that
+  // method, which its callers share. A token comes back every 1/rate s, so a second is always enough to wait.
   {
     type: ResponseType.THROTTLED,
     status: 429,
     code: 'rate_limited',
     message: JSON.stringify('Too many requests for the API; retry after Retry-After seconds.'),
     headers: { 'Retry-After': '1' },
+  },
+  // The web ACL's per-IP rate rule blocked the caller's address (lib/constructs/api-firewall.ts):
+  // WAF lifts the block once the address's requests over its window fall under the limit.
+  {
+    type: ResponseType.WAF_FILTERED,
+    status: 403,
+    code: 'forbidden',
+    message: JSON.stringify('Blocked by the API’s firewall: too many requests from this address; retry later.'),
   },
   { type: ResponseType.REQUEST_TOO_LARGE, status: 413, code: 'payload_too_large', message: JSON.stringify('The request is larger than 10 MB.') },
   { type: ResponseType.DEFAULT_4XX, code: 'bad_request', message: '$context.error.messageString' },
@@ -94,8 +103,15 @@ export interface ApiProps {
   /** The REQUEST authorizer Lambda for each kind of `auth` the table uses. */
   readonly authorizers: Partial<Record<AuthorizedBy, IFunction>>;
   readonly authorizerCacheTtl: Duration;
+  /** Each management API method's throttle (the stage's default method settings): rate per second and burst. */
   readonly throttleRateLimit: number;
   readonly throttleBurstLimit: number;
+  /** Each device door method's throttle (the routes with `auth: 'device'`, `/device/...`): rate per second and burst. */
+  readonly deviceThrottleRateLimit: number;
+  readonly deviceThrottleBurstLimit: number;
+  /** The web ACL's per-IP rate rule: requests one address may send in `firewallWindowSeconds`. */
+  readonly firewallIpRateLimit: number;
+  readonly firewallWindowSeconds: number;
   /** @default one month */
   readonly logRetention?: RetentionDays;
   /** Of the access log group. @default RETAIN */
@@ -108,6 +124,12 @@ export interface ApiProps {
   readonly corsOrigin?: string;
 }
 
+/** The door a route belongs to, whose method throttle it has: devices' (`auth: 'device'`), or the management API's. */
+export const throttleDoorOf = (route: Pick<Route, 'auth'>): 'device' | 'management' => (route.auth === 'device' ? 'device' : 'management');
+
+/** Every method's execution logs: errors only, and request and response bodies (and their keys) left out. */
+const EXECUTION_LOGS = { loggingLevel: MethodLoggingLevel.ERROR, dataTraceEnabled: false };
+
 /** The request headers the console sends to the API. */
 export const CORS_ALLOWED_HEADERS = ['Content-Type', 'Authorization', 'X-API-KEY'];
 
@@ -115,6 +137,11 @@ export const CORS_ALLOWED_HEADERS = ['Content-Type', 'Authorization', 'X-API-KEY
  * The REST API, stage `v3`, built only from the route table: one method per row, a Lambda proxy
  * integration to the row's handler (streamed when the row says so), and the row's authorizer.
  * API Gateway's own errors answer in the API's JSON envelope.
+ *
+ * Throttling, outermost first: a WAF web ACL with a per-IP rate (ApiFirewall), then each method's
+ * throttle, the device door's methods apart from the management API's (the stage's default),
+ * so that a flood on one door never spends the other's; then the authorizers, and in the
+ * handlers the rate per key and the quotas (docs/limits.md).
  */
 export class Api extends Construct {
   readonly restApi: RestApi;
@@ -124,6 +151,8 @@ export class Api extends Construct {
   readonly authorizers: ReadonlyMap<AuthorizedBy, RequestAuthorizer>;
   /** The stage's access log (one JSON line per request). */
   readonly accessLogs: LogGroup;
+  /** The WAF web ACL in front of the stage. */
+  readonly firewall: ApiFirewall;
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
@@ -139,11 +168,21 @@ export class Api extends Construct {
       cloudWatchRole: true,
       deployOptions: {
         stageName: API_STAGE,
+        // The stage's default method settings (`/*\/*`): every method's, the management API's throttle.
         throttlingRateLimit: props.throttleRateLimit,
         throttlingBurstLimit: props.throttleBurstLimit,
-        loggingLevel: MethodLoggingLevel.ERROR,
-        // Request and response bodies (and their keys) stay out of the execution logs.
-        dataTraceEnabled: false,
+        ...EXECUTION_LOGS,
+        // API Gateway applies a stage's throttle to each method; a method setting of its own
+        // replaces the default for that method: the device door's.
+        // https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-request-throttling.html
+        methodOptions: Object.fromEntries(
+          props.routes
+            .filter((route) => throttleDoorOf(route) === 'device')
+            .map((route) => [
+              `${route.path}/${route.method}`,
+              { ...EXECUTION_LOGS, throttlingRateLimit: props.deviceThrottleRateLimit, throttlingBurstLimit: props.deviceThrottleBurstLimit },
+            ]),
+        ),
         accessLogDestination: new LogGroupLogDestination(accessLogs),
         accessLogFormat: AccessLogFormat.custom(
           JSON.stringify({
@@ -178,6 +217,7 @@ export class Api extends Construct {
     // RestApi adds an output of the stage URL with a trailing slash; the stack's ApiUrl replaces it.
     this.restApi.node.tryRemoveChild('Endpoint');
     const stage = this.restApi.deploymentStage;
+    this.firewall = new ApiFirewall(this, 'Firewall', { stage, ipRateLimit: props.firewallIpRateLimit, windowSeconds: props.firewallWindowSeconds });
     this.url = `https://${this.restApi.restApiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}/${stage.stageName}`;
 
     for (const error of GATEWAY_ERRORS) {
@@ -261,11 +301,6 @@ export class Api extends Construct {
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         reason:
           'The account-level role that lets API Gateway write access and execution logs; AWS maintains this service-role policy for exactly that purpose.',
-      },
-      {
-        id: 'AwsSolutions-APIG3',
-        reason:
-          'Stage throttling and authorizers guard the API; a WAF web ACL is an account-level choice with its own cost and can be associated with the stage without changing this stack.',
       },
     );
   }

@@ -1,5 +1,5 @@
 import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Route, RouteHandler } from '../../lambdas/routes';
 import { Api, type ApiProps } from '../../lib/constructs/api';
@@ -32,6 +32,10 @@ const synth = (routes: readonly Route[], withDeviceAuthorizer = true) => {
     authorizerCacheTtl: Duration.seconds(45),
     throttleRateLimit: 7,
     throttleBurstLimit: 9,
+    deviceThrottleRateLimit: 11,
+    deviceThrottleBurstLimit: 13,
+    firewallIpRateLimit: 123,
+    firewallWindowSeconds: 120,
     logRemovalPolicy: RemovalPolicy.DESTROY,
   });
   const template = Template.fromStack(stack);
@@ -87,11 +91,54 @@ describe('Api', () => {
     expect(permissions).toHaveLength(2);
   });
 
-  it('applies the throttling it is given to the whole stage', () => {
+  it('throttles each device door method with the device throttle, and every other method with the stage’s default', () => {
     const { template } = synth(FAKE_ROUTES);
-    template.hasResourceProperties('AWS::ApiGateway::Stage', {
-      MethodSettings: [Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 7, ThrottlingBurstLimit: 9 })],
-    });
+    const [stage] = Object.values(template.findResources('AWS::ApiGateway::Stage'));
+
+    // A method setting names its resource path with `/` written `~1`.
+    expect(stage.Properties.MethodSettings).toEqual([
+      { HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 7, ThrottlingBurstLimit: 9, LoggingLevel: 'ERROR', DataTraceEnabled: false },
+      {
+        HttpMethod: 'POST',
+        ResourcePath: '/~1device~1data',
+        ThrottlingRateLimit: 11,
+        ThrottlingBurstLimit: 13,
+        LoggingLevel: 'ERROR',
+        DataTraceEnabled: false,
+      },
+    ]);
+  });
+
+  it('puts a regional WAF web ACL in front of the stage, whose one rule blocks an address over its rate', () => {
+    const { template } = synth(FAKE_ROUTES);
+    const [[aclId, acl]] = Object.entries(template.findResources('AWS::WAFv2::WebACL'));
+
+    expect(acl.Properties).toMatchObject({ Scope: 'REGIONAL', DefaultAction: { Allow: {} } });
+    expect(acl.Properties.Rules).toEqual([
+      {
+        Name: 'PerIpRate',
+        Priority: 0,
+        Action: { Block: {} },
+        // IP: the connection's address; a FORWARDED_IP key would trust what the caller writes in a header.
+        Statement: { RateBasedStatement: { AggregateKeyType: 'IP', Limit: 123, EvaluationWindowSec: 120 } },
+        VisibilityConfig: { CloudWatchMetricsEnabled: true, SampledRequestsEnabled: true, MetricName: 'PerIpRate' },
+      },
+    ]);
+    const [association] = Object.values(template.findResources('AWS::WAFv2::WebACLAssociation'));
+    const [stageId] = Object.keys(template.findResources('AWS::ApiGateway::Stage'));
+    const [restApiId] = Object.keys(template.findResources('AWS::ApiGateway::RestApi'));
+    expect(association.Properties.WebACLArn).toEqual({ 'Fn::GetAtt': [aclId, 'Arn'] });
+    expect(mentions(association.Properties.ResourceArn, stageId)).toBe(true);
+    expect(mentions(association.Properties.ResourceArn, restApiId)).toBe(true);
+    expect(JSON.stringify(association.Properties.ResourceArn)).toMatch(/:apigateway:.*\/restapis\/.*\/stages\//);
+  });
+
+  it('answers a request the firewall blocked 403 forbidden, in the error envelope', () => {
+    const { template } = synth(FAKE_ROUTES);
+    const [filtered] = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: 'WAF_FILTERED' } }));
+
+    expect(filtered.Properties.StatusCode).toBe('403');
+    expect(JSON.parse(filtered.Properties.ResponseTemplates['application/json']).error.code).toBe('forbidden');
   });
 
   it('refuses a device route when no device authorizer is given', () => {
@@ -109,6 +156,10 @@ describe('Api', () => {
           authorizerCacheTtl: Duration.seconds(30),
           throttleRateLimit: 1,
           throttleBurstLimit: 1,
+          deviceThrottleRateLimit: 1,
+          deviceThrottleBurstLimit: 1,
+          firewallIpRateLimit: 10,
+          firewallWindowSeconds: 60,
         }),
     ).toThrow(/handler 'timeseries', which has no Lambda/);
   });

@@ -333,7 +333,7 @@ describe('stage', () => {
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: 'v3',
       AccessLogSetting: { DestinationArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('AccessLogs'), 'Arn'] }, Format: Match.stringLikeRegexp('requestId') },
-      MethodSettings: [
+      MethodSettings: Match.arrayWith([
         Match.objectLike({
           HttpMethod: '*',
           ResourcePath: '/*',
@@ -342,8 +342,34 @@ describe('stage', () => {
           LoggingLevel: 'ERROR',
           DataTraceEnabled: false,
         }),
-      ],
+      ]),
     });
+  });
+
+  it('throttles every method of the device door apart from the management API, with the default device throttle', () => {
+    const [stage] = Object.values(template.findResources('AWS::ApiGateway::Stage'));
+    const own = (stage.Properties.MethodSettings as Array<Record<string, unknown>>).filter((m) => m.ResourcePath !== '/*');
+    const deviceRoutes = ROUTES.filter((r) => r.path.startsWith('/device/'));
+
+    expect(deviceRoutes.length).toBeGreaterThan(0);
+    // `/~1device~1data` is /device/data: a leading slash, then the path with `/` written `~1`.
+    expect(own.map((m) => `${m.HttpMethod} ${String(m.ResourcePath).slice(1).replaceAll('~1', '/')}`).sort()).toEqual(
+      deviceRoutes.map((r) => `${r.method} ${r.path}`).sort(),
+    );
+    for (const setting of own)
+      expect(setting).toMatchObject({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000, LoggingLevel: 'ERROR', DataTraceEnabled: false });
+  });
+
+  it('has a WAF web ACL with a per-IP rate of 6,000 requests a minute, associated with the stage', () => {
+    const [[aclId, acl]] = Object.entries(template.findResources('AWS::WAFv2::WebACL'));
+    const [stageId] = Object.keys(template.findResources('AWS::ApiGateway::Stage'));
+
+    expect(acl.Properties.Rules.map((r: { Statement: unknown; Action: unknown }) => [r.Action, r.Statement])).toEqual([
+      [{ Block: {} }, { RateBasedStatement: { AggregateKeyType: 'IP', Limit: 6000, EvaluationWindowSec: 60 } }],
+    ]);
+    template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', { WebACLArn: { 'Fn::GetAtt': [aclId, 'Arn'] } });
+    const [association] = Object.values(template.findResources('AWS::WAFv2::WebACLAssociation'));
+    expect(mentions(association.Properties.ResourceArn, stageId)).toBe(true);
   });
 
   it('is a regional endpoint, since an edge-optimized one cuts idle streams after 30 s', () => {
