@@ -16,6 +16,7 @@ export type GatewayResponseType =
   | 'AUTHORIZER_FAILURE'
   | 'REQUEST_TOO_LARGE'
   | 'THROTTLED'
+  | 'WAF_FILTERED'
   | 'DEFAULT_4XX'
   | 'DEFAULT_5XX';
 

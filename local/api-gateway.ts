@@ -6,6 +6,7 @@ import { proxyEvent, proxyIntegration, requestHeaders, type ApiHandler } from '.
 import { answerClientError, continueUnlessOversize, PARSER_HEAD_BYTES, readBody, refuseOverLimits, refuseOversizeBody } from './api-gateway-limits';
 import { gatewayAnswer, gatewayError, type GatewayResponse, type GatewayResponseType } from './api-gateway-responses';
 import { compileRoute, findRoute, parseTarget, type GatewayRoute } from './api-gateway-routing';
+import { ipRateRule, methodThrottles, sourceAddress, type IpRateRule, type StageThrottle } from './api-gateway-throttling';
 import { installAwsLambdaGlobal } from './lambda-streaming';
 import { countGatewayRequest } from './request-counter';
 
@@ -13,31 +14,7 @@ export type { ApiHandler } from './api-gateway-integration';
 export type { Authorizer, GatewayAuthorizer } from './api-gateway-authorizers';
 export type { GatewayResponse, GatewayResponseType } from './api-gateway-responses';
 export type { GatewayRoute } from './api-gateway-routing';
-
-/** A stage's throttling (its method settings on `/*\/*`): requests per second, and the bucket's size. */
-export interface StageThrottle {
-  rateLimit: number;
-  burstLimit: number;
-}
-
-/**
- * API Gateway's throttling of a stage, a token bucket
- * (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-request-throttling.html):
- * it holds `burstLimit` requests and fills at `rateLimit` a second; a request finding it empty is
- * refused (429, the THROTTLED gateway response).
- */
-export const tokenBucket = ({ rateLimit, burstLimit }: StageThrottle, now: () => number = Date.now) => {
-  let tokens = burstLimit;
-  let at = now();
-  return () => {
-    const t = now();
-    tokens = Math.min(burstLimit, tokens + ((t - at) / 1000) * rateLimit);
-    at = t;
-    if (tokens < 1) return false;
-    tokens -= 1;
-    return true;
-  };
-};
+export type { IpRateRule, StageThrottle } from './api-gateway-throttling';
 
 export interface ApiGatewayOptions {
   port: number;
@@ -55,8 +32,16 @@ export interface ApiGatewayOptions {
    * for what it does not serve, which the gateway answers 404 as before.
    */
   outsideStage?: (req: IncomingMessage, res: ServerResponse) => boolean;
-  /** The stage's throttling, as the stack deploys it (lib/stack-config.ts; a template's stage settings). @default none */
+  /**
+   * The stage's default method throttle (its method settings on `/*\/*`), which each method not in
+   * `methodThrottles` has a bucket of: the management API's, as the stack deploys it
+   * (lib/stack-config.ts; a template's stage settings). @default none
+   */
   throttle?: StageThrottle;
+  /** Methods' own throttles, keyed `METHOD /path` (`* /path`: every method of the resource): the device door's. */
+  methodThrottles?: Readonly<Record<string, StageThrottle>>;
+  /** The WAF web ACL's per-IP rate rule in front of the stage. @default none */
+  firewall?: IpRateRule;
   /** Told each route (`METHOD /path`) whose integration a request reaches, authorized: what a run exercised. */
   onIntegration?: (route: string) => void;
 }
@@ -64,6 +49,14 @@ export interface ApiGatewayOptions {
 /** The route table as the gateway serves it. */
 export const routeTableRoutes = (): GatewayRoute[] =>
   ROUTES.map((r) => ({ method: r.method, path: r.path, handler: r.handler, auth: r.auth, stream: r.stream }));
+
+/**
+ * The route table's method throttles besides the stage's default: the device door's methods
+ * (`auth: 'device'`, `/device/...`), each with the device throttle, as the stack sets them
+ * (lib/constructs/api.ts `throttleDoorOf`).
+ */
+export const routeTableMethodThrottles = (device: StageThrottle): Record<string, StageThrottle> =>
+  Object.fromEntries(ROUTES.filter((r) => r.auth === 'device').map((r) => [`${r.method} ${r.path}`, device]));
 
 /** The header each route table authorizer reads (its identity source), and the answer when it is missing. */
 export const ROUTE_TABLE_IDENTITY: Record<Exclude<RouteAuth, 'none'>, { headers: readonly string[]; missing: string }> = {
@@ -73,12 +66,14 @@ export const ROUTE_TABLE_IDENTITY: Record<Exclude<RouteAuth, 'none'>, { headers:
 };
 
 /**
- * The gateway's request handler, phase by phase: the limits, the target's encoding, the stage and
- * the route, the throttle, the authorizer, the body, and the proxy integration.
+ * The gateway's request handler, phase by phase: the limits, the target's encoding, the stage,
+ * the firewall (WAF's per-IP rate), the route, the method's throttle, the authorizer, the body,
+ * and the proxy integration.
  */
 const requestHandler = (options: ApiGatewayOptions, stage: string) => {
   const routes = (options.routes ?? routeTableRoutes()).map(compileRoute);
-  const admitted = options.throttle ? tokenBucket(options.throttle) : () => true;
+  const passesFirewall = options.firewall ? ipRateRule(options.firewall) : () => true;
+  const admitted = methodThrottles(options.throttle, options.methodThrottles);
   const answer = gatewayAnswer(options.gatewayResponses);
   const authorize = requestAuthorizer(options.authorizers, stage, answer);
   const integrate = proxyIntegration(options.loadHandler, answer);
@@ -91,13 +86,18 @@ const requestHandler = (options: ApiGatewayOptions, stage: string) => {
     const path = fullPath.startsWith(`${prefix}/`) ? fullPath.slice(prefix.length) : undefined;
     const method = req.method ?? 'GET';
     if (path === undefined && fullPath !== prefix && options.outsideStage?.(req, res)) return;
+    // WAF sees every request to the stage before API Gateway routes or throttles it: a blocked
+    // address spends neither a method's throttle nor an authorizer's invocation.
+    if (!passesFirewall(sourceAddress(req))) {
+      return answer(res, 'WAF_FILTERED', 403, 'forbidden', 'Blocked by the API’s firewall: too many requests from this address; retry later.', requestId);
+    }
     const match = path === undefined ? undefined : findRoute(routes, method, path);
     if (!match || path === undefined) {
       return answer(res, 'MISSING_AUTHENTICATION_TOKEN', 404, 'not_found', `No route ${method} ${fullPath.slice(0, 256)}.`, requestId);
     }
     const { route, pathParameters } = match;
     // Throttling comes before the authorizer, as on API Gateway: a throttled request costs no invocation.
-    if (!admitted()) {
+    if (!admitted(route.method, route.path)) {
       return answer(res, 'THROTTLED', 429, 'rate_limited', 'Too many requests for the API; retry after Retry-After seconds.', requestId, {
         headers: { 'retry-after': '1' },
       });

@@ -1,3 +1,4 @@
+import type { IpRateRule, StageThrottle } from './api-gateway-throttling';
 import type { OutboxMessage } from './cognito-local';
 import type { QueueName } from '../lambdas/queues';
 import type { QueueOverrides } from './queues-engine';
@@ -68,8 +69,18 @@ export interface LocalRuntimeOptions {
   s3Port?: number;
   /** How long a firmware version's upload URL works, in seconds (FIRMWARE_UPLOAD_URL_TTL_SECONDS; an hour when absent). */
   firmwareUploadUrlTtlSeconds?: number;
-  /** The API stage's throttling (a token bucket); STAGE_THROTTLE, the stack's defaults, when absent. */
-  stageThrottle?: { rateLimit: number; burstLimit: number };
+  /**
+   * The stage's default method throttle, which each management API method has a bucket of (a
+   * token bucket); STAGE_THROTTLE, the stack's default, when absent.
+   */
+  stageThrottle?: StageThrottle;
+  /** Each device door method's throttle (`/device/...`); DEVICE_THROTTLE, the stack's default, when absent. */
+  deviceThrottle?: StageThrottle;
+  /**
+   * The WAF web ACL's per-IP rate (requests from one address in a window, the connection's address);
+   * FIREWALL, the stack's default, when absent.
+   */
+  firewall?: IpRateRule;
   /** Seconds a handler counts API requests before writing them to the usage (USAGE_FLUSH_SECONDS; 10 when absent, 0: every request). */
   usageFlushSeconds?: number;
   /** Seconds a container relies on a workspace's limits as read (LIMITS_CACHE_SECONDS; 60 when absent). */

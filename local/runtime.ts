@@ -13,7 +13,7 @@ import { SCHEDULES } from '../lambdas/schedules';
 import { REGISTRY_INDEXES, REGISTRY_TTL_ATTRIBUTE } from '../lambdas/stores/keys';
 import { TIMESERIES_TTL_ATTRIBUTE } from '../lambdas/stores/timeseries/keys';
 import { REGISTRY_STREAM, STREAM_DLQ_NAME } from '../lambdas/streams';
-import { ROUTE_TABLE_IDENTITY, routeTableRoutes, startApiGateway } from './api-gateway';
+import { ROUTE_TABLE_IDENTITY, routeTableMethodThrottles, routeTableRoutes, startApiGateway } from './api-gateway';
 import { bootstrap, ensureFirstUser } from './bootstrap';
 import { type CognitoTrigger, type LocalCognito, startLocalCognito } from './cognito-local';
 import { consoleSite } from './console-site';
@@ -32,8 +32,12 @@ import { type SqsHandler, type SqsPoller, startSqsPoller } from './sqs-poller';
 export { bootstrap, ensureFirstUser } from './bootstrap';
 export type { Bootstrap, InProcessRuntime, InProcessRuntimeOptions, LocalRuntime, LocalRuntimeOptions } from './runtime-types';
 
-/** API Gateway's throttling of the stage as the stack deploys it by default (throttleRateLimit, throttleBurstLimit). */
+/** The stage's default method throttle, the management API's, as the stack deploys it by default (throttleRateLimit, throttleBurstLimit). */
 export const STAGE_THROTTLE = { rateLimit: 500, burstLimit: 1000 };
+/** Each device door method's throttle as the stack deploys it by default (deviceThrottleRateLimit, deviceThrottleBurstLimit). */
+export const DEVICE_THROTTLE = { rateLimit: 1000, burstLimit: 2000 };
+/** The WAF web ACL's per-IP rate as the stack deploys it by default (firewallIpRateLimit, firewallWindowSeconds). */
+export const FIREWALL = { limit: 6000, windowSeconds: 60 };
 /** The console's build output (console-ui's `npm run console:build`). */
 export const CONSOLE_DIST = join(dirname(fileURLToPath(import.meta.url)), '..', 'console', 'dist');
 
@@ -320,8 +324,9 @@ const startRegistryStream = async ({ options, log, stops }: Start): Promise<stri
 
 /**
  * The API Gateway emulator on the held API port: the route table's routes, each handler loaded on
- * its first request, the two authorizers, the stage's throttling, and the console's files and
- * `config.json` outside the stage.
+ * its first request, the two authorizers, the firewall's per-IP rate and the method throttles
+ * (the device door's apart from the management API's), and the console's files and `config.json`
+ * outside the stage.
  */
 const startGateway = async ({ options, log, stops }: Start, api: Held, cognito: LocalCognito) => {
   const handlers = new Map<RouteHandler, Promise<never>>();
@@ -350,8 +355,10 @@ const startGateway = async ({ options, log, stops }: Start, api: Held, cognito: 
   await api.release();
   const server: Server = await startApiGateway({
     port,
-    // The stage's throttling of a stack deployed with the defaults (lib/stack-config.ts).
+    // The firewall and throttles of a stack deployed with the defaults (lib/stack-config.ts).
+    firewall: options.firewall ?? FIREWALL,
     throttle: options.stageThrottle ?? STAGE_THROTTLE,
+    methodThrottles: routeTableMethodThrottles(options.deviceThrottle ?? DEVICE_THROTTLE),
     routes: routeTableRoutes(),
     loadHandler: (name) => loadHandler(name as RouteHandler),
     authorizers,
