@@ -7,6 +7,7 @@ import { localAwsLambda, type ResponseStream } from '../lambda-streaming';
 import { holdPort } from '../ports';
 import type { ConsoleDeployment } from './buckets';
 import type { MayInvoke } from './policies';
+import { firewallOf, stageThrottlesOf } from './api-throttling';
 import { ACCOUNT, API_ID, type RunContext } from './run-context';
 import { functionsIn, resourcesOfType, targetOf, type AssemblyStack, type CfnResource } from './template';
 
@@ -121,25 +122,29 @@ const gatewayResponsesOf = ({ template, resolve }: RunContext): Partial<Record<G
   return gatewayResponses;
 };
 
-/** Starts the gateway on the held port: the API's routes, and outside its stage the console the template deploys. */
+/**
+ * Starts the gateway on the held port: the API's routes behind the stage's web ACL and method
+ * throttles, and outside its stage the console the template deploys.
+ */
 export const startGateway = async (
-  { options, stops, lambdas, routesServed }: RunContext,
+  run: RunContext,
   { held, port, stage, stageName }: ApiAddress,
   api: ApiPlan,
   { consoleBucket, consoleConfig }: ConsoleDeployment,
   cognito: LocalCognito | undefined,
 ): Promise<void> => {
+  const { options, stops, lambdas, routesServed } = run;
   await held.release();
-  // The stage's throttling, as its method settings on every resource and method say.
-  const everything = ((stage?.Properties?.MethodSettings ?? []) as Array<Record<string, unknown>>).find((m) => m.ResourcePath === '/*' && m.HttpMethod === '*');
-  const throttle =
-    typeof everything?.ThrottlingRateLimit === 'number' && typeof everything?.ThrottlingBurstLimit === 'number'
-      ? { rateLimit: everything.ThrottlingRateLimit, burstLimit: everything.ThrottlingBurstLimit }
-      : undefined;
+  // The stage's throttles, as its method settings say, and the per-IP rate of its web ACL.
+  const { throttle, methodThrottles } = stageThrottlesOf(stage);
+  const stageId = resourcesOfType(run.template, 'AWS::ApiGateway::Stage').find(([, resource]) => resource === stage)?.[0];
+  const firewall = firewallOf(run.template, stageId, run.log);
   const server: Server = await startApiGateway({
     port,
     stage: stageName,
+    firewall,
     throttle,
+    methodThrottles,
     outsideStage:
       consoleConfig &&
       consoleSite({
