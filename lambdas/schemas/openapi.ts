@@ -75,6 +75,11 @@ export const errorAnswersOf = (route: Route, op: Operation) => ({
         ),
       }
     : {}),
+  // The stage's web ACL (lib/constructs/api-firewall.ts), before any route or credential: every operation.
+  '403': errorAnswer(
+    403,
+    'The API’s firewall blocked the caller’s address: more requests from it than its per-IP rate allows (firewallIpRateLimit in firewallWindowSeconds; see docs/limits.md). Retry once the address has slowed down',
+  ),
   ...(op.notFound || op.path || route.auth === 'device'
     ? { '404': errorAnswer(404, op.notFound ?? 'No such resource, or not in the caller’s account (any well-formed ID that is not the caller’s)') }
     : {}),

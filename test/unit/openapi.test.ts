@@ -66,6 +66,7 @@ describe('OpenAPI statuses', () => {
       String(op.status ?? 200),
       '400',
       ...(route.auth === 'none' ? [] : ['401']),
+      '403', // the firewall's, in front of every route
       ...(route.path.includes('{') || route.auth === 'device' ? ['404'] : []),
       ...(CONFLICTS.has(operationId) ? ['409'] : []),
       '413',
@@ -79,16 +80,17 @@ describe('OpenAPI statuses', () => {
     expect(Object.keys(documented.responses).sort()).toEqual(expected.sort());
   });
 
-  it('documents no 403: no authorizer answers Deny but for a refused device token, which the gateway answers 401', () => {
-    const statuses = operations.flatMap(([, , documented]) => Object.keys(documented.responses));
-
-    expect(statuses).not.toContain('403');
+  it('documents 403 on every operation, the firewall’s, and no other: no authorizer answers Deny but for a refused device token, a 401', () => {
+    for (const [, , documented] of operations) {
+      expect(documented.responses['403'].description).toMatch(/^The API’s firewall blocked the caller’s address/);
+    }
   });
 
   it.each(operations)('%s answers every error in the error envelope, with the code of its status', (operationId, _route, documented) => {
     const codes: Record<string, string[]> = {
       400: ['validation_error', 'bad_request'],
       401: ['unauthorized'],
+      403: ['forbidden'],
       404: ['not_found'],
       409: ['conflict'],
       413: ['payload_too_large'],
