@@ -2,13 +2,17 @@
  * THE price table of the cost model (`npm run cost`): AWS list prices in one region, US East
  * (N. Virginia) `us-east-1`, on-demand, first pricing tier, no free tier. Taken from AWS's public
  * pricing pages as they stood in 2025 (API Gateway, Lambda, SQS, DynamoDB after the on-demand price
- * cut of 2024-11-01, IoT Core, Timestream for LiveAnalytics, data transfer); not re-read from this
+ * cut of 2024-11-01, IoT Core, Timestream for LiveAnalytics, WAF, data transfer); not re-read from this
  * machine, which reaches no AWS site. Check them before you rely on a figure.
  */
 export const PRICES = {
   region: 'us-east-1',
   asOf: '2025 (AWS pricing pages; DynamoDB on-demand after its 2024-11-01 price cut)',
   apiGatewayRestPerMillion: 3.5,
+  /** AWS WAF: a web ACL and a rule, each a month; and the requests it inspects. */
+  wafWebAclPerMonth: 5.0,
+  wafRulePerMonth: 1.0,
+  wafPerMillionRequests: 0.6,
   lambdaRequestsPerMillion: 0.2,
   /** arm64 */
   lambdaPerGbSecond: 0.0000133334,

@@ -99,7 +99,14 @@ export const fleetstreamCost = (rows: Row[], input: CostInput): CostLine[] => {
   const of = (service: string, operations?: Set<string> | string) =>
     rows.filter((r) => r.service === service && (!operations || (typeof operations === 'string' ? r.operation === operations : operations.has(r.operation))));
   const lines: CostLine[] = [];
-  lines.push(line('API Gateway', 'REST requests (device API)', sum(of('API Gateway'), 'requests') * thousands, PRICES.apiGatewayRestPerMillion / 1e6));
+  const apiRequests = sum(of('API Gateway'), 'requests') * thousands;
+  lines.push(line('API Gateway', 'REST requests (device API)', apiRequests, PRICES.apiGatewayRestPerMillion / 1e6));
+  // The HTTPS door is behind the stage's WAF web ACL (lib/constructs/api-firewall.ts): every request
+  // inspected, and the web ACL with its one rule a month. The MQTT door does not pass through it.
+  if (apiRequests > 0) {
+    lines.push(line('WAF', 'requests inspected (device API)', apiRequests, PRICES.wafPerMillionRequests / 1e6));
+    lines.push(line('WAF', 'web ACL and its per-IP rule (fixed, months)', 1, PRICES.wafWebAclPerMonth + PRICES.wafRulePerMonth));
+  }
   const lambda = of('Lambda');
   lines.push(line('Lambda', 'invocations', sum(lambda, 'requests') * thousands, PRICES.lambdaRequestsPerMillion / 1e6));
   lines.push(
