@@ -33,6 +33,11 @@ export const OPERATOR_METRICS = [
     graph: 'Refusals and throttles',
     description: 'Requests refused by a workspace’s quota or a device’s daily points (429 quota_exceeded)',
   },
+  {
+    name: 'DeviceAuthenticationFailures',
+    graph: 'Refusals and throttles',
+    description: 'Device tokens refused at either door (HTTPS device authorizer, MQTT custom authorizer), one per attempt, forged or not',
+  },
   { name: 'Throttled', graph: 'Refusals and throttles', description: 'Requests answered 429 throttled: a store (DynamoDB, SQS) throttling the handler' },
   {
     name: 'RolloutStateChanges',

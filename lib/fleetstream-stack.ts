@@ -148,8 +148,9 @@ export class FleetstreamStack extends Stack {
     // How long a firmware version's presigned upload URL works (-c firmwareUploadUrlTtlSeconds=…).
     this.routeHandlers.get('firmwares')?.addEnvironment('FIRMWARE_UPLOAD_URL_TTL_SECONDS', String(config.firmwareUploadUrlTtl.toSeconds()));
 
-    // An authorizer only looks its credential up: GetItem and nothing else. The device authorizer
-    // exists once a route of the table uses it.
+    // An authorizer looks its credential up (GetItem); the device authorizer also claims a device's
+    // one sampled authentication event of a minute for unverified tokens (a conditional UpdateItem).
+    // The device authorizer exists once a route of the table uses it.
     const authorizerSources: Record<AuthorizedBy, string> = { 'api-key': 'authorizer', device: 'device-authorizer' };
     const usedAuths = [...new Set(ROUTES.map((r) => r.auth))].filter((a): a is AuthorizedBy => a !== 'none');
     this.authorizerFunctions = new Map(
@@ -159,20 +160,21 @@ export class FleetstreamStack extends Stack {
           description: `Fleetstream ${auth} authorizer`,
           ...logs,
         });
-        fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'get-item');
+        fn.bindTable(this.registry.table, REGISTRY_TABLE_ENV, auth === 'device' ? 'get-update' : 'get-item');
         // API Gateway's cache is off for an authorizer without identity sources (lib/constructs/api.ts): it caches itself.
         if (!IDENTITY_HEADERS[auth].length) fn.addEnvironment('AUTHORIZER_CACHE_TTL_SECONDS', String(config.authorizerCacheTtl.toSeconds()));
         return [auth, fn] as const;
       }),
     );
 
-    // The MQTT door's custom authorizer looks the device's identity up, as the device authorizer does.
+    // The MQTT door's custom authorizer looks the device's identity up and samples unverified
+    // tokens' events, as the device authorizer does.
     this.mqttAuthorizer = new HandlerFunction(this, 'MqttAuthorizerHandler', {
       source: 'mqtt-authorizer',
       description: 'Fleetstream MQTT custom authorizer (IoT Core)',
       ...logs,
     });
-    this.mqttAuthorizer.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'get-item');
+    this.mqttAuthorizer.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'get-update');
 
     // Queues and their consumers come from the same table as the local runtime's; producers are
     // granted SendMessage on the queues they feed.

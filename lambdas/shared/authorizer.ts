@@ -3,6 +3,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } fro
 import { REFUSAL_CONTEXT_KEY } from '../routes';
 import { AppError } from './errors';
 import { logger } from './logger';
+import { publishMetrics } from './metrics';
 
 export interface AuthorizerOptions<C extends object> {
   /** The request header carrying the credential (lowercase). */
@@ -76,6 +77,8 @@ export const requestAuthorizer = <C extends object>({ header, allow, authenticat
         throw new Error('Unauthorized'); // the exact message API Gateway turns into a 401
       }
       throw error;
+    } finally {
+      publishMetrics(); // what the check counted (a device token refused)
     }
   };
 };

@@ -16,6 +16,7 @@
  * | rollout         | WKS#<wks>      | ROLLOUT#<rol>   |
  * | rollout counter | WKS#<wks>      | ROLLOUT#<rol>#C<n> |
  * | open condition  | DEV#<dev>      | COND#<uuid>     |
+ * | auth. sample    | DEV#<dev>      | AUTHSAMPLE      |
  * | API key (meta)  | WKS#<wks>      | APIKEY#<key>    |
  * | API key (hash)  | APIKEY#<sha256>| APIKEY          |
  * | device identity | WKS#<wks>      | IDN#<dev>#<idn> |
@@ -54,6 +55,8 @@ export const jobKey = (deviceId: string, name: string): ItemKey => ({ pk: `DEV#$
 export const fotaKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: FOTA_SORT_KEY_PREFIX });
 /** A condition a device opened over MQTT (`condition` on `j/up`), by the device's own uuid. */
 export const conditionKey = (deviceId: string, uuid: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `COND#${uuid}` });
+/** The minute of the last `authentication` event forwarded for an unverified token naming a device (one a minute). */
+export const authenticationSampleKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: 'AUTHSAMPLE' });
 export const apiKeyMetaKey = (workspaceId: string, keyId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `APIKEY#${keyId}` });
 export const apiKeyHashKey = (hash: string): ItemKey => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' });
 export const identityKey = (workspaceId: string, deviceId: string, identityId: string): ItemKey => ({
@@ -171,7 +174,8 @@ export const firmwareUseRefs = (firmwareRef: string) => [
  * The registry's TTL attribute (seconds since the epoch), which the stack's table and both local
  * runtimes' tables expire items by: the forwarder's delivery ledger (integration-store.ts), the
  * rollout count ledger (rollout-counter-store.ts), the rate counters of each key's seconds
- * (request-counter-store.ts) and exports past their lifetime (domain/data/export-requests.ts and
+ * (request-counter-store.ts), the devices' sampled authentication minutes
+ * (authentication-sample-store.ts) and exports past their lifetime (domain/data/export-requests.ts and
  * export-runs.ts) write their expiry in it.
  */
 export const REGISTRY_TTL_ATTRIBUTE = 'ttl';

@@ -3,6 +3,7 @@ import type { Db } from '../../shared/clients';
 import { DEVICE_TOKEN_RECONNECT_GRACE_SECONDS } from '../../shared/env';
 import { AppError, ConflictError } from '../../shared/errors';
 import { logger } from '../../shared/logger';
+import { countMetric } from '../../shared/metrics';
 import { DataPointInputSchema, DeviceEventInputSchema, type DataPointInput, type DeviceEventInput } from '../../schemas/device-api';
 import { JobObjectSchema } from '../../schemas/job';
 import { TokenSchema } from '../../schemas/common';
@@ -95,7 +96,10 @@ export const authorizeMqttConnect = async (
   rules: TokenRules = {},
 ): Promise<IotAuthorizerResult> => {
   const { clientId, username, password } = connect;
-  if (!username || !password || clientId !== username) return denied();
+  if (!username || !password || clientId !== username) {
+    countMetric('DeviceAuthenticationFailures');
+    return denied();
+  }
   try {
     const caller = await verifyDeviceToken(db, forward, password, 'mqtt', {
       expiredGraceSeconds: DEVICE_TOKEN_RECONNECT_GRACE_SECONDS,

@@ -7,6 +7,7 @@ import { AppError, NotFoundError, UnauthorizedError } from '../../shared/errors'
 import type { Caller } from '../../shared/http';
 import { newId, nowIso } from '../../shared/ids';
 import { logger } from '../../shared/logger';
+import { countMetric } from '../../shared/metrics';
 import { DeviceIdSchema } from '../../schemas/common';
 import type { Device } from '../../schemas/device';
 import type { EventMessage } from '../../schemas/forward';
@@ -25,6 +26,7 @@ import type { StreamedList } from '../../shared/json-stream';
 import { collection } from '../../stores/keys';
 import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
 import { requireWorkspace } from '../tenancy/workspaces';
+import { takeAuthenticationSample } from './authentication-samples';
 
 /** Bytes of a device's HS256 key: as long as the hash, as RFC 7518 §3.2 asks. */
 const DEVICE_KEY_BYTES = 32;
@@ -283,12 +285,29 @@ export interface TokenRules {
 }
 
 /**
+ * Records a token's check: a refusal is counted (the `DeviceAuthenticationFailures` metric, every
+ * attempt); the `authentication` event of a token that names an existing device is forwarded when
+ * the token is the device's own (signed with its identity's key: accepted, or refused as expired,
+ * too long-lived or of a revoked identity), and for any other token (forged, unsigned, of another
+ * device or identity) only as a sample, the first of its device's minute: anyone may name a device,
+ * and its owner's webhooks must not take one POST per attempt.
+ */
+const recordCheck = async (db: Db, forward: Forward, proto: DeviceDoor, check: TokenCheck, now: Date) => {
+  if (!check.caller) countMetric('DeviceAuthenticationFailures');
+  if (!check.device) return;
+  const verified = check.caller !== undefined || check.signed === true;
+  if (!verified && !(await takeAuthenticationSample(db, check.device.id, now))) return;
+  await observe(forward, [authenticationEvent(check.device, proto, check)]);
+};
+
+/**
  * Checks a device JWT for either door (the HTTPS device authorizer, the MQTT custom authorizer):
  * an HS256 JWT whose `sub` is the device ID and `key` one of its unrevoked identities, signed with
  * that identity's key, unexpired (or expired less than `expiredGraceSeconds` ago), and with `exp`
- * at most `maxTtlSeconds` ahead. Every check of a token that names an existing device is reported
- * as an `authentication` event with the door as `proto`; losing one to a failing queue does not
- * change the answer (the event is an observation, the answer is the authorization).
+ * at most `maxTtlSeconds` ahead. A check of a token that names an existing device is reported as an
+ * `authentication` event with the door as `proto`: every check of a token signed with the device's
+ * key, at most one a minute per device of the others (`recordCheck`); losing one to a failing queue
+ * does not change the answer (the event is an observation, the answer is the authorization).
  */
 export const checkDeviceToken = async (
   db: Db,
@@ -298,7 +317,7 @@ export const checkDeviceToken = async (
   { now = new Date(), maxTtlSeconds = DEVICE_TOKEN_MAX_TTL_SECONDS, expiredGraceSeconds = 0, subject }: TokenRules = {},
 ): Promise<TokenCheck> => {
   const check = await checkToken(db, token, now, maxTtlSeconds, expiredGraceSeconds, subject);
-  if (check.device) await observe(forward, [authenticationEvent(check.device, proto, check)]);
+  await recordCheck(db, forward, proto, check, now);
   return check;
 };
 
@@ -325,7 +344,10 @@ export const authenticateDevice = async (
   rules: Omit<TokenRules, 'expiredGraceSeconds' | 'subject'> = {},
 ): Promise<DeviceCaller> => {
   const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
-  if (!token) throw new UnauthorizedError('An Authorization: Bearer <device token> header is required.');
+  if (!token) {
+    countMetric('DeviceAuthenticationFailures');
+    throw new UnauthorizedError('An Authorization: Bearer <device token> header is required.');
+  }
   const { caller, error, signed } = await checkDeviceToken(db, forward, token, 'https', rules);
   if (caller) return caller;
   if (signed) {

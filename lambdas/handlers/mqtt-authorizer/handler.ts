@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { authorizeMqttConnect } from '../../domain/doors/device-mqtt';
 import { publishForward } from '../../domain/webhooks/events';
 import { registryDb } from '../../shared/clients';
+import { publishMetrics } from '../../shared/metrics';
 
 /**
  * What IoT Core sends a custom authorizer for an MQTT CONNECT (developer guide, "Defining your
@@ -30,5 +31,9 @@ const iotArnBase = (context: Pick<Context, 'invokedFunctionArn'>) => {
 export const handler = async (event: unknown, context: Pick<Context, 'invokedFunctionArn'>) => {
   const mqtt = IotAuthorizerEventSchema.safeParse(event).data?.protocolData?.mqtt ?? {};
   const password = mqtt.password ? Buffer.from(mqtt.password, 'base64').toString('utf8') : undefined;
-  return authorizeMqttConnect(registryDb(), publishForward, { clientId: mqtt.clientId, username: mqtt.username, password }, iotArnBase(context));
+  try {
+    return await authorizeMqttConnect(registryDb(), publishForward, { clientId: mqtt.clientId, username: mqtt.username, password }, iotArnBase(context));
+  } finally {
+    publishMetrics(); // a refused token is counted (DeviceAuthenticationFailures)
+  }
 };

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { randomBytes } from 'node:crypto';
 import { handler } from '../../../lambdas/handlers/device-authorizer/handler';
@@ -7,6 +8,8 @@ import type { EventMessage } from '../../../lambdas/schemas/forward';
 import type { Db } from '../../../lambdas/shared/clients';
 import { REGISTRY_TABLE } from '../../../lambdas/shared/env';
 import { UnauthorizedError } from '../../../lambdas/shared/errors';
+import { metrics } from '../../../lambdas/shared/metrics';
+import { claimAuthenticationSample } from '../../../lambdas/stores/authentication-sample-store';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';
 import { deviceToken } from '../../helpers/device-token';
@@ -141,6 +144,66 @@ describe('device token authentication', () => {
     const caller = await authenticateDevice(db, failing, `Bearer ${await deviceToken(credentials)}`);
 
     expect(caller.deviceId).toBe(device.id);
+  });
+});
+
+describe('authentication events of tokens anyone can make', () => {
+  const forgedFor = (credentials: Credentials, options: Parameters<typeof deviceToken>[1] = {}) =>
+    deviceToken({ ...credentials, prvkey: randomBytes(32).toString('base64') }, options);
+
+  it('forwards one event a minute per device for tokens not signed with its key, and counts every refusal', async () => {
+    const { device, credentials } = await deviceWithCredentials();
+    const { events, forward } = recordingForward();
+    const added = jest.spyOn(metrics, 'addMetric');
+    const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+    const nextMinute = new Date(minute.getTime() + 60_000);
+    const attempt = async (token: string, now: Date) => expect(authenticateDevice(db, forward, `Bearer ${token}`, { now })).rejects.toThrow(UnauthorizedError);
+
+    try {
+      for (let i = 0; i < 5; i++) await attempt(await forgedFor(credentials), minute);
+      await attempt(await deviceToken(credentials, { claims: { key: 'idn-00000000000000000000' } }), new Date(minute.getTime() + 59_000));
+      for (let i = 0; i < 3; i++) await attempt(await forgedFor(credentials), nextMinute);
+
+      expect(events.map((e) => [e.device_id, (e.payload as { error: string; verified: string }).error])).toEqual([
+        [device.id, 'bad signature'],
+        [device.id, 'bad signature'],
+      ]);
+      expect(added.mock.calls.filter(([name]) => name === 'DeviceAuthenticationFailures')).toHaveLength(9);
+    } finally {
+      added.mockRestore();
+    }
+  });
+
+  it('forwards every check of a token signed with the device’s key, granted or refused, beside the sampled forgeries', async () => {
+    const { device, credentials } = await deviceWithCredentials();
+    const { events, forward } = recordingForward();
+    const now = new Date();
+
+    for (let i = 0; i < 3; i++) {
+      await expect(authenticateDevice(db, forward, `Bearer ${await forgedFor(credentials)}`, { now })).rejects.toThrow(UnauthorizedError);
+      await expect(authenticateDevice(db, forward, `Bearer ${await deviceToken(credentials, { expiresIn: -600 })}`, { now })).rejects.toThrow(
+        UnauthorizedError,
+      );
+      await authenticateDevice(db, forward, `Bearer ${await deviceToken(credentials)}`, { now });
+    }
+
+    const results = events.map((e) => (e.payload as { result: string; error: string }).error || 'granted');
+    expect(results.filter((r) => r === 'bad signature')).toHaveLength(1);
+    expect(results.filter((r) => r === 'token expired')).toHaveLength(3);
+    expect(results.filter((r) => r === 'granted')).toHaveLength(3);
+    expect(events.every((e) => e.device_id === device.id)).toBe(true);
+  });
+
+  it('lets one claim of a device’s minute win across containers (the table’s conditional write), and the next minute’s again', async () => {
+    const deviceId = `dev-${randomBytes(10).toString('hex')}`;
+    const minute = Math.floor(Date.now() / 60_000);
+
+    const first = await Promise.all(Array.from({ length: 10 }, () => claimAuthenticationSample(db, deviceId, minute)));
+    const again = await claimAuthenticationSample(db, deviceId, minute);
+    const next = await Promise.all(Array.from({ length: 10 }, () => claimAuthenticationSample(db, deviceId, minute + 1)));
+    const earlier = await claimAuthenticationSample(db, deviceId, minute);
+
+    expect([first.filter(Boolean).length, again, next.filter(Boolean).length, earlier]).toEqual([1, false, 1, false]);
   });
 });
 

@@ -2,9 +2,10 @@ import mqtt from 'mqtt';
 import { until, waitFor } from '../../../local/ports';
 import type { LocalRuntime } from '../../../local/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
-import { deviceToken } from '../../helpers/device-token';
+import { deviceClient, deviceToken } from '../../helpers/device-token';
 import { connectDevice, type Credentials, type MqttDevice } from '../../helpers/mqtt-device';
 import { cloudAssemblyDir, startRuntime } from '../../helpers/runtime';
+import { depthOf } from '../../helpers/sqs';
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver';
 
 let runtime: LocalRuntime;
@@ -128,6 +129,32 @@ describe('the MQTT door', () => {
     expect([revokedOutcome, foreignOutcome]).toEqual([5, 5]);
     expect((await waitForEvents(revoked.id, 'authentication'))[0].payload).toMatchObject({ error: 'identity revoked', result: 'denied' });
     expect((await waitForEvents(victim.id, 'authentication'))[0].payload).toMatchObject({ error: 'token of another device', result: 'denied' });
+  });
+
+  it('answers forged tokens naming a victim, over HTTPS and MQTT, with at most one authentication event a minute at its webhook', async () => {
+    const victim = await newDevice();
+    const forged = () => deviceToken({ ...victim.credentials, prvkey: Buffer.alloc(32, Math.floor(Math.random() * 256)).toString('base64') });
+    const minutes = new Set([Math.floor(Date.now() / 60_000)]);
+
+    const https = [];
+    for (let i = 0; i < 40; i++) https.push((await deviceClient(runtime.base_url, await forged()).get('/status')).status);
+    const overMqtt = [];
+    for (let i = 0; i < 10; i++) overMqtt.push(await connectOutcome(runtime.mqtt_url, { clientId: victim.id, username: victim.id, password: await forged() }));
+    minutes.add(Math.floor(Date.now() / 60_000));
+    // Every refusal's event, if any, was sent before its answer: once the forward queue is empty, the receiver has them all.
+    await until(async () => {
+      const depth = await depthOf(runtime.queue_urls.forward);
+      return depth.visible + depth.inFlight + depth.delayed === 0;
+    }, 'the forward queue drained');
+
+    expect([new Set(https), new Set(overMqtt)]).toEqual([new Set([401]), new Set([5])]);
+    const sampled = eventsOf(victim.id, 'authentication');
+    expect(sampled.length).toBeGreaterThanOrEqual(1);
+    expect(sampled.length).toBeLessThanOrEqual(minutes.size);
+    expect(sampled.every((e) => (e.payload as { verified: string }).verified === 'false')).toBe(true);
+    // The device's own token is still recorded, whatever forgeries came before it.
+    await connected(victim.credentials);
+    await until(() => eventsOf(victim.id, 'authentication').some((e) => (e.payload as { result: string }).result === 'granted'), 'the granted event');
   });
 
   it('accepts a reconnect with the original token expired within the grace, saying so in the event', async () => {

@@ -40,12 +40,12 @@ describe('device side of the stack', () => {
     }
   });
 
-  it('lets the device authorizer read single registry items and send authentication events, nothing more', () => {
+  it('lets the device authorizer read single registry items, claim a device’s sampled authentication minute, and send authentication events, nothing more', () => {
     const statements = statementsOfFunction(template, idOf(deviceAuthorizer()));
     const dynamo = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
     const sqs = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('sqs:')));
 
-    expect(dynamo.flatMap(actionsOf)).toEqual(['dynamodb:GetItem']);
+    expect(dynamo.flatMap(actionsOf)).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     expect(dynamo.flatMap(targetsOf)).toEqual([tableId()]);
     expect(sqs.flatMap(actionsOf).every((a) => a.startsWith('sqs:SendMessage') || a === 'sqs:GetQueueAttributes' || a === 'sqs:GetQueueUrl')).toBe(true);
     expect(sqs.flatMap(targetsOf)).toEqual([queueId('forward')]);
