@@ -1,9 +1,9 @@
 import { lookup, type LookupAddress } from 'node:dns';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
-import { isPrivateAddress } from '../domain/webhooks/integrations';
+import type { LookupFunction } from 'node:net';
 import type { PostOutcome, WebhookPost } from '../domain/webhooks/forwarding';
+import { hostOf, isPrivateAddress, isPrivateHost } from './public-addresses';
 
 // Connections are kept between batches of one container: a receiver gets a POST per batch.
 const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 64 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 64 }) };
@@ -11,8 +11,9 @@ const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 64 }), https
 const ERROR_MAX = 300;
 
 /**
- * A DNS lookup that refuses private, loopback and link-local answers, so that a public name that
- * resolves (or is rebound) to an internal address is never reached.
+ * A DNS lookup that refuses every answer that is not a public address (private, loopback,
+ * link-local, NAT64, 6to4, …: shared/public-addresses.ts), so that a public name that resolves
+ * (or is rebound) to an internal address is never reached.
  */
 const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
   lookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
@@ -37,8 +38,9 @@ export const webhookPoster =
   (post: WebhookPost): Promise<PostOutcome> =>
     new Promise((resolve) => {
       const url = new URL(post.url);
-      const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-      if (!options.allowPrivate && isIP(host) && isPrivateAddress(host)) return resolve({ ok: false, error: `${host} is a private address` });
+      // The creation's rules again (a URL stored before they were complete is refused here): an IP
+      // literal is never looked up, so it is judged here; a name's answers by publicOnlyLookup.
+      if (!options.allowPrivate && isPrivateHost(url.hostname)) return resolve({ ok: false, error: `${hostOf(url.hostname)} is a private address` });
       const secure = url.protocol === 'https:';
       const request = (secure ? httpsRequest : httpRequest)(url, {
         method: 'POST',

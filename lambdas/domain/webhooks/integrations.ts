@@ -1,10 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { BlockList, isIP } from 'node:net';
 import type { Db } from '../../shared/clients';
 import { WEBHOOK_ALLOW_PRIVATE_TARGETS } from '../../shared/env';
 import { NotFoundError, ValidationError, type ErrorDetail } from '../../shared/errors';
 import type { Caller } from '../../shared/http';
 import { newId, nowIso } from '../../shared/ids';
+import { isPrivateHost } from '../../shared/public-addresses';
 import type { RenderedEntry } from './forward-pack';
 import type { CreateIntegrationBody, Integration, UpdateIntegrationBody } from '../../schemas/integration';
 import {
@@ -30,48 +30,6 @@ export const PREVIOUS_SECRET_GRACE_MS = 24 * 3600 * 1000;
 export const SIGNATURE_HEADER = 'x-fleetstream-signature';
 export const TIMESTAMP_HEADER = 'x-fleetstream-timestamp';
 
-// Where a webhook may not point from the cloud: "this" network, private, shared (CGNAT),
-// loopback, link-local (instance metadata at 169.254.169.254), IETF, documentation, benchmarking,
-// multicast and reserved ranges (IANA special-purpose registries). IPv4-mapped IPv6 addresses are
-// checked against the IPv4 rules by BlockList itself.
-const BLOCKED = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  BLOCKED.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['2001:db8::', 32],
-] as const) {
-  BLOCKED.addSubnet(network, prefix, 'ipv6');
-}
-
-// Names that only ever mean this machine or a private network.
-const PRIVATE_NAMES = /(^|\.)(localhost|local|internal|localdomain|home\.arpa)$/i;
-
-/** Whether an IP address is private, loopback, link-local or otherwise not on the public Internet. */
-export const isPrivateAddress = (address: string) => {
-  const version = isIP(address);
-  return version !== 0 && BLOCKED.check(address, version === 6 ? 'ipv6' : 'ipv4');
-};
-
 /**
  * What is wrong with a webhook URL for this deployment: in the cloud it must be https to a public
  * host; `allowPrivate` (the local runtime) also takes http and private, loopback or link-local
@@ -79,14 +37,11 @@ export const isPrivateAddress = (address: string) => {
  */
 export const webhookUrlProblems = (url: string, allowPrivate: boolean): string[] => {
   const parsed = new URL(url);
-  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
   const problems: string[] = [];
   if (parsed.username || parsed.password) problems.push('Must not carry a user name or password.');
   if (allowPrivate) return problems;
   if (parsed.protocol !== 'https:') problems.push('Must use https.');
-  if (isPrivateAddress(host) || PRIVATE_NAMES.test(host) || (!isIP(host) && !host.includes('.'))) {
-    problems.push('Must not target a private, loopback or link-local address.');
-  }
+  if (isPrivateHost(parsed.hostname)) problems.push('Must not target a private, loopback or link-local address.');
   return problems;
 };
 

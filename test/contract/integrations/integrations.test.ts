@@ -121,6 +121,26 @@ describe('integrations on DynamoDB Local', () => {
     expect(await getIntegration(db, caller, workspace_id, integration.id)).toEqual(integration);
   });
 
+  it.each([
+    'https://[64:ff9b::a9fe:a9fe]/hook',
+    'https://[2002:7f00:1::1]/hook',
+    'https://[::7f00:1]/hook',
+    'https://[100::1]/hook',
+    'https://localhost./hook',
+  ])('refuses %s under the cloud policy, at creation and at update, and writes nothing', async (url) => {
+    const { caller, workspace_id } = await newAccount(db);
+    const { integration } = await create(caller, workspace_id);
+    const before = await everything();
+    const cloud = { allowPrivateTargets: false };
+
+    const created = createIntegration(db, caller, workspace_id, body({ url }), cloud);
+    const updated = updateIntegration(db, caller, workspace_id, integration.id, { url }, cloud);
+
+    await expect(created).rejects.toMatchObject({ details: [{ field: 'body.url', message: 'Must not target a private, loopback or link-local address.' }] });
+    await expect(updated).rejects.toThrow(ValidationError);
+    expect(await everything()).toEqual(before);
+  });
+
   it('takes private http targets only under the local policy', async () => {
     const { caller, workspace_id } = await newAccount(db);
 
