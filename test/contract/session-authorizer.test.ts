@@ -3,12 +3,14 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } 
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { handler } from '../../lambdas/handlers/authorizer/handler';
+import { createApiKey } from '../../lambdas/domain/tenancy/api-keys';
 import { ensureUserAccount } from '../../lambdas/domain/tenancy/users';
 import type { Db } from '../../lambdas/shared/clients';
 import { REGISTRY_TABLE } from '../../lambdas/shared/env';
 import { readWorkspacesOfAccount } from '../../lambdas/stores/workspace-store';
 import { handler as userAccountTrigger } from '../../lambdas/handlers/user-account/handler';
 import { until } from '../../local/ports';
+import { newAccount } from '../helpers/callers';
 import { freshTable } from '../helpers/db';
 
 // A user pool's JWKS served from this process: the authorizer fetches it as it fetches Cognito's.
@@ -146,6 +148,29 @@ describe('API authorizer with a session (Authorization: Bearer <Cognito access t
       expect(await handler(requestWith({ authorization: bearer }))).toEqual(first);
       process.env.AUTHORIZER_CACHE_TTL_SECONDS = '0';
       await expect(handler(requestWith({ authorization: bearer }))).rejects.toThrow(/^Unauthorized$/);
+    } finally {
+      process.env.AUTHORIZER_CACHE_TTL_SECONDS = '0';
+    }
+  });
+});
+
+describe('API keys in the API authorizer', () => {
+  it('never reuses an accepted key past its expires_at, whatever the cache TTL', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const { key } = await createApiKey(db, caller, workspace_id, { name: 'short', expires_at: new Date(Date.now() + 2000).toISOString() });
+    process.env.AUTHORIZER_CACHE_TTL_SECONDS = '300';
+    try {
+      expect((await handler(requestWith({ 'x-api-key': key }))).principalId).toBe(caller.accountId);
+
+      await until(
+        () =>
+          handler(requestWith({ 'x-api-key': key })).then(
+            () => false,
+            () => true,
+          ),
+        'the expired key refused',
+        10_000,
+      );
     } finally {
       process.env.AUTHORIZER_CACHE_TTL_SECONDS = '0';
     }

@@ -25,6 +25,7 @@ import type { PageQuery } from '../../schemas/list';
 import type { StreamedList } from '../../shared/json-stream';
 import { collection } from '../../stores/keys';
 import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
+import { requireUsableKey } from '../tenancy/api-keys';
 import { requireWorkspace } from '../tenancy/workspaces';
 import { takeAuthenticationSample } from './authentication-samples';
 
@@ -87,8 +88,10 @@ const requireDeviceOfWorkspace = async (db: Db, caller: Caller, workspaceId: str
 
 /**
  * Creates a symmetric key for a device. The answer holds, this once, the device's credentials
- * document (zdevice.json); afterwards the key is only ever read by the device authorizer.
+ * document (zdevice.json); afterwards the key is only ever read by the device authorizer. The
+ * calling API key is read again first (`requireUsableKey`).
  * @throws NotFoundError when the workspace or device is not the caller's.
+ * @throws UnauthorizedError when the calling key was revoked or expired since the authorizer cached it.
  */
 export const createIdentity = async (
   db: Db,
@@ -101,7 +104,7 @@ export const createIdentity = async (
 ) => {
   // Checked first: a key whose credentials cannot be handed out must not be stored.
   const endpoint = credentialsEndpoint(endpointUrl, broker.url, broker.cacert);
-  const device = await requireDeviceOfWorkspace(db, caller, workspaceId, deviceId);
+  const [device] = await Promise.all([requireDeviceOfWorkspace(db, caller, workspaceId, deviceId), requireUsableKey(db, caller)]);
   const secret = randomBytes(DEVICE_KEY_BYTES).toString('base64');
   const created_at = nowIso();
   const record: IdentityRecord = {

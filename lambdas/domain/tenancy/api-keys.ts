@@ -49,12 +49,13 @@ export const newApiKey = (accountId: string, workspaceId: string, input: CreateA
 
 /**
  * Creates an API key bound to a workspace, within its quota of keys; its secret is returned here
- * and never again.
+ * and never again. The calling key is read again first (`requireUsableKey`).
  * @throws NotFoundError when the workspace is not the caller's.
+ * @throws UnauthorizedError when the calling key was revoked or expired since the authorizer cached it.
  * @throws QuotaExceededError when the workspace holds its limit of keys that are not revoked.
  */
 export const createApiKey = async (db: Db, caller: Caller, workspaceId: string, input: CreateApiKeyBody) => {
-  const workspace = await requireWorkspace(db, caller, workspaceId);
+  const [workspace] = await Promise.all([requireWorkspace(db, caller, workspaceId), requireUsableKey(db, caller)]);
   const { record, secret } = newApiKey(caller.accountId, workspaceId, input);
   await storeApiKey(db, record, quota(db, workspace, 'api_keys'));
   return { api_key: toApiKey(record), key: secret };
@@ -88,19 +89,47 @@ export const revokeApiKey = async (db: Db, caller: Caller, workspaceId: string, 
   return toApiKey((await getApiKeyOfWorkspace(db, workspaceId, keyId)) ?? key);
 };
 
+/** Why a key may no longer be used, if it may not (read from its item, never a cache). */
+const refusalOf = (key: Pick<ApiKeyRecord, 'revoked_at' | 'expires_at'> | undefined, now: Date) => {
+  if (!key) return 'The API key is not valid.';
+  if (key.revoked_at) return 'The API key has been revoked.';
+  if (key.expires_at && Date.parse(key.expires_at) <= now.getTime()) return 'The API key has expired.';
+  return undefined;
+};
+
+/**
+ * The caller a presented API key stands for, and until when (Unix ms) the answer holds at most:
+ * the key's `expires_at`, if it has one.
+ * @throws UnauthorizedError when the key is unknown, revoked or expired.
+ */
+export const checkApiKey = async (db: Db, secret: string | undefined, now = new Date()) => {
+  if (!secret) throw new UnauthorizedError('The X-API-KEY header is missing.');
+  const grant = await findApiKeyGrantByHash(db, hashApiKey(secret));
+  const refusal = refusalOf(grant, now);
+  if (refusal) throw new UnauthorizedError(refusal);
+  const caller: Required<Pick<Caller, 'accountId' | 'workspaceId' | 'keyId'>> = {
+    accountId: grant!.account_id,
+    workspaceId: grant!.workspace_id,
+    keyId: grant!.key_id,
+  };
+  return { caller, expiresAt: grant!.expires_at ? Date.parse(grant!.expires_at) : undefined };
+};
+
 /**
  * The caller a presented API key stands for.
  * @throws UnauthorizedError when the key is unknown, revoked or expired.
  */
-export const authenticateApiKey = async (
-  db: Db,
-  secret: string | undefined,
-  now = new Date(),
-): Promise<Required<Pick<Caller, 'accountId' | 'workspaceId' | 'keyId'>>> => {
-  if (!secret) throw new UnauthorizedError('The X-API-KEY header is missing.');
-  const grant = await findApiKeyGrantByHash(db, hashApiKey(secret));
-  if (!grant) throw new UnauthorizedError('The API key is not valid.');
-  if (grant.revoked_at) throw new UnauthorizedError('The API key has been revoked.');
-  if (grant.expires_at && Date.parse(grant.expires_at) <= now.getTime()) throw new UnauthorizedError('The API key has expired.');
-  return { accountId: grant.account_id, workspaceId: grant.workspace_id, keyId: grant.key_id };
+export const authenticateApiKey = async (db: Db, secret: string | undefined, now = new Date()) => (await checkApiKey(db, secret, now)).caller;
+
+/**
+ * Checks, on the table rather than the authorizer's cached answer, that the API key a request came
+ * with is still neither revoked nor expired: what mints new credentials (API keys, device
+ * identities) calls it before writing, so that a key revoked a moment ago cannot outlive its
+ * revocation through what it creates. A console session (no key) passes.
+ * @throws UnauthorizedError when the caller's key is revoked, expired or gone.
+ */
+export const requireUsableKey = async (db: Db, caller: Caller, now = new Date()) => {
+  if (!caller.keyId || !caller.workspaceId) return;
+  const refusal = refusalOf(await getApiKeyOfWorkspace(db, caller.workspaceId, caller.keyId), now);
+  if (refusal) throw new UnauthorizedError(refusal);
 };

@@ -1,6 +1,8 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createAccount } from '../../../lambdas/domain/tenancy/accounts';
-import { authenticateApiKey, createApiKey, listApiKeys, revokeApiKey } from '../../../lambdas/domain/tenancy/api-keys';
+import { createDevice } from '../../../lambdas/domain/registry/devices';
+import { createIdentity } from '../../../lambdas/domain/registry/identities';
+import { authenticateApiKey, createApiKey, listApiKeys, requireUsableKey, revokeApiKey } from '../../../lambdas/domain/tenancy/api-keys';
 import { listWorkspaces } from '../../../lambdas/domain/tenancy/workspaces';
 import type { Db } from '../../../lambdas/shared/clients';
 import { NotFoundError, UnauthorizedError } from '../../../lambdas/shared/errors';
@@ -64,6 +66,34 @@ describe('API keys on DynamoDB Local', () => {
 
     await expect(revokeApiKey(db, mine.caller, theirs.workspace_id, theirs.api_key_id)).rejects.toThrow(NotFoundError);
     await expect(authenticateApiKey(db, theirs.api_key)).resolves.toBeDefined();
+  });
+});
+
+describe('what a key mints, checked on the table rather than the authorizer’s cache', () => {
+  const ENDPOINT = 'https://devices.example.com/v3/device';
+
+  it('refuses to create a key or a device identity with a key revoked since its request was authorized, and writes nothing', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const device = await createDevice(db, caller, workspace_id, { name: 'sensor', phys_id: '' });
+    // The caller as the authorizer cached it, before the revocation.
+    const authorized = await authenticateApiKey(db, (await createApiKey(db, caller, workspace_id, { name: 'leaked' })).key);
+    await revokeApiKey(db, caller, workspace_id, authorized.keyId);
+    const before = (await db.doc.send(new ScanCommand({ TableName: db.table }))).Items;
+
+    await expect(createApiKey(db, authorized, workspace_id, { name: 'persistence' })).rejects.toThrow(/revoked/);
+    await expect(createIdentity(db, authorized, workspace_id, device.id, { type: 'sym' }, ENDPOINT)).rejects.toThrow(UnauthorizedError);
+
+    expect((await db.doc.send(new ScanCommand({ TableName: db.table }))).Items).toEqual(before);
+  });
+
+  it('refuses a key past its expiry, and lets an unrevoked key and a console session (no key) through', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const expires_at = new Date(Date.now() + 60_000).toISOString();
+    const short = await authenticateApiKey(db, (await createApiKey(db, caller, workspace_id, { name: 'short', expires_at })).key);
+
+    await expect(requireUsableKey(db, short, new Date(Date.now() + 120_000))).rejects.toThrow(/expired/);
+    await expect(requireUsableKey(db, short)).resolves.toBeUndefined();
+    await expect(requireUsableKey(db, { accountId: caller.accountId, userId: 'user-sub' })).resolves.toBeUndefined();
   });
 });
 
