@@ -17,6 +17,12 @@ export const DATA_BATCH_MAX = 100;
 export const EVENT_PAYLOAD_MAX_BYTES = 8 * 1024;
 /** Most events in one report. */
 export const EVENT_BATCH_MAX = 50;
+/**
+ * Largest payload of a condition a device opens or closes over MQTT (`payload`, `payloadf`), as
+ * serialized JSON: an event's, since an open condition is kept on the registry (one item each,
+ * far below DynamoDB's 400 KB) and answered in `#conditions`.
+ */
+export const CONDITION_PAYLOAD_MAX_BYTES = EVENT_PAYLOAD_MAX_BYTES;
 /** Timestream refuses points more than 15 minutes in the future; so does the front door, for every backend. */
 export const FUTURE_TOLERANCE_MS = 15 * 60 * 1000;
 
@@ -88,6 +94,9 @@ export const PublishedResponseSchema = AcceptedResponseSchema.extend({
     .min(0)
     .meta({ description: 'Data points not stored: past the device’s points_per_device_per_day for this UTC day (the last ones of the request). 0 when none' }),
 }).meta({ id: 'Published' });
+
+/** A condition's optional payload (MQTT `condition` messages): any JSON value of at most CONDITION_PAYLOAD_MAX_BYTES. */
+export const ConditionPayloadSchema = jsonOfAtMost(CONDITION_PAYLOAD_MAX_BYTES).optional();
 
 /** One event as a device reports it. */
 export const DeviceEventInputSchema = z

@@ -4,7 +4,7 @@ import { DEVICE_TOKEN_RECONNECT_GRACE_SECONDS } from '../../shared/env';
 import { AppError, ConflictError } from '../../shared/errors';
 import { logger } from '../../shared/logger';
 import { countMetric } from '../../shared/metrics';
-import { DataPointInputSchema, DeviceEventInputSchema, type DataPointInput, type DeviceEventInput } from '../../schemas/device-api';
+import { ConditionPayloadSchema, DataPointInputSchema, DeviceEventInputSchema, type DataPointInput, type DeviceEventInput } from '../../schemas/device-api';
 import { JobObjectSchema } from '../../schemas/job';
 import { TokenSchema } from '../../schemas/common';
 import { findDeviceLocator, getDeviceOfWorkspace } from '../../stores/device-store';
@@ -157,16 +157,18 @@ const UpMessageSchema = z.object({ key: z.string().min(1).max(128), value: z.unk
  * (`in_progress`, with `msg` saying how far: downloading, installing…), our addition.
  */
 const FotaOutcomeSchema = z.object({
-  fw_version: z.string().optional(),
+  // As long as the HTTPS door's firmware_version: the outcome may be forwarded as a late event.
+  fw_version: z.string().max(64).optional(),
   result: z.enum(['success', 'fail', 'in_progress']),
   msg: z.string().optional(),
 });
 
 const FOTA_STATUS_OF = { success: 'done', fail: 'failed', in_progress: 'in_progress' } as const;
 
+// Payloads are bounded (CONDITION_PAYLOAD_MAX_BYTES) before anything is kept: an open condition is a registry item.
 const ConditionSchema = z.union([
-  z.object({ uuid: z.string().min(1).max(128), tag: TokenSchema, payload: z.unknown().optional(), start: z.iso.datetime({ offset: true }) }),
-  z.object({ uuid: z.string().min(1).max(128), payloadf: z.unknown().optional(), finish: z.iso.datetime({ offset: true }) }),
+  z.object({ uuid: z.string().min(1).max(128), tag: TokenSchema, payload: ConditionPayloadSchema, start: z.iso.datetime({ offset: true }) }),
+  z.object({ uuid: z.string().min(1).max(128), payloadf: ConditionPayloadSchema, finish: z.iso.datetime({ offset: true }) }),
 ]);
 
 /** The `j/up` keys whose value is reported as a device event of the interface. */
@@ -268,10 +270,12 @@ export const handleUpMessage = async (deps: DeviceMqttDeps, { topic, payload, re
   if (!caller) return drop(deviceId, topic, 'unknown device');
   const { key, value } = message.data;
   const arrival = new Date(received_at).toISOString();
-  // The HTTPS door's event schema, so that both doors take the same events (payload ≤ 8 KB).
-  const report = async (type: DeviceEventInput['type'], payload: unknown) => {
+  // The HTTPS door's event schema, so that both doors take the same events (payload ≤ 8 KB),
+  // checked before anything is kept (`keep`: the manifest on the device's item).
+  const report = async (type: DeviceEventInput['type'], payload: unknown, keep?: () => Promise<void>) => {
     const event = DeviceEventInputSchema.safeParse({ type, payload });
     if (!event.success) return drop(deviceId, topic, `${key}: ${event.error.issues.map((i) => i.message).join('; ')}`);
+    await keep?.();
     await reportEvents(deps, caller, [{ ...event.data, ts: arrival }], arrival);
   };
 
@@ -331,8 +335,8 @@ export const handleUpMessage = async (deps: DeviceMqttDeps, { topic, payload, re
   }
   const reported = REPORTED_KEYS[key];
   if (reported) {
-    if (key === '__manifest') await setDeviceManifest(deps.db, caller.workspaceId, deviceId, value ?? null);
-    return report(reported, value ?? null).catch(unlessRefused(deviceId, topic));
+    const keep = key === '__manifest' ? () => setDeviceManifest(deps.db, caller.workspaceId, deviceId, value ?? null) : undefined;
+    return report(reported, value ?? null, keep).catch(unlessRefused(deviceId, topic));
   }
   if (key.startsWith('_') && key.length > 1) {
     return report(key.startsWith('__') ? 'private_strong' : 'private_weak', { key, value: value ?? null }).catch(unlessRefused(deviceId, topic));

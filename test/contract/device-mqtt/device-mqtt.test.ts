@@ -1,10 +1,11 @@
 import { createDevice } from '../../../lambdas/domain/registry/devices';
 import { authorizeMqttConnect, devicePolicy, handleMqttQueueMessages, type DeviceMqttDeps, type RuleMessage } from '../../../lambdas/domain/doors/device-mqtt';
 import { createIdentity } from '../../../lambdas/domain/registry/identities';
-import type { IngestMessage } from '../../../lambdas/schemas/device-api';
+import { CONDITION_PAYLOAD_MAX_BYTES, EVENT_PAYLOAD_MAX_BYTES, type IngestMessage } from '../../../lambdas/schemas/device-api';
 import type { EventMessage } from '../../../lambdas/schemas/forward';
 import type { Db } from '../../../lambdas/shared/clients';
 import type { DownMessage } from '../../../lambdas/stores/device-channel';
+import { listOpenConditionsOfDevice } from '../../../lambdas/stores/device-mqtt-store';
 import { getDeviceOfWorkspace } from '../../../lambdas/stores/device-store';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';
@@ -171,6 +172,37 @@ describe('the MQTT queue’s messages', () => {
     expect(await getJob(db, caller, device.id, 'calibrate')).toMatchObject({ status: 'done', result: { ok: true } });
     // Its d2c event comes from the registry stream, as for the HTTPS door's result route.
     expect(forwarded.filter((e) => e.type === 'job')).toEqual([]);
+  });
+
+  it(`keeps and forwards nothing of a manifest over ${EVENT_PAYLOAD_MAX_BYTES} bytes, and takes one at the limit`, async () => {
+    const { device } = await newDevice();
+    const { deps, queued } = recordingDeps();
+    // `{"jobs":["xx…"]}`: 13 bytes around the name.
+    const manifest = (bytes: number) => ({ jobs: ['x'.repeat(bytes - 13)] });
+    expect(Buffer.byteLength(JSON.stringify(manifest(EVENT_PAYLOAD_MAX_BYTES)))).toBe(EVENT_PAYLOAD_MAX_BYTES);
+
+    const kept = async () => ((await getDeviceOfWorkspace(db, device.workspace_id, device.id)) as { manifest?: unknown } | undefined)?.manifest;
+
+    await handleMqttQueueMessages(deps, [publish(`j/up/${device.id}`, { key: '__manifest', value: manifest(EVENT_PAYLOAD_MAX_BYTES + 1) })]);
+    const afterTooLarge = await kept();
+    await handleMqttQueueMessages(deps, [publish(`j/up/${device.id}`, { key: '__manifest', value: manifest(EVENT_PAYLOAD_MAX_BYTES) })]);
+
+    expect(afterTooLarge).toBeUndefined();
+    expect(await kept()).toEqual(manifest(EVENT_PAYLOAD_MAX_BYTES));
+    expect(queued.flatMap((m) => (m.kind === 'events' ? m.events.map((e) => e.type) : []))).toEqual(['manifest']);
+  });
+
+  it(`opens no condition whose payload is over ${CONDITION_PAYLOAD_MAX_BYTES} bytes, and opens one at the limit`, async () => {
+    const { device } = await newDevice();
+    const { deps } = recordingDeps();
+    const payload = (bytes: number) => 'x'.repeat(bytes - 2); // a JSON string: its two quotes count
+    const open = (uuid: string, bytes: number) =>
+      publish(`j/up/${device.id}`, { key: 'condition', value: { uuid, tag: 'overheat', payload: payload(bytes), start: '2026-03-01T10:00:00Z' } });
+
+    const failed = await handleMqttQueueMessages(deps, [open('too-large', CONDITION_PAYLOAD_MAX_BYTES + 1), open('at-limit', CONDITION_PAYLOAD_MAX_BYTES)]);
+
+    expect(failed).toEqual([]);
+    expect((await listOpenConditionsOfDevice(db, device.id)).map((c) => c.uuid)).toEqual(['at-limit']);
   });
 
   it('applies presence in timestamp order: a late connected event does not undo a newer disconnection', async () => {

@@ -474,6 +474,27 @@ describe('the MQTT door', () => {
     expect(id).toMatch(/^dev-/);
   });
 
+  it('keeps nothing of a manifest or a condition payload over 8 KB: sizes are checked before anything is stored', async () => {
+    const { id, credentials } = await newDevice();
+    const device = await connected(credentials);
+    const large = 'x'.repeat(8 * 1024);
+
+    await device.up('__manifest', { jobs: [large] });
+    await device.up('condition', { uuid: 'large', tag: 'overheat', payload: large, start: '2026-02-01T10:00:00Z' });
+    await device.up('condition', { uuid: 'small', tag: 'door', payload: { open: true }, start: '2026-02-01T10:01:00Z' });
+    // Each publish was on the MQTT queue before its PUBACK: once the queue is empty, each was handled.
+    await until(async () => {
+      const depth = await depthOf(runtime.queue_urls.mqtt);
+      return depth.visible + depth.inFlight + depth.delayed === 0;
+    }, 'the MQTT queue drained');
+    await device.up('#conditions', {});
+    const answer = await device.next('#conditions');
+
+    expect(answer.value).toEqual({ small: { tag: 'door', start: '2026-02-01T10:01:00.000Z' } });
+    expect((await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`)).body.device.manifest).toBeNull();
+    expect(eventsOf(id, 'manifest')).toEqual([]);
+  });
+
   it('keeps the manifest on the device and forwards it, and reports the private and system keys as their events', async () => {
     const { id, credentials } = await newDevice();
     const device = await connected(credentials);
