@@ -80,8 +80,19 @@ const fileIn = (root: string, urlPath: string) => {
 };
 
 /**
+ * Whether a request names this server itself in its Host: 127.0.0.1 or localhost at the port it
+ * came in on. A page of another site whose name was rebound to 127.0.0.1 (DNS rebinding) sends its
+ * own name, and so cannot read what only this machine's user should (the outbox's codes).
+ */
+const isOwnHost = (req: IncomingMessage) => {
+  const host = (req.headers.host ?? '').toLowerCase();
+  const port = req.socket.localPort;
+  return host === `127.0.0.1:${port}` || host === `localhost:${port}`;
+};
+
+/**
  * Serves what lies outside the API's stage on the local runtime's port: `GET /config.json`, the
- * outbox of codes at `GET /local/outbox`, and the built console with a single-page app's fallback
+ * outbox of codes at `GET /local/outbox` (to requests whose Host is this server's own only), and the built console with a single-page app's fallback
  * (an unknown path without a file extension is the app's index.html, so its own routes reload).
  * Returns false for what it does not serve (the gateway then answers 404).
  */
@@ -97,6 +108,11 @@ export const consoleSite = (options: ConsoleSiteOptions) => {
       return true;
     }
     if (url.pathname === '/local/outbox') {
+      if (!isOwnHost(req)) {
+        const message = `The outbox answers requests to this console's own address (Host 127.0.0.1:${req.socket.localPort} or localhost:${req.socket.localPort}) only.`;
+        send(res, 403, { 'content-type': 'application/json', 'cache-control': 'no-store' }, JSON.stringify({ error: { code: 'forbidden', message } }), head);
+        return true;
+      }
       const to = url.searchParams.get('to')?.toLowerCase();
       const messages = options.outbox().filter((m) => !to || m.to.toLowerCase() === to);
       send(res, 200, { 'content-type': 'application/json', 'cache-control': 'no-store' }, JSON.stringify({ messages }), head);

@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LocalRuntime } from '../../local/runtime';
@@ -158,7 +159,36 @@ describe('console sessions on the API', () => {
   });
 });
 
+/** A GET with the Host header a browser would send for `host` (fetch sets its own). */
+const getWithHost = (url: string, host: string) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request(url, { headers: { host } }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+
 describe('the console on the runtime’s port', () => {
+  it('answers the outbox only to requests naming the console’s own host and port (no DNS rebinding)', async () => {
+    expect((await cognito.signUp('rebind@example.com', PASSWORD)).status).toBe(200);
+    const outbox = `${runtime.console_url}local/outbox?to=rebind%40example.com`;
+    const { port } = new URL(runtime.console_url!);
+
+    const rebound = await getWithHost(outbox, `attacker.example:${port}`);
+    const otherPort = await getWithHost(outbox, `127.0.0.1:${Number(port) + 1}`);
+    const byName = await getWithHost(outbox, `localhost:${port}`);
+    const byAddress = await getWithHost(outbox, `127.0.0.1:${port}`);
+
+    expect([rebound.status, JSON.parse(rebound.body).error.code]).toEqual([403, 'forbidden']);
+    expect(rebound.body).not.toMatch(/"code":"\d/);
+    expect(otherPort.status).toBe(403);
+    expect([byName.status, byAddress.status]).toEqual([200, 200]);
+    expect(JSON.parse(byAddress.body).messages).toHaveLength(1);
+  });
+
   it('answers 503 with a clear page while console/dist is not built', async () => {
     const page = await fetch(runtime.console_url!);
     expect(page.status).toBe(503);
