@@ -329,6 +329,16 @@ export class FleetstreamStack extends Stack {
       credentialsWriter: this.routeHandlers.get('identities'),
     });
 
+    // What the console's pages call, and nothing else (its Content-Security-Policy's connect-src):
+    // the API, the user pool's Cognito endpoint, and S3 in the stack's region, where the firmware
+    // page PUTs an image through its presigned URL (virtual-hosted: <bucket>.s3.<region>.<suffix>).
+    // S3 by the region rather than by the bucket: the bucket's CORS names the distribution, whose
+    // headers policy would then name the bucket, a cycle CloudFormation refuses (docs/security.md).
+    this.consoleSite.connectTo(
+      `https://${this.api.restApi.restApiId}.execute-api.${this.region}.${this.urlSuffix}`,
+      `https://cognito-idp.${this.region}.amazonaws.com`,
+      `https://*.s3.${this.region}.${this.urlSuffix}`,
+    );
     this.consoleSite.writeConfig({
       apiUrl: this.api.url,
       region: this.region,

@@ -1,6 +1,7 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
+import { consoleSecurityHeaders, originOf } from '../console/security-headers';
 import type { ConsoleConfig } from '../console/src/lib/config';
 import type { OutboxMessage } from './cognito-local';
 
@@ -11,6 +12,11 @@ export interface ConsoleSiteOptions {
   config: () => ConsoleConfig;
   /** The codes the local user pool would have e-mailed (`GET /local/outbox`). */
   outbox: () => OutboxMessage[];
+  /**
+   * What the console may call beyond the API and the user pool its config names: the local S3,
+   * where the firmware page uploads through presigned URLs (the stack's policy names the bucket).
+   */
+  uploadOrigins?: () => string[];
 }
 
 // The types a Vite build emits, and what a browser must be told for each (a module script served
@@ -39,11 +45,15 @@ const CONTENT_TYPES: Record<string, string> = {
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'no-cache';
 
-/** As the CloudFront distribution's response headers policy (lib/constructs/console-site.ts). */
-const SECURITY_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'strict-origin-when-cross-origin',
+/**
+ * The headers of the CloudFront distribution's response headers policy (lib/constructs/console-site.ts,
+ * both from console/security-headers.ts), with the sources this runtime's console calls: the API and
+ * the user pool of its config, and the local S3.
+ */
+const securityHeadersOf = (options: ConsoleSiteOptions) => {
+  const config = options.config();
+  const cognito = config.cognitoEndpoint ?? `https://cognito-idp.${config.region}.amazonaws.com`;
+  return consoleSecurityHeaders([...new Set([originOf(config.apiUrl), originOf(cognito), ...(options.uploadOrigins?.() ?? []).map(originOf)])]);
 };
 
 const NOT_BUILT = `<!doctype html>
@@ -53,14 +63,16 @@ const NOT_BUILT = `<!doctype html>
 The API is running at <code>/v3</code>.</p></body></html>
 `;
 
-const send = (res: ServerResponse, status: number, headers: Record<string, string>, body: string | Buffer, head: boolean) => {
-  res.writeHead(status, { ...SECURITY_HEADERS, ...headers, 'content-length': String(Buffer.byteLength(body)) });
+type Security = Record<string, string>;
+
+const send = (res: ServerResponse, security: Security, status: number, headers: Record<string, string>, body: string | Buffer, head: boolean) => {
+  res.writeHead(status, { ...security, ...headers, 'content-length': String(Buffer.byteLength(body)) });
   res.end(head ? undefined : body);
 };
 
-const sendFile = (res: ServerResponse, file: string, cacheControl: string, head: boolean) => {
+const sendFile = (res: ServerResponse, security: Security, file: string, cacheControl: string, head: boolean) => {
   const type = CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
-  res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': String(statSync(file).size), 'cache-control': cacheControl });
+  res.writeHead(200, { ...security, 'content-type': type, 'content-length': String(statSync(file).size), 'cache-control': cacheControl });
   if (head) return void res.end();
   createReadStream(file).pipe(res);
 };
@@ -102,35 +114,43 @@ export const consoleSite = (options: ConsoleSiteOptions) => {
     const method = req.method ?? 'GET';
     if (method !== 'GET' && method !== 'HEAD') return false;
     const head = method === 'HEAD';
+    const security = securityHeadersOf(options);
     const url = new URL(req.url ?? '/', 'http://local');
     if (url.pathname === '/config.json') {
-      send(res, 200, { 'content-type': 'application/json', 'cache-control': REVALIDATE }, JSON.stringify(options.config()), head);
+      send(res, security, 200, { 'content-type': 'application/json', 'cache-control': REVALIDATE }, JSON.stringify(options.config()), head);
       return true;
     }
     if (url.pathname === '/local/outbox') {
       if (!isOwnHost(req)) {
         const message = `The outbox answers requests to this console's own address (Host 127.0.0.1:${req.socket.localPort} or localhost:${req.socket.localPort}) only.`;
-        send(res, 403, { 'content-type': 'application/json', 'cache-control': 'no-store' }, JSON.stringify({ error: { code: 'forbidden', message } }), head);
+        send(
+          res,
+          security,
+          403,
+          { 'content-type': 'application/json', 'cache-control': 'no-store' },
+          JSON.stringify({ error: { code: 'forbidden', message } }),
+          head,
+        );
         return true;
       }
       const to = url.searchParams.get('to')?.toLowerCase();
       const messages = options.outbox().filter((m) => !to || m.to.toLowerCase() === to);
-      send(res, 200, { 'content-type': 'application/json', 'cache-control': 'no-store' }, JSON.stringify({ messages }), head);
+      send(res, security, 200, { 'content-type': 'application/json', 'cache-control': 'no-store' }, JSON.stringify({ messages }), head);
       return true;
     }
     const index = join(root, 'index.html');
     if (!existsSync(index)) {
-      send(res, 503, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }, NOT_BUILT, head);
+      send(res, security, 503, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }, NOT_BUILT, head);
       return true;
     }
     const file = url.pathname === '/' ? index : fileIn(root, url.pathname);
     if (file) {
-      sendFile(res, file, file === index ? REVALIDATE : url.pathname.startsWith('/assets/') ? IMMUTABLE : REVALIDATE, head);
+      sendFile(res, security, file, file === index ? REVALIDATE : url.pathname.startsWith('/assets/') ? IMMUTABLE : REVALIDATE, head);
       return true;
     }
     // A missing file (with an extension) is a 404; any other path is one of the app's own routes.
     if (extname(url.pathname)) return false;
-    sendFile(res, index, REVALIDATE, head);
+    sendFile(res, security, index, REVALIDATE, head);
     return true;
   };
 };

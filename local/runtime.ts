@@ -372,6 +372,8 @@ const startGateway = async ({ options, log, stops }: Start, api: Held, cognito: 
         cognitoEndpoint: cognito.endpoint,
       }),
       outbox: () => cognito.outbox,
+      // The firmware page's presigned uploads go to the local S3 (the deployed policy names the bucket).
+      uploadOrigins: () => (process.env.AWS_ENDPOINT_URL_S3 ? [process.env.AWS_ENDPOINT_URL_S3] : []),
     }),
   });
   stops.push(

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DockerImage, Duration, RemovalPolicy, Stack, Validations, type ILocalBundling } from 'aws-cdk-lib';
+import { DockerImage, Duration, Lazy, RemovalPolicy, Stack, Validations, type ILocalBundling } from 'aws-cdk-lib';
 import {
   AllowedMethods,
   Distribution,
@@ -16,6 +16,7 @@ import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source, type ISource } from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
+import { consoleContentSecurityPolicy, HSTS_MAX_AGE_SECONDS } from '../../console/security-headers';
 
 /** The repository's root (this file is lib/constructs/console-site.ts). */
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -67,15 +68,19 @@ export interface ConsoleSiteProps {
 /**
  * The console on S3 + CloudFront: a private bucket (public access blocked, TLS only, reachable
  * only by the distribution through origin access control), a distribution serving the single-page
- * app (index.html for the app's own routes), security headers on every answer, and the build plus
- * `config.json` copied in at deploy. Hashed files under `assets/` are cached for a year; the pages
- * and config.json are revalidated on every load, so a deploy shows at once.
+ * app (index.html for the app's own routes), security headers on every answer (a strict
+ * Content-Security-Policy whose `connect-src` names what `connectTo` was given, HSTS, nosniff,
+ * DENY framing, a referrer policy: console/security-headers.ts), and the build plus `config.json`
+ * copied in at deploy. Hashed files under `assets/` are cached for a year; the pages and
+ * config.json are revalidated on every load, so a deploy shows at once.
  */
 export class ConsoleSite extends Construct {
   readonly bucket: Bucket;
   readonly distribution: Distribution;
   /** `https://<domain>`: the console's address and the API's one CORS origin. */
   readonly url: string;
+  readonly securityHeaders: ResponseHeadersPolicy;
+  private readonly connectSources: string[] = [];
 
   constructor(scope: Construct, id: string, props: ConsoleSiteProps) {
     super(scope, id);
@@ -90,13 +95,19 @@ export class ConsoleSite extends Construct {
     const headers = new ResponseHeadersPolicy(this, 'SecurityHeaders', {
       comment: 'Fleetstream console: security headers',
       securityHeadersBehavior: {
-        strictTransportSecurity: { accessControlMaxAge: Duration.days(365), includeSubdomains: true, override: true },
+        // Read at synthesis, once the stack has said what the console calls (connectTo).
+        contentSecurityPolicy: {
+          contentSecurityPolicy: Lazy.string({ produce: () => consoleContentSecurityPolicy(this.connectSources) }),
+          override: true,
+        },
+        strictTransportSecurity: { accessControlMaxAge: Duration.seconds(HSTS_MAX_AGE_SECONDS), includeSubdomains: true, override: true },
         contentTypeOptions: { override: true },
         frameOptions: { frameOption: HeadersFrameOption.DENY, override: true },
         referrerPolicy: { referrerPolicy: HeadersReferrerPolicy.STRICT_ORIGIN_WHEN_CROSS_ORIGIN, override: true },
         xssProtection: { protection: true, modeBlock: true, override: true },
       },
     });
+    this.securityHeaders = headers;
     // The SPA's own routes (`/workspaces/…`) are no objects: S3 answers 403 through OAC (no
     // ListBucket), 404 with it; both become the app's index.html, which routes in the browser.
     const spaFallback = (httpStatus: number) => ({ httpStatus, responseHttpStatus: 200, responsePagePath: '/index.html', ttl: Duration.seconds(0) });
@@ -138,6 +149,15 @@ export class ConsoleSite extends Construct {
     });
     pages.node.addDependency(hashed);
     this.acknowledgeFindings();
+  }
+
+  /**
+   * Lets the console's pages call these origins (`https://host`, tokens welcome) beside its own:
+   * the Content-Security-Policy's `connect-src` names exactly what it is given.
+   */
+  connectTo(...origins: string[]) {
+    this.connectSources.push(...origins);
+    return this;
   }
 
   /**

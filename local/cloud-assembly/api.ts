@@ -133,7 +133,7 @@ export const startGateway = async (
   { consoleBucket, consoleConfig }: ConsoleDeployment,
   cognito: LocalCognito | undefined,
 ): Promise<void> => {
-  const { options, stops, lambdas, routesServed } = run;
+  const { options, stops, lambdas, routesServed, engines } = run;
   await held.release();
   // The stage's throttles, as its method settings say, and the per-IP rate of its web ACL.
   const { throttle, methodThrottles } = stageThrottlesOf(stage);
@@ -152,6 +152,8 @@ export const startGateway = async (
         // The deployed config has no cognitoEndpoint (the console then calls the region's Cognito): here it is cognito-local.
         config: () => ({ ...consoleConfig, ...(cognito ? { cognitoEndpoint: cognito.endpoint } : {}) }),
         outbox: () => cognito?.outbox ?? [],
+        // The firmware page's presigned uploads go to the local S3 (the deployed policy names the bucket).
+        uploadOrigins: () => [engines.s3.endpoint],
       }),
     routes: api.servedRoutes,
     onIntegration: (route) => routesServed.add(route),

@@ -189,6 +189,32 @@ describe('the console on the runtime’s port', () => {
     expect(JSON.parse(byAddress.body).messages).toHaveLength(1);
   });
 
+  it('sends the deployed security headers: a strict CSP whose connect-src is the API, the user pool and the local S3, HSTS, nosniff, no framing', async () => {
+    const answers = [await fetch(runtime.console_url!), await fetch(`${runtime.console_url}config.json`)];
+    const origin = (url: string) => new URL(url).origin;
+
+    for (const answer of answers) {
+      const csp = answer.headers.get('content-security-policy')!.split('; ');
+      expect(csp).toEqual([
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "font-src 'self'",
+        `connect-src 'self' ${origin(runtime.base_url)} ${origin(runtime.cognito_endpoint!)} ${origin(runtime.s3_endpoint!)}`,
+        "manifest-src 'self'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+        "object-src 'none'",
+      ]);
+      expect(answer.headers.get('strict-transport-security')).toBe('max-age=31536000; includeSubDomains');
+      expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(answer.headers.get('x-frame-options')).toBe('DENY');
+      expect(answer.headers.get('referrer-policy')).toBe('strict-origin-when-cross-origin');
+    }
+  });
+
   it('answers 503 with a clear page while console/dist is not built', async () => {
     const page = await fetch(runtime.console_url!);
     expect(page.status).toBe(503);

@@ -12,6 +12,8 @@ let stack: FleetstreamStack;
 let template: Template;
 let resources: Record<string, { Type: string; Properties: Record<string, any> }>;
 const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
+/** The response headers policy the distribution's default behaviour names. */
+const DISTRIBUTION_POLICY = () => resources[idOf(stack.consoleSite.distribution)].Properties.DistributionConfig.DefaultCacheBehavior.ResponseHeadersPolicyId;
 
 beforeAll(() => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -101,6 +103,35 @@ describe('console site (S3 + CloudFront)', () => {
         },
       },
     });
+  });
+
+  it('sends a strict Content-Security-Policy whose connect-src names the API, the user pool’s Cognito and the region’s S3 (firmware uploads), nothing else', () => {
+    const policy = resources[idOf(stack.consoleSite.securityHeaders)].Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
+    // The policy's text with CloudFormation's references written out: {Ref} and {Resource.Attribute}.
+    const text = (value: unknown): string => {
+      if (typeof value === 'string') return value;
+      const v = value as Record<string, any>;
+      if (v['Fn::Join']) return (v['Fn::Join'][1] as unknown[]).map(text).join(v['Fn::Join'][0]);
+      if (v.Ref) return `{${v.Ref}}`;
+      if (v['Fn::GetAtt']) return `{${v['Fn::GetAtt'].join('.')}}`;
+      throw new Error(`unexpected ${JSON.stringify(value)}`);
+    };
+
+    expect(policy.ContentSecurityPolicy.Override).toBe(true);
+    expect(text(policy.ContentSecurityPolicy.ContentSecurityPolicy).split('; ')).toEqual([
+      "default-src 'none'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "img-src 'self' data:",
+      "font-src 'self'",
+      `connect-src 'self' https://{${idOf(stack.api.restApi)}}.execute-api.{AWS::Region}.{AWS::URLSuffix} https://cognito-idp.{AWS::Region}.amazonaws.com https://*.s3.{AWS::Region}.{AWS::URLSuffix}`,
+      "manifest-src 'self'",
+      "base-uri 'none'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+      "object-src 'none'",
+    ]);
+    expect(DISTRIBUTION_POLICY()).toEqual({ Ref: idOf(stack.consoleSite.securityHeaders) });
   });
 
   it('writes config.json at deploy from the stack’s API address, region, pool and client (not baked into the build)', () => {
