@@ -37,6 +37,8 @@ export default {
       ...common,
       displayName: 'contract',
       testMatch: ['<rootDir>/test/contract/**/*.test.ts'],
+      // Files that use the handlers' own table names get names of their own (test/helpers/e2e-tables.ts).
+      setupFiles: [...common.setupFiles, '<rootDir>/test/helpers/e2e-tables.ts'],
       globalSetup: '<rootDir>/test/helpers/engines-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/engines-teardown.ts',
     },
