@@ -77,7 +77,7 @@ interface Simulation {
   say: (id: string, line: string) => void;
 }
 
-/** The device token as clients make it: once, at start, reused on reconnects (spec/device-mqtt.md). */
+/** A device token as clients make it (spec/device-mqtt.md): HS256, `sub`, `key`, `exp` an hour ahead. */
 const tokenOf = (c: Credentials) =>
   new SignJWT({ sub: c.devinfo.device_id, key: c.devinfo.key_id ?? 0 })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -115,6 +115,31 @@ const checkedDownload = async (args: FirmwareDownload, corrupt: boolean): Promis
   return { ok: true };
 };
 
+/** How long a device waits before it connects again after its connection closed (or was refused). */
+const RECONNECT_MS = 2_000;
+
+/**
+ * Connects again whenever the connection closes, with a token signed for that attempt: the cloud
+ * refuses an expired token (past 60 s of clock tolerance, docs/security.md), so the first token,
+ * which the spec's clients reuse, would strand the device an hour after it started. mqtt.js's own
+ * reconnect would resend the first token; this one signs a new token, then reconnects keeping
+ * the messages still waiting for their PUBACK.
+ */
+const reconnectWithFreshTokens = (sim: Simulation, c: Credentials, client: MqttClient) => {
+  let pending: NodeJS.Timeout | undefined;
+  client.on('close', () => {
+    if (sim.stopping || pending) return;
+    pending = setTimeout(() => {
+      pending = undefined;
+      if (sim.stopping) return;
+      void tokenOf(c).then((token) => {
+        client.options.password = token;
+        client.reconnect({ incomingStore: client.incomingStore, outgoingStore: client.outgoingStore });
+      });
+    }, RECONNECT_MS);
+  });
+};
+
 const runDevice = async (sim: Simulation, c: Credentials, index: number): Promise<MqttClient> => {
   const { stats, say, intervalMs } = sim;
   const id = c.devinfo.device_id;
@@ -131,9 +156,10 @@ const runDevice = async (sim: Simulation, c: Credentials, index: number): Promis
     clean: true,
     keepalive: 60,
     connectTimeout: 10_000,
-    reconnectPeriod: 2_000,
+    reconnectPeriod: 0,
     ...(secure ? { ca: c.cacert, rejectUnauthorized: true } : {}),
   });
+  reconnectWithFreshTokens(sim, c, client);
   const up = (key: string, value: unknown) => client.publish(`j/up/${id}`, JSON.stringify({ key, value }), { qos: 1 });
   let timer: NodeJS.Timeout | undefined;
   client.on('connect', () => {

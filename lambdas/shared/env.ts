@@ -87,13 +87,6 @@ export const DEVICE_MQTT_URL = process.env.DEVICE_MQTT_URL ?? '';
 export const DEVICE_MQTT_CACERT = process.env.DEVICE_MQTT_CACERT ?? '';
 
 /**
- * How long after its `exp` the MQTT door still accepts a device token, in seconds (0: never).
- * Device clients sign one token at start and reuse it on every automatic reconnect
- * (spec/device-mqtt.md); see docs/devices.md, "The MQTT door", for the decision.
- */
-export const DEVICE_TOKEN_RECONNECT_GRACE_SECONDS = intFrom(process.env.DEVICE_TOKEN_RECONNECT_GRACE_SECONDS, 30 * 24 * 3600);
-
-/**
  * Jobs and FOTA scheduled for a connected device are published to it at once on `j/dn/<id>`
  * through the IoT data plane (the stack and the local runtime set it to `true`).
  */

@@ -1,6 +1,5 @@
 import * as z from 'zod';
 import type { Db } from '../../shared/clients';
-import { DEVICE_TOKEN_RECONNECT_GRACE_SECONDS } from '../../shared/env';
 import { AppError, ConflictError } from '../../shared/errors';
 import { logger } from '../../shared/logger';
 import { countMetric } from '../../shared/metrics';
@@ -83,10 +82,10 @@ const denied = (): IotAuthorizerResult => ({
 
 /**
  * The custom authorizer's answer to an MQTT CONNECT: client ID = username = device ID, password =
- * a device token checked by the HTTPS door's rules (`verifyDeviceToken`), except that a token that
- * expired less than `DEVICE_TOKEN_RECONNECT_GRACE_SECONDS` ago is still accepted: clients reuse
- * their first token on every automatic reconnect. Every check of a token is an `authentication`
- * event (`proto: mqtt`); an accepted one gets the device's own policy.
+ * a device token checked by the HTTPS door's rules (`verifyDeviceToken`), an expired token
+ * included: past the clock tolerance it is refused on both doors, so a client must sign a fresh
+ * token when it reconnects (docs/security.md, "The MQTT door"). Every check of a token is an
+ * `authentication` event (`proto: mqtt`); an accepted one gets the device's own policy.
  */
 export const authorizeMqttConnect = async (
   db: Db,
@@ -101,11 +100,7 @@ export const authorizeMqttConnect = async (
     return denied();
   }
   try {
-    const caller = await verifyDeviceToken(db, forward, password, 'mqtt', {
-      expiredGraceSeconds: DEVICE_TOKEN_RECONNECT_GRACE_SECONDS,
-      ...rules,
-      subject: username,
-    });
+    const caller = await verifyDeviceToken(db, forward, password, 'mqtt', { ...rules, subject: username });
     return {
       isAuthenticated: true,
       // IoT Core wants [a-zA-Z0-9]{1,128}: the device ID without its dash.

@@ -167,7 +167,8 @@ export const observe = (forward: Forward, events: EventMessage[]) =>
   forward(events).catch((error: unknown) => logger.warn('event not forwarded', { error: error as Error, events: events.map((e) => e.type) }));
 
 // Device clocks drift: a token is accepted this long after its exp, and its lifetime may exceed
-// the limit by as much (a device whose clock runs ahead signs exp = its now + 1 h).
+// the limit by as much (a device whose clock runs ahead signs exp = its now + 1 h). Both doors
+// take the same tokens: an expired one is refused past this, over HTTPS and over MQTT alike.
 const CLOCK_TOLERANCE_SECONDS = 60;
 
 interface TokenCheck {
@@ -182,8 +183,6 @@ interface TokenCheck {
    * nothing about devices, identities or keys.
    */
   signed?: boolean;
-  /** Why an accepted token is still worth a word in the event's `error` (an expired token accepted on reconnect). */
-  note?: string;
 }
 
 const JOSE_REFUSALS: Record<string, string> = {
@@ -217,7 +216,7 @@ const findDevice = async (db: Db, deviceId: string) => {
   return locator && getDeviceOfWorkspace(db, locator.workspace_id, deviceId);
 };
 
-const checkToken = async (db: Db, token: string, now: Date, maxTtlSeconds: number, expiredGraceSeconds: number, subject?: string): Promise<TokenCheck> => {
+const checkToken = async (db: Db, token: string, now: Date, maxTtlSeconds: number, subject?: string): Promise<TokenCheck> => {
   let claims: JWTPayload;
   try {
     claims = decodeJwt(token);
@@ -239,25 +238,22 @@ const checkToken = async (db: Db, token: string, now: Date, maxTtlSeconds: numbe
   // Identities revoked before keys were kept on revocation have none: such tokens cannot be verified.
   if (!identity.secret) return { device, error: 'identity revoked' };
   if (identity.revoked_at) return { device, error: 'identity revoked', signed: await signedWith(token, identity.secret) };
-  let expiredFor = 0;
   try {
     const { payload } = await jwtVerify(token, Buffer.from(identity.secret, 'base64'), {
       algorithms: ['HS256'],
       requiredClaims: ['exp'],
-      clockTolerance: CLOCK_TOLERANCE_SECONDS + expiredGraceSeconds,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
       currentDate: now,
     });
     if (payload.exp! > now.getTime() / 1000 + maxTtlSeconds + CLOCK_TOLERANCE_SECONDS) {
       return { device, error: `token lifetime exceeds ${maxTtlSeconds} s`, signed: true };
     }
-    expiredFor = Math.floor(now.getTime() / 1000 - payload.exp!);
   } catch (error) {
     return { device, ...refusalOf(error) };
   }
   return {
     device,
     caller: { accountId: locator.account_id, workspaceId: locator.workspace_id, deviceId: device.id, identityId: identity.id },
-    ...(expiredFor > CLOCK_TOLERANCE_SECONDS ? { note: `token expired ${expiredFor} s ago, accepted for a reconnect` } : {}),
   };
 };
 
@@ -265,11 +261,11 @@ const checkToken = async (db: Db, token: string, now: Date, maxTtlSeconds: numbe
 export type DeviceDoor = 'https' | 'mqtt';
 
 /** The `authentication` event of a checked token, with the interface's payload fields (all strings). */
-const authenticationEvent = (device: DeviceRecord, proto: DeviceDoor, { error, note }: TokenCheck) =>
+const authenticationEvent = (device: DeviceRecord, proto: DeviceDoor, { error }: TokenCheck) =>
   eventMessage({ workspace_id: device.workspace_id, fleet_id: device.fleet_id, device_id: device.id }, 'authentication', 'd2c', {
     clientid: device.id,
     proto,
-    error: error ?? note ?? '',
+    error: error ?? '',
     verified: String(!error),
     result: error ? 'denied' : 'granted',
   });
@@ -278,11 +274,6 @@ export interface TokenRules {
   now?: Date;
   /** Longest accepted lifetime (exp − now), in seconds. */
   maxTtlSeconds?: number;
-  /**
-   * How long after its `exp` a token is still accepted, in seconds (0: not at all). The MQTT door
-   * sets it: device clients sign their token once at start and reuse it on every reconnect.
-   */
-  expiredGraceSeconds?: number;
   /** The device the token must name (the MQTT client ID and username); a token of another device is refused. */
   subject?: string;
 }
@@ -306,8 +297,8 @@ const recordCheck = async (db: Db, forward: Forward, proto: DeviceDoor, check: T
 /**
  * Checks a device JWT for either door (the HTTPS device authorizer, the MQTT custom authorizer):
  * an HS256 JWT whose `sub` is the device ID and `key` one of its unrevoked identities, signed with
- * that identity's key, unexpired (or expired less than `expiredGraceSeconds` ago), and with `exp`
- * at most `maxTtlSeconds` ahead. A check of a token that names an existing device is reported as an
+ * that identity's key, unexpired (within the clock tolerance, {@link CLOCK_TOLERANCE_SECONDS}), and
+ * with `exp` at most `maxTtlSeconds` ahead. A check of a token that names an existing device is reported as an
  * `authentication` event with the door as `proto`: every check of a token signed with the device's
  * key, at most one a minute per device of the others (`recordCheck`); losing one to a failing queue
  * does not change the answer (the event is an observation, the answer is the authorization).
@@ -317,9 +308,9 @@ export const checkDeviceToken = async (
   forward: Forward,
   token: string,
   proto: DeviceDoor,
-  { now = new Date(), maxTtlSeconds = DEVICE_TOKEN_MAX_TTL_SECONDS, expiredGraceSeconds = 0, subject }: TokenRules = {},
+  { now = new Date(), maxTtlSeconds = DEVICE_TOKEN_MAX_TTL_SECONDS, subject }: TokenRules = {},
 ): Promise<TokenCheck> => {
-  const check = await checkToken(db, token, now, maxTtlSeconds, expiredGraceSeconds, subject);
+  const check = await checkToken(db, token, now, maxTtlSeconds, subject);
   await recordCheck(db, forward, proto, check, now);
   return check;
 };
@@ -336,7 +327,7 @@ export const verifyDeviceToken = async (db: Db, forward: Forward, token: string,
 
 /**
  * The device a bearer token (`Authorization: Bearer <jwt>`) stands for, by `checkDeviceToken`'s
- * rules; the HTTPS door accepts no expired token.
+ * rules.
  * @throws UnauthorizedError saying why the token is refused; with `details` naming the reason only
  * when the token is signed with the device's key (expired, too long-lived, revoked identity).
  */
@@ -344,7 +335,7 @@ export const authenticateDevice = async (
   db: Db,
   forward: Forward,
   authorization: string | undefined,
-  rules: Omit<TokenRules, 'expiredGraceSeconds' | 'subject'> = {},
+  rules: Omit<TokenRules, 'subject'> = {},
 ): Promise<DeviceCaller> => {
   const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
   if (!token) {

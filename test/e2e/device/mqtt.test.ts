@@ -157,18 +157,23 @@ describe('the MQTT door', () => {
     await until(() => eventsOf(victim.id, 'authentication').some((e) => (e.payload as { result: string }).result === 'granted'), 'the granted event');
   });
 
-  it('accepts a reconnect with the original token expired within the grace, saying so in the event', async () => {
+  it('refuses a token that expired 10 days ago (CONNACK 5) as the HTTPS door refuses it (401), and takes one within the 60 s clock tolerance', async () => {
     const { id, credentials } = await newDevice();
+    const stale = await deviceToken(credentials, { expiresIn: -10 * 86_400 });
+    const skewed = await deviceToken(credentials, { expiresIn: -20 });
 
-    const device = await connected(credentials, { tokenOptions: { expiresIn: -2 * 3600 } });
+    const overMqtt = await connectOutcome(runtime.mqtt_url, { clientId: id, username: id, password: stale });
+    const overHttps = await deviceClient(runtime.base_url, stale).get('/status');
+    const withinTolerance = await connectOutcome(runtime.mqtt_url, { clientId: id, username: id, password: skewed });
 
-    expect(device.client.connected).toBe(true);
-    const [event] = await waitForEvents(id, 'authentication');
-    expect(event.payload).toMatchObject({
-      verified: 'true',
-      result: 'granted',
-      error: expect.stringMatching(/^token expired \d+ s ago, accepted for a reconnect$/),
-    });
+    expect([overMqtt, overHttps.status, withinTolerance]).toEqual([5, 401, 'connected']);
+    const events = (await waitForEvents(id, 'authentication', 3)).filter((e) => (e.payload as { proto: string }).proto === 'mqtt');
+    expect(events.map((e) => e.payload)).toEqual(
+      expect.arrayContaining([
+        { clientid: id, proto: 'mqtt', error: 'token expired', verified: 'false', result: 'denied' },
+        { clientid: id, proto: 'mqtt', error: '', verified: 'true', result: 'granted' },
+      ]),
+    );
   });
 
   // IoT Core reports a refused subscribe only in its own logs: the template's door has no event for
