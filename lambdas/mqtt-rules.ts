@@ -1,11 +1,11 @@
 /**
  * THE topic rules of the MQTT door, as data: the stack makes each row an IoT Core topic rule
- * (SQL, an SQS action into the row's queue, an error action to that queue's DLQ) and the local
- * broker applies the same rows to what its clients publish, building the same message with
- * `message`, so the two cannot disagree. No CDK or engine import here.
+ * (SQL, an SQS action into the row's queue, an error action to that queue's DLQ) and both local
+ * runtimes evaluate the same SQL on what the broker's clients publish, so the two cannot
+ * disagree. No CDK or engine import here.
  */
 
-/** One topic rule: what it selects, and the message its SQS action sends. */
+/** One topic rule: what it selects, and where its SQS action sends it. */
 export interface MqttRule {
   /** The rule's name (IoT Core: letters, digits and underscores). */
   name: string;
@@ -19,42 +19,24 @@ export interface MqttRule {
    * `j/up` and presence to the MQTT queue, whose small batches answer requests quickly.
    */
   queue: 'ingest' | 'mqtt';
-  /**
-   * The SQS message the rule sends for a publish on `topic`, as IoT Core builds it from the SQL
-   * (the local broker calls this). `payload` is the MQTT payload, `receivedAt` Unix milliseconds.
-   */
-  message: (topic: string, payload: Buffer, receivedAt: number) => Record<string, unknown>;
 }
 
 // `encode(*, 'base64')` carries any payload, JSON or not: a malformed publish still reaches the
-// handler, which drops and logs it, rather than failing in the rule.
-const devicePublish = (topic: string, payload: Buffer, receivedAt: number) => ({
-  payload: payload.toString('base64'),
-  topic,
-  received_at: receivedAt,
-});
+// handler, which drops and logs it, rather than failing in the rule. The device is the topic's
+// third level, and the rule acts only when it is the publishing client (`clientid()`): the device
+// policy already keeps a client to its own topics, and the rule does not take the topic's word
+// for it should a policy ever allow more.
+const devicePublishSql = (topicFilter: string) =>
+  `SELECT encode(*, 'base64') AS payload, topic() AS topic, timestamp() AS received_at, clientid() AS client_id FROM '${topicFilter}' WHERE clientid() = topic(3)`;
 
 export const MQTT_RULES: readonly MqttRule[] = [
-  {
-    name: 'device_data',
-    topicFilter: 'j/data/+/+',
-    sql: "SELECT encode(*, 'base64') AS payload, topic() AS topic, timestamp() AS received_at FROM 'j/data/+/+'",
-    queue: 'ingest',
-    message: devicePublish,
-  },
-  {
-    name: 'device_up',
-    topicFilter: 'j/up/+',
-    sql: "SELECT encode(*, 'base64') AS payload, topic() AS topic, timestamp() AS received_at FROM 'j/up/+'",
-    queue: 'mqtt',
-    message: devicePublish,
-  },
+  { name: 'device_data', topicFilter: 'j/data/+/+', sql: devicePublishSql('j/data/+/+'), queue: 'ingest' },
+  { name: 'device_up', topicFilter: 'j/up/+', sql: devicePublishSql('j/up/+'), queue: 'mqtt' },
   {
     // IoT Core publishes these lifecycle events itself; the local broker publishes the same JSON.
     name: 'device_presence',
     topicFilter: '$aws/events/presence/+/+',
     sql: "SELECT *, topic() AS topic FROM '$aws/events/presence/+/+'",
     queue: 'mqtt',
-    message: (topic, payload) => ({ ...(JSON.parse(payload.toString('utf8')) as Record<string, unknown>), topic }),
   },
 ];

@@ -8,6 +8,7 @@ import { createServer as createTlsServer } from 'node:tls';
 import { generate } from 'selfsigned';
 import type { IotAuthorizerResult, IotPolicy } from '../lambdas/domain/doors/device-mqtt';
 import { MQTT_RULES, type MqttRule } from '../lambdas/mqtt-rules';
+import { parseRuleSql } from './cloud-assembly/iot-sql';
 import { asCaller, countIotCore, IOT_RULES_CALLER, withInvocation } from './request-counter';
 
 /**
@@ -178,18 +179,26 @@ const listen = (server: TcpServer | HttpServer, port: number) =>
 
 const close = (server: TcpServer | HttpServer) => new Promise<void>((resolve) => server.close(() => resolve()));
 
+/**
+ * The rows of `lambdas/mqtt-rules.ts` as the broker runs them: their SQL evaluated as IoT Core
+ * evaluates it (the cloud-assembly runtime's evaluator), one SQS message per rule action, as IoT
+ * Core sends them, awaited before PUBACK: a publish the device saw acknowledged is on its queue.
+ */
+export const mqttRules = (sendToQueue: (queue: MqttRule['queue'], message: Record<string, unknown>) => Promise<void>): BrokerRule[] =>
+  MQTT_RULES.map((r) => {
+    const statement = parseRuleSql(r.sql, '2016-03-23');
+    return {
+      topicFilter: statement.topicFilter,
+      run: async (input) => {
+        if (statement.where(input)) await sendToQueue(r.queue, statement.select(input));
+      },
+    };
+  });
+
 /** The topic rules the broker runs: the given ones, or the rows of `lambdas/mqtt-rules.ts` sending to their queues. */
 const topicRules = (options: MqttBrokerOptions): readonly BrokerRule[] => {
   if (!options.rules && !options.sendToQueue) throw new Error('startMqttBroker needs the topic rules or the queues their actions send to.');
-  // One SQS message per rule action, as IoT Core sends them, awaited before PUBACK: a publish the
-  // device saw acknowledged is on its queue.
-  return (
-    options.rules ??
-    MQTT_RULES.map((r) => ({
-      topicFilter: r.topicFilter,
-      run: ({ topic, payload, receivedAt }) => options.sendToQueue!(r.queue, r.message(topic, payload, receivedAt)),
-    }))
-  );
+  return options.rules ?? mqttRules(options.sendToQueue!);
 };
 
 /** Runs the rules whose topic filter matches a publish; resolves when all of them are done. */

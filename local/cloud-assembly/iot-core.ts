@@ -103,8 +103,8 @@ export const topicRulesOf = (template: CfnTemplate, resolve: (value: unknown) =>
     });
 
 /**
- * A topic rule as the broker runs it: the SELECT's result sent by each action (with `send`, which
- * uses the action's role); when an action fails, IoT Core's error-action message (rule, topic,
+ * A topic rule as the broker runs it: a publish its WHERE does not hold for is left alone; else the
+ * SELECT's result is sent by each action (with `send`, which uses the action's role); when an action fails, IoT Core's error-action message (rule, topic,
  * client, original payload, each failure) goes to the error action. A publish the SQL cannot
  * evaluate is dropped and logged, as IoT Core drops it.
  * https://docs.aws.amazon.com/iot/latest/developerguide/rule-error-handling.html
@@ -117,6 +117,7 @@ export const brokerRuleOf = (spec: TopicRuleSpec, send: (action: SqsActionSpec, 
   return {
     topicFilter: spec.statement.topicFilter,
     run: async ({ topic, payload, receivedAt, clientId }) => {
+      if (!spec.statement.where({ topic, payload, receivedAt, clientId })) return;
       let message: Record<string, unknown>;
       try {
         message = spec.statement.select({ topic, payload, receivedAt, clientId });

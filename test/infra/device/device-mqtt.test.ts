@@ -60,6 +60,18 @@ describe('the MQTT door on IoT Core', () => {
     }
   });
 
+  it('takes a device’s publish (j/data, j/up) only from the client the topic names: clientid() selected and required to match', () => {
+    const sqlOf = (filter: string) =>
+      ofType('AWS::IoT::TopicRule')
+        .map(([, r]) => r.Properties.TopicRulePayload.Sql as string)
+        .find((sql) => sql.includes(`FROM '${filter}'`))!;
+
+    for (const filter of ['j/data/+/+', 'j/up/+']) {
+      expect(sqlOf(filter)).toMatch(/\bclientid\(\) AS client_id\b/);
+      expect(sqlOf(filter)).toMatch(/ WHERE clientid\(\) = topic\(3\)$/);
+    }
+  });
+
   it('lets the rules’ role only send to the rules’ queues and their DLQs', () => {
     const roleId = targetOf(ofType('AWS::IoT::TopicRule')[0][1].Properties.TopicRulePayload.Actions[0].Sqs.RoleArn)!;
     const statements = ofType('AWS::IAM::Policy')

@@ -1,7 +1,7 @@
 import { devicePolicy } from '../../../lambdas/domain/doors/device-mqtt';
 import { credentialsEndpoint } from '../../../lambdas/domain/registry/identities';
 import { MQTT_RULES } from '../../../lambdas/mqtt-rules';
-import { policyAllows, topicMatches } from '../../../local/mqtt-broker';
+import { mqttRules, policyAllows, topicMatches } from '../../../local/mqtt-broker';
 
 const arn = 'arn:aws:iot:eu-west-1:123456789012';
 const me = 'dev-aaaaaaaaaaaaaaaaaaaa';
@@ -53,13 +53,34 @@ describe('topic filters of the rules', () => {
     expect(MQTT_RULES.some((r) => topicMatches(r.topicFilter, `j/dn/${me}`))).toBe(false);
   });
 
-  it('carries any payload, JSON or not, as base64 with the topic and arrival', () => {
-    const rule = MQTT_RULES.find((r) => r.name === 'device_data')!;
-    expect(rule.message(`j/data/${me}/t`, Buffer.from('not json {'), 1_700_000_000_000)).toEqual({
-      payload: Buffer.from('not json {').toString('base64'),
-      topic: `j/data/${me}/t`,
-      received_at: 1_700_000_000_000,
-    });
+  /** What the rows of lambdas/mqtt-rules.ts send for one publish, as the broker runs them. */
+  const sentFor = async (topic: string, payload: string, clientId: string) => {
+    const sent: Array<[string, Record<string, unknown>]> = [];
+    const rules = mqttRules(async (queue, message) => void sent.push([queue, message]));
+    const input = { topic, payload: Buffer.from(payload), receivedAt: 1_700_000_000_000, clientId };
+    await Promise.all(rules.filter((r) => topicMatches(r.topicFilter, topic)).map((r) => r.run(input)));
+    return sent;
+  };
+
+  it('carries any payload, JSON or not, as base64 with the topic, arrival and client', async () => {
+    expect(await sentFor(`j/data/${me}/t`, 'not json {', me)).toEqual([
+      ['ingest', { payload: Buffer.from('not json {').toString('base64'), topic: `j/data/${me}/t`, received_at: 1_700_000_000_000, client_id: me }],
+    ]);
+  });
+
+  it('acts on a device’s publish only when the publishing client is the device the topic names', async () => {
+    const own = [...(await sentFor(`j/data/${me}/t`, '{}', me)), ...(await sentFor(`j/up/${me}`, '{}', me))];
+    const foreign = [...(await sentFor(`j/data/${other}/t`, '{}', me)), ...(await sentFor(`j/up/${other}`, '{}', me))];
+
+    expect(own.map(([queue]) => queue)).toEqual(['ingest', 'mqtt']);
+    expect(foreign).toEqual([]);
+  });
+
+  it('passes the presence events IoT Core publishes, which no device client sends', async () => {
+    const event = { clientId: me, eventType: 'connected', timestamp: 1 };
+    expect(await sentFor(`$aws/events/presence/connected/${me}`, JSON.stringify(event), '')).toEqual([
+      ['mqtt', { ...event, topic: `$aws/events/presence/connected/${me}` }],
+    ]);
   });
 });
 

@@ -26,6 +26,21 @@ describe('parseRuleSql', () => {
     });
   });
 
+  it('evaluates a WHERE of = and <> comparisons joined by AND; a comparison with an undefined value does not hold', () => {
+    const rule = parseRuleSql(
+      "SELECT topic() AS topic FROM 'j/data/+/+' WHERE clientid() = topic(3) AND topic(4) <> 'secret' AND topic(9) <> 'x'",
+      '2016-03-23',
+    );
+    const ownRule = parseRuleSql("SELECT topic() AS topic FROM 'j/data/+/+' WHERE clientid() = topic(3)", '2016-03-23');
+
+    expect(ownRule.where(input('{}'))).toBe(true);
+    expect(ownRule.where(input('{}', 'j/data/dev-2/temp'))).toBe(false);
+    expect(ownRule.where({ ...input('{}'), clientId: undefined })).toBe(false);
+    // topic(9) is undefined: the whole condition is not true.
+    expect(rule.where(input('{}'))).toBe(false);
+    expect(parseRuleSql("SELECT * FROM 'a/+'", '2016-03-23').where(input('{}', 'a/b'))).toBe(true);
+  });
+
   it('fails the evaluation of SELECT * over a payload that is not a JSON object', () => {
     const rule = parseRuleSql("SELECT * FROM 'a/+'", '2016-03-23');
 
@@ -34,7 +49,10 @@ describe('parseRuleSql', () => {
   });
 
   it.each([
-    ["SELECT * FROM 'a/+' WHERE temperature > 50", /"WHERE temperature > 50"/],
+    ["SELECT * FROM 'a/+' WHERE temperature > 50", /the condition "temperature > 50"/],
+    ["SELECT * FROM 'a/+' WHERE temperature = 50", /the WHERE operand "temperature"/],
+    ["SELECT * FROM 'a/+' WHERE topic(1) = 'a' OR clientid() = 'b'", /the condition/],
+    ["SELECT * FROM 'a/+' GROUP BY x", /"GROUP BY x"/],
     ["SELECT temperature FROM 'a/+'", /the item "temperature"/],
     ["SELECT upper(topic()) AS t FROM 'a/+'", /the expression "upper\(topic\(\)\)"/],
     ["SELECT encode(*, 'hex') AS p FROM 'a/+'", /the expression/],
