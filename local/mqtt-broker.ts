@@ -162,6 +162,13 @@ export const topicMatches = (filter: string, topic: string) => {
   return f.length === t.length;
 };
 
+/**
+ * IoT Core's largest publish payload, 128 KB: a larger publish is refused and its connection
+ * closed (lifecycle reason CLIENT_ERROR, "PAYLOAD_LIMIT_EXCEEDED"); the data plane's Publish answers
+ * 413. https://docs.aws.amazon.com/iot/latest/developerguide/topicdata.html
+ */
+export const MAX_PUBLISH_BYTES = 128 * 1024;
+
 interface Session {
   policies: IotPolicy[];
   principalId: string;
@@ -297,6 +304,11 @@ const brokerHooks = (context: BrokerContext): AedesOptions => {
     authorizePublish: (client, packet, done) => {
       if (!client) return done(null); // the broker's own publishes (the data plane)
       const session = sessions.get(client);
+      const size = Buffer.byteLength(packet.payload as Buffer | string);
+      if (size > MAX_PUBLISH_BYTES) {
+        if (session) session.disconnectReason = 'CLIENT_ERROR';
+        return done(new Error(`a publish of ${size} bytes is over IoT Core's ${MAX_PUBLISH_BYTES}`));
+      }
       if (session && policyAllows(session.policies, 'iot:Publish', `${arn}:topic/${packet.topic}`)) return done(null);
       // IoT Core closes an MQTT 3.1.1 connection that publishes where its policy does not allow,
       // with AUTH_ERROR as the disconnection's reason; so does this broker.
@@ -363,6 +375,13 @@ const dataPlaneServer = (broker: Aedes) =>
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      const size = chunks.reduce((n, c) => n + c.length, 0);
+      if (size > MAX_PUBLISH_BYTES) {
+        res
+          .writeHead(413, { 'content-type': 'application/json', 'x-amzn-errortype': 'RequestEntityTooLargeException' })
+          .end(JSON.stringify({ message: `The payload of ${size} bytes exceeds ${MAX_PUBLISH_BYTES}.` }));
+        return;
+      }
       const topic = decodeURIComponent(match[1]);
       const qos = Number(url.searchParams.get('qos') ?? 0) === 1 ? 1 : 0;
       broker.publish({ cmd: 'publish', topic, payload: Buffer.concat(chunks), qos, retain: false, dup: false }, (error) => {

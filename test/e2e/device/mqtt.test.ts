@@ -211,6 +211,26 @@ describe('the MQTT door', () => {
     expect(stored.body.result).toEqual([]);
   });
 
+  it('closes the connection of a publish over 128 KB, as IoT Core does (CLIENT_ERROR), and takes one of 128 KB', async () => {
+    const { id, credentials } = await newDevice();
+    const device = await connected(credentials);
+    const limit = 128 * 1024;
+
+    // At the limit the broker takes it (the door then drops it: not a JSON point); the device stays connected.
+    await device.client.publishAsync(`j/data/${id}/big`, Buffer.alloc(limit, 0x61), { qos: 1 });
+    await device.up('#now', {});
+    await device.next('#now');
+    const closed = new Promise<string>((resolve) => device.client.once('close', () => resolve('closed')));
+    device.client.publish(`j/up/${id}`, JSON.stringify({ key: '__manifest', value: { jobs: ['x'.repeat(limit)], conditions: [] } }), { qos: 1 });
+    device.client.publish(`j/up/${id}`, JSON.stringify({ key: '#now', value: {} }), { qos: 1 });
+    const outcome = await Promise.race([closed, device.next('#now', 2).then(() => 'answered')]);
+
+    expect(outcome).toBe('closed');
+    const [disconnection] = await waitForEvents(id, 'disconnection');
+    expect(disconnection.payload).toMatchObject({ reason: 'CLIENT_ERROR' });
+    expect((await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`)).body.device.manifest).toBeNull();
+  });
+
   it('stores published data points (stamped at their arrival, to the microsecond) and forwards them to the webhook', async () => {
     const { id, credentials } = await newDevice();
     const device = await connected(credentials);
