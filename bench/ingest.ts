@@ -197,6 +197,9 @@ const main = async () => {
       },
       // The usage counts of a batch: one UpdateItem per workspace and day, as the handler writes them.
       recordUsage: (tally) => recordUsage({ doc, table: registry }, tally),
+      closedSessions: async () => {
+        throw new Error('the ingest benchmark sends no MQTT publish');
+      },
     }));
 
   /** The ingest handler's work on every batch, one invocation in flight per container. */

@@ -45,13 +45,14 @@ const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 // that the workspace is the caller's and that the fleets a filter names are the workspace's (one
 // BatchGetItem), counts the request against its key's rate and in the workspace's usage, and writes,
 // reads and lists exports; the ingest Lambda looks up the devices of MQTT data publishes and the
-// workspaces' retention, counts their daily points on their locators and adds each batch to the
+// workspaces' retention, reads the windows of its batch's devices' closed sessions (one BatchGetItem
+// of their locators), counts their daily points on their locators and adds each batch to the
 // workspaces' usage; the limits and usage routes read a workspace, query its usage days and count
 // their own requests; the retention re-stamp reads its workspace and clears what it owes, by key; an
 // export's run reads its workspace and updates its export.
 const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = {
   timeseries: 'storage',
-  ingest: 'get-update',
+  ingest: 'batch-get-update',
   limits: 'read-update',
   retention: 'get-update',
   export: 'get-update',
@@ -326,6 +327,8 @@ export class FleetstreamStack extends Stack {
       publishers: [this.streamFunctions.get(REGISTRY_STREAM.consumer), this.consumerFunctions.get('device-mqtt')].filter(
         (fn): fn is HandlerFunction => fn !== undefined,
       ),
+      // Revoking an identity closes the device's open connection at once.
+      sessionClosers: [this.routeHandlers.get('identities')].filter((fn): fn is HandlerFunction => fn !== undefined),
       credentialsWriter: this.routeHandlers.get('identities'),
     });
 

@@ -17,7 +17,8 @@ import { asCaller, countIotCore, IOT_RULES_CALLER, withInvocation } from './requ
  * running the same custom authorizer handler at CONNECT, enforcing the policy it returns on
  * every publish, subscribe and delivery, applying the topic rules of `lambdas/mqtt-rules.ts`
  * into the same SQS queues, publishing presence events as IoT Core does, and serving the IoT
- * data plane's Publish API for cloud-to-device messages (AWS_ENDPOINT_URL_IOT_DATA_PLANE).
+ * data plane's Publish API for cloud-to-device messages and its DeleteConnection
+ * (AWS_ENDPOINT_URL_IOT_DATA_PLANE).
  */
 
 /** The broker's CA and its server certificate (PEM). */
@@ -360,35 +361,49 @@ const trackPresence = (broker: Aedes, { sessions, applyRules }: BrokerContext) =
   broker.on('connectionError', () => undefined);
 };
 
+type Answer = (status: number, body: unknown, errorType?: string) => void;
+
+/** The data plane's Publish: the body as a broker publish on the path's topic. */
+const publishFromApi = (broker: Aedes, url: URL, topic: string, body: Buffer, answer: Answer) => {
+  if (body.length > MAX_PUBLISH_BYTES) {
+    return answer(413, { message: `The payload of ${body.length} bytes exceeds ${MAX_PUBLISH_BYTES}.` }, 'RequestEntityTooLargeException');
+  }
+  const qos = Number(url.searchParams.get('qos') ?? 0) === 1 ? 1 : 0;
+  broker.publish({ cmd: 'publish', topic, payload: body, qos, retain: false, dup: false }, (error) =>
+    error ? answer(500, { message: error.message }) : answer(200, {}),
+  );
+};
+
 /**
- * The IoT data plane's Publish API (POST /topics/{topic}?qos=1, the payload as body), as
- * @aws-sdk/client-iot-data-plane calls it; signatures are not checked locally.
+ * The data plane's DeleteConnection: the client's connection closed, its disconnection reported
+ * as IoT Core reports it (`API_INITIATED_DISCONNECT`); a client that is not connected is
+ * ResourceNotFoundException, as on IoT Core (sessions are clean: none persists).
  */
-const dataPlaneServer = (broker: Aedes) =>
+const deleteConnection = ({ broker, sessions }: Pick<BrokerContext, 'broker' | 'sessions'>, clientId: string, answer: Answer) => {
+  const client = (broker() as unknown as { clients: Record<string, Client | undefined> }).clients[clientId];
+  if (!client) return answer(404, { message: `No connection of client ${clientId}.` }, 'ResourceNotFoundException');
+  const session = sessions.get(client);
+  if (session) session.disconnectReason = 'API_INITIATED_DISCONNECT';
+  client.close(() => answer(200, {}));
+};
+
+/**
+ * The IoT data plane's Publish (POST /topics/{topic}?qos=1, the payload as body) and
+ * DeleteConnection (DELETE /connections/{clientId}) APIs, as @aws-sdk/client-iot-data-plane calls
+ * them; signatures are not checked locally.
+ */
+const dataPlaneServer = (context: Pick<BrokerContext, 'broker' | 'sessions'>) =>
   createHttpServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const match = /^\/topics\/(.+)$/.exec(url.pathname);
-    if (req.method !== 'POST' || !match) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Not found' }));
-      return;
-    }
+    const answer: Answer = (status, body, errorType) =>
+      res.writeHead(status, { 'content-type': 'application/json', ...(errorType ? { 'x-amzn-errortype': errorType } : {}) }).end(JSON.stringify(body));
+    const topic = /^\/topics\/(.+)$/.exec(url.pathname)?.[1];
+    const clientId = /^\/connections\/([^/]+)$/.exec(url.pathname)?.[1];
+    if (req.method === 'DELETE' && clientId) return deleteConnection(context, decodeURIComponent(clientId), answer);
+    if (req.method !== 'POST' || !topic) return answer(404, { message: 'Not found' });
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const size = chunks.reduce((n, c) => n + c.length, 0);
-      if (size > MAX_PUBLISH_BYTES) {
-        res
-          .writeHead(413, { 'content-type': 'application/json', 'x-amzn-errortype': 'RequestEntityTooLargeException' })
-          .end(JSON.stringify({ message: `The payload of ${size} bytes exceeds ${MAX_PUBLISH_BYTES}.` }));
-        return;
-      }
-      const topic = decodeURIComponent(match[1]);
-      const qos = Number(url.searchParams.get('qos') ?? 0) === 1 ? 1 : 0;
-      broker.publish({ cmd: 'publish', topic, payload: Buffer.concat(chunks), qos, retain: false, dup: false }, (error) => {
-        if (error) res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: error.message }));
-        else res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
+    req.on('end', () => publishFromApi(context.broker(), url, decodeURIComponent(topic), Buffer.concat(chunks), answer));
   });
 
 /** Starts the broker, its TLS listener and the data-plane Publish API; see the file's comment. */
@@ -415,7 +430,7 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
   };
   const plain = createTcpServer(accept);
   const secure = createTlsServer({ key: options.tls.key, cert: options.tls.cert, minVersion: 'TLSv1.2' }, accept);
-  const dataPlane = dataPlaneServer(broker);
+  const dataPlane = dataPlaneServer(context);
 
   let ports: number[];
   try {

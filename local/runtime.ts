@@ -189,6 +189,7 @@ const startEngines = async (start: Start, ports: Ports): Promise<Engines> => {
     DEVICE_MQTT_CACERT: tls.caCert,
     AWS_ENDPOINT_URL_IOT_DATA_PLANE: `http://127.0.0.1:${ports.dataPlane.port}`,
     MQTT_LIVE_DELIVERY: 'true',
+    MQTT_SESSION_CLOSE: 'true',
   });
   return { sqs, s3Endpoint: s3.endpoint, tls };
 };

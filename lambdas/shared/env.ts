@@ -92,6 +92,13 @@ export const DEVICE_MQTT_CACERT = process.env.DEVICE_MQTT_CACERT ?? '';
  */
 export const MQTT_LIVE_DELIVERY = process.env.MQTT_LIVE_DELIVERY === 'true';
 
+/**
+ * Revoking an identity closes the device's open MQTT session through the IoT data plane's
+ * DeleteConnection (the stack sets it to `true` on the Lambdas it grants `iot:DeleteConnection`,
+ * the local runtime on every handler); unset, there is no MQTT door to close.
+ */
+export const MQTT_SESSION_CLOSE = process.env.MQTT_SESSION_CLOSE === 'true';
+
 /** Queue that the MQTT topic rules (data, `j/up`, presence) fill and the device-mqtt Lambda drains. */
 export const MQTT_QUEUE_URL = process.env.MQTT_QUEUE_URL ?? '';
 

@@ -1,4 +1,4 @@
-import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
+import { DeleteConnectionCommand, IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
 
 /** A message on a device's `j/dn` topic (spec/device-mqtt.md): a key with its prefix, and a JSON value. */
 export interface DownMessage {
@@ -21,4 +21,20 @@ export const downTopicOf = (deviceId: string) => `j/dn/${deviceId}`;
 export const publishToDevice = async (deviceId: string, message: DownMessage) => {
   client ??= new IoTDataPlaneClient({});
   await client.send(new PublishCommand({ topic: downTopicOf(deviceId), qos: 1, payload: Buffer.from(JSON.stringify(message)) }));
+};
+
+/**
+ * Closes a device's MQTT connection (client ID = device ID) through the IoT data plane's
+ * DeleteConnection, as IoT Core's lifecycle events then report (`API_INITIATED_DISCONNECT`).
+ * @returns whether a connection was open (IoT Core answers ResourceNotFoundException when not).
+ */
+export const disconnectDevice = async (deviceId: string): Promise<boolean> => {
+  client ??= new IoTDataPlaneClient({});
+  try {
+    await client.send(new DeleteConnectionCommand({ clientId: deviceId }));
+    return true;
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ResourceNotFoundException') return false;
+    throw error;
+  }
 };

@@ -10,6 +10,9 @@ import type { HandlerFunction } from './handler-function';
 /** The port devices use: MQTT over TLS without ALPN, which a CUSTOM_AUTH + SECURE_MQTT domain configuration serves. */
 export const DEVICE_MQTT_PORT = 8883;
 
+/** A device's MQTT client ID (its ID: `dev-` and 20 lowercase letters or digits) as an IAM resource pattern. */
+export const DEVICE_CLIENT_ID_PATTERN = `dev-${'?'.repeat(20)}`;
+
 export interface DeviceMqttProps {
   /** The custom authorizer Lambda (lambdas/mqtt-authorizer). */
   authorizer: HandlerFunction;
@@ -17,6 +20,8 @@ export interface DeviceMqttProps {
   queues: Record<MqttRule['queue'], { queue: IQueue; dlq: IQueue }>;
   /** Lambdas that publish to devices on `j/dn/<id>` through the IoT data plane. */
   publishers: HandlerFunction[];
+  /** Lambdas that close a device's connection through the IoT data plane (DeleteConnection): revoking an identity does. */
+  sessionClosers: HandlerFunction[];
   /** The custom resource's Lambda that reads the domain name and data endpoint (lambdas/iot-endpoints). */
   endpointsReader: HandlerFunction;
   /** The Lambda that writes device credentials: told the broker's address and CA. */
@@ -28,7 +33,8 @@ export interface DeviceMqttProps {
  * a domain configuration on an AWS-managed domain makes the default for MQTT over TLS on port
  * 8883 without ALPN; topic rules from `lambdas/mqtt-rules.ts` into their queues, each with an
  * error action to the queue's DLQ; the data-plane endpoint and `iot:Publish` on `j/dn/*` for the Lambdas
- * that publish to devices.
+ * that publish to devices, and `iot:DeleteConnection` on the devices' client IDs for those that close
+ * their connections.
  */
 export class DeviceMqtt extends Construct {
   readonly authorizer: CfnAuthorizer;
@@ -115,6 +121,15 @@ export class DeviceMqtt extends Construct {
       });
       fn.addEnvironment('AWS_ENDPOINT_URL_IOT_DATA_PLANE', dataEndpoint);
       fn.addEnvironment('MQTT_LIVE_DELIVERY', 'true');
+    }
+    // DeleteConnection's resource is the client (Service Authorization Reference; "Managing MQTT
+    // connections" in the IoT developer guide): the devices' client IDs are their IDs, `dev-` and 20
+    // letters or digits, which `?` (one character) spells exactly; no other client may be closed.
+    const deviceClients = `arn:${Aws.PARTITION}:iot:${Aws.REGION}:${Aws.ACCOUNT_ID}:client/${DEVICE_CLIENT_ID_PATTERN}`;
+    for (const fn of props.sessionClosers) {
+      fn.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['iot:DeleteConnection'], resources: [deviceClients] }));
+      fn.addEnvironment('AWS_ENDPOINT_URL_IOT_DATA_PLANE', dataEndpoint);
+      fn.addEnvironment('MQTT_SESSION_CLOSE', 'true');
     }
     props.credentialsWriter?.addEnvironment('DEVICE_MQTT_URL', `mqtts://${this.host}:${DEVICE_MQTT_PORT}`);
     props.credentialsWriter?.addEnvironment('DEVICE_MQTT_CACERT', AMAZON_ROOT_CA_1);

@@ -80,7 +80,7 @@ export const HANDLER_ESBUILD_OPTIONS = {
 export const HANDLER_ENVIRONMENT = { NODE_OPTIONS: '--enable-source-maps' } as const;
 
 /** What a handler may do with a table it is bound to. */
-export type TableAccess = 'get-item' | 'get-update' | 'read-update' | 'storage' | 'query-update' | 'read-puts-update' | 'read-write';
+export type TableAccess = 'get-item' | 'get-update' | 'batch-get-update' | 'read-update' | 'storage' | 'query-update' | 'read-puts-update' | 'read-write';
 
 const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
 const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'];
@@ -94,6 +94,8 @@ export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   // Items looked up and counters added to (usage, a request's rate, a device's points), one at a
   // time; the retention re-stamp's workspace and an export's run, read and changed by their keys.
   'get-update': ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+  // The same, and items read by their keys in batches (the ingest: its batch's devices' locators).
+  'batch-get-update': ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
   // Items looked up, counters added to, and queries (a workspace's usage days).
   'read-update': ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
   // The storage API: items read by their keys (a workspace, the fleets a filter names, an export),

@@ -97,14 +97,19 @@ export const sqsAccesses = (ctx: ArnContext, operation: string, params: Record<s
 
 /**
  * The accesses of an IoT data-plane request (REST JSON): `Publish` (`POST /topics/{topic}`) is
- * `iot:Publish` on the topic's ARN. Other operations (shadows, retained messages) are not read, so
- * the proxy refuses them.
+ * `iot:Publish` on the topic's ARN, `DeleteConnection` (`DELETE /connections/{clientId}`)
+ * `iot:DeleteConnection` on the client's. Other operations (shadows, retained messages) are not
+ * read, so the proxy refuses them.
  */
 export const iotDataAccesses = (ctx: ArnContext, method: string, url: string): Access[] | undefined => {
   const path = new URL(url, 'http://localhost').pathname;
   const topic = /^\/topics\/(.+)$/.exec(path)?.[1];
-  if (method !== 'POST' || !topic) return undefined;
-  return [{ action: 'iot:Publish', resource: `arn:aws:iot:${ctx.region}:${ctx.account}:topic/${decodeURIComponent(topic)}` }];
+  if (method === 'POST' && topic) return [{ action: 'iot:Publish', resource: `arn:aws:iot:${ctx.region}:${ctx.account}:topic/${decodeURIComponent(topic)}` }];
+  const client = /^\/connections\/([^/]+)$/.exec(path)?.[1];
+  if (method === 'DELETE' && client) {
+    return [{ action: 'iot:DeleteConnection', resource: `arn:aws:iot:${ctx.region}:${ctx.account}:client/${decodeURIComponent(client)}` }];
+  }
+  return undefined;
 };
 
 /**

@@ -247,6 +247,16 @@ describe('least privilege', () => {
     },
   );
 
+  it('lets the ingest Lambda only GetItem, BatchGetItem (the closed sessions of its batch’s devices) and UpdateItem on the registry table', () => {
+    const statements = dynamoStatements(stack.consumerFunctions.get('ingest')!).filter(
+      (s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)),
+    );
+
+    expect(statements).toEqual([
+      { Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] },
+    ]);
+  });
+
   it('lets the limits and usage routes only GetItem, Query and UpdateItem on the registry table', () => {
     expect(dynamoStatements(stack.routeHandlers.get('limits')!)).toEqual([
       { Action: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] },

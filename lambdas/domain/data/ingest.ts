@@ -6,7 +6,9 @@ import { dayOf } from '../../schemas/usage';
 import { IngestMessageSchema, type IngestDataMessage, type IngestMessage } from '../../schemas/device-api';
 import type { ForwardMessage } from '../../schemas/forward';
 import type { PointToStore, TimeseriesStore } from '../../stores/timeseries';
-import { dropDataPublish, parseDataPublish, RuleMessageSchema, type DataPublish } from '../doors/device-mqtt';
+import { CLOSED_SESSION_DROP, dropDataPublish, parseDataPublish, RuleMessageSchema, type DataPublish } from '../doors/device-mqtt';
+import { sentByClosedSession } from '../doors/mqtt-sessions';
+import type { ClosedSessions } from '../../stores/device-session-store';
 import { placementOfLocator, type DevicePlacement, type DevicePlacesLookup, type WorkspaceSettingsLookup } from '../registry/device-places';
 import { dataEvent, dataMessage, eventMessage } from '../webhooks/events';
 import type { PointQuota } from '../limits/point-quota';
@@ -29,6 +31,11 @@ export interface IngestDeps {
   points: PointQuota;
   /** Writes the batch's counts to the workspaces' usage (one write per workspace and day); answers the days it could not write. */
   recordUsage: (tally: UsageTally) => Promise<UsageIncrement[]>;
+  /**
+   * The windows in which these devices' MQTT sessions were closed by a revocation (one read of
+   * their locators per batch: stores/device-session-store.ts `readClosedSessions`).
+   */
+  closedSessions: (deviceIds: string[]) => Promise<Map<string, ClosedSessions>>;
 }
 
 /** One message of the ingest queue, as its SQS record brings it. */
@@ -172,13 +179,28 @@ interface RefusedPublish {
 }
 
 /**
+ * The publishes of a batch but those a session closed by a revocation sent (received while it was
+ * being closed, and still on the queue): dropped and logged before they count against anything.
+ */
+const withoutClosedSessions = async (deps: IngestDeps, publishes: StampedPublish[]) => {
+  const closed = await deps.closedSessions(publishes.map((p) => p.deviceId));
+  if (!closed.size) return publishes;
+  return publishes.filter(({ deviceId, point, receivedAt }) => {
+    if (!sentByClosedSession(closed.get(deviceId), receivedAt)) return true;
+    dropDataPublish(deviceId, `j/data/${deviceId}/${point.tag}`, CLOSED_SESSION_DROP);
+    return false;
+  });
+};
+
+/**
  * The ingest messages of stamped publishes: one per publish, placed where its device is now, its
  * origin the SQS message (the same on every delivery). Each device's publishes count against its
  * daily points first: those past its limit (the last of the batch) are refused, and the claim that
  * counts them also reads where the device is. A publish of an unknown device is dropped and logged.
  */
-const publishMessages = async (deps: IngestDeps, publishes: StampedPublish[]): Promise<{ parsed: Parsed[]; refused: RefusedPublish[] }> => {
-  if (!publishes.length) return { parsed: [], refused: [] };
+const publishMessages = async (deps: IngestDeps, stamped: StampedPublish[]): Promise<{ parsed: Parsed[]; refused: RefusedPublish[] }> => {
+  if (!stamped.length) return { parsed: [], refused: [] };
+  const publishes = await withoutClosedSessions(deps, stamped);
   const perDevice = new Map<string, number>();
   for (const { deviceId } of publishes) perDevice.set(deviceId, (perDevice.get(deviceId) ?? 0) + 1);
   const claimed = new Map<string, DevicePlacement>();

@@ -6,7 +6,8 @@ import { countMetric } from '../../shared/metrics';
 import { ConditionPayloadSchema, DataPointInputSchema, DeviceEventInputSchema, type DataPointInput, type DeviceEventInput } from '../../schemas/device-api';
 import { JobObjectSchema } from '../../schemas/job';
 import { TokenSchema } from '../../schemas/common';
-import { findDeviceLocator, getDeviceOfWorkspace } from '../../stores/device-store';
+import { findDeviceLocator, getDeviceOfWorkspace, type DeviceLocator } from '../../stores/device-store';
+import { closedSessionsOfLocator } from '../../stores/device-session-store';
 import type { DownMessage } from '../../stores/device-channel';
 import { deleteOpenCondition, listOpenConditionsOfDevice, putOpenCondition, setDeviceConnection, setDeviceManifest } from '../../stores/device-mqtt-store';
 import { getDeviceStatus, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
@@ -14,6 +15,7 @@ import { eventMessage, type DevicePlace } from '../webhooks/events';
 import { lateFotaOutcomeEvent } from '../fleet-ops/fota';
 import { lateJobResultEvent } from '../fleet-ops/jobs';
 import { fotaArgs } from './live-delivery';
+import { sentByClosedSession } from './mqtt-sessions';
 import { observe, verifyDeviceToken, type DeviceCaller, type Forward, type TokenRules } from '../registry/identities';
 
 /** The topics of one device (spec/device-mqtt.md): it publishes on `data` and `up`, subscribes to `dn`. */
@@ -123,6 +125,12 @@ export const RuleMessageSchema = z.object({
   payload: z.string(),
   /** Arrival at the broker, Unix milliseconds (`timestamp()`). */
   received_at: z.number(),
+  /**
+   * The publishing client (`clientid()`): the rules act only when it is the topic's device, whose
+   * locator says which of its sessions were closed (`sentByClosedSession`). Absent on messages
+   * of rules from before it was selected.
+   */
+  client_id: z.string().optional(),
 });
 export type RuleMessage = z.infer<typeof RuleMessageSchema>;
 
@@ -187,10 +195,27 @@ const decodePayload = (payload: string) => {
 /** Why a device's message was dropped: logged (the device is never told, and never blocked). */
 const drop = (deviceId: string, topic: string, reason: string) => logger.warn('mqtt message dropped', { deviceId, topic, reason });
 
+const callerOfLocator = (deviceId: string, locator: DeviceLocator): DeviceCaller => ({
+  accountId: locator.account_id,
+  workspaceId: locator.workspace_id,
+  deviceId,
+  identityId: '',
+});
+
 const callerOf = async (db: Db, deviceId: string): Promise<DeviceCaller | undefined> => {
   const locator = await findDeviceLocator(db, deviceId);
-  return locator && { accountId: locator.account_id, workspaceId: locator.workspace_id, deviceId, identityId: '' };
+  return locator && callerOfLocator(deviceId, locator);
 };
+
+/**
+ * Why a device's publish is dropped before anything reads it, or undefined: a rule message that
+ * names another client than the topic's device (the rules' WHERE never sends one).
+ */
+export const foreignClient = ({ client_id }: RuleMessage, deviceId: string) =>
+  client_id !== undefined && client_id !== deviceId ? `published by client ${client_id}, not the topic's device` : undefined;
+
+/** Why a message a session closed by a revocation sent, still on its way when it was closed, is dropped. */
+export const CLOSED_SESSION_DROP = 'sent by a session closed when its credentials were revoked';
 
 /** A device's data publish, as the data path stores it: its device, its point, and when it arrived (Unix ms). */
 export interface DataPublish {
@@ -204,9 +229,12 @@ export interface DataPublish {
  * why it is dropped (a payload that is not JSON or too large, a bad tag or topic); the publish
  * carries no time, so the data path stamps it.
  */
-export const parseDataPublish = ({ topic, payload, received_at }: RuleMessage): DataPublish | { drop: string; deviceId: string; topic: string } => {
+export const parseDataPublish = (rule: RuleMessage): DataPublish | { drop: string; deviceId: string; topic: string } => {
+  const { topic, payload, received_at } = rule;
   const [, , deviceId, tag, ...rest] = topic.split('/');
   if (!deviceId || rest.length) return { drop: 'not a j/data/<device>/<tag> topic', deviceId: deviceId ?? '', topic };
+  const foreign = foreignClient(rule, deviceId);
+  if (foreign) return { drop: foreign, deviceId, topic };
   const decoded = decodePayload(payload);
   const point = decoded && DataPointInputSchema.safeParse({ tag, payload: decoded.value });
   if (!point?.success) {
@@ -255,14 +283,19 @@ const unlessRefused = (deviceId: string, topic: string) => (error: unknown) => {
  * messages are dropped and logged; a failure of a queue or of the data plane throws, so the
  * message is retried.
  */
-export const handleUpMessage = async (deps: DeviceMqttDeps, { topic, payload, received_at }: RuleMessage) => {
+export const handleUpMessage = async (deps: DeviceMqttDeps, rule: RuleMessage) => {
+  const { topic, payload, received_at } = rule;
   const [, , deviceId, ...rest] = topic.split('/');
   if (!deviceId || rest.length) return drop(deviceId ?? '', topic, 'not a j/up/<device> topic');
+  const foreign = foreignClient(rule, deviceId);
+  if (foreign) return drop(deviceId, topic, foreign);
   const decoded = decodePayload(payload);
   const message = decoded && UpMessageSchema.safeParse(decoded.value);
   if (!message?.success) return drop(deviceId, topic, 'not a {"key", "value"} JSON object');
-  const caller = await callerOf(deps.db, deviceId);
-  if (!caller) return drop(deviceId, topic, 'unknown device');
+  const locator = await findDeviceLocator(deps.db, deviceId);
+  if (!locator) return drop(deviceId, topic, 'unknown device');
+  if (sentByClosedSession(closedSessionsOfLocator(locator), received_at)) return drop(deviceId, topic, CLOSED_SESSION_DROP);
+  const caller = callerOfLocator(deviceId, locator);
   const { key, value } = message.data;
   const arrival = new Date(received_at).toISOString();
   // The HTTPS door's event schema, so that both doors take the same events (payload ≤ 8 KB),

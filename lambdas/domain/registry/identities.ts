@@ -28,6 +28,7 @@ import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
 import { requireUsableKey } from '../tenancy/api-keys';
 import { requireWorkspace } from '../tenancy/workspaces';
 import { takeAuthenticationSample } from './authentication-samples';
+import { closeDeviceSession, type SessionCloser } from '../doors/mqtt-sessions';
 
 /** Bytes of a device's HS256 key: as long as the hash, as RFC 7518 §3.2 asks. */
 const DEVICE_KEY_BYTES = 32;
@@ -139,13 +140,18 @@ export const listIdentities = async (db: Db, caller: Caller, workspaceId: string
 };
 
 /**
- * Revokes an identity and deletes its key: tokens it signed stop working once the device
- * authorizer's cache lets go of them. Revoking twice keeps the first revocation time.
+ * Revokes an identity: tokens it signed are refused at once by the MQTT authorizer, and by the
+ * HTTPS device authorizer once its cache lets go of them; the device's open MQTT session is closed
+ * before the answer (`closeDeviceSession`), and what it sent after the revocation is dropped.
+ * Revoking twice keeps the first revocation time (and closes the session again).
  * @throws NotFoundError when the workspace, device or identity is not the caller's.
  */
-export const revokeIdentity = async (db: Db, caller: Caller, workspaceId: string, deviceId: string, identityId: string) => {
+export const revokeIdentity = async (db: Db, caller: Caller, workspaceId: string, deviceId: string, identityId: string, sessions: SessionCloser = {}) => {
   await requireDeviceOfWorkspace(db, caller, workspaceId, deviceId);
-  return toIdentity(await storeRevocation(db, workspaceId, deviceId, identityId, nowIso()));
+  const at = new Date();
+  const revoked = await storeRevocation(db, workspaceId, deviceId, identityId, at.toISOString());
+  await closeDeviceSession(db, deviceId, at, sessions);
+  return toIdentity(revoked);
 };
 
 /** A device as the device authorizer established it from its token; handed to the device API. */

@@ -13,6 +13,7 @@ import { publishMetrics } from '../../shared/metrics';
 import { registerShutdownExtension } from '../../shared/shutdown';
 import { tracer } from '../../shared/tracer';
 import { CloudStamper } from '../../shared/timestamps';
+import { readClosedSessions } from '../../stores/device-session-store';
 import { timeseriesStore } from '../../stores/timeseries';
 
 const db = registryDb();
@@ -30,6 +31,7 @@ const deps: IngestDeps = {
   // A publish is one point: a claim takes a hundredth of the device's day, not a write a publish.
   points: pointQuota(db, { limits: limitsMemory(db, { ttlMs: LIMITS_CACHE_SECONDS * 1000 }), slice: hundredthOf, max: 100_000 }),
   recordUsage: (tally) => recordUsage(db, tally),
+  closedSessions: (deviceIds) => readClosedSessions(db, deviceIds),
 };
 // Told of its container's end, to give back the devices' daily points it claimed and did not use.
 await registerShutdownExtension();

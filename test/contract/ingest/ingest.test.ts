@@ -93,6 +93,8 @@ const withForwardQueue = async (overrides: Partial<IngestDeps> = {}) => {
     // Quotas and usage have tests of their own (below, on a registry table): here every point is in.
     points: async (_deviceId, n) => ({ accepted: n, refused: 0, workspace_id: WORKSPACE }),
     recordUsage: async () => [],
+    // Sessions closed by a revocation have a test of their own (below, on a registry table): here none is.
+    closedSessions: async () => new Map(),
     ...overrides,
   };
   const forwarded = async () => (await receiveAll(queue.url)).map((m) => JSON.parse(m.Body!) as ForwardMessage);

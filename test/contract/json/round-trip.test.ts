@@ -56,6 +56,7 @@ beforeAll(async () => {
   const { limitsMemory } = await import('../../../lambdas/domain/limits/limits');
   const { hundredthOf, pointQuota } = await import('../../../lambdas/domain/limits/point-quota');
   const { recordUsage } = await import('../../../lambdas/domain/limits/usage');
+  const { readClosedSessions } = await import('../../../lambdas/stores/device-session-store');
   const { CloudStamper } = await import('../../../lambdas/shared/timestamps');
   // The devices and jobs handlers stream (they serve lists): they call awslambda.streamifyResponse as they load.
   installAwsLambdaGlobal();
@@ -100,6 +101,7 @@ beforeAll(async () => {
         stamper: new CloudStamper(),
         points: pointQuota(db, { limits: limitsMemory(db, { ttlMs: 0 }), slice: hundredthOf, max: 10 }),
         recordUsage: (tally) => recordUsage(db, tally),
+        closedSessions: (deviceIds) => readClosedSessions(db, deviceIds),
       },
       bodies.map((body) => ({ messageId: randomUUID(), body })),
     );

@@ -1,3 +1,4 @@
+import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import mqtt from 'mqtt';
 import { until, waitFor } from '../../../local/ports';
 import type { LocalRuntime } from '../../../local/runtime';
@@ -155,6 +156,67 @@ describe('the MQTT door', () => {
     // The device's own token is still recorded, whatever forgeries came before it.
     await connected(victim.credentials);
     await until(() => eventsOf(victim.id, 'authentication').some((e) => (e.payload as { result: string }).result === 'granted'), 'the granted event');
+  });
+
+  it('closes the open session of an identity as it is revoked, before the revocation answers, and refuses its token after', async () => {
+    const { id, credentials, identityId } = await newDevice();
+    const device = await connected(credentials);
+    await until(async () => (await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`)).body.device.connected === true, 'connected state');
+    const closed = new Promise<string>((resolve) => device.client.once('close', () => resolve('closed')));
+
+    const revoked = await api.delete(`/workspaces/${runtime.workspace_id}/devices/${id}/identities/${identityId}`);
+    // What the session sends once the revocation answered is never answered: the session is gone.
+    device.client.publish(`j/up/${id}`, JSON.stringify({ key: '#now', value: {} }), { qos: 1 });
+    const outcome = await Promise.race([closed, device.next('#now').then(() => 'answered')]);
+    const again = await connectOutcome(runtime.mqtt_url, { clientId: id, username: id, password: await deviceToken(credentials) });
+
+    expect(revoked.status).toBe(200);
+    expect([outcome, again]).toEqual(['closed', 5]);
+    const [disconnection] = await waitForEvents(id, 'disconnection');
+    expect(disconnection.payload).toMatchObject({ reason: 'API_INITIATED_DISCONNECT' });
+    await until(async () => (await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`)).body.device.connected === false, 'disconnected state');
+  });
+
+  it('drops what a revoked session sent as it was being closed (points, a manifest), and keeps what it sent before', async () => {
+    const { id, credentials, identityId } = await newDevice();
+    await connected(credentials);
+    const revoked = await api.delete(`/workspaces/${runtime.workspace_id}/devices/${id}/identities/${identityId}`);
+    const at = Date.parse(revoked.body.identity.revoked_at);
+    // The broker received these from the session as it was being closed (from the revocation on) or
+    // just before, and they were still on their queues: the rules' messages, as IoT Core sends them.
+    const ruleMessage = (topic: string, value: unknown, receivedAt: number) =>
+      JSON.stringify({ payload: Buffer.from(JSON.stringify(value)).toString('base64'), topic, received_at: receivedAt, client_id: id });
+    const sqs = new SQSClient({ endpoint: runtime.sqs_endpoint, useQueueUrlAsEndpoint: false });
+    const send = (queue: string, bodies: string[]) =>
+      sqs.send(new SendMessageBatchCommand({ QueueUrl: runtime.queue_urls[queue], Entries: bodies.map((MessageBody, i) => ({ Id: String(i), MessageBody })) }));
+    const drained = async (queue: string) => {
+      const { Attributes = {} } = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: runtime.queue_urls[queue],
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
+      );
+      return Attributes.ApproximateNumberOfMessages === '0' && Attributes.ApproximateNumberOfMessagesNotVisible === '0';
+    };
+
+    await send('ingest', [ruleMessage(`j/data/${id}/late`, { n: 1 }, at), ruleMessage(`j/data/${id}/before`, { n: 0 }, at - 1)]);
+    await send('mqtt', [
+      ruleMessage(`j/up/${id}`, { key: '__manifest', value: { jobs: ['reboot'], conditions: [] } }, at),
+      ruleMessage(`j/up/${id}`, { key: '__info', value: { v: 1 } }, at - 1),
+    ]);
+    await waitForEvents(id, 'os_info');
+    const points = await waitFor(async () => {
+      const { body } = await api.get(`/timeseries/${runtime.workspace_id}/data?device=${id}`);
+      if (!body.result.length) throw new Error('no point yet');
+      return body.result;
+    }, 'the point sent before the revocation');
+    await until(async () => (await drained('ingest')) && (await drained('mqtt')), 'the ingest and MQTT queues drained', 30_000);
+    sqs.destroy();
+
+    expect(points.map((p: { tag: string }) => p.tag)).toEqual(['before']);
+    expect((await api.get(`/timeseries/${runtime.workspace_id}/data?device=${id}`)).body.result.map((p: { tag: string }) => p.tag)).toEqual(['before']);
+    expect((await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`)).body.device.manifest).toBeNull();
+    expect(eventsOf(id, 'manifest')).toEqual([]);
   });
 
   it('refuses a token that expired 10 days ago (CONNACK 5) as the HTTPS door refuses it (401), and takes one within the 60 s clock tolerance', async () => {
