@@ -61,7 +61,7 @@ describe('device side of the stack', () => {
     expect(environmentOf(deviceApi())).toMatchObject({ INGEST_QUEUE_URL: { Ref: queueId('ingest') }, FORWARD_QUEUE_URL: { Ref: queueId('forward') } });
   });
 
-  it('feeds the ingest Lambda from the ingest queue, with partial batch responses, and lets it forward, read single registry items (the devices of MQTT publishes, their workspaces’ limits) and update them (their daily points, the usage)', () => {
+  it('feeds the ingest Lambda from the ingest queue, with partial batch responses, and lets it forward, read registry items (the devices of MQTT publishes, their workspaces’ limits, one batch read of the closed sessions of a batch’s devices) and update them (their daily points, the usage)', () => {
     const ingest = stack.consumerFunctions.get('ingest')!;
     const mapping = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && targetOf(r.Properties.FunctionName) === idOf(ingest))!;
     const statements = statementsOfFunction(template, idOf(ingest));
@@ -72,7 +72,7 @@ describe('device side of the stack', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
     expect(sends.flatMap(targetsOf)).toEqual([queueId('forward')]);
-    expect(statements.filter((s) => targetsOf(s).includes(tableId())).flatMap(actionsOf)).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    expect(statements.filter((s) => targetsOf(s).includes(tableId())).flatMap(actionsOf)).toEqual(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem']);
     expect(environmentOf(ingest)).toHaveProperty('REGISTRY_TABLE');
   });
 
