@@ -43,6 +43,8 @@ const { WRITE_CONCURRENCY } = await import('../lambdas/shared/env');
 const { putAll } = await import('../lambdas/stores/items');
 const { deviceKey, deviceLocatorKey, jobKey, rolloutCounterKey } = await import('../lambdas/stores/keys');
 const { createRollout } = await import('../lambdas/stores/rollout-store');
+const { quota } = await import('../lambdas/domain/limits/limits');
+const { getWorkspaceOfAccount } = await import('../lambdas/stores/workspace-store');
 const { startLocalRuntime } = await import('../local/runtime');
 
 const { values: args } = parseArgs({
@@ -185,7 +187,8 @@ const costPerChange = async (runtime: LocalRuntime, db: Db) => {
   for (let round = 0; round < ROUNDS; round++) {
     const record = scheduledRollout(ws, 'job', { job_name: 'bench-cost', value: {} }, [], {});
     const rollout = record.id;
-    await createRollout(db, record, Date.now() + 3_600_000);
+    const workspace = (await getWorkspaceOfAccount(db, runtime.account_id, ws))!;
+    await createRollout(db, record, Date.now() + 3_600_000, quota(db, workspace, 'rollouts_per_day'));
     const records = Array.from({ length: CHANGES }, (_, i) => answerRecord(ws, rollout, newId('dev'), round * CHANGES + i));
     // Lambda's lanes: a device's records in one lane, batches of up to 1,000, each lane one batch at a time.
     const lanes = Array.from({ length: LANES }, (_, l) => records.filter((_, i) => i % LANES === l));

@@ -27,3 +27,7 @@ export interface Operation {
 
 /** The operations of one handler, keyed by operationId. */
 export type Operations = Record<string, Operation>;
+
+/** When a fleet-wide scheduling (a rollout) answers 429 `quota_exceeded`: the jobs' and the FOTA's alike. */
+export const ROLLOUTS_PER_DAY =
+  'The workspace has started its limit of rollouts (fleet-wide schedulings) this UTC day (limits.rollouts_per_day; Retry-After: the seconds to midnight UTC)';

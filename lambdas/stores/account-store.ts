@@ -3,10 +3,12 @@ import type { Db } from '../shared/clients';
 import { apiKeyWrites, type ApiKeyRecord } from './api-key-store';
 import type { FleetRecord } from './fleet-store';
 import { putNew } from './items';
+import type { AccountLimitFields } from './limits-store';
 import { accountKey } from './keys';
 import { workspaceWithDefaultFleetWrites, type WorkspaceRecord } from './workspace-store';
 
-export interface AccountRecord {
+/** An account as stored: its own fields, and its count and limits of workspaces. */
+export interface AccountRecord extends AccountLimitFields {
   id: string;
   name: string;
   created_at: string;

@@ -1,9 +1,10 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { ExportFilters, ExportFormat, ExportStatus } from '../schemas/export';
 import { isConditionFailed } from './errors';
-import { keyedItems, strip, type ListRead } from './items';
+import { keyedItems, putNew, strip, type ListRead } from './items';
 import { collection, exportKey } from './keys';
+import { transactWithQuota, type QuotaCheck } from './limits-store';
 
 /**
  * Where an export's file ends so far: after the last point of its written parts, in the order of
@@ -60,11 +61,11 @@ export interface ExportChange {
   remove?: ReadonlyArray<keyof ExportRecord>;
 }
 
-/** Writes a new export. */
-export const putExport = async (db: Db, record: ExportRecord) => {
-  await db.doc.send(
-    new PutCommand({ TableName: db.table, Item: { ...exportKey(record.workspace_id, record.id), ...record }, ConditionExpression: 'attribute_not_exists(pk)' }),
-  );
+/** Writes a new export, counted in the workspace's exports of the day, all or nothing. @throws QuotaExceededError from the quota. */
+export const putExport = async (db: Db, record: ExportRecord, quota: QuotaCheck) => {
+  if (await transactWithQuota(db, [putNew(db, exportKey(record.workspace_id, record.id), record)], quota)) {
+    throw new Error(`Export ${record.id} exists already.`);
+  }
 };
 
 /** Deletes an export's item (an export whose run could not be queued). */

@@ -1,9 +1,10 @@
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { Firmware } from '../schemas/firmware';
 import { isConditionFailed } from './errors';
-import { keyedItems, strip, type ListRead } from './items';
+import { keyedItems, putNew, strip, type ListRead } from './items';
 import { collection, firmwareKey, firmwareUseRefs, REGISTRY_FIRMWARE_USE_INDEX } from './keys';
+import { transactWithQuota, type QuotaCheck } from './limits-store';
 
 /**
  * A registered firmware version as stored (its upload URL is never stored), with the registration
@@ -29,14 +30,25 @@ const keyOf = ({ workspace_id, firmware_id, version }: Pick<FirmwareRecord, 'wor
   firmwareKey(workspace_id, firmware_id, version);
 
 /**
- * Registers a version awaiting its upload, or registers it again while it still awaits it with the
- * same size and SHA-256 (its description and `updated_at` are then the new ones; `created_at` and
- * `registration_id` stay: the new URL writes the same object). One conditional write: two
- * registrations at once cannot both win with different bytes.
- * @returns the stored version, or undefined when the version exists and is ready, or awaits
- * another size or SHA-256 (nothing is written then).
+ * Registers a new version awaiting its upload, provided the workspace's quota of firmware versions
+ * takes it, all or nothing.
+ * @returns the stored version, or undefined when the version exists (nothing is written then).
+ * @throws QuotaExceededError from the quota.
  */
-export const registerFirmwareVersion = async (db: Db, record: FirmwareRecord & { registration_id: string }): Promise<FirmwareRecord | undefined> => {
+export const createFirmwareVersion = async (db: Db, record: FirmwareRecord, quota: QuotaCheck): Promise<FirmwareRecord | undefined> => {
+  const failed = await transactWithQuota(db, [putNew(db, keyOf(record), record)], quota);
+  return failed ? undefined : record;
+};
+
+/**
+ * Registers a version again while it still awaits its upload with the same size and SHA-256 (its
+ * description and `updated_at` are then the new ones; `created_at` and `registration_id` stay: the
+ * new URL writes the same object). One conditional write:
+ * two registrations at once cannot both win with different bytes.
+ * @returns the stored version, or undefined when the version is gone, is ready, or awaits another
+ * size or SHA-256 (nothing is written then).
+ */
+export const registerFirmwareVersionAgain = async (db: Db, record: FirmwareRecord): Promise<FirmwareRecord | undefined> => {
   try {
     const { Attributes } = await db.doc.send(
       new UpdateCommand({
@@ -44,7 +56,7 @@ export const registerFirmwareVersion = async (db: Db, record: FirmwareRecord & {
         Key: keyOf(record),
         // Every name aliased: `size` and others are reserved words of DynamoDB's expressions.
         UpdateExpression: `SET ${FIELDS.map((f) => `#${f} = :${f}`).join(', ')}, #status = :awaiting, #created_at = if_not_exists(#created_at, :updated_at), #registration_id = if_not_exists(#registration_id, :registration_id)`,
-        ConditionExpression: 'attribute_not_exists(pk) OR (#status = :awaiting AND #size = :size AND #sha256 = :sha256)',
+        ConditionExpression: '#status = :awaiting AND #size = :size AND #sha256 = :sha256',
         ExpressionAttributeNames: Object.fromEntries(['status', 'created_at', 'registration_id', ...FIELDS].map((f) => [`#${f}`, f])),
         ExpressionAttributeValues: {
           ...Object.fromEntries(FIELDS.map((f) => [`:${f}`, record[f]])),
@@ -112,22 +124,13 @@ export const markFirmwareReady = async (db: Db, firmware: FirmwareRecord, at: st
   }
 };
 
-/** Deletes a version's item. @returns the deleted version, or undefined when there was none. */
-export const deleteFirmwareVersion = async (db: Db, workspaceId: string, firmwareId: string, version: string) => {
-  try {
-    const { Attributes } = await db.doc.send(
-      new DeleteCommand({
-        TableName: db.table,
-        Key: firmwareKey(workspaceId, firmwareId, version),
-        ConditionExpression: 'attribute_exists(pk)',
-        ReturnValues: 'ALL_OLD',
-      }),
-    );
-    return Attributes ? strip<FirmwareRecord>(Attributes) : undefined;
-  } catch (error) {
-    if (isConditionFailed(error)) return undefined;
-    throw error;
-  }
+/**
+ * Deletes a version's item and gives its place in the workspace's quota of firmware versions back,
+ * all or nothing. @returns false when there was no such version (nothing written).
+ */
+export const deleteFirmwareVersion = async (db: Db, firmware: FirmwareRecord, quota: QuotaCheck) => {
+  const remove = { Delete: { TableName: db.table, Key: keyOf(firmware), ConditionExpression: 'attribute_exists(pk)' } };
+  return !(await transactWithQuota(db, [remove], quota));
 };
 
 /**

@@ -1,10 +1,10 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { NotFoundError } from '../shared/errors';
 import type { Identity } from '../schemas/identity';
-import { failedConditions, isConditionFailed } from './errors';
 import { checkExists, keyedItems, putNew, queryAll, strip, type ListRead } from './items';
 import { collection, deviceKey, identityKey } from './keys';
+import { transactWithQuota, type QuotaCheck } from './limits-store';
 
 /** A device identity as listed: where it belongs, never its secret. */
 export type IdentityRecord = Identity & { workspace_id: string; account_id: string };
@@ -19,25 +19,23 @@ const PUBLIC_FIELDS = {
 };
 
 /**
- * Stores a new identity with its secret, provided its device exists, all or nothing.
- * @throws NotFoundError when the device is not in the workspace.
+ * Stores a new identity with its secret, provided its device exists and the workspace's quota of
+ * identities takes it, all or nothing.
+ * @throws NotFoundError when the device is not in the workspace; QuotaExceededError from the quota.
  */
-export const createIdentity = async (db: Db, identity: IdentityKeyRecord) => {
-  // Stored without revoked_at: revocation sets it with if_not_exists, which a stored null would defeat.
+export const createIdentity = async (db: Db, identity: IdentityKeyRecord, quota: QuotaCheck) => {
+  // Stored without revoked_at: revocation sets it only where it is absent, which a stored null would defeat.
   const { revoked_at: _unset, ...item } = identity;
-  try {
-    await db.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          putNew(db, identityKey(identity.workspace_id, identity.device_id, identity.id), item),
-          checkExists(db, deviceKey(identity.workspace_id, identity.device_id)),
-        ],
-      }),
-    );
-  } catch (error) {
-    if (failedConditions(error)?.includes(1)) throw new NotFoundError(`Device ${identity.device_id} not found.`, { cause: error });
-    throw error;
-  }
+  const failed = await transactWithQuota(
+    db,
+    [
+      putNew(db, identityKey(identity.workspace_id, identity.device_id, identity.id), item),
+      checkExists(db, deviceKey(identity.workspace_id, identity.device_id)),
+    ],
+    quota,
+  );
+  if (failed?.includes(1)) throw new NotFoundError(`Device ${identity.device_id} not found.`);
+  if (failed) throw new Error(`Identity ${identity.id} exists already.`);
 };
 
 export const listIdentitiesOfDevice = (db: Db, workspaceId: string, deviceId: string) => {
@@ -78,26 +76,29 @@ export const findIdentityKey = async (db: Db, workspaceId: string, deviceId: str
 };
 
 /**
- * Marks an identity revoked, keeping the first revocation time. The key stays on the item (still
- * read only by the device authorizer's GetItem) so that a token it signed can be told apart from a
- * forgery: the device is told its identity is revoked, a forger learns nothing.
- * @throws NotFoundError when the device has no such identity.
+ * Marks an identity revoked and gives its place in the workspace's quota of identities back, all or
+ * nothing. The key stays on the item (still read only by the device authorizer's GetItem) so that a
+ * token it signed can be told apart from a forgery: the device is told its identity is revoked, a
+ * forger learns nothing.
+ * @returns false when the identity is gone or was revoked meanwhile (nothing written: a second revoke frees no second place).
  */
-export const revokeIdentity = async (db: Db, workspaceId: string, deviceId: string, identityId: string, at: string) => {
-  try {
-    const { Attributes } = await db.doc.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: identityKey(workspaceId, deviceId, identityId),
-        UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :at)',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':at': at },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return strip<IdentityRecord>(Attributes ?? {});
-  } catch (error) {
-    if (isConditionFailed(error)) throw new NotFoundError(`Identity ${identityId} not found.`, { cause: error });
-    throw error;
-  }
+export const revokeIdentity = async (db: Db, identity: IdentityRecord, at: string, quota: QuotaCheck) => {
+  const revoke = {
+    Update: {
+      TableName: db.table,
+      Key: identityKey(identity.workspace_id, identity.device_id, identity.id),
+      UpdateExpression: 'SET revoked_at = :at',
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(revoked_at) OR attribute_type(revoked_at, :null))',
+      ExpressionAttributeValues: { ':at': at, ':null': 'NULL' },
+    },
+  };
+  return !(await transactWithQuota(db, [revoke], quota));
+};
+
+/** One identity of a device, never its key; undefined when the device has no such identity. */
+export const getIdentityOfDevice = async (db: Db, workspaceId: string, deviceId: string, identityId: string) => {
+  const { Item } = await db.doc.send(
+    new GetCommand({ TableName: db.table, Key: identityKey(workspaceId, deviceId, identityId), ConsistentRead: true, ...PUBLIC_FIELDS }),
+  );
+  return Item ? strip<IdentityRecord>(Item) : undefined;
 };

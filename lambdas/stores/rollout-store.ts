@@ -1,8 +1,9 @@
-import { GetCommand, PutCommand, QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { RolloutSettings } from '../schemas/rollout-settings';
-import { queryPages, type Keyed } from './items';
+import { putNew, queryPages, type Keyed } from './items';
 import { REGISTRY_SWEEP_INDEX, ROLLOUT_DUE_PARTITION, collection, rolloutKey, sweepEntry } from './keys';
+import { transactWithQuota, type QuotaCheck } from './limits-store';
 import { tallyOf, type RolloutTally } from './rollout-counter-store';
 
 /** What a user makes of a rollout: releasing (`in_progress`), `paused`, or `canceled` for good. */
@@ -61,23 +62,16 @@ export const recordOf = (item: Record<string, unknown>): RolloutRecord => {
 export const rolloutEntry = (dueAt: number) => sweepEntry(dueAt, ROLLOUT_DUE_PARTITION);
 
 /**
- * Creates a rollout (before any of its devices' items), due in the sweep index at `dueAt`.
- * @throws when its ID is taken (never: IDs are random).
+ * Creates a rollout (before any of its devices' items), due in the sweep index at `dueAt`, counted
+ * in the workspace's rollouts of the day, all or nothing.
+ * @throws QuotaExceededError from the quota; an Error when its ID is taken (never: IDs are random).
  */
-export const createRollout = async (db: Db, rollout: RolloutRecord, dueAt: number) => {
+export const createRollout = async (db: Db, rollout: RolloutRecord, dueAt: number, quota: QuotaCheck) => {
   const { value, sweep_due: _due, ...rest } = rollout;
-  await db.doc.send(
-    new PutCommand({
-      TableName: db.table,
-      Item: {
-        ...rolloutKey(rollout.workspace_id, rollout.id),
-        ...rest,
-        ...(value === undefined ? {} : { value: JSON.stringify(value) }),
-        ...rolloutEntry(dueAt),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  const item = { ...rest, ...(value === undefined ? {} : { value: JSON.stringify(value) }), ...rolloutEntry(dueAt) };
+  if (await transactWithQuota(db, [putNew(db, rolloutKey(rollout.workspace_id, rollout.id), item)], quota)) {
+    throw new Error(`Rollout ${rollout.id} exists already.`);
+  }
 };
 
 /** A rollout's own item without its counts (one GetItem, eventually consistent: a device's status check). */

@@ -1,4 +1,4 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { ConflictError, NotFoundError } from '../shared/errors';
 import type { Workspace } from '../schemas/workspace';
@@ -6,7 +6,7 @@ import type { FleetRecord } from './fleet-store';
 import { keyedItems, putNew, strip, type ListRead } from './items';
 import { collection, fleetKey, workspaceKey } from './keys';
 import { isConditionFailed } from './errors';
-import type { WorkspaceLimitFields } from './limits-store';
+import { transactWithQuota, type QuotaCheck, type WorkspaceLimitFields } from './limits-store';
 
 /**
  * A workspace as stored: its public fields (`data_retention_days` absent on a workspace that never
@@ -123,7 +123,10 @@ export const workspaceWithDefaultFleetWrites = (db: Db, workspace: WorkspaceReco
   putNew(db, fleetKey(fleet.workspace_id, fleet.id), fleet),
 ];
 
-/** Creates a workspace and its default fleet, all or nothing. */
-export const createWorkspaceWithDefaultFleet = async (db: Db, workspace: WorkspaceRecord, fleet: FleetRecord) => {
-  await db.doc.send(new TransactWriteCommand({ TransactItems: workspaceWithDefaultFleetWrites(db, workspace, fleet) }));
+/**
+ * Creates a workspace and its default fleet, provided its account's quota of workspaces takes it, all or nothing.
+ * @throws QuotaExceededError from the quota.
+ */
+export const createWorkspaceWithDefaultFleet = async (db: Db, workspace: WorkspaceRecord, fleet: FleetRecord, quota: QuotaCheck) => {
+  await transactWithQuota(db, workspaceWithDefaultFleetWrites(db, workspace, fleet), quota);
 };

@@ -55,7 +55,20 @@ const CONFLICTS = new Set([
   'cancelRollout',
 ]);
 /** The operations that create what a workspace's quota counts, and the device API's publish (a device's daily points). */
-const QUOTAS = new Set(['createDevice', 'createFleet', 'createApiKey', 'createIntegration', 'publishData']);
+const QUOTAS = new Set([
+  'createWorkspace',
+  'createDevice',
+  'createFleet',
+  'createApiKey',
+  'createIntegration',
+  'createIdentity',
+  'registerFirmware',
+  'createExport',
+  'scheduleFleetJob',
+  'scheduleFleetJobSingular',
+  'scheduleFleetFota',
+  'publishData',
+]);
 
 describe('OpenAPI statuses', () => {
   const operations = ROUTES.map((route) => [route.operationId, route, committed.paths[route.path][route.method.toLowerCase()]] as const);

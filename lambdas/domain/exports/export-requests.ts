@@ -13,6 +13,7 @@ import { presignDownload } from '../../stores/object-store';
 import { DAY_MS, expiryOf, fileOf, isoOf } from './export-file';
 import { EXPORT_FILES } from './export-format';
 import { enqueueExport, type EnqueueExport } from './export-queue';
+import { quota } from '../limits/limits';
 import { requireFleets } from '../registry/fleets';
 import { pageSizeOf, paginate, startOf } from '../registry/lists';
 import { requireWorkspace } from '../tenancy/workspaces';
@@ -63,8 +64,10 @@ const toExport = async (record: ExportRecord, now: number): Promise<Export> => {
 /**
  * Starts an export of the points a storage query with these filters selects (spec/operations.md
  * §4): writes the export, running, and queues its first run. Nothing is written when the request
- * is refused; an export whose run cannot be queued is deleted again.
+ * is refused; an export whose run cannot be queued is deleted again. Each export counts in the
+ * workspace's `exports_per_day` (the UTC day of its creation), whatever becomes of it.
  * @throws NotFoundError when the workspace is not the caller's, or naming a fleet that is not in it.
+ * @throws QuotaExceededError when the workspace has started its limit of exports today (Retry-After: until midnight UTC).
  */
 export const createExport = async (
   db: Db,
@@ -74,7 +77,7 @@ export const createExport = async (
   enqueue: EnqueueExport = enqueueExport,
   now = Date.now(),
 ): Promise<Export> => {
-  await requireWorkspace(db, caller, workspaceId);
+  const workspace = await requireWorkspace(db, caller, workspaceId);
   if (body.fleet?.length) await requireFleets(db, workspaceId, body.fleet, 'body.fleet');
   const at = isoOf(now);
   const id = newId('exp', at);
@@ -96,7 +99,11 @@ export const createExport = async (
     // DynamoDB deletes the item once the longest run and the lifetime after it have passed.
     ttl: Math.ceil(expiryOf(now + EXPORT_RUN_MAX_DAYS * DAY_MS) / 1000),
   };
-  await putExport(db, record);
+  await putExport(
+    db,
+    record,
+    quota(db, workspace, 'exports_per_day', () => now),
+  );
   try {
     await enqueue({ account_id: caller.accountId, workspace_id: workspaceId, export_id: id });
   } catch (error) {

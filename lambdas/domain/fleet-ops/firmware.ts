@@ -13,12 +13,14 @@ import {
   getFirmwareVersion,
   markFirmwareReady,
   readFirmwaresOfWorkspace,
-  registerFirmwareVersion,
+  createFirmwareVersion,
+  registerFirmwareVersionAgain,
   type FirmwareRecord,
 } from '../../stores/firmware-store';
 import type { Keyed } from '../../stores/items';
 import { collection, firmwareRefOf } from '../../stores/keys';
 import { deleteObject, headObject, presignDownload, presignUpload, type ObjectRef, type StoredObject } from '../../stores/object-store';
+import { quota, release } from '../limits/limits';
 import { pageSizeOf, paginate, startOf } from '../registry/lists';
 import { requireWorkspace } from '../tenancy/workspaces';
 
@@ -92,11 +94,11 @@ const requireVersion = async (db: Db, workspaceId: string, firmwareId: string, v
  * Registering a version again while it awaits its upload, with the same size and SHA-256, answers
  * a new URL for the same key (the description is the new request's, empty when it gives none).
  * @throws NotFoundError when the workspace is not the caller's; ConflictError when the version is
- * ready (a ready version never changes) or is registered with another size or SHA-256. Nothing is
- * written then.
+ * ready (a ready version never changes) or is registered with another size or SHA-256; QuotaExceededError
+ * when a new version would take the workspace past `firmware_versions`. Nothing is written then.
  */
 export const registerFirmware = async (db: Db, caller: Caller, workspaceId: string, firmwareId: string, version: string, body: RegisterFirmwareBody) => {
-  await requireWorkspace(db, caller, workspaceId);
+  const workspace = await requireWorkspace(db, caller, workspaceId);
   const refused = (ready: boolean) =>
     new ConflictError(
       ready
@@ -110,7 +112,7 @@ export const registerFirmware = async (db: Db, caller: Caller, workspaceId: stri
     if (now.size !== body.size || now.sha256 !== body.sha256) throw refused(false);
   }
   const at = nowIso();
-  const stored = await registerFirmwareVersion(db, {
+  const record: FirmwareRecord = {
     workspace_id: workspaceId,
     firmware_id: firmwareId,
     version,
@@ -118,9 +120,13 @@ export const registerFirmware = async (db: Db, caller: Caller, workspaceId: stri
     status: 'awaiting_upload',
     created_at: at,
     updated_at: at,
-    // Kept when the version already awaits its upload (the store writes it only on a new registration).
+    // Kept when the version already awaits its upload (registering it again keeps the stored one).
     registration_id: newId('fwr', at),
-  });
+  };
+  // A new version takes a place in the quota; registering an awaiting one again (or one that another registration just made) does not.
+  const stored =
+    (known ? undefined : await createFirmwareVersion(db, record, quota(db, workspace, 'firmware_versions'))) ??
+    (await registerFirmwareVersionAgain(db, record));
   // Another registration or an upload check won the race since the read.
   if (!stored) throw refused((await getFirmwareVersion(db, workspaceId, firmwareId, version))?.status === 'ready');
   return { ...toFirmware(stored), upload: await presignUpload(imageOf(stored), stored.sha256, firmwareUploadUrlTtlSeconds()) };
@@ -161,7 +167,7 @@ export const listFirmwares = async (db: Db, caller: Caller, workspaceId: string,
  * ConflictError when a FOTA that has not ended uses it.
  */
 export const deleteFirmware = async (db: Db, caller: Caller, workspaceId: string, firmwareId: string, version: string) => {
-  await requireWorkspace(db, caller, workspaceId);
+  const workspace = await requireWorkspace(db, caller, workspaceId);
   const firmware = await requireVersion(db, workspaceId, firmwareId, version);
   const device = await findUnendedFotaOf(db, firmwareRefOf(workspaceId, firmwareId, version));
   if (device)
@@ -169,9 +175,10 @@ export const deleteFirmware = async (db: Db, caller: Caller, workspaceId: string
       `Firmware ${firmwareId} version ${version} is in use by the FOTA of device ${device}, which has not ended: cancel it, or wait for it to end.`,
     );
   await deleteObject(imageOf(firmware));
-  const deleted = await deleteFirmwareVersion(db, workspaceId, firmwareId, version);
-  if (!deleted) throw new NotFoundError(`Firmware ${firmwareId} version ${version} not found.`);
-  return toFirmware(deleted);
+  // Its place in the workspace's quota of firmware versions is free in the same transaction.
+  if (!(await deleteFirmwareVersion(db, firmware, release(db, workspace, 'firmware_versions'))))
+    throw new NotFoundError(`Firmware ${firmwareId} version ${version} not found.`);
+  return toFirmware(firmware);
 };
 
 /**

@@ -7,17 +7,26 @@ import { requireFleets } from '../registry/fleets';
 import { requireWorkspace } from '../tenancy/workspaces';
 
 /**
- * Where a fleet-wide scheduling starts: it checks the workspace and every named fleet (before
- * anything is written), then advances the workspace's scheduling clock. Its value is the
- * scheduling's **snapshot**: the devices it targets are exactly those that were in the chosen
- * fleets (any fleet when none is named) when the clock moved, however they move meanwhile
- * (stores/fleet-history.ts). Each device's target names its fleet at the snapshot; pages come in
- * device ID order (the snapshot order of a rate-limited rollout's releases).
+ * Where a fleet-wide scheduling starts, before anything is written: the workspace and every named
+ * fleet are the caller's.
+ * @returns the workspace.
  * @throws NotFoundError when the workspace or a named fleet is not the caller's.
  */
-export const snapshotTargets = async (db: Db, caller: Caller, workspaceId: string, fleetIds: string[] = []) => {
-  await requireWorkspace(db, caller, workspaceId);
+export const requireTargets = async (db: Db, caller: Caller, workspaceId: string, fleetIds: string[] = []) => {
+  const workspace = await requireWorkspace(db, caller, workspaceId);
   if (fleetIds.length) await requireFleets(db, workspaceId, fleetIds);
+  return workspace;
+};
+
+/**
+ * The devices of a fleet-wide scheduling whose targets were checked (`requireTargets`): it advances
+ * the workspace's scheduling clock, whose value is the scheduling's **snapshot**: the devices it
+ * targets are exactly those that were in the chosen fleets (any fleet when none is named) when the
+ * clock moved, however they move meanwhile (stores/fleet-history.ts). Each device's target names
+ * its fleet at the snapshot; pages come in device ID order (the snapshot order of a rate-limited
+ * rollout's releases).
+ */
+export const snapshotTargets = async (db: Db, workspaceId: string, fleetIds: string[] = []) => {
   const snapshot = await advanceScheduleClock(db, workspaceId);
   const wanted = fleetIds.length ? new Set(fleetIds) : undefined;
   return (async function* (): AsyncGenerator<DeviceTarget[]> {

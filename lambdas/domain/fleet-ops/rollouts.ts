@@ -29,7 +29,8 @@ import { moveSweepEntry, sealRollout, setRolloutOutcome, setRolloutState } from 
 import type { Keyed } from '../../stores/items';
 import { eventTimestamp } from '../webhooks/events';
 import { deadlineOf, scheduledState } from './executions';
-import { snapshotTargets } from './fleet-targets';
+import { quota } from '../limits/limits';
+import { requireTargets, snapshotTargets } from './fleet-targets';
 import { mapKeyed, mergeKeyed, pageSizeOf, paginate, startOf } from '../registry/lists';
 import { requireWorkspace } from '../tenancy/workspaces';
 
@@ -190,6 +191,7 @@ export const scheduledRollout = (
  * devices are given as their items are stored; once all are (or the client hung up, or a write
  * failed), the rollout is sealed with how many were stored.
  * @throws NotFoundError when the workspace or a named fleet is not the caller's; nothing is written then.
+ * @throws QuotaExceededError when the workspace has started its limit of rollouts today (`rollouts_per_day`); nothing is written then.
  */
 export const scheduleOnFleets = async (
   db: Db,
@@ -199,12 +201,15 @@ export const scheduleOnFleets = async (
   input: RolloutSettingsInput,
   scheduling: FleetScheduling,
 ) => {
-  const targets = await snapshotTargets(db, caller, workspaceId, fleetIds);
+  const workspace = await requireTargets(db, caller, workspaceId, fleetIds);
   const rollout = scheduledRollout(workspaceId, scheduling.kind, scheduling.subject, fleetIds, input);
   const { scheduled_at: at, settings } = rollout;
   const rate = settings.max_per_minute;
-  // Due for its next release or deadline, or else for the seal that only a scheduling that died leaves to the sweep.
-  await createRollout(db, rollout, nextDueOf(rollout)!);
+  // Due for its next release or deadline, or else for the seal that only a scheduling that died
+  // leaves to the sweep. Counted in the workspace's rollouts of the day in the same transaction,
+  // before the snapshot: a refused scheduling writes nothing.
+  await createRollout(db, rollout, nextDueOf(rollout)!, quota(db, workspace, 'rollouts_per_day'));
+  const targets = await snapshotTargets(db, workspaceId, fleetIds);
   const event_ts = eventTimestamp();
   const stateOf = (_device: DeviceTarget, index: number): DeviceState => ({
     ...scheduledState({ at, released: !rate || index < rate, timeout_seconds: settings.timeout_seconds ?? undefined, rollout_id: rollout.id }),

@@ -1,99 +1,176 @@
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../../shared/clients';
 import { WORKSPACE_LIMIT_DEFAULTS } from '../../shared/env';
-import { NotFoundError, QuotaExceededError, RateLimitedError, ValidationError } from '../../shared/errors';
+import { NotFoundError, QuotaExceededError, RateLimitedError } from '../../shared/errors';
 import type { Caller } from '../../shared/http';
-import { LIMIT_NAMES, LimitOverridesSchema, type CountedLimit, type LimitName, type LimitOverrides, type Limits } from '../../schemas/limits';
-import { workspaceKey } from '../../stores/keys';
+import type { AccountLimitName, CountedLimit, DailyLimit, DeviceLimit, Limits, QuotaName } from '../../schemas/limits';
+import { dayOf } from '../../schemas/usage';
+import { accountKey, workspaceKey, type ItemKey } from '../../stores/keys';
 import {
   COUNT_ATTRIBUTES,
   countDownItem,
   countItemsOf,
   countUpItem,
-  findAccountOfWorkspace,
-  replaceLimitOverrides,
+  getAccountLimitFields,
+  type AccountLimitFields,
+  type AccountLimitsRecord,
+  type CountFound,
+  type HeldQuota,
   type QuotaCheck,
+  quotaField,
+  type QuotaFields,
   type WorkspaceLimitFields,
 } from '../../stores/limits-store';
 import { countRequest } from '../../stores/request-counter-store';
 import { getWorkspaceOfAccount, type WorkspaceRecord } from '../../stores/workspace-store';
-import { requireWorkspace } from '../tenancy/workspaces';
 
-/** A workspace's limits: the deployment's defaults, with the operator's own for this workspace. */
-export const limitsOf = (workspace: WorkspaceLimitFields): Limits => ({ ...WORKSPACE_LIMIT_DEFAULTS, ...workspace.limits });
+/** A workspace's limits: the deployment's defaults, with the operator's own for this workspace and for its account. */
+export const limitsOf = (workspace: WorkspaceLimitFields, account?: AccountLimitFields): Limits => ({
+  ...WORKSPACE_LIMIT_DEFAULTS,
+  ...workspace.limits,
+  ...account?.limits,
+});
 
-const NOUNS: Readonly<Record<CountedLimit, string>> = {
-  devices: 'devices',
-  fleets: 'fleets',
-  api_keys: 'API keys that are not revoked',
-  integrations: 'integrations',
+const DAY_MS = 24 * 3600 * 1000;
+
+/** Whole seconds from `at` (ms since the epoch) to the next midnight UTC, when every daily quota starts afresh: a refusal's Retry-After. */
+export const secondsToMidnightUtc = (at: number) => Math.max(1, Math.ceil(((Math.floor(at / DAY_MS) + 1) * DAY_MS - at) / 1000));
+
+// What each quota's refusal says, after "The workspace is at its limit of <max>" (or "has …").
+const REFUSALS: Readonly<Record<QuotaName | DeviceLimit, (max: number) => string>> = {
+  devices: (max) => `The workspace is at its limit of ${max} devices`,
+  fleets: (max) => `The workspace is at its limit of ${max} fleets`,
+  api_keys: (max) => `The workspace is at its limit of ${max} API keys that are not revoked`,
+  integrations: (max) => `The workspace is at its limit of ${max} integrations`,
+  identities: (max) => `The workspace is at its limit of ${max} device identities that are not revoked`,
+  firmware_versions: (max) => `The workspace is at its limit of ${max} firmware versions`,
+  exports_per_day: (max) => `The workspace has started its limit of ${max} exports today`,
+  rollouts_per_day: (max) => `The workspace has started its limit of ${max} rollouts today`,
+  workspaces_per_account: (max) => `The account is at its limit of ${max} workspaces`,
+  points_per_device_per_day: (max) => `The device has stored its limit of ${max} data points today`,
 };
 
-/** The refusal of a create that would take a workspace past a quota. */
-export const quotaExceeded = (limit: CountedLimit, max: number) =>
-  new QuotaExceededError(limit, max, `The workspace is at its limit of ${max} ${NOUNS[limit]} (limits.${limit} = ${max}).`);
+const DAILY: ReadonlySet<string> = new Set<DailyLimit | DeviceLimit>(['exports_per_day', 'rollouts_per_day', 'points_per_device_per_day']);
 
-const readAgain = async (db: Db, workspace: WorkspaceRecord) => {
+/**
+ * The refusal of what would take a workspace, an account or a device past a quota: 429
+ * `quota_exceeded` naming the limit and its value; a quota per UTC day says when it starts afresh
+ * (Retry-After: the seconds to midnight UTC).
+ */
+export const quotaExceeded = (limit: QuotaName | DeviceLimit, max: number, at = Date.now()) => {
+  const daily = DAILY.has(limit);
+  const message = `${REFUSALS[limit](max)} (limits.${limit} = ${max})${daily ? '; it starts afresh at midnight UTC' : ''}.`;
+  return new QuotaExceededError(limit, max, message, daily ? { retryAfterSeconds: secondsToMidnightUtc(at) } : {});
+};
+
+/** What holds a quota's count (a workspace's item, an account's), as last read. */
+interface QuotaHolder {
+  id: string;
+  key: ItemKey;
+  fields: QuotaFields;
+  limits: Limits;
+}
+
+const workspaceHolder = (workspace: WorkspaceRecord): QuotaHolder => ({
+  id: workspace.id,
+  key: workspaceKey(workspace.account_id, workspace.id),
+  fields: workspace,
+  limits: limitsOf(workspace),
+});
+
+const accountHolder = (account: AccountLimitsRecord): QuotaHolder => ({
+  id: account.id,
+  key: accountKey(account.id),
+  fields: account,
+  limits: limitsOf({}, account),
+});
+
+const workspaceAgain = async (db: Db, workspace: WorkspaceRecord) => {
   const fresh = await getWorkspaceOfAccount(db, workspace.account_id, workspace.id);
   if (!fresh) throw new NotFoundError(`Workspace ${workspace.id} not found.`);
   return fresh;
 };
 
+const accountAgain = async (db: Db, accountId: string) => {
+  const fresh = await getAccountLimitFields(db, accountId);
+  if (!fresh) throw new NotFoundError(`Account ${accountId} not found.`);
+  return fresh;
+};
+
 /**
- * The part of a create's transaction that counts it against the workspace's quota of `limit`
- * (DESIGN §13): the count on the workspace item goes up by one in the same transaction, only while
- * it is below the limit and the limits are those read, so that concurrent creates never take the
- * workspace past it. A workspace made before the counts existed has its count started here, from
- * what it holds (one Query, once).
- * @throws QuotaExceededError (from its item) when the workspace is full.
+ * How much of `limit` the holder has used, and how its count is found on its item: a count per day
+ * counts the latest day its item knows (never an earlier one again, whatever this container's
+ * clock says); a count that is not there yet is counted from what the holder holds (one Query, once).
  */
-export const quota = (db: Db, workspace: WorkspaceRecord, limit: CountedLimit): QuotaCheck => {
-  let current = workspace;
+const usedOf = async (db: Db, holder: QuotaHolder, limit: QuotaName, now: number): Promise<{ used: number; found: CountFound; today: string }> => {
+  const { count, day } = COUNT_ATTRIBUTES[limit];
+  const stored = quotaField(holder.fields, count);
+  if (day) {
+    const counted = quotaField(holder.fields, day) as string | undefined;
+    const today = counted !== undefined && counted > dayOf(now) ? counted : dayOf(now);
+    return counted === today ? { used: Number(stored ?? 0), found: { kind: 'counting' }, today } : { used: 0, found: { kind: 'new-day' }, today };
+  }
+  if (stored !== undefined) return { used: Number(stored), found: { kind: 'counting' }, today: dayOf(now) };
+  const counted = await countItemsOf(db, holder.id, limit as HeldQuota);
+  return { used: counted, found: { kind: 'start', counted }, today: dayOf(now) };
+};
+
+/**
+ * The part of a create's transaction that counts it against a quota of its holder (DESIGN §13):
+ * the count on the holder's item goes up by one in the same transaction, only while it is below the
+ * limit and the limits are those read, so that concurrent creates never take the holder past it.
+ * A holder made before the count existed has it started here, from what it holds.
+ */
+const countUp = (db: Db, first: QuotaHolder, again: () => Promise<QuotaHolder>, limit: QuotaName, now: () => number): QuotaCheck => {
+  let current = first;
   return {
     item: async () => {
-      const max = limitsOf(current)[limit];
-      const key = workspaceKey(current.account_id, current.id);
-      const count = current[COUNT_ATTRIBUTES[limit] as keyof WorkspaceLimitFields] as number | undefined;
-      if (count === undefined) {
-        const counted = await countItemsOf(db, current.id, limit);
-        if (counted >= max) throw quotaExceeded(limit, max);
-        return countUpItem(db, key, limit, { max, rev: current.limits_rev, counted });
-      }
-      if (count >= max) throw quotaExceeded(limit, max);
-      return countUpItem(db, key, limit, { max, rev: current.limits_rev });
+      const max = current.limits[limit];
+      const at = now();
+      const { used, found, today } = await usedOf(db, current, limit, at);
+      if (used >= max) throw quotaExceeded(limit, max, at);
+      return countUpItem(db, current.key, limit, { max, rev: current.fields.limits_rev, found, today });
     },
     failed: async () => {
-      current = await readAgain(db, current);
+      current = await again();
     },
   };
 };
+
+/**
+ * The part of a create's transaction that counts it against the workspace's quota of `limit`: what
+ * it holds (devices, fleets, keys, integrations, identities, firmware versions), or what it starts
+ * per UTC day (exports, rollouts).
+ * @throws QuotaExceededError (from its item) when the workspace is full.
+ */
+export const quota = (db: Db, workspace: WorkspaceRecord, limit: CountedLimit | DailyLimit, now = Date.now): QuotaCheck => {
+  let current = workspace;
+  return countUp(db, workspaceHolder(workspace), async () => workspaceHolder((current = await workspaceAgain(db, current))), limit, now);
+};
+
+/**
+ * The part of a workspace create's transaction that counts it against its account's quota of
+ * `limit` (`workspaces_per_account`), on the account item.
+ * @throws QuotaExceededError (from its item) when the account is full; NotFoundError when there is no such account.
+ */
+export const accountQuota = async (db: Db, accountId: string, limit: AccountLimitName): Promise<QuotaCheck> =>
+  countUp(db, accountHolder(await accountAgain(db, accountId)), async () => accountHolder(await accountAgain(db, accountId)), limit, Date.now);
 
 /** The part of a revoke's or delete's transaction that gives its place in the quota of `limit` back. */
 export const release = (db: Db, workspace: WorkspaceRecord, limit: CountedLimit): QuotaCheck => {
   let current = workspace;
   return {
     item: async () =>
-      countDownItem(
-        db,
-        workspaceKey(current.account_id, current.id),
-        limit,
-        current[COUNT_ATTRIBUTES[limit] as keyof WorkspaceLimitFields] as number | undefined,
-      ),
+      countDownItem(db, workspaceKey(current.account_id, current.id), limit, quotaField(current, COUNT_ATTRIBUTES[limit].count) as number | undefined),
     failed: async () => {
-      current = await readAgain(db, current);
+      current = await workspaceAgain(db, current);
     },
   };
 };
 
 /**
- * The workspace's limits, as `GET /workspaces/{id}/limits` answers them.
- * @throws NotFoundError when the workspace is not the caller's.
- */
-export const getWorkspaceLimits = async (db: Db, caller: Caller, workspaceId: string) => limitsOf(await requireWorkspace(db, caller, workspaceId));
-
-/**
  * A container's memory of workspaces' limits, for the checks that cannot read them in a
- * transaction of their own (the rate of requests, a device's daily points): each is read at most
+ * transaction of their own (the rate of requests, a device's daily quotas): each is read at most
  * once per `ttlMs`, so an operator's change applies within that time (LIMITS_CACHE_SECONDS).
  */
 export const limitsMemory = (db: Db, { ttlMs, max = 10_000 }: { ttlMs: number; max?: number }) => {
@@ -135,66 +212,4 @@ export const admitRequest = async (db: Db, limits: LimitsMemory, caller: Caller,
     `Too many requests: at most ${rate} per second for ${caller.keyId ? 'this API key' : 'a console session'} (limits.requests_per_second_per_key = ${rate}); retry after a second.`,
     1,
   );
-};
-
-/** A workspace's limits as the operator sees them: what applies, which are its own, and its counts. */
-export interface WorkspaceLimitsReport {
-  workspace_id: string;
-  account_id: string;
-  limits: Limits;
-  /** The limits set for this workspace; the others are the deployment's defaults. */
-  own: LimitOverrides;
-  /** What the counted quotas hold now (null: not counted yet, a workspace from before the counts until its first create). */
-  counts: Record<CountedLimit, number | null>;
-}
-
-const report = (workspace: WorkspaceRecord): WorkspaceLimitsReport => ({
-  workspace_id: workspace.id,
-  account_id: workspace.account_id,
-  limits: limitsOf(workspace),
-  own: workspace.limits ?? {},
-  counts: Object.fromEntries(
-    Object.entries(COUNT_ATTRIBUTES).map(([limit, attribute]) => [limit, (workspace[attribute as keyof WorkspaceLimitFields] as number | undefined) ?? null]),
-  ) as Record<CountedLimit, number | null>,
-});
-
-/** The operator's view of any workspace, found by its ID alone. @throws NotFoundError */
-const operatorWorkspace = async (db: Db, workspaceId: string) => {
-  const accountId = await findAccountOfWorkspace(db, workspaceId);
-  const workspace = accountId && (await getWorkspaceOfAccount(db, accountId, workspaceId));
-  if (!workspace) throw new NotFoundError(`Workspace ${workspaceId} not found.`);
-  return workspace;
-};
-
-/** The limits of any workspace, for the operator (`npm run limits`). @throws NotFoundError */
-export const showWorkspaceLimits = async (db: Db, workspaceId: string) => report(await operatorWorkspace(db, workspaceId));
-
-const MAX_CHANGE_ATTEMPTS = 5;
-
-/**
- * Sets some of a workspace's limits (`set`) and returns others to the deployment's defaults
- * (`reset`), for the operator. A quota lowered below what the workspace holds refuses further
- * creates; nothing already there is removed.
- * @throws ValidationError naming each bad value; NotFoundError for an unknown workspace.
- */
-export const changeWorkspaceLimits = async (db: Db, workspaceId: string, change: { set?: Record<string, unknown>; reset?: string[] }) => {
-  const parsed = LimitOverridesSchema.safeParse(change.set ?? {});
-  const unknown = (change.reset ?? []).filter((name) => !(LIMIT_NAMES as readonly string[]).includes(name));
-  const details = [
-    ...(parsed.success
-      ? []
-      : parsed.error.issues.map((issue) => ({
-          field: issue.path.length ? issue.path.join('.') : 'set',
-          message: issue.code === 'unrecognized_keys' ? `Unknown limits: ${issue.keys.join(', ')}; known: ${LIMIT_NAMES.join(', ')}.` : issue.message,
-        }))),
-    ...unknown.map((name) => ({ field: name, message: `Unknown limit; known: ${LIMIT_NAMES.join(', ')}.` })),
-  ];
-  if (details.length || !parsed.success) throw new ValidationError(`Invalid limits: ${details.map((d) => d.field).join(', ')}.`, { details });
-  for (let attempt = 0; attempt < MAX_CHANGE_ATTEMPTS; attempt++) {
-    const workspace = await operatorWorkspace(db, workspaceId);
-    const own: LimitOverrides = { ...workspace.limits, ...parsed.data };
-    for (const name of change.reset ?? []) delete own[name as LimitName];
-    if (await replaceLimitOverrides(db, workspace.account_id, workspace.id, own, workspace.limits_rev)) return report(await operatorWorkspace(db, workspaceId));
-  }
-  throw new Error(`The limits of workspace ${workspaceId} kept changing meanwhile; run the command again.`);
 };

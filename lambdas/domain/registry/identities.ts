@@ -16,10 +16,12 @@ import { findDeviceLocator, getDeviceOfWorkspace, type DeviceRecord } from '../.
 import {
   createIdentity as storeIdentity,
   findIdentityKey,
+  getIdentityOfDevice,
   readIdentitiesOfDevice,
   revokeIdentity as storeRevocation,
   type IdentityRecord,
 } from '../../stores/identity-store';
+import { quota, release } from '../limits/limits';
 import { eventMessage } from '../webhooks/events';
 import type { PageQuery } from '../../schemas/list';
 import type { StreamedList } from '../../shared/json-stream';
@@ -27,6 +29,7 @@ import { collection } from '../../stores/keys';
 import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
 import { requireUsableKey } from '../tenancy/api-keys';
 import { requireWorkspace } from '../tenancy/workspaces';
+import type { WorkspaceRecord } from '../../stores/workspace-store';
 import { takeAuthenticationSample } from './authentication-samples';
 import { closeDeviceSession, type SessionCloser } from '../doors/mqtt-sessions';
 
@@ -81,18 +84,20 @@ export const credentialsEndpoint = (httpsUrl: string, mqttUrl: string, cacert: s
 };
 
 const requireDeviceOfWorkspace = async (db: Db, caller: Caller, workspaceId: string, deviceId: string) => {
-  await requireWorkspace(db, caller, workspaceId);
+  const workspace = await requireWorkspace(db, caller, workspaceId);
   const device = await getDeviceOfWorkspace(db, workspaceId, deviceId);
   if (!device) throw new NotFoundError(`Device ${deviceId} not found.`);
-  return device;
+  return { workspace, device };
 };
 
 /**
  * Creates a symmetric key for a device. The answer holds, this once, the device's credentials
  * document (zdevice.json); afterwards the key is only ever read by the device authorizer. The
- * calling API key is read again first (`requireUsableKey`).
+ * calling API key is read again first (`requireUsableKey`). Counted in the workspace's
+ * `identities` (not revoked) in the transaction that stores it.
  * @throws NotFoundError when the workspace or device is not the caller's.
  * @throws UnauthorizedError when the calling key was revoked or expired since the authorizer cached it.
+ * @throws QuotaExceededError when the workspace holds its limit of identities that are not revoked.
  */
 export const createIdentity = async (
   db: Db,
@@ -105,7 +110,7 @@ export const createIdentity = async (
 ) => {
   // Checked first: a key whose credentials cannot be handed out must not be stored.
   const endpoint = credentialsEndpoint(endpointUrl, broker.url, broker.cacert);
-  const [device] = await Promise.all([requireDeviceOfWorkspace(db, caller, workspaceId, deviceId), requireUsableKey(db, caller)]);
+  const [{ workspace, device }] = await Promise.all([requireDeviceOfWorkspace(db, caller, workspaceId, deviceId), requireUsableKey(db, caller)]);
   const secret = randomBytes(DEVICE_KEY_BYTES).toString('base64');
   const created_at = nowIso();
   const record: IdentityRecord = {
@@ -117,7 +122,7 @@ export const createIdentity = async (
     created_at,
     revoked_at: null,
   };
-  await storeIdentity(db, { ...record, secret });
+  await storeIdentity(db, { ...record, secret }, quota(db, workspace, 'identities'));
   const credentials: DeviceCredentials = {
     devinfo: { device_id: device.id, mode: 'device_token', key_id: record.id, key_type: record.type },
     prvkey: secret,
@@ -142,16 +147,30 @@ export const listIdentities = async (db: Db, caller: Caller, workspaceId: string
 /**
  * Revokes an identity: tokens it signed are refused at once by the MQTT authorizer, and by the
  * HTTPS device authorizer once its cache lets go of them; the device's open MQTT session is closed
- * before the answer (`closeDeviceSession`), and what it sent after the revocation is dropped.
- * Revoking twice keeps the first revocation time (and closes the session again).
+ * before the answer (`closeDeviceSession`), and what it sent after the revocation is dropped. Its
+ * place in the workspace's quota of identities is free at once. Revoking twice keeps the first
+ * revocation time, frees no second place, and closes the session again (a close that failed is
+ * retried by revoking again).
  * @throws NotFoundError when the workspace, device or identity is not the caller's.
  */
 export const revokeIdentity = async (db: Db, caller: Caller, workspaceId: string, deviceId: string, identityId: string, sessions: SessionCloser = {}) => {
-  await requireDeviceOfWorkspace(db, caller, workspaceId, deviceId);
+  const { workspace } = await requireDeviceOfWorkspace(db, caller, workspaceId, deviceId);
   const at = new Date();
-  const revoked = await storeRevocation(db, workspaceId, deviceId, identityId, at.toISOString());
+  const revoked = await revokeOnce(db, workspace, workspaceId, deviceId, identityId, at.toISOString());
   await closeDeviceSession(db, deviceId, at, sessions);
   return toIdentity(revoked);
+};
+
+/** Stores the revocation once (with its quota release), or reads the one stored before. */
+const revokeOnce = async (db: Db, workspace: WorkspaceRecord, workspaceId: string, deviceId: string, identityId: string, at: string) => {
+  const identity = await getIdentityOfDevice(db, workspaceId, deviceId, identityId);
+  if (!identity) throw new NotFoundError(`Identity ${identityId} not found.`);
+  if (identity.revoked_at) return identity;
+  if (await storeRevocation(db, identity, at, release(db, workspace, 'identities'))) return { ...identity, revoked_at: at };
+  // Revoked meanwhile by another request (its time is the one kept), or gone.
+  const now = await getIdentityOfDevice(db, workspaceId, deviceId, identityId);
+  if (!now) throw new NotFoundError(`Identity ${identityId} not found.`);
+  return now;
 };
 
 /** A device as the device authorizer established it from its token; handed to the device API. */

@@ -1,6 +1,7 @@
 import type { Db } from '../../shared/clients';
 import { newId, nowIso } from '../../shared/ids';
 import { createAccountWithWorkspace } from '../../stores/account-store';
+import { initialAccountCounts } from '../../stores/limits-store';
 import { newApiKey } from './api-keys';
 import { newWorkspace } from './workspaces';
 
@@ -18,7 +19,7 @@ export interface NewAccountInput {
  */
 export const createAccount = async (db: Db, input: NewAccountInput) => {
   const created_at = nowIso();
-  const account = { id: newId('acc', created_at), name: input.name, created_at };
+  const account = { id: newId('acc', created_at), name: input.name, created_at, ...initialAccountCounts() };
   const { workspace, fleet } = newWorkspace(account.id, { name: input.workspaceName ?? 'default', description: '' }, { apiKeys: 1 });
   const { record, secret } = newApiKey(account.id, workspace.id, { name: input.keyName ?? 'bootstrap' }, input.apiKey);
   await createAccountWithWorkspace(db, account, workspace, fleet, record);

@@ -3,6 +3,7 @@ import { UnauthorizedError } from '../../shared/errors';
 import type { Caller } from '../../shared/http';
 import { newId, nowIso } from '../../shared/ids';
 import { createAccountForUser, getUserAccount, linkUserToAccount, type UserRecord } from '../../stores/user-store';
+import { initialAccountCounts } from '../../stores/limits-store';
 import { newWorkspace } from './workspaces';
 
 /** A signed-in console user, as the user pool names it. */
@@ -23,7 +24,7 @@ export const ensureUserAccount = async (db: Db, user: PoolUser): Promise<UserRec
   const existing = await getUserAccount(db, user.sub);
   if (existing) return existing;
   const created_at = nowIso();
-  const account = { id: newId('acc'), name: user.email, created_at };
+  const account = { id: newId('acc'), name: user.email, created_at, ...initialAccountCounts() };
   const { workspace, fleet } = newWorkspace(account.id, { name: 'default', description: `First workspace of ${user.email}` });
   const record: UserRecord = { sub: user.sub, email: user.email, account_id: account.id, created_at };
   try {

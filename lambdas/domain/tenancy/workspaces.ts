@@ -11,6 +11,7 @@ import type { Keyed } from '../../stores/items';
 import { collection } from '../../stores/keys';
 import type { FleetRecord } from '../../stores/fleet-store';
 import { initialCounts } from '../../stores/limits-store';
+import { accountQuota } from '../limits/limits';
 import {
   createWorkspaceWithDefaultFleet,
   getWorkspaceOfAccount,
@@ -94,10 +95,14 @@ export const listWorkspaces = async (db: Db, caller: Caller, page: PageQuery = {
 /** @throws NotFoundError when it is not a workspace of the caller's account. */
 export const getWorkspace = async (db: Db, caller: Caller, workspaceId: string) => toWorkspace(await requireWorkspace(db, caller, workspaceId));
 
-/** Creates a workspace with its `default` fleet, all or nothing. */
+/**
+ * Creates a workspace with its `default` fleet, all or nothing, counted in its account's
+ * `workspaces_per_account` in the same transaction.
+ * @throws QuotaExceededError when the account holds its limit of workspaces.
+ */
 export const createWorkspace = async (db: Db, caller: Caller, input: CreateWorkspaceBody) => {
   const { workspace, fleet } = newWorkspace(caller.accountId, input);
-  await createWorkspaceWithDefaultFleet(db, workspace, fleet);
+  await createWorkspaceWithDefaultFleet(db, workspace, fleet, await accountQuota(db, caller.accountId, 'workspaces_per_account'));
   return toWorkspace(workspace);
 };
 

@@ -1,5 +1,5 @@
 import { apiRequestHooks } from '../../domain/limits/api-requests';
-import { getWorkspaceLimits } from '../../domain/limits/limits';
+import { getWorkspaceLimits } from '../../domain/limits/limits-views';
 import { getWorkspaceUsage } from '../../domain/limits/usage';
 import { LIMITS_OPERATIONS } from '../../schemas/operations/limits';
 import { registryDb } from '../../shared/clients';

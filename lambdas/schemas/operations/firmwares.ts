@@ -12,6 +12,7 @@ export const FIRMWARE_OPERATIONS = {
     response: FirmwareResponseSchema,
     status: 201,
     conflict: 'The version is already ready (a ready version never changes: delete it first), or it is registered with another size or SHA-256',
+    quota: 'A new version, and the workspace holds its limit of firmware versions (limits.firmware_versions)',
   },
   getFirmware: { path: FirmwareVersionPathSchema, response: FirmwareResponseSchema },
   deleteFirmware: {

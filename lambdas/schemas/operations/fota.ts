@@ -7,7 +7,7 @@ import {
   ScheduleFotaPathSchema,
 } from '../fota';
 import { FleetsQuerySchema } from '../job';
-import type { Operations } from '../operation';
+import { ROLLOUTS_PER_DAY, type Operations } from '../operation';
 
 // A version never registered is scheduled as in v3, without an artifact.
 const NOT_READY =
@@ -24,5 +24,6 @@ export const FOTA_OPERATIONS = {
     body: ScheduleFleetFotaBodySchema,
     response: FotaResponseSchema,
     conflict: NOT_READY,
+    quota: ROLLOUTS_PER_DAY,
   },
 } satisfies Operations;

@@ -9,9 +9,15 @@ import {
   ScheduleFleetJobBodySchema,
   ScheduleJobBodySchema,
 } from '../job';
-import type { Operations } from '../operation';
+import { ROLLOUTS_PER_DAY, type Operations } from '../operation';
 
-const scheduleFleetJob = { path: FleetJobPathSchema, query: FleetsQuerySchema, body: ScheduleFleetJobBodySchema, response: JobResponseSchema };
+const scheduleFleetJob = {
+  path: FleetJobPathSchema,
+  query: FleetsQuerySchema,
+  body: ScheduleFleetJobBodySchema,
+  response: JobResponseSchema,
+  quota: ROLLOUTS_PER_DAY,
+};
 
 /** The `jobs` handler's operations. */
 export const JOB_OPERATIONS = {

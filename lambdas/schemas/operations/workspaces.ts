@@ -5,7 +5,11 @@ import type { Operations } from '../operation';
 /** The `workspaces` handler's operations. */
 export const WORKSPACE_OPERATIONS = {
   listWorkspaces: { query: PageQuerySchema, response: WorkspaceListResponseSchema },
-  createWorkspace: { body: CreateWorkspaceBodySchema, response: WorkspaceResponseSchema },
+  createWorkspace: {
+    body: CreateWorkspaceBodySchema,
+    response: WorkspaceResponseSchema,
+    quota: 'The account holds its limit of workspaces (limits.workspaces_per_account)',
+  },
   getWorkspace: { path: WorkspacePathSchema, response: WorkspaceResponseSchema },
   updateWorkspace: {
     path: WorkspacePathSchema,

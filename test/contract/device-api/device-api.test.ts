@@ -9,7 +9,8 @@ import {
   type PublishDataDeps,
 } from '../../../lambdas/domain/doors/device-api';
 import { CloudStamper } from '../../../lambdas/shared/timestamps';
-import { changeWorkspaceLimits, limitsMemory } from '../../../lambdas/domain/limits/limits';
+import { limitsMemory } from '../../../lambdas/domain/limits/limits';
+import { changeWorkspaceLimits } from '../../../lambdas/domain/limits/limits-views';
 import { pointQuota } from '../../../lambdas/domain/limits/point-quota';
 import { createFleet } from '../../../lambdas/domain/registry/fleets';
 import { getFota, scheduleFota } from '../../../lambdas/domain/fleet-ops/fota';

@@ -2,7 +2,8 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createApiKey, revokeApiKey } from '../../../lambdas/domain/tenancy/api-keys';
 import { createDevice } from '../../../lambdas/domain/registry/devices';
 import { createFleet } from '../../../lambdas/domain/registry/fleets';
-import { admitRequest, changeWorkspaceLimits, getWorkspaceLimits, limitsMemory, showWorkspaceLimits } from '../../../lambdas/domain/limits/limits';
+import { admitRequest, limitsMemory } from '../../../lambdas/domain/limits/limits';
+import { changeWorkspaceLimits, getWorkspaceLimits, showWorkspaceLimits } from '../../../lambdas/domain/limits/limits-views';
 import { LIMIT_DEFAULTS } from '../../../lambdas/schemas/limits';
 import type { Db } from '../../../lambdas/shared/clients';
 import { NotFoundError, QuotaExceededError, RateLimitedError, ValidationError } from '../../../lambdas/shared/errors';
@@ -136,7 +137,7 @@ describe('quotas on DynamoDB Local', () => {
 
     await expect(attempt).rejects.toThrow(ValidationError);
     const details = ((await attempt.catch((e: ValidationError) => e)) as ValidationError).details.map((d) => d.field).sort();
-    expect(details).toEqual(['devices', 'fleets', 'set', 'warp']);
+    expect(details).toEqual(['devices', 'fleets', 'lasers', 'warp']);
     expect((await showWorkspaceLimits(db, workspace_id)).own).toEqual({});
     await expect(showWorkspaceLimits(db, 'wks-doesnotexist0000000')).rejects.toThrow(NotFoundError);
   });

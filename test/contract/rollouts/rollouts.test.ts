@@ -293,7 +293,8 @@ describe('counting what a scheduling writes', () => {
       table: db.table,
       doc: {
         send: (command: unknown) => {
-          if (command instanceof TransactWriteCommand && ++transactions >= 3)
+          // The first transaction creates the rollout (counted in the day's rollouts); the next two write chunks of devices.
+          if (command instanceof TransactWriteCommand && ++transactions >= 4)
             return Promise.reject(Object.assign(new Error('throttled for good'), { name: 'ThrottlingException' }));
           return db.doc.send(command as never);
         },
