@@ -28,9 +28,11 @@ export const REGISTRY_TABLE_ENV = 'REGISTRY_TABLE';
 /** The variable the handlers read every workspace's default limits from (`lambdas/shared/env.ts`). */
 export const LIMIT_DEFAULTS_ENV = 'WORKSPACE_LIMIT_DEFAULTS';
 
-// The handlers that apply workspaces' limits: every API route (quotas, the rate per key) and the
-// ingest Lambda (MQTT devices' daily points).
-const APPLIES_LIMITS = (source: string) => !WITHOUT_REGISTRY.has(source) && (ROUTE_HANDLERS.includes(source as RouteHandler) || source === 'ingest');
+// The handlers that apply workspaces' limits: every API route (quotas, the rate per key, the HTTPS
+// devices' daily quotas), the ingest Lambda (MQTT devices' daily points) and the MQTT door's
+// consumer (their daily events and other messages).
+const APPLIES_LIMITS = (source: string) =>
+  !WITHOUT_REGISTRY.has(source) && (ROUTE_HANDLERS.includes(source as RouteHandler) || source === 'ingest' || source === 'device-mqtt');
 
 // A buffered answer must come within API Gateway's 29 s integration timeout; a streamed one may
 // run for minutes (REST streaming lifts that limit), so its Lambda gets room for large queries.

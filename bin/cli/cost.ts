@@ -11,7 +11,7 @@
  * would cost for the same traffic. See docs/cost.md for what is modelled and what is not.
  */
 import { readFileSync } from 'node:fs';
-import { hundredthOf } from '../../lambdas/domain/limits/point-quota';
+import { hundredthOf } from '../../lambdas/domain/limits/device-quota';
 import { LIMIT_DEFAULTS } from '../../lambdas/schemas/limits';
 import { recordBytes } from '../../lambdas/stores/timeseries/timestream';
 import { MONTH, PRICES } from './aws-prices';

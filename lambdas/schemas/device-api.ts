@@ -86,14 +86,21 @@ export const AcceptedResponseSchema = z
   })
   .meta({ id: 'Accepted' });
 
-/** The publish route's answer: the v3 fields, and how many points the device's daily quota refused (an addition). */
-export const PublishedResponseSchema = AcceptedResponseSchema.extend({
-  refused: z
-    .number()
-    .int()
-    .min(0)
-    .meta({ description: 'Data points not stored: past the device’s points_per_device_per_day for this UTC day (the last ones of the request). 0 when none' }),
-}).meta({ id: 'Published' });
+/** An answer of the v3 fields and how many of the request the device's daily quota refused (an addition). */
+const acceptedAndRefused = (id: string, refused: string) =>
+  AcceptedResponseSchema.extend({ refused: z.number().int().min(0).meta({ description: refused }) }).meta({ id });
+
+/** The events route's answer. */
+export const ReportedResponseSchema = acceptedAndRefused(
+  'Reported',
+  'Events not forwarded: past the device’s events_per_device_per_day for this UTC day (the last ones of the request). 0 when none',
+);
+
+/** The publish route's answer. */
+export const PublishedResponseSchema = acceptedAndRefused(
+  'Published',
+  'Data points not stored: past the device’s points_per_device_per_day for this UTC day (the last ones of the request). 0 when none',
+);
 
 /** A condition's optional payload (MQTT `condition` messages): any JSON value of at most CONDITION_PAYLOAD_MAX_BYTES. */
 export const ConditionPayloadSchema = jsonOfAtMost(CONDITION_PAYLOAD_MAX_BYTES).optional();
@@ -188,13 +195,23 @@ export const IngestDataMessageSchema = z
   });
 
 /** The events of one report on the ingest queue. */
-export const IngestEventsMessageSchema = z.object({
-  kind: z.literal('events'),
-  workspace_id: z.string(),
-  fleet_id: z.string(),
-  device_id: z.string(),
-  events: z.array(z.object({ type: EventTypeSchema, ts: z.string(), payload: z.unknown() })).min(1),
-});
+export const IngestEventsMessageSchema = z
+  .object({
+    kind: z.literal('events'),
+    workspace_id: z.string(),
+    fleet_id: z.string(),
+    device_id: z.string(),
+    /** When the report arrived: the UTC day its events count in (absent in messages from before event quotas: when it is read). */
+    timestamp_in: z.string().optional(),
+    /** The report's events that its device's daily quota let in; none when it refused them all. */
+    events: z.array(z.object({ type: EventTypeSchema, ts: z.string(), payload: z.unknown() })),
+    /** The report's events that the quota refused (absent in messages from before event quotas): counted, never forwarded. */
+    refused: z.number().int().min(0).optional(),
+  })
+  .refine((message) => message.events.length > 0 || (message.refused ?? 0) > 0, {
+    message: 'An events message holds events, or counts refused ones.',
+    path: ['events'],
+  });
 
 export const IngestMessageSchema = z.discriminatedUnion('kind', [IngestDataMessageSchema, IngestEventsMessageSchema]);
 export type IngestMessage = z.infer<typeof IngestMessageSchema>;

@@ -9,7 +9,7 @@ export const DAILY_LIMITS = ['exports_per_day', 'rollouts_per_day'] as const;
 export type DailyLimit = (typeof DAILY_LIMITS)[number];
 
 /** A device's quotas per UTC day, counted on its locator item (domain/limits/device-quota.ts). */
-export const DEVICE_LIMITS = ['points_per_device_per_day'] as const;
+export const DEVICE_LIMITS = ['points_per_device_per_day', 'events_per_device_per_day', 'up_messages_per_device_per_day'] as const;
 export type DeviceLimit = (typeof DEVICE_LIMITS)[number];
 
 /** Every limit set per workspace (spec/operations.md §5), in the order they are shown. */
@@ -42,6 +42,12 @@ export const LIMIT_RANGES: Readonly<Record<LimitName, { min: number; max: number
   exports_per_day: { min: 0, max: 100_000, what: 'data exports started per UTC day' },
   rollouts_per_day: { min: 0, max: 100_000, what: 'rollouts (fleet-wide jobs and FOTA) started per UTC day' },
   points_per_device_per_day: { min: 0, max: 100_000_000, what: 'data points stored per device per UTC day' },
+  events_per_device_per_day: { min: 0, max: 100_000_000, what: 'events a device reports per UTC day, by either door' },
+  up_messages_per_device_per_day: {
+    min: 0,
+    max: 100_000_000,
+    what: 'other messages a device sends per UTC day (j/up requests and results, and their HTTPS twins)',
+  },
   requests_per_second_per_key: { min: 1, max: 100_000, what: 'management and storage requests per API key (or console session) in each second' },
   workspaces_per_account: { min: 1, max: 100_000, what: 'workspaces of the account' },
 };
@@ -59,6 +65,8 @@ export const LIMIT_DEFAULTS: Readonly<Limits> = {
   exports_per_day: 100,
   rollouts_per_day: 1_000,
   points_per_device_per_day: 100_000,
+  events_per_device_per_day: 10_000,
+  up_messages_per_device_per_day: 10_000,
   requests_per_second_per_key: 100,
   workspaces_per_account: 100,
 };

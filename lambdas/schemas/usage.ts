@@ -1,7 +1,18 @@
 import * as z from 'zod';
 
 /** What is counted per workspace per UTC day (spec/operations.md §5). */
-export const USAGE_COUNTERS = ['points_in', 'points_stored', 'points_refused', 'api_requests', 'webhook_deliveries', 'webhook_failures'] as const;
+export const USAGE_COUNTERS = [
+  'points_in',
+  'points_stored',
+  'points_refused',
+  'api_requests',
+  'webhook_deliveries',
+  'webhook_failures',
+  'events_in',
+  'events_refused',
+  'up_messages_in',
+  'up_messages_refused',
+] as const;
 export type UsageCounter = (typeof USAGE_COUNTERS)[number];
 export type UsageCounts = Record<UsageCounter, number>;
 
@@ -55,6 +66,12 @@ const countsShape = {
   api_requests: count('Management and storage requests on the workspace’s paths, by API keys or console sessions of its account'),
   webhook_deliveries: count('Webhook POSTs answered 2xx'),
   webhook_failures: count('Webhook POSTs that failed (an error status, no answer in time, a refused connection)'),
+  events_in: count('Events reported by the workspace’s devices (forwarded or refused), by either door'),
+  events_refused: count('Events refused because their device had reached events_per_device_per_day'),
+  up_messages_in: count(
+    'Other messages of the workspace’s devices: MQTT j/up requests and results, and their HTTPS twins (GET /device/status, job and FOTA results)',
+  ),
+  up_messages_refused: count('Such messages refused because their device had reached up_messages_per_device_per_day'),
 };
 
 export const UsageTotalsSchema = z.object(countsShape).meta({ id: 'UsageTotals' });

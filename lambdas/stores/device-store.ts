@@ -46,7 +46,7 @@ export const getDeviceOfWorkspace = async (db: Db, workspaceId: string, deviceId
  */
 export const findDeviceLocator = async (db: Db, deviceId: string, { consistent = true } = {}) => {
   const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: deviceLocatorKey(deviceId), ConsistentRead: consistent }));
-  return Item ? strip<DeviceLocator>(Item) : undefined;
+  return Item ? locatorOf(Item) : undefined;
 };
 
 /**
@@ -261,8 +261,28 @@ export const advanceScheduleClock = async (db: Db, workspaceId: string) => {
   return Number(Attributes?.epoch);
 };
 
-/** A claim of a device's daily points, and the device's locator as the claim left it. */
-export interface PointClaim {
+/** What a device's daily quotas count on its locator: its data points, its events, its other messages. */
+export type DeviceCounter = 'points' | 'events' | 'up_messages';
+
+// The locator's attributes of each count: the UTC day counted, and what was claimed of it.
+const COUNTER_ATTRIBUTES: Readonly<Record<DeviceCounter, { day: string; claimed: string }>> = {
+  points: { day: 'points_day', claimed: 'points_claimed' },
+  events: { day: 'events_day', claimed: 'events_claimed' },
+  up_messages: { day: 'up_messages_day', claimed: 'up_messages_claimed' },
+};
+
+/** The locator without its counts: where the device is. */
+const locatorOf = (item: Record<string, unknown>): DeviceLocator => {
+  const locator: Record<string, unknown> = strip(item);
+  for (const { day, claimed } of Object.values(COUNTER_ATTRIBUTES)) {
+    delete locator[day];
+    delete locator[claimed];
+  }
+  return locator as unknown as DeviceLocator;
+};
+
+/** A claim of a device's daily count, and the device's locator as the claim left it. */
+export interface DeviceClaim {
   /** The UTC day counted: the one asked for, or a later one the locator already counts (a late message). */
   day: string;
   /** Everything claimed for the device that day, this claim included. */
@@ -273,15 +293,17 @@ export interface PointClaim {
 const MAX_CLAIM_ATTEMPTS = 4;
 
 /**
- * Adds `points` to a device's count of the day's points, kept on its locator (`points_day`,
- * `points_claimed`): the count starts afresh on a new UTC day, and never goes back to an earlier
- * one. One UpdateItem in the usual case (two on a device's first claim of a new day), which also answers the
- * locator, so that a claim stands in for the device's lookup. The count is not bounded here: the
- * caller compares it with the device's limit and gives back what it does not use.
+ * Adds `n` to a device's count of the day (its points, events or other messages), kept on its
+ * locator (`<counter>_day`, `<counter>_claimed`): the count starts afresh on a new UTC day, and
+ * never goes back to an earlier one. One UpdateItem in the usual case (two on a device's first
+ * claim of a new day), which also answers the locator, so that a claim stands in for the device's
+ * lookup. The count is not bounded here: the caller compares it with the device's limit and gives
+ * back what it does not use.
  * @returns the claim, or undefined when the device does not exist.
  * @throws ThrottledError when the day keeps changing under it.
  */
-export const claimDevicePoints = async (db: Db, deviceId: string, day: string, points: number): Promise<PointClaim | undefined> => {
+export const claimDeviceCount = async (db: Db, deviceId: string, counter: DeviceCounter, day: string, n: number): Promise<DeviceClaim | undefined> => {
+  const names = { '#day': COUNTER_ATTRIBUTES[counter].day, '#claimed': COUNTER_ATTRIBUTES[counter].claimed };
   let counted: string | undefined = day; // the day the locator is thought to count; undefined: another (or none)
   for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
     const sameDay = counted !== undefined;
@@ -294,43 +316,44 @@ export const claimDevicePoints = async (db: Db, deviceId: string, day: string, p
           ...(sameDay
             ? {
                 // A device never counted before starts its count here too: one request for its first claim.
-                UpdateExpression: 'SET points_day = :day ADD points_claimed :n',
-                ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(points_day) OR points_day = :day)',
+                UpdateExpression: 'SET #day = :day ADD #claimed :n',
+                ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#day) OR #day = :day)',
               }
             : {
-                UpdateExpression: 'SET points_day = :day, points_claimed = :n',
+                UpdateExpression: 'SET #day = :day, #claimed = :n',
                 // Days are YYYY-MM-DD: text order is time order.
-                ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(points_day) OR points_day < :day)',
+                ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#day) OR #day < :day)',
               }),
-          ExpressionAttributeValues: { ':n': points, ':day': claimDay },
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: { ':n': n, ':day': claimDay },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      const { points_day: _d, points_claimed, ...locator } = strip<DeviceLocator & { points_day: string; points_claimed: number }>(Attributes!);
-      return { day: claimDay, total: Number(points_claimed), locator };
+      return { day: claimDay, total: Number(Attributes![names['#claimed']]), locator: locatorOf(Attributes!) };
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
       const raw = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
       if (!raw) return undefined; // no locator: no such device
-      const stored = unmarshall(raw).points_day as string | undefined;
+      const stored = unmarshall(raw)[names['#day']] as string | undefined;
       // The locator counts another day: a later one is counted on (never an earlier one again).
       counted = stored !== undefined && stored >= day ? stored : undefined;
     }
   }
-  throw new ThrottledError('The device’s count of points kept changing; retry.');
+  throw new ThrottledError('The device’s count kept changing; retry.');
 };
 
-/** Takes back points claimed on a day and not used (a claim past the device's limit); nothing when the day is over. */
-export const returnDevicePoints = async (db: Db, deviceId: string, day: string, points: number) => {
+/** Takes back what was claimed of a device's count on a day and not used (a claim past the device's limit); nothing when the day is over. */
+export const returnDeviceCount = async (db: Db, deviceId: string, counter: DeviceCounter, day: string, n: number) => {
   try {
     await db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: deviceLocatorKey(deviceId),
-        UpdateExpression: 'ADD points_claimed :minus',
-        ConditionExpression: 'points_day = :day',
-        ExpressionAttributeValues: { ':minus': -points, ':day': day },
+        UpdateExpression: 'ADD #claimed :minus',
+        ConditionExpression: '#day = :day',
+        ExpressionAttributeNames: { '#day': COUNTER_ATTRIBUTES[counter].day, '#claimed': COUNTER_ATTRIBUTES[counter].claimed },
+        ExpressionAttributeValues: { ':minus': -n, ':day': day },
       }),
     );
   } catch (error) {

@@ -117,6 +117,8 @@ describe('a workspace’s quotas', () => {
         exports_per_day: 100,
         rollouts_per_day: 1000,
         points_per_device_per_day: 100_000,
+        events_per_device_per_day: 10_000,
+        up_messages_per_device_per_day: 10_000,
         requests_per_second_per_key: 100,
         workspaces_per_account: 100,
       },

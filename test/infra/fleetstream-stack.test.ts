@@ -263,12 +263,13 @@ describe('least privilege', () => {
     ]);
   });
 
-  it('gives every API handler and the ingest Lambda the workspaces’ default limits, and no other function', () => {
+  it('gives every API handler, the ingest Lambda and the MQTT door’s consumer the workspaces’ default limits, and no other function', () => {
     const resources = template.toJSON().Resources;
     const variableOf = (fn: HandlerFunction) => resources[functionId(fn)].Properties.Environment?.Variables?.WORKSPACE_LIMIT_DEFAULTS;
     for (const [name, fn] of stack.routeHandlers)
       expect([name, variableOf(fn)]).toEqual([name, name === 'openapi' ? undefined : JSON.stringify(stack.config.limitDefaults)]);
     expect(variableOf(stack.consumerFunctions.get('ingest')!)).toEqual(JSON.stringify(stack.config.limitDefaults));
+    expect(variableOf(stack.consumerFunctions.get('device-mqtt')!)).toEqual(JSON.stringify(stack.config.limitDefaults));
     for (const fn of [...stack.authorizerFunctions.values(), stack.consumerFunctions.get('forwarder')!, ...stack.streamFunctions.values()])
       expect(variableOf(fn)).toBeUndefined();
   });

@@ -68,6 +68,10 @@ const QUOTAS = new Set([
   'scheduleFleetJobSingular',
   'scheduleFleetFota',
   'publishData',
+  'reportDeviceEvents',
+  'getDeviceStatus',
+  'reportJobResult',
+  'reportFotaResult',
 ]);
 
 describe('OpenAPI statuses', () => {

@@ -11,7 +11,7 @@ import { sentByClosedSession } from '../doors/mqtt-sessions';
 import type { ClosedSessions } from '../../stores/device-session-store';
 import { placementOfLocator, type DevicePlacement, type DevicePlacesLookup, type WorkspaceSettingsLookup } from '../registry/device-places';
 import { dataEvent, dataMessage, eventMessage } from '../webhooks/events';
-import type { PointQuota } from '../limits/point-quota';
+import type { DeviceQuota } from '../limits/device-quota';
 import type { UsageIncrement } from '../../stores/usage-store';
 import { UsageTally } from '../limits/usage';
 
@@ -28,7 +28,7 @@ export interface IngestDeps {
   /** Stamps MQTT data publishes (one per container). */
   stamper: CloudStamper;
   /** The container's share of the MQTT devices' daily points (an HTTPS request's were counted at the door). */
-  points: PointQuota;
+  points: DeviceQuota;
   /** Writes the batch's counts to the workspaces' usage (one write per workspace and day); answers the days it could not write. */
   recordUsage: (tally: UsageTally) => Promise<UsageIncrement[]>;
   /**
@@ -248,17 +248,24 @@ const publishMessages = async (deps: IngestDeps, stamped: StampedPublish[]): Pro
   return { parsed, refused };
 };
 
-/** What a batch adds to its workspaces' usage: its data messages' points (stored and refused at the door) and the publishes refused here. */
+/** When a message's points or events arrived: the UTC day they count in (an events message from before event quotas: now). */
+const arrivalOf = (message: IngestMessage) => (message.timestamp_in === undefined ? Date.now() : Date.parse(message.timestamp_in));
+
+/**
+ * What a batch adds to its workspaces' usage: its data messages' points and its events messages'
+ * events (each with those its quota refused at the door), and the publishes refused here.
+ */
 const usageOf = (done: Parsed[], refused: RefusedPublish[]) => {
   const tally = new UsageTally();
   for (const { message } of done) {
-    if (message.kind !== 'data') continue;
     const denied = message.refused ?? 0;
-    tally.add(message.workspace_id, Date.parse(message.timestamp_in), {
-      points_in: message.points.length + denied,
-      points_stored: message.points.length,
-      points_refused: denied,
-    });
+    tally.add(
+      message.workspace_id,
+      arrivalOf(message),
+      message.kind === 'data'
+        ? { points_in: message.points.length + denied, points_stored: message.points.length, points_refused: denied }
+        : { events_in: message.events.length + denied, events_refused: denied },
+    );
   }
   for (const { workspaceId, receivedAt } of refused) tally.add(workspaceId, receivedAt, { points_in: 1, points_refused: 1 });
   return tally;
@@ -314,7 +321,7 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
   // stored again idempotently and forwarded again, as at-least-once allows), so that none goes
   // uncounted.
   const failed = new Set<Parsed>([...unwritten, ...unforwarded]);
-  const done = parsed.filter((p) => !failed.has(p) && p.message.kind === 'data');
+  const done = parsed.filter((p) => !failed.has(p));
   const usage = usageOf(done, refused);
   const unwrittenDays = new Set((usage.size ? await deps.recordUsage(usage) : []).map((entry) => `${entry.workspaceId}/${entry.day}`));
   const dayOfMessage = (workspaceId: string, at: number) => `${workspaceId}/${dayOf(at)}`;
@@ -332,9 +339,7 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
     counted.reduce((sum, entry) => sum + (entry.counts.points_refused ?? 0), 0),
   );
   const uncounted = [
-    ...done
-      .filter(({ message }) => unwrittenDays.has(dayOfMessage(message.workspace_id, Date.parse((message as IngestDataMessage).timestamp_in))))
-      .map((p) => p.messageId),
+    ...done.filter(({ message }) => unwrittenDays.has(dayOfMessage(message.workspace_id, arrivalOf(message)))).map((p) => p.messageId),
     ...refused.filter((r) => unwrittenDays.has(dayOfMessage(r.workspaceId, r.receivedAt))).map((r) => r.messageId),
   ];
 

@@ -1,6 +1,6 @@
 import type { Db } from '../../shared/clients';
 import { INGEST_QUEUE_URL } from '../../shared/env';
-import { AppError, NotFoundError, QuotaExceededError } from '../../shared/errors';
+import { AppError, NotFoundError } from '../../shared/errors';
 import { randomUUID } from 'node:crypto';
 import { nowIso } from '../../shared/ids';
 import { formatMicros, nowMicros, type CloudStamper, type Micros } from '../../shared/timestamps';
@@ -15,21 +15,31 @@ import { finishFota } from '../fleet-ops/fota';
 import { observe, type DeviceCaller, type Forward } from '../registry/identities';
 import { completeJob } from '../fleet-ops/jobs';
 import { fotaArgs } from './live-delivery';
-import type { PointQuota } from '../limits/point-quota';
+import type { DeviceQuota, QuotaDecision } from '../limits/device-quota';
+import { quotaExceeded } from '../limits/limits';
+import { UsageTally } from '../limits/usage';
 
 /** Where the device API sends what it accepts: the ingest queue, and the forward queue for events of its own. */
 export interface DeviceApiDeps {
   db: Db;
   enqueue: (messages: IngestMessage[]) => Promise<void>;
   forward: Forward;
+  /**
+   * The HTTPS door's count of a request that stands for a `j/up` message (the status, a job's or a
+   * FOTA's result) against its device's `up_messages_per_device_per_day`, run before the request
+   * does anything ({@link admitUpMessage}). The MQTT door counts its messages per batch instead.
+   */
+  upMessage?: (caller: DeviceCaller) => Promise<void>;
 }
 
-/** What publishing data needs beyond the rest of the device API: the container's stamper and its share of the devices' daily points. */
+/** What the HTTPS door's data and events need beyond the rest of the device API: the container's stamper and its shares of the devices' daily quotas. */
 export interface PublishDataDeps extends DeviceApiDeps {
   /** Stamps the points that come without a device time (one per container). */
   stamper: CloudStamper;
   /** Counts each request's points against its device's points_per_device_per_day (claims exactly what a request brings). */
-  points: PointQuota;
+  points: DeviceQuota;
+  /** Counts each request's events against its device's events_per_device_per_day (claims exactly what a request brings). */
+  events: DeviceQuota;
 }
 
 /**
@@ -59,8 +69,6 @@ const placeOfLocator = (deviceId: string, locator: DeviceLocator | undefined) =>
     ? { id: deviceId, workspace_id: locator.workspace_id, fleet_id: locator.fleet_id, name: locator.name }
     : undefined;
 
-const DAY_MS = 24 * 3600 * 1000;
-
 /**
  * Accepts data points for storage and forwarding: they go to the ingest queue as one message,
  * with their arrival (`timestamp_in`, to the millisecond). A point without `timestamp_device` gets
@@ -79,9 +87,7 @@ const DAY_MS = 24 * 3600 * 1000;
  */
 export const publishData = async (deps: PublishDataDeps, caller: DeviceCaller, points: DataPointInput[], arrival: Micros = nowMicros()) => {
   const arrivalMs = Math.floor(arrival / 1000);
-  const decision = await deps.points(caller.deviceId, points.length, arrivalMs);
-  if (!decision) throw new NotFoundError(`Device ${caller.deviceId} not found.`);
-  const device = placeOfLocator(caller.deviceId, decision.locator) ?? (await requireDevice(deps.db, caller));
+  const { decision, device } = await claimed(deps, caller, deps.points, points.length, arrivalMs);
   const timestamp_in = new Date(arrivalMs).toISOString();
   const kept = points.slice(0, decision.accepted);
   await deps.enqueue([
@@ -100,27 +106,82 @@ export const publishData = async (deps: PublishDataDeps, caller: DeviceCaller, p
       ...(decision.refused ? { refused: decision.refused } : {}),
     },
   ]);
-  if (!kept.length) {
-    const limit = decision.limit ?? 0;
-    throw new QuotaExceededError(
-      'points_per_device_per_day',
-      limit,
-      `The device has stored its limit of ${limit} data points today (limits.points_per_device_per_day = ${limit}); it starts afresh at midnight UTC.`,
-      { retryAfterSeconds: Math.max(1, Math.ceil((Math.floor(arrivalMs / DAY_MS) + 1) * DAY_MS - arrivalMs) / 1000) },
-    );
-  }
+  if (!kept.length) throw quotaExceeded('points_per_device_per_day', decision.limit ?? 0, arrivalMs);
   return { accepted: kept.length, refused: decision.refused, timestamp_in };
 };
 
 /**
- * Accepts device events for forwarding, through the ingest queue as data points go; an event
- * without `ts` occurred at its arrival.
+ * Counts what a device sent against one of its daily quotas (exactly: the HTTPS door answers how
+ * many it refused); the claim also answers where the device is, in place of its lookup.
  * @throws NotFoundError when the device no longer exists.
  */
-export const reportEvents = async (deps: DeviceApiDeps, caller: DeviceCaller, events: DeviceEventInput[], arrival = nowIso()) => {
-  const device = await requireDevice(deps.db, caller);
-  await deps.enqueue([{ kind: 'events', ...placeOf(device), events: events.map(({ type, payload, ts }) => ({ type, payload, ts: ts ?? eventTimestamp() })) }]);
-  return { accepted: events.length, timestamp_in: arrival };
+const claimed = async (deps: DeviceApiDeps, caller: DeviceCaller, quota: DeviceQuota, n: number, at: number) => {
+  const decision: QuotaDecision | undefined = await quota(caller.deviceId, n, at);
+  if (!decision) throw new NotFoundError(`Device ${caller.deviceId} not found.`);
+  return { decision, device: placeOfLocator(caller.deviceId, decision.locator) ?? (await requireDevice(deps.db, caller)) };
+};
+
+/**
+ * Puts a device's events on the ingest queue, for forwarding as data points go, with their arrival
+ * (`timestamp_in`: the UTC day they count in) and how many of the report its quota refused; an
+ * event without `ts` occurred at its arrival. Both doors report through it, once the events are
+ * counted against the device's `events_per_device_per_day`.
+ */
+export const queueEvents = async (
+  deps: DeviceApiDeps,
+  place: DevicePlace,
+  events: DeviceEventInput[],
+  { arrival = nowIso(), refused = 0 }: { arrival?: string; refused?: number } = {},
+) => {
+  await deps.enqueue([
+    {
+      kind: 'events',
+      ...place,
+      timestamp_in: arrival,
+      events: events.map(({ type, payload, ts }) => ({ type, payload, ts: ts ?? eventTimestamp() })),
+      ...(refused ? { refused } : {}),
+    },
+  ]);
+};
+
+/**
+ * Accepts device events for forwarding (the HTTPS door). The events count against the device's
+ * `events_per_device_per_day` of the UTC day of their arrival: those past it (the last ones of the
+ * request) are refused, said in `refused` and counted in the workspace's usage through the same
+ * message. The count is also the device's lookup.
+ * @throws NotFoundError when the device no longer exists.
+ * @throws QuotaExceededError when the quota refuses every event of the request (Retry-After: until midnight UTC).
+ */
+export const reportEvents = async (deps: PublishDataDeps, caller: DeviceCaller, events: DeviceEventInput[], arrivalMs = Date.now()) => {
+  const { decision, device } = await claimed(deps, caller, deps.events, events.length, arrivalMs);
+  const arrival = new Date(arrivalMs).toISOString();
+  const kept = events.slice(0, decision.accepted);
+  await queueEvents(deps, placeOf(device), kept, { arrival, refused: decision.refused });
+  if (!kept.length) throw quotaExceeded('events_per_device_per_day', decision.limit ?? 0, arrivalMs);
+  return { accepted: kept.length, refused: decision.refused, timestamp_in: arrival };
+};
+
+/** What counts the HTTPS door's requests that stand for `j/up` messages. */
+export interface UpMessageDeps {
+  /** The container's share of its devices' `up_messages_per_device_per_day` (in slices: one request is one message). */
+  upMessages: DeviceQuota;
+  /** Adds the requests to their workspaces' usage (`up_messages_in`, `up_messages_refused`). */
+  usage: (tally: UsageTally) => Promise<void>;
+}
+
+/**
+ * Counts an HTTPS request that stands for a `j/up` message (the status, a job's or a FOTA's
+ * result) against its device's `up_messages_per_device_per_day`, and in its workspace's usage.
+ * @throws NotFoundError when the device no longer exists.
+ * @throws QuotaExceededError when the device has sent its limit today (Retry-After: until midnight UTC); nothing else is done then.
+ */
+export const admitUpMessage = async (deps: UpMessageDeps, caller: DeviceCaller, at = Date.now()) => {
+  const decision = await deps.upMessages(caller.deviceId, 1, at);
+  if (!decision) throw new NotFoundError(`Device ${caller.deviceId} not found.`);
+  const tally = new UsageTally();
+  tally.add(decision.workspace_id, at, { up_messages_in: 1, up_messages_refused: decision.refused });
+  await deps.usage(tally);
+  if (decision.refused) throw quotaExceeded('up_messages_per_device_per_day', decision.limit ?? 0, at);
 };
 
 /**
@@ -153,6 +214,7 @@ const downloadOrWithheld = (db: Db, workspaceId: string, value: FirmwareName): P
  * @throws NotFoundError when the device no longer exists.
  */
 export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller): Promise<DeviceStatus> => {
+  await deps.upMessage?.(caller);
   const [device, pendingJobs, fota] = await Promise.all([
     requireDevice(deps.db, caller),
     listJobsOfDevice(deps.db, caller.deviceId, 'pending'),
@@ -187,6 +249,7 @@ export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller)
  * @throws NotFoundError when the device has no such job; ConflictError when it already ended with another result, or is still queued.
  */
 export const reportJobResult = async (deps: DeviceApiDeps, caller: DeviceCaller, name: string, result: Record<string, unknown>) => {
+  await deps.upMessage?.(caller);
   const device = await requireDevice(deps.db, caller);
   return completeJob(deps.db, caller.deviceId, name, result, placeOf(device));
 };
@@ -197,6 +260,7 @@ export const reportJobResult = async (deps: DeviceApiDeps, caller: DeviceCaller,
  * @throws NotFoundError when the device has no FOTA; ConflictError when it names another firmware, the FOTA already ended otherwise, or is still queued.
  */
 export const reportFotaResult = async (deps: DeviceApiDeps, caller: DeviceCaller, outcome: FotaResultBody) => {
+  await deps.upMessage?.(caller);
   const device = await requireDevice(deps.db, caller);
   return finishFota(deps.db, caller.deviceId, outcome, placeOf(device));
 };

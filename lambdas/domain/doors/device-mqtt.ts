@@ -3,14 +3,25 @@ import type { Db } from '../../shared/clients';
 import { AppError, ConflictError } from '../../shared/errors';
 import { logger } from '../../shared/logger';
 import { countMetric } from '../../shared/metrics';
-import { ConditionPayloadSchema, DataPointInputSchema, DeviceEventInputSchema, type DataPointInput, type DeviceEventInput } from '../../schemas/device-api';
+import { ConditionPayloadSchema, DataPointInputSchema, type DataPointInput } from '../../schemas/device-api';
 import { JobObjectSchema } from '../../schemas/job';
 import { TokenSchema } from '../../schemas/common';
 import { findDeviceLocator, getDeviceOfWorkspace, type DeviceLocator } from '../../stores/device-store';
 import { closedSessionsOfLocator } from '../../stores/device-session-store';
 import type { DownMessage } from '../../stores/device-channel';
 import { deleteOpenCondition, listOpenConditionsOfDevice, putOpenCondition, setDeviceConnection, setDeviceManifest } from '../../stores/device-mqtt-store';
-import { getDeviceStatus, reportEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
+import { getDeviceStatus, queueEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
+import {
+  admitUpMessages,
+  decodePayload,
+  drop,
+  foreignClient,
+  readUpMessage,
+  RuleMessageSchema,
+  type RuleMessage,
+  type UpMessage,
+  type UpMessageQuotas,
+} from './mqtt-messages';
 import { eventMessage, type DevicePlace } from '../webhooks/events';
 import { lateFotaOutcomeEvent } from '../fleet-ops/fota';
 import { lateJobResultEvent } from '../fleet-ops/jobs';
@@ -118,21 +129,7 @@ export const authorizeMqttConnect = async (
   }
 };
 
-/** A device's publish on `j/data/<id>/<tag>` or `j/up/<id>`, as the topic rules forward it. */
-export const RuleMessageSchema = z.object({
-  topic: z.string(),
-  /** The MQTT payload, base64 (`encode(*, 'base64')`): it may be anything, JSON or not. */
-  payload: z.string(),
-  /** Arrival at the broker, Unix milliseconds (`timestamp()`). */
-  received_at: z.number(),
-  /**
-   * The publishing client (`clientid()`): the rules act only when it is the topic's device, whose
-   * locator says which of its sessions were closed (`sentByClosedSession`). Absent on messages
-   * of rules from before it was selected.
-   */
-  client_id: z.string().optional(),
-});
-export type RuleMessage = z.infer<typeof RuleMessageSchema>;
+export { RuleMessageSchema, type RuleMessage } from './mqtt-messages';
 
 /** A lifecycle event from `$aws/events/presence/connected|disconnected/<client id>` (IoT Core's layout). */
 export const PresenceMessageSchema = z.object({
@@ -151,9 +148,9 @@ export interface DeviceMqttDeps extends DeviceApiDeps {
   publish: (deviceId: string, message: DownMessage) => Promise<void>;
   /** Puts data publishes on the ingest queue as the data rule does (stores/queue-store.ts sendMessages). */
   relayData: (messages: RuleMessage[]) => Promise<void>;
+  /** Counts `j/up` messages against their devices' daily quotas, and in their workspaces' usage. */
+  quotas: UpMessageQuotas;
 }
-
-const UpMessageSchema = z.object({ key: z.string().min(1).max(128), value: z.unknown() });
 
 /**
  * A full firmware agent's `@fota` report: its outcome (`success`, `fail`), or its progress
@@ -174,27 +171,6 @@ const ConditionSchema = z.union([
   z.object({ uuid: z.string().min(1).max(128), payloadf: ConditionPayloadSchema, finish: z.iso.datetime({ offset: true }) }),
 ]);
 
-/** The `j/up` keys whose value is reported as a device event of the interface. */
-const REPORTED_KEYS: Record<string, DeviceEventInput['type']> = {
-  __manifest: 'manifest',
-  __info: 'os_info',
-  __stats: 'stats_info',
-  __gnss: 'gnss_info',
-  __cellular: 'cellular_info',
-};
-
-const decodePayload = (payload: string) => {
-  const text = Buffer.from(payload, 'base64').toString('utf8');
-  try {
-    return { value: JSON.parse(text) as unknown };
-  } catch {
-    return undefined;
-  }
-};
-
-/** Why a device's message was dropped: logged (the device is never told, and never blocked). */
-const drop = (deviceId: string, topic: string, reason: string) => logger.warn('mqtt message dropped', { deviceId, topic, reason });
-
 const callerOfLocator = (deviceId: string, locator: DeviceLocator): DeviceCaller => ({
   accountId: locator.account_id,
   workspaceId: locator.workspace_id,
@@ -206,13 +182,6 @@ const callerOf = async (db: Db, deviceId: string): Promise<DeviceCaller | undefi
   const locator = await findDeviceLocator(db, deviceId);
   return locator && callerOfLocator(deviceId, locator);
 };
-
-/**
- * Why a device's publish is dropped before anything reads it, or undefined: a rule message that
- * names another client than the topic's device (the rules' WHERE never sends one).
- */
-export const foreignClient = ({ client_id }: RuleMessage, deviceId: string) =>
-  client_id !== undefined && client_id !== deviceId ? `published by client ${client_id}, not the topic's device` : undefined;
 
 /** Why a message a session closed by a revocation sent, still on its way when it was closed, is dropped. */
 export const CLOSED_SESSION_DROP = 'sent by a session closed when its credentials were revoked';
@@ -277,35 +246,24 @@ const unlessRefused = (deviceId: string, topic: string) => (error: unknown) => {
 };
 
 /**
- * One `j/up/<id>` message `{key, value}` (spec/device-mqtt.md): results go through the same domain
- * functions as the HTTPS door's routes (`reportJobResult`, `reportFotaResult`), requests are
- * answered on `j/dn`, reports become the interface's device events. Unknown keys and malformed
- * messages are dropped and logged; a failure of a queue or of the data plane throws, so the
- * message is retried.
+ * One `j/up/<id>` message `{key, value}` (spec/device-mqtt.md), read and admitted by its device's
+ * daily quota: results go through the same domain functions as the HTTPS door's routes
+ * (`reportJobResult`, `reportFotaResult`), requests are answered on `j/dn`, reports become the
+ * interface's device events. Unknown keys are dropped and logged; a failure of a queue or of the
+ * data plane throws, so the message is retried.
  */
-export const handleUpMessage = async (deps: DeviceMqttDeps, rule: RuleMessage) => {
-  const { topic, payload, received_at } = rule;
-  const [, , deviceId, ...rest] = topic.split('/');
-  if (!deviceId || rest.length) return drop(deviceId ?? '', topic, 'not a j/up/<device> topic');
-  const foreign = foreignClient(rule, deviceId);
-  if (foreign) return drop(deviceId, topic, foreign);
-  const decoded = decodePayload(payload);
-  const message = decoded && UpMessageSchema.safeParse(decoded.value);
-  if (!message?.success) return drop(deviceId, topic, 'not a {"key", "value"} JSON object');
+export const handleUpMessage = async (deps: DeviceMqttDeps, { deviceId, topic, key, value, receivedAt, event }: UpMessage) => {
   const locator = await findDeviceLocator(deps.db, deviceId);
   if (!locator) return drop(deviceId, topic, 'unknown device');
-  if (sentByClosedSession(closedSessionsOfLocator(locator), received_at)) return drop(deviceId, topic, CLOSED_SESSION_DROP);
+  if (sentByClosedSession(closedSessionsOfLocator(locator), receivedAt)) return drop(deviceId, topic, CLOSED_SESSION_DROP);
   const caller = callerOfLocator(deviceId, locator);
-  const { key, value } = message.data;
-  const arrival = new Date(received_at).toISOString();
-  // The HTTPS door's event schema, so that both doors take the same events (payload ≤ 8 KB),
-  // checked before anything is kept (`keep`: the manifest on the device's item).
-  const report = async (type: DeviceEventInput['type'], payload: unknown, keep?: () => Promise<void>) => {
-    const event = DeviceEventInputSchema.safeParse({ type, payload });
-    if (!event.success) return drop(deviceId, topic, `${key}: ${event.error.issues.map((i) => i.message).join('; ')}`);
-    await keep?.();
-    await reportEvents(deps, caller, [{ ...event.data, ts: arrival }], arrival);
-  };
+  const arrival = new Date(receivedAt).toISOString();
+  if (event) {
+    if (key === '__manifest') await setDeviceManifest(deps.db, caller.workspaceId, deviceId, value ?? null);
+    const place = await placeOf(deps.db, caller);
+    if (!place) return drop(deviceId, topic, 'unknown device');
+    return queueEvents(deps, place, [{ ...event, ts: arrival }], { arrival });
+  }
 
   if (key === '#status') return statusAnswer(deps, caller);
   if (key === '#now') {
@@ -361,14 +319,6 @@ export const handleUpMessage = async (deps: DeviceMqttDeps, rule: RuleMessage) =
     });
     return;
   }
-  const reported = REPORTED_KEYS[key];
-  if (reported) {
-    const keep = key === '__manifest' ? () => setDeviceManifest(deps.db, caller.workspaceId, deviceId, value ?? null) : undefined;
-    return report(reported, value ?? null, keep).catch(unlessRefused(deviceId, topic));
-  }
-  if (key.startsWith('_') && key.length > 1) {
-    return report(key.startsWith('__') ? 'private_strong' : 'private_weak', { key, value: value ?? null }).catch(unlessRefused(deviceId, topic));
-  }
   drop(deviceId, topic, `unknown key ${key}`);
 };
 
@@ -416,6 +366,7 @@ export const recordAuthorizationRefusal = async (db: Db, forward: Forward, devic
 export const handleMqttQueueMessages = async (deps: DeviceMqttDeps, records: Array<{ messageId: string; body: string }>) => {
   const failed: string[] = [];
   const data: Array<{ messageId: string; message: RuleMessage }> = [];
+  const ups: Array<{ messageId: string; up: UpMessage }> = [];
   const others: Array<() => Promise<unknown>> = [];
   const ids: string[] = [];
   for (const { messageId, body } of records) {
@@ -445,8 +396,8 @@ export const handleMqttQueueMessages = async (deps: DeviceMqttDeps, records: Arr
     }
     if (message.data.topic.startsWith('j/data/')) data.push({ messageId, message: message.data });
     else if (message.data.topic.startsWith('j/up/')) {
-      others.push(() => handleUpMessage(deps, message.data));
-      ids.push(messageId);
+      const up = readUpMessage(message.data);
+      if (up) ups.push({ messageId, up });
     } else logger.warn('mqtt rule message on an unexpected topic', { messageId, topic: message.data.topic });
   }
   // Data publishes belong on the ingest queue, where the data rule puts them since the data path
@@ -458,6 +409,16 @@ export const handleMqttQueueMessages = async (deps: DeviceMqttDeps, records: Arr
       logger.warn('mqtt data messages not passed on to the ingest queue', { error: error as Error });
       failed.push(...data.map((d) => d.messageId));
     }
+  }
+  // Counted once for the batch; a batch whose count fails is retried (each of its messages counts again).
+  try {
+    for (const { messageId, up } of await admitUpMessages(deps.quotas, ups)) {
+      others.push(() => handleUpMessage(deps, up));
+      ids.push(messageId);
+    }
+  } catch (error) {
+    logger.warn('counting j/up messages failed', { error: error as Error });
+    failed.push(...ups.map((u) => u.messageId));
   }
   const outcomes = await Promise.allSettled(others.map((run) => run()));
   outcomes.forEach((outcome, i) => {

@@ -48,9 +48,17 @@ const REFUSALS: Readonly<Record<QuotaName | DeviceLimit, (max: number) => string
   rollouts_per_day: (max) => `The workspace has started its limit of ${max} rollouts today`,
   workspaces_per_account: (max) => `The account is at its limit of ${max} workspaces`,
   points_per_device_per_day: (max) => `The device has stored its limit of ${max} data points today`,
+  events_per_device_per_day: (max) => `The device has reported its limit of ${max} events today`,
+  up_messages_per_device_per_day: (max) => `The device has sent its limit of ${max} messages today`,
 };
 
-const DAILY: ReadonlySet<string> = new Set<DailyLimit | DeviceLimit>(['exports_per_day', 'rollouts_per_day', 'points_per_device_per_day']);
+const DAILY: ReadonlySet<string> = new Set<DailyLimit | DeviceLimit>([
+  'exports_per_day',
+  'rollouts_per_day',
+  'points_per_device_per_day',
+  'events_per_device_per_day',
+  'up_messages_per_device_per_day',
+]);
 
 /**
  * The refusal of what would take a workspace, an account or a device past a quota: 429

@@ -1,4 +1,5 @@
 import {
+  admitUpMessage,
   enqueueIngest,
   getDeviceStatus,
   publishData,
@@ -8,20 +9,37 @@ import {
   type PublishDataDeps,
 } from '../../domain/doors/device-api';
 import { publishForward } from '../../domain/webhooks/events';
+import { deviceQuota, hundredthOf } from '../../domain/limits/device-quota';
 import { limitsMemory } from '../../domain/limits/limits';
-import { pointQuota } from '../../domain/limits/point-quota';
+import { usageBuffer } from '../../domain/limits/usage';
 import { DEVICE_API_OPERATIONS } from '../../schemas/operations/device-api';
 import { registryDb } from '../../shared/clients';
-import { LIMITS_CACHE_SECONDS } from '../../shared/env';
+import { LIMITS_CACHE_SECONDS, USAGE_FLUSH_SECONDS } from '../../shared/env';
 import { ok } from '../../shared/http';
 import { httpHandler } from '../../shared/middleware';
+import { registerShutdownExtension } from '../../shared/shutdown';
 import { CloudStamper } from '../../shared/timestamps';
 import { deviceCallerOf } from './device-caller';
 
 const db = registryDb();
-// A request's points are claimed exactly (slice 0): its answer says how many the quota refused.
-const points = pointQuota(db, { limits: limitsMemory(db, { ttlMs: LIMITS_CACHE_SECONDS * 1000 }), slice: () => 0, max: 100_000 });
-const deps: PublishDataDeps = { db, enqueue: enqueueIngest, forward: publishForward, stamper: new CloudStamper(), points };
+const limits = limitsMemory(db, { ttlMs: LIMITS_CACHE_SECONDS * 1000 });
+// A request's points and events are claimed exactly (slice 0): its answer says how many the quota
+// refused. A status or a result is one message: claimed in slices, as the MQTT door does.
+const upMessages = {
+  upMessages: deviceQuota(db, 'up_messages', { limits, slice: hundredthOf, max: 100_000 }),
+  usage: usageBuffer(db, { flushMs: USAGE_FLUSH_SECONDS * 1000 }).add,
+};
+const deps: PublishDataDeps = {
+  db,
+  enqueue: enqueueIngest,
+  forward: publishForward,
+  stamper: new CloudStamper(),
+  points: deviceQuota(db, 'points', { limits, slice: () => 0, max: 100_000 }),
+  events: deviceQuota(db, 'events', { limits, slice: () => 0, max: 100_000 }),
+  upMessage: (caller) => admitUpMessage(upMessages, caller),
+};
+// Told of its container's end, to write the messages it counted and give back the slices it holds.
+await registerShutdownExtension();
 
 // The publish and event routes take one item or an array of them.
 const many = <T>(body: T | T[]): T[] => (Array.isArray(body) ? body : [body]);

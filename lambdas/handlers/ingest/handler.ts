@@ -5,7 +5,7 @@ import { devicePlaces, workspaceSettings } from '../../domain/registry/device-pl
 import { publishForward } from '../../domain/webhooks/events';
 import { ingestBatch, type IngestDeps } from '../../domain/data/ingest';
 import { limitsMemory } from '../../domain/limits/limits';
-import { hundredthOf, pointQuota } from '../../domain/limits/point-quota';
+import { deviceQuota, hundredthOf } from '../../domain/limits/device-quota';
 import { recordUsage } from '../../domain/limits/usage';
 import { registryDb } from '../../shared/clients';
 import { devicePlaceCacheSeconds, LIMITS_CACHE_SECONDS, WRITE_CONCURRENCY } from '../../shared/env';
@@ -29,7 +29,7 @@ const deps: IngestDeps = {
   settings,
   stamper: new CloudStamper(),
   // A publish is one point: a claim takes a hundredth of the device's day, not a write a publish.
-  points: pointQuota(db, { limits: limitsMemory(db, { ttlMs: LIMITS_CACHE_SECONDS * 1000 }), slice: hundredthOf, max: 100_000 }),
+  points: deviceQuota(db, 'points', { limits: limitsMemory(db, { ttlMs: LIMITS_CACHE_SECONDS * 1000 }), slice: hundredthOf, max: 100_000 }),
   recordUsage: (tally) => recordUsage(db, tally),
   closedSessions: (deviceIds) => readClosedSessions(db, deviceIds),
 };

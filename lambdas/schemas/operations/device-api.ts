@@ -1,5 +1,4 @@
 import {
-  AcceptedResponseSchema,
   DeviceJobResultPathSchema,
   DeviceStatusSchema,
   FotaResultBodySchema,
@@ -7,10 +6,14 @@ import {
   PublishDataBodySchema,
   PublishedResponseSchema,
   ReportEventsBodySchema,
+  ReportedResponseSchema,
 } from '../device-api';
 import { FotaResponseSchema } from '../fota';
 import { JobResponseSchema } from '../job';
 import type { Operations } from '../operation';
+
+// The status and the results are the HTTPS twins of a device's j/up messages, and count as such.
+const UP_MESSAGES = 'The device has sent its limit of messages (limits.up_messages_per_device_per_day) this UTC day (Retry-After: the seconds to midnight UTC)';
 
 /** The `device-api` handler's operations (device token). */
 export const DEVICE_API_OPERATIONS = {
@@ -21,19 +24,27 @@ export const DEVICE_API_OPERATIONS = {
     quota:
       'Every point of the request is past the device’s points_per_device_per_day for this UTC day (Retry-After: the seconds to midnight UTC); some of them only: 202 with `refused`',
   },
-  reportDeviceEvents: { body: ReportEventsBodySchema, response: AcceptedResponseSchema, status: 202 },
-  getDeviceStatus: { response: DeviceStatusSchema },
+  reportDeviceEvents: {
+    body: ReportEventsBodySchema,
+    response: ReportedResponseSchema,
+    status: 202,
+    quota:
+      'Every event of the request is past the device’s events_per_device_per_day for this UTC day (Retry-After: the seconds to midnight UTC); some of them only: 202 with `refused`',
+  },
+  getDeviceStatus: { response: DeviceStatusSchema, quota: UP_MESSAGES },
   reportJobResult: {
     path: DeviceJobResultPathSchema,
     body: JobResultBodySchema,
     response: JobResponseSchema,
     conflict: 'The job already ended with another result, or is still queued in its rollout (not yet released)',
     notFound: 'The device has no such job',
+    quota: UP_MESSAGES,
   },
   reportFotaResult: {
     body: FotaResultBodySchema,
     response: FotaResponseSchema,
     conflict: 'The report names another firmware than the scheduled one, or another outcome for an ended FOTA, or the FOTA is still queued in its rollout',
     notFound: 'The device has no FOTA scheduled',
+    quota: UP_MESSAGES,
   },
 } satisfies Operations;

@@ -11,7 +11,7 @@ import {
 import { CloudStamper } from '../../../lambdas/shared/timestamps';
 import { limitsMemory } from '../../../lambdas/domain/limits/limits';
 import { changeWorkspaceLimits } from '../../../lambdas/domain/limits/limits-views';
-import { pointQuota } from '../../../lambdas/domain/limits/point-quota';
+import { deviceQuota } from '../../../lambdas/domain/limits/device-quota';
 import { createFleet } from '../../../lambdas/domain/registry/fleets';
 import { getFota, scheduleFota } from '../../../lambdas/domain/fleet-ops/fota';
 import type { DeviceCaller } from '../../../lambdas/domain/registry/identities';
@@ -66,7 +66,8 @@ const recordingDeps = () => {
     enqueue: async (messages) => void queued.push(...messages),
     forward: async (messages) => void forwarded.push(...messages),
     stamper: new CloudStamper(),
-    points: pointQuota(db, { limits: limitsMemory(db, { ttlMs: 0 }), slice: () => 0, max: 1000 }),
+    points: deviceQuota(db, 'points', { limits: limitsMemory(db, { ttlMs: 0 }), slice: () => 0, max: 1000 }),
+    events: deviceQuota(db, 'events', { limits: limitsMemory(db, { ttlMs: 0 }), slice: () => 0, max: 1000 }),
   };
   return { deps, queued, forwarded };
 };
@@ -226,11 +227,11 @@ describe('a device’s daily points (points_per_device_per_day)', () => {
 });
 
 describe('reporting events', () => {
-  it('queues the events, timed at arrival when the device gives no ts', async () => {
+  it('queues the events with their arrival, each timed at arrival when the device gives no ts', async () => {
     const { device, self } = await deviceOfNewAccount();
     const { deps, queued } = recordingDeps();
 
-    await reportEvents(deps, self, [
+    const answer = await reportEvents(deps, self, [
       { type: 'manifest', payload: { jobs: ['reboot'] }, ts: '2026-01-02T03:04:05.000Z' },
       { type: 'os_info', payload: { version: '1.2' } },
     ]);
@@ -241,12 +242,14 @@ describe('reporting events', () => {
         workspace_id: device.workspace_id,
         fleet_id: device.fleet_id,
         device_id: device.id,
+        timestamp_in: answer.timestamp_in,
         events: [
           { type: 'manifest', payload: { jobs: ['reboot'] }, ts: '2026-01-02T03:04:05.000Z' },
           { type: 'os_info', payload: { version: '1.2' }, ts: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/) },
         ],
       },
     ]);
+    expect(answer).toEqual({ accepted: 2, refused: 0, timestamp_in: expect.any(String) });
   });
 });
 

@@ -1,5 +1,8 @@
 import { createDevice } from '../../../lambdas/domain/registry/devices';
 import { authorizeMqttConnect, devicePolicy, handleMqttQueueMessages, type DeviceMqttDeps, type RuleMessage } from '../../../lambdas/domain/doors/device-mqtt';
+import { deviceQuota, hundredthOf } from '../../../lambdas/domain/limits/device-quota';
+import { limitsMemory } from '../../../lambdas/domain/limits/limits';
+import { recordUsage } from '../../../lambdas/domain/limits/usage';
 import { createIdentity } from '../../../lambdas/domain/registry/identities';
 import { CONDITION_PAYLOAD_MAX_BYTES, EVENT_PAYLOAD_MAX_BYTES, type IngestMessage } from '../../../lambdas/schemas/device-api';
 import type { EventMessage } from '../../../lambdas/schemas/forward';
@@ -32,6 +35,12 @@ const recordingDeps = (failPublish = false) => {
     publish: async (deviceId, message) => {
       if (failPublish) throw new Error('data plane down');
       published.push({ deviceId, message });
+    },
+    // The devices' daily quotas as deployed, at their defaults (test/e2e/device-quotas.test.ts holds them to their limits).
+    quotas: {
+      events: deviceQuota(db, 'events', { limits: limitsMemory(db, { ttlMs: 0 }), slice: hundredthOf, max: 100 }),
+      upMessages: deviceQuota(db, 'up_messages', { limits: limitsMemory(db, { ttlMs: 0 }), slice: hundredthOf, max: 100 }),
+      usage: async (tally) => void (await recordUsage(db, tally)),
     },
   };
   return { deps, queued, forwarded, published, relayed };

@@ -55,7 +55,18 @@ describe('usage counters on DynamoDB Local', () => {
       ['2026-04-01', 10, 8, 2, 4],
       ['2026-04-02', 1, 1, 0, 0],
     ]);
-    expect(usage.totals).toEqual({ points_in: 11, points_stored: 9, points_refused: 2, api_requests: 0, webhook_deliveries: 4, webhook_failures: 0 });
+    expect(usage.totals).toEqual({
+      points_in: 11,
+      points_stored: 9,
+      points_refused: 2,
+      api_requests: 0,
+      webhook_deliveries: 4,
+      webhook_failures: 0,
+      events_in: 0,
+      events_refused: 0,
+      up_messages_in: 0,
+      up_messages_refused: 0,
+    });
     expect((await totalsOf(b)).webhook_failures).toBe(3);
   });
 

@@ -5,7 +5,7 @@ import { devicePlaces, workspaceSettings, type DevicePlacesLookup } from '../../
 import { createDevice } from '../../../lambdas/domain/registry/devices';
 import { limitsMemory } from '../../../lambdas/domain/limits/limits';
 import { changeWorkspaceLimits } from '../../../lambdas/domain/limits/limits-views';
-import { hundredthOf, pointQuota } from '../../../lambdas/domain/limits/point-quota';
+import { deviceQuota, hundredthOf } from '../../../lambdas/domain/limits/device-quota';
 import { getWorkspaceUsage, recordUsage } from '../../../lambdas/domain/limits/usage';
 import { ingestBatch, type IngestDeps, type QueuedIngest } from '../../../lambdas/domain/data/ingest';
 import { shutDown } from '../../../lambdas/shared/shutdown';
@@ -475,7 +475,7 @@ describe('ingest: devices’ daily points and the workspaces’ usage, on a regi
   const deployed = async (now = () => Date.now()) => {
     const { deps, forwarded } = await withForwardQueue({
       places: devicePlaces(registry, { settings: workspaceSettings(registry, { ttlMs: 60_000, max: 100 }), ttlMs: 60_000, max: 100 }),
-      points: pointQuota(registry, { limits: limitsMemory(registry, { ttlMs: 0 }), slice: hundredthOf, max: 100, now }),
+      points: deviceQuota(registry, 'points', { limits: limitsMemory(registry, { ttlMs: 0 }), slice: hundredthOf, max: 100, now }),
       recordUsage: (tally) => recordUsage(registry, tally),
     });
     return { deps, forwarded };

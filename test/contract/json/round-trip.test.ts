@@ -54,7 +54,7 @@ beforeAll(async () => {
   const { publishForward } = await import('../../../lambdas/domain/webhooks/events');
   const { devicePlaces, workspaceSettings } = await import('../../../lambdas/domain/registry/device-places');
   const { limitsMemory } = await import('../../../lambdas/domain/limits/limits');
-  const { hundredthOf, pointQuota } = await import('../../../lambdas/domain/limits/point-quota');
+  const { deviceQuota, hundredthOf } = await import('../../../lambdas/domain/limits/device-quota');
   const { recordUsage } = await import('../../../lambdas/domain/limits/usage');
   const { readClosedSessions } = await import('../../../lambdas/stores/device-session-store');
   const { CloudStamper } = await import('../../../lambdas/shared/timestamps');
@@ -99,7 +99,7 @@ beforeAll(async () => {
         places: devicePlaces(db, { settings: workspaceSettings(db, { ttlMs: 0, max: 10 }), ttlMs: 0, max: 10 }),
         settings: workspaceSettings(db, { ttlMs: 0, max: 10 }),
         stamper: new CloudStamper(),
-        points: pointQuota(db, { limits: limitsMemory(db, { ttlMs: 0 }), slice: hundredthOf, max: 10 }),
+        points: deviceQuota(db, 'points', { limits: limitsMemory(db, { ttlMs: 0 }), slice: hundredthOf, max: 10 }),
         recordUsage: (tally) => recordUsage(db, tally),
         closedSessions: (deviceIds) => readClosedSessions(db, deviceIds),
       },

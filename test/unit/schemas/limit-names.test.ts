@@ -21,7 +21,17 @@ describe('the limits', () => {
     expect(LIMIT_NAMES).toEqual(
       expect.arrayContaining(['devices', 'fleets', 'api_keys', 'integrations', 'points_per_device_per_day', 'requests_per_second_per_key']),
     );
-    expect(LIMIT_NAMES).toEqual(expect.arrayContaining(['identities', 'firmware_versions', 'exports_per_day', 'rollouts_per_day', 'workspaces_per_account']));
+    expect(LIMIT_NAMES).toEqual(
+      expect.arrayContaining([
+        'identities',
+        'firmware_versions',
+        'exports_per_day',
+        'rollouts_per_day',
+        'events_per_device_per_day',
+        'up_messages_per_device_per_day',
+        'workspaces_per_account',
+      ]),
+    );
   });
 
   it('sets each limit on one holder only: a workspace’s on a workspace, an account’s on an account', () => {
