@@ -72,7 +72,11 @@ describe('device side of the stack', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
     expect(sends.flatMap(targetsOf)).toEqual([queueId('forward')]);
-    expect(statements.filter((s) => targetsOf(s).includes(tableId())).flatMap(actionsOf)).toEqual(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem']);
+    expect(statements.filter((s) => targetsOf(s).includes(tableId())).flatMap(actionsOf)).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:BatchGetItem',
+      'dynamodb:UpdateItem',
+    ]);
     expect(environmentOf(ingest)).toHaveProperty('REGISTRY_TABLE');
   });
 
