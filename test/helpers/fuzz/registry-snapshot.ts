@@ -20,6 +20,10 @@ const VOLATILE_ROLLOUT_FIELDS = ['outcome', 'updated_at', 'sweep_pk', 'sweep_sk'
 // What an export is made with; the rest its runs write in the background, whatever the API is asked.
 const EXPORT_FIELDS = new Set(['pk', 'sk', 'workspace_id', 'id', 'account_id', 'format', 'filters', 'key', 'created_at']);
 
+// A device's daily count of the requests that stand for `j/up` messages (the status, a job's or a
+// FOTA's result): each request counts, whatever its answer, as a key's per-second requests do.
+const REQUEST_COUNTER_FIELDS = ['up_messages_claimed', 'up_messages_day'];
+
 /** A snapshot: each item's JSON text by its key. */
 export type Snapshot = Map<string, string>;
 
@@ -47,6 +51,7 @@ export const registryReader = (dataDir: string) => {
         // counters and the workspaces' usage counters (docs/limits.md).
         if (item.pk?.S?.startsWith('RATE#') || item.sk?.S?.startsWith('USAGE#')) continue;
         if (item.sk?.S?.startsWith('INT#')) for (const f of VOLATILE_INTEGRATION_FIELDS) delete item[f];
+        if (item.sk?.S === 'DEVICE') for (const f of REQUEST_COUNTER_FIELDS) delete item[f];
         if (BOOKKEEPING.test(item.sk?.S ?? '')) continue;
         if (item.sk?.S?.startsWith('ROLLOUT#')) for (const f of VOLATILE_ROLLOUT_FIELDS) delete item[f];
         if (item.sk?.S?.startsWith('EXPORT#')) for (const f of Object.keys(item)) if (!EXPORT_FIELDS.has(f)) delete item[f];
