@@ -239,7 +239,7 @@ describe('a faulty template on the cloud-assembly runtime', () => {
         function: ids.firmwares,
         action: 's3:PutObject',
         decision: 'implicit-deny',
-        resource: expect.stringMatching(/\/fault\/1\.0$/),
+        resource: expect.stringMatching(/\/fault\/1\.0\/fwr-[a-z0-9]+$/),
       }),
     );
   });
@@ -431,11 +431,12 @@ describe('a topic rule whose SQL the runtime cannot evaluate', () => {
   it('fails the start rather than evaluating it wrongly', async () => {
     const dir = faultyCopy(cloudAssemblyDir()!, (template) => {
       const [, rule] = byPath(template, 'Fleetstream/DeviceMqtt/Ruledevice_data');
-      rule.Properties!.TopicRulePayload.Sql += ' WHERE temp > 50';
+      // The rule has a WHERE of its own (the client is the topic's device): one more condition.
+      rule.Properties!.TopicRulePayload.Sql += ' AND temp > 50';
     });
 
     await expect(startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), assemblyDir: dir })).rejects.toThrow(
-      /"WHERE temp > 50" is not supported by the cloud-assembly runtime/,
+      /the condition "temp > 50" is not supported by the cloud-assembly runtime/,
     );
   });
 });

@@ -140,7 +140,8 @@ describe('GET {storage_url}/timeseries/{workspace_id}/data', () => {
         }
       }
     }
-  });
+    // Hundreds of requests one after another: a bound that a loaded machine still meets.
+  }, 240_000);
 
   it('holds the second record with from=1 and size=1, and nothing past the end or with size=0', async () => {
     expect(await keys('from=1&size=1')).toEqual([keyOf(seeded[seeded.length - 2])]);
