@@ -41,6 +41,8 @@ const state: {
 const api = (path: string, key: string, init: RequestInit = {}) =>
   fetch(`${stack.base_url}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': key, ...(init.headers ?? {}) } });
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 const hashOf = () => page.evaluate(() => (globalThis as Dom).location.hash as string);
 
 /** The rollout page's counts: each state's, and `total`. */
@@ -545,13 +547,14 @@ describe('the console in Chromium on npm start', () => {
   describe('fleet operations', () => {
     // a fleet of four devices with their credentials, made over the API: they answer from the test
     const staged: { id: string; credentials: { devinfo: { device_id: string; key_id: string }; prvkey: string } }[] = [];
-    const fleetOps: { rolloutUrl?: string; fotaRollout?: string } = {};
+    const fleetOps: { rolloutUrl?: string; fotaRollout?: string; fleetId?: string } = {};
     const read = async <T>(path: string) => (await (await api(path, state.apiKey!)).json()) as T;
 
     beforeAll(async () => {
       const { fleet } = (await (
         await api(`/workspaces/${state.workspaceId}/fleets`, state.apiKey!, { method: 'POST', body: JSON.stringify({ name: 'staged' }) })
       ).json()) as { fleet: { id: string } };
+      fleetOps.fleetId = fleet.id;
       for (let i = 0; i < 4; i++) {
         const { device } = (await (
           await api(`/workspaces/${state.workspaceId}/devices`, state.apiKey!, {
@@ -599,6 +602,25 @@ describe('the console in Chromium on npm start', () => {
       expect(await page.$eval('[data-testid="rollout-settings"]', (el) => el.textContent)).toBe(
         'at most 2 devices released a minute; each device times out 1 h after its release; aborts once at least 10 devices have ended and 60 % of them failed or timed out',
       );
+      // the next release (a minute after the first, from the API's next_release_at) and the ETA of the last
+      const rollout = (
+        await read<{ rollout: { created_at: string; next_release_at: string } }>(
+          `/workspaces/${state.workspaceId}/rollouts/${fleetOps.rolloutUrl.split('/').at(-1)}`,
+        )
+      ).rollout;
+      expect(Date.parse(rollout.next_release_at) - Date.parse(rollout.created_at)).toBe(60_000);
+      const [releaseTime, endTime] = await page.evaluate(
+        (iso) => [new Date(iso).toLocaleString(), new Date(Date.parse(iso) + 3_600_000).toLocaleString()],
+        rollout.next_release_at,
+      );
+      expect(await page.$eval('[data-testid="rollout-next-release"]', (el) => el.textContent)).toMatch(
+        new RegExp(`^${escapeRegExp(releaseTime)} \\(in (\\d+ s|1 min)\\): 2 devices$`),
+      );
+      expect(await page.$eval('[data-testid="rollout-eta"]', (el) => el.textContent)).toMatch(
+        new RegExp(
+          `^every queued device \\(2\\) released by ${escapeRegExp(releaseTime)} \\(in (\\d+ s|1 min), 1 release\\); every device ended by ${escapeRegExp(endTime)} at the latest \\(its timeout\\)$`,
+        ),
+      );
     }, 120_000);
 
     it('shows the counts move as the devices answer, and the failed device with its error', async () => {
@@ -632,9 +654,15 @@ describe('the console in Chromium on npm start', () => {
           ),
         'the failed device listed',
       );
-      const rows = await page.$$eval('[data-testid="rollout-devices"] tbody tr', (trs) => trs.map((tr) => (tr as Dom).innerText as string));
+      // the list starts on the devices that ended badly, each by its name
+      expect(await page.$eval('select[name="rollout-device-status"]', (el) => (el as Dom).value)).toBe('bad');
+      const rows = await page.$$eval('[data-testid="rollout-devices"] tbody tr', (trs) =>
+        trs.map((tr) => [tr.getAttribute('data-device'), (tr as Dom).innerText as string]),
+      );
       expect(rows).toHaveLength(1);
-      expect(rows[0]).toContain(bad.id);
+      expect(rows[0][0]).toBe(bad.id);
+      expect(rows[0][1]).toMatch(/^staged-\d\s+failed\s/);
+      expect(rows[0][1]).not.toContain(bad.id);
       await screenshot(page, '14-rollout-live');
     }, 120_000);
 
@@ -642,6 +670,8 @@ describe('the console in Chromium on npm start', () => {
       const status = () => page.$eval('[data-testid="rollout-status"]', (el) => el.textContent);
       await clickText(page, 'Pause');
       await until(async () => (await status()) === 'paused', 'the rollout paused');
+      expect(await page.$eval('[data-testid="rollout-next-release"]', (el) => el.textContent)).toBe('none while paused: 2 devices wait');
+      expect(await page.$('[data-testid="rollout-eta"]')).toBeNull();
       expect(
         (await read<{ rollout: { status: string } }>(`/workspaces/${state.workspaceId}/rollouts/${fleetOps.rolloutUrl!.split('/').at(-1)}`)).rollout.status,
       ).toBe('paused');
@@ -760,6 +790,55 @@ describe('the console in Chromium on npm start', () => {
       await page.evaluate(() => delete (globalThis as Dom).document.hidden);
       await until(async () => (await countsOnPage()).canceled === 3, 'the pending devices canceled by the sweep, read again once shown');
       await screenshot(page, '17-fota-rollout-conflict');
+    }, 120_000);
+
+    it('shows why a rollout aborted, its table following the counts and starting on the devices that ended badly, by name', async () => {
+      // released 2 a minute, each with 20 s to answer; aborts once 2 have ended and half of them failed or timed out
+      const { job } = (await (
+        await api(`/workspaces/${state.workspaceId}/jobs/probe?fleet=${fleetOps.fleetId}`, state.apiKey!, {
+          method: 'POST',
+          body: JSON.stringify({ value: {}, rollout: { max_per_minute: 2, timeout_seconds: 20, abort: { failure_percentage: 50, min_finished: 2 } } }),
+        })
+      ).json()) as { job: { rollout_id: string } };
+      await page.goto(`${consoleUrl}#/w/${state.workspaceId}/rollouts/${job.rollout_id}`);
+      const table = () =>
+        page
+          .$$eval('[data-testid="rollout-devices"] tbody tr', (trs) => trs.map((tr) => [tr.getAttribute('data-device'), (tr as Dom).innerText as string]))
+          .catch(() => [] as string[][]);
+      const states = async () =>
+        (await table())
+          .map(([, text]) => text.split('\t')[1])
+          .sort()
+          .join();
+      // nothing ended badly yet: every device, by name (never an ID)
+      await until(async () => (await states()) === 'pending,pending,queued,queued', 'the four devices listed');
+      expect(await page.$eval('select[name="rollout-device-status"]', (el) => (el as Dom).value)).toBe('all');
+      expect((await table()).every(([id, text]) => text.startsWith('staged-') && !text.includes(id))).toBe(true);
+
+      // a device answers: the table follows the counts (the total did not change), no reload
+      const released: typeof staged = [];
+      for (const device of staged)
+        if ((await read<{ job: { status: string } }>(`/devices/${device.id}/jobs/probe`)).job.status === 'pending') released.push(device);
+      expect(released).toHaveLength(2);
+      expect((await deviceClient(stack.base_url, await deviceToken(released[0].credentials)).post('/jobs/probe/result', { result: { ok: true } })).status).toBe(
+        200,
+      );
+      await until(async () => (await states()) === 'done,pending,queued,queued', 'the done device in the table');
+
+      // the other times out: the rule fires, and the sweep cancels the queued two
+      await until(async () => (await page.$('[data-testid="abort-reason"]')) !== null, 'the abort reason shown', 60_000);
+      expect(await page.$eval('[data-testid="abort-reason"]', (el) => el.textContent)).toContain(
+        "1 of the 2 devices that had ended failed or timed out (0 failed, 1 timed out: 50 %), reaching the abort rule's 50 % once at least 2 have ended.",
+      );
+      await until(async () => (await countsOnPage()).canceled === 2, 'the queued devices canceled on the page');
+      expect(await countsOnPage()).toMatchObject({ total: 4, done: 1, timed_out: 1, canceled: 2, queued: 0, pending: 0 });
+      // the list moved to the devices that ended badly: the timed-out one first, then the canceled, as the counts say
+      await until(async () => (await states()) === 'canceled,canceled,timed out', 'the devices that ended badly listed');
+      expect(await page.$eval('select[name="rollout-device-status"]', (el) => (el as Dom).value)).toBe('bad');
+      const rows = await table();
+      expect(rows[0][0]).toBe(released[1].id);
+      expect(rows[0][1]).toMatch(/^staged-\d\s+timed out\s/);
+      await screenshot(page, '18-rollout-aborted');
     }, 120_000);
 
     it('cancels a job and a FOTA on the device page, and shows how they ended', async () => {
