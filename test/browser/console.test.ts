@@ -41,6 +41,23 @@ const state: {
 const api = (path: string, key: string, init: RequestInit = {}) =>
   fetch(`${stack.base_url}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': key, ...(init.headers ?? {}) } });
 
+/** The page's reads of rollouts in flight, and when one last started or ended. */
+const rolloutReads = {
+  inFlight: new Set<unknown>(),
+  lastChange: 0,
+  get size() {
+    return this.inFlight.size;
+  },
+  started(request: { url: () => string }) {
+    if (!request.url().includes('/rollouts')) return;
+    this.inFlight.add(request);
+    this.lastChange = Date.now();
+  },
+  ended(request: unknown) {
+    if (this.inFlight.delete(request)) this.lastChange = Date.now();
+  },
+};
+
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const hashOf = () => page.evaluate(() => (globalThis as Dom).location.hash as string);
@@ -80,6 +97,9 @@ beforeAll(async () => {
       g.reportCspViolation(`${e.violatedDirective} refused ${e.blockedURI} (${e.sourceFile}:${e.lineNumber})`),
     );
   });
+  page.on('request', (request) => rolloutReads.started(request));
+  page.on('requestfinished', (request) => rolloutReads.ended(request));
+  page.on('requestfailed', (request) => rolloutReads.ended(request));
   const cdp = await page.createCDPSession();
   await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
 }, 120_000);
@@ -778,7 +798,8 @@ describe('the console in Chromium on npm start', () => {
       // the page reads nothing while its tab is hidden: it still shows the rollout in progress
       await page.evaluate(() => Object.defineProperty((globalThis as Dom).document, 'hidden', { value: true, configurable: true }));
       // a read the page sent just before it was hidden must answer before the cancel, or it shows the cancel
-      await page.waitForNetworkIdle({ idleTime: 500, timeout: BROWSER_WAIT_MS });
+      // (the page's own reads only: another request left hanging by the loaded runtime must not hold this up)
+      await until(async () => rolloutReads.size === 0 && Date.now() - rolloutReads.lastChange >= 500, 'the rollout page’s last read answered');
       const canceled = await api(`/workspaces/${state.workspaceId}/rollouts/${rolloutId}/cancel`, state.apiKey!, { method: 'POST' });
       expect(canceled.status).toBe(200);
       expect(await page.$eval('[data-testid="rollout-status"]', (el) => el.textContent)).toBe('in progress');
@@ -870,6 +891,92 @@ describe('the console in Chromium on npm start', () => {
       await screenshot(page, '18-device-states');
     }, 120_000);
   });
+
+  it('keeps every page within a 1,280-pixel window with 128-character names, each cut with its full text on hover', async () => {
+    // a workspace, a fleet and a device named with 128 characters and no space to break at, a rollout on the fleet, and points of the device
+    const long = (prefix: string) => `${prefix}${'x'.repeat(128 - prefix.length)}`;
+    const names = { workspace: long('workspace-'), fleet: long('fleet-'), device: long('device-') };
+    const post = async <T>(path: string, body: unknown) => (await (await api(path, state.apiKey!, { method: 'POST', body: JSON.stringify(body) })).json()) as T;
+    const { workspace } = await post<{ workspace: { id: string } }>('/workspaces', { name: names.workspace });
+    const { fleet } = await post<{ fleet: { id: string } }>(`/workspaces/${state.workspaceId}/fleets`, { name: names.fleet });
+    const { device } = await post<{ device: { id: string } }>(`/workspaces/${state.workspaceId}/devices`, { name: names.device, fleet_id: fleet.id });
+    const { job } = await post<{ job: { rollout_id: string } }>(`/workspaces/${state.workspaceId}/jobs/long-names?fleet=${fleet.id}`, { value: {} });
+    const { credentials } = await post<{ credentials: NonNullable<typeof state.credentials> }>(
+      `/workspaces/${state.workspaceId}/devices/${device.id}/identities`,
+      { type: 'sym' },
+    );
+    const points = Array.from({ length: 5 }, (_, i) => ({ tag: 'long', timestamp_device: new Date(Date.now() - i * 60_000).toISOString(), payload: { v: i } }));
+    expect((await deviceClient(stack.base_url, await deviceToken(credentials)).post('/data', points)).status).toBe(202);
+
+    await page.setViewport({ width: 1280, height: 900 });
+    const ws = `#/w/${state.workspaceId}`;
+    // each page, what it shows of the long names (the header's workspace picker is on every page)
+    const pages: Array<[string, string[], () => Promise<unknown>]> = [
+      ['#/workspaces', [names.workspace], () => waitForText(page, 'New workspace')],
+      [`${ws}/devices`, [names.fleet], () => page.waitForSelector(`[role="row"] a[title="${names.device}"]`)],
+      [`${ws}/devices/${device.id}`, [names.device, names.fleet], () => page.waitForSelector('[data-testid="connection"]')],
+      [`${ws}/jobs`, [names.fleet], () => page.waitForSelector('input[name="target-fleet"]')],
+      [`${ws}/rollouts`, [names.fleet], () => page.waitForSelector('[data-testid="rollouts"]')],
+      [`${ws}/rollouts/${job.rollout_id}`, [names.fleet, names.device], () => page.waitForSelector('[data-testid="rollout-devices"]')],
+      [`${ws}/firmware`, [], () => waitForText(page, 'Upload firmware')],
+      [
+        `${ws}/data`,
+        [],
+        async () => {
+          await fill(page, 'query-devices', device.id);
+          await until(async () => {
+            if ((await page.$eval('[data-testid="result-summary"]', (el) => el.textContent).catch(() => ''))?.includes('5 points')) return true;
+            await clickText(page, 'Run query');
+            return false;
+          }, 'the long-named device’s points charted');
+        },
+      ],
+      [`${ws}/integrations`, [], () => waitForText(page, 'New webhook')],
+      [`${ws}/usage`, [], () => waitForText(page, 'Usage per day (UTC)')],
+      [`${ws}/settings`, [], () => waitForText(page, 'Settings: API keys')],
+      [`#/w/${workspace.id}/devices`, [names.workspace], () => waitForText(page, 'New fleet')],
+    ];
+    for (const [i, [hash, shown, ready]] of pages.entries()) {
+      await page.goto(`${consoleUrl}${hash}`);
+      // the header read the workspaces when the console loaded: read them again, with the new one
+      if (i === 0) await page.reload();
+      await ready();
+      for (const name of shown) await page.waitForSelector(`.name[title^="${name}"]`);
+      await page.waitForSelector(`select[aria-label="Workspace"] option[title="${names.workspace}"]`);
+      const seen = await page.evaluate(
+        (cut, workspaceName) => {
+          const d = (globalThis as Dom).document;
+          return {
+            width: d.documentElement.scrollWidth as number,
+            // each long name shown on the page: cut (narrower than its text), its whole text in its title (a device's with its ID)
+            cut: cut.map((name: string) =>
+              [...d.querySelectorAll('.name')].some((el: Dom) => el.textContent === name && el.title.startsWith(name) && el.scrollWidth > el.clientWidth),
+            ),
+            // the header's workspace picker, capped, names the long workspace in full on hover
+            picker: [...d.querySelectorAll('select[aria-label="Workspace"] option')].some((o: Dom) => o.title === workspaceName),
+          };
+        },
+        shown,
+        names.workspace,
+      );
+      expect({ hash, widerThanTheWindow: seen.width > 1280 ? seen.width : false }).toEqual({ hash, widerThanTheWindow: false });
+      expect({ hash, cut: seen.cut, picker: seen.picker }).toEqual({ hash, cut: shown.map(() => true), picker: true });
+    }
+    // the chart's legend names the device, cut so that its tag and field stay in view, and whole in its tooltip
+    await page.goto(`${consoleUrl}${ws}/data`);
+    await fill(page, 'query-devices', device.id);
+    await clickText(page, 'Run query');
+    await page.waitForSelector('[data-testid="chart"] .u-legend .u-series:nth-child(2)');
+    // the ID stands in until the names are read
+    await until(
+      async () => !(await page.$eval('[data-testid="chart"] .u-legend .u-series:nth-child(2) .u-label', (el) => el.textContent))?.startsWith('dev-'),
+      'the device’s name in the legend',
+    );
+    expect(
+      await page.$eval('[data-testid="chart"] .u-legend .u-series:nth-child(2)', (el) => [el.querySelector('.u-label')!.textContent, el.getAttribute('title')]),
+    ).toEqual([`${names.device.slice(0, 39)}… · long · v`, `Device ${names.device} (${device.id}), tag long, field v`]);
+    await screenshot(page, '19-long-names');
+  }, 180_000);
 
   it('revokes the API key, which then stops working', async () => {
     await page.goto(`${consoleUrl}#/w/${state.workspaceId}/settings`);

@@ -107,7 +107,7 @@ export const RolloutsPage = ({ api, workspaceId }: PageProps) => {
       <ErrorBox error={rollouts.error} />
       {rollouts.loading && <Busy label="Loading rollouts…" />}
       {rollouts.data && !rollouts.data.items.length && pages.first && <p>No rollouts yet.</p>}
-      {rollouts.data && rollouts.data.items.length > 0 && (
+      {rollouts.data && rollouts.data.items.length > 0 && (fleets.data || fleets.error) && (
         <table class="list" data-testid="rollouts">
           <thead>
             <tr>
