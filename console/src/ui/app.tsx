@@ -5,7 +5,7 @@ import type { ConsoleConfig } from '../lib/config';
 import { parseRoute, routeHash, type Route } from '../lib/router';
 import { createSessionStore } from '../lib/session';
 import { AuthPage } from './auth';
-import { Busy, ErrorBox, Name, useLoad } from './components';
+import { Busy, ErrorBox, useLoad } from './components';
 import { DataPage } from './data';
 import { DevicePage } from './device';
 import { DevicesPage } from './devices';
@@ -75,7 +75,6 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
             <span>Workspace</span>
             <select
               aria-label="Workspace"
-              title={current?.name}
               value={workspaceId ?? ''}
               onChange={(e) => {
                 const id = e.currentTarget.value;
@@ -91,17 +90,13 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
             >
               <option value="">Choose a workspace…</option>
               {workspaces.data.map((w: Workspace) => (
-                <option value={w.id} title={w.name}>
-                  {w.name}
-                </option>
+                <option value={w.id}>{w.name}</option>
               ))}
             </select>
           </label>
         )}
         <span class="spacer" />
-        <span class="who" title={email}>
-          {email}
-        </span>
+        <span class="who">{email}</span>
         <button type="button" onClick={() => void signOut()}>
           Sign out
         </button>
@@ -123,11 +118,7 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
       <main>
         <ErrorBox error={workspaces.error} />
         {workspaces.loading && !workspaces.data && <Busy label="Loading your workspaces…" />}
-        {workspaceId && current && (
-          <h1 class="ws-title">
-            <Name text={current.name} wide />
-          </h1>
-        )}
+        {workspaceId && current && <h1 class="ws-title">{current.name}</h1>}
         {route.page === 'workspaces' || route.page === 'signin' ? (
           <WorkspacesPage api={api} workspaces={workspaces.data} reload={workspaces.reload} />
         ) : (

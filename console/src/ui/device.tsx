@@ -4,7 +4,7 @@ import { ApiError } from '../lib/errors';
 import { JOB_STATE_MEANINGS, jobOpen, stateLabel } from '../lib/jobs';
 import { routeHash } from '../lib/router';
 import type { PageProps } from './page';
-import { Busy, download, ErrorBox, Field, Name, Submit, useAction, useLoad, when } from './components';
+import { Busy, download, ErrorBox, Field, Submit, useAction, useLoad, when } from './components';
 import { ScheduleFotaForm, ScheduleJobForm } from './schedule';
 
 /** What a 409 of a cancel means: the job or FOTA ended before the cancel came. */
@@ -44,13 +44,11 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
         <a href={routeHash({ page: 'devices', workspaceId })}>← All devices</a>
       </p>
       <h2>
-        Device <Name text={d.name} wide /> <code>{d.id}</code>
+        Device {d.name} <code>{d.id}</code>
       </h2>
       <dl class="facts">
         <dt>Fleet</dt>
-        <dd>
-          <Name text={d.fleet_name} wide />
-        </dd>
+        <dd>{d.fleet_name}</dd>
         <dt>Connection</dt>
         <dd data-testid="connection">{d.connected ? 'connected' : 'offline'}</dd>
         <dt>Last connected</dt>
@@ -82,9 +80,7 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
         <Field label="Fleet">
           <select name="move-fleet" value={fleetId} onChange={(e) => setFleetId(e.currentTarget.value)}>
             {(fleets.data ?? [{ id: d.fleet_id, name: d.fleet_name }]).map((f) => (
-              <option value={f.id} title={f.name}>
-                {f.name}
-              </option>
+              <option value={f.id}>{f.name}</option>
             ))}
           </select>
         </Field>

@@ -3,7 +3,7 @@ import type { Integration } from '../lib/api';
 import { parseList } from '../lib/json-input';
 import { describeTestDelivery, type DeliveryReport } from '../lib/webhooks';
 import type { PageProps } from './page';
-import { Busy, ErrorBox, Field, Name, SecretOnce, Submit, useAction, useLoad, when } from './components';
+import { Busy, ErrorBox, Field, SecretOnce, Submit, useAction, useLoad, when } from './components';
 
 /** Webhooks: create, enable or disable, tag filter, delivery status and last error, send a test delivery, rotate the secret. */
 export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
@@ -30,13 +30,11 @@ export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
         {list.data?.map((i) => (
           <article class="card" aria-labelledby={`int-${i.id}`} data-testid="integration">
             <h3 id={`int-${i.id}`}>
-              <Name text={i.name} wide /> <code>{i.id}</code> {i.enabled ? '' : '(disabled)'}
+              {i.name} <code>{i.id}</code> {i.enabled ? '' : '(disabled)'}
             </h3>
             <dl class="facts">
               <dt>URL</dt>
-              <dd>
-                <Name text={i.url} wide />
-              </dd>
+              <dd>{i.url}</dd>
               <dt>Sends</dt>
               <dd>{[i.data && 'data points', i.events && 'events'].filter(Boolean).join(' and ')}</dd>
               <dt>Last delivery</dt>

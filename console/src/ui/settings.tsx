@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { localInputToIso } from '../lib/json-input';
 import type { PageProps } from './page';
-import { Busy, ErrorBox, Field, Name, SecretOnce, Submit, useAction, useLoad, when } from './components';
+import { Busy, ErrorBox, Field, SecretOnce, Submit, useAction, useLoad, when } from './components';
 
 /** How long the workspace keeps its data points: days after their device time, or forever (an empty field). */
 const RetentionSection = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspaceId'>) => {
@@ -111,9 +111,7 @@ const ApiKeysSection = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspace
         <tbody>
           {keys.data?.map((k) => (
             <tr>
-              <td>
-                <Name text={k.name} />
-              </td>
+              <td>{k.name}</td>
               <td>
                 <code>{k.id}</code>
               </td>
