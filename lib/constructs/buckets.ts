@@ -77,15 +77,20 @@ export class Buckets extends Construct {
     // (BucketOwnerEnforced). Set here, for the buckets below, whatever the app's feature flags.
     // https://docs.aws.amazon.com/AmazonS3/latest/userguide/enable-server-access-logging.html#grant-log-delivery-permissions-general
     this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
-    // Server access logs go only to a bucket encrypted with S3's managed keys (SSE-S3), never SSE-KMS.
-    // https://docs.aws.amazon.com/AmazonS3/latest/userguide/enable-server-access-logging.html
-    this.accessLogs = new Bucket(this, 'AccessLogs', {
+    // What every bucket of the stack is: private, ACLs off, SSE-S3 (the only encryption access logs
+    // are delivered to), TLS only, unversioned, kept or not with the stack.
+    const privateBucket = {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       versioned: false,
       removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+    };
+    // Server access logs go only to a bucket encrypted with S3's managed keys (SSE-S3), never SSE-KMS.
+    // https://docs.aws.amazon.com/AmazonS3/latest/userguide/enable-server-access-logging.html
+    this.accessLogs = new Bucket(this, 'AccessLogs', {
+      ...privateBucket,
       lifecycleRules: [{ id: 'expire-logs', expiration: Duration.days(ACCESS_LOG_RETENTION_DAYS) }],
     });
     Validations.of(this.accessLogs).acknowledge({
@@ -98,12 +103,7 @@ export class Buckets extends Construct {
         serverAccessLogsBucket: this.accessLogs,
         serverAccessLogsPrefix: `${definition.name}/`,
         targetObjectKeyFormat: TargetObjectKeyFormat.partitionedPrefix(PartitionDateSource.EVENT_TIME),
-        blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-        objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-        encryption: BucketEncryption.S3_MANAGED,
-        enforceSSL: true,
-        versioned: false,
-        removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+        ...privateBucket,
         lifecycleRules: [
           { id: 'abort-unfinished-uploads', abortIncompleteMultipartUploadAfter: Duration.days(definition.abortIncompleteUploadsAfterDays) },
           ...(definition.expireObjectsAfterDays === undefined ? [] : [{ id: 'expire-objects', expiration: Duration.days(definition.expireObjectsAfterDays) }]),
