@@ -71,7 +71,13 @@ export default {
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
     // The console in Debian's Chromium against npm start (issue 12). Its global setup builds the
     // console; a missing Chromium fails the project (.ci/run installs it).
-    { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'], globalSetup: '<rootDir>/test/helpers/browser-setup.ts' },
+    {
+      ...common,
+      displayName: 'browser',
+      testMatch: ['<rootDir>/test/browser/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/helpers/browser-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/browser-teardown.ts',
+    },
   ],
   testTimeout: 60_000,
   // Three files at once on two cores: the e2e projects' files spend part of their time waiting

@@ -5,10 +5,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { until, waitFor } from '../../local/ports';
-import { BROWSER_WAIT_MS, bodyText, clickText, fill, launchChromium, screenshot, waitForAlert, waitForText } from '../helpers/browser';
+import {
+  BROWSER_WAIT_MS,
+  type SharedStack,
+  bodyText,
+  clickText,
+  sharedStack,
+  fill,
+  launchChromium,
+  screenshot,
+  waitForAlert,
+  waitForText,
+} from '../helpers/browser';
 import { parseCsv } from '../helpers/csv';
 import { deviceClient, deviceToken } from '../helpers/device-token';
-import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 // A page's waits are BROWSER_WAIT_MS, a bound a loaded machine meets: a test may need more than one.
@@ -20,7 +30,7 @@ type Dom = any;
 
 // One scenario, in order, as a person would go through the console: each step uses what the one
 // before made (the session, the workspace, the device, its credentials, the key).
-let stack: LocalStack;
+let stack: SharedStack;
 let browser: Browser;
 let page: Page;
 let receiver: WebhookReceiver;
@@ -62,9 +72,9 @@ const chooseFleet = async (name: string) => {
 };
 
 beforeAll(async () => {
-  // the sweep every second: a canceled rollout's queued devices are canceled at its next run
-  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '1', SWEEP_INTERVAL_SECONDS: '1' }, undefined, { readyTimeoutMs: 90_000 });
-  consoleUrl = (stack as unknown as { console_url?: string }).console_url ?? `${new URL(stack.base_url).origin}/`;
+  // the shared runtime sweeps every second: a canceled rollout's queued devices are canceled at its next run
+  stack = sharedStack();
+  consoleUrl = stack.console_url;
   receiver = await startWebhookReceiver();
   browser = await launchChromium();
   page = await browser.newPage();
@@ -85,7 +95,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await receiver?.stop();
-  await stack?.stop();
 });
 
 describe('the console in Chromium on npm start', () => {

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { until, waitFor } from '../../local/ports';
+import type { ReadyInfo } from './local-stack';
 
 // Callbacks of page.evaluate/$eval run in the page: this project compiles without the DOM types.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -16,6 +17,22 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
  * meets (the suite runs two workers on two cores beside Chromium), under the test's own timeout.
  */
 export const BROWSER_WAIT_MS = 90_000;
+
+/** The `npm start` that the browser project's global setup started for all its files, as READY said it. */
+export interface SharedStack extends ReadyInfo {
+  console_url: string;
+  user_pool_id: string;
+  user_pool_client_id: string;
+  cognito_endpoint: string;
+  mqtt_url: string;
+}
+
+/** The runtime every browser test file shares (test/helpers/browser-setup.ts); each file signs up users of its own. */
+export const sharedStack = (): SharedStack => {
+  const ready = process.env.FLEETSTREAM_BROWSER_STACK;
+  if (!ready) throw new Error('No shared runtime: run browser tests with `npm test -- --selectProjects browser` (its global setup starts it).');
+  return JSON.parse(ready) as SharedStack;
+};
 
 /** Where the browser tests save a screenshot of each page (git-ignored). */
 export const SCREENSHOT_DIR = join(process.cwd(), '.browser', 'screenshots');

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fleetstreamArgs } from './cli';
-import { cloudAssemblyDir, iamReportFile } from './runtime';
+import { cloudAssemblyDir, iamReportFile } from './runtime-kind';
 
 export interface ReadyInfo {
   base_url: string;
