@@ -51,13 +51,14 @@ const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 // of their locators), counts their daily points on their locators and adds each batch to the
 // workspaces' usage; the limits and usage routes read a workspace, query its usage days and count
 // their own requests; the retention re-stamp reads its workspace and clears what it owes, by key; an
-// export's run reads its workspace and updates its export.
+// export's run reads its workspace and updates its export, and an export with names reads the names
+// of its devices and fleets in batches (BatchGetItem).
 const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = {
   timeseries: 'storage',
   ingest: 'batch-get-update',
   limits: 'read-update',
   retention: 'get-update',
-  export: 'get-update',
+  export: 'batch-get-update',
 };
 const registryAccess = (source: string): TableAccess => REGISTRY_ACCESS[source] ?? 'read-write';
 

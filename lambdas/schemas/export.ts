@@ -32,6 +32,10 @@ export const CreateExportBodySchema = z
         '`csv`: the columns device_id, fleet_id, tag, timestamp_device, timestamp_in, payload (the payload as JSON text), RFC 4180; `ndjson`: one record a line, as the storage query answers it',
     }),
     ...filterShape,
+    names: z.boolean().optional().meta({
+      description:
+        "true: each point also carries its device's current name and its fleet's name (CSV: the columns device_name and fleet_name after payload; NDJSON: the fields device_name and fleet_name after payload; empty or null for a device or fleet deleted since). Absent or false: the file is as without this option",
+    }),
   })
   .refine(startNotAfterEnd, { message: 'Must not be after end.', path: ['start'] })
   .meta({ id: 'CreateExport' });
@@ -53,6 +57,10 @@ export const ExportSchema = z
       .meta({ description: 'running until the file is whole in S3, then ready (or failed); an export is gone (404) once it expires' }),
     format: z.enum(EXPORT_FORMATS),
     filters: ExportFiltersSchema,
+    names: z
+      .literal(true)
+      .optional()
+      .meta({ description: 'Present (true) only when the export was asked with names: its file has device_name and fleet_name' }),
     rows: z.int().min(0).meta({ description: 'Data points in the file so far (while running: in the parts written; the CSV header is not a row)' }),
     bytes: z.int().min(0).meta({ description: 'Bytes of the file so far' }),
     created_at: DateSchema,

@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Db } from '../shared/clients';
 import { NotFoundError, ThrottledError } from '../shared/errors';
@@ -22,6 +22,31 @@ export interface DeviceRecord {
   /** Counts the device's moves: a move is written only over the version it read. */
   rev?: number;
 }
+
+/** BatchGetItem reads at most 100 keys a call. */
+const BATCH_GET_LIMIT = 100;
+
+/**
+ * The current names of those of these device IDs that are devices of the workspace (eventually
+ * consistent: an export's names), read by key in batches of 100 (BatchGetItem); keys DynamoDB
+ * leaves unprocessed are asked again.
+ */
+export const getDeviceNames = async (db: Db, workspaceId: string, deviceIds: readonly string[]): Promise<Map<string, string>> => {
+  const wanted = [...new Set(deviceIds)];
+  const found = new Map<string, string>();
+  for (let i = 0; i < wanted.length; i += BATCH_GET_LIMIT) {
+    let keys: Array<Record<string, unknown>> | undefined = wanted.slice(i, i + BATCH_GET_LIMIT).map((id) => ({ ...deviceKey(workspaceId, id) }));
+    for (let attempt = 0; keys?.length; attempt++) {
+      if (attempt) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+      const result: BatchGetCommandOutput = await db.doc.send(
+        new BatchGetCommand({ RequestItems: { [db.table]: { Keys: keys, ProjectionExpression: 'id, #name', ExpressionAttributeNames: { '#name': 'name' } } } }),
+      );
+      for (const item of result.Responses?.[db.table] ?? []) found.set(item.id as string, item.name as string);
+      keys = result.UnprocessedKeys?.[db.table]?.Keys;
+    }
+  }
+  return found;
+};
 
 /**
  * Where a device lives; found from its ID alone (the `/devices/{deviceId}` routes, the MQTT

@@ -27,6 +27,8 @@ export interface ExportRecord {
   status: ExportStatus;
   format: ExportFormat;
   filters: ExportFilters;
+  /** Asked with `names`: the file carries device and fleet names (absent otherwise, so the record is as before). */
+  names?: true;
   /** The file's S3 key in the exports bucket. */
   key: string;
   /** Points and bytes of the parts written (the whole file once ready). */

@@ -94,7 +94,8 @@ export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   // Items looked up and counters added to (usage, a request's rate, a device's points), one at a
   // time; the retention re-stamp's workspace and an export's run, read and changed by their keys.
   'get-update': ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
-  // The same, and items read by their keys in batches (the ingest: its batch's devices' locators).
+  // The same, and items read by their keys in batches (the ingest: its batch's devices' locators;
+  // an export with names: its devices and fleets).
   'batch-get-update': ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
   // Items looked up, counters added to, and queries (a workspace's usage days).
   'read-update': ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],

@@ -49,6 +49,7 @@ const toExport = async (record: ExportRecord, now: number): Promise<Export> => {
     status: record.status,
     format: record.format,
     filters: record.filters,
+    ...(record.names ? { names: true as const } : {}),
     rows: record.rows,
     bytes: record.bytes,
     created_at: record.created_at,
@@ -81,7 +82,7 @@ export const createExport = async (
   if (body.fleet?.length) await requireFleets(db, workspaceId, body.fleet, 'body.fleet');
   const at = isoOf(now);
   const id = newId('exp', at);
-  const { format, ...filters } = body;
+  const { format, names, ...filters } = body;
   const record: ExportRecord = {
     workspace_id: workspaceId,
     id,
@@ -89,6 +90,7 @@ export const createExport = async (
     status: 'running',
     format,
     filters,
+    ...(names ? { names: true as const } : {}),
     key: `exports/${workspaceId}/${id}.${EXPORT_FILES[format].extension}`,
     rows: 0,
     bytes: 0,

@@ -11,6 +11,7 @@ import type { RangePoint, TimeseriesRange, TimeseriesStore } from '../../stores/
 import { getWorkspaceOfAccount } from '../../stores/workspace-store';
 import { expiryOf, fileOf, isoOf } from './export-file';
 import { EXPORT_FILES, exportHeader, lineFormatter } from './export-format';
+import { exportNames } from './export-names';
 import { partBytesOf, PendingPart } from './export-parts';
 import type { EnqueueExport } from './export-queue';
 import { withinRetention } from '../data/retention';
@@ -210,8 +211,9 @@ const writeFile = async (
   const workspace = await getWorkspaceOfAccount(deps.db, record.account_id, record.workspace_id);
   if (!workspace) throw new ExportFailure('workspace_gone', `Workspace ${record.workspace_id} no longer exists.`);
   const range = resumedAt(withinRetention(rangeOf(record), workspace.data_retention_days, now()), record.cursor);
-  const lineOf = lineFormatter(record.format);
-  const pending = new PendingPart(record.cursor ? '' : exportHeader(record.format));
+  const names = record.names ? exportNames(deps.db, record.workspace_id) : undefined;
+  const lineOf = lineFormatter(record.format, names?.of);
+  const pending = new PendingPart(record.cursor ? '' : exportHeader(record.format, record.names));
   let skip = record.cursor ? writtenBefore(record.cursor) : undefined;
   const position: ExportCursor = record.cursor ? { ...record.cursor } : { ms: 0, us: 0, device_id: '', tag: '', same: 0 };
   let inFlight: Promise<void> | undefined;
@@ -241,6 +243,8 @@ const writeFile = async (
   const points = deps.store.readRange(range)[Symbol.asyncIterator]();
   try {
     reading: for (let run = await points.next(); !run.done; run = await points.next()) {
+      // the names of this run's devices and fleets, read in batches (cached across runs)
+      if (names) await names.prepare(run.value);
       for (const p of run.value) {
         if (skip) {
           if (skip(p)) continue;

@@ -42,11 +42,11 @@ interface Shown {
 }
 
 /** Polls an export until it has ended, noting each `rows` it showed while running. */
-const untilEnded = async (id: string) => {
+const untilEnded = async (id: string, workspace = workspaceId) => {
   const progress: number[] = [];
   const shown = await waitFor(
     async () => {
-      const { status, body } = await api.get(`/timeseries/${workspaceId}/exports/${id}`);
+      const { status, body } = await api.get(`/timeseries/${workspace}/exports/${id}`);
       if (status !== 200) throw new Error(`GET export answered ${status}: ${JSON.stringify(body)}`);
       if (body.export.status === 'running') {
         if (progress.at(-1) !== body.export.rows) progress.push(body.export.rows);
@@ -159,6 +159,92 @@ describe('an export of any size', () => {
   });
 });
 
+describe('names on request ("names": true)', () => {
+  let named: string;
+  let boiler: string;
+  let chiller: string;
+  const gone = newId('dev');
+  const cell = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
+  const get = async (path: string) => {
+    const { status, body } = await api.get(`/timeseries/${named}${path}`);
+    if (status !== 200) throw new Error(`${path} answered ${status}`);
+    return body;
+  };
+  const exported = async (body: Record<string, unknown>) => {
+    const started = await api.post(`/timeseries/${named}/exports`, body);
+    const { shown } = await untilEnded(started.body.export.id, named);
+    return { started: started.body.export as Shown, shown, text: await download(shown.url!) };
+  };
+
+  beforeAll(async () => {
+    named = (await api.post('/workspaces', { name: 'names' })).body.workspace.id;
+    const fleet = (await api.post(`/workspaces/${named}/fleets`, { name: 'Plant, "north"' })).body.fleet.id as string;
+    boiler = (await api.post(`/workspaces/${named}/devices`, { name: 'Boiler 1', fleet_id: fleet })).body.device.id;
+    chiller = (await api.post(`/workspaces/${named}/devices`, { name: 'Chiller', fleet_id: fleet })).body.device.id;
+    // Three devices, one of them never registered (as a device deleted since).
+    const ids = [boiler, chiller, gone];
+    await store().write(
+      Array.from({ length: 60 }, (_, i) => {
+        const at = new Date(START + i * 1000).toISOString();
+        return {
+          workspace_id: named,
+          fleet_id: fleet,
+          device_id: ids[i % 3],
+          tag: 'climate',
+          timestamp_device: at,
+          timestamp_in: at,
+          payload: { temp: i / 10, i },
+        };
+      }),
+    );
+  }, 120_000);
+
+  it('without the option writes the file byte for byte as before (header, columns, CRLF) and shows no names field', async () => {
+    const records = (await get('/data?sort=timestamp_device&size=1000')).result as Array<Record<string, string>>;
+    const csv = await exported({ format: 'csv' });
+    const ndjson = await exported({ format: 'ndjson', names: false });
+    const header = 'device_id,fleet_id,tag,timestamp_device,timestamp_in,payload\r\n';
+    const lines = records.map(
+      (r) => `${[r.device_id, r.fleet_id, r.tag, r.timestamp_device, r.timestamp_in, JSON.stringify(r.payload)].map(cell).join(',')}\r\n`,
+    );
+
+    expect(records).toHaveLength(60);
+    expect(csv.text).toBe(header + lines.join(''));
+    expect(ndjson.text).toBe(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    for (const e of [csv.started, csv.shown, ndjson.started, ndjson.shown]) expect(Object.keys(e)).not.toContain('names');
+  }, 300_000);
+
+  it('with it adds device_name and fleet_name (CSV columns after payload, NDJSON fields), empty or null for a device that is gone', async () => {
+    const records = (await get('/data?sort=timestamp_device&size=1000')).result as Array<Record<string, string>>;
+    const nameOf = (id: string) => (id === boiler ? 'Boiler 1' : id === chiller ? 'Chiller' : '');
+    const csv = await exported({ format: 'csv', names: true });
+    const ndjson = await exported({ format: 'ndjson', names: true });
+
+    expect(csv.started.names).toBe(true);
+    expect(csv.shown).toMatchObject({ status: 'ready', rows: 60, names: true });
+    expect(parseCsv(csv.text)).toEqual([
+      ['device_id', 'fleet_id', 'tag', 'timestamp_device', 'timestamp_in', 'payload', 'device_name', 'fleet_name'],
+      ...records.map((r) => [
+        r.device_id,
+        r.fleet_id,
+        r.tag,
+        r.timestamp_device,
+        r.timestamp_in,
+        JSON.stringify(r.payload),
+        nameOf(r.device_id),
+        'Plant, "north"',
+      ]),
+    ]);
+    expect(
+      ndjson.text
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual(records.map((r) => ({ ...r, device_name: nameOf(r.device_id) || null, fleet_name: 'Plant, "north"' })));
+    expect(records.filter((r) => r.device_id === gone)).toHaveLength(20);
+  }, 300_000);
+});
+
 describe('refusals write nothing', () => {
   const listed = async () => ((await api.get(`/timeseries/${workspaceId}/exports`)).body.exports as Shown[]).map((e) => e.id);
 
@@ -169,6 +255,7 @@ describe('refusals write nothing', () => {
     [{ format: 'csv', start: 'yesterday' }, 'body.start'],
     [{ format: 'csv', device: ['bad!id'] }, 'body.device.0'],
     [{ format: 'csv', size: 10 }, 'body.size'],
+    [{ format: 'csv', names: 'yes' }, 'body.names'],
   ])('answers 400 naming the field for %j', async (body, field) => {
     const before = await listed();
 

@@ -1,4 +1,4 @@
-import { CSV_COLUMNS, csvField, exportHeader, lineFormatter } from '../../../lambdas/domain/exports/export-format';
+import { CSV_COLUMNS, CSV_NAMED_COLUMNS, csvField, exportHeader, lineFormatter } from '../../../lambdas/domain/exports/export-format';
 import { partBytesOf, PART_BYTES } from '../../../lambdas/domain/exports/export-parts';
 import { CreateExportBodySchema } from '../../../lambdas/schemas/export';
 import type { RangePoint } from '../../../lambdas/stores/timeseries';
@@ -77,6 +77,45 @@ describe('export lines', () => {
   });
 });
 
+describe('export lines with names (`"names": true`)', () => {
+  const names = (p: RangePoint) => (p.device_id === 'dev-a' ? { device_name: 'Boiler, "east"', fleet_name: 'Plant 1' } : { device_name: '', fleet_name: '' });
+
+  it('adds device_name and fleet_name after the columns of a file without names, which stay in their places', () => {
+    expect(exportHeader('csv', true)).toBe('device_id,fleet_id,tag,timestamp_device,timestamp_in,payload,device_name,fleet_name\r\n');
+    expect(CSV_NAMED_COLUMNS.slice(0, CSV_COLUMNS.length)).toEqual([...CSV_COLUMNS]);
+    expect(exportHeader('ndjson', true)).toBe('');
+  });
+
+  it('writes the names as CSV cells (quoted as any cell), empty for a device or fleet deleted since', () => {
+    const format = lineFormatter('csv', names);
+    const named = parseCsv(format(point({ temp: 1 })))[0];
+    const gone = parseCsv(format(point(2, { device_id: 'dev-gone' })))[0];
+
+    expect(named).toEqual(['dev-a', 'flt-a', 'weather', '2026-03-01T10:00:00.123Z', '2026-03-01T10:00:01.500Z', '{"temp":1}', 'Boiler, "east"', 'Plant 1']);
+    expect(gone.slice(6)).toEqual(['', '']);
+  });
+
+  it('adds the names as NDJSON fields after payload (null when deleted since), the record before them as without names', () => {
+    const plain = lineFormatter('ndjson')(point(1));
+    const named = lineFormatter('ndjson', names)(point(1));
+    const gone = JSON.parse(lineFormatter('ndjson', names)(point(1, { device_id: 'dev-gone' })));
+
+    expect(named.startsWith(plain.slice(0, -2))).toBe(true);
+    expect(Object.keys(JSON.parse(named))).toEqual([
+      'timestamp_device',
+      'timestamp_in',
+      'fleet_id',
+      'device_id',
+      'tag',
+      'payload',
+      'device_name',
+      'fleet_name',
+    ]);
+    expect(JSON.parse(named)).toMatchObject({ device_name: 'Boiler, "east"', fleet_name: 'Plant 1' });
+    expect([gone.device_name, gone.fleet_name]).toEqual([null, null]);
+  });
+});
+
 describe('part sizes', () => {
   it('start at 8 MiB and grow by that much every 1,000 parts, so that 10,000 parts hold 55,000 × 8 MiB (430 GiB)', () => {
     const total = Array.from({ length: 10_000 }, (_, i) => partBytesOf(i + 1)).reduce((a, b) => a + b, 0);
@@ -98,5 +137,7 @@ describe('the export request', () => {
     expect(bad({ format: 'csv', size: 10 })).toEqual(['']);
     expect(bad({ format: 'csv', start: '2026-03-02T00:00:00Z', end: '2026-03-01T00:00:00Z' })).toEqual(['start']);
     expect(bad({ format: 'csv', device: ['bad!'] })).toEqual(['device.0']);
+    expect(bad({ format: 'csv', names: 'yes' })).toEqual(['names']);
+    expect(CreateExportBodySchema.parse({ format: 'csv', names: true })).toEqual({ format: 'csv', names: true });
   });
 });
