@@ -253,6 +253,8 @@ export interface DataExport {
   status: 'running' | 'ready' | 'failed';
   format: 'csv' | 'ndjson';
   filters: ExportFilters;
+  /** Asked with names: the file has device_name and fleet_name. */
+  names?: true;
   rows: number;
   bytes: number;
   created_at: string;
@@ -465,9 +467,14 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
       if (!response.ok) throw await failed(response);
       return ((await readJson(response, onProgress)) as { result: TimeseriesRecord[] }).result;
     },
-    /** Starts an export of the points these filters select, to a file of `format`; it runs in the background. */
-    createExport: (workspaceId: string, format: DataExport['format'], filters: ExportFilters) =>
-      request<{ export: DataExport }>('POST', `/timeseries/${enc(workspaceId)}/exports`, { body: { format, ...filters } }).then((b) => b.export),
+    /**
+     * Starts an export of the points these filters select, to a file of `format`; it runs in the
+     * background. `names`: the file also carries device_name and fleet_name (sent only when asked).
+     */
+    createExport: (workspaceId: string, format: DataExport['format'], filters: ExportFilters, { names = false }: { names?: boolean } = {}) =>
+      request<{ export: DataExport }>('POST', `/timeseries/${enc(workspaceId)}/exports`, {
+        body: { format, ...filters, ...(names ? { names: true } : {}) },
+      }).then((b) => b.export),
     /** An export's progress, and once ready a fresh download URL. */
     getExport: (workspaceId: string, exportId: string) =>
       request<{ export: DataExport }>('GET', `/timeseries/${enc(workspaceId)}/exports/${enc(exportId)}`).then((b) => b.export),

@@ -1,4 +1,5 @@
 import type { TimeseriesRecord } from './api';
+import { formatTime } from './time';
 
 /** One line of the chart: a numeric payload field of one device and tag. */
 export interface Series {
@@ -167,16 +168,12 @@ export const seriesLabels = (series: readonly Series[], names: ReadonlyMap<strin
   });
 };
 
-const pad = (n: number, width = 2) => String(n).padStart(width, '0');
-
 /**
- * A chart x (Unix seconds) as local time for the legend: `2026-11-25 11:00:00.123`, with six
- * fractional digits when the time has microseconds.
+ * A chart x (Unix seconds, to the microsecond) for the legend, in `zone` with its abbreviation:
+ * `2026-11-25 11:00:00.123 CST`, with six fractional digits when the time has microseconds.
  */
-export const formatChartTime = (x: number) => {
+export const formatChartTime = (x: number, zone: string) => {
   const micros = Math.round(x * 1e6);
   const millis = Math.floor(micros / 1000);
-  const date = new Date(millis);
-  const fraction = micros - millis * 1000 ? pad(micros - Math.floor(micros / 1e6) * 1e6, 6) : pad(date.getMilliseconds(), 3);
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${fraction}`;
+  return formatTime(millis, zone, micros - millis * 1000 ? { fraction: 6, micros } : { fraction: 3 });
 };

@@ -15,6 +15,7 @@ import { JobsPage } from './jobs';
 import { navigate } from './page';
 import { RolloutPage, RolloutsPage } from './rollouts';
 import { SettingsPage } from './settings';
+import { useZone, ZoneSetting } from './time-zone';
 import { UsagePage } from './usage';
 import { WorkspacesPage } from './workspaces';
 
@@ -58,6 +59,8 @@ export const App = ({ config }: { config: ConsoleConfig }) => {
 
 const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; email: string; signOut: () => Promise<void> }) => {
   const workspaces = useLoad(() => api.listWorkspaces(), [api]);
+  // every time on every page is printed in the console's zone: a change of it renders the pages again
+  useZone();
   const workspaceId = 'workspaceId' in route ? route.workspaceId : undefined;
   // a signed-in user with workspaces lands on the first one
   useEffect(() => {
@@ -96,6 +99,7 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
           </label>
         )}
         <span class="spacer" />
+        <ZoneSetting />
         <span class="who">{email}</span>
         <button type="button" onClick={() => void signOut()}>
           Sign out

@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { describeError, type Hints } from '../lib/errors';
 import { visibleRange, type SortSpec } from '../lib/table';
+import { formatIso } from '../lib/time';
 
 /** An error in words a person can act on: the message, then each detail or hint. */
 export const ErrorBox = ({ error, hints }: { error: unknown; hints?: Hints }) => {
@@ -254,8 +255,8 @@ export const VirtualTable = <T, K extends string>({
   );
 };
 
-/** Formats an RFC 3339 date for people (local time), or a dash. */
-export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
+/** Formats an RFC 3339 date for people in the console's zone, with its abbreviation or offset (`2026-11-25 13:36:05 CST`), or a dash. */
+export const when = (iso: string | null | undefined) => formatIso(iso);
 
 /** A button that shows its action is running and cannot be pressed twice. */
 export const Submit = ({ busy, children, disabled }: { busy: boolean; children: ComponentChildren; disabled?: boolean }) => (

@@ -1,15 +1,19 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { aggregateChart, everyFor } from '../lib/aggregate';
 import type { AggregatePage, ApiClient, TimeseriesRecord } from '../lib/api';
-import { extractSeries, seriesLabels, type Series } from '../lib/chart';
+import { extractSeries, formatChartTime, parseTimestamp, seriesLabels, type Series } from '../lib/chart';
 import { readDeviceNames } from '../lib/device-names';
 import { describeError } from '../lib/errors';
 import { exportFileName, recordsToCsv, recordsToJson } from '../lib/export';
-import { isoToLocalInput, localInputToIso, parseList } from '../lib/json-input';
+import { parseList } from '../lib/json-input';
+import type { Pickable } from '../lib/pickers';
+import { DEFAULT_RANGE, fromWallInput, RANGES, rangeBounds, REFRESH_CHOICES, toWallInput, zoneName, type RangeKey, type RefreshKey } from '../lib/time';
 import type { PageProps } from './page';
 import { Chart } from './chart';
 import { ExportPanel } from './export-panel';
 import { Busy, download, ErrorBox, Field, Submit, useAction, VirtualTable, type Column } from './components';
+import { EntityPicker, pickedIds, usePickerState, useWorkspaceItems } from './picker';
+import { useZone } from './time-zone';
 
 const MAX_SIZE = 175_000;
 const ROWS_PER_VIEW = 100;
@@ -49,19 +53,25 @@ const useDeviceNames = (api: ApiClient, workspaceId: string, series: readonly Se
   return { names: known.workspaceId === workspaceId ? known.names : NO_NAMES, error: failed?.workspaceId === workspaceId ? failed.error : undefined };
 };
 
-/** The browser's time zone (an IANA name), whose days and hours the aggregates follow. */
-const localZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+/** Device ID → name: the names the charts read, and those of the workspace's device list. */
+const withListed = (names: ReadonlyMap<string, string>, devices: readonly Pickable[] | undefined) => {
+  if (!devices?.length) return names;
+  const all = new Map(devices.map((d) => [d.id, d.name]));
+  for (const [id, name] of names) all.set(id, name);
+  return all;
+};
 
 /**
  * Averages over a long range, charted from one aggregation request: the bucket length is chosen
  * from the range (a month in hours), each device a line of its buckets' averages, days and hours
  * those of the browser's time zone.
  */
-const AggregatePanel = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspaceId'>) => {
+const AggregatePanel = ({ api, workspaceId, devices: listed }: Pick<PageProps, 'api' | 'workspaceId'> & { devices: readonly Pickable[] | undefined }) => {
+  const zone = useZone();
   const [field, setField] = useState('');
-  const [devices, setDevices] = useState('');
+  const devices = usePickerState();
   const [tags, setTags] = useState('');
-  const [start, setStart] = useState(() => isoToLocalInput(Date.now() - 30 * 24 * 3600_000));
+  const [start, setStart] = useState(() => toWallInput(Date.now() - 30 * 24 * 3600_000, zone));
   const [end, setEnd] = useState('');
   const [answer, setAnswer] = useState<{ page: AggregatePage; every: string; tz: string; field: string; tag: string; range: [number, number] } | undefined>(
     undefined,
@@ -70,14 +80,18 @@ const AggregatePanel = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspace
   const { busy, error, run } = useAction();
   const chart = useMemo(() => (answer ? aggregateChart(answer.page.buckets, answer.tag, answer.field) : undefined), [answer]);
   const names = useDeviceNames(api, workspaceId, chart?.series);
-  const labels = useMemo(() => (chart ? seriesLabels(chart.series, names.names).map((l) => ({ ...l, label: `${l.label} · avg` })) : []), [chart, names.names]);
+  const known = useMemo(() => withListed(names.names, listed), [names.names, listed]);
+  const labels = useMemo(() => (chart ? seriesLabels(chart.series, known).map((l) => ({ ...l, label: `${l.label} · avg` })) : []), [chart, known]);
   const load = async () => {
-    const from = localInputToIso(start);
-    const until = localInputToIso(end);
-    const deviceList = parseList(devices);
-    const [first, last] = [Date.parse(from ?? '1970-01-01T00:00:00Z'), Date.parse(until ?? new Date().toISOString())];
+    const startMs = fromWallInput(start, zone);
+    const endMs = fromWallInput(end, zone);
+    const from = startMs === undefined ? undefined : new Date(startMs).toISOString();
+    const until = endMs === undefined ? undefined : new Date(endMs).toISOString();
+    const deviceList = pickedIds(devices, listed);
+    const [first, last] = [startMs ?? 0, endMs ?? Date.now()];
     const every = everyFor(last - first, deviceList.length || 10);
-    const tz = localZone();
+    // days and hours of the console's zone
+    const tz = zone;
     const page = await run(() =>
       api.aggregateTimeseries(workspaceId, {
         start: from,
@@ -107,16 +121,21 @@ const AggregatePanel = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspace
         <Field label="Field" hint="A numeric payload field: temp, env.temp; empty: the payload itself">
           <input name="aggregate-field" value={field} onInput={(e) => setField(e.currentTarget.value)} />
         </Field>
-        <Field label="Devices" hint="Empty: all devices">
-          <input name="aggregate-devices" value={devices} onInput={(e) => setDevices(e.currentTarget.value)} />
-        </Field>
+        <EntityPicker
+          label="Devices"
+          name="aggregate-devices"
+          hint="Type part of a name (or an ID); empty: all devices"
+          items={listed}
+          state={devices}
+          multiple
+        />
         <Field label="Tags" hint="Empty: all tags">
           <input name="aggregate-tags" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
         </Field>
-        <Field label="From (local time)">
+        <Field label={`From (${zone}, ${zoneName(Date.now(), zone)})`}>
           <input type="datetime-local" name="aggregate-start" value={start} onInput={(e) => setStart(e.currentTarget.value)} />
         </Field>
-        <Field label="Until (local time, excluded)">
+        <Field label={`Until (${zone}, excluded)`}>
           <input type="datetime-local" name="aggregate-end" value={end} onInput={(e) => setEnd(e.currentTarget.value)} />
         </Field>
         <Submit busy={busy}>Chart averages</Submit>
@@ -133,7 +152,7 @@ const AggregatePanel = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspace
           </p>
           {names.error !== undefined && <p class="hint">Device names could not be read ({describeError(names.error).title}): the legend shows device IDs.</p>}
           {chart.points ? (
-            <Chart data={chart} labels={labels} onDrawn={setDrawMs} testId="aggregate-chart" xRange={answer.range} />
+            <Chart data={chart} labels={labels} zone={zone} onDrawn={setDrawMs} testId="aggregate-chart" xRange={answer.range} />
           ) : (
             <p>No numbers in this range.</p>
           )}
@@ -143,12 +162,20 @@ const AggregatePanel = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspace
   );
 };
 
-/** The time-series explorer: a storage query by devices, tags and time range; a chart, a raw table, exports of a page or of every point; averages over long ranges. */
+/**
+ * The time-series explorer: a storage query by devices (picked by name), tags and a time range
+ * (relative to now, or absolute in the console's zone), refreshed on request every 30 s or slower;
+ * a chart, a raw table, exports of a page or of every point; averages over long ranges.
+ */
 export const DataPage = ({ api, workspaceId }: PageProps) => {
-  const [devices, setDevices] = useState('');
+  const zone = useZone();
+  const items = useWorkspaceItems(api, workspaceId);
+  const devices = usePickerState();
   const [tags, setTags] = useState('');
-  const [start, setStart] = useState(() => isoToLocalInput(Date.now() - 24 * 3600_000));
+  const [range, setRange] = useState<RangeKey>(DEFAULT_RANGE);
+  const [start, setStart] = useState(() => toWallInput(Date.now() - 24 * 3600_000, zone));
   const [end, setEnd] = useState('');
+  const [refresh, setRefresh] = useState<RefreshKey>('off');
   const [size, setSize] = useState(1000);
   const [from, setFrom] = useState(0);
   const [sort, setSort] = useState<'timestamp_device' | '-timestamp_device'>('-timestamp_device');
@@ -157,13 +184,13 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
   const [drawMs, setDrawMs] = useState<number | undefined>(undefined);
   const { busy, error, run } = useAction();
 
+  /** The storage query of the form as it is now (a relative range ends now). */
   const query = (page: number) => ({
-    start: localInputToIso(start),
-    end: localInputToIso(end),
+    ...rangeBounds(range, Date.now(), zone, start, end),
     size,
     from: page,
     sort,
-    device: parseList(devices),
+    device: pickedIds(devices, items.devices),
     tag: parseList(tags),
   });
   const load = async (page: number) => {
@@ -174,12 +201,42 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
     performance.mark('fleetstream:data-received');
     if (result) setRecords(result);
   };
+  /**
+   * Runs the query again, on the page shown: the auto-refresh's tick, and what the live layer
+   * (new data points of the charted devices) may call once it lands.
+   */
+  const reload = useRef<() => void>(() => undefined);
+  reload.current = () => {
+    if (!busy && records) void load(from);
+  };
+  const every = REFRESH_CHOICES.find((c) => c.key === refresh)!.ms;
+  useEffect(() => {
+    if (!every) return;
+    const timer = setInterval(() => reload.current(), every);
+    return () => clearInterval(timer);
+  }, [every]);
+
   const chart = useMemo(() => (records ? extractSeries(records) : undefined), [records]);
   const names = useDeviceNames(api, workspaceId, chart?.series);
-  const labels = useMemo(() => (chart ? seriesLabels(chart.series, names.names) : []), [chart, names.names]);
+  const known = useMemo(() => withListed(names.names, items.devices), [names.names, items.devices]);
+  const labels = useMemo(() => (chart ? seriesLabels(chart.series, known) : []), [chart, known]);
   const columns: Column<TimeseriesRecord, RecordColumn>[] = [
-    { key: 'timestamp_device', title: 'Device time', width: '2fr', render: (r) => r.timestamp_device },
-    { key: 'device_id', title: 'Device', width: '2fr', render: (r) => <code>{r.device_id}</code> },
+    {
+      key: 'timestamp_device',
+      title: `Device time (${zoneName(Date.now(), zone)})`,
+      width: '2fr',
+      render: (r) => formatChartTime(parseTimestamp(r.timestamp_device), zone),
+    },
+    {
+      key: 'device_id',
+      title: 'Device',
+      width: '2fr',
+      render: (r) => (
+        <span class="clip" title={r.device_id}>
+          {known.get(r.device_id) ?? <code>{r.device_id}</code>}
+        </span>
+      ),
+    },
     { key: 'tag', title: 'Tag', width: '1fr', render: (r) => r.tag },
     { key: 'payload', title: 'Payload', width: '4fr', render: (r) => <code class="clip">{JSON.stringify(r.payload)}</code> },
   ];
@@ -196,18 +253,34 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
         }}
       >
         <h2 id="query-h">Query data points</h2>
-        <Field label="Devices" hint="Device IDs, separated by commas or spaces; empty: all devices">
-          <input name="query-devices" value={devices} onInput={(e) => setDevices(e.currentTarget.value)} />
-        </Field>
+        <EntityPicker
+          label="Devices"
+          name="query-devices"
+          hint="Type part of a name (or an ID); empty: all devices"
+          items={items.devices}
+          state={devices}
+          multiple
+        />
         <Field label="Tags" hint="Empty: all tags">
           <input name="query-tags" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
         </Field>
-        <Field label="From (local time)">
-          <input type="datetime-local" name="query-start" value={start} onInput={(e) => setStart(e.currentTarget.value)} />
+        <Field label="Range">
+          <select name="query-range" value={range} onChange={(e) => setRange(e.currentTarget.value as RangeKey)}>
+            {RANGES.map((r) => (
+              <option value={r.key}>{r.label}</option>
+            ))}
+          </select>
         </Field>
-        <Field label="Until (local time, excluded)">
-          <input type="datetime-local" name="query-end" value={end} onInput={(e) => setEnd(e.currentTarget.value)} />
-        </Field>
+        {range === 'absolute' && (
+          <>
+            <Field label={`From (${zone}, ${zoneName(Date.now(), zone)})`}>
+              <input type="datetime-local" name="query-start" value={start} onInput={(e) => setStart(e.currentTarget.value)} />
+            </Field>
+            <Field label={`Until (${zone}, excluded)`}>
+              <input type="datetime-local" name="query-end" value={end} onInput={(e) => setEnd(e.currentTarget.value)} />
+            </Field>
+          </>
+        )}
         <Field label="Points per page" hint={`At most ${MAX_SIZE.toLocaleString()}`}>
           <input type="number" name="query-size" min={1} max={MAX_SIZE} required value={size} onInput={(e) => setSize(Number(e.currentTarget.value))} />
         </Field>
@@ -217,8 +290,16 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
             <option value="timestamp_device">oldest first</option>
           </select>
         </Field>
+        <Field label="Auto-refresh" hint="Runs the query again">
+          <select name="query-refresh" value={refresh} onChange={(e) => setRefresh(e.currentTarget.value as RefreshKey)}>
+            {REFRESH_CHOICES.map((c) => (
+              <option value={c.key}>{c.label}</option>
+            ))}
+          </select>
+        </Field>
         <Submit busy={busy}>Run query</Submit>
       </form>
+      <ErrorBox error={items.error} />
       {busy && <Busy label={`Loading data points… ${(received / 1e6).toFixed(1)} MB received`} />}
       <ErrorBox error={error} />
       {records && chart && (
@@ -231,7 +312,7 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
               {drawMs !== undefined ? `; drawn in ${Math.round(drawMs)} ms` : ''}.
             </p>
             {names.error !== undefined && <p class="hint">Device names could not be read ({describeError(names.error).title}): the legend shows device IDs.</p>}
-            {chart.series.length ? <Chart data={chart} labels={labels} onDrawn={setDrawMs} /> : <p>No numeric payload fields to draw.</p>}
+            {chart.series.length ? <Chart data={chart} labels={labels} zone={zone} onDrawn={setDrawMs} /> : <p>No numeric payload fields to draw.</p>}
           </section>
           <section aria-labelledby="raw-h">
             <h2 id="raw-h">Raw data</h2>
@@ -262,9 +343,12 @@ export const DataPage = ({ api, workspaceId }: PageProps) => {
       <ExportPanel
         api={api}
         workspaceId={workspaceId}
-        filters={() => ({ start: q.start, end: q.end, device: q.device.length ? q.device : undefined, tag: q.tag.length ? q.tag : undefined })}
+        filters={() => {
+          const now = query(from);
+          return { start: now.start, end: now.end, device: now.device.length ? now.device : undefined, tag: now.tag.length ? now.tag : undefined };
+        }}
       />
-      <AggregatePanel api={api} workspaceId={workspaceId} />
+      <AggregatePanel api={api} workspaceId={workspaceId} devices={items.devices} />
     </>
   );
 };

@@ -14,6 +14,7 @@ const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e6 ? 3 : 
  */
 export const ExportPanel = ({ api, workspaceId, filters }: { api: ApiClient; workspaceId: string; filters: () => ExportFilters }) => {
   const [format, setFormat] = useState<DataExport['format']>('csv');
+  const [names, setNames] = useState(false);
   const [current, setCurrent] = useState<DataExport | undefined>(undefined);
   const { busy, error, run } = useAction();
   const running = current?.status === 'running';
@@ -27,7 +28,7 @@ export const ExportPanel = ({ api, workspaceId, filters }: { api: ApiClient; wor
   }, [api, workspaceId, current, running]);
 
   const start = async () => {
-    const started = await run(() => api.createExport(workspaceId, format, filters()));
+    const started = await run(() => api.createExport(workspaceId, format, filters(), { names }));
     if (started) setCurrent(started);
   };
   return (
@@ -39,6 +40,9 @@ export const ExportPanel = ({ api, workspaceId, filters }: { api: ApiClient; wor
           <option value="csv">CSV</option>
           <option value="ndjson">NDJSON (one JSON record a line)</option>
         </select>
+        <label>
+          <input type="checkbox" name="export-names" checked={names} onChange={(e) => setNames(e.currentTarget.checked)} /> Add device and fleet names
+        </label>
         <button type="button" disabled={busy || running} onClick={() => void start()}>
           Export
         </button>

@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import type { Fota, Job } from '../lib/api';
 import { routeHash } from '../lib/router';
 import type { PageProps } from './page';
-import { ErrorBox, Field, useLoad, when } from './components';
+import { ErrorBox, useLoad, when } from './components';
+import { EntityPicker, pickedIds, usePickerState, useWorkspaceItems } from './picker';
 import { RolloutSettingsFieldset, ScheduleFotaForm, ScheduleJobForm, useRolloutSettings, type Target } from './schedule';
 
 /**
@@ -12,14 +13,17 @@ import { RolloutSettingsFieldset, ScheduleFotaForm, ScheduleJobForm, useRolloutS
 export const JobsPage = ({ api, workspaceId, navigate }: PageProps) => {
   const fleets = useLoad(() => api.listFleets(workspaceId), [workspaceId]);
   const [mode, setMode] = useState<'device' | 'fleets'>('fleets');
-  const [deviceId, setDeviceId] = useState('');
+  const items = useWorkspaceItems(api, workspaceId);
+  const device = usePickerState();
+  // the device chosen by name, or the ID (or name) typed
+  const deviceId = pickedIds(device, items.devices)[0] ?? '';
   const [fleetIds, setFleetIds] = useState<string[]>([]);
   const [last, setLast] = useState<Job | Fota | undefined>(undefined);
   const settings = useRolloutSettings();
 
   const target: Target =
     mode === 'device'
-      ? { kind: 'device', deviceId: deviceId.trim() }
+      ? { kind: 'device', deviceId }
       : { kind: 'fleets', workspaceId, fleetIds, rollout: settings.settings, invalid: settings.invalid, onApiError: settings.onApiError };
 
   const scheduled = (answer: Job | Fota) => {
@@ -41,9 +45,10 @@ export const JobsPage = ({ api, workspaceId, navigate }: PageProps) => {
           </label>
         </fieldset>
         {mode === 'device' ? (
-          <Field label="Device ID">
-            <input name="target-device" required value={deviceId} onInput={(e) => setDeviceId(e.currentTarget.value)} />
-          </Field>
+          <>
+            <EntityPicker label="Device" name="target-device" hint="Type part of its name (or its ID)" items={items.devices} state={device} required />
+            <ErrorBox error={items.error} />
+          </>
         ) : (
           <>
             <fieldset>
@@ -79,7 +84,7 @@ export const JobsPage = ({ api, workspaceId, navigate }: PageProps) => {
           {mode === 'device' && deviceId && (
             <>
               {' '}
-              <a href={routeHash({ page: 'device', workspaceId, deviceId: deviceId.trim() })}>Open the device</a>
+              <a href={routeHash({ page: 'device', workspaceId, deviceId })}>Open the device</a>
             </>
           )}
         </p>

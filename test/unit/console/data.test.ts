@@ -177,14 +177,12 @@ describe('chart data', () => {
     ]);
   });
 
-  it('shows a chart time in local time with its milliseconds, or its microseconds when it has them', () => {
+  it('shows a chart time in the console’s zone with its abbreviation, its milliseconds, or its microseconds when it has them', () => {
     const x = Date.parse('2026-11-25T10:00:00.123Z') / 1000;
-    const local = new Date(x * 1000);
-    const pad = (n: number) => String(n).padStart(2, '0');
-    const prefix = `${local.getFullYear()}-${pad(local.getMonth() + 1)}-${pad(local.getDate())} ${pad(local.getHours())}:${pad(local.getMinutes())}:${pad(local.getSeconds())}`;
-    expect(formatChartTime(x)).toBe(`${prefix}.123`);
-    expect(formatChartTime(parseTimestamp('2026-11-25T10:00:00.123456Z'))).toBe(`${prefix}.123456`);
-    expect(formatChartTime(parseTimestamp('2026-11-25T10:00:00.000001Z'))).toBe(`${prefix}.000001`);
+    expect(formatChartTime(x, 'UTC')).toBe('2026-11-25 10:00:00.123 UTC');
+    expect(formatChartTime(x, 'America/Chicago')).toBe('2026-11-25 04:00:00.123 CST');
+    expect(formatChartTime(parseTimestamp('2026-11-25T10:00:00.123456Z'), 'America/Chicago')).toBe('2026-11-25 04:00:00.123456 CST');
+    expect(formatChartTime(parseTimestamp('2026-11-25T10:00:00.000001Z'), 'Asia/Kolkata')).toBe('2026-11-25 15:30:00.000001 GMT+5:30');
   });
 });
 
