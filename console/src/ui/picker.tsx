@@ -79,7 +79,9 @@ export const EntityPicker = ({
   const [active, setActive] = useState(0);
   const { chosen, setChosen, text, setText } = state;
   const options = useMemo(() => matchItems(items ?? [], text).filter((i) => !chosen.includes(i.id)), [items, text, chosen]);
-  const shown = open && options.length > 0;
+  // a whole ID typed is taken as it is: no list left open over the fields below it
+  const typedId = Boolean(text.trim()) && (items ?? []).some((i) => i.id === text.trim());
+  const shown = open && options.length > 0 && !typedId;
   const choose = (item: Pickable) => {
     setChosen(multiple ? [...chosen, item.id] : [item.id]);
     setText('');
