@@ -7,9 +7,8 @@
 import { jest } from '@jest/globals';
 import type { Browser, Page } from 'puppeteer-core';
 import { until } from '../../local/ports';
-import { BROWSER_WAIT_MS, clickText, fill, launchChromium, screenshot, waitForText } from '../helpers/browser';
+import { BROWSER_WAIT_MS, clickText, fill, launchChromium, ownWorkspace, type SharedStack, screenshot, sharedStack, waitForText } from '../helpers/browser';
 import { deviceClient, deviceToken } from '../helpers/device-token';
-import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 
 jest.setTimeout(2 * BROWSER_WAIT_MS);
 
@@ -17,9 +16,8 @@ jest.setTimeout(2 * BROWSER_WAIT_MS);
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Dom = any;
 
-const email = 'data-page@example.com';
-const password = 'Correct-Horse-7-battery';
-let stack: LocalStack;
+let stack: SharedStack;
+let workspaceId: string;
 let browser: Browser;
 let page: Page;
 let boiler: string;
@@ -36,8 +34,8 @@ const api = async (path: string, body?: unknown) => {
 
 /** A device with an identity, publishing `points` over the device API. */
 const publishingDevice = async (name: string, points: { tag: string; timestamp_device: string; payload: unknown }[]) => {
-  const { device } = await api(`/workspaces/${stack.workspace_id}/devices`, { name });
-  const { credentials } = await api(`/workspaces/${stack.workspace_id}/devices/${device.id}/identities`, { type: 'sym' });
+  const { device } = await api(`/workspaces/${workspaceId}/devices`, { name });
+  const { credentials } = await api(`/workspaces/${workspaceId}/devices/${device.id}/identities`, { type: 'sym' });
   const published = await deviceClient(stack.base_url, await deviceToken(credentials)).post('/data', points);
   expect(published.status).toBe(202);
   return device.id as string;
@@ -47,7 +45,8 @@ const chartData = (name: string) => page.$eval('[data-testid="chart"]', (el, key
 const firstRow = () => page.$eval('[aria-label="Data points"] [role="row"][aria-rowindex="2"]', (r) => (r as Dom).innerText as string).catch(() => '');
 
 beforeAll(async () => {
-  stack = await startLocalStack({ FLEETSTREAM_DEV_USER_EMAIL: email, FLEETSTREAM_DEV_USER_PASSWORD: password }, undefined, { readyTimeoutMs: 90_000 });
+  stack = sharedStack();
+  workspaceId = await ownWorkspace(stack, 'Data page');
   browser = await launchChromium();
   page = await browser.newPage();
   page.setDefaultTimeout(BROWSER_WAIT_MS);
@@ -69,18 +68,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await stack?.stop();
 });
 
 describe('the Data page', () => {
   it('picks a device by typing part of its name, and queries the last hour', async () => {
-    const consoleUrl = (stack as unknown as { console_url: string }).console_url;
+    const consoleUrl = stack.console_url;
     await page.goto(consoleUrl);
-    await fill(page, 'email', email);
-    await fill(page, 'password', password);
+    await fill(page, 'email', stack.user_email);
+    await fill(page, 'password', stack.user_password);
     await clickText(page, 'Sign in');
     await waitForText(page, 'Sign out');
-    await page.goto(`${consoleUrl}#/w/${stack.workspace_id}/data`);
+    await page.goto(`${consoleUrl}#/w/${workspaceId}/data`);
 
     // type-ahead: part of the name lists the device (a combobox's listbox), Enter chooses it
     await page.waitForSelector('input[name="query-devices"][role="combobox"]');

@@ -25,6 +25,9 @@ export interface SharedStack extends ReadyInfo {
   user_pool_client_id: string;
   cognito_endpoint: string;
   mqtt_url: string;
+  /** The first console user of the runtime's account (that of `api_key`). */
+  user_email: string;
+  user_password: string;
 }
 
 /** The runtime every browser test file shares (test/helpers/browser-setup.ts); each file signs up users of its own. */
@@ -32,6 +35,20 @@ export const sharedStack = (): SharedStack => {
   const ready = process.env.FLEETSTREAM_BROWSER_STACK;
   if (!ready) throw new Error('No shared runtime: run browser tests with `npm test -- --selectProjects browser` (its global setup starts it).');
   return JSON.parse(ready) as SharedStack;
+};
+
+/**
+ * A workspace of its own for a test file, in the shared runtime's account (whose console user is
+ * `user_email`), so that what one file creates is not in another's lists.
+ */
+export const ownWorkspace = async (stack: SharedStack, name: string): Promise<string> => {
+  const response = await fetch(`${stack.base_url}/workspaces`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': stack.api_key },
+    body: JSON.stringify({ name }),
+  });
+  if (!response.ok) throw new Error(`POST /workspaces answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { workspace: { id: string } }).workspace.id;
 };
 
 /** Where the browser tests save a screenshot of each page (git-ignored). */
