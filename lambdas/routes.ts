@@ -98,6 +98,21 @@ export const ROUTES: readonly Route[] = [
   route('POST', '/workspaces/{workspaceId}/devices', 'devices', 'createDevice', 'Create a device (default fleet when fleet_id is omitted)'),
   route('GET', '/workspaces/{workspaceId}/devices/{deviceId}', 'devices', 'getDevice', 'Get a device'),
   route('PUT', '/workspaces/{workspaceId}/devices/{deviceId}', 'devices', 'updateDevice', 'Change a device’s name and fleet'),
+  // Additions to the v3 interface (issue 33, docs/api.md): a device's event log and the workspace at a glance.
+  route(
+    'GET',
+    '/workspaces/{workspaceId}/devices/{deviceId}/events',
+    'devices',
+    'listDeviceEvents',
+    'A device’s events of the last 30 days, newest first, a page at a time',
+  ),
+  route(
+    'GET',
+    '/workspaces/{workspaceId}/overview',
+    'devices',
+    'getOverview',
+    'The workspace at a glance: devices online, offline, silent, firmware, rollouts, failing webhooks',
+  ),
 
   route('GET', '/workspaces/{workspaceId}/devices/{deviceId}/identities', 'identities', 'listIdentities', 'List a device’s identities (never their keys)'),
   route(

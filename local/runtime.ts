@@ -395,7 +395,7 @@ const startBroker = async ({ log, stops }: Start, ports: Ports, { sqs, tls }: En
   log(`starting the MQTT broker on ports ${port} and ${tlsPort} (TLS)…`);
   const { sendMessages } = await import('../lambdas/stores/queue-store');
   const { recordAuthorizationRefusal } = await import('../lambdas/domain/doors/device-mqtt');
-  const { publishForward } = await import('../lambdas/domain/webhooks/events');
+  const { forwardAndLog } = await import('../lambdas/domain/webhooks/events');
   const { registryDb } = await import('../lambdas/shared/clients');
   const authorizer = await importHandler<never>('mqtt-authorizer');
   await Promise.all([ports.mqtt.release(), ports.mqttTls.release(), ports.dataPlane.release()]);
@@ -406,7 +406,7 @@ const startBroker = async ({ log, stops }: Start, ports: Ports, { sqs, tls }: En
     tls,
     authorizer,
     sendToQueue: (queue, message) => sendMessages(sqs.queues[queue].url, [message]),
-    onSubscribeRefused: (deviceId, topic) => recordAuthorizationRefusal(registryDb(), publishForward, deviceId, 'subscribe', topic),
+    onSubscribeRefused: (deviceId, topic) => recordAuthorizationRefusal(registryDb(), forwardAndLog(registryDb()), deviceId, 'subscribe', topic),
   });
   stops.push(mqtt.stop);
   return mqtt;

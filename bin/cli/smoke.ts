@@ -182,6 +182,8 @@ const main = async () => {
   });
   await call('scheduleFota', 'POST', `/devices/${device?.id}/fota/smoke-fw/versions/0.0.3`, { body: { timeout_seconds: 3600 }, quiet: true });
   await call('cancelFota', 'DELETE', `/devices/${device?.id}/fota`, { check: (b) => (b?.fota?.status === 'canceled' ? undefined : 'FOTA not canceled') });
+  await call('listDeviceEvents', 'GET', `/workspaces/${ws}/devices/${device?.id}/events?limit=10`, { check: has('events') });
+  await call('getOverview', 'GET', `/workspaces/${ws}/overview`, { check: has('overview') });
 
   // The published point comes back through ingest and the storage query.
   const query = `/timeseries/${ws}/data?device=${device?.id}&tag=smoke`;

@@ -36,6 +36,13 @@ export const DeviceSchema = z
       .unknown()
       .nullable()
       .meta({ description: 'The device’s last `__manifest` over MQTT ({"jobs": […], "conditions": […]}); null if none (additive field)' }),
+    last_seen_at: DateSchema.nullable().meta({
+      description: 'Arrival of the device’s newest data point, kept to within 60 s (written at most once a minute); null if it never sent one (additive field)',
+    }),
+    firmware_version: z
+      .string()
+      .nullable()
+      .meta({ description: 'The firmware version the device’s last FOTA ended `done` with; null if none is known (additive field)' }),
   })
   .meta({ id: 'Device' });
 export type Device = z.infer<typeof DeviceSchema>;

@@ -17,6 +17,7 @@
  * | rollout counter | WKS#<wks>      | ROLLOUT#<rol>#C<n> |
  * | open condition  | DEV#<dev>      | COND#<uuid>     |
  * | auth. sample    | DEV#<dev>      | AUTHSAMPLE      |
+ * | device event    | DEV#<dev>      | EVT#<ts>#<type> |
  * | API key (meta)  | WKS#<wks>      | APIKEY#<key>    |
  * | API key (hash)  | APIKEY#<sha256>| APIKEY          |
  * | device identity | WKS#<wks>      | IDN#<dev>#<idn> |
@@ -56,6 +57,21 @@ export const fotaKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, 
 /** A condition a device opened over MQTT (`condition` on `j/up`), by the device's own uuid. */
 export const conditionKey = (deviceId: string, uuid: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `COND#${uuid}` });
 /** The minute of the last `authentication` event forwarded for an unverified token naming a device (one a minute). */
+/** Sort keys of a device's event log start with this (newest last: `ts` is RFC 3339 with microseconds). */
+export const DEVICE_EVENT_SORT_KEY_PREFIX = 'EVT#';
+/** One event of a device's event log (stores/device-event-store.ts), by its `ts` and type: a retry rewrites the same item. */
+export const deviceEventKey = (deviceId: string, ts: string, type: string): ItemKey => ({
+  pk: `DEV#${deviceId}`,
+  sk: `${DEVICE_EVENT_SORT_KEY_PREFIX}${sortableTs(ts)}#${type}`,
+});
+/**
+ * An event `ts` in one width, microseconds (`…15.915Z` → `…15.915000Z`, a whole second →
+ * `….000000Z`), so that text order is time order whichever door stamped it. Other forms are kept.
+ */
+export const sortableTs = (ts: string) => {
+  const match = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?Z$/.exec(ts);
+  return match ? `${match[1]}.${(match[2] ?? '').padEnd(6, '0')}Z` : ts;
+};
 export const authenticationSampleKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: 'AUTHSAMPLE' });
 export const apiKeyMetaKey = (workspaceId: string, keyId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `APIKEY#${keyId}` });
 export const apiKeyHashKey = (hash: string): ItemKey => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' });
@@ -175,7 +191,7 @@ export const firmwareUseRefs = (firmwareRef: string) => [
  * runtimes' tables expire items by: the forwarder's delivery ledger (integration-store.ts), the
  * rollout count ledger (rollout-counter-store.ts), the rate counters of each key's seconds
  * (request-counter-store.ts), the devices' sampled authentication minutes
- * (authentication-sample-store.ts) and exports past their lifetime (domain/data/export-requests.ts and
+ * (authentication-sample-store.ts), the devices' event logs (device-event-store.ts) and exports past their lifetime (domain/data/export-requests.ts and
  * export-runs.ts) write their expiry in it.
  */
 export const REGISTRY_TTL_ATTRIBUTE = 'ttl';

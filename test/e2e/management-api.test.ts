@@ -77,6 +77,9 @@ describe('fleets and devices', () => {
       last_connected_at: null,
       last_disconnected_at: null,
       manifest: null,
+      // Issue 33's additive fields, before the device ever sends data or installs a firmware.
+      last_seen_at: null,
+      firmware_version: null,
     });
   });
 

@@ -14,6 +14,7 @@ import { dataEvent, dataMessage, eventMessage } from '../webhooks/events';
 import type { DeviceQuota } from '../limits/device-quota';
 import type { UsageIncrement } from '../../stores/usage-store';
 import { UsageTally } from '../limits/usage';
+import { recordSeen, type SeenRecorder } from './last-seen';
 
 /** What the ingest Lambda works with: the time-series store, the forward queue, and the MQTT door's devices. */
 export interface IngestDeps {
@@ -36,6 +37,8 @@ export interface IngestDeps {
    * their locators per batch: stores/device-session-store.ts `readClosedSessions`).
    */
   closedSessions: (deviceIds: string[]) => Promise<Map<string, ClosedSessions>>;
+  /** Records the arrival of the batch's newest point of each device (its `last_seen_at`, domain/data/last-seen.ts); none: not kept. */
+  seen?: SeenRecorder;
 }
 
 /** One message of the ingest queue, as its SQS record brings it. */
@@ -322,6 +325,11 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
   // uncounted.
   const failed = new Set<Parsed>([...unwritten, ...unforwarded]);
   const done = parsed.filter((p) => !failed.has(p));
+  if (deps.seen)
+    await recordSeen(
+      deps.seen,
+      done.flatMap(({ message }) => (message.kind === 'data' ? [message] : [])),
+    );
   const usage = usageOf(done, refused);
   const unwrittenDays = new Set((usage.size ? await deps.recordUsage(usage) : []).map((entry) => `${entry.workspaceId}/${entry.day}`));
   const dayOfMessage = (workspaceId: string, at: number) => `${workspaceId}/${dayOf(at)}`;

@@ -9,6 +9,7 @@ import { TokenSchema } from '../../schemas/common';
 import { findDeviceLocator, getDeviceOfWorkspace, type DeviceLocator } from '../../stores/device-store';
 import { closedSessionsOfLocator } from '../../stores/device-session-store';
 import type { DownMessage } from '../../stores/device-channel';
+import { logDeviceEvent } from '../registry/device-events';
 import { deleteOpenCondition, listOpenConditionsOfDevice, putOpenCondition, setDeviceConnection, setDeviceManifest } from '../../stores/device-mqtt-store';
 import { getDeviceStatus, queueEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
 import {
@@ -246,6 +247,29 @@ const unlessRefused = (deviceId: string, topic: string) => (error: unknown) => {
 };
 
 /**
+ * A condition the device opens or closes: kept open (or closed) on its item, and written to its
+ * event log as a `condition` entry (one write; conditions are not webhook events).
+ */
+const handleCondition = async (deps: DeviceMqttDeps, caller: DeviceCaller, value: unknown, { topic, arrival }: { topic: string; arrival: string }) => {
+  const { deviceId } = caller;
+  const condition = ConditionSchema.safeParse(value);
+  if (!condition.success) return drop(deviceId, topic, 'not a condition opening or closing');
+  const c = condition.data;
+  if ('start' in c) {
+    await putOpenCondition(deps.db, deviceId, { uuid: c.uuid, tag: c.tag, payload: c.payload, start: new Date(c.start).toISOString() });
+  } else {
+    await deleteOpenCondition(deps.db, deviceId, c.uuid);
+  }
+  const place = await placeOf(deps.db, caller);
+  if (!place) return;
+  const payload =
+    'start' in c
+      ? { uuid: c.uuid, status: 'open', tag: c.tag, payload: c.payload, start: c.start }
+      : { uuid: c.uuid, status: 'closed', finish_payload: c.payloadf, finish: c.finish };
+  await logDeviceEvent(deps.db, { ...place, ts: arrival, type: 'condition', direction: 'd2c', payload });
+};
+
+/**
  * One `j/up/<id>` message `{key, value}` (spec/device-mqtt.md), read and admitted by its device's
  * daily quota: results go through the same domain functions as the HTTPS door's routes
  * (`reportJobResult`, `reportFotaResult`), requests are answered on `j/dn`, reports become the
@@ -275,17 +299,7 @@ export const handleUpMessage = async (deps: DeviceMqttDeps, { deviceId, topic, k
     return;
   }
   if (key === '#conditions') return openConditionsAnswer(deps, caller);
-  if (key === 'condition') {
-    const condition = ConditionSchema.safeParse(value);
-    if (!condition.success) return drop(deviceId, topic, 'not a condition opening or closing');
-    const c = condition.data;
-    if ('start' in c) {
-      await putOpenCondition(deps.db, deviceId, { uuid: c.uuid, tag: c.tag, payload: c.payload, start: new Date(c.start).toISOString() });
-    } else {
-      await deleteOpenCondition(deps.db, deviceId, c.uuid);
-    }
-    return;
-  }
+  if (key === 'condition') return handleCondition(deps, caller, value, { topic, arrival });
   if (key === '@fota') {
     const outcome = FotaOutcomeSchema.safeParse(value);
     if (!outcome.success) return drop(deviceId, topic, 'not a FOTA report {"fw_version", "result": "success"|"fail"|"in_progress", "msg"}');

@@ -23,6 +23,7 @@ import { quota } from '../limits/limits';
 import { pageSizeOf, paginate, startOf } from './lists';
 import type { WorkspaceRecord } from '../../stores/workspace-store';
 import type { DeviceConnectionFields } from '../../stores/device-mqtt-store';
+import type { DeviceHealthFields } from '../../stores/device-health-store';
 import { identitiesField } from './identities';
 import { requireWorkspace } from '../tenancy/workspaces';
 
@@ -38,6 +39,13 @@ const toDevice = (device: DeviceRecord, fleetName: string, workspace: WorkspaceR
   phys_id: device.phys_id,
   identities: identitiesField(identities),
   ...connectionFields(device),
+  ...healthFields(device),
+});
+
+/** What the data and FOTA paths keep of a device (stores/device-health-store.ts): null until known. */
+const healthFields = (device: DeviceRecord & DeviceHealthFields) => ({
+  last_seen_at: device.last_seen_at ?? null,
+  firmware_version: device.firmware_version ?? null,
 });
 
 /** The MQTT door's fields of a device (stores/device-mqtt-store.ts): absent until it first connects. */

@@ -5,6 +5,7 @@ import { getDeviceOfWorkspace, type DeviceRecord } from '../../stores/device-sto
 import { sendEncodedMessages } from '../../stores/queue-store';
 import type { DataPoint } from '../../stores/timeseries';
 import { packForward } from './forward-pack';
+import { recordDeviceEvents } from '../registry/device-events';
 
 /** Where a device lives, as every forwarded message names it. */
 export interface DevicePlace {
@@ -83,3 +84,15 @@ export const publishForward = async (messages: ForwardMessage[]) => {
   if (!FORWARD_QUEUE_URL || !messages.length) return;
   await sendEncodedMessages(FORWARD_QUEUE_URL, packForward(messages), WRITE_CONCURRENCY);
 };
+
+/**
+ * `publishForward` that first keeps what the messages tell of their devices (domain/registry/
+ * device-events.ts: the devices' event logs, one write an event and none a data point, and the
+ * firmware a FOTA installed): what every producer of events is given as its forward.
+ */
+export const forwardAndLog =
+  (db: Db) =>
+  async (messages: ForwardMessage[]): Promise<void> => {
+    await recordDeviceEvents(db, messages);
+    await publishForward(messages);
+  };

@@ -8,7 +8,7 @@ import {
   reportJobResult,
   type PublishDataDeps,
 } from '../../domain/doors/device-api';
-import { publishForward } from '../../domain/webhooks/events';
+import { forwardAndLog } from '../../domain/webhooks/events';
 import { deviceQuota, hundredthOf } from '../../domain/limits/device-quota';
 import { limitsMemory } from '../../domain/limits/limits';
 import { usageBuffer } from '../../domain/limits/usage';
@@ -32,7 +32,7 @@ const upMessages = {
 const deps: PublishDataDeps = {
   db,
   enqueue: enqueueIngest,
-  forward: publishForward,
+  forward: forwardAndLog(db),
   stamper: new CloudStamper(),
   points: deviceQuota(db, 'points', { limits, slice: () => 0, max: 100_000 }),
   events: deviceQuota(db, 'events', { limits, slice: () => 0, max: 100_000 }),

@@ -1,4 +1,4 @@
-import { publishForward } from '../../domain/webhooks/events';
+import { forwardAndLog } from '../../domain/webhooks/events';
 import { authenticateDevice } from '../../domain/registry/identities';
 import { requestAuthorizer } from '../../shared/authorizer';
 import { registryDb } from '../../shared/clients';
@@ -10,6 +10,6 @@ import { registryDb } from '../../shared/clients';
 export const handler = requestAuthorizer({
   header: 'authorization',
   allow: '/*/device/*',
-  authenticate: (authorization) => authenticateDevice(registryDb(), publishForward, authorization),
+  authenticate: (authorization) => authenticateDevice(registryDb(), forwardAndLog(registryDb()), authorization),
   principalOf: (device) => device.deviceId,
 });

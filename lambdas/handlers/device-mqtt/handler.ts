@@ -4,7 +4,7 @@ import { handleMqttQueueMessages, type DeviceMqttDeps } from '../../domain/doors
 import { deviceQuota, hundredthOf } from '../../domain/limits/device-quota';
 import { limitsMemory } from '../../domain/limits/limits';
 import { usageBuffer } from '../../domain/limits/usage';
-import { publishForward } from '../../domain/webhooks/events';
+import { forwardAndLog } from '../../domain/webhooks/events';
 import { registryDb } from '../../shared/clients';
 import { INGEST_QUEUE_URL, LIMITS_CACHE_SECONDS } from '../../shared/env';
 import { registerShutdownExtension } from '../../shared/shutdown';
@@ -16,7 +16,7 @@ const limits = limitsMemory(db, { ttlMs: LIMITS_CACHE_SECONDS * 1000 });
 const deps: DeviceMqttDeps = {
   db,
   enqueue: enqueueIngest,
-  forward: publishForward,
+  forward: forwardAndLog(db),
   publish: publishToDevice,
   relayData: (messages) => sendMessages(INGEST_QUEUE_URL, messages),
   // A message is one event or one request: a claim takes a hundredth of the device's day, not a write a message.

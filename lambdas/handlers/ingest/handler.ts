@@ -2,8 +2,9 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { devicePlaces, workspaceSettings } from '../../domain/registry/device-places';
-import { publishForward } from '../../domain/webhooks/events';
+import { forwardAndLog } from '../../domain/webhooks/events';
 import { ingestBatch, type IngestDeps } from '../../domain/data/ingest';
+import { seenRecorder } from '../../domain/data/last-seen';
 import { limitsMemory } from '../../domain/limits/limits';
 import { deviceQuota, hundredthOf } from '../../domain/limits/device-quota';
 import { recordUsage } from '../../domain/limits/usage';
@@ -23,7 +24,7 @@ tracer.captureAWSv3Client(db.doc);
 const settings = workspaceSettings(db, { ttlMs: devicePlaceCacheSeconds() * 1000, max: 10_000 });
 const deps: IngestDeps = {
   store: timeseriesStore(),
-  forward: publishForward,
+  forward: forwardAndLog(db),
   concurrency: WRITE_CONCURRENCY,
   places: devicePlaces(db, { settings, ttlMs: devicePlaceCacheSeconds() * 1000, max: 100_000 }),
   settings,
@@ -32,6 +33,8 @@ const deps: IngestDeps = {
   points: deviceQuota(db, 'points', { limits: limitsMemory(db, { ttlMs: LIMITS_CACHE_SECONDS * 1000 }), slice: hundredthOf, max: 100_000 }),
   recordUsage: (tally) => recordUsage(db, tally),
   closedSessions: (deviceIds) => readClosedSessions(db, deviceIds),
+  // A device's last_seen_at: at most one write a minute, however many points it sends.
+  seen: seenRecorder(db),
 };
 // Told of its container's end, to give back the devices' daily points it claimed and did not use.
 await registerShutdownExtension();

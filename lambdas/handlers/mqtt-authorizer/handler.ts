@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
 import * as z from 'zod';
 import { authorizeMqttConnect } from '../../domain/doors/device-mqtt';
-import { publishForward } from '../../domain/webhooks/events';
+import { forwardAndLog } from '../../domain/webhooks/events';
 import { registryDb } from '../../shared/clients';
 import { publishMetrics } from '../../shared/metrics';
 
@@ -32,7 +32,12 @@ export const handler = async (event: unknown, context: Pick<Context, 'invokedFun
   const mqtt = IotAuthorizerEventSchema.safeParse(event).data?.protocolData?.mqtt ?? {};
   const password = mqtt.password ? Buffer.from(mqtt.password, 'base64').toString('utf8') : undefined;
   try {
-    return await authorizeMqttConnect(registryDb(), publishForward, { clientId: mqtt.clientId, username: mqtt.username, password }, iotArnBase(context));
+    return await authorizeMqttConnect(
+      registryDb(),
+      forwardAndLog(registryDb()),
+      { clientId: mqtt.clientId, username: mqtt.username, password },
+      iotArnBase(context),
+    );
   } finally {
     publishMetrics(); // a refused token is counted (DeviceAuthenticationFailures)
   }

@@ -1,5 +1,5 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { publishForward } from '../../domain/webhooks/events';
+import { forwardAndLog } from '../../domain/webhooks/events';
 import { firmwareDownloads } from '../../domain/fleet-ops/firmware';
 import { deliverScheduled } from '../../domain/doors/live-delivery';
 import { forwardRegistryChanges, type RegistryEventsDeps } from '../../domain/fleet-ops/registry-events';
@@ -12,7 +12,7 @@ import { publishToDevice } from '../../stores/device-channel';
 const db = registryDb();
 const events: Omit<RegistryEventsDeps, 'retriedFrom'> = {
   db,
-  forward: publishForward,
+  forward: forwardAndLog(db),
   concurrency: WRITE_CONCURRENCY,
   // A FOTA of an uploaded firmware goes out with a download URL, minted once per group for its version.
   deliver: (changes) => deliverScheduled(publishToDevice, changes, MQTT_LIVE_DELIVERY, firmwareDownloads(db)),

@@ -1,5 +1,7 @@
 import { CreateDeviceBodySchema, DeviceListResponseSchema, DevicePathSchema, DeviceResponseSchema, UpdateDeviceBodySchema } from '../device';
+import { DeviceEventsQuerySchema, DeviceEventsResponseSchema } from '../device-event';
 import { FleetsQuerySchema } from '../job';
+import { OverviewQuerySchema, OverviewResponseSchema } from '../overview';
 import { PageQueryShape } from '../list';
 import type { Operations } from '../operation';
 import { WorkspacePathSchema } from '../workspace';
@@ -16,4 +18,7 @@ export const DEVICE_OPERATIONS = {
   },
   getDevice: { path: DevicePathSchema, response: DeviceResponseSchema },
   updateDevice: { path: DevicePathSchema, body: UpdateDeviceBodySchema, response: DeviceResponseSchema },
+  // Additions to v3 (issue 33): a device's event log, newest first, and the workspace at a glance.
+  listDeviceEvents: { path: DevicePathSchema, query: DeviceEventsQuerySchema, response: DeviceEventsResponseSchema },
+  getOverview: { path: WorkspacePathSchema, query: OverviewQuerySchema, response: OverviewResponseSchema },
 } satisfies Operations;

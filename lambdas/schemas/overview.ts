@@ -1,0 +1,69 @@
+import * as z from 'zod';
+import { DateSchema, FleetIdSchema, WorkspaceIdSchema } from './common';
+import { RolloutSchema } from './rollout';
+
+/** The default and bounds of the overview's silence threshold, in seconds. */
+export const SILENT_AFTER_DEFAULT = 900;
+export const SILENT_AFTER_MIN = 60;
+export const SILENT_AFTER_MAX = 30 * 86_400;
+
+export const OverviewQuerySchema = z.strictObject({
+  silent_after: z
+    .string()
+    .regex(/^\d{1,8}$/, `Must be an integer from ${SILENT_AFTER_MIN} to ${SILENT_AFTER_MAX}.`)
+    .transform(Number)
+    .pipe(z.number().min(SILENT_AFTER_MIN, `Must be at least ${SILENT_AFTER_MIN}.`).max(SILENT_AFTER_MAX, `Must be at most ${SILENT_AFTER_MAX}.`))
+    .optional()
+    .meta({
+      type: 'integer',
+      minimum: SILENT_AFTER_MIN,
+      maximum: SILENT_AFTER_MAX,
+      description: `Seconds without a data point after which a device counts as silent (default ${SILENT_AFTER_DEFAULT})`,
+    }),
+});
+
+const count = (description: string) => z.int().nonnegative().meta({ description });
+
+/** How many devices run each firmware version (`unknown`: no version known). */
+const FirmwareSpreadSchema = z.array(z.object({ version: z.string(), devices: count('Devices that run it') }));
+
+export const OverviewCountsSchema = z.object({
+  devices: count('Devices'),
+  online: count('Devices connected over MQTT now'),
+  offline: count('Devices not connected (devices − online)'),
+  silent: count('Devices, connected or not, whose newest data point arrived longer ago than `silent_after` (never sent one: not counted)'),
+  never_seen: count('Devices that never sent a data point'),
+  firmware: FirmwareSpreadSchema.meta({ description: 'Firmware versions, most devices first; `unknown` counts devices with none known' }),
+});
+
+export const OverviewSchema = z
+  .object({
+    workspace_id: WorkspaceIdSchema,
+    at: DateSchema.meta({ description: 'When it was counted' }),
+    silent_after: z.int().meta({ description: 'The silence threshold used, in seconds' }),
+    totals: OverviewCountsSchema,
+    fleets: z.array(OverviewCountsSchema.extend({ fleet_id: FleetIdSchema, fleet_name: z.string() })).meta({ description: 'Per fleet, in fleet ID order' }),
+    rollouts: z.array(RolloutSchema).meta({ description: 'Rollouts not ended (in progress or paused), newest first, with their counts' }),
+    webhooks: z
+      .array(
+        z.object({
+          id: z.string(),
+          name: z.string(),
+          enabled: z.boolean(),
+          consecutive_failures: count('Failed deliveries since the last success'),
+          last_error: z.string().nullable(),
+          last_error_at: DateSchema.nullable(),
+          last_delivery_at: DateSchema.nullable(),
+        }),
+      )
+      .meta({ description: 'Integrations whose last delivery failed (consecutive_failures > 0), most failures first' }),
+    non_compliant: z
+      .null()
+      .meta({ description: 'Coming with device state (fleet-state.md §3): devices whose reported state differs from the desired one; null until then' }),
+    open_alarms: z.null().meta({ description: 'Coming with alarms (fleet-state.md §4): open alarms by severity; null until then' }),
+  })
+  .meta({ id: 'Overview' });
+export type Overview = z.infer<typeof OverviewSchema>;
+export type OverviewCounts = z.infer<typeof OverviewCountsSchema>;
+
+export const OverviewResponseSchema = z.object({ overview: OverviewSchema });

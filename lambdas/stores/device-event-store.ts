@@ -1,0 +1,72 @@
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Db } from '../shared/clients';
+import { DEVICE_EVENT_SORT_KEY_PREFIX, deviceEventKey, REGISTRY_TTL_ATTRIBUTE, sortableTs } from './keys';
+
+/** One entry of a device's event log, as stored (beside its key and expiry). */
+export interface DeviceEventRecord {
+  ts: string;
+  type: string;
+  direction: 'd2c' | 'c2d';
+  workspace_id: string;
+  fleet_id: string;
+  device_id: string;
+  payload: unknown;
+}
+
+/**
+ * Writes one entry of a device's event log, expiring `ttlSeconds` after now (DynamoDB's TTL removes
+ * it within days of that, at no cost). One UpdateItem, keyed by the event's `ts` and type, so a
+ * retried producer rewrites the same item instead of adding one.
+ */
+export const putDeviceEvent = (db: Db, event: DeviceEventRecord, ttlSeconds: number, now = Date.now()) =>
+  db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: deviceEventKey(event.device_id, event.ts, event.type),
+      UpdateExpression:
+        'SET ts = :ts, #type = :type, direction = :direction, workspace_id = :ws, fleet_id = :fleet, device_id = :dev, payload = :payload, #ttl = :ttl',
+      ExpressionAttributeNames: { '#type': 'type', '#ttl': REGISTRY_TTL_ATTRIBUTE },
+      ExpressionAttributeValues: {
+        ':ts': event.ts,
+        ':type': event.type,
+        ':direction': event.direction,
+        ':ws': event.workspace_id,
+        ':fleet': event.fleet_id,
+        ':dev': event.device_id,
+        ':payload': event.payload ?? null,
+        ':ttl': Math.floor(now / 1000) + ttlSeconds,
+      },
+    }),
+  );
+
+/**
+ * A device's logged events, newest first: at most `limit`, only those before `before` (an event's
+ * `ts`) when given. One Query. An entry past its expiry that DynamoDB has not removed yet (it
+ * does within days) is still answered: a filter would make pages shorter than `limit`.
+ */
+export const readDeviceEvents = async (db: Db, deviceId: string, { limit, before }: { limit: number; before?: string }) => {
+  const pk = `DEV#${deviceId}`;
+  const { Items = [] } = await db.doc.send(
+    new QueryCommand({
+      TableName: db.table,
+      ScanIndexForward: false,
+      KeyConditionExpression: before === undefined ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk AND sk BETWEEN :prefix AND :before',
+      ExpressionAttributeValues: {
+        ':pk': pk,
+        ':prefix': DEVICE_EVENT_SORT_KEY_PREFIX,
+        // Every sort key of an event at `before` continues with "#": "#" sorts before every digit, so BETWEEN stops short of them.
+        ...(before === undefined ? {} : { ':before': `${DEVICE_EVENT_SORT_KEY_PREFIX}${sortableTs(before)}` }),
+      },
+      Limit: limit,
+    }),
+  );
+  return Items.map(({ ts, type, direction, workspace_id, fleet_id, device_id, payload }) => ({
+    ts,
+    type,
+    direction,
+    workspace_id,
+    fleet_id,
+    device_id,
+    payload,
+  })) as DeviceEventRecord[];
+};

@@ -1,0 +1,91 @@
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Db } from '../shared/clients';
+import { isConditionFailed } from './errors';
+import { collection, deviceKey } from './keys';
+
+/** What the data and FOTA paths keep on a device's item, beside the management API's and the MQTT door's fields. */
+export interface DeviceHealthFields {
+  /** Arrival of the device's newest data point, kept to within {@link SEEN_GRANULARITY_MS}. */
+  last_seen_at?: string;
+  /** The version the device's last FOTA ended `done` with. */
+  firmware_version?: string;
+}
+
+/** How far a device's `last_seen_at` may lag the arrival of its newest point: it is written at most once in this time. */
+export const SEEN_GRANULARITY_MS = 60_000;
+
+/**
+ * Records that a device's data arrived at `at`, only when its stored `last_seen_at` is missing or
+ * older than `at` by more than {@link SEEN_GRANULARITY_MS} (a conditional UpdateItem, which writes
+ * nothing otherwise): one write a device a minute at most, however many points it sends. Answers
+ * the device's `last_seen_at` as stored now (`at` when written), or undefined when the device no
+ * longer exists (it is not recreated).
+ */
+export const markDeviceSeen = async (db: Db, workspaceId: string, deviceId: string, at: string): Promise<string | undefined> => {
+  try {
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: deviceKey(workspaceId, deviceId),
+        UpdateExpression: 'SET last_seen_at = :at',
+        // RFC 3339 UTC with milliseconds (toISOString): text order is time order.
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(last_seen_at) OR last_seen_at < :stale)',
+        ExpressionAttributeValues: { ':at': at, ':stale': new Date(Date.parse(at) - SEEN_GRANULARITY_MS).toISOString() },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return at;
+  } catch (error) {
+    if (!isConditionFailed(error)) throw error;
+    const raw = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
+    return raw ? (unmarshall(raw).last_seen_at as string | undefined) : undefined;
+  }
+};
+
+/** Records the firmware version a device runs (its FOTA ended `done`); a device that no longer exists is not recreated. */
+export const setDeviceFirmware = async (db: Db, workspaceId: string, deviceId: string, version: string) => {
+  try {
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: deviceKey(workspaceId, deviceId),
+        UpdateExpression: 'SET firmware_version = :version',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':version': version },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailed(error)) throw error;
+  }
+};
+
+/** What the overview reads of a device. */
+export interface DeviceHealth extends DeviceHealthFields {
+  id: string;
+  fleet_id: string;
+  connected?: boolean;
+}
+
+/**
+ * The workspace's devices, projected to what the overview counts, page by page (1 MB of items a
+ * page, eventually consistent: half a read unit per 4 KB read). DynamoDB still reads whole items;
+ * the projection only shortens the answer.
+ */
+export async function* readDeviceHealthPages(db: Db, workspaceId: string): AsyncGenerator<DeviceHealth[]> {
+  const { pk, prefix } = collection.devicesOfWorkspace(workspaceId);
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.doc.send(
+      new QueryCommand({
+        TableName: db.table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+        ProjectionExpression: 'id, fleet_id, connected, last_seen_at, firmware_version',
+        ExclusiveStartKey,
+      }),
+    );
+    yield (page.Items ?? []) as DeviceHealth[];
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+}
