@@ -122,8 +122,10 @@ describe('the console in Chromium on npm start', () => {
     await screenshot(page, '02-confirm');
     await clickText(page, 'Confirm');
 
-    // signed in: the first workspace made at sign-up is listed
+    // signed in: the overview of the first workspace (made at sign-up) is the home; the workspaces page lists it
     await waitForText(page, 'Sign out');
+    await until(async () => /^#\/w\/wks-[^/]+\/overview$/.test(await hashOf()), 'the first workspace’s overview');
+    await page.goto(`${consoleUrl}#/workspaces`);
     await waitForText(page, 'New workspace');
     await screenshot(page, '03-workspaces');
     await until(async () => (await page.$$eval('table.list tbody tr', (rows) => rows.length)) === 1, 'the first workspace listed');

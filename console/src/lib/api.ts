@@ -36,6 +36,10 @@ export interface Device {
   connected?: boolean;
   last_connected_at?: string | null;
   last_disconnected_at?: string | null;
+  /** Arrival of its newest data point (to within a minute); null: never. */
+  last_seen_at?: string | null;
+  /** The version its last FOTA ended `done` with; null: not known. */
+  firmware_version?: string | null;
 }
 export interface Identity {
   id: string;
@@ -110,6 +114,42 @@ export interface RolloutDevice {
   updated_at: string;
   result?: Record<string, unknown>;
   message?: string;
+}
+/** One entry of a device's event log (`GET …/devices/{id}/events`). */
+export interface DeviceEvent {
+  ts: string;
+  type: string;
+  direction: 'd2c' | 'c2d';
+  fleet_id: string;
+  device_id: string;
+  payload: unknown;
+}
+/** Device counts of a workspace or of one of its fleets. */
+export interface OverviewCounts {
+  devices: number;
+  online: number;
+  offline: number;
+  silent: number;
+  never_seen: number;
+  firmware: Array<{ version: string; devices: number }>;
+}
+/** A workspace at a glance (`GET /workspaces/{ws}/overview`). */
+export interface Overview {
+  workspace_id: string;
+  at: string;
+  silent_after: number;
+  totals: OverviewCounts;
+  fleets: Array<OverviewCounts & { fleet_id: string; fleet_name: string }>;
+  rollouts: Rollout[];
+  webhooks: Array<{
+    id: string;
+    name: string;
+    enabled: boolean;
+    consecutive_failures: number;
+    last_error: string | null;
+    last_error_at: string | null;
+    last_delivery_at: string | null;
+  }>;
 }
 /** A presigned request the browser sends itself, straight to S3. */
 export interface FirmwareUpload {
@@ -373,6 +413,12 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
       request<{ device: Device }>('POST', `${ws(workspaceId)}/devices`, { body }).then((b) => b.device),
     updateDevice: (workspaceId: string, deviceId: string, body: { name: string; fleet_id: string }) =>
       request<{ device: Device }>('PUT', `${ws(workspaceId)}/devices/${enc(deviceId)}`, { body }).then((b) => b.device),
+    /** A page of the device's event log, newest first; `next` is the `before` of the next page. */
+    listDeviceEvents: (workspaceId: string, deviceId: string, page: { limit?: number; before?: string } = {}) =>
+      request<{ events: DeviceEvent[]; next: string | null }>('GET', `${ws(workspaceId)}/devices/${enc(deviceId)}/events`, { query: { ...page } }),
+    /** The workspace at a glance; `silentAfter`: seconds without data after which a device is silent. */
+    getOverview: (workspaceId: string, silentAfter?: number) =>
+      request<{ overview: Overview }>('GET', `${ws(workspaceId)}/overview`, { query: { silent_after: silentAfter } }).then((b) => b.overview),
     listIdentities: (workspaceId: string, deviceId: string) =>
       request<{ identities: Identity[] }>('GET', `${ws(workspaceId)}/devices/${enc(deviceId)}/identities`).then((b) => b.identities),
     createIdentity: (workspaceId: string, deviceId: string) =>

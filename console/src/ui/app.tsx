@@ -12,6 +12,7 @@ import { DevicesPage } from './devices';
 import { FirmwarePage } from './firmware';
 import { IntegrationsPage } from './integrations';
 import { JobsPage } from './jobs';
+import { OverviewPage } from './overview';
 import { navigate } from './page';
 import { RolloutPage, RolloutsPage } from './rollouts';
 import { SettingsPage } from './settings';
@@ -30,6 +31,7 @@ const useRoute = () => {
 };
 
 const NAV = [
+  ['overview', 'Overview'],
   ['devices', 'Fleets and devices'],
   ['jobs', 'Jobs and FOTA'],
   ['rollouts', 'Rollouts'],
@@ -62,10 +64,14 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
   // every time on every page is printed in the console's zone: a change of it renders the pages again
   useZone();
   const workspaceId = 'workspaceId' in route ? route.workspaceId : undefined;
-  // a signed-in user with workspaces lands on the first one
+  // a signed-in user lands on the overview of their first workspace (the workspaces page when none)
   useEffect(() => {
-    if (route.page === 'signin') navigate({ page: 'workspaces' });
-  }, [route.page]);
+    // the sign-in page, or the console's bare address (no page named)
+    const home = route.page === 'signin' || /^#?\/?$/.test(location.hash);
+    if (!home || !workspaces.data) return;
+    const first = workspaces.data[0];
+    navigate(first ? { page: 'overview', workspaceId: first.id } : { page: 'workspaces' });
+  }, [route.page, workspaces.data]);
   const current = workspaces.data?.find((w) => w.id === workspaceId);
   return (
     <>
@@ -83,11 +89,13 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
                 const id = e.currentTarget.value;
                 if (id)
                   navigate(
-                    route.page === 'device' || route.page === 'workspaces' || route.page === 'signin'
-                      ? { page: 'devices', workspaceId: id }
+                    route.page === 'device' || route.page === 'workspaces' || route.page === 'signin' || route.page === 'overview'
+                      ? { page: 'overview', workspaceId: id }
                       : route.page === 'rollout'
                         ? { page: 'rollouts', workspaceId: id }
-                        : { page: route.page, workspaceId: id },
+                        : route.page === 'data'
+                          ? { page: 'data', workspaceId: id }
+                          : { page: route.page, workspaceId: id },
                   );
               }}
             >
@@ -146,8 +154,10 @@ const WorkspacePage = ({ api, route, workspaceId }: { api: ApiClient; route: Rou
       return <RolloutPage {...props} rolloutId={route.rolloutId} />;
     case 'firmware':
       return <FirmwarePage {...props} />;
+    case 'overview':
+      return <OverviewPage {...props} />;
     case 'data':
-      return <DataPage {...props} />;
+      return <DataPage {...props} deviceId={route.deviceId} />;
     case 'integrations':
       return <IntegrationsPage {...props} />;
     case 'usage':

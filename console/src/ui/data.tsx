@@ -165,12 +165,13 @@ const AggregatePanel = ({ api, workspaceId, devices: listed }: Pick<PageProps, '
 /**
  * The time-series explorer: a storage query by devices (picked by name), tags and a time range
  * (relative to now, or absolute in the console's zone), refreshed on request every 30 s or slower;
- * a chart, a raw table, exports of a page or of every point; averages over long ranges.
+ * a chart, a raw table, exports of a page or of every point; averages over long ranges. A device's
+ * page links here with the device chosen (#/w/<ws>/data/<device>).
  */
-export const DataPage = ({ api, workspaceId }: PageProps) => {
+export const DataPage = ({ api, workspaceId, deviceId }: PageProps & { deviceId?: string }) => {
   const zone = useZone();
   const items = useWorkspaceItems(api, workspaceId);
-  const devices = usePickerState();
+  const devices = usePickerState(deviceId ? [deviceId] : []);
   const [tags, setTags] = useState('');
   const [range, setRange] = useState<RangeKey>(DEFAULT_RANGE);
   const [start, setStart] = useState(() => toWallInput(Date.now() - 24 * 3600_000, zone));

@@ -6,6 +6,7 @@ import { routeHash } from '../lib/router';
 import type { PageProps } from './page';
 import { Busy, download, ErrorBox, Field, Submit, useAction, useLoad, when } from './components';
 import { ScheduleFotaForm, ScheduleJobForm } from './schedule';
+import { DeviceHealth } from './device-health';
 
 /** What a 409 of a cancel means: the job or FOTA ended before the cancel came. */
 const CANCEL_CONFLICT_HINT = 'It ended before the cancel arrived: the page now shows how.';
@@ -63,6 +64,7 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
       <button type="button" onClick={device.reload}>
         Refresh
       </button>
+      <DeviceHealth api={api} workspaceId={workspaceId} device={d} reloadDevice={device.reload} />
 
       <form
         class="inline"

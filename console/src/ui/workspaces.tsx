@@ -37,7 +37,7 @@ export const WorkspacesPage = ({ api, workspaces, reload }: { api: ApiClient; wo
             {workspaces.map((w) => (
               <tr>
                 <td>
-                  <a href={routeHash({ page: 'devices', workspaceId: w.id })}>{w.name}</a>
+                  <a href={routeHash({ page: 'overview', workspaceId: w.id })}>{w.name}</a>
                 </td>
                 <td>{w.description}</td>
                 <td>

@@ -1,0 +1,185 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { Overview, OverviewCounts } from '../lib/api';
+import { progressLabel, rolloutTitle } from '../lib/rollouts';
+import { routeHash } from '../lib/router';
+import type { PageProps } from './page';
+import { Busy, ErrorBox, useLoad, when } from './components';
+
+/** How often the overview re-reads itself at most (issue 33: no page polls faster than every 30 s). */
+export const OVERVIEW_REFRESH_MS = 30_000;
+
+const STALE_EVENT = 'fleetstream:overview-stale';
+
+/**
+ * Tells an open Overview page to read itself again now (the live layer calls it on a pushed
+ * change: a connection, data, a rollout's counts, a webhook's status).
+ */
+export const reloadOverview = () => dispatchEvent(new Event(STALE_EVENT));
+
+/** The silence thresholds offered, in seconds (the API's default is 15 minutes). */
+const SILENCES: ReadonlyArray<[number, string]> = [
+  [300, '5 minutes'],
+  [900, '15 minutes'],
+  [3600, '1 hour'],
+  [86_400, '24 hours'],
+];
+
+const firmwareText = (firmware: OverviewCounts['firmware']) => firmware.map((f) => `${f.version} × ${f.devices}`).join(', ') || '—';
+
+/** The workspace at a glance: the console's home. */
+export const OverviewPage = ({ api, workspaceId }: PageProps) => {
+  const [silentAfter, setSilentAfter] = useState(900);
+  const overview = useLoad(() => api.getOverview(workspaceId, silentAfter), [workspaceId, silentAfter]);
+  // Read again every 30 s, and whenever the live layer says something changed.
+  useEffect(() => {
+    const timer = setInterval(overview.reload, OVERVIEW_REFRESH_MS);
+    addEventListener(STALE_EVENT, overview.reload);
+    return () => {
+      clearInterval(timer);
+      removeEventListener(STALE_EVENT, overview.reload);
+    };
+  }, [workspaceId, silentAfter]);
+
+  return (
+    <>
+      <h2>Overview</h2>
+      <label>
+        Silent after{' '}
+        <select name="silent-after" value={silentAfter} onChange={(e) => setSilentAfter(Number(e.currentTarget.value))}>
+          {SILENCES.map(([seconds, label]) => (
+            <option value={seconds}>{label}</option>
+          ))}
+        </select>{' '}
+        without data
+      </label>
+      <ErrorBox error={overview.error} />
+      {!overview.data && !overview.error && <Busy label="Counting the workspace’s devices…" />}
+      {overview.data && <OverviewBody overview={overview.data} workspaceId={workspaceId} />}
+    </>
+  );
+};
+
+const OverviewBody = ({ overview: o, workspaceId }: { overview: Overview; workspaceId: string }) => (
+  <>
+    <dl class="facts" data-testid="overview-totals">
+      <dt>Devices</dt>
+      <dd data-count="devices">{o.totals.devices}</dd>
+      <dt>Online</dt>
+      <dd data-count="online">{o.totals.online}</dd>
+      <dt>Offline</dt>
+      <dd data-count="offline">{o.totals.offline}</dd>
+      <dt>Silent</dt>
+      <dd data-count="silent">{o.totals.silent}</dd>
+      <dt>Never sent data</dt>
+      <dd data-count="never_seen">{o.totals.never_seen}</dd>
+    </dl>
+    <p class="hint">Counted {when(o.at)}; read again every 30 seconds.</p>
+
+    <section aria-labelledby="ov-fleets-h">
+      <h3 id="ov-fleets-h">Fleets</h3>
+      <table class="list" data-testid="overview-fleets">
+        <thead>
+          <tr>
+            <th scope="col">Fleet</th>
+            <th scope="col">Devices</th>
+            <th scope="col">Online</th>
+            <th scope="col">Offline</th>
+            <th scope="col">Silent</th>
+            <th scope="col">Firmware</th>
+          </tr>
+        </thead>
+        <tbody>
+          {o.fleets.map((f) => (
+            <tr data-fleet={f.fleet_id}>
+              <td>
+                <a href={routeHash({ page: 'devices', workspaceId })} title={f.fleet_name}>
+                  {f.fleet_name || f.fleet_id}
+                </a>
+              </td>
+              <td>{f.devices}</td>
+              <td>{f.online}</td>
+              <td>{f.offline}</td>
+              <td>{f.silent}</td>
+              <td>{firmwareText(f.firmware)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+
+    <section aria-labelledby="ov-fw-h">
+      <h3 id="ov-fw-h">Firmware versions</h3>
+      <table class="list" data-testid="overview-firmware">
+        <thead>
+          <tr>
+            <th scope="col">Version</th>
+            <th scope="col">Devices</th>
+          </tr>
+        </thead>
+        <tbody>
+          {o.totals.firmware.map((f) => (
+            <tr data-version={f.version}>
+              <td>{f.version}</td>
+              <td>{f.devices}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p>
+        <a href={routeHash({ page: 'firmware', workspaceId })}>Firmware</a> · <a href={routeHash({ page: 'jobs', workspaceId })}>Schedule a FOTA</a>
+      </p>
+    </section>
+
+    <section aria-labelledby="ov-rollouts-h">
+      <h3 id="ov-rollouts-h">Rollouts in progress</h3>
+      {o.rollouts.length ? (
+        <ul data-testid="overview-rollouts">
+          {o.rollouts.map((r) => (
+            <li>
+              <a href={routeHash({ page: 'rollout', workspaceId, rolloutId: r.id })}>{rolloutTitle(r)}</a> — {r.status.replace('_', ' ')}, {progressLabel(r)}
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p>
+          None. <a href={routeHash({ page: 'rollouts', workspaceId })}>All rollouts</a>
+        </p>
+      )}
+    </section>
+
+    <section aria-labelledby="ov-hooks-h">
+      <h3 id="ov-hooks-h">Failing webhooks</h3>
+      {o.webhooks.length ? (
+        <table class="list" data-testid="overview-webhooks">
+          <thead>
+            <tr>
+              <th scope="col">Webhook</th>
+              <th scope="col">Failures in a row</th>
+              <th scope="col">Last error</th>
+              <th scope="col">Last success</th>
+            </tr>
+          </thead>
+          <tbody>
+            {o.webhooks.map((w) => (
+              <tr>
+                <td>
+                  <a href={routeHash({ page: 'integrations', workspaceId })}>{w.name}</a>
+                  {w.enabled ? '' : ' (disabled)'}
+                </td>
+                <td>{w.consecutive_failures}</td>
+                <td>
+                  {w.last_error ?? '—'} {w.last_error_at ? `(${when(w.last_error_at)})` : ''}
+                </td>
+                <td>{when(w.last_delivery_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p>
+          None: every webhook’s last delivery succeeded. <a href={routeHash({ page: 'integrations', workspaceId })}>Integrations</a>
+        </p>
+      )}
+    </section>
+  </>
+);
