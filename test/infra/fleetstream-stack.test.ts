@@ -87,6 +87,7 @@ describe('routes', () => {
 
     expect(lists.map((r) => r.operationId).sort()).toEqual([
       'listApiKeys',
+      'listDeviceEvents',
       'listDevices',
       'listExports',
       'listFirmwares',
