@@ -15,9 +15,8 @@ import { runtimeFilePath, type RuntimeFile } from '../../local/runtime-file';
 import { putAll } from '../../lambdas/stores/items';
 import { deviceKey } from '../../lambdas/stores/keys';
 import { apiClient, type ApiClient } from '../helpers/api-client';
-import { BROWSER_WAIT_MS, clickText, fill, launchChromium, screenshot, waitForText } from '../helpers/browser';
+import { BROWSER_WAIT_MS, clickText, fill, launchChromium, ownWorkspace, type SharedStack, screenshot, sharedStack, waitForText } from '../helpers/browser';
 import { deviceClient, deviceToken } from '../helpers/device-token';
-import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 
 jest.setTimeout(2 * BROWSER_WAIT_MS);
 
@@ -25,9 +24,8 @@ jest.setTimeout(2 * BROWSER_WAIT_MS);
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Dom = any;
 
-const email = 'overview@example.com';
-const password = 'Correct-Horse-7-battery';
-let stack: LocalStack;
+let stack: SharedStack;
+let ws: string;
 let api: ApiClient;
 let browser: Browser;
 let page: Page;
@@ -38,10 +36,9 @@ const hashOf = () => page.evaluate(() => (globalThis as Dom).location.hash as st
 const textOf = (selector: string) => page.$eval(selector, (el) => (el as Dom).textContent.trim() as string).catch(() => '');
 
 beforeAll(async () => {
-  stack = await startLocalStack({ FLEETSTREAM_DEV_USER_EMAIL: email, FLEETSTREAM_DEV_USER_PASSWORD: password, AUTHORIZER_CACHE_TTL_SECONDS: '1' }, undefined, {
-    readyTimeoutMs: 90_000,
-  });
-  consoleUrl = (stack as unknown as { console_url?: string }).console_url ?? `${new URL(stack.base_url).origin}/`;
+  stack = sharedStack();
+  ws = await ownWorkspace(stack, 'Overview');
+  consoleUrl = stack.console_url;
   api = apiClient(stack.base_url, stack.api_key);
   browser = await launchChromium();
   page = await browser.newPage();
@@ -50,12 +47,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await stack?.stop();
 });
 
 describe('the overview and a device’s health in Chromium', () => {
   it('seeds a workspace: four devices through the store, one that sends data and installs a firmware', async () => {
-    const ws = stack.workspace_id;
     const north = (await api.post(`/workspaces/${ws}/fleets`, { name: 'north', description: '' })).body.fleet;
     const { env } = JSON.parse(readFileSync(runtimeFilePath(stack.dataDir, Number(new URL(stack.base_url).port)), 'utf8')) as RuntimeFile;
     const client = new DynamoDBClient({
@@ -106,10 +101,12 @@ describe('the overview and a device’s health in Chromium', () => {
 
   it('signs in to the Overview, with the device counts and the firmware spread', async () => {
     await page.goto(consoleUrl);
-    await fill(page, 'email', email);
-    await fill(page, 'password', password);
+    await fill(page, 'email', stack.user_email);
+    await fill(page, 'password', stack.user_password);
     await clickText(page, 'Sign in');
+    // the home of the account's first workspace, then this file's own
     await until(async () => (await hashOf()) === `#/w/${stack.workspace_id}/overview`, 'the overview as the home');
+    await page.goto(`${consoleUrl}#/w/${ws}/overview`);
     await until(async () => (await textOf('[data-count="devices"]')) === '5', 'five devices counted');
     expect(await textOf('[data-count="online"]')).toBe('2');
     expect(await textOf('[data-count="offline"]')).toBe('3');
@@ -131,7 +128,7 @@ describe('the overview and a device’s health in Chromium', () => {
   });
 
   it('shows a device’s latest values with sparklines, last data, firmware and its timeline, and opens its data', async () => {
-    await page.goto(`${consoleUrl}#/w/${stack.workspace_id}/devices/${deviceId}`);
+    await page.goto(`${consoleUrl}#/w/${ws}/devices/${deviceId}`);
     await until(async () => (await textOf('[data-testid="firmware"]')) === '2.0', 'the firmware shown');
     expect(await textOf('[data-testid="last-seen"]')).not.toBe('—');
     await page.waitForSelector('[data-testid="latest-values"] tr[data-tag="env"]');
@@ -144,8 +141,9 @@ describe('the overview and a device’s health in Chromium', () => {
     await screenshot(page, 'device-health');
 
     await clickText(page, 'See this device’s data', 'a');
-    await until(async () => (await hashOf()) === `#/w/${stack.workspace_id}/data/${deviceId}`, 'the data page of the device');
-    await page.waitForSelector('input[name="query-devices"]');
-    expect(await page.$eval('input[name="query-devices"]', (el) => (el as Dom).value)).toBe(deviceId);
+    await until(async () => (await hashOf()) === `#/w/${ws}/data/${deviceId}`, 'the data page of the device');
+    // the device is chosen in the Data page's picker, by name
+    await page.waitForSelector(`[data-testid="picked"][data-id="${deviceId}"]`);
+    await until(async () => (await textOf('[data-testid="picked"]')).includes('thermo'), 'the device’s name in the picker');
   });
 });

@@ -28,6 +28,8 @@ export interface SharedStack extends ReadyInfo {
   /** The first console user of the runtime's account (that of `api_key`). */
   user_email: string;
   user_password: string;
+  /** Its data folder (where its runtime file names its engines). */
+  dataDir: string;
 }
 
 /** The runtime every browser test file shares (test/helpers/browser-setup.ts); each file signs up users of its own. */
