@@ -143,5 +143,15 @@ export const QUEUE_PRODUCERS: Record<QueueName, readonly string[]> = {
   export: ['timeseries', 'export'],
 };
 
+/**
+ * The Lambdas (folders under `lambdas/`) that move a queue's dead-lettered messages back to it: the
+ * integrations routes replay a webhook's (POST …/integrations/{id}/replay). Each may receive from,
+ * release and delete in the DLQ, and send to the queue; it finds them by `<NAME>_QUEUE_URL` and
+ * `<NAME>_DLQ_URL`.
+ */
+export const QUEUE_REPLAYERS: Partial<Record<QueueName, readonly string[]>> = {
+  forward: ['integrations'],
+};
+
 /** The DLQ of a queue, by name (fauxqs; the stack lets CloudFormation name its queues). */
 export const dlqNameOf = (name: QueueName) => `${name}-dlq`;

@@ -227,6 +227,21 @@ export const ROUTES: readonly Route[] = [
     'testIntegration',
     'Send a signed test batch to a webhook now and answer how it went',
   ),
+  // Additions to the v3 interface (issue 33): a webhook's last POSTs, and the DLQ replay of what it missed.
+  route(
+    'GET',
+    '/workspaces/{workspaceId}/integrations/{integrationId}/deliveries',
+    'integrations',
+    'listIntegrationDeliveries',
+    'A webhook’s last deliveries, newest first: time, outcome, HTTP status, error, duration, batch size',
+  ),
+  route(
+    'POST',
+    '/workspaces/{workspaceId}/integrations/{integrationId}/replay',
+    'integrations',
+    'replayIntegrationDeadLetters',
+    'Move the workspace’s dead-lettered messages this webhook has not received back to the forward queue',
+  ),
 
   // Additions to the v3 interface (spec/operations.md §5): what a workspace may hold and do, and what it did.
   route('GET', '/workspaces/{workspaceId}/limits', 'limits', 'getWorkspaceLimits', 'A workspace’s limits: its quotas and rates'),

@@ -5,7 +5,7 @@ import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/
 import { SCHEDULES, type ScheduledHandler } from '../lambdas/schedules';
 import { REGISTRY_FIRMWARE_USE_INDEX, REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
 import { REGISTRY_STREAM, type StreamConsumer } from '../lambdas/streams';
-import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../lambdas/queues';
+import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUE_REPLAYERS, QUEUES, type QueueName } from '../lambdas/queues';
 import { API_STAGE, Api, IDENTITY_HEADERS, type AuthorizedBy } from './constructs/api';
 import { Buckets } from './constructs/buckets';
 import type { ISource } from 'aws-cdk-lib/aws-s3-deployment';
@@ -249,6 +249,13 @@ export class FleetstreamStack extends Stack {
       for (const source of sources) {
         const fn = bySource.get(source);
         if (fn) this.queues.allowSend(queue, fn);
+      }
+    }
+    // A webhook's DLQ replay (POST …/integrations/{id}/replay) moves its messages back to the forward queue.
+    for (const [queue, sources] of Object.entries(QUEUE_REPLAYERS) as Array<[QueueName, readonly string[]]>) {
+      for (const source of sources) {
+        const fn = bySource.get(source);
+        if (fn) this.queues.allowReplay(queue, fn);
       }
     }
 

@@ -239,6 +239,7 @@ const engineVariables = (
     TIMESERIES_TABLE: engines.dynamo.timeseriesTable,
     AWS_ENDPOINT_URL_SQS: engines.sqs.endpoint,
     ...Object.fromEntries(Object.values(engines.sqs.queues).map((q) => [q.definition.urlEnv, q.url])),
+    FORWARD_DLQ_URL: engines.sqs.queues.forward.dlqUrl,
     FORWARD_RETRY_BASE_SECONDS: String(forward.retry?.baseSeconds ?? 0),
     FORWARD_RETRY_MAX_SECONDS: String(forward.retry?.maxSeconds ?? 0),
     AWS_ENDPOINT_URL_S3: engines.s3Endpoint,

@@ -105,6 +105,11 @@ const main = async () => {
     b?.job?.devices?.includes?.(device?.id) || b?.job?.devices?.some?.((d: any) => d?.id === device?.id || d === device?.id)
       ? undefined
       : 'the fleet’s device is not in the answer';
+  // The dry run (issue 33's guard): the fleet's count, nothing scheduled.
+  await call('scheduleFleetJob', 'POST', `/workspaces/${ws}/jobs/smoke-dry?fleet=${fleet?.id}&dry_run=true`, {
+    body: { value: {} },
+    check: (b) => (b?.dry_run === true && b.targets >= 1 && b.fleet_ids?.[0] === fleet?.id ? undefined : `not a dry run's count: ${JSON.stringify(b)}`),
+  });
   await call('scheduleFleetJobSingular', 'POST', `/workspace/${ws}/jobs/smoke-fleet?fleet=${fleet?.id}`, { body: { value: {} }, check: onFleet });
   const rolloutId = (
     await call('scheduleFleetJob', 'POST', `/workspaces/${ws}/jobs/smoke-fleets?fleet=${fleet?.id}`, {
@@ -266,6 +271,14 @@ const main = async () => {
   await call('testIntegration', 'POST', `/workspaces/${ws}/integrations/${integration?.id}/test`, {
     check: (b) =>
       b?.delivery?.ok === false && b.integration?.status?.last_error ? undefined : `a test to an .invalid host did not fail: ${JSON.stringify(b?.delivery)}`,
+  });
+  await call('listIntegrationDeliveries', 'GET', `/workspaces/${ws}/integrations/${integration?.id}/deliveries?limit=5`, {
+    check: (b) => (b?.deliveries?.[0]?.test === true && b.deliveries[0].ok === false ? undefined : `the test delivery is not logged: ${JSON.stringify(b)}`),
+  });
+  // Disabled, it has nothing to replay: 409, and the DLQ is not touched (the replay itself: test/e2e/forward/dlq-replay.test.ts).
+  await call('replayIntegrationDeadLetters', 'POST', `/workspaces/${ws}/integrations/${integration?.id}/replay`, {
+    expect: 409,
+    check: (b) => (b?.error?.code === 'conflict' ? undefined : 'not the error envelope'),
   });
   await call('rotateIntegrationSecret', 'POST', `/workspaces/${ws}/integrations/${integration?.id}/secret`, { check: has('secret') });
   await call('deleteIntegration', 'DELETE', `/workspaces/${ws}/integrations/${integration?.id}`);

@@ -30,6 +30,7 @@ export const IntegrationStatusSchema = z
     last_error_at: DateSchema.nullable(),
     last_error: z.string().nullable().meta({ description: 'What went wrong on the last failed POST' }),
     consecutive_failures: z.int().nonnegative().meta({ description: 'Failed deliveries (one per forwarder batch) since the last success' }),
+    failing_since: DateSchema.nullable().meta({ description: 'When the first of the consecutive failures happened; null while deliveries succeed' }),
   })
   .meta({ id: 'IntegrationStatus' });
 export type IntegrationStatus = z.infer<typeof IntegrationStatusSchema>;
@@ -113,3 +114,55 @@ export const TestDeliveryResponseSchema = z
     integration: IntegrationSchema,
   })
   .meta({ id: 'TestDeliveryResult' });
+
+/** Deliveries a delivery log answers at most (`limit`), and by default. */
+export const DELIVERY_LOG_LIMIT_MAX = 100;
+export const DELIVERY_LOG_LIMIT_DEFAULT = 20;
+
+/** One webhook POST as the delivery log keeps it (a forwarder batch's POST, or a test delivery). */
+export const DeliverySchema = z
+  .object({
+    at: DateSchema.meta({ description: 'When the POST started' }),
+    ok: z.boolean().meta({ description: 'The receiver answered with 2xx' }),
+    status: z.int().nullable().meta({ description: 'The HTTP status the receiver answered with; null when no answer came' }),
+    error: z.string().nullable().meta({ description: 'What went wrong (as the status’s last_error says it); null on success' }),
+    duration_ms: z.int().nonnegative().meta({ description: 'From the start of the POST to its answer or failure' }),
+    entries: z.int().nonnegative().meta({ description: 'Points or events in the POST’s batch' }),
+    kind: z.enum(['data', 'events']),
+    batch_id: z.string().meta({ description: 'The POST’s batch_id (x-fleetstream-batch-id)' }),
+    test: z.boolean().meta({ description: 'A test delivery (POST …/test), not a forwarded batch' }),
+  })
+  .meta({ id: 'Delivery' });
+export type Delivery = z.infer<typeof DeliverySchema>;
+
+export const DeliveryLogQuerySchema = z.strictObject({
+  limit: z
+    .string()
+    .regex(/^\d{1,6}$/, `Must be an integer from 1 to ${DELIVERY_LOG_LIMIT_MAX}.`)
+    .transform(Number)
+    .pipe(z.number().min(1, 'Must be at least 1.').max(DELIVERY_LOG_LIMIT_MAX, `Must be at most ${DELIVERY_LOG_LIMIT_MAX}.`))
+    .optional()
+    .meta({
+      type: 'integer',
+      minimum: 1,
+      maximum: DELIVERY_LOG_LIMIT_MAX,
+      description: `Integer from 1 to ${DELIVERY_LOG_LIMIT_MAX}: the newest this many deliveries (default ${DELIVERY_LOG_LIMIT_DEFAULT})`,
+    }),
+});
+
+export const DeliveryLogResponseSchema = z
+  .object({ deliveries: z.array(DeliverySchema).meta({ description: 'Newest first; each kept 7 days' }) })
+  .meta({ id: 'DeliveryLog' });
+
+/** What a DLQ replay did (POST …/integrations/{id}/replay). */
+export const ReplaySchema = z
+  .object({
+    moved: z.int().nonnegative().meta({ description: 'Dead-lettered messages moved back to the forward queue for this webhook' }),
+    examined: z.int().nonnegative().meta({ description: 'Dead-lettered messages looked at (other workspaces’ and webhooks’ were put back untouched)' }),
+    complete: z.boolean().meta({
+      description: 'The dead-letter queue looked empty of other messages when the replay ended; false: it stopped at its time or count bound, call again',
+    }),
+  })
+  .meta({ id: 'Replay' });
+export type Replay = z.infer<typeof ReplaySchema>;
+export const ReplayResponseSchema = z.object({ replay: ReplaySchema, integration: IntegrationSchema }).meta({ id: 'ReplayResult' });

@@ -14,9 +14,9 @@ const toSchema = (schema: z.ZodType, components: Record<string, unknown>, io: 'i
     target: 'draft-2020-12',
     io,
     unrepresentable: 'any',
-    // Query counts are digit strings that the schema reads as integers; the document says integer.
+    // Query counts (and flags) are strings that the schema reads as integers (booleans); the document says integer (boolean).
     override: ({ jsonSchema }) => {
-      if (jsonSchema.type === 'integer') delete jsonSchema.pattern;
+      if (jsonSchema.type === 'integer' || jsonSchema.type === 'boolean') delete jsonSchema.pattern;
     },
   }) as JsonSchema;
   const text = JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/');

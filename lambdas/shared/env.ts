@@ -39,6 +39,9 @@ export const INGEST_QUEUE_URL = process.env.INGEST_QUEUE_URL ?? '';
 /** Queue of data points and events on their way to webhooks. */
 export const FORWARD_QUEUE_URL = process.env.FORWARD_QUEUE_URL ?? '';
 
+/** The forward queue's dead-letter queue: the integrations handler replays a webhook's messages from it. */
+export const FORWARD_DLQ_URL = process.env.FORWARD_DLQ_URL ?? '';
+
 /** Base address of the device API, written into device credentials (`endpoint` of zdevice.json). */
 export const DEVICE_ENDPOINT_URL = process.env.DEVICE_ENDPOINT_URL ?? '';
 

@@ -9,7 +9,9 @@ import { transactWithQuota, type QuotaCheck } from './limits-store';
 
 /** An integration as stored: the listed fields, flat status fields, and its signing secrets. */
 export type IntegrationRecord = Omit<Integration, 'status'> &
-  Integration['status'] & {
+  Omit<Integration['status'], 'failing_since'> & {
+    /** Absent while deliveries succeed (and on integrations from before it was recorded). */
+    failing_since?: string | null;
     account_id: string;
     secret: string;
     /** The secret before the last rotation, still used to sign until previous_secret_expires_at. */
@@ -100,19 +102,36 @@ export const deleteIntegration = async (db: Db, workspaceId: string, integration
 };
 
 /**
- * Records how one batch of POSTs to an integration went: a success resets the failure count, a
- * failure counts up and keeps the error. @throws NotFoundError when it was deleted meanwhile.
+ * Records how one batch of POSTs to an integration went: a success resets the failure count and
+ * clears `failing_since`; a failure counts up, keeps the error, and sets `failing_since` when it is
+ * the first of a run. @throws NotFoundError when it was deleted meanwhile.
  */
-export const recordDeliveryOutcome = (db: Db, workspaceId: string, integrationId: string, outcome: { at: string; delivered: boolean; error?: string }) =>
-  outcome.error === undefined
-    ? update(db, workspaceId, integrationId, { last_delivery_at: outcome.at, consecutive_failures: 0 })
-    : update(
-        db,
-        workspaceId,
-        integrationId,
-        { last_error_at: outcome.at, last_error: outcome.error, ...(outcome.delivered ? { last_delivery_at: outcome.at } : {}) },
-        { consecutive_failures: 1 },
-      );
+export const recordDeliveryOutcome = async (
+  db: Db,
+  workspaceId: string,
+  integrationId: string,
+  outcome: { at: string; delivered: boolean; error?: string },
+) => {
+  const failed = outcome.error !== undefined;
+  try {
+    const { Attributes } = await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: integrationKey(workspaceId, integrationId),
+        UpdateExpression: failed
+          ? `SET last_error_at = :at, last_error = :error, failing_since = if_not_exists(failing_since, :at)${outcome.delivered ? ', last_delivery_at = :at' : ''} ADD consecutive_failures :one`
+          : 'SET last_delivery_at = :at, consecutive_failures = :zero REMOVE failing_since',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: failed ? { ':at': outcome.at, ':error': outcome.error, ':one': 1 } : { ':at': outcome.at, ':zero': 0 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return strip<IntegrationRecord>(Attributes!);
+  } catch (error) {
+    if (isConditionFailed(error)) throw notFound(integrationId, error);
+    throw error;
+  }
+};
 
 const BATCH_GET_LIMIT = 100; // BatchGetItem takes at most 100 keys
 const MAX_ATTEMPTS = 8;

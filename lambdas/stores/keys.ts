@@ -25,6 +25,7 @@
  * | firmware version| WKS#<wks>      | FW#<fw>#<ver>   |
  * | data export     | WKS#<wks>      | EXPORT#<exp>    |
  * | delivery ledger | DELIVERY#<msg> | DELIVERY        |
+ * | delivery log    | INTLOG#<wks>#<int> | <at>#<uuid> |
  * | console user    | USER#<sub>     | USER            |
  * | usage of a day  | WKS#<wks>      | USAGE#<date>    |
  * | request counter | RATE#<who>#<s> | RATE            |
@@ -91,6 +92,11 @@ export const exportKey = (workspaceId: string, exportId: string): ItemKey => ({ 
 /** A console user (Cognito `sub`) → the account it belongs to. */
 export const userKey = (sub: string): ItemKey => ({ pk: `USER#${sub}`, sk: 'USER' });
 export const deliveryKey = (messageId: string): ItemKey => ({ pk: `DELIVERY#${messageId}`, sk: 'DELIVERY' });
+/** One webhook POST in an integration's delivery log (`at`: the POST's start, ISO 8601: text order is time order). */
+export const deliveryLogKey = (workspaceId: string, integrationId: string, at: string, id: string): ItemKey => ({
+  pk: `INTLOG#${workspaceId}#${integrationId}`,
+  sk: `${at}#${id}`,
+});
 /** A workspace's usage counters of one UTC day (`YYYY-MM-DD`): text order is day order. */
 export const usageKey = (workspaceId: string, day: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `USAGE#${day}` });
 /**
@@ -189,7 +195,7 @@ export const firmwareUseRefs = (firmwareRef: string) => [
 /**
  * The registry's TTL attribute (seconds since the epoch), which the stack's table and both local
  * runtimes' tables expire items by: the forwarder's delivery ledger (integration-store.ts), the
- * rollout count ledger (rollout-counter-store.ts), the rate counters of each key's seconds
+ * rollout count ledger (rollout-counter-store.ts), the webhooks' delivery logs (delivery-log-store.ts), the rate counters of each key's seconds
  * (request-counter-store.ts), the devices' sampled authentication minutes
  * (authentication-sample-store.ts), the devices' event logs (device-event-store.ts) and exports past their lifetime (domain/data/export-requests.ts and
  * export-runs.ts) write their expiry in it.
@@ -265,6 +271,7 @@ export const collection = {
   identitiesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'IDN#' }),
   identitiesOfDevice: (workspaceId: string, deviceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: `IDN#${deviceId}#` }),
   integrationsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'INT#' }),
+  deliveriesOfIntegration: (workspaceId: string, integrationId: string) => ({ pk: `INTLOG#${workspaceId}#${integrationId}`, prefix: '' }),
   firmwaresOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'FW#' }),
   usageOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'USAGE#' }),
   rolloutsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: ROLLOUT_SORT_KEY_PREFIX }),

@@ -136,6 +136,20 @@ export class Queues extends Construct {
     return this;
   }
 
+  /**
+   * Lets `fn` move messages of a queue's DLQ back to the queue (a DLQ replay) and tells it both
+   * URLs (`<NAME>_QUEUE_URL`, `<NAME>_DLQ_URL`): it receives from the DLQ, makes the messages it
+   * leaves visible again and deletes those it moved, and sends to the queue; nothing else.
+   */
+  allowReplay(name: QueueName, fn: HandlerFunction): this {
+    const { definition, queue, dlq } = this.queues[name];
+    dlq.grant(fn, 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage');
+    queue.grant(fn, 'sqs:SendMessage');
+    fn.addEnvironment(definition.urlEnv, queue.queueUrl);
+    fn.addEnvironment(definition.urlEnv.replace(/_QUEUE_URL$/, '_DLQ_URL'), dlq.queueUrl);
+    return this;
+  }
+
   /** Lets `fn` send messages to a queue and tells it the queue's URL. */
   allowSend(name: QueueName, fn: HandlerFunction): this {
     const { definition, queue } = this.queues[name];

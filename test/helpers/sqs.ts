@@ -1,4 +1,12 @@
-import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+  type Message,
+} from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
 import { readForwardBody, type RenderedEntry } from '../../lambdas/domain/webhooks/forward-pack';
 import type { ForwardMessage } from '../../lambdas/schemas/forward';
@@ -75,6 +83,19 @@ export const receiveAll = async (url: string): Promise<Message[]> => {
     );
     if (!Messages.length) return all;
     all.push(...Messages);
+  }
+};
+
+/** Makes received messages visible again at once (what `receiveAll` hid). */
+export const releaseAll = async (url: string, messages: Message[]) => {
+  const client = sqsClient();
+  for (let i = 0; i < messages.length; i += 10) {
+    await client.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: url,
+        Entries: messages.slice(i, i + 10).map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 })),
+      }),
+    );
   }
 };
 

@@ -93,6 +93,7 @@ describe('routes', () => {
       'listFirmwares',
       'listFleets',
       'listIdentities',
+      'listIntegrationDeliveries',
       'listIntegrations',
       'listJobs',
       'listRolloutDevices',

@@ -53,6 +53,7 @@ const CONFLICTS = new Set([
   'pauseRollout',
   'resumeRollout',
   'cancelRollout',
+  'replayIntegrationDeadLetters',
 ]);
 /** The operations that create what a workspace's quota counts, and the device API's publish (a device's daily points). */
 const QUOTAS = new Set([

@@ -5,6 +5,7 @@ import { fleetAtSnapshot } from '../../stores/fleet-history';
 import type { DeviceTarget } from '../../stores/job-store';
 import { requireFleets } from '../registry/fleets';
 import { requireWorkspace } from '../tenancy/workspaces';
+import type { DryRun } from '../../schemas/dry-run';
 
 /**
  * Where a fleet-wide scheduling starts, before anything is written: the workspace and every named
@@ -38,4 +39,22 @@ export const snapshotTargets = async (db: Db, workspaceId: string, fleetIds: str
       });
     }
   })();
+};
+
+/**
+ * A fleet-wide scheduling's dry run: how many devices it would target now (those in the chosen
+ * fleets, every fleet when none is named), counted from the same device list the scheduling reads,
+ * without advancing the scheduling clock or writing anything. Targets were checked (`requireTargets`).
+ */
+export const countTargets = async (db: Db, workspaceId: string, fleetIds: string[] = []): Promise<DryRun> => {
+  const wanted = fleetIds.length ? new Set(fleetIds) : undefined;
+  let targets = 0;
+  for await (const page of listDevicePlacementPages(db, workspaceId)) {
+    for (const device of page) {
+      // its fleet now: that of its latest stay
+      const fleet = fleetAtSnapshot(device, Number.MAX_SAFE_INTEGER);
+      if (fleet !== undefined && (!wanted || wanted.has(fleet))) targets++;
+    }
+  }
+  return { dry_run: true, targets, fleet_ids: fleetIds.length ? fleetIds : null };
 };

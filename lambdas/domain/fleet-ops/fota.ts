@@ -15,6 +15,7 @@ import { deviceConnectionOf, eventMessage, eventTimestamp, type DevicePlace } fr
 import { scheduledState } from './executions';
 import { requireReadyFirmware } from './firmware';
 import { requireFleets } from '../registry/fleets';
+import { countTargets } from './fleet-targets';
 import { scheduleOnFleets, type DeviceState } from './rollouts';
 import { requireWorkspace } from '../tenancy/workspaces';
 
@@ -108,6 +109,18 @@ export const scheduleFleetFota = async (
     ...(settings.timeout_seconds ? { timeout_seconds: settings.timeout_seconds } : {}),
   };
   return { fota, devices };
+};
+
+/**
+ * A fleet-wide FOTA's dry run: the checks `scheduleFleetFota` makes, in its order, then how many
+ * devices it would target now; nothing is written.
+ * @throws NotFoundError, ConflictError as `scheduleFleetFota` does.
+ */
+export const dryRunFleetFota = async (db: Db, caller: Caller, workspaceId: string, firmware: Firmware, fleetIds?: string[]) => {
+  await requireWorkspace(db, caller, workspaceId);
+  if (fleetIds?.length) await requireFleets(db, workspaceId, fleetIds);
+  await requireReadyFirmware(db, workspaceId, fotaValue(firmware));
+  return countTargets(db, workspaceId, fleetIds);
 };
 
 type FotaReport = Pick<FotaResultBody, 'status' | 'firmware_id' | 'firmware_version' | 'message'>;

@@ -16,6 +16,7 @@ import type { StreamedList } from '../../shared/json-stream';
 import { collection } from '../../stores/keys';
 import { mapKeyed, pageSizeOf, paginate, startOf } from '../registry/lists';
 import { scheduleOnFleets, type DeviceState } from './rollouts';
+import { countTargets, requireTargets } from './fleet-targets';
 
 /** A stored job as the API shows it (and as its events carry it): no device, place, stamp or times but its end. */
 export const toJob = ({ name, status, scheduled_at, value, result, completed_at, rollout_id, timeout_seconds }: JobRecord): Job => ({
@@ -114,6 +115,16 @@ export const scheduleFleetJob = async (
     ...(settings.timeout_seconds ? { timeout_seconds: settings.timeout_seconds } : {}),
   };
   return { job, devices };
+};
+
+/**
+ * A fleet-wide job's dry run: the checks `scheduleFleetJob` makes before writing, then how many
+ * devices it would target now; nothing is written (no rollout, no quota counted).
+ * @throws NotFoundError when the workspace or a named fleet is not the caller's.
+ */
+export const dryRunFleetJob = async (db: Db, caller: Caller, workspaceId: string, fleetIds?: string[]) => {
+  await requireTargets(db, caller, workspaceId, fleetIds);
+  return countTargets(db, workspaceId, fleetIds);
 };
 
 const sameResult = (stored: Record<string, unknown> | undefined, reported: Record<string, unknown>) =>

@@ -9,6 +9,8 @@ import { readForwardRuns, type EntryRun } from './forward-pack';
 import { forwarderMemory, type ForwarderMemory } from './forwarder-memory';
 import { signatureHeaders, wantsMessage } from './integrations';
 import { UsageTally } from '../limits/usage';
+import type { LoggedDelivery } from '../../stores/delivery-log-store';
+import { loggedDelivery, writeDeliveryLog } from './delivery-log';
 
 /** One forward-queue message as the forwarder receives it. */
 export interface QueuedMessage {
@@ -287,20 +289,23 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
     }),
   );
 
+  const logged: LoggedDelivery[] = [];
   const outcomes = await runAll(
     posts.map((post) => async (): Promise<PostOutcome | undefined> => {
       if (options.startPostsBefore !== undefined && Date.now() >= options.startPostsBefore) return undefined;
-      return options.post(
-        webhookPost(
-          post.integration,
-          post.kind,
-          randomUUID(),
-          post.parts.flatMap((part) => part.lines),
-        ),
-      );
+      const entries = post.parts.flatMap((part) => part.lines);
+      const batchId = randomUUID();
+      const at = new Date().toISOString();
+      const started = performance.now();
+      const outcome = await options.post(webhookPost(post.integration, post.kind, batchId, entries));
+      const durationMs = performance.now() - started;
+      logged.push(loggedDelivery(post.integration, { at, durationMs, batchId, kind: post.kind, entries: entries.length }, outcome));
+      return outcome;
     }),
     options.concurrency,
   );
+  // One item per POST, written beside the statuses (never per message).
+  const logging = writeDeliveryLog(db, logged);
 
   // A message reached an integration when every POST to it that carried one of its entries
   // succeeded (a pack's data and events, or a pack split by size, may take several POSTs).
@@ -370,7 +375,7 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
     logger.warn('could not write the delivery ledger; retries may repeat deliveries', { error: error as Error });
   }
 
-  await counting;
+  await Promise.all([counting, logging]);
   const delays = [
     ...retried.map((p) => ({ receiptHandle: p.queued.receiptHandle, seconds: retryDelaySeconds(options.retry, p.queued.receiveCount) })),
     ...poison.map((queued) => ({ receiptHandle: queued.receiptHandle, seconds: 0 })),

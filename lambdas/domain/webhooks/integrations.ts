@@ -79,6 +79,8 @@ export const toIntegration = (record: IntegrationRecord): Integration => ({
     last_error_at: record.last_error_at ?? null,
     last_error: record.last_error ?? null,
     consecutive_failures: record.consecutive_failures ?? 0,
+    // a run of failures from before failing_since was recorded: since its last error at the latest
+    failing_since: record.failing_since ?? ((record.consecutive_failures ?? 0) > 0 ? (record.last_error_at ?? null) : null),
   },
 });
 

@@ -5,6 +5,7 @@ import { nowIso } from '../../shared/ids';
 import type { ForwardMessage } from '../../schemas/forward';
 import type { TestDelivery } from '../../schemas/integration';
 import { recordDeliveryOutcome, type IntegrationRecord } from '../../stores/integration-store';
+import { loggedDelivery, writeDeliveryLog } from './delivery-log';
 import { renderEntry } from './forward-pack';
 import { webhookPost, type ForwardingOptions } from './forwarding';
 import { requireIntegration, toIntegration } from './integrations';
@@ -49,6 +50,7 @@ export const sendTestDelivery = async (db: Db, caller: Caller, workspaceId: stri
   const started = performance.now();
   const outcome = await post(webhookPost(integration, message.kind, batchId, [renderEntry(message).json], { [TEST_HEADER]: 'true' }));
   const duration = Math.round(performance.now() - started);
+  await writeDeliveryLog(db, [loggedDelivery(integration, { at, durationMs: duration, batchId, kind: message.kind, entries: 1, test: true }, outcome)]);
   const record = await recordDeliveryOutcome(db, workspaceId, integrationId, {
     at: nowIso(),
     delivered: outcome.ok,

@@ -1,5 +1,5 @@
 import { apiRequestHooks } from '../../domain/limits/api-requests';
-import { cancelFota, getFota, scheduleFleetFota, scheduleFota } from '../../domain/fleet-ops/fota';
+import { cancelFota, dryRunFleetFota, getFota, scheduleFleetFota, scheduleFota } from '../../domain/fleet-ops/fota';
 import { FOTA_OPERATIONS } from '../../schemas/operations/fota';
 import { registryDb } from '../../shared/clients';
 import { callerOf, ok } from '../../shared/http';
@@ -15,6 +15,7 @@ export const handler = httpHandler(
     scheduleFota: async ({ path: { deviceId, ...firmware }, body }, event) =>
       ok(200, { fota: await scheduleFota(registryDb(), callerOf(event), deviceId, firmware, body.timeout_seconds) }),
     scheduleFleetFota: async ({ path: { workspaceId, ...firmware }, query, body }, event) => {
+      if (query.dry_run) return ok(200, await dryRunFleetFota(registryDb(), callerOf(event), workspaceId, firmware, query.fleet));
       const { fota, devices } = await scheduleFleetFota(registryDb(), callerOf(event), workspaceId, firmware, query.fleet, body.rollout);
       return streamJsonWithList(event, 'fota', fota, 'devices', devices);
     },

@@ -7,15 +7,20 @@ import {
   rotateIntegrationSecret,
   updateIntegration,
 } from '../../domain/webhooks/integrations';
+import { listDeliveries } from '../../domain/webhooks/delivery-log';
+import { replayDeadLetters } from '../../domain/webhooks/replay';
 import { sendTestDelivery } from '../../domain/webhooks/test-delivery';
 // The forwarder's own POST: a test goes out exactly as a delivery does (address rules, timeout).
 import { webhookPoster } from '../../shared/webhook-client';
 import { INTEGRATION_OPERATIONS } from '../../schemas/operations/integrations';
 import { registryDb } from '../../shared/clients';
-import { WEBHOOK_ALLOW_PRIVATE_TARGETS, WEBHOOK_TIMEOUT_MS } from '../../shared/env';
+import { FORWARD_DLQ_URL, FORWARD_QUEUE_URL, WEBHOOK_ALLOW_PRIVATE_TARGETS, WEBHOOK_TIMEOUT_MS } from '../../shared/env';
 import { callerOf, ok } from '../../shared/http';
 import { streamList } from '../../shared/json-stream';
 import { httpHandler } from '../../shared/middleware';
+
+// A replay stops receiving after this, so that it answers well within API Gateway's 29 s.
+const REPLAY_MS = 15_000;
 
 const post = webhookPoster({ timeoutMs: WEBHOOK_TIMEOUT_MS, allowPrivate: WEBHOOK_ALLOW_PRIVATE_TARGETS });
 
@@ -35,6 +40,17 @@ export const handler = httpHandler(
     rotateIntegrationSecret: async ({ path }, event) =>
       ok(200, await rotateIntegrationSecret(registryDb(), callerOf(event), path.workspaceId, path.integrationId)),
     testIntegration: async ({ path }, event) => ok(200, await sendTestDelivery(registryDb(), callerOf(event), path.workspaceId, path.integrationId, post)),
+    listIntegrationDeliveries: async ({ path, query }, event) =>
+      ok(200, { deliveries: await listDeliveries(registryDb(), callerOf(event), path.workspaceId, path.integrationId, query.limit) }),
+    replayIntegrationDeadLetters: async ({ path }, event) =>
+      ok(
+        200,
+        await replayDeadLetters(registryDb(), callerOf(event), path.workspaceId, path.integrationId, {
+          queueUrl: FORWARD_QUEUE_URL,
+          dlqUrl: FORWARD_DLQ_URL,
+          until: Date.now() + REPLAY_MS,
+        }),
+      ),
   },
   apiRequestHooks(registryDb()),
 );

@@ -1,5 +1,5 @@
 import { apiRequestHooks } from '../../domain/limits/api-requests';
-import { cancelJob, getJob, listJobs, scheduleFleetJob, scheduleJob } from '../../domain/fleet-ops/jobs';
+import { cancelJob, dryRunFleetJob, getJob, listJobs, scheduleFleetJob, scheduleJob } from '../../domain/fleet-ops/jobs';
 import { JOB_OPERATIONS } from '../../schemas/operations/jobs';
 import { registryDb } from '../../shared/clients';
 import { callerOf, ok, type ApiEvent } from '../../shared/http';
@@ -9,6 +9,7 @@ import { streamJsonWithList } from '../../shared/json-stream';
 
 // Served at both /workspace/… (the reference's heading) and /workspaces/… (its worked example).
 const scheduleFleetJobRoute = async ({ path, query, body }: RouteInput<typeof JOB_OPERATIONS.scheduleFleetJob>, event: ApiEvent) => {
+  if (query.dry_run) return ok(200, await dryRunFleetJob(registryDb(), callerOf(event), path.workspaceId, query.fleet));
   const { job, devices } = await scheduleFleetJob(registryDb(), callerOf(event), path.workspaceId, path.jobName, body.value, query.fleet, body.rollout);
   return streamJsonWithList(event, 'job', job, 'devices', devices);
 };

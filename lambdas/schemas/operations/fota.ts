@@ -1,3 +1,4 @@
+import * as z from 'zod';
 import {
   DeviceFotaPathSchema,
   FotaResponseSchema,
@@ -6,7 +7,7 @@ import {
   ScheduleFotaBodySchema,
   ScheduleFotaPathSchema,
 } from '../fota';
-import { FleetsQuerySchema } from '../job';
+import { DryRunSchema, FleetSchedulingQuerySchema } from '../dry-run';
 import { ROLLOUTS_PER_DAY, type Operations } from '../operation';
 
 // A version never registered is scheduled as in v3, without an artifact.
@@ -20,9 +21,10 @@ export const FOTA_OPERATIONS = {
   scheduleFota: { path: ScheduleFotaPathSchema, body: ScheduleFotaBodySchema, response: FotaResponseSchema, conflict: NOT_READY },
   scheduleFleetFota: {
     path: ScheduleFleetFotaPathSchema,
-    query: FleetsQuerySchema,
+    query: FleetSchedulingQuerySchema,
     body: ScheduleFleetFotaBodySchema,
-    response: FotaResponseSchema,
+    // `dry_run=true` answers the count instead (DryRun), having written nothing.
+    response: z.union([FotaResponseSchema, DryRunSchema]),
     conflict: NOT_READY,
     quota: ROLLOUTS_PER_DAY,
   },

@@ -1,9 +1,12 @@
 import {
   CreateIntegrationBodySchema,
+  DeliveryLogQuerySchema,
+  DeliveryLogResponseSchema,
   IntegrationListResponseSchema,
   IntegrationPathSchema,
   IntegrationResponseSchema,
   IntegrationWithSecretResponseSchema,
+  ReplayResponseSchema,
   TestDeliveryResponseSchema,
   UpdateIntegrationBodySchema,
 } from '../integration';
@@ -26,4 +29,10 @@ export const INTEGRATION_OPERATIONS = {
   rotateIntegrationSecret: { path: IntegrationPathSchema, response: IntegrationWithSecretResponseSchema },
   // 200 whatever the receiver did: the test ran, and `delivery` says how it went.
   testIntegration: { path: IntegrationPathSchema, response: TestDeliveryResponseSchema },
+  listIntegrationDeliveries: { path: IntegrationPathSchema, query: DeliveryLogQuerySchema, response: DeliveryLogResponseSchema },
+  replayIntegrationDeadLetters: {
+    path: IntegrationPathSchema,
+    response: ReplayResponseSchema,
+    conflict: 'The webhook is disabled: enable it before replaying what it missed',
+  },
 } satisfies Operations;

@@ -1,21 +1,23 @@
+import * as z from 'zod';
 import {
   DeviceJobPathSchema,
   DeviceJobsPathSchema,
   FleetJobPathSchema,
-  FleetsQuerySchema,
   JobListResponseSchema,
   JobResponseSchema,
   ListJobsQuerySchema,
   ScheduleFleetJobBodySchema,
   ScheduleJobBodySchema,
 } from '../job';
+import { DryRunSchema, FleetSchedulingQuerySchema } from '../dry-run';
 import { ROLLOUTS_PER_DAY, type Operations } from '../operation';
 
 const scheduleFleetJob = {
   path: FleetJobPathSchema,
-  query: FleetsQuerySchema,
+  query: FleetSchedulingQuerySchema,
   body: ScheduleFleetJobBodySchema,
-  response: JobResponseSchema,
+  // `dry_run=true` answers the count instead (DryRun), having written nothing.
+  response: z.union([JobResponseSchema, DryRunSchema]),
   quota: ROLLOUTS_PER_DAY,
 };
 

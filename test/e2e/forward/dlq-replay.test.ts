@@ -8,7 +8,7 @@ import { fleetstreamArgs } from '../../helpers/cli';
 // Not domain/events.ts: a module that reads the environment must not load before the runtime sets it.
 import { FORWARD_PACK_MAX_BYTES, packForward } from '../../../lambdas/domain/webhooks/forward-pack';
 import type { DataMessage } from '../../../lambdas/schemas/forward';
-import { depthOf, sendRaw } from '../../helpers/sqs';
+import { depthOf, receiveAll, releaseAll, sendRaw } from '../../helpers/sqs';
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver';
 
 const run = promisify(execFile);
@@ -113,4 +113,70 @@ describe('the forward DLQ and its replay command', () => {
     ).toEqual(points.map((_, i) => i));
     // A command started in a process of its own, then a thousand points delivered: a bound a loaded machine meets.
   }, 180_000);
+
+  it('replays from the API only what the webhook missed in its workspace, and puts another workspace’s messages back untouched', async () => {
+    const hook = await startWebhookReceiver();
+    receivers.push(hook);
+    const workspaceId = (await api.post('/workspaces', { name: 'replayed by the API' })).body.workspace.id as string;
+    const integration = (await api.post(`/workspaces/${workspaceId}/integrations`, { url: hook.url, events: false })).body.integration;
+    const point = (workspace: string, i: number): DataMessage => ({
+      kind: 'data',
+      workspace_id: workspace,
+      fleet_id: '',
+      device_id: 'dev-replayed',
+      device_name: 'replayed',
+      timestamp_device: new Date(1_700_000_000_000 + i).toISOString(),
+      timestamp_in: new Date().toISOString(),
+      tag: 'api',
+      payload: { i },
+    });
+    // Another account's workspace (an ID no account here holds): its pack must stay in the DLQ as it is.
+    const foreign = packForward([point('wks-000000000000foreign1', 99)]);
+    const ours = packForward([0, 1, 2].map((i) => point(workspaceId, i)));
+    await sendRaw(runtime.queue_urls['forward-dlq'], [...foreign, ...ours]);
+
+    const answer = await api.post(`/workspaces/${workspaceId}/integrations/${integration.id}/replay`);
+    await until(() => hook.accepted().length >= 3, 'the replayed points delivered');
+
+    expect(answer.status).toBe(200);
+    expect(answer.body.replay).toEqual({ moved: ours.length, examined: expect.any(Number), complete: true });
+    expect(answer.body.replay.examined).toBeGreaterThanOrEqual(ours.length + foreign.length);
+    expect(hook.accepted().map((e) => (e.payload as { i: number }).i)).toEqual([0, 1, 2]);
+    // the foreign pack is back in the DLQ, visible at once and unchanged
+    const left = await receiveAll(runtime.queue_urls['forward-dlq']);
+    expect(left.map((m) => m.Body)).toContain(foreign[0]);
+    await releaseAll(runtime.queue_urls['forward-dlq'], left);
+    // the delivery log holds the replayed POST
+    const log = await api.get(`/workspaces/${workspaceId}/integrations/${integration.id}/deliveries`);
+    expect(log.status).toBe(200);
+    expect(log.body.deliveries[0]).toEqual(expect.objectContaining({ ok: true, status: 200, entries: 3, kind: 'data', test: false }));
+  });
+
+  it('refuses to replay for a disabled webhook, or another account’s, and moves nothing', async () => {
+    const workspaceId = (await api.post('/workspaces', { name: 'disabled replay' })).body.workspace.id as string;
+    const integration = (await api.post(`/workspaces/${workspaceId}/integrations`, { url: 'http://127.0.0.1:9/hook', enabled: false })).body.integration;
+    const pack = packForward([
+      {
+        kind: 'data',
+        workspace_id: workspaceId,
+        fleet_id: '',
+        device_id: 'dev-x',
+        device_name: 'x',
+        timestamp_device: new Date().toISOString(),
+        timestamp_in: new Date().toISOString(),
+        tag: 't',
+        payload: 1,
+      },
+    ]);
+    await sendRaw(runtime.queue_urls['forward-dlq'], pack);
+
+    const refused = await api.post(`/workspaces/${workspaceId}/integrations/${integration.id}/replay`);
+    const unknown = await api.post(`/workspaces/${workspaceId}/integrations/int-00000000000000000000/replay`);
+
+    expect(refused.status).toBe(409);
+    expect(unknown.status).toBe(404);
+    const left = await receiveAll(runtime.queue_urls['forward-dlq']);
+    expect(left.map((m) => m.Body)).toContain(pack[0]);
+    await releaseAll(runtime.queue_urls['forward-dlq'], left);
+  });
 });

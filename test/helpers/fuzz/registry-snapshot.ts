@@ -10,7 +10,7 @@ import { findRuntime } from '../../../local/runtime-file';
 type Item = Record<string, AttributeValue>;
 
 // Written by the forwarder in the background as deliveries succeed or fail, whatever the API is asked.
-const VOLATILE_INTEGRATION_FIELDS = ['last_delivery_at', 'last_error_at', 'last_error', 'consecutive_failures'];
+const VOLATILE_INTEGRATION_FIELDS = ['last_delivery_at', 'last_error_at', 'last_error', 'consecutive_failures', 'failing_since'];
 // Written by the registry stream's consumer in the background, after a write the API answered:
 // rollout counters, counted-change marks, what a replaced job was in its rollout, and a rollout's
 // outcome (completed, aborted; with its sweep entry, and without its next deadline once completed).
@@ -47,6 +47,7 @@ export const registryReader = (dataDir: string) => {
       const page = await client.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }));
       for (const item of page.Items ?? []) {
         if (item.pk?.S?.startsWith('DELIVERY#')) continue; // the forwarder's delivery ledger
+        if (item.pk?.S?.startsWith('INTLOG#')) continue; // the webhooks' delivery logs, written by the forwarder too
         // What every request the API admits writes, whatever its answer: the keys' per-second request
         // counters and the workspaces' usage counters (docs/limits.md).
         if (item.pk?.S?.startsWith('RATE#') || item.sk?.S?.startsWith('USAGE#')) continue;

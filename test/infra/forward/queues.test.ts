@@ -4,7 +4,7 @@ import { HandlerFunction } from '../../../lib/constructs/handler-function';
 import { Queues } from '../../../lib/constructs/queues';
 import { FleetstreamStack } from '../../../lib/fleetstream-stack';
 import { configFromContext } from '../../../lib/stack-config';
-import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUES, type QueueName } from '../../../lambdas/queues';
+import { QUEUE_CONSUMERS, QUEUE_PRODUCERS, QUEUE_REPLAYERS, QUEUES, type QueueName } from '../../../lambdas/queues';
 import { actionsOf, statementsOfFunction, targetOf } from '../template-queries';
 
 // These assertions are about wiring, not code: skip esbuild bundling to synthesize in seconds.
@@ -141,16 +141,36 @@ describe('producers', () => {
       for (const name of queueNames) {
         const { queue, definition } = stack.queues.queues[name];
         const sends = sqsStatements(fn).some((s) => actionsOf(s).includes('sqs:SendMessage') && JSON.stringify(s.Resource).includes(idOf(queue)));
-        expect({ fn: fn.source, name, sends }).toEqual({ fn: fn.source, name, sends: QUEUE_PRODUCERS[name].includes(fn.source) });
+        const sender = QUEUE_PRODUCERS[name].includes(fn.source) || Boolean(QUEUE_REPLAYERS[name]?.includes(fn.source));
+        expect({ fn: fn.source, name, sends }).toEqual({ fn: fn.source, name, sends: sender });
         if (sends) expect(resources[idOf(fn)].Properties.Environment.Variables[definition.urlEnv]).toEqual({ Ref: idOf(queue) });
       }
     }
   });
 
   it('gives the handlers that neither send nor consume no SQS access at all', () => {
-    const involved = new Set([...Object.values(QUEUE_PRODUCERS).flat(), ...Object.values(QUEUE_CONSUMERS)]);
+    const involved = new Set([...Object.values(QUEUE_PRODUCERS).flat(), ...Object.values(QUEUE_CONSUMERS), ...Object.values(QUEUE_REPLAYERS).flat()]);
 
     for (const fn of functions().filter((f) => !involved.has(f.source))) expect(sqsStatements(fn)).toEqual([]);
+  });
+});
+
+describe('the DLQ replay', () => {
+  it('lets the integrations routes receive, release and delete in the forward DLQ and send to the forward queue, nothing more, and tells them both URLs', () => {
+    const fn = stack.routeHandlers.get('integrations')!;
+    const { queue, dlq } = stack.queues.queues.forward;
+    const grants = sqsStatements(fn).map((s) => ({ actions: [...actionsOf(s)].sort(), on: targetOf(Array.isArray(s.Resource) ? s.Resource[0] : s.Resource) }));
+
+    expect(grants).toEqual(
+      expect.arrayContaining([
+        { actions: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:ReceiveMessage'], on: idOf(dlq) },
+        { actions: ['sqs:SendMessage'], on: idOf(queue) },
+      ]),
+    );
+    expect(grants).toHaveLength(2);
+    const variables = resources[idOf(fn)].Properties.Environment.Variables;
+    expect(variables.FORWARD_QUEUE_URL).toEqual({ Ref: idOf(queue) });
+    expect(variables.FORWARD_DLQ_URL).toEqual({ Ref: idOf(dlq) });
   });
 });
 
