@@ -100,4 +100,23 @@ export type WorkspaceLimitOverrides = Partial<Record<WorkspaceLimitName, number>
 export const AccountLimitOverridesSchema = limitsOf(ACCOUNT_LIMIT_NAMES).partial();
 export type AccountLimitOverrides = Partial<Record<AccountLimitName, number>>;
 
-export const LimitsResponseSchema = z.object({ limits: LimitsSchema });
+/** What the quotas hold now: the counted ones, today's for the daily ones, and the account's workspaces. */
+export const QuotaUseSchema = z
+  .strictObject(
+    Object.fromEntries(
+      [...COUNTED_LIMITS, ...DAILY_LIMITS, ...ACCOUNT_LIMIT_NAMES].map((name) => [
+        name,
+        z
+          .int()
+          .nonnegative()
+          .nullable()
+          .meta({ description: `How much of ${name} is in use (today's, for a daily quota); null: not counted yet` }),
+      ]),
+    ) as Record<QuotaName, z.ZodNullable<z.ZodInt>>,
+  )
+  .meta({ id: 'QuotaUse' });
+
+export const LimitsResponseSchema = z.object({
+  limits: LimitsSchema,
+  used: QuotaUseSchema.meta({ description: 'Beside each quota, what it holds now (an addition: "42 of 100 devices")' }),
+});

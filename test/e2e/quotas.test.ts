@@ -122,7 +122,11 @@ describe('a workspace’s quotas', () => {
         requests_per_second_per_key: 100,
         workspaces_per_account: 100,
       },
+      // beside each quota, what it holds now (issue 33: "42 of 100"): the new account's workspace, its default fleet and its key
+      used: expect.objectContaining({ workspaces_per_account: 1, fleets: 1, devices: 0, integrations: 0, rollouts_per_day: 0 }),
     });
+    await api.post(`/workspaces/${workspace_id}/devices`, { name: 'counted' });
+    expect((await api.get(`/workspaces/${workspace_id}/limits`)).body.used.devices).toBe(1);
   });
 
   it('lets exactly `identities` of 12 identity creates at once through, and a revoked identity frees its place once', async () => {

@@ -37,6 +37,19 @@ export const getWorkspaceLimits = async (db: Db, caller: Caller, workspaceId: st
   return limitsOf(workspace, await getAccountLimitFields(db, workspace.account_id));
 };
 
+/**
+ * The workspace's limits and, beside each quota, what it holds now (`used`), as
+ * `GET /workspaces/{id}/limits` answers them. @throws NotFoundError when the workspace is not the caller's.
+ */
+export const getWorkspaceLimitsAndUse = async (db: Db, caller: Caller, workspaceId: string, now = Date.now()) => {
+  const workspace = await requireWorkspace(db, caller, workspaceId);
+  const account = await getAccountLimitFields(db, workspace.account_id);
+  return {
+    limits: limitsOf(workspace, account),
+    used: { ...countsOf(workspace, [...COUNTED_LIMITS, ...DAILY_LIMITS], now), ...countsOf(account ?? {}, ACCOUNT_LIMIT_NAMES, now) },
+  };
+};
+
 /** What a quota holds now (null: not counted yet, a holder from before that count until its first create); a quota per day: today's. */
 const countsOf = (fields: object, names: readonly QuotaName[], now: number) =>
   Object.fromEntries(

@@ -1,5 +1,5 @@
 import { apiRequestHooks } from '../../domain/limits/api-requests';
-import { getWorkspaceLimits } from '../../domain/limits/limits-views';
+import { getWorkspaceLimitsAndUse } from '../../domain/limits/limits-views';
 import { getWorkspaceUsage } from '../../domain/limits/usage';
 import { LIMITS_OPERATIONS } from '../../schemas/operations/limits';
 import { registryDb } from '../../shared/clients';
@@ -10,7 +10,7 @@ export const handler = httpHandler(
   'limits',
   LIMITS_OPERATIONS,
   {
-    getWorkspaceLimits: async ({ path }, event) => ok(200, { limits: await getWorkspaceLimits(registryDb(), callerOf(event), path.workspaceId) }),
+    getWorkspaceLimits: async ({ path }, event) => ok(200, await getWorkspaceLimitsAndUse(registryDb(), callerOf(event), path.workspaceId)),
     getWorkspaceUsage: async ({ path, query }, event) => ok(200, { usage: await getWorkspaceUsage(registryDb(), callerOf(event), path.workspaceId, query) }),
   },
   apiRequestHooks(registryDb()),
