@@ -10,6 +10,7 @@ import {
   type SharedStack,
   bodyText,
   clickText,
+  confirmDialog,
   sharedStack,
   fill,
   launchChromium,
@@ -244,6 +245,7 @@ describe('the console in Chromium on npm start', () => {
     await fill(page, 'job-name', 'update-config');
     await fill(page, 'job-value', '{"interval": 60}');
     await clickText(page, 'Schedule job');
+    await confirmDialog(page); // the fleet-wide guard (issue 33)
     await until(async () => (await hashOf()).includes('/rollouts/rol-'), 'the rollout page');
     await until(async () => (await countsOnPage()).total === 1, 'the rollout’s device counted');
     expect(await countsOnPage()).toMatchObject({ total: 1, pending: 1, queued: 0 });
@@ -507,6 +509,7 @@ describe('the console in Chromium on npm start', () => {
     await waitForText(page, 'Data points are kept forever.');
     await fill(page, 'retention-days', '30');
     await clickText(page, 'Save retention');
+    await confirmDialog(page); // forever to 30 days is a cut
     await waitForText(page, 'Data points are kept 30 days after their device time');
     const shown = async () =>
       ((await (await api(`/workspaces/${state.workspaceId}`, state.apiKey!)).json()) as { workspace: { data_retention_days?: number } }).workspace
@@ -525,7 +528,7 @@ describe('the console in Chromium on npm start', () => {
     await waitForText(page, 'Usage per day (UTC)');
     expect(await hashOf()).toBe(`#/w/${state.workspaceId}/usage`);
     await page.waitForSelector('[data-testid="limits"] [data-limit="devices"]');
-    expect(await page.$eval('[data-testid="limits"] [data-limit="devices"]', (el) => el.textContent)).toBe('10,000');
+    expect(await page.$eval('[data-testid="limits"] [data-limit="devices"]', (el) => el.textContent)).toBe('3 of 10,000'); // with its use (issue 33)
     expect(await page.$eval('[data-testid="limits"] [data-limit="points_per_device_per_day"]', (el) => el.textContent)).toBe('100,000');
 
     // the 40 points of the first device and the 60 of the three: counted as their batches were stored
@@ -600,6 +603,7 @@ describe('the console in Chromium on npm start', () => {
       await fill(page, 'rollout-abort-min-finished', '10');
       await until(async () => !(await scheduleDisabled()), 'the form accepted');
       await clickText(page, 'Schedule job');
+      await confirmDialog(page);
       await until(async () => (await hashOf()).includes('/rollouts/rol-'), 'the rollout page');
       fleetOps.rolloutUrl = page.url();
 
@@ -729,6 +733,7 @@ describe('the console in Chromium on npm start', () => {
         'the ready version chosen',
       );
       await clickText(page, 'Schedule FOTA');
+      await confirmDialog(page);
       await until(
         async () => (await hashOf()).includes('/rollouts/rol-') && (await bodyText(page)).includes('Rollout: FOTA app 1.0.0'),
         'the FOTA rollout page',
@@ -806,6 +811,7 @@ describe('the console in Chromium on npm start', () => {
   it('revokes the API key, which then stops working', async () => {
     await page.goto(`${consoleUrl}#/w/${state.workspaceId}/settings`);
     await (await page.waitForSelector('button[aria-label="Revoke API key from-the-browser"]'))!.click();
+    await confirmDialog(page);
     await until(async () => !(await page.$('button[aria-label="Revoke API key from-the-browser"]')), 'the key revoked on the page');
     await until(async () => (await api('/workspaces', state.apiKey!)).status === 401, 'the revoked key refused');
   });

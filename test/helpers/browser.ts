@@ -133,3 +133,15 @@ export const clickText = async (page: Page, text: string, tag = 'button') => {
   const handle = await page.waitForSelector(`::-p-xpath(//${tag}[normalize-space(.)=${JSON.stringify(text)}])`, { visible: true });
   await handle!.click();
 };
+
+/**
+ * Goes ahead in the console's confirmation dialog (ui/confirm.tsx, a modal `<dialog>`) once it is
+ * open, and answers what it said (its title and consequence); waits for it to close.
+ */
+export const confirmDialog = async (page: Page): Promise<string> => {
+  await page.waitForSelector('dialog[open] [data-testid="confirm"]', { visible: true });
+  const said = await page.$eval('dialog[open]', (el) => (el as unknown as { innerText: string }).innerText);
+  await page.click('dialog[open] [data-testid="confirm"]');
+  await page.waitForSelector('dialog[open]', { hidden: true });
+  return said;
+};

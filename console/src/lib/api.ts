@@ -189,6 +189,32 @@ export interface IntegrationStatus {
   last_error_at: string | null;
   last_error: string | null;
   consecutive_failures: number;
+  /** When the current run of failures began; null while deliveries succeed. */
+  failing_since?: string | null;
+}
+/** One webhook POST of a delivery log (GET …/integrations/{id}/deliveries). */
+export interface Delivery {
+  at: string;
+  ok: boolean;
+  status: number | null;
+  error: string | null;
+  duration_ms: number;
+  entries: number;
+  kind: 'data' | 'events';
+  batch_id: string;
+  test: boolean;
+}
+/** What a DLQ replay did (POST …/integrations/{id}/replay). */
+export interface Replay {
+  moved: number;
+  examined: number;
+  complete: boolean;
+}
+/** A fleet-wide scheduling's dry run (`dry_run=true`): the devices it would target now. */
+export interface DryRun {
+  dry_run: true;
+  targets: number;
+  fleet_ids: string[] | null;
 }
 export interface Integration {
   id: string;
@@ -221,6 +247,7 @@ export interface Limits {
   integrations: number;
   points_per_device_per_day: number;
   requests_per_second_per_key: number;
+  workspaces_per_account: number;
 }
 /** What a workspace did on a UTC day (GET /workspaces/{id}/usage). */
 export interface UsageCounts {
@@ -438,6 +465,9 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
     /** Schedules a job on fleets (none: every fleet); the answer names its rollout. `rollout` only when given. */
     scheduleFleetJob: (workspaceId: string, jobName: string, value: Record<string, unknown>, fleets?: string[], rollout?: RolloutSettingsInput) =>
       request<{ job: Job }>('POST', `${ws(workspaceId)}/jobs/${enc(jobName)}`, { query: { fleet: fleets }, body: { value, rollout } }).then((b) => b.job),
+    /** How many devices a job on these fleets (none: every fleet) would target now; nothing is scheduled. */
+    dryRunFleetJob: (workspaceId: string, jobName: string, value: Record<string, unknown>, fleets?: string[], rollout?: RolloutSettingsInput) =>
+      request<DryRun>('POST', `${ws(workspaceId)}/jobs/${enc(jobName)}`, { query: { fleet: fleets, dry_run: 'true' }, body: { value, rollout } }),
     getFota: (deviceId: string) => request<{ fota: Fota }>('GET', `/devices/${enc(deviceId)}/fota`).then((b) => b.fota),
     /** Schedules a FOTA on one device: no body (as v3) unless a timeout is given. */
     scheduleFota: (deviceId: string, firmwareId: string, version: string, timeoutSeconds?: number) =>
@@ -452,6 +482,12 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
         query: { fleet: fleets },
         body: rollout === undefined ? undefined : { rollout },
       }).then((b) => b.fota),
+    /** How many devices a FOTA on these fleets (none: every fleet) would target now; nothing is scheduled. */
+    dryRunFleetFota: (workspaceId: string, firmwareId: string, version: string, fleets?: string[], rollout?: RolloutSettingsInput) =>
+      request<DryRun>('POST', `${ws(workspaceId)}/fota/${enc(firmwareId)}/versions/${enc(version)}`, {
+        query: { fleet: fleets, dry_run: 'true' },
+        body: rollout === undefined ? undefined : { rollout },
+      }),
     /** A page of the workspace's rollouts, newest first. */
     listRollouts: (workspaceId: string, page: PageQuery = {}) =>
       request<{ rollouts: Rollout[]; next?: string | null }>('GET', `${ws(workspaceId)}/rollouts`, { query: { ...page } }).then((b) => ({
@@ -501,7 +537,16 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
       request<{ integration: Integration; secret: string }>('POST', `${ws(workspaceId)}/integrations/${enc(id)}/secret`),
     testIntegration: (workspaceId: string, id: string) =>
       request<{ delivery: TestDelivery; integration: Integration }>('POST', `${ws(workspaceId)}/integrations/${enc(id)}/test`),
+    /** A webhook's last deliveries, newest first. */
+    listIntegrationDeliveries: (workspaceId: string, id: string, limit = 20) =>
+      request<{ deliveries: Delivery[] }>('GET', `${ws(workspaceId)}/integrations/${enc(id)}/deliveries`, { query: { limit } }).then((b) => b.deliveries),
+    /** Moves the dead-lettered messages the webhook missed back to the forward queue. */
+    replayIntegration: (workspaceId: string, id: string) =>
+      request<{ replay: Replay; integration: Integration }>('POST', `${ws(workspaceId)}/integrations/${enc(id)}/replay`),
     getLimits: (workspaceId: string) => request<{ limits: Limits }>('GET', `${ws(workspaceId)}/limits`).then((b) => b.limits),
+    /** The limits and, beside each quota, what it holds now (`used`; null: not counted yet). */
+    getLimitsAndUse: (workspaceId: string) =>
+      request<{ limits: Limits; used: Partial<Record<keyof Limits, number | null>> }>('GET', `${ws(workspaceId)}/limits`),
     /** The workspace's usage per UTC day, `start` to `end` (YYYY-MM-DD, both included; the last 30 days without them). */
     getUsage: (workspaceId: string, range: { start?: string; end?: string } = {}) =>
       request<{ usage: Usage }>('GET', `${ws(workspaceId)}/usage`, { query: range }).then((b) => b.usage),

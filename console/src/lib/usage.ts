@@ -8,10 +8,23 @@ export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 /** The usage query of the last `days` UTC days, today included. */
 export const lastDays = (days: number, now = Date.now()) => ({ start: utcDay(now - (days - 1) * DAY_MS), end: utcDay(now) });
 
+/**
+ * Each counter's colour, by what it means: what came in (blue), what succeeded (green), what failed
+ * or was refused (red), so that failures are never drawn in a success colour.
+ */
+export const COUNTER_COLORS: Readonly<Record<keyof UsageCounts, string>> = {
+  points_in: '#1f77b4',
+  points_stored: '#2ca02c',
+  points_refused: '#d62728',
+  api_requests: '#1f77b4',
+  webhook_deliveries: '#2ca02c',
+  webhook_failures: '#d62728',
+};
+
 /** One chart of the Usage page: its title and its lines, one value per day. */
 export interface UsageChart {
   title: string;
-  series: Array<{ counter: keyof UsageCounts; label: string; values: number[] }>;
+  series: Array<{ counter: keyof UsageCounts; label: string; values: number[]; color: string }>;
 }
 
 /** What each chart draws, in order: the data points, the API's requests, the webhooks' POSTs. */
@@ -42,7 +55,7 @@ export const usageCharts = (days: readonly UsageDay[]): { x: Float64Array; chart
   x: Float64Array.from(days, (d) => Date.parse(`${d.date}T00:00:00Z`) / 1000),
   charts: USAGE_CHARTS.map(({ title, counters }) => ({
     title,
-    series: counters.map(([counter, label]) => ({ counter, label, values: days.map((d) => d[counter]) })),
+    series: counters.map(([counter, label]) => ({ counter, label, values: days.map((d) => d[counter]), color: COUNTER_COLORS[counter] })),
   })),
 });
 

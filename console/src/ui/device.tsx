@@ -5,6 +5,7 @@ import { JOB_STATE_MEANINGS, jobOpen, stateLabel } from '../lib/jobs';
 import { routeHash } from '../lib/router';
 import type { PageProps } from './page';
 import { Busy, download, ErrorBox, Field, Submit, useAction, useLoad, when } from './components';
+import { useConfirm } from './confirm';
 import { ScheduleFotaForm, ScheduleJobForm } from './schedule';
 import { DeviceHealth } from './device-health';
 
@@ -25,6 +26,7 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
   const [credentials, setCredentials] = useState<DeviceCredentials | undefined>(undefined);
   const save = useAction();
   const ids = useAction();
+  const revokeConfirm = useConfirm();
   const cancel = useAction();
   const cancelFota = useAction();
   // The form follows the device as loaded or saved, in the same commit as the page that shows it: a
@@ -107,6 +109,7 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
             </button>
           </div>
         )}
+        {revokeConfirm.dialog}
         <table class="list">
           <thead>
             <tr>
@@ -134,7 +137,17 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
                       type="button"
                       aria-label={`Revoke identity ${i.id}`}
                       onClick={async () => {
-                        if (!confirm(`Revoke identity ${i.id}? The device can no longer sign in with it.`)) return;
+                        const sure = await revokeConfirm.ask({
+                          title: `Revoke identity ${i.id}?`,
+                          consequence: (
+                            <p>
+                              The device can no longer sign in with this key: its open MQTT session is closed and its tokens are refused. A revoked identity
+                              cannot be restored; the device needs a new one.
+                            </p>
+                          ),
+                          confirmLabel: 'Revoke the identity',
+                        });
+                        if (!sure) return;
                         if (await ids.run(() => api.revokeIdentity(workspaceId, deviceId, i.id))) identities.reload();
                       }}
                     >

@@ -4,6 +4,7 @@ import { formatBytes, uploadFirmware, type UploadStep } from '../lib/firmware';
 import { routeHash } from '../lib/router';
 import type { PageProps } from './page';
 import { Busy, ErrorBox, Field, Pager, Submit, useAction, useLoad, usePages, when } from './components';
+import { useConfirm } from './confirm';
 
 const PAGE = 50;
 const NAME_RULE = '^[A-Za-z0-9_.\\-]{1,64}$';
@@ -98,6 +99,7 @@ export const FirmwarePage = ({ api, workspaceId }: PageProps) => {
   const pages = usePages(workspaceId);
   const firmwares = useLoad(() => api.listFirmwares(workspaceId, { limit: PAGE, cursor: pages.cursor }), [workspaceId, pages.cursor]);
   const remove = useAction();
+  const deleteConfirm = useConfirm();
   return (
     <>
       <UploadForm api={api} workspaceId={workspaceId} onReady={() => firmwares.reload()} />
@@ -140,7 +142,17 @@ export const FirmwarePage = ({ api, workspaceId }: PageProps) => {
                       aria-label={`Delete firmware ${f.firmware_id} ${f.version}`}
                       disabled={remove.busy}
                       onClick={async () => {
-                        if (!confirm(`Delete ${f.firmware_id} ${f.version} and its image?`)) return;
+                        const sure = await deleteConfirm.ask({
+                          title: `Delete firmware ${f.firmware_id} ${f.version}?`,
+                          consequence: (
+                            <p>
+                              The version and its uploaded image ({formatBytes(f.size)}) are deleted for good: it can no longer be scheduled, and devices can no
+                              longer download it. (A FOTA that has not ended and uses it makes the API refuse the delete.)
+                            </p>
+                          ),
+                          confirmLabel: 'Delete the version',
+                        });
+                        if (!sure) return;
                         if (await remove.run(() => api.deleteFirmware(workspaceId, f.firmware_id, f.version))) firmwares.reload();
                       }}
                     >
@@ -153,6 +165,7 @@ export const FirmwarePage = ({ api, workspaceId }: PageProps) => {
           </table>
         )}
         <Pager pages={pages} next={firmwares.data?.next} onRefresh={firmwares.reload} />
+        {deleteConfirm.dialog}
       </section>
     </>
   );

@@ -4,12 +4,20 @@ import { parseList } from '../lib/json-input';
 import { describeTestDelivery, type DeliveryReport } from '../lib/webhooks';
 import type { PageProps } from './page';
 import { Busy, ErrorBox, Field, SecretOnce, Submit, useAction, useLoad, when } from './components';
+import { useConfirm } from './confirm';
+import { DeliveryLog, ReplayButton, WebhookHealth } from './webhook-health';
 
-/** Webhooks: create, enable or disable, tag filter, delivery status and last error, send a test delivery, rotate the secret. */
+/**
+ * Webhooks: create, enable or disable, tag filter, health (failing since, failures in a row, last
+ * error), delivery log, DLQ replay, send a test delivery, rotate the secret, delete (confirmed).
+ */
 export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
   const list = useLoad(() => api.listIntegrations(workspaceId), [workspaceId]);
   const [secret, setSecret] = useState<{ label: string; value: string } | undefined>(undefined);
   const act = useAction();
+  const confirm = useConfirm();
+  /** Reads the list again: what the live layer (webhook status messages) calls, and Refresh. */
+  const reload = list.reload;
   const replace = (updated: Integration) => list.setData((all) => all?.map((i) => (i.id === updated.id ? updated : i)));
 
   return (
@@ -24,14 +32,16 @@ export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
         {secret && <SecretOnce label={secret.label} secret={secret.value} onDismiss={() => setSecret(undefined)} />}
         <ErrorBox error={list.error ?? act.error} />
         {list.loading && <Busy label="Loading webhooks…" />}
-        <button type="button" onClick={list.reload}>
+        <button type="button" onClick={reload}>
           Refresh status
         </button>
+        {confirm.dialog}
         {list.data?.map((i) => (
           <article class="card" aria-labelledby={`int-${i.id}`} data-testid="integration">
             <h3 id={`int-${i.id}`}>
               {i.name} <code>{i.id}</code> {i.enabled ? '' : '(disabled)'}
             </h3>
+            <WebhookHealth integration={i} />
             <dl class="facts">
               <dt>URL</dt>
               <dd>{i.url}</dd>
@@ -42,7 +52,9 @@ export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
               <dt>Last error</dt>
               <dd data-testid="last-error">{i.status.last_error ? `${i.status.last_error} (${when(i.status.last_error_at)})` : '—'}</dd>
               <dt>Failures since the last success</dt>
-              <dd>{i.status.consecutive_failures}</dd>
+              <dd data-testid="consecutive-failures">{i.status.consecutive_failures}</dd>
+              <dt>Failing since</dt>
+              <dd data-testid="failing-since">{when(i.status.failing_since)}</dd>
               {i.previous_secret_expires_at && (
                 <>
                   <dt>Previous secret signs until</dt>
@@ -51,6 +63,8 @@ export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
               )}
             </dl>
             <SendTest api={api} workspaceId={workspaceId} integration={i} onTested={replace} />
+            <ReplayButton api={api} workspaceId={workspaceId} integration={i} onReplayed={replace} />
+            <DeliveryLog api={api} workspaceId={workspaceId} integration={i} />
             <TagFilter
               integration={i}
               onSave={async (tags) => {
@@ -73,7 +87,17 @@ export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
                 type="button"
                 disabled={act.busy}
                 onClick={async () => {
-                  if (!confirm(`Issue a new signing secret for ${i.name}? The old one keeps signing for 24 hours.`)) return;
+                  const sure = await confirm.ask({
+                    title: `Issue a new signing secret for ${i.name}?`,
+                    consequence: (
+                      <p>
+                        The new secret is shown once. The old one keeps signing beside it for 24 hours, then receivers that still check only the old one refuse
+                        every POST.
+                      </p>
+                    ),
+                    confirmLabel: 'Rotate the secret',
+                  });
+                  if (!sure) return;
                   const answer = await act.run(() => api.rotateIntegrationSecret(workspaceId, i.id));
                   if (answer) {
                     replace(answer.integration);
@@ -87,7 +111,17 @@ export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
                 type="button"
                 disabled={act.busy}
                 onClick={async () => {
-                  if (!confirm(`Delete the webhook ${i.name}? It stops receiving at once.`)) return;
+                  const sure = await confirm.ask({
+                    title: `Delete the webhook ${i.name}?`,
+                    consequence: (
+                      <p>
+                        It stops receiving at once: queued and dead-lettered points and events are no longer sent to {i.url}, its delivery log goes with it, and
+                        its secret cannot be recovered. A new webhook gets a new ID and secret.
+                      </p>
+                    ),
+                    confirmLabel: 'Delete the webhook',
+                  });
+                  if (!sure) return;
                   if ((await act.run(() => api.deleteIntegration(workspaceId, i.id).then(() => true))) !== undefined) list.reload();
                 }}
               >

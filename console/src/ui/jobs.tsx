@@ -24,7 +24,15 @@ export const JobsPage = ({ api, workspaceId, navigate }: PageProps) => {
   const target: Target =
     mode === 'device'
       ? { kind: 'device', deviceId }
-      : { kind: 'fleets', workspaceId, fleetIds, rollout: settings.settings, invalid: settings.invalid, onApiError: settings.onApiError };
+      : {
+          kind: 'fleets',
+          workspaceId,
+          fleetIds,
+          fleetNames: Object.fromEntries((fleets.data ?? []).map((f) => [f.id, f.name])),
+          rollout: settings.settings,
+          invalid: settings.invalid,
+          onApiError: settings.onApiError,
+        };
 
   const scheduled = (answer: Job | Fota) => {
     if (answer.rollout_id) navigate({ page: 'rollout', workspaceId, rolloutId: answer.rollout_id });

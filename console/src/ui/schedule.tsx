@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { ApiClient, Fota, Job, RolloutSettingsInput } from '../lib/api';
+import type { ApiClient, DryRun, Fota, Job, RolloutSettingsInput } from '../lib/api';
 import { ApiError } from '../lib/errors';
 import { parseJsonObject } from '../lib/json-input';
 import { routeHash } from '../lib/router';
@@ -15,6 +15,7 @@ import {
   type RolloutFields,
 } from '../lib/rollouts';
 import { ErrorBox, Field, Submit, useAction, useLoad } from './components';
+import { useConfirm, type ConfirmRequest } from './confirm';
 
 /**
  * Where a job or FOTA goes: one device, or the devices of chosen fleets (none chosen: every fleet)
@@ -22,7 +23,48 @@ import { ErrorBox, Field, Submit, useAction, useLoad } from './components';
  */
 export type Target =
   | { kind: 'device'; deviceId: string }
-  | { kind: 'fleets'; workspaceId: string; fleetIds: string[]; rollout?: RolloutSettingsInput; invalid: boolean; onApiError: (error: unknown) => void };
+  | {
+      kind: 'fleets';
+      workspaceId: string;
+      fleetIds: string[];
+      /** The fleets' names by ID, for the confirmation. */
+      fleetNames?: Record<string, string>;
+      rollout?: RolloutSettingsInput;
+      invalid: boolean;
+      onApiError: (error: unknown) => void;
+    };
+
+const devicesText = (n: number) => `${n.toLocaleString('en-US')} device${n === 1 ? '' : 's'}`;
+
+/**
+ * The confirmation of a fleet-wide scheduling, from its dry run: how many devices, in which fleets,
+ * and, said outright, that no fleet ticked means every fleet of the workspace.
+ */
+export const fleetWideConfirmation = (what: string, dry: DryRun, target: Extract<Target, { kind: 'fleets' }>): ConfirmRequest => {
+  const names = target.fleetIds.map((id) => target.fleetNames?.[id] ?? id);
+  const where = target.fleetIds.length
+    ? `the ${target.fleetIds.length === 1 ? 'fleet' : 'fleets'} ${names.join(', ')}`
+    : 'every fleet of the workspace (no fleet is ticked, which means every fleet)';
+  return {
+    title: `Schedule ${what} on ${devicesText(dry.targets)}?`,
+    consequence: (
+      <>
+        <p data-testid="confirm-count">
+          {dry.targets === 0
+            ? `No device is in ${where} now: the rollout would target none.`
+            : `This targets ${devicesText(dry.targets)}: those in ${where} now.`}
+        </p>
+        {!target.fleetIds.length && (
+          <p>
+            <strong>No fleet is ticked: this schedules on every fleet.</strong> Tick fleets to narrow it.
+          </p>
+        )}
+        <p>Each device gets it as its rollout releases it; a job of the same name on a device is replaced.</p>
+      </>
+    ),
+    confirmLabel: `Schedule on ${devicesText(dry.targets)}`,
+  };
+};
 
 const NAME_RULE = '^[A-Za-z0-9_.\\-]{1,64}$';
 
@@ -147,6 +189,7 @@ export const ScheduleJobForm = ({ api, target, onScheduled }: { api: ApiClient; 
   const [timeout, setTimeoutText] = useState('');
   const parsed = parseJsonObject(value);
   const { busy, error, run } = useAction();
+  const confirm = useConfirm();
   useSettingsErrors(target, error);
   const invalid = !parsed.ok || (target.kind === 'fleets' ? target.invalid : Boolean(checkTimeout(timeout).error));
   return (
@@ -156,6 +199,12 @@ export const ScheduleJobForm = ({ api, target, onScheduled }: { api: ApiClient; 
       onSubmit={async (e) => {
         e.preventDefault();
         if (!parsed.ok || invalid) return;
+        if (target.kind === 'fleets') {
+          // the dry run's count first (and any refusal the scheduling would meet), then the person's yes
+          const fleets = target.fleetIds.length ? target.fleetIds : undefined;
+          const dry = await run(() => api.dryRunFleetJob(target.workspaceId, name, parsed.value, fleets, target.rollout));
+          if (!dry || !(await confirm.ask(fleetWideConfirmation(`job ${name}`, dry, target)))) return;
+        }
         const job = await run(() =>
           target.kind === 'device'
             ? api.scheduleJob(target.deviceId, name, parsed.value, checkTimeout(timeout).value)
@@ -187,6 +236,7 @@ export const ScheduleJobForm = ({ api, target, onScheduled }: { api: ApiClient; 
         Schedule job
       </Submit>
       <ErrorBox error={error} />
+      {confirm.dialog}
     </form>
   );
 };
@@ -215,6 +265,7 @@ export const ScheduleFotaForm = ({
   const [version, setVersion] = useState('');
   const [timeout, setTimeoutText] = useState('');
   const { busy, error, run } = useAction();
+  const confirm = useConfirm();
   useSettingsErrors(target, error);
   const ready = firmwares.data ?? [];
   // the first ready version until the person chooses
@@ -228,6 +279,11 @@ export const ScheduleFotaForm = ({
       onSubmit={async (e) => {
         e.preventDefault();
         if (invalid) return;
+        if (target.kind === 'fleets') {
+          const fleets = target.fleetIds.length ? target.fleetIds : undefined;
+          const dry = await run(() => api.dryRunFleetFota(target.workspaceId, id, ver, fleets, target.rollout));
+          if (!dry || !(await confirm.ask(fleetWideConfirmation(`firmware ${id} ${ver}`, dry, target)))) return;
+        }
         const fota = await run(() =>
           target.kind === 'device'
             ? api.scheduleFota(target.deviceId, id, ver, checkTimeout(timeout).value)
@@ -267,6 +323,7 @@ export const ScheduleFotaForm = ({
         Schedule FOTA
       </Submit>
       <ErrorBox error={error} />
+      {confirm.dialog}
     </form>
   );
 };

@@ -1,13 +1,47 @@
 import { useState } from 'preact/hooks';
+import { pointsStoredBefore, retentionCut } from '../lib/guards';
 import { localInputToIso } from '../lib/json-input';
+import { lastDays } from '../lib/usage';
 import type { PageProps } from './page';
 import { Busy, ErrorBox, Field, SecretOnce, Submit, useAction, useLoad, when } from './components';
+import { useConfirm } from './confirm';
+
+const USAGE_DAYS_MAX = 366;
+
+/**
+ * The confirmation of a retention cut: from when points stop being answered, how many days of them,
+ * and about how many points arrived on those days (the usage counts, by arrival day).
+ */
+const retentionConsequence = async (api: PageProps['api'], workspaceId: string, current: number | null, next: number) => {
+  const cut = retentionCut(current, next)!;
+  const span = Math.min(USAGE_DAYS_MAX, current ?? USAGE_DAYS_MAX);
+  // an estimate: a usage read that fails leaves the count out, not the confirmation
+  const stored = await api
+    .getUsage(workspaceId, lastDays(span))
+    .then((usage) => pointsStoredBefore(usage.days, cut.cutoff))
+    .catch(() => undefined);
+  return {
+    title: `Keep data points ${next} day${next === 1 ? '' : 's'} instead of ${current === null ? 'forever' : `${current} days`}?`,
+    consequence: (
+      <>
+        <p data-testid="retention-loss">
+          Points with a device time before {when(cut.cutoff)} stop being answered at once
+          {cut.lostDays === null ? ': every point older than that.' : `: ${cut.lostDays} days of data.`}
+          {stored !== undefined && ` About ${stored.toLocaleString('en-US')} points were stored on those days (last ${span} days, by arrival day).`}
+        </p>
+        <p>The store deletes them within days; they cannot be read again, even if you raise the retention later.</p>
+      </>
+    ),
+    confirmLabel: `Cut retention to ${next} day${next === 1 ? '' : 's'}`,
+  };
+};
 
 /** How long the workspace keeps its data points: days after their device time, or forever (an empty field). */
 const RetentionSection = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspaceId'>) => {
   const workspace = useLoad(() => api.getWorkspace(workspaceId), [workspaceId]);
   const [days, setDays] = useState<string | undefined>(undefined);
   const save = useAction();
+  const confirm = useConfirm();
   const current = workspace.data?.data_retention_days ?? null;
   // the field follows the loaded workspace until the person types
   const shown = days ?? (current === null ? '' : String(current));
@@ -28,6 +62,7 @@ const RetentionSection = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspa
         onSubmit={async (e) => {
           e.preventDefault();
           const value = shown.trim() === '' ? null : Number(shown);
+          if (value !== null && retentionCut(current, value) && !(await confirm.ask(await retentionConsequence(api, workspaceId, current, value)))) return;
           const updated = await save.run(() => api.updateWorkspace(workspaceId, { data_retention_days: value }));
           if (updated) {
             workspace.setData(updated);
@@ -44,6 +79,7 @@ const RetentionSection = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspa
         <Submit busy={save.busy}>Save retention</Submit>
         <ErrorBox error={save.error} />
       </form>
+      {confirm.dialog}
     </section>
   );
 };
@@ -64,8 +100,10 @@ const ApiKeysSection = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspace
   const [secret, setSecret] = useState<{ label: string; value: string } | undefined>(undefined);
   const create = useAction();
   const revoke = useAction();
+  const confirm = useConfirm();
   return (
     <section aria-labelledby="keys-h">
+      {confirm.dialog}
       <h2 id="keys-h">Settings: API keys</h2>
       <p>An API key reaches every workspace of your account; it is bound to this one (listed first when it lists workspaces).</p>
       <form
@@ -125,7 +163,17 @@ const ApiKeysSection = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspace
                     aria-label={`Revoke API key ${k.name}`}
                     disabled={revoke.busy}
                     onClick={async () => {
-                      if (!confirm(`Revoke the API key ${k.name}? Programs using it stop working.`)) return;
+                      const sure = await confirm.ask({
+                        title: `Revoke the API key ${k.name}?`,
+                        consequence: (
+                          <p>
+                            Every program and script using <code>{k.id}</code> is refused from now on (after at most the authorizer’s cache time). A revoked key
+                            cannot be restored: a new key has a new secret.
+                          </p>
+                        ),
+                        confirmLabel: 'Revoke the key',
+                      });
+                      if (!sure) return;
                       if (await revoke.run(() => api.revokeApiKey(workspaceId, k.id))) keys.reload();
                     }}
                   >

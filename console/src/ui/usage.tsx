@@ -2,14 +2,15 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { Limits, UsageCounts } from '../lib/api';
+import { useOfLimit } from '../lib/guards';
 import { formatDay, lastDays, usageCharts, type UsageChart } from '../lib/usage';
 import type { PageProps } from './page';
 import { Busy, ErrorBox, Field, useLoad } from './components';
 
-const COLORS = ['#1f77b4', '#2ca02c', '#d62728'];
 const RANGES = [7, 30, 90] as const;
 
 const LIMIT_ROWS: ReadonlyArray<[keyof Limits, string]> = [
+  ['workspaces_per_account', 'Workspaces of the account'],
   ['devices', 'Devices'],
   ['fleets', 'Fleets (the default fleet included)'],
   ['api_keys', 'API keys (not revoked)'],
@@ -40,7 +41,7 @@ const DayChart = ({ x, chart }: { x: Float64Array; chart: UsageChart }) => {
         axes: [{ values: (_u: uPlot, ticks: number[]) => ticks.map(formatDay) }, {}],
         series: [
           { value: (_u: uPlot, v: number | null) => (v === null ? '--' : formatDay(v)) },
-          ...chart.series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], points: { show: true } })),
+          ...chart.series.map((s) => ({ label: s.label, stroke: s.color, points: { show: true } })),
         ],
       },
       [x, ...chart.series.map((s) => s.values)] as uPlot.AlignedData,
@@ -62,6 +63,7 @@ const DayChart = ({ x, chart }: { x: Float64Array; chart: UsageChart }) => {
         role="img"
         aria-label={`${chart.title} per day: ${chart.series.map((s) => `${s.label} ${s.values.reduce((a, b) => a + b, 0)}`).join(', ')}`}
         data-testid={`usage-chart-${chart.series[0].counter}`}
+        data-colors={chart.series.map((s) => `${s.counter}=${s.color}`).join(' ')}
         data-days={x.length}
       />
     </figure>
@@ -71,7 +73,7 @@ const DayChart = ({ x, chart }: { x: Float64Array; chart: UsageChart }) => {
 /** A workspace's Usage: its limits, and what it did each UTC day of the chosen range, charted and totalled. */
 export const UsagePage = ({ api, workspaceId }: PageProps) => {
   const [days, setDays] = useState<(typeof RANGES)[number]>(30);
-  const limits = useLoad(() => api.getLimits(workspaceId), [workspaceId]);
+  const limits = useLoad(() => api.getLimitsAndUse(workspaceId), [workspaceId]);
   const usage = useLoad(() => api.getUsage(workspaceId, lastDays(days)), [workspaceId, days]);
   // Made once per answer: the charts are drawn again only when the days change.
   const drawn = useMemo(() => (usage.data ? usageCharts(usage.data.days) : undefined), [usage.data]);
@@ -113,8 +115,8 @@ export const UsagePage = ({ api, workspaceId }: PageProps) => {
       <section aria-labelledby="limits-h">
         <h2 id="limits-h">Limits</h2>
         <p>
-          Set by the operator of this deployment. A create past a quota, a data point past a device’s daily limit, or a request past the rate is refused with
-          429.
+          In use of each limit (“42 of 100”), set by the operator of this deployment. A create past a quota, a data point past a device’s daily limit, or a
+          request past the rate is refused with 429.
         </p>
         <ErrorBox error={limits.error} />
         {limits.loading && !limits.data && <Busy label="Loading the limits…" />}
@@ -124,7 +126,7 @@ export const UsagePage = ({ api, workspaceId }: PageProps) => {
               {LIMIT_ROWS.map(([limit, label]) => (
                 <tr>
                   <th scope="row">{label}</th>
-                  <td data-limit={limit}>{limits.data![limit].toLocaleString('en-US')}</td>
+                  <td data-limit={limit}>{useOfLimit(limits.data!.used?.[limit] ?? undefined, limits.data!.limits[limit])}</td>
                 </tr>
               ))}
             </tbody>

@@ -46,6 +46,15 @@ describe('the Usage page’s data', () => {
     ]);
   });
 
+  it('draws failures and refusals in the failure colour and successes in the success colour, whatever their place in a chart', () => {
+    const colours = Object.fromEntries(usageCharts([day('2026-03-01')]).charts.flatMap((c) => c.series.map((s) => [s.counter, s.color])));
+
+    expect(colours.webhook_failures).toBe('#d62728');
+    expect(colours.points_refused).toBe('#d62728');
+    expect(colours.webhook_deliveries).toBe('#2ca02c');
+    expect(colours.points_stored).toBe('#2ca02c');
+  });
+
   it('names a day as its UTC date, whatever the browser’s zone', () => {
     expect(formatDay(Date.parse('2026-03-01T00:00:00Z') / 1000)).toBe('Sun 1 Mar');
   });
