@@ -10,8 +10,18 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Browser, Page } from 'puppeteer-core';
 import { LOCAL_AWS_ENV } from '../../local/dynamodb-local';
 import { until } from '../../local/ports';
-import { BROWSER_WAIT_MS, clickText, confirmDialog, fill, launchChromium, screenshot, waitForText } from '../helpers/browser';
-import { startLocalStack, type LocalStack } from '../helpers/local-stack';
+import {
+  BROWSER_WAIT_MS,
+  clickText,
+  confirmDialog,
+  fill,
+  launchChromium,
+  ownWorkspace,
+  type SharedStack,
+  screenshot,
+  sharedStack,
+  waitForText,
+} from '../helpers/browser';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 jest.setTimeout(2 * BROWSER_WAIT_MS);
@@ -20,7 +30,7 @@ jest.setTimeout(2 * BROWSER_WAIT_MS);
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Dom = any;
 
-let stack: LocalStack & { console_url?: string; user_email?: string; user_password?: string };
+let stack: SharedStack;
 let browser: Browser;
 let page: Page;
 let receiver: WebhookReceiver;
@@ -40,8 +50,8 @@ const api = async (method: string, path: string, body?: unknown) => {
 const dialogOpen = () => page.$('dialog[open]').then(Boolean);
 
 beforeAll(async () => {
-  stack = await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '1' }, undefined, { readyTimeoutMs: 90_000 });
-  ws = stack.workspace_id;
+  stack = sharedStack();
+  ws = await ownWorkspace(stack, 'Guards');
   receiver = await startWebhookReceiver(() => 503);
   // two fleets: north with 2 devices, south with 1
   north = (await api('POST', `/workspaces/${ws}/fleets`, { name: 'north' })).body.fleet.id;
@@ -56,9 +66,9 @@ beforeAll(async () => {
     windowDialogs.push(dialog.message());
     void dialog.dismiss();
   });
-  await page.goto(stack.console_url ?? `${new URL(stack.base_url).origin}/`);
-  await fill(page, 'email', stack.user_email!);
-  await fill(page, 'password', stack.user_password!);
+  await page.goto(stack.console_url);
+  await fill(page, 'email', stack.user_email);
+  await fill(page, 'password', stack.user_password);
   await clickText(page, 'Sign in');
   await waitForText(page, 'Sign out');
 }, 150_000);
@@ -66,10 +76,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await receiver?.stop();
-  await stack?.stop();
 });
 
-const consoleAt = (path: string) => `${stack.console_url ?? `${new URL(stack.base_url).origin}/`}#/w/${ws}/${path}`;
+const consoleAt = (path: string) => `${stack.console_url}#/w/${ws}/${path}`;
 
 describe('guards', () => {
   it('shows a fleet-wide job’s count and fleets and asks; Cancel schedules nothing; no fleet ticked says every fleet', async () => {
@@ -199,7 +208,9 @@ describe('the usage page', () => {
 
     expect(await limit('devices')).toBe('3 of 10,000');
     expect(await limit('fleets')).toBe('3 of 1,000'); // the default fleet, north and south
-    expect(await limit('workspaces_per_account')).toBe('1 of 100');
+    // the account's workspaces: other files of the project share this account
+    const workspaces = (await api('GET', '/workspaces')).body.workspaces.length;
+    expect(await limit('workspaces_per_account')).toBe(`${workspaces} of 100`);
     expect(await limit('points_per_device_per_day')).toBe('100,000'); // a device's limit: no workspace-wide use
     await page.waitForSelector('[data-testid="usage-chart-webhook_deliveries"]');
     expect(await page.$eval('[data-testid="usage-chart-webhook_deliveries"]', (el) => el.getAttribute('data-colors'))).toBe(
