@@ -105,6 +105,8 @@ export const startConfig = (env: Env, flags: { inMemory?: boolean } = {}): Start
       // The embedded MQTT broker's ports (0: any free port): IoT clients' usual 1883 and 8883.
       mqttPort: intVar(env, 'MQTT_PORT', 0, 65_535) ?? 1883,
       mqttTlsPort: intVar(env, 'MQTTS_PORT', 0, 65_535) ?? 8883,
+      // The console's live updates: MQTT over WebSocket (8083, the usual MQTT-over-WebSocket port).
+      mqttWsPort: intVar(env, 'MQTT_WS_PORT', 0, 65_535) ?? 8083,
       dataDir: inMemory ? undefined : dataDir,
       devApiKey: env.FLEETSTREAM_DEV_API_KEY || undefined,
       // cognito-local's usual port; 0: any free port.

@@ -53,7 +53,14 @@ const REVALIDATE = 'no-cache';
 const securityHeadersOf = (options: ConsoleSiteOptions) => {
   const config = options.config();
   const cognito = config.cognitoEndpoint ?? `https://cognito-idp.${config.region}.amazonaws.com`;
-  return consoleSecurityHeaders([...new Set([originOf(config.apiUrl), originOf(cognito), ...(options.uploadOrigins?.() ?? []).map(originOf)])]);
+  return consoleSecurityHeaders([
+    ...new Set([
+      originOf(config.apiUrl),
+      originOf(cognito),
+      ...(config.liveUrl ? [originOf(config.liveUrl)] : []),
+      ...(options.uploadOrigins?.() ?? []).map(originOf),
+    ]),
+  ]);
 };
 
 const NOT_BUILT = `<!doctype html>

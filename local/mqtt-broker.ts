@@ -9,6 +9,7 @@ import { generate } from 'selfsigned';
 import type { IotAuthorizerResult, IotPolicy } from '../lambdas/domain/doors/device-mqtt';
 import { MQTT_RULES, type MqttRule } from '../lambdas/mqtt-rules';
 import { parseRuleSql } from './cloud-assembly/iot-sql';
+import { mqttWebSocketListener, type MqttWebSocketListener } from './mqtt-websocket';
 import { asCaller, countIotCore, IOT_RULES_CALLER, withInvocation } from './request-counter';
 
 /**
@@ -101,8 +102,15 @@ export interface MqttBrokerOptions {
   tlsPort: number;
   /** Port of the IoT data plane's Publish API (0: a free one). */
   dataPlanePort: number;
+  /**
+   * Port of MQTT over WebSocket (`ws://127.0.0.1:<port>/mqtt`, 0: a free one), the console's door,
+   * whose connections `consoleAuthorizer` authorizes; none when absent.
+   */
+  wsPort?: number;
   tls: BrokerTls;
   authorizer: MqttAuthorizer;
+  /** The console's custom authorizer (lambdas/console-authorizer): the WebSocket listener's, as the console's domain configuration's on AWS. */
+  consoleAuthorizer?: MqttAuthorizer;
   /**
    * Sends a topic rule's message to the rule's queue: the rows of `lambdas/mqtt-rules.ts` with
    * their SQS action (npm start). Unused when `rules` is given.
@@ -123,6 +131,8 @@ export interface MqttBroker {
   tlsUrl: string;
   /** The value of AWS_ENDPOINT_URL_IOT_DATA_PLANE. */
   dataPlaneEndpoint: string;
+  /** `ws://127.0.0.1:<port>/mqtt` when the WebSocket listener runs, else empty. */
+  wsUrl: string;
   broker: Aedes;
   stop: () => Promise<void>;
 }
@@ -251,6 +261,8 @@ interface BrokerContext {
   /** The ARN prefix of the account's IoT resources. */
   arn: string;
   functionArn: string;
+  /** Whether a client's connection came in over WebSocket (the console's door). */
+  viaWebSocket: (conn: unknown) => boolean;
   applyRules: RuleRunner;
   /** The broker, once made (the hooks run only after). */
   broker: () => Aedes;
@@ -261,16 +273,21 @@ interface BrokerContext {
  * or refuses the connection as IoT Core does.
  */
 const authenticateWith =
-  ({ options, sessions, functionArn, broker }: BrokerContext): AedesOptions['authenticate'] =>
+  ({ options, sessions, functionArn, viaWebSocket, broker }: BrokerContext): AedesOptions['authenticate'] =>
   (client, username, password, done) => {
     const tls = (client.conn as { encrypted?: boolean }).encrypted === true;
+    const web = viaWebSocket(client.conn);
+    // The WebSocket door has the console's authorizer (and none refuses it); the others the devices'.
+    const [name, authorizer]: [string, MqttAuthorizer] = web
+      ? ['console-authorizer', options.consoleAuthorizer ?? (async () => Promise.reject(new Error('no console authorizer')))]
+      : ['mqtt-authorizer', options.authorizer];
     const event = {
       signatureVerified: false,
-      protocols: tls ? ['tls', 'mqtt'] : ['mqtt'],
+      protocols: web ? ['wss', 'mqtt'] : tls ? ['tls', 'mqtt'] : ['mqtt'],
       protocolData: { mqtt: { username, password: password?.toString('base64'), clientId: client.id } },
       connectionMetadata: { id: randomUUID() },
     };
-    withInvocation('mqtt-authorizer', () => options.authorizer(event, { invokedFunctionArn: functionArn })).then(
+    withInvocation(name, () => authorizer(event, { invokedFunctionArn: functionArn.replace(/mqtt-authorizer$/, name) })).then(
       (answer) => {
         if (!answer.isAuthenticated) {
           // IoT Core refuses a connection its authorizer denies with "not authorized".
@@ -415,9 +432,11 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
     sessions: new WeakMap<Client, Session>(),
     arn: `arn:aws:iot:${region}:000000000000`,
     functionArn: `arn:aws:lambda:${region}:000000000000:function:mqtt-authorizer`,
+    viaWebSocket: (conn) => Boolean(web?.streams.has(conn as never)),
     applyRules,
     broker: () => broker,
   };
+  let web: MqttWebSocketListener | undefined;
   const broker = await Aedes.createBroker(brokerHooks(context));
   trackPresence(broker, context);
 
@@ -431,25 +450,28 @@ export const startMqttBroker = async (options: MqttBrokerOptions): Promise<MqttB
   const plain = createTcpServer(accept);
   const secure = createTlsServer({ key: options.tls.key, cert: options.tls.cert, minVersion: 'TLSv1.2' }, accept);
   const dataPlane = dataPlaneServer(context);
+  if (options.wsPort !== undefined) web = mqttWebSocketListener((stream) => broker.handle(stream));
 
   let ports: number[];
   try {
     ports = [await listen(plain, options.port), await listen(secure, options.tlsPort), await listen(dataPlane, options.dataPlanePort)];
+    if (web) ports.push(await listen(web.server, options.wsPort!));
   } catch (error) {
     // A port in use: nothing of this broker may stay open.
-    for (const server of [plain, secure, dataPlane]) if (server.listening) server.close();
+    for (const server of [plain, secure, dataPlane, ...(web ? [web.server] : [])]) if (server.listening) server.close();
     await new Promise<void>((resolve) => broker.close(() => resolve()));
     throw error;
   }
-  const [port, tlsPort, dataPlanePort] = ports;
+  const [port, tlsPort, dataPlanePort, wsPort] = ports;
   return {
     url: `mqtt://127.0.0.1:${port}`,
     tlsUrl: `mqtts://127.0.0.1:${tlsPort}`,
     dataPlaneEndpoint: `http://127.0.0.1:${dataPlanePort}`,
+    wsUrl: wsPort ? `ws://127.0.0.1:${wsPort}/mqtt` : '',
     broker,
     stop: async () => {
       dataPlane.closeAllConnections();
-      const closing = [close(plain), close(secure), close(dataPlane)];
+      const closing = [close(plain), close(secure), close(dataPlane), ...(web ? [web.close()] : [])];
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => broker.close(() => resolve()));
       await Promise.all(closing);

@@ -44,6 +44,8 @@ export interface LocalRuntimeOptions {
   /** Ports of the embedded MQTT broker, plain and TLS; free ones when 0 or absent. */
   mqttPort?: number;
   mqttTlsPort?: number;
+  /** Port of the broker's MQTT over WebSocket listener, the console's live updates (MQTT_WS_PORT); a free one when 0 or absent. */
+  mqttWsPort?: number;
   /** Port of the local user pool's JSON API (cognito-local); a free one when 0 or absent. */
   cognitoPort?: number;
   /** The first console user's e-mail and password (FLEETSTREAM_DEV_USER_EMAIL / _PASSWORD); a random password when absent. */
@@ -120,6 +122,8 @@ export interface LocalRuntime extends Bootstrap {
   /** The embedded MQTT broker: plain and TLS addresses; device credentials name the TLS one. */
   mqtt_url: string;
   mqtts_url: string;
+  /** The broker's MQTT over WebSocket address, the console's live updates (`ws://127.0.0.1:<port>/mqtt`); absent in the cloud-assembly mode. */
+  mqtt_ws_url?: string;
   /**
    * The console (`/` of the API's port, configuration at `/config.json`) and the local user pool:
    * its JSON API, IDs and the first user, who belongs to the bootstrap account. In the

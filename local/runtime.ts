@@ -64,6 +64,8 @@ interface Ports {
   api: Held;
   mqtt: Held;
   mqttTls: Held;
+  /** The broker's MQTT over WebSocket listener: the console's live updates. */
+  mqttWs: Held;
   dataPlane: Held;
 }
 
@@ -95,7 +97,7 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
     const cognito = await startUserPool(start);
     const firstUser = await ensureFirstUser(cognito, account.account_id, options.firstUser ?? {}, options.dataDir && join(options.dataDir, 'cognito'));
     const streamDlqUrl = await startRegistryStream(start);
-    await startGateway(start, ports.api, cognito);
+    await startGateway(start, ports, cognito);
     const mqtt = await startBroker(start, ports, engines);
     const pollers = await startQueueConsumers(start, sqs);
     const schedules = await startSchedules(start);
@@ -110,6 +112,7 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
       buckets: Object.fromEntries(Object.entries(BUCKETS).map(([name, definition]) => [name, definition.name])),
       mqtt_url: mqtt.url,
       mqtts_url: mqtt.tlsUrl,
+      mqtt_ws_url: mqtt.wsUrl,
       console_url: `http://127.0.0.1:${ports.api.port}/`,
       cognito_endpoint: cognito.endpoint,
       user_pool_id: cognito.userPoolId,
@@ -137,6 +140,7 @@ const holdPorts = async ({ options, stops }: Start): Promise<Ports> => {
     api: await holdPort(options.port || 0, 'PORT'),
     mqtt: await holdPort(options.mqttPort || 0, 'MQTT_PORT'),
     mqttTls: await holdPort(options.mqttTlsPort || 0, 'MQTTS_PORT'),
+    mqttWs: await holdPort(options.mqttWsPort || 0, 'MQTT_WS_PORT'),
     dataPlane: await holdPort(),
   };
   for (const held of Object.values(ports)) stops.push(held.release); // a failed start lets go of them too
@@ -190,6 +194,7 @@ const startEngines = async (start: Start, ports: Ports): Promise<Engines> => {
     AWS_ENDPOINT_URL_IOT_DATA_PLANE: `http://127.0.0.1:${ports.dataPlane.port}`,
     MQTT_LIVE_DELIVERY: 'true',
     MQTT_SESSION_CLOSE: 'true',
+    CONSOLE_LIVE: 'true',
   });
   return { sqs, s3Endpoint: s3.endpoint, tls };
 };
@@ -330,7 +335,7 @@ const startRegistryStream = async ({ options, log, stops }: Start): Promise<stri
  * (the device door's apart from the management API's), and the console's files and `config.json`
  * outside the stage.
  */
-const startGateway = async ({ options, log, stops }: Start, api: Held, cognito: LocalCognito) => {
+const startGateway = async ({ options, log, stops }: Start, { api, mqttWs }: Ports, cognito: LocalCognito) => {
   const handlers = new Map<RouteHandler, Promise<never>>();
   const loadHandler = (name: RouteHandler) => {
     if (!handlers.has(name)) handlers.set(name, importHandler<never>(name));
@@ -372,6 +377,7 @@ const startGateway = async ({ options, log, stops }: Start, api: Held, cognito: 
         userPoolId: cognito.userPoolId,
         userPoolClientId: cognito.userPoolClientId,
         cognitoEndpoint: cognito.endpoint,
+        liveUrl: `ws://127.0.0.1:${mqttWs.port}/mqtt`,
       }),
       outbox: () => cognito.outbox,
       // The firmware page's presigned uploads go to the local S3 (the deployed policy names the bucket).
@@ -392,20 +398,23 @@ const startGateway = async ({ options, log, stops }: Start, api: Held, cognito: 
  * authorizer, and its topic rules send to the queues.
  */
 const startBroker = async ({ log, stops }: Start, ports: Ports, { sqs, tls }: Engines) => {
-  const [port, tlsPort, dataPlanePort] = [ports.mqtt.port, ports.mqttTls.port, ports.dataPlane.port];
-  log(`starting the MQTT broker on ports ${port} and ${tlsPort} (TLS)…`);
+  const [port, tlsPort, dataPlanePort, wsPort] = [ports.mqtt.port, ports.mqttTls.port, ports.dataPlane.port, ports.mqttWs.port];
+  log(`starting the MQTT broker on ports ${port}, ${tlsPort} (TLS) and ${wsPort} (WebSocket, the console's live updates)…`);
   const { sendMessages } = await import('../lambdas/stores/queue-store');
   const { recordAuthorizationRefusal } = await import('../lambdas/domain/doors/device-mqtt');
   const { forwardAndLog } = await import('../lambdas/domain/webhooks/events');
   const { registryDb } = await import('../lambdas/shared/clients');
   const authorizer = await importHandler<never>('mqtt-authorizer');
-  await Promise.all([ports.mqtt.release(), ports.mqttTls.release(), ports.dataPlane.release()]);
+  const consoleAuthorizer = await importHandler<never>('console-authorizer');
+  await Promise.all([ports.mqtt.release(), ports.mqttTls.release(), ports.dataPlane.release(), ports.mqttWs.release()]);
   const mqtt = await startMqttBroker({
     port,
     tlsPort,
     dataPlanePort,
+    wsPort,
     tls,
     authorizer,
+    consoleAuthorizer,
     sendToQueue: (queue, message) => sendMessages(sqs.queues[queue].url, [message]),
     onSubscribeRefused: (deviceId, topic) => recordAuthorizationRefusal(registryDb(), forwardAndLog(registryDb()), deviceId, 'subscribe', topic),
   });

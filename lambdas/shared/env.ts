@@ -102,6 +102,13 @@ export const MQTT_LIVE_DELIVERY = process.env.MQTT_LIVE_DELIVERY === 'true';
  */
 export const MQTT_SESSION_CLOSE = process.env.MQTT_SESSION_CLOSE === 'true';
 
+/**
+ * The open consoles are told of changes (connections, new data, rollout counts, webhook status) on
+ * `fleetstream/console/<workspace>/<kind>` through the IoT data plane (the stack sets it to `true`
+ * on the Lambdas it grants `iot:Publish` on those topics, the local runtime on every handler).
+ */
+export const CONSOLE_LIVE = process.env.CONSOLE_LIVE === 'true';
+
 /** Queue that the MQTT topic rules (data, `j/up`, presence) fill and the device-mqtt Lambda drains. */
 export const MQTT_QUEUE_URL = process.env.MQTT_QUEUE_URL ?? '';
 

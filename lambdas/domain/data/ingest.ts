@@ -15,6 +15,7 @@ import type { DeviceQuota } from '../limits/device-quota';
 import type { UsageIncrement } from '../../stores/usage-store';
 import { UsageTally } from '../limits/usage';
 import { recordSeen, type SeenRecorder } from './last-seen';
+import { awaitWithin, dataUpdatesOf, type ConsoleLive } from '../console-live/live';
 
 /** What the ingest Lambda works with: the time-series store, the forward queue, and the MQTT door's devices. */
 export interface IngestDeps {
@@ -39,7 +40,12 @@ export interface IngestDeps {
   closedSessions: (deviceIds: string[]) => Promise<Map<string, ClosedSessions>>;
   /** Records the arrival of the batch's newest point of each device (its `last_seen_at`, domain/data/last-seen.ts); none: not kept. */
   seen?: SeenRecorder;
+  /** Tells the open consoles of the batch's new points: one message per device (domain/console-live); never rejects. */
+  live?: ConsoleLive;
 }
+
+/** Longest the batch waits at its end for the consoles' publishes, which run beside the forwarding. */
+const LIVE_WAIT_MS = 1_000;
 
 /** One message of the ingest queue, as its SQS record brings it. */
 export interface QueuedIngest {
@@ -310,6 +316,8 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
   );
 
   const failedWrites = new Set(unwritten);
+  // The consoles learn of the stored points while the batch forwards them: one publish per device.
+  const telling = deps.live?.(dataUpdatesOf(parsed.flatMap((p) => (p.message.kind === 'data' && !failedWrites.has(p) ? [p.message] : []))));
   const forward = (items: Parsed[]) => deps.forward(items.flatMap((p) => forwardsOf(p.message)));
   const unforwarded = await isolateFailures(
     parsed.filter((p) => !failedWrites.has(p)),
@@ -351,5 +359,6 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
     ...refused.filter((r) => unwrittenDays.has(dayOfMessage(r.workspaceId, r.receivedAt))).map((r) => r.messageId),
   ];
 
+  await awaitWithin(telling, LIVE_WAIT_MS);
   return [...new Set([...unreadable, ...unplaced, ...unwritten.map((p) => p.messageId), ...unforwarded.map((p) => p.messageId), ...uncounted])];
 };

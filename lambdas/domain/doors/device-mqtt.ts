@@ -24,6 +24,7 @@ import {
   type UpMessageQuotas,
 } from './mqtt-messages';
 import { eventMessage, type DevicePlace } from '../webhooks/events';
+import type { ConsoleLive } from '../console-live/live';
 import { lateFotaOutcomeEvent } from '../fleet-ops/fota';
 import { lateJobResultEvent } from '../fleet-ops/jobs';
 import { fotaArgs } from './live-delivery';
@@ -151,6 +152,8 @@ export interface DeviceMqttDeps extends DeviceApiDeps {
   relayData: (messages: RuleMessage[]) => Promise<void>;
   /** Counts `j/up` messages against their devices' daily quotas, and in their workspaces' usage. */
   quotas: UpMessageQuotas;
+  /** Tells the open consoles of a connection change (domain/console-live); never rejects. */
+  live?: ConsoleLive;
 }
 
 /**
@@ -352,14 +355,18 @@ export const handlePresence = async (deps: DeviceMqttDeps, presence: PresenceMes
   // A second connection with the device's client ID took over (IoT Core closes the first one):
   // the device is still connected, whatever order the two events come in.
   const takenOver = presence.disconnectReason === 'DUPLICATE_CLIENTID';
-  if (!takenOver) await setDeviceConnection(deps.db, caller.workspaceId, caller.deviceId, connected, at, presence.timestamp);
+  const applied = !takenOver && (await setDeviceConnection(deps.db, caller.workspaceId, caller.deviceId, connected, at, presence.timestamp));
+  // Only a state that was recorded (the newest): an older event arriving late changes nothing shown.
+  const telling = applied
+    ? deps.live?.([{ workspaceId: place.workspace_id, kind: 'connection', message: { device_id: place.device_id, fleet_id: place.fleet_id, connected, at } }])
+    : undefined;
   const events = [
     connected
       ? eventMessage(place, 'connection', 'd2c', { device_ip: presence.ipAddress ?? '', connected_at: at })
       : eventMessage(place, 'disconnection', 'd2c', { disconnected_at: at, reason: presence.disconnectReason ?? '' }),
   ];
   if (presence.disconnectReason === 'AUTH_ERROR') events.unshift(authorizationEvent(place, { reason: 'publish outside the device topics' }));
-  await deps.forward(events);
+  await Promise.all([deps.forward(events), telling]);
 };
 
 /** The `authorization` event of a refused publish or subscribe. */

@@ -11,11 +11,14 @@ import type { ItemKey } from '../../stores/keys';
 import { applyCountedChanges, transactionsOf, type CountDelta, type CountedChange } from '../../stores/rollout-counter-store';
 import { supersededItem } from '../../stores/rollout-device-store';
 import { settleRollout } from './rollouts';
+import { rolloutUpdatesOf, type ConsoleLive } from '../console-live/live';
 
 /** What the rollout counting needs: the registry, and how many transactions run at once. */
 export interface CountDeps {
   db: Db;
   concurrency: number;
+  /** Tells the open consoles which rollouts' counts moved: one message per rollout per batch (domain/console-live); never rejects. */
+  live?: ConsoleLive;
 }
 
 /** A job's or FOTA's item as the counting reads it. */
@@ -164,5 +167,8 @@ export const countRolloutChanges = async (deps: CountDeps, records: DynamoDBReco
     logger.error('a rollout could not be settled; the stream retries', { error: result.reason as Error, rollout_id: rollouts[i].rollout_id });
     failedAt = Math.min(failedAt, rollouts[i].first);
   });
+  // However many devices moved (a burst of 1,000 transitions), one message per rollout of the batch.
+  const moved = applied.flatMap((result, g) => (result.status === 'fulfilled' ? groups[g].flatMap((c) => c.deltas) : []));
+  await deps.live?.(rolloutUpdatesOf(moved, at));
   return failedAt < records.length ? failedAt : undefined;
 };

@@ -11,6 +11,7 @@ import { signatureHeaders, wantsMessage } from './integrations';
 import { UsageTally } from '../limits/usage';
 import type { LoggedDelivery } from '../../stores/delivery-log-store';
 import { loggedDelivery, writeDeliveryLog } from './delivery-log';
+import { awaitWithin, type ConsoleLive, type LiveMessage } from '../console-live/live';
 
 /** One forward-queue message as the forwarder receives it. */
 export interface QueuedMessage {
@@ -62,6 +63,8 @@ export interface ForwardingOptions {
    * retrying its message would send it again.
    */
   recordUsage?: (tally: UsageTally) => Promise<unknown>;
+  /** Tells the open consoles of the statuses written (domain/console-live): one message per integration per batch; never rejects. */
+  live?: ConsoleLive;
 }
 
 /** The SQS message attribute that carries a message's first ID through a DLQ replay. */
@@ -234,6 +237,36 @@ const earlierDeliveries = async (db: Db, valid: Parsed[]) => {
 };
 
 /**
+ * Writes each integration's delivery status (a success at most once per the memory's bound, a
+ * failure always); answers the consoles' `webhook` messages of the statuses written.
+ */
+const writeStatuses = async (db: Db, memory: ForwarderMemory, byIntegration: Map<IntegrationRecord, { delivered: boolean; error?: string }>) => {
+  const at = new Date().toISOString();
+  const written: LiveMessage[] = [];
+  await Promise.all(
+    [...byIntegration].map(async ([integration, summary]) => {
+      if (summary.error) logger.warn('webhook delivery failed', { integrationId: integration.id, error: summary.error });
+      if (!memory.needsStatusWrite(integration, summary)) return;
+      try {
+        await recordDeliveryOutcome(db, integration.workspace_id, integration.id, { at, ...summary });
+        memory.statusWritten(integration, summary);
+        const message = {
+          integration_id: integration.id,
+          ok: summary.error === undefined,
+          at,
+          ...(summary.error ? { error: summary.error.slice(0, 256) } : {}),
+        };
+        written.push({ workspaceId: integration.workspace_id, kind: 'webhook', message });
+      } catch (error) {
+        if ((error as Error).name === 'NotFoundError') memory.forget(integration);
+        else logger.warn('could not record a delivery status', { integrationId: integration.id, error: error as Error });
+      }
+    }),
+  );
+  return written;
+};
+
+/**
  * Forwards one batch of forward-queue messages to the webhooks that want them, and returns the IDs
  * of the messages to retry (the partial batch response).
  *
@@ -350,20 +383,8 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
       ? options.recordUsage(usage).catch((error: unknown) => logger.error('could not write usage counts', { error: error as Error }))
       : undefined;
 
-  const at = new Date().toISOString();
-  await Promise.all(
-    [...byIntegration].map(async ([integration, summary]) => {
-      if (summary.error) logger.warn('webhook delivery failed', { integrationId: integration.id, error: summary.error });
-      if (!memory.needsStatusWrite(integration, summary)) return;
-      try {
-        await recordDeliveryOutcome(db, integration.workspace_id, integration.id, { at, ...summary });
-        memory.statusWritten(integration, summary);
-      } catch (error) {
-        if ((error as Error).name === 'NotFoundError') memory.forget(integration);
-        else logger.warn('could not record a delivery status', { integrationId: integration.id, error: error as Error });
-      }
-    }),
-  );
+  const written = await writeStatuses(db, memory, byIntegration);
+  const telling = options.live?.(written);
 
   const retried = [...missed];
   const ledger = retried
@@ -376,6 +397,7 @@ export const forwardMessages = async (db: Db, messages: QueuedMessage[], options
   }
 
   await Promise.all([counting, logging]);
+  await awaitWithin(telling, 1_000);
   const delays = [
     ...retried.map((p) => ({ receiptHandle: p.queued.receiptHandle, seconds: retryDelaySeconds(options.retry, p.queued.receiveCount) })),
     ...poison.map((queued) => ({ receiptHandle: queued.receiptHandle, seconds: 0 })),

@@ -5,10 +5,12 @@ import { deviceQuota, hundredthOf } from '../../domain/limits/device-quota';
 import { limitsMemory } from '../../domain/limits/limits';
 import { usageBuffer } from '../../domain/limits/usage';
 import { forwardAndLog } from '../../domain/webhooks/events';
+import { consoleLive } from '../../domain/console-live/live';
 import { registryDb } from '../../shared/clients';
 import { INGEST_QUEUE_URL, LIMITS_CACHE_SECONDS } from '../../shared/env';
 import { registerShutdownExtension } from '../../shared/shutdown';
 import { publishToDevice } from '../../stores/device-channel';
+import { publishToConsoles } from '../../stores/console-channel';
 import { sendMessages } from '../../stores/queue-store';
 
 const db = registryDb();
@@ -19,6 +21,7 @@ const deps: DeviceMqttDeps = {
   forward: forwardAndLog(db),
   publish: publishToDevice,
   relayData: (messages) => sendMessages(INGEST_QUEUE_URL, messages),
+  live: consoleLive(publishToConsoles),
   // A message is one event or one request: a claim takes a hundredth of the device's day, not a write a message.
   quotas: {
     events: deviceQuota(db, 'events', { limits, slice: hundredthOf, max: 100_000 }),

@@ -17,6 +17,8 @@ import {
   WEBHOOK_TIMEOUT_MS,
 } from '../../shared/env';
 import { webhookPoster } from '../../shared/webhook-client';
+import { consoleLive } from '../../domain/console-live/live';
+import { publishToConsoles } from '../../stores/console-channel';
 
 // POSTs of one batch in flight at once, across all its integrations.
 const POST_CONCURRENCY = 16;
@@ -55,6 +57,7 @@ export const handler = middy(async (event: SQSEvent, context: Context): Promise<
       retry: { baseSeconds: FORWARD_RETRY_BASE_SECONDS, maxSeconds: FORWARD_RETRY_MAX_SECONDS },
       concurrency: POST_CONCURRENCY,
       recordUsage: (tally) => usage.add(tally),
+      live: consoleLive(publishToConsoles),
       startPostsBefore: Date.now() + context.getRemainingTimeInMillis() - WEBHOOK_TIMEOUT_MS - WRAP_UP_MS,
     });
     return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };

@@ -3,6 +3,7 @@ import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { devicePlaces, workspaceSettings } from '../../domain/registry/device-places';
 import { forwardAndLog } from '../../domain/webhooks/events';
+import { consoleLive } from '../../domain/console-live/live';
 import { ingestBatch, type IngestDeps } from '../../domain/data/ingest';
 import { seenRecorder } from '../../domain/data/last-seen';
 import { limitsMemory } from '../../domain/limits/limits';
@@ -16,6 +17,7 @@ import { tracer } from '../../shared/tracer';
 import { CloudStamper } from '../../shared/timestamps';
 import { readClosedSessions } from '../../stores/device-session-store';
 import { timeseriesStore } from '../../stores/timeseries';
+import { publishToConsoles } from '../../stores/console-channel';
 
 const db = registryDb();
 tracer.captureAWSv3Client(db.doc);
@@ -35,6 +37,7 @@ const deps: IngestDeps = {
   closedSessions: (deviceIds) => readClosedSessions(db, deviceIds),
   // A device's last_seen_at: at most one write a minute, however many points it sends.
   seen: seenRecorder(db),
+  live: consoleLive(publishToConsoles),
 };
 // Told of its container's end, to give back the devices' daily points it claimed and did not use.
 await registerShutdownExtension();

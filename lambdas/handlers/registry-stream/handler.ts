@@ -2,12 +2,14 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { forwardAndLog } from '../../domain/webhooks/events';
 import { firmwareDownloads } from '../../domain/fleet-ops/firmware';
 import { deliverScheduled } from '../../domain/doors/live-delivery';
+import { consoleLive } from '../../domain/console-live/live';
 import { forwardRegistryChanges, type RegistryEventsDeps } from '../../domain/fleet-ops/registry-events';
 import { countRolloutChanges, type CountDeps } from '../../domain/fleet-ops/rollout-counts';
 import { registryDb } from '../../shared/clients';
 import { MQTT_LIVE_DELIVERY, WRITE_CONCURRENCY } from '../../shared/env';
 import { publishMetrics } from '../../shared/metrics';
 import { publishToDevice } from '../../stores/device-channel';
+import { publishToConsoles } from '../../stores/console-channel';
 
 const db = registryDb();
 const events: Omit<RegistryEventsDeps, 'retriedFrom'> = {
@@ -18,7 +20,7 @@ const events: Omit<RegistryEventsDeps, 'retriedFrom'> = {
   deliver: (changes) => deliverScheduled(publishToDevice, changes, MQTT_LIVE_DELIVERY, firmwareDownloads(db)),
 };
 // Transactions of one batch at once: a batch of 1,000 records is about ten of them.
-const counts: CountDeps = { db, concurrency: 4 };
+const counts: CountDeps = { db, concurrency: 4, live: consoleLive(publishToConsoles) };
 
 /**
  * The registry stream's consumer (a DynamoDB stream event source with ReportBatchItemFailures and
