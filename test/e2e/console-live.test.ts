@@ -1,0 +1,146 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mqtt, { type MqttClient } from 'mqtt';
+import { until } from '../../local/ports';
+import type { LocalRuntime } from '../../local/runtime';
+import { apiClient, type ApiClient } from '../helpers/api-client';
+import { codeFor, cognitoClient } from '../helpers/cognito';
+import { connectDevice, type Credentials, type MqttDevice } from '../helpers/mqtt-device';
+import { startRuntime } from '../helpers/runtime';
+
+// The console's live updates on npm start's runtime (docs/console.md, "Live updates"): MQTT over
+// the broker's WebSocket listener, a signed-in user's access token as password, one workspace.
+
+const PASSWORD = 'Correct-horse-42';
+let runtime: LocalRuntime;
+let api: ApiClient;
+let cognito: ReturnType<typeof cognitoClient>;
+const clients: MqttClient[] = [];
+const devices: MqttDevice[] = [];
+
+beforeAll(async () => {
+  runtime = await startRuntime({ consoleDistDir: mkdtempSync(join(tmpdir(), 'console-dist-')), authorizerCacheTtlSeconds: 0 });
+  api = apiClient(runtime.base_url, runtime.api_key);
+  cognito = cognitoClient(runtime.cognito_endpoint!, runtime.user_pool_client_id!);
+}, 120_000);
+afterAll(async () => {
+  for (const c of clients) c.end(true);
+  for (const d of devices) d.client.end(true);
+  await runtime?.stop();
+});
+
+const accessTokenOf = async (email: string, password: string) => {
+  const signedIn = await cognito.signIn(email, password);
+  expect(signedIn.status).toBe(200);
+  return signedIn.body.AuthenticationResult.AccessToken as string;
+};
+
+/** A user of a new account (the sign-up trigger makes it), signed in, and its workspace. */
+const otherUser = async (email: string) => {
+  expect((await cognito.signUp(email, PASSWORD)).status).toBe(200);
+  expect((await cognito.confirmSignUp(email, await codeFor(runtime.console_url!, email))).status).toBe(200);
+  const token = await accessTokenOf(email, PASSWORD);
+  const listed = await api.call('GET', '/workspaces', undefined, { 'x-api-key': '', authorization: `Bearer ${token}` });
+  return { token, workspaceId: listed.body.workspaces[0].id as string };
+};
+
+let seq = 0;
+/** Connects as the console does; resolves with the client, or rejects with the CONNACK refusal. */
+const consoleClient = async (workspaceId: string, token: string, clientId = `console-e2e${(seq += 1)}${Date.now()}`) => {
+  const client = mqtt.connect(runtime.mqtt_ws_url!, {
+    clientId,
+    username: workspaceId,
+    password: token,
+    protocolVersion: 4,
+    clean: true,
+    reconnectPeriod: 0,
+    connectTimeout: 5_000,
+  });
+  clients.push(client);
+  await new Promise<void>((resolve, reject) => {
+    client.once('connect', () => resolve());
+    client.once('error', (error) => {
+      client.end(true);
+      reject(error);
+    });
+  });
+  const received: Array<{ topic: string; message: any }> = [];
+  client.on('message', (topic, payload) => received.push({ topic, message: JSON.parse(payload.toString('utf8')) }));
+  return { client, received };
+};
+
+const newDevice = async () => {
+  const device = (await api.post(`/workspaces/${runtime.workspace_id}/devices`, { name: 'live-sensor' })).body.device;
+  const created = await api.post(`/workspaces/${runtime.workspace_id}/devices/${device.id}/identities`);
+  return { id: device.id as string, credentials: created.body.credentials as Credentials };
+};
+
+describe('the console’s live updates', () => {
+  it('tell a signed-in user’s console of a device connecting and disconnecting', async () => {
+    const live = await consoleClient(runtime.workspace_id, await accessTokenOf(runtime.user_email!, runtime.user_password!));
+    const granted = await live.client.subscribeAsync(`fleetstream/console/${runtime.workspace_id}/+`, { qos: 0 });
+    expect(granted.map((g) => g.qos)).toEqual([0]);
+    const { id, credentials } = await newDevice();
+
+    const device = await connectDevice(credentials, { url: runtime.mqtt_url });
+    devices.push(device);
+    const connection = (connected: boolean) => live.received.find((r) => r.message.device_id === id && r.message.connected === connected);
+    await until(() => connection(true) !== undefined, 'the connection message', 30_000);
+    await device.end();
+    await until(() => connection(false) !== undefined, 'the disconnection message', 30_000);
+
+    expect(connection(true)).toEqual({
+      topic: `fleetstream/console/${runtime.workspace_id}/connection`,
+      message: { device_id: id, fleet_id: expect.stringMatching(/^flt-/), connected: true, at: expect.any(String) },
+    });
+    expect(connection(false)!.message.connected).toBe(false);
+  });
+
+  it('tell it of a burst of data points in fewer messages than points, counting every point', async () => {
+    const live = await consoleClient(runtime.workspace_id, await accessTokenOf(runtime.user_email!, runtime.user_password!));
+    await live.client.subscribeAsync(`fleetstream/console/${runtime.workspace_id}/data`, { qos: 0 });
+    const { id, credentials } = await newDevice();
+    const device = await connectDevice(credentials, { url: runtime.mqtt_url });
+    devices.push(device);
+
+    await Promise.all(Array.from({ length: 20 }, (_, i) => device.data(i % 2 ? 'temp' : 'hum', { value: i })));
+    const data = () => live.received.filter((r) => r.message.device_id === id);
+    const counted = () => data().reduce((sum, r) => sum + r.message.count, 0);
+    await until(() => counted() >= 20, '20 points told', 30_000);
+
+    expect(counted()).toBe(20);
+    expect(data().length).toBeLessThan(20);
+    expect(new Set(data().flatMap((r) => r.message.tags))).toEqual(new Set(['hum', 'temp']));
+  });
+
+  it('refuse another account’s user on this workspace, and its subscribe to this workspace’s topics', async () => {
+    const other = await otherUser('eve@example.com');
+
+    await expect(consoleClient(runtime.workspace_id, other.token)).rejects.toMatchObject({ code: 5 });
+    const own = await consoleClient(other.workspaceId, other.token);
+    // mqtt.js rejects a subscribe its SUBACK refuses (0x80).
+    const suback = (filter: string) =>
+      own.client.subscribeAsync(filter, { qos: 0 }).then(
+        (granted) => granted[0].qos,
+        (error: Error) => error.message,
+      );
+
+    expect([
+      await suback(`fleetstream/console/${runtime.workspace_id}/+`),
+      await suback('fleetstream/console/#'),
+      await suback(`fleetstream/console/${other.workspaceId}/+`),
+    ]).toEqual(['Subscribe error: Unspecified error', 'Subscribe error: Unspecified error', 0]);
+  });
+
+  it('refuse a console that publishes (the connection is closed), a bad token, and a device on the WebSocket door', async () => {
+    const token = await accessTokenOf(runtime.user_email!, runtime.user_password!);
+    const live = await consoleClient(runtime.workspace_id, token);
+    const closed = new Promise<void>((resolve) => live.client.once('close', () => resolve()));
+
+    live.client.publish(`fleetstream/console/${runtime.workspace_id}/connection`, JSON.stringify({ device_id: 'dev-fake', connected: false }), { qos: 1 });
+    await closed;
+    await expect(consoleClient(runtime.workspace_id, `${token.slice(0, -4)}AAAA`)).rejects.toMatchObject({ code: 5 });
+    await expect(consoleClient(runtime.workspace_id, token, 'dev-aaaaaaaaaaaaaaaaaaaa')).rejects.toMatchObject({ code: 5 });
+  });
+});
