@@ -3,7 +3,7 @@
  * Prints progress to stderr, then one line `READY {json}` to stdout. Its variables (PORT,
  * FLEETSTREAM_DATA_DIR, FLEETSTREAM_IN_MEMORY, FLEETSTREAM_DEV_API_KEY, FLEETSTREAM_DEV_USER_EMAIL,
  * FLEETSTREAM_DEV_USER_PASSWORD, COGNITO_PORT, AUTHORIZER_CACHE_TTL_SECONDS,
- * MQTT_PORT, MQTTS_PORT, S3_PORT, WEBHOOK_TIMEOUT_MS, FORWARD_RETRY_*, <QUEUE>_QUEUE_*, SWEEP_INTERVAL_SECONDS,
+ * MQTT_PORT, MQTTS_PORT, MQTT_WS_PORT, S3_PORT, WEBHOOK_TIMEOUT_MS, FORWARD_RETRY_*, <QUEUE>_QUEUE_*, SWEEP_INTERVAL_SECONDS,
  * FIRMWARE_UPLOAD_URL_TTL_SECONDS, EXPORT_RUN_SECONDS) are read by local/config.ts and listed in
  * docs/configuration.md.
  */
@@ -98,6 +98,7 @@ export const startRuntime = (flags: StartFlags) =>
     if (error instanceof ConfigError) log(`bad configuration: ${error.message}`);
     else log(`failed to start: ${error.message}${error.cause ? ` (${(error.cause as Error).message ?? error.cause})` : ''}`);
     // A port the runtime binds itself is named by its variable (PortTakenError); one an engine binds is not.
-    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') log('a port is taken: PORT, MQTT_PORT, MQTTS_PORT, COGNITO_PORT and S3_PORT move them');
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      log('a port is taken: PORT, MQTT_PORT, MQTTS_PORT, MQTT_WS_PORT, COGNITO_PORT and S3_PORT move them');
     process.exit(1);
   });

@@ -158,7 +158,7 @@ describe('npm start on a machine that lacks something', () => {
   /** `fleetstream start` run to its end, as a user runs it: its exit code and what it printed. */
   const startAndFail = (env: Record<string, string>) =>
     run(process.execPath, fleetstreamArgs('start', ['--in-memory']), {
-      env: { ...process.env, PORT: '0', MQTT_PORT: '0', MQTTS_PORT: '0', COGNITO_PORT: '0', ...env },
+      env: { ...process.env, PORT: '0', MQTT_PORT: '0', MQTTS_PORT: '0', MQTT_WS_PORT: '0', COGNITO_PORT: '0', ...env },
     }).then(
       () => ({ code: 0, stderr: 'started' }),
       (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
@@ -178,6 +178,7 @@ describe('npm start on a machine that lacks something', () => {
   it.each([
     ['MQTT_PORT', 'the MQTT port'],
     ['MQTTS_PORT', 'the MQTT TLS port'],
+    ['MQTT_WS_PORT', 'the MQTT over WebSocket port (the console’s live updates)'],
     ['PORT', 'the API port'],
   ])('names %s when %s is taken by another process', async (variable) => {
     const taken = createServer();

@@ -45,6 +45,7 @@ export const startLocalStack = async (
       PORT: '0',
       MQTT_PORT: '0',
       MQTTS_PORT: '0',
+      MQTT_WS_PORT: '0',
       COGNITO_PORT: '0',
       FLEETSTREAM_DATA_DIR: dataDir,
       ...(assembly && process.env.FLEETSTREAM_IAM_REPORT_DIR ? { FLEETSTREAM_IAM_REPORT: iamReportFile()! } : {}),

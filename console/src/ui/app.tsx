@@ -4,6 +4,7 @@ import { createCognitoClient, cognitoEndpointOf, type Session } from '../lib/cog
 import type { ConsoleConfig } from '../lib/config';
 import { parseRoute, routeHash, type Route } from '../lib/router';
 import { createSessionStore } from '../lib/session';
+import { configureLive } from '../lib/live';
 import { AuthPage } from './auth';
 import { Busy, ErrorBox, useLoad } from './components';
 import { DataPage } from './data';
@@ -13,6 +14,7 @@ import { FirmwarePage } from './firmware';
 import { IntegrationsPage } from './integrations';
 import { JobsPage } from './jobs';
 import { OverviewPage } from './overview';
+import { LiveIndicator } from './live';
 import { navigate } from './page';
 import { RolloutPage, RolloutsPage } from './rollouts';
 import { SettingsPage } from './settings';
@@ -54,6 +56,12 @@ export const App = ({ config }: { config: ConsoleConfig }) => {
   const session = store.current();
   const api = useMemo(() => createApiClient({ baseUrl: config.apiUrl, headers: store.headers, onUnauthorized: () => store.set(undefined) }), [config, store]);
   const route = useRoute();
+  // Live updates as the signed-in user, with a token refreshed as the API's (none signed out).
+  const signedIn = Boolean(session);
+  useEffect(() => {
+    const token = async () => ((await store.headers()).Authorization ?? '').replace(/^Bearer /, '');
+    configureLive(signedIn && config.liveUrl ? { url: config.liveUrl, token } : undefined);
+  }, [config, store, signedIn]);
 
   if (!session) return <AuthPage cognito={cognito} onSignedIn={(s) => store.set(s)} />;
   return <Shell api={api} route={route} email={session.email} signOut={store.signOut} />;
@@ -108,6 +116,7 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
         )}
         <span class="spacer" />
         <ZoneSetting />
+        <LiveIndicator />
         <span class="who">{email}</span>
         <button type="button" onClick={() => void signOut()}>
           Sign out

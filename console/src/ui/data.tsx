@@ -11,12 +11,15 @@ import { DEFAULT_RANGE, fromWallInput, RANGES, rangeBounds, REFRESH_CHOICES, toW
 import type { PageProps } from './page';
 import { Chart } from './chart';
 import { ExportPanel } from './export-panel';
+import { useLive, useThrottled } from './live';
 import { Busy, download, ErrorBox, Field, Submit, useAction, VirtualTable, type Column } from './components';
 import { EntityPicker, pickedIds, usePickerState, useWorkspaceItems } from './picker';
 import { useZone } from './time-zone';
 
 const MAX_SIZE = 175_000;
 const ROWS_PER_VIEW = 100;
+/** The most often new points read the query again. */
+const LIVE_RERUN_MS = 5_000;
 
 type RecordColumn = 'timestamp_device' | 'device_id' | 'tag' | 'payload';
 
@@ -203,8 +206,8 @@ export const DataPage = ({ api, workspaceId, deviceId }: PageProps & { deviceId?
     if (result) setRecords(result);
   };
   /**
-   * Runs the query again, on the page shown: the auto-refresh's tick, and what the live layer
-   * (new data points of the charted devices) may call once it lands.
+   * Runs the query again, on the page shown: the auto-refresh's tick, and and below, what
+   * the live layer's new points call.
    */
   const reload = useRef<() => void>(() => undefined);
   reload.current = () => {
@@ -217,6 +220,16 @@ export const DataPage = ({ api, workspaceId, deviceId }: PageProps & { deviceId?
     return () => clearInterval(timer);
   }, [every]);
 
+  // New points of the query's devices and tags read the first page again, at most every 5 s, while
+  // it reaches to now (no end) and a query has run.
+  const rerun = useThrottled(() => void load(0), LIVE_RERUN_MS);
+  useLive(workspaceId, 'data', (message) => {
+    if (!records || from !== 0 || end || busy) return;
+    const wanted = { devices: pickedIds(devices, items.devices), tags: parseList(tags) };
+    if (message && wanted.devices.length && !wanted.devices.includes(message.device_id)) return;
+    if (message && wanted.tags.length && !message.tags.some((t) => wanted.tags.includes(t))) return;
+    rerun();
+  });
   const chart = useMemo(() => (records ? extractSeries(records) : undefined), [records]);
   const names = useDeviceNames(api, workspaceId, chart?.series);
   const known = useMemo(() => withListed(names.names, items.devices), [names.names, items.devices]);

@@ -2,10 +2,12 @@ import { useLayoutEffect, useState } from 'preact/hooks';
 import { JOB_STATUSES, type DeviceCredentials, type JobStatus } from '../lib/api';
 import { ApiError } from '../lib/errors';
 import { JOB_STATE_MEANINGS, jobOpen, stateLabel } from '../lib/jobs';
+import { withConnection } from '../lib/live';
 import { routeHash } from '../lib/router';
 import type { PageProps } from './page';
 import { Busy, download, ErrorBox, Field, Submit, useAction, useLoad, when } from './components';
 import { useConfirm } from './confirm';
+import { useLive } from './live';
 import { ScheduleFotaForm, ScheduleJobForm } from './schedule';
 import { DeviceHealth } from './device-health';
 
@@ -15,6 +17,22 @@ const CANCEL_CONFLICT_HINT = 'It ended before the cancel arrived: the page now s
 /** One device: rename or move it, its connection state, identities, jobs and FOTA. */
 export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceId: string }) => {
   const device = useLoad(() => api.getDevice(workspaceId, deviceId), [workspaceId, deviceId]);
+  // Its connection as it changes; read again after a reconnection (or every 30 s while it is down).
+  useLive(workspaceId, 'connection', (message) => {
+    if (!message) device.reload();
+    else if (message.device_id === deviceId) device.setData((d) => d && withConnection(d, message));
+  });
+  // Its new points as they are stored: how many since the page opened, when, which tags.
+  const [newData, setNewData] = useState<{ deviceId: string; count: number; at: string; tags: string[] } | undefined>(undefined);
+  useLive(workspaceId, 'data', (message) => {
+    if (message?.device_id !== deviceId) return;
+    setNewData((was) => ({
+      deviceId,
+      count: (was?.deviceId === deviceId ? was.count : 0) + message.count,
+      at: message.last_at,
+      tags: message.tags,
+    }));
+  });
   const fleets = useLoad(() => api.listFleets(workspaceId), [workspaceId]);
   const identities = useLoad(() => api.listIdentities(workspaceId, deviceId), [workspaceId, deviceId]);
   const [jobStatus, setJobStatus] = useState<JobStatus | ''>('');
@@ -58,6 +76,17 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
         <dd>{when(d.last_connected_at)}</dd>
         <dt>Last disconnected</dt>
         <dd>{when(d.last_disconnected_at)}</dd>
+        <dt>New data</dt>
+        <dd data-testid="new-data">
+          {newData?.deviceId === deviceId ? (
+            <>
+              {newData.count} {newData.count === 1 ? 'point' : 'points'} since this page opened; last {when(newData.at)} ({newData.tags.join(', ')}){' '}
+              <a href={routeHash({ page: 'data', workspaceId })}>See the data</a>
+            </>
+          ) : (
+            'none since this page opened'
+          )}
+        </dd>
         <dt>Physical ID</dt>
         <dd>{d.phys_id || '—'}</dd>
         <dt>Created</dt>

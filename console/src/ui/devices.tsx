@@ -1,9 +1,11 @@
 import { useMemo, useState } from 'preact/hooks';
 import type { Device } from '../lib/api';
+import { withConnection } from '../lib/live';
 import { routeHash } from '../lib/router';
 import { filterRows, sortRows, toggleSort, type SortSpec } from '../lib/table';
 import type { PageProps } from './page';
 import { Busy, ErrorBox, Field, Submit, useAction, useLoad, VirtualTable, when, type Column } from './components';
+import { useLive } from './live';
 
 type DeviceColumn = 'name' | 'id' | 'fleet_name' | 'connected' | 'last_connected_at' | 'created_at';
 
@@ -13,6 +15,8 @@ const deviceValue = (d: Device, key: DeviceColumn): unknown => (key === 'connect
 export const DevicesPage = ({ api, workspaceId }: PageProps) => {
   const fleets = useLoad(() => api.listFleets(workspaceId), [workspaceId]);
   const devices = useLoad(() => api.listDevices(workspaceId), [workspaceId]);
+  // Connections show as they happen; after a reconnection (or every 30 s while it is down) the list is read again.
+  useLive(workspaceId, 'connection', (message) => (message ? devices.setData((list) => list?.map((d) => withConnection(d, message))) : devices.reload()));
   const [search, setSearch] = useState('');
   const [fleetFilter, setFleetFilter] = useState('');
   const [sort, setSort] = useState<SortSpec<DeviceColumn> | undefined>({ key: 'name', direction: 'asc' });

@@ -6,6 +6,7 @@ import type { PageProps } from './page';
 import { Busy, ErrorBox, Field, SecretOnce, Submit, useAction, useLoad, when } from './components';
 import { useConfirm } from './confirm';
 import { DeliveryLog, ReplayButton, WebhookHealth } from './webhook-health';
+import { useLive, useThrottled } from './live';
 
 /**
  * Webhooks: create, enable or disable, tag filter, health (failing since, failures in a row, last
@@ -13,6 +14,9 @@ import { DeliveryLog, ReplayButton, WebhookHealth } from './webhook-health';
  */
 export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
   const list = useLoad(() => api.listIntegrations(workspaceId), [workspaceId]);
+  // A delivery status written (or a reconnection) reads the list again, at most every 2 s.
+  const reread = useThrottled(list.reload, 2_000);
+  useLive(workspaceId, 'webhook', reread);
   const [secret, setSecret] = useState<{ label: string; value: string } | undefined>(undefined);
   const act = useAction();
   const confirm = useConfirm();
