@@ -150,6 +150,8 @@ const connect = async () => {
       keepalive: 60,
       // reconnections are this module's: each with a fresh token
       reconnectPeriod: 0,
+      // plain timers: the library's worker timers would need a blob: worker the CSP refuses
+      timerVariant: 'native',
       connectTimeout: 10_000,
     });
     client = next;
@@ -218,7 +220,8 @@ export const subscribeLive = <K extends LiveKind>(workspaceId: string, kind: K, 
     set.delete(onMessage as LiveHandler<LiveKind>);
     if (set.size) return;
     handlers.delete(key);
-    if (client?.connected && clientWorkspace === workspaceId) client.unsubscribe(topicOf(workspaceId, kind));
+    // The topic stays subscribed while the connection lasts (a page coming back finds it; mqtt.js
+    // would drop a subscribe sent before the unsubscribe's answer): unheard messages are dropped.
     if (!wantedWorkspace()) {
       clearTimeout(idleTimer);
       idleTimer = setTimeout(() => {
