@@ -12,6 +12,7 @@ import type { ISource } from 'aws-cdk-lib/aws-s3-deployment';
 import { ConsoleSite } from './constructs/console-site';
 import { ConsoleUsers } from './constructs/console-users';
 import { DeviceMqtt } from './constructs/device-mqtt';
+import { ConsoleLive } from './constructs/console-live';
 import { HandlerFunction, type TableAccess } from './constructs/handler-function';
 import { OperatorMetrics } from './constructs/operator-metrics';
 import { Queues } from './constructs/queues';
@@ -119,6 +120,10 @@ export class FleetstreamStack extends Stack {
   readonly iotEndpointsReader: HandlerFunction;
   /** The MQTT door on IoT Core: authorizer, domain configuration, topic rules. */
   readonly deviceMqtt: DeviceMqtt;
+  /** The console's live updates on IoT Core: its authorizer, MQTT over WebSocket domain, publishers. */
+  readonly consoleLive: ConsoleLive;
+  /** The console's IoT Core custom authorizer's Lambda (its live updates). */
+  readonly consoleAuthorizer: HandlerFunction;
   /** The console's user pool, app client and sign-up trigger. */
   readonly users: ConsoleUsers;
   /** The console on S3 + CloudFront. */
@@ -342,6 +347,29 @@ export class FleetstreamStack extends Stack {
       credentialsWriter: this.routeHandlers.get('identities'),
     });
 
+    // The console's live updates: a user's token checked by its own authorizer (the user, the
+    // account's workspace: GetItem), its own domain (MQTT over WebSocket); the Lambdas that record
+    // connections, store points, count rollouts and write webhook statuses publish to it.
+    this.consoleAuthorizer = new HandlerFunction(this, 'ConsoleAuthorizerHandler', {
+      source: 'console-authorizer',
+      description: 'Fleetstream console live updates custom authorizer (IoT Core)',
+      ...logs,
+    });
+    this.consoleAuthorizer.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'get-item');
+    this.consoleAuthorizer.addEnvironment('USER_POOL_ID', this.users.userPool.userPoolId);
+    this.consoleAuthorizer.addEnvironment('USER_POOL_CLIENT_ID', this.users.client.userPoolClientId);
+    this.consoleLive = new ConsoleLive(this, 'ConsoleLive', {
+      authorizer: this.consoleAuthorizer,
+      endpointsReader: this.iotEndpointsReader,
+      dataEndpoint: this.deviceMqtt.dataEndpoint,
+      publishers: {
+        connection: this.consumerFunctions.get('device-mqtt'),
+        data: this.consumerFunctions.get('ingest'),
+        rollout: this.streamFunctions.get(REGISTRY_STREAM.consumer),
+        webhook: this.consumerFunctions.get('forwarder'),
+      },
+    });
+
     // What the console's pages call, and nothing else (its Content-Security-Policy's connect-src):
     // the API, the user pool's Cognito endpoint, and S3 in the stack's region, where the firmware
     // page PUTs an image through its presigned URL (virtual-hosted: <bucket>.s3.<region>.<suffix>).
@@ -351,12 +379,15 @@ export class FleetstreamStack extends Stack {
       `https://${this.api.restApi.restApiId}.execute-api.${this.region}.${this.urlSuffix}`,
       `https://cognito-idp.${this.region}.amazonaws.com`,
       `https://*.s3.${this.region}.${this.urlSuffix}`,
+      // the live updates' MQTT over WebSocket, its own domain only
+      `wss://${this.consoleLive.host}`,
     );
     this.consoleSite.writeConfig({
       apiUrl: this.api.url,
       region: this.region,
       userPoolId: this.users.userPool.userPoolId,
       userPoolClientId: this.users.client.userPoolClientId,
+      liveUrl: this.consoleLive.url,
     });
     new CfnOutput(this, 'ConsoleUrl', { value: this.consoleSite.url, description: 'The web console (CloudFront)' });
     new CfnOutput(this, 'UserPoolId', { value: this.users.userPool.userPoolId, description: 'The console users’ Cognito user pool' });

@@ -29,6 +29,8 @@ export interface ConsoleRuntimeConfig {
   readonly region: string;
   readonly userPoolId: string;
   readonly userPoolClientId: string;
+  /** The live updates' MQTT over WebSocket address (`wss://<host>/mqtt`). */
+  readonly liveUrl?: string;
 }
 
 /**

@@ -42,6 +42,8 @@ export class DeviceMqtt extends Construct {
   readonly rules: CfnTopicRule[];
   /** The devices' broker host (the domain configuration's domain name). */
   readonly host: string;
+  /** `https://<the account's IoT data endpoint>`: where Lambdas publish. */
+  readonly dataEndpoint: string;
 
   constructor(scope: Construct, id: string, props: DeviceMqttProps) {
     super(scope, id);
@@ -88,6 +90,7 @@ export class DeviceMqtt extends Construct {
     });
     this.host = endpoints.getAttString('DomainName');
     const dataEndpoint = `https://${endpoints.getAttString('DataEndpoint')}`;
+    this.dataEndpoint = dataEndpoint;
 
     // The rules' role may only send to the rules' queues and their DLQs.
     const rulesRole = new Role(this, 'RulesRole', {

@@ -30,7 +30,10 @@ export interface IotAuthorizerSpec {
 export const iotAuthorizerOf = (template: CfnTemplate): IotAuthorizerSpec | undefined => {
   const authorizers = resourcesOfType(template, 'AWS::IoT::Authorizer');
   if (!authorizers.length) return undefined;
-  const domain = resourcesOfType(template, 'AWS::IoT::DomainConfiguration').find(([, d]) => d.Properties?.AuthenticationType === 'CUSTOM_AUTH');
+  // The devices' domain (the console's MQTT over WebSocket one has an authorizer of its own, not run here).
+  const domain = resourcesOfType(template, 'AWS::IoT::DomainConfiguration').find(
+    ([, d]) => d.Properties?.AuthenticationType === 'CUSTOM_AUTH' && d.Properties?.ApplicationProtocol !== 'MQTT_WSS',
+  );
   const id = domain ? targetOf(domain[1].Properties?.AuthorizerConfig?.DefaultAuthorizerName) : authorizers.length === 1 ? authorizers[0][0] : undefined;
   if (!id || template.Resources[id]?.Type !== 'AWS::IoT::Authorizer') {
     throw new Error(

@@ -105,7 +105,7 @@ describe('console site (S3 + CloudFront)', () => {
     });
   });
 
-  it('sends a strict Content-Security-Policy whose connect-src names the API, the user pool’s Cognito and the region’s S3 (firmware uploads), nothing else', () => {
+  it('sends a strict Content-Security-Policy whose connect-src names the API, the user pool’s Cognito, the region’s S3 (firmware uploads) and the live updates’ WebSocket, nothing else', () => {
     const policy = resources[idOf(stack.consoleSite.securityHeaders)].Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
     // The policy's text with CloudFormation's references written out: {Ref} and {Resource.Attribute}.
     const text = (value: unknown): string => {
@@ -124,7 +124,7 @@ describe('console site (S3 + CloudFront)', () => {
       "style-src 'self'",
       "img-src 'self' data:",
       "font-src 'self'",
-      `connect-src 'self' https://{${idOf(stack.api.restApi)}}.execute-api.{AWS::Region}.{AWS::URLSuffix} https://cognito-idp.{AWS::Region}.amazonaws.com https://*.s3.{AWS::Region}.{AWS::URLSuffix}`,
+      `connect-src 'self' https://{${idOf(stack.api.restApi)}}.execute-api.{AWS::Region}.{AWS::URLSuffix} https://cognito-idp.{AWS::Region}.amazonaws.com https://*.s3.{AWS::Region}.{AWS::URLSuffix} wss://{${stack.getLogicalId(stack.consoleLive.node.findChild('Endpoints').node.defaultChild as never)}.DomainName}`,
       "manifest-src 'self'",
       "base-uri 'none'",
       "form-action 'self'",

@@ -135,11 +135,11 @@ describe('routes', () => {
 });
 
 describe('handlers', () => {
-  it('has one Lambda per handler of the route table plus one per authorizer, per queue consumer, per stream consumer and per schedule, the MQTT authorizer and the IoT endpoints reader', () => {
+  it('has one Lambda per handler of the route table plus one per authorizer, per queue consumer, per stream consumer and per schedule, the MQTT and console authorizers and the IoT endpoints reader', () => {
     expect([...stack.routeHandlers.keys()].sort()).toEqual([...ROUTE_HANDLERS].sort());
     expect([...stack.scheduledFunctions.keys()]).toEqual(SCHEDULES.map((s) => s.handler));
     expect(Object.keys(appFunctions())).toHaveLength(
-      ROUTE_HANDLERS.length + stack.authorizerFunctions.size + stack.consumerFunctions.size + stack.streamFunctions.size + stack.scheduledFunctions.size + 3, // + the user pool trigger
+      ROUTE_HANDLERS.length + stack.authorizerFunctions.size + stack.consumerFunctions.size + stack.streamFunctions.size + stack.scheduledFunctions.size + 4, // + the MQTT and console authorizers, the IoT endpoints reader, the user pool trigger
     );
   });
 

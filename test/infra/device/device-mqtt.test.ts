@@ -22,12 +22,13 @@ const authorizerId = () => stack.getLogicalId(stack.deviceMqtt.authorizer);
 
 describe('the MQTT door on IoT Core', () => {
   it('has one custom authorizer, the mqtt-authorizer Lambda, with no token signing, invokable by IoT Core for it alone', () => {
-    const [[, authorizer]] = ofType('AWS::IoT::Authorizer');
+    const authorizer = resources[authorizerId()];
     const permission = ofType('AWS::Lambda::Permission')
       .map(([, p]) => p.Properties)
-      .find((p) => p.Principal === 'iot.amazonaws.com')!;
+      .find((p) => p.Principal === 'iot.amazonaws.com' && targetOf(p.FunctionName) === idOf(stack.mqttAuthorizer))!;
 
-    expect(ofType('AWS::IoT::Authorizer')).toHaveLength(1);
+    // the devices' and the console's (test/infra/console-live.test.ts)
+    expect(ofType('AWS::IoT::Authorizer').map(([id]) => id)).toEqual([authorizerId(), stack.getLogicalId(stack.consoleLive.authorizer)]);
     expect(authorizer.Properties).toMatchObject({ SigningDisabled: true, Status: 'ACTIVE' });
     expect(targetOf(authorizer.Properties.AuthorizerFunctionArn)).toBe(idOf(stack.mqttAuthorizer));
     expect(targetOf(permission.FunctionName)).toBe(idOf(stack.mqttAuthorizer));
@@ -86,7 +87,10 @@ describe('the MQTT door on IoT Core', () => {
   it('lets the registry stream’s consumer (jobs and FOTA) and device-mqtt Lambdas publish only to the devices’ j/dn topics, at the account’s data endpoint', () => {
     const publishers = [stack.streamFunctions.get('registry-stream')!, stack.consumerFunctions.get('device-mqtt')!];
     for (const fn of publishers) {
-      const iot = statementsOfFunction(template, idOf(fn)).filter((s) => actionsOf(s).some((a) => a.startsWith('iot:')));
+      // (their publishes to the consoles' topics: test/infra/console-live.test.ts)
+      const iot = statementsOfFunction(template, idOf(fn)).filter(
+        (s) => actionsOf(s).some((a) => a.startsWith('iot:')) && !JSON.stringify(s.Resource).includes('fleetstream/console'),
+      );
       expect(iot.flatMap(actionsOf)).toEqual(['iot:Publish']);
       expect(JSON.stringify(iot[0].Resource)).toContain(':topic/j/dn/*');
       expect(environmentOf(fn)).toMatchObject({ MQTT_LIVE_DELIVERY: 'true', AWS_ENDPOINT_URL_IOT_DATA_PLANE: expect.anything() });
