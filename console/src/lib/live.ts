@@ -247,13 +247,12 @@ export const configureLive = (next: LiveSettings | undefined) => {
 };
 
 // A browser back online tries at once rather than at the end of its delay.
-if (typeof addEventListener === 'function')
-  addEventListener('online', () => {
-    if (settings && state === 'lost') {
-      attempt = 0;
-      void connect();
-    }
-  });
+(globalThis as { addEventListener?: (type: string, listener: () => void) => void }).addEventListener?.('online', () => {
+  if (settings && state === 'lost') {
+    attempt = 0;
+    void connect();
+  }
+});
 
 /** A device (or any row with its connection fields) as a `connection` message leaves it; another device's row unchanged. */
 export const withConnection = <D extends { id: string; connected?: boolean; last_connected_at?: string | null; last_disconnected_at?: string | null }>(
