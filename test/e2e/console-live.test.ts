@@ -1,4 +1,5 @@
 import { mkdtempSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
@@ -112,6 +113,31 @@ describe('the console’s live updates', () => {
     expect(counted()).toBe(20);
     expect(data().length).toBeLessThan(20);
     expect(new Set(data().flatMap((r) => r.message.tags))).toEqual(new Set(['hum', 'temp']));
+  });
+
+  it('tell it of a webhook whose delivery failed, with the error', async () => {
+    const live = await consoleClient(runtime.workspace_id, await accessTokenOf(runtime.user_email!, runtime.user_password!));
+    await live.client.subscribeAsync(`fleetstream/console/${runtime.workspace_id}/webhook`, { qos: 0 });
+    // a port nothing listens on: the POST is refused
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const integration = (await api.post(`/workspaces/${runtime.workspace_id}/integrations`, { name: 'dead', url: `http://127.0.0.1:${port}/`, data: true }))
+      .body.integration;
+    const { credentials } = await newDevice();
+    const device = await connectDevice(credentials, { url: runtime.mqtt_url });
+    devices.push(device);
+
+    await device.data('temp', { value: 1 });
+    const failed = () => live.received.find((r) => r.message.integration_id === integration.id);
+    await until(() => failed() !== undefined, 'the webhook status message', 30_000);
+    await api.delete(`/workspaces/${runtime.workspace_id}/integrations/${integration.id}`);
+
+    expect(failed()).toEqual({
+      topic: `fleetstream/console/${runtime.workspace_id}/webhook`,
+      message: { integration_id: integration.id, ok: false, at: expect.any(String), error: expect.any(String) },
+    });
   });
 
   it('refuse another account’s user on this workspace, and its subscribe to this workspace’s topics', async () => {
