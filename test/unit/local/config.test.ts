@@ -9,6 +9,7 @@ describe('startConfig (npm start’s variables)', () => {
       port: 3000,
       mqttPort: 1883,
       mqttTlsPort: 8883,
+      mqttWsPort: 8083,
       cognitoPort: 9229,
       s3Port: 0,
       firstUser: {},
