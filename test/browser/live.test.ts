@@ -2,10 +2,9 @@ import { jest } from '@jest/globals';
 import mqtt from 'mqtt';
 import type { Browser, CDPSession, Page } from 'puppeteer-core';
 import { until } from '../../local/ports';
-import { BROWSER_WAIT_MS, clickText, fill, launchChromium, screenshot, waitForText } from '../helpers/browser';
+import { BROWSER_WAIT_MS, clickText, fill, launchChromium, ownWorkspace, type SharedStack, screenshot, sharedStack, waitForText } from '../helpers/browser';
 import { cognitoClient } from '../helpers/cognito';
 import { connectDevice, type Credentials, type MqttDevice } from '../helpers/mqtt-device';
-import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 
 // The console's live updates in Chromium on npm start (issue 33 item 2): what a device does shows
 // on the open pages without a reload, and a lost live connection is shown and recovered.
@@ -16,15 +15,8 @@ jest.setTimeout(2 * BROWSER_WAIT_MS);
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Dom = any;
 
-type Ready = LocalStack & {
-  console_url: string;
-  user_email: string;
-  user_password: string;
-  mqtt_url: string;
-  cognito_endpoint: string;
-  user_pool_client_id: string;
-};
-let stack: Ready;
+let stack: SharedStack;
+let ws: string;
 let browser: Browser;
 let page: Page;
 let cdp: CDPSession;
@@ -53,7 +45,8 @@ const rowText = () =>
 const liveLabel = () => page.$eval('[data-testid="live-state"]', (el) => (el as Dom).innerText as string).catch(() => '');
 
 beforeAll(async () => {
-  stack = (await startLocalStack({ AUTHORIZER_CACHE_TTL_SECONDS: '1' }, undefined, { readyTimeoutMs: 90_000 })) as Ready;
+  stack = sharedStack();
+  ws = await ownWorkspace(stack, 'Live');
   browser = await launchChromium();
   page = await browser.newPage();
   page.setDefaultTimeout(BROWSER_WAIT_MS);
@@ -74,15 +67,14 @@ beforeAll(async () => {
     const id = /console-[0-9a-f]{24}/.exec(Buffer.from(e.response.payloadData, 'base64').toString('latin1'))?.[0];
     if (id) consoleClientIds.push(id);
   });
-  const created = await api(`/workspaces/${stack.workspace_id}/devices`, { method: 'POST', body: JSON.stringify({ name: deviceName }) });
-  const identity = await api(`/workspaces/${stack.workspace_id}/devices/${created.device.id}/identities`, { method: 'POST' });
+  const created = await api(`/workspaces/${ws}/devices`, { method: 'POST', body: JSON.stringify({ name: deviceName }) });
+  const identity = await api(`/workspaces/${ws}/devices/${created.device.id}/identities`, { method: 'POST' });
   device = { id: created.device.id, credentials: identity.credentials };
 }, 150_000);
 
 afterAll(async () => {
   for (const d of devices) d.client.end(true);
   await browser?.close();
-  await stack?.stop();
 });
 
 describe('the console’s live updates in Chromium', () => {
@@ -92,7 +84,7 @@ describe('the console’s live updates in Chromium', () => {
     await fill(page, 'password', stack.user_password);
     await clickText(page, 'Sign in');
     await waitForText(page, 'Sign out');
-    await go(`#/w/${stack.workspace_id}/devices`);
+    await go(`#/w/${ws}/devices`);
     await until(async () => (await rowText()).includes('offline'), 'the device listed offline');
     await until(async () => (await liveLabel()) === 'Live', 'the header to say Live');
     const navigations: string[] = [];
@@ -111,7 +103,7 @@ describe('the console’s live updates in Chromium', () => {
   it('shows a point published on the device page and re-runs the data page’s query', async () => {
     const connected = await connectDevice(device.credentials, { url: stack.mqtt_url });
     devices.push(connected);
-    await go(`#/w/${stack.workspace_id}/devices/${device.id}`);
+    await go(`#/w/${ws}/devices/${device.id}`);
     await waitForText(page, 'none since this page opened');
     await until(async () => (await liveLabel()) === 'Live', 'the header to say Live');
 
@@ -122,7 +114,7 @@ describe('the console’s live updates in Chromium', () => {
     );
     await screenshot(page, 'live-02-device-data');
 
-    await go(`#/w/${stack.workspace_id}/data`);
+    await go(`#/w/${ws}/data`);
     await fill(page, 'query-devices', device.id);
     await clickText(page, 'Run query');
     await waitForText(page, /Page 1: 1 points/);
@@ -132,7 +124,7 @@ describe('the console’s live updates in Chromium', () => {
   });
 
   it('shows a lost live connection and recovers it, with the pages live again', async () => {
-    await go(`#/w/${stack.workspace_id}/devices`);
+    await go(`#/w/${ws}/devices`);
     await until(async () => (await liveLabel()) === 'Live', 'the header to say Live');
     await page.evaluate(() => ((globalThis as Dom).__liveStates = []));
     const current = consoleClientIds.at(-1)!;
@@ -140,7 +132,7 @@ describe('the console’s live updates in Chromium', () => {
     const token = (await cognitoClient(stack.cognito_endpoint, stack.user_pool_client_id).signIn(stack.user_email, stack.user_password)).body
       .AuthenticationResult.AccessToken as string;
     const liveUrl = ((await (await fetch(new URL('/config.json', stack.console_url))).json()) as { liveUrl: string }).liveUrl;
-    const intruder = mqtt.connect(liveUrl, { clientId: current, username: stack.workspace_id, password: token, protocolVersion: 4, reconnectPeriod: 0 });
+    const intruder = mqtt.connect(liveUrl, { clientId: current, username: ws, password: token, protocolVersion: 4, reconnectPeriod: 0 });
     await new Promise<void>((resolve, reject) => intruder.once('connect', () => resolve()).once('error', reject));
 
     await until(
