@@ -16,7 +16,7 @@ import { writeRuntimeFile } from '../../local/runtime-file';
 
 const log = (line: string) => process.stderr.write(`fleetstream: ${line}\n`);
 
-// What the CLIs (create-account --local, replay-dlq --local) need to reach this runtime.
+// What the CLIs (create-account --local, replay-dlq --local) need to reach this runtime (and its user pool, below).
 const RUNTIME_ENV = [
   /^AWS_ENDPOINT_URL_/,
   /^AWS_REGION$/,
@@ -49,6 +49,9 @@ const main = async (flags: StartFlags) => {
     string,
     string
   >;
+  // The user pool, for create-account --email: the SDK finds cognito-local by its standard endpoint variable.
+  if (runtime.cognito_endpoint && runtime.user_pool_id)
+    Object.assign(env, { AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER: runtime.cognito_endpoint, USER_POOL_ID: runtime.user_pool_id });
   // One file per instance (runtime-<port>.json): several instances on one folder never overwrite each other's.
   const runtimeFile = writeRuntimeFile(dataDir, {
     base_url: runtime.base_url,

@@ -22,7 +22,7 @@ const MaxPerMinuteSchema = z
   .max(MAX_PER_MINUTE_MAX, `Must be at most ${MAX_PER_MINUTE_MAX}.`)
   .meta({ description: `1 to ${MAX_PER_MINUTE_MAX}: at most this many devices released in any 60 seconds; the others wait as queued, in snapshot order` });
 
-const AbortRuleSchema = z
+export const RolloutAbortRuleSchema = z
   .strictObject({
     // More than 0, and no closer to it than 0.01: DynamoDB keeps no number below 1e-130 (5e-324 is a fine double).
     failure_percentage: z
@@ -47,7 +47,7 @@ export const RolloutSettingsInputSchema = z
   .strictObject({
     max_per_minute: MaxPerMinuteSchema.optional(),
     timeout_seconds: TimeoutSecondsSchema.optional(),
-    abort: AbortRuleSchema.optional().meta({ description: 'Abort (cancel every queued and pending device) once enough ended devices failed' }),
+    abort: RolloutAbortRuleSchema.optional().meta({ description: 'Abort (cancel every queued and pending device) once enough ended devices failed' }),
   })
   .meta({ id: 'RolloutSettingsInput' });
 export type RolloutSettingsInput = z.infer<typeof RolloutSettingsInputSchema>;
@@ -57,7 +57,7 @@ export const RolloutSettingsSchema = z
   .object({
     max_per_minute: MaxPerMinuteSchema.nullable(),
     timeout_seconds: TimeoutSecondsSchema.nullable(),
-    abort: AbortRuleSchema.nullable(),
+    abort: RolloutAbortRuleSchema.nullable(),
   })
   .meta({ id: 'RolloutSettings' });
 export type RolloutSettings = z.infer<typeof RolloutSettingsSchema>;

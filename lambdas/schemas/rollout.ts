@@ -12,7 +12,7 @@ import {
 } from './common';
 import { JOB_STATUSES, JobStatusSchema } from './job';
 import { NextSchema, PageQueryShape } from './list';
-import { RolloutSettingsSchema } from './rollout-settings';
+import { RolloutAbortRuleSchema, RolloutSettingsSchema } from './rollout-settings';
 
 /**
  * A rollout's own states: `in_progress` (releasing, or waiting for its devices), `paused` (no more
@@ -28,6 +28,24 @@ export const RolloutCountsSchema = z
   .object(Object.fromEntries(JOB_STATUSES.map((s) => [s, z.number().int().min(0)])) as Record<(typeof JOB_STATUSES)[number], z.ZodNumber>)
   .meta({ id: 'RolloutCounts' });
 export type RolloutCounts = z.infer<typeof RolloutCountsSchema>;
+
+/**
+ * Why an aborted rollout aborted: its abort rule, and the counts it saw when it fired (the counts
+ * move on after it: its queued and pending devices are then canceled, and devices in progress end).
+ */
+export const RolloutAbortReasonSchema = z
+  .object({
+    // The abort rule that fired (the rollout's settings.abort).
+    rule: RolloutAbortRuleSchema,
+    finished: z.number().int().min(0).meta({ description: 'Devices ended as done, failed or timed_out when it fired' }),
+    failed: z.number().int().min(0).meta({ description: 'Of them, failed' }),
+    timed_out: z.number().int().min(0).meta({ description: 'Of them, timed_out' }),
+    failure_percentage: z.number().min(0).max(100).meta({ description: '(failed + timed_out) / finished, in %, rounded to two decimals' }),
+    message: z.string().meta({ description: 'The same in words, for people' }),
+    at: DateSchema.meta({ description: 'When it aborted' }),
+  })
+  .meta({ id: 'RolloutAbortReason' });
+export type RolloutAbortReason = z.infer<typeof RolloutAbortReasonSchema>;
 
 export const RolloutSchema = z
   .object({
@@ -49,6 +67,13 @@ export const RolloutSchema = z
       .min(0)
       .meta({ description: 'Devices counted so far: it reaches the number of devices scheduled within seconds of the scheduling’s answer' }),
     counts: RolloutCountsSchema,
+    next_release_at: DateSchema.nullable().meta({
+      description:
+        'Rate-limited and releasing (in progress, devices may still be queued): when its next minute’s devices are released (the sweep releases them within seconds after; a time past means at its next run); null otherwise (additive field)',
+    }),
+    abort_reason: RolloutAbortReasonSchema.nullable().meta({
+      description: 'Aborted: why (the rule and the counts it saw); null otherwise, and for rollouts aborted before reasons were recorded (additive field)',
+    }),
   })
   .meta({ id: 'Rollout' });
 export type Rollout = z.infer<typeof RolloutSchema>;
@@ -57,6 +82,7 @@ export type Rollout = z.infer<typeof RolloutSchema>;
 export const RolloutDeviceSchema = z
   .object({
     device_id: DeviceIdSchema,
+    device_name: z.string().optional().meta({ description: 'The device’s name now (absent if the device no longer exists) (additive field)' }),
     status: JobStatusSchema,
     updated_at: DateSchema.meta({ description: 'When it reached this state' }),
     result: JsonObjectSchema.optional().meta({ description: 'Jobs, when done or failed: what the device reported' }),
@@ -68,7 +94,10 @@ export type RolloutDevice = z.infer<typeof RolloutDeviceSchema>;
 export const RolloutsPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema });
 export const RolloutPathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, rolloutId: RolloutIdRefSchema });
 export const ListRolloutDevicesQuerySchema = z.strictObject({
-  status: JobStatusSchema.optional().meta({ description: 'Only the devices in this state (an index range: as fast for 5 devices as for 100,000)' }),
+  status: z.array(JobStatusSchema).max(JOB_STATUSES.length, `At most ${JOB_STATUSES.length} states.`).optional().meta({
+    description:
+      'Repeatable (?status=failed&status=timed_out): only the devices in these states, state by state in the order given (each an index range: as fast for 5 devices as for 100,000); none: every state',
+  }),
   ...PageQueryShape,
 });
 

@@ -1,4 +1,12 @@
-import { BatchWriteCommand, QueryCommand, TransactWriteCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  QueryCommand,
+  type BatchGetCommandOutput,
+  TransactWriteCommand,
+  type QueryCommandInput,
+  type QueryCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { ItemKey } from './keys';
 
@@ -237,3 +245,29 @@ export const putNew = (db: Db, key: ItemKey, fields: object) => ({
 export const checkExists = (db: Db, key: ItemKey) => ({
   ConditionCheck: { TableName: db.table, Key: key, ConditionExpression: 'attribute_exists(pk)' },
 });
+
+// BatchGetItem takes at most 100 keys a call, and may leave some for another.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html
+const BATCH_GET_LIMIT = 100;
+
+/**
+ * The items of `keys` that exist (their `projection`, names given as `#name` in `names`), read
+ * eventually consistently 100 keys a call; unprocessed keys are asked again after a short backoff.
+ */
+export const getMany = async (db: Db, keys: ItemKey[], projection: string, names?: Record<string, string>): Promise<Array<Record<string, unknown>>> => {
+  const items: Array<Record<string, unknown>> = [];
+  for (let i = 0; i < keys.length; i += BATCH_GET_LIMIT) {
+    let Keys: Array<Record<string, unknown>> | undefined = keys.slice(i, i + BATCH_GET_LIMIT).map(({ pk, sk }) => ({ pk, sk }));
+    for (let attempt = 0; Keys?.length; attempt++) {
+      if (attempt) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+      const answer: BatchGetCommandOutput = await db.doc.send(
+        new BatchGetCommand({
+          RequestItems: { [db.table]: { Keys, ProjectionExpression: projection, ...(names ? { ExpressionAttributeNames: names } : {}) } },
+        }),
+      );
+      items.push(...(answer.Responses?.[db.table] ?? []));
+      Keys = answer.UnprocessedKeys?.[db.table]?.Keys;
+    }
+  }
+  return items;
+};

@@ -1,10 +1,11 @@
-import { BatchGetCommand, QueryCommand, type BatchGetCommandOutput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { JobStatus } from '../schemas/job';
-import type { Keyed } from './items';
+import { getMany, type Keyed } from './items';
 import {
   INDEX_SHARDS,
   REGISTRY_SWEEP_INDEX,
+  deviceKey,
   readRolloutDeviceSortKey,
   rolloutDevicesEntry,
   rolloutDevicesPartition,
@@ -13,8 +14,6 @@ import {
 } from './keys';
 
 const { partitionKey: SWEEP_PK, sortKey: SWEEP_SK } = REGISTRY_SWEEP_INDEX;
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A device of a rollout as its index entry tells it. */
 export interface RolloutDeviceRow {
@@ -74,10 +73,6 @@ export async function* readRolloutDevicesShard(db: Db, rolloutId: string, shard:
   } while (ExclusiveStartKey);
 }
 
-// BatchGetItem takes at most 100 keys a call, and may leave some for another.
-// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html
-const BATCH_GET_LIMIT = 100;
-
 /** What the index does not hold of a rollout device's item. */
 export interface DeviceDetails {
   updated_at?: string;
@@ -90,32 +85,30 @@ export interface DeviceDetails {
 /**
  * What the index does not hold of some rollout devices' items (when they last changed, a job's
  * result, a FOTA's message), by item key (`pk|sk`), eventually consistent as the index they come
- * from. Unprocessed keys are asked again.
+ * from.
  */
 export const readDeviceDetails = async (db: Db, keys: ItemKey[]): Promise<Map<string, DeviceDetails>> => {
-  const details = new Map<string, DeviceDetails>();
-  for (let i = 0; i < keys.length; i += BATCH_GET_LIMIT) {
-    let Keys: Array<Record<string, unknown>> | undefined = keys.slice(i, i + BATCH_GET_LIMIT).map(({ pk, sk }) => ({ pk, sk }));
-    for (let attempt = 0; Keys?.length; attempt++) {
-      if (attempt) await pause(Math.min(1000, 25 * 2 ** attempt));
-      const answer: BatchGetCommandOutput = await db.doc.send(
-        new BatchGetCommand({
-          RequestItems: {
-            [db.table]: { Keys, ProjectionExpression: 'pk, sk, updated_at, #result, message', ExpressionAttributeNames: { '#result': 'result' } },
-          },
-        }),
-      );
-      for (const item of answer.Responses?.[db.table] ?? []) {
-        details.set(`${item.pk}|${item.sk}`, {
-          updated_at: item.updated_at as string | undefined,
-          result: item.result,
-          message: item.message as string | undefined,
-        });
-      }
-      Keys = answer.UnprocessedKeys?.[db.table]?.Keys;
-    }
-  }
-  return details;
+  const items = await getMany(db, keys, 'pk, sk, updated_at, #result, message', { '#result': 'result' });
+  return new Map(
+    items.map((item) => [
+      `${item.pk}|${item.sk}`,
+      { updated_at: item.updated_at as string | undefined, result: item.result, message: item.message as string | undefined },
+    ]),
+  );
+};
+
+/**
+ * The names of some devices of a workspace, by device ID (one BatchGetItem of their items per 100,
+ * eventually consistent); a device that no longer exists is absent.
+ */
+export const readDeviceNames = async (db: Db, workspaceId: string, deviceIds: string[]): Promise<Map<string, string>> => {
+  const items = await getMany(
+    db,
+    [...new Set(deviceIds)].map((id) => deviceKey(workspaceId, id)),
+    'id, #name',
+    { '#name': 'name' },
+  );
+  return new Map(items.map((item) => [item.id as string, item.name as string]));
 };
 
 /** Every shard number of a rollout's devices in the sweep index. */

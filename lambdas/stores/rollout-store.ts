@@ -1,5 +1,6 @@
 import { GetCommand, QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
+import type { RolloutAbortReason } from '../schemas/rollout';
 import type { RolloutSettings } from '../schemas/rollout-settings';
 import { putNew, queryPages, type Keyed } from './items';
 import { REGISTRY_SWEEP_INDEX, ROLLOUT_DUE_PARTITION, collection, rolloutKey, sweepEntry } from './keys';
@@ -28,6 +29,8 @@ export interface RolloutRecord {
   settings: RolloutSettings;
   state: RolloutState;
   outcome?: RolloutOutcome;
+  /** Aborted: the rule and the counts it fired on, written with the outcome. */
+  abort_reason?: RolloutAbortReason;
   /** How many device items the scheduling wrote, once it ended (or the sweep sealed it for a scheduling that died). */
   sealed_total?: number;
   /** Rate-limited: when the next release may start (60 s after the last one started). */

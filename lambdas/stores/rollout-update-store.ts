@@ -1,5 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
+import type { RolloutAbortReason } from '../schemas/rollout';
 import { isConditionFailed } from './errors';
 import { REGISTRY_SWEEP_INDEX, rolloutKey } from './keys';
 import { recordOf, rolloutEntry, type RolloutOutcome, type RolloutRecord, type RolloutState } from './rollout-store';
@@ -78,13 +79,21 @@ export const setRolloutState = (db: Db, workspaceId: string, rolloutId: string, 
 
 /**
  * Sets the outcome of an open rollout, once: `completed` (only once sealed) or `aborted` (with its
- * sweep entry due at `dueAt`, which cancels its queued and pending devices).
+ * sweep entry due at `dueAt`, which cancels its queued and pending devices, and why, in the same write).
  * @returns the rollout as it is now, or undefined when it already ended (or was never sealed, for completed).
  */
-export const setRolloutOutcome = (db: Db, workspaceId: string, rolloutId: string, outcome: RolloutOutcome, at: string, dueAt?: number) => {
+export const setRolloutOutcome = (
+  db: Db,
+  workspaceId: string,
+  rolloutId: string,
+  outcome: RolloutOutcome,
+  at: string,
+  dueAt?: number,
+  abortReason?: RolloutAbortReason,
+) => {
   const entry = entryChange(dueAt);
   return updateRollout(db, workspaceId, rolloutId, {
-    set: { outcome, updated_at: at, ...entry.set },
+    set: { outcome, updated_at: at, abort_reason: abortReason, ...entry.set },
     // Completed, it has no device left to time out.
     remove: [...entry.remove, ...(outcome === 'completed' ? ['next_deadline_at'] : [])],
     condition: `${OPEN}${outcome === 'completed' ? ' AND attribute_exists(sealed_total)' : ''}`,

@@ -52,6 +52,25 @@ const state: {
 const api = (path: string, key: string, init: RequestInit = {}) =>
   fetch(`${stack.base_url}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': key, ...(init.headers ?? {}) } });
 
+/** The page's reads of rollouts in flight, and when one last started or ended. */
+const rolloutReads = {
+  inFlight: new Set<unknown>(),
+  lastChange: 0,
+  get size() {
+    return this.inFlight.size;
+  },
+  started(request: { url: () => string }) {
+    if (!request.url().includes('/rollouts')) return;
+    this.inFlight.add(request);
+    this.lastChange = Date.now();
+  },
+  ended(request: unknown) {
+    if (this.inFlight.delete(request)) this.lastChange = Date.now();
+  },
+};
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 const hashOf = () => page.evaluate(() => (globalThis as Dom).location.hash as string);
 
 /** The rollout page's counts: each state's, and `total`. */
@@ -89,6 +108,9 @@ beforeAll(async () => {
       g.reportCspViolation(`${e.violatedDirective} refused ${e.blockedURI} (${e.sourceFile}:${e.lineNumber})`),
     );
   });
+  page.on('request', (request) => rolloutReads.started(request));
+  page.on('requestfinished', (request) => rolloutReads.ended(request));
+  page.on('requestfailed', (request) => rolloutReads.ended(request));
   const cdp = await page.createCDPSession();
   await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
 }, 120_000);
@@ -559,13 +581,14 @@ describe('the console in Chromium on npm start', () => {
   describe('fleet operations', () => {
     // a fleet of four devices with their credentials, made over the API: they answer from the test
     const staged: { id: string; credentials: { devinfo: { device_id: string; key_id: string }; prvkey: string } }[] = [];
-    const fleetOps: { rolloutUrl?: string; fotaRollout?: string } = {};
+    const fleetOps: { rolloutUrl?: string; fotaRollout?: string; fleetId?: string } = {};
     const read = async <T>(path: string) => (await (await api(path, state.apiKey!)).json()) as T;
 
     beforeAll(async () => {
       const { fleet } = (await (
         await api(`/workspaces/${state.workspaceId}/fleets`, state.apiKey!, { method: 'POST', body: JSON.stringify({ name: 'staged' }) })
       ).json()) as { fleet: { id: string } };
+      fleetOps.fleetId = fleet.id;
       for (let i = 0; i < 4; i++) {
         const { device } = (await (
           await api(`/workspaces/${state.workspaceId}/devices`, state.apiKey!, {
@@ -614,6 +637,25 @@ describe('the console in Chromium on npm start', () => {
       expect(await page.$eval('[data-testid="rollout-settings"]', (el) => el.textContent)).toBe(
         'at most 2 devices released a minute; each device times out 1 h after its release; aborts once at least 10 devices have ended and 60 % of them failed or timed out',
       );
+      // the next release (a minute after the first, from the API's next_release_at) and the ETA of the last
+      const rollout = (
+        await read<{ rollout: { created_at: string; next_release_at: string } }>(
+          `/workspaces/${state.workspaceId}/rollouts/${fleetOps.rolloutUrl.split('/').at(-1)}`,
+        )
+      ).rollout;
+      expect(Date.parse(rollout.next_release_at) - Date.parse(rollout.created_at)).toBe(60_000);
+      const [releaseTime, endTime] = await page.evaluate(
+        (iso) => [new Date(iso).toLocaleString(), new Date(Date.parse(iso) + 3_600_000).toLocaleString()],
+        rollout.next_release_at,
+      );
+      expect(await page.$eval('[data-testid="rollout-next-release"]', (el) => el.textContent)).toMatch(
+        new RegExp(`^${escapeRegExp(releaseTime)} \\(in (\\d+ s|1 min)\\): 2 devices$`),
+      );
+      expect(await page.$eval('[data-testid="rollout-eta"]', (el) => el.textContent)).toMatch(
+        new RegExp(
+          `^every queued device \\(2\\) released by ${escapeRegExp(releaseTime)} \\(in (\\d+ s|1 min), 1 release\\); every device ended by ${escapeRegExp(endTime)} at the latest \\(its timeout\\)$`,
+        ),
+      );
     }, 120_000);
 
     it('shows the counts move as the devices answer, and the failed device with its error', async () => {
@@ -647,9 +689,15 @@ describe('the console in Chromium on npm start', () => {
           ),
         'the failed device listed',
       );
-      const rows = await page.$$eval('[data-testid="rollout-devices"] tbody tr', (trs) => trs.map((tr) => (tr as Dom).innerText as string));
+      // the list starts on the devices that ended badly, each by its name
+      expect(await page.$eval('select[name="rollout-device-status"]', (el) => (el as Dom).value)).toBe('bad');
+      const rows = await page.$$eval('[data-testid="rollout-devices"] tbody tr', (trs) =>
+        trs.map((tr) => [tr.getAttribute('data-device'), (tr as Dom).innerText as string]),
+      );
       expect(rows).toHaveLength(1);
-      expect(rows[0]).toContain(bad.id);
+      expect(rows[0][0]).toBe(bad.id);
+      expect(rows[0][1]).toMatch(/^staged-\d\s+failed\s/);
+      expect(rows[0][1]).not.toContain(bad.id);
       await screenshot(page, '14-rollout-live');
     }, 120_000);
 
@@ -657,6 +705,8 @@ describe('the console in Chromium on npm start', () => {
       const status = () => page.$eval('[data-testid="rollout-status"]', (el) => el.textContent);
       await clickText(page, 'Pause');
       await until(async () => (await status()) === 'paused', 'the rollout paused');
+      expect(await page.$eval('[data-testid="rollout-next-release"]', (el) => el.textContent)).toBe('none while paused: 2 devices wait');
+      expect(await page.$('[data-testid="rollout-eta"]')).toBeNull();
       expect(
         (await read<{ rollout: { status: string } }>(`/workspaces/${state.workspaceId}/rollouts/${fleetOps.rolloutUrl!.split('/').at(-1)}`)).rollout.status,
       ).toBe('paused');
@@ -764,7 +814,8 @@ describe('the console in Chromium on npm start', () => {
       // the page reads nothing while its tab is hidden: it still shows the rollout in progress
       await page.evaluate(() => Object.defineProperty((globalThis as Dom).document, 'hidden', { value: true, configurable: true }));
       // a read the page sent just before it was hidden must answer before the cancel, or it shows the cancel
-      await page.waitForNetworkIdle({ idleTime: 500, timeout: BROWSER_WAIT_MS });
+      // (the page's own reads only: another request left hanging by the loaded runtime must not hold this up)
+      await until(async () => rolloutReads.size === 0 && Date.now() - rolloutReads.lastChange >= 500, 'the rollout page’s last read answered');
       const canceled = await api(`/workspaces/${state.workspaceId}/rollouts/${rolloutId}/cancel`, state.apiKey!, { method: 'POST' });
       expect(canceled.status).toBe(200);
       expect(await page.$eval('[data-testid="rollout-status"]', (el) => el.textContent)).toBe('in progress');
@@ -776,6 +827,55 @@ describe('the console in Chromium on npm start', () => {
       await page.evaluate(() => delete (globalThis as Dom).document.hidden);
       await until(async () => (await countsOnPage()).canceled === 3, 'the pending devices canceled by the sweep, read again once shown');
       await screenshot(page, '17-fota-rollout-conflict');
+    }, 120_000);
+
+    it('shows why a rollout aborted, its table following the counts and starting on the devices that ended badly, by name', async () => {
+      // released 2 a minute, each with 20 s to answer; aborts once 2 have ended and half of them failed or timed out
+      const { job } = (await (
+        await api(`/workspaces/${state.workspaceId}/jobs/probe?fleet=${fleetOps.fleetId}`, state.apiKey!, {
+          method: 'POST',
+          body: JSON.stringify({ value: {}, rollout: { max_per_minute: 2, timeout_seconds: 20, abort: { failure_percentage: 50, min_finished: 2 } } }),
+        })
+      ).json()) as { job: { rollout_id: string } };
+      await page.goto(`${consoleUrl}#/w/${state.workspaceId}/rollouts/${job.rollout_id}`);
+      const table = () =>
+        page
+          .$$eval('[data-testid="rollout-devices"] tbody tr', (trs) => trs.map((tr) => [tr.getAttribute('data-device'), (tr as Dom).innerText as string]))
+          .catch(() => [] as string[][]);
+      const states = async () =>
+        (await table())
+          .map(([, text]) => text.split('\t')[1])
+          .sort()
+          .join();
+      // nothing ended badly yet: every device, by name (never an ID)
+      await until(async () => (await states()) === 'pending,pending,queued,queued', 'the four devices listed');
+      expect(await page.$eval('select[name="rollout-device-status"]', (el) => (el as Dom).value)).toBe('all');
+      expect((await table()).every(([id, text]) => text.startsWith('staged-') && !text.includes(id))).toBe(true);
+
+      // a device answers: the table follows the counts (the total did not change), no reload
+      const released: typeof staged = [];
+      for (const device of staged)
+        if ((await read<{ job: { status: string } }>(`/devices/${device.id}/jobs/probe`)).job.status === 'pending') released.push(device);
+      expect(released).toHaveLength(2);
+      expect((await deviceClient(stack.base_url, await deviceToken(released[0].credentials)).post('/jobs/probe/result', { result: { ok: true } })).status).toBe(
+        200,
+      );
+      await until(async () => (await states()) === 'done,pending,queued,queued', 'the done device in the table');
+
+      // the other times out: the rule fires, and the sweep cancels the queued two
+      await until(async () => (await page.$('[data-testid="abort-reason"]')) !== null, 'the abort reason shown', 60_000);
+      expect(await page.$eval('[data-testid="abort-reason"]', (el) => el.textContent)).toContain(
+        "1 of the 2 devices that had ended failed or timed out (0 failed, 1 timed out: 50 %), reaching the abort rule's 50 % once at least 2 have ended.",
+      );
+      await until(async () => (await countsOnPage()).canceled === 2, 'the queued devices canceled on the page');
+      expect(await countsOnPage()).toMatchObject({ total: 4, done: 1, timed_out: 1, canceled: 2, queued: 0, pending: 0 });
+      // the list moved to the devices that ended badly: the timed-out one first, then the canceled, as the counts say
+      await until(async () => (await states()) === 'canceled,canceled,timed out', 'the devices that ended badly listed');
+      expect(await page.$eval('select[name="rollout-device-status"]', (el) => (el as Dom).value)).toBe('bad');
+      const rows = await table();
+      expect(rows[0][0]).toBe(released[1].id);
+      expect(rows[0][1]).toMatch(/^staged-\d\s+timed out\s/);
+      await screenshot(page, '18-rollout-aborted');
     }, 120_000);
 
     it('cancels a job and a FOTA on the device page, and shows how they ended', async () => {
@@ -807,6 +907,92 @@ describe('the console in Chromium on npm start', () => {
       await screenshot(page, '18-device-states');
     }, 120_000);
   });
+
+  it('keeps every page within a 1,280-pixel window with 128-character names, each cut with its full text on hover', async () => {
+    // a workspace, a fleet and a device named with 128 characters and no space to break at, a rollout on the fleet, and points of the device
+    const long = (prefix: string) => `${prefix}${'x'.repeat(128 - prefix.length)}`;
+    const names = { workspace: long('workspace-'), fleet: long('fleet-'), device: long('device-') };
+    const post = async <T>(path: string, body: unknown) => (await (await api(path, state.apiKey!, { method: 'POST', body: JSON.stringify(body) })).json()) as T;
+    const { workspace } = await post<{ workspace: { id: string } }>('/workspaces', { name: names.workspace });
+    const { fleet } = await post<{ fleet: { id: string } }>(`/workspaces/${state.workspaceId}/fleets`, { name: names.fleet });
+    const { device } = await post<{ device: { id: string } }>(`/workspaces/${state.workspaceId}/devices`, { name: names.device, fleet_id: fleet.id });
+    const { job } = await post<{ job: { rollout_id: string } }>(`/workspaces/${state.workspaceId}/jobs/long-names?fleet=${fleet.id}`, { value: {} });
+    const { credentials } = await post<{ credentials: NonNullable<typeof state.credentials> }>(
+      `/workspaces/${state.workspaceId}/devices/${device.id}/identities`,
+      { type: 'sym' },
+    );
+    const points = Array.from({ length: 5 }, (_, i) => ({ tag: 'long', timestamp_device: new Date(Date.now() - i * 60_000).toISOString(), payload: { v: i } }));
+    expect((await deviceClient(stack.base_url, await deviceToken(credentials)).post('/data', points)).status).toBe(202);
+
+    await page.setViewport({ width: 1280, height: 900 });
+    const ws = `#/w/${state.workspaceId}`;
+    // each page, what it shows of the long names (the header's workspace picker is on every page)
+    const pages: Array<[string, string[], () => Promise<unknown>]> = [
+      ['#/workspaces', [names.workspace], () => waitForText(page, 'New workspace')],
+      [`${ws}/devices`, [names.fleet], () => page.waitForSelector(`[role="row"] a[title="${names.device}"]`)],
+      [`${ws}/devices/${device.id}`, [names.device, names.fleet], () => page.waitForSelector('[data-testid="connection"]')],
+      [`${ws}/jobs`, [names.fleet], () => page.waitForSelector('input[name="target-fleet"]')],
+      [`${ws}/rollouts`, [names.fleet], () => page.waitForSelector('[data-testid="rollouts"]')],
+      [`${ws}/rollouts/${job.rollout_id}`, [names.fleet, names.device], () => page.waitForSelector('[data-testid="rollout-devices"]')],
+      [`${ws}/firmware`, [], () => waitForText(page, 'Upload firmware')],
+      [
+        `${ws}/data`,
+        [],
+        async () => {
+          await fill(page, 'query-devices', device.id);
+          await until(async () => {
+            if ((await page.$eval('[data-testid="result-summary"]', (el) => el.textContent).catch(() => ''))?.includes('5 points')) return true;
+            await clickText(page, 'Run query');
+            return false;
+          }, 'the long-named device’s points charted');
+        },
+      ],
+      [`${ws}/integrations`, [], () => waitForText(page, 'New webhook')],
+      [`${ws}/usage`, [], () => waitForText(page, 'Usage per day (UTC)')],
+      [`${ws}/settings`, [], () => waitForText(page, 'Settings: API keys')],
+      [`#/w/${workspace.id}/devices`, [names.workspace], () => waitForText(page, 'New fleet')],
+    ];
+    for (const [i, [hash, shown, ready]] of pages.entries()) {
+      await page.goto(`${consoleUrl}${hash}`);
+      // the header read the workspaces when the console loaded: read them again, with the new one
+      if (i === 0) await page.reload();
+      await ready();
+      for (const name of shown) await page.waitForSelector(`.name[title^="${name}"]`);
+      await page.waitForSelector(`select[aria-label="Workspace"] option[title="${names.workspace}"]`);
+      const seen = await page.evaluate(
+        (cut, workspaceName) => {
+          const d = (globalThis as Dom).document;
+          return {
+            width: d.documentElement.scrollWidth as number,
+            // each long name shown on the page: cut (narrower than its text), its whole text in its title (a device's with its ID)
+            cut: cut.map((name: string) =>
+              [...d.querySelectorAll('.name')].some((el: Dom) => el.textContent === name && el.title.startsWith(name) && el.scrollWidth > el.clientWidth),
+            ),
+            // the header's workspace picker, capped, names the long workspace in full on hover
+            picker: [...d.querySelectorAll('select[aria-label="Workspace"] option')].some((o: Dom) => o.title === workspaceName),
+          };
+        },
+        shown,
+        names.workspace,
+      );
+      expect({ hash, widerThanTheWindow: seen.width > 1280 ? seen.width : false }).toEqual({ hash, widerThanTheWindow: false });
+      expect({ hash, cut: seen.cut, picker: seen.picker }).toEqual({ hash, cut: shown.map(() => true), picker: true });
+    }
+    // the chart's legend names the device, cut so that its tag and field stay in view, and whole in its tooltip
+    await page.goto(`${consoleUrl}${ws}/data`);
+    await fill(page, 'query-devices', device.id);
+    await clickText(page, 'Run query');
+    await page.waitForSelector('[data-testid="chart"] .u-legend .u-series:nth-child(2)');
+    // the ID stands in until the names are read
+    await until(
+      async () => !(await page.$eval('[data-testid="chart"] .u-legend .u-series:nth-child(2) .u-label', (el) => el.textContent))?.startsWith('dev-'),
+      'the device’s name in the legend',
+    );
+    expect(
+      await page.$eval('[data-testid="chart"] .u-legend .u-series:nth-child(2)', (el) => [el.querySelector('.u-label')!.textContent, el.getAttribute('title')]),
+    ).toEqual([`${names.device.slice(0, 39)}… · long · v`, `Device ${names.device} (${device.id}), tag long, field v`]);
+    await screenshot(page, '19-long-names');
+  }, 180_000);
 
   it('revokes the API key, which then stops working', async () => {
     await page.goto(`${consoleUrl}#/w/${state.workspaceId}/settings`);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { until } from '../../local/ports';
 import { apiClient } from '../helpers/api-client';
+import { cognitoClient } from '../helpers/cognito';
 import { fleetstreamArgs } from '../helpers/cli';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
@@ -92,6 +93,47 @@ describe('several npm start on one data folder', () => {
       await Promise.all([a.stop(), b.stop()]);
     }
     expect(runtimeFiles(dataDir)).toEqual([]);
+  });
+});
+
+describe('create-account --email on npm start', () => {
+  it('makes the account’s first console user, who signs in to that account with the password printed once; an address taken writes nothing', async () => {
+    const stack = await startLocalStack();
+    const ready = stack as LocalStack & { cognito_endpoint: string; user_pool_client_id: string; console_url: string };
+    const email = `ops-${Date.now()}@acme.example`;
+    const createAccount = (...args: string[]) =>
+      run(process.execPath, fleetstreamArgs('create-account', ['--name', 'Acme', '--local', '--data-dir', stack.dataDir, ...args]), { env: process.env });
+    try {
+      const { stdout } = await createAccount('--email', email);
+      const account = JSON.parse(stdout) as {
+        workspace_id: string;
+        account_id: string;
+        console_user: { email: string; password: string; user_id: string; console_url: string };
+      };
+      const { password } = account.console_user;
+      const signedIn = await cognitoClient(ready.cognito_endpoint, ready.user_pool_client_id).signIn(email, password);
+      const token = signedIn.body.AuthenticationResult?.AccessToken;
+      const workspaces = await fetch(`${stack.base_url}/workspaces`, { headers: { authorization: `Bearer ${token}` } });
+      const taken = (await createAccount('--name', 'Again', '--email', email).catch((error: unknown) => error)) as {
+        code: number;
+        stdout: string;
+        stderr: string;
+      };
+
+      expect(account.console_user).toEqual({ email, password: expect.any(String), user_id: expect.any(String), console_url: ready.console_url });
+      // generated: long, and of every kind the pool's policy asks for
+      expect(password).toMatch(/^(?=.*[a-z])(?=.*[A-Z])(?=.*\d).{20,}$/);
+      expect(signedIn.status).toBe(200);
+      // the session is the created account's: its workspace, not one the sign-in trigger would have made
+      expect(workspaces.status).toBe(200);
+      expect(((await workspaces.json()) as { workspaces: Array<{ id: string; account_id: string }> }).workspaces).toEqual([
+        expect.objectContaining({ id: account.workspace_id, account_id: account.account_id }),
+      ]);
+      expect([taken.code, taken.stdout]).toEqual([2, '']);
+      expect(taken.stderr).toBe(`create-account: a console user ${email} already exists in the user pool: sign in as that user, or give another --email.\n`);
+    } finally {
+      await stack.stop();
+    }
   });
 });
 

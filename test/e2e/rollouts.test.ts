@@ -81,6 +81,9 @@ describe('a staged rollout (max_per_minute)', () => {
       settings: { max_per_minute: 10, timeout_seconds: null, abort: null },
     });
     expect(counted.counts).toEqual({ queued: 15, pending: 10, in_progress: 0, done: 0, failed: 0, timed_out: 0, canceled: 0 });
+    // The next minute's release (additive fields): a minute after the first; no abort.
+    expect(Date.parse(counted.next_release_at) - Date.parse(counted.created_at)).toBe(60_000);
+    expect(counted.abort_reason).toBeNull();
     expect((await devicesIn(staged.id, 'pending')).map((d) => d.device_id).sort()).toEqual(staged.devices.slice(0, 10));
   });
 
@@ -128,6 +131,36 @@ describe('a rollout that aborts on failures, over MQTT', () => {
     expect(aborted.total).toBe(6);
     const failed = await devicesIn(id, 'failed');
     expect(failed.map((d) => d.result)).toEqual([{ error: 'flash write failed' }, { error: 'flash write failed' }]);
+    // Why it aborted: the rule and the counts it fired on.
+    expect(aborted.abort_reason).toEqual({
+      rule: { failure_percentage: 50, min_finished: 3 },
+      finished: 3,
+      failed: 2,
+      timed_out: 0,
+      failure_percentage: 66.67,
+      message:
+        "2 of the 3 devices that had ended failed or timed out (2 failed, 0 timed out: 66.67 %), reaching the abort rule's 50 % once at least 3 have ended.",
+      at: expect.any(String),
+    });
+    expect(aborted.next_release_at).toBeNull();
+    // The devices that ended badly, state by state in the order asked, by name, a page at a time.
+    const names = new Map<string, string>();
+    for (const d of devices) names.set(d, (await api.get(`/workspaces/${ws}/devices/${d}`)).body.device.name);
+    const page = await api.get(`/workspaces/${ws}/rollouts/${id}/devices?status=failed&status=canceled&limit=4`);
+    const rest = await api.get(`/workspaces/${ws}/rollouts/${id}/devices?status=failed&status=canceled&limit=4&cursor=${page.body.next}`);
+    const bad = [...page.body.devices, ...rest.body.devices] as Array<{ device_id: string; device_name: string; status: string }>;
+    expect(rest.body.next).toBeNull();
+    expect(bad.map((d) => d.status)).toEqual(['failed', 'failed', 'canceled', 'canceled', 'canceled']);
+    expect(bad.map((d) => d.device_name)).toEqual(bad.map((d) => names.get(d.device_id)));
+    expect(
+      bad
+        .slice(2)
+        .map((d) => d.device_id)
+        .sort(),
+    ).toEqual(devices.slice(3));
+    // A state the API does not know is a 400 naming it, as before.
+    const refused = await api.get(`/workspaces/${ws}/rollouts/${id}/devices?status=failed&status=lost`);
+    expect([refused.status, refused.body.error.details[0].field]).toEqual([400, expect.stringMatching(/^query\.status/)]);
     expect((await api.get(`/devices/${devices[5]}/jobs/flash`)).body.job).toMatchObject({ status: 'canceled', rollout_id: id });
 
     // A late answer on MQTT is recorded as a job event; the job stays as it ended.
@@ -176,7 +209,10 @@ describe('pause, resume and cancel over HTTPS', () => {
     const id = (await api.post(`/workspaces/${ws}/jobs/control?fleet=${fleet}`, { value: {}, rollout: { max_per_minute: 2 } })).body.job.rollout_id as string;
     const path = `/workspaces/${ws}/rollouts/${id}`;
 
-    expect((await api.post(`${path}/pause`)).body.rollout.status).toBe('paused');
+    expect((await rollout(id)).next_release_at).toEqual(expect.any(String));
+    const paused = (await api.post(`${path}/pause`)).body.rollout;
+    // Paused, nothing is released: no next release.
+    expect([paused.status, paused.next_release_at]).toEqual(['paused', null]);
     expect((await api.post(`${path}/pause`)).body.rollout.status).toBe('paused');
     expect((await api.post(`${path}/resume`)).body.rollout.status).toBe('in_progress');
     const canceled = await api.post(`${path}/cancel`);

@@ -92,6 +92,10 @@ describe('fleetstream', () => {
       "option '--port <port>' argument '70000' is invalid. Expected a whole number from 1 to 65,535.",
     ],
     [
+      ['create-account', '--name', 'Acme', '--local', '--email', 'ops.example.com'],
+      "option '--email <address>' argument 'ops.example.com' is invalid. Expected an e-mail address, e.g. ops@example.com.",
+    ],
+    [
       ['limits', '--workspace', 'wks-1', '--local', '--set', 'devices'],
       "option '--set <limit=value>' argument 'devices' is invalid. Expected <limit>=<value>, e.g. --set devices=5.",
     ],
@@ -119,6 +123,21 @@ describe('fleetstream', () => {
       ]);
     } finally {
       if (table !== undefined) process.env.REGISTRY_TABLE = table;
+    }
+  });
+
+  it('create-account --email on a deployed stack without its user pool: exits 2 naming it, before writing anything', async () => {
+    const pool = process.env.USER_POOL_ID;
+    delete process.env.USER_POOL_ID;
+    try {
+      const { code, stderr } = await fleetstream('create-account', '--name', 'Acme', '--table', 'no-such-table', '--email', 'ops@acme.example');
+
+      expect([code, stderr]).toEqual([
+        2,
+        'fleetstream create-account: --email on a deployed stack needs its user pool: --user-pool <UserPoolId output of the deployed stack>, or USER_POOL_ID. See `fleetstream create-account --help`.\n',
+      ]);
+    } finally {
+      if (pool !== undefined) process.env.USER_POOL_ID = pool;
     }
   });
 

@@ -106,10 +106,27 @@ export interface Rollout {
   settings: { max_per_minute: number | null; timeout_seconds: number | null; abort: { failure_percentage: number; min_finished: number } | null };
   total: number;
   counts: Record<JobStatus, number>;
+  /** Rate-limited and releasing: when its next minute's devices are released; null otherwise (absent from an older API). */
+  next_release_at?: string | null;
+  /** Aborted: its rule and the counts it fired on; null otherwise (absent from an older API). */
+  abort_reason?: RolloutAbortReason | null;
+}
+/** Why a rollout aborted, as the API recorded it when its rule fired. */
+export interface RolloutAbortReason {
+  rule: { failure_percentage: number; min_finished: number };
+  finished: number;
+  failed: number;
+  timed_out: number;
+  /** What the rollout saw, in %, rounded to two decimals. */
+  failure_percentage: number;
+  message: string;
+  at: string;
 }
 /** One device of a rollout: its state, and what it reported (a job's result, a FOTA's message). */
 export interface RolloutDevice {
   device_id: string;
+  /** The device's name now (absent when it no longer exists, or from an older API). */
+  device_name?: string;
   status: JobStatus;
   updated_at: string;
   result?: Record<string, unknown>;
@@ -497,7 +514,7 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
     getRollout: (workspaceId: string, rolloutId: string) =>
       request<{ rollout: Rollout }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}`).then((b) => b.rollout),
     /** A page of a rollout's devices, all or in one state. */
-    listRolloutDevices: (workspaceId: string, rolloutId: string, query: PageQuery & { status?: JobStatus } = {}) =>
+    listRolloutDevices: (workspaceId: string, rolloutId: string, query: PageQuery & { status?: readonly JobStatus[] } = {}) =>
       request<{ devices: RolloutDevice[]; next?: string | null }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}/devices`, { query: { ...query } }).then(
         (b) => ({
           items: b.devices,

@@ -154,7 +154,13 @@ export interface SeriesLabel {
   title: string;
 }
 
-/** Legend labels of the series, by device name (`names`: device ID → name) where it is known. */
+/** How many characters of a device's name a legend label keeps (names take 128): the tag and field after it stay in view. */
+export const LEGEND_NAME_CHARS = 40;
+
+/** A name cut to `max` characters, its end an ellipsis when cut. */
+export const shortName = (name: string, max = LEGEND_NAME_CHARS) => (name.length > max ? `${name.slice(0, max - 1)}…` : name);
+
+/** Legend labels of the series, by device name (`names`: device ID → name) where it is known, a long name cut (the tooltip says it whole). */
 export const seriesLabels = (series: readonly Series[], names: ReadonlyMap<string, string>): SeriesLabel[] => {
   const devicesByName = new Map<string, Set<string>>();
   for (const { deviceId } of series) {
@@ -163,7 +169,7 @@ export const seriesLabels = (series: readonly Series[], names: ReadonlyMap<strin
   }
   return series.map(({ deviceId, tag, field }) => {
     const name = names.get(deviceId);
-    const device = !name ? deviceId : devicesByName.get(name)!.size > 1 ? `${name} (${deviceId})` : name;
+    const device = !name ? deviceId : devicesByName.get(name)!.size > 1 ? `${shortName(name)} (${deviceId})` : shortName(name);
     return { label: `${device} · ${tag} · ${field}`, title: `Device ${name ? `${name} (${deviceId})` : deviceId}, tag ${tag}, field ${field}` };
   });
 };

@@ -175,3 +175,72 @@ export const describeOutcome = (device: Pick<RolloutDevice, 'result' | 'message'
 
 /** What a 409 of pause, resume or cancel means on the rollout page. */
 export const ROLLOUT_CONFLICT_HINT = 'This rollout has ended, so it can no longer be paused, resumed or canceled. The page now shows it as it is.';
+
+/** The states a device ended in badly: what the rollout page lists first. */
+export const BAD_END_STATES = ['failed', 'timed_out', 'canceled'] as const satisfies readonly JobStatus[];
+
+/** The device filter of the rollout page: the states that ended badly, one state, or every state. */
+export type DeviceFilter = 'bad' | 'all' | JobStatus;
+
+/** The filter a rollout's device list starts with: the states that ended badly when a device is in one, else every state. */
+export const defaultDeviceFilter = (counts: Rollout['counts']): DeviceFilter => (BAD_END_STATES.some((s) => counts[s] > 0) ? 'bad' : 'all');
+
+/** The states a filter asks the API for (`?status=…`, in this order); undefined: every state. */
+export const filterStates = (filter: DeviceFilter): readonly JobStatus[] | undefined =>
+  filter === 'all' ? undefined : filter === 'bad' ? BAD_END_STATES : [filter];
+
+/** How many of a rollout's devices a filter selects, by its counts. */
+export const filterCount = (filter: DeviceFilter, rollout: Pick<Rollout, 'total' | 'counts'>) =>
+  filterStates(filter)?.reduce((n, s) => n + rollout.counts[s], 0) ?? rollout.total;
+
+/** The counts as one value that changes whenever any of them does: the device list reads again on it. */
+export const countsKey = (counts: Rollout['counts']) => Object.values(counts).join(',');
+
+/**
+ * Whether the first page of a rollout's devices (at most `pageSize` of them, in `filter`) shows
+ * less than the counts say: fewer devices than it should, or, when the page holds every device
+ * the filter selects, another number in some state. The list comes from an index that may lag the
+ * counts a moment, so the page reads it again while this holds.
+ */
+export const listLags = (
+  devices: readonly Pick<RolloutDevice, 'status'>[],
+  filter: DeviceFilter,
+  rollout: Pick<Rollout, 'total' | 'counts'>,
+  pageSize: number,
+) => {
+  const wanted = filterCount(filter, rollout);
+  if (wanted > pageSize) return devices.length < pageSize;
+  if (devices.length !== wanted) return true;
+  const states = filterStates(filter) ?? (Object.keys(rollout.counts) as JobStatus[]);
+  return states.some((s) => devices.filter((d) => d.status === s).length !== rollout.counts[s]);
+};
+
+/**
+ * When a rate-limited rollout releases its next devices, and when its last queued device (the
+ * ETA of its releases: one release of `max_per_minute` a minute from `next_release_at`), and with
+ * a timeout, when every device will have ended at the latest; undefined when nothing is left to
+ * release (no rate, paused, ended, nothing queued). A release time already past (the sweep is due)
+ * counts from `now`.
+ */
+export const releaseForecast = (rollout: Pick<Rollout, 'status' | 'settings' | 'counts' | 'next_release_at'>, now = Date.now()) => {
+  const rate = rollout.settings.max_per_minute;
+  const { queued } = rollout.counts;
+  if (rollout.status !== 'in_progress' || !rate || !rollout.next_release_at || queued === 0) return undefined;
+  const next = Math.max(Date.parse(rollout.next_release_at), now);
+  const releases = Math.ceil(queued / rate);
+  const last = next + (releases - 1) * 60_000;
+  const timeout = rollout.settings.timeout_seconds;
+  return {
+    next: new Date(next).toISOString(),
+    nextCount: Math.min(rate, queued),
+    releases,
+    last: new Date(last).toISOString(),
+    endedBy: timeout === null ? undefined : new Date(last + timeout * 1000).toISOString(),
+  };
+};
+
+/** A time to come in words, from `now`: "in 45 s", "in 12 min", "in 3 h 5 min". */
+export const fromNow = (iso: string, now = Date.now()) => {
+  const seconds = Math.max(0, Math.round((Date.parse(iso) - now) / 1000));
+  return seconds < 60 ? `in ${seconds} s` : `in ${formatSeconds(Math.round(seconds / 60) * 60)}`;
+};

@@ -6,7 +6,7 @@ import { parseRoute, routeHash, type Route } from '../lib/router';
 import { createSessionStore } from '../lib/session';
 import { configureLive } from '../lib/live';
 import { AuthPage } from './auth';
-import { Busy, ErrorBox, useLoad } from './components';
+import { Busy, ErrorBox, Name, useLoad } from './components';
 import { DataPage } from './data';
 import { DevicePage } from './device';
 import { DevicesPage } from './devices';
@@ -92,6 +92,7 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
             <span>Workspace</span>
             <select
               aria-label="Workspace"
+              title={current?.name}
               value={workspaceId ?? ''}
               onChange={(e) => {
                 const id = e.currentTarget.value;
@@ -109,7 +110,9 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
             >
               <option value="">Choose a workspace…</option>
               {workspaces.data.map((w: Workspace) => (
-                <option value={w.id}>{w.name}</option>
+                <option value={w.id} title={w.name}>
+                  {w.name}
+                </option>
               ))}
             </select>
           </label>
@@ -117,7 +120,9 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
         <span class="spacer" />
         <ZoneSetting />
         <LiveIndicator />
-        <span class="who">{email}</span>
+        <span class="who" title={email}>
+          {email}
+        </span>
         <button type="button" onClick={() => void signOut()}>
           Sign out
         </button>
@@ -139,7 +144,11 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
       <main>
         <ErrorBox error={workspaces.error} />
         {workspaces.loading && !workspaces.data && <Busy label="Loading your workspaces…" />}
-        {workspaceId && current && <h1 class="ws-title">{current.name}</h1>}
+        {workspaceId && current && (
+          <h1 class="ws-title">
+            <Name text={current.name} wide />
+          </h1>
+        )}
         {route.page === 'workspaces' || route.page === 'signin' ? (
           <WorkspacesPage api={api} workspaces={workspaces.data} reload={workspaces.reload} />
         ) : (

@@ -255,6 +255,16 @@ export const VirtualTable = <T, K extends string>({
   );
 };
 
+/**
+ * A name that may be long (names take up to 128 characters): cut with an ellipsis where it would
+ * not fit, its full text (or `title`) shown on hover and read by assistive technology.
+ */
+export const Name = ({ text, title, wide }: { text: string; title?: string; wide?: boolean }) => (
+  <span class={wide ? 'name wide' : 'name'} title={title ?? text}>
+    {text}
+  </span>
+);
+
 /** Formats an RFC 3339 date for people in the console's zone, with its abbreviation or offset (`2026-11-25 13:36:05 CST`), or a dash. */
 export const when = (iso: string | null | undefined) => formatIso(iso);
 

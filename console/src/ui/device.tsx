@@ -5,7 +5,7 @@ import { JOB_STATE_MEANINGS, jobOpen, stateLabel } from '../lib/jobs';
 import { withConnection } from '../lib/live';
 import { routeHash } from '../lib/router';
 import type { PageProps } from './page';
-import { Busy, download, ErrorBox, Field, Submit, useAction, useLoad, when } from './components';
+import { Busy, download, ErrorBox, Field, Name, Submit, useAction, useLoad, when } from './components';
 import { useConfirm } from './confirm';
 import { useLive } from './live';
 import { ScheduleFotaForm, ScheduleJobForm } from './schedule';
@@ -65,11 +65,13 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
         <a href={routeHash({ page: 'devices', workspaceId })}>← All devices</a>
       </p>
       <h2>
-        Device {d.name} <code>{d.id}</code>
+        Device <Name text={d.name} wide /> <code>{d.id}</code>
       </h2>
       <dl class="facts">
         <dt>Fleet</dt>
-        <dd>{d.fleet_name}</dd>
+        <dd>
+          <Name text={d.fleet_name} wide />
+        </dd>
         <dt>Connection</dt>
         <dd data-testid="connection">{d.connected ? 'connected' : 'offline'}</dd>
         <dt>Last connected</dt>
@@ -113,7 +115,9 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
         <Field label="Fleet">
           <select name="move-fleet" value={fleetId} onChange={(e) => setFleetId(e.currentTarget.value)}>
             {(fleets.data ?? [{ id: d.fleet_id, name: d.fleet_name }]).map((f) => (
-              <option value={f.id}>{f.name}</option>
+              <option value={f.id} title={f.name}>
+                {f.name}
+              </option>
             ))}
           </select>
         </Field>

@@ -4,7 +4,7 @@ import { withConnection } from '../lib/live';
 import { routeHash } from '../lib/router';
 import { filterRows, sortRows, toggleSort, type SortSpec } from '../lib/table';
 import type { PageProps } from './page';
-import { Busy, ErrorBox, Field, Submit, useAction, useLoad, VirtualTable, when, type Column } from './components';
+import { Busy, ErrorBox, Field, Name, Submit, useAction, useLoad, VirtualTable, when, type Column } from './components';
 import { useLive } from './live';
 
 type DeviceColumn = 'name' | 'id' | 'fleet_name' | 'connected' | 'last_connected_at' | 'created_at';
@@ -41,10 +41,14 @@ export const DevicesPage = ({ api, workspaceId }: PageProps) => {
       title: 'Name',
       width: '2fr',
       sortable: true,
-      render: (d) => <a href={routeHash({ page: 'device', workspaceId, deviceId: d.id })}>{d.name}</a>,
+      render: (d) => (
+        <a href={routeHash({ page: 'device', workspaceId, deviceId: d.id })} title={d.name}>
+          {d.name}
+        </a>
+      ),
     },
     { key: 'id', title: 'ID', width: '2fr', sortable: true, render: (d) => <code>{d.id}</code> },
-    { key: 'fleet_name', title: 'Fleet', width: '1.2fr', sortable: true, render: (d) => d.fleet_name },
+    { key: 'fleet_name', title: 'Fleet', width: '1.2fr', sortable: true, render: (d) => <span title={d.fleet_name}>{d.fleet_name}</span> },
     { key: 'connected', title: 'Connection', width: '1fr', sortable: true, render: (d) => (d.connected ? 'connected' : 'offline') },
     { key: 'last_connected_at', title: 'Last connected', width: '1.5fr', sortable: true, render: (d) => when(d.last_connected_at) },
     { key: 'created_at', title: 'Created', width: '1.5fr', sortable: true, render: (d) => when(d.created_at) },
@@ -69,8 +73,12 @@ export const DevicesPage = ({ api, workspaceId }: PageProps) => {
             <tbody>
               {fleets.data.map((f) => (
                 <tr>
-                  <td>{f.name}</td>
-                  <td>{f.description}</td>
+                  <td>
+                    <Name text={f.name} />
+                  </td>
+                  <td>
+                    <Name text={f.description} />
+                  </td>
                   <td>
                     <code>{f.id}</code>
                   </td>
@@ -92,7 +100,9 @@ export const DevicesPage = ({ api, workspaceId }: PageProps) => {
             <select name="fleet-filter" value={fleetFilter} onChange={(e) => setFleetFilter(e.currentTarget.value)}>
               <option value="">All fleets</option>
               {fleets.data?.map((f) => (
-                <option value={f.id}>{f.name}</option>
+                <option value={f.id} title={f.name}>
+                  {f.name}
+                </option>
               ))}
             </select>
           </Field>
@@ -187,7 +197,9 @@ const CreateDevice = ({
         <select name="device-fleet" value={fleetId} onChange={(e) => setFleetId(e.currentTarget.value)}>
           <option value="">default</option>
           {fleets.map((f) => (
-            <option value={f.id}>{f.name}</option>
+            <option value={f.id} title={f.name}>
+              {f.name}
+            </option>
           ))}
         </select>
       </Field>

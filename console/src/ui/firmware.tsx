@@ -3,7 +3,7 @@ import type { Firmware } from '../lib/api';
 import { formatBytes, uploadFirmware, type UploadStep } from '../lib/firmware';
 import { routeHash } from '../lib/router';
 import type { PageProps } from './page';
-import { Busy, ErrorBox, Field, Pager, Submit, useAction, useLoad, usePages, when } from './components';
+import { Busy, ErrorBox, Field, Name, Pager, Submit, useAction, useLoad, usePages, when } from './components';
 import { useConfirm } from './confirm';
 
 const PAGE = 50;
@@ -134,7 +134,7 @@ export const FirmwarePage = ({ api, workspaceId }: PageProps) => {
                   <td>
                     <code title={f.sha256}>{f.sha256.slice(0, 12)}…</code>
                   </td>
-                  <td>{f.description || '—'}</td>
+                  <td>{f.description ? <Name text={f.description} /> : '—'}</td>
                   <td>{when(f.created_at)}</td>
                   <td>
                     <button

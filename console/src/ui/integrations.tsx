@@ -3,7 +3,7 @@ import type { Integration } from '../lib/api';
 import { parseList } from '../lib/json-input';
 import { describeTestDelivery, type DeliveryReport } from '../lib/webhooks';
 import type { PageProps } from './page';
-import { Busy, ErrorBox, Field, SecretOnce, Submit, useAction, useLoad, when } from './components';
+import { Busy, ErrorBox, Field, Name, SecretOnce, Submit, useAction, useLoad, when } from './components';
 import { useConfirm } from './confirm';
 import { DeliveryLog, ReplayButton, WebhookHealth } from './webhook-health';
 import { useLive, useThrottled } from './live';
@@ -43,12 +43,14 @@ export const IntegrationsPage = ({ api, workspaceId }: PageProps) => {
         {list.data?.map((i) => (
           <article class="card" aria-labelledby={`int-${i.id}`} data-testid="integration">
             <h3 id={`int-${i.id}`}>
-              {i.name} <code>{i.id}</code> {i.enabled ? '' : '(disabled)'}
+              <Name text={i.name} wide /> <code>{i.id}</code> {i.enabled ? '' : '(disabled)'}
             </h3>
             <WebhookHealth integration={i} />
             <dl class="facts">
               <dt>URL</dt>
-              <dd>{i.url}</dd>
+              <dd>
+                <Name text={i.url} wide />
+              </dd>
               <dt>Sends</dt>
               <dd>{[i.data && 'data points', i.events && 'events'].filter(Boolean).join(' and ')}</dd>
               <dt>Last delivery</dt>

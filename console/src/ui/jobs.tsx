@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Fota, Job } from '../lib/api';
 import { routeHash } from '../lib/router';
 import type { PageProps } from './page';
-import { ErrorBox, useLoad, when } from './components';
+import { ErrorBox, Name, useLoad, when } from './components';
 import { EntityPicker, pickedIds, usePickerState, useWorkspaceItems } from './picker';
 import { RolloutSettingsFieldset, ScheduleFotaForm, ScheduleJobForm, useRolloutSettings, type Target } from './schedule';
 
@@ -71,7 +71,7 @@ export const JobsPage = ({ api, workspaceId, navigate }: PageProps) => {
                     checked={fleetIds.includes(f.id)}
                     onChange={(e) => setFleetIds((ids) => (e.currentTarget.checked ? [...ids, f.id] : ids.filter((id) => id !== f.id)))}
                   />{' '}
-                  {f.name}
+                  <Name text={f.name} />
                 </label>
               ))}
             </fieldset>

@@ -1,27 +1,76 @@
-import { useEffect, useState } from 'preact/hooks';
-import { JOB_STATUSES, type ApiClient, type Fleet, type JobStatus, type Rollout } from '../lib/api';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { JOB_STATUSES, type ApiClient, type Fleet, type Rollout } from '../lib/api';
 import { JOB_STATE_MEANINGS, stateLabel } from '../lib/jobs';
 import { routeHash } from '../lib/router';
 import {
+  countsKey,
   countsMayMove,
+  defaultDeviceFilter,
   describeOutcome,
   describeSettings,
+  filterCount,
+  filterStates,
+  fromNow,
+  listLags,
   progressLabel,
+  releaseForecast,
   rolloutActions,
   rolloutProgress,
   rolloutTitle,
   ROLLOUT_CONFLICT_HINT,
   ROLLOUT_POLL_MS,
+  type DeviceFilter,
 } from '../lib/rollouts';
 import type { PageProps } from './page';
-import { Busy, ErrorBox, Field, Pager, useAction, useLoad, usePages, when } from './components';
+import { Busy, ErrorBox, Field, Name, Pager, useAction, useLoad, usePages, when } from './components';
 
 const ROLLOUTS_PAGE = 20;
 const DEVICES_PAGE = 50;
 
-/** The fleets a rollout names, by name ("every fleet" when it names none). */
-const fleetNames = (ids: readonly string[], fleets: readonly Fleet[] | undefined) =>
-  ids.length ? ids.map((id) => fleets?.find((f) => f.id === id)?.name ?? id).join(', ') : 'every fleet';
+/** The fleets a rollout names, by name ("every fleet" when it names none), cut to fit with the whole list on hover. */
+const FleetNames = ({ ids, fleets, wide }: { ids: readonly string[]; fleets: readonly Fleet[] | undefined; wide?: boolean }) => (
+  <Name text={ids.length ? ids.map((id) => fleets?.find((f) => f.id === id)?.name ?? id).join(', ') : 'every fleet'} wide={wide} />
+);
+
+/** Why an aborted rollout aborted, as the API recorded it when its rule fired. */
+const AbortReason = ({ reason }: { reason: Rollout['abort_reason'] }) => (
+  <div class="card alert" role="note" data-testid="abort-reason">
+    <strong>Aborted by its abort rule.</strong>{' '}
+    {reason ? (
+      <>
+        {reason.message} ({when(reason.at)}.) Its queued and pending devices are canceled; those in progress go on.
+      </>
+    ) : (
+      'The counts it fired on were not recorded (it aborted before the API recorded them).'
+    )}
+  </div>
+);
+
+/** A rate-limited rollout's next release and the ETA of its last one (from the API's next release, its queued count and rate). */
+const ReleaseFacts = ({ rollout }: { rollout: Rollout }) => {
+  if (rollout.status === 'paused' && rollout.counts.queued > 0)
+    return (
+      <>
+        <dt>Next release</dt>
+        <dd data-testid="rollout-next-release">none while paused: {rollout.counts.queued} devices wait</dd>
+      </>
+    );
+  const forecast = releaseForecast(rollout);
+  if (!forecast) return null;
+  return (
+    <>
+      <dt>Next release</dt>
+      <dd data-testid="rollout-next-release">
+        {when(forecast.next)} ({fromNow(forecast.next)}): {forecast.nextCount} devices
+      </dd>
+      <dt>ETA</dt>
+      <dd data-testid="rollout-eta">
+        every queued device ({rollout.counts.queued}) released by {when(forecast.last)} ({fromNow(forecast.last)}, {forecast.releases}{' '}
+        {forecast.releases === 1 ? 'release' : 'releases'}){forecast.endedBy && `; every device ended by ${when(forecast.endedBy)} at the latest (its timeout)`}
+      </dd>
+    </>
+  );
+};
 
 /** A rollout's ended devices of its total, a coloured part per ended state. */
 const ProgressBar = ({ rollout }: { rollout: Rollout }) => {
@@ -58,7 +107,7 @@ export const RolloutsPage = ({ api, workspaceId }: PageProps) => {
       <ErrorBox error={rollouts.error} />
       {rollouts.loading && <Busy label="Loading rollouts…" />}
       {rollouts.data && !rollouts.data.items.length && pages.first && <p>No rollouts yet.</p>}
-      {rollouts.data && rollouts.data.items.length > 0 && (
+      {rollouts.data && rollouts.data.items.length > 0 && (fleets.data || fleets.error) && (
         <table class="list" data-testid="rollouts">
           <thead>
             <tr>
@@ -76,7 +125,9 @@ export const RolloutsPage = ({ api, workspaceId }: PageProps) => {
                   <a href={routeHash({ page: 'rollout', workspaceId, rolloutId: r.id })}>{when(r.created_at)}</a>
                 </td>
                 <td>{rolloutTitle(r)}</td>
-                <td>{fleetNames(r.fleets, fleets.data)}</td>
+                <td>
+                  <FleetNames ids={r.fleets} fleets={fleets.data} />
+                </td>
                 <td>{stateLabel(r.status)}</td>
                 <td class="progress-cell">
                   <ProgressBar rollout={r} /> {rolloutProgress(r).ended} of {r.total}
@@ -148,14 +199,17 @@ export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rollo
       <p>
         <a href={routeHash({ page: 'rollouts', workspaceId })}>← All rollouts</a>
       </p>
-      <h2>
-        Rollout: {rolloutTitle(r)} <code>{r.id}</code>
+      <h2 class="heading">
+        Rollout: <Name text={rolloutTitle(r)} wide /> <code>{r.id}</code>
       </h2>
+      {r.status === 'aborted' && <AbortReason reason={r.abort_reason} />}
       <dl class="facts">
         <dt>Status</dt>
         <dd data-testid="rollout-status">{stateLabel(r.status)}</dd>
         <dt>Fleets</dt>
-        <dd>{fleetNames(r.fleets, fleets.data)}</dd>
+        <dd>
+          <FleetNames ids={r.fleets} fleets={fleets.data} wide />
+        </dd>
         {r.kind === 'job' && (
           <>
             <dt>Value</dt>
@@ -166,6 +220,7 @@ export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rollo
         )}
         <dt>Settings</dt>
         <dd data-testid="rollout-settings">{describeSettings(r.settings).join('; ')}</dd>
+        <ReleaseFacts rollout={r} />
         <dt>Scheduled</dt>
         <dd>{when(r.created_at)}</dd>
         <dt>Last change</dt>
@@ -222,42 +277,75 @@ export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rollo
   );
 };
 
-/** A rollout's devices in one state (the failed ones first), a page at a time, read again as that state's count moves. */
-const RolloutDevices = ({ api, workspaceId, rollout }: { api: ApiClient; workspaceId: string; rollout: Rollout }) => {
-  const [status, setStatus] = useState<JobStatus | ''>('failed');
-  const pages = usePages(`${rollout.id}/${status}`);
-  const count = status ? rollout.counts[status] : rollout.total;
-  // The first page follows the count; the list is read from an index that may lag it a moment.
-  const devices = useLoad(
-    () => api.listRolloutDevices(workspaceId, rollout.id, { status: status || undefined, limit: DEVICES_PAGE, cursor: pages.cursor }),
-    [workspaceId, rollout.id, status, pages.cursor, pages.first ? count : -1],
-  );
-  const shown = devices.data?.items.length;
-  const behind = pages.first && shown !== undefined && !devices.loading && shown < Math.min(count, DEVICES_PAGE);
+/** Runs `effect` when `value` changes after the first render (not on mount). */
+const useOnChange = (value: unknown, effect: () => void) => {
+  const seen = useRef(value);
   useEffect(() => {
-    if (!behind) return;
-    const timer = setTimeout(devices.reload, ROLLOUT_POLL_MS);
+    if (Object.is(seen.current, value)) return;
+    seen.current = value;
+    effect();
+  }, [value]);
+};
+
+// How many times in a row the device list is read again while it shows less than the counts say.
+const LAG_READS = 30;
+
+/**
+ * A rollout's devices, those that ended badly first (when any did; else every device), or one
+ * state, by name, a page at a time. Its first page is read again whenever a count changes (kept on
+ * screen meanwhile), and again while it shows less than the counts say (its index may lag them).
+ */
+const RolloutDevices = ({ api, workspaceId, rollout }: { api: ApiClient; workspaceId: string; rollout: Rollout }) => {
+  const [chosen, setChosen] = useState<DeviceFilter | undefined>(undefined);
+  const filter = chosen ?? defaultDeviceFilter(rollout.counts);
+  const pages = usePages(`${rollout.id}/${filter}`);
+  const devices = useLoad(
+    () => api.listRolloutDevices(workspaceId, rollout.id, { status: filterStates(filter), limit: DEVICES_PAGE, cursor: pages.cursor }),
+    [workspaceId, rollout.id, filter, pages.cursor],
+  );
+  const counts = countsKey(rollout.counts);
+  const [lagReads, setLagReads] = useState(0);
+  useOnChange(counts, () => {
+    setLagReads(0);
+    if (pages.first) devices.reload();
+  });
+  const lagging =
+    pages.first && devices.data !== undefined && !devices.loading && lagReads < LAG_READS && listLags(devices.data.items, filter, rollout, DEVICES_PAGE);
+  useEffect(() => {
+    if (!lagging) return;
+    let timer: ReturnType<typeof setTimeout>;
+    // nothing is read while the tab is hidden: it waits for the tab to show again
+    const later = () => {
+      timer = setTimeout(() => {
+        if (document.hidden) return later();
+        setLagReads((n) => n + 1);
+        devices.reload();
+      }, ROLLOUT_POLL_MS);
+    };
+    later();
     return () => clearTimeout(timer);
-  }, [behind, shown]);
+  }, [lagging, devices.data]);
+  const what = filter === 'bad' ? 'ended badly' : filter === 'all' ? 'yet' : `is ${stateLabel(filter)}`;
   return (
     <section aria-labelledby="rollout-devices-h">
       <h3 id="rollout-devices-h">Devices</h3>
       <div class="toolbar">
         <Field label="Show the devices">
-          <select name="rollout-device-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as JobStatus | '')}>
+          <select name="rollout-device-status" value={filter} onChange={(e) => setChosen(e.currentTarget.value as DeviceFilter)}>
+            <option value="bad">that ended badly: failed, timed out, canceled ({filterCount('bad', rollout)})</option>
             {JOB_STATUSES.map((s) => (
               <option value={s}>
                 {stateLabel(s)} ({rollout.counts[s]})
               </option>
             ))}
-            <option value="">in every state ({rollout.total})</option>
+            <option value="all">in every state ({rollout.total})</option>
           </select>
         </Field>
       </div>
       <ErrorBox error={devices.error} />
-      {devices.data && !devices.data.items.length && <p>No device {status ? `is ${stateLabel(status)}` : 'yet'}.</p>}
+      {devices.data && !devices.data.items.length && <p>No device {what}.</p>}
       {devices.data && devices.data.items.length > 0 && (
-        <table class="list" data-testid="rollout-devices">
+        <table class="list" data-testid="rollout-devices" data-filter={filter}>
           <thead>
             <tr>
               <th scope="col">Device</th>
@@ -268,9 +356,11 @@ const RolloutDevices = ({ api, workspaceId, rollout }: { api: ApiClient; workspa
           </thead>
           <tbody>
             {devices.data.items.map((d) => (
-              <tr>
+              <tr data-device={d.device_id}>
                 <td>
-                  <a href={routeHash({ page: 'device', workspaceId, deviceId: d.device_id })}>{d.device_id}</a>
+                  <a href={routeHash({ page: 'device', workspaceId, deviceId: d.device_id })}>
+                    <Name text={d.device_name ?? d.device_id} title={d.device_name === undefined ? d.device_id : `${d.device_name} (${d.device_id})`} />
+                  </a>
                 </td>
                 <td>{stateLabel(d.status)}</td>
                 <td>{when(d.updated_at)}</td>

@@ -3,7 +3,7 @@ import { pointsStoredBefore, retentionCut } from '../lib/guards';
 import { localInputToIso } from '../lib/json-input';
 import { lastDays } from '../lib/usage';
 import type { PageProps } from './page';
-import { Busy, ErrorBox, Field, SecretOnce, Submit, useAction, useLoad, when } from './components';
+import { Busy, ErrorBox, Field, Name, SecretOnce, Submit, useAction, useLoad, when } from './components';
 import { useConfirm } from './confirm';
 
 const USAGE_DAYS_MAX = 366;
@@ -149,7 +149,9 @@ const ApiKeysSection = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspace
         <tbody>
           {keys.data?.map((k) => (
             <tr>
-              <td>{k.name}</td>
+              <td>
+                <Name text={k.name} />
+              </td>
               <td>
                 <code>{k.id}</code>
               </td>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ApiClient, Workspace } from '../lib/api';
 import { routeHash } from '../lib/router';
-import { ErrorBox, Field, Submit, useAction, when } from './components';
+import { ErrorBox, Field, Name, Submit, useAction, when } from './components';
 import { navigate } from './page';
 
 /** The account's workspaces: list, create, and open one (switch). */
@@ -37,9 +37,13 @@ export const WorkspacesPage = ({ api, workspaces, reload }: { api: ApiClient; wo
             {workspaces.map((w) => (
               <tr>
                 <td>
-                  <a href={routeHash({ page: 'overview', workspaceId: w.id })}>{w.name}</a>
+                  <a href={routeHash({ page: 'overview', workspaceId: w.id })}>
+                    <Name text={w.name} />
+                  </a>
                 </td>
-                <td>{w.description}</td>
+                <td>
+                  <Name text={w.description} />
+                </td>
                 <td>
                   <code>{w.id}</code>
                 </td>

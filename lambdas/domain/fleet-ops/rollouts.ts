@@ -1,11 +1,11 @@
 import type { Db } from '../../shared/clients';
-import { ConflictError, NotFoundError } from '../../shared/errors';
+import { ConflictError, NotFoundError, ValidationError } from '../../shared/errors';
 import type { Caller } from '../../shared/http';
 import { newId, nowIso } from '../../shared/ids';
 import type { StreamedList } from '../../shared/json-stream';
 import type { JobStatus } from '../../schemas/job';
 import type { PageQuery } from '../../schemas/list';
-import type { Rollout, RolloutDevice } from '../../schemas/rollout';
+import type { Rollout, RolloutAbortReason, RolloutCounts, RolloutDevice } from '../../schemas/rollout';
 import type { RolloutSettings, RolloutSettingsInput } from '../../schemas/rollout-settings';
 import type { CountWritten, DeviceTarget, ExecutionTimes } from '../../stores/job-store';
 import { collection } from '../../stores/keys';
@@ -13,6 +13,7 @@ import { countWritten } from '../../stores/rollout-counter-store';
 import {
   ROLLOUT_DEVICE_SHARDS,
   readDeviceDetails,
+  readDeviceNames,
   readRolloutDevicesShard,
   type DeviceDetails,
   type RolloutDeviceRow,
@@ -85,6 +86,8 @@ export const toRollout = ({ record, tally }: RolloutView): Rollout => ({
   settings: record.settings,
   total: tally.total,
   counts: tally.counts,
+  next_release_at: isReleasing(record) ? record.next_release_at! : null,
+  abort_reason: record.outcome === 'aborted' ? (record.abort_reason ?? null) : null,
 });
 
 /** Whether a rollout has ended (completed, canceled or aborted): it takes no pause, resume or cancel. */
@@ -110,6 +113,34 @@ export const nextDueOf = (record: RolloutRecord): number | undefined => {
   return times.length ? Math.min(...times) : undefined;
 };
 
+const counted = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
+
+/**
+ * Why a rollout aborts: its rule, the ended devices' counts it fired on, their share that failed or
+ * timed out, and the same in words ("2 of the 3 devices that had ended failed or timed out …").
+ */
+export const abortReasonOf = (
+  rule: NonNullable<RolloutSettings['abort']>,
+  { done, failed, timed_out }: Pick<RolloutCounts, 'done' | 'failed' | 'timed_out'>,
+  at: string,
+): RolloutAbortReason => {
+  const finished = done + failed + timed_out;
+  const percentage = finished ? Math.round(((failed + timed_out) * 10_000) / finished) / 100 : 0;
+  const bad = failed + timed_out;
+  return {
+    rule,
+    finished,
+    failed,
+    timed_out,
+    failure_percentage: percentage,
+    message:
+      `${counted.format(bad)} of the ${counted.format(finished)} devices that had ended failed or timed out ` +
+      `(${counted.format(failed)} failed, ${counted.format(timed_out)} timed out: ${counted.format(percentage)} %), ` +
+      `reaching the abort rule's ${counted.format(rule.failure_percentage)} % once at least ${counted.format(rule.min_finished)} have ended.`,
+    at,
+  };
+};
+
 /**
  * Ends a rollout when its counts say so, once: `aborted` when its abort rule holds (at least
  * `min_finished` devices ended as done, failed or timed_out, and failed + timed_out are at least
@@ -126,7 +157,7 @@ export const settleRollout = async (db: Db, workspaceId: string, rolloutId: stri
   const rule = record.settings.abort;
   const at = new Date(now).toISOString();
   if (rule && finished >= rule.min_finished && (failed + timed_out) * 100 >= rule.failure_percentage * finished) {
-    await setRolloutOutcome(db, workspaceId, rolloutId, 'aborted', at, now);
+    await setRolloutOutcome(db, workspaceId, rolloutId, 'aborted', at, now, abortReasonOf(rule, { done, failed, timed_out }, at));
     return;
   }
   if (record.sealed_total !== undefined && tally.total >= record.sealed_total && queued + pending + in_progress === 0) {
@@ -250,9 +281,10 @@ export const listRollouts = async (db: Db, caller: Caller, workspaceId: string, 
   return paginate(list, mapKeyed(readRolloutsOfWorkspace(db, workspaceId, { after, pageSize: pageSizeOf(page) }), toRollout), page);
 };
 
-/** A device of a rollout as the list shows it: a job's result (stored as JSON text), a FOTA's message. */
-const toRolloutDevice = (row: RolloutDeviceRow, details: DeviceDetails = {}): RolloutDevice => ({
+/** A device of a rollout as the list shows it: its name, a job's result (stored as JSON text), a FOTA's message. */
+const toRolloutDevice = (row: RolloutDeviceRow, details: DeviceDetails = {}, name?: string): RolloutDevice => ({
   device_id: row.device_id,
+  ...(name === undefined ? {} : { device_name: name }),
   status: row.status,
   updated_at: details.updated_at ?? row.time,
   ...(details.result !== undefined && (row.status === 'done' || row.status === 'failed')
@@ -265,13 +297,26 @@ const toRolloutDevice = (row: RolloutDeviceRow, details: DeviceDetails = {}): Ro
 const INDEXED_WHOLE: ReadonlySet<JobStatus> = new Set(['queued', 'pending']);
 const DETAILS_CHUNK = 100;
 
-/** A rollout's devices as listed: index rows, with the details of those the index does not hold whole, read a chunk at a time. */
-async function* withDetails(db: Db, rows: AsyncIterable<Keyed<RolloutDeviceRow>>): AsyncGenerator<Keyed<RolloutDevice>> {
+/**
+ * A rollout's devices as listed: index rows, with the names of their devices and the details of
+ * those the index does not hold whole, read a chunk of 100 rows at a time (a BatchGetItem of the
+ * devices' items and one of the jobs' or FOTA's: never a request per row).
+ */
+async function* withDetails(db: Db, workspaceId: string, rows: AsyncIterable<Keyed<RolloutDeviceRow>>): AsyncGenerator<Keyed<RolloutDevice>> {
   let chunk: Array<Keyed<RolloutDeviceRow>> = [];
   const flush = async function* () {
     const wanted = chunk.filter(({ value }) => !INDEXED_WHOLE.has(value.status)).map(({ value }) => value.key);
-    const details = wanted.length ? await readDeviceDetails(db, wanted) : new Map<string, DeviceDetails>();
-    for (const { sk, value } of chunk) yield { sk, value: toRolloutDevice(value, details.get(`${value.key.pk}|${value.key.sk}`)) };
+    const [details, names] = await Promise.all([
+      wanted.length ? readDeviceDetails(db, wanted) : new Map<string, DeviceDetails>(),
+      chunk.length
+        ? readDeviceNames(
+            db,
+            workspaceId,
+            chunk.map(({ value }) => value.device_id),
+          )
+        : new Map<string, string>(),
+    ]);
+    for (const { sk, value } of chunk) yield { sk, value: toRolloutDevice(value, details.get(`${value.key.pk}|${value.key.sk}`), names.get(value.device_id)) };
     chunk = [];
   };
   for await (const row of rows) {
@@ -282,12 +327,35 @@ async function* withDetails(db: Db, rows: AsyncIterable<Keyed<RolloutDeviceRow>>
 }
 
 /**
- * A rollout's devices, only those in `status` when given, streamed; a page of them when `page`
- * asks. From the sweep index: each shard of the rollout's entries read in key order (state, then
- * when it was reached, then device ID) and merged, so a state of 5 devices or of 100,000 reads only
- * its own entries; the items of devices in progress or ended are read for their times, results and
- * messages, 100 at a time. Eventually consistent, as any index: a change of a moment ago may not
- * show yet.
+ * The rows of a rollout's devices in `statuses`, state by state in the order given (every state,
+ * in index order, when none is given), from after the sort key `after`: each state's shards read
+ * in key order and merged.
+ */
+async function* rowsInStates(
+  db: Db,
+  rolloutId: string,
+  statuses: readonly JobStatus[] | undefined,
+  after: string | undefined,
+  pageSize: number | undefined,
+): AsyncGenerator<Keyed<RolloutDeviceRow>> {
+  const read = (status: JobStatus | undefined, from: string | undefined) =>
+    mergeKeyed(ROLLOUT_DEVICE_SHARDS.map((shard) => readRolloutDevicesShard(db, rolloutId, shard, { status, after: from, pageSize })));
+  if (!statuses) {
+    yield* read(undefined, after);
+    return;
+  }
+  // A cursor resumes in its own state: the states before it were read, the ones after it start at their beginning.
+  const resumeAt = after === undefined ? 0 : statuses.findIndex((status) => after.startsWith(`${status}#`));
+  for (let i = Math.max(resumeAt, 0); i < statuses.length; i++) yield* read(statuses[i], i === resumeAt ? after : undefined);
+}
+
+/**
+ * A rollout's devices, only those in `statuses` when given (state by state, in the order given),
+ * streamed; a page of them when `page` asks. From the sweep index: each shard of the rollout's
+ * entries read in key order (state, then when it was reached, then device ID) and merged, so a state
+ * of 5 devices or of 100,000 reads only its own entries; each device's name, and the items of
+ * devices in progress or ended (their times, results and messages), are read 100 at a time.
+ * Eventually consistent, as any index: a change of a moment ago may not show yet.
  * @throws NotFoundError when the workspace is not the caller's or has no such rollout; ValidationError for a cursor of another list.
  */
 export const listRolloutDevices = async (
@@ -295,16 +363,18 @@ export const listRolloutDevices = async (
   caller: Caller,
   workspaceId: string,
   rolloutId: string,
-  status?: JobStatus,
+  statuses?: readonly JobStatus[],
   page: PageQuery = {},
 ): Promise<StreamedList<RolloutDevice>> => {
   await requireRollout(db, caller, workspaceId, rolloutId);
-  const list = `rollouts/${workspaceId}/${rolloutId}/devices/${status ?? '*'}`;
-  const after = startOf(list, page, status ? `${status}#` : '');
+  const wanted = statuses?.length ? [...new Set(statuses)] : undefined;
+  const list = `rollouts/${workspaceId}/${rolloutId}/devices/${wanted ? wanted.join(',') : '*'}`;
+  const after = startOf(list, page, wanted?.length === 1 ? `${wanted[0]}#` : '');
+  if (after !== undefined && wanted && !wanted.some((status) => after.startsWith(`${status}#`)))
+    throw new ValidationError('Invalid query: query.cursor.', { details: [{ field: 'query.cursor', message: 'Must be the `next` of a page of this list.' }] });
   // Each shard holds about 1/16 of a page: read a little more than that per query.
   const pageSize = page.limit === undefined ? undefined : Math.min(1000, Math.ceil((page.limit + 1) / ROLLOUT_DEVICE_SHARDS.length) * 2 + 8);
-  const shards = ROLLOUT_DEVICE_SHARDS.map((shard) => readRolloutDevicesShard(db, rolloutId, shard, { status, after, pageSize }));
-  return paginate(list, withDetails(db, mergeKeyed(shards)), page);
+  return paginate(list, withDetails(db, workspaceId, rowsInStates(db, rolloutId, wanted, after, pageSize)), page);
 };
 
 /** Changes an open rollout's state, or says why not. */

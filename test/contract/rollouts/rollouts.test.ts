@@ -81,9 +81,13 @@ describe('rate-limited rollouts', () => {
     const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'staged', { v: 1 }, undefined, { max_per_minute: 10 }));
     const id = job.rollout_id!;
     await rolloutWhen(caller, workspace_id, id, (r) => r.total === 25, 'all 25 counted');
-    const released = async () => (await itemsOf(listRolloutDevices(db, caller, workspace_id, id, 'pending'))).map((d) => d.device_id).sort();
+    const released = async () => (await itemsOf(listRolloutDevices(db, caller, workspace_id, id, ['pending']))).map((d) => d.device_id).sort();
 
-    expect((await getRollout(db, caller, workspace_id, id)).counts).toMatchObject({ pending: 10, queued: 15 });
+    const first = await getRollout(db, caller, workspace_id, id);
+    expect(first.counts).toMatchObject({ pending: 10, queued: 15 });
+    // The next minute's release, a minute after the scheduling released the first.
+    expect(Date.parse(first.next_release_at!) - Date.parse(first.created_at)).toBe(MINUTE);
+    expect(first.abort_reason).toBeNull();
     expect(await released()).toEqual(ordered.slice(0, 10));
     // Within the minute: nothing more.
     expect((await sweep()).released).toBe(0);
@@ -93,11 +97,13 @@ describe('rate-limited rollouts', () => {
     expect(runs.map((r) => r.released).sort()).toEqual([0, 10]);
     await rolloutWhen(caller, workspace_id, id, (r) => r.counts.pending === 20, '20 pending');
     expect(await released()).toEqual(ordered.slice(0, 20));
-    const [second] = await itemsOf(listRolloutDevices(db, caller, workspace_id, id, 'pending'));
+    const [second] = await itemsOf(listRolloutDevices(db, caller, workspace_id, id, ['pending']));
     expect(await getJob(db, caller, ordered[10], 'staged')).toMatchObject({ status: 'pending', rollout_id: id });
     expect(second.updated_at).toBeDefined();
 
-    await pauseRollout(db, caller, workspace_id, id);
+    expect(Date.parse((await getRollout(db, caller, workspace_id, id)).next_release_at!)).toBeGreaterThan(Date.parse(first.next_release_at!));
+    // Paused, it releases nothing: no next release.
+    expect((await pauseRollout(db, caller, workspace_id, id)).next_release_at).toBeNull();
     expect((await sweep(3 * MINUTE)).released).toBe(0);
     expect((await resumeRollout(db, caller, workspace_id, id)).status).toBe('in_progress');
     expect((await sweep(3 * MINUTE)).released).toBe(5);
@@ -108,6 +114,7 @@ describe('rate-limited rollouts', () => {
     expect((await sweep(7 * MINUTE)).released).toBe(0);
     for (const d of ordered) await completeJob(db, d, 'staged', { ok: true }, place(workspace_id, d));
     const done = await rolloutWhen(caller, workspace_id, id, (r) => r.status === 'completed', 'completed');
+    expect(done.next_release_at).toBeNull();
     expect(done).toMatchObject({ total: 25, counts: { done: 25, pending: 0, queued: 0 } });
   });
 
@@ -137,7 +144,7 @@ describe('rate-limited rollouts', () => {
     const next = await sweep(MINUTE + 2000);
     expect(short.released + next.released).toBe(50);
     await rolloutWhen(caller, workspace_id, id, (r) => r.counts.pending === 100 && r.counts.queued === 20, '100 pending');
-    const second = (await itemsOf(listRolloutDevices(db, caller, workspace_id, id, 'pending'))).filter((d) => !ordered.slice(0, 50).includes(d.device_id));
+    const second = (await itemsOf(listRolloutDevices(db, caller, workspace_id, id, ['pending']))).filter((d) => !ordered.slice(0, 50).includes(d.device_id));
     expect(second.map((d) => d.device_id).sort()).toEqual(ordered.slice(50, 100));
     expect(new Set(second.map((d) => d.updated_at)).size).toBe(1);
 
@@ -177,18 +184,34 @@ describe('ending a rollout', () => {
     // 3 ended, 2 failed: not yet (min_finished 4).
     await rolloutWhen(caller, workspace_id, id, (r) => r.counts.failed === 2, 'two failures counted');
     expect((await getRollout(db, caller, workspace_id, id)).status).toBe('in_progress');
+    // 4 ended, 2 failed: 50 %, the rule's threshold.
     await finishFota(db, ordered[4], { status: 'done' }, place(workspace_id, ordered[4]));
+    const aborted = await rolloutWhen(caller, workspace_id, id, (r) => r.status === 'aborted', 'aborted');
+    // Why: the rule and the counts it fired on, in numbers and in words.
+    expect(aborted.abort_reason).toEqual({
+      rule: { failure_percentage: 50, min_finished: 4 },
+      finished: 4,
+      failed: 2,
+      timed_out: 0,
+      failure_percentage: 50,
+      message:
+        "2 of the 4 devices that had ended failed or timed out (2 failed, 0 timed out: 50 %), reaching the abort rule's 50 % once at least 4 have ended.",
+      at: expect.any(String),
+    });
+    expect(aborted.next_release_at).toBeNull();
+    // A pending device still answers before the sweep cancels it.
     await finishFota(db, ordered[5], { status: 'failed', message: 'checksum' }, place(workspace_id, ordered[5]));
-
-    await rolloutWhen(caller, workspace_id, id, (r) => r.status === 'aborted', 'aborted');
+    await rolloutWhen(caller, workspace_id, id, (r) => r.counts.failed === 3, 'the late failure counted');
     expect((await sweep()).canceled).toBe(7);
     const ended = await rolloutWhen(caller, workspace_id, id, (r) => r.counts.canceled === 7, 'canceled');
     expect(ended.counts).toMatchObject({ in_progress: 1, done: 2, failed: 3, canceled: 7, pending: 0, queued: 0 });
+    // The reason stays as it fired, while the counts move on.
+    expect(ended.abort_reason).toEqual(aborted.abort_reason);
     expect(await getFota(db, caller, ordered[0])).toMatchObject({ status: 'in_progress', message: 'flashing' });
     await expect(resumeRollout(db, caller, workspace_id, id)).rejects.toThrow(ConflictError);
     // An aborted rollout releases nothing more (the sweep sees every test's rollouts: read this one's devices).
     await sweep(2 * MINUTE);
-    expect((await itemsOf(listRolloutDevices(db, caller, workspace_id, id, 'pending'))).length).toBe(0);
+    expect((await itemsOf(listRolloutDevices(db, caller, workspace_id, id, ['pending']))).length).toBe(0);
   });
 
   it('cancels a rollout: its devices are not told its jobs at once, and the sweep cancels them; cancel, pause and resume then answer 409', async () => {
@@ -216,9 +239,9 @@ describe('ending a rollout', () => {
 
     const counted = await rolloutWhen(caller, workspace_id, first.rollout_id!, (r) => r.counts.canceled === 1, 'the replaced one canceled');
     expect(counted.counts).toMatchObject({ pending: 2, canceled: 1 });
-    await until(async () => (await itemsOf(listRolloutDevices(db, caller, workspace_id, first.rollout_id!, 'canceled'))).length === 1, 'listed', 10_000);
-    expect(await itemsOf(listRolloutDevices(db, caller, workspace_id, first.rollout_id!, 'canceled'))).toEqual([
-      { device_id: inSouth.id, status: 'canceled', updated_at: expect.any(String) },
+    await until(async () => (await itemsOf(listRolloutDevices(db, caller, workspace_id, first.rollout_id!, ['canceled']))).length === 1, 'listed', 10_000);
+    expect(await itemsOf(listRolloutDevices(db, caller, workspace_id, first.rollout_id!, ['canceled']))).toEqual([
+      { device_id: inSouth.id, device_name: 's0', status: 'canceled', updated_at: expect.any(String) },
     ]);
   });
 });
@@ -349,7 +372,7 @@ describe('reading rollouts', () => {
     const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'p', {}));
     for (const d of all.slice(0, 9)) await completeJob(db, d, 'p', d.endsWith('0') ? { error: 'x' } : { ok: 1 });
     await until(
-      async () => (await itemsOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, 'pending'))).length === 32,
+      async () => (await itemsOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, ['pending']))).length === 32,
       'the index caught up',
       10_000,
     );
@@ -366,10 +389,26 @@ describe('reading rollouts', () => {
     expect(seen.length).toBe(41);
     expect(new Set(seen.map((s) => s.split(' ')[1]))).toEqual(new Set(all));
     expect(seen.filter((s) => s.startsWith('pending')).map((s) => s.split(' ')[1])).toEqual(all.slice(9));
-    const failed = await itemsOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, 'failed'));
+    const failed = await itemsOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, ['failed']));
     expect(failed.every((d) => d.status === 'failed' && (d.result as { error?: string }).error === 'x')).toBe(true);
+    // Several states: state by state in the order asked, paged across the states, each device once, by name.
+    const names = new Map([...inNorth, inSouth].map((d) => [d.id, d.name]));
+    const asked: string[] = [];
+    let at: string | undefined;
+    do {
+      const page = await pageOf(
+        listRolloutDevices(db, caller, workspace_id, job.rollout_id!, ['failed', 'pending', 'done'], { limit: 5, ...(at ? { cursor: at } : {}) }),
+      );
+      for (const d of page.items) {
+        expect(d.device_name).toBe(names.get(d.device_id));
+        asked.push(`${d.status} ${d.device_id}`);
+      }
+      at = page.next ?? undefined;
+    } while (at);
+    const inState = (status: string) => seen.filter((s) => s.startsWith(`${status} `));
+    expect(asked).toEqual([...inState('failed'), ...inState('pending'), ...inState('done')]);
     await expect(
-      pageOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, 'failed', { limit: 2, cursor: cursor ?? 'eyJsIjoieCIsImsiOiJ5In0' })),
+      pageOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!, ['failed'], { limit: 2, cursor: cursor ?? 'eyJsIjoieCIsImsiOiJ5In0' })),
     ).rejects.toThrow(/cursor/);
   });
 });

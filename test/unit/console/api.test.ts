@@ -189,7 +189,7 @@ describe('console API client: fleet operations', () => {
     expect(await api.listRollouts('wks-1', { limit: 2 })).toEqual({ items: [{ id: 'rol-2' }, { id: 'rol-1' }], next: 'c1' });
     expect(await api.listRollouts('wks-1', { limit: 2, cursor: 'c1' })).toEqual({ items: [{ id: 'rol-0' }], next: null });
     expect((await api.getRollout('wks-1', 'rol-1')).status).toBe('in_progress');
-    expect((await api.listRolloutDevices('wks-1', 'rol-1', { status: 'failed', limit: 50 })).items[0].result).toEqual({ error: 'x' });
+    expect((await api.listRolloutDevices('wks-1', 'rol-1', { status: ['failed', 'timed_out'], limit: 50 })).items[0].result).toEqual({ error: 'x' });
     const states = [];
     for (const action of ['pause', 'resume', 'cancel'] as const) states.push((await api.changeRollout('wks-1', 'rol-1', action)).status);
 
@@ -198,7 +198,7 @@ describe('console API client: fleet operations', () => {
       'GET http://x/v3/workspaces/wks-1/rollouts?limit=2',
       'GET http://x/v3/workspaces/wks-1/rollouts?limit=2&cursor=c1',
       'GET http://x/v3/workspaces/wks-1/rollouts/rol-1',
-      'GET http://x/v3/workspaces/wks-1/rollouts/rol-1/devices?status=failed&limit=50',
+      'GET http://x/v3/workspaces/wks-1/rollouts/rol-1/devices?status=failed&status=timed_out&limit=50',
       'POST http://x/v3/workspaces/wks-1/rollouts/rol-1/pause',
       'POST http://x/v3/workspaces/wks-1/rollouts/rol-1/resume',
       'POST http://x/v3/workspaces/wks-1/rollouts/rol-1/cancel',

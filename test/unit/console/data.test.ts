@@ -1,5 +1,5 @@
 import type { TimeseriesRecord } from '../../../console/src/lib/api';
-import { extractSeries, formatChartTime, numericFields, parseTimestamp, seriesLabels, timestampParser } from '../../../console/src/lib/chart';
+import { extractSeries, formatChartTime, numericFields, parseTimestamp, seriesLabels, shortName, timestampParser } from '../../../console/src/lib/chart';
 import { parseConfig } from '../../../console/src/lib/config';
 import { readDeviceNames } from '../../../console/src/lib/device-names';
 import { exportFileName, recordsToCsv, recordsToJson } from '../../../console/src/lib/export';
@@ -175,6 +175,17 @@ describe('chart data', () => {
       { label: 'pump (dev-c) · t · v', title: 'Device pump (dev-c), tag t, field v' },
       { label: 'dev-d · t · v', title: 'Device dev-d, tag t, field v' },
     ]);
+  });
+
+  it('cuts a long device name in the legend, keeping its tag and field in view, and says it whole in the tooltip', () => {
+    const long = `boiler-${'x'.repeat(121)}`;
+    const series = extractSeries([record('dev-a', 't', '2026-01-01T00:00:00Z', { v: 1 })]).series;
+
+    expect(seriesLabels(series, new Map([['dev-a', long]]))).toEqual([
+      { label: `${long.slice(0, 39)}… · t · v`, title: `Device ${long} (dev-a), tag t, field v` },
+    ]);
+    expect(shortName('attic')).toBe('attic');
+    expect(shortName('x'.repeat(41))).toHaveLength(40);
   });
 
   it('shows a chart time in the console’s zone with its abbreviation, its milliseconds, or its microseconds when it has them', () => {

@@ -4,7 +4,14 @@ import { ENDED_JOB_STATUSES, JOB_STATE_MEANINGS, jobOpen, stateLabel } from '../
 import {
   checkRolloutFields,
   checkTimeout,
+  countsKey,
   countsMayMove,
+  defaultDeviceFilter,
+  filterCount,
+  filterStates,
+  fromNow,
+  listLags,
+  releaseForecast,
   describeOutcome,
   describeSettings,
   EMPTY_ROLLOUT_FIELDS,
@@ -167,5 +174,65 @@ describe('job and FOTA states', () => {
     expect(['queued', 'pending', 'in_progress'].every((s) => jobOpen(s as never))).toBe(true);
     expect(jobOpen('timed_out')).toBe(false);
     expect(stateLabel('in_progress')).toBe('in progress');
+  });
+});
+
+describe('a rollout’s devices and releases on its page', () => {
+  it('starts the device list on the states that ended badly when a device is in one, else on every state', () => {
+    expect(defaultDeviceFilter(counts({ pending: 4 }))).toBe('all');
+    expect(defaultDeviceFilter(counts({ pending: 3, done: 1 }))).toBe('all');
+    for (const bad of ['failed', 'timed_out', 'canceled'] as const) expect(defaultDeviceFilter(counts({ done: 3, [bad]: 1 }))).toBe('bad');
+    expect(filterStates('bad')).toEqual(['failed', 'timed_out', 'canceled']);
+    expect(filterStates('done')).toEqual(['done']);
+    expect(filterStates('all')).toBeUndefined();
+    const rollout = { total: 10, counts: counts({ done: 4, failed: 1, timed_out: 2, canceled: 3 }) };
+    expect([filterCount('bad', rollout), filterCount('done', rollout), filterCount('all', rollout)]).toEqual([6, 4, 10]);
+  });
+
+  it('reads the list again when any count changes, and while it shows other numbers than the counts', () => {
+    expect(countsKey(counts({ failed: 1 }))).not.toBe(countsKey(counts({ canceled: 1 })));
+    const rollout = { total: 4, counts: counts({ done: 1, timed_out: 1, canceled: 2 }) };
+    const row = (status: Rollout['counts'] extends Record<infer S, number> ? S : never) => ({ status });
+    // after an abort the list still shows the device pending that the counts say is canceled
+    expect(listLags([row('timed_out'), row('canceled'), row('pending')], 'all', rollout, 50)).toBe(true);
+    expect(listLags([row('done'), row('timed_out'), row('canceled'), row('canceled')], 'all', rollout, 50)).toBe(false);
+    expect(listLags([row('timed_out'), row('canceled')], 'bad', rollout, 50)).toBe(true);
+    expect(listLags([row('timed_out'), row('canceled'), row('canceled')], 'bad', rollout, 50)).toBe(false);
+    // more devices than a page: a full page is all it can show
+    expect(listLags([row('timed_out'), row('canceled')], 'bad', rollout, 2)).toBe(false);
+    expect(listLags([row('timed_out')], 'bad', rollout, 2)).toBe(true);
+  });
+
+  it('forecasts the next release and the last one from the next release time, the queued count and the rate', () => {
+    const now = Date.parse('2026-11-26T08:00:30.000Z');
+    const staged = {
+      status: 'in_progress' as const,
+      settings: { max_per_minute: 10, timeout_seconds: 600, abort: null },
+      counts: counts({ queued: 25, pending: 10 }),
+      next_release_at: '2026-11-26T08:01:00.000Z',
+    };
+    expect(releaseForecast(staged, now)).toEqual({
+      next: '2026-11-26T08:01:00.000Z',
+      nextCount: 10,
+      releases: 3,
+      last: '2026-11-26T08:03:00.000Z',
+      endedBy: '2026-11-26T08:13:00.000Z',
+    });
+    // due already: the sweep's next run, counted from now
+    expect(releaseForecast({ ...staged, settings: { ...staged.settings, timeout_seconds: null }, counts: counts({ queued: 5 }) }, now + 60_000)).toEqual({
+      next: '2026-11-26T08:01:30.000Z',
+      nextCount: 5,
+      releases: 1,
+      last: '2026-11-26T08:01:30.000Z',
+      endedBy: undefined,
+    });
+    expect(releaseForecast({ ...staged, status: 'paused' }, now)).toBeUndefined();
+    expect(releaseForecast({ ...staged, next_release_at: null }, now)).toBeUndefined();
+    expect(releaseForecast({ ...staged, counts: counts({ pending: 35 }) }, now)).toBeUndefined();
+    expect([fromNow('2026-11-26T08:01:00.000Z', now), fromNow('2026-11-26T08:13:00.000Z', now), fromNow('2026-11-26T08:00:00.000Z', now)]).toEqual([
+      'in 30 s',
+      'in 13 min',
+      'in 0 s',
+    ]);
   });
 });
