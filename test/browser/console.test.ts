@@ -52,23 +52,6 @@ const state: {
 const api = (path: string, key: string, init: RequestInit = {}) =>
   fetch(`${stack.base_url}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': key, ...(init.headers ?? {}) } });
 
-/** The page's reads of rollouts in flight, and when one last started or ended. */
-const rolloutReads = {
-  inFlight: new Set<unknown>(),
-  lastChange: 0,
-  get size() {
-    return this.inFlight.size;
-  },
-  started(request: { url: () => string }) {
-    if (!request.url().includes('/rollouts')) return;
-    this.inFlight.add(request);
-    this.lastChange = Date.now();
-  },
-  ended(request: unknown) {
-    if (this.inFlight.delete(request)) this.lastChange = Date.now();
-  },
-};
-
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const hashOf = () => page.evaluate(() => (globalThis as Dom).location.hash as string);
@@ -78,6 +61,26 @@ const countsOnPage = () =>
   page.$$eval('[data-testid="rollout-counts"] [data-count]', (els) =>
     Object.fromEntries(els.map((el) => [el.getAttribute('data-count'), Number(el.textContent)])),
   ) as Promise<Record<string, number>>;
+
+/** How many refreshes the rollout page has shown (each reads its counts, then its devices). */
+const refreshesShown = () => page.$eval('[data-testid="rollout-view"]', (el) => Number(el.getAttribute('data-refreshes')));
+
+/**
+ * Presses the rollout page's Refresh and waits for that refresh to be shown, until `condition`
+ * holds: what a pushed rollout count will do. One refresh at a time, so none is superseded.
+ */
+const refreshUntil = (condition: () => Promise<boolean>, what: string, timeoutMs = 60_000) =>
+  until(
+    async () => {
+      if (await condition()) return true;
+      const shown = await refreshesShown();
+      await clickText(page, 'Refresh');
+      await until(async () => (await refreshesShown()) > shown, 'the refresh shown');
+      return condition();
+    },
+    what,
+    timeoutMs,
+  );
 
 /** Ticks a fleet on the Jobs page, once the fleets are listed. */
 const chooseFleet = async (name: string) => {
@@ -108,9 +111,6 @@ beforeAll(async () => {
       g.reportCspViolation(`${e.violatedDirective} refused ${e.blockedURI} (${e.sourceFile}:${e.lineNumber})`),
     );
   });
-  page.on('request', (request) => rolloutReads.started(request));
-  page.on('requestfinished', (request) => rolloutReads.ended(request));
-  page.on('requestfailed', (request) => rolloutReads.ended(request));
   const cdp = await page.createCDPSession();
   await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
 }, 120_000);
@@ -669,19 +669,21 @@ describe('the console in Chromium on npm start', () => {
       expect((await deviceClient(stack.base_url, await deviceToken(good.credentials)).post('/jobs/flash/result', { result: { written: true } })).status).toBe(
         200,
       );
-      // the page reads the rollout again by itself: no reload
-      await until(async () => (await countsOnPage()).done === 1, 'the done device counted on the page');
+      // the page reads the rollout again by itself (every 30 s): no reload, no click
+      expect(await page.$eval('[data-testid="rollout-live"]', (el) => el.textContent)).toContain('read again every 30 s');
+      await until(async () => (await countsOnPage()).done === 1, 'the done device counted on the page', 75_000);
       expect(
         (await deviceClient(stack.base_url, await deviceToken(bad.credentials)).post('/jobs/flash/result', { result: { error: 'flash write failed' } })).status,
       ).toBe(200);
-      await until(async () => (await countsOnPage()).failed === 1, 'the failed device counted on the page');
+      // and at once on a refresh (what a pushed count calls), counts and devices together
+      await refreshUntil(async () => (await countsOnPage()).failed === 1, 'the failed device counted on the page');
       expect(await countsOnPage()).toMatchObject({ total: 4, queued: 2, pending: 0, done: 1, failed: 1 });
       expect(await page.$eval('[role="progressbar"]', (el) => [el.getAttribute('aria-valuenow'), el.getAttribute('aria-valuemax')])).toEqual(['2', '4']);
       expect(await page.$eval('[data-testid="rollout-progress"]', (el) => el.textContent)).toBe(
         '2 of 4 devices ended: 1 done, 1 failed, 0 timed out, 0 canceled.',
       );
 
-      // the failed devices are listed first, with what they reported
+      // the failed devices are listed first, with what they reported (read with those counts)
       await until(
         async () =>
           ((await page.$eval('[data-testid="rollout-devices"]', (el) => (el as Dom).innerText as string).catch(() => '')) as string).includes(
@@ -718,7 +720,7 @@ describe('the console in Chromium on npm start', () => {
       await clickText(page, 'Cancel rollout');
       await until(async () => (await status()) === 'canceled', 'the rollout canceled');
       // the sweep cancels the two queued devices; the page follows until the counts settle
-      await until(async () => (await countsOnPage()).canceled === 2, 'the queued devices canceled on the page');
+      await refreshUntil(async () => (await countsOnPage()).canceled === 2, 'the queued devices canceled on the page');
       expect(await countsOnPage()).toMatchObject({ total: 4, queued: 0, pending: 0, done: 1, failed: 1, canceled: 2 });
       await waitForText(page, 'Final: these counts no longer change.');
       expect(await page.$('::-p-xpath(//button[normalize-space(.)="Cancel rollout"])')).toBeNull();
@@ -796,9 +798,9 @@ describe('the console in Chromium on npm start', () => {
       const { body: status } = await device.get('/status');
       expect(status.fota.value).toMatchObject({ firmware_id: 'app', fw_version: '1.0.0', sha256: firmware.sha256, size: 300 * 1024 });
       expect((await device.post('/fota/result', { status: 'in_progress', message: 'downloading' })).status).toBe(200);
-      await until(async () => (await countsOnPage()).in_progress === 1, 'the device in progress on the page');
+      await refreshUntil(async () => (await countsOnPage()).in_progress === 1, 'the device in progress on the page');
       expect((await device.post('/fota/result', { status: 'failed', message: 'checksum mismatch after download' })).status).toBe(200);
-      await until(
+      await refreshUntil(
         async () =>
           ((await page.$eval('[data-testid="rollout-devices"]', (el) => (el as Dom).innerText as string).catch(() => '')) as string).includes(
             'checksum mismatch after download',
@@ -812,20 +814,31 @@ describe('the console in Chromium on npm start', () => {
     it('says in words that a rollout which ended meanwhile can no longer be paused', async () => {
       const rolloutId = (await hashOf()).split('/').at(-1)!;
       // the page reads nothing while its tab is hidden: it still shows the rollout in progress
-      await page.evaluate(() => Object.defineProperty((globalThis as Dom).document, 'hidden', { value: true, configurable: true }));
-      // a read the page sent just before it was hidden must answer before the cancel, or it shows the cancel
-      // (the page's own reads only: another request left hanging by the loaded runtime must not hold this up)
-      await until(async () => rolloutReads.size === 0 && Date.now() - rolloutReads.lastChange >= 500, 'the rollout page’s last read answered');
-      const canceled = await api(`/workspaces/${state.workspaceId}/rollouts/${rolloutId}/cancel`, state.apiKey!, { method: 'POST' });
-      expect(canceled.status).toBe(200);
-      expect(await page.$eval('[data-testid="rollout-status"]', (el) => el.textContent)).toBe('in progress');
+      const setHidden = (hidden: boolean) =>
+        page.evaluate((value) => {
+          const d = (globalThis as Dom).document;
+          if (value) Object.defineProperty(d, 'hidden', { value: true, configurable: true });
+          else delete d.hidden;
+          d.dispatchEvent(new (globalThis as Dom).Event('visibilitychange'));
+        }, hidden);
+      await setHidden(true);
+      try {
+        // a refresh the page began before it was hidden must be shown before the cancel, or it shows the cancel
+        // (the page's own state: a request canceled by an earlier reload may never be reported to the test as ended)
+        await page.waitForSelector('[data-testid="rollout-view"][aria-busy="false"]');
+        const canceled = await api(`/workspaces/${state.workspaceId}/rollouts/${rolloutId}/cancel`, state.apiKey!, { method: 'POST' });
+        expect(canceled.status).toBe(200);
+        expect(await page.$eval('[data-testid="rollout-status"]', (el) => el.textContent)).toBe('in progress');
 
-      await clickText(page, 'Pause');
-      await waitForAlert(page, /has ended.*\n.*can no longer be paused, resumed or canceled/s);
-      // and shows it as it is
-      await until(async () => (await page.$eval('[data-testid="rollout-status"]', (el) => el.textContent)) === 'canceled', 'the rollout shown canceled');
-      await page.evaluate(() => delete (globalThis as Dom).document.hidden);
-      await until(async () => (await countsOnPage()).canceled === 3, 'the pending devices canceled by the sweep, read again once shown');
+        await clickText(page, 'Pause');
+        await waitForAlert(page, /has ended.*\n.*can no longer be paused, resumed or canceled/s);
+        // and shows it as it is
+        await until(async () => (await page.$eval('[data-testid="rollout-status"]', (el) => el.textContent)) === 'canceled', 'the rollout shown canceled');
+      } finally {
+        // shown again, it reads at once
+        await setHidden(false);
+      }
+      await refreshUntil(async () => (await countsOnPage()).canceled === 3, 'the pending devices canceled by the sweep, read again once shown');
       await screenshot(page, '17-fota-rollout-conflict');
     }, 120_000);
 
@@ -860,17 +873,19 @@ describe('the console in Chromium on npm start', () => {
       expect((await deviceClient(stack.base_url, await deviceToken(released[0].credentials)).post('/jobs/probe/result', { result: { ok: true } })).status).toBe(
         200,
       );
-      await until(async () => (await states()) === 'done,pending,queued,queued', 'the done device in the table');
+      await refreshUntil(async () => (await states()) === 'done,pending,queued,queued', 'the done device in the table');
+      // shown with the counts it was read with
+      expect(await countsOnPage()).toMatchObject({ total: 4, done: 1, pending: 1, queued: 2 });
 
       // the other times out: the rule fires, and the sweep cancels the queued two
-      await until(async () => (await page.$('[data-testid="abort-reason"]')) !== null, 'the abort reason shown', 60_000);
+      await refreshUntil(async () => (await page.$('[data-testid="abort-reason"]')) !== null, 'the abort reason shown', 75_000);
       expect(await page.$eval('[data-testid="abort-reason"]', (el) => el.textContent)).toContain(
         "1 of the 2 devices that had ended failed or timed out (0 failed, 1 timed out: 50 %), reaching the abort rule's 50 % once at least 2 have ended.",
       );
-      await until(async () => (await countsOnPage()).canceled === 2, 'the queued devices canceled on the page');
+      await refreshUntil(async () => (await countsOnPage()).canceled === 2, 'the queued devices canceled on the page');
       expect(await countsOnPage()).toMatchObject({ total: 4, done: 1, timed_out: 1, canceled: 2, queued: 0, pending: 0 });
       // the list moved to the devices that ended badly: the timed-out one first, then the canceled, as the counts say
-      await until(async () => (await states()) === 'canceled,canceled,timed out', 'the devices that ended badly listed');
+      await refreshUntil(async () => (await states()) === 'canceled,canceled,timed out', 'the devices that ended badly listed');
       expect(await page.$eval('select[name="rollout-device-status"]', (el) => (el as Dom).value)).toBe('bad');
       const rows = await table();
       expect(rows[0][0]).toBe(released[1].id);

@@ -427,11 +427,13 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
     if (error.status === 401) onUnauthorized?.();
     return error;
   };
-  const request = async <T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<T> => {
+  // `signal` aborts the request and the reading of its answer (the connection is then free at once).
+  const request = async <T>(method: string, path: string, options: { query?: Query; body?: unknown; signal?: AbortSignal } = {}): Promise<T> => {
     const response = await fetchImpl(`${base}${path}${queryString(options.query)}`, {
       method,
       headers: { 'Content-Type': 'application/json', ...(await headers()) },
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      ...(options.signal ? { signal: options.signal } : {}),
     });
     if (!response.ok) throw await failed(response);
     const text = await response.text();
@@ -511,16 +513,17 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
         items: b.rollouts,
         next: b.next ?? null,
       })),
-    getRollout: (workspaceId: string, rolloutId: string) =>
-      request<{ rollout: Rollout }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}`).then((b) => b.rollout),
-    /** A page of a rollout's devices, all or in one state. */
-    listRolloutDevices: (workspaceId: string, rolloutId: string, query: PageQuery & { status?: readonly JobStatus[] } = {}) =>
-      request<{ devices: RolloutDevice[]; next?: string | null }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}/devices`, { query: { ...query } }).then(
-        (b) => ({
-          items: b.devices,
-          next: b.next ?? null,
-        }),
-      ),
+    getRollout: (workspaceId: string, rolloutId: string, signal?: AbortSignal) =>
+      request<{ rollout: Rollout }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}`, { signal }).then((b) => b.rollout),
+    /** A page of a rollout's devices, all or in some states. */
+    listRolloutDevices: (workspaceId: string, rolloutId: string, query: PageQuery & { status?: readonly JobStatus[] } = {}, signal?: AbortSignal) =>
+      request<{ devices: RolloutDevice[]; next?: string | null }>('GET', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}/devices`, {
+        query: { ...query },
+        signal,
+      }).then((b) => ({
+        items: b.devices,
+        next: b.next ?? null,
+      })),
     /** Pauses, resumes or cancels a rollout (409 once it has ended). */
     changeRollout: (workspaceId: string, rolloutId: string, action: 'pause' | 'resume' | 'cancel') =>
       request<{ rollout: Rollout }>('POST', `${ws(workspaceId)}/rollouts/${enc(rolloutId)}/${action}`).then((b) => b.rollout),

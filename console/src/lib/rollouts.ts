@@ -11,8 +11,12 @@ export const rolloutActions = (status: RolloutStatus) => ({
   cancel: !ENDED_ROLLOUT_STATUSES.has(status),
 });
 
-/** How often the rollout page reads the rollout again while its counts may still move. */
-export const ROLLOUT_POLL_MS = 2_000;
+/**
+ * How often the rollout page reads its counts and devices again by itself while the counts may
+ * still move: no console page polls faster than every 30 s (pushed rollout counts are to call the
+ * same refresh).
+ */
+export const ROLLOUT_POLL_MS = 30_000;
 
 /**
  * Whether a rollout's counts may still move. A canceled or aborted rollout has ended, but its
@@ -193,14 +197,11 @@ export const filterStates = (filter: DeviceFilter): readonly JobStatus[] | undef
 export const filterCount = (filter: DeviceFilter, rollout: Pick<Rollout, 'total' | 'counts'>) =>
   filterStates(filter)?.reduce((n, s) => n + rollout.counts[s], 0) ?? rollout.total;
 
-/** The counts as one value that changes whenever any of them does: the device list reads again on it. */
-export const countsKey = (counts: Rollout['counts']) => Object.values(counts).join(',');
-
 /**
  * Whether the first page of a rollout's devices (at most `pageSize` of them, in `filter`) shows
- * less than the counts say: fewer devices than it should, or, when the page holds every device
- * the filter selects, another number in some state. The list comes from an index that may lag the
- * counts a moment, so the page reads it again while this holds.
+ * other numbers than the counts say: fewer devices than it should, or, when the page holds every
+ * device the filter selects, another number in some state. The list comes from an index read after
+ * the counts, so a refresh reads both again while this holds ({@link readRolloutView}).
  */
 export const listLags = (
   devices: readonly Pick<RolloutDevice, 'status'>[],
@@ -243,4 +244,78 @@ export const releaseForecast = (rollout: Pick<Rollout, 'status' | 'settings' | '
 export const fromNow = (iso: string, now = Date.now()) => {
   const seconds = Math.max(0, Math.round((Date.parse(iso) - now) / 1000));
   return seconds < 60 ? `in ${seconds} s` : `in ${formatSeconds(Math.round(seconds / 60) * 60)}`;
+};
+
+/** What the rollout page shows, read together: the rollout (its counts), and the page of its devices read after them. */
+export interface RolloutView {
+  rollout: Rollout;
+  /** The filter the devices were read with: the one chosen, else the default of these counts. */
+  filter: DeviceFilter;
+  /** The cursors of the device pages before the one shown (none: the first page). */
+  cursors: string[];
+  devices: { items: RolloutDevice[]; next: string | null };
+}
+
+/** Which devices the page wants: a filter chosen by hand (none: the default), and the page (cursors) of the filter it shows. */
+export interface ViewWanted {
+  chosen?: DeviceFilter;
+  filter?: DeviceFilter;
+  cursors: readonly string[];
+}
+
+/** How many more times a refresh reads counts and devices again while they disagree, and how long it waits before each. */
+export const LAG_READS = 5;
+export const LAG_READ_MS = 1_000;
+
+/** Waits `ms`, or rejects at once when `signal` aborts. */
+const pause = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+
+/** The two reads a rollout view takes (the API client's). */
+export interface RolloutReads {
+  getRollout: (workspaceId: string, rolloutId: string, signal?: AbortSignal) => Promise<Rollout>;
+  listRolloutDevices: (
+    workspaceId: string,
+    rolloutId: string,
+    query: { limit?: number; cursor?: string; status?: readonly JobStatus[] },
+    signal?: AbortSignal,
+  ) => Promise<{ items: RolloutDevice[]; next: string | null }>;
+}
+
+/**
+ * Reads what the rollout page shows, one request at a time: the rollout (its counts), then its
+ * devices with the filter those counts call for (the default moves to the devices that ended badly
+ * once one did; another filter than the page's starts at its first page). The device list comes
+ * from an index, a moment behind or (a device that moved between the two reads) ahead of the
+ * counts: while the first page shows other numbers than the counts, both are read again, at most
+ * {@link LAG_READS} times {@link LAG_READ_MS} apart, so that what is shown agrees. Everything stops
+ * when `signal` aborts: the request in flight is canceled and the read rejected.
+ */
+export const readRolloutView = async (
+  api: RolloutReads,
+  workspaceId: string,
+  rolloutId: string,
+  wanted: ViewWanted,
+  pageSize: number,
+  signal: AbortSignal,
+): Promise<RolloutView> => {
+  for (let attempt = 0; ; attempt++) {
+    const rollout = await api.getRollout(workspaceId, rolloutId, signal);
+    const filter = wanted.chosen ?? defaultDeviceFilter(rollout.counts);
+    const cursors = filter === wanted.filter ? [...wanted.cursors] : [];
+    const devices = await api.listRolloutDevices(workspaceId, rolloutId, { status: filterStates(filter), limit: pageSize, cursor: cursors.at(-1) }, signal);
+    if (attempt >= LAG_READS || cursors.length || !listLags(devices.items, filter, rollout, pageSize)) return { rollout, filter, cursors, devices };
+    await pause(LAG_READ_MS, signal);
+  }
 };

@@ -3,16 +3,13 @@ import { JOB_STATUSES, type ApiClient, type Fleet, type Rollout } from '../lib/a
 import { JOB_STATE_MEANINGS, stateLabel } from '../lib/jobs';
 import { routeHash } from '../lib/router';
 import {
-  countsKey,
   countsMayMove,
-  defaultDeviceFilter,
   describeOutcome,
   describeSettings,
   filterCount,
-  filterStates,
   fromNow,
-  listLags,
   progressLabel,
+  readRolloutView,
   releaseForecast,
   rolloutActions,
   rolloutProgress,
@@ -20,6 +17,8 @@ import {
   ROLLOUT_CONFLICT_HINT,
   ROLLOUT_POLL_MS,
   type DeviceFilter,
+  type RolloutView,
+  type ViewWanted,
 } from '../lib/rollouts';
 import type { PageProps } from './page';
 import { Busy, ErrorBox, Field, Name, Pager, useAction, useLoad, usePages, when } from './components';
@@ -143,56 +142,106 @@ export const RolloutsPage = ({ api, workspaceId }: PageProps) => {
 };
 
 /**
- * Reads the rollout again every {@link ROLLOUT_POLL_MS} while its counts may move and the page is
- * shown (not while the browser tab is hidden); stops once they have settled, or when the page is left.
+ * What the rollout page shows, kept coherent: the rollout's counts and the device table are read
+ * together by `refresh()` (counts first, then the table those counts call for) and shown together,
+ * so the table never trails the counts. At most one refresh is in flight: a new one aborts the one
+ * before (its requests are canceled, its answer dropped), so however often it is called the page
+ * holds at most one request of its own.
  */
-const useLiveRollout = (api: ApiClient, workspaceId: string, rolloutId: string) => {
-  const rollout = useLoad(() => api.getRollout(workspaceId, rolloutId), [workspaceId, rolloutId]);
-  const [pollError, setPollError] = useState<unknown>(undefined);
-  const [polls, setPolls] = useState(0);
-  const current = rollout.data;
-  const live = current !== undefined && countsMayMove(current);
-  useEffect(() => {
-    if (!live) return;
-    let left = false;
-    const timer = setTimeout(async () => {
-      if (!document.hidden) {
-        try {
-          const next = await api.getRollout(workspaceId, rolloutId);
-          if (left) return;
-          // a read that left before a pause's answer came back must not put the older state back
-          rollout.setData((shown) => (shown && shown.updated_at > next.updated_at ? shown : next));
-          setPollError(undefined);
-        } catch (error) {
-          if (left) return;
-          setPollError(error);
-        }
+const useRolloutView = (api: ApiClient, workspaceId: string, rolloutId: string) => {
+  const [view, setView] = useState<RolloutView | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  // how many refreshes were shown (read, or failed): a refresh superseded by another is not one
+  const [refreshes, setRefreshes] = useState(0);
+  const wanted = useRef<ViewWanted>({ cursors: [] });
+  const inFlight = useRef<AbortController | undefined>(undefined);
+  const shown = useRef<RolloutView | undefined>(undefined);
+
+  const refresh = async () => {
+    inFlight.current?.abort();
+    const controller = new AbortController();
+    inFlight.current = controller;
+    setBusy(true);
+    try {
+      const next = await readRolloutView(api, workspaceId, rolloutId, wanted.current, DEVICES_PAGE, controller.signal);
+      if (controller.signal.aborted) return;
+      // reads are consistent, and a new refresh aborts the last: an older state than shown is not put back
+      const before = shown.current;
+      if (before && before.rollout.updated_at > next.rollout.updated_at) return;
+      wanted.current = { chosen: wanted.current.chosen, filter: next.filter, cursors: next.cursors };
+      shown.current = next;
+      setView(next);
+      setError(undefined);
+    } catch (e) {
+      if (!controller.signal.aborted) setError(e);
+    } finally {
+      if (inFlight.current === controller) {
+        inFlight.current = undefined;
+        setBusy(false);
+        if (!controller.signal.aborted) setRefreshes((n) => n + 1);
       }
-      setPolls((n) => n + 1);
-    }, ROLLOUT_POLL_MS);
-    return () => {
-      left = true;
-      clearTimeout(timer);
-    };
-  }, [live, polls, workspaceId, rolloutId]);
-  return { ...rollout, live, pollError };
+    }
+  };
+  /** Stops the refresh in flight (an action is about to change the rollout: its answer would be older). */
+  const stop = () => inFlight.current?.abort();
+  /** Shows another filter, or another page of the devices: read with the counts, as any refresh. */
+  const want = (change: Partial<ViewWanted>) => {
+    wanted.current = { ...wanted.current, ...change };
+    void refresh();
+  };
+
+  useEffect(() => {
+    wanted.current = { cursors: [] };
+    shown.current = undefined;
+    setView(undefined);
+    setError(undefined);
+    void refresh();
+    return () => inFlight.current?.abort();
+  }, [workspaceId, rolloutId]);
+  return { view, error, busy, refreshes, refresh, stop, want };
 };
 
-/** One rollout: what it schedules, its live counts and progress, pause/resume/cancel, and its devices by state. */
+/**
+ * When the rollout page refreshes by itself: every {@link ROLLOUT_POLL_MS} while its counts may
+ * move and the tab is shown, and at once when the tab is shown again. The live layer (a `rollout`
+ * message of this rollout) is to call `refresh` here too.
+ */
+const useRefreshTriggers = (refresh: () => void, live: boolean) => {
+  const latest = useRef(refresh);
+  latest.current = refresh;
+  useEffect(() => {
+    if (!live) return;
+    const timer = setInterval(() => {
+      if (!document.hidden) latest.current();
+    }, ROLLOUT_POLL_MS);
+    const onShown = () => {
+      if (!document.hidden) latest.current();
+    };
+    document.addEventListener('visibilitychange', onShown);
+    return () => {
+      clearInterval(timer);
+      document.removeEventListener('visibilitychange', onShown);
+    };
+  }, [live]);
+};
+
+/** One rollout: what it schedules, its counts and progress, pause/resume/cancel, and its devices by state. */
 export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rolloutId: string }) => {
-  const rollout = useLiveRollout(api, workspaceId, rolloutId);
+  const { view, error, busy, refreshes, refresh, stop, want } = useRolloutView(api, workspaceId, rolloutId);
   const fleets = useLoad(() => api.listFleets(workspaceId), [workspaceId]);
   const change = useAction();
+  const live = view !== undefined && countsMayMove(view.rollout);
+  useRefreshTriggers(() => void refresh(), live);
 
-  if (rollout.error) return <ErrorBox error={rollout.error} />;
-  if (!rollout.data) return <Busy label="Loading the rollout…" />;
-  const r = rollout.data;
+  if (!view) return error ? <ErrorBox error={error} /> : <Busy label="Loading the rollout…" />;
+  const r = view.rollout;
   const actions = rolloutActions(r.status);
   const act = async (action: 'pause' | 'resume' | 'cancel') => {
-    const changed = await change.run(() => api.changeRollout(workspaceId, rolloutId, action));
-    if (changed) rollout.setData(changed);
-    // a 409: it ended meanwhile; show it as it is
-    else rollout.reload();
+    stop();
+    // done or refused (a 409: it ended meanwhile), the page then shows it as it is, counts and devices together
+    await change.run(() => api.changeRollout(workspaceId, rolloutId, action));
+    await refresh();
   };
   return (
     <>
@@ -227,7 +276,8 @@ export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rollo
         <dd>{when(r.updated_at)}</dd>
       </dl>
 
-      <section aria-labelledby="progress-h">
+      {/* busy while a refresh (counts, then devices) is in flight, and how many were shown: the page's own state, which tests wait on */}
+      <section aria-labelledby="progress-h" data-testid="rollout-view" aria-busy={busy ? 'true' : 'false'} data-refreshes={refreshes}>
         <h3 id="progress-h">Progress</h3>
         <ProgressBar rollout={r} />
         <p data-testid="rollout-progress">{progressLabel(r)}.</p>
@@ -244,9 +294,12 @@ export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rollo
           </div>
         </dl>
         <p class="hint" data-testid="rollout-live">
-          {rollout.live ? `Live: read again every ${ROLLOUT_POLL_MS / 1000} s while this page is open.` : 'Final: these counts no longer change.'}
+          {live ? `Live: counts and devices read again every ${ROLLOUT_POLL_MS / 1000} s while this page is shown.` : 'Final: these counts no longer change.'}{' '}
+          <button type="button" onClick={() => void refresh()}>
+            Refresh
+          </button>
         </p>
-        <ErrorBox error={rollout.pollError} />
+        <ErrorBox error={error} />
       </section>
 
       <div class="toolbar" role="group" aria-label="Rollout actions">
@@ -272,66 +325,24 @@ export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rollo
       </div>
       <ErrorBox error={change.error} hints={{ 409: ROLLOUT_CONFLICT_HINT }} />
 
-      <RolloutDevices api={api} workspaceId={workspaceId} rollout={r} />
+      <RolloutDevices workspaceId={workspaceId} view={view} want={want} />
     </>
   );
 };
 
-/** Runs `effect` when `value` changes after the first render (not on mount). */
-const useOnChange = (value: unknown, effect: () => void) => {
-  const seen = useRef(value);
-  useEffect(() => {
-    if (Object.is(seen.current, value)) return;
-    seen.current = value;
-    effect();
-  }, [value]);
-};
-
-// How many times in a row the device list is read again while it shows less than the counts say.
-const LAG_READS = 30;
-
 /**
- * A rollout's devices, those that ended badly first (when any did; else every device), or one
- * state, by name, a page at a time. Its first page is read again whenever a count changes (kept on
- * screen meanwhile), and again while it shows less than the counts say (its index may lag them).
+ * A rollout's devices as the last refresh read them with its counts: those that ended badly first
+ * (when any did; else every device), or one state, by name, a page at a time.
  */
-const RolloutDevices = ({ api, workspaceId, rollout }: { api: ApiClient; workspaceId: string; rollout: Rollout }) => {
-  const [chosen, setChosen] = useState<DeviceFilter | undefined>(undefined);
-  const filter = chosen ?? defaultDeviceFilter(rollout.counts);
-  const pages = usePages(`${rollout.id}/${filter}`);
-  const devices = useLoad(
-    () => api.listRolloutDevices(workspaceId, rollout.id, { status: filterStates(filter), limit: DEVICES_PAGE, cursor: pages.cursor }),
-    [workspaceId, rollout.id, filter, pages.cursor],
-  );
-  const counts = countsKey(rollout.counts);
-  const [lagReads, setLagReads] = useState(0);
-  useOnChange(counts, () => {
-    setLagReads(0);
-    if (pages.first) devices.reload();
-  });
-  const lagging =
-    pages.first && devices.data !== undefined && !devices.loading && lagReads < LAG_READS && listLags(devices.data.items, filter, rollout, DEVICES_PAGE);
-  useEffect(() => {
-    if (!lagging) return;
-    let timer: ReturnType<typeof setTimeout>;
-    // nothing is read while the tab is hidden: it waits for the tab to show again
-    const later = () => {
-      timer = setTimeout(() => {
-        if (document.hidden) return later();
-        setLagReads((n) => n + 1);
-        devices.reload();
-      }, ROLLOUT_POLL_MS);
-    };
-    later();
-    return () => clearTimeout(timer);
-  }, [lagging, devices.data]);
+const RolloutDevices = ({ workspaceId, view, want }: { workspaceId: string; view: RolloutView; want: (change: Partial<ViewWanted>) => void }) => {
+  const { rollout, filter, cursors, devices } = view;
   const what = filter === 'bad' ? 'ended badly' : filter === 'all' ? 'yet' : `is ${stateLabel(filter)}`;
   return (
     <section aria-labelledby="rollout-devices-h">
       <h3 id="rollout-devices-h">Devices</h3>
       <div class="toolbar">
         <Field label="Show the devices">
-          <select name="rollout-device-status" value={filter} onChange={(e) => setChosen(e.currentTarget.value as DeviceFilter)}>
+          <select name="rollout-device-status" value={filter} onChange={(e) => want({ chosen: e.currentTarget.value as DeviceFilter, cursors: [] })}>
             <option value="bad">that ended badly: failed, timed out, canceled ({filterCount('bad', rollout)})</option>
             {JOB_STATUSES.map((s) => (
               <option value={s}>
@@ -342,9 +353,8 @@ const RolloutDevices = ({ api, workspaceId, rollout }: { api: ApiClient; workspa
           </select>
         </Field>
       </div>
-      <ErrorBox error={devices.error} />
-      {devices.data && !devices.data.items.length && <p>No device {what}.</p>}
-      {devices.data && devices.data.items.length > 0 && (
+      {!devices.items.length && <p>No device {what}.</p>}
+      {devices.items.length > 0 && (
         <table class="list" data-testid="rollout-devices" data-filter={filter}>
           <thead>
             <tr>
@@ -355,7 +365,7 @@ const RolloutDevices = ({ api, workspaceId, rollout }: { api: ApiClient; workspa
             </tr>
           </thead>
           <tbody>
-            {devices.data.items.map((d) => (
+            {devices.items.map((d) => (
               <tr data-device={d.device_id}>
                 <td>
                   <a href={routeHash({ page: 'device', workspaceId, deviceId: d.device_id })}>
@@ -370,7 +380,15 @@ const RolloutDevices = ({ api, workspaceId, rollout }: { api: ApiClient; workspa
           </tbody>
         </table>
       )}
-      <Pager pages={pages} next={devices.data?.next} labels={['Previous devices', 'Next devices']} />
+      <div class="toolbar">
+        <button type="button" disabled={!cursors.length} onClick={() => want({ filter, cursors: cursors.slice(0, -1) })}>
+          Previous devices
+        </button>
+        <span>Page {cursors.length + 1}</span>
+        <button type="button" disabled={!devices.next} onClick={() => devices.next && want({ filter, cursors: [...cursors, devices.next] })}>
+          Next devices
+        </button>
+      </div>
     </section>
   );
 };

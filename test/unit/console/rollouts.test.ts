@@ -1,10 +1,10 @@
+import { jest } from '@jest/globals';
 import type { Rollout } from '../../../console/src/lib/api';
 import { ApiError, describeError } from '../../../console/src/lib/errors';
 import { ENDED_JOB_STATUSES, JOB_STATE_MEANINGS, jobOpen, stateLabel } from '../../../console/src/lib/jobs';
 import {
   checkRolloutFields,
   checkTimeout,
-  countsKey,
   countsMayMove,
   defaultDeviceFilter,
   filterCount,
@@ -17,6 +17,8 @@ import {
   EMPTY_ROLLOUT_FIELDS,
   formatSeconds,
   progressLabel,
+  readRolloutView,
+  LAG_READS,
   ROLLOUT_CONFLICT_HINT,
   rolloutActions,
   rolloutFieldErrors,
@@ -189,8 +191,7 @@ describe('a rollout’s devices and releases on its page', () => {
     expect([filterCount('bad', rollout), filterCount('done', rollout), filterCount('all', rollout)]).toEqual([6, 4, 10]);
   });
 
-  it('reads the list again when any count changes, and while it shows other numbers than the counts', () => {
-    expect(countsKey(counts({ failed: 1 }))).not.toBe(countsKey(counts({ canceled: 1 })));
+  it('tells when the list shows other numbers than the counts', () => {
     const rollout = { total: 4, counts: counts({ done: 1, timed_out: 1, canceled: 2 }) };
     const row = (status: Rollout['counts'] extends Record<infer S, number> ? S : never) => ({ status });
     // after an abort the list still shows the device pending that the counts say is canceled
@@ -234,5 +235,94 @@ describe('a rollout’s devices and releases on its page', () => {
       'in 13 min',
       'in 0 s',
     ]);
+  });
+});
+
+describe('the rollout page’s refresh: counts and devices read together', () => {
+  type Device = { device_id: string; status: keyof Rollout['counts']; updated_at: string };
+  const rolloutWith = (c: Partial<Rollout['counts']>) =>
+    ({ id: 'rol-1', total: 2, updated_at: '2026-11-29T00:00:00.000Z', counts: counts(c) }) as unknown as Rollout;
+  /** A fake API that records its calls and answers from `answers`, one request at a time. */
+  const fakeApi = (rollout: Rollout, pages: Device[][]) => {
+    const calls: string[] = [];
+    let inFlight = 0;
+    let most = 0;
+    const track = async <T>(what: string, signal: AbortSignal | undefined, value: T) => {
+      calls.push(what);
+      most = Math.max(most, ++inFlight);
+      try {
+        await new Promise((r) => setTimeout(r, 1));
+        if (signal?.aborted) throw signal.reason;
+        return value;
+      } finally {
+        inFlight--;
+      }
+    };
+    let page = 0;
+    return {
+      calls,
+      most: () => most,
+      getRollout: (_w: string, _r: string, signal?: AbortSignal) => track('rollout', signal, rollout),
+      listRolloutDevices: (_w: string, _r: string, query: { status?: readonly string[]; cursor?: string }, signal?: AbortSignal) =>
+        track(`devices ${query.status?.join('+') ?? 'all'} ${query.cursor ?? 'first'}`, signal, {
+          items: pages[Math.min(page++, pages.length - 1)] as never,
+          next: null,
+        }),
+    };
+  };
+  const device = (device_id: string, status: Device['status']): Device => ({ device_id, status, updated_at: '2026-11-29T00:00:00.000Z' });
+
+  it('reads the counts first, then the devices of the filter those counts call for, one request at a time', async () => {
+    const api = fakeApi(rolloutWith({ done: 1, timed_out: 1 }), [[device('d2', 'timed_out')]]);
+    // the page showed every device (nothing had ended badly), on its second page
+    const view = await readRolloutView(api, 'wks', 'rol-1', { filter: 'all', cursors: ['c1'] }, 50, new AbortController().signal);
+    expect(api.calls).toEqual(['rollout', 'devices failed+timed_out+canceled first']);
+    expect(api.most()).toBe(1);
+    expect(view).toMatchObject({ filter: 'bad', cursors: [], devices: { items: [device('d2', 'timed_out')] } });
+  });
+
+  it('keeps a filter chosen by hand and its page', async () => {
+    const api = fakeApi(rolloutWith({ done: 1, timed_out: 1 }), [[device('d1', 'done')]]);
+    const view = await readRolloutView(api, 'wks', 'rol-1', { chosen: 'done', filter: 'done', cursors: ['c1'] }, 1, new AbortController().signal);
+    expect(api.calls).toEqual(['rollout', 'devices done c1']);
+    expect(view).toMatchObject({ filter: 'done', cursors: ['c1'] });
+  });
+
+  it('reads counts and devices again while they disagree, a bounded number of times', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] });
+    try {
+      // the index still says pending for the device the counts call done, every time
+      const api = fakeApi(rolloutWith({ done: 1, pending: 1 }), [[device('d1', 'pending'), device('d2', 'pending')]]);
+      const read = readRolloutView(api, 'wks', 'rol-1', { cursors: [] }, 50, new AbortController().signal);
+      await jest.runAllTimersAsync();
+      await read;
+      expect(api.calls).toEqual(
+        Array(1 + LAG_READS)
+          .fill(['rollout', 'devices all first'])
+          .flat(),
+      );
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('stops reading once they agree', async () => {
+    // the list a moment ahead of the counts (done already), then both agree
+    const api = fakeApi(rolloutWith({ done: 1, pending: 1 }), [
+      [device('d1', 'done'), device('d2', 'done')],
+      [device('d1', 'done'), device('d2', 'pending')],
+    ]);
+    const view = await readRolloutView(api, 'wks', 'rol-1', { cursors: [] }, 50, new AbortController().signal);
+    expect(api.calls).toEqual(['rollout', 'devices all first', 'rollout', 'devices all first']);
+    expect(view.devices.items.map((d) => d.status)).toEqual(['done', 'pending']);
+  });
+
+  it('stops at once when aborted: the request in flight is canceled, nothing more is read, and the read is rejected', async () => {
+    const api = fakeApi(rolloutWith({ done: 1, pending: 1 }), [[device('d1', 'pending'), device('d2', 'pending')]]);
+    const controller = new AbortController();
+    const read = readRolloutView(api, 'wks', 'rol-1', { cursors: [] }, 50, controller.signal);
+    controller.abort();
+    await expect(read).rejects.toBeDefined();
+    expect(api.calls).toEqual(['rollout']);
   });
 });
