@@ -18,6 +18,7 @@ import {
   waitForAlert,
   waitForText,
 } from '../helpers/browser';
+import { formatIso } from '../../console/src/lib/time';
 import { parseCsv } from '../helpers/csv';
 import { deviceClient, deviceToken } from '../helpers/device-token';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../helpers/webhook-receiver';
@@ -644,10 +645,10 @@ describe('the console in Chromium on npm start', () => {
         )
       ).rollout;
       expect(Date.parse(rollout.next_release_at) - Date.parse(rollout.created_at)).toBe(60_000);
-      const [releaseTime, endTime] = await page.evaluate(
-        (iso) => [new Date(iso).toLocaleString(), new Date(Date.parse(iso) + 3_600_000).toLocaleString()],
-        rollout.next_release_at,
-      );
+      // times in the console's zone (the browser's here), as the console prints them
+      const zone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+      const releaseTime = formatIso(rollout.next_release_at, zone);
+      const endTime = formatIso(new Date(Date.parse(rollout.next_release_at) + 3_600_000).toISOString(), zone);
       expect(await page.$eval('[data-testid="rollout-next-release"]', (el) => el.textContent)).toMatch(
         new RegExp(`^${escapeRegExp(releaseTime)} \\(in (\\d+ s|1 min)\\): 2 devices$`),
       );
@@ -669,9 +670,9 @@ describe('the console in Chromium on npm start', () => {
       expect((await deviceClient(stack.base_url, await deviceToken(good.credentials)).post('/jobs/flash/result', { result: { written: true } })).status).toBe(
         200,
       );
-      // the page reads the rollout again by itself (every 30 s): no reload, no click
-      expect(await page.$eval('[data-testid="rollout-live"]', (el) => el.textContent)).toContain('read again every 30 s');
-      await until(async () => (await countsOnPage()).done === 1, 'the done device counted on the page', 75_000);
+      // the live layer's rollout message makes the page read the rollout again: no reload, no click
+      expect(await page.$eval('[data-testid="rollout-live"]', (el) => el.textContent)).toContain('follow the rollout');
+      await until(async () => (await countsOnPage()).done === 1, 'the done device counted on the page');
       expect(
         (await deviceClient(stack.base_url, await deviceToken(bad.credentials)).post('/jobs/flash/result', { result: { error: 'flash write failed' } })).status,
       ).toBe(200);

@@ -12,13 +12,6 @@ export const rolloutActions = (status: RolloutStatus) => ({
 });
 
 /**
- * How often the rollout page reads its counts and devices again by itself while the counts may
- * still move: no console page polls faster than every 30 s (pushed rollout counts are to call the
- * same refresh).
- */
-export const ROLLOUT_POLL_MS = 30_000;
-
-/**
  * Whether a rollout's counts may still move. A canceled or aborted rollout has ended, but its
  * queued and pending devices are canceled by the next sweep, and devices in progress go on: the
  * counts settle only once nothing is queued, pending or in progress.

@@ -15,13 +15,13 @@ import {
   rolloutProgress,
   rolloutTitle,
   ROLLOUT_CONFLICT_HINT,
-  ROLLOUT_POLL_MS,
   type DeviceFilter,
   type RolloutView,
   type ViewWanted,
 } from '../lib/rollouts';
 import type { PageProps } from './page';
 import { Busy, ErrorBox, Field, Name, Pager, useAction, useLoad, usePages, when } from './components';
+import { useLive, useThrottled } from './live';
 
 const ROLLOUTS_PAGE = 20;
 const DEVICES_PAGE = 50;
@@ -202,27 +202,31 @@ const useRolloutView = (api: ApiClient, workspaceId: string, rolloutId: string) 
   return { view, error, busy, refreshes, refresh, stop, want };
 };
 
+/** How often the live layer's `rollout` messages read the rollout again at most (a burst of transitions is one read). */
+const LIVE_REFRESH_MS = 1_000;
+
 /**
- * When the rollout page refreshes by itself: every {@link ROLLOUT_POLL_MS} while its counts may
- * move and the tab is shown, and at once when the tab is shown again. The live layer (a `rollout`
- * message of this rollout) is to call `refresh` here too.
+ * When the rollout page refreshes by itself, while its counts may move and the tab is shown: on a
+ * live `rollout` message of this rollout (at most every {@link LIVE_REFRESH_MS}), after a reconnection
+ * of the live layer, every 30 s while the live connection is down (`useLive`), and at once
+ * when the tab is shown again.
  */
-const useRefreshTriggers = (refresh: () => void, live: boolean) => {
+const useRefreshTriggers = (workspaceId: string, rolloutId: string, refresh: () => void, live: boolean) => {
   const latest = useRef(refresh);
   latest.current = refresh;
+  const shownRefresh = useThrottled(() => {
+    if (!document.hidden) latest.current();
+  }, LIVE_REFRESH_MS);
+  useLive(workspaceId, 'rollout', (message) => {
+    if (live && (!message || message.rollout_id === rolloutId)) shownRefresh();
+  });
   useEffect(() => {
     if (!live) return;
-    const timer = setInterval(() => {
-      if (!document.hidden) latest.current();
-    }, ROLLOUT_POLL_MS);
     const onShown = () => {
       if (!document.hidden) latest.current();
     };
     document.addEventListener('visibilitychange', onShown);
-    return () => {
-      clearInterval(timer);
-      document.removeEventListener('visibilitychange', onShown);
-    };
+    return () => document.removeEventListener('visibilitychange', onShown);
   }, [live]);
 };
 
@@ -232,7 +236,7 @@ export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rollo
   const fleets = useLoad(() => api.listFleets(workspaceId), [workspaceId]);
   const change = useAction();
   const live = view !== undefined && countsMayMove(view.rollout);
-  useRefreshTriggers(() => void refresh(), live);
+  useRefreshTriggers(workspaceId, rolloutId, () => void refresh(), live);
 
   if (!view) return error ? <ErrorBox error={error} /> : <Busy label="Loading the rollout…" />;
   const r = view.rollout;
@@ -294,7 +298,7 @@ export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rollo
           </div>
         </dl>
         <p class="hint" data-testid="rollout-live">
-          {live ? `Live: counts and devices read again every ${ROLLOUT_POLL_MS / 1000} s while this page is shown.` : 'Final: these counts no longer change.'}{' '}
+          {live ? 'Live: counts and devices follow the rollout while this page is shown.' : 'Final: these counts no longer change.'}{' '}
           <button type="button" onClick={() => void refresh()}>
             Refresh
           </button>
