@@ -100,6 +100,21 @@ describe('the console’s live updates in Chromium', () => {
     expect(navigations).toEqual([]);
   });
 
+  it('counts the device online and offline on the Overview without a reload', async () => {
+    await go(`#/w/${ws}/overview`);
+    const count = (name: string) => page.$eval(`[data-count="${name}"]`, (el) => (el as Dom).textContent.trim() as string).catch(() => '');
+    await until(async () => (await count('online')) === '0', 'no device online on the Overview');
+    const navigations: string[] = [];
+    page.on('framenavigated', (frame) => frame === page.mainFrame() && navigations.push(frame.url()));
+
+    const connected = await connectDevice(device.credentials, { url: stack.mqtt_url });
+    devices.push(connected);
+    await until(async () => (await count('online')) === '1', 'the device counted online');
+    await connected.end();
+    await until(async () => (await count('online')) === '0' && (await count('offline')) === '1', 'the device counted offline');
+    expect(navigations).toEqual([]);
+  });
+
   it('shows a point published on the device page and re-runs the data page’s query', async () => {
     const connected = await connectDevice(device.credentials, { url: stack.mqtt_url });
     devices.push(connected);

@@ -3,9 +3,10 @@ import type { ApiClient, Device, DeviceEvent } from '../lib/api';
 import { describeEvent, sparklinePoints, tagHealth } from '../lib/health';
 import { routeHash } from '../lib/router';
 import { Busy, ErrorBox, useAction, useLoad, when } from './components';
+import { useLive, useThrottled } from './live';
 
-/** How often the device's health re-reads itself at most (issue 33: no page polls faster than every 30 s). */
-export const HEALTH_REFRESH_MS = 30_000;
+/** How often the live layer's messages of the device read its health again at most. */
+const LIVE_REFRESH_MS = 4_000;
 /** The newest points read for the latest values and sparklines: one storage query, this many points of the last 7 days. */
 export const HEALTH_POINTS = 500;
 const HEALTH_DAYS = 7;
@@ -47,18 +48,23 @@ export const DeviceHealth = ({ api, workspaceId, device, reloadDevice }: { api: 
   const events = useLoad(() => api.listDeviceEvents(workspaceId, device.id, { limit: EVENTS_PAGE }), [workspaceId, device.id]);
   const [older, setOlder] = useState<{ events: DeviceEvent[]; next: string | null } | undefined>(undefined);
   const more = useAction();
+  const reload = () => {
+    points.reload();
+    events.reload();
+    reloadDevice();
+  };
+  // Read again on the live layer's new data or connection change of this device (at most every
+  // 4 s), every 30 s while the live connection is down, and when reloadDeviceHealth() says so.
+  const soon = useThrottled(reload, LIVE_REFRESH_MS);
+  const ofThisDevice = (message: { device_id: string } | undefined) => {
+    if (!message || message.device_id === device.id) soon();
+  };
+  useLive(workspaceId, 'data', ofThisDevice);
+  useLive(workspaceId, 'connection', ofThisDevice);
   useEffect(() => {
-    const reload = () => {
-      points.reload();
-      events.reload();
-      reloadDevice();
-    };
-    const timer = setInterval(reload, HEALTH_REFRESH_MS);
-    addEventListener(STALE_EVENT, reload);
-    return () => {
-      clearInterval(timer);
-      removeEventListener(STALE_EVENT, reload);
-    };
+    const now = () => reload();
+    addEventListener(STALE_EVENT, now);
+    return () => removeEventListener(STALE_EVENT, now);
   }, [workspaceId, device.id]);
   useEffect(() => setOlder(undefined), [workspaceId, device.id]);
 

@@ -23,6 +23,8 @@ const EXPORT_FIELDS = new Set(['pk', 'sk', 'workspace_id', 'id', 'account_id', '
 // A device's daily count of the requests that stand for `j/up` messages (the status, a job's or a
 // FOTA's result): each request counts, whatever its answer, as a key's per-second requests do.
 const REQUEST_COUNTER_FIELDS = ['up_messages_claimed', 'up_messages_day'];
+/** Written by the ingest after the request that stored a device's points: at most once a minute (docs/api.md). */
+const INGEST_FIELDS = ['last_seen_at'];
 
 /** A snapshot: each item's JSON text by its key. */
 export type Snapshot = Map<string, string>;
@@ -52,7 +54,10 @@ export const registryReader = (dataDir: string) => {
         // counters and the workspaces' usage counters (docs/limits.md).
         if (item.pk?.S?.startsWith('RATE#') || item.sk?.S?.startsWith('USAGE#')) continue;
         if (item.sk?.S?.startsWith('INT#')) for (const f of VOLATILE_INTEGRATION_FIELDS) delete item[f];
-        if (item.sk?.S === 'DEVICE') for (const f of REQUEST_COUNTER_FIELDS) delete item[f];
+        if (item.sk?.S === 'DEVICE') for (const f of [...REQUEST_COUNTER_FIELDS, ...INGEST_FIELDS]) delete item[f];
+        // The devices' event logs: written by the registry stream after the request that caused an
+        // event, and for a device's refused requests too, by design (docs/api.md).
+        if (item.sk?.S?.startsWith('EVT#')) continue;
         if (BOOKKEEPING.test(item.sk?.S ?? '')) continue;
         if (item.sk?.S?.startsWith('ROLLOUT#')) for (const f of VOLATILE_ROLLOUT_FIELDS) delete item[f];
         if (item.sk?.S?.startsWith('EXPORT#')) for (const f of Object.keys(item)) if (!EXPORT_FIELDS.has(f)) delete item[f];
