@@ -16,7 +16,9 @@ export interface DeviceEventRecord {
 /**
  * Writes one entry of a device's event log, expiring `ttlSeconds` after now (DynamoDB's TTL removes
  * it within days of that, at no cost). One UpdateItem, keyed by the event's `ts` and type, so a
- * retried producer rewrites the same item instead of adding one.
+ * retried producer rewrites the same item instead of adding one. The payload is kept as its JSON
+ * text (`payload_json`): a device's JSON may nest 32 levels, an item's attributes no deeper than 32
+ * in all, and may hold keys DynamoDB refuses as map keys.
  */
 export const putDeviceEvent = (db: Db, event: DeviceEventRecord, ttlSeconds: number, now = Date.now()) =>
   db.doc.send(
@@ -24,7 +26,7 @@ export const putDeviceEvent = (db: Db, event: DeviceEventRecord, ttlSeconds: num
       TableName: db.table,
       Key: deviceEventKey(event.device_id, event.ts, event.type),
       UpdateExpression:
-        'SET ts = :ts, #type = :type, direction = :direction, workspace_id = :ws, fleet_id = :fleet, device_id = :dev, payload = :payload, #ttl = :ttl',
+        'SET ts = :ts, #type = :type, direction = :direction, workspace_id = :ws, fleet_id = :fleet, device_id = :dev, payload_json = :payload, #ttl = :ttl',
       ExpressionAttributeNames: { '#type': 'type', '#ttl': REGISTRY_TTL_ATTRIBUTE },
       ExpressionAttributeValues: {
         ':ts': event.ts,
@@ -33,7 +35,7 @@ export const putDeviceEvent = (db: Db, event: DeviceEventRecord, ttlSeconds: num
         ':ws': event.workspace_id,
         ':fleet': event.fleet_id,
         ':dev': event.device_id,
-        ':payload': event.payload ?? null,
+        ':payload': JSON.stringify(event.payload ?? null),
         ':ttl': Math.floor(now / 1000) + ttlSeconds,
       },
     }),
@@ -60,13 +62,13 @@ export const readDeviceEvents = async (db: Db, deviceId: string, { limit, before
       Limit: limit,
     }),
   );
-  return Items.map(({ ts, type, direction, workspace_id, fleet_id, device_id, payload }) => ({
+  return Items.map(({ ts, type, direction, workspace_id, fleet_id, device_id, payload_json }) => ({
     ts,
     type,
     direction,
     workspace_id,
     fleet_id,
     device_id,
-    payload,
+    payload: typeof payload_json === 'string' ? JSON.parse(payload_json) : null,
   })) as DeviceEventRecord[];
 };

@@ -189,7 +189,7 @@ describe('the console on the runtime’s port', () => {
     expect(JSON.parse(byAddress.body).messages).toHaveLength(1);
   });
 
-  it('sends the deployed security headers: a strict CSP whose connect-src is the API, the user pool and the local S3, HSTS, nosniff, no framing', async () => {
+  it('sends the deployed security headers: a strict CSP whose connect-src is the API, the user pool, the live WebSocket and the local S3, HSTS, nosniff, no framing', async () => {
     const answers = [await fetch(runtime.console_url!), await fetch(`${runtime.console_url}config.json`)];
     const origin = (url: string) => new URL(url).origin;
 
@@ -201,7 +201,7 @@ describe('the console on the runtime’s port', () => {
         "style-src 'self'",
         "img-src 'self' data:",
         "font-src 'self'",
-        `connect-src 'self' ${origin(runtime.base_url)} ${origin(runtime.cognito_endpoint!)} ${origin(runtime.s3_endpoint!)}`,
+        `connect-src 'self' ${origin(runtime.base_url)} ${origin(runtime.cognito_endpoint!)} ${origin(runtime.mqtt_ws_url!)} ${origin(runtime.s3_endpoint!)}`,
         "manifest-src 'self'",
         "base-uri 'none'",
         "form-action 'self'",
@@ -231,6 +231,7 @@ describe('the console on the runtime’s port', () => {
       userPoolId: runtime.user_pool_id,
       userPoolClientId: runtime.user_pool_client_id,
       cognitoEndpoint: runtime.cognito_endpoint,
+      liveUrl: `${runtime.mqtt_ws_url}`,
     });
   });
 

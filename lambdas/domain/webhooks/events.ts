@@ -5,6 +5,7 @@ import { getDeviceOfWorkspace, type DeviceRecord } from '../../stores/device-sto
 import { sendEncodedMessages } from '../../stores/queue-store';
 import type { DataPoint } from '../../stores/timeseries';
 import { packForward } from './forward-pack';
+import { logger } from '../../shared/logger';
 import { recordDeviceEvents } from '../registry/device-events';
 
 /** Where a device lives, as every forwarded message names it. */
@@ -86,13 +87,18 @@ export const publishForward = async (messages: ForwardMessage[]) => {
 };
 
 /**
- * `publishForward` that first keeps what the messages tell of their devices (domain/registry/
+ * `publishForward` that also keeps what the messages tell of their devices (domain/registry/
  * device-events.ts: the devices' event logs, one write an event and none a data point, and the
  * firmware a FOTA installed): what every producer of events is given as its forward.
  */
 export const forwardAndLog =
   (db: Db) =>
   async (messages: ForwardMessage[]): Promise<void> => {
-    await recordDeviceEvents(db, messages);
+    // The log is best effort and never in the forward's way: a failed write is logged, the
+    // messages are forwarded all the same (the webhook is the record; the log a convenience).
+    const logging = recordDeviceEvents(db, messages).catch((error: unknown) =>
+      logger.warn('could not write device events to their logs', { error: error as Error }),
+    );
     await publishForward(messages);
+    await logging;
   };

@@ -113,6 +113,20 @@ describe('the device event log', () => {
     expect((await getDevice(db, caller, workspace_id, device.id)).firmware_version).toBe('2.0');
   });
 
+  it('keeps a payload as deep as a device may send (32 levels), with an empty key, as it was', async () => {
+    const { caller, workspace_id, default_fleet_id } = await newAccount(db);
+    const device = await createDevice(db, caller, workspace_id, { name: 'deep', phys_id: '' });
+    const place = { workspace_id, fleet_id: default_fleet_id, device_id: device.id };
+    let deep: unknown = { '': '😀\uffff', n: 1e300 };
+    for (let i = 1; i < 32; i++) deep = { [`l${i}`]: deep };
+    const result = { scheduled_at: '2026-11-29T10:00:00.000Z', status: 'done', value: { step: 1 }, result: deep };
+
+    await recordDeviceEvents(db, [eventMessage(place, 'job', 'd2c', result, '2026-11-29T10:00:01.000000Z')]);
+
+    const { events } = await listDeviceEvents(db, caller, workspace_id, device.id, {});
+    expect(events.map((e) => e.payload)).toEqual([result]);
+  });
+
   it('is 404 for another account’s device', async () => {
     const mine = await newAccount(db);
     const theirs = await newAccount(db);

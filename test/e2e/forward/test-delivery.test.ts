@@ -158,11 +158,14 @@ describe('sending a test delivery', () => {
     expect(failed.status).toBe(200);
     expect(failed.body.delivery).toMatchObject({ ok: false, status: 500, error: 'HTTP 500' });
     expect(hook.posts).toHaveLength(1);
-    expect(await statusOf(integration.id)).toEqual({
+    const failing = await statusOf(integration.id);
+    expect(failing).toEqual({
       last_delivery_at: null,
       last_error_at: expect.any(String),
       last_error: 'test delivery: HTTP 500',
       consecutive_failures: 1,
+      // the first failure of the run: this one
+      failing_since: failing.last_error_at,
     });
 
     hook.behave(() => 204);
@@ -174,6 +177,7 @@ describe('sending a test delivery', () => {
       last_delivery_at: expect.any(String),
       last_error: 'test delivery: HTTP 500',
       consecutive_failures: 0,
+      failing_since: null,
     });
   });
 
