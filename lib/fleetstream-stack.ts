@@ -349,7 +349,7 @@ export class FleetstreamStack extends Stack {
 
     // The console's live updates: a user's token checked by its own authorizer (the user, the
     // account's workspace: GetItem), its own domain (MQTT over WebSocket); the Lambdas that record
-    // connections, store points, count rollouts and write webhook statuses publish to it.
+    // connections, store points, count rollouts, write webhook statuses and export files publish to it.
     this.consoleAuthorizer = new HandlerFunction(this, 'ConsoleAuthorizerHandler', {
       source: 'console-authorizer',
       description: 'Fleetstream console live updates custom authorizer (IoT Core)',
@@ -367,6 +367,7 @@ export class FleetstreamStack extends Stack {
         data: this.consumerFunctions.get('ingest'),
         rollout: this.streamFunctions.get(REGISTRY_STREAM.consumer),
         webhook: this.consumerFunctions.get('forwarder'),
+        export: this.consumerFunctions.get('export'),
       },
     });
 

@@ -140,6 +140,32 @@ describe('the console’s live updates', () => {
     });
   });
 
+  it('tell it of an export until it is ready, the last message counting every point of the file', async () => {
+    const live = await consoleClient(runtime.workspace_id, await accessTokenOf(runtime.user_email!, runtime.user_password!));
+    await live.client.subscribeAsync(`fleetstream/console/${runtime.workspace_id}/export`, { qos: 0 });
+    const { id, credentials } = await newDevice();
+    const device = await connectDevice(credentials, { url: runtime.mqtt_url });
+    devices.push(device);
+    await Promise.all(Array.from({ length: 5 }, (_, i) => device.data('temp', { value: i })));
+    const storage = apiClient(runtime.storage_url, runtime.api_key);
+    const stored = async () => (await storage.get(`/timeseries/${runtime.workspace_id}/data?device=${id}`)).body.result?.length ?? 0;
+    await until(async () => (await stored()) === 5, 'the 5 points stored', 30_000);
+
+    const started = await storage.post(`/timeseries/${runtime.workspace_id}/exports`, { format: 'csv', device: [id] });
+    expect(started.status).toBe(202);
+    const exportId = started.body.export.id as string;
+    const updates = () => live.received.filter((r) => r.message.export_id === exportId);
+    await until(() => updates().some((r) => r.message.status !== 'running'), 'the export’s end told', 60_000);
+
+    const shown = (await storage.get(`/timeseries/${runtime.workspace_id}/exports/${exportId}`)).body.export;
+    expect(shown).toMatchObject({ status: 'ready', rows: 5 });
+    expect(updates().at(-1)).toEqual({
+      topic: `fleetstream/console/${runtime.workspace_id}/export`,
+      message: { export_id: exportId, status: 'ready', points_written: 5, at: expect.any(String) },
+    });
+    expect(updates().every((r) => r.message.status === 'running' || r === updates().at(-1))).toBe(true);
+  });
+
   it('refuse another account’s user on this workspace, and its subscribe to this workspace’s topics', async () => {
     const other = await otherUser('eve@example.com');
 

@@ -20,6 +20,7 @@ const publishers = () =>
     ['data', stack.consumerFunctions.get('ingest')!],
     ['rollout', stack.streamFunctions.get('registry-stream')!],
     ['webhook', stack.consumerFunctions.get('forwarder')!],
+    ['export', stack.consumerFunctions.get('export')!],
   ] as const;
 const topic = (kind: string) => ({
   'Fn::Join': [
@@ -64,7 +65,7 @@ describe('the console’s live updates on IoT Core', () => {
     expect(environmentOf(stack.consoleAuthorizer)).toMatchObject({ USER_POOL_ID: expect.anything(), USER_POOL_CLIENT_ID: expect.anything() });
   });
 
-  it('grants each of the four publishers iot:Publish on its kind’s console topic of a workspace (no *), with the data endpoint', () => {
+  it('grants each of the five publishers iot:Publish on its kind’s console topic of a workspace (no *), with the data endpoint', () => {
     const publishing = ofType('AWS::Lambda::Function')
       .map(([id]) => id)
       .filter((id) =>

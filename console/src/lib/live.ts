@@ -9,7 +9,7 @@ import type { MqttClient } from 'mqtt';
  * access token; switching workspace connects again for the new one (the authorizer grants one).
  */
 
-export type LiveKind = 'connection' | 'data' | 'rollout' | 'webhook';
+export type LiveKind = 'connection' | 'data' | 'rollout' | 'webhook' | 'export';
 
 /** `off`: no live address (or signed out); `connecting`: the first attempt; `live`; `lost`: retrying. */
 export type LiveState = 'off' | 'connecting' | 'live' | 'lost';
@@ -41,11 +41,19 @@ export interface WebhookMessage {
   at: string;
   error?: string;
 }
+/** An export's progress was written (a part), or it ended. */
+export interface ExportMessage {
+  export_id: string;
+  status: 'running' | 'ready' | 'failed';
+  points_written: number;
+  at: string;
+}
 export interface LiveMessages {
   connection: ConnectionMessage;
   data: DataMessage;
   rollout: RolloutMessage;
   webhook: WebhookMessage;
+  export: ExportMessage;
 }
 
 /** A subscriber: a message, or `undefined` when messages may have been missed (a reconnection): read again. */

@@ -1,16 +1,20 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiClient, DataExport, ExportFilters } from '../lib/api';
 import { Busy, ErrorBox, useAction, when } from './components';
+import { useLive, useLiveState, useThrottled } from './live';
 
-/** How often a running export is read again. */
-const POLL_MS = 1000;
+/** How often the live layer's `export` messages read the running export again at most (a part's message, or its end). */
+const LIVE_REFRESH_MS = 1_000;
 
 const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e6 ? 3 : 1)} MB`;
 
 /**
  * The Export button of the Data page: every point the query's filters select (not one page), as
  * a file made in the background. It shows the points written so far while the export runs, then
- * the file's download link (a presigned URL, valid an hour), or why it failed.
+ * the file's download link (a presigned URL, valid an hour), or why it failed. A running export is
+ * read again on the live layer's `export` messages of it (at most every {@link LIVE_REFRESH_MS}),
+ * once the live connection is up (a message sent before may have been missed), after a
+ * reconnection, and every 30 s while the connection is down: never polled faster.
  */
 export const ExportPanel = ({ api, workspaceId, filters }: { api: ApiClient; workspaceId: string; filters: () => ExportFilters }) => {
   const [format, setFormat] = useState<DataExport['format']>('csv');
@@ -19,13 +23,24 @@ export const ExportPanel = ({ api, workspaceId, filters }: { api: ApiClient; wor
   const { busy, error, run } = useAction();
   const running = current?.status === 'running';
 
+  const shown = useRef(current);
+  shown.current = current;
+  // A late answer about another (an earlier) export is dropped; a failed read keeps what is shown.
+  const reload = useThrottled(() => {
+    const exporting = shown.current;
+    if (exporting?.status !== 'running') return;
+    api.getExport(workspaceId, exporting.id).then(
+      (read) => setCurrent((now) => (now?.id === read.id ? read : now)),
+      () => undefined,
+    );
+  }, LIVE_REFRESH_MS);
+  useLive(workspaceId, 'export', (message) => {
+    if (!message || message.export_id === shown.current?.id) reload();
+  });
+  const connected = useLiveState() === 'live';
   useEffect(() => {
-    if (!running) return;
-    const timer = setTimeout(() => {
-      api.getExport(workspaceId, current.id).then(setCurrent, () => setCurrent({ ...current }));
-    }, POLL_MS);
-    return () => clearTimeout(timer);
-  }, [api, workspaceId, current, running]);
+    if (running && connected) reload();
+  }, [running, connected]);
 
   const start = async () => {
     const started = await run(() => api.createExport(workspaceId, format, filters(), { names }));

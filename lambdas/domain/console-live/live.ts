@@ -6,7 +6,7 @@ import { logger } from '../../shared/logger';
  * "Live updates"): small messages that say what changed, for the page to show it or read it again.
  * Best effort at QoS 0: a console that misses one reads the page again when it reconnects.
  */
-export const LIVE_KINDS = ['connection', 'data', 'rollout', 'webhook'] as const;
+export const LIVE_KINDS = ['connection', 'data', 'rollout', 'webhook', 'export'] as const;
 export type LiveKind = (typeof LIVE_KINDS)[number];
 
 /** The first two levels of every console topic. */
@@ -48,11 +48,24 @@ export interface WebhookUpdate {
   error?: string;
 }
 
+/**
+ * An export's progress was written (a part recorded: `running`, with the points written so far), or
+ * the export ended (`ready` or `failed`): the console reads the export again.
+ */
+export interface ExportUpdate {
+  export_id: string;
+  status: 'running' | 'ready' | 'failed';
+  /** The points (rows) written to the file so far; the whole file's once `ready`. */
+  points_written: number;
+  at: string;
+}
+
 export interface LiveMessages {
   connection: ConnectionUpdate;
   data: DataUpdate;
   rollout: RolloutUpdate;
   webhook: WebhookUpdate;
+  export: ExportUpdate;
 }
 
 /** One message to the consoles of a workspace. */
@@ -152,3 +165,11 @@ export const rolloutUpdatesOf = (rollouts: Array<{ workspace_id: string; rollout
     if (!seen.has(r.rollout_id)) seen.set(r.rollout_id, { workspaceId: r.workspace_id, kind: 'rollout', message: { rollout_id: r.rollout_id, at } });
   return [...seen.values()];
 };
+
+/** The `export` message of one progress write of an export (or of its end). */
+export const exportUpdateOf = (
+  job: { workspace_id: string; export_id: string },
+  status: ExportUpdate['status'],
+  pointsWritten: number,
+  at: string,
+): LiveMessage => ({ workspaceId: job.workspace_id, kind: 'export', message: { export_id: job.export_id, status, points_written: pointsWritten, at } });

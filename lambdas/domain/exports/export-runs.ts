@@ -15,6 +15,7 @@ import { exportNames } from './export-names';
 import { partBytesOf, PendingPart } from './export-parts';
 import type { EnqueueExport } from './export-queue';
 import { withinRetention } from '../data/retention';
+import { awaitWithin, exportUpdateOf, type ConsoleLive, type ExportUpdate } from '../console-live/live';
 
 /** Runs in a row that may fail before the export is marked failed (the queue's redrive comes later). */
 export const EXPORT_MAX_FAILED_RUNS = 4;
@@ -60,7 +61,15 @@ export interface ExportDeps {
   now?: () => number;
   /** The least size of each part (default partBytesOf; S3 takes no part but the last under 5 MiB). */
   partBytes?: (partNumber: number) => number;
+  /** The consoles' live channel: an `export` message per progress write and at the end (none without it). */
+  live?: ConsoleLive;
 }
+
+/** How long a run waits, at its end, for its `export` messages to go out (never failing or holding up the export more). */
+const LIVE_WAIT_MS = 1_000;
+
+/** Tells the open consoles of an export's progress or end (fire-and-forget). */
+type TellExport = (status: ExportUpdate['status'], pointsWritten: number) => void;
 
 /** A run that lost its hold on the export (it ran past its lease): what it did not write, the next run does. */
 class LeaseLostError extends Error {
@@ -129,6 +138,21 @@ const resumedAt = (range: TimeseriesRange, cursor: ExportCursor | undefined): Ti
  */
 export const runExport = async (deps: ExportDeps, job: ExportJob, deadline: number): Promise<'ready' | 'continued' | 'failed' | 'skipped'> => {
   const now = deps.now ?? Date.now;
+  // Each progress write and the end is one message, started as it is written, awaited (briefly) last.
+  const telling: Array<Promise<void>> = [];
+  const tell: TellExport = (status, pointsWritten) => {
+    if (deps.live) telling.push(deps.live([exportUpdateOf(job, status, pointsWritten, isoOf(now()))]));
+  };
+  try {
+    return await runHeld(deps, job, deadline, tell);
+  } finally {
+    await awaitWithin(telling.length ? Promise.all(telling).then(() => undefined) : undefined, LIVE_WAIT_MS);
+  }
+};
+
+/** runExport's run, once it is told how to tell the consoles. */
+const runHeld = async (deps: ExportDeps, job: ExportJob, deadline: number, tell: TellExport): Promise<'ready' | 'continued' | 'failed' | 'skipped'> => {
+  const now = deps.now ?? Date.now;
   const started = now();
   const leaseId = randomUUID();
   const record = await claimExport(deps.db, job.workspace_id, job.export_id, leaseId, deadline + LEASE_SLACK_MS, started);
@@ -143,6 +167,7 @@ export const runExport = async (deps: ExportDeps, job: ExportJob, deadline: numb
       set: { status: 'failed', error: { code, message }, completed_at: isoOf(at), expires_at: isoOf(expiryOf(at)), ttl: Math.ceil(expiryOf(at) / 1000) },
       remove: ['lease_id', 'lease_until', 'cursor', 'uploaded'],
     });
+    tell('failed', record.rows);
     // Its parts are freed now rather than when the bucket's lifecycle rule aborts the upload.
     if (record.upload_id) await deps.objects.abortUpload(fileOf(record), record.upload_id).catch(() => undefined);
     logger.warn('export failed', { workspace_id: record.workspace_id, export_id: record.id, code, message });
@@ -157,7 +182,7 @@ export const runExport = async (deps: ExportDeps, job: ExportJob, deadline: numb
   const runSeconds = exportRunSeconds();
   const stopAt = Math.min(deadline - RUN_MARGIN_MS, runSeconds > 0 ? started + runSeconds * 1000 : Infinity);
   try {
-    const outcome = await writeFile(deps, record, hold, stopAt, now);
+    const outcome = await writeFile(deps, record, { hold, tell }, stopAt, now);
     if (outcome === 'continued') await deps.enqueue(job);
     return outcome;
   } catch (error) {
@@ -183,7 +208,7 @@ export const runExport = async (deps: ExportDeps, job: ExportJob, deadline: numb
 const writeFile = async (
   deps: ExportDeps,
   record: ExportRecord,
-  hold: (change: ExportChange) => Promise<void>,
+  { hold, tell }: { hold: (change: ExportChange) => Promise<void>; tell: TellExport },
   stopAt: number,
   now: () => number,
 ): Promise<'ready' | 'continued'> => {
@@ -199,6 +224,7 @@ const writeFile = async (
       set: { status: 'ready', parts, rows, bytes, completed_at: isoOf(at), expires_at: isoOf(expiryOf(at)), ttl: Math.ceil(expiryOf(at) / 1000), stalled: 0 },
       remove: ['lease_id', 'lease_until', 'cursor', 'upload_id', 'uploaded', 'last_error'],
     });
+    tell('ready', rows);
     return 'ready' as const;
   };
 
@@ -234,6 +260,7 @@ const writeFile = async (
     inFlight = (async () => {
       await deps.objects.uploadPart(file, upload, written.parts, part.body);
       await hold({ set: written });
+      tell('running', written.rows);
     })();
     // Its failure is seen when it is awaited, before the next part or at the end.
     inFlight.catch(() => undefined);

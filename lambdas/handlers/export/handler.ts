@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { consoleLive } from '../../domain/console-live/live';
 import { enqueueExport } from '../../domain/exports/export-queue';
 import { EXPORT_OBJECTS, runExport, type ExportDeps } from '../../domain/exports/export-runs';
 import { retryDelaySeconds } from '../../domain/webhooks/forwarding';
@@ -6,10 +7,11 @@ import { ExportJobSchema } from '../../schemas/export';
 import { registryDb } from '../../shared/clients';
 import { exportQueueUrl, exportRetrySeconds } from '../../shared/env';
 import { logger } from '../../shared/logger';
+import { publishToConsoles } from '../../stores/console-channel';
 import { delayMessages } from '../../stores/queue-store';
 import { timeseriesStore } from '../../stores/timeseries';
 
-const deps: ExportDeps = { db: registryDb(), store: timeseriesStore(), objects: EXPORT_OBJECTS, enqueue: enqueueExport };
+const deps: ExportDeps = { db: registryDb(), store: timeseriesStore(), objects: EXPORT_OBJECTS, enqueue: enqueueExport, live: consoleLive(publishToConsoles) };
 
 /**
  * The export queue's consumer (an SQS event source, one message a batch, with

@@ -12,6 +12,7 @@ import { EXPORT_MAX_FAILED_RUNS, EXPORT_OBJECTS, runExport, type ExportDeps, typ
 import { queryTimeseries } from '../../../lambdas/domain/data/timeseries';
 import { updateWorkspace } from '../../../lambdas/domain/tenancy/workspaces';
 import { EXPORT_LIFETIME_DAYS } from '../../../lambdas/buckets';
+import type { ExportUpdate, LiveMessage } from '../../../lambdas/domain/console-live/live';
 import { CreateExportBodySchema, type CreateExportBody, type Export, type ExportJob } from '../../../lambdas/schemas/export';
 import type { TimeseriesRecord } from '../../../lambdas/schemas/timeseries';
 import type { Db } from '../../../lambdas/shared/clients';
@@ -67,6 +68,13 @@ const depsOf = (overrides: Partial<ExportDeps> = {}): ExportDeps & { sent: Expor
   const { sent, enqueue } = queue();
   return { db, store, objects: EXPORT_OBJECTS, enqueue, partBytes: () => PART, sent, ...overrides };
 };
+
+/** A live channel that keeps the `export` messages it is given. */
+const liveOf = () => {
+  const told: LiveMessage[] = [];
+  return { told, live: async (messages: LiveMessage[]) => void told.push(...messages) };
+};
+const updatesOf = (told: LiveMessage[]) => told.map((m) => m.message as ExportUpdate);
 
 /** A deadline a minute away: a run stops once it has written a part (it keeps a minute for the end). */
 const shortDeadline = () => Date.now() + 60_000;
@@ -180,8 +188,9 @@ describe('an export across runs', () => {
     const { caller, workspace_id } = await newAccount(db);
     // About 15 MB: three 5 MiB parts, the middle one ending inside 300 points of one stamp.
     await seed(workspace_id, { count: 6000, padding: 1500, shared: 300, sharedPadding: 15_000 });
+    const { told, live } = liveOf();
 
-    const { created, outcomes, cursors, shown } = await exportAll(caller, workspace_id, { format: 'csv' });
+    const { created, outcomes, cursors, shown } = await exportAll(caller, workspace_id, { format: 'csv' }, depsOf({ live }));
     const file = await download(shown);
     const expected = await queried(caller, workspace_id);
 
@@ -196,6 +205,15 @@ describe('an export across runs', () => {
     expect(file.toString('utf8').endsWith('\r\n')).toBe(true);
     expect(parseCsv(file.toString('utf8'))).toEqual([HEADER, ...expected.map(csvRowOf)]);
     expect(AWKWARD.every((payload) => expected.some((r) => JSON.stringify(r.payload) === JSON.stringify(payload)))).toBe(true);
+    // The consoles were told of each part recorded (one message each, the points so far), then of the end.
+    const updates = updatesOf(told);
+    const running = updates.filter((u) => u.status === 'running');
+    expect(told.every((m) => m.workspaceId === workspace_id && m.kind === 'export')).toBe(true);
+    expect(updates.every((u) => u.export_id === created.id && !Number.isNaN(Date.parse(u.at)))).toBe(true);
+    expect(running.length).toBeGreaterThanOrEqual(outcomes.length - 1);
+    expect(running.length).toBeLessThanOrEqual((await readRecord(db, workspace_id, created.id))!.parts);
+    expect(running.every((u, i) => u.points_written > (running[i - 1]?.points_written ?? 0))).toBe(true);
+    expect(updates.slice(running.length)).toEqual([{ export_id: created.id, status: 'ready', points_written: 6300, at: expect.any(String) }]);
   }, 180_000);
 
   it('writes NDJSON, one record a line as the storage query answers it, within the filters and the workspace’s retention', async () => {
@@ -345,7 +363,8 @@ describe('faults and retries never write a row twice or leave one out', () => {
   }, 120_000);
 
   it(`is marked failed, saying why, after ${EXPORT_MAX_FAILED_RUNS} failed runs in a row, and its upload is aborted`, async () => {
-    const deps = depsOf({ objects: faulty('uploadPart', () => 'before') });
+    const { told, live } = liveOf();
+    const deps = depsOf({ objects: faulty('uploadPart', () => 'before'), live });
     const created = await createExport(db, caller, workspaceId, { format: 'csv' }, deps.enqueue);
     const job = deps.sent.shift()!;
     const outcomes: string[] = [];
@@ -365,7 +384,20 @@ describe('faults and retries never write a row twice or leave one out', () => {
     await expect(client.send(new ListPartsCommand({ Bucket: bucket, Key: key, UploadId: uploadId }))).rejects.toMatchObject({ name: 'NoSuchUpload' });
     expect(await runExport(deps, job, longDeadline())).toBe('skipped');
     expect(Date.parse(shown.expires_at!) - Date.parse(shown.completed_at!)).toBe(EXPORT_LIFETIME_DAYS * DAY);
+    // The failed runs recorded no progress: the consoles heard of the end alone.
+    expect(updatesOf(told)).toEqual([{ export_id: created.id, status: 'failed', points_written: 0, at: expect.any(String) }]);
   }, 120_000);
+
+  it('is not held up or failed by a live channel that never answers', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    await seed(workspace_id, { count: 50, padding: 10 });
+    const hanging = () => new Promise<void>(() => undefined);
+
+    const { outcomes, shown } = await exportAll(caller, workspace_id, { format: 'ndjson' }, depsOf({ live: hanging }));
+
+    expect(outcomes).toEqual(['ready']);
+    expect(shown).toMatchObject({ status: 'ready', rows: 50 });
+  }, 60_000);
 
   it('is marked failed when S3 no longer has its upload (aborted after the longest run, or a restarted local S3)', async () => {
     const deps = depsOf();

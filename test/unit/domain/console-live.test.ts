@@ -1,5 +1,5 @@
 import { authorizeConsoleConnect, consolePolicy } from '../../../lambdas/domain/console-live/authorize';
-import { consoleLive, consoleTopic, dataUpdatesOf, rolloutUpdatesOf } from '../../../lambdas/domain/console-live/live';
+import { consoleLive, consoleTopic, dataUpdatesOf, exportUpdateOf, rolloutUpdatesOf } from '../../../lambdas/domain/console-live/live';
 import { policyAllows } from '../../../local/mqtt-broker';
 
 const arn = 'arn:aws:iot:eu-west-1:123456789012';
@@ -86,6 +86,17 @@ describe('the console live messages', () => {
       ]),
     ).resolves.toBeUndefined();
     expect(sent).toEqual([`fleetstream/console/${ws}/connection`]);
+  });
+
+  it('makes an export message of a progress write or an end, published on the workspace’s export topic', async () => {
+    const sent: Array<[string, unknown]> = [];
+    const message = exportUpdateOf({ workspace_id: ws, export_id: 'exp-1' }, 'running', 4_200, '2026-03-01T00:00:00.000Z');
+
+    await consoleLive(async (topic, body) => void sent.push([topic, body]), true)([message]);
+
+    expect(sent).toEqual([
+      [`fleetstream/console/${ws}/export`, { export_id: 'exp-1', status: 'running', points_written: 4_200, at: '2026-03-01T00:00:00.000Z' }],
+    ]);
   });
 
   it('publishes nothing when off', async () => {
