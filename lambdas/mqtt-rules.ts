@@ -34,9 +34,12 @@ export const MQTT_RULES: readonly MqttRule[] = [
   { name: 'device_up', topicFilter: 'j/up/+', sql: devicePublishSql('j/up/+'), queue: 'mqtt' },
   {
     // IoT Core publishes these lifecycle events itself; the local broker publishes the same JSON.
+    // Every client's, the consoles' (`console-…`, over WebSocket) too: only a device's (`dev-…`,
+    // the topic's fifth level) reaches the queue, so a console costs no message, no invocation and
+    // no registry lookup.
     name: 'device_presence',
     topicFilter: '$aws/events/presence/+/+',
-    sql: "SELECT *, topic() AS topic FROM '$aws/events/presence/+/+'",
+    sql: "SELECT *, topic() AS topic FROM '$aws/events/presence/+/+' WHERE startswith(topic(5), 'dev-')",
     queue: 'mqtt',
   },
 ];

@@ -3,7 +3,7 @@
  * here: `SELECT <items> FROM '<topic filter>' [WHERE <a> = <b> [AND …]]`, where an item is `*` (the
  * JSON payload's fields) or one of `encode(*, 'base64')`, `topic()`, `topic(n)`, `timestamp()`,
  * `clientid()` with `AS <name>`, and a WHERE compares those functions or string literals with `=`
- * or `<>`. Anything else (another function or operator, a field path, OR) is refused when the rule
+ * or `<>`, or tests one with `startswith(<a>, <b>)`. Anything else (another function or operator, a field path, OR) is refused when the rule
  * is read, so a rule this runtime cannot evaluate stops the start instead of being evaluated wrongly.
  * https://docs.aws.amazon.com/iot/latest/developerguide/iot-sql-reference.html
  */
@@ -37,7 +37,7 @@ export interface RuleStatement {
 export class UnsupportedSqlError extends Error {
   constructor(sql: string, part: string) {
     super(
-      `IoT SQL ${JSON.stringify(sql)}: ${part} is not supported by the cloud-assembly runtime (SELECT of *, encode(*, 'base64'), topic(), topic(n), timestamp(), clientid() AS <name> FROM '<topic>', WHERE comparing them or 'strings' with = or <> joined by AND, only)`,
+      `IoT SQL ${JSON.stringify(sql)}: ${part} is not supported by the cloud-assembly runtime (SELECT of *, encode(*, 'base64'), topic(), topic(n), timestamp(), clientid() AS <name> FROM '<topic>', WHERE comparing them or 'strings' with = or <>, or startswith(a, b), joined by AND, only)`,
     );
     this.name = 'UnsupportedSqlError';
   }
@@ -48,6 +48,7 @@ const ALIASED = /^(.+?)\s+AS\s+([A-Za-z_][A-Za-z0-9_]*)$/is;
 const WHERE = /^WHERE\s+(.+)$/is;
 const COMPARISON = /^(.+?)\s*(=|<>)\s*(.+)$/s;
 const STRING_LITERAL = /^'([^']*)'$/;
+const STARTSWITH = /^startswith\s*\((.*)\)$/is;
 
 type Expression = (input: RuleInput) => unknown;
 
@@ -86,6 +87,17 @@ const whereOf = (sql: string, clause: string): RuleStatement['where'] => {
     return fn;
   };
   const tests = condition.split(/\s+AND\s+/i).map((part) => {
+    // startswith(a, b): whether the string a begins with the string b; undefined (not true) when either is not a string.
+    const prefixed = STARTSWITH.exec(part.trim());
+    if (prefixed) {
+      const args = splitItems(prefixed[1]);
+      if (args.length !== 2) throw new UnsupportedSqlError(sql, `the condition "${part.trim()}"`);
+      const [text, prefix] = args.map(operand);
+      return (input: RuleInput) => {
+        const [a, b] = [text(input), prefix(input)];
+        return typeof a === 'string' && typeof b === 'string' && a.startsWith(b);
+      };
+    }
     const comparison = COMPARISON.exec(part.trim());
     if (!comparison || /\s(OR|NOT)\s/i.test(` ${part} `)) throw new UnsupportedSqlError(sql, `the condition "${part.trim()}"`);
     const [left, right] = [operand(comparison[1]), operand(comparison[3])];

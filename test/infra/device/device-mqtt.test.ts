@@ -73,6 +73,14 @@ describe('the MQTT door on IoT Core', () => {
     }
   });
 
+  it('sends on the lifecycle events of devices alone (client ID dev-…), not the consoles’ (console-…, over WebSocket)', () => {
+    const presence = ofType('AWS::IoT::TopicRule')
+      .map(([, r]) => r.Properties.TopicRulePayload.Sql as string)
+      .filter((sql) => sql.includes("FROM '$aws/events/presence/"));
+
+    expect(presence).toEqual([expect.stringMatching(/ FROM '\$aws\/events\/presence\/\+\/\+' WHERE startswith\(topic\(5\), 'dev-'\)$/)]);
+  });
+
   it('lets the rules’ role only send to the rules’ queues and their DLQs', () => {
     const roleId = targetOf(ofType('AWS::IoT::TopicRule')[0][1].Properties.TopicRulePayload.Actions[0].Sqs.RoleArn)!;
     const statements = ofType('AWS::IAM::Policy')

@@ -82,6 +82,20 @@ describe('topic filters of the rules', () => {
       ['mqtt', { ...event, topic: `$aws/events/presence/connected/${me}` }],
     ]);
   });
+
+  it('leaves out the presence events of clients that are not devices (a console over WebSocket): nothing reaches the queue', async () => {
+    const consoleId = 'console-0123456789abcdef';
+    const sent = [
+      ...(await sentFor(`$aws/events/presence/connected/${consoleId}`, JSON.stringify({ clientId: consoleId, eventType: 'connected', timestamp: 1 }), '')),
+      ...(await sentFor(
+        `$aws/events/presence/disconnected/${consoleId}`,
+        JSON.stringify({ clientId: consoleId, eventType: 'disconnected', timestamp: 2 }),
+        '',
+      )),
+    ];
+
+    expect(sent).toEqual([]);
+  });
 });
 
 describe('credentialsEndpoint', () => {

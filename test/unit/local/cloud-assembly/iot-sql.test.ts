@@ -41,6 +41,19 @@ describe('parseRuleSql', () => {
     expect(parseRuleSql("SELECT * FROM 'a/+'", '2016-03-23').where(input('{}', 'a/b'))).toBe(true);
   });
 
+  it('evaluates startswith(a, b) in a WHERE: true when the string a begins with b; not when a is undefined', () => {
+    const rule = parseRuleSql("SELECT * FROM '$aws/events/presence/+/+' WHERE startswith(topic(5), 'dev-') AND topic(4) <> 'x'", '2016-03-23');
+    const at = (topic: string) => rule.where(input('{}', topic));
+
+    expect(at('$aws/events/presence/connected/dev-aaaaaaaaaaaaaaaaaaaa')).toBe(true);
+    expect(at('$aws/events/presence/connected/console-0123456789abcdef')).toBe(false);
+    expect(at('$aws/events/presence/connected/xdev-a')).toBe(false);
+    expect(parseRuleSql("SELECT * FROM 'a/+' WHERE startswith(topic(9), 'a')", '2016-03-23').where(input('{}', 'a/b'))).toBe(false);
+    expect(parseRuleSql("SELECT * FROM 'a/+' WHERE startswith(clientid(), topic(2))", '2016-03-23').where({ ...input('{}', 'a/dev'), clientId: 'dev-1' })).toBe(
+      true,
+    );
+  });
+
   it('fails the evaluation of SELECT * over a payload that is not a JSON object', () => {
     const rule = parseRuleSql("SELECT * FROM 'a/+'", '2016-03-23');
 
@@ -53,6 +66,8 @@ describe('parseRuleSql', () => {
     ["SELECT * FROM 'a/+' WHERE temperature = 50", /the WHERE operand "temperature"/],
     ["SELECT * FROM 'a/+' WHERE topic(1) = 'a' OR clientid() = 'b'", /the condition/],
     ["SELECT * FROM 'a/+' GROUP BY x", /"GROUP BY x"/],
+    ["SELECT * FROM 'a/+' WHERE startswith(topic(1))", /the condition "startswith\(topic\(1\)\)"/],
+    ["SELECT * FROM 'a/+' WHERE startswith(temperature, 'a')", /the WHERE operand "temperature"/],
     ["SELECT temperature FROM 'a/+'", /the item "temperature"/],
     ["SELECT upper(topic()) AS t FROM 'a/+'", /the expression "upper\(topic\(\)\)"/],
     ["SELECT encode(*, 'hex') AS p FROM 'a/+'", /the expression/],
