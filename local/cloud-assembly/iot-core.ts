@@ -30,7 +30,7 @@ export interface IotAuthorizerSpec {
 export const iotAuthorizerOf = (template: CfnTemplate): IotAuthorizerSpec | undefined => {
   const authorizers = resourcesOfType(template, 'AWS::IoT::Authorizer');
   if (!authorizers.length) return undefined;
-  // The devices' domain (the console's MQTT over WebSocket one has an authorizer of its own, not run here).
+  // The devices' domain (the console's MQTT over WebSocket one has an authorizer of its own: consoleAuthorizerOf).
   const domain = resourcesOfType(template, 'AWS::IoT::DomainConfiguration').find(
     ([, d]) => d.Properties?.AuthenticationType === 'CUSTOM_AUTH' && d.Properties?.ApplicationProtocol !== 'MQTT_WSS',
   );
@@ -42,12 +42,39 @@ export const iotAuthorizerOf = (template: CfnTemplate): IotAuthorizerSpec | unde
         : 'The template has several IoT authorizers and no domain configuration choosing one.',
     );
   }
+  return authorizerSpecOf(template, id);
+};
+
+/**
+ * An authorizer of the template as the broker runs it.
+ * @throws Error for token signing, or an authorizer that names no function of the template
+ */
+const authorizerSpecOf = (template: CfnTemplate, id: string): IotAuthorizerSpec => {
   const props = template.Resources[id].Properties ?? {};
   // With signing enabled IoT Core checks a token signature before calling the Lambda: not emulated.
   if (props.SigningDisabled !== true) throw new Error(`IoT authorizer ${id}: token signing (SigningDisabled false) does not run here.`);
   const [functionId] = functionsIn(template, props.AuthorizerFunctionArn);
   if (!functionId) throw new Error(`IoT authorizer ${id} names no function of the template.`);
   return { id, functionId, ...(props.Status === 'ACTIVE' ? {} : { unusable: `authorizer ${id} is ${props.Status ?? 'INACTIVE'}` }) };
+};
+
+/** Whether a domain configuration is the consoles' door: MQTT over WebSocket with a custom authorizer. */
+export const isConsoleDomain = (domain: { Properties?: Record<string, any> }) =>
+  domain.Properties?.ApplicationProtocol === 'MQTT_WSS' && domain.Properties?.AuthenticationType === 'CUSTOM_AUTH';
+
+/**
+ * The authorizer of the consoles' door: the default authorizer of the template's `MQTT_WSS` +
+ * `CUSTOM_AUTH` domain configuration (lib/constructs/console-live.ts), which the broker's WebSocket
+ * listener asks at each CONNECT. Undefined when the template has no such domain.
+ * @throws Error for a domain naming no authorizer of the template, or one that does not run here
+ */
+export const consoleAuthorizerOf = (template: CfnTemplate): IotAuthorizerSpec | undefined => {
+  const domain = resourcesOfType(template, 'AWS::IoT::DomainConfiguration').find(([, d]) => isConsoleDomain(d));
+  if (!domain) return undefined;
+  const id = targetOf(domain[1].Properties?.AuthorizerConfig?.DefaultAuthorizerName);
+  if (!id || template.Resources[id]?.Type !== 'AWS::IoT::Authorizer')
+    throw new Error(`Domain configuration ${domain[0]} (MQTT_WSS) names no authorizer of the template as its default.`);
+  return authorizerSpecOf(template, id);
 };
 
 /** A rule's SQS action: where it sends, with which role, and whether it base64-encodes the message. */

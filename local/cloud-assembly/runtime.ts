@@ -42,7 +42,8 @@ export interface CloudAssemblyRuntime extends LocalRuntime {
  * responses, Lambda invoke permissions), every AWS::Lambda::EventSourceMapping, every custom
  * resource (created by its function), and the MQTT door from the IoT Core resources (the broker
  * asks the AWS::IoT::Authorizer's function, runs the AWS::IoT::TopicRules with their roles, serves
- * the data plane's Publish), the console's user pool from the AWS::Cognito resources on cognito-local
+ * the data plane's Publish; the console domain's authorizer checks the broker's WebSocket listener's
+ * connections), the console's user pool from the AWS::Cognito resources on cognito-local
  * (its triggers invoke the template's functions, only with cognito-idp's invoke permission), every
  * scheduled AWS::Events::Rule (its `rate(…)`, one run at a time; a function only with events'
  * invoke permission for the rule), and the console and its config.json from the BucketDeployments. Every AWS call a function or a rule makes passes a recording proxy and
@@ -127,6 +128,7 @@ const startTemplate = async (base: StartBase): Promise<StartedTemplate> => {
       buckets,
       mqtt_url: door.urls.url,
       mqtts_url: door.urls.tlsUrl,
+      ...(door.urls.wsUrl ? { mqtt_ws_url: door.urls.wsUrl } : {}),
       ...(site.consoleConfig ? { console_url: `${address.localApiUrl}/` } : {}),
       ...(cognito
         ? {
