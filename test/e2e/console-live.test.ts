@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { until } from '../../local/ports';
+import { IOT_RULES_CALLER, requestCounter } from '../../local/request-counter';
 import type { LocalRuntime } from '../../local/runtime';
 import { apiClient, type ApiClient } from '../helpers/api-client';
 import { codeFor, cognitoClient } from '../helpers/cognito';
 import { connectDevice, type Credentials, type MqttDevice } from '../helpers/mqtt-device';
-import { startRuntime } from '../helpers/runtime';
+import { cloudAssemblyDir, startRuntime } from '../helpers/runtime';
 
 // The console's live updates on npm start's runtime (docs/console.md, "Live updates"): MQTT over
 // the broker's WebSocket listener, a signed-in user's access token as password, one workspace.
@@ -164,6 +165,35 @@ describe('the console’s live updates', () => {
       message: { export_id: exportId, status: 'ready', points_written: 5, at: expect.any(String) },
     });
     expect(updates().every((r) => r.message.status === 'running' || r === updates().at(-1))).toBe(true);
+  });
+
+  // The runtime's request counter is this process's on npm start's runtime only.
+  (cloudAssemblyDir() ? it.skip : it)('cost nothing downstream when a console connects: its lifecycle events reach no queue', async () => {
+    const token = await accessTokenOf(runtime.user_email!, runtime.user_password!);
+    const watcher = await consoleClient(runtime.workspace_id, token);
+    await watcher.client.subscribeAsync(`fleetstream/console/${runtime.workspace_id}/connection`, { qos: 0 });
+    const { id, credentials } = await newDevice();
+    const before = requestCounter().rows();
+    const since = (match: (r: { service: string; operation: string; resource: string; caller: string }) => boolean) =>
+      requestCounter()
+        .since(before)
+        .filter(match)
+        .reduce((sum, r) => sum + r.requests, 0);
+    const presenceRuns = () => since((r) => r.operation === 'RuleTriggered' && r.resource === '$aws/events/presence/+/+');
+    const ruleSends = () => since((r) => r.service === 'SQS' && r.caller === IOT_RULES_CALLER);
+
+    // A console connects and leaves; then a device does, told to the watcher once handled.
+    const passing = await consoleClient(runtime.workspace_id, token);
+    await passing.client.endAsync();
+    const device = await connectDevice(credentials, { url: runtime.mqtt_url });
+    devices.push(device);
+    await device.end();
+    await until(() => watcher.received.some((r) => r.message.device_id === id && r.message.connected === false), 'the device’s disconnection told', 30_000);
+    await until(() => presenceRuns() >= 4, 'four lifecycle events through the presence rule', 30_000);
+
+    // The rule saw the console's two events and the device's two; only the device's were sent on.
+    expect(presenceRuns()).toBe(4);
+    expect(ruleSends()).toBe(2);
   });
 
   it('refuse another account’s user on this workspace, and its subscribe to this workspace’s topics', async () => {

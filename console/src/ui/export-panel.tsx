@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiClient, DataExport, ExportFilters } from '../lib/api';
 import { Busy, ErrorBox, useAction, when } from './components';
-import { useLive, useLiveState, useThrottled } from './live';
+import { FALLBACK_REFRESH_MS, useLive, useLiveState, useThrottled } from './live';
 
 /** How often the live layer's `export` messages read the running export again at most (a part's message, or its end). */
 const LIVE_REFRESH_MS = 1_000;
@@ -25,15 +25,22 @@ export const ExportPanel = ({ api, workspaceId, filters }: { api: ApiClient; wor
 
   const shown = useRef(current);
   shown.current = current;
-  // A late answer about another (an earlier) export is dropped; a failed read keeps what is shown.
+  const [failedReads, setFailedReads] = useState(0);
+  // A late answer about another (an earlier) export is dropped; a failed read keeps what is shown
+  // and is tried again in 30 s (its end's message may have been the one it answered).
   const reload = useThrottled(() => {
     const exporting = shown.current;
     if (exporting?.status !== 'running') return;
     api.getExport(workspaceId, exporting.id).then(
       (read) => setCurrent((now) => (now?.id === read.id ? read : now)),
-      () => undefined,
+      () => setFailedReads((n) => n + 1),
     );
   }, LIVE_REFRESH_MS);
+  useEffect(() => {
+    if (!failedReads) return;
+    const timer = setTimeout(reload, FALLBACK_REFRESH_MS);
+    return () => clearTimeout(timer);
+  }, [failedReads]);
   useLive(workspaceId, 'export', (message) => {
     if (!message || message.export_id === shown.current?.id) reload();
   });
