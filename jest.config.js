@@ -19,6 +19,7 @@ const common = {
 const E2E_ON_THE_TEMPLATE = [
   'smoke', // every route of the template, through `fleetstream smoke` and its client
   'console-sessions', // the user pool's triggers and the session authorizer's bundle
+  'console-live', // the console's WebSocket door and its authorizer, the live publishers' iot:Publish grants
   'device/mqtt', // the IoT authorizer, topic rules and their roles, live delivery through the data plane
   'forward/registry-stream', // the table stream's mapping, its filter and on-failure queue
   'forward/dlq-replay', // the forward queue's mapping to the forwarder, its retries, redrive policy and DLQ
