@@ -9,6 +9,7 @@ import { until, waitFor } from '../../local/ports';
 import { authenticateUser } from '../../lambdas/domain/tenancy/users';
 import { documentClient } from '../../lambdas/shared/clients';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import mqtt from 'mqtt';
 import { apiClient, type ApiClient } from '../helpers/api-client';
 import { codeFor, cognitoClient } from '../helpers/cognito';
 import { connectDevice, type Credentials, type MqttDevice } from '../helpers/mqtt-device';
@@ -81,10 +82,11 @@ describe('a faulty template on the cloud-assembly runtime', () => {
       // 5. The storage query is deployed buffered although its handler streams.
       const [, query] = byPath(template, 'Fleetstream/Api/RestApi/Default/timeseries/{workspaceId}/data/GET/Resource');
       query.Properties!.Integration.ResponseTransferMode = 'BUFFERED';
-      // 6. IoT Core loses its permission to invoke the MQTT authorizer.
+      // 6. IoT Core loses its permissions to invoke the authorizers: the devices' (MQTT) and the consoles' (MQTT over WebSocket).
       const [mqttAuthorizer] = byPath(template, 'Fleetstream/MqttAuthorizerHandler/Resource');
-      const [iotPermission] = resourcesOfType(template, 'AWS::Lambda::Permission').find(([, p]) => p.Properties!.Principal === 'iot.amazonaws.com')!;
-      delete template.Resources[iotPermission];
+      const [consoleAuthorizer] = byPath(template, 'Fleetstream/ConsoleAuthorizerHandler/Resource');
+      for (const [id, p] of resourcesOfType(template, 'AWS::Lambda::Permission'))
+        if (p.Properties!.Principal === 'iot.amazonaws.com') delete template.Resources[id];
       // 7. Cognito loses its permissions to invoke the sign-up trigger (PostConfirmation and PostAuthentication).
       const [userAccount] = byPath(template, 'Fleetstream/Users/UserAccountHandler/Resource');
       for (const [id, p] of resourcesOfType(template, 'AWS::Lambda::Permission'))
@@ -110,6 +112,7 @@ describe('a faulty template on the cloud-assembly runtime', () => {
         fota,
         fleets,
         mqttAuthorizer,
+        consoleAuthorizer,
         userAccount,
         sweep,
         sweepRule,
@@ -173,6 +176,28 @@ describe('a faulty template on the cloud-assembly runtime', () => {
     // CONNACK 3 (server unavailable): the broker could not ask the authorizer; a token the authorizer denies gets 5.
     expect(outcome).toBe(3);
     expect(runtime.report().unused).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^${ids.mqttAuthorizer} dynamodb:GetItem `))]));
+  });
+
+  it('refuses every console’s MQTT over WebSocket CONNECT when IoT Core may not invoke the console authorizer, which never runs', async () => {
+    const client = mqtt.connect(runtime.mqtt_ws_url!, {
+      clientId: 'console-faulttemplate01',
+      username: runtime.workspace_id,
+      password: 'any token: the authorizer is never asked',
+      protocolVersion: 4,
+      reconnectPeriod: 0,
+      connectTimeout: 10_000,
+    });
+    const outcome = await new Promise<number | string | undefined>((resolve) => {
+      client.once('connect', () => resolve('connected'));
+      client.once('error', (error) => resolve((error as { code?: number }).code));
+    });
+    client.end(true);
+
+    expect(outcome).toBe(3);
+    expect(runtime.report().invokeRefusals).toContainEqual(
+      expect.stringMatching(new RegExp(`^MQTT over WebSocket CONNECT: IoT Core may not invoke ${ids.consoleAuthorizer}`)),
+    );
+    expect(runtime.report().unused).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^${ids.consoleAuthorizer} dynamodb:GetItem `))]));
   });
 
   it('fails sign-up confirmation and sign-in when Cognito may not invoke the trigger, which never runs: no account is made', async () => {
@@ -263,7 +288,10 @@ describe('a faulty template on the cloud-assembly runtime', () => {
       userPoolId: runtime.user_pool_id,
       userPoolClientId: runtime.user_pool_client_id,
       cognitoEndpoint: runtime.cognito_endpoint,
+      // the console domain's wss://…/mqtt, served by the broker's WebSocket listener
+      liveUrl: runtime.mqtt_ws_url,
     });
+    expect(runtime.mqtt_ws_url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/mqtt$/);
   });
 });
 
