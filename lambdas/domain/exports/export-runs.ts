@@ -133,7 +133,9 @@ const resumedAt = (range: TimeseriesRange, cursor: ExportCursor | undefined): Ti
  * last part goes up and the upload is completed from the parts S3 lists (a file of one part is
  * one PutObject); the export is then ready. A run that fails lets go of the export and throws (the
  * message is retried); after EXPORT_MAX_FAILED_RUNS such runs in a row, or when S3 has aborted the
- * upload, the export is marked failed.
+ * upload, the export is marked failed. Each part recorded, and the export's end (ready or failed),
+ * is one `export` message to the open consoles (`deps.live`), started as it is written and awaited
+ * at most LIVE_WAIT_MS when the run ends: a publish never fails or holds up the export.
  * @returns what the run did, for the logs and the tests.
  */
 export const runExport = async (deps: ExportDeps, job: ExportJob, deadline: number): Promise<'ready' | 'continued' | 'failed' | 'skipped'> => {
