@@ -23,8 +23,11 @@ const EXPORT_FIELDS = new Set(['pk', 'sk', 'workspace_id', 'id', 'account_id', '
 // A device's daily count of the requests that stand for `j/up` messages (the status, a job's or a
 // FOTA's result): each request counts, whatever its answer, as a key's per-second requests do.
 const REQUEST_COUNTER_FIELDS = ['up_messages_claimed', 'up_messages_day'];
-/** Written by the ingest after the request that stored a device's points: at most once a minute (docs/api.md). */
-const INGEST_FIELDS = ['last_seen_at'];
+/**
+ * Written after the request that caused them: `last_seen_at` by the ingest (at most once a minute),
+ * `firmware_version` by the registry stream from a FOTA's `done` event (docs/api.md).
+ */
+const INGEST_FIELDS = ['last_seen_at', 'firmware_version'];
 
 /** A snapshot: each item's JSON text by its key. */
 export type Snapshot = Map<string, string>;
