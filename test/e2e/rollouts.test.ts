@@ -358,14 +358,22 @@ describe('bad settings', () => {
 
 describe('the staged rollout, a minute later', () => {
   it('has released the next 10 devices in snapshot order, by the sweep, no sooner than 60 s after the first 10', async () => {
-    const released = await rolloutWhen(staged.id, (r) => r.counts.pending === 20, '20 released', 120_000);
-    expect(released.counts).toMatchObject({ pending: 20, queued: 5 });
+    // The file's other tests take their time on a loaded machine: by now the third release (the
+    // last 5, two minutes in) may have come too. Each release is checked against its minute.
+    const released = await rolloutWhen(staged.id, (r) => r.counts.pending >= 20, '20 released', 120_000);
+    expect(released.counts.pending + released.counts.queued).toBe(25);
+    expect([20, 25]).toContain(released.counts.pending);
 
     const pending = await devicesIn(staged.id, 'pending');
-    const second = pending.filter((d) => !staged.devices.slice(0, 10).includes(d.device_id));
-    expect(second.map((d) => d.device_id).sort()).toEqual(staged.devices.slice(10, 20));
     const created = Date.parse(released.created_at);
+    const batch = (from: number, to: number) => pending.filter((d) => staged.devices.slice(from, to).includes(d.device_id));
+    const second = batch(10, 20);
+    expect(second.map((d) => d.device_id).sort()).toEqual(staged.devices.slice(10, 20));
     for (const d of second) expect(Date.parse(d.updated_at) - created).toBeGreaterThanOrEqual(60_000);
+    // the third release, if it came: the last 5 of the snapshot, two minutes in
+    const third = batch(20, 25);
+    expect(third.length).toBe(released.counts.pending - 20);
+    for (const d of third) expect(Date.parse(d.updated_at) - created).toBeGreaterThanOrEqual(120_000);
     expect(Date.now() - staged.answeredAt).toBeGreaterThanOrEqual(59_000);
   }, 150_000);
 });

@@ -1,4 +1,5 @@
 import { logger } from '../../shared/logger';
+import { settleAll } from '../../shared/settle';
 import { markDeviceSeen, SEEN_GRANULARITY_MS } from '../../stores/device-health-store';
 import type { Db } from '../../shared/clients';
 
@@ -27,6 +28,9 @@ export const seenRecorder = (db: Db, { max = 100_000 } = {}): SeenRecorder => {
   };
 };
 
+/** How many devices' `last_seen_at` a batch asks DynamoDB about at once: a batch may name hundreds. */
+const SEEN_CONCURRENCY = 8;
+
 /**
  * Records the newest arrival of each device's stored points (one call a device a batch). Best
  * effort: a failure is logged and leaves `last_seen_at` a little older, never fails the batch.
@@ -38,11 +42,9 @@ export const recordSeen = async (seen: SeenRecorder, arrivals: Array<{ workspace
     const current = newest.get(device_id);
     if (!current || Date.parse(current.at) < Date.parse(timestamp_in)) newest.set(device_id, { workspaceId: workspace_id, at: timestamp_in });
   }
-  await Promise.all(
-    [...newest].map(([deviceId, { workspaceId, at }]) =>
-      seen(workspaceId, deviceId, new Date(at).toISOString()).catch((error: unknown) => {
-        logger.warn('a device’s last_seen_at could not be written', { error: error as Error, device_id: deviceId });
-      }),
-    ),
-  );
+  const devices = [...newest];
+  const results = await settleAll(devices, SEEN_CONCURRENCY, ([deviceId, { workspaceId, at }]) => seen(workspaceId, deviceId, new Date(at).toISOString()));
+  results.forEach((result, i) => {
+    if (result.status === 'rejected') logger.warn('a device’s last_seen_at could not be written', { error: result.reason as Error, device_id: devices[i][0] });
+  });
 };

@@ -4,7 +4,7 @@ import type { Caller } from '../../shared/http';
 import { DEVICE_EVENTS_LIMIT_DEFAULT, type DeviceEvent, type DeviceEventsQuery } from '../../schemas/device-event';
 import type { EventMessage, ForwardMessage } from '../../schemas/forward';
 import { setDeviceFirmware } from '../../stores/device-health-store';
-import { putDeviceEvent, readDeviceEvents, type DeviceEventRecord } from '../../stores/device-event-store';
+import { putDeviceEvents, readDeviceEvents, type DeviceEventRecord } from '../../stores/device-event-store';
 import { getDeviceOfWorkspace } from '../../stores/device-store';
 import { requireWorkspace } from '../tenancy/workspaces';
 
@@ -30,9 +30,9 @@ const boundedPayload = (payload: unknown) => {
   return size > EVENT_LOG_PAYLOAD_MAX_BYTES ? { truncated: true, size } : (payload ?? null);
 };
 
-/** Writes one entry of a device's log (one UpdateItem). */
+/** Writes one entry of a device's log (one BatchWriteItem): a condition opened or closed. */
 export const logDeviceEvent = (db: Db, event: DeviceEventRecord) =>
-  putDeviceEvent(db, { ...event, payload: boundedPayload(event.payload) }, EVENT_LOG_DAYS * 86_400);
+  putDeviceEvents(db, [{ ...event, payload: boundedPayload(event.payload) }], EVENT_LOG_DAYS * 86_400);
 
 /** The firmware a `fota` event says the device runs now: the version of a FOTA that ended `done`. */
 const firmwareOf = (event: EventMessage) => {
@@ -42,19 +42,19 @@ const firmwareOf = (event: EventMessage) => {
 };
 
 /**
- * Keeps what forwarded messages tell of their devices: each logged event in its device's log (one
- * write an event, never one a data point), and the firmware a FOTA that ended `done` installed
+ * Keeps what forwarded messages tell of their devices: each logged event in its device's log (25
+ * events a write, never a data point), and the firmware a FOTA that ended `done` installed
  * (the device's `firmware_version`). Idempotent: a retried batch rewrites the same items.
  */
 export const recordDeviceEvents = async (db: Db, messages: ForwardMessage[]) => {
   const events = messages.filter(logged);
-  await Promise.all(
-    events.map(async (event) => {
-      await logDeviceEvent(db, event);
-      const firmware = firmwareOf(event);
-      if (firmware !== undefined) await setDeviceFirmware(db, event.workspace_id, event.device_id, firmware);
-    }),
-  );
+  const entries: DeviceEventRecord[] = events.map((event) => ({ ...event, payload: boundedPayload(event.payload) }));
+  await putDeviceEvents(db, entries, EVENT_LOG_DAYS * 86_400);
+  // A FOTA ends done once a device: these are few, one conditional write each.
+  for (const event of events) {
+    const firmware = firmwareOf(event);
+    if (firmware !== undefined) await setDeviceFirmware(db, event.workspace_id, event.device_id, firmware);
+  }
 };
 
 /**
