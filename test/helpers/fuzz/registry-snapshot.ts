@@ -57,7 +57,9 @@ export const registryReader = (dataDir: string) => {
         // counters and the workspaces' usage counters (docs/limits.md).
         if (item.pk?.S?.startsWith('RATE#') || item.sk?.S?.startsWith('USAGE#')) continue;
         if (item.sk?.S?.startsWith('INT#')) for (const f of VOLATILE_INTEGRATION_FIELDS) delete item[f];
-        if (item.sk?.S === 'DEVICE') for (const f of [...REQUEST_COUNTER_FIELDS, ...INGEST_FIELDS]) delete item[f];
+        if (item.sk?.S === 'DEVICE') for (const f of REQUEST_COUNTER_FIELDS) delete item[f];
+        // a device of a workspace (WKS#…|DEV#…)
+        if (item.sk?.S?.startsWith('DEV#')) for (const f of INGEST_FIELDS) delete item[f];
         // The devices' event logs: written by the registry stream after the request that caused an
         // event, and for a device's refused requests too, by design (docs/api.md).
         if (item.sk?.S?.startsWith('EVT#')) continue;
@@ -74,12 +76,21 @@ export const registryReader = (dataDir: string) => {
   return { snapshot, close: () => client.destroy() };
 };
 
+/** The attributes two versions of an item differ in, each as it was and as it is (cut short). */
+const changedAttributes = (was: string, is: string) => {
+  const [a, b] = [JSON.parse(was) as Record<string, unknown>, JSON.parse(is) as Record<string, unknown>];
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])]
+    .filter((name) => JSON.stringify(a[name]) !== JSON.stringify(b[name]))
+    .map((name) => `${name}: ${JSON.stringify(a[name] ?? null).slice(0, 100)} → ${JSON.stringify(b[name] ?? null).slice(0, 100)}`)
+    .join('; ');
+};
+
 /** What changed between two snapshots, one line per item (at most `max`); empty when nothing did. */
 export const diffSnapshots = (before: Snapshot, after: Snapshot, max = 6): string[] => {
   const lines: string[] = [];
   for (const [key, value] of after) {
     if (!before.has(key)) lines.push(`added ${key}: ${value.slice(0, 300)}`);
-    else if (before.get(key) !== value) lines.push(`changed ${key}: ${before.get(key)!.slice(0, 200)} → ${value.slice(0, 300)}`);
+    else if (before.get(key) !== value) lines.push(`changed ${key}: ${changedAttributes(before.get(key)!, value)}`);
   }
   for (const key of before.keys()) if (!after.has(key)) lines.push(`removed ${key}`);
   return lines.length > max ? [...lines.slice(0, max), `… and ${lines.length - max} more`] : lines;
