@@ -1,6 +1,6 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
-import { putAll } from './items';
+import { settleAll } from '../shared/settle';
 import { DEVICE_EVENT_SORT_KEY_PREFIX, deviceEventKey, REGISTRY_TTL_ATTRIBUTE, sortableTs } from './keys';
 
 /** One entry of a device's event log, as stored (beside its key and expiry). */
@@ -14,34 +14,44 @@ export interface DeviceEventRecord {
   payload: unknown;
 }
 
-/** How many BatchWriteItem calls of a log's entries are in flight at once: a stream batch names thousands of events. */
-const WRITE_CONCURRENCY = 4;
+/** How many entries of devices' event logs are written at once: a stream batch names thousands of events. */
+const WRITE_CONCURRENCY = 8;
 
 /**
  * Writes entries of devices' event logs, each expiring `ttlSeconds` after now (DynamoDB's TTL
- * removes it within days of that, at no cost): BatchWriteItem, 25 entries a call, at most
- * {@link WRITE_CONCURRENCY} calls in flight, so that a batch of thousands of events never holds
- * every connection of the client its Lambda shares with its other work. An entry is keyed by its
- * event's `ts` and type, so a retried producer rewrites the same item instead of adding one. The
- * payload is kept as its JSON text (`payload_json`): a device's JSON may nest 32 levels, an item's
- * attributes no deeper than 32 in all, and may hold keys DynamoDB refuses as map keys.
+ * removes it within days of that, at no cost): one UpdateItem an entry, at most
+ * {@link WRITE_CONCURRENCY} in flight, so that a batch of thousands of events never holds every
+ * connection of the client its Lambda shares with its other work. An entry is keyed by its event's
+ * `ts` and type, so a retried producer rewrites the same item instead of adding one. The payload is
+ * kept as its JSON text (`payload_json`): a device's JSON may nest 32 levels, an item's attributes
+ * no deeper than 32 in all, and may hold keys DynamoDB refuses as map keys.
+ * @throws the first write's error, once every entry has been tried
  */
-export const putDeviceEvents = (db: Db, events: DeviceEventRecord[], ttlSeconds: number, now = Date.now()) =>
-  putAll(
-    db,
-    events.map((event) => ({
-      ...deviceEventKey(event.device_id, event.ts, event.type),
-      ts: event.ts,
-      type: event.type,
-      direction: event.direction,
-      workspace_id: event.workspace_id,
-      fleet_id: event.fleet_id,
-      device_id: event.device_id,
-      payload_json: JSON.stringify(event.payload ?? null),
-      [REGISTRY_TTL_ATTRIBUTE]: Math.floor(now / 1000) + ttlSeconds,
-    })),
-    WRITE_CONCURRENCY,
+export const putDeviceEvents = async (db: Db, events: DeviceEventRecord[], ttlSeconds: number, now = Date.now()) => {
+  const results = await settleAll(events, WRITE_CONCURRENCY, (event) =>
+    db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: deviceEventKey(event.device_id, event.ts, event.type),
+        UpdateExpression:
+          'SET ts = :ts, #type = :type, direction = :direction, workspace_id = :ws, fleet_id = :fleet, device_id = :dev, payload_json = :payload, #ttl = :ttl',
+        ExpressionAttributeNames: { '#type': 'type', '#ttl': REGISTRY_TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':ts': event.ts,
+          ':type': event.type,
+          ':direction': event.direction,
+          ':ws': event.workspace_id,
+          ':fleet': event.fleet_id,
+          ':dev': event.device_id,
+          ':payload': JSON.stringify(event.payload ?? null),
+          ':ttl': Math.floor(now / 1000) + ttlSeconds,
+        },
+      }),
+    ),
   );
+  const failed = results.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+};
 
 /**
  * A device's logged events, newest first: at most `limit`, only those before `before` (an event's

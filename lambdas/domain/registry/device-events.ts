@@ -30,7 +30,7 @@ const boundedPayload = (payload: unknown) => {
   return size > EVENT_LOG_PAYLOAD_MAX_BYTES ? { truncated: true, size } : (payload ?? null);
 };
 
-/** Writes one entry of a device's log (one BatchWriteItem): a condition opened or closed. */
+/** Writes one entry of a device's log (one UpdateItem): a condition opened or closed. */
 export const logDeviceEvent = (db: Db, event: DeviceEventRecord) =>
   putDeviceEvents(db, [{ ...event, payload: boundedPayload(event.payload) }], EVENT_LOG_DAYS * 86_400);
 
@@ -42,8 +42,8 @@ const firmwareOf = (event: EventMessage) => {
 };
 
 /**
- * Keeps what forwarded messages tell of their devices: each logged event in its device's log (25
- * events a write, never a data point), and the firmware a FOTA that ended `done` installed
+ * Keeps what forwarded messages tell of their devices: each logged event in its device's log (one
+ * write an event, at most 8 at once, never one a data point), and the firmware a FOTA that ended `done` installed
  * (the device's `firmware_version`). Idempotent: a retried batch rewrites the same items.
  */
 export const recordDeviceEvents = async (db: Db, messages: ForwardMessage[]) => {

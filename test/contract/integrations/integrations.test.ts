@@ -49,7 +49,7 @@ describe('integrations on DynamoDB Local', () => {
         url: 'https://hooks.example.com/fleetstream',
         tags: ['temp'],
         previous_secret_expires_at: null,
-        status: { last_delivery_at: null, last_error_at: null, last_error: null, consecutive_failures: 0 },
+        status: { last_delivery_at: null, last_error_at: null, last_error: null, consecutive_failures: 0, failing_since: null },
       }),
     );
     expect(await getIntegration(db, caller, workspace_id, integration.id)).toEqual(integration);

@@ -92,7 +92,7 @@ describe('registry stream', () => {
     }
   });
 
-  it('lets the consumer read the stream, get, query, put (one or a batch) and update on the table (rollout counts: no deletes, no index), send to the forward queue and the on-failure queue, publish on j/dn, presign firmware downloads, and nothing else', () => {
+  it('lets the consumer read the stream, get, query, put (one or a batch) and update on the table (rollout counts: no deletes, no index), send to the forward queue and the on-failure queue, publish on j/dn and the consoles' rollout topic, presign firmware downloads, and nothing else', () => {
     const statements = statementsOfFunction(template, idOf(consumer())).filter((s) => !actionsOf(s).every((a) => a.startsWith('logs:')));
     const byResource = statements.map((s) => ({ actions: actionsOf(s).sort(), resource: JSON.stringify(s.Resource) }));
 
@@ -108,6 +108,8 @@ describe('registry stream', () => {
         },
         { actions: ['dynamodb:ListStreams'], resource: '"*"' },
         { actions: ['iot:Publish'], resource: expect.stringContaining(':topic/j/dn/*') },
+        // the consoles' live rollout counts (docs/console.md, "Live updates"): that kind's topic only
+        { actions: ['iot:Publish'], resource: expect.stringContaining(':topic/fleetstream/console/wks-????????????????????/rollout') },
         // A presigned GET is authorized as its signer when a device uses it.
         { actions: ['s3:GetObject'], resource: JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [idOf(stack.buckets.buckets.firmware), 'Arn'] }, '/*']] }) },
       ]),
@@ -125,7 +127,7 @@ describe('registry stream', () => {
         .filter((a) => a.startsWith('sqs:'))
         .every((a) => ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'].includes(a)),
     ).toBe(true);
-    expect(byResource).toHaveLength(7);
+    expect(byResource).toHaveLength(8);
   });
 
   it('no longer lets the jobs and fota handlers send to the forward queue: they only write', () => {
