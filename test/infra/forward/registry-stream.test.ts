@@ -92,7 +92,7 @@ describe('registry stream', () => {
     }
   });
 
-  it('lets the consumer read the stream, get, query, put (one or a batch) and update on the table (rollout counts: no deletes, no index), send to the forward queue and the on-failure queue, publish on j/dn and the consoles' rollout topic, presign firmware downloads, and nothing else', () => {
+  it('lets the consumer read the stream, get, query, put (one or a batch) and update on the table (rollout counts: no deletes, no index), send to the forward queue and the on-failure queue, publish on j/dn and the consoles’ rollout topic, presign firmware downloads, and nothing else', () => {
     const statements = statementsOfFunction(template, idOf(consumer())).filter((s) => !actionsOf(s).every((a) => a.startsWith('logs:')));
     const byResource = statements.map((s) => ({ actions: actionsOf(s).sort(), resource: JSON.stringify(s.Resource) }));
 
