@@ -1,9 +1,10 @@
-import { Aws, CustomResource, Stack } from 'aws-cdk-lib';
-import { Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { CfnAuthorizer, CfnDomainConfiguration } from 'aws-cdk-lib/aws-iot';
+import { Aws, CustomResource } from 'aws-cdk-lib';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { CfnAuthorizer, CfnDomainConfiguration } from 'aws-cdk-lib/aws-iot';
 import { Construct } from 'constructs';
 import type { LiveKind } from '../../lambdas/domain/console-live/live';
 import type { HandlerFunction } from './handler-function';
+import { customAuthDomain } from './iot-custom-auth';
 
 /** A workspace ID (`wks-` and 20 lowercase letters or digits) as an IAM resource pattern: `?` is one character. */
 export const WORKSPACE_ID_PATTERN = `wks-${'?'.repeat(20)}`;
@@ -40,33 +41,15 @@ export class ConsoleLive extends Construct {
 
   constructor(scope: Construct, id: string, props: ConsoleLiveProps) {
     super(scope, id);
-    const stack = Stack.of(this);
-
-    // The password is a Cognito access token the Lambda verifies itself: no token signing by IoT Core.
-    this.authorizer = new CfnAuthorizer(this, 'Authorizer', {
-      authorizerFunctionArn: props.authorizer.functionArn,
-      signingDisabled: true,
-      status: 'ACTIVE',
-      enableCachingForHttp: false,
-    });
-    props.authorizer.addPermission('InvokedByIotCore', {
-      principal: new ServicePrincipal('iot.amazonaws.com'),
-      sourceArn: this.authorizer.attrArn,
-      sourceAccount: Aws.ACCOUNT_ID,
-    });
 
     // A domain of its own, so that the browser's connections meet the console's authorizer and
     // devices' the devices' one, with no authorizer named by the client.
-    this.domain = new CfnDomainConfiguration(this, 'Domain', {
-      domainConfigurationName: `${stack.stackName}-console`,
-      serviceType: 'DATA',
+    ({ authorizer: this.authorizer, domain: this.domain } = customAuthDomain(this, {
+      authorizer: props.authorizer,
+      suffix: 'console',
       applicationProtocol: 'MQTT_WSS',
-      authenticationType: 'CUSTOM_AUTH',
-      authorizerConfig: { defaultAuthorizerName: this.authorizer.ref, allowAuthorizerOverride: false },
-      tlsConfig: { securityPolicy: 'IoTSecurityPolicy_TLS13_1_2_2022_10' },
-      domainConfigurationStatus: 'ENABLED',
-    });
-    props.endpointsReader.addToRolePolicy(new PolicyStatement({ actions: ['iot:DescribeDomainConfiguration'], resources: [this.domain.attrArn] }));
+      endpointsReader: props.endpointsReader,
+    }));
     const endpoints = new CustomResource(this, 'Endpoints', {
       serviceToken: props.endpointsReader.functionArn,
       resourceType: 'Custom::IotEndpoints',

@@ -1,11 +1,12 @@
 import { Aws, CustomResource, Stack, Validations } from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { CfnAuthorizer, CfnDomainConfiguration, CfnTopicRule } from 'aws-cdk-lib/aws-iot';
+import { type CfnAuthorizer, type CfnDomainConfiguration, CfnTopicRule } from 'aws-cdk-lib/aws-iot';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { MQTT_RULES, type MqttRule } from '../../lambdas/mqtt-rules';
 import { AMAZON_ROOT_CA_1 } from '../amazon-root-ca-1';
 import type { HandlerFunction } from './handler-function';
+import { customAuthDomain } from './iot-custom-auth';
 
 /** The port devices use: MQTT over TLS without ALPN, which a CUSTOM_AUTH + SECURE_MQTT domain configuration serves. */
 export const DEVICE_MQTT_PORT = 8883;
@@ -49,34 +50,16 @@ export class DeviceMqtt extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
 
-    // The password is a JWT checked by the Lambda itself: no token signing by IoT Core.
-    this.authorizer = new CfnAuthorizer(this, 'Authorizer', {
-      authorizerFunctionArn: props.authorizer.functionArn,
-      signingDisabled: true,
-      status: 'ACTIVE',
-      enableCachingForHttp: false,
-    });
-    props.authorizer.addPermission('InvokedByIotCore', {
-      principal: new ServicePrincipal('iot.amazonaws.com'),
-      sourceArn: this.authorizer.attrArn,
-      sourceAccount: Aws.ACCOUNT_ID,
-    });
-
     // SECURE_MQTT + CUSTOM_AUTH lets clients that send no ALPN (existing device clients) use the
     // custom authorizer on 8883 (and 443); IoT Core's default endpoint needs ALPN for that.
-    this.domain = new CfnDomainConfiguration(this, 'Domain', {
-      domainConfigurationName: `${stack.stackName}-devices`,
-      serviceType: 'DATA',
-      applicationProtocol: 'SECURE_MQTT',
-      authenticationType: 'CUSTOM_AUTH',
-      authorizerConfig: { defaultAuthorizerName: this.authorizer.ref, allowAuthorizerOverride: false },
-      tlsConfig: { securityPolicy: 'IoTSecurityPolicy_TLS13_1_2_2022_10' },
-      domainConfigurationStatus: 'ENABLED',
-    });
-
     // The domain name of an AWS-managed domain and the account's data endpoint are not
     // CloudFormation attributes: a custom resource reads them (lambdas/iot-endpoints).
-    props.endpointsReader.addToRolePolicy(new PolicyStatement({ actions: ['iot:DescribeDomainConfiguration'], resources: [this.domain.attrArn] }));
+    ({ authorizer: this.authorizer, domain: this.domain } = customAuthDomain(this, {
+      authorizer: props.authorizer,
+      suffix: 'devices',
+      applicationProtocol: 'SECURE_MQTT',
+      endpointsReader: props.endpointsReader,
+    }));
     // DescribeEndpoint takes no resource-level permission (Service Authorization Reference, AWS IoT).
     props.endpointsReader.addToRolePolicy(new PolicyStatement({ actions: ['iot:DescribeEndpoint'], resources: ['*'] }));
     Validations.of(props.endpointsReader.role!).acknowledge({
