@@ -177,11 +177,13 @@ describe('the console in Chromium on npm start', () => {
     await waitForAlert(page, /another account/);
     expect(await bodyText(page)).not.toContain('Devices created without a fleet');
     await page.goto(`${consoleUrl}#/w/${state.workspaceId}/devices`);
-    await waitForText(page, 'New fleet');
+    // this workspace's own fleets, not the form left over from the refused one
+    await waitForText(page, 'Devices created without a fleet');
   });
 
   it('shows an API error in words, with the field it names', async () => {
     await fill(page, 'fleet-name', '   ');
+    await until(async () => (await page.$eval('[name="fleet-name"]', (el) => (el as Dom).value)) === '   ', 'the name typed');
     await clickText(page, 'Create fleet');
     await waitForAlert(page, /name:/);
   });

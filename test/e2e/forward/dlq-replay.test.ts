@@ -18,10 +18,11 @@ let api: ApiClient;
 const receivers: WebhookReceiver[] = [];
 
 beforeAll(async () => {
-  // Three quick receives, a second apart, before a message goes to the DLQ.
+  // Three quick receives, a second apart (the retry backoff), before a message goes to the DLQ.
+  // Timeouts stay generous: a forwarder cut short on a loaded machine, or a healthy receiver's
+  // answer timed out, would retry a delivery that succeeded (at least once, but not what is tested).
   runtime = await startRuntime({
-    queues: { forward: { visibilityTimeoutSeconds: 5, maxReceiveCount: 3, consumerTimeoutSeconds: 4, retry: { baseSeconds: 1, maxSeconds: 1 } } },
-    webhookTimeoutMs: 1000,
+    queues: { forward: { visibilityTimeoutSeconds: 60, maxReceiveCount: 3, consumerTimeoutSeconds: 30, retry: { baseSeconds: 1, maxSeconds: 1 } } },
   });
   api = apiClient(runtime.base_url, runtime.api_key);
 }, 120_000);
