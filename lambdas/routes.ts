@@ -98,6 +98,8 @@ export const ROUTES: readonly Route[] = [
   route('POST', '/workspaces/{workspaceId}/devices', 'devices', 'createDevice', 'Create a device (default fleet when fleet_id is omitted)'),
   route('GET', '/workspaces/{workspaceId}/devices/{deviceId}', 'devices', 'getDevice', 'Get a device'),
   route('PUT', '/workspaces/{workspaceId}/devices/{deviceId}', 'devices', 'updateDevice', 'Change a device’s name and fleet'),
+  // An addition to v3 (spec/fleet-state.md §1): change some of a device's fields, its tags merged.
+  route('PATCH', '/workspaces/{workspaceId}/devices/{deviceId}', 'devices', 'patchDevice', 'Change a device’s name, fleet or tags (merged; null removes one)'),
   // Additions to the v3 interface (issue 33, docs/api.md): a device's event log and the workspace at a glance.
   route(
     'GET',

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { NextSchema } from './list';
+import { TagChangesSchema, TagsSchema } from './tags';
 import {
   AccountIdSchema,
   DateSchema,
@@ -43,6 +44,7 @@ export const DeviceSchema = z
       .string()
       .nullable()
       .meta({ description: 'The firmware version the device’s last FOTA ended `done` with; null if none is known (additive field)' }),
+    tags: TagsSchema,
   })
   .meta({ id: 'Device' });
 export type Device = z.infer<typeof DeviceSchema>;
@@ -50,14 +52,25 @@ export type Device = z.infer<typeof DeviceSchema>;
 export const DevicePathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema, deviceId: DeviceIdRefSchema });
 
 export const CreateDeviceBodySchema = z
-  .strictObject({ name: NameSchema, fleet_id: FleetIdRefSchema.optional(), phys_id: PhysIdSchema.default('') })
+  .strictObject({ name: NameSchema, fleet_id: FleetIdRefSchema.optional(), phys_id: PhysIdSchema.default(''), tags: TagsSchema.optional() })
   .meta({ id: 'CreateDevice' });
 export type CreateDeviceBody = z.infer<typeof CreateDeviceBodySchema>;
 
 export const UpdateDeviceBodySchema = z
-  .strictObject({ name: NameSchema, fleet_id: FleetIdRefSchema, phys_id: PhysIdSchema.optional() })
+  .strictObject({
+    name: NameSchema,
+    fleet_id: FleetIdRefSchema,
+    phys_id: PhysIdSchema.optional(),
+    tags: TagsSchema.optional().meta({ description: 'Replaces all the device’s tags; omitted: unchanged (additive field)' }),
+  })
   .meta({ id: 'UpdateDevice' });
 export type UpdateDeviceBody = z.infer<typeof UpdateDeviceBodySchema>;
+
+/** PATCH (an addition to v3): each field optional; tags merged (null removes one). */
+export const PatchDeviceBodySchema = z
+  .strictObject({ name: NameSchema.optional(), fleet_id: FleetIdRefSchema.optional(), tags: TagChangesSchema.optional() })
+  .meta({ id: 'PatchDevice' });
+export type PatchDeviceBody = z.infer<typeof PatchDeviceBodySchema>;
 
 export const DeviceResponseSchema = z.object({ device: DeviceSchema });
 export const DeviceListResponseSchema = z.object({ devices: z.array(DeviceSchema), next: NextSchema });

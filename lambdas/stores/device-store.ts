@@ -1,4 +1,12 @@
-import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type BatchGetCommandOutput,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Db } from '../shared/clients';
 import { NotFoundError, ThrottledError } from '../shared/errors';
@@ -6,6 +14,7 @@ import { checkExists, keyedPages, putNew, queryAll, strip, type ListRead } from 
 import { failedConditions, isConditionFailed } from './errors';
 import type { QuotaCheck } from './limits-store';
 import { historyAfterMove, staysOf, type FleetStay } from './fleet-history';
+import { splitTagIndexWrites, tagIndexWrites, type StoredTags } from './device-tag-index';
 import { collection, deviceKey, deviceLocatorKey, fleetKey, scheduleClockKey, workspaceKey, type ItemKey } from './keys';
 
 /** A device as stored (names of its fleet and workspace are joined in on read). */
@@ -21,6 +30,16 @@ export interface DeviceRecord {
   fleet_history?: FleetStay[];
   /** Counts the device's moves: a move is written only over the version it read. */
   rev?: number;
+  /** Its tags (absent on devices made before tags, and on devices given none). */
+  tags?: StoredTags;
+}
+
+/** What a change of a device sets: its name and fleet, and its physical ID and tags when given (tags: all of them). */
+export interface DeviceChange {
+  name: string;
+  fleet_id: string;
+  phys_id?: string;
+  tags?: StoredTags;
 }
 
 /** BatchGetItem reads at most 100 keys a call. */
@@ -86,6 +105,8 @@ export const readDevicesOfWorkspace = (db: Db, workspaceId: string, { fleetIds, 
     pk,
     prefix,
     after: read.after,
+    // A search's growing pages bound its first read; the plain list reads 1 MB pages of its fleets.
+    ...(read.grow ? { pageSize: read.pageSize, grow: true } : {}),
     extra: {
       // IN takes up to 100 values, as many as the `fleet` parameter may name.
       FilterExpression: `fleet_id IN (${wanted.map((_, i) => `:f${i}`).join(', ')})`,
@@ -165,6 +186,7 @@ export const createDevice = async (db: Db, device: DeviceRecord, quota: QuotaChe
             checkExists(db, fleetKey(device.workspace_id, device.fleet_id)),
             clockStill(db, scheduleClockKey(device.workspace_id), epoch),
             counted,
+            ...tagIndexWrites(db, device.workspace_id, device.id, {}, device.tags).puts,
           ],
         }),
       );
@@ -192,69 +214,82 @@ const placesChanged = (db: Db, accountId: string, workspaceId: string) => ({
   },
 });
 
+/** The SET clauses and values of a device's update. */
+const deviceSets = (device: DeviceRecord, change: DeviceChange, history: FleetStay[] | undefined) => {
+  const tags = change.tags && Object.keys(change.tags).length ? change.tags : undefined;
+  const sets = [
+    '#name = :name',
+    'fleet_id = :fleet',
+    '#rev = :next',
+    ...(history ? ['fleet_history = :history'] : []),
+    ...(change.phys_id !== undefined ? ['phys_id = :phys'] : []),
+    ...(tags ? ['tags = :tags'] : []),
+  ];
+  const UpdateExpression = `SET ${sets.join(', ')}${change.tags && !tags ? ' REMOVE tags' : ''}`;
+  const values = {
+    ':name': change.name,
+    ':fleet': change.fleet_id,
+    ':next': (device.rev ?? 0) + 1,
+    ...(device.rev === undefined ? {} : { ':rev': device.rev }),
+    ...(history ? { ':history': history } : {}),
+    ...(change.phys_id !== undefined ? { ':phys': change.phys_id } : {}),
+    ...(tags ? { ':tags': tags } : {}),
+  };
+  return { UpdateExpression, values };
+};
+
 /**
- * Sets a device's name, fleet (and physical ID when given), provided both exist, all or nothing.
- * A change of fleet is added to the device's fleet history, stamped with the scheduling clock,
- * and written only over the version of the device it read.
- * @throws NotFoundError when the device or the fleet is not in the workspace.
+ * Sets a device's name, fleet (and physical ID and tags when given), provided both exist, all or
+ * nothing. `change` may be a function of the device as read (a PATCH's merge), called again on
+ * each retry. A change of fleet is added to the device's fleet history, stamped with the
+ * scheduling clock; every change is written only over the version of the device it read, with its
+ * tag index entries (stores/device-tag-index.ts).
+ * @throws NotFoundError when the device or the fleet is not in the workspace; what `change` throws.
  */
 export const updateDevice = async (
   db: Db,
   workspaceId: string,
   deviceId: string,
-  change: { name: string; fleet_id: string; phys_id?: string },
+  changeOf: DeviceChange | ((device: DeviceRecord) => DeviceChange),
 ): Promise<DeviceRecord> => {
   await withClock(async () => {
     const [epoch, device] = await Promise.all([readScheduleClock(db, workspaceId), getDeviceOfWorkspace(db, workspaceId, deviceId)]);
     if (!device) throw new NotFoundError(`Device ${deviceId} not found.`);
+    const change = typeof changeOf === 'function' ? changeOf(device) : changeOf;
     const moves = device.fleet_id !== change.fleet_id;
     // The MQTT data path keeps places until their workspace's places_version changes (domain/device-places.ts).
     const placed = moves || device.name !== change.name;
     const history = moves ? historyAfterMove(staysOf(device), { fleet_id: change.fleet_id, epoch, at: new Date().toISOString() }) : undefined;
-    const sets = [
-      '#name = :name',
-      'fleet_id = :fleet',
-      '#rev = :next',
-      ...(history ? ['fleet_history = :history'] : []),
-      ...(change.phys_id !== undefined ? ['phys_id = :phys'] : []),
+    const { UpdateExpression, values } = deviceSets(device, change, history);
+    const actions: NonNullable<TransactWriteCommandInput['TransactItems']> = [
+      {
+        Update: {
+          TableName: db.table,
+          Key: deviceKey(workspaceId, deviceId),
+          UpdateExpression,
+          ConditionExpression: device.rev === undefined ? 'attribute_exists(pk) AND attribute_not_exists(#rev)' : '#rev = :rev',
+          ExpressionAttributeNames: { '#name': 'name', '#rev': 'rev' },
+          ExpressionAttributeValues: values,
+        },
+      },
+      checkExists(db, fleetKey(workspaceId, change.fleet_id)),
+      {
+        Update: {
+          TableName: db.table,
+          Key: deviceLocatorKey(deviceId),
+          UpdateExpression: 'SET fleet_id = :fleet, #name = :name',
+          ExpressionAttributeNames: { '#name': 'name' },
+          ExpressionAttributeValues: { ':fleet': change.fleet_id, ':name': change.name },
+        },
+      },
+      // Only a move needs the clock: a rename changes no snapshot.
+      ...(moves ? [clockStill(db, scheduleClockKey(workspaceId), epoch)] : []),
+      ...(placed ? [placesChanged(db, device.account_id, workspaceId)] : []),
     ];
+    const tagWrites = change.tags ? tagIndexWrites(db, workspaceId, deviceId, device.tags, change.tags) : { puts: [], deletes: [] };
     try {
-      await db.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: db.table,
-                Key: deviceKey(workspaceId, deviceId),
-                UpdateExpression: `SET ${sets.join(', ')}`,
-                ConditionExpression: device.rev === undefined ? 'attribute_exists(pk) AND attribute_not_exists(#rev)' : '#rev = :rev',
-                ExpressionAttributeNames: { '#name': 'name', '#rev': 'rev' },
-                ExpressionAttributeValues: {
-                  ':name': change.name,
-                  ':fleet': change.fleet_id,
-                  ':next': (device.rev ?? 0) + 1,
-                  ...(device.rev === undefined ? {} : { ':rev': device.rev }),
-                  ...(history ? { ':history': history } : {}),
-                  ...(change.phys_id !== undefined ? { ':phys': change.phys_id } : {}),
-                },
-              },
-            },
-            checkExists(db, fleetKey(workspaceId, change.fleet_id)),
-            {
-              Update: {
-                TableName: db.table,
-                Key: deviceLocatorKey(deviceId),
-                UpdateExpression: 'SET fleet_id = :fleet, #name = :name',
-                ExpressionAttributeNames: { '#name': 'name' },
-                ExpressionAttributeValues: { ':fleet': change.fleet_id, ':name': change.name },
-              },
-            },
-            // Only a move needs the clock: a rename changes no snapshot.
-            ...(moves ? [clockStill(db, scheduleClockKey(workspaceId), epoch)] : []),
-            ...(placed ? [placesChanged(db, device.account_id, workspaceId)] : []),
-          ],
-        }),
-      );
+      const indexed = await splitTagIndexWrites(db, tagWrites, actions.length);
+      await db.doc.send(new TransactWriteCommand({ TransactItems: [...actions, ...(indexed as typeof actions)] }));
       return undefined;
     } catch (error) {
       const failed = failedConditions(error);

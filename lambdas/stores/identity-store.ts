@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { NotFoundError } from '../shared/errors';
 import type { Identity } from '../schemas/identity';
@@ -62,6 +62,34 @@ export const readIdentitiesOfWorkspace = (db: Db, workspaceId: string, afterDevi
   // "~" sorts after every ID character: the start is past all of that device's identities.
   const after = afterDevice === undefined ? undefined : `${prefix}${afterDevice}#~`;
   return keyedItems<IdentityRecord>(db, { pk, prefix, after, pageSize, extra: PUBLIC_FIELDS_AND_KEY });
+};
+
+/**
+ * The identities of a few devices (a page of a search, in ID order), grouped by device: one Query
+ * over the key range from the first device's identities to the last one's, when that range holds
+ * few enough items (devices close together, or few identities in between), or else one Query per
+ * device, all at once (devices far apart in a workspace of many identities).
+ */
+export const readIdentitiesOfDevices = async (db: Db, workspaceId: string, deviceIds: readonly string[]): Promise<Map<string, IdentityRecord[]>> => {
+  const found = new Map<string, IdentityRecord[]>(deviceIds.map((id) => [id, []]));
+  if (!deviceIds.length) return found;
+  const { pk, prefix } = collection.identitiesOfWorkspace(workspaceId);
+  const range = await db.doc.send(
+    new QueryCommand({
+      TableName: db.table,
+      ConsistentRead: true,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': pk, ':from': `${prefix}${deviceIds[0]}#`, ':to': `${prefix}${deviceIds.at(-1)}#~` },
+      ...PUBLIC_FIELDS,
+      // Past this many, the range is mostly other devices' identities.
+      Limit: 4 * deviceIds.length,
+    }),
+  );
+  const items = range.LastEvaluatedKey
+    ? (await Promise.all(deviceIds.map((id) => listIdentitiesOfDevice(db, workspaceId, id)))).flat()
+    : (range.Items ?? []).map((item) => item as IdentityRecord);
+  for (const identity of items) found.get(identity.device_id)?.push(identity);
+  return found;
 };
 
 export const listIdentitiesOfWorkspace = (db: Db, workspaceId: string) => {

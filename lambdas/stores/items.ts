@@ -24,10 +24,18 @@ export interface CollectionRead {
   after?: string;
   /** Query's Limit: items evaluated per page (default: DynamoDB's 1 MB pages). */
   pageSize?: number;
+  /**
+   * Each page evaluates 4× the last one's `pageSize`, up to 1 MB pages: a filtered read (a search)
+   * fills its first page from a small read when most items match, and from few reads when few do.
+   */
+  grow?: boolean;
   extra?: Partial<QueryCommandInput>;
 }
 
 const ignore = () => undefined;
+
+// Past this many items a growing read asks for DynamoDB's own 1 MB pages.
+const GROWN_PAGE_MAX = 4000;
 
 /**
  * The pages of a collection in sort-key order, raw items (with `pk` and `sk`), following
@@ -35,7 +43,8 @@ const ignore = () => undefined;
  * that reading and sending overlap; memory holds two pages whatever the collection's size.
  * Strongly consistent: a list right after a write sees it.
  */
-export async function* queryPages(db: Db, { pk, prefix, after, pageSize, extra = {} }: CollectionRead): AsyncGenerator<Array<Record<string, unknown>>> {
+export async function* queryPages(db: Db, { pk, prefix, after, pageSize, grow, extra = {} }: CollectionRead): AsyncGenerator<Array<Record<string, unknown>>> {
+  let limit = pageSize;
   const read = (ExclusiveStartKey: Record<string, unknown> | undefined): Promise<QueryCommandOutput> => {
     const page = db.doc.send(
       new QueryCommand({
@@ -44,10 +53,11 @@ export async function* queryPages(db: Db, { pk, prefix, after, pageSize, extra =
         TableName: db.table,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ...extra.ExpressionAttributeValues, ':pk': pk, ':prefix': prefix },
-        ...(pageSize ? { Limit: pageSize } : {}),
+        ...(limit ? { Limit: limit } : {}),
         ExclusiveStartKey,
       }),
     );
+    if (grow && limit) limit = limit * 4 > GROWN_PAGE_MAX ? undefined : limit * 4;
     // A reader that stops early leaves the read ahead unawaited: its failure is nobody's.
     page.catch(ignore);
     return page;
@@ -61,7 +71,7 @@ export async function* queryPages(db: Db, { pk, prefix, after, pageSize, extra =
 }
 
 /** Where a list's read starts (after a cursor's sort key) and how many items each Query evaluates. */
-export type ListRead = Pick<CollectionRead, 'after' | 'pageSize'>;
+export type ListRead = Pick<CollectionRead, 'after' | 'pageSize' | 'grow'>;
 
 /** An item of a collection with its sort key: where a page that ends at it resumes. */
 export interface Keyed<T> {

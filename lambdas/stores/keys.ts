@@ -21,6 +21,7 @@
  * | API key (meta)  | WKS#<wks>      | APIKEY#<key>    |
  * | API key (hash)  | APIKEY#<sha256>| APIKEY          |
  * | device identity | WKS#<wks>      | IDN#<dev>#<idn> |
+ * | tag index entry | WKS#<wks>      | TAG#<key>#<len>#<value>#<dev> |
  * | integration     | WKS#<wks>      | INT#<int>       |
  * | firmware version| WKS#<wks>      | FW#<fw>#<ver>   |
  * | data export     | WKS#<wks>      | EXPORT#<exp>    |
@@ -258,6 +259,20 @@ export const itemKindOf = (key: ItemKey): 'job' | 'fota' | undefined => {
   if (key.sk.startsWith(JOB_SORT_KEY_PREFIX)) return 'job';
   return key.sk === FOTA_SORT_KEY_PREFIX ? 'fota' : undefined;
 };
+
+/** Sort keys of the devices' tag index entries start with this (stores/device-tag-index.ts). */
+export const TAG_INDEX_SORT_KEY_PREFIX = 'TAG#';
+/**
+ * The sort-key prefix of the tag index entries of one tag (`key` = `value`): the value's length
+ * comes before it, so that no value is a prefix of another's entries (values may hold `#`); the
+ * device ID follows, so that the entries of a tag are in device ID order, as the device list.
+ */
+export const tagIndexPrefix = (key: string, value: string) => `${TAG_INDEX_SORT_KEY_PREFIX}${key}#${value.length}#${value}#`;
+/** A device's entry in the tag index of one of its tags (tag keys never hold `#`). */
+export const tagIndexKey = (workspaceId: string, deviceId: string, key: string, value: string): ItemKey => ({
+  pk: `WKS#${workspaceId}`,
+  sk: `${tagIndexPrefix(key, value)}${deviceId}`,
+});
 
 /** Partition and sort-key prefix of a collection. */
 export const collection = {

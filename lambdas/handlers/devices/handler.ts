@@ -1,6 +1,6 @@
 import { apiRequestHooks } from '../../domain/limits/api-requests';
 import { listDeviceEvents } from '../../domain/registry/device-events';
-import { createDevice, getDevice, listDevices, updateDevice } from '../../domain/registry/devices';
+import { createDevice, getDevice, listDevices, patchDevice, updateDevice } from '../../domain/registry/devices';
 import { getOverview } from '../../domain/registry/overview';
 import { DEVICE_OPERATIONS } from '../../schemas/operations/devices';
 import { registryDb } from '../../shared/clients';
@@ -17,6 +17,7 @@ export const handler = httpHandler(
     createDevice: async ({ path, body }, event) => ok(200, { device: await createDevice(registryDb(), callerOf(event), path.workspaceId, body) }),
     updateDevice: async ({ path, body }, event) =>
       ok(200, { device: await updateDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId, body) }),
+    patchDevice: async ({ path, body }, event) => ok(200, { device: await patchDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId, body) }),
     listDeviceEvents: async ({ path, query }, event) => ok(200, await listDeviceEvents(registryDb(), callerOf(event), path.workspaceId, path.deviceId, query)),
     getOverview: async ({ path, query }, event) =>
       ok(200, { overview: await getOverview(registryDb(), callerOf(event), path.workspaceId, { silentAfterSeconds: query.silent_after }) }),

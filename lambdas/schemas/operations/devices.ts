@@ -1,4 +1,12 @@
-import { CreateDeviceBodySchema, DeviceListResponseSchema, DevicePathSchema, DeviceResponseSchema, UpdateDeviceBodySchema } from '../device';
+import {
+  CreateDeviceBodySchema,
+  DeviceListResponseSchema,
+  DevicePathSchema,
+  DeviceResponseSchema,
+  PatchDeviceBodySchema,
+  UpdateDeviceBodySchema,
+} from '../device';
+import { QueryTextSchema } from '../tags';
 import { DeviceEventsQuerySchema, DeviceEventsResponseSchema } from '../device-event';
 import { FleetsQuerySchema } from '../job';
 import { OverviewQuerySchema, OverviewResponseSchema } from '../overview';
@@ -8,8 +16,12 @@ import { WorkspacePathSchema } from '../workspace';
 
 /** The `devices` handler's operations. */
 export const DEVICE_OPERATIONS = {
-  // ?fleet=…&fleet=…: only those fleets' devices, as jobs and FOTA on fleets name them; limit and cursor: a page.
-  listDevices: { path: WorkspacePathSchema, query: FleetsQuerySchema.extend(PageQueryShape), response: DeviceListResponseSchema },
+  // ?fleet=…&fleet=…: only those fleets' devices, as jobs and FOTA on fleets name them; q: those matching a query; limit and cursor: a page.
+  listDevices: {
+    path: WorkspacePathSchema,
+    query: FleetsQuerySchema.extend(PageQueryShape).extend({ q: QueryTextSchema.optional() }),
+    response: DeviceListResponseSchema,
+  },
   createDevice: {
     path: WorkspacePathSchema,
     body: CreateDeviceBodySchema,
@@ -18,6 +30,7 @@ export const DEVICE_OPERATIONS = {
   },
   getDevice: { path: DevicePathSchema, response: DeviceResponseSchema },
   updateDevice: { path: DevicePathSchema, body: UpdateDeviceBodySchema, response: DeviceResponseSchema },
+  patchDevice: { path: DevicePathSchema, body: PatchDeviceBodySchema, response: DeviceResponseSchema },
   // Additions to v3 (issue 33): a device's event log, newest first, and the workspace at a glance.
   listDeviceEvents: { path: DevicePathSchema, query: DeviceEventsQuerySchema, response: DeviceEventsResponseSchema },
   getOverview: { path: WorkspacePathSchema, query: OverviewQuerySchema, response: OverviewResponseSchema },

@@ -1,0 +1,129 @@
+import { createHash } from 'node:crypto';
+import type { Db } from '../../shared/clients';
+import type { Device } from '../../schemas/device';
+import type { PageQuery } from '../../schemas/list';
+import type { StreamedList } from '../../shared/json-stream';
+import { getDevicesByIds, readTaggedDeviceIds } from '../../stores/device-tag-index';
+import { readDevicesOfWorkspace, type DeviceRecord } from '../../stores/device-store';
+import { readIdentitiesOfDevices, readIdentitiesOfWorkspace } from '../../stores/identity-store';
+import type { Keyed } from '../../stores/items';
+import { collection } from '../../stores/keys';
+import { getWorkspaceOfAccount, type WorkspaceRecord } from '../../stores/workspace-store';
+import { fleetNameCache, identityJoin, toDevice } from './device-answers';
+import { mergeKeyed, pageSizeOf, paginate, startOf } from './lists';
+import { matchesQuery, planSearch, printQuery, type Query, type SearchableDevice } from './query';
+
+/** What a search asks for: devices matching `query` (all when none), in `fleetIds` (all fleets when none). */
+export interface DeviceSearch {
+  query?: Query;
+  fleetIds?: string[];
+}
+
+// Device IDs read from the tag index per BatchGetItem round of an unpaged stream.
+const INDEX_BATCH = 100;
+
+/**
+ * The name of a search's list, as its cursors carry it: the plain list's (`devices/<wks>`, as v3
+ * clients' cursors hold) or, with a query or fleets, one bound to them (a digest of the query's
+ * canonical text and the fleets), so that a cursor of one search is refused by another.
+ */
+const listNameOf = (workspaceId: string, { query, fleetIds }: DeviceSearch) => {
+  const base = `devices/${workspaceId}`;
+  if (!query) return base;
+  const digest = createHash('sha256')
+    .update(JSON.stringify([printQuery(query), [...new Set(fleetIds ?? [])].sort()]))
+    .digest('base64url')
+    .slice(0, 16);
+  return `${base}?q=${digest}`;
+};
+
+/** The records of the workspace's devices matching a search, page by page in ID order, after the sort key `after`. */
+async function* matchingRecords(db: Db, workspaceId: string, search: DeviceSearch, after: string | undefined, pageSize: number | undefined) {
+  const { query, fleetIds } = search;
+  const fleets = fleetIds?.length ? new Set(fleetIds) : undefined;
+  const keep = (device: DeviceRecord) => (!fleets || fleets.has(device.fleet_id)) && (!query || matchesQuery(query, device as SearchableDevice));
+  const plan = planSearch(query);
+  if (plan.kind === 'scan') {
+    // One pass: DynamoDB filters the fleets, the evaluator the rest; the pages grow so a rare match costs few reads.
+    for await (const page of readDevicesOfWorkspace(db, workspaceId, { after, pageSize, grow: true, fleetIds })) yield page.filter(({ value }) => keep(value));
+    return;
+  }
+  const afterDevice = after?.slice(collection.devicesOfWorkspace(workspaceId).prefix.length);
+  const ids = mergeKeyed(plan.values.map((value) => readTaggedDeviceIds(db, workspaceId, plan.key, value, { afterDevice, pageSize })));
+  let batch: Array<Keyed<string>> = [];
+  const fetch = async (entries: Array<Keyed<string>>) => {
+    const records = await getDevicesByIds<DeviceRecord>(
+      db,
+      workspaceId,
+      entries.map((e) => e.value),
+    );
+    // An entry whose device is gone or no longer holds the tag (a leftover) is dropped by the check.
+    return entries.flatMap(({ sk, value }) => {
+      const device = records.get(value);
+      return device && keep(device) ? [{ sk, value: device }] : [];
+    });
+  };
+  let size = Math.min(pageSize ?? INDEX_BATCH, INDEX_BATCH);
+  let last: string | undefined;
+  for await (const entry of ids) {
+    if (entry.sk === last) continue; // a device under two values of the key: only a leftover entry does that
+    last = entry.sk;
+    batch.push(entry);
+    if (batch.length < size) continue;
+    yield await fetch(batch);
+    batch = [];
+    size = INDEX_BATCH;
+  }
+  if (batch.length) yield await fetch(batch);
+}
+
+/**
+ * The workspace's devices matching a search, oldest first (ID order), streamed and paged as the
+ * device list is (`limit`, `cursor`, `next`), with their fleet names and identities. Read from the
+ * tag index when the query has a tag clause of strings (`tags.k = "v"`, `tags.k IN (…)`), in one
+ * pass otherwise (query/plan.ts). The caller has checked that the workspace is the caller's and
+ * the fleets are its own; only the workspace's partition is ever read, so no other account's
+ * device can match. `workspace` is its record, or its ID (its name is then read once, by the
+ * first device's account).
+ * @throws ValidationError when the cursor is not one of this search.
+ */
+export const searchDevices = async (db: Db, workspace: WorkspaceRecord | string, search: DeviceSearch, page: PageQuery = {}): Promise<StreamedList<Device>> => {
+  const workspaceId = typeof workspace === 'string' ? workspace : workspace.id;
+  const list = listNameOf(workspaceId, search);
+  const { prefix } = collection.devicesOfWorkspace(workspaceId);
+  const after = startOf(list, page, prefix);
+  const fleetIds = search.fleetIds?.length ? search.fleetIds : undefined;
+  let record = typeof workspace === 'string' ? undefined : workspace;
+  const names = fleetNameCache(db, workspaceId);
+  const recordOf = async (device: DeviceRecord) =>
+    (record ??= (await getWorkspaceOfAccount(db, device.account_id, workspaceId)) ?? ({ name: '' } as WorkspaceRecord));
+  async function* source(): AsyncGenerator<Keyed<Device>> {
+    if (!search.query) {
+      // The plain list (a page of v3's list, or a fleet's): its identities in one parallel pass.
+      const identities = identityJoin(readIdentitiesOfWorkspace(db, workspaceId, after?.slice(prefix.length), pageSizeOf(page)));
+      try {
+        for await (const devices of readDevicesOfWorkspace(db, workspaceId, { after, pageSize: pageSizeOf(page), fleetIds })) {
+          await names.learn(devices.map((d) => d.value));
+          for (const { sk, value } of devices)
+            yield { sk, value: toDevice(value, names.of(value.fleet_id), await recordOf(value), await identities.of(value.id)) };
+        }
+      } finally {
+        await identities.close();
+      }
+      return;
+    }
+    for await (const devices of matchingRecords(db, workspaceId, { ...search, fleetIds }, after, pageSizeOf(page))) {
+      if (!devices.length) continue;
+      const [identities] = await Promise.all([
+        readIdentitiesOfDevices(
+          db,
+          workspaceId,
+          devices.map((d) => d.value.id),
+        ),
+        names.learn(devices.map((d) => d.value)),
+      ]);
+      for (const { sk, value } of devices) yield { sk, value: toDevice(value, names.of(value.fleet_id), await recordOf(value), identities.get(value.id)) };
+    }
+  }
+  return paginate(list, source(), page);
+};
