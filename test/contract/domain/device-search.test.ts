@@ -1,0 +1,240 @@
+import { createDevice, getDevice, listDevices, patchDevice, updateDevice } from '../../../lambdas/domain/registry/devices';
+import { createFleet } from '../../../lambdas/domain/registry/fleets';
+import { matchesQuery, parseQuery, type SearchableDevice } from '../../../lambdas/domain/registry/query';
+import { searchDevices } from '../../../lambdas/domain/registry/search';
+import type { Device } from '../../../lambdas/schemas/device';
+import type { Db } from '../../../lambdas/shared/clients';
+import { NotFoundError, ValidationError } from '../../../lambdas/shared/errors';
+import { findDeviceLocator, getDeviceOfWorkspace } from '../../../lambdas/stores/device-store';
+import { queryAll } from '../../../lambdas/stores/items';
+import { newAccount } from '../../helpers/callers';
+import { freshTable } from '../../helpers/db';
+import { itemsOf, pageOf } from '../../helpers/lists';
+
+let db: Db;
+beforeAll(async () => {
+  db = await freshTable();
+});
+
+/** How many tag index entries a workspace holds. */
+const indexOf = async (workspaceId: string) =>
+  (await queryAll<{ device_id: string }>(db, `WKS#${workspaceId}`, 'TAG#', { ProjectionExpression: 'sk, device_id' })).length;
+/** The sort keys of a workspace's tag index entries. */
+const entriesOf = async (workspaceId: string) => {
+  const { QueryCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { Items = [] } = await db.doc.send(
+    new QueryCommand({
+      TableName: db.table,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': `WKS#${workspaceId}`, ':p': 'TAG#' },
+    }),
+  );
+  return Items.map((item) => item.sk as string).sort();
+};
+
+/** Every page of a search of `limit` devices, following `next`. */
+const allPages = async (read: (cursor?: string) => ReturnType<typeof searchDevices>) => {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 100; pages++) {
+    const { items, next } = await pageOf(read(cursor));
+    ids.push(...items.map((d) => d.id));
+    if (!next) return { ids, pages: pages + 1 };
+    cursor = next;
+  }
+  throw new Error('more than 100 pages');
+};
+
+describe('device tags on DynamoDB Local', () => {
+  it('answers {} for a device without tags and keeps the tags given at creation, with their index entries', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+
+    const bare = await createDevice(db, caller, workspace_id, { name: 'a', phys_id: '' });
+    const tagged = await createDevice(db, caller, workspace_id, { name: 'b', phys_id: '', tags: { site: 'milan', 'hw.rev': 'v#2' } });
+
+    expect(bare.tags).toEqual({});
+    expect(tagged.tags).toEqual({ site: 'milan', 'hw.rev': 'v#2' });
+    expect(await getDevice(db, caller, workspace_id, tagged.id)).toEqual(tagged);
+    expect(await entriesOf(workspace_id)).toEqual([`TAG#hw.rev#3#v#2#${tagged.id}`, `TAG#site#5#milan#${tagged.id}`]);
+  });
+
+  it('replaces every tag with PUT, keeps them when PUT has none, and merges with PATCH (null removes one)', async () => {
+    const { caller, workspace_id, default_fleet_id } = await newAccount(db);
+    const device = await createDevice(db, caller, workspace_id, { name: 'a', phys_id: '', tags: { site: 'milan', model: 'v1' } });
+
+    const kept = await updateDevice(db, caller, workspace_id, device.id, { name: 'b', fleet_id: default_fleet_id });
+    const replaced = await updateDevice(db, caller, workspace_id, device.id, { name: 'b', fleet_id: default_fleet_id, tags: { floor: '3' } });
+    const merged = await patchDevice(db, caller, workspace_id, device.id, { tags: { floor: null, site: 'rome', model: 'v2' } });
+    const emptied = await patchDevice(db, caller, workspace_id, device.id, { tags: { site: null, model: null } });
+
+    expect(kept.tags).toEqual({ site: 'milan', model: 'v1' });
+    expect(replaced.tags).toEqual({ floor: '3' });
+    expect(merged).toMatchObject({ name: 'b', tags: { site: 'rome', model: 'v2' } });
+    expect(emptied.tags).toEqual({});
+    expect(await entriesOf(workspace_id)).toEqual([]);
+  });
+
+  it('moves a device with PATCH as PUT does: its fleet history and locator follow', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const fleet = await createFleet(db, caller, workspace_id, { name: 'field', description: '' });
+    const device = await createDevice(db, caller, workspace_id, { name: 'a', phys_id: '' });
+    const twin = await createDevice(db, caller, workspace_id, { name: 'a', phys_id: '' });
+
+    const moved = await patchDevice(db, caller, workspace_id, device.id, { fleet_id: fleet.id });
+    await updateDevice(db, caller, workspace_id, twin.id, { name: 'a', fleet_id: fleet.id });
+
+    expect(moved).toMatchObject({ name: 'a', fleet_id: fleet.id, fleet_name: 'field' });
+    const [stored, put] = await Promise.all([getDeviceOfWorkspace(db, workspace_id, device.id), getDeviceOfWorkspace(db, workspace_id, twin.id)]);
+    const shape = (history: typeof stored) => history?.fleet_history?.map(({ fleet_id, epoch }) => ({ fleet_id, epoch }));
+    expect(shape(stored)).toEqual(shape(put));
+    expect(shape(stored)?.at(-1)).toEqual({ fleet_id: fleet.id, epoch: 0 });
+    expect(stored?.rev).toBe(put?.rev);
+    expect(await findDeviceLocator(db, device.id)).toMatchObject({ fleet_id: fleet.id, name: 'a' });
+  });
+
+  it('refuses a PATCH that would leave 51 tags, and writes nothing', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const fifty = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, 'v']));
+    const device = await createDevice(db, caller, workspace_id, { name: 'a', phys_id: '', tags: fifty });
+
+    const error = await patchDevice(db, caller, workspace_id, device.id, { name: 'renamed', tags: { k0: null, more: '1', another: '2' } }).catch(
+      (e: unknown) => e,
+    );
+
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).details).toEqual([{ field: 'body.tags', message: 'At most 50 tags: the change would leave the device 51.' }]);
+    expect(await getDevice(db, caller, workspace_id, device.id)).toEqual(device);
+    expect(await indexOf(workspace_id)).toBe(50);
+  });
+
+  it('replaces 50 tags with 50 others (past one transaction) and the index follows', async () => {
+    const { caller, workspace_id, default_fleet_id } = await newAccount(db);
+    const tags = (prefix: string) => Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`${prefix}${i}`, 'v']));
+    const device = await createDevice(db, caller, workspace_id, { name: 'a', phys_id: '', tags: tags('old') });
+
+    const updated = await updateDevice(db, caller, workspace_id, device.id, { name: 'a', fleet_id: default_fleet_id, tags: tags('new') });
+
+    expect(updated.tags).toEqual(tags('new'));
+    expect(await entriesOf(workspace_id)).toEqual(
+      Object.keys(tags('new'))
+        .map((k) => `TAG#${k}#1#v#${device.id}`)
+        .sort(),
+    );
+    expect((await itemsOf(listDevices(db, caller, workspace_id, { q: 'tags.new7 = "v"' }))).map((d) => d.id)).toEqual([device.id]);
+    expect(await itemsOf(listDevices(db, caller, workspace_id, { q: 'tags.old7 = "v"' }))).toEqual([]);
+  });
+
+  it('answers 404 for a PATCH of another account’s device and writes nothing', async () => {
+    const mine = await newAccount(db);
+    const theirs = await newAccount(db);
+    const device = await createDevice(db, theirs.caller, theirs.workspace_id, { name: 'a', phys_id: '' });
+
+    await expect(patchDevice(db, mine.caller, theirs.workspace_id, device.id, { tags: { a: 'b' } })).rejects.toThrow(NotFoundError);
+    await expect(patchDevice(db, mine.caller, mine.workspace_id, device.id, { tags: { a: 'b' } })).rejects.toThrow(NotFoundError);
+
+    expect(await getDevice(db, theirs.caller, theirs.workspace_id, device.id)).toEqual(device);
+  });
+});
+
+describe('device search on DynamoDB Local', () => {
+  const SITES = ['milan', 'rome', 'turin'];
+  let world: Awaited<ReturnType<typeof newAccount>> & { devices: Device[]; fleetB: string };
+
+  beforeAll(async () => {
+    const account = await newAccount(db);
+    const fleetB = (await createFleet(db, account.caller, account.workspace_id, { name: 'b', description: '' })).id;
+    const devices: Device[] = [];
+    for (let i = 0; i < 30; i++) {
+      const tags: Record<string, string> = { site: SITES[i % 3], floor: String(i % 5) };
+      if (i % 4 === 0) tags.model = 'v2';
+      devices.push(
+        await createDevice(db, account.caller, account.workspace_id, {
+          name: `d${String(i).padStart(2, '0')}`,
+          phys_id: '',
+          fleet_id: i % 2 ? fleetB : undefined,
+          tags,
+        }),
+      );
+    }
+    // Another account with the same tags: never in this workspace's answers.
+    const other = await newAccount(db);
+    for (let i = 0; i < 5; i++) await createDevice(db, other.caller, other.workspace_id, { name: `x${i}`, phys_id: '', tags: { site: 'milan', model: 'v2' } });
+    world = { ...account, devices, fleetB };
+  });
+
+  const expected = (q: string, fleets?: string[]) =>
+    world.devices.filter((d) => (!fleets || fleets.includes(d.fleet_id)) && matchesQuery(parseQuery(q), d as unknown as SearchableDevice)).map((d) => d.id);
+
+  it.each([
+    'tags.site = "milan"',
+    'tags.site = "milan" AND tags.model = "v2"',
+    'tags.site IN ("rome", "turin") AND tags.floor > 2',
+    'tags.model = "v2" AND tags.site != "rome"',
+    'NOT EXISTS tags.model',
+    'tags.floor >= 3 AND name < "d20"',
+    'connected = false AND tags.site = "nowhere"',
+    'created_at > "2000-01-01T00:00:00Z"',
+  ])('finds exactly the devices matching %s, in ID order, on every page', async (q) => {
+    const want = expected(q);
+
+    const whole = await itemsOf(listDevices(db, world.caller, world.workspace_id, { q }));
+    const paged = await allPages((cursor) => listDevices(db, world.caller, world.workspace_id, { q, limit: 4, cursor }));
+
+    expect(whole.map((d) => d.id)).toEqual(want);
+    expect(paged.ids).toEqual(want);
+    expect(whole.every((d) => d.workspace_id === world.workspace_id && d.tags)).toBe(true);
+  });
+
+  it('combines a query with fleets (the list’s `fleet`, and the groups’ and targets’ fleetIds)', async () => {
+    const q = 'tags.site = "milan"';
+
+    const found = await itemsOf(listDevices(db, world.caller, world.workspace_id, { q, fleet: [world.fleetB] }));
+    const searched = await itemsOf(searchDevices(db, world.workspace_id, { query: parseQuery(q), fleetIds: [world.fleetB] }));
+
+    expect(found.map((d) => d.id)).toEqual(expected(q, [world.fleetB]));
+    expect(searched).toEqual(found);
+    expect(searched[0]).toMatchObject({ workspace_name: 'default', fleet_name: 'b' });
+  });
+
+  it('sees a change of tags at once', async () => {
+    const [first] = world.devices;
+    await patchDevice(db, world.caller, world.workspace_id, first.id, { tags: { site: 'naples' } });
+
+    const found = await itemsOf(listDevices(db, world.caller, world.workspace_id, { q: 'tags.site = "naples"' }));
+    await patchDevice(db, world.caller, world.workspace_id, first.id, { tags: { site: first.tags.site } });
+
+    expect(found.map((d) => d.id)).toEqual([first.id]);
+    expect(await itemsOf(listDevices(db, world.caller, world.workspace_id, { q: 'tags.site = "naples"' }))).toEqual([]);
+  });
+
+  it('answers a tag clause from the tag index, and drops an entry the device no longer bears out', async () => {
+    const { DeleteCommand, PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const [hidden, other] = world.devices.filter((d) => d.tags.site === 'turin');
+    const milan = world.devices.find((d) => d.tags.site === 'milan')!;
+    const entry = (deviceId: string, value: string) => ({ pk: `WKS#${world.workspace_id}`, sk: `TAG#site#${value.length}#${value}#${deviceId}` });
+    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: entry(hidden.id, 'turin') }));
+    await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...entry(milan.id, 'turin'), device_id: milan.id } }));
+
+    const indexed = await itemsOf(listDevices(db, world.caller, world.workspace_id, { q: 'tags.site = "turin"' }));
+    const onePass = await itemsOf(listDevices(db, world.caller, world.workspace_id, { q: 'tags.site > "t" AND tags.site < "u"' }));
+    await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...entry(hidden.id, 'turin'), device_id: hidden.id } }));
+    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: entry(milan.id, 'turin') }));
+
+    expect(indexed.map((d) => d.id)).not.toContain(hidden.id);
+    expect(indexed.map((d) => d.id)).toContain(other.id);
+    expect(indexed.map((d) => d.id)).not.toContain(milan.id);
+    expect(onePass.map((d) => d.id)).toContain(hidden.id);
+  });
+
+  it('refuses a cursor of another query, and a malformed query with its position', async () => {
+    const { next } = await pageOf(listDevices(db, world.caller, world.workspace_id, { q: 'tags.site = "milan"', limit: 2 }));
+
+    await expect(listDevices(db, world.caller, world.workspace_id, { q: 'tags.site = "rome"', cursor: next! })).rejects.toMatchObject({
+      details: [{ field: 'query.cursor' }],
+    });
+    await expect(listDevices(db, world.caller, world.workspace_id, { cursor: next! })).rejects.toThrow(ValidationError);
+    await expect(listDevices(db, world.caller, world.workspace_id, { q: 'tags.site = "milan" AND tags.model' })).rejects.toMatchObject({
+      details: [{ field: 'query.q', message: expect.stringContaining('at character 35') }],
+    });
+  });
+});
