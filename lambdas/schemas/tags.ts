@@ -37,7 +37,17 @@ export const TagChangesSchema = z.record(TagKeySchema, TagValueSchema.nullable()
 export type TagChanges = z.infer<typeof TagChangesSchema>;
 
 /** `q`: a query of the language of docs/api.md (parsed by the registry; a malformed one is a 400 naming the character). */
-export const QueryTextSchema = z.string().max(QUERY_TEXT_MAX, `Must be at most ${QUERY_TEXT_MAX} characters.`).meta({
-  description:
-    'Only the devices matching this query (docs/api.md: `field op value` clauses joined by AND), e.g. `tags.site = "milan" AND connected = true`. A malformed query is a 400 whose message names the character',
-});
+export const QueryTextSchema = z
+  .string()
+  .max(QUERY_TEXT_MAX, `Must be at most ${QUERY_TEXT_MAX} characters.`)
+  .meta({
+    description:
+      'Only the devices matching this query (docs/api.md: `field op value` clauses joined by AND), e.g. `tags.site = "milan" AND connected = true`. A malformed query is a 400 whose message names the character',
+    examples: [
+      'tags.site = "milan"',
+      'tags.site = "milan" AND connected = true',
+      'tags.model IN ("v1", "v2") AND NOT EXISTS tags.retired',
+      'last_seen_at < "2026-11-01T00:00:00Z"',
+      'firmware_version != "1.2.0" AND tags.floor >= 3',
+    ],
+  });

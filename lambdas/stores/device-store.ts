@@ -14,6 +14,7 @@ import { checkExists, keyedPages, putNew, queryAll, strip, type ListRead } from 
 import { failedConditions, isConditionFailed } from './errors';
 import type { QuotaCheck } from './limits-store';
 import { historyAfterMove, staysOf, type FleetStay } from './fleet-history';
+import { getFleetOfWorkspace } from './fleet-store';
 import { splitTagIndexWrites, tagIndexWrites, type StoredTags } from './device-tag-index';
 import { collection, deviceKey, deviceLocatorKey, fleetKey, scheduleClockKey, workspaceKey, type ItemKey } from './keys';
 
@@ -288,7 +289,9 @@ export const updateDevice = async (
     ];
     const tagWrites = change.tags ? tagIndexWrites(db, workspaceId, deviceId, device.tags, change.tags) : { puts: [], deletes: [] };
     try {
-      const indexed = await splitTagIndexWrites(db, tagWrites, actions.length);
+      const indexed = await splitTagIndexWrites(db, tagWrites, actions.length, async () => {
+        if (!(await getFleetOfWorkspace(db, workspaceId, change.fleet_id))) throw new NotFoundError(`Fleet ${change.fleet_id} not found.`);
+      });
       await db.doc.send(new TransactWriteCommand({ TransactItems: [...actions, ...(indexed as typeof actions)] }));
       return undefined;
     } catch (error) {

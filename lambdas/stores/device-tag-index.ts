@@ -39,8 +39,15 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * transaction holds the deletes. An early put whose transaction then fails leaves an entry of a
  * tag the device lacks: a candidate the query's own check drops, never a device missed.
  */
-export const splitTagIndexWrites = async (db: Db, writes: { puts: TransactAction[]; deletes: TransactAction[] }, others: number): Promise<TransactAction[]> => {
+export const splitTagIndexWrites = async (
+  db: Db,
+  writes: { puts: TransactAction[]; deletes: TransactAction[] },
+  others: number,
+  /** Run before the early puts: throws when the change is refused anyway (an unknown fleet), so that a refused request writes nothing. */
+  precheck: () => Promise<void>,
+): Promise<TransactAction[]> => {
   if (others + writes.puts.length + writes.deletes.length <= TRANSACT_LIMIT) return [...writes.puts, ...writes.deletes];
+  await precheck();
   for (let i = 0; i < writes.puts.length; i += BATCH_WRITE_LIMIT) {
     let requests: Array<Record<string, unknown>> = writes.puts
       .slice(i, i + BATCH_WRITE_LIMIT)

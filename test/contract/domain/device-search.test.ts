@@ -111,7 +111,10 @@ describe('device tags on DynamoDB Local', () => {
     const { caller, workspace_id, default_fleet_id } = await newAccount(db);
     const tags = (prefix: string) => Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`${prefix}${i}`, 'v']));
     const device = await createDevice(db, caller, workspace_id, { name: 'a', phys_id: '', tags: tags('old') });
+    const before = await entriesOf(workspace_id);
 
+    await expect(updateDevice(db, caller, workspace_id, device.id, { name: 'a', fleet_id: 'flt-123456789', tags: tags('new') })).rejects.toThrow(NotFoundError);
+    expect(await entriesOf(workspace_id)).toEqual(before);
     const updated = await updateDevice(db, caller, workspace_id, device.id, { name: 'a', fleet_id: default_fleet_id, tags: tags('new') });
 
     expect(updated.tags).toEqual(tags('new'));
