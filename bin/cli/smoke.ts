@@ -83,9 +83,18 @@ const main = async () => {
   await call('listFleets', 'GET', `/workspaces/${ws}/fleets`, { check: has('fleets') });
   await call('getFleet', 'GET', `/workspaces/${ws}/fleets/${fleet?.id}`, { check: has('fleet') });
 
-  const device = (await call('createDevice', 'POST', `/workspaces/${ws}/devices`, { body: { name: stamp, fleet_id: fleet?.id }, check: has('device') })).body
-    ?.device;
+  const device = (
+    await call('createDevice', 'POST', `/workspaces/${ws}/devices`, { body: { name: stamp, fleet_id: fleet?.id, tags: { gone: 'x' } }, check: has('device') })
+  ).body?.device;
   await call('listDevices', 'GET', `/workspaces/${ws}/devices`, { check: has('devices') });
+  // Tags merged (one set, one removed: the tag index's put and delete) and the device found by them.
+  await call('patchDevice', 'PATCH', `/workspaces/${ws}/devices/${device?.id}`, {
+    body: { tags: { smoke: stamp, gone: null } },
+    check: (b) => (JSON.stringify(b?.device?.tags) === JSON.stringify({ smoke: stamp }) ? undefined : 'tags not merged'),
+  });
+  await call('listDevices', 'GET', `/workspaces/${ws}/devices?limit=5&q=${encodeURIComponent(`tags.smoke = "${stamp}" AND NOT EXISTS tags.gone`)}`, {
+    check: (b) => (b?.devices?.length === 1 && b.devices[0].id === device?.id && b.next === null ? undefined : 'the search did not find the device alone'),
+  });
   await call('getDevice', 'GET', `/workspaces/${ws}/devices/${device?.id}`, { check: has('device') });
   await call('updateDevice', 'PUT', `/workspaces/${ws}/devices/${device?.id}`, {
     body: { name: `${stamp}-renamed`, fleet_id: fleet?.id },
