@@ -80,6 +80,8 @@ describe('fleets and devices', () => {
       // Issue 33's additive fields, before the device ever sends data or installs a firmware.
       last_seen_at: null,
       firmware_version: null,
+      // Issue 34's additive field: a device given no tags.
+      tags: {},
     });
   });
 
