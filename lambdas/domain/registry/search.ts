@@ -63,7 +63,8 @@ async function* matchingRecords(db: Db, workspaceId: string, search: DeviceSearc
       return device && keep(device) ? [{ sk, value: device }] : [];
     });
   };
-  let size = Math.min(pageSize ?? INDEX_BATCH, INDEX_BATCH);
+  // A page's devices in one round (its BatchGetItem calls at once), then rounds of INDEX_BATCH.
+  let size = pageSize ?? INDEX_BATCH;
   let last: string | undefined;
   for await (const entry of ids) {
     if (entry.sk === last) continue; // a device under two values of the key: only a leftover entry does that
