@@ -19,6 +19,7 @@ export type RouteHandler =
   | 'limits'
   | 'device-api'
   | 'rollouts'
+  | 'groups'
   | 'openapi';
 
 /**
@@ -71,6 +72,7 @@ export const STREAMED_HANDLERS: ReadonlySet<RouteHandler> = new Set<RouteHandler
   'integrations',
   'timeseries',
   'rollouts',
+  'groups',
 ]);
 
 const route = (method: HttpMethod, path: string, handler: RouteHandler, operationId: string, summary: string, auth: RouteAuth = 'api-key'): Route => ({
@@ -93,6 +95,14 @@ export const ROUTES: readonly Route[] = [
   route('GET', '/workspaces/{workspaceId}/fleets', 'fleets', 'listFleets', 'List the fleets of a workspace'),
   route('POST', '/workspaces/{workspaceId}/fleets', 'fleets', 'createFleet', 'Create a fleet'),
   route('GET', '/workspaces/{workspaceId}/fleets/{fleetId}', 'fleets', 'getFleet', 'Get a fleet'),
+
+  // Additions to the v3 interface (spec/fleet-state.md §2): groups, saved queries of the device search.
+  route('GET', '/workspaces/{workspaceId}/groups', 'groups', 'listGroups', 'List the groups (saved device queries) of a workspace'),
+  route('POST', '/workspaces/{workspaceId}/groups', 'groups', 'createGroup', 'Save a device query as a group'),
+  route('GET', '/workspaces/{workspaceId}/groups/{groupId}', 'groups', 'getGroup', 'Get a group, with the number of devices it matches now'),
+  route('PATCH', '/workspaces/{workspaceId}/groups/{groupId}', 'groups', 'updateGroup', 'Rename a group or change its query'),
+  route('DELETE', '/workspaces/{workspaceId}/groups/{groupId}', 'groups', 'deleteGroup', 'Delete a group that nothing targets'),
+  route('GET', '/workspaces/{workspaceId}/groups/{groupId}/devices', 'groups', 'listGroupDevices', 'List the devices a group matches now, a page at a time'),
 
   route('GET', '/workspaces/{workspaceId}/devices', 'devices', 'listDevices', 'List the devices of a workspace'),
   route('POST', '/workspaces/{workspaceId}/devices', 'devices', 'createDevice', 'Create a device (default fleet when fleet_id is omitted)'),

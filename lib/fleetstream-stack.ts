@@ -53,9 +53,11 @@ const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 // workspaces' usage; the limits and usage routes read a workspace, query its usage days and count
 // their own requests; the retention re-stamp reads its workspace and clears what it owes, by key; an
 // export's run reads its workspace and updates its export, and an export with names reads the names
-// of its devices and fleets in batches (BatchGetItem).
+// of its devices and fleets in batches (BatchGetItem). The groups' routes read as the device list
+// does and write one group at a time, with its quota's count: no batch writes.
 const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = {
   timeseries: 'storage',
+  groups: 'read-items-write-one',
   ingest: 'batch-get-update',
   limits: 'read-update',
   retention: 'get-update',

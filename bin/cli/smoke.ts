@@ -101,6 +101,24 @@ const main = async () => {
     check: (b) => (b?.device?.name === `${stamp}-renamed` ? undefined : 'not renamed'),
   });
 
+  // A group (a saved query) that matches the renamed device: counted, listed, changed, deleted.
+  const group = (
+    await call('createGroup', 'POST', `/workspaces/${ws}/groups`, {
+      body: { name: stamp, query: `name = "${stamp}-renamed"` },
+      expect: 201,
+      check: has('group'),
+    })
+  ).body?.group;
+  await call('listGroups', 'GET', `/workspaces/${ws}/groups?limit=10`, { check: has('groups') });
+  await call('getGroup', 'GET', `/workspaces/${ws}/groups/${group?.id}`, {
+    check: (b) => (b?.group?.device_count === 1 ? undefined : `device_count is ${b?.group?.device_count}, not 1`),
+  });
+  await call('listGroupDevices', 'GET', `/workspaces/${ws}/groups/${group?.id}/devices`, {
+    check: (b) => (b?.devices?.map?.((d: any) => d.id).join() === device?.id ? undefined : 'the group does not list exactly its device'),
+  });
+  await call('updateGroup', 'PATCH', `/workspaces/${ws}/groups/${group?.id}`, { body: { name: `${stamp}-renamed` }, check: has('group') });
+  await call('deleteGroup', 'DELETE', `/workspaces/${ws}/groups/${group?.id}`, { check: has('group') });
+
   const created = (await call('createIdentity', 'POST', `/workspaces/${ws}/devices/${device?.id}/identities`, { check: has('credentials') })).body;
   await call('listIdentities', 'GET', `/workspaces/${ws}/devices/${device?.id}/identities`, { check: has('identities') });
 

@@ -23,6 +23,7 @@
  * | device identity | WKS#<wks>      | IDN#<dev>#<idn> |
  * | tag index entry | WKS#<wks>      | TAG#<key>#<len>#<value>#<dev> |
  * | integration     | WKS#<wks>      | INT#<int>       |
+ * | group           | WKS#<wks>      | GRP#<grp>       |
  * | firmware version| WKS#<wks>      | FW#<fw>#<ver>   |
  * | data export     | WKS#<wks>      | EXPORT#<exp>    |
  * | delivery ledger | DELIVERY#<msg> | DELIVERY        |
@@ -82,6 +83,8 @@ export const identityKey = (workspaceId: string, deviceId: string, identityId: s
   sk: `IDN#${deviceId}#${identityId}`,
 });
 export const integrationKey = (workspaceId: string, integrationId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `INT#${integrationId}` });
+/** A group (a saved query) of a workspace: in its partition, so that deleting the workspace's partition removes it. */
+export const groupKey = (workspaceId: string, groupId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `GRP#${groupId}` });
 /** A registered firmware version (its image is the S3 object `<wks>/<fw>/<ver>`). Firmware IDs and versions never hold "#". */
 export const firmwareKey = (workspaceId: string, firmwareId: string, version: string): ItemKey => ({
   pk: `WKS#${workspaceId}`,
@@ -286,6 +289,7 @@ export const collection = {
   identitiesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'IDN#' }),
   identitiesOfDevice: (workspaceId: string, deviceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: `IDN#${deviceId}#` }),
   integrationsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'INT#' }),
+  groupsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'GRP#' }),
   deliveriesOfIntegration: (workspaceId: string, integrationId: string) => ({ pk: `INTLOG#${workspaceId}#${integrationId}`, prefix: '' }),
   firmwaresOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'FW#' }),
   usageOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'USAGE#' }),

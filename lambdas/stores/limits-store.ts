@@ -17,6 +17,7 @@ export const COUNT_ATTRIBUTES: Readonly<Record<QuotaName, { count: string; day?:
   integrations: { count: 'integrations_count' },
   identities: { count: 'identities_count' },
   firmware_versions: { count: 'firmware_versions_count' },
+  groups: { count: 'groups_count' },
   exports_per_day: { count: 'exports_today', day: 'exports_day' },
   rollouts_per_day: { count: 'rollouts_today', day: 'rollouts_day' },
   workspaces_per_account: { count: 'workspaces_count' },
@@ -43,6 +44,7 @@ export interface WorkspaceLimitFields extends QuotaFields {
   integrations_count?: number;
   identities_count?: number;
   firmware_versions_count?: number;
+  groups_count?: number;
   exports_day?: string;
   exports_today?: number;
   rollouts_day?: string;
@@ -68,6 +70,7 @@ export const initialCounts = (apiKeys: number) =>
     integrations_count: 0,
     identities_count: 0,
     firmware_versions_count: 0,
+    groups_count: 0,
   }) satisfies WorkspaceLimitFields;
 
 /** The counts of a new account: its first workspace. */
@@ -167,6 +170,7 @@ const COUNTED: Readonly<Record<HeldQuota, { prefix: (holderId: string) => { pk: 
   integrations: { prefix: collection.integrationsOfWorkspace },
   identities: { prefix: collection.identitiesOfWorkspace, filter: NOT_REVOKED },
   firmware_versions: { prefix: collection.firmwaresOfWorkspace },
+  groups: { prefix: collection.groupsOfWorkspace },
   workspaces_per_account: { prefix: collection.workspacesOfAccount },
 };
 

@@ -80,7 +80,16 @@ export const HANDLER_ESBUILD_OPTIONS = {
 export const HANDLER_ENVIRONMENT = { NODE_OPTIONS: '--enable-source-maps' } as const;
 
 /** What a handler may do with a table it is bound to. */
-export type TableAccess = 'get-item' | 'get-update' | 'batch-get-update' | 'read-update' | 'storage' | 'query-update' | 'read-puts-update' | 'read-write';
+export type TableAccess =
+  | 'get-item'
+  | 'get-update'
+  | 'batch-get-update'
+  | 'read-update'
+  | 'storage'
+  | 'query-update'
+  | 'read-puts-update'
+  | 'read-items-write-one'
+  | 'read-write';
 
 const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
 const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'];
@@ -110,6 +119,10 @@ export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   // cannot narrow to puts; the code issues no deletes): the registry stream's consumer.
   // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html
   'read-puts-update': ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem'],
+  // Reads of every kind, and writes of one item at a time or in transactions, never in batches
+  // (no BatchWriteItem): the groups' routes (a group put, changed or deleted with its quota's
+  // count, its devices read as the device list reads them).
+  'read-items-write-one': [...READ_ACTIONS, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
   'read-write': [...READ_ACTIONS, ...WRITE_ACTIONS],
 };
 

@@ -114,6 +114,7 @@ describe('a workspace’s quotas', () => {
         integrations: 10,
         identities: 20_000,
         firmware_versions: 1000,
+        groups: 1000,
         exports_per_day: 100,
         rollouts_per_day: 1000,
         points_per_device_per_day: 100_000,

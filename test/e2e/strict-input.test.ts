@@ -34,6 +34,7 @@ beforeAll(async () => {
   // disabled: the forwarder has nothing to deliver, so it writes nothing while the tests compare the tables
   const integration = (await api.post(`/workspaces/${ws}/integrations`, { url: 'http://127.0.0.1:9/hook', enabled: false })).body.integration;
   const key = (await api.post(`/workspaces/${ws}/api-keys`, { name: 'second' })).body.api_key;
+  const group = (await api.post(`/workspaces/${ws}/groups`, { name: 'thermos', query: 'name = "thermo"' })).body.group;
   // A rollout (a fleet-wide job): its counts are kept by the registry stream's consumer, in the
   // background; the tests compare the tables once it has counted its one device.
   const rollout = (await api.post(`/workspaces/${ws}/jobs/upgrade?fleet=${fleet.id}`, { value: {} })).body.job.rollout_id as string;
@@ -57,6 +58,7 @@ beforeAll(async () => {
     integrationId: integration.id,
     rolloutId: rollout,
     exportId: started.id,
+    groupId: group.id,
   };
   // The runtime's tables, by the names and engine it gave the handlers (this process's environment).
   const client = new DynamoDBClient({});
@@ -114,6 +116,8 @@ const bodyFor = (operationId: string): unknown => {
     updateIntegration: { name: 'renamed' },
     registerFirmware: { size: 1, sha256: 'c'.repeat(64) },
     createExport: { format: 'csv' },
+    createGroup: { name: 'g', query: 'name = "thermo"' },
+    updateGroup: { name: 'renamed' },
   };
   if (!(operationId in bodies)) throw new Error(`the strict-input test has no valid body for ${operationId}: add one to bodyFor`);
   return bodies[operationId];
@@ -225,6 +229,7 @@ const EXAMPLE_IDS: Record<string, string> = {
   integrationId: 'int-123456789',
   rolloutId: 'rol-123456789',
   exportId: 'exp-123456789',
+  groupId: 'grp-123456789',
 };
 const ID_PARAMS = Object.keys(EXAMPLE_IDS);
 const idCases = ROUTES.flatMap((route) =>

@@ -30,6 +30,7 @@ beforeAll(async () => {
   const rollout = (await theirs.post(`/workspaces/${other.workspace_id}/jobs/secret-rollout`, { value: { original: true }, rollout: { max_per_minute: 1 } }))
     .body.job.rollout_id;
   const exported = (await theirs.post(`/timeseries/${other.workspace_id}/exports`, { format: 'csv' })).body.export;
+  const group = (await theirs.post(`/workspaces/${other.workspace_id}/groups`, { name: 'secret-group', query: 'name = "secret-device"' })).body.group;
   theirIds = {
     workspaceId: other.workspace_id,
     fleetId: other.default_fleet_id,
@@ -42,6 +43,7 @@ beforeAll(async () => {
     integrationId: integration.id,
     rolloutId: rollout,
     exportId: exported.id,
+    groupId: group.id,
   };
 });
 afterAll(async () => {
@@ -63,6 +65,8 @@ const bodyFor = (operationId: string): unknown =>
     updateWorkspace: { name: 'intruder', data_retention_days: 1 },
     registerFirmware: { size: 1, sha256: 'b'.repeat(64) },
     createExport: { format: 'csv' },
+    createGroup: { name: 'intruder', query: 'name = "secret-device"' },
+    updateGroup: { query: 'name != "x"' },
   })[operationId];
 
 const scopedRoutes = ROUTES.filter((r) => r.auth === 'api-key' && r.path.includes('{'));
@@ -99,6 +103,7 @@ describe('tenant isolation', () => {
     const workspace = await theirs.get(`/workspaces/${theirIds.workspaceId}`);
     const rollout = await theirs.get(`/workspaces/${theirIds.workspaceId}/rollouts/${theirIds.rolloutId}`);
     const exports = await theirs.get(`/timeseries/${theirIds.workspaceId}/exports`);
+    const group = await theirs.get(`/workspaces/${theirIds.workspaceId}/groups/${theirIds.groupId}`);
 
     expect(devices.body.devices.map((d: { name: string }) => d.name)).toEqual(['secret-device']);
     expect(job.body.job.value).toEqual({ original: true });
@@ -113,5 +118,6 @@ describe('tenant isolation', () => {
     expect(rollout.body.rollout).toMatchObject({ status: 'in_progress', job_name: 'secret-rollout' });
     expect(job.body.job.status).toBe('pending');
     expect(exports.body.exports.map((e: { id: string }) => e.id)).toEqual([theirIds.exportId]);
+    expect(group.body.group).toMatchObject({ name: 'secret-group', query: 'name = "secret-device"', device_count: 1 });
   });
 });

@@ -92,6 +92,8 @@ describe('routes', () => {
       'listExports',
       'listFirmwares',
       'listFleets',
+      'listGroupDevices',
+      'listGroups',
       'listIdentities',
       'listIntegrationDeliveries',
       'listIntegrations',
@@ -116,7 +118,7 @@ describe('routes', () => {
     }
 
     expect([...modes.values()].filter((set) => set.size > 1)).toEqual([]);
-    expect([...modes.values()].filter((set) => set.has('STREAM'))).toHaveLength(11);
+    expect([...modes.values()].filter((set) => set.has('STREAM'))).toHaveLength(12);
   });
 
   it('has one REQUEST authorizer per kind of route auth in use; the API one has no identity source and API Gateway’s cache off, and caches itself for the configured time', () => {
@@ -269,6 +271,24 @@ describe('least privilege', () => {
   it('lets the limits and usage routes only GetItem, Query and UpdateItem on the registry table', () => {
     expect(dynamoStatements(stack.routeHandlers.get('limits')!)).toEqual([
       { Action: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] },
+    ]);
+  });
+
+  it('lets the groups’ routes read and write one item at a time or in transactions: no BatchWriteItem, no Scan, no index', () => {
+    expect(dynamoStatements(stack.routeHandlers.get('groups')!)).toEqual([
+      {
+        Action: [
+          'dynamodb:GetItem',
+          'dynamodb:BatchGetItem',
+          'dynamodb:Query',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+          'dynamodb:ConditionCheckItem',
+        ],
+        Effect: 'Allow',
+        Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }],
+      },
     ]);
   });
 

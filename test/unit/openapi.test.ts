@@ -54,6 +54,7 @@ const CONFLICTS = new Set([
   'resumeRollout',
   'cancelRollout',
   'replayIntegrationDeadLetters',
+  'deleteGroup',
 ]);
 /** The operations that create what a workspace's quota counts, and the device API's publish (a device's daily points). */
 const QUOTAS = new Set([
@@ -62,6 +63,7 @@ const QUOTAS = new Set([
   'createFleet',
   'createApiKey',
   'createIntegration',
+  'createGroup',
   'createIdentity',
   'registerFirmware',
   'createExport',

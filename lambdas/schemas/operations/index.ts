@@ -6,6 +6,7 @@ import { DEVICE_OPERATIONS } from './devices';
 import { FIRMWARE_OPERATIONS } from './firmwares';
 import { FLEET_OPERATIONS } from './fleets';
 import { FOTA_OPERATIONS } from './fota';
+import { GROUP_OPERATIONS } from './groups';
 import { IDENTITY_OPERATIONS } from './identities';
 import { INTEGRATION_OPERATIONS } from './integrations';
 import { JOB_OPERATIONS } from './jobs';
@@ -33,6 +34,7 @@ export const OPERATIONS_BY_HANDLER: Record<RouteHandler, Operations> = {
   limits: LIMITS_OPERATIONS,
   'device-api': DEVICE_API_OPERATIONS,
   rollouts: ROLLOUT_OPERATIONS,
+  groups: GROUP_OPERATIONS,
   openapi: OPENAPI_OPERATIONS,
 };
 

@@ -1,6 +1,6 @@
 /**
  * The world the fuzz suite runs in: the caller's account with two workspaces, each with a fleet,
- * a device, an identity, a spare API key, an integration, a job, a FOTA, a rollout (a
+ * a device, an identity, a spare API key, an integration, a group, a job, a FOTA, a rollout (a
  * rate-limited fleet-wide job, so that it stays open) and an export, plus a device with its own
  * token for the device API; and a second account with one of each, whose IDs must stay invisible
  * (404). Built through the API and the create-account command, as a user would.
@@ -60,6 +60,11 @@ const populate = async (api: ApiClient, workspaceId: string, receiverUrl: string
     api.post(`/workspaces/${workspaceId}/integrations`, { name: `${tag}-hook`, url: receiverUrl }),
     (b) => b.integration.id as string,
   );
+  const group = await must(
+    'create group',
+    api.post(`/workspaces/${workspaceId}/groups`, { name: `${tag}-group`, query: `name = "${tag}-device"` }),
+    (b) => b.group.id as string,
+  );
   await must('schedule job', api.post(`/devices/${device}/jobs/reboot`, { value: { delay: 1 } }), () => undefined);
   await must('schedule FOTA', api.post(`/devices/${device}/fota/fw-${tag}/versions/1.0`), () => undefined);
   const rollout = await must(
@@ -69,7 +74,17 @@ const populate = async (api: ApiClient, workspaceId: string, receiverUrl: string
   );
   const exported = await must('start export', api.post(`/timeseries/${workspaceId}/exports`, { format: 'ndjson' }), (b) => b.export.id as string);
   return {
-    ids: { wks: [workspaceId], flt: [fleet, ...fleets], dev: [device], idn: [identity], key: [key], int: [integration], rol: [rollout], exp: [exported] },
+    ids: {
+      wks: [workspaceId],
+      flt: [fleet, ...fleets],
+      dev: [device],
+      idn: [identity],
+      key: [key],
+      int: [integration],
+      rol: [rollout],
+      exp: [exported],
+      grp: [group],
+    },
     jobNames: ['reboot'],
   };
 };

@@ -1,6 +1,6 @@
 /**
  * The whole registry table of a running local stack, read back with Scan: every account's
- * workspaces, fleets, devices, identities, jobs, FOTA, rollouts, keys, integrations and exports, including what no
+ * workspaces, fleets, devices, identities, jobs, FOTA, rollouts, keys, integrations, groups and exports, including what no
  * listing shows (key hashes, another account's items). "A 4xx changes nothing" is checked by
  * comparing two of these, which costs one paginated Scan instead of dozens of listings.
  */

@@ -97,6 +97,7 @@ export const PARAM_PREFIX: Record<string, string> = {
   integrationId: 'int',
   rolloutId: 'rol',
   exportId: 'exp',
+  groupId: 'grp',
 };
 
 /** The families that apply to an operation (an ID family needs an ID parameter, and so on). */
