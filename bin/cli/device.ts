@@ -34,6 +34,8 @@ export interface DeviceOptions {
   baseUrl?: string;
   apiKey?: string;
   workspace?: string;
+  /** With `create`: the tags of the devices it makes. */
+  deviceTag?: Record<string, string>;
 }
 
 const fail = (message: string): never => {
@@ -57,7 +59,10 @@ const createDevices = async (options: DeviceOptions, n: number) => {
   };
   const created: Credentials[] = [];
   for (let i = 0; i < n; i += 1) {
-    const { device } = await call(`/workspaces/${workspace}/devices`, { name: `simulated-${Date.now()}-${i}` });
+    const { device } = await call(`/workspaces/${workspace}/devices`, {
+      name: `simulated-${Date.now()}-${i}`,
+      ...(options.deviceTag ? { tags: options.deviceTag } : {}),
+    });
     const { credentials } = await call(`/workspaces/${workspace}/devices/${device.id}/identities`);
     created.push(credentials as Credentials);
     if ((i + 1) % 50 === 0) process.stderr.write(`device: created ${i + 1}/${n}\n`);

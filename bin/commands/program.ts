@@ -8,6 +8,7 @@ import { Command, CommanderError, type OutputConfiguration } from 'commander';
 import { register as registerCost } from './cost';
 import { register as registerCreateAccount } from './create-account';
 import { register as registerDevice } from './device';
+import { register as registerDevices } from './devices';
 import { register as registerLimits } from './limits';
 import { register as registerOpenApi } from './openapi';
 import { USAGE_ERROR } from './options';
@@ -16,7 +17,17 @@ import { register as registerSmoke } from './smoke';
 import { register as registerStart } from './start';
 
 /** The subcommands, in the order `fleetstream --help` lists them. */
-const COMMANDS = [registerStart, registerCreateAccount, registerLimits, registerDevice, registerReplayDlq, registerSmoke, registerCost, registerOpenApi];
+const COMMANDS = [
+  registerStart,
+  registerCreateAccount,
+  registerLimits,
+  registerDevice,
+  registerDevices,
+  registerReplayDlq,
+  registerSmoke,
+  registerCost,
+  registerOpenApi,
+];
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -41,7 +52,7 @@ const oneLine = (name: string, text: string) => {
 export const buildProgram = (output: Pick<OutputConfiguration, 'writeOut' | 'writeErr'> = {}) => {
   const program = new Command('fleetstream')
     .description(
-      'Fleetstream on this machine and on a deployed stack: the local runtime, accounts, limits, a device simulator, the DLQ, the smoke test, the cost model.',
+      'Fleetstream on this machine and on a deployed stack: the local runtime, accounts, limits, a device simulator, device search, the DLQ, the smoke test, the cost model.',
     )
     .version(version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show the help of the command')

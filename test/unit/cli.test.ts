@@ -31,7 +31,7 @@ const noStackTrace = /^\s+at /m;
 
 describe('fleetstream', () => {
   it('has a subcommand for each CLI, an npm script alias for each, and the package’s bin', () => {
-    expect(names.sort()).toEqual(['cost', 'create-account', 'device', 'limits', 'openapi', 'replay-dlq', 'smoke', 'start']);
+    expect(names.sort()).toEqual(['cost', 'create-account', 'device', 'devices', 'limits', 'openapi', 'replay-dlq', 'smoke', 'start']);
     for (const name of names) expect([name, pkg.scripts[name]]).toEqual([name, `tsx bin/fleetstream.ts ${name}`]);
     expect(pkg.bin).toEqual({ fleetstream: 'bin/fleetstream.mjs' });
   });
@@ -104,6 +104,16 @@ describe('fleetstream', () => {
       ['smoke', '--url', 'http://x/v3', '--key', 'k', '--timeout-seconds', '0'],
       "option '--timeout-seconds <seconds>' argument '0' is invalid. Expected a number from 1 to 3,600.",
     ],
+    [
+      ['device', '--credentials', 'f.json', '--device-tag', 'a site=milan'],
+      'option \'--device-tag <key=value>\' argument \'a site=milan\' is invalid. Expected <key>=<value>, the key 1 to 64 letters, digits, "_", "." or "-", e.g. --device-tag site=milan.',
+    ],
+    [['device', '--credentials', 'f.json', '--device-tag', 'site=milan'], '--device-tag tags the devices --create makes: give --create <n>.'],
+    [['devices', '--local', '--page-size', '1001'], "option '--page-size <n>' argument '1001' is invalid. Expected a whole number from 1 to 1,000."],
+    [['devices', '--q', 'name = "a"'], 'say which API: --local for `npm start`, or --url <ApiUrl of the deployed stack>.'],
+    [['devices', '--local', '--url', 'http://x/v3', '--key', 'k'], 'give --local or --url, not both.'],
+    [['devices', '--local', '--q', 'name = "a"', '--group', 'grp-1'], "option '--group <id>' cannot be used with option '--q <query>'."],
+    [['devices', '--local', '--group', 'grp-1', '--fleet', 'flt-1'], '--fleet does not apply to --group: a group’s query says which devices.'],
     [['cost', '--points-per-day', '1000', '--devices', '10', 'extra'], "too many arguments for 'cost'. Expected 0 arguments but got 1: extra."],
   ])('%j: exits 2 with %s', async (args, message) => {
     const { code, stderr } = await fleetstream(...args);
