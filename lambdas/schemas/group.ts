@@ -1,9 +1,10 @@
 import * as z from 'zod';
 import { DateSchema, idRefSchema, idSchema, NameSchema, WorkspaceIdRefSchema } from './common';
 import { NextSchema } from './list';
+import { QUERY_TEXT_MAX } from './tags';
 
-/** Longest query a group may save, in characters (as long as a `q` of the device list can reasonably be). */
-export const GROUP_QUERY_MAX = 2000;
+/** Longest query a group may save, in characters: as long as the device list's `q`. */
+export const GROUP_QUERY_MAX = QUERY_TEXT_MAX;
 
 export const GroupIdSchema = idSchema('grp');
 export const GroupIdRefSchema = idRefSchema('grp');

@@ -15,6 +15,7 @@ import {
   type GroupRecord,
 } from '../../stores/group-store';
 import { collection } from '../../stores/keys';
+import type { WorkspaceRecord } from '../../stores/workspace-store';
 import { quota, release } from '../limits/limits';
 import { requireWorkspace } from '../tenancy/workspaces';
 import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
@@ -96,9 +97,9 @@ export const listGroups = async (db: Db, caller: Caller, workspaceId: string, pa
 };
 
 /** How many devices of the workspace match a query now: one pass over what the search yields. */
-const countMatching = async (db: Db, workspaceId: string, query: Query) => {
+const countMatching = async (db: Db, workspace: WorkspaceRecord, query: Query) => {
   let count = 0;
-  for await (const _ of (await searchDevices(db, workspaceId, { query }, {})).items) count++;
+  for await (const _ of (await searchDevices(db, workspace, { query }, {})).items) count++;
   return count;
 };
 
@@ -107,9 +108,9 @@ const countMatching = async (db: Db, workspaceId: string, query: Query) => {
  * @throws NotFoundError when the workspace or the group is not the caller's.
  */
 export const getGroup = async (db: Db, caller: Caller, workspaceId: string, groupId: string) => {
-  await requireWorkspace(db, caller, workspaceId);
+  const workspace = await requireWorkspace(db, caller, workspaceId);
   const group = await requireGroup(db, workspaceId, groupId);
-  return { ...toGroup(group), device_count: await countMatching(db, workspaceId, queryOfGroup(group)) };
+  return { ...toGroup(group), device_count: await countMatching(db, workspace, queryOfGroup(group)) };
 };
 
 /**
@@ -119,9 +120,9 @@ export const getGroup = async (db: Db, caller: Caller, workspaceId: string, grou
  * @throws ValidationError when the cursor is not one of this list.
  */
 export const listGroupDevices = async (db: Db, caller: Caller, workspaceId: string, groupId: string, page: PageQuery = {}): Promise<StreamedList<Device>> => {
-  await requireWorkspace(db, caller, workspaceId);
+  const workspace = await requireWorkspace(db, caller, workspaceId);
   const group = await requireGroup(db, workspaceId, groupId);
-  return searchDevices(db, workspaceId, { query: queryOfGroup(group) }, page);
+  return searchDevices(db, workspace, { query: queryOfGroup(group) }, page);
 };
 
 /**
