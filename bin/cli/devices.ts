@@ -46,13 +46,16 @@ class Refused extends Error {
 
 /** The API and the key to call it with: the running `npm start`'s, or the given ones. */
 const endpointOf = (options: DevicesOptions) => {
-  const given = options.key ?? process.env.FLEETSTREAM_API_KEY;
+  const given = options.key || process.env.FLEETSTREAM_API_KEY || undefined;
   if (!options.local) return { base: options.url!.replace(/\/+$/, ''), key: given! };
   const runtime = findRuntime(options.dataDir, options.port);
   // `npm start` on a data folder remembers its first account there (local/bootstrap.ts); in memory it does not.
   const bootstrap = join(options.dataDir, 'bootstrap.json');
   const key = given ?? (existsSync(bootstrap) ? (JSON.parse(readFileSync(bootstrap, 'utf8')) as { api_key?: string }).api_key : undefined);
-  if (!key) throw new Refused(`no key for the runtime on port ${runtime.port} (it runs in memory): give --key <the READY line's api_key>.`, 2);
+  if (!key) {
+    const why = runtime.in_memory ? 'it runs in memory' : `no bootstrap.json in ${options.dataDir}`;
+    throw new Refused(`no key for the runtime on port ${runtime.port} (${why}): give --key <the READY line's api_key>.`, 2);
+  }
   return { base: runtime.base_url, key };
 };
 
@@ -152,9 +155,10 @@ export const listMatchingDevices = async (options: DevicesOptions): Promise<numb
     const { base, key } = endpointOf(options);
     const path = await listPath(options, base, key);
     let count = 0;
-    if (!options.count && !options.json) out(`${row(COLUMNS.map((c) => c.title))}\n`);
-    if (options.json && !options.count) out('[');
+    let pages = 0;
     for await (const devices of pagesOf(options, base, key, path)) {
+      // The header (or the array's start) once the first page came: a refused query prints nothing on stdout.
+      if (!pages++ && !options.count) out(options.json ? '[' : `${row(COLUMNS.map((c) => c.title))}\n`);
       if (options.json && !options.count) for (const device of devices) out(`${count++ ? ',' : ''}\n${JSON.stringify(device)}`);
       else if (!options.count)
         for (const device of devices) {

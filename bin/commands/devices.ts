@@ -40,5 +40,7 @@ Examples:
       if (!options.local && !options.key && !process.env.FLEETSTREAM_API_KEY) command.error('--url needs --key <fsk_…> (or FLEETSTREAM_API_KEY).', USAGE_ERROR);
       if (options.group && options.fleet?.length) command.error('--fleet does not apply to --group: a group’s query says which devices.', USAGE_ERROR);
       const { listMatchingDevices } = await import('../cli/devices');
-      process.exitCode = await listMatchingDevices(options);
+      const code = await listMatchingDevices(options);
+      // The program's exit code is 0 once an action ends (bin/fleetstream.ts): a refusal exits itself, stdout written out first.
+      if (code) await new Promise<void>((resolve) => process.stdout.write('', () => resolve())).then(() => process.exit(code));
     });
