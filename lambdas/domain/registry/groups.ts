@@ -42,7 +42,7 @@ const parseGiven = (text: string, field = 'body.query'): Query => {
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     const details = error.details.length ? error.details : [{ field, message: error.message }];
-    throw new ValidationError(`Invalid body: ${field}.`, { details: details.map((d) => ({ ...d, field })), cause: error });
+    throw new ValidationError(`Invalid query: ${field} ${details[0].message}`, { details: details.map((d) => ({ ...d, field })), cause: error });
   }
 };
 
