@@ -22,6 +22,11 @@ const MaxPerMinuteSchema = z
   .max(MAX_PER_MINUTE_MAX, `Must be at most ${MAX_PER_MINUTE_MAX}.`)
   .meta({ description: `1 to ${MAX_PER_MINUTE_MAX}: at most this many devices released in any 60 seconds; the others wait as queued, in snapshot order` });
 
+const ContinuousSchema = z.boolean().meta({
+  description:
+    'true: the rollout never completes by itself (in_progress until canceled or aborted), and every device that matches its target later (created in or moved into a targeted fleet, re-tagged, renamed) gets it within 60 s, once; false or omitted: the devices of the snapshot only',
+});
+
 export const RolloutAbortRuleSchema = z
   .strictObject({
     // More than 0, and no closer to it than 0.01: DynamoDB keeps no number below 1e-130 (5e-324 is a fine double).
@@ -48,6 +53,7 @@ export const RolloutSettingsInputSchema = z
     max_per_minute: MaxPerMinuteSchema.optional(),
     timeout_seconds: TimeoutSecondsSchema.optional(),
     abort: RolloutAbortRuleSchema.optional().meta({ description: 'Abort (cancel every queued and pending device) once enough ended devices failed' }),
+    continuous: ContinuousSchema.optional(),
   })
   .meta({ id: 'RolloutSettingsInput' });
 export type RolloutSettingsInput = z.infer<typeof RolloutSettingsInputSchema>;
@@ -58,6 +64,7 @@ export const RolloutSettingsSchema = z
     max_per_minute: MaxPerMinuteSchema.nullable(),
     timeout_seconds: TimeoutSecondsSchema.nullable(),
     abort: RolloutAbortRuleSchema.nullable(),
+    continuous: ContinuousSchema.meta({ description: 'true: a continuous rollout (never completes; devices that match later are added). Additive field' }),
   })
   .meta({ id: 'RolloutSettings' });
 export type RolloutSettings = z.infer<typeof RolloutSettingsSchema>;

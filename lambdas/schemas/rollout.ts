@@ -57,6 +57,8 @@ export const RolloutSchema = z
     firmware_id: z.string().optional().meta({ description: 'FOTA only' }),
     firmware_version: z.string().optional().meta({ description: 'FOTA only' }),
     fleets: z.array(FleetIdSchema).meta({ description: 'The fleets named when scheduling; empty: every fleet of the workspace' }),
+    group_id: z.string().nullable().optional().meta({ description: 'The group it targets (group=), or null: none (additive field)' }),
+    q: z.string().nullable().optional().meta({ description: 'The query it targets (q=), as given, or null: none (additive field)' }),
     created_at: DateSchema,
     updated_at: DateSchema.meta({ description: 'Its last change, counts included' }),
     status: RolloutStatusSchema,

@@ -425,17 +425,17 @@ export const returnDeviceCount = async (db: Db, deviceId: string, counter: Devic
 };
 
 /** What a fleet-wide scheduling reads of a device. */
-export type DevicePlacement = Pick<DeviceRecord, 'id' | 'fleet_id' | 'fleet_history' | 'created_at'> & { connected?: boolean };
+export type DevicePlacement = Pick<DeviceRecord, 'id' | 'fleet_id' | 'fleet_history' | 'created_at'> & { connected?: boolean } & Record<string, unknown>;
 
 // Pages of this many devices: the writes of a page start while the next one is read.
 const PLACEMENT_PAGE = 1000;
 
 /**
- * The workspace's devices with their fleets and fleet histories, page by page (strongly consistent,
+ * The workspace's devices with their fleets and fleet histories (`whole`: their whole items), page by page (strongly consistent,
  * so every move that committed before the call is seen). A device is read once however it moves
  * meanwhile: its key does not change.
  */
-export async function* listDevicePlacementPages(db: Db, workspaceId: string): AsyncGenerator<DevicePlacement[]> {
+export async function* listDevicePlacementPages(db: Db, workspaceId: string, { whole = false } = {}): AsyncGenerator<DevicePlacement[]> {
   const { pk, prefix } = collection.devicesOfWorkspace(workspaceId);
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
@@ -445,7 +445,8 @@ export async function* listDevicePlacementPages(db: Db, workspaceId: string): As
         ConsistentRead: true,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
-        ProjectionExpression: 'id, fleet_id, fleet_history, created_at, connected',
+        // Whole items when a query will be matched against them (tags, names, times).
+        ...(whole ? {} : { ProjectionExpression: 'id, fleet_id, fleet_history, created_at, connected' }),
         Limit: PLACEMENT_PAGE,
         ExclusiveStartKey,
       }),

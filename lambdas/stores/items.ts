@@ -125,34 +125,59 @@ export type TransactAction = Record<string, unknown>;
 const TRANSACT_LIMIT = 100; // TransactWriteItems takes at most 100 actions
 const TRANSACT_RETRYABLE = new Set(['ThrottlingError', 'ProvisionedThroughputExceeded', 'TransactionConflict']);
 
+/** A condition on one put of a transaction: its expression and values (`#`/`:` names of its own). */
+export interface PutCondition {
+  ConditionExpression: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
+}
+
 /**
  * A chunk writer for `putPipelined` that puts each chunk of ≤ 99 items in one transaction with one
  * more action made of the chunk and its writer's slot (say, a counter of what the chunk holds), so
- * that the items and the action are stored together or not at all. Throttled or conflicting
- * transactions are retried with backoff and jitter; the SDK repeats a transaction's client token on
- * its own retries, which makes them idempotent.
+ * that the items and the action are stored together or not at all. With `condition`, each put is
+ * made only where its item's condition holds: the items whose condition failed are left out and
+ * the rest written again with their action (so the action counts what is stored), and only the
+ * stored items are answered. Throttled or conflicting transactions are retried with backoff and
+ * jitter; the SDK repeats a transaction's client token on its own retries, which makes them idempotent.
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
  */
-export const transactChunks = <T extends ItemKey & Record<string, unknown>>(db: Db, action: (items: T[], slot: number) => TransactAction): ChunkWriter<T> => ({
+export const transactChunks = <T extends ItemKey & Record<string, unknown>>(
+  db: Db,
+  action: (items: T[], slot: number) => TransactAction,
+  condition?: (item: T) => PutCondition | undefined,
+): ChunkWriter<T> => ({
   size: TRANSACT_LIMIT - 1,
-  write: async (items, slot) => {
-    for (let attempt = 0; ; attempt++) {
+  write: async (chunk, slot) => {
+    let items = chunk;
+    for (let attempt = 0; items.length; ) {
       if (attempt > 0) await pause(Math.random() * Math.min(1000, 25 * 2 ** attempt));
       try {
-        await db.doc.send(new TransactWriteCommand({ TransactItems: [...items.map((Item) => ({ Put: { TableName: db.table, Item } })), action(items, slot)] }));
-        return;
+        const puts = items.map((Item) => ({ Put: { TableName: db.table, Item, ...condition?.(Item) } }));
+        await db.doc.send(new TransactWriteCommand({ TransactItems: [...puts, action(items, slot)] }));
+        return items;
       } catch (error) {
         const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
-        if (attempt + 1 >= MAX_ATTEMPTS || !reasons.some((r) => TRANSACT_RETRYABLE.has(r.Code ?? ''))) throw error;
+        const refused = new Set(reasons.flatMap((r, i) => (i < items.length && r.Code === 'ConditionalCheckFailed' ? [i] : [])));
+        if (condition && refused.size) {
+          items = items.filter((_, i) => !refused.has(i));
+          continue;
+        }
+        attempt++;
+        if (attempt >= MAX_ATTEMPTS || !reasons.some((r) => TRANSACT_RETRYABLE.has(r.Code ?? ''))) throw error;
       }
     }
+    return items;
   },
 });
 
-/** How `putPipelined` writes: chunks of at most `size` items, each by one call of `write` (its slot: which of the calls in flight). */
+/**
+ * How `putPipelined` writes: chunks of at most `size` items, each by one call of `write` (its slot:
+ * which of the calls in flight), which answers the items it stored when it left some out.
+ */
 export interface ChunkWriter<T> {
   size: number;
-  write: (items: T[], slot: number) => Promise<void>;
+  write: (items: T[], slot: number) => Promise<T[] | void>;
 }
 
 /** BatchWriteItem, ≤ 25 items a call, unprocessed ones retried with backoff (the default writer). */
@@ -163,7 +188,7 @@ const batchChunks = (db: Db): ChunkWriter<ItemKey & Record<string, unknown>> => 
  * items, unprocessed ones retried with backoff, or the chunks of another `writer`), and yields each
  * chunk's items once all of them are stored, in the order the chunks end. The next page is read
  * while the writes of the last one run, so reading and writing overlap. Each item given is yielded
- * exactly once, or the generator throws (and yields nothing more) when a chunk keeps failing; what
+ * exactly once (unless its writer left it out), or the generator throws (and yields nothing more) when a chunk keeps failing; what
  * was yielded is stored.
  */
 export async function* putPipelined<T extends ItemKey & Record<string, unknown>>(
@@ -193,7 +218,7 @@ export async function* putPipelined<T extends ItemKey & Record<string, unknown>>
       writer
         .write(items, slot)
         .then(
-          () => ({ id, items }),
+          (stored) => ({ id, items: stored ?? items }),
           (error: unknown) => ({ id, items, error }),
         )
         .finally(() => free.push(slot)),

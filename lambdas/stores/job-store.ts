@@ -3,7 +3,7 @@ import type { Db } from '../shared/clients';
 import type { Fota } from '../schemas/fota';
 import type { Job, JobStatus } from '../schemas/job';
 import { isConditionFailed } from './errors';
-import { keyedItems, putPipelined, queryAll, strip, transactChunks, type ListRead, type TransactAction } from './items';
+import { keyedItems, putPipelined, queryAll, strip, transactChunks, type ListRead, type PutCondition, type TransactAction } from './items';
 import {
   REGISTRY_SWEEP_INDEX,
   collection,
@@ -118,6 +118,12 @@ export const jobOfItem = (item: Record<string, unknown>): JobRecord => {
   return { ...job, value: fromStored(job.value), ...(job.result === undefined ? {} : { result: fromStored(job.result) }) };
 };
 
+/** A job's whole item as stored (its key, value and result as JSON text, its index attributes). */
+export const storedJobItem = (job: JobRecord) => ({ ...jobKey(job.device_id, job.name), ...jobItem(job), ...indexAttributesOf(job) });
+
+/** A FOTA's whole item as stored (its key, its index attributes). */
+export const storedFotaItem = (fota: FotaRecord) => ({ ...fotaKey(fota.device_id), ...fota, ...indexAttributesOf(fota) });
+
 /** Puts (creates or replaces) a device's job. */
 export const putJob = async (db: Db, job: JobRecord) => {
   await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...jobKey(job.device_id, job.name), ...jobItem(job), ...indexAttributesOf(job) } }));
@@ -141,9 +147,21 @@ export type CountWritten = (items: Array<Record<string, unknown>>, slot: number)
 
 type StoredItem = ItemKey & Record<string, unknown>;
 
-/** Puts items page by page (stores/items.ts `putPipelined`), each chunk in a transaction with its count when `count` is given. */
+/**
+ * A rollout's write leaves alone a device whose item is already its own (the registry stream gave
+ * a continuous rollout's late device its item first): counted once, never written twice.
+ */
+const notOfSameRollout = (item: StoredItem): PutCondition | undefined =>
+  typeof item.rollout_id === 'string'
+    ? { ConditionExpression: 'attribute_not_exists(pk) OR rollout_id <> :own', ExpressionAttributeValues: { ':own': item.rollout_id } }
+    : undefined;
+
+/**
+ * Puts items page by page (stores/items.ts `putPipelined`), each chunk in a transaction with its
+ * count when `count` is given (then an item already of the same rollout is left as it is, and not counted).
+ */
 const putCounted = (db: Db, items: AsyncIterable<StoredItem[]>, concurrency: number, count?: CountWritten) =>
-  placesOf(putPipelined(db, items, concurrency, count ? transactChunks<StoredItem>(db, count) : undefined));
+  placesOf(putPipelined(db, items, concurrency, count ? transactChunks<StoredItem>(db, count, notOfSameRollout) : undefined));
 
 /**
  * Puts one job on every device of a stream of pages, each item built by `jobOf` from the device

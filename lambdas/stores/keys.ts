@@ -15,6 +15,7 @@
  * | superseded job  | DEV#<dev>      | ROLLED#<rol>#<job or FOTA sort key> |
  * | rollout         | WKS#<wks>      | ROLLOUT#<rol>   |
  * | rollout counter | WKS#<wks>      | ROLLOUT#<rol>#C<n> |
+ * | its continuous rollouts | WKS#<wks> | CONTINUOUS  |
  * | open condition  | DEV#<dev>      | COND#<uuid>     |
  * | auth. sample    | DEV#<dev>      | AUTHSAMPLE      |
  * | device event    | DEV#<dev>      | EVT#<ts>#<type> |
@@ -47,7 +48,9 @@ export interface ItemKey {
 export const accountKey = (accountId: string): ItemKey => ({ pk: `ACC#${accountId}`, sk: 'ACCOUNT' });
 export const workspaceKey = (accountId: string, workspaceId: string): ItemKey => ({ pk: `ACC#${accountId}`, sk: `WKS#${workspaceId}` });
 export const fleetKey = (workspaceId: string, fleetId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `FLT#${fleetId}` });
-export const deviceKey = (workspaceId: string, deviceId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `DEV#${deviceId}` });
+/** Device items' sort keys begin so (and no other item's: a locator's is `DEVICE`). */
+export const DEVICE_SORT_KEY_PREFIX = 'DEV#';
+export const deviceKey = (workspaceId: string, deviceId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `${DEVICE_SORT_KEY_PREFIX}${deviceId}` });
 /** The workspace's scheduling clock: fleet-wide schedulings advance it, device moves check it (stores/fleet-history.ts). */
 export const scheduleClockKey = (workspaceId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: 'CLOCK' });
 export const deviceLocatorKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: 'DEVICE' });
@@ -233,6 +236,8 @@ export const rolloutDevicesEntry = (rolloutId: string, deviceId: string, status:
 
 /** A rollout of a workspace: the record of one fleet-wide scheduling. */
 export const ROLLOUT_SORT_KEY_PREFIX = 'ROLLOUT#';
+/** The list of a workspace's continuous rollouts and their targets, which the registry stream reads (continuous-rollout-store.ts). */
+export const continuousRolloutsKey = (workspaceId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: 'CONTINUOUS' });
 export const rolloutKey = (workspaceId: string, rolloutId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `${ROLLOUT_SORT_KEY_PREFIX}${rolloutId}` });
 
 /**

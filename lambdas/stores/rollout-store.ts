@@ -2,7 +2,7 @@ import { GetCommand, QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-
 import type { Db } from '../shared/clients';
 import type { RolloutAbortReason } from '../schemas/rollout';
 import type { RolloutSettings } from '../schemas/rollout-settings';
-import { putNew, queryPages, type Keyed } from './items';
+import { putNew, queryPages, type Keyed, type TransactAction } from './items';
 import { REGISTRY_SWEEP_INDEX, ROLLOUT_DUE_PARTITION, collection, rolloutKey, sweepEntry } from './keys';
 import { transactWithQuota, type QuotaCheck } from './limits-store';
 import { tallyOf, type RolloutTally } from './rollout-counter-store';
@@ -22,6 +22,9 @@ export interface RolloutRecord {
   firmware_id?: string;
   firmware_version?: string;
   fleets: string[];
+  /** Targeted by a group (`group=`) or a query (`q=`, as given), besides the fleets. */
+  group_id?: string;
+  q?: string;
   created_at: string;
   updated_at: string;
   /** The devices' `scheduled_at`. */
@@ -66,20 +69,22 @@ export const rolloutEntry = (dueAt: number) => sweepEntry(dueAt, ROLLOUT_DUE_PAR
 
 /**
  * Creates a rollout (before any of its devices' items), due in the sweep index at `dueAt`, counted
- * in the workspace's rollouts of the day, all or nothing.
+ * in the workspace's rollouts of the day, with the `extra` actions (a continuous rollout's), all or nothing.
+ * @returns undefined once written, or the indexes of `extra` whose conditions failed (nothing written).
  * @throws QuotaExceededError from the quota; an Error when its ID is taken (never: IDs are random).
  */
-export const createRollout = async (db: Db, rollout: RolloutRecord, dueAt: number, quota: QuotaCheck) => {
+export const createRollout = async (db: Db, rollout: RolloutRecord, dueAt: number, quota: QuotaCheck, extra: TransactAction[] = []) => {
   const { value, sweep_due: _due, ...rest } = rollout;
   const item = { ...rest, ...(value === undefined ? {} : { value: JSON.stringify(value) }), ...rolloutEntry(dueAt) };
-  if (await transactWithQuota(db, [putNew(db, rolloutKey(rollout.workspace_id, rollout.id), item)], quota)) {
-    throw new Error(`Rollout ${rollout.id} exists already.`);
-  }
+  const failed = await transactWithQuota(db, [putNew(db, rolloutKey(rollout.workspace_id, rollout.id), item), ...extra], quota);
+  if (failed?.includes(0)) throw new Error(`Rollout ${rollout.id} exists already.`);
+  // The indexes of `extra` whose conditions failed: nothing was written.
+  return failed?.map((index) => index - 1);
 };
 
-/** A rollout's own item without its counts (one GetItem, eventually consistent: a device's status check). */
-export const getRolloutRecord = async (db: Db, workspaceId: string, rolloutId: string) => {
-  const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: rolloutKey(workspaceId, rolloutId) }));
+/** A rollout's own item without its counts (one GetItem, eventually consistent unless `consistent`: a device's status check). */
+export const getRolloutRecord = async (db: Db, workspaceId: string, rolloutId: string, { consistent = false } = {}) => {
+  const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: rolloutKey(workspaceId, rolloutId), ConsistentRead: consistent }));
   return Item ? recordOf(Item) : undefined;
 };
 

@@ -183,3 +183,24 @@ export const moveSweepEntry = async (db: Db, workspaceId: string, rolloutId: str
   });
   return moved !== undefined;
 };
+
+/**
+ * Makes a rollout due by `deadline` (a late device released with a timeout): its next deadline
+ * becomes `deadline` unless it has an earlier one, and its sweep entry too unless it is due earlier.
+ * Each write is conditional, so that it never delays what is due.
+ */
+export const dueByDeadline = async (db: Db, workspaceId: string, rolloutId: string, deadline: string) => {
+  const entry = rolloutEntry(Date.parse(deadline));
+  await updateRollout(db, workspaceId, rolloutId, {
+    set: { next_deadline_at: deadline },
+    condition: 'attribute_not_exists(#d) OR #d > :d',
+    names: { '#d': 'next_deadline_at' },
+    values: { ':d': deadline },
+  });
+  await updateRollout(db, workspaceId, rolloutId, {
+    set: entry,
+    condition: 'attribute_not_exists(#due) OR #due > :due',
+    names: { '#due': SWEEP_SK },
+    values: { ':due': entry[SWEEP_SK] },
+  });
+};

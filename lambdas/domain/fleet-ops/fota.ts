@@ -15,7 +15,7 @@ import { deviceConnectionOf, eventMessage, eventTimestamp, type DevicePlace } fr
 import { scheduledState } from './executions';
 import { requireReadyFirmware } from './firmware';
 import { requireFleets } from '../registry/fleets';
-import { countTargets } from './fleet-targets';
+import { countTargets, resolveTarget, type TargetQuery } from './fleet-targets';
 import { scheduleOnFleets, type DeviceState } from './rollouts';
 import { requireWorkspace } from '../tenancy/workspaces';
 
@@ -42,7 +42,7 @@ const fotaValue = ({ firmwareId, firmwareVersion }: Firmware) => ({ firmware_id:
  * The FOTA item of a device in the state its scheduling gives it, with what `requireReadyFirmware`
  * found of the version (its `firmware_ref` when it is registered).
  */
-const fotaRecordOf = (firmware: Firmware, device: DeviceTarget, state: DeviceState, { firmware_ref }: { firmware_ref?: string }): FotaRecord => ({
+export const fotaRecordOf = (firmware: Firmware, device: DeviceTarget, state: DeviceState, { firmware_ref }: { firmware_ref?: string }): FotaRecord => ({
   value: fotaValue(firmware),
   ...state,
   ...device,
@@ -90,17 +90,28 @@ export const scheduleFleetFota = async (
   firmware: Firmware,
   fleetIds?: string[],
   settings: RolloutSettingsInput = {},
+  target: TargetQuery = {},
 ) => {
   // What the snapshot checks first (an unknown fleet is a 404 before a firmware that is not ready is a 409), then the firmware.
   await requireWorkspace(db, caller, workspaceId);
   if (fleetIds?.length) await requireFleets(db, workspaceId, fleetIds);
+  // The target before the firmware, as the dry run checks them (scheduleOnFleets resolves it again, for its snapshot).
+  await resolveTarget(db, workspaceId, target);
   const artifact = await requireReadyFirmware(db, workspaceId, fotaValue(firmware));
-  const { rollout, devices } = await scheduleOnFleets(db, caller, workspaceId, fleetIds, settings, {
-    kind: 'fota',
-    subject: fotaValue(firmware),
-    write: (pages, stateOf, count) =>
-      putFotaOnDevicePages(db, (device, index) => fotaRecordOf(firmware, device, stateOf(device, index), artifact), pages, WRITE_CONCURRENCY, count),
-  });
+  const { rollout, devices } = await scheduleOnFleets(
+    db,
+    caller,
+    workspaceId,
+    fleetIds,
+    settings,
+    {
+      kind: 'fota',
+      subject: fotaValue(firmware),
+      write: (pages, stateOf, count) =>
+        putFotaOnDevicePages(db, (device, index) => fotaRecordOf(firmware, device, stateOf(device, index), artifact), pages, WRITE_CONCURRENCY, count),
+    },
+    target,
+  );
   const fota: Fota = {
     scheduled_at: rollout.scheduled_at,
     status: 'pending',
@@ -116,11 +127,12 @@ export const scheduleFleetFota = async (
  * devices it would target now; nothing is written.
  * @throws NotFoundError, ConflictError as `scheduleFleetFota` does.
  */
-export const dryRunFleetFota = async (db: Db, caller: Caller, workspaceId: string, firmware: Firmware, fleetIds?: string[]) => {
+export const dryRunFleetFota = async (db: Db, caller: Caller, workspaceId: string, firmware: Firmware, fleetIds?: string[], target: TargetQuery = {}) => {
   await requireWorkspace(db, caller, workspaceId);
   if (fleetIds?.length) await requireFleets(db, workspaceId, fleetIds);
+  const { query } = await resolveTarget(db, workspaceId, target);
   await requireReadyFirmware(db, workspaceId, fotaValue(firmware));
-  return countTargets(db, workspaceId, fleetIds);
+  return countTargets(db, workspaceId, fleetIds, query);
 };
 
 type FotaReport = Pick<FotaResultBody, 'status' | 'firmware_id' | 'firmware_version' | 'message'>;

@@ -16,7 +16,7 @@ import type { StreamedList } from '../../shared/json-stream';
 import { collection } from '../../stores/keys';
 import { mapKeyed, pageSizeOf, paginate, startOf } from '../registry/lists';
 import { scheduleOnFleets, type DeviceState } from './rollouts';
-import { countTargets, requireTargets } from './fleet-targets';
+import { countTargets, requireTargets, resolveTarget, type TargetQuery } from './fleet-targets';
 
 /** A stored job as the API shows it (and as its events carry it): no device, place, stamp or times but its end. */
 export const toJob = ({ name, status, scheduled_at, value, result, completed_at, rollout_id, timeout_seconds }: JobRecord): Job => ({
@@ -81,15 +81,16 @@ const fleetJobOf =
   (device: DeviceTarget, state: DeviceState): JobRecord => ({ name, value, ...state, ...device });
 
 /**
- * Schedules a job on every device of the chosen fleets (all fleets when none is given) at one
- * snapshot, as a **rollout** (domain/rollouts.ts): the rollout is recorded first, then each
+ * Schedules a job on every device of the chosen fleets (all fleets when none is given) that matches
+ * `target` (a group or a query, when given) at one snapshot, as a **rollout** (domain/rollouts.ts): the rollout is recorded first, then each
  * device's job is written, `pending` (or `queued` past a rate-limited rollout's first minute).
  * The answer is the job (with its `rollout_id`) and its devices, given as they are written, so that
  * it can be streamed while 100,000 jobs are written. The registry stream sends one `job` event
  * (c2d) per device, all with one `ts`, publishes the job to the connected ones, and counts them in
  * the rollout. A retried request is a new scheduling (a new rollout; the earlier one counts the
  * replaced jobs as canceled).
- * @throws NotFoundError when the workspace or a named fleet is not the caller's; nothing is written then.
+ * @throws NotFoundError when the workspace, a named fleet or the group is not the caller's;
+ * ValidationError for a malformed query; ConflictError for a group deleted meanwhile; nothing is written then.
  */
 export const scheduleFleetJob = async (
   db: Db,
@@ -99,13 +100,22 @@ export const scheduleFleetJob = async (
   value: Record<string, unknown>,
   fleetIds?: string[],
   settings: RolloutSettingsInput = {},
+  target: TargetQuery = {},
 ) => {
   const jobOf = fleetJobOf(name, value);
-  const { rollout, devices } = await scheduleOnFleets(db, caller, workspaceId, fleetIds, settings, {
-    kind: 'job',
-    subject: { job_name: name, value },
-    write: (pages, stateOf, count) => putJobOnDevicePages(db, (device, index) => jobOf(device, stateOf(device, index)), pages, WRITE_CONCURRENCY, count),
-  });
+  const { rollout, devices } = await scheduleOnFleets(
+    db,
+    caller,
+    workspaceId,
+    fleetIds,
+    settings,
+    {
+      kind: 'job',
+      subject: { job_name: name, value },
+      write: (pages, stateOf, count) => putJobOnDevicePages(db, (device, index) => jobOf(device, stateOf(device, index)), pages, WRITE_CONCURRENCY, count),
+    },
+    target,
+  );
   const job: Job = {
     name,
     status: 'pending',
@@ -119,12 +129,13 @@ export const scheduleFleetJob = async (
 
 /**
  * A fleet-wide job's dry run: the checks `scheduleFleetJob` makes before writing, then how many
- * devices it would target now; nothing is written (no rollout, no quota counted).
- * @throws NotFoundError when the workspace or a named fleet is not the caller's.
+ * devices it would target now (of the fleets, matching the group or query); nothing is written (no rollout, no quota counted).
+ * @throws NotFoundError when the workspace, a named fleet or the group is not the caller's; ValidationError for a malformed query.
  */
-export const dryRunFleetJob = async (db: Db, caller: Caller, workspaceId: string, fleetIds?: string[]) => {
+export const dryRunFleetJob = async (db: Db, caller: Caller, workspaceId: string, fleetIds?: string[], target: TargetQuery = {}) => {
   await requireTargets(db, caller, workspaceId, fleetIds);
-  return countTargets(db, workspaceId, fleetIds);
+  const { query } = await resolveTarget(db, workspaceId, target);
+  return countTargets(db, workspaceId, fleetIds, query);
 };
 
 const sameResult = (stored: Record<string, unknown> | undefined, reported: Record<string, unknown>) =>

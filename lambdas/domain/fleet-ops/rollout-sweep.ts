@@ -12,7 +12,7 @@ import type { Keyed } from '../../stores/items';
 import { eventTimestamp } from '../webhooks/events';
 import { deadlineOf } from './executions';
 import { mergeKeyed } from '../registry/lists';
-import { RELEASE_WINDOW_MS, SEAL_AFTER_MS, hasEnded, isReleasing, nextDueOf, sealAndSettle } from './rollouts';
+import { RELEASE_WINDOW_MS, SEAL_AFTER_MS, endContinuous, hasEnded, isReleasing, nextDueOf, sealAndSettle } from './rollouts';
 
 /** What the minute sweep works with. */
 export interface SweepDeps {
@@ -53,6 +53,8 @@ const RELEASE_RUNS_MS = 70_000;
 
 // Writes in flight: one item each (conditional updates), so that a run ends each within its budget.
 const DEVICE_CONCURRENCY = 32;
+// A continuous rollout without a rate releases what it queued while paused, this many per run at most.
+const CONTINUOUS_RELEASE_MAX = 10_000;
 const ROLLOUT_CONCURRENCY = 4;
 const PARTITION_CONCURRENCY = 4;
 
@@ -277,6 +279,8 @@ const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summ
   }
   let cancelMore = false;
   if (hasEnded(record) && record.outcome !== 'completed' && Date.parse(seen) <= now) {
+    // Again, in case the request that ended it stopped before: no device joins it any more.
+    await endContinuous(db, record);
     const canceled = await cancelDevices(db, record, budget, clock);
     summary.canceled += canceled;
     // A release claimed before the cancel may still be writing, and so may a scheduling not sealed yet.
@@ -327,12 +331,17 @@ const visitRollout = async (db: Db, entry: SweepEntry, budget: SweepBudget, summ
         if (!exhausted && released < rate) {
           // Stopped short at the run's deadline: the next run goes on with this release.
           record = (await oweRelease(db, workspaceId, rolloutId, at.toISOString(), rate - released, at.getTime())) ?? record;
-        } else if (released === 0 && claimed.sealed_total !== undefined) {
-          // Nothing left to release, and nothing more will be written: the queue is closed.
+        } else if (released === 0 && claimed.sealed_total !== undefined && !claimed.settings.continuous) {
+          // Nothing left to release, and nothing more will be written: the queue is closed (a
+          // continuous rollout's stays open: late devices join its queue).
           record = (await closeQueue(db, workspaceId, rolloutId)) ?? record;
         }
       }
     }
+  }
+  if (!rate && record.settings.continuous && record.state === 'in_progress' && !record.outcome) {
+    // Resumed: the late devices it queued while paused are released at once (it has no rate).
+    summary.released += (await release(db, record, CONTINUOUS_RELEASE_MAX, new Date(clock()).toISOString(), undefined, budget, clock)).released;
   }
   const next = cancelMore ? clock() : nextDueOf(record);
   if (next === undefined || new Date(next).toISOString() !== seen) await moveSweepEntry(db, workspaceId, rolloutId, seen, next);

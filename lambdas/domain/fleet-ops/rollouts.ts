@@ -1,5 +1,5 @@
 import type { Db } from '../../shared/clients';
-import { ConflictError, NotFoundError, ValidationError } from '../../shared/errors';
+import { ConflictError, NotFoundError, QuotaExceededError, ValidationError } from '../../shared/errors';
 import type { Caller } from '../../shared/http';
 import { newId, nowIso } from '../../shared/ids';
 import type { StreamedList } from '../../shared/json-stream';
@@ -31,7 +31,8 @@ import type { Keyed } from '../../stores/items';
 import { eventTimestamp } from '../webhooks/events';
 import { deadlineOf, scheduledState } from './executions';
 import { quota } from '../limits/limits';
-import { requireTargets, snapshotTargets } from './fleet-targets';
+import { requireTargets, resolveTarget, snapshotTargets, type ResolvedTarget, type TargetQuery } from './fleet-targets';
+import { CONTINUOUS_ROLLOUTS_MAX, addContinuousActions, removeContinuous } from '../../stores/continuous-rollout-store';
 import { mapKeyed, mergeKeyed, pageSizeOf, paginate, startOf } from '../registry/lists';
 import { requireWorkspace } from '../tenancy/workspaces';
 
@@ -69,6 +70,7 @@ const settingsOf = (input: RolloutSettingsInput): RolloutSettings => ({
   max_per_minute: input.max_per_minute ?? null,
   timeout_seconds: input.timeout_seconds ?? null,
   abort: input.abort ?? null,
+  continuous: input.continuous ?? false,
 });
 
 /** A rollout as the API shows it. */
@@ -80,10 +82,13 @@ export const toRollout = ({ record, tally }: RolloutView): Rollout => ({
     ? { job_name: record.job_name, value: record.value }
     : { firmware_id: record.firmware_id, firmware_version: record.firmware_version }),
   fleets: record.fleets,
+  group_id: record.group_id ?? null,
+  q: record.q ?? null,
   created_at: record.created_at,
   updated_at: tally.updated_at && tally.updated_at > record.updated_at ? tally.updated_at : record.updated_at,
   status: record.outcome ?? record.state,
-  settings: record.settings,
+  // Rollouts recorded before continuous ones existed have no such setting.
+  settings: { ...record.settings, continuous: record.settings.continuous ?? false },
   total: tally.total,
   counts: tally.counts,
   next_release_at: isReleasing(record) ? record.next_release_at! : null,
@@ -157,12 +162,24 @@ export const settleRollout = async (db: Db, workspaceId: string, rolloutId: stri
   const rule = record.settings.abort;
   const at = new Date(now).toISOString();
   if (rule && finished >= rule.min_finished && (failed + timed_out) * 100 >= rule.failure_percentage * finished) {
-    await setRolloutOutcome(db, workspaceId, rolloutId, 'aborted', at, now, abortReasonOf(rule, { done, failed, timed_out }, at));
+    const aborted = await setRolloutOutcome(db, workspaceId, rolloutId, 'aborted', at, now, abortReasonOf(rule, { done, failed, timed_out }, at));
+    if (aborted) await endContinuous(db, aborted);
     return;
   }
+  // A continuous rollout never completes by itself: devices may still join it.
+  if (record.settings.continuous) return;
   if (record.sealed_total !== undefined && tally.total >= record.sealed_total && queued + pending + in_progress === 0) {
     await setRolloutOutcome(db, workspaceId, rolloutId, 'completed', at);
   }
+};
+
+/**
+ * Takes an ended continuous rollout off its workspace's list (no device joins it any more) and out
+ * of its group's `used_by` (the group may be deleted then); nothing for another rollout. Idempotent:
+ * the sweep does it again when it visits an ended rollout, in case the request that ended it stopped first.
+ */
+export const endContinuous = async (db: Db, record: RolloutRecord) => {
+  if (record.settings.continuous) await removeContinuous(db, record.workspace_id, record.id, record.group_id);
 };
 
 /**
@@ -193,6 +210,7 @@ export const scheduledRollout = (
   fleetIds: string[] | undefined,
   input: RolloutSettingsInput,
   at = nowIso(),
+  target: Pick<ResolvedTarget, 'group_id' | 'q'> = {},
 ): RolloutRecord => {
   const settings = settingsOf(input);
   const rate = settings.max_per_minute;
@@ -202,6 +220,8 @@ export const scheduledRollout = (
     kind,
     ...subject,
     fleets: [...new Set(fleetIds ?? [])],
+    ...(target.group_id === undefined ? {} : { group_id: target.group_id }),
+    ...(target.q === undefined ? {} : { q: target.q }),
     created_at: at,
     updated_at: at,
     scheduled_at: at,
@@ -213,15 +233,37 @@ export const scheduledRollout = (
 };
 
 /**
- * Schedules on every device of the chosen fleets (all when none is named) at one snapshot
- * (`snapshotTargets`), as a **rollout**: the rollout item is written first (so that every device
+ * Records a new rollout, counted in the workspace's rollouts of the day; a continuous one is added to
+ * its workspace's list of them (which the registry stream reads) and to its group's `used_by`, in
+ * the same transaction.
+ * @throws QuotaExceededError (`rollouts_per_day`, `continuous_rollouts`); ConflictError when its group was deleted meanwhile.
+ */
+const recordRollout = async (db: Db, workspace: Parameters<typeof quota>[1], rollout: RolloutRecord) => {
+  const continuous = rollout.settings.continuous
+    ? addContinuousActions(db, rollout.workspace_id, { rollout_id: rollout.id, fleets: rollout.fleets, group_id: rollout.group_id, q: rollout.q })
+    : [];
+  const failed = await createRollout(db, rollout, nextDueOf(rollout)!, quota(db, workspace, 'rollouts_per_day'), continuous);
+  if (failed?.includes(0))
+    throw new QuotaExceededError(
+      'continuous_rollouts',
+      CONTINUOUS_ROLLOUTS_MAX,
+      `The workspace runs ${CONTINUOUS_ROLLOUTS_MAX} continuous rollouts already: cancel one first.`,
+    );
+  if (failed?.includes(1)) throw new ConflictError(`Group ${rollout.group_id} was deleted meanwhile: nothing was scheduled.`);
+};
+
+/**
+ * Schedules on every device of the chosen fleets (all when none is named) that matches the target
+ * (`group`, `q`: `resolveTarget`), at one snapshot (`snapshotTargets`), as a **rollout**: the rollout item is written first (so that every device
  * item names an existing rollout), then each device's item, in snapshot order: released now
  * (`pending`, with its deadline when the rollout has a timeout) for the first `max_per_minute`
  * (all of them without a rate), `queued` for the others, which the sweep releases a minute's worth
  * at a time; each chunk of items is counted in the rollout in the transaction that writes it. The
  * devices are given as their items are stored; once all are (or the client hung up, or a write
- * failed), the rollout is sealed with how many were stored.
- * @throws NotFoundError when the workspace or a named fleet is not the caller's; nothing is written then.
+ * failed), the rollout is sealed with how many were stored. A continuous one goes on: the registry
+ * stream adds the devices that match later (domain/fleet-ops/late-devices.ts).
+ * @throws NotFoundError when the workspace, a named fleet or the group is not the caller's; nothing is written then.
+ * @throws ValidationError for a malformed `q`; ConflictError when the group was deleted meanwhile; nothing is written then.
  * @throws QuotaExceededError when the workspace has started its limit of rollouts today (`rollouts_per_day`); nothing is written then.
  */
 export const scheduleOnFleets = async (
@@ -231,16 +273,19 @@ export const scheduleOnFleets = async (
   fleetIds: string[] | undefined,
   input: RolloutSettingsInput,
   scheduling: FleetScheduling,
+  targetQuery: TargetQuery = {},
 ) => {
   const workspace = await requireTargets(db, caller, workspaceId, fleetIds);
-  const rollout = scheduledRollout(workspaceId, scheduling.kind, scheduling.subject, fleetIds, input);
+  const { query, ...target } = await resolveTarget(db, workspaceId, targetQuery);
+  const rollout = scheduledRollout(workspaceId, scheduling.kind, scheduling.subject, fleetIds, input, nowIso(), target);
   const { scheduled_at: at, settings } = rollout;
   const rate = settings.max_per_minute;
   // Due for its next release or deadline, or else for the seal that only a scheduling that died
   // leaves to the sweep. Counted in the workspace's rollouts of the day in the same transaction,
-  // before the snapshot: a refused scheduling writes nothing.
-  await createRollout(db, rollout, nextDueOf(rollout)!, quota(db, workspace, 'rollouts_per_day'));
-  const targets = await snapshotTargets(db, workspaceId, fleetIds);
+  // before the snapshot: a refused scheduling writes nothing. A continuous one is on its
+  // workspace's list before the snapshot, so a device that changes after it is seen by the stream.
+  await recordRollout(db, workspace, rollout);
+  const targets = await snapshotTargets(db, workspaceId, fleetIds, query);
   const event_ts = eventTimestamp();
   const stateOf = (_device: DeviceTarget, index: number): DeviceState => ({
     ...scheduledState({ at, released: !rate || index < rate, timeout_seconds: settings.timeout_seconds ?? undefined, rollout_id: rollout.id }),
@@ -383,6 +428,7 @@ const changeState = async (db: Db, caller: Caller, workspaceId: string, rolloutI
   if (hasEnded(record)) throw new ConflictError(`Rollout ${rolloutId} has ended (${record.outcome ?? record.state}).`);
   const now = Date.now();
   const changed = await setRolloutState(db, workspaceId, rolloutId, state, new Date(now).toISOString(), dueNow ? now : undefined);
+  if (changed && state === 'canceled') await endContinuous(db, changed);
   const view = await readRollout(db, workspaceId, rolloutId);
   if (!changed || !view) throw new ConflictError(`Rollout ${rolloutId} has ended (${view ? (view.record.outcome ?? view.record.state) : 'gone'}).`);
   return toRollout(view);

@@ -15,8 +15,9 @@ export const handler = httpHandler(
     scheduleFota: async ({ path: { deviceId, ...firmware }, body }, event) =>
       ok(200, { fota: await scheduleFota(registryDb(), callerOf(event), deviceId, firmware, body.timeout_seconds) }),
     scheduleFleetFota: async ({ path: { workspaceId, ...firmware }, query, body }, event) => {
-      if (query.dry_run) return ok(200, await dryRunFleetFota(registryDb(), callerOf(event), workspaceId, firmware, query.fleet));
-      const { fota, devices } = await scheduleFleetFota(registryDb(), callerOf(event), workspaceId, firmware, query.fleet, body.rollout);
+      const target = { groupId: query.group, q: query.q };
+      if (query.dry_run) return ok(200, await dryRunFleetFota(registryDb(), callerOf(event), workspaceId, firmware, query.fleet, target));
+      const { fota, devices } = await scheduleFleetFota(registryDb(), callerOf(event), workspaceId, firmware, query.fleet, body.rollout, target);
       return streamJsonWithList(event, 'fota', fota, 'devices', devices);
     },
   },

@@ -9,8 +9,9 @@ import { streamJsonWithList } from '../../shared/json-stream';
 
 // Served at both /workspace/… (the reference's heading) and /workspaces/… (its worked example).
 const scheduleFleetJobRoute = async ({ path, query, body }: RouteInput<typeof JOB_OPERATIONS.scheduleFleetJob>, event: ApiEvent) => {
-  if (query.dry_run) return ok(200, await dryRunFleetJob(registryDb(), callerOf(event), path.workspaceId, query.fleet));
-  const { job, devices } = await scheduleFleetJob(registryDb(), callerOf(event), path.workspaceId, path.jobName, body.value, query.fleet, body.rollout);
+  const target = { groupId: query.group, q: query.q };
+  if (query.dry_run) return ok(200, await dryRunFleetJob(registryDb(), callerOf(event), path.workspaceId, query.fleet, target));
+  const { job, devices } = await scheduleFleetJob(registryDb(), callerOf(event), path.workspaceId, path.jobName, body.value, query.fleet, body.rollout, target);
   return streamJsonWithList(event, 'job', job, 'devices', devices);
 };
 
