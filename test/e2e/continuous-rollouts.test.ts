@@ -1,0 +1,192 @@
+/**
+ * Targets (group=, q=) and continuous rollouts end to end, on one runtime whose sweep runs every
+ * second: devices that match a continuous rollout later (created in its fleet, moved in, re-tagged)
+ * get its job from the registry stream, once each, counted; cancel stops that; a rate-limited one
+ * queues them for the sweep. Every wait is for a condition, with a bound.
+ */
+import type { LocalRuntime } from '../../local/runtime';
+import { until } from '../../local/ports';
+import { apiClient, type ApiClient } from '../helpers/api-client';
+import { startRuntime } from '../helpers/runtime';
+
+let runtime: LocalRuntime;
+let api: ApiClient;
+let ws: string;
+
+const newFleet = async (name: string) => (await api.post(`/workspaces/${ws}/fleets`, { name })).body.fleet.id as string;
+const newDevice = async (fleet: string, name: string, tags?: Record<string, string>) => {
+  const answer = await api.post(`/workspaces/${ws}/devices`, { name, fleet_id: fleet, ...(tags ? { tags } : {}) });
+  expect(answer.status).toBe(200);
+  return answer.body.device.id as string;
+};
+const rollout = async (id: string) => (await api.get(`/workspaces/${ws}/rollouts/${id}`)).body.rollout;
+const rolloutWhen = async (id: string, check: (r: any) => boolean, what: string, timeout = 30_000) => {
+  let last: any;
+  try {
+    await until(async () => check((last = await rollout(id))), what, timeout);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; the rollout: ${JSON.stringify(last)}`);
+  }
+  return last;
+};
+const jobOf = async (device: string, name: string) => {
+  const answer = await api.get(`/devices/${device}/jobs/${name}`);
+  return answer.status === 200 ? answer.body.job : undefined;
+};
+/** Waits for a device to hold the job of `rolloutId` (the registry stream gives it within seconds). */
+const jobWhen = async (device: string, name: string, rolloutId: string, timeout = 30_000) => {
+  let job: any;
+  await until(async () => (job = await jobOf(device, name))?.rollout_id === rolloutId, `${device} holds ${name} of ${rolloutId}`, timeout);
+  return job;
+};
+const rollouts = async () => (await api.get(`/workspaces/${ws}/rollouts`)).body.rollouts.length as number;
+const schedule = (name: string, query: string, body: unknown = { value: {} }) => api.post(`/workspaces/${ws}/jobs/${name}?${query}`, body);
+
+beforeAll(async () => {
+  runtime = await startRuntime({ sweepIntervalSeconds: 1 });
+  api = apiClient(runtime.base_url, runtime.api_key);
+  ws = runtime.workspace_id;
+}, 180_000);
+afterAll(async () => {
+  await runtime?.stop();
+});
+
+describe('targets: q= on fleet-wide jobs and FOTA, and their dry runs', () => {
+  let fleet: string;
+  let milan: string[];
+  beforeAll(async () => {
+    fleet = await newFleet('targets');
+    milan = [await newDevice(fleet, 't0', { site: 'milan' }), await newDevice(fleet, 't1', { site: 'milan', model: 'v2' })];
+    await newDevice(fleet, 't2', { site: 'rome' });
+  });
+
+  it('schedules a job only on the devices of the fleet that match q, and records the target', async () => {
+    const answer = await schedule('ping', `fleet=${fleet}&q=${encodeURIComponent('tags.site = "milan"')}`);
+
+    expect(answer.status).toBe(200);
+    expect([...answer.body.job.devices].sort()).toEqual(milan);
+    const counted = await rolloutWhen(answer.body.job.rollout_id, (r) => r.total === 2, 'two counted');
+    expect(counted).toMatchObject({ q: 'tags.site = "milan"', group_id: null, settings: { continuous: false } });
+  });
+
+  it('counts the same devices on a dry run, and none (200, total 0) when nothing matches', async () => {
+    const dry = await schedule('ping', `fleet=${fleet}&dry_run=true&q=${encodeURIComponent('tags.model = "v2"')}`);
+    expect(dry.body).toEqual({ dry_run: true, targets: 1, fleet_ids: [fleet] });
+
+    const none = await schedule('ping', `fleet=${fleet}&q=${encodeURIComponent('tags.site = "oslo"')}`);
+    expect(none.status).toBe(200);
+    expect(none.body.job.devices).toEqual([]);
+    expect(await rolloutWhen(none.body.job.rollout_id, (r) => r.status === 'completed', 'the empty rollout completed')).toMatchObject({ total: 0 });
+  });
+
+  it('targets a FOTA by q= (every fleet when none is named)', async () => {
+    const answer = await api.post(`/workspaces/${ws}/fota/fw/versions/2.0?q=${encodeURIComponent('tags.model = "v2"')}`);
+
+    expect(answer.status).toBe(200);
+    expect(answer.body.fota.devices).toEqual([milan[1]]);
+    expect((await api.get(`/devices/${milan[1]}/fota`)).body.fota).toMatchObject({ status: 'pending', rollout_id: answer.body.fota.rollout_id });
+    expect((await api.get(`/devices/${milan[0]}/fota`)).status).toBe(404);
+  });
+
+  it('refuses q and group together, a malformed q and an unknown group, writing nothing', async () => {
+    const before = await rollouts();
+    const both = await schedule('ping', `group=grp-x&q=${encodeURIComponent('name = "a"')}`);
+    const malformed = await schedule('ping', `q=${encodeURIComponent('tags.site = ')}`);
+    const malformedDry = await schedule('ping', `dry_run=true&q=${encodeURIComponent('name ==')}`);
+    const unknown = await schedule('ping', 'group=grp-unknown', { value: {}, rollout: { continuous: true } });
+    const unknownFota = await api.post(`/workspaces/${ws}/fota/fw/versions/2.0?group=grp-unknown`);
+
+    expect(both.status).toBe(400);
+    expect(both.body.error.details).toEqual([expect.objectContaining({ field: 'query.group' })]);
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.details[0].field).toBe('query.q');
+    expect(malformedDry.status).toBe(400);
+    expect(unknown.status).toBe(404);
+    expect(unknownFota.status).toBe(404);
+    expect(await rollouts()).toBe(before);
+  });
+});
+
+describe('a continuous rollout', () => {
+  let fleet: string;
+  let other: string;
+  let id: string;
+  let first: string;
+  beforeAll(async () => {
+    fleet = await newFleet('continuous');
+    other = await newFleet('elsewhere');
+    first = await newDevice(fleet, 'c0');
+    const answer = await schedule('sync', `fleet=${fleet}`, { value: { v: 1 }, rollout: { continuous: true } });
+    expect(answer.status).toBe(200);
+    expect(answer.body.job.devices).toEqual([first]);
+    id = answer.body.job.rollout_id;
+  });
+
+  it('shows continuous: true and stays in progress once its devices answered', async () => {
+    const counted = await rolloutWhen(id, (r) => r.total === 1, 'its snapshot counted');
+    expect(counted).toMatchObject({ status: 'in_progress', settings: { continuous: true }, fleets: [fleet] });
+  });
+
+  it('gives its job to a device created in its fleet and to one moved into it, once each, and its total grows', async () => {
+    const created = await newDevice(fleet, 'c1');
+    const moved = await newDevice(other, 'c2');
+    await api.put(`/workspaces/${ws}/devices/${moved}`, { name: 'c2', fleet_id: fleet });
+
+    expect(await jobWhen(created, 'sync', id)).toMatchObject({ status: 'pending', value: { v: 1 } });
+    const job = await jobWhen(moved, 'sync', id);
+    const grown = await rolloutWhen(id, (r) => r.total === 3, 'three counted');
+    expect(grown.counts).toMatchObject({ pending: 3 });
+
+    // Changed again (renamed, re-tagged), it is not given the job a second time.
+    await api.put(`/workspaces/${ws}/devices/${moved}`, { name: 'c2-renamed', fleet_id: fleet, tags: { k: 'v' } });
+    const marker = await newDevice(fleet, 'c3');
+    await jobWhen(marker, 'sync', id);
+    expect(await jobOf(moved, 'sync')).toEqual(job);
+    expect((await rolloutWhen(id, (r) => r.total === 4, 'four counted')).counts).toMatchObject({ pending: 4 });
+  });
+
+  it('gives a q-targeted continuous job to a device re-tagged to match', async () => {
+    const q = encodeURIComponent('tags.role = "gateway"');
+    const answer = await schedule('gw', `fleet=${other}&q=${q}`, { value: {}, rollout: { continuous: true } });
+    const gw = answer.body.job.rollout_id as string;
+    const device = await newDevice(other, 'g0');
+    const matching = await newDevice(other, 'g1', { role: 'gateway' });
+    await jobWhen(matching, 'gw', gw);
+
+    await api.put(`/workspaces/${ws}/devices/${device}`, { name: 'g0', fleet_id: other, tags: { role: 'gateway' } });
+    await jobWhen(device, 'gw', gw);
+    expect(await rolloutWhen(gw, (r) => r.total === 2, 'two counted')).toMatchObject({ q: 'tags.role = "gateway"', status: 'in_progress' });
+  });
+
+  it('adds no device once canceled', async () => {
+    const canceled = await api.post(`/workspaces/${ws}/rollouts/${id}/cancel`);
+    expect(canceled.status).toBe(200);
+    const before = (await rolloutWhen(id, (r) => r.counts.pending === 0, 'its pending devices canceled')).total;
+    // A second continuous rollout on the fleet tells when the stream has seen the new device.
+    const witness = (await schedule('witness', `fleet=${fleet}`, { value: {}, rollout: { continuous: true } })).body.job.rollout_id;
+
+    const late = await newDevice(fleet, 'c4');
+    await jobWhen(late, 'witness', witness);
+
+    expect(await jobOf(late, 'sync')).toBeUndefined();
+    expect((await rollout(id)).total).toBe(before);
+    await api.post(`/workspaces/${ws}/rollouts/${witness}/cancel`);
+  });
+
+  it('queues late devices of a rate-limited one and releases them at its rate', async () => {
+    const staged = await newFleet('staged');
+    await newDevice(staged, 's0');
+    const answer = await schedule('slow', `fleet=${staged}`, { value: {}, rollout: { continuous: true, max_per_minute: 1 } });
+    const slow = answer.body.job.rollout_id as string;
+    const late = [await newDevice(staged, 's1'), await newDevice(staged, 's2')];
+
+    const queued = await rolloutWhen(slow, (r) => r.total === 3, 'the late devices counted');
+    expect(queued.counts).toMatchObject({ pending: 1, queued: 2 });
+    for (const device of late) expect((await jobWhen(device, 'slow', slow)).status).toBe('queued');
+    // The next minute releases one of them (its rate), not both.
+    const released = await rolloutWhen(slow, (r) => r.counts.pending === 2, 'one late device released', 100_000);
+    expect(released.counts).toMatchObject({ queued: 1 });
+    expect(released.status).toBe('in_progress');
+    await api.post(`/workspaces/${ws}/rollouts/${slow}/cancel`);
+  }, 150_000);
+});
