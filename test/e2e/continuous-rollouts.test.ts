@@ -7,6 +7,7 @@
 import type { LocalRuntime } from '../../local/runtime';
 import { until } from '../../local/ports';
 import { apiClient, type ApiClient } from '../helpers/api-client';
+import { deviceClient, deviceToken } from '../helpers/device-token';
 import { startRuntime } from '../helpers/runtime';
 
 let runtime: LocalRuntime;
@@ -122,9 +123,16 @@ describe('a continuous rollout', () => {
     id = answer.body.job.rollout_id;
   });
 
-  it('shows continuous: true and stays in progress once its devices answered', async () => {
-    const counted = await rolloutWhen(id, (r) => r.total === 1, 'its snapshot counted');
-    expect(counted).toMatchObject({ status: 'in_progress', settings: { continuous: true }, fleets: [fleet] });
+  it('shows continuous: true and stays in progress once its devices answered (where a snapshot rollout completes)', async () => {
+    const control = (await schedule('once', `fleet=${fleet}`)).body.job.rollout_id as string;
+    const credentials = (await api.post(`/workspaces/${ws}/devices/${first}/identities`)).body.credentials;
+    const me = deviceClient(runtime.base_url, await deviceToken(credentials));
+    expect((await me.post('/jobs/sync/result', { result: { ok: true } })).status).toBe(200);
+    expect((await me.post('/jobs/once/result', { result: { ok: true } })).status).toBe(200);
+
+    await rolloutWhen(control, (r) => r.status === 'completed', 'the snapshot rollout completed');
+    const answered = await rolloutWhen(id, (r) => r.counts.done === 1, 'its device counted done');
+    expect(answered).toMatchObject({ status: 'in_progress', total: 1, settings: { continuous: true }, fleets: [fleet] });
   });
 
   it('gives its job to a device created in its fleet and to one moved into it, once each, and its total grows', async () => {
@@ -135,14 +143,14 @@ describe('a continuous rollout', () => {
     expect(await jobWhen(created, 'sync', id)).toMatchObject({ status: 'pending', value: { v: 1 } });
     const job = await jobWhen(moved, 'sync', id);
     const grown = await rolloutWhen(id, (r) => r.total === 3, 'three counted');
-    expect(grown.counts).toMatchObject({ pending: 3 });
+    expect(grown.counts).toMatchObject({ done: 1, pending: 2 });
 
     // Changed again (renamed, re-tagged), it is not given the job a second time.
     await api.put(`/workspaces/${ws}/devices/${moved}`, { name: 'c2-renamed', fleet_id: fleet, tags: { k: 'v' } });
     const marker = await newDevice(fleet, 'c3');
     await jobWhen(marker, 'sync', id);
     expect(await jobOf(moved, 'sync')).toEqual(job);
-    expect((await rolloutWhen(id, (r) => r.total === 4, 'four counted')).counts).toMatchObject({ pending: 4 });
+    expect((await rolloutWhen(id, (r) => r.total === 4, 'four counted')).counts).toMatchObject({ done: 1, pending: 3 });
   });
 
   it('gives a q-targeted continuous job to a device re-tagged to match', async () => {
