@@ -198,3 +198,35 @@ describe('a continuous rollout', () => {
     await api.post(`/workspaces/${ws}/rollouts/${slow}/cancel`);
   }, 150_000);
 });
+
+describe('group= targets', () => {
+  it('counts a group’s devices on a dry run, holds the group while a continuous rollout uses it, and refuses it once deleted', async () => {
+    const fleet = await newFleet('grouped');
+    const member = await newDevice(fleet, 'm0', { model: 'v3' });
+    await newDevice(fleet, 'm1', { model: 'v1' });
+    const group = (await api.post(`/workspaces/${ws}/groups`, { name: 'v3 boards', query: 'tags.model = "v3"' })).body.group.id as string;
+
+    const dry = await schedule('flash', `dry_run=true&fleet=${fleet}&group=${group}`);
+    expect(dry.body).toEqual({ dry_run: true, targets: 1, fleet_ids: [fleet] });
+
+    const answer = await schedule('flash', `fleet=${fleet}&group=${group}`, { value: {}, rollout: { continuous: true } });
+    expect(answer.body.job.devices).toEqual([member]);
+    const id = answer.body.job.rollout_id as string;
+    expect((await api.get(`/workspaces/${ws}/groups/${group}`)).body.group.used_by).toEqual([id]);
+    expect((await api.delete(`/workspaces/${ws}/groups/${group}`)).status).toBe(409);
+    // A device re-tagged into the group joins the rollout.
+    const joining = await newDevice(fleet, 'm2');
+    await api.put(`/workspaces/${ws}/devices/${joining}`, { name: 'm2', fleet_id: fleet, tags: { model: 'v3' } });
+    await jobWhen(joining, 'flash', id);
+    expect(await rolloutWhen(id, (r) => r.total === 2, 'two counted')).toMatchObject({ group_id: group, q: null });
+
+    await api.post(`/workspaces/${ws}/rollouts/${id}/cancel`);
+    expect((await api.get(`/workspaces/${ws}/groups/${group}`)).body.group.used_by).toEqual([]);
+    expect((await api.delete(`/workspaces/${ws}/groups/${group}`)).status).toBe(200);
+
+    const before = await rollouts();
+    const refused = await schedule('flash', `fleet=${fleet}&group=${group}`, { value: {}, rollout: { continuous: true } });
+    expect(refused.status).toBe(404);
+    expect(await rollouts()).toBe(before);
+  });
+});
