@@ -1,6 +1,10 @@
 import * as z from 'zod';
 import { FleetIdSchema } from './common';
+import { GroupIdRefSchema } from './group';
 import { FleetsQuerySchema } from './job';
+
+/** The 409 of a fleet-wide scheduling on a group (group=) deleted between its check and the rollout's creation. */
+export const GROUP_GONE = 'The group (group=) was deleted while the rollout was being created: nothing is scheduled';
 
 /** Longest `q` of a scheduling's target (a continuous rollout keeps it with its workspace's list of them). */
 export const TARGET_QUERY_MAX = 2000;
@@ -10,12 +14,9 @@ export const TARGET_QUERY_MAX = 2000;
  * asks how many devices the scheduling would target and writes nothing.
  */
 export const FleetSchedulingQuerySchema = FleetsQuerySchema.extend({
-  group: z
-    .string()
-    .min(1, 'Must not be empty.')
-    .max(64, 'Must be at most 64 characters.')
-    .optional()
-    .meta({ description: 'A group of the workspace (its ID): only the devices of the chosen fleets that match its query; not with q' }),
+  group: GroupIdRefSchema.optional().meta({
+    description: 'A group of the workspace (its ID): only the devices of the chosen fleets that match its query as it reads now; not with q',
+  }),
   q: z
     .string()
     .min(1, 'Must not be empty.')

@@ -7,7 +7,7 @@ import {
   ScheduleFotaBodySchema,
   ScheduleFotaPathSchema,
 } from '../fota';
-import { DryRunSchema, FleetSchedulingQuerySchema } from '../dry-run';
+import { DryRunSchema, FleetSchedulingQuerySchema, GROUP_GONE } from '../dry-run';
 import { ROLLOUTS_PER_DAY, type Operations } from '../operation';
 
 // A version never registered is scheduled as in v3, without an artifact.
@@ -25,7 +25,7 @@ export const FOTA_OPERATIONS = {
     body: ScheduleFleetFotaBodySchema,
     // `dry_run=true` answers the count instead (DryRun), having written nothing.
     response: z.union([FotaResponseSchema, DryRunSchema]),
-    conflict: NOT_READY,
+    conflict: `${NOT_READY}; or ${GROUP_GONE.charAt(0).toLowerCase()}${GROUP_GONE.slice(1)}`,
     quota: ROLLOUTS_PER_DAY,
   },
 } satisfies Operations;

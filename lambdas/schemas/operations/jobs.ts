@@ -9,7 +9,7 @@ import {
   ScheduleFleetJobBodySchema,
   ScheduleJobBodySchema,
 } from '../job';
-import { DryRunSchema, FleetSchedulingQuerySchema } from '../dry-run';
+import { DryRunSchema, FleetSchedulingQuerySchema, GROUP_GONE } from '../dry-run';
 import { ROLLOUTS_PER_DAY, type Operations } from '../operation';
 
 const scheduleFleetJob = {
@@ -18,6 +18,7 @@ const scheduleFleetJob = {
   body: ScheduleFleetJobBodySchema,
   // `dry_run=true` answers the count instead (DryRun), having written nothing.
   response: z.union([JobResponseSchema, DryRunSchema]),
+  conflict: GROUP_GONE,
   quota: ROLLOUTS_PER_DAY,
 };
 

@@ -68,7 +68,7 @@ describe('registry stream', () => {
     expect(resources[idOf(consumer())].Properties.Timeout).toBe(REGISTRY_STREAM.consumerTimeoutSeconds);
   });
 
-  it('lets only job and FOTA inserts and updates invoke it, exactly as the local poller’s filter does', () => {
+  it('lets only job, FOTA and device inserts and updates invoke it, exactly as the local poller’s filter does', () => {
     const patterns = (mapping().Properties.FilterCriteria.Filters as Array<{ Pattern: string }>).map((f) => JSON.parse(f.Pattern));
     const cloud = (r: DynamoDBRecord) => patterns.some((p) => matchesPattern(p, r));
     const local = streamFilterOf(REGISTRY_STREAM);
@@ -78,8 +78,12 @@ describe('registry stream', () => {
       [record('INSERT', fotaKey('dev-1')), true],
       [record('MODIFY', fotaKey('dev-1')), true],
       [record('REMOVE', jobKey('dev-1', 'reboot')), false],
-      [record('INSERT', deviceKey('wks-1', 'dev-1')), false],
+      // Devices created, moved or re-tagged join the continuous rollouts they match.
+      [record('INSERT', deviceKey('wks-1', 'dev-1')), true],
+      [record('MODIFY', deviceKey('wks-1', 'dev-1')), true],
+      [record('REMOVE', deviceKey('wks-1', 'dev-1')), false],
       [record('MODIFY', deviceLocatorKey('dev-1')), false],
+      [record('INSERT', { pk: 'WKS#wks-1', sk: 'TAG#site#5#milan#dev-1' }), false],
     ];
 
     for (const [r, expected] of cases) {
