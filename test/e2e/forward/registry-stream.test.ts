@@ -53,6 +53,24 @@ const nameOf = (e: { payload: unknown }) =>
 const summary = (events: Array<{ device_id: string; type: string; direction: string; payload: unknown }>) =>
   events.map((e) => `${e.device_id} ${e.type} ${e.direction} ${nameOf(e)}`).sort();
 
+describe('a continuous rollout through the registry stream (local runtime or cloud assembly)', () => {
+  it('gives a device created in its fleet its job from the stream, once, with its event, and counts it', async () => {
+    const { workspaceId, field, inField, serviceEvents } = await fleetSetup();
+    const answer = await api.post(`/workspaces/${workspaceId}/jobs/late?fleet=${field.id}`, { value: { v: 1 }, rollout: { continuous: true } });
+    expect(answer.body.job.devices).toEqual([inField.id]);
+    const id = answer.body.job.rollout_id as string;
+
+    const late = (await api.post(`/workspaces/${workspaceId}/devices`, { name: 'late', fleet_id: field.id })).body.device.id as string;
+
+    await until(async () => (await api.get(`/devices/${late}/jobs/late`)).body.job?.rollout_id === id, 'the late device holds the job', 30_000);
+    await until(async () => (await api.get(`/workspaces/${workspaceId}/rollouts/${id}`)).body.rollout.total === 2, 'the rollout counts it', 30_000);
+    await until(async () => serviceEvents().some((e) => e.device_id === late), 'its c2d job event', 30_000);
+    expect(summary(serviceEvents().filter((e) => e.device_id === late))).toEqual([`${late} job c2d late`]);
+    expect((await api.get(`/workspaces/${workspaceId}/rollouts/${id}`)).body.rollout).toMatchObject({ status: 'in_progress', settings: { continuous: true } });
+    expect(streamErrors).toEqual([]);
+  });
+});
+
 describe('job and FOTA events through the registry stream (local runtime or cloud assembly, webhook receiver)', () => {
   it('delivers a job scheduled on a device and on a fleet, the job’s result and a FOTA outcome, each exactly once', async () => {
     const { workspaceId, field, inDefault, inField, clientOf, serviceEvents } = await fleetSetup();
