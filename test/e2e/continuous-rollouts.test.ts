@@ -181,6 +181,28 @@ describe('a continuous rollout', () => {
     await api.post(`/workspaces/${ws}/rollouts/${witness}/cancel`);
   });
 
+  it('aborts on a late device’s failure (its abort rule counts late devices), and adds nobody after', async () => {
+    const strict = await newFleet('strict');
+    const answer = await schedule('risky', `fleet=${strict}`, { value: {}, rollout: { continuous: true, abort: { failure_percentage: 50, min_finished: 1 } } });
+    const risky = answer.body.job.rollout_id as string;
+    expect(answer.body.job.devices).toEqual([]);
+    const device = await newDevice(strict, 'r0');
+    await jobWhen(device, 'risky', risky);
+
+    const credentials = (await api.post(`/workspaces/${ws}/devices/${device}/identities`)).body.credentials;
+    const me = deviceClient(runtime.base_url, await deviceToken(credentials));
+    expect((await me.post('/jobs/risky/result', { result: { error: 'bricked' } })).status).toBe(200);
+    const aborted = await rolloutWhen(risky, (r) => r.status === 'aborted', 'aborted by the late device’s failure');
+    expect(aborted).toMatchObject({ total: 1, counts: expect.objectContaining({ failed: 1 }) });
+
+    const witness = (await schedule('witness2', `fleet=${strict}`, { value: {}, rollout: { continuous: true } })).body.job.rollout_id;
+    const after = await newDevice(strict, 'r1');
+    await jobWhen(after, 'witness2', witness);
+    expect(await jobOf(after, 'risky')).toBeUndefined();
+    expect((await rollout(risky)).total).toBe(1);
+    await api.post(`/workspaces/${ws}/rollouts/${witness}/cancel`);
+  });
+
   it('queues late devices of a rate-limited one and releases them at its rate', async () => {
     const staged = await newFleet('staged');
     await newDevice(staged, 's0');
