@@ -46,6 +46,9 @@ const CONFLICTS = new Set([
   'updateWorkspace',
   'scheduleFota',
   'scheduleFleetFota',
+  // a group (group=) deleted while the rollout is created
+  'scheduleFleetJob',
+  'scheduleFleetJobSingular',
   'registerFirmware',
   'deleteFirmware',
   'cancelJob',
