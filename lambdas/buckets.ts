@@ -15,7 +15,9 @@ export type BucketAccess =
    * Write objects in one PutObject or by a multipart upload that later runs continue (ListParts)
    * or abort, and check what was written (HeadObject; ListBucket, so that a missing object is a 404).
    */
-  | 'stream';
+  | 'stream'
+  /** Delete objects (a workspace's deletion: the objects its items name). */
+  | 'delete';
 
 /** A bucket of the stack. */
 export interface BucketDefinition {
@@ -57,7 +59,7 @@ export const BUCKETS: Readonly<Record<BucketName, BucketDefinition>> = {
     env: 'FIRMWARE_BUCKET',
     keyPrefix: '',
     abortIncompleteUploadsAfterDays: 1,
-    access: { firmwares: 'manage', fota: 'check', 'registry-stream': 'download', 'device-api': 'download', 'device-mqtt': 'download' },
+    access: { firmwares: 'manage', workspaces: 'delete', fota: 'check', 'registry-stream': 'download', 'device-api': 'download', 'device-mqtt': 'download' },
     // The console uploads an image with the registration's URL and checksum header.
     consoleCors: {
       methods: ['PUT'],
@@ -77,6 +79,6 @@ export const BUCKETS: Readonly<Record<BucketName, BucketDefinition>> = {
     keyPrefix: 'exports/',
     abortIncompleteUploadsAfterDays: EXPORT_RUN_MAX_DAYS,
     expireObjectsAfterDays: EXPORT_LIFETIME_DAYS + EXPORT_RUN_MAX_DAYS,
-    access: { export: 'stream', timeseries: 'download' },
+    access: { export: 'stream', timeseries: 'download', workspaces: 'delete' },
   },
 };

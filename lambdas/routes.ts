@@ -91,10 +91,13 @@ export const ROUTES: readonly Route[] = [
   route('GET', '/workspaces/{workspaceId}', 'workspaces', 'getWorkspace', 'Get a workspace'),
   // An addition to the v3 interface (spec/operations.md §4): rename, describe, and set how long its data points are kept.
   route('PATCH', '/workspaces/{workspaceId}', 'workspaces', 'updateWorkspace', 'Change a workspace’s name, description or data retention'),
+  // Additions to the v3 interface (spec/fleet-state.md §5): deleting devices, empty fleets and empty workspaces.
+  route('DELETE', '/workspaces/{workspaceId}', 'workspaces', 'deleteWorkspace', 'Delete a workspace that holds no device, and everything in it'),
 
   route('GET', '/workspaces/{workspaceId}/fleets', 'fleets', 'listFleets', 'List the fleets of a workspace'),
   route('POST', '/workspaces/{workspaceId}/fleets', 'fleets', 'createFleet', 'Create a fleet'),
   route('GET', '/workspaces/{workspaceId}/fleets/{fleetId}', 'fleets', 'getFleet', 'Get a fleet'),
+  route('DELETE', '/workspaces/{workspaceId}/fleets/{fleetId}', 'fleets', 'deleteFleet', 'Delete a fleet that holds no device (not the default fleet)'),
 
   // Additions to the v3 interface (spec/fleet-state.md §2): groups, saved queries of the device search.
   route('GET', '/workspaces/{workspaceId}/groups', 'groups', 'listGroups', 'List the groups (saved device queries) of a workspace'),
@@ -110,6 +113,13 @@ export const ROUTES: readonly Route[] = [
   route('PUT', '/workspaces/{workspaceId}/devices/{deviceId}', 'devices', 'updateDevice', 'Change a device’s name and fleet'),
   // An addition to v3 (spec/fleet-state.md §1): change some of a device's fields, its tags merged.
   route('PATCH', '/workspaces/{workspaceId}/devices/{deviceId}', 'devices', 'patchDevice', 'Change a device’s name, fleet or tags (merged; null removes one)'),
+  route(
+    'DELETE',
+    '/workspaces/{workspaceId}/devices/{deviceId}',
+    'devices',
+    'deleteDevice',
+    'Delete a device: its credentials revoked and its MQTT session closed at once, its open jobs and FOTA canceled',
+  ),
   // Additions to the v3 interface (issue 33, docs/api.md): a device's event log and the workspace at a glance.
   route(
     'GET',

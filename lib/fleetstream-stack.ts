@@ -344,8 +344,8 @@ export class FleetstreamStack extends Stack {
       publishers: [this.streamFunctions.get(REGISTRY_STREAM.consumer), this.consumerFunctions.get('device-mqtt')].filter(
         (fn): fn is HandlerFunction => fn !== undefined,
       ),
-      // Revoking an identity closes the device's open connection at once.
-      sessionClosers: [this.routeHandlers.get('identities')].filter((fn): fn is HandlerFunction => fn !== undefined),
+      // Revoking an identity, or deleting a device, closes the device's open connection at once.
+      sessionClosers: [this.routeHandlers.get('identities'), this.routeHandlers.get('devices')].filter((fn): fn is HandlerFunction => fn !== undefined),
       credentialsWriter: this.routeHandlers.get('identities'),
     });
 

@@ -314,6 +314,12 @@ const main = async () => {
   await call('revokeIdentity', 'DELETE', `/workspaces/${ws}/devices/${device?.id}/identities/${created?.identity?.id}`, {
     check: (b) => (b?.identity?.revoked_at ? undefined : 'not revoked'),
   });
+  // Deleted last (spec/fleet-state.md §5): the smoke test's own device, its fleet (then empty), and the workspace it made (holding none).
+  await call('deleteDevice', 'DELETE', `/workspaces/${ws}/devices/${device?.id}`, {
+    check: (b) => (b?.device?.id === device?.id ? undefined : 'not the device as it was'),
+  });
+  await call('deleteFleet', 'DELETE', `/workspaces/${ws}/fleets/${fleet?.id}`, { check: has('fleet') });
+  await call('deleteWorkspace', 'DELETE', `/workspaces/${made?.id}`, { check: has('workspace') });
   await call('getOpenApi', 'GET', '/openapi.json', { headers: {}, check: (b) => (b?.openapi ? undefined : 'not an OpenAPI document') });
   await call('unknownRoute', 'GET', '/no-such-route', { expect: 404, check: (b) => (b?.error?.code === 'not_found' ? undefined : 'not the error envelope') });
   await call('missingKey', 'GET', '/workspaces', {

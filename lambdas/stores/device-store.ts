@@ -10,13 +10,13 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Db } from '../shared/clients';
 import { NotFoundError, ThrottledError } from '../shared/errors';
-import { checkExists, keyedPages, putNew, queryAll, strip, type ListRead } from './items';
+import { keyedPages, putNew, queryAll, strip, type ListRead } from './items';
 import { failedConditions, isConditionFailed } from './errors';
 import type { QuotaCheck } from './limits-store';
 import { historyAfterMove, staysOf, type FleetStay } from './fleet-history';
-import { getFleetOfWorkspace } from './fleet-store';
+import { fleetRefusal, fleetTakesDevices, getFleetOfWorkspace } from './fleet-store';
 import { splitTagIndexWrites, tagIndexWrites, type StoredTags } from './device-tag-index';
-import { collection, deviceKey, deviceLocatorKey, fleetKey, scheduleClockKey, workspaceKey, type ItemKey } from './keys';
+import { collection, deviceKey, deviceLocatorKey, scheduleClockKey, workspaceKey, type ItemKey } from './keys';
 
 /** A device as stored (names of its fleet and workspace are joined in on read). */
 export interface DeviceRecord {
@@ -86,12 +86,13 @@ export const getDeviceOfWorkspace = async (db: Db, workspaceId: string, deviceId
 };
 
 /**
- * A device's locator. `consistent: false` reads it eventually consistently (half a read unit), for
+ * A device's locator, undefined for a deleted device (its tombstone). `consistent: false` reads it eventually consistently (half a read unit), for
  * a reader that keeps what it reads for minutes anyway.
  */
 export const findDeviceLocator = async (db: Db, deviceId: string, { consistent = true } = {}) => {
   const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: deviceLocatorKey(deviceId), ConsistentRead: consistent }));
-  return Item ? locatorOf(Item) : undefined;
+  // A deleted device's locator is its tombstone (device-deletion-store.ts): no device lives there.
+  return Item && Item.deleted_at === undefined ? locatorOf(Item) : undefined;
 };
 
 /**
@@ -184,7 +185,7 @@ export const createDevice = async (db: Db, device: DeviceRecord, quota: QuotaChe
               fleet_id: device.fleet_id,
               name: device.name,
             }),
-            checkExists(db, fleetKey(device.workspace_id, device.fleet_id)),
+            fleetTakesDevices(db, device.workspace_id, device.fleet_id),
             clockStill(db, scheduleClockKey(device.workspace_id), epoch),
             counted,
             ...tagIndexWrites(db, device.workspace_id, device.id, {}, device.tags).puts,
@@ -194,7 +195,7 @@ export const createDevice = async (db: Db, device: DeviceRecord, quota: QuotaChe
       return undefined;
     } catch (error) {
       const failed = failedConditions(error);
-      if (failed?.includes(2)) throw new NotFoundError(`Fleet ${device.fleet_id} not found.`, { cause: error });
+      if (failed?.includes(2)) throw await fleetRefusal(db, device.workspace_id, device.fleet_id, error);
       if (failed?.includes(4)) await quota.failed();
       if (failed?.includes(3) || failed?.includes(4) || isConflict(error)) return RETRY;
       throw error;
@@ -273,7 +274,7 @@ export const updateDevice = async (
           ExpressionAttributeValues: values,
         },
       },
-      checkExists(db, fleetKey(workspaceId, change.fleet_id)),
+      fleetTakesDevices(db, workspaceId, change.fleet_id),
       {
         Update: {
           TableName: db.table,
@@ -290,13 +291,14 @@ export const updateDevice = async (
     const tagWrites = change.tags ? tagIndexWrites(db, workspaceId, deviceId, device.tags, change.tags) : { puts: [], deletes: [] };
     try {
       const indexed = await splitTagIndexWrites(db, tagWrites, actions.length, async () => {
-        if (!(await getFleetOfWorkspace(db, workspaceId, change.fleet_id))) throw new NotFoundError(`Fleet ${change.fleet_id} not found.`);
+        const fleet = await getFleetOfWorkspace(db, workspaceId, change.fleet_id);
+        if (!fleet || fleet.deleting_at) throw await fleetRefusal(db, workspaceId, change.fleet_id, undefined);
       });
       await db.doc.send(new TransactWriteCommand({ TransactItems: [...actions, ...(indexed as typeof actions)] }));
       return undefined;
     } catch (error) {
       const failed = failedConditions(error);
-      if (failed?.includes(1)) throw new NotFoundError(`Fleet ${change.fleet_id} not found.`, { cause: error });
+      if (failed?.includes(1)) throw await fleetRefusal(db, workspaceId, change.fleet_id, error);
       // Another move (or a fleet-wide scheduling) came first: read again.
       if (failed?.includes(0) || failed?.includes(3) || isConflict(error)) return RETRY;
       throw error;
@@ -362,7 +364,7 @@ const MAX_CLAIM_ATTEMPTS = 4;
  * claim of a new day), which also answers the locator, so that a claim stands in for the device's
  * lookup. The count is not bounded here: the caller compares it with the device's limit and gives
  * back what it does not use.
- * @returns the claim, or undefined when the device does not exist.
+ * @returns the claim, or undefined when the device does not exist (or was deleted).
  * @throws ThrottledError when the day keeps changing under it.
  */
 export const claimDeviceCount = async (db: Db, deviceId: string, counter: DeviceCounter, day: string, n: number): Promise<DeviceClaim | undefined> => {
@@ -380,12 +382,12 @@ export const claimDeviceCount = async (db: Db, deviceId: string, counter: Device
             ? {
                 // A device never counted before starts its count here too: one request for its first claim.
                 UpdateExpression: 'SET #day = :day ADD #claimed :n',
-                ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#day) OR #day = :day)',
+                ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted_at) AND (attribute_not_exists(#day) OR #day = :day)',
               }
             : {
                 UpdateExpression: 'SET #day = :day, #claimed = :n',
                 // Days are YYYY-MM-DD: text order is time order.
-                ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#day) OR #day < :day)',
+                ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted_at) AND (attribute_not_exists(#day) OR #day < :day)',
               }),
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: { ':n': n, ':day': claimDay },
@@ -398,7 +400,9 @@ export const claimDeviceCount = async (db: Db, deviceId: string, counter: Device
       if (!isConditionFailed(error)) throw error;
       const raw = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
       if (!raw) return undefined; // no locator: no such device
-      const stored = unmarshall(raw)[names['#day']] as string | undefined;
+      const found = unmarshall(raw);
+      if (found.deleted_at !== undefined) return undefined; // a tombstone: the device was deleted
+      const stored = found[names['#day']] as string | undefined;
       // The locator counts another day: a later one is counted on (never an earlier one again).
       counted = stored !== undefined && stored >= day ? stored : undefined;
     }

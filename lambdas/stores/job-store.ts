@@ -29,6 +29,8 @@ export interface EventStamp {
   event_ts?: string;
   /** The device was connected when this was scheduled (or it was released): the registry stream publishes it on `j/dn`. */
   deliver_live?: boolean;
+  /** Ended by its device's deletion (domain/registry/device-deletion.ts): counted in its rollout, never an event (a deleted device's webhooks stop). */
+  device_deleted?: boolean;
 }
 
 /**

@@ -109,7 +109,8 @@ export const countUpItem = (
       TableName: db.table,
       Key: key,
       UpdateExpression,
-      ConditionExpression: `attribute_exists(pk) AND ${condition} AND ${still.expression}`,
+      // A workspace being deleted counts nothing more (stores/workspace-deletion-store.ts).
+      ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(deleting_at) AND ${condition} AND ${still.expression}`,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: { ...values, ...still.values },
     },

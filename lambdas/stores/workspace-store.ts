@@ -26,6 +26,8 @@ export type WorkspaceRecord = Omit<Workspace, 'data_retention_days'> &
     retention_owed_from?: string;
     /** Counts the moves and renames of the workspace's devices (stores/device-store.ts updateDevice): the ingest's remembered places are current while it holds. */
     places_version?: number;
+    /** Set while a DELETE removes the workspace (stores/workspace-deletion-store.ts): it answers 404 and counts no create. */
+    deleting_at?: string;
   };
 
 /** What a PATCH writes: the public fields it changes, and a retention change with its bookkeeping. */

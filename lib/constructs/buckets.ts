@@ -40,6 +40,7 @@ export const BUCKET_ACTIONS: Readonly<Record<BucketAccess, { objects: readonly s
   manage: { objects: ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'], bucket: ['s3:ListBucket'] },
   check: { objects: ['s3:GetObject'], bucket: ['s3:ListBucket'] },
   download: { objects: ['s3:GetObject'], bucket: [] },
+  delete: { objects: ['s3:DeleteObject'], bucket: [] },
   // CreateMultipartUpload, UploadPart and CompleteMultipartUpload are s3:PutObject; ListParts is
   // s3:ListMultipartUploadParts. https://docs.aws.amazon.com/AmazonS3/latest/userguide/mpuoverview.html#mpuAndPermissions
   stream: { objects: ['s3:PutObject', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:AbortMultipartUpload'], bucket: ['s3:ListBucket'] },

@@ -21,7 +21,7 @@ export interface DeviceMqttProps {
   queues: Record<MqttRule['queue'], { queue: IQueue; dlq: IQueue }>;
   /** Lambdas that publish to devices on `j/dn/<id>` through the IoT data plane. */
   publishers: HandlerFunction[];
-  /** Lambdas that close a device's connection through the IoT data plane (DeleteConnection): revoking an identity does. */
+  /** Lambdas that close a device's connection through the IoT data plane (DeleteConnection): revoking an identity does, and deleting a device. */
   sessionClosers: HandlerFunction[];
   /** The custom resource's Lambda that reads the domain name and data endpoint (lambdas/iot-endpoints). */
   endpointsReader: HandlerFunction;

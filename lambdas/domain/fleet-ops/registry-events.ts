@@ -68,11 +68,11 @@ const placeOf = async (db: Db, item: EventStamp & { device_id: string }): Promis
  * - d2c `job`/`fota` when the device reports (→ in_progress with each new message, → done, → failed):
  *   the job with its result, or the FOTA with the device's message.
  * Nothing for other changes (a deleted item, a rewrite that changes neither) or for a device that
- * no longer exists. The `ts` is the one stamped on the item, so a retry rebuilds the same event.
+ * no longer exists (nor for the cancels of a device's deletion: its events stop). The `ts` is the one stamped on the item, so a retry rebuilds the same event.
  */
 export const eventOfChange = async (db: Db, change: RegistryChange): Promise<EventMessage | undefined> => {
   const { before, after } = change;
-  if (!after) return undefined;
+  if (!after || after.device_deleted) return undefined;
   const direction = directionOf(before, after);
   if (!direction) return undefined;
   const place = await placeOf(db, after);

@@ -96,7 +96,8 @@ const accountHolder = (account: AccountLimitsRecord): QuotaHolder => ({
 
 const workspaceAgain = async (db: Db, workspace: WorkspaceRecord) => {
   const fresh = await getWorkspaceOfAccount(db, workspace.account_id, workspace.id);
-  if (!fresh) throw new NotFoundError(`Workspace ${workspace.id} not found.`);
+  // Being deleted: it takes nothing more.
+  if (!fresh || fresh.deleting_at !== undefined) throw new NotFoundError(`Workspace ${workspace.id} not found.`);
   return fresh;
 };
 

@@ -24,7 +24,8 @@ import { parseQuery } from './query';
 import { searchDevices } from './search';
 import { mergeTags } from './tags';
 
-const withFleetName = async (db: Db, workspace: WorkspaceRecord, device: DeviceRecord) => {
+/** A stored device as the API answers it: with its fleet's name and its identities. */
+export const withFleetName = async (db: Db, workspace: WorkspaceRecord, device: DeviceRecord) => {
   const [fleet, identities] = await Promise.all([getFleetOfWorkspace(db, workspace.id, device.fleet_id), listIdentitiesOfDevice(db, workspace.id, device.id)]);
   return toDevice(device, fleet?.name ?? '', workspace, identities);
 };

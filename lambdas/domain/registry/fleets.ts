@@ -1,13 +1,22 @@
 import type { Db } from '../../shared/clients';
-import { NotFoundError } from '../../shared/errors';
+import { ConflictError, NotFoundError } from '../../shared/errors';
 import type { Caller } from '../../shared/http';
 import { newId, nowIso } from '../../shared/ids';
 import type { CreateFleetBody, Fleet } from '../../schemas/fleet';
 import type { PageQuery } from '../../schemas/list';
 import type { StreamedList } from '../../shared/json-stream';
 import { collection } from '../../stores/keys';
-import { findMissingFleets, getFleetOfWorkspace, putFleet, readFleetsOfWorkspace } from '../../stores/fleet-store';
-import { quota } from '../limits/limits';
+import {
+  deleteMarkedFleet,
+  findMissingFleets,
+  fleetHoldsDevices,
+  getFleetOfWorkspace,
+  markFleetDeleting,
+  putFleet,
+  readFleetsOfWorkspace,
+  unmarkFleetDeleting,
+} from '../../stores/fleet-store';
+import { quota, release } from '../limits/limits';
 import { mapKeyed, pageSizeOf, paginate, startOf } from './lists';
 import { requireWorkspace } from '../tenancy/workspaces';
 
@@ -71,4 +80,30 @@ export const requireFleets = async (db: Db, workspaceId: string, fleetIds: strin
       details: missing.map((id) => ({ field, message: `Fleet ${id} not found.` })),
     });
   }
+};
+
+/**
+ * Deletes an empty fleet and answers it as it was; its place in the workspace's quota of fleets is
+ * free at once. Race-safe: the fleet is first marked, so that no device is created in it or moved
+ * to it while it is checked for devices (stores/fleet-store.ts `fleetTakesDevices`); found holding
+ * one, the mark goes and the fleet stays.
+ * @throws NotFoundError when the workspace or the fleet is not the caller's.
+ * @throws ConflictError for the workspace's default fleet, and while the fleet holds a device.
+ */
+export const deleteFleet = async (db: Db, caller: Caller, workspaceId: string, fleetId: string) => {
+  const workspace = await requireWorkspace(db, caller, workspaceId);
+  const fleet = await getFleetOfWorkspace(db, workspaceId, fleetId);
+  if (!fleet) throw new NotFoundError(`Fleet ${fleetId} not found.`);
+  if (fleet.id === workspace.default_fleet_id) throw new ConflictError('The default fleet cannot be deleted: a device created without fleet_id goes there.');
+  const at = nowIso();
+  if (!(await markFleetDeleting(db, workspaceId, fleetId, at))) throw new NotFoundError(`Fleet ${fleetId} not found.`);
+  if (await fleetHoldsDevices(db, workspaceId, fleetId)) {
+    await unmarkFleetDeleting(db, workspaceId, fleetId, at);
+    throw new ConflictError(`Fleet ${fleetId} holds devices: move or delete them first.`);
+  }
+  if (!(await deleteMarkedFleet(db, workspaceId, fleetId, at, release(db, workspace, 'fleets')))) {
+    if (!(await getFleetOfWorkspace(db, workspaceId, fleetId))) throw new NotFoundError(`Fleet ${fleetId} not found.`);
+    throw new ConflictError(`Fleet ${fleetId} is being deleted by another request.`);
+  }
+  return toFleet(fleet);
 };

@@ -24,7 +24,8 @@ import { restampFrom, retentionSettleMs, type EnqueueRestamp } from '../data/ret
 
 export const DEFAULT_FLEET_NAME = 'default';
 
-const toWorkspace = ({ id, name, account_id, description, created_at, data_retention_days }: WorkspaceRecord): Workspace => ({
+/** A stored workspace as the API answers it. */
+export const toWorkspace = ({ id, name, account_id, description, created_at, data_retention_days }: WorkspaceRecord): Workspace => ({
   id,
   name,
   account_id,
@@ -62,11 +63,12 @@ export const newWorkspace = (accountId: string, input: CreateWorkspaceBody, { ap
 
 /**
  * The caller's workspace, as stored; an API request found on it counts in its usage.
- * @throws NotFoundError when it is not a workspace of the caller's account.
+ * @throws NotFoundError when it is not a workspace of the caller's account (or it is being deleted).
  */
 export const requireWorkspace = async (db: Db, caller: Caller, workspaceId: string) => {
   const workspace = await getWorkspaceOfAccount(db, caller.accountId, workspaceId);
-  if (!workspace) throw new NotFoundError(`Workspace ${workspaceId} not found.`);
+  // A workspace being deleted is gone for every route already.
+  if (!workspace || workspace.deleting_at !== undefined) throw new NotFoundError(`Workspace ${workspaceId} not found.`);
   noteWorkspace(workspace.id);
   return workspace;
 };

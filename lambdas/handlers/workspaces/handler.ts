@@ -1,5 +1,6 @@
 import { apiRequestHooks } from '../../domain/limits/api-requests';
 import { enqueueRestamp } from '../../domain/data/retention';
+import { deleteWorkspace } from '../../domain/tenancy/workspace-deletion';
 import { createWorkspace, getWorkspace, listWorkspaces, updateWorkspace } from '../../domain/tenancy/workspaces';
 import { WORKSPACE_OPERATIONS } from '../../schemas/operations/workspaces';
 import { registryDb } from '../../shared/clients';
@@ -14,6 +15,7 @@ export const handler = httpHandler(
     listWorkspaces: async ({ query }, event) => streamList(event, 'workspaces', await listWorkspaces(registryDb(), callerOf(event), query)),
     getWorkspace: async ({ path }, event) => ok(200, { workspace: await getWorkspace(registryDb(), callerOf(event), path.workspaceId) }),
     createWorkspace: async ({ body }, event) => ok(200, { workspace: await createWorkspace(registryDb(), callerOf(event), body) }),
+    deleteWorkspace: async ({ path }, event) => ok(200, { workspace: await deleteWorkspace(registryDb(), callerOf(event), path.workspaceId) }),
     updateWorkspace: async ({ path, body }, event) =>
       ok(200, { workspace: await updateWorkspace(registryDb(), enqueueRestamp, callerOf(event), path.workspaceId, body) }),
   },

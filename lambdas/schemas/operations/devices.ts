@@ -27,10 +27,13 @@ export const DEVICE_OPERATIONS = {
     body: CreateDeviceBodySchema,
     response: DeviceResponseSchema,
     quota: 'The workspace holds its limit of devices (limits.devices)',
+    conflict: 'The fleet is being deleted',
   },
   getDevice: { path: DevicePathSchema, response: DeviceResponseSchema },
-  updateDevice: { path: DevicePathSchema, body: UpdateDeviceBodySchema, response: DeviceResponseSchema },
-  patchDevice: { path: DevicePathSchema, body: PatchDeviceBodySchema, response: DeviceResponseSchema },
+  updateDevice: { path: DevicePathSchema, body: UpdateDeviceBodySchema, response: DeviceResponseSchema, conflict: 'The fleet is being deleted' },
+  patchDevice: { path: DevicePathSchema, body: PatchDeviceBodySchema, response: DeviceResponseSchema, conflict: 'The fleet is being deleted' },
+  // An addition to v3 (spec/fleet-state.md §5): the device as it was.
+  deleteDevice: { path: DevicePathSchema, response: DeviceResponseSchema },
   // Additions to v3 (issue 33): a device's event log, newest first, and the workspace at a glance.
   listDeviceEvents: { path: DevicePathSchema, query: DeviceEventsQuerySchema, response: DeviceEventsResponseSchema },
   getOverview: { path: WorkspacePathSchema, query: OverviewQuerySchema, response: OverviewResponseSchema },

@@ -13,4 +13,9 @@ export const FLEET_OPERATIONS = {
     quota: 'The workspace holds its limit of fleets (limits.fleets)',
   },
   getFleet: { path: FleetPathSchema, response: FleetResponseSchema },
+  deleteFleet: {
+    path: FleetPathSchema,
+    response: FleetResponseSchema,
+    conflict: 'The fleet holds devices (move or delete them first), is the workspace’s default fleet, or is being deleted by another request',
+  },
 } satisfies Operations;

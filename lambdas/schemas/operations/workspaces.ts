@@ -17,4 +17,9 @@ export const WORKSPACE_OPERATIONS = {
     response: WorkspaceResponseSchema,
     conflict: 'The workspace’s data retention was changed by another request meanwhile: read it and try again',
   },
+  deleteWorkspace: {
+    path: WorkspacePathSchema,
+    response: WorkspaceResponseSchema,
+    conflict: 'The workspace holds devices: delete them first',
+  },
 } satisfies Operations;
