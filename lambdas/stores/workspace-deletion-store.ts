@@ -3,7 +3,6 @@ import type { Db } from '../shared/clients';
 import { ThrottledError } from '../shared/errors';
 import { deleteItems } from './device-deletion-store';
 import { failedConditions, isConditionFailed } from './errors';
-import { queryPages } from './items';
 import { accountKey, apiKeyHashKey, collection, workspaceKey, type ItemKey } from './keys';
 
 /**
@@ -81,7 +80,19 @@ export const workspaceHoldsDevices = async (db: Db, workspaceId: string) => {
  */
 export const deleteWorkspacePartition = async (db: Db, workspaceId: string, beforeDelete: (items: Array<Record<string, unknown>>) => Promise<void>) => {
   let deleted = 0;
-  for await (const page of queryPages(db, { pk: `WKS#${workspaceId}`, prefix: '' })) {
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const answer = await db.doc.send(
+      new QueryCommand({
+        TableName: db.table,
+        ConsistentRead: true,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': `WKS#${workspaceId}` },
+        ExclusiveStartKey,
+      }),
+    );
+    ExclusiveStartKey = answer.LastEvaluatedKey;
+    const page = answer.Items ?? [];
     await beforeDelete(page);
     const keys: ItemKey[] = page.flatMap((item) => {
       const own = { pk: item.pk as string, sk: item.sk as string };
@@ -89,7 +100,7 @@ export const deleteWorkspacePartition = async (db: Db, workspaceId: string, befo
     });
     await deleteItems(db, keys);
     deleted += keys.length;
-  }
+  } while (ExclusiveStartKey);
   return deleted;
 };
 
