@@ -1,4 +1,4 @@
-import { BatchWriteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { ThrottledError } from '../shared/errors';
 import type { DeviceRecord } from './device-store';
@@ -18,6 +18,8 @@ export interface DeviceTombstone {
   workspace_id: string;
   /** When the device was deleted (RFC 3339). */
   deleted_at: string;
+  /** When what follows the registry's writes (session closed, work canceled) was done; absent: a DELETE that failed half-way owes it. */
+  finished_at?: string;
 }
 
 /** The attribute that makes a locator a tombstone. */
@@ -27,8 +29,27 @@ export const DELETED_AT = 'deleted_at';
 export const findDeviceTombstone = async (db: Db, deviceId: string): Promise<DeviceTombstone | undefined> => {
   const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: deviceLocatorKey(deviceId), ConsistentRead: true }));
   return typeof Item?.[DELETED_AT] === 'string'
-    ? { account_id: Item.account_id as string, workspace_id: Item.workspace_id as string, deleted_at: Item[DELETED_AT] as string }
+    ? {
+        account_id: Item.account_id as string,
+        workspace_id: Item.workspace_id as string,
+        deleted_at: Item[DELETED_AT] as string,
+        ...(typeof Item.finished_at === 'string' ? { finished_at: Item.finished_at } : {}),
+      }
     : undefined;
+};
+
+/** Marks a deleted device's deletion finished (its session closed, its work canceled), on its tombstone. */
+export const markDeletionFinished = async (db: Db, deviceId: string, at: string) => {
+  await db.doc.send(
+    new UpdateCommand({
+      TableName: db.table,
+      Key: deviceLocatorKey(deviceId),
+      UpdateExpression: 'SET finished_at = :at',
+      ConditionExpression: 'attribute_exists(#deleted)',
+      ExpressionAttributeNames: { '#deleted': DELETED_AT },
+      ExpressionAttributeValues: { ':at': at },
+    }),
+  );
 };
 
 // TransactWriteItems takes 100 actions: the device, its locator, its workspace, and this many identities.

@@ -33,7 +33,8 @@ afterAll(async () => {
   await runtime?.stop();
 });
 
-const newDevice = async (fleet?: string) => (await api.post(`/workspaces/${ws}/devices`, { name: 'doomed', ...(fleet ? { fleet_id: fleet } : {}) })).body.device;
+const newDevice = async (fleet?: string) =>
+  (await api.post(`/workspaces/${ws}/devices`, { name: 'doomed', ...(fleet ? { fleet_id: fleet } : {}) })).body.device;
 const credentialsOf = async (device: string) => (await api.post(`/workspaces/${ws}/devices/${device}/identities`)).body.credentials as Credentials;
 
 /** The CONNACK refusal of a connection attempt, or 'connected'. */

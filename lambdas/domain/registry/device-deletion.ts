@@ -3,7 +3,7 @@ import { NotFoundError, ThrottledError } from '../../shared/errors';
 import type { Caller } from '../../shared/http';
 import { logger } from '../../shared/logger';
 import { OPEN_STATUSES } from '../../schemas/job';
-import { deleteDeviceRecords, findDeviceTombstone } from '../../stores/device-deletion-store';
+import { deleteDeviceRecords, findDeviceTombstone, markDeletionFinished } from '../../stores/device-deletion-store';
 import { getDeviceOfWorkspace } from '../../stores/device-store';
 import { listIdentitiesOfDevice } from '../../stores/identity-store';
 import { getFotaOfDevice, listJobsOfDevice, transitionFota, transitionJob } from '../../stores/job-store';
@@ -47,6 +47,7 @@ const finishDeletion = async (db: Db, workspaceId: string, deviceId: string, sin
   await closeDeviceSession(db, deviceId, since, hooks.sessions);
   const canceled = await cancelOpenWork(db, deviceId);
   await hooks.closeAlarms?.(workspaceId, deviceId);
+  await markDeletionFinished(db, deviceId, new Date().toISOString());
   logger.info('device deleted', { workspace_id: workspaceId, device_id: deviceId, canceled });
 };
 
@@ -56,8 +57,9 @@ const finishDeletion = async (db: Db, workspaceId: string, deviceId: string, sin
  * tombstone (every door refuses its tokens, connections and messages from then on; its ID is never
  * used again), its identities go, and its workspace frees its places in the quotas of devices and
  * identities. Then its open MQTT session is closed, its open jobs and FOTA end `canceled` (counted
- * so in their rollouts) and its open alarms close. A DELETE retried after a failure in those steps
- * does them again, then answers 404 as for any deleted device.
+ * so in their rollouts) and its open alarms close; the tombstone records that this is done. A
+ * DELETE retried after a failure in those steps does them again, then answers 404 as for any
+ * deleted device (one retried after they were done writes nothing).
  * @throws NotFoundError when the workspace or the device is not the caller's (or was deleted).
  * @throws ThrottledError when the device keeps changing under the deletion.
  */
@@ -67,7 +69,7 @@ export const deleteDevice = async (db: Db, caller: Caller, workspaceId: string, 
     const device = await getDeviceOfWorkspace(db, workspaceId, deviceId);
     if (!device) {
       const tombstone = await findDeviceTombstone(db, deviceId);
-      if (tombstone?.account_id === caller.accountId && tombstone.workspace_id === workspaceId) {
+      if (tombstone?.account_id === caller.accountId && tombstone.workspace_id === workspaceId && tombstone.finished_at === undefined) {
         await finishDeletion(db, workspaceId, deviceId, new Date(tombstone.deleted_at), hooks);
       }
       throw new NotFoundError(`Device ${deviceId} not found.`);

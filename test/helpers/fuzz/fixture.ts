@@ -3,7 +3,7 @@
  * a device, an identity, a spare API key, an integration, a group, a job, a FOTA, a rollout (a
  * rate-limited fleet-wide job, so that it stays open) and an export, plus a device with its own
  * token for the device API; and a second account with one of each, whose IDs must stay invisible
- * (404). Built through the API and the create-account command, as a user would.
+ * (404); and resources of the caller's own for the deleting operations to delete. Built through the API and the create-account command, as a user would.
  */
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
@@ -104,6 +104,31 @@ const tokenDevice = async (api: ApiClient, workspaceId: string, jobs: string[]) 
   return { device, token };
 };
 
+/**
+ * What the deleting operations are fuzzed on: a workspace of its own with an empty fleet and a
+ * fleet of three devices (one with an identity, a job and a FOTA), and an empty workspace, so that
+ * valid deletes meet both their 200 and their 409 (a fleet or workspace that holds devices, the
+ * default fleet).
+ */
+const doomedContexts = async (api: ApiClient): Promise<Context[]> => {
+  const workspace = await must('create workspace', api.post('/workspaces', { name: 'fuzz-doomed' }), (b) => b.workspace.id as string);
+  const fleets = await must('list fleets', api.get(`/workspaces/${workspace}/fleets`), (b) => b.fleets.map((f: { id: string }) => f.id) as string[]);
+  const empty = await must('create fleet', api.post(`/workspaces/${workspace}/fleets`, { name: 'doomed-empty' }), (b) => b.fleet.id as string);
+  const full = await must('create fleet', api.post(`/workspaces/${workspace}/fleets`, { name: 'doomed-full' }), (b) => b.fleet.id as string);
+  const devices: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    devices.push(
+      await must('create device', api.post(`/workspaces/${workspace}/devices`, { name: `doomed-${i}`, fleet_id: full }), (b) => b.device.id as string),
+    );
+  }
+  await must('create identity', api.post(`/workspaces/${workspace}/devices/${devices[0]}/identities`), () => undefined);
+  await must('schedule job', api.post(`/devices/${devices[0]}/jobs/reboot`, { value: {} }), () => undefined);
+  await must('schedule FOTA', api.post(`/devices/${devices[0]}/fota/fw-doomed/versions/1.0`), () => undefined);
+  const bare = await must('create workspace', api.post('/workspaces', { name: 'fuzz-doomed-empty' }), (b) => b.workspace.id as string);
+  // One context: a delete of the empty workspace answers 200 once, of the other 409 while it holds devices.
+  return [{ ids: { wks: [workspace, bare], flt: [empty, full, ...fleets], dev: devices }, jobNames: [] }];
+};
+
 /** Builds both accounts on a running local stack. */
 export const buildWorld = async (stack: LocalStack): Promise<FuzzWorld> => {
   const receiver = await startReceiver();
@@ -117,6 +142,7 @@ export const buildWorld = async (stack: LocalStack): Promise<FuzzWorld> => {
   const api = apiClient(stack.base_url, stack.api_key);
   const second = await must('create workspace', api.post('/workspaces', { name: 'fuzz-second' }), (b) => b.workspace.id as string);
   const own = [await populate(api, stack.workspace_id, receiver.url, 'a1'), await populate(api, second, receiver.url, 'a2')];
+  const doomed = await doomedContexts(api);
   const deviceJobs = ['reboot', 'update', 'calibrate'];
   const mine = await tokenDevice(api, stack.workspace_id, deviceJobs);
   own[0].ids.dev.push(mine.device);
@@ -133,6 +159,7 @@ export const buildWorld = async (stack: LocalStack): Promise<FuzzWorld> => {
 
   return {
     own,
+    doomed,
     foreign: theirs,
     receiverUrl: receiver.url,
     apiKey: stack.api_key,

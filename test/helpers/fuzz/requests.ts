@@ -23,6 +23,11 @@ export interface Context {
 export interface Fixture {
   /** The caller's account: one context per workspace. */
   own: Context[];
+  /**
+   * The caller's resources the deleting operations ({@link DELETING_OPERATIONS}) are fuzzed on, in
+   * a workspace of their own, so that deleting them leaves every other operation its resources.
+   */
+  doomed: Context[];
   /** Another account's resources: each must be answered 404. */
   foreign: Context;
   /** A local webhook receiver for integrations. */
@@ -53,6 +58,9 @@ export interface FuzzRequest {
    */
   offRoute?: boolean;
 }
+
+/** The operations that delete what they name (spec/fleet-state.md §5): fuzzed on the fixture's `doomed` resources. */
+export const DELETING_OPERATIONS: ReadonlySet<string> = new Set(['deleteDevice', 'deleteFleet', 'deleteWorkspace']);
 
 /** The documented body limit (docs/limits.md): a valid request's body may reach past it. */
 const MAX_BODY_BYTES = 64 * 1024;
@@ -202,7 +210,7 @@ export const requestFamilies = (doc: OpenApiDocument, op: Operation, fixture: Fi
   /** A valid request in one of the caller's contexts, with parts replaced by `change`. */
   type Parts = { values: Record<string, string>; query: Array<[string, string]>; body?: Buffer; ctx: Context; sc: SchemaContext };
   const base = fc.oneof(
-    ...fixture.own.map((ctx) => {
+    ...(DELETING_OPERATIONS.has(op.operationId) ? fixture.doomed : fixture.own).map((ctx) => {
       const sc = schemaContext(ctx);
       return fc.record({ values: pathValues(ctx, sc), query: validQuery(sc), body: validBody(sc) }).map((p): Parts => ({ ...p, ctx, sc }));
     }),
