@@ -17,6 +17,7 @@ const exportsArn = () => ({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId(), 'Arn'
 const bucketArn = () => ({ 'Fn::GetAtt': [bucketId(), 'Arn'] });
 const exporter = () => idOf(stack.consumerFunctions.get('export')!);
 const storageApi = () => idOf(stack.routeHandlers.get('timeseries')!);
+const workspacesHandler = () => idOf(stack.routeHandlers.get('workspaces')!);
 
 /** A function's statements that name the exports bucket, as `actions on resource`. */
 const bucketGrantsOf = (functionId: string) =>
@@ -68,12 +69,16 @@ describe('least privilege on export files', () => {
     expect(bucketGrantsOf(storageApi())).toEqual([{ actions: ['s3:GetObject'], resource: exportsArn() }]);
   });
 
-  it('gives no other function any access to the bucket, and tells both its name', () => {
-    const granted = new Set([exporter(), storageApi()]);
+  it('lets the workspaces handler delete files under exports/ only (a workspace’s deletion)', () => {
+    expect(bucketGrantsOf(workspacesHandler())).toEqual([{ actions: ['s3:DeleteObject'], resource: exportsArn() }]);
+  });
+
+  it('gives no other function any access to the bucket, and tells each its name', () => {
+    const granted = new Set([exporter(), storageApi(), workspacesHandler()]);
     const others = Object.entries(resources).filter(([id, r]) => r.Type === 'AWS::Lambda::Function' && !granted.has(id) && bucketGrantsOf(id).length);
 
     expect(others.map(([id]) => id)).toEqual([]);
-    expect(Object.keys(BUCKETS.exports.access).sort()).toEqual(['export', 'timeseries']);
+    expect(Object.keys(BUCKETS.exports.access).sort()).toEqual(['export', 'timeseries', 'workspaces']);
     for (const id of granted) expect(resources[id].Properties.Environment.Variables.EXPORTS_BUCKET).toEqual({ Ref: bucketId() });
   });
 });

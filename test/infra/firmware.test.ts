@@ -79,6 +79,11 @@ describe('least privilege on firmware images', () => {
     'registry-stream': idOf(stack.streamFunctions.get('registry-stream')!),
     'device-api': idOf(stack.routeHandlers.get('device-api')!),
     'device-mqtt': idOf(stack.consumerFunctions.get('device-mqtt')!),
+    workspaces: idOf(stack.routeHandlers.get('workspaces')!),
+  });
+
+  it('lets the workspaces handler delete images only (a workspace’s deletion), nothing else of the bucket', () => {
+    expect(bucketGrantsOf(handlerIds().workspaces)).toEqual([{ actions: ['s3:DeleteObject'], resource: objectsArn() }]);
   });
 
   it('lets the firmware handler presign uploads, check and delete objects, and list the bucket (a missing image is a 404, not a 403)', () => {

@@ -58,6 +58,12 @@ const CONFLICTS = new Set([
   'cancelRollout',
   'replayIntegrationDeadLetters',
   'deleteGroup',
+  // spec/fleet-state.md §5: a fleet or workspace that holds devices; a device into a fleet being deleted.
+  'deleteWorkspace',
+  'deleteFleet',
+  'createDevice',
+  'updateDevice',
+  'patchDevice',
 ]);
 /** The operations that create what a workspace's quota counts, and the device API's publish (a device's daily points). */
 const QUOTAS = new Set([

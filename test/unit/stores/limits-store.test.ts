@@ -11,7 +11,7 @@ describe('the transaction item that counts a create against a quota', () => {
       TableName: 'registry',
       Key: key,
       UpdateExpression: 'ADD #count :one',
-      ConditionExpression: 'attribute_exists(pk) AND #count < :max AND limits_rev = :rev',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleting_at) AND #count < :max AND limits_rev = :rev',
       ExpressionAttributeNames: { '#count': 'identities_count' },
       ExpressionAttributeValues: { ':one': 1, ':max': 5, ':rev': 3 },
     });
@@ -22,7 +22,7 @@ describe('the transaction item that counts a create against a quota', () => {
       update(countUpItem(db, { pk: 'ACC#acc-1', sk: 'ACCOUNT' }, 'workspaces_per_account', { max: 5, found: { kind: 'start', counted: 2 } })),
     ).toMatchObject({
       UpdateExpression: 'SET #count = :count',
-      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#count) AND attribute_not_exists(limits_rev)',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleting_at) AND attribute_not_exists(#count) AND attribute_not_exists(limits_rev)',
       ExpressionAttributeNames: { '#count': 'workspaces_count' },
       ExpressionAttributeValues: { ':count': 3 },
     });
@@ -34,13 +34,15 @@ describe('the transaction item that counts a create against a quota', () => {
 
     expect(update(countUpItem(db, key, 'exports_per_day', today))).toMatchObject({
       UpdateExpression: 'ADD #count :one',
-      ConditionExpression: 'attribute_exists(pk) AND #day = :today AND #count < :max AND attribute_not_exists(limits_rev)',
+      ConditionExpression:
+        'attribute_exists(pk) AND attribute_not_exists(deleting_at) AND #day = :today AND #count < :max AND attribute_not_exists(limits_rev)',
       ExpressionAttributeNames: { '#count': 'exports_today', '#day': 'exports_day' },
       ExpressionAttributeValues: { ':today': '2026-05-01', ':one': 1, ':max': 2 },
     });
     expect(update(countUpItem(db, key, 'rollouts_per_day', fresh))).toMatchObject({
       UpdateExpression: 'SET #day = :today, #count = :one',
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#day) OR #day < :today) AND attribute_not_exists(limits_rev)',
+      ConditionExpression:
+        'attribute_exists(pk) AND attribute_not_exists(deleting_at) AND (attribute_not_exists(#day) OR #day < :today) AND attribute_not_exists(limits_rev)',
       ExpressionAttributeNames: { '#count': 'rollouts_today', '#day': 'rollouts_day' },
     });
   });
