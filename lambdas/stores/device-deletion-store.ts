@@ -4,7 +4,7 @@ import { ThrottledError } from '../shared/errors';
 import type { DeviceRecord } from './device-store';
 import { failedConditions } from './errors';
 import type { IdentityRecord } from './identity-store';
-import { deviceKey, deviceLocatorKey, identityKey, workspaceKey } from './keys';
+import { deviceKey, deviceLocatorKey, identityKey, tagIndexKey, workspaceKey } from './keys';
 import type { WorkspaceRecord } from './workspace-store';
 
 /**
@@ -151,10 +151,12 @@ export const deleteDeviceRecords = async (
     if (failed.includes(1)) return 'gone';
     return 'changed';
   }
-  await deleteItems(
-    db,
-    identities.slice(IDENTITIES_IN_TRANSACTION).map((identity) => identityKey(workspace.id, device.id, identity.id)),
-  );
+  // The tombstone refuses the other identities' tokens already; a tag index entry left by a failure
+  // here is a candidate every search checks against the device, which is gone.
+  await deleteItems(db, [
+    ...identities.slice(IDENTITIES_IN_TRANSACTION).map((identity) => identityKey(workspace.id, device.id, identity.id)),
+    ...Object.entries(device.tags ?? {}).map(([key, value]) => tagIndexKey(workspace.id, device.id, key, value)),
+  ]);
   return 'deleted';
 };
 

@@ -11,7 +11,7 @@ import { ConflictError, NotFoundError } from '../../../lambdas/shared/errors';
 import { claimDeviceCount, findDeviceLocator } from '../../../lambdas/stores/device-store';
 import { markFleetDeleting } from '../../../lambdas/stores/fleet-store';
 import { getJobOfDevice } from '../../../lambdas/stores/job-store';
-import { deviceLocatorKey, workspaceKey } from '../../../lambdas/stores/keys';
+import { deviceLocatorKey, tagIndexKey, workspaceKey } from '../../../lambdas/stores/keys';
 import { markWorkspaceDeleting } from '../../../lambdas/stores/workspace-deletion-store';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';
@@ -28,7 +28,7 @@ const endpoint = 'https://device.example.com';
 describe('deleting a device on DynamoDB Local', () => {
   it('leaves a tombstone that refuses the device’s claims and lookups, frees its quota places and closes its session', async () => {
     const { caller, workspace_id, account_id } = await newAccount(db);
-    const device = await createDevice(db, caller, workspace_id, { name: 'scrap', phys_id: '' });
+    const device = await createDevice(db, caller, workspace_id, { name: 'scrap', phys_id: '', tags: { site: 'milan', model: 'v2' } });
     await createIdentity(db, caller, workspace_id, device.id, { type: 'sym' }, endpoint, { url: '', cacert: '' });
     const before = await read(workspaceKey(account_id, workspace_id));
     const closed: string[] = [];
@@ -50,6 +50,9 @@ describe('deleting a device on DynamoDB Local', () => {
       (before!.places_version ?? 0) + 1,
     ]);
     expect(await itemsOf(listDevices(db, caller, workspace_id))).toEqual([]);
+    // its tag index entries go with it
+    expect(await read(tagIndexKey(workspace_id, device.id, 'site', 'milan'))).toBeUndefined();
+    expect(await read(tagIndexKey(workspace_id, device.id, 'model', 'v2'))).toBeUndefined();
   });
 
   it('cancels its open jobs, marked so that they become no event, and answers 404 to a second DELETE writing nothing', async () => {
