@@ -40,7 +40,26 @@ export interface Device {
   last_seen_at?: string | null;
   /** The version its last FOTA ended `done` with; null: not known. */
   firmware_version?: string | null;
+  /** Its tags (`{}` when none; absent from an older API). */
+  tags?: Record<string, string>;
 }
+/** A saved query (fleet-state.md §2): its devices are those that match it now. */
+export interface Group {
+  id: string;
+  name: string;
+  query: string;
+  created_at: string;
+  updated_at: string;
+  /** Counted now: only in the answer of `GET …/groups/{id}`. */
+  device_count?: number;
+}
+/** Which devices a fleet-wide scheduling targets: those of these fleets (none: every fleet) that match the group or query. */
+export interface TargetQuery {
+  fleets?: string[];
+  group?: string;
+  q?: string;
+}
+const targetParams = (t: TargetQuery = {}) => ({ fleet: t.fleets?.length ? t.fleets : undefined, group: t.group || undefined, q: t.q || undefined });
 export interface Identity {
   id: string;
   type: string;
@@ -87,6 +106,8 @@ export interface RolloutSettingsInput {
   max_per_minute?: number;
   timeout_seconds?: number;
   abort?: { failure_percentage: number; min_finished: number };
+  /** Also the devices that match later (fleet-state.md §2); sent only when on. */
+  continuous?: true;
 }
 export type RolloutStatus = 'in_progress' | 'paused' | 'completed' | 'canceled' | 'aborted';
 /** The server's record of a fleet-wide scheduling, with live counts that add up to `total`. */
@@ -103,7 +124,16 @@ export interface Rollout {
   created_at: string;
   updated_at: string;
   status: RolloutStatus;
-  settings: { max_per_minute: number | null; timeout_seconds: number | null; abort: { failure_percentage: number; min_finished: number } | null };
+  settings: {
+    max_per_minute: number | null;
+    timeout_seconds: number | null;
+    abort: { failure_percentage: number; min_finished: number } | null;
+    /** Reaches devices that match later; absent from an older API. */
+    continuous?: boolean;
+  };
+  /** Targeted a group or a query (absent: fleets only). */
+  group_id?: string | null;
+  q?: string | null;
   total: number;
   counts: Record<JobStatus, number>;
   /** Rate-limited and releasing: when its next minute's devices are released; null otherwise (absent from an older API). */
@@ -451,14 +481,44 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
     listFleets: (workspaceId: string) => request<{ fleets: Fleet[] }>('GET', `${ws(workspaceId)}/fleets`).then((b) => b.fleets),
     createFleet: (workspaceId: string, name: string, description = '') =>
       request<{ fleet: Fleet }>('POST', `${ws(workspaceId)}/fleets`, { body: { name, description } }).then((b) => b.fleet),
-    listDevices: (workspaceId: string, fleets?: string[]) =>
-      request<{ devices: Device[] }>('GET', `${ws(workspaceId)}/devices`, { query: { fleet: fleets } }).then((b) => b.devices),
+    /** The workspace's devices (of `fleets`; matching the query `q`, fleet-state.md §1, whose 400 names where it is wrong). */
+    listDevices: (workspaceId: string, fleets?: string[], q?: string) =>
+      request<{ devices: Device[] }>('GET', `${ws(workspaceId)}/devices`, { query: { fleet: fleets, q: q || undefined } }).then((b) => b.devices),
     getDevice: (workspaceId: string, deviceId: string) =>
       request<{ device: Device }>('GET', `${ws(workspaceId)}/devices/${enc(deviceId)}`).then((b) => b.device),
     createDevice: (workspaceId: string, body: { name: string; fleet_id?: string; phys_id?: string }) =>
       request<{ device: Device }>('POST', `${ws(workspaceId)}/devices`, { body }).then((b) => b.device),
     updateDevice: (workspaceId: string, deviceId: string, body: { name: string; fleet_id: string }) =>
       request<{ device: Device }>('PUT', `${ws(workspaceId)}/devices/${enc(deviceId)}`, { body }).then((b) => b.device),
+    /** Changes a device: tags merged (`null` removes one), name and fleet when given. */
+    patchDevice: (workspaceId: string, deviceId: string, body: { name?: string; fleet_id?: string; tags?: Record<string, string | null> }) =>
+      request<{ device: Device }>('PATCH', `${ws(workspaceId)}/devices/${enc(deviceId)}`, { body }).then((b) => b.device),
+    /** Deletes a device (its identities revoked, open jobs and FOTA canceled); `purge`: its data points too. */
+    deleteDevice: (workspaceId: string, deviceId: string, { purge = false }: { purge?: boolean } = {}) =>
+      request<{ device: Device }>('DELETE', `${ws(workspaceId)}/devices/${enc(deviceId)}`, { query: { purge: purge ? 'data' : undefined } }).then(
+        (b) => b.device,
+      ),
+    /** Deletes an empty fleet (409 while it holds devices, and for the default fleet). */
+    deleteFleet: (workspaceId: string, fleetId: string) => request<unknown>('DELETE', `${ws(workspaceId)}/fleets/${enc(fleetId)}`),
+    /** Deletes an empty workspace and everything in it (409 while it holds devices). */
+    deleteWorkspace: (workspaceId: string) => request<unknown>('DELETE', ws(workspaceId)),
+    /** A page of the workspace's groups. */
+    listGroups: (workspaceId: string, page: PageQuery = {}) =>
+      request<{ groups: Group[]; next?: string | null }>('GET', `${ws(workspaceId)}/groups`, { query: { ...page } }).then((b) => ({
+        items: b.groups,
+        next: b.next ?? null,
+      })),
+    /** A group with its `device_count`, counted now. */
+    getGroup: (workspaceId: string, groupId: string) => request<{ group: Group }>('GET', `${ws(workspaceId)}/groups/${enc(groupId)}`).then((b) => b.group),
+    createGroup: (workspaceId: string, body: { name: string; query: string }) =>
+      request<{ group: Group }>('POST', `${ws(workspaceId)}/groups`, { body }).then((b) => b.group),
+    updateGroup: (workspaceId: string, groupId: string, body: { name?: string; query?: string }) =>
+      request<{ group: Group }>('PATCH', `${ws(workspaceId)}/groups/${enc(groupId)}`, { body }).then((b) => b.group),
+    /** Deletes a group (409 while a continuous rollout or an alarm rule targets it). */
+    deleteGroup: (workspaceId: string, groupId: string) => request<unknown>('DELETE', `${ws(workspaceId)}/groups/${enc(groupId)}`),
+    /** The devices that match a group now (every page, as the device list). */
+    listGroupDevices: (workspaceId: string, groupId: string) =>
+      request<{ devices: Device[] }>('GET', `${ws(workspaceId)}/groups/${enc(groupId)}/devices`).then((b) => b.devices),
     /** A page of the device's event log, newest first; `next` is the `before` of the next page. */
     listDeviceEvents: (workspaceId: string, deviceId: string, page: { limit?: number; before?: string } = {}) =>
       request<{ events: DeviceEvent[]; next: string | null }>('GET', `${ws(workspaceId)}/devices/${enc(deviceId)}/events`, { query: { ...page } }),
@@ -481,12 +541,12 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
       request<{ job: Job }>('POST', `/devices/${enc(deviceId)}/jobs/${enc(jobName)}`, { body: { value, timeout_seconds: timeoutSeconds } }).then((b) => b.job),
     /** Cancels a device's job that has not ended (409 once it has). */
     cancelJob: (deviceId: string, jobName: string) => request<{ job: Job }>('DELETE', `/devices/${enc(deviceId)}/jobs/${enc(jobName)}`).then((b) => b.job),
-    /** Schedules a job on fleets (none: every fleet); the answer names its rollout. `rollout` only when given. */
-    scheduleFleetJob: (workspaceId: string, jobName: string, value: Record<string, unknown>, fleets?: string[], rollout?: RolloutSettingsInput) =>
-      request<{ job: Job }>('POST', `${ws(workspaceId)}/jobs/${enc(jobName)}`, { query: { fleet: fleets }, body: { value, rollout } }).then((b) => b.job),
-    /** How many devices a job on these fleets (none: every fleet) would target now; nothing is scheduled. */
-    dryRunFleetJob: (workspaceId: string, jobName: string, value: Record<string, unknown>, fleets?: string[], rollout?: RolloutSettingsInput) =>
-      request<DryRun>('POST', `${ws(workspaceId)}/jobs/${enc(jobName)}`, { query: { fleet: fleets, dry_run: 'true' }, body: { value, rollout } }),
+    /** Schedules a job on the devices of a target (no fleet: every fleet); the answer names its rollout. `rollout` only when given. */
+    scheduleFleetJob: (workspaceId: string, jobName: string, value: Record<string, unknown>, target?: TargetQuery, rollout?: RolloutSettingsInput) =>
+      request<{ job: Job }>('POST', `${ws(workspaceId)}/jobs/${enc(jobName)}`, { query: targetParams(target), body: { value, rollout } }).then((b) => b.job),
+    /** How many devices a job on this target would reach now; nothing is scheduled. */
+    dryRunFleetJob: (workspaceId: string, jobName: string, value: Record<string, unknown>, target?: TargetQuery, rollout?: RolloutSettingsInput) =>
+      request<DryRun>('POST', `${ws(workspaceId)}/jobs/${enc(jobName)}`, { query: { ...targetParams(target), dry_run: 'true' }, body: { value, rollout } }),
     getFota: (deviceId: string) => request<{ fota: Fota }>('GET', `/devices/${enc(deviceId)}/fota`).then((b) => b.fota),
     /** Schedules a FOTA on one device: no body (as v3) unless a timeout is given. */
     scheduleFota: (deviceId: string, firmwareId: string, version: string, timeoutSeconds?: number) =>
@@ -495,16 +555,16 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
       }).then((b) => b.fota),
     /** Cancels a device's FOTA that has not ended (409 once it has). */
     cancelFota: (deviceId: string) => request<{ fota: Fota }>('DELETE', `/devices/${enc(deviceId)}/fota`).then((b) => b.fota),
-    /** Schedules a FOTA on fleets: no body (as v3) unless rollout settings are given. */
-    scheduleFleetFota: (workspaceId: string, firmwareId: string, version: string, fleets?: string[], rollout?: RolloutSettingsInput) =>
+    /** Schedules a FOTA on the devices of a target: no body (as v3) unless rollout settings are given. */
+    scheduleFleetFota: (workspaceId: string, firmwareId: string, version: string, target?: TargetQuery, rollout?: RolloutSettingsInput) =>
       request<{ fota: Fota }>('POST', `${ws(workspaceId)}/fota/${enc(firmwareId)}/versions/${enc(version)}`, {
-        query: { fleet: fleets },
+        query: targetParams(target),
         body: rollout === undefined ? undefined : { rollout },
       }).then((b) => b.fota),
-    /** How many devices a FOTA on these fleets (none: every fleet) would target now; nothing is scheduled. */
-    dryRunFleetFota: (workspaceId: string, firmwareId: string, version: string, fleets?: string[], rollout?: RolloutSettingsInput) =>
+    /** How many devices a FOTA on this target would reach now; nothing is scheduled. */
+    dryRunFleetFota: (workspaceId: string, firmwareId: string, version: string, target?: TargetQuery, rollout?: RolloutSettingsInput) =>
       request<DryRun>('POST', `${ws(workspaceId)}/fota/${enc(firmwareId)}/versions/${enc(version)}`, {
-        query: { fleet: fleets, dry_run: 'true' },
+        query: { ...targetParams(target), dry_run: 'true' },
         body: rollout === undefined ? undefined : { rollout },
       }),
     /** A page of the workspace's rollouts, newest first. */

@@ -11,6 +11,7 @@ import { DataPage } from './data';
 import { DevicePage } from './device';
 import { DevicesPage } from './devices';
 import { FirmwarePage } from './firmware';
+import { GroupPage, GroupsPage } from './groups';
 import { IntegrationsPage } from './integrations';
 import { JobsPage } from './jobs';
 import { OverviewPage } from './overview';
@@ -35,6 +36,7 @@ const useRoute = () => {
 const NAV = [
   ['overview', 'Overview'],
   ['devices', 'Fleets and devices'],
+  ['groups', 'Groups'],
   ['jobs', 'Jobs and FOTA'],
   ['rollouts', 'Rollouts'],
   ['firmware', 'Firmware'],
@@ -102,9 +104,11 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
                       ? { page: 'overview', workspaceId: id }
                       : route.page === 'rollout'
                         ? { page: 'rollouts', workspaceId: id }
-                        : route.page === 'data'
-                          ? { page: 'data', workspaceId: id }
-                          : { page: route.page, workspaceId: id },
+                        : route.page === 'group'
+                          ? { page: 'groups', workspaceId: id }
+                          : route.page === 'data'
+                            ? { page: 'data', workspaceId: id }
+                            : { page: route.page, workspaceId: id },
                   );
               }}
             >
@@ -133,7 +137,12 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
             <a
               href={routeHash({ page, workspaceId })}
               aria-current={
-                route.page === page || (page === 'devices' && route.page === 'device') || (page === 'rollouts' && route.page === 'rollout') ? 'page' : undefined
+                route.page === page ||
+                (page === 'devices' && route.page === 'device') ||
+                (page === 'rollouts' && route.page === 'rollout') ||
+                (page === 'groups' && route.page === 'group')
+                  ? 'page'
+                  : undefined
               }
             >
               {title}
@@ -152,20 +161,24 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
         {route.page === 'workspaces' || route.page === 'signin' ? (
           <WorkspacesPage api={api} workspaces={workspaces.data} reload={workspaces.reload} />
         ) : (
-          workspaceId && <WorkspacePage api={api} route={route} workspaceId={workspaceId} />
+          workspaceId && <WorkspacePage api={api} route={route} workspaceId={workspaceId} reloadWorkspaces={workspaces.reload} />
         )}
       </main>
     </>
   );
 };
 
-const WorkspacePage = ({ api, route, workspaceId }: { api: ApiClient; route: Route; workspaceId: string }) => {
+const WorkspacePage = ({ api, route, workspaceId, reloadWorkspaces }: { api: ApiClient; route: Route; workspaceId: string; reloadWorkspaces: () => void }) => {
   const props = { api, workspaceId, navigate };
   switch (route.page) {
     case 'device':
       return <DevicePage {...props} deviceId={route.deviceId} />;
     case 'jobs':
-      return <JobsPage {...props} />;
+      return <JobsPage {...props} group={route.group} />;
+    case 'groups':
+      return <GroupsPage {...props} />;
+    case 'group':
+      return <GroupPage {...props} groupId={route.groupId} />;
     case 'rollouts':
       return <RolloutsPage {...props} />;
     case 'rollout':
@@ -181,8 +194,8 @@ const WorkspacePage = ({ api, route, workspaceId }: { api: ApiClient; route: Rou
     case 'usage':
       return <UsagePage {...props} />;
     case 'settings':
-      return <SettingsPage {...props} />;
+      return <SettingsPage {...props} onWorkspaceDeleted={reloadWorkspaces} />;
     default:
-      return <DevicesPage {...props} />;
+      return <DevicesPage {...props} q={route.page === 'devices' ? route.q : undefined} />;
   }
 };

@@ -10,12 +10,14 @@ import { useConfirm } from './confirm';
 import { useLive } from './live';
 import { ScheduleFotaForm, ScheduleJobForm } from './schedule';
 import { DeviceHealth } from './device-health';
+import { DeleteDevice } from './delete-device';
+import { TagChips, TagsEditor } from './tags';
 
 /** What a 409 of a cancel means: the job or FOTA ended before the cancel came. */
 const CANCEL_CONFLICT_HINT = 'It ended before the cancel arrived: the page now shows how.';
 
 /** One device: rename or move it, its connection state, identities, jobs and FOTA. */
-export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceId: string }) => {
+export const DevicePage = ({ api, workspaceId, deviceId, navigate }: PageProps & { deviceId: string }) => {
   const device = useLoad(() => api.getDevice(workspaceId, deviceId), [workspaceId, deviceId]);
   // Its connection as it changes; read again after a reconnection (or every 30 s while it is down).
   useLive(workspaceId, 'connection', (message) => {
@@ -89,6 +91,10 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
             'none since this page opened'
           )}
         </dd>
+        <dt>Tags</dt>
+        <dd>
+          <TagChips workspaceId={workspaceId} tags={d.tags} />
+        </dd>
         <dt>Physical ID</dt>
         <dd>{d.phys_id || '—'}</dd>
         <dt>Created</dt>
@@ -124,6 +130,8 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
         <Submit busy={save.busy}>Save</Submit>
         <ErrorBox error={save.error} />
       </form>
+
+      <TagsEditor api={api} workspaceId={workspaceId} device={d} onSaved={(updated) => device.setData(updated)} />
 
       <section aria-labelledby="ids-h">
         <h3 id="ids-h">Identities</h3>
@@ -322,6 +330,7 @@ export const DevicePage = ({ api, workspaceId, deviceId }: PageProps & { deviceI
         </button>
         <ScheduleFotaForm api={api} workspaceId={workspaceId} target={{ kind: 'device', deviceId }} onScheduled={(f) => fota.setData(f)} />
       </section>
+      <DeleteDevice api={api} workspaceId={workspaceId} device={d} navigate={navigate} />
     </>
   );
 };

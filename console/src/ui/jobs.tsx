@@ -1,19 +1,33 @@
 import { useState } from 'preact/hooks';
 import type { Fota, Job } from '../lib/api';
+import { queryProblem, type QueryProblem } from '../lib/find';
 import { routeHash } from '../lib/router';
 import type { PageProps } from './page';
 import { ErrorBox, Name, useLoad, when } from './components';
 import { EntityPicker, pickedIds, usePickerState, useWorkspaceItems } from './picker';
+import { QueryField } from './query-box';
 import { RolloutSettingsFieldset, ScheduleFotaForm, ScheduleJobForm, useRolloutSettings, type Target } from './schedule';
 
+type Mode = 'device' | 'fleets' | 'group' | 'query';
+
 /**
- * Jobs and FOTA: schedule on one device, or on fleets with the settings of the rollout that
+ * Jobs and FOTA: schedule on one device, or on fleets (all of their devices, a group's, or those a
+ * query finds; continuous: also those that match later) with the settings of the rollout that
  * records the scheduling; a fleet-wide scheduling then opens its rollout's page.
  */
-export const JobsPage = ({ api, workspaceId, navigate }: PageProps) => {
+export const JobsPage = ({ api, workspaceId, navigate, group: presetGroup }: PageProps & { group?: string }) => {
   const fleets = useLoad(() => api.listFleets(workspaceId), [workspaceId]);
-  const [mode, setMode] = useState<'device' | 'fleets'>('fleets');
+  const [mode, setMode] = useState<Mode>(presetGroup ? 'group' : 'fleets');
   const items = useWorkspaceItems(api, workspaceId);
+  const groups = useLoad(
+    () => api.listGroups(workspaceId, { limit: 100 }).then((page) => page.items.map((g) => ({ id: g.id, name: g.name, detail: g.query }))),
+    [workspaceId],
+  );
+  const groupPick = usePickerState(presetGroup ? [presetGroup] : []);
+  const groupId = pickedIds(groupPick, groups.data)[0] ?? '';
+  const [query, setQuery] = useState('');
+  // the query's 400 (from the dry run or the scheduling), with the query it was about
+  const [problem, setProblem] = useState<{ query: string; problem: QueryProblem } | undefined>(undefined);
   const device = usePickerState();
   // the device chosen by name, or the ID (or name) typed
   const deviceId = pickedIds(device, items.devices)[0] ?? '';
@@ -29,9 +43,15 @@ export const JobsPage = ({ api, workspaceId, navigate }: PageProps) => {
           workspaceId,
           fleetIds,
           fleetNames: Object.fromEntries((fleets.data ?? []).map((f) => [f.id, f.name])),
+          ...(mode === 'group' && groupId ? { group: { id: groupId, name: groups.data?.find((g) => g.id === groupId)?.name ?? groupId } } : {}),
+          ...(mode === 'query' && query.trim() ? { q: query.trim() } : {}),
           rollout: settings.settings,
-          invalid: settings.invalid,
-          onApiError: settings.onApiError,
+          invalid: settings.invalid || (mode === 'group' && !groupId) || (mode === 'query' && !query.trim()),
+          onApiError: (error: unknown) => {
+            settings.onApiError(error);
+            const found = queryProblem(error);
+            setProblem(found && { query: query.trim(), problem: found });
+          },
         };
 
   const scheduled = (answer: Job | Fota) => {
@@ -46,10 +66,16 @@ export const JobsPage = ({ api, workspaceId, navigate }: PageProps) => {
         <fieldset>
           <legend>Schedule on</legend>
           <label>
-            <input type="radio" name="target" checked={mode === 'fleets'} onChange={() => setMode('fleets')} /> fleets
+            <input type="radio" name="target" value="fleets" checked={mode === 'fleets'} onChange={() => setMode('fleets')} /> fleets
           </label>
           <label>
-            <input type="radio" name="target" checked={mode === 'device'} onChange={() => setMode('device')} /> one device
+            <input type="radio" name="target" value="group" checked={mode === 'group'} onChange={() => setMode('group')} /> a group
+          </label>
+          <label>
+            <input type="radio" name="target" value="query" checked={mode === 'query'} onChange={() => setMode('query')} /> a query
+          </label>
+          <label>
+            <input type="radio" name="target" value="device" checked={mode === 'device'} onChange={() => setMode('device')} /> one device
           </label>
         </fieldset>
         {mode === 'device' ? (
@@ -59,8 +85,37 @@ export const JobsPage = ({ api, workspaceId, navigate }: PageProps) => {
           </>
         ) : (
           <>
+            {mode === 'group' && (
+              <>
+                <EntityPicker
+                  label="Group"
+                  name="target-group"
+                  hint="Type part of its name: its devices now (and, continuous, those that match later)"
+                  items={groups.data}
+                  state={groupPick}
+                  required
+                />
+                <ErrorBox error={groups.error} />
+              </>
+            )}
+            {mode === 'query' && (
+              <QueryField
+                name="target-query"
+                label="Devices that match"
+                value={query}
+                onInput={(text) => {
+                  setQuery(text);
+                  setProblem(undefined);
+                }}
+                problem={problem?.problem}
+                problemQuery={problem?.query ?? ''}
+                required
+              />
+            )}
             <fieldset>
-              <legend>Fleets (none chosen: every fleet of the workspace)</legend>
+              <legend>
+                {mode === 'fleets' ? 'Fleets (none chosen: every fleet of the workspace)' : 'In fleets (none chosen: every fleet of the workspace)'}
+              </legend>
               <ErrorBox error={fleets.error} />
               {fleets.data?.map((f) => (
                 <label>

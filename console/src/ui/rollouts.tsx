@@ -271,8 +271,31 @@ export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rollo
             </dd>
           </>
         )}
+        {(r.group_id || r.q) && (
+          <>
+            <dt>Devices that match</dt>
+            <dd data-testid="rollout-target">
+              {r.group_id ? (
+                <a href={routeHash({ page: 'group', workspaceId, groupId: r.group_id })}>group {r.group_id}</a>
+              ) : (
+                <a href={routeHash({ page: 'devices', workspaceId, q: r.q ?? '' })}>
+                  <code>{r.q}</code>
+                </a>
+              )}
+            </dd>
+          </>
+        )}
         <dt>Settings</dt>
-        <dd data-testid="rollout-settings">{describeSettings(r.settings).join('; ')}</dd>
+        <dd data-testid="rollout-settings">
+          {r.settings.continuous && (
+            <>
+              <span class="badge" data-testid="rollout-continuous" title="Devices that match later get it too; it never completes by itself">
+                continuous: true
+              </span>{' '}
+            </>
+          )}
+          {describeSettings(r.settings).join('; ')}
+        </dd>
         <ReleaseFacts rollout={r} />
         <dt>Scheduled</dt>
         <dd>{when(r.created_at)}</dd>

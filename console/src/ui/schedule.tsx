@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { ApiClient, DryRun, Fota, Job, RolloutSettingsInput } from '../lib/api';
+import type { ApiClient, DryRun, Fota, Job, RolloutSettingsInput, TargetQuery } from '../lib/api';
 import { ApiError } from '../lib/errors';
 import { parseJsonObject } from '../lib/json-input';
 import { routeHash } from '../lib/router';
@@ -19,7 +19,8 @@ import { useConfirm, type ConfirmRequest } from './confirm';
 
 /**
  * Where a job or FOTA goes: one device, or the devices of chosen fleets (none chosen: every fleet)
- * with the settings of the rollout the scheduling creates (`invalid` while the form's are wrong).
+ * that match a group or a query when one is given, with the settings of the rollout the
+ * scheduling creates (`invalid` while the form's are wrong).
  */
 export type Target =
   | { kind: 'device'; deviceId: string }
@@ -29,12 +30,23 @@ export type Target =
       fleetIds: string[];
       /** The fleets' names by ID, for the confirmation. */
       fleetNames?: Record<string, string>;
+      /** Only the devices of this group (by ID, its name for the confirmation). */
+      group?: { id: string; name: string };
+      /** Only the devices that match this query. */
+      q?: string;
       rollout?: RolloutSettingsInput;
       invalid: boolean;
       onApiError: (error: unknown) => void;
     };
 
 const devicesText = (n: number) => `${n.toLocaleString('en-US')} device${n === 1 ? '' : 's'}`;
+
+/** The query string of a fleet-wide target: its fleets (none: every fleet), its group or its query. */
+export const targetOf = (target: Extract<Target, { kind: 'fleets' }>): TargetQuery => ({
+  ...(target.fleetIds.length ? { fleets: target.fleetIds } : {}),
+  ...(target.group ? { group: target.group.id } : {}),
+  ...(target.q ? { q: target.q } : {}),
+});
 
 /**
  * The confirmation of a fleet-wide scheduling, from its dry run: how many devices, in which fleets,
@@ -45,15 +57,23 @@ export const fleetWideConfirmation = (what: string, dry: DryRun, target: Extract
   const where = target.fleetIds.length
     ? `the ${target.fleetIds.length === 1 ? 'fleet' : 'fleets'} ${names.join(', ')}`
     : 'every fleet of the workspace (no fleet is ticked, which means every fleet)';
+  const matching = target.group ? ` that are in the group ${target.group.name}` : target.q ? ` that match ${target.q}` : '';
+  const continuous = target.rollout?.continuous === true;
   return {
-    title: `Schedule ${what} on ${devicesText(dry.targets)}?`,
+    title: `Schedule ${what} on ${devicesText(dry.targets)}${continuous ? ' and those that match later' : ''}?`,
     consequence: (
       <>
         <p data-testid="confirm-count">
           {dry.targets === 0
-            ? `No device is in ${where} now: the rollout would target none.`
-            : `This targets ${devicesText(dry.targets)}: those in ${where} now.`}
+            ? `No device is in ${where}${matching} now: the rollout would target none${continuous ? ' until one matches' : ''}.`
+            : `This targets ${devicesText(dry.targets)}: those in ${where}${matching} now.`}
         </p>
+        {continuous && (
+          <p data-testid="confirm-continuous">
+            <strong>Continuous:</strong> a device that matches later (created or moved into these fleets, re-tagged) gets it too, within a minute. The rollout
+            never completes by itself: cancel it to stop.
+          </p>
+        )}
         {!target.fleetIds.length && (
           <p>
             <strong>No fleet is ticked: this schedules on every fleet.</strong> Tick fleets to narrow it.
@@ -79,6 +99,7 @@ const FieldMessage = ({ id, message }: { id: string; message?: string }) =>
 /** The rollout settings of a fleet-wide scheduling, checked as they are typed and named by the API's 400 too. */
 export const useRolloutSettings = () => {
   const [fields, setFields] = useState<RolloutFields>(EMPTY_ROLLOUT_FIELDS);
+  const [continuous, setContinuous] = useState(false);
   const [apiErrors, setApiErrors] = useState<Partial<Record<RolloutField, string>>>({});
   const checked = checkRolloutFields(fields);
   const set = (field: RolloutField, value: string) => {
@@ -87,7 +108,17 @@ export const useRolloutSettings = () => {
   };
   /** Shows a 400's details next to the settings they name. */
   const onApiError = (error: unknown) => setApiErrors(error instanceof ApiError && error.status === 400 ? rolloutFieldErrors(error.details) : {});
-  return { fields, set, settings: checked.settings, errors: { ...apiErrors, ...checked.errors }, invalid: Object.keys(checked.errors).length > 0, onApiError };
+  const settings: RolloutSettingsInput | undefined = continuous ? { ...checked.settings, continuous: true } : checked.settings;
+  return {
+    fields,
+    set,
+    continuous,
+    setContinuous,
+    settings,
+    errors: { ...apiErrors, ...checked.errors },
+    invalid: Object.keys(checked.errors).length > 0,
+    onApiError,
+  };
 };
 
 const SETTINGS: ReadonlyArray<{ field: RolloutField; name: string; label: string; hint: string; min: number; max: number; step: number | 'any' }> = [
@@ -133,6 +164,18 @@ const SETTINGS: ReadonlyArray<{ field: RolloutField; name: string; label: string
 export const RolloutSettingsFieldset = ({ settings }: { settings: ReturnType<typeof useRolloutSettings> }) => (
   <fieldset class="rollout-settings">
     <legend>Rollout settings (all optional)</legend>
+    <label class="switch">
+      <input
+        type="checkbox"
+        role="switch"
+        aria-checked={settings.continuous}
+        name="rollout-continuous"
+        checked={settings.continuous}
+        onChange={(e) => settings.setContinuous(e.currentTarget.checked)}
+      />{' '}
+      Continuous: also devices that match later
+      <small class="hint"> (created in or moved into the fleets, re-tagged: each gets it within a minute; the rollout runs until canceled)</small>
+    </label>
     {SETTINGS.map(({ field, name, label, hint, min, max, step }) => (
       <Field label={label} hint={hint}>
         <input
@@ -201,14 +244,13 @@ export const ScheduleJobForm = ({ api, target, onScheduled }: { api: ApiClient; 
         if (!parsed.ok || invalid) return;
         if (target.kind === 'fleets') {
           // the dry run's count first (and any refusal the scheduling would meet), then the person's yes
-          const fleets = target.fleetIds.length ? target.fleetIds : undefined;
-          const dry = await run(() => api.dryRunFleetJob(target.workspaceId, name, parsed.value, fleets, target.rollout));
+          const dry = await run(() => api.dryRunFleetJob(target.workspaceId, name, parsed.value, targetOf(target), target.rollout));
           if (!dry || !(await confirm.ask(fleetWideConfirmation(`job ${name}`, dry, target)))) return;
         }
         const job = await run(() =>
           target.kind === 'device'
             ? api.scheduleJob(target.deviceId, name, parsed.value, checkTimeout(timeout).value)
-            : api.scheduleFleetJob(target.workspaceId, name, parsed.value, target.fleetIds.length ? target.fleetIds : undefined, target.rollout),
+            : api.scheduleFleetJob(target.workspaceId, name, parsed.value, targetOf(target), target.rollout),
         );
         if (job) onScheduled(job, name);
       }}
@@ -280,14 +322,13 @@ export const ScheduleFotaForm = ({
         e.preventDefault();
         if (invalid) return;
         if (target.kind === 'fleets') {
-          const fleets = target.fleetIds.length ? target.fleetIds : undefined;
-          const dry = await run(() => api.dryRunFleetFota(target.workspaceId, id, ver, fleets, target.rollout));
+          const dry = await run(() => api.dryRunFleetFota(target.workspaceId, id, ver, targetOf(target), target.rollout));
           if (!dry || !(await confirm.ask(fleetWideConfirmation(`firmware ${id} ${ver}`, dry, target)))) return;
         }
         const fota = await run(() =>
           target.kind === 'device'
             ? api.scheduleFota(target.deviceId, id, ver, checkTimeout(timeout).value)
-            : api.scheduleFleetFota(target.workspaceId, id, ver, target.fleetIds.length ? target.fleetIds : undefined, target.rollout),
+            : api.scheduleFleetFota(target.workspaceId, id, ver, targetOf(target), target.rollout),
         );
         if (fota) onScheduled(fota);
       }}

@@ -85,12 +85,56 @@ const RetentionSection = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspa
 };
 
 /** A workspace's Settings: its data retention, and its API keys (create with a name, shown once; list; revoke), as the interface describes. */
-export const SettingsPage = ({ api, workspaceId }: PageProps) => (
+export const SettingsPage = ({ api, workspaceId, navigate, onWorkspaceDeleted }: PageProps & { onWorkspaceDeleted?: () => void }) => (
   <>
     <RetentionSection api={api} workspaceId={workspaceId} />
     <ApiKeysSection api={api} workspaceId={workspaceId} />
+    <DeleteWorkspaceSection api={api} workspaceId={workspaceId} navigate={navigate} onDeleted={onWorkspaceDeleted} />
   </>
 );
+
+/** What a 409 of a workspace's delete means. */
+const WORKSPACE_IN_USE = 'The workspace still holds devices: delete them (or move them to another workspace’s fleets) first, then delete the workspace.';
+
+/** Deletes the workspace when it holds no device, after a confirmation that names it and what goes with it. */
+const DeleteWorkspaceSection = ({ api, workspaceId, navigate, onDeleted }: PageProps & { onDeleted?: () => void }) => {
+  const workspace = useLoad(() => api.getWorkspace(workspaceId), [workspaceId]);
+  const remove = useAction();
+  const confirm = useConfirm();
+  const name = workspace.data?.name ?? workspaceId;
+  return (
+    <section aria-labelledby="ws-delete-h">
+      <h2 id="ws-delete-h">Settings: delete this workspace</h2>
+      <p>Only a workspace without devices can be deleted; its fleets, API keys, integrations, groups, firmware images, exports and data go with it.</p>
+      <button
+        type="button"
+        class="danger"
+        disabled={remove.busy}
+        onClick={async () => {
+          const sure = await confirm.ask({
+            title: `Delete workspace ${name}?`,
+            consequence: (
+              <p data-testid="ws-delete-consequence">
+                The workspace <strong>{name}</strong> (<code>{workspaceId}</code>) is deleted for good, with its fleets, API keys (every program using them is
+                refused), integrations, groups, firmware images, exports and data points. While it holds devices the delete is refused and nothing changes.
+              </p>
+            ),
+            confirmLabel: 'Delete the workspace',
+          });
+          if (!sure) return;
+          if (await remove.run(() => api.deleteWorkspace(workspaceId))) {
+            onDeleted?.();
+            navigate({ page: 'workspaces' });
+          }
+        }}
+      >
+        Delete workspace
+      </button>
+      <ErrorBox error={remove.error} hints={{ 409: WORKSPACE_IN_USE }} />
+      {confirm.dialog}
+    </section>
+  );
+};
 
 /** The workspace's API keys. */
 const ApiKeysSection = ({ api, workspaceId }: Pick<PageProps, 'api' | 'workspaceId'>) => {

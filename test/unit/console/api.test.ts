@@ -23,7 +23,7 @@ describe('console API client', () => {
     const { calls, fetch } = recorder([json(200, { job: { name: 'reboot', status: 'pending' } })]);
     const api = createApiClient({ baseUrl: 'https://api.example.com/v3/', headers: async () => ({ Authorization: 'Bearer t0k' }), fetch });
 
-    const job = await api.scheduleFleetJob('wks-1', 're/boot', { delay: 5 }, ['flt-a', 'flt-b']);
+    const job = await api.scheduleFleetJob('wks-1', 're/boot', { delay: 5 }, { fleets: ['flt-a', 'flt-b'] });
 
     expect(job).toEqual({ name: 'reboot', status: 'pending' });
     expect(calls).toHaveLength(1);
@@ -136,10 +136,10 @@ describe('console API client: fleet operations', () => {
       json(200, { fota: { rollout_id: 'rol-4' } }),
     ]);
 
-    await api.scheduleFleetJob('wks-1', 'flash', { image: 'v2' }, ['flt-a'], rollout);
+    await api.scheduleFleetJob('wks-1', 'flash', { image: 'v2' }, { fleets: ['flt-a'] }, rollout);
     await api.scheduleFleetJob('wks-1', 'flash', { image: 'v2' });
     await api.scheduleFleetFota('wks-1', 'app', '1.2.0', undefined, { timeout_seconds: 600 });
-    const fota = await api.scheduleFleetFota('wks-1', 'app', '1.2.0', ['flt-a']);
+    const fota = await api.scheduleFleetFota('wks-1', 'app', '1.2.0', { fleets: ['flt-a'] });
 
     expect(fota.rollout_id).toBe('rol-4');
     expect(calls.map((c) => [c.init.method, c.url, body(c.init)])).toEqual([
