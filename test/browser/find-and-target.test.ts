@@ -162,7 +162,7 @@ describe('find and target', () => {
     await screenshot(page, 'find-05-target-group');
     const said = await confirmDialog(page);
     expect(said).toContain('Schedule job calibrate on 1 device and those that match later?');
-    expect(said).toContain('in the group Milan devices');
+    expect(said).toContain('This targets 1 device: those that match the group Milan devices (in any fleet) now.');
     expect(said).toMatch(/Continuous/);
 
     await until(async () => (await hashOf()).includes('/rollouts/rol-'), 'the rollout page');

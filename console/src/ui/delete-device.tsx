@@ -61,13 +61,16 @@ export const DeleteDevice = ({
                     again.
                   </li>
                   <li>
-                    Its credentials are revoked at once ({count(goes.identities, 'identity', 'identities')}): an open MQTT session is closed and its tokens are
-                    refused.
+                    {goes.identities
+                      ? `Its credentials are revoked at once (${count(goes.identities, 'identity', 'identities')}): an open MQTT session is closed and its tokens are refused.`
+                      : 'It has no credentials left to revoke; an open MQTT session is closed.'}
                   </li>
                   <li>
-                    Its {count(goes.jobs, 'open job')}
-                    {goes.fota ? ' and its firmware update' : ''} {goes.jobs + (goes.fota ? 1 : 0) === 1 ? 'is' : 'are'} canceled (counted so in their
-                    rollouts).
+                    {goes.jobs || goes.fota
+                      ? `Its ${[goes.jobs ? count(goes.jobs, 'open job') : '', goes.fota ? 'firmware update' : ''].filter(Boolean).join(' and its ')} ${
+                          goes.jobs + (goes.fota ? 1 : 0) === 1 ? 'is' : 'are'
+                        } canceled (counted so in their rollouts).`
+                      : 'It has no open job or firmware update to cancel.'}
                   </li>
                 </ul>
                 <label>

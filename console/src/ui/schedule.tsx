@@ -57,7 +57,13 @@ export const fleetWideConfirmation = (what: string, dry: DryRun, target: Extract
   const where = target.fleetIds.length
     ? `the ${target.fleetIds.length === 1 ? 'fleet' : 'fleets'} ${names.join(', ')}`
     : 'every fleet of the workspace (no fleet is ticked, which means every fleet)';
-  const matching = target.group ? ` that are in the group ${target.group.name}` : target.q ? ` that match ${target.q}` : '';
+  const matching = target.group ? `the group ${target.group.name}` : target.q ? `the query ${target.q}` : '';
+  // a group or a query with no fleet ticked: its devices in any fleet
+  const those = matching
+    ? target.fleetIds.length
+      ? `those in ${where} that match ${matching}`
+      : `those that match ${matching} (in any fleet)`
+    : `those in ${where}`;
   const continuous = target.rollout?.continuous === true;
   return {
     title: `Schedule ${what} on ${devicesText(dry.targets)}${continuous ? ' and those that match later' : ''}?`,
@@ -65,8 +71,8 @@ export const fleetWideConfirmation = (what: string, dry: DryRun, target: Extract
       <>
         <p data-testid="confirm-count">
           {dry.targets === 0
-            ? `No device is in ${where}${matching} now: the rollout would target none${continuous ? ' until one matches' : ''}.`
-            : `This targets ${devicesText(dry.targets)}: those in ${where}${matching} now.`}
+            ? `No device is one of ${those} now: the rollout would target none${continuous ? ' until one matches' : ''}.`
+            : `This targets ${devicesText(dry.targets)}: ${those} now.`}
         </p>
         {continuous && (
           <p data-testid="confirm-continuous">
@@ -74,7 +80,7 @@ export const fleetWideConfirmation = (what: string, dry: DryRun, target: Extract
             never completes by itself: cancel it to stop.
           </p>
         )}
-        {!target.fleetIds.length && (
+        {!target.fleetIds.length && !matching && (
           <p>
             <strong>No fleet is ticked: this schedules on every fleet.</strong> Tick fleets to narrow it.
           </p>

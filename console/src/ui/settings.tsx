@@ -98,10 +98,8 @@ const WORKSPACE_IN_USE = 'The workspace still holds devices: delete them (or mov
 
 /** Deletes the workspace when it holds no device, after a confirmation that names it and what goes with it. */
 const DeleteWorkspaceSection = ({ api, workspaceId, navigate, onDeleted }: PageProps & { onDeleted?: () => void }) => {
-  const workspace = useLoad(() => api.getWorkspace(workspaceId), [workspaceId]);
   const remove = useAction();
   const confirm = useConfirm();
-  const name = workspace.data?.name ?? workspaceId;
   return (
     <section aria-labelledby="ws-delete-h">
       <h2 id="ws-delete-h">Settings: delete this workspace</h2>
@@ -111,6 +109,10 @@ const DeleteWorkspaceSection = ({ api, workspaceId, navigate, onDeleted }: PageP
         class="danger"
         disabled={remove.busy}
         onClick={async () => {
+          // its name as it is now, for the question
+          const workspace = await remove.run(() => api.getWorkspace(workspaceId));
+          if (!workspace) return;
+          const name = workspace.name;
           const sure = await confirm.ask({
             title: `Delete workspace ${name}?`,
             consequence: (

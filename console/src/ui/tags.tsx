@@ -78,9 +78,11 @@ export const TagsEditor = ({ api, workspaceId, device, onSaved }: { api: ApiClie
               <button type="button" aria-label={`Remove tag ${row.key || i + 1}`} onClick={() => setRows((all) => all.filter((_, k) => k !== i))}>
                 Remove
               </button>
-              <small id={errorId} class="invalid" data-testid={message ? 'tag-error' : undefined}>
-                {message ?? ''}
-              </small>
+              {message && (
+                <small id={errorId} class="invalid" data-testid="tag-error">
+                  {message}
+                </small>
+              )}
             </>
           );
         })}
