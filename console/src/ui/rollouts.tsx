@@ -276,7 +276,7 @@ export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rollo
             <dt>Devices that match</dt>
             <dd data-testid="rollout-target">
               {r.group_id ? (
-                <a href={routeHash({ page: 'group', workspaceId, groupId: r.group_id })}>group {r.group_id}</a>
+                <GroupLink api={api} workspaceId={workspaceId} groupId={r.group_id} />
               ) : (
                 <a href={routeHash({ page: 'devices', workspaceId, q: r.q ?? '' })}>
                   <code>{r.q}</code>
@@ -417,5 +417,15 @@ const RolloutDevices = ({ workspaceId, view, want }: { workspaceId: string; view
         </button>
       </div>
     </section>
+  );
+};
+
+/** A group by name (its ID until read, or when it no longer exists), linking to its page. */
+const GroupLink = ({ api, workspaceId, groupId }: { api: ApiClient; workspaceId: string; groupId: string }) => {
+  const group = useLoad(() => api.getGroup(workspaceId, groupId).catch(() => undefined), [workspaceId, groupId]);
+  return (
+    <a href={routeHash({ page: 'group', workspaceId, groupId })} title={groupId}>
+      group {group.data?.name ?? groupId}
+    </a>
   );
 };
