@@ -1,6 +1,6 @@
 /**
  * fast-check arbitraries from JSON Schema (the 2020-12 subset the OpenAPI document uses: type,
- * properties, required, additionalProperties, enum, const, pattern, formats date-time and uri,
+ * properties, required, additionalProperties, propertyNames, minProperties, enum, const, pattern, formats date-time and uri,
  * length, item and range bounds, anyOf/oneOf, $ref). `validArbitrary` makes values the schema
  * accepts, hostile strings and free-form values weighted in; `invalidArbitrary` makes values it
  * refuses, each with the reason, by one mutation of a valid value.
@@ -122,10 +122,16 @@ const objectArbitrary = (s: JsonSchema, ctx: SchemaContext): fc.Arbitrary<Record
   const extra = s.additionalProperties;
   if (!Object.keys(properties).length && extra !== false) {
     if (extra === undefined || extra === true || (typeof extra === 'object' && isFreeForm(extra))) return hostileObject();
-    return fc.array(fc.tuple(hostileString(1, 16), validArbitrary(extra, ctx)), { maxLength: 4 }).map(objectOf);
+    // a map: its keys as `propertyNames` says (a device's tags), hostile ones otherwise
+    const keys = s.propertyNames ? (validArbitrary(s.propertyNames, ctx) as fc.Arbitrary<string>) : hostileString(1, 16);
+    return fc
+      .array(fc.tuple(keys, validArbitrary(extra, ctx)), { minLength: s.minProperties ?? 0, maxLength: Math.max(s.minProperties ?? 0, 4) })
+      .map(objectOf);
   }
   const model = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, validArbitrary(v, ctx)]));
-  return fc.record(model, { requiredKeys: (s.required ?? []).filter((k: string) => k in model) }) as fc.Arbitrary<Record<string, unknown>>;
+  const record = fc.record(model, { requiredKeys: (s.required ?? []).filter((k: string) => k in model) }) as fc.Arbitrary<Record<string, unknown>>;
+  // `minProperties` (a PATCH that must change something): the records with too few fields are dropped
+  return s.minProperties ? record.filter((v) => Object.keys(v).length >= s.minProperties) : record;
 };
 
 /** Values the schema accepts (as JSON Schema reads it), hostile strings and free-form values weighted in. */
