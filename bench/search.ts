@@ -17,10 +17,10 @@
  * state: `state.reported.*` comes with issue 35, so `firmware_version` (~20 %, one pass) stands
  * for it until then.
  *
- * The continuous-rollout half of the benchmark (1,000 devices created in a fleet that a
+ * Then the continuous-rollout half (LATE_DEVICES, 1,000, devices created in a fleet that a
  * continuous rollout on DEVICES devices targets: how long until each holds the job, and the AWS
- * requests per late device) is {@link continuousRolloutFigures}, to be filled once continuous
- * rollouts exist (issue 34, part h3).
+ * requests per late device): {@link continuousRolloutFigures}; skipped, saying so, on an API
+ * without continuous rollouts.
  */
 import { getText, startServingProcess, serveUntilStopped } from './serving-process';
 import { median, printTable } from './stats';
@@ -109,6 +109,8 @@ const serve = async () => {
     process.stderr.write(`\rseeded ${Math.min(DEVICES, i + batch)} / ${DEVICES} devices`);
   }
   process.stderr.write('\n');
+  const { requestCounter } = await import('../local/request-counter');
+  process.on('message', (message) => message === 'requests' && process.send!({ requests: requestCounter().rows() }));
   serveUntilStopped(runtime, { base_url: runtime.base_url, api_key: runtime.api_key, workspace_id: runtime.workspace_id } satisfies Ready);
 };
 
@@ -138,19 +140,93 @@ const timeGroupCount = async (ready: Ready, groupId: string) => {
   return { ms: Number(process.hrtime.bigint() - start) / 1e6, count: (JSON.parse(text) as { group: { device_count: number } }).group.device_count };
 };
 
+const LATE_DEVICES = Number(process.env.LATE_DEVICES ?? 1000);
+// How many creates of late devices are in flight at once: within the key's rate (requests_per_second_per_key, 100 by default).
+const CREATES_AT_ONCE = 16;
+
+type CountRow = { service: string; operation: string; caller: string; requests: number };
+
 /**
- * TO FILL (issue 34, part h3: continuous rollouts): on the same workspace, schedule a continuous
- * rollout (`"rollout": {"continuous": true}`) on a fleet holding DEVICES devices, then create
- * 1,000 devices in that fleet through the API and measure how long after the last create every one
- * of them holds the job (target ≤ 60 s locally), and the AWS requests per late device (the local
- * runtime counts every SDK request: local/request-counter.ts, as bench:requests reads it). Return
- * rows for the table printed below; undefined while continuous rollouts do not exist.
+ * The continuous-rollout half (issue 34): a continuous rollout of a job on the default fleet, which
+ * holds the workspace's DEVICES devices; then LATE_DEVICES devices created in that fleet through
+ * the API; the time from the last create's answer until the rollout has given every one of them
+ * the job (its `total` and its `pending` count, read every 250 ms; each late device's job is then
+ * checked), against the 60 s of the spec, and the AWS requests the runtime made meanwhile per late
+ * device (local/request-counter.ts), those of the creates themselves included and shown apart.
+ * Undefined when the API has no continuous rollouts (the scheduling answers without them).
  */
-const continuousRolloutFigures = async (_ready: Ready): Promise<Array<Record<string, string | number>> | undefined> => undefined;
+const continuousRolloutFigures = async (ready: Ready, ask: <T>(message: string) => Promise<T>) => {
+  const api = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${ready.base_url}${path}`, {
+      method,
+      headers: { 'x-api-key': ready.api_key, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
+    return JSON.parse(text) as any;
+  };
+  const ws = ready.workspace_id;
+  const fleet = (await api('GET', `/workspaces/${ws}/fleets?limit=1`)).fleets[0].id as string;
+  let start = process.hrtime.bigint();
+  const seconds = () => Number(process.hrtime.bigint() - start) / 1e9;
+  // The answer names every device; it is read whole.
+  const scheduled = await api('POST', `/workspaces/${ws}/jobs/bench-continuous?fleet=${fleet}`, { value: { from: 'bench' }, rollout: { continuous: true } });
+  const scheduleSeconds = seconds();
+  const rolloutId = scheduled.job?.rollout_id as string;
+  const rolloutOf = async () => (await api('GET', `/workspaces/${ws}/rollouts/${rolloutId}`)).rollout;
+  const first = await rolloutOf();
+  if (first?.settings?.continuous !== true) return undefined;
+  const before = first.total as number;
+
+  const counted = await ask<{ requests: CountRow[] }>('requests');
+  const late: string[] = [];
+  let next = 0;
+  start = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: CREATES_AT_ONCE }, async () => {
+      for (let i = next++; i < LATE_DEVICES; i = next++)
+        late.push((await api('POST', `/workspaces/${ws}/devices`, { name: `late-${i}`, fleet_id: fleet })).device.id);
+    }),
+  );
+  const createSeconds = seconds();
+  start = process.hrtime.bigint();
+  let rollout = first;
+  for (;;) {
+    rollout = await rolloutOf();
+    if (rollout.total >= before + LATE_DEVICES) break;
+    if (seconds() > 600) throw new Error(`after 600 s the rollout holds ${rollout.total - before} of ${LATE_DEVICES} late devices`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const allSeconds = seconds();
+  const after = await ask<{ requests: CountRow[] }>('requests');
+  // Checked after the clock stopped: each late device holds the job, once.
+  let holding = 0;
+  for (const id of late) if ((await api('GET', `/devices/${id}/jobs/bench-continuous`)).job?.status) holding++;
+  if (holding !== LATE_DEVICES) throw new Error(`${holding} of ${LATE_DEVICES} late devices hold the job`);
+  await api('POST', `/workspaces/${ws}/rollouts/${rolloutId}/cancel`);
+
+  const key = (r: CountRow) => `${r.service} ${r.operation} ${r.caller}`;
+  const was = new Map(counted.requests.map((r) => [key(r), r.requests]));
+  const spent = after.requests
+    .map((r) => ({ ...r, requests: r.requests - (was.get(key(r)) ?? 0) }))
+    .filter((r) => r.requests > 0 && r.service !== 'Webhook' && r.service !== 'DynamoDB Streams');
+  const sum = (rows: CountRow[]) => rows.reduce((n, r) => n + r.requests, 0);
+  const ofCreates = spent.filter((r) => r.caller === 'devices' || r.service === 'API Gateway' || r.caller.includes('authorizer'));
+  const total = sum(spent);
+  return [
+    { what: `schedule the continuous job on ${before} devices (answer read whole)`, value: `${scheduleSeconds.toFixed(1)} s` },
+    { what: `create ${LATE_DEVICES} devices in its fleet (${CREATES_AT_ONCE} at once, through the API)`, value: `${createSeconds.toFixed(1)} s` },
+    { what: 'from the last create to every late device holding the job (target ≤ 60 s)', value: `${allSeconds.toFixed(1)} s` },
+    { what: 'AWS requests per late device, all (creates included)', value: (total / LATE_DEVICES).toFixed(2) },
+    { what: 'AWS requests per late device, its create (API, authorizer, devices handler)', value: (sum(ofCreates) / LATE_DEVICES).toFixed(2) },
+    { what: 'AWS requests per late device, the rollout reaching it (the rest)', value: ((total - sum(ofCreates)) / LATE_DEVICES).toFixed(2) },
+  ];
+};
 
 const main = async () => {
   console.log(`starting the local runtime in a child process and writing ${DEVICES} tagged devices into its workspace…`);
-  const { ready, stop } = await startServingProcess<Ready>(import.meta.url);
+  const { ready, stop, ask } = await startServingProcess<Ready>(import.meta.url);
   try {
     const post = await fetch(`${ready.base_url}/workspaces/${ready.workspace_id}/groups`, {
       method: 'POST',
@@ -195,9 +271,9 @@ const main = async () => {
         throw new Error(`${list.name} matched ${found} devices, expected about ${list.share * DEVICES}`);
       if (i && samples.get(list.name)![0].firstPage !== Math.min(PAGE_LIMIT, found)) throw new Error(`${list.name}'s first page is short`);
     }
-    const continuous = await continuousRolloutFigures(ready);
-    if (continuous) printTable('continuous rollout: 1,000 late devices', continuous);
-    else console.log('\ncontinuous rollout: not measured (continuousRolloutFigures in bench/search.ts awaits continuous rollouts)');
+    const continuous = await continuousRolloutFigures(ready, ask);
+    if (continuous) printTable(`continuous rollout on ${DEVICES} devices: ${LATE_DEVICES} late devices`, continuous);
+    else console.log('\ncontinuous rollout: not measured (this API has no continuous rollouts: settings.continuous not answered)');
   } finally {
     await stop();
   }

@@ -51,6 +51,12 @@ export const startServingProcess = async <R>(moduleUrl: string, heapMb?: number)
         child.once('message', () => resolve());
         child.send('gc');
       }),
+    /** Sends a benchmark's own `message` (its serve() answers it) and resolves with the child's next message. */
+    ask: <T>(message: string) =>
+      new Promise<T>((resolve) => {
+        child.once('message', (answer) => resolve(answer as T));
+        child.send(message);
+      }),
     stop: async () => {
       child.send('stop');
       await new Promise((resolve) => child.once('exit', resolve));
