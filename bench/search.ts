@@ -221,6 +221,21 @@ const continuousRolloutFigures = async (ready: Ready, ask: <T>(message: string) 
     { what: 'AWS requests per late device, all (creates included)', value: (total / LATE_DEVICES).toFixed(2) },
     { what: 'AWS requests per late device, its create (API, authorizer, devices handler)', value: (sum(ofCreates) / LATE_DEVICES).toFixed(2) },
     { what: 'AWS requests per late device, the rollout reaching it (the rest)', value: ((total - sum(ofCreates)) / LATE_DEVICES).toFixed(2) },
+    // Where the rest went, by the function that made them ('' : the runtime's own, e.g. the stream's and queues' pollers).
+    ...Object.entries(
+      spent
+        .filter((r) => !ofCreates.includes(r))
+        .reduce<Record<string, number>>(
+          (by, r) => ({
+            ...by,
+            [`${r.caller || 'runtime'}: ${r.service} ${r.operation}`]: (by[`${r.caller || 'runtime'}: ${r.service} ${r.operation}`] ?? 0) + r.requests,
+          }),
+          {},
+        ),
+    )
+      .sort(([, a], [, b]) => b - a)
+      .slice(0, 8)
+      .map(([what, n]) => ({ what: `  of which ${what}`, value: (n / LATE_DEVICES).toFixed(2) })),
   ];
 };
 
