@@ -146,6 +146,16 @@ const CREATES_AT_ONCE = 16;
 
 type CountRow = { service: string; operation: string; caller: string; requests: number };
 
+/** Requests added up by the function that made them and the operation. */
+const byCaller = (rows: CountRow[]) => {
+  const by = new Map<string, number>();
+  for (const r of rows) {
+    const what = `${r.caller || 'runtime'}: ${r.service} ${r.operation}`;
+    by.set(what, (by.get(what) ?? 0) + r.requests);
+  }
+  return by;
+};
+
 /**
  * The continuous-rollout half (issue 34): a continuous rollout of a job on the default fleet, which
  * holds the workspace's DEVICES devices; then LATE_DEVICES devices created in that fleet through
@@ -222,17 +232,7 @@ const continuousRolloutFigures = async (ready: Ready, ask: <T>(message: string) 
     { what: 'AWS requests per late device, its create (API, authorizer, devices handler)', value: (sum(ofCreates) / LATE_DEVICES).toFixed(2) },
     { what: 'AWS requests per late device, the rollout reaching it (the rest)', value: ((total - sum(ofCreates)) / LATE_DEVICES).toFixed(2) },
     // Where the rest went, by the function that made them ('' : the runtime's own, e.g. the stream's and queues' pollers).
-    ...Object.entries(
-      spent
-        .filter((r) => !ofCreates.includes(r))
-        .reduce<Record<string, number>>(
-          (by, r) => ({
-            ...by,
-            [`${r.caller || 'runtime'}: ${r.service} ${r.operation}`]: (by[`${r.caller || 'runtime'}: ${r.service} ${r.operation}`] ?? 0) + r.requests,
-          }),
-          {},
-        ),
-    )
+    ...[...byCaller(spent.filter((r) => !ofCreates.includes(r)))]
       .sort(([, a], [, b]) => b - a)
       .slice(0, 8)
       .map(([what, n]) => ({ what: `  of which ${what}`, value: (n / LATE_DEVICES).toFixed(2) })),
