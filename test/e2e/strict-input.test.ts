@@ -101,6 +101,7 @@ const bodyFor = (operationId: string): unknown => {
     createFleet: { name: 'f' },
     createDevice: { name: 'd' },
     updateDevice: { name: 'd', fleet_id: ids.fleetId },
+    patchDevice: { tags: { site: 'milan' } },
     createIdentity: { type: 'sym' },
     scheduleJob: { value: { n: 1 } },
     scheduleFleetJob: { value: { n: 1 } },
