@@ -108,7 +108,7 @@ export const readDevicesOfWorkspace = (db: Db, workspaceId: string, { fleetIds, 
     prefix,
     after: read.after,
     // A search's growing pages bound its first read; the plain list reads 1 MB pages of its fleets.
-    ...(read.grow ? { pageSize: read.pageSize, grow: true } : {}),
+    ...(read.grow ? { pageSize: read.pageSize, grow: read.grow } : {}),
     extra: {
       // IN takes up to 100 values, as many as the `fleet` parameter may name.
       FilterExpression: `fleet_id IN (${wanted.map((_, i) => `:f${i}`).join(', ')})`,

@@ -25,10 +25,11 @@ export interface CollectionRead {
   /** Query's Limit: items evaluated per page (default: DynamoDB's 1 MB pages). */
   pageSize?: number;
   /**
-   * Each page evaluates 4× the last one's `pageSize`, up to 1 MB pages: a filtered read (a search)
-   * fills its first page from a small read when most items match, and from few reads when few do.
+   * A filtered read (a search) sizes its own reads: given the items of the page just read and how
+   * many items DynamoDB evaluated for it, the Limit of the next Query; `undefined` for DynamoDB's
+   * own 1 MB pages, 0 to read nothing ahead (the next page is then read only when asked for).
    */
-  grow?: boolean;
+  grow?: (items: Array<Record<string, unknown>>, evaluated: number) => number | undefined;
   extra?: Partial<QueryCommandInput>;
 }
 
@@ -57,7 +58,6 @@ export async function* queryPages(db: Db, { pk, prefix, after, pageSize, grow, e
         ExclusiveStartKey,
       }),
     );
-    if (grow && limit) limit = limit * 4 > GROWN_PAGE_MAX ? undefined : limit * 4;
     // A reader that stops early leaves the read ahead unawaited: its failure is nobody's.
     page.catch(ignore);
     return page;
@@ -65,8 +65,19 @@ export async function* queryPages(db: Db, { pk, prefix, after, pageSize, grow, e
   let next: Promise<QueryCommandOutput> | undefined = read(after === undefined ? undefined : { pk, sk: after });
   while (next) {
     const page: QueryCommandOutput = await next;
-    next = page.LastEvaluatedKey ? read(page.LastEvaluatedKey) : undefined;
-    yield page.Items ?? [];
+    const items = page.Items ?? [];
+    if (grow && limit !== undefined) {
+      const size = grow(items, page.ScannedCount ?? items.length);
+      limit = size === undefined || size > GROWN_PAGE_MAX ? undefined : size;
+    }
+    const resume = limit === 0 ? page.LastEvaluatedKey : undefined;
+    next = page.LastEvaluatedKey && !resume ? read(page.LastEvaluatedKey) : undefined;
+    yield items;
+    if (resume) {
+      // the reader wants more than it expected: read on, a page at a time
+      limit = pageSize;
+      next = read(resume);
+    }
   }
 }
 

@@ -188,6 +188,31 @@ describe('device search on DynamoDB Local', () => {
     expect(whole.every((d) => d.workspace_id === world.workspace_id && d.tags)).toBe(true);
   });
 
+  it('reads, for a one-pass page, about what its matches need and nothing ahead once the page is full', async () => {
+    // Every device the page's Queries evaluated (their ScannedCount), on the devices' collection.
+    let evaluated = 0;
+    const counting: Db = {
+      ...db,
+      doc: {
+        send: async (command: { input: Record<string, unknown> }) => {
+          const output = await (db.doc.send as (c: unknown) => Promise<Record<string, unknown>>)(command);
+          const values = command.input.ExpressionAttributeValues as Record<string, unknown> | undefined;
+          if (values?.[':prefix'] === 'DEV#') evaluated += Number(output.ScannedCount ?? 0);
+          return output;
+        },
+      } as unknown as Db['doc'],
+    };
+    const q = 'tags.floor >= 3'; // 12 of the 30 devices, not a tag index plan (a range)
+
+    const { items, next } = await pageOf(listDevices(counting, world.caller, world.workspace_id, { q, limit: 4 }));
+    await new Promise((resolve) => setImmediate(resolve)); // a read ahead would have answered by now
+
+    expect(items.map((d) => d.id)).toEqual(expected(q).slice(0, 4));
+    expect(next).not.toBeNull();
+    // 5 matches (a page and the one past it) at 40 % take about 13 devices; growing reads took all 30
+    expect(evaluated).toBeLessThanOrEqual(20);
+  });
+
   it('combines a query with fleets (the list’s `fleet`, and the groups’ and targets’ fleetIds)', async () => {
     const q = 'tags.site = "milan"';
 
