@@ -84,7 +84,8 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
     dlqRetentionDays: DLQ_RETENTION_DAYS,
   },
   // Re-stamps of the expiry of a workspace's stored points after its retention changed
-  // (lambdas/domain/data/retention.ts): one job a message, each run up to 5 minutes, then it puts itself
+  // (lambdas/domain/data/retention.ts), and purges of a deleted device's or workspace's points
+  // (lambdas/domain/data/purge.ts): one job a message, each run up to 5 minutes, then it puts itself
   // back with where it stopped. A failed run comes back after the visibility timeout (6× the
   // consumer's, as AWS advises for Lambda event sources).
   retention: {
@@ -137,8 +138,9 @@ export const QUEUE_PRODUCERS: Record<QueueName, readonly string[]> = {
   forward: ['registry-stream', 'device-api', 'device-authorizer', 'ingest', 'device-mqtt', 'mqtt-authorizer'],
   // Filled by IoT Core's topic rules, not by a Lambda.
   mqtt: [],
-  // A retention change queues its re-stamp; a run that stops queues the rest (or the wait before it).
-  retention: ['workspaces', 'retention'],
+  // A retention change queues its re-stamp, a deletion its purge (`?purge=data`, a workspace's);
+  // a run that stops queues the rest (or the wait before it).
+  retention: ['workspaces', 'devices', 'retention'],
   // An export request queues its export; a run that stops queues the rest.
   export: ['timeseries', 'export'],
 };

@@ -278,6 +278,8 @@ export class FleetstreamStack extends Stack {
     if (ingest) this.timeseries.bindWriter(ingest);
     const restamper = this.consumerFunctions.get('retention');
     if (restamper) this.timeseries.bindRestamper(restamper);
+    // A device's DELETE with ?purge=data is refused where the store cannot delete points.
+    this.timeseries.bindBackendName(this.routeHandlers.get('devices')!);
     // An export's runs read the range as the storage query does.
     const exporter = this.consumerFunctions.get('export');
     if (exporter) this.timeseries.bindReader(exporter);

@@ -21,3 +21,22 @@ export const RestampJobSchema = z.strictObject({
   cursor: RestampCursorSchema.optional(),
 });
 export type RestampJob = z.infer<typeof RestampJobSchema>;
+
+/**
+ * A message of the retention queue: purge a deleted device's stored points (`device_id`), or
+ * every point of a deleted workspace (none), not before `not_before` (ms since the epoch: points
+ * the ingest was still writing have landed), resuming at `cursor` when an earlier run stopped.
+ */
+export const PurgeJobSchema = z.strictObject({
+  kind: z.literal('purge'),
+  account_id: z.string().min(1),
+  workspace_id: z.string().min(1),
+  device_id: z.string().min(1).optional(),
+  not_before: z.number(),
+  cursor: RestampCursorSchema.optional(),
+});
+export type PurgeJob = z.infer<typeof PurgeJobSchema>;
+
+/** Any message of the retention queue. */
+export const RetentionJobSchema = z.discriminatedUnion('kind', [RestampJobSchema, PurgeJobSchema]);
+export type RetentionJob = z.infer<typeof RetentionJobSchema>;

@@ -21,10 +21,12 @@ export interface TimeseriesStoreProps {
 
 // DynamoDB item actions of the store (lambdas/stores/timeseries/dynamodb.ts): the storage query
 // reads with Query; the ingest puts points with BatchWriteItem, and nothing else; a retention
-// re-stamp reads keys with Query and sets each item's expiry with UpdateItem.
+// re-stamp reads keys with Query and sets each item's expiry with UpdateItem; a purge (the same
+// consumer) reads items with Query, deletes them and stamps hours with BatchWriteItem, and
+// rewrites packs with UpdateItem.
 const DYNAMODB_READ = ['dynamodb:Query'];
 const DYNAMODB_WRITE = ['dynamodb:BatchWriteItem'];
-const DYNAMODB_RESTAMP = ['dynamodb:Query', 'dynamodb:UpdateItem'];
+const DYNAMODB_RETENTION = ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'];
 
 /**
  * The time-series store of DESIGN §5, chosen at deploy time (`-c timeseries=dynamodb|timestream`):
@@ -105,21 +107,31 @@ export class TimeseriesStore extends Construct {
     return this;
   }
 
+  /**
+   * Tells a handler which backend holds the points, granting nothing: the devices handler refuses
+   * `?purge=data` where the store cannot delete points (Timestream).
+   */
+  bindBackendName(fn: HandlerFunction): this {
+    fn.addEnvironment('TIMESERIES_BACKEND', this.backend);
+    return this;
+  }
+
   /** Lets a handler store points (deduplicated by conditional writes) and tells it where the store is. */
   bindWriter(fn: HandlerFunction): this {
     return this.bind(fn, DYNAMODB_WRITE, ['timestream:WriteRecords'], []);
   }
 
   /**
-   * Lets a handler re-stamp the expiry of a workspace's points (the retention queue's consumer).
-   * Timestream has no per-point expiry: the handler only learns the backend, and is granted nothing.
+   * Lets a handler re-stamp the expiry of a workspace's points and purge a deleted device's or
+   * workspace's (the retention queue's consumer). Timestream has no per-point expiry or delete:
+   * the handler only learns the backend, and is granted nothing.
    */
   bindRestamper(fn: HandlerFunction): this {
     if (!this.table) {
       fn.addEnvironment('TIMESERIES_BACKEND', this.backend);
       return this;
     }
-    return this.bind(fn, DYNAMODB_RESTAMP, [], []);
+    return this.bind(fn, DYNAMODB_RETENTION, [], []);
   }
 
   private bind(fn: HandlerFunction, dynamoActions: string[], tableActions: string[], accountActions: string[]): this {

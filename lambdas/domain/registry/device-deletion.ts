@@ -22,6 +22,12 @@ export interface DeviceDeletionHooks {
    * deleted, and again when a DELETE is retried. None until alarms exist.
    */
   closeAlarms?: (workspaceId: string, deviceId: string) => Promise<void>;
+  /**
+   * `?purge=data`: queues the purge of the device's stored data points (`../data/purge.ts`), once
+   * it is deleted and before its deletion is marked finished (a DELETE retried after a failure
+   * queues it again). Checked before anything is written: it throws when the store cannot purge.
+   */
+  purgeData?: { check: () => void; enqueue: (accountId: string, workspaceId: string, deviceId: string) => Promise<void> };
 }
 
 const MAX_ATTEMPTS = 8;
@@ -43,10 +49,11 @@ const cancelOpenWork = async (db: Db, deviceId: string) => {
 };
 
 /** What follows the registry's writes: the session closed, the open work canceled, the alarms closed. Idempotent. */
-const finishDeletion = async (db: Db, workspaceId: string, deviceId: string, since: Date, hooks: DeviceDeletionHooks) => {
+const finishDeletion = async (db: Db, caller: Caller, workspaceId: string, deviceId: string, since: Date, hooks: DeviceDeletionHooks) => {
   await closeDeviceSession(db, deviceId, since, hooks.sessions);
   const canceled = await cancelOpenWork(db, deviceId);
   await hooks.closeAlarms?.(workspaceId, deviceId);
+  await hooks.purgeData?.enqueue(caller.accountId, workspaceId, deviceId);
   await markDeletionFinished(db, deviceId, new Date().toISOString());
   logger.info('device deleted', { workspace_id: workspaceId, device_id: deviceId, canceled });
 };
@@ -57,20 +64,22 @@ const finishDeletion = async (db: Db, workspaceId: string, deviceId: string, sin
  * tombstone (every door refuses its tokens, connections and messages from then on; its ID is never
  * used again), its identities go, and its workspace frees its places in the quotas of devices and
  * identities. Then its open MQTT session is closed, its open jobs and FOTA end `canceled` (counted
- * so in their rollouts) and its open alarms close; the tombstone records that this is done. A
+ * so in their rollouts) and its open alarms close, and with `?purge=data` the purge of its stored
+ * points is queued; the tombstone records that this is done. A
  * DELETE retried after a failure in those steps does them again, then answers 404 as for any
  * deleted device (one retried after they were done writes nothing).
  * @throws NotFoundError when the workspace or the device is not the caller's (or was deleted).
  * @throws ThrottledError when the device keeps changing under the deletion.
  */
 export const deleteDevice = async (db: Db, caller: Caller, workspaceId: string, deviceId: string, hooks: DeviceDeletionHooks = {}) => {
+  hooks.purgeData?.check();
   let workspace = await requireWorkspace(db, caller, workspaceId);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const device = await getDeviceOfWorkspace(db, workspaceId, deviceId);
     if (!device) {
       const tombstone = await findDeviceTombstone(db, deviceId);
       if (tombstone?.account_id === caller.accountId && tombstone.workspace_id === workspaceId && tombstone.finished_at === undefined) {
-        await finishDeletion(db, workspaceId, deviceId, new Date(tombstone.deleted_at), hooks);
+        await finishDeletion(db, caller, workspaceId, deviceId, new Date(tombstone.deleted_at), hooks);
       }
       throw new NotFoundError(`Device ${deviceId} not found.`);
     }
@@ -78,7 +87,7 @@ export const deleteDevice = async (db: Db, caller: Caller, workspaceId: string, 
     const at = new Date();
     const outcome = await deleteDeviceRecords(db, workspace, device, identities, at.toISOString());
     if (outcome === 'deleted') {
-      await finishDeletion(db, workspaceId, deviceId, at, hooks);
+      await finishDeletion(db, caller, workspaceId, deviceId, at, hooks);
       return answer;
     }
     // Moved, renamed, given an identity, or the workspace's counts changed meanwhile: read again.

@@ -15,6 +15,7 @@ import {
   unmarkWorkspaceDeleting,
   workspaceHoldsDevices,
 } from '../../stores/workspace-deletion-store';
+import { type EnqueuePurge, enqueuePurge, purgeJob } from '../data/purge';
 import { imageOf } from '../fleet-ops/firmware';
 import { toWorkspace } from './workspaces';
 
@@ -44,11 +45,13 @@ const deleteObjectsOf = async (items: Array<Record<string, unknown>>) => {
  * go with it, and its place in the account's quota of workspaces is free. Race-safe: the workspace
  * is first marked, in a write that holds only while it counts no device, and from then on it
  * answers 404 and takes no create; found holding a device (one written around the count), the mark
- * goes and nothing else changed. A DELETE that failed half-way is finished by the next one.
+ * goes and nothing else changed. Its stored data points go within a sweep: the purge job is
+ * queued (`enqueue`) before the workspace's item goes. A DELETE that failed half-way is finished
+ * by the next one.
  * @throws NotFoundError when it is not a workspace of the caller's account.
  * @throws ConflictError while it holds devices.
  */
-export const deleteWorkspace = async (db: Db, caller: Caller, workspaceId: string) => {
+export const deleteWorkspace = async (db: Db, caller: Caller, workspaceId: string, enqueue: EnqueuePurge = enqueuePurge) => {
   const workspace = await getWorkspaceOfAccount(db, caller.accountId, workspaceId);
   if (!workspace) throw new NotFoundError(`Workspace ${workspaceId} not found.`);
   const at = nowIso();
@@ -61,6 +64,8 @@ export const deleteWorkspace = async (db: Db, caller: Caller, workspaceId: strin
     throw new ConflictError(holds);
   }
   const items = await deleteWorkspacePartition(db, workspaceId, deleteObjectsOf);
+  const purge = purgeJob(caller.accountId, workspaceId, undefined);
+  await enqueue(purge, (purge.not_before - Date.now()) / 1000);
   if (!(await deleteMarkedWorkspace(db, caller.accountId, workspaceId, at))) {
     // Another DELETE took the mark over and finishes (or finished) it.
     throw new NotFoundError(`Workspace ${workspaceId} not found.`);

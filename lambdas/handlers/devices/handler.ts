@@ -1,3 +1,4 @@
+import { purgeDataHook } from '../../domain/data/purge';
 import { apiRequestHooks } from '../../domain/limits/api-requests';
 import { deleteDevice } from '../../domain/registry/device-deletion';
 import { listDeviceEvents } from '../../domain/registry/device-events';
@@ -19,7 +20,10 @@ export const handler = httpHandler(
     updateDevice: async ({ path, body }, event) =>
       ok(200, { device: await updateDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId, body) }),
     patchDevice: async ({ path, body }, event) => ok(200, { device: await patchDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId, body) }),
-    deleteDevice: async ({ path }, event) => ok(200, { device: await deleteDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId) }),
+    deleteDevice: async ({ path, query }, event) =>
+      ok(200, {
+        device: await deleteDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId, query.purge ? { purgeData: purgeDataHook() } : {}),
+      }),
     listDeviceEvents: async ({ path, query }, event) => ok(200, await listDeviceEvents(registryDb(), callerOf(event), path.workspaceId, path.deviceId, query)),
     getOverview: async ({ path, query }, event) =>
       ok(200, { overview: await getOverview(registryDb(), callerOf(event), path.workspaceId, { silentAfterSeconds: query.silent_after }) }),

@@ -7,6 +7,7 @@ import {
   UpdateDeviceBodySchema,
 } from '../device';
 import { QueryTextSchema } from '../tags';
+import { DeleteDeviceQuerySchema } from '../device-deletion';
 import { DeviceEventsQuerySchema, DeviceEventsResponseSchema } from '../device-event';
 import { FleetsQuerySchema } from '../job';
 import { OverviewQuerySchema, OverviewResponseSchema } from '../overview';
@@ -32,8 +33,8 @@ export const DEVICE_OPERATIONS = {
   getDevice: { path: DevicePathSchema, response: DeviceResponseSchema },
   updateDevice: { path: DevicePathSchema, body: UpdateDeviceBodySchema, response: DeviceResponseSchema, conflict: 'The fleet is being deleted' },
   patchDevice: { path: DevicePathSchema, body: PatchDeviceBodySchema, response: DeviceResponseSchema, conflict: 'The fleet is being deleted' },
-  // An addition to v3 (spec/fleet-state.md §5): the device as it was.
-  deleteDevice: { path: DevicePathSchema, response: DeviceResponseSchema },
+  // An addition to v3 (spec/fleet-state.md §5): the device as it was; ?purge=data: its data points go too.
+  deleteDevice: { path: DevicePathSchema, query: DeleteDeviceQuerySchema, response: DeviceResponseSchema },
   // Additions to v3 (issue 33): a device's event log, newest first, and the workspace at a glance.
   listDeviceEvents: { path: DevicePathSchema, query: DeviceEventsQuerySchema, response: DeviceEventsResponseSchema },
   getOverview: { path: WorkspacePathSchema, query: OverviewQuerySchema, response: OverviewResponseSchema },

@@ -103,7 +103,7 @@ export const rollupStore = (db: Db, writeConcurrency: number): RollupStore => ({
 });
 
 /** The sealed hours (as a clock reading `now` sees them) that rows hold points in, by workspace. */
-export const sealedHoursOf = (rows: Iterable<Row>, now: number) => {
+export const sealedHoursOf = (rows: Iterable<Pick<Row, 'workspace_id' | 'ms'>>, now: number) => {
   const sealedBefore = now - SEALED_AFTER_MS + STAMP_MARGIN_MS;
   const hours = new Map<string, Set<number>>();
   for (const row of rows) {

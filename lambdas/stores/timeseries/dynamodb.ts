@@ -1,10 +1,11 @@
 import type { Db } from '../../shared/clients';
 import { KNOWN_KEYS_MAX, KnownPoints } from './dynamodb-dedup';
 import { restampWorkspace } from './dynamodb-expiry';
+import { purgeWorkspacePoints } from './dynamodb-purge';
 import { queryPoints, readRangePoints } from './dynamodb-read';
 import { rollupStore } from './dynamodb-rollups';
 import { type DynamoDbTimeseriesOptions, writePoints } from './dynamodb-write';
-import type { ExpiryRestamp, PointToStore, TimeseriesQuery, TimeseriesRange, TimeseriesStore } from './types';
+import type { ExpiryRestamp, PointsPurge, PointToStore, TimeseriesQuery, TimeseriesRange, TimeseriesStore } from './types';
 
 export type { DynamoDbTimeseriesOptions } from './dynamodb-write';
 
@@ -31,7 +32,7 @@ export type { DynamoDbTimeseriesOptions } from './dynamodb-write';
  * One module per job behind this face: `-dedup` (identity and winners), `-rows` (a write's checks),
  * `-packing`, `-write` (the write's phases), `-partition` (one partition's Query and items),
  * `-merge` (ordering and merging partitions), `-read` (the merged read), `-expiry` (re-stamping
- * items' expiry) and `-rollups` (hourly rollups and the stamps of sealed hours).
+ * items' expiry), `-purge` (a deleted device's or workspace's points) and `-rollups` (hourly rollups and the stamps of sealed hours).
  */
 export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptions): TimeseriesStore => {
   const known = new KnownPoints(KNOWN_KEYS_MAX);
@@ -40,6 +41,7 @@ export const dynamoDbTimeseriesStore = (db: Db, options: DynamoDbTimeseriesOptio
     query: (query: TimeseriesQuery) => queryPoints(db, query),
     readRange: (selection: TimeseriesRange) => readRangePoints(db, selection),
     restampExpiry: (restamp: ExpiryRestamp) => restampWorkspace(db, restamp),
+    purgePoints: (purge: PointsPurge) => purgeWorkspacePoints(db, options.writeConcurrency, purge),
     rollups: rollupStore(db, options.writeConcurrency),
   };
 };

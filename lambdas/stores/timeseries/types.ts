@@ -140,6 +140,25 @@ export interface ExpiryRestamp {
   deadline: number;
 }
 
+/**
+ * Where a purge stopped: the partition it was reading (the workspace's shards 0…7, then 8: its
+ * stamps of sealed hours) and its last item there.
+ */
+export type PurgeCursor = RestampCursor;
+
+/** A purge of stored points: a deleted device's, or (no device) every item of a deleted workspace. */
+export interface PointsPurge {
+  workspaceId: string;
+  /** The device whose points go; none: every item of the workspace. */
+  deviceId?: string;
+  /** Now, in ms: the sealed hours whose points change are stamped, so that their rollups are computed again. */
+  now: number;
+  /** Where an earlier call stopped. */
+  resume?: PurgeCursor;
+  /** Stops once this time (ms since the epoch) is passed, answering where. */
+  deadline: number;
+}
+
 /** One device's totals of a field in one hour, as a rollup keeps them. */
 export interface RollupRow {
   device_id: string;
@@ -223,6 +242,12 @@ export interface TimeseriesStore {
    * @returns how many items it re-stamped, and where it stopped when the deadline came first.
    */
   restampExpiry?(restamp: ExpiryRestamp): Promise<{ items: number; cursor?: RestampCursor }>;
+  /**
+   * Deletes a deleted device's stored points, or every item of a deleted workspace. Only a store
+   * that can delete points one by one has it (`dynamodb`); Timestream has no delete of rows.
+   * @returns how many items it deleted or rewrote, and where it stopped when the deadline came first.
+   */
+  purgePoints?(purge: PointsPurge): Promise<{ items: number; cursor?: PurgeCursor }>;
   /**
    * The totals of each bucket of the payload itself (a point whose payload is not a number is
    * skipped), computed by the store, in answer order (start, then device): only a store with a

@@ -128,7 +128,7 @@ describe('deleting a workspace on DynamoDB Local', () => {
     await expect(deleteWorkspace(db, caller, workspace.id)).rejects.toThrow(ConflictError);
     expect((await read(workspaceKey(account_id, workspace.id)))?.deleting_at).toBeUndefined();
     await deleteDevice(db, caller, workspace.id, device.id, { sessions: { enabled: false } });
-    const deleted = await deleteWorkspace(db, caller, workspace.id);
+    const deleted = await deleteWorkspace(db, caller, workspace.id, async () => undefined);
 
     expect(deleted).toMatchObject({ id: workspace.id, name: 'temporary' });
     expect(await read(workspaceKey(account_id, workspace.id))).toBeUndefined();

@@ -77,12 +77,18 @@ describe('time-series store: dynamodb (the default)', () => {
     expect(environmentOf(ingest!)).toMatchObject({ TIMESERIES_BACKEND: 'dynamodb', TIMESERIES_TABLE: { Ref: tableId() } });
   });
 
-  it('lets the retention consumer read keys and set expiries with Query and UpdateItem, nothing more', () => {
+  it('lets the retention consumer read items, set expiries, rewrite and delete packs with Query, UpdateItem and BatchWriteItem, nothing more', () => {
     expect(restamper).toBeDefined();
     expect(storeStatements(restamper!)).toEqual([
-      { Action: ['dynamodb:Query', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] },
+      { Action: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] },
     ]);
     expect(environmentOf(restamper!)).toMatchObject({ TIMESERIES_BACKEND: 'dynamodb', TIMESERIES_TABLE: { Ref: tableId() } });
+  });
+
+  it('tells the devices handler the backend (it refuses ?purge=data where points cannot be deleted), granting it nothing', () => {
+    const devices = stack.routeHandlers.get('devices')!;
+    expect(environmentOf(devices)).toMatchObject({ TIMESERIES_BACKEND: 'dynamodb' });
+    expect(storeStatements(devices)).toEqual([]);
   });
 
   it('gives no other handler access to the table', () => {
@@ -147,6 +153,10 @@ describe('time-series store: timestream', () => {
     expect(storeStatements(restamper!)).toEqual([]);
     expect(environmentOf(restamper!)).toMatchObject({ TIMESERIES_BACKEND: 'timestream' });
     expect(environmentOf(restamper!).TIMESTREAM_TABLE).toBeUndefined();
+  });
+
+  it('tells the devices handler the backend, so that it refuses ?purge=data', () => {
+    expect(environmentOf(stack.routeHandlers.get('devices')!)).toMatchObject({ TIMESERIES_BACKEND: 'timestream' });
   });
 
   it('passes cdk-nag, its wildcard acknowledged with a reason', () => {
