@@ -26,6 +26,7 @@ const E2E_ON_THE_TEMPLATE = [
   'firmware', // the firmware bucket, presigned URLs signed under the functions' roles
   'timeseries/export', // the export queue, its runs and the exports bucket's multipart uploads
   'timeseries/lifecycle', // the retention queue and its consumer
+  'purging', // a purge's deletes and pack rewrites under the retention consumer's role, queued by the devices handler
   'rollouts', // the rollouts' reads and the sweep's releases under their roles
   'rollout-sweep', // the scheduled rule invoking the sweep's bundle
   'usage-shutdown', // the Extensions API and SIGTERM at a container's end

@@ -314,8 +314,8 @@ const main = async () => {
   await call('revokeIdentity', 'DELETE', `/workspaces/${ws}/devices/${device?.id}/identities/${created?.identity?.id}`, {
     check: (b) => (b?.identity?.revoked_at ? undefined : 'not revoked'),
   });
-  // Deleted last (spec/fleet-state.md §5): the smoke test's own device, its fleet (then empty), and the workspace it made (holding none).
-  await call('deleteDevice', 'DELETE', `/workspaces/${ws}/devices/${device?.id}`, {
+  // Deleted last (spec/fleet-state.md §5): the smoke test's own device with its data points, its fleet (then empty), and the workspace it made (holding none).
+  await call('deleteDevice', 'DELETE', `/workspaces/${ws}/devices/${device?.id}?purge=data`, {
     check: (b) => (b?.device?.id === device?.id ? undefined : 'not the device as it was'),
   });
   await call('deleteFleet', 'DELETE', `/workspaces/${ws}/fleets/${fleet?.id}`, { check: has('fleet') });
