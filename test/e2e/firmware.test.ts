@@ -196,6 +196,8 @@ describe('registering and uploading a firmware version', () => {
     const same = await register('again', '1', image, 'two');
     const otherBytes = await register('again', '1', imageOf(512));
     await upload(same.body.firmware.upload, image.bytes);
+    // ready once the object is seen (the bucket's event, or the read that checks S3), not at the PUT's answer
+    await until(async () => (await statusOf('again', '1')) === 'ready', 'the version ready');
     const afterReady = await register('again', '1', image);
 
     expect([first.status, same.status, otherBytes.status, afterReady.status]).toEqual([201, 201, 409, 409]);
