@@ -185,7 +185,7 @@ describe('a faulty template on the cloud-assembly runtime', () => {
       password: 'any token: the authorizer is never asked',
       protocolVersion: 4,
       reconnectPeriod: 0,
-      connectTimeout: 10_000,
+      connectTimeout: 30_000,
     });
     const outcome = await new Promise<number | string | undefined>((resolve) => {
       client.once('connect', () => resolve('connected'));

@@ -57,7 +57,7 @@ const consoleClient = async (workspaceId: string, token: string, clientId = `con
     protocolVersion: 4,
     clean: true,
     reconnectPeriod: 0,
-    connectTimeout: 5_000,
+    connectTimeout: 30_000,
   });
   clients.push(client);
   await new Promise<void>((resolve, reject) => {

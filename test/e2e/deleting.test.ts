@@ -39,7 +39,7 @@ const credentialsOf = async (device: string) => (await api.post(`/workspaces/${w
 
 /** The CONNACK refusal of a connection attempt, or 'connected'. */
 const connectOutcome = async (options: mqtt.IClientOptions) => {
-  const client = mqtt.connect(runtime.mqtt_url, { protocolVersion: 4, clean: true, reconnectPeriod: 0, connectTimeout: 5000, ...options });
+  const client = mqtt.connect(runtime.mqtt_url, { protocolVersion: 4, clean: true, reconnectPeriod: 0, connectTimeout: 30_000, ...options });
   return new Promise<string | number>((resolve) => {
     client.once('connect', () => {
       client.end(true);

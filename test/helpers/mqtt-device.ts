@@ -58,7 +58,7 @@ export const connectDevice = async (credentials: Credentials, options: ConnectOp
     clean: true,
     keepalive: 60,
     reconnectPeriod: 0,
-    connectTimeout: 5_000,
+    connectTimeout: 30_000, // a cold authorizer on a loaded machine: a refusal still answers at once
     ...(url.startsWith('mqtts') ? { ca: credentials.cacert, rejectUnauthorized: true } : {}),
   });
   await new Promise<void>((resolve, reject) => {

@@ -49,7 +49,7 @@ const waitForEvents = async (deviceId: string, type: string, count = 1) => {
 
 /** The CONNACK refusal of a connection attempt, or 'connected'. */
 const connectOutcome = async (url: string, options: mqtt.IClientOptions) => {
-  const client = mqtt.connect(url, { protocolVersion: 4, clean: true, reconnectPeriod: 0, connectTimeout: 5000, ...options });
+  const client = mqtt.connect(url, { protocolVersion: 4, clean: true, reconnectPeriod: 0, connectTimeout: 30_000, ...options });
   return new Promise<string | number>((resolve) => {
     client.once('connect', () => {
       client.end(true);
