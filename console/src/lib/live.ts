@@ -165,14 +165,24 @@ const connect = async () => {
     client = next;
     next.on('connect', () => {
       if (mine !== generation) return;
+      // Live once the broker has the subscriptions: a page that reads again before then could miss
+      // a change made between its read and the SUBACK.
+      const live = () => {
+        if (mine !== generation) return;
+        const again = everConnected;
+        everConnected = true;
+        attempt = 0;
+        setState('live');
+        // what happened while it was down is read again by the pages
+        if (again) resync(workspaceId);
+      };
       const kinds = kindsOf(workspaceId);
-      if (kinds.length) next.subscribe(kinds.map((k) => topicOf(workspaceId, k)));
-      const again = everConnected;
-      everConnected = true;
-      attempt = 0;
-      setState('live');
-      // what happened while it was down is read again by the pages
-      if (again) resync(workspaceId);
+      if (!kinds.length) return live();
+      // a refused subscription ends the connection: the close retries it
+      next.subscribe(
+        kinds.map((k) => topicOf(workspaceId, k)),
+        (error) => (error ? next.end(true) : live()),
+      );
     });
     next.on('message', (topic, payload) => {
       const [, , ws, kind] = topic.split('/');
