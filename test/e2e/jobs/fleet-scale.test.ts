@@ -128,7 +128,7 @@ beforeAll(async () => {
   inX = listed.filter((d) => d.fleet_id === fleetX).map((d) => d.id);
   inY = listed.filter((d) => d.fleet_id === fleetY).map((d) => d.id);
   expect(listed.length).toBeGreaterThanOrEqual(DEVICES);
-}, 300_000);
+}, 480_000);
 afterAll(async () => {
   await runtime?.stop();
 });
@@ -228,5 +228,6 @@ describe('a FOTA on every fleet of a few thousand devices while devices are crea
     expect(answer.status).toBe(404);
     expect(answer.body.error.code).toBe('not_found');
     expect((await api.get(`/devices/${inX[0]}/jobs/never`)).status).toBe(404);
-  });
+    // the stream still works through the FOTA above on a loaded machine: the API answers, later
+  }, 180_000);
 });
