@@ -198,8 +198,9 @@ describe('find and target', () => {
     await api('POST', `/workspaces/${ws}/devices/${ids['pump-1']}/identities`, { type: 'sym' });
     await page.goto(consoleAt(`devices/${ids['pump-1']}`));
     await clickText(page, 'Delete device');
-    // offered, left unticked: the API's `?purge=data` is not on i34-delete yet (the request is in test/unit/console/find.test.ts)
+    // its data too: the API accepts `?purge=data` (or the page would stay, with the refusal shown)
     await page.waitForSelector('dialog[open] input[name="purge-data"]', { visible: true });
+    await page.click('dialog[open] input[name="purge-data"]');
     await screenshot(page, 'find-07-delete-device');
     const said = await confirmDialog(page);
     expect(said).toContain('Delete device pump-1?');
