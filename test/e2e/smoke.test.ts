@@ -27,8 +27,9 @@ describe('npm run smoke', () => {
     expect(JSON.parse(stdout)).toEqual({ base_url: runtime.base_url, routes: ROUTES.length, called: ROUTES.length, failures: [] });
     expect(stderr).toMatch(/ok {3}queryTimeseries .*the published point came back/);
     expect(code).toBe(0);
-    // A command of its own process calling every route in turn: a bound a loaded machine meets.
-  }, 180_000);
+    // A command of its own process calling every route in turn (71, each Lambda started cold on the
+    // template): a bound a loaded machine meets.
+  }, 360_000);
 
   it('fails, naming the calls, with a key that is not valid', async () => {
     const { code, stderr } = await smoke(runtime.base_url, 'fsk_not-a-key');
