@@ -151,7 +151,7 @@ describe('a device’s last_seen_at and firmware_version (additive fields)', () 
 describe('the overview', () => {
   const FLEET_DEVICES = 1500;
 
-  it('counts a store-seeded workspace of 3,000 devices per fleet, and answers in one pass', async () => {
+  it('counts a store-seeded workspace of 3,000 devices in two fleets, and answers in one pass', async () => {
     const { body } = await api.post('/workspaces', { name: 'overview' });
     const ws: string = body.workspace.id;
     const north = (await api.post(`/workspaces/${ws}/fleets`, { name: 'north', description: '' })).body.fleet;
@@ -212,7 +212,7 @@ describe('the overview', () => {
     expect(o).toMatchObject({ silent_after: 900, rollouts: [], webhooks: [], non_compliant: null, open_alarms: null });
     // Two hours of silence allowed: the hour-old devices are not silent.
     expect((await api.get(`/workspaces/${ws}/overview?silent_after=7200`)).body.overview.totals.silent).toBe(0);
-  });
+  }, 180_000); // 3,000 writes and a full read on a loaded 2-core machine
 
   it('answers 404 for another account’s workspace and 400 for a bad threshold', async () => {
     expect((await other.get(`/workspaces/${runtime.workspace_id}/overview`)).status).toBe(404);

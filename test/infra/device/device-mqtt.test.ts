@@ -104,7 +104,8 @@ describe('the MQTT door on IoT Core', () => {
       expect(environmentOf(fn)).toMatchObject({ MQTT_LIVE_DELIVERY: 'true', AWS_ENDPOINT_URL_IOT_DATA_PLANE: expect.anything() });
       expect(JSON.stringify(environmentOf(fn).AWS_ENDPOINT_URL_IOT_DATA_PLANE)).toContain('DataEndpoint');
     }
-    const others = [...stack.routeHandlers.values()].filter((fn) => !publishers.includes(fn) && fn !== stack.routeHandlers.get('identities'));
+    const closers = [stack.routeHandlers.get('identities'), stack.routeHandlers.get('devices')];
+    const others = [...stack.routeHandlers.values()].filter((fn) => !publishers.includes(fn) && !closers.includes(fn));
     for (const fn of others)
       expect(
         statementsOfFunction(template, idOf(fn))
@@ -113,19 +114,22 @@ describe('the MQTT door on IoT Core', () => {
       ).toBe(false);
   });
 
-  it('lets the identities Lambda close devices’ connections, DeleteConnection on the devices’ client IDs only, at the account’s data endpoint', () => {
-    const identities = stack.routeHandlers.get('identities')!;
-    const iot = statementsOfFunction(template, idOf(identities)).filter((s) => actionsOf(s).some((a) => a.startsWith('iot:')));
+  it.each(['identities', 'devices'])(
+    'lets the %s Lambda close devices’ connections (revoking, deleting), DeleteConnection on the devices’ client IDs only, at the account’s data endpoint',
+    (name) => {
+      const fn = stack.routeHandlers.get(name)!;
+      const iot = statementsOfFunction(template, idOf(fn)).filter((s) => actionsOf(s).some((a) => a.startsWith('iot:')));
 
-    expect(iot.flatMap(actionsOf)).toEqual(['iot:DeleteConnection']);
-    expect(iot[0].Effect).toBe('Allow');
-    // arn:<partition>:iot:<region>:<account>:client/dev-<20 characters>: a device's client ID, nothing else.
-    expect(iot[0].Resource).toEqual({
-      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iot:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:client/dev-${'?'.repeat(20)}`]],
-    });
-    expect(environmentOf(identities)).toMatchObject({ MQTT_SESSION_CLOSE: 'true', AWS_ENDPOINT_URL_IOT_DATA_PLANE: expect.anything() });
-    expect(JSON.stringify(environmentOf(identities).AWS_ENDPOINT_URL_IOT_DATA_PLANE)).toContain('DataEndpoint');
-  });
+      expect(iot.flatMap(actionsOf)).toEqual(['iot:DeleteConnection']);
+      expect(iot[0].Effect).toBe('Allow');
+      // arn:<partition>:iot:<region>:<account>:client/dev-<20 characters>: a device's client ID, nothing else.
+      expect(iot[0].Resource).toEqual({
+        'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iot:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:client/dev-${'?'.repeat(20)}`]],
+      });
+      expect(environmentOf(fn)).toMatchObject({ MQTT_SESSION_CLOSE: 'true', AWS_ENDPOINT_URL_IOT_DATA_PLANE: expect.anything() });
+      expect(JSON.stringify(environmentOf(fn).AWS_ENDPOINT_URL_IOT_DATA_PLANE)).toContain('DataEndpoint');
+    },
+  );
 
   it('lets the MQTT authorizer read single registry items, claim a device’s sampled authentication minute, and send authentication events, nothing more', () => {
     const actions = statementsOfFunction(template, idOf(stack.mqttAuthorizer)).flatMap(actionsOf);
