@@ -70,7 +70,13 @@ export default {
       globalSetup: '<rootDir>/test/helpers/cloud-assembly-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/cloud-assembly-teardown.ts',
     },
-    { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    // Synthesized without CloudFormation Validate but for the stack as deployed (test/helpers/infra-synth.ts).
+    {
+      ...common,
+      displayName: 'infra',
+      testMatch: ['<rootDir>/test/infra/**/*.test.ts'],
+      setupFiles: [...common.setupFiles, '<rootDir>/test/helpers/infra-synth.ts'],
+    },
     // The console in Debian's Chromium against npm start (issue 12). Its global setup builds the
     // console; a missing Chromium fails the project (.ci/run installs it).
     {
