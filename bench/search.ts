@@ -159,6 +159,20 @@ const byCaller = (rows: CountRow[]) => {
   return by;
 };
 
+/** The request counts once two reads 2 s apart agree: the runtime has stopped working on its own. */
+const quiet = async (read: () => Promise<{ requests: CountRow[] }>) => {
+  const total = (counts: { requests: CountRow[] }) => counts.requests.reduce((n, r) => n + r.requests, 0);
+  let last = await read();
+  for (let waited = 0; waited < 600; waited += 2) {
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const now = await read();
+    if (total(now) === total(last)) return now;
+    last = now;
+    process.stderr.write(`\rwaiting for the snapshot's work to settle (${total(now)} requests so far)`);
+  }
+  throw new Error('the runtime was still making requests 600 s after the continuous rollout was scheduled');
+};
+
 /**
  * The continuous-rollout half (issue 34): a continuous rollout of a job on the default fleet, which
  * holds the workspace's DEVICES devices; then LATE_DEVICES devices created in that fleet through
@@ -197,7 +211,9 @@ const continuousRolloutFigures = async (ready: Ready, ask: <T>(message: string) 
   if (first?.settings?.continuous !== true) return undefined;
   const before = first.total as number;
 
-  const counted = await ask<{ requests: CountRow[] }>('requests');
+  // The snapshot's own work (its jobs streamed to the devices) runs on for a while: the late
+  // devices' requests are counted from when the runtime has gone quiet.
+  const counted = await quiet(() => ask<{ requests: CountRow[] }>('requests'));
   const late: string[] = [];
   let next = 0;
   start = process.hrtime.bigint();

@@ -114,7 +114,7 @@ describe('the MQTT door on IoT Core', () => {
       ).toBe(false);
   });
 
-  it.each(['identities', 'devices'])(
+  it.each(['identities', 'devices'] as const)(
     'lets the %s Lambda close devices’ connections (revoking, deleting), DeleteConnection on the devices’ client IDs only, at the account’s data endpoint',
     (name) => {
       const fn = stack.routeHandlers.get(name)!;
