@@ -45,6 +45,8 @@ const SITES: Array<[string, number]> = [
   ['bari', 0.02],
   ['trieste', 0.01],
 ];
+/** The first device's creation; devices are 10 ms apart, and each was last seen after the last was created. */
+const T0 = Date.UTC(2026, 0, 1);
 const MODELS = ['v1', 'v2', 'v3'];
 const FIRMWARE = ['1.0.0', '1.1.0', '1.2.0', '1.3.0', '1.4.0'];
 
@@ -58,11 +60,19 @@ const siteOf = (i: number) => {
   return SITES[0][0];
 };
 
-const QUERIES: Array<{ name: string; q: string; share: number }> = [
+const QUERIES: Array<{ name: string; q: string; share: number; outsideTargets?: true }> = [
   { name: 'selective: a tag (index)', q: 'tags.site = "trieste"', share: 0.01 },
   { name: 'broad: connected (one pass)', q: 'connected = true', share: 0.5 },
   { name: 'broad: a tag IN (index)', q: 'tags.site IN ("milan", "rome", "naples")', share: 0.6 },
-  { name: 'state field: firmware_version (one pass)', q: 'firmware_version = "1.4.0"', share: 0.2 },
+  { name: 'firmware_version (index)', q: 'firmware_version = "1.4.0"', share: 0.2 },
+  // The newest 1 % by last_seen_at: a selective query on a field no index holds (docs/api.md: one
+  // pass, its first page after the whole workspace is read; outside the targets).
+  {
+    name: 'selective, not indexed: last_seen_at (one pass)',
+    q: `last_seen_at >= "${new Date(T0 + DEVICES * 10 + DEVICES * 0.99).toISOString()}"`,
+    share: 0.01,
+    outsideTargets: true,
+  },
 ];
 
 interface Ready {
@@ -78,18 +88,19 @@ const serve = async () => {
   const { newId } = await import('../lambdas/shared/ids');
   const { putAll } = await import('../lambdas/stores/items');
   const { deviceKey, tagIndexKey } = await import('../lambdas/stores/keys');
+  const { FIRMWARE_INDEX_KEY } = await import('../lambdas/stores/device-tag-index');
   const { getWorkspaceOfAccount } = await import('../lambdas/stores/workspace-store');
   const runtime = await startLocalRuntime({});
   const db = registryDb();
   const workspace = (await getWorkspaceOfAccount(db, runtime.account_id, runtime.workspace_id))!;
-  const t0 = Date.UTC(2026, 0, 1);
   const batch = 5000;
   for (let i = 0; i < DEVICES; i += batch) {
     const items: object[] = [];
     for (let j = i; j < Math.min(DEVICES, i + batch); j++) {
-      const created_at = new Date(t0 + j * 10).toISOString();
+      const created_at = new Date(T0 + j * 10).toISOString();
       const id = newId('dev', created_at);
       const tags = { site: siteOf(j), model: MODELS[j % 3] };
+      const firmware_version = FIRMWARE[Math.floor(j / 7) % 5];
       items.push({
         ...deviceKey(workspace.id, id),
         id,
@@ -102,11 +113,12 @@ const serve = async () => {
         // Half of them connected (every other one), as the MQTT door's fields say it.
         connected: j % 2 === 0,
         last_connected_at: created_at,
-        firmware_version: FIRMWARE[Math.floor(j / 7) % 5],
-        last_seen_at: new Date(t0 + DEVICES * 10 + j).toISOString(),
+        firmware_version,
+        last_seen_at: new Date(T0 + DEVICES * 10 + j).toISOString(),
       });
       // The tag index's entries, as the device's own transaction writes them (stores/device-tag-index.ts).
-      for (const [key, value] of Object.entries(tags)) items.push({ ...tagIndexKey(workspace.id, id, key, value), device_id: id });
+      for (const [key, value] of Object.entries({ ...tags, [FIRMWARE_INDEX_KEY]: firmware_version }))
+        items.push({ ...tagIndexKey(workspace.id, id, key, value), device_id: id });
     }
     await putAll(db, items as never, 8);
     process.stderr.write(`\rseeded ${Math.min(DEVICES, i + batch)} / ${DEVICES} devices`);
@@ -300,8 +312,9 @@ const searchFigures = async (ready: Ready) => {
   printTable(`${DEVICES} devices, median of ${ROUNDS} rounds; first page: ?limit=${PAGE_LIMIT} received whole; stream: unpaged, received whole`, rows);
   const count = median(counts.map((c) => c.ms));
   console.log(`\nGET …/groups/{id} with device_count for "${QUERIES[0].q}": ${counts[0].count} devices counted in ${count.toFixed(0)} ms (median)`);
-  const worst = Math.max(...rows.slice(1).flatMap((r) => [r['first page / list'], r['stream / list']]));
-  console.log(`worst ratio to the unfiltered list: ${worst.toFixed(2)} (target ≤ 1.5)`);
+  const targeted = rows.filter((_, i) => i > 0 && !QUERIES[i - 1].outsideTargets);
+  const worst = Math.max(...targeted.flatMap((r) => [r['first page / list'], r['stream / list']]));
+  console.log(`worst ratio to the unfiltered list: ${worst.toFixed(2)} (target ≤ 1.5; the query on a field no index holds aside)`);
   for (const [i, list] of lists.entries()) {
     const found = samples.get(list.name)![0].devices;
     if (Math.abs(found - list.share * DEVICES) > DEVICES * 0.02)

@@ -1,9 +1,11 @@
 import { BatchWriteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { ThrottledError } from '../shared/errors';
+import type { DeviceHealthFields } from './device-health-store';
 import type { DeviceRecord } from './device-store';
 import { failedConditions } from './errors';
 import type { IdentityRecord } from './identity-store';
+import { FIRMWARE_INDEX_KEY } from './device-tag-index';
 import { deviceKey, deviceLocatorKey, identityKey, tagIndexKey, workspaceKey } from './keys';
 import type { WorkspaceRecord } from './workspace-store';
 
@@ -104,7 +106,7 @@ const workspaceCountsDown = (db: Db, workspace: WorkspaceRecord, activeIdentitie
 export const deleteDeviceRecords = async (
   db: Db,
   workspace: WorkspaceRecord,
-  device: DeviceRecord,
+  device: DeviceRecord & DeviceHealthFields,
   identities: IdentityRecord[],
   at: string,
 ): Promise<'deleted' | 'changed' | 'gone'> => {
@@ -155,7 +157,9 @@ export const deleteDeviceRecords = async (
   // here is a candidate every search checks against the device, which is gone.
   await deleteItems(db, [
     ...identities.slice(IDENTITIES_IN_TRANSACTION).map((identity) => identityKey(workspace.id, device.id, identity.id)),
-    ...Object.entries(device.tags ?? {}).map(([key, value]) => tagIndexKey(workspace.id, device.id, key, value)),
+    ...Object.entries({ ...device.tags, ...(device.firmware_version ? { [FIRMWARE_INDEX_KEY]: device.firmware_version } : {}) }).map(([key, value]) =>
+      tagIndexKey(workspace.id, device.id, key, value),
+    ),
   ]);
   return 'deleted';
 };

@@ -1,8 +1,9 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Db } from '../shared/clients';
 import { isConditionFailed } from './errors';
-import { collection, deviceKey } from './keys';
+import { FIRMWARE_INDEX_KEY } from './device-tag-index';
+import { collection, deviceKey, tagIndexKey } from './keys';
 
 /** What the data and FOTA paths keep on a device's item, beside the management API's and the MQTT door's fields. */
 export interface DeviceHealthFields {
@@ -43,20 +44,32 @@ export const markDeviceSeen = async (db: Db, workspaceId: string, deviceId: stri
   }
 };
 
-/** Records the firmware version a device runs (its FOTA ended `done`); a device that no longer exists is not recreated. */
+/**
+ * Records the firmware version a device runs (its FOTA ended `done`), with its entry in the index
+ * (stores/device-tag-index.ts): the new entry first, then the device, then the old entry's delete,
+ * so that a crash between them leaves at most an entry of a version the device no longer runs (a
+ * candidate the query's own check drops), never a device the index misses. A device that no
+ * longer exists is not recreated, and the entry just written is taken back.
+ */
 export const setDeviceFirmware = async (db: Db, workspaceId: string, deviceId: string, version: string) => {
+  const entry = (of: string) => tagIndexKey(workspaceId, deviceId, FIRMWARE_INDEX_KEY, of);
+  await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...entry(version), device_id: deviceId } }));
   try {
-    await db.doc.send(
+    const { Attributes } = await db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: deviceKey(workspaceId, deviceId),
         UpdateExpression: 'SET firmware_version = :version',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':version': version },
+        ReturnValues: 'UPDATED_OLD',
       }),
     );
+    const before = Attributes?.firmware_version as string | undefined;
+    if (before !== undefined && before !== version) await db.doc.send(new DeleteCommand({ TableName: db.table, Key: entry(before) }));
   } catch (error) {
     if (!isConditionFailed(error)) throw error;
+    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: entry(version) }));
   }
 };
 

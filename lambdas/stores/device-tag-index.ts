@@ -12,6 +12,12 @@ import { deviceKey, tagIndexKey, tagIndexPrefix } from './keys';
  * transaction that failed after its early puts only costs a read.
  */
 
+/**
+ * The index's key for a device's `firmware_version` (a selective field of queries: "everything
+ * still on 1.1"): `$` is in no tag key, so these entries never meet a tag's.
+ */
+export const FIRMWARE_INDEX_KEY = '$firmware_version';
+
 /** A device's tags as stored: absent on devices made before tags. */
 export type StoredTags = Record<string, string>;
 
@@ -77,7 +83,15 @@ export async function* readTaggedDeviceIds(
   const { pk } = tagIndexKey(workspaceId, '', key, value);
   const entries = keyedItems<string>(
     db,
-    { pk, prefix, after: afterDevice === undefined ? undefined : `${prefix}${afterDevice}`, pageSize, extra: { ProjectionExpression: 'sk' } },
+    {
+      pk,
+      prefix,
+      after: afterDevice === undefined ? undefined : `${prefix}${afterDevice}`,
+      pageSize,
+      // A page's entries are read, no more: the next ones only when the page's devices did not fill it.
+      ...(pageSize ? { grow: () => 0 } : {}),
+      extra: { ProjectionExpression: 'sk' },
+    },
     (item) => (item.sk as string).slice(prefix.length),
   );
   for await (const { value: deviceId } of entries) yield { sk: deviceKey(workspaceId, deviceId).sk, value: deviceId };

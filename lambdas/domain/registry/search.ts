@@ -19,7 +19,7 @@ export interface DeviceSearch {
   fleetIds?: string[];
 }
 
-// Device IDs read from the tag index per BatchGetItem round of an unpaged stream.
+// Device IDs read from the index per BatchGetItem round of an unpaged stream.
 const INDEX_BATCH = 100;
 
 /**
@@ -102,8 +102,8 @@ async function* matchingRecords(db: Db, workspaceId: string, search: DeviceSearc
 /**
  * The workspace's devices matching a search, oldest first (ID order), streamed and paged as the
  * device list is (`limit`, `cursor`, `next`), with their fleet names and identities. Read from the
- * tag index when the query has a tag clause of strings (`tags.k = "v"`, `tags.k IN (…)`), in one
- * pass otherwise (query/plan.ts). The caller has checked that the workspace is the caller's and
+ * index when the query has a clause of strings on a tag or the firmware version (`tags.k = "v"`,
+ * `firmware_version IN (…)`), in one pass otherwise (query/plan.ts). The caller has checked that the workspace is the caller's and
  * the fleets are its own; only the workspace's partition is ever read, so no other account's
  * device can match. `workspace` is its record, or its ID (its name is then read once, by the
  * first device's account).

@@ -1,3 +1,5 @@
+import { setDeviceFirmware } from '../../../lambdas/stores/device-health-store';
+import { FIRMWARE_INDEX_KEY } from '../../../lambdas/stores/device-tag-index';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { deleteDevice } from '../../../lambdas/domain/registry/device-deletion';
 import { createDevice, listDevices } from '../../../lambdas/domain/registry/devices';
@@ -30,6 +32,7 @@ describe('deleting a device on DynamoDB Local', () => {
     const { caller, workspace_id, account_id } = await newAccount(db);
     const device = await createDevice(db, caller, workspace_id, { name: 'scrap', phys_id: '', tags: { site: 'milan', model: 'v2' } });
     await createIdentity(db, caller, workspace_id, device.id, { type: 'sym' }, endpoint, { url: '', cacert: '' });
+    await setDeviceFirmware(db, workspace_id, device.id, '1.2.0');
     const before = await read(workspaceKey(account_id, workspace_id));
     const closed: string[] = [];
 
@@ -53,6 +56,7 @@ describe('deleting a device on DynamoDB Local', () => {
     // its tag index entries go with it
     expect(await read(tagIndexKey(workspace_id, device.id, 'site', 'milan'))).toBeUndefined();
     expect(await read(tagIndexKey(workspace_id, device.id, 'model', 'v2'))).toBeUndefined();
+    expect(await read(tagIndexKey(workspace_id, device.id, FIRMWARE_INDEX_KEY, '1.2.0'))).toBeUndefined();
   });
 
   it('cancels its open jobs, marked so that they become no event, and answers 404 to a second DELETE writing nothing', async () => {

@@ -5,6 +5,7 @@ import { searchDevices } from '../../../lambdas/domain/registry/search';
 import type { Device } from '../../../lambdas/schemas/device';
 import type { Db } from '../../../lambdas/shared/clients';
 import { NotFoundError, ValidationError } from '../../../lambdas/shared/errors';
+import { setDeviceFirmware } from '../../../lambdas/stores/device-health-store';
 import { findDeviceLocator, getDeviceOfWorkspace } from '../../../lambdas/stores/device-store';
 import { queryAll } from '../../../lambdas/stores/items';
 import { newAccount } from '../../helpers/callers';
@@ -252,6 +253,52 @@ describe('device search on DynamoDB Local', () => {
     expect(indexed.map((d) => d.id)).toContain(other.id);
     expect(indexed.map((d) => d.id)).not.toContain(milan.id);
     expect(onePass.map((d) => d.id)).toContain(hidden.id);
+  });
+
+  it('answers firmware_version from the index, which follows each FOTA done and drops an entry the device no longer bears out', async () => {
+    const { DeleteCommand } = await import('@aws-sdk/lib-dynamodb');
+    const [a, b, c] = world.devices;
+    await setDeviceFirmware(db, world.workspace_id, a.id, '1.0');
+    await setDeviceFirmware(db, world.workspace_id, b.id, '1.0');
+    await setDeviceFirmware(db, world.workspace_id, c.id, '1.0');
+    await setDeviceFirmware(db, world.workspace_id, c.id, '2.0'); // its 1.0 entry goes
+    const found = async (q: string) => (await itemsOf(listDevices(db, world.caller, world.workspace_id, { q }))).map((d) => d.id);
+    const entries = (await entriesOf(world.workspace_id)).filter((sk) => sk.startsWith('TAG#$firmware_version#'));
+
+    expect(await found('firmware_version = "1.0"')).toEqual([a.id, b.id]);
+    expect(await found('firmware_version IN ("2.0", "3.0")')).toEqual([c.id]);
+    expect(entries.sort()).toEqual(
+      [`TAG#$firmware_version#3#1.0#${a.id}`, `TAG#$firmware_version#3#1.0#${b.id}`, `TAG#$firmware_version#3#2.0#${c.id}`].sort(),
+    );
+    // Read from the index: a device whose entry is gone is not found there, but is by one pass.
+    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: `WKS#${world.workspace_id}`, sk: `TAG#$firmware_version#3#1.0#${b.id}` } }));
+    expect(await found('firmware_version = "1.0"')).toEqual([a.id]);
+    expect(await found('firmware_version >= "1.0" AND firmware_version < "1.1"')).toEqual([a.id, b.id]);
+    await setDeviceFirmware(db, world.workspace_id, b.id, '1.0'); // written again: the entry is back
+    expect(await found('firmware_version = "1.0"')).toEqual([a.id, b.id]);
+  });
+
+  it('reads, for an indexed page, its page of index entries and nothing ahead', async () => {
+    // The Queries on the index's `site` entries (one per value of the clause and page).
+    let indexQueries = 0;
+    const counting: Db = {
+      ...db,
+      doc: {
+        send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+          const values = command.input.ExpressionAttributeValues as Record<string, unknown> | undefined;
+          if (String(values?.[':prefix'] ?? '').startsWith('TAG#site#')) indexQueries++;
+          return (db.doc.send as (c: unknown) => Promise<unknown>)(command);
+        },
+      } as unknown as Db['doc'],
+    };
+    const q = 'tags.site IN ("milan", "rome")'; // 20 of the 30 devices
+
+    const { items, next } = await pageOf(listDevices(counting, world.caller, world.workspace_id, { q, limit: 4 }));
+    await new Promise((resolve) => setImmediate(resolve)); // a read ahead would have been sent by now
+
+    expect(items.map((d) => d.id)).toEqual(expected(q).slice(0, 4));
+    expect(next).not.toBeNull();
+    expect(indexQueries).toBe(2);
   });
 
   it('refuses a cursor of another query, and a malformed query with its position', async () => {
