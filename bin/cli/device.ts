@@ -6,13 +6,18 @@
  * FOTA, asks `#now`, and publishes a data point every `--interval` seconds. A FOTA whose firmware
  * was uploaded (its args carry `url`, `sha256`, `size`) is downloaded and checked: the device
  * reports `"result": "success"` when size and SHA-256 match, `"fail"` with what did not otherwise;
- * a FOTA without a download is answered as a success at once. Progress goes to stderr. The options
- * (several devices from one file, creating them first, corrupted downloads) are bin/commands/device.ts's.
+ * a FOTA without a download is answered as a success at once. It keeps a state (`--state`, spec
+ * fleet-state.md §3): it applies the desired keys of its `#status` answer and of each live `#state`
+ * (but the keys it was told to refuse) and reports what changed with `#state`; after a FOTA it
+ * reports its `fw_version`. Progress goes to stderr. The options (several devices from one file,
+ * creating them first, corrupted downloads, state) are bin/commands/device.ts's.
  */
 import mqtt, { type MqttClient } from 'mqtt';
 import { SignJWT } from 'jose';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
+import { applyDesired, desiredOfStatus, type StateDocument } from './device-state';
 
 interface Credentials {
   devinfo: { device_id: string; key_id?: string; mode?: string; key_type?: string };
@@ -36,6 +41,10 @@ export interface DeviceOptions {
   workspace?: string;
   /** With `create`: the tags of the devices it makes. */
   deviceTag?: Record<string, string>;
+  /** A JSON file of the state the devices start with (and, for one device, where it keeps what it applied). */
+  state?: string;
+  /** Desired keys the devices do not apply (they stay `pending`). */
+  refuse?: string[];
 }
 
 const fail = (message: string): never => {
@@ -77,8 +86,14 @@ interface Simulation {
   tag: string;
   /** The first this many devices corrupt their firmware downloads. */
   corrupted: number;
-  stats: { connected: number; points: number; jobs: number; refused: number; firmwareOk: number; firmwareFailed: number };
+  stats: { connected: number; points: number; jobs: number; refused: number; firmwareOk: number; firmwareFailed: number; stateChanges: number };
   stopping: boolean;
+  /** The state each device starts with (each device keeps its own copy). */
+  initialState: StateDocument;
+  /** Desired keys not applied. */
+  refuse: ReadonlySet<string>;
+  /** Called with a device's state after it changed (writes the --state file when one device runs). */
+  keepState: (state: StateDocument) => void;
   say: (id: string, line: string) => void;
 }
 
@@ -151,6 +166,7 @@ const runDevice = async (sim: Simulation, c: Credentials, index: number): Promis
   const corruptsDownloads = index < sim.corrupted;
   // A FOTA may come live and again in a #status answer: each version is worked on once at a time.
   const updating = new Set<string>();
+  const state: StateDocument = structuredClone(sim.initialState);
   const secure = c.endpoint.mode === 'secure';
   if (secure && !c.cacert) fail(`${id}: endpoint.mode is secure but the credentials carry no cacert`);
   const client = mqtt.connect(`${secure ? 'mqtts' : 'mqtt'}://${c.endpoint.host}:${c.endpoint.port}`, {
@@ -193,15 +209,31 @@ const runDevice = async (sim: Simulation, c: Credentials, index: number): Promis
     stats.refused += 1;
     say(id, `error: ${error.message}`);
   });
+  /** Applies desired keys and reports what changed, with `extra` reported keys (what the cloud's copy lacks). */
+  const converge = (desired: StateDocument, extra: StateDocument = {}) => {
+    const { reported, refused } = applyDesired(state, desired, sim.refuse);
+    if (refused.length) say(id, `state: refusing ${refused.join(', ')} (as told by --refuse)`);
+    const report = { ...extra, ...reported };
+    if (!Object.keys(report).length) return;
+    stats.stateChanges += Object.keys(reported).length;
+    say(id, `state: reporting ${JSON.stringify(report)}`);
+    up('#state', { reported: report });
+    sim.keepState(state);
+  };
   client.on('message', (_topic, payload) => {
     const { key, value } = JSON.parse(payload.toString('utf8')) as { key: string; value: any };
     if (key === '#now') return say(id, `time is ${new Date(value.ms).toISOString()}`);
     if (key === '#status') {
-      const expected = Object.entries((value?.expected ?? {}) as Record<string, { v: { args: unknown } }>);
-      say(id, `status: ${expected.length} pending (${expected.map(([k]) => k).join(', ') || 'nothing'})`);
-      for (const [k, { v }] of expected) answer(k, v.args);
-      return;
+      // `@` keys are jobs; keys without a prefix are desired state (spec/device-mqtt.md).
+      const jobs = Object.entries((value?.expected ?? {}) as Record<string, { v: { args: unknown } }>).filter(([k]) => k.startsWith('@'));
+      say(id, `status: ${jobs.length} pending (${jobs.map(([k]) => k).join(', ') || 'nothing'})`);
+      for (const [k, { v }] of jobs) answer(k, v?.args);
+      // What the cloud holds as reported and differs from this device's state is reported again.
+      const current = desiredOfStatus(value?.current);
+      const stale = Object.fromEntries(Object.entries(state).filter(([k, v]) => !isDeepStrictEqual(current[k], v)));
+      return converge(desiredOfStatus(value?.expected), stale);
     }
+    if (key === '#state') return converge((value?.desired ?? {}) as StateDocument);
     if (key.startsWith('@')) answer(key, value?.args);
   });
   const updateFirmware = async (args: FirmwareDownload) => {
@@ -215,6 +247,7 @@ const runDevice = async (sim: Simulation, c: Credentials, index: number): Promis
         stats.firmwareOk += 1;
         say(id, `FOTA to ${version}: image checked (size and SHA-256), reporting success`);
         up('@fota', { fw_version: args.fw_version, result: 'success', msg: 'image downloaded and checked' });
+        if (args.fw_version) converge({}, { fw_version: (state.fw_version = args.fw_version) });
       } else {
         stats.firmwareFailed += 1;
         say(id, `FOTA to ${version}: ${checked.why}, reporting fail`);
@@ -249,6 +282,17 @@ const readCredentials = (file: string): Credentials[] => {
   }
 };
 
+/** Reads the --state file: a JSON object of top-level keys. */
+const readState = (file: string): StateDocument => {
+  try {
+    const state = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    if (state === null || typeof state !== 'object' || Array.isArray(state)) return fail(`${file}: a state is a JSON object, e.g. {"interval": 30}`);
+    return state as StateDocument;
+  } catch (error) {
+    return fail(`${file}: ${(error as Error).message}`);
+  }
+};
+
 /**
  * Runs the simulated devices (creating them first with `--create`) until Ctrl-C or `--duration`;
  * a failure is said in one line and exits 2.
@@ -258,8 +302,15 @@ export const simulateDevices = async (options: DeviceOptions) => {
   const documents = readCredentials(options.credentials);
   const count = options.count ?? documents.length;
   if (count > documents.length) fail(`--count ${count} needs ${count} credentials documents (a JSON array); the file has ${documents.length}`);
-  const stats = { connected: 0, points: 0, jobs: 0, refused: 0, firmwareOk: 0, firmwareFailed: 0 };
+  const stats = { connected: 0, points: 0, jobs: 0, refused: 0, firmwareOk: 0, firmwareFailed: 0, stateChanges: 0 };
+  const initialState = options.state === undefined ? {} : readState(options.state);
   const sim: Simulation = {
+    initialState,
+    refuse: new Set(options.refuse ?? []),
+    // One device keeps its state in the file, so that it starts from it again; several share it as their start only.
+    keepState: (state) => {
+      if (options.state !== undefined && count === 1) writeFileSync(options.state, `${JSON.stringify(state, null, 2)}\n`);
+    },
     intervalMs: options.interval * 1000,
     tag: options.tag,
     corrupted: Math.round(count * options.corrupt),
@@ -275,7 +326,7 @@ export const simulateDevices = async (options: DeviceOptions) => {
     const summary = setInterval(() => {
       const online = clients.filter((c) => c.connected).length;
       process.stderr.write(
-        `device: ${online}/${clients.length} connected, ${stats.points} points, ${stats.jobs} jobs answered, firmware ${stats.firmwareOk} installed / ${stats.firmwareFailed} refused, ${stats.refused} errors\n`,
+        `device: ${online}/${clients.length} connected, ${stats.points} points, ${stats.jobs} jobs answered, firmware ${stats.firmwareOk} installed / ${stats.firmwareFailed} refused, ${stats.stateChanges} state keys applied, ${stats.refused} errors\n`,
       );
     }, 5_000);
     const stop = () => {

@@ -38,6 +38,14 @@ export const register = (program: Command) =>
       numberFrom(0, 1),
       0,
     )
+    .option(
+      '--state <file>',
+      'a JSON object: the state the devices start with and report (e.g. {"interval": 30}); they apply the desired state they are sent and report it; one device writes what it applied back to the file',
+    )
+    .option('--refuse <key>', 'a desired key the devices do not apply, so that it stays pending (repeatable)', (key: string, previous: string[] = []) => [
+      ...previous,
+      key,
+    ])
     .option('--quiet', 'only a summary line every 5 seconds')
     .addHelpText(
       'after',
@@ -46,7 +54,8 @@ Examples:
   fleetstream device --credentials zdevice.json --interval 2
   fleetstream device --create 100 --credentials fleet.json --base-url $B --api-key $K --workspace $WS --quiet
   fleetstream device --create 10 --device-tag site=milan --device-tag model=v2 --credentials milan.json --base-url $B --api-key $K --workspace $WS
-  fleetstream device --credentials fleet.json --count 100 --corrupt 0.2 --quiet`,
+  fleetstream device --credentials fleet.json --count 100 --corrupt 0.2 --quiet
+  fleetstream device --credentials zdevice.json --state state.json --refuse mode`,
     )
     .action(async (options: DeviceOptions, command: Command) => {
       const needs = { '--base-url': options.baseUrl, '--api-key': options.apiKey, '--workspace': options.workspace };
