@@ -1,0 +1,111 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Db } from '../../shared/clients';
+import { ConflictError, NotFoundError } from '../../shared/errors';
+import { nowIso } from '../../shared/ids';
+import type { DeviceState } from '../../schemas/state';
+import { getDeviceOfWorkspace } from '../../stores/device-store';
+import { writeStateSide, type StoredDeviceState } from '../../stores/device-state-store';
+import { deltaOf, mergeChanges, validateChanges } from './document';
+
+/** Which device: its workspace and ID. */
+export interface DeviceRef {
+  workspaceId: string;
+  deviceId: string;
+}
+
+/** A device item as read (any of its fields), of which only `state` matters here. */
+export type DeviceItem = { state?: Partial<StoredDeviceState> } & Record<string, unknown>;
+
+// A write that lost a race reads again; a device's own writes rarely race more than a few times.
+const ATTEMPTS = 20;
+
+/** The stored state of a device item, each part present (empty objects and version 0 for a device never given one). */
+const storedOf = (item: DeviceItem): StoredDeviceState => ({
+  desired: item.state?.desired ?? {},
+  reported: item.state?.reported ?? {},
+  version: item.state?.version ?? 0,
+  desired_at: item.state?.desired_at ?? {},
+  reported_at: item.state?.reported_at ?? {},
+});
+
+/**
+ * A device's state as answered (spec/fleet-state.md §3): desired, reported, the delta (desired keys
+ * not deep-equal to the reported ones), the version and when each key was set.
+ */
+export const stateOf = (item: DeviceItem): DeviceState => {
+  const stored = storedOf(item);
+  return { ...stored, delta: deltaOf(stored.desired, stored.reported) };
+};
+
+const readDevice = async (db: Db, { workspaceId, deviceId }: DeviceRef) => {
+  const device = (await getDeviceOfWorkspace(db, workspaceId, deviceId)) as DeviceItem | undefined;
+  if (!device) throw new NotFoundError(`Device ${deviceId} not found.`);
+  return device;
+};
+
+/**
+ * Merges desired keys into a device's state (null removes one) and answers the new state. A change
+ * of `desired` grows the version by one; a merge that changes nothing writes nothing. With
+ * `version`, the change is made only over that version. Written only over the state it was
+ * computed from (a lost race reads again). The registry stream then tells a connected device
+ * (`#state` on `j/dn`) and emits the c2d `status` event.
+ * @throws ValidationError naming `body.desired.<key>` (or `body.desired`) when the change or its result breaks the document rules; nothing is written.
+ * @throws ConflictError when `version` is given and is not the current one; nothing is written.
+ * @throws NotFoundError when the workspace holds no such device.
+ */
+export const setDesired = async (
+  db: Db,
+  ref: DeviceRef,
+  desired: Record<string, unknown | null>,
+  { version, field = 'body.desired' }: { version?: number; field?: string } = {},
+): Promise<DeviceState> => {
+  const changes = validateChanges(desired, field);
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const item = await readDevice(db, ref);
+    const read = storedOf(item);
+    if (version !== undefined && version !== read.version) {
+      throw new ConflictError(`The device's state is at version ${read.version}, not ${version}: read it again.`, {
+        details: [{ field: 'body.version', message: `The current version is ${read.version}.` }],
+      });
+    }
+    const { document, times } = mergeChanges(read.desired, read.desired_at, changes, nowIso(), field);
+    if (isDeepStrictEqual(document, read.desired)) {
+      // Nothing changed (every key set to the value it had): no new version, no event.
+      return stateOf({ state: read });
+    }
+    const next = { ...read, desired: document, desired_at: times, version: read.version + 1 };
+    const written = await writeStateSide(db, ref.workspaceId, ref.deviceId, item.state ? read : undefined, {
+      side: 'desired',
+      document,
+      times,
+      version: next.version,
+    });
+    if (written) return stateOf({ state: next });
+  }
+  throw new ConflictError('The device’s state kept changing while it was written: try again.');
+};
+
+/**
+ * Merges a device's report into its reported state (null removes a key) and answers the new state.
+ * A report that changes nothing writes nothing. The registry stream then emits the d2c `status`
+ * event (and moves state rollouts' devices along).
+ * @throws ValidationError naming `<field>.<key>` (or `<field>`) when the report or its result breaks the document rules; nothing is written.
+ * @throws NotFoundError when the workspace holds no such device.
+ */
+export const setReported = async (db: Db, ref: DeviceRef, reported: Record<string, unknown | null>, { field = 'body.reported' } = {}): Promise<DeviceState> => {
+  const changes = validateChanges(reported, field);
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const item = await readDevice(db, ref);
+    const read = storedOf(item);
+    const { document, times } = mergeChanges(read.reported, read.reported_at, changes, nowIso(), field);
+    if (isDeepStrictEqual(document, read.reported)) {
+      return stateOf({ state: read });
+    }
+    const written = await writeStateSide(db, ref.workspaceId, ref.deviceId, item.state ? read : undefined, { side: 'reported', document, times });
+    if (written) return stateOf({ state: { ...read, reported: document, reported_at: times } });
+  }
+  throw new ConflictError('The device’s state kept changing while it was written: try again.');
+};
+
+/** A device's state. @throws NotFoundError when the workspace holds no such device. */
+export const getState = async (db: Db, ref: DeviceRef): Promise<DeviceState> => stateOf(await readDevice(db, ref));
