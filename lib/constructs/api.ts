@@ -257,8 +257,14 @@ export class Api extends Construct {
       if (!handler) throw new Error(`Route ${route.method} ${route.path} names handler '${route.handler}', which has no Lambda.`);
       const integration = new LambdaIntegration(handler, {
         proxy: true,
-        // Test invocations from the console are not needed: this halves the Lambda permissions.
-        allowTestInvoke: false,
+        // One invoke permission per handler, for this API's methods (execute-api:/<api>/*/*/*), not
+        // one per method: a permission per method put the stack past CloudFormation's 500
+        // resources (issue 35's routes). API Gateway invokes a function only through the methods
+        // whose integration names it, so the wider source ARN lets nothing else call it. (A
+        // method-scoped permission also had a test-invoke twin unless allowTestInvoke was off; an
+        // API-scoped one has none.)
+        // https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_apigateway.LambdaIntegrationOptions.html#scopepermissiontomethod
+        scopePermissionToMethod: false,
         responseTransferMode: route.stream ? ResponseTransferMode.STREAM : ResponseTransferMode.BUFFERED,
       });
       integrations.set(key, integration);

@@ -82,13 +82,14 @@ describe('Api', () => {
     expect([...api.authorizers.keys()]).toEqual(['api-key']);
   });
 
-  it('shares one integration, and one Lambda permission per method, between the routes of a handler', () => {
+  it('shares one integration, and one Lambda permission for the whole API, between the routes of a handler', () => {
     const { template, handlers, idOf } = synth(FAKE_ROUTES);
     const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter((p) =>
       mentions(p.Properties.FunctionName, idOf(handlers.get('timeseries')!)),
     );
-    // allowTestInvoke is off: no extra permission for console test invocations.
-    expect(permissions).toHaveLength(2);
+    // Scoped to the API, not to each method: one permission, whatever the number of routes.
+    expect(permissions).toHaveLength(1);
+    expect(JSON.stringify(Object.values(permissions)[0].Properties.SourceArn)).toContain('/*/*/*');
   });
 
   it('throttles each device door method with the device throttle, and every other method with the stage’s default', () => {
