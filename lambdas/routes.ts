@@ -20,6 +20,7 @@ export type RouteHandler =
   | 'device-api'
   | 'rollouts'
   | 'groups'
+  | 'state'
   | 'openapi';
 
 /**
@@ -106,6 +107,22 @@ export const ROUTES: readonly Route[] = [
   route('PATCH', '/workspaces/{workspaceId}/groups/{groupId}', 'groups', 'updateGroup', 'Rename a group or change its query'),
   route('DELETE', '/workspaces/{workspaceId}/groups/{groupId}', 'groups', 'deleteGroup', 'Delete a group that nothing targets'),
   route('GET', '/workspaces/{workspaceId}/groups/{groupId}/devices', 'groups', 'listGroupDevices', 'List the devices a group matches now, a page at a time'),
+
+  // Additions to the v3 interface (spec/fleet-state.md §3): a device's desired and reported state.
+  route(
+    'GET',
+    '/workspaces/{workspaceId}/devices/{deviceId}/state',
+    'state',
+    'getDeviceState',
+    'Get a device’s desired and reported state, their delta and version',
+  ),
+  route(
+    'PATCH',
+    '/workspaces/{workspaceId}/devices/{deviceId}/state',
+    'state',
+    'patchDeviceState',
+    'Change a device’s desired state (merged; null removes a key; 409 on a stale version)',
+  ),
 
   route('GET', '/workspaces/{workspaceId}/devices', 'devices', 'listDevices', 'List the devices of a workspace'),
   route('POST', '/workspaces/{workspaceId}/devices', 'devices', 'createDevice', 'Create a device (default fleet when fleet_id is omitted)'),
@@ -202,7 +219,9 @@ export const ROUTES: readonly Route[] = [
   // The device API: devices call it with their own token (Authorization: Bearer <device JWT>), at {base_url}/device.
   route('POST', '/device/data', 'device-api', 'publishData', 'Publish one data point or a batch; 202 once queued for storage and forwarding', 'device'),
   route('POST', '/device/events', 'device-api', 'reportDeviceEvents', 'Report one device event or a batch; 202 once queued for forwarding', 'device'),
-  route('GET', '/device/status', 'device-api', 'getDeviceStatus', 'The device’s pending jobs and pending FOTA', 'device'),
+  route('GET', '/device/status', 'device-api', 'getDeviceStatus', 'The device’s pending jobs, pending FOTA and desired state', 'device'),
+  route('GET', '/device/state', 'device-api', 'getDeviceSideState', 'The device’s desired and reported state, their delta and version', 'device'),
+  route('POST', '/device/state', 'device-api', 'reportDeviceState', 'Report the device’s state (merged into its reported keys; null removes one)', 'device'),
   route(
     'POST',
     '/device/jobs/{jobName}/result',

@@ -54,10 +54,12 @@ const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 // their own requests; the retention re-stamp reads its workspace and clears what it owes, by key; an
 // export's run reads its workspace and updates its export, and an export with names reads the names
 // of its devices and fleets in batches (BatchGetItem). The groups' routes read as the device list
-// does and write one group at a time, with its quota's count: no batch writes.
+// does and write one group at a time, with its quota's count: no batch writes. The device state's
+// routes read the workspace and the device by key and update the device item (and count requests).
 const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = {
   timeseries: 'storage',
   groups: 'read-items-write-one',
+  state: 'get-update',
   ingest: 'batch-get-update',
   limits: 'read-update',
   retention: 'get-update',

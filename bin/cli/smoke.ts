@@ -119,6 +119,13 @@ const main = async () => {
   await call('updateGroup', 'PATCH', `/workspaces/${ws}/groups/${group?.id}`, { body: { name: `${stamp}-renamed` }, check: has('group') });
   await call('deleteGroup', 'DELETE', `/workspaces/${ws}/groups/${group?.id}`, { check: has('group') });
 
+  // The device's desired state (spec/fleet-state.md §3): set, then read; the device reports it below.
+  await call('patchDeviceState', 'PATCH', `/workspaces/${ws}/devices/${device?.id}/state`, {
+    body: { desired: { smoke: stamp } },
+    check: (b) => (b?.state?.version === 1 && b.state.delta?.smoke === stamp ? undefined : 'desired state not set'),
+  });
+  await call('getDeviceState', 'GET', `/workspaces/${ws}/devices/${device?.id}/state`, { check: has('state') });
+
   const created = (await call('createIdentity', 'POST', `/workspaces/${ws}/devices/${device?.id}/identities`, { check: has('credentials') })).body;
   await call('listIdentities', 'GET', `/workspaces/${ws}/devices/${device?.id}/identities`, { check: has('identities') });
 
@@ -201,6 +208,15 @@ const main = async () => {
   await call('getDeviceStatus', 'GET', '/device/status', {
     headers: asDevice,
     check: (b) => (b?.jobs?.some?.((j: any) => j.name === 'smoke') ? undefined : 'the pending job is not listed'),
+  });
+  await call('reportDeviceState', 'POST', '/device/state', {
+    headers: asDevice,
+    body: { reported: { smoke: stamp } },
+    check: (b) => (b?.state?.reported?.smoke === stamp && Object.keys(b.state.delta ?? {}).length === 0 ? undefined : 'reported state not kept'),
+  });
+  await call('getDeviceSideState', 'GET', '/device/state', {
+    headers: asDevice,
+    check: (b) => (b?.state?.desired?.smoke === stamp ? undefined : 'desired state not seen by the device'),
   });
   await call('reportJobResult', 'POST', '/device/jobs/smoke/result', {
     headers: asDevice,

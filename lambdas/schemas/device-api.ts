@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { JSON_MAX_DEPTH, JSON_RULES } from '../shared/json';
+import { StatusStateSchema } from './state';
 import { DateSchema, DescriptionSchema, TokenSchema, PathTokenSchema, isWithinJsonDepth } from './common';
 import { EventTypeSchema } from './forward';
 import { FotaSchema } from './fota';
@@ -138,6 +139,7 @@ export const DeviceStatusSchema = z
   .object({
     jobs: z.array(JobSchema.pick({ name: true, value: true, scheduled_at: true })),
     fota: FotaSchema.pick({ scheduled_at: true }).extend({ value: DeviceFotaValueSchema }).nullable().meta({ description: 'The pending FOTA, or null' }),
+    state: StatusStateSchema.meta({ description: 'The device’s desired state and its version (additive field; spec/fleet-state.md §3)' }),
   })
   .meta({ id: 'DeviceStatus' });
 export type DeviceStatus = z.infer<typeof DeviceStatusSchema>;

@@ -15,6 +15,7 @@ import { failedConditions, isConditionFailed } from './errors';
 import type { QuotaCheck } from './limits-store';
 import { historyAfterMove, staysOf, type FleetStay } from './fleet-history';
 import { fleetRefusal, fleetTakesDevices, getFleetOfWorkspace } from './fleet-store';
+import type { StoredDeviceState } from './device-state-store';
 import { splitTagIndexWrites, tagIndexWrites, type StoredTags } from './device-tag-index';
 import { collection, deviceKey, deviceLocatorKey, scheduleClockKey, workspaceKey, type ItemKey } from './keys';
 
@@ -33,6 +34,8 @@ export interface DeviceRecord {
   rev?: number;
   /** Its tags (absent on devices made before tags, and on devices given none). */
   tags?: StoredTags;
+  /** Its desired and reported state (absent on a device never given one; stores/device-state-store.ts). */
+  state?: StoredDeviceState;
 }
 
 /** What a change of a device sets: its name and fleet, and its physical ID and tags when given (tags: all of them). */

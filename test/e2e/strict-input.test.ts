@@ -119,6 +119,8 @@ const bodyFor = (operationId: string): unknown => {
     createExport: { format: 'csv' },
     createGroup: { name: 'g', query: 'name = "thermo"' },
     updateGroup: { name: 'renamed' },
+    patchDeviceState: { desired: { interval: 60 } },
+    reportDeviceState: { reported: { interval: 60 } },
   };
   if (!(operationId in bodies)) throw new Error(`the strict-input test has no valid body for ${operationId}: add one to bodyFor`);
   return bodies[operationId];

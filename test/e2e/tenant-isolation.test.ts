@@ -31,6 +31,7 @@ beforeAll(async () => {
     .body.job.rollout_id;
   const exported = (await theirs.post(`/timeseries/${other.workspace_id}/exports`, { format: 'csv' })).body.export;
   const group = (await theirs.post(`/workspaces/${other.workspace_id}/groups`, { name: 'secret-group', query: 'name = "secret-device"' })).body.group;
+  await theirs.call('PATCH', `/workspaces/${other.workspace_id}/devices/${device.id}/state`, { desired: { secret: 1 } });
   theirIds = {
     workspaceId: other.workspace_id,
     fleetId: other.default_fleet_id,
@@ -67,6 +68,7 @@ const bodyFor = (operationId: string): unknown =>
     createExport: { format: 'csv' },
     createGroup: { name: 'intruder', query: 'name = "secret-device"' },
     updateGroup: { query: 'name != "x"' },
+    patchDeviceState: { desired: { hijacked: true } },
   })[operationId];
 
 const scopedRoutes = ROUTES.filter((r) => r.auth === 'api-key' && r.path.includes('{'));
@@ -104,6 +106,7 @@ describe('tenant isolation', () => {
     const rollout = await theirs.get(`/workspaces/${theirIds.workspaceId}/rollouts/${theirIds.rolloutId}`);
     const exports = await theirs.get(`/timeseries/${theirIds.workspaceId}/exports`);
     const group = await theirs.get(`/workspaces/${theirIds.workspaceId}/groups/${theirIds.groupId}`);
+    const state = await theirs.get(`/workspaces/${theirIds.workspaceId}/devices/${theirIds.deviceId}/state`);
 
     expect(devices.body.devices.map((d: { name: string }) => d.name)).toEqual(['secret-device']);
     expect(job.body.job.value).toEqual({ original: true });
@@ -119,5 +122,6 @@ describe('tenant isolation', () => {
     expect(job.body.job.status).toBe('pending');
     expect(exports.body.exports.map((e: { id: string }) => e.id)).toEqual([theirIds.exportId]);
     expect(group.body.group).toMatchObject({ name: 'secret-group', query: 'name = "secret-device"', device_count: 1 });
+    expect(state.body.state).toMatchObject({ desired: { secret: 1 }, version: 1 });
   });
 });

@@ -294,6 +294,12 @@ describe('least privilege', () => {
     ]);
   });
 
+  it('lets the device state’s routes read and update items by key only: no query, put, delete or batch', () => {
+    expect(dynamoStatements(stack.routeHandlers.get('state')!)).toEqual([
+      { Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] },
+    ]);
+  });
+
   it('gives every API handler, the ingest Lambda and the MQTT door’s consumer the workspaces’ default limits, and no other function', () => {
     const resources = template.toJSON().Resources;
     const variableOf = (fn: HandlerFunction) => resources[functionId(fn)].Properties.Environment?.Variables?.WORKSPACE_LIMIT_DEFAULTS;
@@ -307,7 +313,8 @@ describe('least privilege', () => {
 
   it('lets the other handlers read and write items of the registry table only, without Scan or table management', () => {
     for (const [name, fn] of stack.routeHandlers) {
-      if (name === 'openapi' || name === 'timeseries' || name === 'limits') continue;
+      // The state's routes only read and update (their own test above).
+      if (name === 'openapi' || name === 'timeseries' || name === 'limits' || name === 'state') continue;
       // Grants on the time-series table are checked in test/infra/timeseries.
       const statements = dynamoStatements(fn).filter((s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)));
       expect(statements.length).toBeGreaterThan(0);

@@ -58,6 +58,7 @@ const CONFLICTS = new Set([
   'cancelRollout',
   'replayIntegrationDeadLetters',
   'deleteGroup',
+  'patchDeviceState',
   // spec/fleet-state.md §5: a fleet or workspace that holds devices; a device into a fleet being deleted.
   'deleteWorkspace',
   'deleteFleet',
@@ -82,6 +83,8 @@ const QUOTAS = new Set([
   'publishData',
   'reportDeviceEvents',
   'getDeviceStatus',
+  'getDeviceSideState',
+  'reportDeviceState',
   'reportJobResult',
   'reportFotaResult',
 ]);
@@ -222,6 +225,11 @@ describe('OpenAPI request schemas are as strict as validation', () => {
     ['reportDeviceEvents', { type: 'job', payload: {} }],
     ['reportFotaResult', { status: 'done' }],
     ['reportFotaResult', { status: 'pending' }],
+    ['patchDeviceState', { desired: { interval: 60, gone: null } }],
+    ['patchDeviceState', { desired: {}, version: 1.5 }],
+    ['patchDeviceState', { desired: {}, extra: 1 }],
+    ['reportDeviceState', { reported: { interval: 60 } }],
+    ['reportDeviceState', { reported: [] }],
   ])('%s: the document and the API agree on the body %j', (operationId, body) => {
     expect(documentAcceptsBody(operationId, body)).toBe(apiAccepts(operationId, 'body', body));
   });

@@ -15,6 +15,8 @@ import { finishFota } from '../fleet-ops/fota';
 import { observe, type DeviceCaller, type Forward } from '../registry/identities';
 import { completeJob } from '../fleet-ops/jobs';
 import { fotaArgs } from './live-delivery';
+import { stateOf } from '../state/device-state';
+import type { DeviceState } from '../../schemas/state';
 import type { DeviceQuota, QuotaDecision } from '../limits/device-quota';
 import { quotaExceeded } from '../limits/limits';
 import { UsageTally } from '../limits/usage';
@@ -209,11 +211,18 @@ const downloadOrWithheld = (db: Db, workspaceId: string, value: FirmwareName): P
  * What the device has to do: its pending jobs (oldest first) and its pending FOTA, but those of
  * a rollout that was canceled or aborted; the FOTA with a fresh download URL of its image when the
  * version was registered and uploaded. A FOTA whose version's object in S3 is not the registered
- * image is held back (`fota: null`) until it is: no URL is minted for other bytes. The request is
+ * image is held back (`fota: null`) until it is: no URL is minted for other bytes. With them, its
+ * desired state and version (spec/fleet-state.md §3). The request is
  * recorded as a `status` event (which names the FOTA's firmware, never a URL).
  * @throws NotFoundError when the device no longer exists.
  */
-export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller): Promise<DeviceStatus> => {
+export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller): Promise<DeviceStatus> => (await deviceStatusOf(deps, caller)).status;
+
+/**
+ * {@link getDeviceStatus}, with the device's whole state beside it (the MQTT door's `#status`
+ * answer also carries the reported keys, in `current`).
+ */
+export const deviceStatusOf = async (deps: DeviceApiDeps, caller: DeviceCaller): Promise<{ status: DeviceStatus; state: DeviceState }> => {
   await deps.upMessage?.(caller);
   const [device, pendingJobs, fota] = await Promise.all([
     requireDevice(deps.db, caller),
@@ -227,6 +236,7 @@ export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller)
     pendingFota && downloadOrWithheld(deps.db, device.workspace_id, pendingFota.value),
   ]);
   const live = (item: { rollout_id?: string }) => !item.rollout_id || !stopped.has(item.rollout_id);
+  const state = stateOf(device);
   const dueFota = pendingFota && live(pendingFota) && download !== WITHHELD ? pendingFota : undefined;
   const status: DeviceStatus = {
     jobs: pendingJobs
@@ -234,11 +244,12 @@ export const getDeviceStatus = async (deps: DeviceApiDeps, caller: DeviceCaller)
       .sort((a, b) => a.scheduled_at.localeCompare(b.scheduled_at) || a.name.localeCompare(b.name))
       .map(({ name, value, scheduled_at }) => ({ name, value, scheduled_at })),
     fota: dueFota ? { value: download && download !== WITHHELD ? fotaArgs(dueFota.value, download) : dueFota.value, scheduled_at: dueFota.scheduled_at } : null,
+    state: { desired: state.desired, version: state.version },
   };
   await observe(deps.forward, [
     eventMessage(placeOf(device), 'status', 'd2c', { pending_jobs: status.jobs.map((j) => j.name), pending_fota: dueFota?.value ?? null }),
   ]);
-  return status;
+  return { status, state };
 };
 
 /**

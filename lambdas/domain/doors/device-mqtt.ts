@@ -11,7 +11,8 @@ import { closedSessionsOfLocator } from '../../stores/device-session-store';
 import type { DownMessage } from '../../stores/device-channel';
 import { logDeviceEvent } from '../registry/device-events';
 import { deleteOpenCondition, listOpenConditionsOfDevice, putOpenCondition, setDeviceConnection, setDeviceManifest } from '../../stores/device-mqtt-store';
-import { getDeviceStatus, queueEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
+import { deviceStatusOf, queueEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
+import { handleStateReport, statusStateEntries } from '../state/state-doors';
 import {
   admitUpMessages,
   decodePayload,
@@ -219,16 +220,18 @@ export const parseDataPublish = (rule: RuleMessage): DataPublish | { drop: strin
 /** Logs a data publish the data path drops (the device is never told, and never blocked). */
 export const dropDataPublish = (deviceId: string, topic: string, reason: string) => drop(deviceId, topic, reason);
 
-/** The `#status` answer: pending jobs in `expected`, and the pending FOTA as `@fota` when no job waits (see below). */
+/** The `#status` answer: pending jobs in `expected`, the pending FOTA as `@fota` when no job waits (see below), the desired keys; the reported ones in `current`. */
 const statusAnswer = async (deps: DeviceMqttDeps, caller: DeviceCaller) => {
-  const status = await getDeviceStatus(deps, caller);
-  const expected: Record<string, { v: { args: unknown } }> = {};
+  const { status, state } = await deviceStatusOf(deps, caller);
+  const expected: Record<string, { v: unknown }> = {};
   for (const job of status.jobs) expected[`@${job.name}`] = { v: { args: job.value } };
   // Simple clients ignore a whole answer that holds `@fota`: while jobs wait, the FOTA follows in
   // its own `@fota` message, so that they still run their jobs and full agents still get it.
   const fotaApart = status.fota && status.jobs.length > 0;
   if (status.fota && !fotaApart) expected['@fota'] = { v: { args: fotaArgs(status.fota.value) } };
-  await deps.publish(caller.deviceId, { key: '#status', value: { expected, current: {} } });
+  // The desired keys after the jobs, the reported ones in `current` (spec/fleet-state.md §3).
+  const entries = statusStateEntries(state);
+  await deps.publish(caller.deviceId, { key: '#status', value: { expected: { ...expected, ...entries.expected }, current: entries.current } });
   if (status.fota && fotaApart) await deps.publish(caller.deviceId, { key: '@fota', value: { args: fotaArgs(status.fota.value) } });
 };
 
@@ -302,6 +305,10 @@ export const handleUpMessage = async (deps: DeviceMqttDeps, { deviceId, topic, k
     return;
   }
   if (key === '#conditions') return openConditionsAnswer(deps, caller);
+  if (key === '#state') {
+    const dropped = await handleStateReport(deps, caller, value);
+    return dropped ? drop(deviceId, topic, dropped) : undefined;
+  }
   if (key === 'condition') return handleCondition(deps, caller, value, { topic, arrival });
   if (key === '@fota') {
     const outcome = FotaOutcomeSchema.safeParse(value);

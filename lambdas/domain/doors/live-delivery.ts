@@ -3,6 +3,7 @@ import { MQTT_LIVE_DELIVERY } from '../../shared/env';
 import { logger } from '../../shared/logger';
 import type { DownMessage } from '../../stores/device-channel';
 import type { FirmwareDownload, FirmwareName } from '../fleet-ops/firmware';
+import { stateMessageOf } from '../state/state-events';
 
 /**
  * A FOTA's `args` on `j/dn`: the firmware, with the `fw_version` name device agents read, and,
@@ -23,10 +24,13 @@ const DELIVERY_CONCURRENCY = 32;
 
 /**
  * The `j/dn` message of a c2d `job` or `fota` event that makes it pending (just scheduled, or
- * released by its rollout), a FOTA with the download `downloads` finds for it (minted now);
- * undefined for any other event (queued, canceled, timed out, d2c).
+ * released by its rollout), a FOTA with the download `downloads` finds for it (minted now), or of
+ * a c2d `status` event of a desired state's change (`#state`); undefined for any other event
+ * (queued, canceled, timed out, d2c).
  */
 export const downMessageOf = async (event: EventMessage, downloads?: FotaDownloads): Promise<DownMessage | undefined> => {
+  // A desired state's change: `#state` with the changed keys and the version (spec/fleet-state.md §3).
+  if (event.type === 'status') return stateMessageOf(event);
   if (event.direction !== 'c2d' || (event.payload as { status?: string }).status !== 'pending') return undefined;
   if (event.type === 'job') {
     const job = event.payload as { name: string; value: unknown };

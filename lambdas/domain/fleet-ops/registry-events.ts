@@ -11,6 +11,7 @@ import { toFota } from './fota';
 import type { Forward } from '../registry/identities';
 import { toJob } from './jobs';
 import type { ScheduledChange } from '../doors/live-delivery';
+import { stateChangesOf } from '../state/state-events';
 
 /** What the registry stream's consumer needs: the table (for old items without a place) and the forward queue. */
 export interface RegistryEventsDeps {
@@ -86,7 +87,9 @@ export const eventOfChange = async (db: Db, change: RegistryChange): Promise<Eve
 
 /**
  * Turns a batch of registry stream records into their events and sends them to the forward queue,
- * in record order, groups of records sent in parallel. Other items' records are skipped. With
+ * in record order, groups of records sent in parallel: jobs' and FOTA's changes, and devices'
+ * changes of state (`status` events, a desired change published live as `#state`). Other items'
+ * records are skipped. With
  * `deliver`, each group's just-scheduled jobs and FOTA are published as soon as that group and every
  * group before it are sent, while later groups are still being sent (never a record the stream
  * will retry, so each reaches its device once).
@@ -95,10 +98,12 @@ export const eventOfChange = async (db: Db, change: RegistryChange): Promise<Eve
  * Records after it whose events were sent are sent again then (at least once; same `ts`).
  */
 export const forwardRegistryChanges = async (deps: RegistryEventsDeps, records: DynamoDBRecord[]): Promise<string | undefined> => {
-  const built = await settleAll(records, deps.concurrency, async (record) => {
+  const built = await settleAll(records, deps.concurrency, async (record): Promise<ScheduledChange[]> => {
     const change = registryChangeOf(record);
-    const event = change && (await eventOfChange(deps.db, change));
-    return event && { event, live: change.after?.deliver_live === true };
+    // A device item's change of state: its `status` events (domain/state/state-events.ts).
+    if (!change) return stateChangesOf(record);
+    const event = await eventOfChange(deps.db, change);
+    return event ? [{ event, live: change.after?.deliver_live === true }] : [];
   });
   let failedAt = built.findIndex((result) => result.status === 'rejected');
   if (failedAt < 0) failedAt = records.length;
@@ -109,7 +114,7 @@ export const forwardRegistryChanges = async (deps: RegistryEventsDeps, records: 
     });
 
   // Only the records before the first failure are sent: from it on, the whole rest is retried.
-  const ready = built.slice(0, failedAt).flatMap((result, index) => (result.status === 'fulfilled' && result.value ? [{ index, ...result.value }] : []));
+  const ready = built.slice(0, failedAt).flatMap((result, index) => (result.status === 'fulfilled' ? result.value.map((value) => ({ index, ...value })) : []));
   const groups = Array.from({ length: Math.ceil(ready.length / SEND_GROUP) }, (_, g) => ready.slice(g * SEND_GROUP, (g + 1) * SEND_GROUP));
   const groupSent = groups.map(() => {
     let resolve!: (sent: boolean) => void;

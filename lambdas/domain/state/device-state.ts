@@ -2,10 +2,12 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Db } from '../../shared/clients';
 import { ConflictError, NotFoundError } from '../../shared/errors';
 import { nowIso } from '../../shared/ids';
-import type { DeviceState } from '../../schemas/state';
+import type { DeviceState, PatchDeviceStateBody } from '../../schemas/state';
+import type { Caller } from '../../shared/http';
 import { getDeviceOfWorkspace } from '../../stores/device-store';
 import { writeStateSide, type StoredDeviceState } from '../../stores/device-state-store';
 import { deltaOf, mergeChanges, validateChanges } from './document';
+import { requireWorkspace } from '../tenancy/workspaces';
 
 /** Which device: its workspace and ID. */
 export interface DeviceRef {
@@ -14,7 +16,7 @@ export interface DeviceRef {
 }
 
 /** A device item as read (any of its fields), of which only `state` matters here. */
-export type DeviceItem = { state?: Partial<StoredDeviceState> } & Record<string, unknown>;
+export type DeviceItem = { state?: Partial<StoredDeviceState> };
 
 // A write that lost a race reads again; a device's own writes rarely race more than a few times.
 const ATTEMPTS = 20;
@@ -109,3 +111,21 @@ export const setReported = async (db: Db, ref: DeviceRef, reported: Record<strin
 
 /** A device's state. @throws NotFoundError when the workspace holds no such device. */
 export const getState = async (db: Db, ref: DeviceRef): Promise<DeviceState> => stateOf(await readDevice(db, ref));
+
+/**
+ * `GET /workspaces/{ws}/devices/{id}/state`: a device's state, for the caller's workspace.
+ * @throws NotFoundError when the workspace is not the caller's or holds no such device.
+ */
+export const readDeviceState = async (db: Db, caller: Caller, workspaceId: string, deviceId: string) => {
+  await requireWorkspace(db, caller, workspaceId);
+  return getState(db, { workspaceId, deviceId });
+};
+
+/**
+ * `PATCH /workspaces/{ws}/devices/{id}/state`: desired keys merged ({@link setDesired}), for the caller's workspace.
+ * @throws NotFoundError when the workspace is not the caller's or holds no such device; what setDesired throws.
+ */
+export const patchDeviceState = async (db: Db, caller: Caller, workspaceId: string, deviceId: string, body: PatchDeviceStateBody) => {
+  await requireWorkspace(db, caller, workspaceId);
+  return setDesired(db, { workspaceId, deviceId }, body.desired, { version: body.version });
+};

@@ -9,6 +9,7 @@ import {
   type PublishDataDeps,
 } from '../../domain/doors/device-api';
 import { forwardAndLog } from '../../domain/webhooks/events';
+import { getDeviceSideState, reportDeviceState } from '../../domain/state/state-doors';
 import { deviceQuota, hundredthOf } from '../../domain/limits/device-quota';
 import { limitsMemory } from '../../domain/limits/limits';
 import { usageBuffer } from '../../domain/limits/usage';
@@ -50,4 +51,6 @@ export const handler = httpHandler('device-api', DEVICE_API_OPERATIONS, {
   getDeviceStatus: async (_input, event) => ok(200, await getDeviceStatus(deps, deviceCallerOf(event))),
   reportJobResult: async ({ path, body }, event) => ok(200, { job: await reportJobResult(deps, deviceCallerOf(event), path.jobName, body.result) }),
   reportFotaResult: async ({ body }, event) => ok(200, { fota: await reportFotaResult(deps, deviceCallerOf(event), body) }),
+  getDeviceSideState: async (_input, event) => ok(200, { state: await getDeviceSideState(deps, deviceCallerOf(event)) }),
+  reportDeviceState: async ({ body }, event) => ok(200, { state: await reportDeviceState(deps, deviceCallerOf(event), body.reported) }),
 });

@@ -9,6 +9,7 @@ import {
   ReportedResponseSchema,
 } from '../device-api';
 import { FotaResponseSchema } from '../fota';
+import { DeviceSideStateResponseSchema, ReportDeviceStateBodySchema } from '../state';
 import { JobResponseSchema } from '../job';
 import type { Operations } from '../operation';
 
@@ -32,6 +33,9 @@ export const DEVICE_API_OPERATIONS = {
       'Every event of the request is past the device’s events_per_device_per_day for this UTC day (Retry-After: the seconds to midnight UTC); some of them only: 202 with `refused`',
   },
   getDeviceStatus: { response: DeviceStatusSchema, quota: UP_MESSAGES },
+  // The HTTPS twins of #status's state and of a #state report (spec/fleet-state.md §3).
+  getDeviceSideState: { response: DeviceSideStateResponseSchema, quota: UP_MESSAGES },
+  reportDeviceState: { body: ReportDeviceStateBodySchema, response: DeviceSideStateResponseSchema, quota: UP_MESSAGES },
   reportJobResult: {
     path: DeviceJobResultPathSchema,
     body: JobResultBodySchema,

@@ -7,6 +7,7 @@ import { FIRMWARE_OPERATIONS } from './firmwares';
 import { FLEET_OPERATIONS } from './fleets';
 import { FOTA_OPERATIONS } from './fota';
 import { GROUP_OPERATIONS } from './groups';
+import { STATE_OPERATIONS } from './state';
 import { IDENTITY_OPERATIONS } from './identities';
 import { INTEGRATION_OPERATIONS } from './integrations';
 import { JOB_OPERATIONS } from './jobs';
@@ -35,6 +36,7 @@ export const OPERATIONS_BY_HANDLER: Record<RouteHandler, Operations> = {
   'device-api': DEVICE_API_OPERATIONS,
   rollouts: ROLLOUT_OPERATIONS,
   groups: GROUP_OPERATIONS,
+  state: STATE_OPERATIONS,
   openapi: OPENAPI_OPERATIONS,
 };
 

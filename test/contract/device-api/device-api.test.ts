@@ -288,7 +288,7 @@ describe('device status', () => {
 
     const status = await getDeviceStatus(deps, self);
 
-    expect(status).toEqual({ jobs: [], fota: null });
+    expect(status).toEqual({ jobs: [], fota: null, state: { desired: {}, version: 0 } });
   });
 });
 

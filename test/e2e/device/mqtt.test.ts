@@ -625,3 +625,139 @@ describe('the MQTT door', () => {
     expect(Date.parse(after.last_disconnected_at)).toBeGreaterThanOrEqual(Date.parse(after.last_connected_at));
   });
 });
+
+describe('device state (spec/fleet-state.md §3) over the API and both device doors', () => {
+  const stateUrl = (id: string) => `/workspaces/${runtime.workspace_id}/devices/${id}/state`;
+  const patchState = (id: string, body: unknown) => api.call('PATCH', stateUrl(id), body);
+  const isConnected = (id: string) => async () => (await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`)).body.device.connected === true;
+
+  it('merges desired keys with a version check, answers the delta, and refuses bad input with nothing written', async () => {
+    const { id } = await newDevice();
+    const empty = await api.get(stateUrl(id));
+
+    const first = await patchState(id, { desired: { interval: 60, mode: 'eco' } });
+    const stale = await patchState(id, { desired: { interval: 10 }, version: 0 });
+    const bad = await Promise.all([
+      patchState(id, { desired: { '@x': 1 } }),
+      patchState(id, { desired: { big: 'x'.repeat(17 * 1024) } }),
+      patchState(id, { desired: { deep: { a: { b: { c: { d: { e: { f: { g: { h: 1 } } } } } } } } } }),
+      patchState(id, { desired: { a: 1 }, version: 1.5 }),
+    ]);
+    const second = await patchState(id, { desired: { mode: null, cfg: { a: [1] } }, version: 1 });
+    const missing = await patchState('dev-00000000000000000000', { desired: { a: 1 } });
+
+    expect(empty.body.state).toEqual({ desired: {}, reported: {}, delta: {}, version: 0, desired_at: {}, reported_at: {} });
+    expect(first.body.state).toMatchObject({ desired: { interval: 60, mode: 'eco' }, delta: { interval: 60, mode: 'eco' }, version: 1 });
+    expect([stale.status, stale.body.error.code]).toEqual([409, 'conflict']);
+    expect(bad.map((r) => [r.status, r.body.error.details[0].field])).toEqual([
+      [400, 'body.desired.@x'],
+      [400, 'body.desired'],
+      [400, 'body.desired.deep'],
+      [400, 'body.version'],
+    ]);
+    expect(second.body.state).toMatchObject({ desired: { interval: 60, cfg: { a: [1] } }, version: 2 });
+    expect(missing.status).toBe(404);
+    expect((await api.get(stateUrl(id))).body.state).toEqual(second.body.state);
+  });
+
+  it('tells a connected device its desired changes on j/dn (#state), answers #status with state keys, and takes #state reports', async () => {
+    const { id, credentials } = await newDevice();
+    await patchState(id, { desired: { interval: 60, mode: 'eco' } });
+    const device = await connected(credentials);
+    await until(isConnected(id), 'connected state');
+
+    await device.up('#status', {});
+    const status = await device.next('#status');
+    await patchState(id, { desired: { interval: 30, mode: null } });
+    const live = await device.next('#state');
+    await device.up('#state', { reported: { interval: 30, fw: '1.2.0' } });
+    const reported = await waitFor(async () => {
+      const { body } = await api.get(stateUrl(id));
+      if (!body.state.reported.interval) throw new Error('not reported yet');
+      return body.state;
+    }, 'the report stored');
+    await device.up('#status', {});
+    const again = await device.next('#status', 2);
+
+    expect(status.value).toEqual({ expected: { interval: { v: 60 }, mode: { v: 'eco' } }, current: {} });
+    expect(live.value).toEqual({ desired: { interval: 30, mode: null }, version: 2 });
+    expect(reported).toMatchObject({ desired: { interval: 30 }, reported: { interval: 30, fw: '1.2.0' }, delta: {}, version: 2 });
+    expect(again.value).toEqual({ expected: { interval: { v: 30 } }, current: { interval: { v: 30 }, fw: { v: '1.2.0' } } });
+    // Two #status requests, two desired changes and a report: five status events.
+    const events = await waitForEvents(id, 'status', 5);
+    expect(events.filter((e) => e.direction === 'c2d').map((e) => e.payload)).toEqual([
+      { desired: { interval: 60, mode: 'eco' }, version: 1 },
+      { desired: { interval: 30, mode: null }, version: 2 },
+    ]);
+    expect(events.filter((e) => e.direction === 'd2c' && 'reported' in (e.payload as object)).map((e) => e.payload)).toEqual([
+      { reported: { interval: 30, fw: '1.2.0' } },
+    ]);
+  });
+
+  it('drops a bad #state report, keeping nothing of it, and records it as a status event with its error', async () => {
+    const { id, credentials } = await newDevice();
+    const device = await connected(credentials);
+
+    await device.up('#state', { reported: { ok: 1, '@x': 2 } });
+    await device.up('#state', { reported: { good: true } });
+
+    const errors = () => eventsOf(id, 'status').filter((e) => 'error' in (e.payload as object));
+    await until(() => errors().length > 0, 'the bad report recorded', 30_000);
+    const [event] = errors();
+    expect(event).toMatchObject({ direction: 'd2c', payload: { error: expect.stringContaining('value.reported.@x') } });
+    await until(async () => (await api.get(stateUrl(id))).body.state.reported.good === true, 'the good report stored');
+    expect((await api.get(stateUrl(id))).body.state.reported).toEqual({ good: true });
+  });
+
+  it('serves the state over HTTPS: GET and POST /device/state, and the desired state in GET /device/status', async () => {
+    const { id, credentials } = await newDevice();
+    const https = deviceClient(runtime.base_url, await deviceToken(credentials));
+    await patchState(id, { desired: { interval: 60 } });
+
+    const status = await https.get('/status');
+    const posted = await https.post('/state', { reported: { interval: 60, extra: 'x' } });
+    const bad = await https.post('/state', { reported: { _hidden: 1 } });
+    const read = await https.get('/state');
+
+    expect(status.body.state).toEqual({ desired: { interval: 60 }, version: 1 });
+    expect(posted.body.state).toEqual({ desired: { interval: 60 }, reported: { interval: 60, extra: 'x' }, delta: {}, version: 1 });
+    expect([bad.status, bad.body.error.details[0].field]).toEqual([400, 'body.reported._hidden']);
+    expect(read.body).toEqual(posted.body);
+  });
+
+  it('finds devices by their reported and desired state (search over state.*)', async () => {
+    const [slow, fast] = [await newDevice(), await newDevice()];
+    // Named apart from the other tests' devices, which report and desire intervals too.
+    const name = `state-search-${Date.now()}`;
+    for (const d of [slow, fast]) await api.call('PATCH', `/workspaces/${runtime.workspace_id}/devices/${d.id}`, { name });
+    const https = async (d: { credentials: Credentials }) => deviceClient(runtime.base_url, await deviceToken(d.credentials));
+    await (await https(slow)).post('/state', { reported: { interval: 30 } });
+    await (await https(fast)).post('/state', { reported: { interval: 60 } });
+    await patchState(slow.id, { desired: { interval: 60 } });
+
+    const q = (query: string) => api.get(`/workspaces/${runtime.workspace_id}/devices?q=${encodeURIComponent(`name = "${name}" AND ${query}`)}`);
+    const stillSlow = await q('state.reported.interval = 30');
+    const wanted = await q('state.desired.interval = 60');
+
+    expect(stillSlow.body.devices.map((d: { id: string }) => d.id)).toEqual([slow.id]);
+    expect(wanted.body.devices.map((d: { id: string }) => d.id)).toEqual([slow.id]);
+  });
+
+  it('lets a client that knows only jobs (ZDM-style) run its jobs when desired keys are in #status', async () => {
+    const { id, credentials } = await newDevice();
+    await patchState(id, { desired: { interval: 60 } });
+    await api.post(`/devices/${id}/jobs/reboot`, { value: { delay: 1 } });
+    const device = await connected(credentials);
+
+    await device.up('#status', {});
+    const { value } = await device.next('#status');
+    // The ZDM client runs each `@` key of `expected` and ignores the others.
+    for (const [key, entry] of Object.entries(value.expected as Record<string, { v: { args?: unknown } }>)) {
+      if (key.startsWith('@')) await device.up(key, { ran: entry.v.args });
+    }
+
+    expect(Object.keys(value.expected).sort()).toEqual(['@reboot', 'interval']);
+    await until(async () => (await api.get(`/devices/${id}/jobs/reboot`)).body.job.status === 'done', 'the job done');
+    expect((await api.get(`/devices/${id}/jobs/reboot`)).body.job.result).toEqual({ ran: { delay: 1 } });
+  });
+});
