@@ -15,11 +15,16 @@ export const STATE_KEY_RULE = `State keys are 1–${STATE_KEY_MAX} characters of
 const documentMeta = (side: string) =>
   `The ${side} state: a JSON object of at most ${STATE_DOCUMENT_MAX_BYTES} bytes, nesting at most ${STATE_DEPTH_MAX} deep; keys: ${STATE_KEY_RULE}`;
 
+const StateKeySchema = z.string().regex(STATE_KEY_PATTERN, STATE_KEY_RULE);
+const keyError = { error: (issue: { code?: string }) => (issue.code === 'invalid_key' ? `${STATE_KEY_RULE}.` : undefined) };
+
 /** A stored side of the state: key → any JSON. */
-export const StateDocumentSchema = z.record(z.string(), z.unknown()).meta({ id: 'StateDocument', description: documentMeta('desired or reported') });
+export const StateDocumentSchema = z
+  .record(StateKeySchema, z.unknown(), keyError)
+  .meta({ id: 'StateDocument', description: documentMeta('desired or reported') });
 
 /** A change of one side (a top-level merge): each value sets its key, null removes it. */
-export const StateChangesSchema = z.record(z.string(), z.unknown()).meta({
+export const StateChangesSchema = z.record(StateKeySchema, z.unknown(), keyError).meta({
   id: 'StateChanges',
   description: `Keys merged into the side's document: a value sets the key, null removes it; the rules of a document apply to the change and to the document it leaves (${STATE_DOCUMENT_MAX_BYTES} bytes, ${STATE_DEPTH_MAX} deep, keys: ${STATE_KEY_RULE}); a break is a 400 naming the key`,
   example: { interval: 60, mode: 'eco', obsolete: null },
