@@ -295,7 +295,7 @@ describe('one device’s job and FOTA', () => {
 
     expect((await api.delete(`/devices/${device}/jobs/reboot`)).body.job).toMatchObject({ status: 'canceled' });
     expect((await api.delete(`/devices/${device}/fota`)).body.fota).toMatchObject({ status: 'canceled' });
-    expect(await status()).toEqual({ jobs: [], fota: null });
+    expect(await status()).toEqual({ jobs: [], fota: null, state: { desired: {}, version: 0 } });
     expect((await api.delete(`/devices/${device}/jobs/reboot`)).status).toBe(409);
     expect((await api.delete(`/devices/${device}/fota`)).status).toBe(409);
     expect((await api.delete(`/devices/${device}/jobs/never`)).status).toBe(404);
