@@ -4,6 +4,7 @@ import { ConflictError, NotFoundError } from '../../shared/errors';
 import { nowIso } from '../../shared/ids';
 import type { DeviceState, PatchDeviceStateBody } from '../../schemas/state';
 import type { Caller } from '../../shared/http';
+import { setDeviceFirmware } from '../../stores/device-health-store';
 import { getDeviceOfWorkspace } from '../../stores/device-store';
 import { writeStateSide, type StoredDeviceState } from '../../stores/device-state-store';
 import { deltaOf, mergeChanges, validateChanges } from './document';
@@ -16,7 +17,7 @@ export interface DeviceRef {
 }
 
 /** A device item as read (any of its fields), of which only `state` matters here. */
-export type DeviceItem = { state?: Partial<StoredDeviceState> };
+export type DeviceItem = { state?: Partial<StoredDeviceState>; firmware_version?: string };
 
 // A write that lost a race reads again; a device's own writes rarely race more than a few times.
 const ATTEMPTS = 20;
@@ -89,8 +90,9 @@ export const setDesired = async (
 
 /**
  * Merges a device's report into its reported state (null removes a key) and answers the new state.
- * A report that changes nothing writes nothing. The registry stream then emits the d2c `status`
- * event (and moves state rollouts' devices along).
+ * A report that changes nothing writes nothing. A reported `fw_version` (a string) becomes the
+ * device's `firmware_version`, with its index entry. The registry stream then emits the d2c
+ * `status` event (and moves state rollouts' devices along).
  * @throws ValidationError naming `<field>.<key>` (or `<field>`) when the report or its result breaks the document rules; nothing is written.
  * @throws NotFoundError when the workspace holds no such device.
  */
@@ -104,7 +106,11 @@ export const setReported = async (db: Db, ref: DeviceRef, reported: Record<strin
       return stateOf({ state: read });
     }
     const written = await writeStateSide(db, ref.workspaceId, ref.deviceId, item.state ? read : undefined, { side: 'reported', document, times });
-    if (written) return stateOf({ state: { ...read, reported: document, reported_at: times } });
+    if (!written) continue;
+    // A reported `fw_version` is the firmware the device runs (fleet-state.md §1), found by `firmware_version` searches too.
+    const firmware = document.fw_version;
+    if (typeof firmware === 'string' && firmware && firmware !== item.firmware_version) await setDeviceFirmware(db, ref.workspaceId, ref.deviceId, firmware);
+    return stateOf({ state: { ...read, reported: document, reported_at: times } });
   }
   throw new ConflictError('The device’s state kept changing while it was written: try again.');
 };

@@ -1,11 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { createDevice } from '../../../lambdas/domain/registry/devices';
+import { createDevice, listDevices } from '../../../lambdas/domain/registry/devices';
 import { getState, setDesired, setReported, stateOf } from '../../../lambdas/domain/state/device-state';
 import type { Db } from '../../../lambdas/shared/clients';
 import { ConflictError, NotFoundError, ValidationError } from '../../../lambdas/shared/errors';
 import { deviceKey } from '../../../lambdas/stores/keys';
 import { newAccount } from '../../helpers/callers';
 import { freshTable } from '../../helpers/db';
+import { itemsOf } from '../../helpers/lists';
 
 let db: Db;
 beforeAll(async () => {
@@ -50,6 +51,20 @@ describe('device state on DynamoDB Local', () => {
       reported_at: second.reported_at,
     });
     expect(stateOf(await itemOf(ref))).toEqual(second);
+  });
+
+  it('makes a reported fw_version the device’s firmware_version, found by a search from the index', async () => {
+    const { caller, workspace_id } = await newAccount(db);
+    const device = await createDevice(db, caller, workspace_id, { name: 'reporter', phys_id: '' });
+    const ref = { workspaceId: workspace_id, deviceId: device.id };
+
+    await setReported(db, ref, { fw_version: '1.2.0' });
+    await setReported(db, ref, { fw_version: '1.3.0', interval: 30 });
+    const found = async (q: string) => (await itemsOf(listDevices(db, caller, workspace_id, { q }))).map((d) => d.id);
+
+    expect((await itemOf(ref)).firmware_version).toBe('1.3.0');
+    expect(await found('firmware_version = "1.3.0"')).toEqual([device.id]);
+    expect(await found('firmware_version = "1.2.0"')).toEqual([]);
   });
 
   it('refuses a stale version with 409 and writes nothing', async () => {
