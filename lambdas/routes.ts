@@ -203,6 +203,14 @@ export const ROUTES: readonly Route[] = [
 
   // Rollouts (an addition to the v3 interface, operations.md §2): the record of each fleet-wide
   // scheduling, its live counts and devices, and its control. Lists stream, as every list does.
+  // fleet-state.md §3: the fleet-wide desired state, a rollout of kind `state` (served by the rollouts handler: it streams, and records rollouts).
+  route(
+    'PATCH',
+    '/workspaces/{workspaceId}/state',
+    'rollouts',
+    'changeFleetState',
+    'Set desired state keys on the devices of fleets, a group or a query, as a rollout',
+  ),
   route('GET', '/workspaces/{workspaceId}/rollouts', 'rollouts', 'listRollouts', 'List a workspace’s rollouts, newest first, with their counts'),
   route('GET', '/workspaces/{workspaceId}/rollouts/{rolloutId}', 'rollouts', 'getRollout', 'Get a rollout with its live counts'),
   route('GET', '/workspaces/{workspaceId}/rollouts/{rolloutId}/devices', 'rollouts', 'listRolloutDevices', 'List a rollout’s devices, optionally in one state'),

@@ -3,7 +3,7 @@
  * stream and builds the event source mapping from these rows, and the local runtime runs its
  * stream poller with the same settings, so that the two cannot disagree. No engine or CDK import.
  */
-import { DEVICE_SORT_KEY_PREFIX, FOTA_SORT_KEY_PREFIX, JOB_SORT_KEY_PREFIX } from './stores/keys';
+import { DEVICE_SORT_KEY_PREFIX, FOTA_SORT_KEY_PREFIX, JOB_SORT_KEY_PREFIX, STATE_EXECUTION_SORT_KEY_PREFIX } from './stores/keys';
 
 /** The Lambda (a folder under `lambdas/`) that consumes a stream. */
 export type StreamConsumer = 'registry-stream';
@@ -41,7 +41,9 @@ export interface StreamDefinition {
  * The registry table's change stream (NEW_AND_OLD_IMAGES) turns every job and FOTA change into its
  * `job`/`fota` event: the request paths only write, and the event is guaranteed to follow. Device
  * items' changes come too: a device created, moved or re-tagged joins the continuous rollouts it
- * now matches (a change of no watched field is dropped by the consumer without a request).
+ * now matches (a change of no watched field is dropped by the consumer without a request), and a
+ * device whose reported state changed moves its desired-state rollouts' devices to `done`; those
+ * devices' own items (`STATEROL#`) are counted in their rollouts as jobs are, with no event.
  * 20 retries ride out a forward queue that refuses sends for a while (each invocation itself
  * retries a send five times with backoff); a record that still fails is described in the
  * stream's DLQ, never dropped silently.
@@ -64,7 +66,7 @@ export const REGISTRY_STREAM: StreamDefinition = {
   retryAttempts: 20,
   bisectBatchOnError: true,
   consumerTimeoutSeconds: 30,
-  sortKeyPrefixes: [JOB_SORT_KEY_PREFIX, FOTA_SORT_KEY_PREFIX, DEVICE_SORT_KEY_PREFIX],
+  sortKeyPrefixes: [JOB_SORT_KEY_PREFIX, FOTA_SORT_KEY_PREFIX, DEVICE_SORT_KEY_PREFIX, STATE_EXECUTION_SORT_KEY_PREFIX],
   eventNames: ['INSERT', 'MODIFY'],
 };
 

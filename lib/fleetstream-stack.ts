@@ -80,9 +80,10 @@ const TRACED: ReadonlySet<string> = new Set(['ingest', 'forwarder']);
 
 // What each scheduled handler may do with the registry: the sweep finds due work and a rollout's
 // devices on its index, reads rollouts (queries) and changes items by conditional
-// updates, one at a time: no puts, deletes or batches.
+// updates, one at a time: no puts, deletes or batches. Releasing a state rollout's device reads
+// the device item (GetItem) whose desired state it sets.
 const SCHEDULED_REGISTRY_ACCESS: Record<ScheduledHandler, { access: TableAccess; indexes: readonly string[] }> = {
-  'rollout-sweep': { access: 'query-update', indexes: [REGISTRY_SWEEP_INDEX.name] },
+  'rollout-sweep': { access: 'read-update', indexes: [REGISTRY_SWEEP_INDEX.name] },
 };
 
 /** Stack props plus the deploy-time settings (see `configFromContext`). */

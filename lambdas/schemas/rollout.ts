@@ -51,9 +51,12 @@ export const RolloutSchema = z
   .object({
     id: RolloutIdSchema,
     workspace_id: WorkspaceIdSchema,
-    kind: z.enum(['job', 'fota']),
+    kind: z.enum(['job', 'fota', 'state']).meta({ description: 'job, fota, or state: a fleet-wide desired state (PATCH /workspaces/{workspaceId}/state)' }),
     job_name: z.string().optional().meta({ description: 'Jobs only' }),
     value: JsonObjectSchema.optional().meta({ description: 'Jobs only: the value every device got' }),
+    desired: JsonObjectSchema.optional().meta({
+      description: 'State only: the desired keys it sets on each device (null: removed); a device is done once it reports them (additive field)',
+    }),
     firmware_id: z.string().optional().meta({ description: 'FOTA only' }),
     firmware_version: z.string().optional().meta({ description: 'FOTA only' }),
     fleets: z.array(FleetIdSchema).meta({ description: 'The fleets named when scheduling; empty: every fleet of the workspace' }),

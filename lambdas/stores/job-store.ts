@@ -189,6 +189,19 @@ export const putJobOnDevicePages = (
     count,
   );
 
+/**
+ * Puts one item per device of a stream of pages, each built by `itemOf` as stored (its key and
+ * index attributes included), as `putJobOnDevicePages` does jobs: a state rollout's devices
+ * (stores/state-execution-store.ts).
+ */
+export const putItemOnDevicePages = (
+  db: Db,
+  itemOf: (device: DeviceTarget, index: number) => StoredItem,
+  pages: AsyncIterable<DeviceTarget[]>,
+  concurrency: number,
+  count?: CountWritten,
+) => putCounted(db, itemsOf(pages, itemOf), concurrency, count);
+
 export const getJobOfDevice = async (db: Db, deviceId: string, name: string) => {
   const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: jobKey(deviceId, name), ConsistentRead: true }));
   return Item ? jobOfItem(Item) : undefined;

@@ -11,6 +11,7 @@
  * | schedule clock  | WKS#<wks>      | CLOCK           |
  * | job             | DEV#<dev>      | JOB#<name>      |
  * | FOTA            | DEV#<dev>      | FOTA            |
+ * | state execution | DEV#<dev>      | STATEROL#<rol>  |
  * | counted change  | DEV#<dev>      | CNT#<event id>  |
  * | superseded job  | DEV#<dev>      | ROLLED#<rol>#<job or FOTA sort key> |
  * | rollout         | WKS#<wks>      | ROLLOUT#<rol>   |
@@ -58,6 +59,12 @@ export const deviceLocatorKey = (deviceId: string): ItemKey => ({ pk: `DEV#${dev
 export const JOB_SORT_KEY_PREFIX = 'JOB#';
 /** The sort key of a FOTA (a prefix of itself, as the registry stream's filter takes it). */
 export const FOTA_SORT_KEY_PREFIX = 'FOTA';
+/** A device's record in a fleet-wide desired-state rollout (kind `state`): one per device and rollout, the job item's sibling. */
+export const STATE_EXECUTION_SORT_KEY_PREFIX = 'STATEROL#';
+export const stateExecutionKey = (deviceId: string, rolloutId: string): ItemKey => ({
+  pk: `DEV#${deviceId}`,
+  sk: `${STATE_EXECUTION_SORT_KEY_PREFIX}${rolloutId}`,
+});
 export const jobKey = (deviceId: string, name: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `${JOB_SORT_KEY_PREFIX}${name}` });
 export const fotaKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: FOTA_SORT_KEY_PREFIX });
 /** A condition a device opened over MQTT (`condition` on `j/up`), by the device's own uuid. */
@@ -261,10 +268,11 @@ export const supersededKey = (deviceId: string, rolloutId: string, itemSortKey: 
   sk: `ROLLED#${rolloutId}#${itemSortKey}`,
 });
 
-/** What kind of item a key names, for readers of the table's change stream: a job, a FOTA, or another item. */
-export const itemKindOf = (key: ItemKey): 'job' | 'fota' | undefined => {
+/** What kind of item a key names, for readers of the table's change stream: a job, a FOTA, a state rollout's device, or another item. */
+export const itemKindOf = (key: ItemKey): 'job' | 'fota' | 'state' | undefined => {
   if (!key.pk.startsWith('DEV#')) return undefined;
   if (key.sk.startsWith(JOB_SORT_KEY_PREFIX)) return 'job';
+  if (key.sk.startsWith(STATE_EXECUTION_SORT_KEY_PREFIX)) return 'state';
   return key.sk === FOTA_SORT_KEY_PREFIX ? 'fota' : undefined;
 };
 
@@ -288,6 +296,7 @@ export const collection = {
   fleetsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'FLT#' }),
   devicesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'DEV#' }),
   jobsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: JOB_SORT_KEY_PREFIX }),
+  stateExecutionsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: STATE_EXECUTION_SORT_KEY_PREFIX }),
   conditionsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: 'COND#' }),
   apiKeysOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'APIKEY#' }),
   // Identities sit in their workspace's partition so that listing devices reads them in one query.

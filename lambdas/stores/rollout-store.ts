@@ -16,8 +16,9 @@ export type RolloutOutcome = 'completed' | 'aborted';
 export interface RolloutRecord {
   id: string;
   workspace_id: string;
-  kind: 'job' | 'fota';
+  kind: 'job' | 'fota' | 'state';
   job_name?: string;
+  /** A job's value, or a state rollout's desired keys (null removing one). */
   value?: Record<string, unknown>;
   firmware_id?: string;
   firmware_version?: string;

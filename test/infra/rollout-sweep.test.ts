@@ -104,11 +104,11 @@ describe('the rollout sweep', () => {
     expect(sweep().source).toBe('rollout-sweep');
   });
 
-  it('may query and update one item at a time on the registry table, query the sweep index, and nothing else there (no puts, deletes or batches)', () => {
+  it('may read (a state rollout’s device), query and update one item at a time on the registry table, query the sweep index, and nothing else there (no puts, deletes or batches)', () => {
     const dynamo = statementsOfFunction(template, sweepId()).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
 
     expect(dynamo).toEqual([
-      { Effect: 'Allow', Action: ['dynamodb:Query', 'dynamodb:UpdateItem'], Resource: [tableArn()] },
+      { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Resource: [tableArn()] },
       { Effect: 'Allow', Action: 'dynamodb:Query', Resource: indexArn(REGISTRY_SWEEP_INDEX.name) },
     ]);
   });

@@ -21,6 +21,8 @@ import { scheduledState } from './executions';
 import { isTargeted } from './fleet-targets';
 import { fotaRecordOf } from './fota';
 import { hasEnded, type DeviceState } from './rollouts';
+import { releaseDesired } from './state-rollouts';
+import { storedStateItem } from '../../stores/state-execution-store';
 
 /** What adding late devices to continuous rollouts needs: the registry, and how many writes run at once. */
 export interface LateDeviceDeps {
@@ -125,6 +127,7 @@ const lateItemOf = ({ record, firmware_ref }: LiveRollout, device: DeviceChange[
     fleet_id: device.fleet_id,
     ...(device.connected ? { deliver_live: true } : {}),
   };
+  if (record.kind === 'state') return storedStateItem({ ...state, ...target, rollout_id: record.id }) as LateItem;
   const item =
     record.kind === 'job'
       ? storedJobItem({ name: record.job_name!, value: record.value ?? {}, ...state, ...target })
@@ -141,7 +144,11 @@ const addLateDevice = async (db: Db, live: LiveRollout, change: DeviceChange) =>
   const deadline = (item as { deadline_at?: string }).deadline_at;
   // First, so that a retry after a crash between the two (which finds the item written) misses no deadline.
   if (deadline) await dueByDeadline(db, change.workspaceId, live.record.id, deadline);
-  await putLateItem(db, item, at);
+  const written = await putLateItem(db, item, at);
+  // A state rollout's late device, released: its desired keys are set once, when its item is first
+  // written (setting them changes the device item, which comes back here and finds it written).
+  if (written && live.record.kind === 'state' && item.status === 'pending')
+    await releaseDesired(db, { workspaceId: change.workspaceId, deviceId: change.device.id, rolloutId: live.record.id, desired: live.record.value ?? {} });
 };
 
 /** The rollouts a device change joins: the workspace's continuous ones whose target it now matches, still running. */
@@ -164,7 +171,7 @@ const joinedRollouts = async (reader: ReturnType<typeof batchReader>, change: De
  * created, moved, re-tagged or renamed is matched against its workspace's continuous rollouts
  * (their list read once per workspace per batch, and only for a workspace with such a change: one
  * with none costs a GetItem per batch at most, and a device change of no watched field costs
- * nothing), and gets the job or FOTA of each it now matches, once per rollout (a conditional
+ * nothing), and gets the job, FOTA or desired state of each it now matches, once per rollout (a conditional
  * write: a retried batch, or a device the snapshot reached, is not given it twice), counted in the
  * rollout. The registry stream then delivers it as any scheduled job (its own record).
  * @returns the index of the first record whose device could not be handled (the stream retries

@@ -72,6 +72,8 @@ const placeOf = async (db: Db, item: EventStamp & { device_id: string }): Promis
  * no longer exists (nor for the cancels of a device's deletion: its events stop). The `ts` is the one stamped on the item, so a retry rebuilds the same event.
  */
 export const eventOfChange = async (db: Db, change: RegistryChange): Promise<EventMessage | undefined> => {
+  // A state rollout's device has no event of its own: its desired change is the device's `status` event (domain/state).
+  if (change.kind === 'state') return undefined;
   const { before, after } = change;
   if (!after || after.device_deleted) return undefined;
   const direction = directionOf(before, after);

@@ -13,6 +13,7 @@ import { eventTimestamp } from '../webhooks/events';
 import { deadlineOf } from './executions';
 import { mergeKeyed } from '../registry/lists';
 import { RELEASE_WINDOW_MS, SEAL_AFTER_MS, endContinuous, hasEnded, isReleasing, nextDueOf, sealAndSettle } from './rollouts';
+import { releaseDesired } from './state-rollouts';
 
 /** What the minute sweep works with. */
 export interface SweepDeps {
@@ -160,16 +161,22 @@ async function* rowsOf(source: AsyncIterable<Keyed<RolloutDeviceRow>>): AsyncGen
 const release = async (db: Db, record: RolloutRecord, count: number, at: string, deadline: string | undefined, budget: SweepBudget, now: () => number) => {
   const pageSize = Math.min(1000, Math.ceil(count / ROLLOUT_DEVICE_SHARDS.length) + 16);
   const queued = rowsOf(devicesIn(db, record.id, 'queued', { pageSize }))[Symbol.asyncIterator]();
-  const releaseOne = async (row: RolloutDeviceRow) =>
-    now() < budget.deadline &&
-    (await transitionItem(db, row.key, row.device_id, {
-      from: ['queued'],
-      to: 'pending',
-      at,
-      // Connection states are not read here: a released device is published to, and one that is not connected gets it with its next #status.
-      set: { event_ts: eventTimestamp(), deliver_live: true, deadline_at: deadline },
-      known: { rollout_id: record.id },
-    })) !== undefined;
+  const releaseOne = async (row: RolloutDeviceRow) => {
+    if (now() >= budget.deadline) return false;
+    const released =
+      (await transitionItem(db, row.key, row.device_id, {
+        from: ['queued'],
+        to: 'pending',
+        at,
+        // Connection states are not read here: a released device is published to, and one that is not connected gets it with its next #status.
+        set: { event_ts: eventTimestamp(), deliver_live: true, deadline_at: deadline },
+        known: { rollout_id: record.id },
+      })) !== undefined;
+    // A state rollout's device is pending once released; then its desired keys are set (and it may be done at once).
+    if (released && record.kind === 'state')
+      await releaseDesired(db, { workspaceId: record.workspace_id, deviceId: row.device_id, rolloutId: record.id, desired: record.value ?? {} });
+    return released;
+  };
   let released = 0;
   let exhausted = false;
   try {
@@ -220,10 +227,14 @@ const endDevices = (
     { concurrency: DEVICE_CONCURRENCY, deadline: budget.deadline, now },
   );
 
-/** Cancels a canceled or aborted rollout's queued and pending devices (in-progress ones go on). */
+/**
+ * Cancels a canceled or aborted rollout's queued and pending devices (in-progress ones go on); a
+ * state rollout's queued ones only (fleet-state.md §3: a released device keeps its desired state,
+ * and stays pending until it reports it or times out).
+ */
 const cancelDevices = async (db: Db, record: RolloutRecord, budget: SweepBudget, now: () => number) => {
   let canceled = 0;
-  for (const status of ['queued', 'pending'] as const)
+  for (const status of record.kind === 'state' ? (['queued'] as const) : (['queued', 'pending'] as const))
     canceled += await endDevices(db, record, rowsOf(devicesIn(db, record.id, status)), ['queued', 'pending'], 'canceled', budget, now);
   return canceled;
 };

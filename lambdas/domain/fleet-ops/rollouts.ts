@@ -51,8 +51,8 @@ export type DeviceState = { status: JobStatus; scheduled_at: string; event_ts: s
 
 /** What a fleet-wide scheduling of one kind records and writes (jobs.ts and fota.ts give it). */
 export interface FleetScheduling {
-  kind: 'job' | 'fota';
-  /** What the rollout records of what was scheduled: a job's name and value, or the firmware. */
+  kind: 'job' | 'fota' | 'state';
+  /** What the rollout records of what was scheduled: a job's name and value, the firmware, or a state change's desired keys (as `value`). */
   subject: Pick<RolloutRecord, 'job_name' | 'value' | 'firmware_id' | 'firmware_version'>;
   /**
    * Writes one item per device of `pages`, in the state `stateOf` gives it, each chunk of items in
@@ -80,7 +80,9 @@ export const toRollout = ({ record, tally }: RolloutView): Rollout => ({
   kind: record.kind,
   ...(record.kind === 'job'
     ? { job_name: record.job_name, value: record.value }
-    : { firmware_id: record.firmware_id, firmware_version: record.firmware_version }),
+    : record.kind === 'state'
+      ? { desired: record.value }
+      : { firmware_id: record.firmware_id, firmware_version: record.firmware_version }),
   fleets: record.fleets,
   group_id: record.group_id ?? null,
   q: record.q ?? null,

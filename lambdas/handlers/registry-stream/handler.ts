@@ -6,6 +6,7 @@ import { consoleLive } from '../../domain/console-live/live';
 import { forwardRegistryChanges, type RegistryEventsDeps } from '../../domain/fleet-ops/registry-events';
 import { countRolloutChanges, type CountDeps } from '../../domain/fleet-ops/rollout-counts';
 import { addLateDevices } from '../../domain/fleet-ops/late-devices';
+import { followStateReports } from '../../domain/fleet-ops/state-reports';
 import { registryDb } from '../../shared/clients';
 import { MQTT_LIVE_DELIVERY, WRITE_CONCURRENCY } from '../../shared/env';
 import { publishMetrics } from '../../shared/metrics';
@@ -29,7 +30,8 @@ const counts: CountDeps = { db, concurrency: 4, live: consoleLive(publishToConso
  * counts end), sends the `job`/`fota` event of each change to the forward queue, publishes
  * just-scheduled and released jobs and FOTA (with their firmware's download) to their connected
  * devices, gives devices created, moved or re-tagged the jobs and FOTA of the continuous rollouts
- * they now match (whose items come back through the stream as any scheduling's), and answers with
+ * they now match (whose items come back through the stream as any scheduling's), ends as `done` the
+ * devices of state rollouts whose reports now hold the desired keys, and answers with
  * the record to retry from, if any: the first one a part failed (each is idempotent for the records after it). The operator metrics its work added are written
  * as it ends.
  */
@@ -37,6 +39,7 @@ export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatch
   try {
     const records = event.Records;
     const late = addLateDevices({ db, concurrency: WRITE_CONCURRENCY }, records).then((failed) => failed ?? records.length);
+    const reports = followStateReports({ db, concurrency: WRITE_CONCURRENCY }, records).then((failed) => failed ?? records.length);
     const counted = countRolloutChanges(counts, records).then((failed) => failed ?? records.length);
     // Live delivery waits for the counts: a record the stream will retry is published with its retry only.
     const failed = await forwardRegistryChanges({ ...events, retriedFrom: counted }, records);
@@ -47,7 +50,7 @@ export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatch
             0,
             records.findIndex((r) => r.dynamodb?.SequenceNumber === failed),
           );
-    const first = Math.min(await counted, forwardedTo, await late);
+    const first = Math.min(await counted, forwardedTo, await late, await reports);
     return { batchItemFailures: first < records.length ? [{ itemIdentifier: records[first].dynamodb!.SequenceNumber! }] : [] };
   } finally {
     publishMetrics();

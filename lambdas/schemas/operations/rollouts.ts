@@ -1,5 +1,8 @@
+import * as z from 'zod';
+import { DryRunSchema, FleetSchedulingQuerySchema, GROUP_GONE } from '../dry-run';
 import { PageQuerySchema } from '../list';
-import type { Operations } from '../operation';
+import { ROLLOUTS_PER_DAY, type Operations } from '../operation';
+import { ChangeFleetStateBodySchema, FleetStatePathSchema, StateChangeResponseSchema } from '../state-rollout';
 import {
   ListRolloutDevicesQuerySchema,
   RolloutDevicesResponseSchema,
@@ -19,4 +22,13 @@ export const ROLLOUT_OPERATIONS = {
   pauseRollout: control,
   resumeRollout: control,
   cancelRollout: control,
+  // fleet-state.md §3: the fleet-wide desired state, a rollout of kind `state`; `dry_run=true` answers the count (DryRun), having written nothing.
+  changeFleetState: {
+    path: FleetStatePathSchema,
+    query: FleetSchedulingQuerySchema,
+    body: ChangeFleetStateBodySchema,
+    response: z.union([StateChangeResponseSchema, DryRunSchema]),
+    conflict: GROUP_GONE,
+    quota: ROLLOUTS_PER_DAY,
+  },
 } satisfies Operations;

@@ -1,0 +1,35 @@
+import * as z from 'zod';
+import { DeviceIdSchema, RolloutIdSchema, WorkspaceIdRefSchema } from './common';
+import { RolloutSettingsInputSchema } from './rollout-settings';
+import { STATE_DEPTH_MAX, STATE_DOCUMENT_MAX_BYTES, STATE_KEY_RULE } from './state';
+
+/**
+ * A fleet-wide desired document: at least one top-level key, each set to any JSON value or to null
+ * (removed from each device's desired state). The state document rules (schemas/state.ts: keys,
+ * 16 KB, 8 levels) are checked by domain/state/document.ts, naming a bad key `body.desired.<key>`.
+ */
+export const FleetDesiredSchema = z
+  .record(z.string(), z.unknown())
+  .refine((desired) => Object.keys(desired).length > 0, 'Give at least one key.')
+  .meta({
+    id: 'FleetDesired',
+    description: `The desired keys to set on every targeted device (a top-level merge; null removes a key), at least one: a JSON object of at most ${STATE_DOCUMENT_MAX_BYTES} bytes, nesting at most ${STATE_DEPTH_MAX} deep; keys: ${STATE_KEY_RULE}`,
+    example: { interval: 60, mode: 'eco' },
+  });
+
+export const FleetStatePathSchema = z.strictObject({ workspaceId: WorkspaceIdRefSchema });
+
+export const ChangeFleetStateBodySchema = z
+  .strictObject({ desired: FleetDesiredSchema, rollout: RolloutSettingsInputSchema.optional() })
+  .meta({ id: 'ChangeFleetState' });
+
+export const StateChangeResponseSchema = z
+  .object({
+    state_change: z.object({
+      rollout_id: RolloutIdSchema.meta({
+        description: 'The rollout (kind state) that records the change: its counts say who applied it (done) and who has not (pending)',
+      }),
+      devices: z.array(DeviceIdSchema).meta({ description: 'The targeted devices, released (pending or done) or queued' }),
+    }),
+  })
+  .meta({ id: 'StateChangeResponse' });
