@@ -7,6 +7,7 @@ import { deleteDeviceRecords, findDeviceTombstone, markDeletionFinished } from '
 import { getDeviceOfWorkspace } from '../../stores/device-store';
 import { listIdentitiesOfDevice } from '../../stores/identity-store';
 import { getFotaOfDevice, listJobsOfDevice, transitionFota, transitionJob } from '../../stores/job-store';
+import { listStateExecutionsOfDevice, transitionStateExecution } from '../../stores/state-execution-store';
 import { getWorkspaceOfAccount } from '../../stores/workspace-store';
 import { closeDeviceSession, type SessionCloser } from '../doors/mqtt-sessions';
 import { requireWorkspace } from '../tenancy/workspaces';
@@ -33,7 +34,7 @@ export interface DeviceDeletionHooks {
 const MAX_ATTEMPTS = 8;
 
 /**
- * Ends the device's jobs and FOTA that have not ended (queued, pending, in progress) as `canceled`,
+ * Ends the device's jobs, FOTA and state rollouts' items that have not ended (queued, pending, in progress) as `canceled`,
  * through the usual conditional transition: their rollouts count them so (the registry stream's
  * counts), a queued one is never released, and, marked `device_deleted`, none becomes an event.
  * A job that ended meanwhile is left as it ended.
@@ -45,7 +46,10 @@ const cancelOpenWork = async (db: Db, deviceId: string) => {
   for (const job of jobs) await transitionJob(db, deviceId, job.name, transition());
   const fota = await getFotaOfDevice(db, deviceId);
   if (fota && OPEN_STATUSES.includes(fota.status)) await transitionFota(db, deviceId, transition());
-  return jobs.length + (fota && OPEN_STATUSES.includes(fota.status) ? 1 : 0);
+  // Its places in state rollouts (fleet-state.md §3) too, so that they can complete.
+  const states = [...(await listStateExecutionsOfDevice(db, deviceId, 'queued')), ...(await listStateExecutionsOfDevice(db, deviceId, 'pending'))];
+  for (const state of states) await transitionStateExecution(db, deviceId, state.rollout_id, transition());
+  return jobs.length + (fota && OPEN_STATUSES.includes(fota.status) ? 1 : 0) + states.length;
 };
 
 /** What follows the registry's writes: the session closed, the open work canceled, the alarms closed. Idempotent. */

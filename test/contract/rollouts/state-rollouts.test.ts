@@ -21,6 +21,7 @@ const { REGISTRY_STREAM } = await import('../../../lambdas/streams');
 const { scheduleFleetState } = await import('../../../lambdas/domain/fleet-ops/state-rollouts');
 const { cancelRollout, getRollout, listRolloutDevices } = await import('../../../lambdas/domain/fleet-ops/rollouts');
 const { sweepRollouts } = await import('../../../lambdas/domain/fleet-ops/rollout-sweep');
+const { deleteDevice } = await import('../../../lambdas/domain/registry/device-deletion');
 const { setReported, stateOf } = await import('../../../lambdas/domain/state/device-state');
 const { scheduledWhole, workspaceWithFleets } = await import('../../helpers/fleets');
 const { itemsOf } = await import('../../helpers/lists');
@@ -120,6 +121,17 @@ describe('a fleet-wide desired state', () => {
 
     await report(s.workspace_id, first, { interval: 30 });
     await rolloutWhen(s, change.rollout_id, (r) => r.counts.done === 2 && r.counts.pending === 0, 'the released one applied it after the cancel');
+  });
+
+  it('counts a deleted device canceled, so that the rollout completes once the others applied it', async () => {
+    const s = await workspaceWithFleets(db, 1);
+    const [kept, deleted] = [s.inNorth[0].id, s.inSouth.id];
+    const change = await scheduledWhole('state_change', scheduleFleetState(db, s.caller, s.workspace_id, { interval: 5 }));
+    await report(s.workspace_id, kept, { interval: 5 });
+    await deleteDevice(db, s.caller, s.workspace_id, deleted);
+
+    const ended = await rolloutWhen(s, change.rollout_id, (r) => r.status === 'completed', 'completed');
+    expect(ended.counts).toMatchObject({ done: 1, canceled: 1, pending: 0 });
   });
 
   it('aborts by its rule once released devices time out, canceling the queued ones', async () => {
