@@ -165,6 +165,12 @@ const main = async () => {
   await call('cancelJob', 'DELETE', `/devices/${device?.id}/jobs/smoke-cancel`, {
     check: (b) => (b?.job?.status === 'canceled' ? undefined : 'job not canceled'),
   });
+  // The fleet-wide desired state (a rollout of kind state), on the smoke's own device only (q=).
+  await call('changeFleetState', 'PATCH', `/workspaces/${ws}/state?fleet=${fleet?.id}&q=${encodeURIComponent(`name = "${stamp}-renamed"`)}`, {
+    body: { desired: { smoke: stamp } },
+    check: (b) =>
+      b?.state_change?.rollout_id && b.state_change.devices?.join?.() === device?.id ? undefined : 'the state change does not name exactly its device',
+  });
   await call('scheduleFleetFota', 'POST', `/workspaces/${ws}/fota/smoke-fw/versions/0.0.1?fleet=${fleet?.id}`, { check: has('fota') });
   await call('scheduleFota', 'POST', `/devices/${device?.id}/fota/smoke-fw/versions/0.0.2`, {
     check: (b) => (b?.fota?.status === 'pending' ? undefined : 'FOTA not pending'),

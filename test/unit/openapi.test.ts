@@ -49,6 +49,7 @@ const CONFLICTS = new Set([
   // a group (group=) deleted while the rollout is created
   'scheduleFleetJob',
   'scheduleFleetJobSingular',
+  'changeFleetState',
   'registerFirmware',
   'deleteFirmware',
   'cancelJob',
@@ -80,6 +81,7 @@ const QUOTAS = new Set([
   'scheduleFleetJob',
   'scheduleFleetJobSingular',
   'scheduleFleetFota',
+  'changeFleetState',
   'publishData',
   'reportDeviceEvents',
   'getDeviceStatus',
