@@ -114,7 +114,9 @@ export type RolloutStatus = 'in_progress' | 'paused' | 'completed' | 'canceled' 
 export interface Rollout {
   id: string;
   workspace_id: string;
-  kind: 'job' | 'fota';
+  kind: 'job' | 'fota' | 'state';
+  /** State rollouts: the desired keys it sets (null: removed). */
+  desired?: Record<string, unknown>;
   job_name?: string;
   value?: Record<string, unknown>;
   firmware_id?: string;

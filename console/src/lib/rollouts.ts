@@ -42,9 +42,12 @@ export const progressLabel = (rollout: Pick<Rollout, 'total' | 'counts'>) => {
   return `${number.format(ended)} of ${number.format(total)} devices ended: ${segments.map((s) => `${number.format(s.count)} ${s.status.replace('_', ' ')}`).join(', ')}`;
 };
 
-/** What a rollout schedules: "Job reboot", "FOTA app 1.2.0". */
-export const rolloutTitle = (rollout: Pick<Rollout, 'kind' | 'job_name' | 'firmware_id' | 'firmware_version'>) =>
-  rollout.kind === 'job' ? `Job ${rollout.job_name ?? ''}` : `FOTA ${rollout.firmware_id ?? ''} ${rollout.firmware_version ?? ''}`;
+/** What a rollout schedules: "Job reboot", "FOTA app 1.2.0", "State interval, mode" (the desired keys it sets). */
+export const rolloutTitle = (rollout: Pick<Rollout, 'kind' | 'job_name' | 'firmware_id' | 'firmware_version' | 'desired'>) => {
+  if (rollout.kind === 'job') return `Job ${rollout.job_name ?? ''}`;
+  if (rollout.kind === 'state') return `State ${Object.keys(rollout.desired ?? {}).join(', ')}`;
+  return `FOTA ${rollout.firmware_id ?? ''} ${rollout.firmware_version ?? ''}`;
+};
 
 /** A duration in seconds in the largest units that say it exactly: "90 s", "10 min", "1 h 30 min", "7 d". */
 export const formatSeconds = (seconds: number) => {
