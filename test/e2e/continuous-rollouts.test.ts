@@ -252,3 +252,87 @@ describe('group= targets', () => {
     expect(await rollouts()).toBe(before);
   });
 });
+
+describe('fleet-wide desired state: PATCH /workspaces/{ws}/state as a rollout of kind state', () => {
+  const change = (query: string, body: unknown) => api.call('PATCH', `/workspaces/${ws}/state?${query}`, body);
+  const desiredOf = async (device: string) => (await api.get(`/workspaces/${ws}/devices/${device}/state`)).body.state.desired;
+  const devicesIn = async (id: string, status: string) =>
+    ((await api.get(`/workspaces/${ws}/rollouts/${id}/devices?status=${status}`)).body.devices as Array<{ device_id: string }>).map((d) => d.device_id).sort();
+  const reporter = async (device: string) => {
+    const credentials = (await api.post(`/workspaces/${ws}/devices/${device}/identities`)).body.credentials;
+    const me = deviceClient(runtime.base_url, await deviceToken(credentials));
+    return (reported: Record<string, unknown>) => me.post('/state', { reported });
+  };
+
+  it('sets its keys on every device; those that report them are done, and the one that refuses stays pending, listed so', async () => {
+    const fleet = await newFleet('state');
+    const devices = [await newDevice(fleet, 's0'), await newDevice(fleet, 's1'), await newDevice(fleet, 's2')];
+    const [applies, refuses, silent] = devices;
+    const answer = await change(`fleet=${fleet}`, { desired: { interval: 60, mode: 'eco' }, rollout: { timeout_seconds: 3600 } });
+
+    expect(answer.status).toBe(200);
+    expect([...answer.body.state_change.devices].sort()).toEqual([...devices].sort());
+    const id = answer.body.state_change.rollout_id as string;
+    for (const device of devices) expect(await desiredOf(device)).toEqual({ interval: 60, mode: 'eco' });
+    expect((await (await reporter(applies))({ interval: 60, mode: 'eco', fw_version: '1.2.0' })).status).toBe(200);
+    expect((await (await reporter(refuses))({ interval: 30, mode: 'eco' })).status).toBe(200);
+
+    const counted = await rolloutWhen(id, (r) => r.counts.done === 1 && r.counts.pending === 2, 'the device that applied it counted done');
+    expect(counted).toMatchObject({ kind: 'state', desired: { interval: 60, mode: 'eco' }, status: 'in_progress', total: 3 });
+    expect(await devicesIn(id, 'pending')).toEqual([refuses, silent].sort());
+    expect(await devicesIn(id, 'done')).toEqual([applies]);
+  });
+
+  it('refuses a bad document or target with a clear 400 or 404, writing nothing', async () => {
+    const before = await rollouts();
+    const bad = await change('', { desired: { '@x': 1 } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toEqual([expect.objectContaining({ field: 'body.desired.@x' })]);
+    expect((await change('', { desired: {} })).status).toBe(400);
+    expect((await change('', { desired: { a: 1 }, rollout: { max_per_minute: 0 } })).status).toBe(400);
+    expect((await api.call('PATCH', '/workspaces/wks-123456789/state', { desired: { a: 1 } })).status).toBe(404);
+    expect(await rollouts()).toBe(before);
+  });
+
+  it('aborts by its rule when a released device times out, canceling the queued one, whose desired state is left alone', async () => {
+    const fleet = await newFleet('state-abort');
+    const devices = [await newDevice(fleet, 'a0'), await newDevice(fleet, 'a1')].sort();
+    const settings = { max_per_minute: 1, timeout_seconds: 1, abort: { failure_percentage: 50, min_finished: 1 } };
+    const id = (await change(`fleet=${fleet}`, { desired: { level: 3 }, rollout: settings })).body.state_change.rollout_id as string;
+
+    const aborted = await rolloutWhen(id, (r) => r.status === 'aborted' && r.counts.canceled === 1, 'aborted, its queued device canceled');
+    expect(aborted.counts).toMatchObject({ timed_out: 1, canceled: 1, queued: 0, pending: 0 });
+    expect(await desiredOf(devices[0])).toEqual({ level: 3 });
+    expect(await desiredOf(devices[1])).toEqual({});
+  });
+
+  it('cancels the queued devices of a rate-limited one; the released one keeps its desired state and is still followed', async () => {
+    const fleet = await newFleet('state-cancel');
+    const devices = [await newDevice(fleet, 'c0'), await newDevice(fleet, 'c1'), await newDevice(fleet, 'c2')].sort();
+    const id = (await change(`fleet=${fleet}`, { desired: { color: 'red' }, rollout: { max_per_minute: 1 } })).body.state_change.rollout_id as string;
+    expect((await api.post(`/workspaces/${ws}/rollouts/${id}/cancel`)).status).toBe(200);
+
+    await rolloutWhen(id, (r) => r.counts.canceled === 2 && r.counts.pending === 1, 'the queued ones canceled');
+    expect(await devicesIn(id, 'canceled')).toEqual(devices.slice(1));
+    expect(await desiredOf(devices[0])).toEqual({ color: 'red' });
+    await (await reporter(devices[0]))({ color: 'red' });
+    expect(await rolloutWhen(id, (r) => r.counts.done === 1, 'the released one applied it')).toMatchObject({ status: 'canceled' });
+  });
+
+  it('gives a continuous one’s keys to a device created later, and counts its report', async () => {
+    const fleet = await newFleet('state-continuous');
+    const answer = await change(`fleet=${fleet}`, { desired: { sampling: { every: 10 } }, rollout: { continuous: true } });
+    expect(answer.body.state_change.devices).toEqual([]);
+    const id = answer.body.state_change.rollout_id as string;
+
+    const late = await newDevice(fleet, 'late');
+    await rolloutWhen(id, (r) => r.total === 1 && r.counts.pending === 1, 'the late device joined');
+    expect(await desiredOf(late)).toEqual({ sampling: { every: 10 } });
+    await (await reporter(late))({ sampling: { every: 10 } });
+    expect(await rolloutWhen(id, (r) => r.counts.done === 1, 'the late device applied it')).toMatchObject({
+      status: 'in_progress',
+      settings: { continuous: true },
+    });
+    await api.post(`/workspaces/${ws}/rollouts/${id}/cancel`);
+  });
+});
