@@ -22,7 +22,7 @@ const { scheduleFleetState } = await import('../../../lambdas/domain/fleet-ops/s
 const { cancelRollout, getRollout, listRolloutDevices } = await import('../../../lambdas/domain/fleet-ops/rollouts');
 const { sweepRollouts } = await import('../../../lambdas/domain/fleet-ops/rollout-sweep');
 const { deleteDevice } = await import('../../../lambdas/domain/registry/device-deletion');
-const { setReported, stateOf } = await import('../../../lambdas/domain/state/device-state');
+const { setDesired, setReported, stateOf } = await import('../../../lambdas/domain/state/device-state');
 const { scheduledWhole, workspaceWithFleets } = await import('../../helpers/fleets');
 const { itemsOf } = await import('../../helpers/lists');
 
@@ -132,6 +132,19 @@ describe('a fleet-wide desired state', () => {
 
     const ended = await rolloutWhen(s, change.rollout_id, (r) => r.status === 'completed', 'completed');
     expect(ended.counts).toMatchObject({ done: 1, canceled: 1, pending: 0 });
+  });
+
+  it('cancels a pending device whose key a later change set to another value, and leaves one set to the same value', async () => {
+    const s = await workspaceWithFleets(db, 1);
+    const [changed, same] = [s.inNorth[0].id, s.inSouth.id];
+    const first = await scheduledWhole('state_change', scheduleFleetState(db, s.caller, s.workspace_id, { interval: 60, mode: 'eco' }));
+    await setDesired(db, { workspaceId: s.workspace_id, deviceId: changed }, { interval: 30 });
+    await setDesired(db, { workspaceId: s.workspace_id, deviceId: same }, { interval: 60, other: 1 });
+
+    await rolloutWhen(s, first.rollout_id, (r) => r.counts.canceled === 1, 'the changed one canceled');
+    const [row] = await itemsOf(listRolloutDevices(db, s.caller, s.workspace_id, first.rollout_id, ['canceled']));
+    expect(row).toMatchObject({ device_id: changed, message: expect.stringContaining('desired.interval') });
+    expect(await idsIn(s, first.rollout_id, 'pending')).toEqual([same]);
   });
 
   it('aborts by its rule once released devices time out, canceling the queued ones', async () => {
