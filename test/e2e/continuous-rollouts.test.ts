@@ -268,6 +268,8 @@ describe('fleet-wide desired state: PATCH /workspaces/{ws}/state as a rollout of
     const fleet = await newFleet('state');
     const devices = [await newDevice(fleet, 's0'), await newDevice(fleet, 's1'), await newDevice(fleet, 's2')];
     const [applies, refuses, silent] = devices;
+    const dry = await change(`fleet=${fleet}&dry_run=true`, { desired: { interval: 60 } });
+    expect(dry.body).toEqual({ dry_run: true, targets: 3, fleet_ids: [fleet] });
     const answer = await change(`fleet=${fleet}`, { desired: { interval: 60, mode: 'eco' }, rollout: { timeout_seconds: 3600 } });
 
     expect(answer.status).toBe(200);
@@ -289,6 +291,7 @@ describe('fleet-wide desired state: PATCH /workspaces/{ws}/state as a rollout of
     expect(bad.status).toBe(400);
     expect(bad.body.error.details).toEqual([expect.objectContaining({ field: 'body.desired.@x' })]);
     expect((await change('', { desired: {} })).status).toBe(400);
+    expect((await change('dry_run=true', { desired: { _x: 1 } })).body.error.details).toEqual([expect.objectContaining({ field: 'body.desired._x' })]);
     expect((await change('', { desired: { a: 1 }, rollout: { max_per_minute: 0 } })).status).toBe(400);
     expect((await api.call('PATCH', '/workspaces/wks-123456789/state', { desired: { a: 1 } })).status).toBe(404);
     expect(await rollouts()).toBe(before);

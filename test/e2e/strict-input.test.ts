@@ -121,6 +121,7 @@ const bodyFor = (operationId: string): unknown => {
     updateGroup: { name: 'renamed' },
     patchDeviceState: { desired: { interval: 60 } },
     reportDeviceState: { reported: { interval: 60 } },
+    changeFleetState: { desired: { interval: 60 } },
   };
   if (!(operationId in bodies)) throw new Error(`the strict-input test has no valid body for ${operationId}: add one to bodyFor`);
   return bodies[operationId];

@@ -69,6 +69,7 @@ const bodyFor = (operationId: string): unknown =>
     createGroup: { name: 'intruder', query: 'name = "secret-device"' },
     updateGroup: { query: 'name != "x"' },
     patchDeviceState: { desired: { hijacked: true } },
+    changeFleetState: { desired: { hijacked: true } },
   })[operationId];
 
 const scopedRoutes = ROUTES.filter((r) => r.auth === 'api-key' && r.path.includes('{'));

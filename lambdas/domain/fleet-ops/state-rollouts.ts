@@ -149,11 +149,12 @@ export const scheduleFleetState = async (
 };
 
 /**
- * A fleet-wide state change's dry run: the checks `scheduleFleetState` makes before writing, then
- * how many devices it would target now; nothing is written.
- * @throws NotFoundError when the workspace, a named fleet or the group is not the caller's; ValidationError for a malformed query.
+ * A fleet-wide state change's dry run: the checks `scheduleFleetState` makes before writing (the
+ * document's rules too), then how many devices it would target now; nothing is written.
+ * @throws ValidationError naming `body.desired.<key>`; NotFoundError when the workspace, a named fleet or the group is not the caller's; ValidationError for a malformed query.
  */
-export const dryRunFleetState = async (db: Db, caller: Caller, workspaceId: string, fleetIds?: string[], target: TargetQuery = {}) => {
+export const dryRunFleetState = async (db: Db, caller: Caller, workspaceId: string, desired: DesiredKeys, fleetIds?: string[], target: TargetQuery = {}) => {
+  validateChanges(desired, 'body.desired');
   await requireTargets(db, caller, workspaceId, fleetIds);
   const { query } = await resolveTarget(db, workspaceId, target);
   return countTargets(db, workspaceId, fleetIds, query);

@@ -10,7 +10,7 @@ import { httpHandler, type RouteInput } from '../../shared/middleware';
 // The fleet-wide desired state: its answer names every device as its item is written (streamed, as jobs on fleets).
 const changeFleetState = async ({ path, query, body }: RouteInput<typeof ROLLOUT_OPERATIONS.changeFleetState>, event: ApiEvent) => {
   const target = { groupId: query.group, q: query.q };
-  if (query.dry_run) return ok(200, await dryRunFleetState(registryDb(), callerOf(event), path.workspaceId, query.fleet, target));
+  if (query.dry_run) return ok(200, await dryRunFleetState(registryDb(), callerOf(event), path.workspaceId, body.desired, query.fleet, target));
   const { state_change, devices } = await scheduleFleetState(registryDb(), callerOf(event), path.workspaceId, body.desired, query.fleet, body.rollout, target);
   return streamJsonWithList(event, 'state_change', state_change, 'devices', devices);
 };
