@@ -1,15 +1,18 @@
 import * as z from 'zod';
 import { DeviceIdSchema, RolloutIdSchema, WorkspaceIdRefSchema } from './common';
 import { RolloutSettingsInputSchema } from './rollout-settings';
-import { STATE_DEPTH_MAX, STATE_DOCUMENT_MAX_BYTES, STATE_KEY_RULE } from './state';
+import { STATE_DEPTH_MAX, STATE_DOCUMENT_MAX_BYTES, STATE_KEY_PATTERN, STATE_KEY_RULE } from './state';
 
 /**
  * A fleet-wide desired document: at least one top-level key, each set to any JSON value or to null
- * (removed from each device's desired state). The state document rules (schemas/state.ts: keys,
- * 16 KB, 8 levels) are checked by domain/state/document.ts, naming a bad key `body.desired.<key>`.
+ * (removed from each device's desired state). Its keys follow the state key rule here (so the
+ * OpenAPI document says it); the document rules (16 KB, 8 levels) are checked by
+ * domain/state/document.ts; a bad key is named `body.desired.<key>`.
  */
 export const FleetDesiredSchema = z
-  .record(z.string(), z.unknown())
+  .record(z.string().regex(STATE_KEY_PATTERN, STATE_KEY_RULE), z.unknown(), {
+    error: (issue: { code?: string }) => (issue.code === 'invalid_key' ? `${STATE_KEY_RULE}.` : undefined),
+  })
   .refine((desired) => Object.keys(desired).length > 0, 'Give at least one key.')
   .meta({
     id: 'FleetDesired',
