@@ -114,11 +114,12 @@ export type RolloutStatus = 'in_progress' | 'paused' | 'completed' | 'canceled' 
 export interface Rollout {
   id: string;
   workspace_id: string;
+  /** `state`: a fleet-wide desired state (fleet-state.md §3). */
   kind: 'job' | 'fota' | 'state';
-  /** State rollouts: the desired keys it sets (null: removed). */
-  desired?: Record<string, unknown>;
   job_name?: string;
   value?: Record<string, unknown>;
+  /** State only: the desired keys it sets on each device (null: removed). */
+  desired?: Record<string, unknown>;
   firmware_id?: string;
   firmware_version?: string;
   /** Empty: every fleet of the workspace. */
@@ -163,6 +164,22 @@ export interface RolloutDevice {
   updated_at: string;
   result?: Record<string, unknown>;
   message?: string;
+}
+/** A device's state (fleet-state.md §3): what it should be, what it says it is, and where they differ. */
+export interface DeviceState {
+  desired: Record<string, unknown>;
+  reported: Record<string, unknown>;
+  /** Every desired key whose value is not deep-equal to the reported one. */
+  delta: Record<string, unknown>;
+  /** Grows by one with every change of `desired`; 0 for a device never given one. */
+  version: number;
+  desired_at: Record<string, string>;
+  reported_at: Record<string, string>;
+}
+/** A fleet-wide desired state's answer: the rollout (kind `state`) that records it, and the devices it targets. */
+export interface StateChange {
+  rollout_id: string;
+  devices: string[];
 }
 /** One entry of a device's event log (`GET …/devices/{id}/events`). */
 export interface DeviceEvent {
@@ -521,6 +538,20 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
     /** The devices that match a group now (every page, as the device list). */
     listGroupDevices: (workspaceId: string, groupId: string) =>
       request<{ devices: Device[] }>('GET', `${ws(workspaceId)}/groups/${enc(groupId)}/devices`).then((b) => b.devices),
+    /** A device's desired and reported state, their delta and version. */
+    getDeviceState: (workspaceId: string, deviceId: string) =>
+      request<{ state: DeviceState }>('GET', `${ws(workspaceId)}/devices/${enc(deviceId)}/state`).then((b) => b.state),
+    /** Merges desired keys (`null` removes one); with `version`, a 409 when it is not the current one (nothing written). */
+    patchDeviceState: (workspaceId: string, deviceId: string, desired: Record<string, unknown>, version?: number) =>
+      request<{ state: DeviceState }>('PATCH', `${ws(workspaceId)}/devices/${enc(deviceId)}/state`, { body: { desired, version } }).then((b) => b.state),
+    /** Sets desired keys on the devices of a target as a rollout of kind `state`; `rollout` only when given. */
+    changeFleetState: (workspaceId: string, desired: Record<string, unknown>, target?: TargetQuery, rollout?: RolloutSettingsInput) =>
+      request<{ state_change: StateChange }>('PATCH', `${ws(workspaceId)}/state`, { query: targetParams(target), body: { desired, rollout } }).then(
+        (b) => b.state_change,
+      ),
+    /** How many devices a fleet-wide desired state on this target would reach now; nothing is written. */
+    dryRunFleetState: (workspaceId: string, desired: Record<string, unknown>, target?: TargetQuery, rollout?: RolloutSettingsInput) =>
+      request<DryRun>('PATCH', `${ws(workspaceId)}/state`, { query: { ...targetParams(target), dry_run: 'true' }, body: { desired, rollout } }),
     /** A page of the device's event log, newest first; `next` is the `before` of the next page. */
     listDeviceEvents: (workspaceId: string, deviceId: string, page: { limit?: number; before?: string } = {}) =>
       request<{ events: DeviceEvent[]; next: string | null }>('GET', `${ws(workspaceId)}/devices/${enc(deviceId)}/events`, { query: { ...page } }),

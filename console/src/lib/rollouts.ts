@@ -1,5 +1,6 @@
-import type { JobStatus, Rollout, RolloutDevice, RolloutSettingsInput, RolloutStatus } from './api';
+import { JOB_STATUSES, type JobStatus, type Rollout, type RolloutDevice, type RolloutSettingsInput, type RolloutStatus } from './api';
 import type { ErrorDetail } from './errors';
+import { desiredKeysText } from './state';
 
 /** A rollout's states that never change again. */
 export const ENDED_ROLLOUT_STATUSES: ReadonlySet<RolloutStatus> = new Set(['completed', 'canceled', 'aborted']);
@@ -43,11 +44,34 @@ export const progressLabel = (rollout: Pick<Rollout, 'total' | 'counts'>) => {
 };
 
 /** What a rollout schedules: "Job reboot", "FOTA app 1.2.0", "State interval, mode" (the desired keys it sets). */
-export const rolloutTitle = (rollout: Pick<Rollout, 'kind' | 'job_name' | 'firmware_id' | 'firmware_version' | 'desired'>) => {
-  if (rollout.kind === 'job') return `Job ${rollout.job_name ?? ''}`;
-  if (rollout.kind === 'state') return `State ${Object.keys(rollout.desired ?? {}).join(', ')}`;
-  return `FOTA ${rollout.firmware_id ?? ''} ${rollout.firmware_version ?? ''}`;
+export const rolloutTitle = (rollout: Pick<Rollout, 'kind' | 'job_name' | 'firmware_id' | 'firmware_version' | 'desired'>) =>
+  rollout.kind === 'job'
+    ? `Job ${rollout.job_name ?? ''}`
+    : rollout.kind === 'state'
+      ? `State ${desiredKeysText(rollout.desired)}`
+      : `FOTA ${rollout.firmware_id ?? ''} ${rollout.firmware_version ?? ''}`;
+
+/**
+ * The states a device of a rollout of this kind goes through, in order: a state rollout's device is
+ * never in progress (queued, pending until it reports the keys, done; failed only when its merged
+ * desired state would break the 16 KB rule; timed out; canceled before its release).
+ */
+export const STATE_ROLLOUT_STATUSES = ['queued', 'pending', 'done', 'failed', 'timed_out', 'canceled'] as const satisfies readonly JobStatus[];
+export const rolloutStatuses = (kind: Rollout['kind']): readonly JobStatus[] => (kind === 'state' ? STATE_ROLLOUT_STATUSES : JOB_STATUSES);
+
+/** What each state of a device means in a state rollout (the job meanings say "answered", which a state does not). */
+export const STATE_ROLLOUT_MEANINGS: Readonly<Partial<Record<JobStatus, string>>> = {
+  queued: 'not released yet: its desired state is not changed',
+  pending: 'its desired keys are set; it has not reported them yet (it has not applied them)',
+  done: 'it reports every desired key of the rollout as set',
+  failed: 'its desired state, merged with these keys, would break a rule (16 KB): not changed',
+  timed_out: 'not reported within the timeout after its release (its desired keys stay set)',
+  canceled: 'canceled before its release (a released device keeps its desired keys)',
 };
+
+/** A device state in the rollout page's words: a state rollout's `pending` is who has not applied it. */
+export const rolloutStateLabel = (kind: Rollout['kind'], status: JobStatus) =>
+  kind === 'state' && status === 'pending' ? 'pending (not applied yet)' : status.replace(/_/g, ' ');
 
 /** A duration in seconds in the largest units that say it exactly: "90 s", "10 min", "1 h 30 min", "7 d". */
 export const formatSeconds = (seconds: number) => {

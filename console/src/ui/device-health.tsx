@@ -12,7 +12,8 @@ export const HEALTH_POINTS = 500;
 const HEALTH_DAYS = 7;
 const EVENTS_PAGE = 25;
 
-const STALE_EVENT = 'fleetstream:device-health-stale';
+/** The window event `reloadDeviceHealth()` sends: the device page's parts that follow the device listen to it. */
+export const STALE_EVENT = 'fleetstream:device-health-stale';
 
 /** Tells an open device page to read its health again now (the live layer calls it on new data or a connection change). */
 export const reloadDeviceHealth = () => dispatchEvent(new Event(STALE_EVENT));

@@ -10,6 +10,7 @@ import { useConfirm } from './confirm';
 import { useLive } from './live';
 import { ScheduleFotaForm, ScheduleJobForm } from './schedule';
 import { DeviceHealth } from './device-health';
+import { DeviceStatePanel } from './device-state';
 import { DeleteDevice } from './delete-device';
 import { TagChips, TagsEditor } from './tags';
 
@@ -104,6 +105,7 @@ export const DevicePage = ({ api, workspaceId, deviceId, navigate }: PageProps &
         Refresh
       </button>
       <DeviceHealth api={api} workspaceId={workspaceId} device={d} reloadDevice={device.reload} />
+      <DeviceStatePanel api={api} workspaceId={workspaceId} deviceId={deviceId} />
 
       <form
         class="inline"

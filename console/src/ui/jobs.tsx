@@ -7,6 +7,7 @@ import { ErrorBox, Name, useLoad, when } from './components';
 import { EntityPicker, pickedIds, usePickerState, useWorkspaceItems } from './picker';
 import { QueryField } from './query-box';
 import { RolloutSettingsFieldset, ScheduleFotaForm, ScheduleJobForm, useRolloutSettings, type Target } from './schedule';
+import { ChangeStateForm } from './state-form';
 
 type Mode = 'device' | 'fleets' | 'group' | 'query';
 
@@ -141,6 +142,20 @@ export const JobsPage = ({ api, workspaceId, navigate, group: presetGroup }: Pag
         <ScheduleJobForm api={api} target={target} onScheduled={scheduled} />
         <ScheduleFotaForm api={api} workspaceId={workspaceId} target={target} onScheduled={scheduled} />
       </div>
+      {target.kind === 'fleets' ? (
+        <ChangeStateForm api={api} target={target} onChanged={(change) => navigate({ page: 'rollout', workspaceId, rolloutId: change.rollout_id })} />
+      ) : (
+        <p class="hint">
+          One device’s desired state is edited on its page
+          {deviceId && (
+            <>
+              {': '}
+              <a href={routeHash({ page: 'device', workspaceId, deviceId })}>open the device</a>
+            </>
+          )}
+          .
+        </p>
+      )}
       {last && (
         <p role="status" data-testid="scheduled">
           Scheduled: {last.status} at {when(last.scheduled_at)}.

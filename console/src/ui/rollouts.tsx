@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { JOB_STATUSES, type ApiClient, type Fleet, type Rollout } from '../lib/api';
+import type { ApiClient, Fleet, Rollout } from '../lib/api';
 import { JOB_STATE_MEANINGS, stateLabel } from '../lib/jobs';
 import { routeHash } from '../lib/router';
 import {
@@ -13,8 +13,11 @@ import {
   releaseForecast,
   rolloutActions,
   rolloutProgress,
+  rolloutStateLabel,
+  rolloutStatuses,
   rolloutTitle,
   ROLLOUT_CONFLICT_HINT,
+  STATE_ROLLOUT_MEANINGS,
   type DeviceFilter,
   type RolloutView,
   type ViewWanted,
@@ -100,8 +103,8 @@ export const RolloutsPage = ({ api, workspaceId }: PageProps) => {
     <section aria-labelledby="rollouts-h">
       <h2 id="rollouts-h">Rollouts</h2>
       <p class="hint">
-        Every job or FOTA scheduled on fleets is a rollout: what was scheduled, on which fleets, and where each device stands. Schedule one on the{' '}
-        <a href={routeHash({ page: 'jobs', workspaceId })}>Jobs and FOTA</a> page.
+        Every job, FOTA or desired state scheduled on fleets is a rollout: what was scheduled, on which fleets, and where each device stands. Schedule one on
+        the <a href={routeHash({ page: 'jobs', workspaceId })}>Jobs and FOTA</a> page.
       </p>
       <ErrorBox error={rollouts.error} />
       {rollouts.loading && <Busy label="Loading rollouts…" />}
@@ -271,6 +274,15 @@ export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rollo
             </dd>
           </>
         )}
+        {r.kind === 'state' && (
+          <>
+            <dt>Desired</dt>
+            <dd data-testid="rollout-desired">
+              <code>{JSON.stringify(r.desired ?? {})}</code>
+              <small class="hint"> set on each device as it is released (null removes a key); done once the device reports them</small>
+            </dd>
+          </>
+        )}
         {(r.group_id || r.q) && (
           <>
             <dt>Devices that match</dt>
@@ -309,9 +321,9 @@ export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rollo
         <ProgressBar rollout={r} />
         <p data-testid="rollout-progress">{progressLabel(r)}.</p>
         <dl class="counts" data-testid="rollout-counts">
-          {JOB_STATUSES.map((s) => (
+          {rolloutStatuses(r.kind).map((s) => (
             <div>
-              <dt title={JOB_STATE_MEANINGS[s]}>{stateLabel(s)}</dt>
+              <dt title={(r.kind === 'state' ? STATE_ROLLOUT_MEANINGS[s] : undefined) ?? JOB_STATE_MEANINGS[s]}>{stateLabel(s)}</dt>
               <dd data-count={s}>{r.counts[s]}</dd>
             </div>
           ))}
@@ -363,7 +375,7 @@ export const RolloutPage = ({ api, workspaceId, rolloutId }: PageProps & { rollo
  */
 const RolloutDevices = ({ workspaceId, view, want }: { workspaceId: string; view: RolloutView; want: (change: Partial<ViewWanted>) => void }) => {
   const { rollout, filter, cursors, devices } = view;
-  const what = filter === 'bad' ? 'ended badly' : filter === 'all' ? 'yet' : `is ${stateLabel(filter)}`;
+  const what = filter === 'bad' ? 'ended badly' : filter === 'all' ? 'yet' : `is ${rolloutStateLabel(rollout.kind, filter)}`;
   return (
     <section aria-labelledby="rollout-devices-h">
       <h3 id="rollout-devices-h">Devices</h3>
@@ -371,9 +383,9 @@ const RolloutDevices = ({ workspaceId, view, want }: { workspaceId: string; view
         <Field label="Show the devices">
           <select name="rollout-device-status" value={filter} onChange={(e) => want({ chosen: e.currentTarget.value as DeviceFilter, cursors: [] })}>
             <option value="bad">that ended badly: failed, timed out, canceled ({filterCount('bad', rollout)})</option>
-            {JOB_STATUSES.map((s) => (
+            {rolloutStatuses(rollout.kind).map((s) => (
               <option value={s}>
-                {stateLabel(s)} ({rollout.counts[s]})
+                {rolloutStateLabel(rollout.kind, s)} ({rollout.counts[s]})
               </option>
             ))}
             <option value="all">in every state ({rollout.total})</option>
@@ -399,7 +411,7 @@ const RolloutDevices = ({ workspaceId, view, want }: { workspaceId: string; view
                     <Name text={d.device_name ?? d.device_id} title={d.device_name === undefined ? d.device_id : `${d.device_name} (${d.device_id})`} />
                   </a>
                 </td>
-                <td>{stateLabel(d.status)}</td>
+                <td>{rolloutStateLabel(rollout.kind, d.status)}</td>
                 <td>{when(d.updated_at)}</td>
                 <td>{describeOutcome(d)}</td>
               </tr>

@@ -52,7 +52,13 @@ export const targetOf = (target: Extract<Target, { kind: 'fleets' }>): TargetQue
  * The confirmation of a fleet-wide scheduling, from its dry run: how many devices, in which fleets,
  * and, said outright, that no fleet ticked means every fleet of the workspace.
  */
-export const fleetWideConfirmation = (what: string, dry: DryRun, target: Extract<Target, { kind: 'fleets' }>): ConfirmRequest => {
+export const fleetWideConfirmation = (
+  what: string,
+  dry: DryRun,
+  target: Extract<Target, { kind: 'fleets' }>,
+  /** The action's verb ("Schedule") and what each device gets, when not a job's or a FOTA's. */
+  { verb = 'Schedule', note }: { verb?: string; note?: string } = {},
+): ConfirmRequest => {
   const names = target.fleetIds.map((id) => target.fleetNames?.[id] ?? id);
   const where = target.fleetIds.length
     ? `the ${target.fleetIds.length === 1 ? 'fleet' : 'fleets'} ${names.join(', ')}`
@@ -66,7 +72,7 @@ export const fleetWideConfirmation = (what: string, dry: DryRun, target: Extract
     : `those in ${where}`;
   const continuous = target.rollout?.continuous === true;
   return {
-    title: `Schedule ${what} on ${devicesText(dry.targets)}${continuous ? ' and those that match later' : ''}?`,
+    title: `${verb} ${what} on ${devicesText(dry.targets)}${continuous ? ' and those that match later' : ''}?`,
     consequence: (
       <>
         <p data-testid="confirm-count">
@@ -85,10 +91,10 @@ export const fleetWideConfirmation = (what: string, dry: DryRun, target: Extract
             <strong>No fleet is ticked: this schedules on every fleet.</strong> Tick fleets to narrow it.
           </p>
         )}
-        <p>Each device gets it as its rollout releases it; a job of the same name on a device is replaced.</p>
+        <p>{note ?? 'Each device gets it as its rollout releases it; a job of the same name on a device is replaced.'}</p>
       </>
     ),
-    confirmLabel: `Schedule on ${devicesText(dry.targets)}`,
+    confirmLabel: `${verb} on ${devicesText(dry.targets)}`,
   };
 };
 
@@ -223,7 +229,7 @@ const TimeoutField = ({ name, text, onInput, apiError }: { name: string; text: s
 };
 
 /** Tells the rollout settings each new error of a fleet-wide scheduling, so that they show what a 400 names. */
-const useSettingsErrors = (target: Target, error: unknown) =>
+export const useSettingsErrors = (target: Target, error: unknown) =>
   useEffect(() => {
     if (target.kind === 'fleets') target.onApiError(error);
   }, [error]);
