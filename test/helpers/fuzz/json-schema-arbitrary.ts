@@ -121,12 +121,12 @@ const objectArbitrary = (s: JsonSchema, ctx: SchemaContext): fc.Arbitrary<Record
   const properties: Record<string, JsonSchema> = s.properties ?? {};
   const extra = s.additionalProperties;
   if (!Object.keys(properties).length && extra !== false) {
-    if (extra === undefined || extra === true || (typeof extra === 'object' && isFreeForm(extra))) return hostileObject();
-    // a map: its keys as `propertyNames` says (a device's tags), hostile ones otherwise
+    const freeValues = extra === undefined || extra === true || (typeof extra === 'object' && isFreeForm(extra));
+    if (freeValues && !s.propertyNames) return hostileObject();
+    // a map: its keys as `propertyNames` says (a device's tags, a state's keys), hostile ones otherwise
     const keys = s.propertyNames ? (validArbitrary(s.propertyNames, ctx) as fc.Arbitrary<string>) : hostileString(1, 16);
-    return fc
-      .array(fc.tuple(keys, validArbitrary(extra, ctx)), { minLength: s.minProperties ?? 0, maxLength: Math.max(s.minProperties ?? 0, 4) })
-      .map(objectOf);
+    const values = freeValues ? hostileJson(2) : validArbitrary(extra as JsonSchema, ctx);
+    return fc.array(fc.tuple(keys, values), { minLength: s.minProperties ?? 0, maxLength: Math.max(s.minProperties ?? 0, 4) }).map(objectOf);
   }
   const model = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, validArbitrary(v, ctx)]));
   const record = fc.record(model, { requiredKeys: (s.required ?? []).filter((k: string) => k in model) }) as fc.Arbitrary<Record<string, unknown>>;

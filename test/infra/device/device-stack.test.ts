@@ -3,6 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type { HandlerFunction } from '../../../lib/constructs/handler-function';
 import { FleetstreamStack } from '../../../lib/fleetstream-stack';
 import { configFromContext } from '../../../lib/stack-config';
+import { ROUTES } from '../../../lambdas/routes';
 import { actionsOf, methodsByRoute, statementsOfFunction, targetOf } from '../template-queries';
 
 // These assertions are about wiring, not code: skip esbuild bundling to synthesize in seconds.
@@ -32,7 +33,12 @@ describe('device side of the stack', () => {
       (r) => r.Type === 'AWS::ApiGateway::Authorizer' && r.Properties.IdentitySource === 'method.request.header.Authorization',
     )!;
 
-    expect(deviceRoutes.length).toBe(5);
+    expect(deviceRoutes.map(([key]) => key).sort()).toEqual(
+      ROUTES.filter((r) => r.auth === 'device')
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+    );
+    expect(deviceRoutes.length).toBe(7);
     expect(JSON.stringify(authorizer.Properties.AuthorizerUri)).toContain(idOf(deviceAuthorizer()));
     for (const [, method] of deviceRoutes) {
       expect(method.AuthorizationType).toBe('CUSTOM');

@@ -72,7 +72,7 @@ describe('a rollout on its page', () => {
   it('names what it schedules and says its settings in words', () => {
     expect(rolloutTitle({ kind: 'job', job_name: 'flash' })).toBe('Job flash');
     expect(rolloutTitle({ kind: 'fota', firmware_id: 'app', firmware_version: '1.2.0' })).toBe('FOTA app 1.2.0');
-    expect(rolloutTitle({ kind: 'state', desired: { interval: 60, mode: null } })).toBe('State interval, mode');
+    expect(rolloutTitle({ kind: 'state', desired: { interval: 60, mode: null } })).toBe('State interval, mode (removed)');
     expect(describeSettings({ max_per_minute: null, timeout_seconds: null, abort: null })).toEqual([
       'every device released at once',
       'no timeout',
