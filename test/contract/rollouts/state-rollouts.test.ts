@@ -94,7 +94,12 @@ describe('a fleet-wide desired state', () => {
     expect(await idsIn(s, change.rollout_id, 'done')).toEqual([early, reporter].sort());
 
     await sweep(601_000);
-    const ended = await rolloutWhen(s, change.rollout_id, (r) => r.counts.timed_out === 2, 'the silent ones timed out');
+    const ended = await rolloutWhen(
+      s,
+      change.rollout_id,
+      (r) => r.counts.timed_out === 2 && r.status === 'completed',
+      'the silent ones timed out and the rollout completed',
+    );
     expect(ended).toMatchObject({ status: 'completed', total: 4, counts: expect.objectContaining({ done: 2, timed_out: 2, pending: 0 }) });
   });
 
