@@ -210,7 +210,8 @@ describe('a continuous rollout', () => {
     const slow = answer.body.job.rollout_id as string;
     const late = [await newDevice(staged, 's1'), await newDevice(staged, 's2')];
 
-    const queued = await rolloutWhen(slow, (r) => r.total === 3, 'the late devices counted');
+    // The counts follow the total through the registry stream: waited for, not read at once.
+    const queued = await rolloutWhen(slow, (r) => r.total === 3 && r.counts.queued === 2, 'the late devices counted, queued');
     expect(queued.counts).toMatchObject({ pending: 1, queued: 2 });
     for (const device of late) expect((await jobWhen(device, 'slow', slow)).status).toBe('queued');
     // The next minute releases one of them (its rate), not both.
