@@ -5,7 +5,22 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-const ALL = ['cold-start', 'fleet-schedule', 'rollout', 'ingest', 'burst', 'query', 'aggregate', 'lists', 'search', 'state', 'forward', 'requests', 'latency', 'mqtt'];
+const ALL = [
+  'cold-start',
+  'fleet-schedule',
+  'rollout',
+  'ingest',
+  'burst',
+  'query',
+  'aggregate',
+  'lists',
+  'search',
+  'state',
+  'forward',
+  'requests',
+  'latency',
+  'mqtt',
+];
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : ALL;
 
 let failed = 0;

@@ -60,19 +60,11 @@ const siteOf = (i: number) => {
   return SITES[0][0];
 };
 
-const QUERIES: Array<{ name: string; q: string; share: number; outsideTargets?: true }> = [
+const QUERIES: Array<{ name: string; q: string; share: number }> = [
   { name: 'selective: a tag (index)', q: 'tags.site = "trieste"', share: 0.01 },
   { name: 'broad: connected (one pass)', q: 'connected = true', share: 0.5 },
   { name: 'broad: a tag IN (index)', q: 'tags.site IN ("milan", "rome", "naples")', share: 0.6 },
   { name: 'firmware_version (index)', q: 'firmware_version = "1.4.0"', share: 0.2 },
-  // The newest 1 % by last_seen_at: a selective query on a field no index holds (docs/api.md: one
-  // pass, its first page after the whole workspace is read; outside the targets).
-  {
-    name: 'selective, not indexed: last_seen_at (one pass)',
-    q: `last_seen_at >= "${new Date(T0 + DEVICES * 10 + DEVICES * 0.99).toISOString()}"`,
-    share: 0.01,
-    outsideTargets: true,
-  },
 ];
 
 interface Ready {
@@ -159,7 +151,7 @@ const LATE_DEVICES = Number(process.env.LATE_DEVICES ?? 1000);
 // How many creates of late devices are in flight at once: within the key's rate (requests_per_second_per_key, 100 by default).
 const CREATES_AT_ONCE = 16;
 
-type CountRow = { service: string; operation: string; caller: string; requests: number };
+type CountRow = { service: string; operation: string; caller: string; requests: number; empty?: number };
 
 /** Requests added up by the function that made them and the operation. */
 const byCaller = (rows: CountRow[]) => {
@@ -173,7 +165,8 @@ const byCaller = (rows: CountRow[]) => {
 
 /** The request counts once two reads 2 s apart agree: the runtime has stopped working on its own. */
 const quiet = async (read: () => Promise<{ requests: CountRow[] }>) => {
-  const total = (counts: { requests: CountRow[] }) => counts.requests.reduce((n, r) => n + r.requests, 0);
+  // The pollers' empty receives go on forever: only requests that found work count here.
+  const total = (counts: { requests: CountRow[] }) => counts.requests.reduce((n, r) => n + r.requests - (r.empty ?? 0), 0);
   let last = await read();
   for (let waited = 0; waited < 600; waited += 2) {
     await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -312,9 +305,8 @@ const searchFigures = async (ready: Ready) => {
   printTable(`${DEVICES} devices, median of ${ROUNDS} rounds; first page: ?limit=${PAGE_LIMIT} received whole; stream: unpaged, received whole`, rows);
   const count = median(counts.map((c) => c.ms));
   console.log(`\nGET …/groups/{id} with device_count for "${QUERIES[0].q}": ${counts[0].count} devices counted in ${count.toFixed(0)} ms (median)`);
-  const targeted = rows.filter((_, i) => i > 0 && !QUERIES[i - 1].outsideTargets);
-  const worst = Math.max(...targeted.flatMap((r) => [r['first page / list'], r['stream / list']]));
-  console.log(`worst ratio to the unfiltered list: ${worst.toFixed(2)} (target ≤ 1.5; the query on a field no index holds aside)`);
+  const worst = Math.max(...rows.slice(1).flatMap((r) => [r['first page / list'], r['stream / list']]));
+  console.log(`worst ratio to the unfiltered list: ${worst.toFixed(2)} (target ≤ 1.5)`);
   for (const [i, list] of lists.entries()) {
     const found = samples.get(list.name)![0].devices;
     if (Math.abs(found - list.share * DEVICES) > DEVICES * 0.02)

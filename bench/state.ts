@@ -82,13 +82,19 @@ const awsRequests = () =>
     .rows()
     .filter(isAwsRequest)
     .reduce((n: number, r: CountRow) => n + r.requests, 0);
-/** The counted requests once two reads 1 s apart agree: the runtime's own work (streams, queues) has ended. */
+/** The requests that found work (the pollers' empty receives go on forever), but the sweep's. */
+const busyRequests = () =>
+  requestCounter()
+    .rows()
+    .filter((r: CountRow) => isAwsRequest(r) && r.caller !== 'rollout-sweep')
+    .reduce((n: number, r: CountRow) => n + r.requests - r.empty, 0);
+/** The counted requests once two reads 1 s apart find no new work: the runtime's own work (streams, queues) has ended. */
 const quietRequests = async () => {
-  let last = awsRequests();
+  let last = busyRequests();
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const now = awsRequests();
-    if (now === last) return now;
+    const now = busyRequests();
+    if (now === last) return awsRequests();
     last = now;
   }
 };
