@@ -211,7 +211,11 @@ describe('find and target', () => {
     await until(async () => (await hashOf()) === `#/w/${ws}/devices`, 'back to the devices list');
     await until(async () => (await deviceCount()).startsWith('2 of 2'), 'the device gone from the list');
     expect((await api('GET', `/workspaces/${ws}/devices/${ids['pump-1']}`)).status).toBe(404);
-    expect((await api('GET', `/workspaces/${ws}/rollouts/${rolloutId}`)).body.rollout.counts.canceled).toBeGreaterThanOrEqual(1);
+    // its open job counted canceled: the rollout's counts follow through the registry stream
+    await until(
+      async () => (await api('GET', `/workspaces/${ws}/rollouts/${rolloutId}`)).body.rollout.counts.canceled >= 1,
+      'the deleted device’s job counted canceled',
+    );
   });
 
   it('deletes an empty fleet; one with devices is refused in words; the default fleet has no delete', async () => {
@@ -232,9 +236,16 @@ describe('find and target', () => {
     expect(fleets.sort()).toEqual(['default', 'plant']);
   });
 
+  /** The settings page has read its workspace (its retention said): a click then meets the page as it stays. */
+  const settingsLoaded = () =>
+    page.waitForFunction(() => ((globalThis as Dom).document.querySelector('[data-testid="retention-status"]')?.textContent ?? '').length > 0, {
+      timeout: BROWSER_WAIT_MS,
+    });
+
   it('deletes an empty workspace from its settings, after a confirmation that names it', async () => {
     const scratch = await ownWorkspace(stack, 'Scratch space');
     await page.goto(`${stack.console_url}#/w/${scratch}/settings`);
+    await settingsLoaded();
     await clickText(page, 'Delete workspace');
     const said = await confirmDialog(page);
     expect(said).toContain('Delete workspace Scratch space?');
@@ -243,6 +254,7 @@ describe('find and target', () => {
 
     // ours holds devices: refused, said in words
     await page.goto(consoleAt('settings'));
+    await settingsLoaded();
     await clickText(page, 'Delete workspace');
     await confirmDialog(page);
     await waitForAlert(page, /still holds devices/);
