@@ -108,7 +108,9 @@ beforeAll(async () => {
   }
   const writer = store();
   for (let i = 0; i < points.length; i += 10_000) await writer.write(points.slice(i, i + 10_000));
-}, 300_000);
+  // A start (on the template, its functions' workers) and 100,000–180,000 writes while the other
+  // projects start too: a CI run at load ~7 took more than 300 s.
+}, 600_000);
 afterAll(async () => {
   await runtime?.stop();
 });
