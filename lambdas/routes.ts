@@ -55,6 +55,13 @@ export interface Route {
 }
 
 /**
+ * A route handler's Lambda timeout (seconds): a buffered answer within API Gateway's 29 s
+ * integration timeout; a streamed one (a list of 100,000 devices, a fleet-wide scheduling that names
+ * every device) up to 5 minutes. The stack sets them; `npm start` counts the same down.
+ */
+export const ROUTE_HANDLER_TIMEOUT_SECONDS = { buffered: 29, streamed: 300 } as const;
+
+/**
  * The handlers whose answers stream (awslambda.streamifyResponse; API Gateway
  * ResponseTransferMode.STREAM): the storage query, and every handler that serves a list (and the jobs and FOTA ones, whose fleet-wide answers name every device), since a
  * list of 100,000 devices is far past a buffered answer's 6 MB. A streaming Lambda answers every

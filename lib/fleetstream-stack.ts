@@ -1,7 +1,7 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { BUCKETS, type BucketName } from '../lambdas/buckets';
-import { ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/routes';
+import { ROUTE_HANDLER_TIMEOUT_SECONDS, ROUTE_HANDLERS, ROUTES, routesOf, type RouteHandler } from '../lambdas/routes';
 import { SCHEDULES, type ScheduledHandler } from '../lambdas/schedules';
 import { REGISTRY_FIRMWARE_USE_INDEX, REGISTRY_SWEEP_INDEX } from '../lambdas/stores/keys';
 import { REGISTRY_STREAM, type StreamConsumer } from '../lambdas/streams';
@@ -37,8 +37,8 @@ const APPLIES_LIMITS = (source: string) =>
 
 // A buffered answer must come within API Gateway's 29 s integration timeout; a streamed one may
 // run for minutes (REST streaming lifts that limit), so its Lambda gets room for large queries.
-const BUFFERED_TIMEOUT = Duration.seconds(29);
-const STREAMED_TIMEOUT = Duration.minutes(5);
+const BUFFERED_TIMEOUT = Duration.seconds(ROUTE_HANDLER_TIMEOUT_SECONDS.buffered);
+const STREAMED_TIMEOUT = Duration.seconds(ROUTE_HANDLER_TIMEOUT_SECONDS.streamed);
 
 // Handlers that never touch the registry: the OpenAPI document is bundled into its code.
 const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ROUTE_HANDLER_TIMEOUT_SECONDS } from '../lambdas/routes';
 import { lambdaContext } from './lambda-invoke';
 import { isStreamingHandler, relayStreamingInvocation } from './lambda-streaming';
 import type { GatewayAnswer } from './api-gateway-responses';
@@ -87,11 +88,13 @@ export const proxyIntegration =
     let result: APIGatewayProxyResult;
     try {
       const handler = await loadHandler(route.handler);
+      // The function's timeout as the stack sets it (lambdas/routes.ts), counted down by getRemainingTimeInMillis.
+      const timeoutMs = 1000 * ROUTE_HANDLER_TIMEOUT_SECONDS[route.stream ? 'streamed' : 'buffered'];
       if (route.stream && isStreamingHandler(handler)) {
         return await relayStreamingInvocation(
           handler,
           event,
-          lambdaContext({ functionName: route.handler, requestId }),
+          lambdaContext({ functionName: route.handler, requestId, timeoutMs }),
           res,
           { 'x-amzn-requestid': requestId },
           (error) => {
@@ -100,7 +103,7 @@ export const proxyIntegration =
           },
         );
       }
-      result = await withInvocation(route.handler, () => handler(event, lambdaContext({ functionName: route.handler, requestId })));
+      result = await withInvocation(route.handler, () => handler(event, lambdaContext({ functionName: route.handler, requestId, timeoutMs })));
     } catch (error) {
       console.error(`handler ${route.handler} crashed`, error);
       return answer(res, 'DEFAULT_5XX', 502, 'internal_error', 'The handler failed; retry later.', requestId);
