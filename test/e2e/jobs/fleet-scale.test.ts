@@ -128,7 +128,8 @@ beforeAll(async () => {
   inX = listed.filter((d) => d.fleet_id === fleetX).map((d) => d.id);
   inY = listed.filter((d) => d.fleet_id === fleetY).map((d) => d.id);
   expect(listed.length).toBeGreaterThanOrEqual(DEVICES);
-}, 480_000);
+  // 2,400 devices written through the domain's transactions: a CI run on a machine shared with stray runs passed 480 s.
+}, 900_000);
 afterAll(async () => {
   await runtime?.stop();
 });
