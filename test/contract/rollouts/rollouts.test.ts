@@ -12,9 +12,6 @@ Object.assign(process.env, { REGISTRY_TABLE: `test-${randomUUID()}`, FORWARD_QUE
 const { freshTable } = await import('../../helpers/db');
 const { REGISTRY_SWEEP_INDEX } = await import('../../../lambdas/stores/keys');
 const db = await freshTable(process.env.REGISTRY_TABLE, { stream: true, indexes: [REGISTRY_SWEEP_INDEX] });
-const { startDynamoDbStreamPoller, streamFilterOf } = await import('../../../local/dynamodb-stream-poller');
-const { handler } = await import('../../../lambdas/handlers/registry-stream/handler');
-const { REGISTRY_STREAM } = await import('../../../lambdas/streams');
 const { cancelFota, finishFota, scheduleFleetFota, scheduleFota, getFota } = await import('../../../lambdas/domain/fleet-ops/fota');
 const { cancelJob, completeJob, getJob, scheduleFleetJob, scheduleJob } = await import('../../../lambdas/domain/fleet-ops/jobs');
 const { cancelRollout, getRollout, listRolloutDevices, listRollouts, pauseRollout, resumeRollout } = await import('../../../lambdas/domain/fleet-ops/rollouts');
@@ -25,25 +22,8 @@ const { newAccount } = await import('../../helpers/callers');
 const { scheduledWhole, workspaceWithFleets } = await import('../../helpers/fleets');
 const { itemsOf, pageOf } = await import('../../helpers/lists');
 
-const errors: unknown[] = [];
-const poller = await startDynamoDbStreamPoller({
-  tableName: db.table,
-  batchSize: REGISTRY_STREAM.batchSize,
-  maxBatchingWindowMs: 0,
-  parallelizationFactor: REGISTRY_STREAM.parallelizationFactor,
-  retryAttempts: 3,
-  bisectBatchOnError: true,
-  timeoutMs: 30_000,
-  functionName: 'registry-stream',
-  handler,
-  filter: streamFilterOf(REGISTRY_STREAM),
-  startingPosition: 'TRIM_HORIZON',
-  onError: (error) => errors.push(error),
-});
-afterAll(async () => {
-  await poller.stop();
-  expect(errors).toEqual([]);
-});
+const { runRegistryStream } = await import('../../helpers/registry-stream');
+await runRegistryStream(db);
 
 type Caller = Awaited<ReturnType<typeof newAccount>>['caller'];
 const MINUTE = 60_000;

@@ -15,9 +15,6 @@ Object.assign(process.env, { REGISTRY_TABLE: `test-${randomUUID()}`, FORWARD_QUE
 const { freshTable } = await import('../../helpers/db');
 const { REGISTRY_SWEEP_INDEX, deviceKey } = await import('../../../lambdas/stores/keys');
 const db = await freshTable(process.env.REGISTRY_TABLE, { stream: true, indexes: [REGISTRY_SWEEP_INDEX] });
-const { startDynamoDbStreamPoller, streamFilterOf } = await import('../../../local/dynamodb-stream-poller');
-const { handler } = await import('../../../lambdas/handlers/registry-stream/handler');
-const { REGISTRY_STREAM } = await import('../../../lambdas/streams');
 const { scheduleFleetState } = await import('../../../lambdas/domain/fleet-ops/state-rollouts');
 const { cancelRollout, getRollout, listRolloutDevices } = await import('../../../lambdas/domain/fleet-ops/rollouts');
 const { sweepRollouts } = await import('../../../lambdas/domain/fleet-ops/rollout-sweep');
@@ -26,25 +23,8 @@ const { setDesired, setReported, stateOf } = await import('../../../lambdas/doma
 const { scheduledWhole, workspaceWithFleets } = await import('../../helpers/fleets');
 const { itemsOf } = await import('../../helpers/lists');
 
-const errors: unknown[] = [];
-const poller = await startDynamoDbStreamPoller({
-  tableName: db.table,
-  batchSize: REGISTRY_STREAM.batchSize,
-  maxBatchingWindowMs: 0,
-  parallelizationFactor: REGISTRY_STREAM.parallelizationFactor,
-  retryAttempts: 3,
-  bisectBatchOnError: true,
-  timeoutMs: 30_000,
-  functionName: 'registry-stream',
-  handler,
-  filter: streamFilterOf(REGISTRY_STREAM),
-  startingPosition: 'TRIM_HORIZON',
-  onError: (error) => errors.push(error),
-});
-afterAll(async () => {
-  await poller.stop();
-  expect(errors).toEqual([]);
-});
+const { runRegistryStream } = await import('../../helpers/registry-stream');
+await runRegistryStream(db);
 
 type Setup = Awaited<ReturnType<typeof workspaceWithFleets>>;
 const MINUTE = 60_000;
