@@ -14,14 +14,23 @@ export interface StoredDeviceState {
   version: number;
   desired_at: Record<string, string>;
   reported_at: Record<string, string>;
+  /**
+   * Per desired key (a key a rollout removes included), the state rollouts whose value it holds,
+   * oldest first: what the registry stream compares a report with, without a read. Absent for a
+   * key set by a per-device PATCH.
+   */
+  desired_by?: Record<string, string[]>;
 }
 
 /** The empty state of a device never given one. */
 export const EMPTY_STATE: StoredDeviceState = { desired: {}, reported: {}, version: 0, desired_at: {}, reported_at: {} };
 
+/** Whether any desired key is held by a state rollout. */
+const held = (by: Record<string, string[]>) => Object.keys(by).length > 0;
+
 /** One side of the state as a write sets it. */
 export type StateSide =
-  | { side: 'desired'; document: Record<string, unknown>; times: Record<string, string>; version: number }
+  | { side: 'desired'; document: Record<string, unknown>; times: Record<string, string>; version: number; by: Record<string, string[]> }
   | { side: 'reported'; document: Record<string, unknown>; times: Record<string, string> };
 
 /**
@@ -39,7 +48,7 @@ export const writeStateSide = async (db: Db, workspaceId: string, deviceId: stri
   if (!read) {
     const whole =
       next.side === 'desired'
-        ? { ...EMPTY_STATE, desired: next.document, desired_at: next.times, version: next.version }
+        ? { ...EMPTY_STATE, desired: next.document, desired_at: next.times, version: next.version, ...(held(next.by) ? { desired_by: next.by } : {}) }
         : { ...EMPTY_STATE, reported: next.document, reported_at: next.times };
     UpdateExpression = 'SET #state = :state';
     ConditionExpression = 'attribute_exists(pk) AND attribute_not_exists(#state)';
@@ -48,9 +57,14 @@ export const writeStateSide = async (db: Db, workspaceId: string, deviceId: stri
     names['#doc'] = 'desired';
     names['#at'] = 'desired_at';
     names['#version'] = 'version';
-    UpdateExpression = 'SET #state.#doc = :doc, #state.#at = :at, #state.#version = :next';
-    ConditionExpression = 'attribute_exists(pk) AND #state.#version = :read';
-    values = { ':doc': next.document, ':at': next.times, ':next': next.version, ':read': read.version };
+    names['#by'] = 'desired_by';
+    // The rollouts behind each key may change without a new version (one sets a value a key holds already): compared too.
+    // No key held by a rollout (a device only ever PATCHed): no attribute.
+    const set = 'SET #state.#doc = :doc, #state.#at = :at, #state.#version = :next';
+    UpdateExpression = held(next.by) ? `${set}, #state.#by = :by` : `${set} REMOVE #state.#by`;
+    ConditionExpression = `attribute_exists(pk) AND #state.#version = :read AND ${read.desired_by ? '#state.#by = :readBy' : 'attribute_not_exists(#state.#by)'}`;
+    values = { ':doc': next.document, ':at': next.times, ':next': next.version, ':read': read.version, ...(held(next.by) ? { ':by': next.by } : {}) };
+    if (read.desired_by) values[':readBy'] = read.desired_by;
   } else {
     names['#doc'] = 'reported';
     names['#at'] = 'reported_at';

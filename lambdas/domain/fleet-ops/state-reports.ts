@@ -6,8 +6,7 @@ import type { Db } from '../../shared/clients';
 import { nowIso } from '../../shared/ids';
 import { logger } from '../../shared/logger';
 import { settleAll } from '../../shared/settle';
-import { getRolloutRecord, type RolloutRecord } from '../../stores/rollout-store';
-import { listStateExecutionsOfDevice, transitionStateExecution } from '../../stores/state-execution-store';
+import { transitionStateExecution } from '../../stores/state-execution-store';
 import { eventTimestamp } from '../webhooks/events';
 import { reportsDesired } from './state-rollouts';
 
@@ -17,91 +16,90 @@ export interface StateReportDeps {
   concurrency: number;
 }
 
-/** A device whose reported or desired state changed, as a stream record tells it: its state now. */
+type StoredState = {
+  reported?: Record<string, unknown>;
+  desired?: Record<string, unknown>;
+  desired_by?: Record<string, string[]>;
+  version?: number;
+};
+
+/** A device whose state changed as the state rollouts see it (its reports, its desired keys, the rollouts behind them), as a stream record tells it. */
 interface StateChange {
   index: number;
-  workspaceId: string;
   deviceId: string;
-  reported: Record<string, unknown>;
-  desired: Record<string, unknown>;
-  desired_at: Record<string, string>;
+  before?: StoredState;
+  after: StoredState;
 }
 
 type Image = Record<string, AttributeValue>;
-type StoredState = { reported?: Record<string, unknown>; desired?: Record<string, unknown>; desired_at?: Record<string, string>; version?: number };
-const itemOf = (image: unknown) => (image ? unmarshall(image as Image) : undefined);
-const stateOfItem = (item: Record<string, unknown> | undefined) => item?.state as StoredState | undefined;
+const stateOfImage = (image: unknown) => (image ? (unmarshall(image as Image).state as StoredState | undefined) : undefined);
 
 /**
- * The state change a stream record describes: a device item (`WKS#…`/`DEV#…`) whose
- * `state.reported` changed, or whose desired state has a new version (h1's device state, on the
- * device item). Pure: no request.
+ * The state change a stream record describes: a device item (`WKS#…`/`DEV#…`) whose reported
+ * state, desired version or rollouts behind its desired keys changed. Pure: no request.
  */
 export const stateChangeOf = (record: DynamoDBRecord, index: number): StateChange | undefined => {
   const pk = record.dynamodb?.Keys?.pk?.S;
   const sk = record.dynamodb?.Keys?.sk?.S;
   if (!pk?.startsWith('WKS#') || !sk?.startsWith('DEV#') || record.eventName !== 'MODIFY') return undefined;
-  const after = stateOfItem(itemOf(record.dynamodb?.NewImage));
-  const before = stateOfItem(itemOf(record.dynamodb?.OldImage));
-  if (!after || (isDeepStrictEqual(before?.reported, after.reported) && before?.version === after.version)) return undefined;
-  return {
-    index,
-    workspaceId: pk.slice('WKS#'.length),
-    deviceId: sk.slice('DEV#'.length),
-    reported: after.reported ?? {},
-    desired: after.desired ?? {},
-    desired_at: after.desired_at ?? {},
-  };
+  const after = stateOfImage(record.dynamodb?.NewImage);
+  const before = stateOfImage(record.dynamodb?.OldImage);
+  if (!after) return undefined;
+  const same =
+    isDeepStrictEqual(before?.reported, after.reported) && before?.version === after.version && isDeepStrictEqual(before?.desired_by, after.desired_by);
+  return same ? undefined : { index, deviceId: sk.slice('DEV#'.length), before, after };
+};
+
+/** The keys a rollout holds in a state (those whose value is the rollout's), as the desired keys it set: null for a key it removes. */
+const keysOf = (state: StoredState | undefined, rolloutId: string) =>
+  Object.entries(state?.desired_by ?? {}).flatMap(([key, ids]) => (ids.includes(rolloutId) ? [[key, state?.desired?.[key] ?? null] as const] : []));
+
+/** Whether a state applies a rollout: it holds some of the rollout's keys, and reports each of them. */
+const applies = (state: StoredState | undefined, rolloutId: string) => {
+  const keys = keysOf(state, rolloutId);
+  return keys.length > 0 && reportsDesired(state?.reported, Object.fromEntries(keys));
 };
 
 /**
- * The first of a rollout's keys that a later desired change (another rollout, a device's PATCH)
- * set to another value after the device's release, if any: the device can no longer apply the
- * rollout's value. A key removed since (it keeps no time) is not seen. Pure.
+ * What a device's state change does to the state rollouts behind its desired keys (no read: the
+ * rollouts are named on the keys, stores/device-state-store.ts `desired_by`): those it now applies
+ * and did not before end `done`; those a later change took a key from (another value, another
+ * rollout's, a per-device PATCH, a removal) end `canceled`, naming the key. Pure.
  */
-export const supersededKeyOf = (change: Pick<StateChange, 'desired' | 'desired_at'>, desired: Record<string, unknown>, releasedAt: string | undefined) =>
-  Object.keys(desired).find((key) => {
-    const at = change.desired_at[key];
-    const same = desired[key] === null ? change.desired[key] === undefined : isDeepStrictEqual(change.desired[key], JSON.parse(JSON.stringify(desired[key])));
-    // Set since the release (the release's own write may not have come yet: a key without a time, or set before, is not).
-    return !same && at !== undefined && releasedAt !== undefined && at > releasedAt;
-  });
+export const rolloutMovesOf = ({ before, after }: Pick<StateChange, 'before' | 'after'>) => {
+  const superseded = new Map<string, string>();
+  for (const [key, ids] of Object.entries(before?.desired_by ?? {}))
+    for (const id of ids) if (!after.desired_by?.[key]?.includes(id) && !superseded.has(id)) superseded.set(id, key);
+  const held = new Set(Object.values(after.desired_by ?? {}).flat());
+  const done = [...held].filter((id) => !superseded.has(id) && applies(after, id) && !applies(before, id));
+  return { done, superseded: [...superseded] };
+};
 
 /**
  * Follows the state of the devices of state rollouts (fleet-state.md §3): for each device whose
- * reported state changed in the batch (or whose desired state has a new version), its pending
- * state items (one Query of its partition) against their rollouts' desired keys (each rollout read
- * once per batch): one whose keys it now reports ends `done`; one whose keys a later desired change
- * set to other values (another rollout, a per-device PATCH, after its release) ends `canceled`, with
- * the key in its message, since it can no longer apply them. Each is a conditional write (a retried
- * batch changes nothing twice); the items' own stream records then move the rollouts' counts
- * (rollout-counts.ts), within seconds. A device's state change outside any state rollout costs
- * that one Query.
+ * state changed in the batch, the rollouts its change applied (`done`) or superseded (`canceled`)
+ * ({@link rolloutMovesOf}): one conditional write each (a retried batch changes nothing twice), and
+ * nothing for a change that moves no rollout, such as a report on a device in none. The items' own
+ * stream records then move the rollouts' counts (rollout-counts.ts), within seconds.
  * @returns the index of the first record whose device could not be handled (the stream retries from there), or undefined.
  */
 export const followStateReports = async (deps: StateReportDeps, records: DynamoDBRecord[]): Promise<number | undefined> => {
   const changes = records.flatMap((record, index) => stateChangeOf(record, index) ?? []);
   if (!changes.length) return undefined;
-  const rollouts = new Map<string, Promise<RolloutRecord | undefined>>();
-  const rolloutOf = (workspaceId: string, rolloutId: string) => {
-    let read = rollouts.get(rolloutId);
-    if (!read) rollouts.set(rolloutId, (read = getRolloutRecord(deps.db, workspaceId, rolloutId)));
-    return read;
-  };
+  const end = (deviceId: string, rolloutId: string, to: 'done' | 'canceled', message?: string) =>
+    transitionStateExecution(deps.db, deviceId, rolloutId, {
+      from: ['pending'],
+      to,
+      at: nowIso(),
+      set: { event_ts: eventTimestamp(), message },
+      known: { rollout_id: rolloutId },
+    });
   const results = await settleAll(changes, deps.concurrency, async (change) => {
-    for (const execution of await listStateExecutionsOfDevice(deps.db, change.deviceId, 'pending')) {
-      const rollout = await rolloutOf(change.workspaceId, execution.rollout_id);
-      if (!rollout?.value) continue;
-      const superseded = reportsDesired(change.reported, rollout.value) ? undefined : supersededKeyOf(change, rollout.value, execution.released_at);
-      if (!reportsDesired(change.reported, rollout.value) && superseded === undefined) continue;
-      await transitionStateExecution(deps.db, change.deviceId, execution.rollout_id, {
-        from: ['pending'],
-        to: superseded === undefined ? 'done' : 'canceled',
-        at: nowIso(),
-        set: { event_ts: eventTimestamp(), message: superseded === undefined ? undefined : `Superseded: desired.${superseded} was changed since its release.` },
-        known: { rollout_id: execution.rollout_id },
-      });
-    }
+    const { done, superseded } = rolloutMovesOf(change);
+    await Promise.all([
+      ...done.map((rolloutId) => end(change.deviceId, rolloutId, 'done')),
+      ...superseded.map(([rolloutId, key]) => end(change.deviceId, rolloutId, 'canceled', `Superseded: desired.${key} was changed since its release.`)),
+    ]);
   });
   const failed = results.findIndex((result) => result.status === 'rejected');
   if (failed < 0) return undefined;

@@ -64,7 +64,7 @@ export const releaseDesired = async (db: Db, { workspaceId, deviceId, rolloutId,
       : 'pending';
   let reported: Record<string, unknown>;
   try {
-    ({ reported } = await setDesired(db, { workspaceId, deviceId }, desired, { field: 'desired' }));
+    ({ reported } = await setDesired(db, { workspaceId, deviceId }, desired, { field: 'desired', by: rolloutId }));
   } catch (error) {
     if (error instanceof NotFoundError) return end('canceled');
     // Merged with what the device's desired state holds already, it breaks a rule (its 16 KB): that device fails, the others go on.

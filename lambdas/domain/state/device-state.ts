@@ -7,7 +7,7 @@ import type { Caller } from '../../shared/http';
 import { setDeviceFirmware } from '../../stores/device-health-store';
 import { getDeviceOfWorkspace } from '../../stores/device-store';
 import { writeStateSide, type StoredDeviceState } from '../../stores/device-state-store';
-import { deltaOf, mergeChanges, validateChanges } from './document';
+import { deltaOf, desiredByAfter, mergeChanges, validateChanges } from './document';
 import { requireWorkspace } from '../tenancy/workspaces';
 
 /** Which device: its workspace and ID. */
@@ -29,6 +29,7 @@ const storedOf = (item: DeviceItem): StoredDeviceState => ({
   version: item.state?.version ?? 0,
   desired_at: item.state?.desired_at ?? {},
   reported_at: item.state?.reported_at ?? {},
+  ...(item.state?.desired_by ? { desired_by: item.state.desired_by } : {}),
 });
 
 /**
@@ -36,7 +37,7 @@ const storedOf = (item: DeviceItem): StoredDeviceState => ({
  * not deep-equal to the reported ones), the version and when each key was set.
  */
 export const stateOf = (item: DeviceItem): DeviceState => {
-  const stored = storedOf(item);
+  const { desired_by: _rollouts, ...stored } = storedOf(item);
   return { ...stored, delta: deltaOf(stored.desired, stored.reported) };
 };
 
@@ -49,7 +50,9 @@ const readDevice = async (db: Db, { workspaceId, deviceId }: DeviceRef) => {
 /**
  * Merges desired keys into a device's state (null removes one) and answers the new state. A change
  * of `desired` grows the version by one; a merge that changes nothing writes nothing. With
- * `version`, the change is made only over that version. Written only over the state it was
+ * `version`, the change is made only over that version. With `by` (a state rollout's release), each
+ * key records that rollout behind its value, so that the registry stream knows which rollouts a
+ * report applies, and which a later change supersedes ({@link desiredByAfter}). Written only over the state it was
  * computed from (a lost race reads again). The registry stream then tells a connected device
  * (`#state` on `j/dn`) and emits the c2d `status` event.
  * @throws ValidationError naming `body.desired.<key>` (or `body.desired`) when the change or its result breaks the document rules; nothing is written.
@@ -60,7 +63,7 @@ export const setDesired = async (
   db: Db,
   ref: DeviceRef,
   desired: Record<string, unknown | null>,
-  { version, field = 'body.desired' }: { version?: number; field?: string } = {},
+  { version, field = 'body.desired', by }: { version?: number; field?: string; by?: string } = {},
 ): Promise<DeviceState> => {
   const changes = validateChanges(desired, field);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
@@ -72,16 +75,17 @@ export const setDesired = async (
       });
     }
     const { document, times } = mergeChanges(read.desired, read.desired_at, changes, nowIso(), field);
-    if (isDeepStrictEqual(document, read.desired)) {
-      // Nothing changed (every key set to the value it had): no new version, no event.
-      return stateOf({ state: read });
-    }
-    const next = { ...read, desired: document, desired_at: times, version: read.version + 1 };
+    const rollouts = desiredByAfter(read.desired, read.desired_by, changes, by);
+    const changed = !isDeepStrictEqual(document, read.desired);
+    // Nothing changed (every key set to the value it had, by the rollouts it had): no new version, no event.
+    if (!changed && isDeepStrictEqual(rollouts, read.desired_by ?? {})) return stateOf({ state: read });
+    const next = { ...read, desired: document, desired_at: times, version: changed ? read.version + 1 : read.version };
     const written = await writeStateSide(db, ref.workspaceId, ref.deviceId, item.state ? read : undefined, {
       side: 'desired',
       document,
       times,
       version: next.version,
+      by: rollouts,
     });
     if (written) return stateOf({ state: next });
   }

@@ -80,6 +80,26 @@ export const mergeChanges = (current: StateDocument, times: Record<string, strin
   return { document, times: at_ };
 };
 
+/** How many state rollouts a key names at most (the oldest drops first): one value set again by rollout after rollout. */
+const ROLLOUTS_PER_KEY = 8;
+
+/**
+ * The state rollouts behind each desired key after a change: a key given another value (or removed
+ * where it was set) is held by `by` alone, or by none for a per-device change; a key given the value
+ * it holds (or removed where it was absent) keeps its rollouts, and gains `by`. Pure.
+ */
+export const desiredByAfter = (desired: StateDocument, desiredBy: Record<string, string[]> = {}, changes: StateChanges, by?: string) => {
+  const next = { ...desiredBy };
+  for (const [key, value] of Object.entries(changes)) {
+    const same = value === null ? !(key in desired) : isDeepStrictEqual(desired[key], value);
+    const kept = same ? (next[key] ?? []) : [];
+    const held = by ? [...kept.filter((id) => id !== by), by].slice(-ROLLOUTS_PER_KEY) : kept;
+    if (held.length) next[key] = held;
+    else delete next[key];
+  }
+  return next;
+};
+
 /** The keys whose value differs between two versions of a side: each with its new value, null for one removed. */
 export const changedKeys = (before: StateDocument = {}, after: StateDocument = {}): StateChanges => {
   const changed: StateChanges = {};

@@ -132,6 +132,20 @@ describe('a fleet-wide desired state', () => {
     expect(await idsIn(s, first.rollout_id, 'pending')).toEqual([same]);
   });
 
+  it('cancels a pending device whose key a later change removed, and ends done two rollouts of one value with one report', async () => {
+    const s = await workspaceWithFleets(db, 1);
+    const [removed, both] = [s.inNorth[0].id, s.inSouth.id];
+    const first = await scheduledWhole('state_change', scheduleFleetState(db, s.caller, s.workspace_id, { interval: 60, mode: 'eco' }));
+    const second = await scheduledWhole('state_change', scheduleFleetState(db, s.caller, s.workspace_id, { interval: 60 }, [s.south.id]));
+    await setDesired(db, { workspaceId: s.workspace_id, deviceId: removed }, { mode: null });
+    await report(s.workspace_id, both, { interval: 60, mode: 'eco' });
+
+    await rolloutWhen(s, first.rollout_id, (r) => r.counts.canceled === 1 && r.counts.done === 1, 'the removed one canceled, the other done');
+    const [row] = await itemsOf(listRolloutDevices(db, s.caller, s.workspace_id, first.rollout_id, ['canceled']));
+    expect(row).toMatchObject({ device_id: removed, message: expect.stringContaining('desired.mode') });
+    expect(await rolloutWhen(s, second.rollout_id, (r) => r.counts.done === 1, 'the second one done')).toMatchObject({ status: 'completed' });
+  });
+
   it('aborts by its rule once released devices time out, canceling the queued ones', async () => {
     const s = await workspaceWithFleets(db, 2);
     const change = await scheduledWhole(
