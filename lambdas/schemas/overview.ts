@@ -22,6 +22,9 @@ export const OverviewQuerySchema = z.strictObject({
     }),
 });
 
+/** How many desired keys the overview names under `non_compliant`. */
+export const NON_COMPLIANT_KEYS_MAX = 20;
+
 const count = (description: string) => z.int().nonnegative().meta({ description });
 
 /** How many devices run each firmware version (`unknown`: no version known). */
@@ -58,8 +61,13 @@ export const OverviewSchema = z
       )
       .meta({ description: 'Integrations whose last delivery failed (consecutive_failures > 0), most failures first' }),
     non_compliant: z
-      .null()
-      .meta({ description: 'Coming with device state (fleet-state.md §3): devices whose reported state differs from the desired one; null until then' }),
+      .object({
+        devices: count('Devices whose reported state differs from the desired one on at least one key (a non-empty `delta`)'),
+        keys: z
+          .array(z.object({ key: z.string(), devices: count('Devices whose reported value of the key differs from the desired one') }))
+          .meta({ description: `The desired keys not yet applied, most devices first (at most ${NON_COMPLIANT_KEYS_MAX})` }),
+      })
+      .meta({ description: 'Devices not yet compliant with their desired state (fleet-state.md §3)' }),
     open_alarms: z.null().meta({ description: 'Coming with alarms (fleet-state.md §4): open alarms by severity; null until then' }),
   })
   .meta({ id: 'Overview' });

@@ -78,6 +78,8 @@ export interface DeviceHealth extends DeviceHealthFields {
   id: string;
   fleet_id: string;
   connected?: boolean;
+  /** The two sides of its state (absent for a device never given one). */
+  state?: { desired?: Record<string, unknown>; reported?: Record<string, unknown> };
 }
 
 /**
@@ -94,7 +96,8 @@ export async function* readDeviceHealthPages(db: Db, workspaceId: string): Async
         TableName: db.table,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
-        ProjectionExpression: 'id, fleet_id, connected, last_seen_at, firmware_version',
+        ProjectionExpression: 'id, fleet_id, connected, last_seen_at, firmware_version, #state.desired, #state.reported',
+        ExpressionAttributeNames: { '#state': 'state' },
         ExclusiveStartKey,
       }),
     );

@@ -97,6 +97,8 @@ describe('the overview and a device’s health in Chromium', () => {
       const d = (await api.get(`/workspaces/${ws}/devices/${deviceId}`)).body.device;
       return d.firmware_version === '2.0' && d.last_seen_at !== null;
     }, 'the device’s firmware and last data');
+    // A desired interval it has not reported: not yet compliant.
+    expect((await api.call('PATCH', `/workspaces/${ws}/devices/${deviceId}/state`, { desired: { interval: 60 } })).status).toBe(200);
   });
 
   it('signs in to the Overview, with the device counts and the firmware spread', async () => {
@@ -124,6 +126,8 @@ describe('the overview and a device’s health in Chromium', () => {
     );
     expect(fleets).toEqual(expect.arrayContaining(['default 1 0', 'north 4 2']));
     await waitForText(page, 'None: every webhook’s last delivery succeeded.');
+    expect(await textOf('[data-testid="overview-non-compliant"]')).toBe('1 device has not reported a desired key yet:');
+    expect(await textOf('li[data-key="interval"]')).toBe('interval on 1 device');
     await screenshot(page, 'overview');
   });
 

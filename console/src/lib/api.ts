@@ -216,6 +216,8 @@ export interface Overview {
     last_error_at: string | null;
     last_delivery_at: string | null;
   }>;
+  /** Devices whose reported state differs from the desired one, and the keys not yet applied (most devices first). */
+  non_compliant: { devices: number; keys: Array<{ key: string; devices: number }> };
 }
 /** A presigned request the browser sends itself, straight to S3. */
 export interface FirmwareUpload {

@@ -155,6 +155,29 @@ const OverviewBody = ({ overview: o, workspaceId }: { overview: Overview; worksp
       )}
     </section>
 
+    <section aria-labelledby="ov-state-h">
+      <h3 id="ov-state-h">Desired state not yet applied</h3>
+      {o.non_compliant.devices ? (
+        <>
+          <p data-testid="overview-non-compliant">
+            {o.non_compliant.devices} {o.non_compliant.devices === 1 ? 'device has' : 'devices have'} not reported {o.non_compliant.keys.length === 1 ? 'a desired key' : 'desired keys'} yet:
+          </p>
+          <ul>
+            {o.non_compliant.keys.map((k) => (
+              <li data-key={k.key}>
+                <code>{k.key}</code> on {k.devices} {k.devices === 1 ? 'device' : 'devices'}
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : (
+        <p>None: every device reports its desired state.</p>
+      )}
+      <p>
+        <a href={routeHash({ page: 'rollouts', workspaceId })}>State rollouts</a> list the devices of each change that have not applied it.
+      </p>
+    </section>
+
     <section aria-labelledby="ov-hooks-h">
       <h3 id="ov-hooks-h">Failing webhooks</h3>
       {o.webhooks.length ? (

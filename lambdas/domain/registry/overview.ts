@@ -1,11 +1,12 @@
 import type { Db } from '../../shared/clients';
 import type { Caller } from '../../shared/http';
-import { SILENT_AFTER_DEFAULT, type Overview, type OverviewCounts } from '../../schemas/overview';
+import { NON_COMPLIANT_KEYS_MAX, SILENT_AFTER_DEFAULT, type Overview, type OverviewCounts } from '../../schemas/overview';
 import { readDeviceHealthPages, type DeviceHealth } from '../../stores/device-health-store';
 import { readFleetsOfWorkspace } from '../../stores/fleet-store';
 import { listIntegrationsOfWorkspace } from '../../stores/integration-store';
 import { readRolloutsOfWorkspace } from '../../stores/rollout-store';
 import { hasEnded, toRollout } from '../fleet-ops/rollouts';
+import { deltaOf } from '../state/document';
 import { requireWorkspace } from '../tenancy/workspaces';
 
 /** The name firmware counts go under for devices whose version is not known. */
@@ -42,6 +43,24 @@ class Tally {
   }
 }
 
+/** Devices not yet compliant with their desired state, and the keys they have not applied. */
+class Compliance {
+  devices = 0;
+  readonly keys = new Map<string, number>();
+
+  add(device: DeviceHealth) {
+    const missing = Object.keys(deltaOf(device.state?.desired, device.state?.reported));
+    if (!missing.length) return;
+    this.devices++;
+    for (const key of missing) this.keys.set(key, (this.keys.get(key) ?? 0) + 1);
+  }
+
+  counts(): Overview['non_compliant'] {
+    const keys = [...this.keys].map(([key, devices]) => ({ key, devices })).sort((a, b) => b.devices - a.devices || a.key.localeCompare(b.key));
+    return { devices: this.devices, keys: keys.slice(0, NON_COMPLIANT_KEYS_MAX) };
+  }
+}
+
 /** The workspace's fleets by ID (in ID order), each with a tally. */
 const fleetTallies = async (db: Db, workspaceId: string) => {
   const fleets = new Map<string, { name: string; tally: Tally }>();
@@ -52,17 +71,19 @@ const fleetTallies = async (db: Db, workspaceId: string) => {
 /** The workspace's device counts, in total and per fleet (every fleet, empty ones too): one pass over its devices, projected. */
 const countDevices = async (db: Db, workspaceId: string, silentBefore: string) => {
   const totals = new Tally();
+  const compliance = new Compliance();
   const fleets = await fleetTallies(db, workspaceId);
   for await (const page of readDeviceHealthPages(db, workspaceId)) {
     for (const device of page) {
       totals.add(device, silentBefore);
+      compliance.add(device);
       let fleet = fleets.get(device.fleet_id);
       // A fleet created during the pass: counted under its ID.
       if (!fleet) fleets.set(device.fleet_id, (fleet = { name: '', tally: new Tally() }));
       fleet.tally.add(device, silentBefore);
     }
   }
-  return { totals, fleets };
+  return { totals, fleets, compliance };
 };
 
 /** Rollouts that have not ended, newest first (every rollout of the workspace is read: ended ones are skipped). */
@@ -90,15 +111,16 @@ const failingWebhooks = async (db: Db, workspaceId: string) =>
 /**
  * A workspace at a glance: its devices online, offline, silent (no data point for longer than
  * `silentAfterSeconds`) and their firmware versions, in total and per fleet; its rollouts not
- * ended; its failing webhooks. Counted now, in one streamed pass over the devices (a projection of
- * five attributes: memory is flat, reads grow with the devices: docs/console.md, "Overview").
+ * ended; its failing webhooks; its devices not yet compliant with their desired state. Counted now,
+ * in one streamed pass over the devices (a projection of seven attributes: memory is flat, reads
+ * grow with the devices: docs/console.md, "Overview").
  * @throws NotFoundError when the workspace is not the caller's.
  */
 export const getOverview = async (db: Db, caller: Caller, workspaceId: string, { silentAfterSeconds = SILENT_AFTER_DEFAULT } = {}): Promise<Overview> => {
   await requireWorkspace(db, caller, workspaceId);
   const now = Date.now();
   const silentBefore = new Date(now - silentAfterSeconds * 1000).toISOString();
-  const [{ totals, fleets }, rollouts, webhooks] = await Promise.all([
+  const [{ totals, fleets, compliance }, rollouts, webhooks] = await Promise.all([
     countDevices(db, workspaceId, silentBefore),
     openRollouts(db, workspaceId),
     failingWebhooks(db, workspaceId),
@@ -111,7 +133,7 @@ export const getOverview = async (db: Db, caller: Caller, workspaceId: string, {
     fleets: [...fleets].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, { name, tally }]) => ({ fleet_id: id, fleet_name: name, ...tally.counts() })),
     rollouts,
     webhooks,
-    non_compliant: null,
+    non_compliant: compliance.counts(),
     open_alarms: null,
   };
 };

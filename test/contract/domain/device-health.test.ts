@@ -137,7 +137,7 @@ describe('the device event log', () => {
 });
 
 describe('the overview', () => {
-  it('counts devices online, offline, silent and never seen, and their firmware, per fleet and in total', async () => {
+  it('counts devices online, offline, silent and never seen, their firmware, per fleet and in total, and those not yet compliant', async () => {
     const { caller, workspace_id, default_fleet_id } = await newAccount(db);
     const lab = await createFleet(db, caller, workspace_id, { name: 'lab', description: '' });
     const empty = await createFleet(db, caller, workspace_id, { name: 'empty', description: '' });
@@ -157,11 +157,28 @@ describe('the overview', () => {
     await putAll(
       db,
       [
-        seed(1, default_fleet_id, { connected: true, last_seen_at: ago(1), firmware_version: '1.0' }),
+        // Its state applied but for `mode`, which it reports otherwise.
+        seed(1, default_fleet_id, {
+          connected: true,
+          last_seen_at: ago(1),
+          firmware_version: '1.0',
+          state: { desired: { interval: 60, mode: 'eco' }, reported: { interval: 60, mode: 'full' }, version: 1, desired_at: {}, reported_at: {} },
+        }),
         seed(2, default_fleet_id, { connected: true, last_seen_at: ago(30), firmware_version: '1.0' }), // silent though connected
-        seed(3, default_fleet_id, { connected: false, last_seen_at: ago(60) }),
+        // Nothing reported yet: both keys not applied.
+        seed(3, default_fleet_id, {
+          connected: false,
+          last_seen_at: ago(60),
+          state: { desired: { interval: 60, mode: 'eco' }, reported: {}, version: 1, desired_at: {}, reported_at: {} },
+        }),
         seed(4, lab.id, { connected: false }), // never seen
-        seed(5, lab.id, { connected: true, last_seen_at: ago(2), firmware_version: '2.0' }),
+        // Compliant: reports what it is told, and more.
+        seed(5, lab.id, {
+          connected: true,
+          last_seen_at: ago(2),
+          firmware_version: '2.0',
+          state: { desired: { interval: 30 }, reported: { interval: 30, fw_version: '2.0' }, version: 1, desired_at: {}, reported_at: {} },
+        }),
       ],
       4,
     );
@@ -185,7 +202,14 @@ describe('the overview', () => {
     expect(byName.default).toMatchObject({ devices: 3, online: 2, offline: 1, silent: 2, never_seen: 0 });
     expect(byName.lab).toMatchObject({ devices: 2, online: 1, offline: 1, silent: 0, never_seen: 1 });
     expect(byName.empty).toMatchObject({ fleet_id: empty.id, devices: 0, firmware: [] });
-    expect(o).toMatchObject({ rollouts: [], webhooks: [], non_compliant: null, open_alarms: null });
+    expect(o).toMatchObject({ rollouts: [], webhooks: [], open_alarms: null });
+    expect(o.non_compliant).toEqual({
+      devices: 2,
+      keys: [
+        { key: 'mode', devices: 2 },
+        { key: 'interval', devices: 1 },
+      ],
+    });
     // A longer threshold: nobody is silent for two hours.
     expect((await getOverview(db, caller, workspace_id, { silentAfterSeconds: 7200 })).totals.silent).toBe(0);
   });
