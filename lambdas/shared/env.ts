@@ -153,6 +153,12 @@ export const exportsBucket = () => process.env.EXPORTS_BUCKET ?? '';
 /** Queue of data exports to run (the storage API fills it; the export Lambda drains and refills it). Read at each call. */
 export const exportQueueUrl = () => process.env.EXPORT_QUEUE_URL ?? '';
 
+/**
+ * Queue of alarm transitions on their way to notifications (the alarm transitions fill it; the
+ * alarm-notifier Lambda drains it). Read at each call, as the export queue's is.
+ */
+export const alarmNotificationsQueueUrl = () => process.env.ALARM_NOTIFICATIONS_QUEUE_URL ?? '';
+
 /** Export-queue retry backoff: base × 2^(receives − 1) seconds, at most the max (the stack sets both from lambdas/queues.ts). */
 export const exportRetrySeconds = () => ({
   baseSeconds: intFrom(process.env.EXPORT_RETRY_BASE_SECONDS, 30),
