@@ -4,10 +4,10 @@
  * both from these rows, so that the two cannot disagree. No engine or CDK import here.
  */
 
-export type QueueName = 'ingest' | 'forward' | 'mqtt' | 'retention' | 'export';
+export type QueueName = 'ingest' | 'forward' | 'mqtt' | 'retention' | 'export' | 'alarm-notifications';
 
 /** The Lambda (a folder under `lambdas/`) that consumes a queue. */
-export type QueueConsumer = 'ingest' | 'forwarder' | 'device-mqtt' | 'retention' | 'export';
+export type QueueConsumer = 'ingest' | 'forwarder' | 'device-mqtt' | 'retention' | 'export' | 'alarm-notifier';
 
 /** How a queue behaves and how its consumer is fed; the names follow the SQS and Lambda settings. */
 export interface QueueSettings {
@@ -32,7 +32,7 @@ export interface QueueSettings {
 export interface QueueDefinition extends QueueSettings {
   name: QueueName;
   /** The environment variable through which handlers find the queue's URL (lambdas/shared/env.ts). */
-  urlEnv: 'INGEST_QUEUE_URL' | 'FORWARD_QUEUE_URL' | 'MQTT_QUEUE_URL' | 'RETENTION_QUEUE_URL' | 'EXPORT_QUEUE_URL';
+  urlEnv: 'INGEST_QUEUE_URL' | 'FORWARD_QUEUE_URL' | 'MQTT_QUEUE_URL' | 'RETENTION_QUEUE_URL' | 'EXPORT_QUEUE_URL' | 'ALARM_NOTIFICATIONS_QUEUE_URL';
   /** The queue's DLQ is named `<name>-dlq` locally; it keeps messages this long (the SQS maximum). */
   dlqRetentionDays: number;
 }
@@ -114,6 +114,22 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
     retry: { baseSeconds: 30, maxSeconds: 900 },
     dlqRetentionDays: DLQ_RETENTION_DAYS,
   },
+  // Alarm transitions on their way to their `alarm` webhook event and e-mails
+  // (lambdas/domain/alarms/notifications.ts): a few a minute, each sent once by its transition id.
+  // 8 receives with backoff 30 s … 15 min span about 45 minutes: an SES outage of half an hour
+  // loses nothing; the last failed receive writes the rule's `last_notification_error`, and the
+  // message waits in the DLQ.
+  'alarm-notifications': {
+    name: 'alarm-notifications',
+    urlEnv: 'ALARM_NOTIFICATIONS_QUEUE_URL',
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 8,
+    batchSize: 10,
+    maxBatchingWindowSeconds: 0,
+    consumerTimeoutSeconds: 30,
+    retry: { baseSeconds: 30, maxSeconds: 900 },
+    dlqRetentionDays: DLQ_RETENTION_DAYS,
+  },
 };
 
 /**
@@ -126,6 +142,7 @@ export const QUEUE_CONSUMERS: Partial<Record<QueueName, QueueConsumer>> = {
   mqtt: 'device-mqtt',
   retention: 'retention',
   export: 'export',
+  'alarm-notifications': 'alarm-notifier',
 };
 
 /**
@@ -135,7 +152,7 @@ export const QUEUE_CONSUMERS: Partial<Record<QueueName, QueueConsumer>> = {
 export const QUEUE_PRODUCERS: Record<QueueName, readonly string[]> = {
   ingest: ['device-api', 'device-mqtt'],
   // Job and FOTA events come from the registry stream's consumer, not from the jobs and fota handlers.
-  forward: ['registry-stream', 'device-api', 'device-authorizer', 'ingest', 'device-mqtt', 'mqtt-authorizer'],
+  forward: ['registry-stream', 'device-api', 'device-authorizer', 'ingest', 'device-mqtt', 'mqtt-authorizer', 'alarm-notifier'],
   // Filled by IoT Core's topic rules, not by a Lambda.
   mqtt: [],
   // A retention change queues its re-stamp, a deletion its purge (`?purge=data`, a workspace's);
@@ -143,6 +160,9 @@ export const QUEUE_PRODUCERS: Record<QueueName, readonly string[]> = {
   retention: ['workspaces', 'devices', 'retention'],
   // An export request queues its export; a run that stops queues the rest.
   export: ['timeseries', 'export'],
+  // Every alarm transition: acknowledging (the alarms routes), closing by a rule's change or
+  // deletion (the alarm-rules routes); detection's handlers join as they are built.
+  'alarm-notifications': ['alarm-rules', 'alarms'],
 };
 
 /**

@@ -51,7 +51,7 @@ const MAX_RECEIVE_COUNT = 1000;
 
 /** The queue settings one queue's variables change (`<QUEUE>_QUEUE_VISIBILITY_TIMEOUT_SECONDS`, `<QUEUE>_QUEUE_MAX_RECEIVE_COUNT`). */
 const queueOverrides = (env: Env, queue: QueueName): Partial<QueueSettings> => {
-  const prefix = `${queue.toUpperCase()}_QUEUE`;
+  const prefix = `${queue.toUpperCase().replaceAll('-', '_')}_QUEUE`;
   const visibilityTimeoutSeconds = intVar(env, `${prefix}_VISIBILITY_TIMEOUT_SECONDS`, 0, MAX_VISIBILITY_SECONDS);
   const maxReceiveCount = intVar(env, `${prefix}_MAX_RECEIVE_COUNT`, 1, MAX_RECEIVE_COUNT);
   return {
@@ -77,7 +77,11 @@ const queueOverrides = (env: Env, queue: QueueName): Partial<QueueSettings> => {
 export const startConfig = (env: Env, flags: { inMemory?: boolean } = {}): StartConfig => {
   const inMemory = flags.inMemory === true || env.FLEETSTREAM_IN_MEMORY === '1';
   const dataDir = env.FLEETSTREAM_DATA_DIR || '.local';
-  const queues: QueueOverrides = { ingest: queueOverrides(env, 'ingest'), forward: queueOverrides(env, 'forward') };
+  const queues: QueueOverrides = {
+    ingest: queueOverrides(env, 'ingest'),
+    forward: queueOverrides(env, 'forward'),
+    'alarm-notifications': queueOverrides(env, 'alarm-notifications'),
+  };
   const baseSeconds = intVar(env, 'FORWARD_RETRY_BASE_SECONDS', 0, MAX_VISIBILITY_SECONDS);
   const maxSeconds = intVar(env, 'FORWARD_RETRY_MAX_SECONDS', 0, MAX_VISIBILITY_SECONDS);
   if (baseSeconds !== undefined || maxSeconds !== undefined) {
@@ -113,6 +117,8 @@ export const startConfig = (env: Env, flags: { inMemory?: boolean } = {}): Start
       cognitoPort: intVar(env, 'COGNITO_PORT', 0, 65_535) ?? 9229,
       // The local S3's port (presigned URLs name it); by default any free one.
       s3Port: intVar(env, 'S3_PORT', 0, 65_535) ?? 0,
+      // The local SES v2 emulator and its page of sent mails (aws-ses-v2-local's usual port).
+      sesPort: intVar(env, 'SES_PORT', 0, 65_535) ?? 8005,
       firstUser: {
         ...(env.FLEETSTREAM_DEV_USER_EMAIL ? { email: emailVar(env, 'FLEETSTREAM_DEV_USER_EMAIL') } : {}),
         ...(env.FLEETSTREAM_DEV_USER_PASSWORD ? { password: passwordVar(env, 'FLEETSTREAM_DEV_USER_PASSWORD') } : {}),

@@ -69,6 +69,8 @@ export interface LocalRuntimeOptions {
   devicePlaceCacheSeconds?: number;
   /** Port of the local S3 (the presigned URLs name it); a free one when 0 or absent. */
   s3Port?: number;
+  /** Port of the local SES v2 emulator and its page of sent mails (SES_PORT); a free one when 0 or absent. */
+  sesPort?: number;
   /** How long a firmware version's upload URL works, in seconds (FIRMWARE_UPLOAD_URL_TTL_SECONDS; an hour when absent). */
   firmwareUploadUrlTtlSeconds?: number;
   /**
@@ -119,6 +121,13 @@ export interface LocalRuntime extends Bootstrap {
   /** The local S3 (AWS_ENDPOINT_URL_S3) and its buckets' names, by the stack's names for them (`firmware`). */
   s3_endpoint: string;
   buckets: Record<string, string>;
+  /**
+   * The local SES v2 emulator (aws-ses-v2-local, AWS_ENDPOINT_URL_SESV2) and its page of the sent
+   * e-mails (alarm notifications); `GET <mail_url>store` answers them as JSON. Absent in the
+   * cloud-assembly mode.
+   */
+  ses_endpoint?: string;
+  mail_url?: string;
   /** The embedded MQTT broker: plain and TLS addresses; device credentials name the TLS one. */
   mqtt_url: string;
   mqtts_url: string;
@@ -144,4 +153,6 @@ export interface LocalRuntime extends Bootstrap {
 export interface InProcessRuntime extends LocalRuntime {
   /** Starts a queue's consumer that `disabledEventSources` held (UpdateEventSourceMapping with `Enabled: true`). */
   enableEventSource: (queue: QueueName) => void;
+  /** Stops and starts the SES emulator on its port (an SES outage, in tests). */
+  mail: { stop: () => Promise<void>; start: () => Promise<void> };
 }

@@ -26,6 +26,7 @@ import { type LocalSqs, startLocalSqs } from './queues-engine';
 import { instrumentAwsSdk } from './request-counter';
 import type { InProcessRuntime, InProcessRuntimeOptions } from './runtime-types';
 import { consoleCorsRules, startLocalS3 } from './s3-engine';
+import { type LocalSes, startLocalSes } from './ses-engine';
 import { type RunningSchedule, startSchedule } from './scheduler';
 import { type SqsHandler, type SqsPoller, startSqsPoller } from './sqs-poller';
 
@@ -38,6 +39,8 @@ export const STAGE_THROTTLE = { rateLimit: 500, burstLimit: 1000 };
 export const DEVICE_THROTTLE = { rateLimit: 1000, burstLimit: 2000 };
 /** The WAF web ACL's per-IP rate as the stack deploys it by default (firewallIpRateLimit, firewallWindowSeconds). */
 export const FIREWALL = { limit: 6000, windowSeconds: 60 };
+/** The From address of alarm e-mails on the local runtimes (the stack's is its `alarmSender` setting). */
+export const LOCAL_ALARM_SENDER = 'alarms@fleetstream.local';
 /** The console's build output (console-ui's `npm run console:build`). */
 export const CONSOLE_DIST = join(dirname(fileURLToPath(import.meta.url)), '..', 'console', 'dist');
 
@@ -56,6 +59,8 @@ interface Start {
 interface Engines {
   sqs: LocalSqs;
   s3Endpoint: string;
+  /** The SES v2 emulator that alarm e-mails go to. */
+  ses: LocalSes;
   tls: Awaited<ReturnType<typeof brokerTls>>;
 }
 
@@ -109,6 +114,9 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
       sqs_endpoint: sqs.endpoint,
       queue_urls: { ...queueUrlsOf(sqs), [STREAM_DLQ_NAME]: streamDlqUrl },
       s3_endpoint: engines.s3Endpoint,
+      ses_endpoint: engines.ses.endpoint,
+      mail_url: engines.ses.pageUrl,
+      mail: { stop: engines.ses.stop, start: engines.ses.start },
       buckets: Object.fromEntries(Object.entries(BUCKETS).map(([name, definition]) => [name, definition.name])),
       mqtt_url: mqtt.url,
       mqtts_url: mqtt.tlsUrl,
@@ -172,6 +180,10 @@ const startEngines = async (start: Start, ports: Ports): Promise<Engines> => {
     }),
   );
   stops.push(s3.stop);
+  // Alarm e-mails (SES v2 SendEmail) go to aws-ses-v2-local, whose page shows them.
+  log('starting the local SES (aws-ses-v2-local)…');
+  const ses = await listeningOn('SES_PORT', options.sesPort, () => startLocalSes({ port: options.sesPort }));
+  stops.push(ses.stop);
   // Stopped before the engines, after everything that invokes a handler: the handlers' containers
   // end as Lambda ends them, writing what they kept (lambdas/shared/shutdown.ts).
   // (Imported when used, as the handlers are: lambdas/shared/env.ts reads the variables set here.
@@ -183,7 +195,7 @@ const startEngines = async (start: Start, ports: Ports): Promise<Engines> => {
     await s3.createBucket(definition.name, consoleCorsRules(definition, [`http://127.0.0.1:${apiPort}`, `http://localhost:${apiPort}`]));
     process.env[definition.env] = definition.name;
   }
-  Object.assign(process.env, LOCAL_AWS_ENV, engineVariables(options, { dynamo, sqs, s3Endpoint: s3.endpoint, apiPort }));
+  Object.assign(process.env, LOCAL_AWS_ENV, engineVariables(options, { dynamo, sqs, s3Endpoint: s3.endpoint, sesEndpoint: ses.endpoint, apiPort }));
   if (options.devicePlaceCacheSeconds !== undefined) process.env.DEVICE_PLACE_CACHE_SECONDS = String(options.devicePlaceCacheSeconds);
   // The MQTT door (DESIGN §9): credentials name the broker's TLS port and carry its CA;
   // cloud-to-device publishes reach the broker through the IoT data plane's standard variable.
@@ -196,7 +208,7 @@ const startEngines = async (start: Start, ports: Ports): Promise<Engines> => {
     MQTT_SESSION_CLOSE: 'true',
     CONSOLE_LIVE: 'true',
   });
-  return { sqs, s3Endpoint: s3.endpoint, tls };
+  return { sqs, s3Endpoint: s3.endpoint, ses, tls };
 };
 
 /** The DynamoDB engine the runtime's tables are on, and their names. */
@@ -233,9 +245,10 @@ const startDynamoDb = async ({ options, log, stops }: Start): Promise<Dynamo> =>
  */
 const engineVariables = (
   options: InProcessRuntimeOptions,
-  engines: { dynamo: Dynamo; sqs: LocalSqs; s3Endpoint: string; apiPort: number },
+  engines: { dynamo: Dynamo; sqs: LocalSqs; s3Endpoint: string; sesEndpoint: string; apiPort: number },
 ): Record<string, string> => {
   const forward = engines.sqs.queues.forward.definition;
+  const notifications = engines.sqs.queues['alarm-notifications'].definition;
   return {
     AWS_ENDPOINT_URL_DYNAMODB: engines.dynamo.endpoint,
     AWS_ENDPOINT_URL_DYNAMODB_STREAMS: engines.dynamo.endpoint,
@@ -248,6 +261,11 @@ const engineVariables = (
     FORWARD_RETRY_BASE_SECONDS: String(forward.retry?.baseSeconds ?? 0),
     FORWARD_RETRY_MAX_SECONDS: String(forward.retry?.maxSeconds ?? 0),
     AWS_ENDPOINT_URL_S3: engines.s3Endpoint,
+    AWS_ENDPOINT_URL_SESV2: engines.sesEndpoint,
+    ALARM_EMAIL_SENDER: LOCAL_ALARM_SENDER,
+    ALARM_NOTIFICATIONS_RETRY_BASE_SECONDS: String(notifications.retry?.baseSeconds ?? 0),
+    ALARM_NOTIFICATIONS_RETRY_MAX_SECONDS: String(notifications.retry?.maxSeconds ?? 0),
+    ALARM_NOTIFICATIONS_MAX_RECEIVE_COUNT: String(notifications.maxReceiveCount),
     DEVICE_ENDPOINT_URL: `http://127.0.0.1:${engines.apiPort}/v3/device`,
     // Local receivers listen on 127.0.0.1 over http.
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',

@@ -3,7 +3,7 @@
  * Prints progress to stderr, then one line `READY {json}` to stdout. Its variables (PORT,
  * FLEETSTREAM_DATA_DIR, FLEETSTREAM_IN_MEMORY, FLEETSTREAM_DEV_API_KEY, FLEETSTREAM_DEV_USER_EMAIL,
  * FLEETSTREAM_DEV_USER_PASSWORD, COGNITO_PORT, AUTHORIZER_CACHE_TTL_SECONDS,
- * MQTT_PORT, MQTTS_PORT, MQTT_WS_PORT, S3_PORT, WEBHOOK_TIMEOUT_MS, FORWARD_RETRY_*, <QUEUE>_QUEUE_*, SWEEP_INTERVAL_SECONDS,
+ * MQTT_PORT, MQTTS_PORT, MQTT_WS_PORT, S3_PORT, SES_PORT, WEBHOOK_TIMEOUT_MS, FORWARD_RETRY_*, <QUEUE>_QUEUE_*, SWEEP_INTERVAL_SECONDS,
  * FIRMWARE_UPLOAD_URL_TTL_SECONDS, EXPORT_RUN_SECONDS) are read by local/config.ts and listed in
  * docs/configuration.md.
  */
@@ -82,13 +82,14 @@ const main = async (flags: StartFlags) => {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  const { stop: _stop, ...ready } = { ...runtime, report: undefined };
+  const { stop: _stop, ...ready } = { ...runtime, report: undefined, mail: undefined };
   log(`ready: ${runtime.base_url} (X-API-KEY: ${runtime.api_key})${runtime.mqtt_url ? `; MQTT ${runtime.mqtt_url}, ${runtime.mqtts_url} (TLS)` : ''}`);
   if (runtime.console_url) {
     log(`console: ${runtime.console_url} (sign in as ${runtime.user_email} / ${runtime.user_password}; user pool at ${runtime.cognito_endpoint})`);
     // The cloud-assembly mode serves the console its template deploys (built at synth).
     if (!cloud && !existsSync(join(CONSOLE_DIST, 'index.html'))) log('the console is not built: run `npm run console:build`, then reload the page');
   }
+  if (runtime.mail_url) log(`e-mails (alarm notifications): ${runtime.mail_url}`);
   process.stdout.write(`READY ${JSON.stringify(ready)}\n`);
 };
 
@@ -102,6 +103,6 @@ export const startRuntime = (flags: StartFlags) =>
     else log(`failed to start: ${error.message}${error.cause ? ` (${(error.cause as Error).message ?? error.cause})` : ''}`);
     // A port the runtime binds itself is named by its variable (PortTakenError); one an engine binds is not.
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
-      log('a port is taken: PORT, MQTT_PORT, MQTTS_PORT, MQTT_WS_PORT, COGNITO_PORT and S3_PORT move them');
+      log('a port is taken: PORT, MQTT_PORT, MQTTS_PORT, MQTT_WS_PORT, COGNITO_PORT, S3_PORT and SES_PORT move them');
     process.exit(1);
   });

@@ -2,6 +2,7 @@ import * as z from 'zod';
 
 /** Event types of the interface (spec, Events). */
 export const EVENT_TYPES = [
+  'alarm',
   'authentication',
   'authorization',
   'cellular_info',

@@ -159,6 +159,24 @@ export const exportQueueUrl = () => process.env.EXPORT_QUEUE_URL ?? '';
  */
 export const alarmNotificationsQueueUrl = () => process.env.ALARM_NOTIFICATIONS_QUEUE_URL ?? '';
 
+/**
+ * The notifications queue's retries (the stack sets them from lambdas/queues.ts, the local runtime
+ * from its queue): backoff base × 2^(receives − 1) seconds, at most the max; the receive that is
+ * the queue's last (maxReceiveCount) shows its failure on the rule before the DLQ keeps it.
+ */
+export const alarmNotificationRetry = () => ({
+  baseSeconds: intFrom(process.env.ALARM_NOTIFICATIONS_RETRY_BASE_SECONDS, 30),
+  maxSeconds: intFrom(process.env.ALARM_NOTIFICATIONS_RETRY_MAX_SECONDS, 900),
+  maxReceiveCount: intFrom(process.env.ALARM_NOTIFICATIONS_MAX_RECEIVE_COUNT, 8),
+});
+
+/**
+ * The address alarm e-mails come from (deploy setting `alarmSender`, an identity verified in SES;
+ * the local runtime's `alarms@fleetstream.local`). Empty: this deployment sends no e-mail, and a
+ * rule that asks for some shows it (`last_notification_error`).
+ */
+export const alarmEmailSender = () => process.env.ALARM_EMAIL_SENDER ?? '';
+
 /** Export-queue retry backoff: base × 2^(receives − 1) seconds, at most the max (the stack sets both from lambdas/queues.ts). */
 export const exportRetrySeconds = () => ({
   baseSeconds: intFrom(process.env.EXPORT_RETRY_BASE_SECONDS, 30),

@@ -26,9 +26,11 @@
  * | tag index entry | WKS#<wks>      | TAG#<key>#<len>#<value>#<dev> |
  * | integration     | WKS#<wks>      | INT#<int>       |
  * | group           | WKS#<wks>      | GRP#<grp>       |
+ * | alarm rule      | WKS#<wks>      | ALARMRULE#<rule> |
  * | firmware version| WKS#<wks>      | FW#<fw>#<ver>   |
  * | data export     | WKS#<wks>      | EXPORT#<exp>    |
  * | delivery ledger | DELIVERY#<msg> | DELIVERY        |
+ * | alarm notification sent | ALARMSENT#<transition> | <part> (`webhook`, `email#<address>`) |
  * | delivery log    | INTLOG#<wks>#<int> | <at>#<uuid> |
  * | console user    | USER#<sub>     | USER            |
  * | usage of a day  | WKS#<wks>      | USAGE#<date>    |
@@ -106,6 +108,16 @@ export const exportKey = (workspaceId: string, exportId: string): ItemKey => ({ 
 /** A console user (Cognito `sub`) → the account it belongs to. */
 export const userKey = (sub: string): ItemKey => ({ pk: `USER#${sub}`, sk: 'USER' });
 export const deliveryKey = (messageId: string): ItemKey => ({ pk: `DELIVERY#${messageId}`, sk: 'DELIVERY' });
+/**
+ * The mark that one part of an alarm transition's notification was sent (its webhook event, or
+ * its e-mail to one address), by the transition's id: a redelivered transition sends it no more.
+ */
+export const alarmNotificationSentKey = (transitionId: string, part: string): ItemKey => ({ pk: `ALARMSENT#${transitionId}`, sk: part });
+/**
+ * An alarm rule, an item of its workspace (stores/alarm-rule-store.ts). The notifier writes its
+ * `last_notification_error` by this key too.
+ */
+export const alarmRuleKey = (workspaceId: string, ruleId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `ALARMRULE#${ruleId}` });
 /** One webhook POST in an integration's delivery log (`at`: the POST's start, ISO 8601: text order is time order). */
 export const deliveryLogKey = (workspaceId: string, integrationId: string, at: string, id: string): ItemKey => ({
   pk: `INTLOG#${workspaceId}#${integrationId}`,
@@ -211,8 +223,8 @@ export const firmwareUseRefs = (firmwareRef: string) => [
  * runtimes' tables expire items by: the forwarder's delivery ledger (integration-store.ts), the
  * rollout count ledger (rollout-counter-store.ts), the webhooks' delivery logs (delivery-log-store.ts), the rate counters of each key's seconds
  * (request-counter-store.ts), the devices' sampled authentication minutes
- * (authentication-sample-store.ts), the devices' event logs (device-event-store.ts) and exports past their lifetime (domain/data/export-requests.ts and
- * export-runs.ts) write their expiry in it.
+ * (authentication-sample-store.ts), the devices' event logs (device-event-store.ts), exports past their lifetime (domain/data/export-requests.ts and
+ * export-runs.ts) and the marks of sent alarm notifications (alarm-notification-store.ts) write their expiry in it.
  */
 export const REGISTRY_TTL_ATTRIBUTE = 'ttl';
 

@@ -12,10 +12,11 @@ describe('startConfig (npm start’s variables)', () => {
       mqttWsPort: 8083,
       cognitoPort: 9229,
       s3Port: 0,
+      sesPort: 8005,
       firstUser: {},
       dataDir: '.local',
       devApiKey: undefined,
-      queues: { ingest: {}, forward: {} },
+      queues: { ingest: {}, forward: {}, 'alarm-notifications': {} },
     });
   });
 
@@ -37,6 +38,9 @@ describe('startConfig (npm start’s variables)', () => {
       FORWARD_QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5',
       FORWARD_QUEUE_MAX_RECEIVE_COUNT: '2',
       INGEST_QUEUE_MAX_RECEIVE_COUNT: '3',
+      ALARM_NOTIFICATIONS_QUEUE_VISIBILITY_TIMEOUT_SECONDS: '4',
+      ALARM_NOTIFICATIONS_QUEUE_MAX_RECEIVE_COUNT: '2',
+      SES_PORT: '0',
       WEBHOOK_TIMEOUT_MS: '1500',
       AUTHORIZER_CACHE_TTL_SECONDS: '0',
       SWEEP_INTERVAL_SECONDS: '2',
@@ -49,6 +53,7 @@ describe('startConfig (npm start’s variables)', () => {
     expect(options.queues).toEqual({
       ingest: { maxReceiveCount: 3 },
       forward: { visibilityTimeoutSeconds: 5, maxReceiveCount: 2, retry: { baseSeconds: 1, maxSeconds: 4 } },
+      'alarm-notifications': { visibilityTimeoutSeconds: 4, maxReceiveCount: 2 },
     });
     expect(options).toMatchObject({
       webhookTimeoutMs: 1500,
@@ -57,6 +62,7 @@ describe('startConfig (npm start’s variables)', () => {
       firmwareUploadUrlTtlSeconds: 30,
       exportRunSeconds: 2,
       s3Port: 9000,
+      sesPort: 0,
       port: 0,
     });
     expect(() => startConfig({ EXPORT_RUN_SECONDS: '901' })).toThrow(/EXPORT_RUN_SECONDS=901: expected a whole number from 1 to 900/);

@@ -1,0 +1,195 @@
+/**
+ * Alarm notifications on the local runtime: a transition put on the notifications queue
+ * (stores/alarm-notification-queue.ts) becomes its `alarm` webhook event, received by a real HTTP
+ * receiver, and on open and close an e-mail per address, read back from the SES v2 emulator; a
+ * redelivered transition sends nothing twice; an SES outage loses nothing; and a transition that
+ * cannot be sent after the queue's retries is shown on its rule and kept in the DLQ.
+ */
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { until } from '../../local/ports';
+import type { InProcessRuntime } from '../../local/runtime';
+import type { AlarmTransition } from '../../lambdas/schemas/alarm-transitions';
+import { apiClient, type ApiClient } from '../helpers/api-client';
+import { startRuntime } from '../helpers/runtime';
+import { depthOf } from '../helpers/sqs';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
+
+let runtime: InProcessRuntime;
+let api: ApiClient;
+let receiver: WebhookReceiver;
+// Loaded after the runtime has set the environment (lambdas/shared/env.ts reads some of it once).
+let send: (transition: AlarmTransition) => Promise<void>;
+let db: import('../../lambdas/shared/clients').Db;
+let ruleKey: typeof import('../../lambdas/stores/keys').alarmRuleKey;
+
+const RECEIVES = 4;
+
+beforeAll(async () => {
+  // Quick retries: a second apart, RECEIVES receives before the DLQ.
+  runtime = (await startRuntime({
+    queues: { 'alarm-notifications': { visibilityTimeoutSeconds: 60, maxReceiveCount: RECEIVES, retry: { baseSeconds: 1, maxSeconds: 1 } } },
+  })) as InProcessRuntime;
+  api = apiClient(runtime.base_url, runtime.api_key);
+  receiver = await startWebhookReceiver();
+  await api.post(`/workspaces/${runtime.workspace_id}/integrations`, { url: receiver.url });
+  send = (await import('../../lambdas/stores/alarm-notification-queue')).sendAlarmTransition;
+  db = (await import('../../lambdas/shared/clients')).registryDb();
+  ruleKey = (await import('../../lambdas/stores/keys')).alarmRuleKey;
+}, 120_000);
+afterAll(async () => {
+  await receiver?.stop();
+  await runtime?.stop();
+});
+
+interface StoredMail {
+  from: string;
+  destination: { to: string[] };
+  subject: string;
+  body: { text?: string };
+}
+/** The e-mails the emulator got for an address (its JSON store). */
+const mailsTo = async (address: string): Promise<StoredMail[]> => {
+  const { emails } = (await (await fetch(`${runtime.mail_url}store`)).json()) as { emails: StoredMail[] };
+  return emails.filter((e) => e.destination.to.includes(address));
+};
+/** The `alarm` events the receiver accepted for an alarm. */
+const alarmEvents = (alarmId: string) => receiver.accepted().filter((e) => e.type === 'alarm' && (e.payload as { id?: string }).id === alarmId);
+const address = (who: string) => `${who}-${randomUUID().slice(0, 8)}@example.com`;
+
+const transition = (event: AlarmTransition['event'], notify: AlarmTransition['notify'], alarmId = `alm-${randomUUID()}`, ruleId = 'alr-1'): AlarmTransition => {
+  const at = new Date().toISOString();
+  return {
+    id: `${alarmId}:${event}`,
+    event,
+    at,
+    workspace_id: runtime.workspace_id,
+    alarm: {
+      id: alarmId,
+      rule_id: ruleId,
+      rule_name: 'cold room too warm',
+      kind: 'threshold',
+      severity: 'critical',
+      device_id: 'dev-freezer',
+      fleet_id: 'flt-cold',
+      status: { opened: 'open', acknowledged: 'acknowledged', closed: 'closed' }[event],
+      opened_at: at,
+      acknowledged_at: event === 'acknowledged' ? at : null,
+      acknowledged_by: event === 'acknowledged' ? 'ops key' : null,
+      closed_at: event === 'closed' ? at : null,
+      details: { value: 9.5, field: 'temp' },
+    },
+    notify,
+  };
+};
+
+/** Both the notifications queue and the forward queue hold nothing: every message sent was handled. */
+const drained = async () => {
+  const depths = await Promise.all([depthOf(runtime.queue_urls['alarm-notifications']), depthOf(runtime.queue_urls.forward)]);
+  return depths.every((d) => d.visible + d.inFlight + d.delayed === 0);
+};
+
+/** SES answering 503 on the emulator's port (stopped meanwhile), counting the requests. */
+const deadSes = async () => {
+  await runtime.mail.stop();
+  let requests = 0;
+  const server: Server = createServer((req, res) => {
+    requests++;
+    req.resume();
+    res.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"Service Unavailable"}');
+  });
+  const port = Number(new URL(runtime.ses_endpoint!).port);
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+  return {
+    requests: () => requests,
+    revive: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await runtime.mail.start();
+    },
+  };
+};
+
+describe('alarm notifications', () => {
+  it('e-mails each address on open and sends the alarm webhook event, each once however often the transition comes', async () => {
+    const [ops, oncall] = [address('ops'), address('oncall')];
+    const opened = transition('opened', { emails: [ops, oncall], integrations: true });
+    await send(opened);
+    await until(
+      async () => (await mailsTo(ops)).length === 1 && (await mailsTo(oncall)).length === 1 && alarmEvents(opened.alarm.id).length === 1,
+      'both mails and the event',
+    );
+
+    const [mail] = await mailsTo(ops);
+    expect(mail.from).toBe('alarms@fleetstream.local');
+    expect(mail.subject).toBe('[critical] cold room too warm: alarm opened on dev-freezer');
+    expect(mail.body.text).toContain(opened.alarm.id);
+    const [event] = alarmEvents(opened.alarm.id);
+    expect(event).toMatchObject({ type: 'alarm', direction: 'c2d', device_id: 'dev-freezer', fleet_id: 'flt-cold', payload: opened.alarm });
+
+    // Redelivered (a retried transition, SQS's at least once): nothing is sent again.
+    await send(opened);
+    await send(opened);
+    await until(drained, 'the redeliveries handled');
+    expect(await mailsTo(ops)).toHaveLength(1);
+    expect(await mailsTo(oncall)).toHaveLength(1);
+    expect(alarmEvents(opened.alarm.id)).toHaveLength(1);
+  });
+
+  it('sends no e-mail on acknowledge, and no webhook event when the rule’s notify.integrations is false', async () => {
+    const ops = address('ops');
+    const acknowledged = transition('acknowledged', { emails: [ops], integrations: true });
+    const closed = transition('closed', { emails: [ops], integrations: false }, acknowledged.alarm.id);
+    await send(acknowledged);
+    await send(closed);
+    await until(
+      async () => (await mailsTo(ops)).length === 1 && alarmEvents(acknowledged.alarm.id).length === 1,
+      'the close’s mail and the acknowledge’s event',
+    );
+    await until(drained, 'both handled');
+
+    expect((await mailsTo(ops)).map((m) => m.subject)).toEqual(['[critical] cold room too warm: alarm closed on dev-freezer']);
+    expect(alarmEvents(acknowledged.alarm.id).map((e) => (e.payload as { status: string }).status)).toEqual(['acknowledged']);
+  });
+
+  it('loses nothing while SES is down: the transition is retried and its e-mail lands once SES is back', async () => {
+    const ops = address('ops');
+    const ses = await deadSes();
+    try {
+      await send(transition('opened', { emails: [ops], integrations: false }));
+      await until(() => ses.requests() > 0, 'a send refused by the dead SES');
+    } finally {
+      await ses.revive();
+    }
+    await until(async () => (await mailsTo(ops)).length === 1, 'the mail, once SES is back');
+    await until(drained, 'the transition handled');
+    expect(await mailsTo(ops)).toHaveLength(1);
+  });
+
+  it('after the retries, shows the failure on the rule (if it still exists) and keeps the transition in the DLQ', async () => {
+    const ruleId = `alr-${randomUUID()}`;
+    const goneRuleId = `alr-${randomUUID()}`;
+    await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...ruleKey(runtime.workspace_id, ruleId), id: ruleId, name: 'cold room too warm' } }));
+    const ops = address('ops');
+    const dlqUrl = runtime.queue_urls['alarm-notifications-dlq'];
+    const before = (await depthOf(dlqUrl)).visible;
+    const ses = await deadSes();
+    try {
+      await send(transition('opened', { emails: [ops], integrations: false }, undefined, ruleId));
+      await send(transition('opened', { emails: [ops], integrations: false }, undefined, goneRuleId));
+      await until(async () => (await depthOf(dlqUrl)).visible === before + 2, 'both transitions in the DLQ', 90_000);
+    } finally {
+      await ses.revive();
+    }
+    const rule = (await db.doc.send(new GetCommand({ TableName: db.table, Key: ruleKey(runtime.workspace_id, ruleId), ConsistentRead: true }))).Item;
+    expect(rule?.last_notification_error).toEqual({ at: expect.any(String), email: ops, error: 'Unknown: Service Unavailable (HTTP 503)' });
+    expect(rule?.name).toBe('cold room too warm');
+    // A rule deleted meanwhile is not written back into being.
+    const gone = await db.doc.send(new GetCommand({ TableName: db.table, Key: ruleKey(runtime.workspace_id, goneRuleId), ConsistentRead: true }));
+    expect(gone.Item).toBeUndefined();
+    expect(await mailsTo(ops)).toHaveLength(0);
+  }, 120_000);
+});
