@@ -13,6 +13,7 @@ import { ConsoleSite } from './constructs/console-site';
 import { ConsoleUsers } from './constructs/console-users';
 import { DeviceMqtt } from './constructs/device-mqtt';
 import { ConsoleLive } from './constructs/console-live';
+import { grantAlarmEmail } from './constructs/alarm-email';
 import { HandlerFunction, type TableAccess } from './constructs/handler-function';
 import { OperatorMetrics } from './constructs/operator-metrics';
 import { Queues } from './constructs/queues';
@@ -64,6 +65,9 @@ const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = {
   limits: 'read-update',
   retention: 'get-update',
   export: 'batch-get-update',
+  // The alarm notifier reads and writes the marks of what it sent (GetItem, UpdateItem) and shows a
+  // failure on its rule (a conditional UpdateItem).
+  'alarm-notifier': 'get-update',
 };
 const registryAccess = (source: string): TableAccess => REGISTRY_ACCESS[source] ?? 'read-write';
 
@@ -208,6 +212,13 @@ export class FleetstreamStack extends Stack {
         return [source, fn] as const;
       }),
     );
+    // Alarm e-mails through SES v2 from the deploy setting's sender; the notifier's last receive of a
+    // transition (the queue's maxReceiveCount) shows its failure on the rule.
+    const notifier = this.consumerFunctions.get('alarm-notifier');
+    if (notifier) {
+      grantAlarmEmail(notifier, config.alarmSender, config.alarmSenderIdentity);
+      notifier.addEnvironment('ALARM_NOTIFICATIONS_MAX_RECEIVE_COUNT', String(QUEUES['alarm-notifications'].maxReceiveCount));
+    }
     // Job and FOTA events and rollout counts follow their writes: the registry stream's consumer
     // makes them. It reads the stream (granted by the event source); on the table it gets the place
     // of a device whose old job items carry none, reads rollouts (a query of a rollout and its

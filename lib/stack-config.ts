@@ -35,6 +35,10 @@ export interface FleetstreamConfig {
   readonly firmwareUploadUrlTtl: Duration;
   /** Every workspace's limits until the operator sets its own (`npm run limits`): LIMIT_DEFAULTS with the context's `limits`. */
   readonly limitDefaults: Limits;
+  /** The From address of alarm e-mails; empty: the deployment sends none (rules that ask for e-mail show it). */
+  readonly alarmSender: string;
+  /** The SES identity (verified domain or address) the notifier may send from: the sender's domain unless set. */
+  readonly alarmSenderIdentity: string;
 }
 
 /** Every context key the stack reads, with its default. */
@@ -57,6 +61,10 @@ export const CONTEXT_DEFAULTS = {
   firmwareUploadUrlTtlSeconds: 3600,
   /** Some or all of the per-workspace limits (lambdas/schemas/limits.ts), e.g. `{"devices": 50000}`; the others keep LIMIT_DEFAULTS. */
   limits: {},
+  /** The From address of alarm e-mails (an address of an identity verified in SES); empty: no alarm e-mail. */
+  alarmSender: '',
+  /** The SES identity that covers alarmSender, when it is the address itself rather than its domain (the default). */
+  alarmSenderIdentity: '',
 } as const;
 
 type ContextKey = keyof typeof CONTEXT_DEFAULTS;
@@ -69,6 +77,9 @@ const MAX_AUTHORIZER_CACHE_TTL_SECONDS = 3600;
 // A WAF rate-based rule's bounds: https://docs.aws.amazon.com/waf/latest/developerguide/waf-rule-statement-type-rate-based-high-level-settings.html
 const WAF_RATE_LIMITS = { min: 10, max: 2_000_000_000 };
 const WAF_WINDOWS_SECONDS = [60, 120, 300, 600];
+
+// An address as SES takes one for FromEmailAddress: local part, @, a dotted domain.
+const EMAIL_ADDRESS = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 const invalid = (key: ContextKey, value: unknown, expected: string) => new Error(`Context ${key}=${JSON.stringify(value)} is invalid: expected ${expected}.`);
 
@@ -118,7 +129,15 @@ export const configFromContext = (node: Node): FleetstreamConfig => {
       `limits among ${Object.keys(LIMIT_DEFAULTS).join(', ')} (${parsedLimits.error.issues.map((i) => `${i.path.join('.') || 'limits'}: ${i.message}`).join('; ')})`,
     );
   }
+  const alarmSender = read('alarmSender');
+  if (typeof alarmSender !== 'string' || (alarmSender !== '' && !EMAIL_ADDRESS.test(alarmSender)))
+    throw invalid('alarmSender', alarmSender, 'an e-mail address');
+  const alarmSenderIdentity = read('alarmSenderIdentity');
+  if (typeof alarmSenderIdentity !== 'string' || (alarmSenderIdentity !== '' && !/^[^@\s]+(@[^@\s]+)?$/.test(alarmSenderIdentity)))
+    throw invalid('alarmSenderIdentity', alarmSenderIdentity, 'a domain or an e-mail address verified in SES');
   return {
+    alarmSender,
+    alarmSenderIdentity: alarmSenderIdentity || alarmSender.slice(alarmSender.indexOf('@') + 1),
     limitDefaults: { ...LIMIT_DEFAULTS, ...parsedLimits.data },
     removalPolicy: oneOf('removalPolicy', REMOVAL_POLICIES),
     authorizerCacheTtl: Duration.seconds(integer('authorizerCacheTtlSeconds', 0, MAX_AUTHORIZER_CACHE_TTL_SECONDS)),
