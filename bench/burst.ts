@@ -51,7 +51,16 @@ interface Started {
 const startRuntime = (mode: 'disk' | 'memory', dataDir: string): Promise<Started> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, fleetstreamArgs('start', mode === 'memory' ? ['--in-memory'] : []), {
-      env: { ...process.env, FLEETSTREAM_DATA_DIR: dataDir, PORT: '0', MQTT_PORT: '0', MQTTS_PORT: '0', COGNITO_PORT: '0', POWERTOOLS_LOG_LEVEL: 'WARN' },
+      env: {
+        ...process.env,
+        FLEETSTREAM_DATA_DIR: dataDir,
+        PORT: '0',
+        MQTT_PORT: '0',
+        MQTTS_PORT: '0',
+        COGNITO_PORT: '0',
+        SES_PORT: '0',
+        POWERTOOLS_LOG_LEVEL: 'WARN',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const timeouts: string[] = [];

@@ -55,6 +55,10 @@ describe('npm start', () => {
       expect(stack.account_id).toMatch(/^acc-/);
       expect(stack.workspace_id).toMatch(/^wks-/);
       expect((await apiClient(stack.base_url, stack.api_key).get('/workspaces')).status).toBe(200);
+      // The page where alarm e-mails can be read, and their JSON.
+      expect(stack.mail_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+      expect((await fetch(stack.mail_url!)).status).toBe(200);
+      expect(await (await fetch(`${stack.mail_url}store`)).json()).toMatchObject({ emails: [] });
     } finally {
       await stack.stop();
     }
@@ -200,7 +204,7 @@ describe('npm start on a machine that lacks something', () => {
   /** `fleetstream start` run to its end, as a user runs it: its exit code and what it printed. */
   const startAndFail = (env: Record<string, string>) =>
     run(process.execPath, fleetstreamArgs('start', ['--in-memory']), {
-      env: { ...process.env, PORT: '0', MQTT_PORT: '0', MQTTS_PORT: '0', MQTT_WS_PORT: '0', COGNITO_PORT: '0', ...env },
+      env: { ...process.env, PORT: '0', MQTT_PORT: '0', MQTTS_PORT: '0', MQTT_WS_PORT: '0', COGNITO_PORT: '0', SES_PORT: '0', ...env },
     }).then(
       () => ({ code: 0, stderr: 'started' }),
       (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
@@ -222,6 +226,7 @@ describe('npm start on a machine that lacks something', () => {
     ['MQTTS_PORT', 'the MQTT TLS port'],
     ['MQTT_WS_PORT', 'the MQTT over WebSocket port (the console’s live updates)'],
     ['PORT', 'the API port'],
+    ['SES_PORT', 'the local SES (alarm e-mails)'],
   ])('names %s when %s is taken by another process', async (variable) => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

@@ -10,6 +10,8 @@ export interface ReadyInfo {
   base_url: string;
   storage_url: string;
   api_key: string;
+  /** The SES emulator's page of sent mails (absent in the cloud-assembly mode). */
+  mail_url?: string;
   account_id: string;
   workspace_id: string;
   /** The local SQS engine and its queues (DLQs as `<name>-dlq`). */
@@ -47,6 +49,7 @@ export const startLocalStack = async (
       MQTTS_PORT: '0',
       MQTT_WS_PORT: '0',
       COGNITO_PORT: '0',
+      SES_PORT: '0',
       FLEETSTREAM_DATA_DIR: dataDir,
       ...(assembly && process.env.FLEETSTREAM_IAM_REPORT_DIR ? { FLEETSTREAM_IAM_REPORT: iamReportFile()! } : {}),
       // Its DynamoDB Local lives for one test file: the JIT's second tier (C2) costs that JVM more
