@@ -192,4 +192,30 @@ describe('alarm notifications', () => {
     expect(gone.Item).toBeUndefined();
     expect(await mailsTo(ops)).toHaveLength(0);
   }, 120_000);
+
+  it('on a deployment without a sender, shows it on the rule at once and still sends the webhook event', async () => {
+    const ruleId = `alr-${randomUUID()}`;
+    await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...ruleKey(runtime.workspace_id, ruleId), id: ruleId } }));
+    const dlqUrl = runtime.queue_urls['alarm-notifications-dlq'];
+    const before = (await depthOf(dlqUrl)).visible;
+    const ops = address('ops');
+    const sender = process.env.ALARM_EMAIL_SENDER;
+    process.env.ALARM_EMAIL_SENDER = ''; // the notifier reads it at each message, as a deployment without alarmSender has it
+    try {
+      const opened = transition('opened', { emails: [ops], integrations: true }, undefined, ruleId);
+      await send(opened);
+      await until(async () => alarmEvents(opened.alarm.id).length === 1 && (await drained()), 'the event sent and the transition handled');
+    } finally {
+      process.env.ALARM_EMAIL_SENDER = sender;
+    }
+    const rule = (await db.doc.send(new GetCommand({ TableName: db.table, Key: ruleKey(runtime.workspace_id, ruleId), ConsistentRead: true }))).Item;
+    expect(rule?.last_notification_error).toEqual({
+      at: expect.any(String),
+      email: ops,
+      error: 'This deployment sends no e-mail: its alarmSender setting is empty.',
+    });
+    // Not retried into the DLQ: no retry would mend it.
+    expect((await depthOf(dlqUrl)).visible).toBe(before);
+    expect(await mailsTo(ops)).toHaveLength(0);
+  });
 });
