@@ -3,7 +3,7 @@ import type { ForwardMessage } from '../../schemas/forward';
 import type { Db } from '../../shared/clients';
 import { markNotificationSent, setRuleNotificationError, wasNotificationSent, type NotificationError } from '../../stores/alarm-notification-store';
 import type { Email } from '../../stores/email-sender';
-import { eventMessage } from '../webhooks/events';
+import { eventMessage, eventTimestamp } from '../webhooks/events';
 
 /** How long the marks of sent notifications are kept: past the queue's 4 days and its DLQ's 14, so that a replayed transition sends nothing twice. */
 export const NOTIFICATION_MARK_DAYS = 30;
@@ -31,8 +31,23 @@ export interface NotificationFailure {
   retryable: boolean;
 }
 
-/** The `ts` of the alarm event: the transition's time in the events' RFC 3339 with microseconds, the same at every redelivery. */
-const eventTs = (at: string) => `${new Date(at).toISOString().slice(0, -1)}000Z`;
+/**
+ * The `ts` of the alarm event: the transition's time in the events' RFC 3339 with microseconds, the
+ * same at every redelivery (now, should a transition carry a time that is not one).
+ */
+const eventTs = (at: string) => {
+  const ms = Date.parse(at);
+  return Number.isNaN(ms) ? eventTimestamp() : `${new Date(ms).toISOString().slice(0, -1)}000Z`;
+};
+
+/** A line of a header (the subject): a rule's or device's name with no control character in it. */
+const oneLine = (text: string) =>
+  Array.from(text, (c) => (c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f ? ' ' : c))
+    .join('')
+    .replace(/ {2,}/g, ' ');
+
+/** Longest error text a rule keeps (the rule item stays small whatever SES answers). */
+export const NOTIFICATION_ERROR_MAX_CHARS = 500;
 
 /** The `alarm` webhook event of a transition: type `alarm`, direction `c2d`, payload the alarm. */
 export const alarmEvent = (transition: AlarmTransition): ForwardMessage =>
@@ -47,7 +62,7 @@ export const alarmEvent = (transition: AlarmTransition): ForwardMessage =>
 /** The e-mail of a transition (opened or closed) to one address: plain text, what an operator needs to act. */
 export const alarmEmail = (transition: AlarmTransition, from: string, to: string): Email => {
   const { alarm, event } = transition;
-  const subject = `[${alarm.severity}] ${alarm.rule_name}: alarm ${event} on ${alarm.device_id}`;
+  const subject = oneLine(`[${alarm.severity}] ${alarm.rule_name}: alarm ${event} on ${alarm.device_id}`);
   const lines = [
     `The alarm of rule "${alarm.rule_name}" (${alarm.kind}, ${alarm.severity}) on device ${alarm.device_id} was ${event} at ${transition.at}.`,
     '',
@@ -113,6 +128,10 @@ export const notifyTransition = async (deps: NotifyDeps, transition: AlarmTransi
  * gone. The last failure of a transition is shown (the address of its last failed e-mail).
  */
 export const showNotificationFailure = (deps: Pick<NotifyDeps, 'db' | 'now'>, transition: AlarmTransition, failure: NotificationFailure) => {
-  const error: NotificationError = { at: (deps.now?.() ?? new Date()).toISOString(), error: failure.error, email: failure.email };
+  const error: NotificationError = {
+    at: (deps.now?.() ?? new Date()).toISOString(),
+    error: failure.error.slice(0, NOTIFICATION_ERROR_MAX_CHARS),
+    email: failure.email,
+  };
   return setRuleNotificationError(deps.db, transition.workspace_id, transition.alarm.rule_id, error);
 };
