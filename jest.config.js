@@ -30,6 +30,7 @@ const E2E_ON_THE_TEMPLATE = [
   'rollouts', // the rollouts' reads and the sweep's releases under their roles
   'rollout-sweep', // the scheduled rule invoking the sweep's bundle
   'usage-shutdown', // the Extensions API and SIGTERM at a container's end
+  'alarm-notifications', // the notifications queue's mapping to the notifier, its SES grant and the forward queue
 ];
 
 export default {

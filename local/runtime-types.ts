@@ -123,8 +123,7 @@ export interface LocalRuntime extends Bootstrap {
   buckets: Record<string, string>;
   /**
    * The local SES v2 emulator (aws-ses-v2-local, AWS_ENDPOINT_URL_SESV2) and its page of the sent
-   * e-mails (alarm notifications); `GET <mail_url>store` answers them as JSON. Absent in the
-   * cloud-assembly mode.
+   * e-mails (alarm notifications); `GET <mail_url>store` answers them as JSON.
    */
   ses_endpoint?: string;
   mail_url?: string;

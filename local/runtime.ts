@@ -26,7 +26,7 @@ import { type LocalSqs, startLocalSqs } from './queues-engine';
 import { instrumentAwsSdk } from './request-counter';
 import type { InProcessRuntime, InProcessRuntimeOptions } from './runtime-types';
 import { consoleCorsRules, startLocalS3 } from './s3-engine';
-import { type LocalSes, startLocalSes } from './ses-engine';
+import { LOCAL_ALARM_SENDER, type LocalSes, startLocalSes } from './ses-engine';
 import { type RunningSchedule, startSchedule } from './scheduler';
 import { type SqsHandler, type SqsPoller, startSqsPoller } from './sqs-poller';
 
@@ -39,8 +39,6 @@ export const STAGE_THROTTLE = { rateLimit: 500, burstLimit: 1000 };
 export const DEVICE_THROTTLE = { rateLimit: 1000, burstLimit: 2000 };
 /** The WAF web ACL's per-IP rate as the stack deploys it by default (firewallIpRateLimit, firewallWindowSeconds). */
 export const FIREWALL = { limit: 6000, windowSeconds: 60 };
-/** The From address of alarm e-mails on the local runtimes (the stack's is its `alarmSender` setting). */
-export const LOCAL_ALARM_SENDER = 'alarms@fleetstream.local';
 /** The console's build output (console-ui's `npm run console:build`). */
 export const CONSOLE_DIST = join(dirname(fileURLToPath(import.meta.url)), '..', 'console', 'dist');
 

@@ -1,6 +1,12 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/**
+ * The From address of alarm e-mails on the local runtimes: npm start's, and the `alarmSender` the
+ * cloud-assembly runtime synthesizes the app with (the stack's is its deploy setting).
+ */
+export const LOCAL_ALARM_SENDER = 'alarms@fleetstream.local';
+
 /** The local SES v2 engine: aws-ses-v2-local (npm), its API and its page of sent mails. */
 export interface LocalSes {
   /** The value of AWS_ENDPOINT_URL_SESV2 for clients of this engine. */

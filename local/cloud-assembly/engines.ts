@@ -1,12 +1,15 @@
 import { startFauxqs } from 'fauxqs';
 import { join } from 'node:path';
 import { LOCAL_AWS_ENV, startDynamoDbLocal } from '../dynamodb-local';
+import { listeningOn } from '../ports';
 import { startLocalS3 } from '../s3-engine';
+import { startLocalSes } from '../ses-engine';
 import type { Engines, StartBase } from './run-context';
 
 /**
  * Starts the engines the template's data resources are created on: DynamoDB Local (or uses the one
- * `dynamoDbEndpoint` names, left running at the stop), fauxqs, and the local S3 in front of fauxqs's.
+ * `dynamoDbEndpoint` names, left running at the stop), fauxqs, the local S3 in front of fauxqs's, and
+ * the SES v2 emulator.
  */
 export const startEngines = async ({ options, stops }: StartBase, dataDir: string | undefined): Promise<Engines> => {
   const dynamo = options.dynamoDbEndpoint
@@ -23,5 +26,8 @@ export const startEngines = async ({ options, stops }: StartBase, dataDir: strin
     dataDir,
   });
   stops.push(s3.stop);
-  return { dynamo, sqs, s3 };
+  // Alarm e-mails (SES v2 SendEmail), as npm start's.
+  const ses = await listeningOn('SES_PORT', options.sesPort, () => startLocalSes({ port: options.sesPort }));
+  stops.push(ses.stop);
+  return { dynamo, sqs, s3, ses };
 };

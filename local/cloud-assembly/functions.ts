@@ -29,7 +29,7 @@ export const functionHost = (
   { options, engines }: RunContext,
   { door, cognito, permissions, localize }: { door: IotDoor; cognito: LocalCognito | undefined; permissions: Permissions; localize: Localize },
 ): FunctionHost => ({
-  upstreams: { dynamodb: engines.dynamo.endpoint, sqs: engines.sqs.address, s3: engines.s3.endpoint, ...door.upstreams },
+  upstreams: { dynamodb: engines.dynamo.endpoint, sqs: engines.sqs.address, s3: engines.s3.endpoint, sesv2: engines.ses.endpoint, ...door.upstreams },
   overrides: localOverrides(options, cognito),
   statementsOf: permissions.statementsOf,
   localize,

@@ -190,3 +190,25 @@ export const s3Accesses = (method: string, url: string, headers: IncomingMessage
       return undefined;
   }
 };
+
+/**
+ * The accesses of an SES v2 request. SendEmail (`POST /v2/email/outbound-emails`) is
+ * `ses:SendEmail` on the identity that covers its From address, taken as the address's domain (the
+ * stack's default identity, `alarmSender`'s domain), with the condition key `ses:FromAddress`; no
+ * other operation is read, so the proxy refuses it.
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsesv2.html
+ */
+export const sesAccesses = (ctx: ArnContext, method: string, url: string, body: string): Access[] | undefined => {
+  if (method !== 'POST' || url.split('?')[0] !== '/v2/email/outbound-emails') return undefined;
+  const from = String((JSON.parse(body || '{}') as { FromEmailAddress?: unknown }).FromEmailAddress ?? '');
+  const address = /<([^>]+)>/.exec(from)?.[1] ?? from;
+  const at = address.lastIndexOf('@');
+  if (at < 1) return undefined;
+  return [
+    {
+      action: 'ses:SendEmail',
+      resource: `arn:aws:ses:${ctx.region}:${ctx.account}:identity/${address.slice(at + 1)}`,
+      context: { 'ses:FromAddress': address },
+    },
+  ];
+};

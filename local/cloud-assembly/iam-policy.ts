@@ -40,16 +40,28 @@ const leadingKeyPatterns = (condition: unknown): string[] | undefined => {
   return list(keys['dynamodb:LeadingKeys']);
 };
 
+/** A condition of `StringEquals` alone (`ses:FromAddress`, say): its keys and the values each may take. */
+const stringEqualsOf = (condition: unknown): Record<string, string[]> | undefined => {
+  const operators = condition as Record<string, Record<string, string | string[]>>;
+  const keys = operators.StringEquals;
+  if (Object.keys(operators).length !== 1 || !keys) return undefined;
+  return Object.fromEntries(Object.entries(keys).map(([key, values]) => [key, list(values)]));
+};
+
 /**
- * Whether a statement applies to a request, as far as its condition goes. The condition the stack's
- * role policies use is read: `ForAllValues:StringLike` on `dynamodb:LeadingKeys`, the partition
- * keys a batch write names (`leadingKeys`), each matching one of the patterns. A condition the
- * local check cannot decide (another key or operator, or a request whose keys it did not read) is
- * taken the strict way: an Allow as not applying, a Deny as applying, so that the local check
- * never allows what AWS might refuse.
+ * Whether a statement applies to a request, as far as its condition goes. The conditions the
+ * stack's role policies use are read: `ForAllValues:StringLike` on `dynamodb:LeadingKeys`, the
+ * partition keys a batch write names (`leadingKeys`), each matching one of the patterns; and
+ * `StringEquals` on keys the request sets (`context`: `ses:FromAddress` of a SendEmail). A
+ * condition the local check cannot decide (another key or operator, or a request whose keys it did
+ * not read) is taken the strict way: an Allow as not applying, a Deny as applying, so that the
+ * local check never allows what AWS might refuse.
  */
-const conditionHolds = (statement: PolicyStatement, leadingKeys: readonly string[] | undefined) => {
+const conditionHolds = (statement: PolicyStatement, leadingKeys: readonly string[] | undefined, context: Readonly<Record<string, string>> | undefined) => {
   if (statement.Condition === undefined) return true;
+  const equals = stringEqualsOf(statement.Condition);
+  if (equals && context && Object.keys(equals).every((key) => context[key] !== undefined))
+    return Object.entries(equals).every(([key, values]) => values.includes(context[key]));
   const patterns = leadingKeyPatterns(statement.Condition);
   if (patterns === undefined || leadingKeys === undefined) return statement.Effect === 'Deny';
   return leadingKeys.every((key) => patterns.some((pattern) => wildcardMatch(pattern, key)));
@@ -60,8 +72,14 @@ const conditionHolds = (statement: PolicyStatement, leadingKeys: readonly string
  * then any Allow, else the implicit deny; a statement applies when its condition holds
  * (`conditionHolds`).
  */
-export const evaluate = (statements: readonly PolicyStatement[], action: string, resource: string, leadingKeys?: readonly string[]): Decision => {
-  const matching = statements.filter((s) => appliesTo(s, action, resource) && conditionHolds(s, leadingKeys));
+export const evaluate = (
+  statements: readonly PolicyStatement[],
+  action: string,
+  resource: string,
+  leadingKeys?: readonly string[],
+  context?: Readonly<Record<string, string>>,
+): Decision => {
+  const matching = statements.filter((s) => appliesTo(s, action, resource) && conditionHolds(s, leadingKeys, context));
   if (matching.some((s) => s.Effect === 'Deny')) return 'explicit-deny';
   return matching.some((s) => s.Effect === 'Allow') ? 'allow' : 'implicit-deny';
 };
@@ -75,6 +93,8 @@ export interface Access {
   index?: string;
   /** For DynamoDB's batch writes: the partition keys (`pk`, the stack's tables' key) of the items written. */
   leadingKeys?: string[];
+  /** The condition keys the request sets, as IAM reads them (`ses:FromAddress`). */
+  context?: Record<string, string>;
 }
 
 /** A recorded call: which function, what it asked for, and what the policy said. */

@@ -7,6 +7,17 @@
  * refuse, as AWS does, and otherwise forwards the request unchanged to the engine.
  */
 
-export { dynamoAccesses, iotAccesses, iotDataAccesses, localStreamArn, s3Accesses, s3Arn, sqsAccesses, streamsAccesses, type ArnContext } from './iam-accesses';
+export {
+  dynamoAccesses,
+  iotAccesses,
+  iotDataAccesses,
+  localStreamArn,
+  s3Accesses,
+  s3Arn,
+  sesAccesses,
+  sqsAccesses,
+  streamsAccesses,
+  type ArnContext,
+} from './iam-accesses';
 export { evaluate, grantsOf, unusedGrants, wildcardMatch, type Access, type CallRecord, type Decision, type Grant, type PolicyStatement } from './iam-policy';
 export { ENDPOINT_VARIABLES, startRecordingProxy, type RecordingProxy, type RecordingProxyOptions, type Upstreams } from './recording-proxy';

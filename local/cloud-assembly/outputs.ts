@@ -57,6 +57,7 @@ export const exportEngines = ({ template, engines, physical }: RunContext, outpu
     AWS_ENDPOINT_URL_DYNAMODB: engines.dynamo.endpoint,
     AWS_ENDPOINT_URL_SQS: engines.sqs.address,
     AWS_ENDPOINT_URL_S3: engines.s3.endpoint,
+    AWS_ENDPOINT_URL_SESV2: engines.ses.endpoint,
     REGISTRY_TABLE: registryTable,
     ...(timeseriesTable ? { TIMESERIES_TABLE: timeseriesTable } : {}),
     ...(queue_urls.ingest ? { INGEST_QUEUE_URL: queue_urls.ingest } : {}),

@@ -1,4 +1,5 @@
 import type { QueueName, QueueSettings } from '../../lambdas/queues';
+import { LOCAL_ALARM_SENDER } from '../ses-engine';
 import { userPoolOf, type UserPoolSpec } from './cognito';
 import { scheduledRulesOf, type ScheduledRuleSpec } from './events';
 import type { CloudAssemblyOptions } from './run-context';
@@ -21,7 +22,8 @@ export const readStack = async (options: CloudAssemblyOptions, log: (message: st
   let dir = options.assemblyDir;
   if (!dir) {
     log('synthesizing the app (bundling every handler)…');
-    dir = await synthesize();
+    // With the local sender, so that alarm e-mails go to the SES emulator as npm start's do.
+    dir = await synthesize({ context: { alarmSender: LOCAL_ALARM_SENDER } });
   }
   const assembly = readAssembly(dir);
   const stack = applyOverrides(assembly, options);
@@ -63,7 +65,7 @@ const applyOverrides = (assembly: AssemblyStack, options: CloudAssemblyOptions):
   }
   for (const [queue, settings] of Object.entries(options.queues ?? {}) as Array<[QueueName, Partial<QueueSettings>]>) {
     if (!settings || !Object.keys(settings).length) continue;
-    const pascal = queue.charAt(0).toUpperCase() + queue.slice(1);
+    const pascal = queue.replace(/(^|-)([a-z])/g, (_m, _dash, c: string) => c.toUpperCase()); // alarm-notifications: AlarmNotifications
     const queueId = targetOf(template.Outputs?.[`${pascal}QueueUrl`]?.Value);
     if (!queueId) throw new Error(`The template has no ${pascal}QueueUrl output: cannot change the ${queue} queue.`);
     const props = template.Resources[queueId].Properties!;

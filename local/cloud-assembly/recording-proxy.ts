@@ -1,5 +1,5 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { dynamoAccesses, iotAccesses, iotDataAccesses, s3Accesses, s3Arn, sqsAccesses, streamsAccesses, type ArnContext } from './iam-accesses';
+import { dynamoAccesses, iotAccesses, iotDataAccesses, s3Accesses, s3Arn, sesAccesses, sqsAccesses, streamsAccesses, type ArnContext } from './iam-accesses';
 import { evaluate, type Access, type CallRecord, type PolicyStatement } from './iam-policy';
 
 /** S3's AccessDenied: its XML error document (none for HEAD, whose answers have no body). */
@@ -78,6 +78,8 @@ const SERVICES: Record<string, ServiceCodec> = {
   iotdata: { prefix: 'iot', accesses: (ctx, { method, url }) => iotDataAccesses(ctx, method, url), denied: restAccessDenied('ForbiddenException') },
   iot: { prefix: 'iot', accesses: (ctx, { method, url }) => iotAccesses(ctx, method, url), denied: restAccessDenied('AccessDeniedException') },
   s3: { prefix: 's3', accesses: (_ctx, { method, url, headers }, body) => s3Accesses(method, url, headers, body), denied: s3AccessDenied },
+  // SES v2 (REST JSON) answers a refused call with AccessDeniedException (403).
+  sesv2: { prefix: 'ses', accesses: (ctx, { method, url }, body) => sesAccesses(ctx, method, url, body), denied: restAccessDenied('AccessDeniedException') },
 };
 
 /** The services a function's proxy stands in front of: the SDK variable and the engine's address. */
@@ -91,6 +93,7 @@ export const ENDPOINT_VARIABLES: Record<keyof typeof SERVICES, string> = {
   iotdata: 'AWS_ENDPOINT_URL_IOT_DATA_PLANE',
   iot: 'AWS_ENDPOINT_URL_IOT',
   s3: 'AWS_ENDPOINT_URL_S3',
+  sesv2: 'AWS_ENDPOINT_URL_SESV2',
 };
 
 const readAll = (req: IncomingMessage) =>
@@ -157,7 +160,7 @@ export interface RecordingProxyOptions {
 /** IAM's AccessDenied message for an access the function's statements refuse. */
 const notAuthorized = (options: RecordingProxyOptions, access: Access) => {
   const why =
-    evaluate(options.statements(), access.action, access.resource, access.leadingKeys) === 'explicit-deny'
+    evaluate(options.statements(), access.action, access.resource, access.leadingKeys, access.context) === 'explicit-deny'
       ? 'with an explicit deny in an identity-based policy'
       : `because no identity-based policy allows the ${access.action} action`;
   return `User: arn:aws:sts::${options.arnContext.account}:assumed-role/${options.roleName}/${options.functionName} is not authorized to perform: ${access.action} on resource: ${access.resource} ${why}`;
@@ -167,8 +170,8 @@ const notAuthorized = (options: RecordingProxyOptions, access: Access) => {
 const checkAccesses = (options: RecordingProxyOptions, accesses: readonly Access[]): Access | undefined => {
   const refused: Access[] = [];
   for (const access of accesses) {
-    const decision = evaluate(options.statements(), access.action, access.resource, access.leadingKeys);
-    const { leadingKeys: _keys, ...asked } = access;
+    const decision = evaluate(options.statements(), access.action, access.resource, access.leadingKeys, access.context);
+    const { leadingKeys: _keys, context: _context, ...asked } = access;
     options.record({ function: options.functionName, ...asked, decision });
     if (decision !== 'allow') refused.push(access);
   }

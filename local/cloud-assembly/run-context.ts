@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { LOCAL_AWS_ENV, type DynamoDbLocal } from '../dynamodb-local';
 import type { LocalRuntimeOptions } from '../runtime';
 import type { LocalS3 } from '../s3-engine';
+import type { LocalSes } from '../ses-engine';
 import type { CallRecord, PolicyStatement } from './iam';
 import type { LocalLambda } from './lambda-host';
 import { resolver, type AssemblyStack, type CfnResource, type CfnTemplate, type Physical, type Pseudo } from './template';
@@ -43,6 +44,8 @@ export interface Engines {
   dynamo: DynamoDbLocal;
   sqs: Awaited<ReturnType<typeof startFauxqs>>;
   s3: LocalS3;
+  /** The SES v2 emulator alarm e-mails go to. */
+  ses: LocalSes;
 }
 
 /** What every phase of a start shares: the template, what the engines made of its resources, and what the run collects. */

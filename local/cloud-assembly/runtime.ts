@@ -125,6 +125,8 @@ const startTemplate = async (base: StartBase): Promise<StartedTemplate> => {
       sqs_endpoint: engines.sqs.address,
       queue_urls,
       s3_endpoint: engines.s3.endpoint,
+      ses_endpoint: engines.ses.endpoint,
+      mail_url: engines.ses.pageUrl,
       buckets,
       mqtt_url: door.urls.url,
       mqtts_url: door.urls.tlsUrl,

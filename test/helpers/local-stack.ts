@@ -10,7 +10,7 @@ export interface ReadyInfo {
   base_url: string;
   storage_url: string;
   api_key: string;
-  /** The SES emulator's page of sent mails (absent in the cloud-assembly mode). */
+  /** The SES emulator's page of sent mails. */
   mail_url?: string;
   account_id: string;
   workspace_id: string;

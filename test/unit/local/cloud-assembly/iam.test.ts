@@ -5,6 +5,7 @@ import {
   iotDataAccesses,
   localStreamArn,
   s3Accesses,
+  sesAccesses,
   sqsAccesses,
   streamsAccesses,
   unusedGrants,
@@ -141,6 +142,35 @@ describe('unusedGrants', () => {
     ];
 
     expect(unusedGrants(roles, calls)).toEqual([{ function: 'Fn', action: 'dynamodb:PutItem', resource: TABLE }]);
+  });
+});
+
+describe('what an SES v2 request asks for', () => {
+  const identity = 'arn:aws:ses:us-east-1:000000000000:identity/ops.example.com';
+  const sendEmail = (from: string) => JSON.stringify({ FromEmailAddress: from, Destination: { ToAddresses: ['a@b.example'] }, Content: {} });
+  // The alarm notifier's grant (lib/constructs/alarm-email.ts).
+  const grant: PolicyStatement = {
+    Effect: 'Allow',
+    Action: 'ses:SendEmail',
+    Resource: identity,
+    Condition: { StringEquals: { 'ses:FromAddress': 'alarms@ops.example.com' } },
+  };
+
+  it('reads SendEmail as ses:SendEmail on the From domain’s identity, with ses:FromAddress (a display name left out)', () => {
+    expect(sesAccesses(CTX, 'POST', '/v2/email/outbound-emails', sendEmail('Fleetstream <alarms@ops.example.com>'))).toEqual([
+      { action: 'ses:SendEmail', resource: identity, context: { 'ses:FromAddress': 'alarms@ops.example.com' } },
+    ]);
+    expect(sesAccesses(CTX, 'GET', '/v2/email/account', '')).toBeUndefined();
+    expect(sesAccesses(CTX, 'POST', '/v2/email/outbound-emails', sendEmail('no-address'))).toBeUndefined();
+  });
+
+  it('allows the sender’s grant only from its From address (StringEquals on ses:FromAddress)', () => {
+    const [ours] = sesAccesses(CTX, 'POST', '/v2/email/outbound-emails', sendEmail('alarms@ops.example.com'))!;
+    const [other] = sesAccesses(CTX, 'POST', '/v2/email/outbound-emails', sendEmail('ceo@ops.example.com'))!;
+    expect(evaluate([grant], ours.action, ours.resource, undefined, ours.context)).toBe('allow');
+    expect(evaluate([grant], other.action, other.resource, undefined, other.context)).toBe('implicit-deny');
+    // A request that does not say its From address: undecided, so not allowed.
+    expect(evaluate([grant], ours.action, ours.resource)).toBe('implicit-deny');
   });
 });
 
