@@ -160,9 +160,9 @@ export const QUEUE_PRODUCERS: Record<QueueName, readonly string[]> = {
   retention: ['workspaces', 'devices', 'retention'],
   // An export request queues its export; a run that stops queues the rest.
   export: ['timeseries', 'export'],
-  // Every alarm transition: acknowledging (the alarms routes), closing by a rule's change or
-  // deletion (the alarm-rules routes); detection's handlers join as they are built.
-  'alarm-notifications': ['alarm-rules', 'alarms'],
+  // Every alarm transition from the API: acknowledging, and closing by a rule's change or deletion
+  // (the alarms routes); detection's handlers join as they are built.
+  'alarm-notifications': ['alarms'],
 };
 
 /**

@@ -21,6 +21,7 @@ export type RouteHandler =
   | 'rollouts'
   | 'groups'
   | 'state'
+  | 'alarms'
   | 'openapi';
 
 /**
@@ -81,6 +82,7 @@ export const STREAMED_HANDLERS: ReadonlySet<RouteHandler> = new Set<RouteHandler
   'timeseries',
   'rollouts',
   'groups',
+  'alarms',
 ]);
 
 const route = (method: HttpMethod, path: string, handler: RouteHandler, operationId: string, summary: string, auth: RouteAuth = 'api-key'): Route => ({
@@ -130,6 +132,21 @@ export const ROUTES: readonly Route[] = [
     'patchDeviceState',
     'Change a device’s desired state (merged; null removes a key; 409 on a stale version)',
   ),
+
+  // Additions to the v3 interface (spec/fleet-state.md §4): alarm rules and their alarms, one handler.
+  route('GET', '/workspaces/{workspaceId}/alarm-rules', 'alarms', 'listAlarmRules', 'List the alarm rules of a workspace'),
+  route('POST', '/workspaces/{workspaceId}/alarm-rules', 'alarms', 'createAlarmRule', 'Create an alarm rule'),
+  route('GET', '/workspaces/{workspaceId}/alarm-rules/{alarmRuleId}', 'alarms', 'getAlarmRule', 'Get an alarm rule'),
+  route(
+    'PATCH',
+    '/workspaces/{workspaceId}/alarm-rules/{alarmRuleId}',
+    'alarms',
+    'updateAlarmRule',
+    'Change, enable or disable an alarm rule (disabling closes its alarms)',
+  ),
+  route('DELETE', '/workspaces/{workspaceId}/alarm-rules/{alarmRuleId}', 'alarms', 'deleteAlarmRule', 'Delete an alarm rule, closing its alarms'),
+  route('GET', '/workspaces/{workspaceId}/alarms', 'alarms', 'listAlarms', 'List the alarms of a workspace, newest first, filtered'),
+  route('POST', '/workspaces/{workspaceId}/alarms/{alarmId}/acknowledge', 'alarms', 'acknowledgeAlarm', 'Acknowledge an open alarm, with a note'),
 
   route('GET', '/workspaces/{workspaceId}/devices', 'devices', 'listDevices', 'List the devices of a workspace'),
   route('POST', '/workspaces/{workspaceId}/devices', 'devices', 'createDevice', 'Create a device (default fleet when fleet_id is omitted)'),

@@ -57,9 +57,12 @@ const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 // of its devices and fleets in batches (BatchGetItem). The groups' routes read as the device list
 // does and write one group at a time, with its quota's count: no batch writes. The device state's
 // routes read the workspace and the device by key and update the device item (and count requests).
+// The alarms' routes (rules and alarms) read and write items one at a time or in transactions (a
+// rule with its quota's count, an alarm with its guard and its transition's record): no batch writes.
 const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = {
   timeseries: 'storage',
   groups: 'read-items-write-one',
+  alarms: 'read-items-write-one',
   state: 'get-update',
   ingest: 'batch-get-update',
   limits: 'read-update',

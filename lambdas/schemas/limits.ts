@@ -1,7 +1,7 @@
 import * as z from 'zod';
 
 /** The quotas counted on the workspace item: things a workspace creates and holds (a delete or revoke gives a place back). */
-export const COUNTED_LIMITS = ['devices', 'fleets', 'api_keys', 'integrations', 'identities', 'firmware_versions', 'groups'] as const;
+export const COUNTED_LIMITS = ['devices', 'fleets', 'api_keys', 'integrations', 'identities', 'firmware_versions', 'groups', 'alarm_rules'] as const;
 export type CountedLimit = (typeof COUNTED_LIMITS)[number];
 
 /** The quotas counted on the workspace item per UTC day: things a workspace starts, whose cost is spent once started. */
@@ -40,6 +40,7 @@ export const LIMIT_RANGES: Readonly<Record<LimitName, { min: number; max: number
   identities: { min: 0, max: 100_000_000, what: 'device identities of the workspace that are not revoked' },
   firmware_versions: { min: 0, max: 100_000, what: 'firmware versions registered in the workspace' },
   groups: { min: 0, max: 100_000, what: 'device groups (saved queries) in the workspace' },
+  alarm_rules: { min: 0, max: 10_000, what: 'alarm rules in the workspace' },
   exports_per_day: { min: 0, max: 100_000, what: 'data exports started per UTC day' },
   rollouts_per_day: { min: 0, max: 100_000, what: 'rollouts (fleet-wide jobs and FOTA) started per UTC day' },
   points_per_device_per_day: { min: 0, max: 100_000_000, what: 'data points stored per device per UTC day' },
@@ -64,6 +65,7 @@ export const LIMIT_DEFAULTS: Readonly<Limits> = {
   identities: 20_000,
   firmware_versions: 1_000,
   groups: 1_000,
+  alarm_rules: 100,
   exports_per_day: 100,
   rollouts_per_day: 1_000,
   points_per_device_per_day: 100_000,

@@ -107,7 +107,7 @@ export const EVERY_VALUES = (Object.entries(BUCKET_AMOUNTS) as Array<[BucketUnit
 ) as [string, ...string[]];
 
 /** A path of payload keys: up to 8 names of letters, digits, "_" or "-", joined by dots. */
-const FIELD_PATH = /^[A-Za-z0-9_-]{1,64}(?:\.[A-Za-z0-9_-]{1,64}){0,7}$/;
+export const FIELD_PATH = /^[A-Za-z0-9_-]{1,64}(?:\.[A-Za-z0-9_-]{1,64}){0,7}$/;
 const FUNCTION_LIST = new RegExp(`^(?:${AGGREGATE_FUNCTIONS.join('|')})(?:,(?:${AGGREGATE_FUNCTIONS.join('|')}))*$`);
 
 /**

@@ -7,7 +7,7 @@ const TIME_DIGITS = 9;
 // The other 11 characters are random: ≈ 57 bits, fresh for every ID of the same millisecond.
 const random = customAlphabet(ALPHABET, 20 - TIME_DIGITS);
 
-export type IdPrefix = 'acc' | 'wks' | 'flt' | 'dev' | 'key' | 'idn' | 'int' | 'exp' | 'rol' | 'fwr' | 'grp';
+export type IdPrefix = 'acc' | 'wks' | 'flt' | 'dev' | 'key' | 'idn' | 'int' | 'exp' | 'rol' | 'fwr' | 'grp' | 'alr' | 'alm';
 
 /**
  * A new ID with its type prefix, e.g. `dev-mhx2k0q8a3k9v2m7q1x8c`: 20 lowercase letters or digits,

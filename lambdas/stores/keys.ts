@@ -26,7 +26,10 @@
  * | tag index entry | WKS#<wks>      | TAG#<key>#<len>#<value>#<dev> |
  * | integration     | WKS#<wks>      | INT#<int>       |
  * | group           | WKS#<wks>      | GRP#<grp>       |
- * | alarm rule      | WKS#<wks>      | ALARMRULE#<rule> |
+ * | alarm rule      | WKS#<wks>      | ALARMRULE#<alr> |
+ * | alarm           | WKS#<wks>      | ALARM#<alm>     |
+ * | open alarm guard| ALARMOPEN#<alr>#<dev> | ALARMOPEN |
+ * | alarm transition| ALARMTX#<transition id> | ALARMTX |
  * | firmware version| WKS#<wks>      | FW#<fw>#<ver>   |
  * | data export     | WKS#<wks>      | EXPORT#<exp>    |
  * | delivery ledger | DELIVERY#<msg> | DELIVERY        |
@@ -97,6 +100,18 @@ export const identityKey = (workspaceId: string, deviceId: string, identityId: s
 export const integrationKey = (workspaceId: string, integrationId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `INT#${integrationId}` });
 /** A group (a saved query) of a workspace: in its partition, so that deleting the workspace's partition removes it. */
 export const groupKey = (workspaceId: string, groupId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `GRP#${groupId}` });
+/** An alarm rule of a workspace: in its partition, read whole by the rules' cache; the notifier writes its `last_notification_error` by this key too. */
+export const alarmRuleKey = (workspaceId: string, ruleId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `ALARMRULE#${ruleId}` });
+/** An alarm (open, acknowledged or closed): in its workspace's partition, its ID sorting it by when it opened. */
+export const alarmKey = (workspaceId: string, alarmId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `ALARM#${alarmId}` });
+/**
+ * The guard of a rule's alarm on a device that is not closed: at most one exists, since an alarm
+ * opens only in the transaction that creates it and closes in the one that deletes it. Found by
+ * rule and device alone (the detection closes by them).
+ */
+export const openAlarmGuardKey = (ruleId: string, deviceId: string): ItemKey => ({ pk: `ALARMOPEN#${ruleId}#${deviceId}`, sk: 'ALARMOPEN' });
+/** The record of an alarm transition by its transition ID: a retried batch or sweep finds it and writes nothing twice. */
+export const alarmTransitionKey = (transitionId: string): ItemKey => ({ pk: `ALARMTX#${transitionId}`, sk: 'ALARMTX' });
 /** A registered firmware version (its image is the S3 object `<wks>/<fw>/<ver>`). Firmware IDs and versions never hold "#". */
 export const firmwareKey = (workspaceId: string, firmwareId: string, version: string): ItemKey => ({
   pk: `WKS#${workspaceId}`,
@@ -113,11 +128,6 @@ export const deliveryKey = (messageId: string): ItemKey => ({ pk: `DELIVERY#${me
  * its e-mail to one address), by the transition's id: a redelivered transition sends it no more.
  */
 export const alarmNotificationSentKey = (transitionId: string, part: string): ItemKey => ({ pk: `ALARMSENT#${transitionId}`, sk: part });
-/**
- * An alarm rule, an item of its workspace (stores/alarm-rule-store.ts). The notifier writes its
- * `last_notification_error` by this key too.
- */
-export const alarmRuleKey = (workspaceId: string, ruleId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `ALARMRULE#${ruleId}` });
 /** One webhook POST in an integration's delivery log (`at`: the POST's start, ISO 8601: text order is time order). */
 export const deliveryLogKey = (workspaceId: string, integrationId: string, at: string, id: string): ItemKey => ({
   pk: `INTLOG#${workspaceId}#${integrationId}`,
@@ -316,6 +326,8 @@ export const collection = {
   identitiesOfDevice: (workspaceId: string, deviceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: `IDN#${deviceId}#` }),
   integrationsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'INT#' }),
   groupsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'GRP#' }),
+  alarmRulesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'ALARMRULE#' }),
+  alarmsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'ALARM#' }),
   deliveriesOfIntegration: (workspaceId: string, integrationId: string) => ({ pk: `INTLOG#${workspaceId}#${integrationId}`, prefix: '' }),
   firmwaresOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'FW#' }),
   usageOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'USAGE#' }),

@@ -18,6 +18,7 @@ export const COUNT_ATTRIBUTES: Readonly<Record<QuotaName, { count: string; day?:
   identities: { count: 'identities_count' },
   firmware_versions: { count: 'firmware_versions_count' },
   groups: { count: 'groups_count' },
+  alarm_rules: { count: 'alarm_rules_count' },
   exports_per_day: { count: 'exports_today', day: 'exports_day' },
   rollouts_per_day: { count: 'rollouts_today', day: 'rollouts_day' },
   workspaces_per_account: { count: 'workspaces_count' },
@@ -45,6 +46,7 @@ export interface WorkspaceLimitFields extends QuotaFields {
   identities_count?: number;
   firmware_versions_count?: number;
   groups_count?: number;
+  alarm_rules_count?: number;
   exports_day?: string;
   exports_today?: number;
   rollouts_day?: string;
@@ -71,6 +73,7 @@ export const initialCounts = (apiKeys: number) =>
     identities_count: 0,
     firmware_versions_count: 0,
     groups_count: 0,
+    alarm_rules_count: 0,
   }) satisfies WorkspaceLimitFields;
 
 /** The counts of a new account: its first workspace. */
@@ -172,6 +175,7 @@ const COUNTED: Readonly<Record<HeldQuota, { prefix: (holderId: string) => { pk: 
   identities: { prefix: collection.identitiesOfWorkspace, filter: NOT_REVOKED },
   firmware_versions: { prefix: collection.firmwaresOfWorkspace },
   groups: { prefix: collection.groupsOfWorkspace },
+  alarm_rules: { prefix: collection.alarmRulesOfWorkspace },
   workspaces_per_account: { prefix: collection.workspacesOfAccount },
 };
 

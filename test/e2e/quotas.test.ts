@@ -115,6 +115,7 @@ describe('a workspace’s quotas', () => {
         identities: 20_000,
         firmware_versions: 1000,
         groups: 1000,
+        alarm_rules: 100,
         exports_per_day: 100,
         rollouts_per_day: 1000,
         points_per_device_per_day: 100_000,

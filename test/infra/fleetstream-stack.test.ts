@@ -88,6 +88,8 @@ describe('routes', () => {
     const methods = methodsByRoute(template);
 
     expect(lists.map((r) => r.operationId).sort()).toEqual([
+      'listAlarmRules',
+      'listAlarms',
       'listApiKeys',
       'listDeviceEvents',
       'listDevices',
@@ -120,7 +122,7 @@ describe('routes', () => {
     }
 
     expect([...modes.values()].filter((set) => set.size > 1)).toEqual([]);
-    expect([...modes.values()].filter((set) => set.has('STREAM'))).toHaveLength(12);
+    expect([...modes.values()].filter((set) => set.has('STREAM'))).toHaveLength(13);
   });
 
   it('has one REQUEST authorizer per kind of route auth in use; the API one has no identity source and API Gateway’s cache off, and caches itself for the configured time', () => {

@@ -59,6 +59,10 @@ const CONFLICTS = new Set([
   'cancelRollout',
   'replayIntegrationDeadLetters',
   'deleteGroup',
+  // spec/fleet-state.md §4: a rule changed meanwhile; an alarm already closed.
+  'updateAlarmRule',
+  'deleteAlarmRule',
+  'acknowledgeAlarm',
   'patchDeviceState',
   // spec/fleet-state.md §5: a fleet or workspace that holds devices; a device into a fleet being deleted.
   'deleteWorkspace',
@@ -75,6 +79,7 @@ const QUOTAS = new Set([
   'createApiKey',
   'createIntegration',
   'createGroup',
+  'createAlarmRule',
   'createIdentity',
   'registerFirmware',
   'createExport',

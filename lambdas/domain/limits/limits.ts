@@ -45,6 +45,7 @@ const REFUSALS: Readonly<Record<QuotaName | DeviceLimit, (max: number) => string
   identities: (max) => `The workspace is at its limit of ${max} device identities that are not revoked`,
   firmware_versions: (max) => `The workspace is at its limit of ${max} firmware versions`,
   groups: (max) => `The workspace is at its limit of ${max} groups`,
+  alarm_rules: (max) => `The workspace is at its limit of ${max} alarm rules`,
   exports_per_day: (max) => `The workspace has started its limit of ${max} exports today`,
   rollouts_per_day: (max) => `The workspace has started its limit of ${max} rollouts today`,
   workspaces_per_account: (max) => `The account is at its limit of ${max} workspaces`,
@@ -149,7 +150,7 @@ const countUp = (db: Db, first: QuotaHolder, again: () => Promise<QuotaHolder>, 
 
 /**
  * The part of a create's transaction that counts it against the workspace's quota of `limit`: what
- * it holds (devices, fleets, keys, integrations, identities, firmware versions, groups), or what it starts
+ * it holds (devices, fleets, keys, integrations, identities, firmware versions, groups, alarm rules), or what it starts
  * per UTC day (exports, rollouts).
  * @throws QuotaExceededError (from its item) when the workspace is full.
  */

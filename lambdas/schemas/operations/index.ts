@@ -1,5 +1,6 @@
 import type { RouteHandler } from '../../routes';
 import type { Operations } from '../operation';
+import { ALARM_OPERATIONS } from './alarms';
 import { API_KEY_OPERATIONS } from './api-keys';
 import { DEVICE_API_OPERATIONS } from './device-api';
 import { DEVICE_OPERATIONS } from './devices';
@@ -37,6 +38,7 @@ export const OPERATIONS_BY_HANDLER: Record<RouteHandler, Operations> = {
   rollouts: ROLLOUT_OPERATIONS,
   groups: GROUP_OPERATIONS,
   state: STATE_OPERATIONS,
+  alarms: ALARM_OPERATIONS,
   openapi: OPENAPI_OPERATIONS,
 };
 

@@ -1,0 +1,179 @@
+import { GetCommand, TransactWriteCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Db } from '../shared/clients';
+import type { AlarmTransition } from '../schemas/alarm-transitions';
+import type { Alarm, AlarmListQuery } from '../schemas/alarms';
+import { failedConditions } from './errors';
+import { keyedItems, putNew, strip, type ListRead } from './items';
+import { alarmKey, alarmRuleKey, alarmTransitionKey, collection, openAlarmGuardKey, REGISTRY_TTL_ATTRIBUTE } from './keys';
+import type { TransactItem } from './limits-store';
+
+/**
+ * An alarm as stored (`WKS#<wks>` / `ALARM#<alm>`): its public fields, its workspace, and who its
+ * transitions notify (the rule's `notify` when it opened: a rule deleted since still has its
+ * alarms' closes told).
+ */
+export type AlarmRecord = Alarm & { workspace_id: string; notify: AlarmTransition['notify'] };
+
+/** The guard of a rule's alarm on a device that is not closed (`ALARMOPEN#<alr>#<dev>`): which alarm it is. */
+export interface OpenAlarmGuard {
+  alarm_id: string;
+  workspace_id: string;
+}
+
+/**
+ * How long a transition's record is kept (seconds): far longer than any retry of the batch or
+ * sweep that wrote it (SQS keeps a message 4 days by default, its DLQ 14).
+ */
+export const TRANSITION_RECORD_SECONDS = 15 * 24 * 3600;
+
+/** What a transition's write found. */
+export type TransitionOutcome =
+  /** Written now: the transition is to be told. */
+  | 'written'
+  /** Written before under the same transition ID (a retried batch or sweep): the stored transition is to be told again. */
+  | 'repeated'
+  /** Not written: the alarm's state did not allow it (already open, already closed, not open, the rule disabled or gone). */
+  | 'refused';
+
+/** The transaction item that records a transition under its ID, once. */
+const transitionRecord = (db: Db, transitionId: string, transition: AlarmTransition, now: number): TransactItem =>
+  putNew(db, alarmTransitionKey(transitionId), { transition, [REGISTRY_TTL_ATTRIBUTE]: Math.floor(now / 1000) + TRANSITION_RECORD_SECONDS });
+
+/** Runs a transition's transaction whose last item is its record: which of the three it came to. */
+const writeTransition = async (db: Db, items: TransactItem[]): Promise<TransitionOutcome> => {
+  try {
+    await db.doc.send(new TransactWriteCommand({ TransactItems: items }));
+    return 'written';
+  } catch (error) {
+    const failed = failedConditions(error);
+    if (!failed) throw error;
+    return failed.includes(items.length - 1) ? 'repeated' : 'refused';
+  }
+};
+
+/** The transition recorded under an ID, if any (strongly consistent: a retry reads what the first attempt wrote). */
+export const getRecordedTransition = async (db: Db, transitionId: string) => {
+  const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: alarmTransitionKey(transitionId), ConsistentRead: true }));
+  return Item?.transition as AlarmTransition | undefined;
+};
+
+/**
+ * Opens an alarm: its item, the guard of its rule and device (absent: no alarm of theirs is open),
+ * and the transition's record, provided the rule still exists and is enabled, all or nothing.
+ */
+export const putOpenedAlarm = (db: Db, alarm: AlarmRecord, transitionId: string, transition: AlarmTransition, now = Date.now()) =>
+  writeTransition(db, [
+    {
+      ConditionCheck: {
+        TableName: db.table,
+        Key: alarmRuleKey(alarm.workspace_id, alarm.rule_id),
+        ConditionExpression: 'enabled = :true',
+        ExpressionAttributeValues: { ':true': true },
+      },
+    },
+    putNew(db, openAlarmGuardKey(alarm.rule_id, alarm.device_id), { alarm_id: alarm.id, workspace_id: alarm.workspace_id } satisfies OpenAlarmGuard),
+    putNew(db, alarmKey(alarm.workspace_id, alarm.id), alarm),
+    transitionRecord(db, transitionId, transition, now),
+  ]);
+
+/** The guard of the rule's alarm on the device that is not closed, if one is. */
+export const getOpenAlarmGuard = async (db: Db, ruleId: string, deviceId: string) => {
+  const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: openAlarmGuardKey(ruleId, deviceId), ConsistentRead: true }));
+  return Item ? strip<OpenAlarmGuard>(Item) : undefined;
+};
+
+export const getAlarmOfWorkspace = async (db: Db, workspaceId: string, alarmId: string) => {
+  const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: alarmKey(workspaceId, alarmId), ConsistentRead: true }));
+  return Item ? strip<AlarmRecord>(Item) : undefined;
+};
+
+/**
+ * Closes an alarm that is not closed: its guard goes (the rule's next alarm on the device may
+ * open), the alarm is closed with its details, and the transition recorded, all or nothing.
+ */
+export const putClosedAlarm = (db: Db, alarm: AlarmRecord, transitionId: string, transition: AlarmTransition, now = Date.now()) =>
+  writeTransition(db, [
+    {
+      Delete: {
+        TableName: db.table,
+        Key: openAlarmGuardKey(alarm.rule_id, alarm.device_id),
+        ConditionExpression: 'alarm_id = :id',
+        ExpressionAttributeValues: { ':id': alarm.id },
+      },
+    },
+    {
+      Update: {
+        TableName: db.table,
+        Key: alarmKey(alarm.workspace_id, alarm.id),
+        UpdateExpression: 'SET #status = :closed, closed_at = :at, details = :details',
+        ConditionExpression: 'attribute_exists(pk) AND #status <> :closed',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':closed': 'closed', ':at': alarm.closed_at, ':details': alarm.details },
+      },
+    },
+    transitionRecord(db, transitionId, transition, now),
+  ]);
+
+/** Acknowledges an open alarm (who, when, the note) and records the transition, all or nothing. */
+export const putAcknowledgedAlarm = (db: Db, alarm: AlarmRecord, transitionId: string, transition: AlarmTransition, now = Date.now()) =>
+  writeTransition(db, [
+    {
+      Update: {
+        TableName: db.table,
+        Key: alarmKey(alarm.workspace_id, alarm.id),
+        UpdateExpression: 'SET #status = :acknowledged, acknowledged_at = :at, acknowledged_by = :by, note = :note',
+        ConditionExpression: 'attribute_exists(pk) AND #status = :open',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':acknowledged': 'acknowledged',
+          ':open': 'open',
+          ':at': alarm.acknowledged_at,
+          ':by': alarm.acknowledged_by,
+          ':note': alarm.note,
+        },
+      },
+    },
+    transitionRecord(db, transitionId, transition, now),
+  ]);
+
+/** The filters of the alarm list as a FilterExpression (undefined: none). */
+const filterOf = (filters: Omit<AlarmListQuery, 'limit' | 'cursor'>): Partial<QueryCommandInput> => {
+  const clauses: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const add = (attribute: string, op: string, value: unknown, name = attribute) => {
+    names[`#${name}`] = attribute;
+    values[`:${name}`] = value;
+    clauses.push(`#${name} ${op} :${name}`);
+  };
+  if (filters.status !== undefined) add('status', '=', filters.status);
+  if (filters.rule !== undefined) add('rule_id', '=', filters.rule);
+  if (filters.device !== undefined) add('device_id', '=', filters.device);
+  if (filters.severity !== undefined) add('severity', '=', filters.severity);
+  if (filters.start !== undefined) add('opened_at', '>=', filters.start, 'start');
+  if (filters.end !== undefined) add('opened_at', '<', filters.end, 'end');
+  return clauses.length ? { FilterExpression: clauses.join(' AND '), ExpressionAttributeNames: names, ExpressionAttributeValues: values } : {};
+};
+
+/**
+ * The workspace's alarms that pass the filters one by one, newest first (their IDs sort by when
+ * they opened), read page by page.
+ */
+export const readAlarmsOfWorkspace = (db: Db, workspaceId: string, filters: Omit<AlarmListQuery, 'limit' | 'cursor'>, read: ListRead) => {
+  const { pk, prefix } = collection.alarmsOfWorkspace(workspaceId);
+  return keyedItems<AlarmRecord>(db, { pk, prefix, ...read, extra: { ScanIndexForward: false, ...filterOf(filters) } });
+};
+
+/** The workspace's alarms of a rule that are not closed, one by one. */
+export const readUnclosedAlarmsOfRule = (db: Db, workspaceId: string, ruleId: string) => {
+  const { pk, prefix } = collection.alarmsOfWorkspace(workspaceId);
+  return keyedItems<AlarmRecord>(db, {
+    pk,
+    prefix,
+    extra: {
+      FilterExpression: 'rule_id = :rule AND #status <> :closed',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':rule': ruleId, ':closed': 'closed' },
+    },
+  });
+};

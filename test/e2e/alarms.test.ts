@@ -1,0 +1,303 @@
+/**
+ * Alarm rules and alarms (spec/fleet-state.md §4) on `npm start`'s runtime: rules are created,
+ * listed, changed and deleted within their quota, a bad rule is a 400 or 404 naming its field with
+ * nothing written; alarms open, acknowledge and close once per transition ID, at most one not
+ * closed per rule and device (the guard), each transition told (the notifications queue); a
+ * disabled or deleted rule closes its alarms. The detection is not here: alarms are opened and
+ * closed through the functions it calls (domain/alarms/alarms.ts), on the runtime's own tables.
+ */
+import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { LocalRuntime } from '../../local/runtime';
+import type * as AlarmsModule from '../../lambdas/domain/alarms/alarms';
+import type * as RuleCacheModule from '../../lambdas/domain/alarms/rule-cache';
+import type { AlarmTransition } from '../../lambdas/schemas/alarm-transitions';
+import type { Db } from '../../lambdas/shared/clients';
+import type { AlarmRuleRecord } from '../../lambdas/stores/alarm-rule-store';
+import { apiClient, type ApiClient } from '../helpers/api-client';
+import { startRuntime } from '../helpers/runtime';
+
+let runtime: LocalRuntime;
+let api: ApiClient;
+let ws: string;
+let fleet: string;
+let db: Db;
+let alarms: typeof AlarmsModule;
+let cache: typeof RuleCacheModule;
+/** What the transitions told, in order (a test's own `notify`). */
+const told: AlarmTransition[] = [];
+const deps = () => ({ db, notify: async (t: AlarmTransition) => void told.push(t) });
+
+const rulesPath = () => `/workspaces/${ws}/alarm-rules`;
+const THRESHOLD = { name: 'cold room too warm', kind: 'threshold', severity: 'critical', tag: 'env', field: 'temp', op: '>', value: 8, for_seconds: 300 };
+const newRule = async (body: Record<string, unknown> = THRESHOLD) => {
+  const answer = await api.post(rulesPath(), body);
+  expect([answer.status, answer.body.error]).toEqual([201, undefined]);
+  return answer.body.alarm_rule;
+};
+const stored = async (ruleId: string) => {
+  const { getAlarmRuleOfWorkspace } = await import('../../lambdas/stores/alarm-rule-store');
+  return (await getAlarmRuleOfWorkspace(db, ws, ruleId)) as AlarmRuleRecord;
+};
+const newDevice = async (name: string) => (await api.post(`/workspaces/${ws}/devices`, { name, fleet_id: fleet })).body.device.id as string;
+const listAlarms = async (query = '') => {
+  const answer = await api.get(`/workspaces/${ws}/alarms${query}`);
+  expect(answer.status).toBe(200);
+  return answer.body.alarms as Array<Record<string, any>>;
+};
+const ruleCount = async () => (await api.get(rulesPath())).body.alarm_rules.length as number;
+
+beforeAll(async () => {
+  runtime = await startRuntime();
+  api = apiClient(runtime.base_url, runtime.api_key);
+  ws = runtime.workspace_id;
+  // Imported once the runtime has set the environment (handlers read it once).
+  const { registryDb } = await import('../../lambdas/shared/clients');
+  db = registryDb();
+  alarms = await import('../../lambdas/domain/alarms/alarms');
+  cache = await import('../../lambdas/domain/alarms/rule-cache');
+  fleet = (await api.post(`/workspaces/${ws}/fleets`, { name: 'cold rooms' })).body.fleet.id;
+}, 180_000);
+afterAll(async () => {
+  await runtime?.stop();
+});
+
+describe('alarm rules', () => {
+  it('creates a threshold rule with its defaults, gets, lists and changes it', async () => {
+    const rule = await newRule();
+
+    expect(rule).toEqual({
+      id: expect.stringMatching(/^alr-[0-9a-z]{20}$/),
+      ...THRESHOLD,
+      clear_value: 8,
+      target: { fleets: [], group: null, q: null },
+      notify: { emails: [], integrations: true },
+      enabled: true,
+      created_at: expect.any(String),
+      updated_at: rule.created_at,
+      last_notification_error: null,
+    });
+    expect((await api.get(`${rulesPath()}/${rule.id}`)).body.alarm_rule).toEqual(rule);
+    expect((await api.get(rulesPath())).body.alarm_rules.map((r: { id: string }) => r.id)).toContain(rule.id);
+
+    const changed = await api.call('PATCH', `${rulesPath()}/${rule.id}`, { value: 10, clear_value: 9, notify: { emails: ['ops@example.com'] } });
+    expect(changed.status).toBe(200);
+    expect(changed.body.alarm_rule).toMatchObject({ value: 10, clear_value: 9, notify: { emails: ['ops@example.com'], integrations: true } });
+    // a clear_value that followed value follows it on; one set apart stays
+    const follows = await newRule({ ...THRESHOLD, name: 'follows' });
+    expect((await api.call('PATCH', `${rulesPath()}/${follows.id}`, { value: 5 })).body.alarm_rule).toMatchObject({ value: 5, clear_value: 5 });
+  });
+
+  it('refuses bad rules with a 400 or 404 naming the field, and writes nothing', async () => {
+    const before = await ruleCount();
+    const theirs = (await api.post('/workspaces', { name: 'not this one' })).body.workspace;
+    const otherFleet = theirs ? (await api.get(`/workspaces/${theirs.id}/fleets`)).body.fleets[0].id : 'flt-nonexistent00000000000';
+    const cases: Array<[Record<string, unknown>, number, string]> = [
+      [{ name: 'short', kind: 'offline', severity: 'major', for_seconds: 30 }, 400, 'body.for_seconds'],
+      [{ name: 'no field', kind: 'threshold', severity: 'major', op: '>', value: 1 }, 400, 'body.field'],
+      [{ ...THRESHOLD, severity: 'apocalyptic' }, 400, 'body.severity'],
+      [{ ...THRESHOLD, notify: { emails: ['not an address'] } }, 400, 'body.notify.emails.0'],
+      [{ ...THRESHOLD, clear_value: 9 }, 400, 'body.clear_value'],
+      [{ name: 'offline with a field', kind: 'offline', severity: 'major', for_seconds: 60, field: 'temp' }, 400, 'body.field'],
+      [{ ...THRESHOLD, target: { q: 'tags.site = ' } }, 400, 'body.target.q'],
+      [{ ...THRESHOLD, target: { fleets: [otherFleet] } }, 404, 'body.target.fleets'],
+      [{ ...THRESHOLD, target: { group: 'grp-nonexistent00000000000' } }, 404, 'body.target.group'],
+      [{ ...THRESHOLD, kind: 'sometimes' }, 400, 'body.kind'],
+    ];
+    for (const [body, status, field] of cases) {
+      const answer = await api.post(rulesPath(), body);
+      expect([status, field, answer.status, answer.body.error.details?.map((d: { field: string }) => d.field)]).toEqual([
+        status,
+        field,
+        status,
+        expect.arrayContaining([field]),
+      ]);
+    }
+    expect(await ruleCount()).toBe(before);
+    const rule = await newRule({ ...THRESHOLD, name: 'kept' });
+    const patched = await api.call('PATCH', `${rulesPath()}/${rule.id}`, { field: null });
+    expect([patched.status, patched.body.error.details]).toEqual([400, [{ field: 'body.field', message: 'Required for a threshold rule.' }]]);
+    expect((await api.get(`${rulesPath()}/${rule.id}`)).body.alarm_rule).toEqual(rule);
+  });
+
+  it('holds its group while it targets it, and counts against limits.alarm_rules', async () => {
+    const group = (await api.post(`/workspaces/${ws}/groups`, { name: 'rooms', query: 'name = "room"' })).body.group.id;
+    const rule = await newRule({ name: 'room offline', kind: 'offline', severity: 'major', for_seconds: 60, target: { fleets: [fleet], group } });
+    expect((await api.delete(`/workspaces/${ws}/groups/${group}`)).status).toBe(409);
+
+    const limits = (await api.get(`/workspaces/${ws}/limits`)).body;
+    expect(limits.limits.alarm_rules).toBe(100);
+    const used = limits.used.alarm_rules as number;
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: { pk: `ACC#${runtime.account_id}`, sk: `WKS#${ws}` },
+        UpdateExpression: 'SET limits = :limits ADD limits_rev :one',
+        ExpressionAttributeValues: { ':limits': { alarm_rules: used }, ':one': 1 },
+      }),
+    );
+    const refused = await api.post(rulesPath(), THRESHOLD);
+    expect([refused.status, refused.body.error.code]).toEqual([429, 'quota_exceeded']);
+
+    expect((await api.delete(`${rulesPath()}/${rule.id}`)).body.alarm_rule).toMatchObject({ id: rule.id, enabled: true });
+    expect((await api.get(`${rulesPath()}/${rule.id}`)).status).toBe(404);
+    expect((await api.delete(`/workspaces/${ws}/groups/${group}`)).status).toBe(200);
+    expect((await api.post(rulesPath(), { ...THRESHOLD, name: 'in its place' })).status).toBe(201);
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: { pk: `ACC#${runtime.account_id}`, sk: `WKS#${ws}` },
+        UpdateExpression: 'REMOVE limits ADD limits_rev :one',
+        ExpressionAttributeValues: { ':one': 1 },
+      }),
+    );
+  });
+
+  it('is cached per container by the workspace’s rules version: a change is read again, a disabled rule is not watched', async () => {
+    const rulesNow = cache.alarmRulesCache(db, { ttlMs: 0 });
+    const owner = { account_id: runtime.account_id, workspace_id: ws };
+    const rule = await newRule({ ...THRESHOLD, name: 'cached' });
+    expect((await rulesNow(owner)).map((r) => r.id)).toContain(rule.id);
+
+    await api.call('PATCH', `${rulesPath()}/${rule.id}`, { enabled: false });
+    expect((await rulesNow(owner)).map((r) => r.id)).not.toContain(rule.id);
+    // a workspace without rules: nothing, from the version alone
+    const empty = (await api.post('/workspaces', { name: 'no rules' })).body.workspace;
+    expect(await rulesNow({ account_id: runtime.account_id, workspace_id: empty.id })).toEqual([]);
+  });
+});
+
+describe('alarms', () => {
+  let rule: AlarmRuleRecord;
+  let device: string;
+  beforeAll(async () => {
+    rule = await stored((await newRule({ ...THRESHOLD, name: 'freezer', notify: { emails: ['ops@example.com'] } })).id);
+    device = await newDevice('freezer-1');
+  });
+  const place = () => ({ workspace_id: ws, fleet_id: fleet, device_id: device });
+
+  it('opens once per transition ID, at most one not closed per rule and device, and tells each opening', async () => {
+    told.length = 0;
+    const opened = await alarms.openAlarm(deps(), rule, place(), { details: { value: 9.5 }, transitionId: `t-open-${device}` });
+    expect(opened).toMatchObject({
+      rule_id: rule.id,
+      rule_name: 'freezer',
+      kind: 'threshold',
+      severity: 'critical',
+      device_id: device,
+      fleet_id: fleet,
+      status: 'open',
+    });
+
+    // a retried batch: the same alarm, told again with the same transition ID (the notifier dedups)
+    const retried = await alarms.openAlarm(deps(), rule, place(), { details: { value: 9.5 }, transitionId: `t-open-${device}` });
+    // another point while it is open: nothing opens
+    const another = await alarms.openAlarm(deps(), rule, place(), { details: { value: 9.7 }, transitionId: `t-other-${device}` });
+
+    expect(retried?.id).toBe(opened!.id);
+    expect(another).toBeUndefined();
+    expect(told.map((t) => [t.id, t.event])).toEqual([
+      [`${opened!.id}:opened`, 'opened'],
+      [`${opened!.id}:opened`, 'opened'],
+    ]);
+    expect(told[0]).toMatchObject({ workspace_id: ws, notify: { emails: ['ops@example.com'], integrations: true }, alarm: { details: { value: 9.5 } } });
+    expect((await listAlarms(`?device=${device}`)).map((a) => a.id)).toEqual([opened!.id]);
+  });
+
+  it('loses no transition whose telling failed: the retry with the same ID tells it', async () => {
+    const other = await newDevice('freezer-told-late');
+    const failing = { db, notify: async () => Promise.reject(new Error('queue down')) };
+    await expect(alarms.openAlarm(failing, rule, { ...place(), device_id: other }, { details: {}, transitionId: `t-late-${other}` })).rejects.toThrow(
+      'queue down',
+    );
+
+    told.length = 0;
+    const opened = await alarms.openAlarm(deps(), rule, { ...place(), device_id: other }, { details: {}, transitionId: `t-late-${other}` });
+    expect(told.map((t) => t.id)).toEqual([`${opened!.id}:opened`]);
+    await expect(alarms.closeAlarm(failing, rule.id, other, { transitionId: `t-late-close-${other}` })).rejects.toThrow('queue down');
+    expect(await alarms.closeAlarm(deps(), rule.id, other, { transitionId: `t-late-close-${other}` })).toMatchObject({ id: opened!.id, status: 'closed' });
+    expect(told.map((t) => t.id)).toEqual([`${opened!.id}:opened`, `${opened!.id}:closed`]);
+  });
+
+  it('lists newest first with the filters, and acknowledges by the key’s name onto the notifications queue', async () => {
+    const [open] = await listAlarms(`?device=${device}&status=open`);
+    expect(await listAlarms(`?device=${device}&status=closed`)).toEqual([]);
+    expect(await listAlarms(`?rule=${rule.id}&severity=minor`)).toEqual([]);
+    expect((await listAlarms(`?rule=${rule.id}&device=${device}&severity=critical&start=${open.opened_at}`)).map((a) => a.id)).toEqual([open.id]);
+    expect(await listAlarms(`?end=${open.opened_at}&device=${device}`)).toEqual([]);
+    const bad = await api.get(`/workspaces/${ws}/alarms?status=sleeping`);
+    expect([bad.status, bad.body.error.details[0].field]).toEqual([400, 'query.status']);
+
+    const acknowledged = await api.post(`/workspaces/${ws}/alarms/${open.id}/acknowledge`, { note: 'on my way' });
+    expect(acknowledged.status).toBe(200);
+    expect(acknowledged.body.alarm).toMatchObject({ id: open.id, status: 'acknowledged', acknowledged_by: expect.any(String), note: 'on my way' });
+    const keys = (await api.get(`/workspaces/${ws}/api-keys`)).body.api_keys as Array<{ name: string }>;
+    expect(keys.map((k) => k.name)).toContain(acknowledged.body.alarm.acknowledged_by);
+    // again: as it is
+    expect((await api.post(`/workspaces/${ws}/alarms/${open.id}/acknowledge`)).body.alarm.acknowledged_at).toBe(acknowledged.body.alarm.acknowledged_at);
+
+    const sqs = new SQSClient({ endpoint: runtime.sqs_endpoint, useQueueUrlAsEndpoint: false });
+    try {
+      const QueueUrl = runtime.queue_urls['alarm-notifications'];
+      const seen: AlarmTransition[] = [];
+      for (let i = 0; i < 10 && !seen.some((t) => t.id === `${open.id}:acknowledged`); i++) {
+        const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+        for (const m of Messages) {
+          seen.push(JSON.parse(m.Body!));
+          await sqs.send(new DeleteMessageCommand({ QueueUrl, ReceiptHandle: m.ReceiptHandle! }));
+        }
+      }
+      expect(seen.find((t) => t.id === `${open.id}:acknowledged`)).toMatchObject({
+        event: 'acknowledged',
+        workspace_id: ws,
+        alarm: { id: open.id, status: 'acknowledged', acknowledged_by: acknowledged.body.alarm.acknowledged_by },
+        notify: { emails: ['ops@example.com'], integrations: true },
+      });
+    } finally {
+      sqs.destroy();
+    }
+  });
+
+  it('closes once per transition ID, answers 409 to an acknowledgement then, and a new alarm may open', async () => {
+    told.length = 0;
+    const closed = await alarms.closeAlarm(deps(), rule.id, device, { transitionId: `t-close-${device}`, details: { value: 6.9 } });
+    const retried = await alarms.closeAlarm(deps(), rule.id, device, { transitionId: `t-close-${device}` });
+    const other = await alarms.closeAlarm(deps(), rule.id, device, { transitionId: `t-close-again-${device}` });
+
+    expect(closed).toMatchObject({ status: 'closed', closed_at: expect.any(String), details: { value: 6.9 }, acknowledged_by: expect.any(String) });
+    expect(retried?.id).toBe(closed!.id);
+    expect(other).toBeUndefined();
+    expect(told.map((t) => t.id)).toEqual([`${closed!.id}:closed`, `${closed!.id}:closed`]);
+    const refused = await api.post(`/workspaces/${ws}/alarms/${closed!.id}/acknowledge`, {});
+    expect([refused.status, refused.body.error.code]).toEqual([409, 'conflict']);
+
+    const next = await alarms.openAlarm(deps(), rule, place(), { details: { value: 11 }, transitionId: `t-reopen-${device}` });
+    expect(next?.id).not.toBe(closed!.id);
+    expect((await listAlarms(`?device=${device}`)).map((a) => a.id)).toEqual([next!.id, closed!.id]);
+  });
+
+  it('closes a rule’s alarms when it is disabled or deleted, and opens none of a disabled rule', async () => {
+    const devices = [await newDevice('freezer-2'), await newDevice('freezer-3')];
+    const other = await stored((await newRule({ ...THRESHOLD, name: 'other freezer rule' })).id);
+    for (const d of devices) await alarms.openAlarm(deps(), rule, { ...place(), device_id: d }, { details: {}, transitionId: `t-${d}` });
+    await alarms.openAlarm(deps(), other, { ...place(), device_id: devices[0] }, { details: {}, transitionId: `t-other-${devices[0]}` });
+
+    expect((await api.call('PATCH', `${rulesPath()}/${rule.id}`, { enabled: false })).status).toBe(200);
+
+    const ofRule = await listAlarms(`?rule=${rule.id}`);
+    expect(ofRule.map((a) => a.status)).toEqual(ofRule.map(() => 'closed'));
+    // the two new ones and freezer-1's reopened one; its first was closed by its own transition before
+    expect(ofRule.filter((a) => a.details.closed_by === 'rule_disabled')).toHaveLength(3);
+    expect((await listAlarms(`?rule=${other.id}`)).map((a) => a.status)).toEqual(['open']);
+    expect(await alarms.openAlarm(deps(), rule, place(), { details: {}, transitionId: `t-disabled-${device}` })).toBeUndefined();
+
+    expect((await api.delete(`${rulesPath()}/${other.id}`)).status).toBe(200);
+    expect((await listAlarms(`?rule=${other.id}`)).map((a) => [a.status, a.details.closed_by])).toEqual([['closed', 'rule_deleted']]);
+  });
+
+  it('is 404 for an alarm or a rule the workspace does not hold', async () => {
+    expect((await api.post(`/workspaces/${ws}/alarms/alm-nonexistent00000000000/acknowledge`, {})).status).toBe(404);
+    expect((await api.get(`${rulesPath()}/alr-nonexistent00000000000`)).status).toBe(404);
+    expect((await api.call('PATCH', `${rulesPath()}/alr-nonexistent00000000000`, { enabled: false })).status).toBe(404);
+  });
+});
