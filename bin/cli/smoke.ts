@@ -119,6 +119,25 @@ const main = async () => {
   await call('updateGroup', 'PATCH', `/workspaces/${ws}/groups/${group?.id}`, { body: { name: `${stamp}-renamed` }, check: has('group') });
   await call('deleteGroup', 'DELETE', `/workspaces/${ws}/groups/${group?.id}`, { check: has('group') });
 
+  // An alarm rule on the renamed device's fleet: created, listed, changed, disabled and deleted; the
+  // alarm list, and an acknowledgement of an alarm the workspace does not hold (no detection runs here).
+  const rule = (
+    await call('createAlarmRule', 'POST', `/workspaces/${ws}/alarm-rules`, {
+      body: { name: stamp, kind: 'offline', severity: 'warning', for_seconds: 60, target: { fleets: [fleet?.id] } },
+      expect: 201,
+      check: has('alarm_rule'),
+    })
+  ).body?.alarm_rule;
+  await call('listAlarmRules', 'GET', `/workspaces/${ws}/alarm-rules?limit=10`, { check: has('alarm_rules') });
+  await call('getAlarmRule', 'GET', `/workspaces/${ws}/alarm-rules/${rule?.id}`, { check: has('alarm_rule') });
+  await call('updateAlarmRule', 'PATCH', `/workspaces/${ws}/alarm-rules/${rule?.id}`, {
+    body: { enabled: false },
+    check: (b) => (b?.alarm_rule?.enabled === false ? undefined : 'not disabled'),
+  });
+  await call('listAlarms', 'GET', `/workspaces/${ws}/alarms?rule=${rule?.id}`, { check: (b) => (Array.isArray(b?.alarms) ? undefined : 'no alarms list') });
+  await call('acknowledgeAlarm', 'POST', `/workspaces/${ws}/alarms/alm-${'0'.repeat(20)}/acknowledge`, { body: { note: stamp }, expect: 404 });
+  await call('deleteAlarmRule', 'DELETE', `/workspaces/${ws}/alarm-rules/${rule?.id}`, { check: has('alarm_rule') });
+
   // The device's desired state (spec/fleet-state.md §3): set, then read; the device reports it below.
   await call('patchDeviceState', 'PATCH', `/workspaces/${ws}/devices/${device?.id}/state`, {
     body: { desired: { smoke: stamp } },

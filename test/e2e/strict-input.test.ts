@@ -44,6 +44,14 @@ beforeAll(async () => {
   await waitFor(async () => {
     if ((await api.get(`/timeseries/${ws}/exports/${started.id}`)).body.export.status === 'running') throw new Error('the export is running');
   }, 'the export to end');
+  // An alarm rule and an alarm of it, opened as the detection opens one (on the runtime's own table).
+  const rule = (await api.post(`/workspaces/${ws}/alarm-rules`, { name: 'offline', kind: 'offline', severity: 'major', for_seconds: 60 })).body.alarm_rule;
+  const { registryDb } = await import('../../lambdas/shared/clients');
+  const { getAlarmRuleOfWorkspace } = await import('../../lambdas/stores/alarm-rule-store');
+  const { openAlarm } = await import('../../lambdas/domain/alarms/alarms');
+  const place = { workspace_id: ws, fleet_id: fleet.id, device_id: device.id };
+  const ruleRecord = (await getAlarmRuleOfWorkspace(registryDb(), ws, rule.id))!;
+  const alarm = (await openAlarm({ db: registryDb(), notify: async () => {} }, ruleRecord, place, { details: {}, transitionId: `strict-${device.id}` }))!;
   credentials = created.credentials;
   token = await deviceToken(credentials);
   ids = {
@@ -59,6 +67,8 @@ beforeAll(async () => {
     rolloutId: rollout,
     exportId: started.id,
     groupId: group.id,
+    alarmRuleId: rule.id,
+    alarmId: alarm.id,
   };
   // The runtime's tables, by the names and engine it gave the handlers (this process's environment).
   const client = new DynamoDBClient({});
@@ -123,6 +133,9 @@ const bodyFor = (operationId: string): unknown => {
     createExport: { format: 'csv' },
     createGroup: { name: 'g', query: 'name = "thermo"' },
     updateGroup: { name: 'renamed' },
+    createAlarmRule: { name: 'r', kind: 'offline', severity: 'minor', for_seconds: 60 },
+    updateAlarmRule: { name: 'renamed' },
+    acknowledgeAlarm: { note: 'seen' },
     patchDeviceState: { desired: { interval: 60 } },
     reportDeviceState: { reported: { interval: 60 } },
     changeFleetState: { desired: { interval: 60 } },
@@ -261,6 +274,8 @@ const EXAMPLE_IDS: Record<string, string> = {
   rolloutId: 'rol-123456789',
   exportId: 'exp-123456789',
   groupId: 'grp-123456789',
+  alarmRuleId: 'alr-123456789',
+  alarmId: 'alm-123456789',
 };
 const ID_PARAMS = Object.keys(EXAMPLE_IDS);
 const idCases = ROUTES.flatMap((route) =>

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ROUTES } from '../../lambdas/routes';
+import { openAlarmOnStack } from '../helpers/alarms';
 import { apiClient, type ApiClient } from '../helpers/api-client';
 import { fleetstreamArgs } from '../helpers/cli';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
@@ -32,6 +33,10 @@ beforeAll(async () => {
   const exported = (await theirs.post(`/timeseries/${other.workspace_id}/exports`, { format: 'csv' })).body.export;
   const group = (await theirs.post(`/workspaces/${other.workspace_id}/groups`, { name: 'secret-group', query: 'name = "secret-device"' })).body.group;
   await theirs.call('PATCH', `/workspaces/${other.workspace_id}/devices/${device.id}/state`, { desired: { secret: 1 } });
+  const rule = (
+    await theirs.post(`/workspaces/${other.workspace_id}/alarm-rules`, { name: 'secret-rule', kind: 'offline', severity: 'critical', for_seconds: 60 })
+  ).body.alarm_rule;
+  const alarm = await openAlarmOnStack(stack.dataDir, { workspace_id: other.workspace_id, fleet_id: other.default_fleet_id, device_id: device.id }, rule.id);
   theirIds = {
     workspaceId: other.workspace_id,
     fleetId: other.default_fleet_id,
@@ -45,8 +50,11 @@ beforeAll(async () => {
     rolloutId: rollout,
     exportId: exported.id,
     groupId: group.id,
+    alarmRuleId: rule.id,
+    alarmId: alarm,
   };
 });
+
 afterAll(async () => {
   await stack?.stop();
 });
@@ -68,6 +76,9 @@ const bodyFor = (operationId: string): unknown =>
     createExport: { format: 'csv' },
     createGroup: { name: 'intruder', query: 'name = "secret-device"' },
     updateGroup: { query: 'name != "x"' },
+    createAlarmRule: { name: 'intruder', kind: 'offline', severity: 'minor', for_seconds: 60 },
+    updateAlarmRule: { enabled: false },
+    acknowledgeAlarm: { note: 'intruder' },
     patchDeviceState: { desired: { hijacked: true } },
     changeFleetState: { desired: { hijacked: true } },
   })[operationId];
@@ -108,6 +119,8 @@ describe('tenant isolation', () => {
     const exports = await theirs.get(`/timeseries/${theirIds.workspaceId}/exports`);
     const group = await theirs.get(`/workspaces/${theirIds.workspaceId}/groups/${theirIds.groupId}`);
     const state = await theirs.get(`/workspaces/${theirIds.workspaceId}/devices/${theirIds.deviceId}/state`);
+    const rule = await theirs.get(`/workspaces/${theirIds.workspaceId}/alarm-rules/${theirIds.alarmRuleId}`);
+    const alarms = await theirs.get(`/workspaces/${theirIds.workspaceId}/alarms`);
 
     expect(devices.body.devices.map((d: { name: string }) => d.name)).toEqual(['secret-device']);
     expect(job.body.job.value).toEqual({ original: true });
@@ -124,5 +137,7 @@ describe('tenant isolation', () => {
     expect(exports.body.exports.map((e: { id: string }) => e.id)).toEqual([theirIds.exportId]);
     expect(group.body.group).toMatchObject({ name: 'secret-group', query: 'name = "secret-device"', device_count: 1 });
     expect(state.body.state).toMatchObject({ desired: { secret: 1 }, version: 1 });
+    expect(rule.body.alarm_rule).toMatchObject({ name: 'secret-rule', enabled: true });
+    expect(alarms.body.alarms.map((a: { id: string; status: string }) => [a.id, a.status])).toEqual([[theirIds.alarmId, 'open']]);
   });
 });

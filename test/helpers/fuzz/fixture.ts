@@ -1,6 +1,6 @@
 /**
  * The world the fuzz suite runs in: the caller's account with two workspaces, each with a fleet,
- * a device, an identity, a spare API key, an integration, a group, a job, a FOTA, a rollout (a
+ * a device, an identity, a spare API key, an integration, a group, an alarm rule with an open alarm, a job, a FOTA, a rollout (a
  * rate-limited fleet-wide job, so that it stays open) and an export, plus a device with its own
  * token for the device API; and a second account with one of each, whose IDs must stay invisible
  * (404); and resources of the caller's own for the deleting operations to delete. Built through the API and the create-account command, as a user would.
@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { promisify } from 'node:util';
+import { openAlarmOnStack } from '../alarms';
 import { apiClient, type ApiClient } from '../api-client';
 import { fleetstreamArgs } from '../cli';
 import { deviceToken } from '../device-token';
@@ -41,7 +42,7 @@ const startReceiver = () =>
   });
 
 /** One workspace's worth of resources that belong together. */
-const populate = async (api: ApiClient, workspaceId: string, receiverUrl: string, tag: string): Promise<Context> => {
+const populate = async (api: ApiClient, workspaceId: string, receiverUrl: string, tag: string, dataDir: string): Promise<Context> => {
   const fleets = await must('list fleets', api.get(`/workspaces/${workspaceId}/fleets`), (b) => b.fleets.map((f: { id: string }) => f.id) as string[]);
   const fleet = await must(
     'create fleet',
@@ -65,6 +66,12 @@ const populate = async (api: ApiClient, workspaceId: string, receiverUrl: string
     api.post(`/workspaces/${workspaceId}/groups`, { name: `${tag}-group`, query: `name = "${tag}-device"` }),
     (b) => b.group.id as string,
   );
+  const rule = await must(
+    'create alarm rule',
+    api.post(`/workspaces/${workspaceId}/alarm-rules`, { name: `${tag}-offline`, kind: 'offline', severity: 'major', for_seconds: 60 }),
+    (b) => b.alarm_rule.id as string,
+  );
+  const alarm = await openAlarmOnStack(dataDir, { workspace_id: workspaceId, fleet_id: fleet, device_id: device }, rule);
   await must('schedule job', api.post(`/devices/${device}/jobs/reboot`, { value: { delay: 1 } }), () => undefined);
   await must('schedule FOTA', api.post(`/devices/${device}/fota/fw-${tag}/versions/1.0`), () => undefined);
   const rollout = await must(
@@ -84,6 +91,8 @@ const populate = async (api: ApiClient, workspaceId: string, receiverUrl: string
       rol: [rollout],
       exp: [exported],
       grp: [group],
+      alr: [rule],
+      alm: [alarm],
     },
     jobNames: ['reboot'],
   };
@@ -141,7 +150,7 @@ export const buildWorld = async (stack: LocalStack): Promise<FuzzWorld> => {
   );
   const api = apiClient(stack.base_url, stack.api_key);
   const second = await must('create workspace', api.post('/workspaces', { name: 'fuzz-second' }), (b) => b.workspace.id as string);
-  const own = [await populate(api, stack.workspace_id, receiver.url, 'a1'), await populate(api, second, receiver.url, 'a2')];
+  const own = [await populate(api, stack.workspace_id, receiver.url, 'a1', stack.dataDir), await populate(api, second, receiver.url, 'a2', stack.dataDir)];
   const doomed = await doomedContexts(api);
   const deviceJobs = ['reboot', 'update', 'calibrate'];
   const mine = await tokenDevice(api, stack.workspace_id, deviceJobs);
@@ -151,7 +160,7 @@ export const buildWorld = async (stack: LocalStack): Promise<FuzzWorld> => {
   const { stdout } = await run(process.execPath, fleetstreamArgs('create-account', ['--name', 'other', '--local', '--data-dir', stack.dataDir]));
   const other = JSON.parse(stdout) as { workspace_id: string; api_key: string; api_key_id: string; default_fleet_id: string };
   const theirApi = apiClient(stack.base_url, other.api_key);
-  const theirs = await populate(theirApi, other.workspace_id, receiver.url, 'b');
+  const theirs = await populate(theirApi, other.workspace_id, receiver.url, 'b', stack.dataDir);
   theirs.ids.key.push(other.api_key_id);
   const theirDevice = await tokenDevice(theirApi, other.workspace_id, ['secret-b-job']);
   theirs.ids.dev.push(theirDevice.device);

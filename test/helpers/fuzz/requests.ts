@@ -106,6 +106,8 @@ export const PARAM_PREFIX: Record<string, string> = {
   rolloutId: 'rol',
   exportId: 'exp',
   groupId: 'grp',
+  alarmRuleId: 'alr',
+  alarmId: 'alm',
 };
 
 /** The families that apply to an operation (an ID family needs an ID parameter, and so on). */
