@@ -161,6 +161,15 @@ describe('alarm rules', () => {
 
     await api.call('PATCH', `${rulesPath()}/${rule.id}`, { enabled: false });
     expect((await rulesNow(owner)).map((r) => r.id)).not.toContain(rule.id);
+    // within its time a container answers what it read, however the rules change meanwhile
+    let clock = 1_000_000;
+    const cached = cache.alarmRulesCache(db, { ttlMs: 10_000, now: () => clock });
+    const before = (await cached(owner)).map((r) => r.id);
+    const added = await newRule({ ...THRESHOLD, name: 'added meanwhile' });
+    clock += 9_999;
+    expect((await cached(owner)).map((r) => r.id)).toEqual(before);
+    clock += 2;
+    expect((await cached(owner)).map((r) => r.id)).toEqual([...before, added.id]);
     // a workspace without rules: nothing, from the version alone
     const empty = (await api.post('/workspaces', { name: 'no rules' })).body.workspace;
     expect(await rulesNow({ account_id: runtime.account_id, workspace_id: empty.id })).toEqual([]);
@@ -202,6 +211,19 @@ describe('alarms', () => {
     ]);
     expect(told[0]).toMatchObject({ workspace_id: ws, notify: { emails: ['ops@example.com'], integrations: true }, alarm: { details: { value: 9.5 } } });
     expect((await listAlarms(`?device=${device}`)).map((a) => a.id)).toEqual([opened!.id]);
+  });
+
+  it('opens one alarm of many at once for a rule and device, whatever their transition IDs', async () => {
+    const racing = await newDevice('freezer-racing');
+    const opened = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        alarms.openAlarm(deps(), rule, { ...place(), device_id: racing }, { details: { i }, transitionId: `t-race-${racing}-${i}` }),
+      ),
+    );
+
+    expect(opened.filter(Boolean)).toHaveLength(1);
+    expect((await listAlarms(`?device=${racing}`)).map((a) => a.id)).toEqual([opened.find(Boolean)!.id]);
+    await alarms.closeAlarm(deps(), rule.id, racing, { transitionId: `t-race-close-${racing}` });
   });
 
   it('loses no transition whose telling failed: the retry with the same ID tells it', async () => {
