@@ -112,6 +112,12 @@ export const listAlarmRulesOfWorkspace = async (db: Db, workspaceId: string) => 
 };
 
 /**
+ * The fields a change writes: not `last_notification_error`, which the notifier sets on its own
+ * (a change must not wipe one written since it read the rule).
+ */
+const CHANGEABLE = ['name', 'severity', 'target', 'tag', 'field', 'op', 'value', 'clear_value', 'for_seconds', 'notify', 'enabled', 'updated_at'] as const;
+
+/**
  * Writes a changed rule over the one read (its `updated_at` unchanged meanwhile), moves the rules'
  * version, and moves the rule between groups' `used_by` when its group changed, all or nothing.
  * @returns false when the rule changed or went meanwhile (nothing written).
@@ -121,11 +127,13 @@ export const replaceAlarmRule = async (db: Db, before: AlarmRuleRecord, after: A
   const key: ItemKey = alarmRuleKey(after.workspace_id, after.id);
   const items: TransactItem[] = [
     {
-      Put: {
+      Update: {
         TableName: db.table,
-        Item: { ...key, ...after },
+        Key: key,
+        UpdateExpression: `SET ${CHANGEABLE.map((field) => `#${field} = :${field}`).join(', ')}`,
         ConditionExpression: 'attribute_exists(pk) AND updated_at = :read',
-        ExpressionAttributeValues: { ':read': before.updated_at },
+        ExpressionAttributeNames: Object.fromEntries(CHANGEABLE.map((field) => [`#${field}`, field])),
+        ExpressionAttributeValues: { ':read': before.updated_at, ...Object.fromEntries(CHANGEABLE.map((field) => [`:${field}`, after[field]])) },
       },
     },
   ];

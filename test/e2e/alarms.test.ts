@@ -86,6 +86,19 @@ describe('alarm rules', () => {
     // a clear_value that followed value follows it on; one set apart stays
     const follows = await newRule({ ...THRESHOLD, name: 'follows' });
     expect((await api.call('PATCH', `${rulesPath()}/${follows.id}`, { value: 5 })).body.alarm_rule).toMatchObject({ value: 5, clear_value: 5 });
+
+    // what the notifier records on the rule survives a change made over an earlier read
+    const error = { at: new Date().toISOString(), error: 'MessageRejected', email: 'ops@example.com' };
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: { pk: `WKS#${ws}`, sk: `ALARMRULE#${rule.id}` },
+        UpdateExpression: 'SET last_notification_error = :e',
+        ExpressionAttributeValues: { ':e': error },
+      }),
+    );
+    expect((await api.call('PATCH', `${rulesPath()}/${rule.id}`, { name: 'renamed' })).status).toBe(200);
+    expect((await api.get(`${rulesPath()}/${rule.id}`)).body.alarm_rule).toMatchObject({ name: 'renamed', last_notification_error: error });
   });
 
   it('refuses bad rules with a 400 or 404 naming the field, and writes nothing', async () => {
