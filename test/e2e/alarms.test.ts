@@ -6,7 +6,6 @@
  * disabled or deleted rule closes its alarms. The detection is not here: alarms are opened and
  * closed through the functions it calls (domain/alarms/alarms.ts), on the runtime's own tables.
  */
-import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LocalRuntime } from '../../local/runtime';
 import type * as AlarmsModule from '../../lambdas/domain/alarms/alarms';
@@ -16,8 +15,11 @@ import type { Db } from '../../lambdas/shared/clients';
 import type { AlarmRuleRecord } from '../../lambdas/stores/alarm-rule-store';
 import { apiClient, type ApiClient } from '../helpers/api-client';
 import { startRuntime } from '../helpers/runtime';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
+import { until } from '../../local/ports';
 
 let runtime: LocalRuntime;
+let receiver: WebhookReceiver;
 let api: ApiClient;
 let ws: string;
 let fleet: string;
@@ -57,8 +59,12 @@ beforeAll(async () => {
   alarms = await import('../../lambdas/domain/alarms/alarms');
   cache = await import('../../lambdas/domain/alarms/rule-cache');
   fleet = (await api.post(`/workspaces/${ws}/fleets`, { name: 'cold rooms' })).body.fleet.id;
+  // The notifier sends each transition's `alarm` event here.
+  receiver = await startWebhookReceiver();
+  expect((await api.post(`/workspaces/${ws}/integrations`, { url: receiver.url })).status).toBe(200);
 }, 180_000);
 afterAll(async () => {
+  await receiver?.stop();
   await runtime?.stop();
 });
 
@@ -254,7 +260,7 @@ describe('alarms', () => {
     expect(told.map((t) => t.id)).toEqual([`${opened!.id}:opened`, `${opened!.id}:closed`]);
   });
 
-  it('lists newest first with the filters, and acknowledges by the key’s name onto the notifications queue', async () => {
+  it('lists newest first with the filters, and acknowledges by the key’s name, told to the webhook', async () => {
     const [open] = await listAlarms(`?device=${device}&status=open`);
     expect(await listAlarms(`?device=${device}&status=closed`)).toEqual([]);
     expect(await listAlarms(`?rule=${rule.id}&severity=minor`)).toEqual([]);
@@ -271,26 +277,22 @@ describe('alarms', () => {
     // again: as it is
     expect((await api.post(`/workspaces/${ws}/alarms/${open.id}/acknowledge`)).body.alarm.acknowledged_at).toBe(acknowledged.body.alarm.acknowledged_at);
 
-    const sqs = new SQSClient({ endpoint: runtime.sqs_endpoint, useQueueUrlAsEndpoint: false });
-    try {
-      const QueueUrl = runtime.queue_urls['alarm-notifications'];
-      const seen: AlarmTransition[] = [];
-      for (let i = 0; i < 10 && !seen.some((t) => t.id === `${open.id}:acknowledged`); i++) {
-        const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
-        for (const m of Messages) {
-          seen.push(JSON.parse(m.Body!));
-          await sqs.send(new DeleteMessageCommand({ QueueUrl, ReceiptHandle: m.ReceiptHandle! }));
-        }
-      }
-      expect(seen.find((t) => t.id === `${open.id}:acknowledged`)).toMatchObject({
-        event: 'acknowledged',
-        workspace_id: ws,
-        alarm: { id: open.id, status: 'acknowledged', acknowledged_by: acknowledged.body.alarm.acknowledged_by },
-        notify: { emails: ['ops@example.com'], integrations: true },
-      });
-    } finally {
-      sqs.destroy();
-    }
+    // The transition went through the notifications queue to the notifier: its `alarm` event reached the webhook.
+    const event = () =>
+      receiver
+        .accepted()
+        .find(
+          (e) =>
+            e.type === 'alarm' &&
+            (e.payload as { status?: string; id?: string }).id === open.id &&
+            (e.payload as { status?: string }).status === 'acknowledged',
+        );
+    await until(async () => event() !== undefined, 'the acknowledged alarm event at the webhook', 60_000);
+    expect(event()).toMatchObject({
+      direction: 'c2d',
+      device_id: device,
+      payload: { id: open.id, status: 'acknowledged', acknowledged_by: acknowledged.body.alarm.acknowledged_by },
+    });
   });
 
   it('closes once per transition ID, answers 409 to an acknowledgement then, and a new alarm may open', async () => {

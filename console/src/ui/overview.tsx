@@ -160,7 +160,8 @@ const OverviewBody = ({ overview: o, workspaceId }: { overview: Overview; worksp
       {o.non_compliant.devices ? (
         <>
           <p data-testid="overview-non-compliant">
-            {o.non_compliant.devices} {o.non_compliant.devices === 1 ? 'device has' : 'devices have'} not reported {o.non_compliant.keys.length === 1 ? 'a desired key' : 'desired keys'} yet:
+            {o.non_compliant.devices} {o.non_compliant.devices === 1 ? 'device has' : 'devices have'} not reported{' '}
+            {o.non_compliant.keys.length === 1 ? 'a desired key' : 'desired keys'} yet:
           </p>
           <ul>
             {o.non_compliant.keys.map((k) => (
