@@ -169,6 +169,8 @@ export const ROUTES: readonly Route[] = [
     'listDeviceEvents',
     'A device’s events of the last 30 days, newest first, a page at a time',
   ),
+  // fleet-state.md §4: the conditions devices open and close, readable with ZDM's filters.
+  route('GET', '/workspaces/{workspaceId}/conditions', 'devices', 'listConditions', 'List a workspace’s conditions, open and closed, newest first'),
   route(
     'GET',
     '/workspaces/{workspaceId}/overview',
@@ -262,6 +264,7 @@ export const ROUTES: readonly Route[] = [
     'Report a job’s result; the job becomes done (failed for a result with an error)',
     'device',
   ),
+  route('POST', '/device/conditions', 'device-api', 'reportCondition', 'Open a condition (with a tag) or close one (its uuid)', 'device'),
   route('POST', '/device/fota/result', 'device-api', 'reportFotaResult', 'Report a FOTA’s progress (in_progress) or outcome (done, failed)', 'device'),
 
   route('GET', '/workspaces/{workspaceId}/api-keys', 'api-keys', 'listApiKeys', 'List a workspace’s API keys (never their secrets)'),

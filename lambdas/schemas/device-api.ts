@@ -49,7 +49,7 @@ const jsonOfAtMost = (bytes: number) =>
     .meta({ description: `Any JSON value, at most ${bytes} bytes serialized (UTF-8) and ${JSON_MAX_DEPTH} levels deep` });
 
 /** A device timestamp: RFC 3339 with or without an offset; stored in UTC with milliseconds. */
-const DeviceTimestampSchema = z.iso
+export const DeviceTimestampSchema = z.iso
   .datetime({ offset: true })
   // What JSON Schema can say of "1970 or later" (a pattern on the year); the refinement below is exact.
   .regex(/^(?:19[7-9]\d|[2-9]\d{3})-/, 'Must be 1970 or later.')

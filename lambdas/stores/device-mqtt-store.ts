@@ -1,8 +1,8 @@
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { isConditionFailed } from './errors';
 import { queryAll } from './items';
-import { collection, conditionKey, deviceKey } from './keys';
+import { collection, deviceKey } from './keys';
 
 /** What the MQTT door keeps on a device's item, beside the fields the management API writes. */
 export interface DeviceConnectionFields {
@@ -54,24 +54,14 @@ export const setDeviceManifest = async (db: Db, workspaceId: string, deviceId: s
   }
 };
 
-/** A condition a device opened and has not closed. */
+/** A condition a device opened and has not closed: its pointer to the record (stores/condition-store.ts). */
 export interface OpenCondition {
   uuid: string;
   tag: string;
-  payload?: unknown;
   start: string;
 }
 
-/** Opens (or, the same uuid again, replaces) a device's condition. */
-export const putOpenCondition = (db: Db, deviceId: string, condition: OpenCondition) =>
-  db.doc.send(new PutCommand({ TableName: db.table, Item: { ...conditionKey(deviceId, condition.uuid), ...condition } }));
-
-/** Closes a device's condition; closing an unknown one changes nothing. Answers the closed condition, if it was open. */
-export const deleteOpenCondition = async (db: Db, deviceId: string, uuid: string) => {
-  const { Attributes } = await db.doc.send(new DeleteCommand({ TableName: db.table, Key: conditionKey(deviceId, uuid), ReturnValues: 'ALL_OLD' }));
-  return Attributes as (OpenCondition & { pk: string }) | undefined;
-};
-
+/** The device's open conditions (what `#conditions` answers). */
 export const listOpenConditionsOfDevice = (db: Db, deviceId: string) => {
   const { pk, prefix } = collection.conditionsOfDevice(deviceId);
   return queryAll<OpenCondition>(db, pk, prefix);

@@ -74,6 +74,15 @@ export const jobKey = (deviceId: string, name: string): ItemKey => ({ pk: `DEV#$
 export const fotaKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: FOTA_SORT_KEY_PREFIX });
 /** A condition a device opened over MQTT (`condition` on `j/up`), by the device's own uuid. */
 export const conditionKey = (deviceId: string, uuid: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `COND#${uuid}` });
+/** A condition the device closed, by its uuid: where a retried close (or a late open) finds the record it ended. */
+export const closedConditionKey = (deviceId: string, uuid: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `CONDC#${uuid}` });
+/** Sort keys of the workspace's condition records start with this (then the start, so a Query backwards reads newest first). */
+export const CONDITION_SORT_KEY_PREFIX = 'COND#';
+/** A condition's record in its workspace's partition (stores/condition-store.ts): open or closed, by its start, device and uuid. */
+export const conditionRecordKey = (workspaceId: string, start: string, deviceId: string, uuid: string): ItemKey => ({
+  pk: `WKS#${workspaceId}`,
+  sk: `${CONDITION_SORT_KEY_PREFIX}${sortableTs(start)}#${deviceId}#${uuid}`,
+});
 /** The minute of the last `authentication` event forwarded for an unverified token naming a device (one a minute). */
 /** Sort keys of a device's event log start with this (newest last: `ts` is RFC 3339 with microseconds). */
 export const DEVICE_EVENT_SORT_KEY_PREFIX = 'EVT#';
@@ -320,6 +329,7 @@ export const collection = {
   jobsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: JOB_SORT_KEY_PREFIX }),
   stateExecutionsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: STATE_EXECUTION_SORT_KEY_PREFIX }),
   conditionsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: 'COND#' }),
+  conditionsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: CONDITION_SORT_KEY_PREFIX }),
   apiKeysOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'APIKEY#' }),
   // Identities sit in their workspace's partition so that listing devices reads them in one query.
   identitiesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'IDN#' }),

@@ -91,6 +91,7 @@ describe('routes', () => {
       'listAlarmRules',
       'listAlarms',
       'listApiKeys',
+      'listConditions',
       'listDeviceEvents',
       'listDevices',
       'listExports',

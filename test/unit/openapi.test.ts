@@ -92,6 +92,7 @@ const QUOTAS = new Set([
   'getDeviceStatus',
   'getDeviceSideState',
   'reportDeviceState',
+  'reportCondition',
   'reportJobResult',
   'reportFotaResult',
 ]);
@@ -237,6 +238,12 @@ describe('OpenAPI request schemas are as strict as validation', () => {
     ['patchDeviceState', { desired: {}, extra: 1 }],
     ['reportDeviceState', { reported: { interval: 60 } }],
     ['reportDeviceState', { reported: [] }],
+    ['reportCondition', { uuid: 'c-1', tag: 'overheat' }],
+    ['reportCondition', { uuid: 'c-1', tag: 'overheat', payload: { t: 9 }, start: '2026-01-01T00:00:00Z' }],
+    ['reportCondition', { uuid: 'c-1', finish_payload: null, finish: '2026-01-01T00:00:00Z' }],
+    ['reportCondition', { uuid: 'c-1', tag: 'overheat', finish: '2026-01-01T00:00:00Z' }],
+    ['reportCondition', { uuid: '', tag: 'overheat' }],
+    ['reportCondition', { tag: 'overheat' }],
   ])('%s: the document and the API agree on the body %j', (operationId, body) => {
     expect(documentAcceptsBody(operationId, body)).toBe(apiAccepts(operationId, 'body', body));
   });
@@ -293,6 +300,14 @@ describe('OpenAPI request schemas are as strict as validation', () => {
     ['scheduleFleetJob', 'fleet', ['']],
     ['scheduleFleetJob', 'fleet', Array.from({ length: 101 }, (_, i) => `flt-${i}`)],
     ['listDevices', 'fleet', ['flt-123456789']],
+    ['listConditions', 'min_duration_seconds', '0'],
+    ['listConditions', 'min_duration_seconds', '31622400'],
+    ['listConditions', 'min_duration_seconds', '31622401'],
+    ['listConditions', 'min_duration_seconds', '-1'],
+    ['listConditions', 'status', 'closed'],
+    ['listConditions', 'status', 'acknowledged'],
+    ['listConditions', 'start', '2026-01-01T00:00:00Z'],
+    ['listConditions', 'end', '2026-01-01'],
   ])('%s: the document and the API agree on the query parameter %s = %j', (operationId, name, value) => {
     expect(documentAcceptsParameter(operationId, name, value)).toBe(apiAccepts(operationId, 'query', { [name]: value }));
   });

@@ -20,6 +20,8 @@ import type { DeviceState } from '../../schemas/state';
 import type { DeviceQuota, QuotaDecision } from '../limits/device-quota';
 import { quotaExceeded } from '../limits/limits';
 import { UsageTally } from '../limits/usage';
+import type { DeviceConditionBody } from '../../schemas/condition';
+import { closeCondition, conditionOf, openCondition } from '../alarms/conditions';
 
 /** Where the device API sends what it accepts: the ingest queue, and the forward queue for events of its own. */
 export interface DeviceApiDeps {
@@ -274,4 +276,19 @@ export const reportFotaResult = async (deps: DeviceApiDeps, caller: DeviceCaller
   await deps.upMessage?.(caller);
   const device = await requireDevice(deps.db, caller);
   return finishFota(deps.db, caller.deviceId, outcome, placeOf(device));
+};
+
+/**
+ * Opens (a body with `tag`) or closes a condition of the device: the HTTPS twin of the MQTT door's
+ * `condition` message, through the same domain functions; counted as a `j/up` message. An opening
+ * without `start`, or a closing without `finish`, is stamped with its arrival.
+ * @throws NotFoundError when the device no longer exists, or a closing names no condition of it.
+ */
+export const reportCondition = async (deps: DeviceApiDeps, caller: DeviceCaller, body: DeviceConditionBody, arrival = nowIso()) => {
+  await deps.upMessage?.(caller);
+  const place = placeOf(await requireDevice(deps.db, caller));
+  if ('tag' in body) return conditionOf(await openCondition(deps, place, { ...body, start: body.start ?? arrival }, arrival));
+  const closed = await closeCondition(deps, place, { ...body, finish: body.finish ?? arrival }, arrival);
+  if (!closed) throw new NotFoundError(`Condition ${body.uuid} not found: the device never opened it.`);
+  return conditionOf(closed);
 };

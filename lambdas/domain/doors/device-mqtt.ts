@@ -9,8 +9,8 @@ import { TokenSchema } from '../../schemas/common';
 import { findDeviceLocator, getDeviceOfWorkspace, type DeviceLocator } from '../../stores/device-store';
 import { closedSessionsOfLocator } from '../../stores/device-session-store';
 import type { DownMessage } from '../../stores/device-channel';
-import { logDeviceEvent } from '../registry/device-events';
-import { deleteOpenCondition, listOpenConditionsOfDevice, putOpenCondition, setDeviceConnection, setDeviceManifest } from '../../stores/device-mqtt-store';
+import { listOpenConditionsOfDevice, setDeviceConnection, setDeviceManifest } from '../../stores/device-mqtt-store';
+import { closeCondition, openCondition } from '../alarms/conditions';
 import { deviceStatusOf, queueEvents, reportFotaResult, reportJobResult, type DeviceApiDeps } from './device-api';
 import { handleStateReport, statusStateEntries } from '../state/state-doors';
 import {
@@ -253,26 +253,21 @@ const unlessRefused = (deviceId: string, topic: string) => (error: unknown) => {
 };
 
 /**
- * A condition the device opens or closes: kept open (or closed) on its item, and written to its
- * event log as a `condition` entry (one write; conditions are not webhook events).
+ * A condition the device opens or closes: the same domain functions as the HTTPS door's
+ * `POST /device/conditions` (domain/alarms/conditions.ts) keep its record and log it.
  */
 const handleCondition = async (deps: DeviceMqttDeps, caller: DeviceCaller, value: unknown, { topic, arrival }: { topic: string; arrival: string }) => {
   const { deviceId } = caller;
   const condition = ConditionSchema.safeParse(value);
   if (!condition.success) return drop(deviceId, topic, 'not a condition opening or closing');
   const c = condition.data;
-  if ('start' in c) {
-    await putOpenCondition(deps.db, deviceId, { uuid: c.uuid, tag: c.tag, payload: c.payload, start: new Date(c.start).toISOString() });
-  } else {
-    await deleteOpenCondition(deps.db, deviceId, c.uuid);
-  }
   const place = await placeOf(deps.db, caller);
-  if (!place) return;
-  const payload =
-    'start' in c
-      ? { uuid: c.uuid, status: 'open', tag: c.tag, payload: c.payload, start: c.start }
-      : { uuid: c.uuid, status: 'closed', finish_payload: c.payloadf, finish: c.finish };
-  await logDeviceEvent(deps.db, { ...place, ts: arrival, type: 'condition', direction: 'd2c', payload });
+  if (!place) return drop(deviceId, topic, 'unknown device');
+  if ('start' in c) {
+    await openCondition(deps, place, { uuid: c.uuid, tag: c.tag, payload: c.payload, start: c.start }, arrival);
+  } else {
+    await closeCondition(deps, place, { uuid: c.uuid, finish_payload: c.payloadf, finish: c.finish }, arrival);
+  }
 };
 
 /**

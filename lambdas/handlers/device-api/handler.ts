@@ -4,6 +4,7 @@ import {
   getDeviceStatus,
   publishData,
   reportEvents,
+  reportCondition,
   reportFotaResult,
   reportJobResult,
   type PublishDataDeps,
@@ -52,5 +53,6 @@ export const handler = httpHandler('device-api', DEVICE_API_OPERATIONS, {
   reportJobResult: async ({ path, body }, event) => ok(200, { job: await reportJobResult(deps, deviceCallerOf(event), path.jobName, body.result) }),
   reportFotaResult: async ({ body }, event) => ok(200, { fota: await reportFotaResult(deps, deviceCallerOf(event), body) }),
   getDeviceSideState: async (_input, event) => ok(200, { state: await getDeviceSideState(deps, deviceCallerOf(event)) }),
+  reportCondition: async ({ body }, event) => ok(200, { condition: await reportCondition(deps, deviceCallerOf(event), body) }),
   reportDeviceState: async ({ body }, event) => ok(200, { state: await reportDeviceState(deps, deviceCallerOf(event), body.reported) }),
 });

@@ -1,3 +1,4 @@
+import { listConditions } from '../../domain/alarms/conditions';
 import { purgeDataHook } from '../../domain/data/purge';
 import { apiRequestHooks } from '../../domain/limits/api-requests';
 import { deleteDevice } from '../../domain/registry/device-deletion';
@@ -25,6 +26,8 @@ export const handler = httpHandler(
         device: await deleteDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId, query.purge ? { purgeData: purgeDataHook() } : {}),
       }),
     listDeviceEvents: async ({ path, query }, event) => ok(200, await listDeviceEvents(registryDb(), callerOf(event), path.workspaceId, path.deviceId, query)),
+    listConditions: async ({ path, query }, event) =>
+      streamList(event, 'conditions', await listConditions(registryDb(), callerOf(event), path.workspaceId, query)),
     getOverview: async ({ path, query }, event) =>
       ok(200, { overview: await getOverview(registryDb(), callerOf(event), path.workspaceId, { silentAfterSeconds: query.silent_after }) }),
   },

@@ -9,6 +9,7 @@ import {
   ReportedResponseSchema,
 } from '../device-api';
 import { FotaResponseSchema } from '../fota';
+import { ConditionResponseSchema, DeviceConditionBodySchema } from '../condition';
 import { DeviceSideStateResponseSchema, ReportDeviceStateBodySchema } from '../state';
 import { JobResponseSchema } from '../job';
 import type { Operations } from '../operation';
@@ -42,6 +43,13 @@ export const DEVICE_API_OPERATIONS = {
     response: JobResponseSchema,
     conflict: 'The job already ended with another result, or is still queued in its rollout (not yet released)',
     notFound: 'The device has no such job',
+    quota: UP_MESSAGES,
+  },
+  // The HTTPS twin of the MQTT `condition` message (spec/fleet-state.md §4).
+  reportCondition: {
+    body: DeviceConditionBodySchema,
+    response: ConditionResponseSchema,
+    notFound: 'The device no longer exists, or a closing names a condition it never opened (or closed more than 30 days ago)',
     quota: UP_MESSAGES,
   },
   reportFotaResult: {

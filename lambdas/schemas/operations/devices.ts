@@ -9,6 +9,7 @@ import {
 import { QueryTextSchema } from '../tags';
 import { DeleteDeviceQuerySchema } from '../device-deletion';
 import { DeviceEventsQuerySchema, DeviceEventsResponseSchema } from '../device-event';
+import { ConditionsQuerySchema, ConditionsResponseSchema } from '../condition';
 import { FleetsQuerySchema } from '../job';
 import { OverviewQuerySchema, OverviewResponseSchema } from '../overview';
 import { PageQueryShape } from '../list';
@@ -38,4 +39,6 @@ export const DEVICE_OPERATIONS = {
   // Additions to v3 (issue 33): a device's event log, newest first, and the workspace at a glance.
   listDeviceEvents: { path: DevicePathSchema, query: DeviceEventsQuerySchema, response: DeviceEventsResponseSchema },
   getOverview: { path: WorkspacePathSchema, query: OverviewQuerySchema, response: OverviewResponseSchema },
+  // An addition to v3 (spec/fleet-state.md §4): the workspace's conditions, with ZDM's filters.
+  listConditions: { path: WorkspacePathSchema, query: ConditionsQuerySchema, response: ConditionsResponseSchema },
 } satisfies Operations;

@@ -558,7 +558,54 @@ describe('the MQTT door', () => {
       'only c-2 open',
       30_000,
     );
-    expect(id).toMatch(/^dev-/);
+    // The workspace's list keeps the closed one too, newest first (spec/fleet-state.md §4).
+    const listed = await api.get(`/workspaces/${runtime.workspace_id}/conditions?device=${id}`);
+    expect(listed.status).toBe(200);
+    expect(
+      listed.body.conditions.map((c: { uuid: string; status: string; duration_seconds: number | null }) => [c.uuid, c.status, c.duration_seconds]),
+    ).toEqual([
+      ['c-2', 'open', null],
+      ['c-1', 'closed', 300],
+    ]);
+    expect(listed.body.conditions[1]).toMatchObject({
+      device_id: id,
+      tag: 'overheat',
+      payload: { t: 90 },
+      finish_payload: { t: 60 },
+      finish: '2026-02-01T10:05:00.000Z',
+    });
+  });
+
+  it('opens and closes conditions over HTTPS too, the same records as MQTT’s, and refuses bad ones writing nothing', async () => {
+    const { id, credentials } = await newDevice();
+    const https = deviceClient(runtime.base_url, await deviceToken(credentials));
+    const listOf = async (query: string) =>
+      (await api.get(`/workspaces/${runtime.workspace_id}/conditions?device=${id}${query}`)).body.conditions.map((c: { uuid: string }) => c.uuid);
+
+    const refused = [
+      await https.post('/conditions', { uuid: 'bad', tag: 'has space' }),
+      await https.post('/conditions', { uuid: 'bad', tag: 'overheat', finish: '2026-02-01T10:00:00Z' }),
+      await https.post('/conditions', { uuid: 'bad', tag: 'overheat', start: '2999-01-01T00:00:00Z' }),
+    ];
+    const unknown = await https.post('/conditions', { uuid: 'never-opened' });
+    const opened = await https.post('/conditions', { uuid: 'h-1', tag: 'overheat', payload: { t: 9 }, start: '2026-03-01T10:00:00Z' });
+    const untimed = await https.post('/conditions', { uuid: 'h-2', tag: 'door' });
+    const closed = await https.post('/conditions', { uuid: 'h-1', finish_payload: { t: 4 }, finish: '2026-03-01T10:00:42.5Z' });
+    const closedAgain = await https.post('/conditions', { uuid: 'h-1', finish: '2026-03-01T11:00:00Z' });
+
+    expect(refused.map((r) => [r.status, r.body.error.code])).toEqual(Array(3).fill([400, 'validation_error']));
+    expect([unknown.status, unknown.body.error.code]).toEqual([404, 'not_found']);
+    expect(opened.status).toBe(200);
+    expect(opened.body.condition).toMatchObject({ uuid: 'h-1', device_id: id, status: 'open', start: '2026-03-01T10:00:00.000Z', finish: null });
+    expect(Date.parse(untimed.body.condition.start)).toBeGreaterThan(Date.now() - 60_000);
+    expect(closed.body.condition).toMatchObject({ status: 'closed', finish_payload: { t: 4 }, duration_seconds: 42.5 });
+    expect(closedAgain.body.condition).toEqual(closed.body.condition);
+    expect(await listOf('')).toEqual(['h-2', 'h-1']);
+    expect(await listOf('&status=closed&min_duration_seconds=40')).toEqual(['h-1']);
+    expect(await listOf('&status=closed&min_duration_seconds=43')).toEqual([]);
+    const device = await connected(credentials);
+    await device.up('#conditions', {});
+    expect(Object.keys((await device.next('#conditions')).value)).toEqual(['h-2']);
   });
 
   it('keeps nothing of a manifest or a condition payload over 8 KB: sizes are checked before anything is stored', async () => {

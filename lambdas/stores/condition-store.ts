@@ -1,0 +1,217 @@
+import { GetCommand, QueryCommand, TransactWriteCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import type { Db } from '../shared/clients';
+import type { Keyed } from './items';
+import type { ItemKey } from './keys';
+import { CONDITION_SORT_KEY_PREFIX, REGISTRY_TTL_ATTRIBUTE, closedConditionKey, collection, conditionKey, conditionRecordKey, sortableTs } from './keys';
+
+/**
+ * A condition as stored: one record in its workspace's partition (`COND#<start>#<device>#<uuid>`),
+ * open or closed, and beside it in the device's partition a pointer by the device's uuid: `COND#`
+ * while open (what `#conditions` answers), `CONDC#` once closed (where a retried close finds it).
+ * Payloads are kept as JSON text: a device's JSON may nest deeper, or hold other map keys, than an
+ * item's attributes can.
+ */
+export interface ConditionRecord {
+  uuid: string;
+  workspace_id: string;
+  fleet_id: string;
+  device_id: string;
+  tag: string;
+  status: 'open' | 'closed';
+  payload: unknown;
+  finish_payload: unknown;
+  start: string;
+  finish: string | null;
+  duration_seconds: number | null;
+}
+
+/** A device's pointer to a condition's record. */
+export interface ConditionPointer {
+  uuid: string;
+  tag: string;
+  start: string;
+  workspace_id?: string;
+}
+
+/** How long the pointer of a closed condition is kept: a close retried within it answers the record it closed. */
+export const CLOSED_POINTER_DAYS = 30;
+
+const recordKeyOf = (r: Pick<ConditionRecord, 'workspace_id' | 'start' | 'device_id' | 'uuid'>) =>
+  conditionRecordKey(r.workspace_id, r.start, r.device_id, r.uuid);
+
+const toItem = (r: ConditionRecord) => {
+  const { payload, finish_payload, ...rest } = r;
+  return { ...recordKeyOf(r), ...rest, payload_json: JSON.stringify(payload ?? null), finish_payload_json: JSON.stringify(finish_payload ?? null) };
+};
+
+const fromItem = (item: Record<string, unknown>): ConditionRecord => ({
+  uuid: item.uuid as string,
+  workspace_id: item.workspace_id as string,
+  fleet_id: item.fleet_id as string,
+  device_id: item.device_id as string,
+  tag: item.tag as string,
+  status: item.status as ConditionRecord['status'],
+  payload: typeof item.payload_json === 'string' ? JSON.parse(item.payload_json) : null,
+  finish_payload: typeof item.finish_payload_json === 'string' ? JSON.parse(item.finish_payload_json) : null,
+  start: item.start as string,
+  finish: (item.finish as string | undefined) ?? null,
+  duration_seconds: (item.duration_seconds as number | undefined) ?? null,
+});
+
+const getItem = async (db: Db, Key: ItemKey) => (await db.doc.send(new GetCommand({ TableName: db.table, Key, ConsistentRead: true }))).Item;
+
+/** A device's pointers to its condition `uuid`: the open one, the closed one (either may be missing). Two reads at once. */
+export const getConditionPointers = async (db: Db, deviceId: string, uuid: string) => {
+  const [open, closed] = await Promise.all([getItem(db, conditionKey(deviceId, uuid)), getItem(db, closedConditionKey(deviceId, uuid))]);
+  return { open: open as ConditionPointer | undefined, closed: closed as ConditionPointer | undefined };
+};
+
+/** The record a pointer points at, if it is still there. */
+export const getConditionRecord = async (db: Db, workspaceId: string, deviceId: string, pointer: ConditionPointer) => {
+  const item = await getItem(db, conditionRecordKey(workspaceId, pointer.start, deviceId, pointer.uuid));
+  return item && fromItem(item);
+};
+
+/**
+ * Writes an open condition in one transaction: its record and its open pointer; the closed
+ * pointer of a uuid used before goes, and so does the record of the open condition it replaces
+ * (the same uuid opened again at another start).
+ */
+export const putOpenConditionRecord = async (db: Db, record: ConditionRecord, replacedStart?: string) => {
+  const pointer: ConditionPointer = { uuid: record.uuid, tag: record.tag, start: record.start, workspace_id: record.workspace_id };
+  const replaced =
+    replacedStart !== undefined && replacedStart !== record.start
+      ? [{ Delete: { TableName: db.table, Key: recordKeyOf({ ...record, start: replacedStart }) } }]
+      : [];
+  await db.doc.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        { Put: { TableName: db.table, Item: { ...conditionKey(record.device_id, record.uuid), ...pointer } } },
+        { Put: { TableName: db.table, Item: toItem(record) } },
+        { Delete: { TableName: db.table, Key: closedConditionKey(record.device_id, record.uuid) } },
+        ...replaced,
+      ],
+    }),
+  );
+};
+
+/**
+ * Writes a condition's close in one transaction: its record becomes closed (finish, finish
+ * payload, duration), its open pointer goes and its closed pointer (expiring after
+ * {@link CLOSED_POINTER_DAYS}) takes its place. The open pointer must still name the same start:
+ * a concurrent reopening fails the transaction rather than being closed.
+ */
+export const putClosedConditionRecord = async (db: Db, record: ConditionRecord, now = Date.now()) => {
+  const pointer: ConditionPointer = { uuid: record.uuid, tag: record.tag, start: record.start, workspace_id: record.workspace_id };
+  await db.doc.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Delete: {
+            TableName: db.table,
+            Key: conditionKey(record.device_id, record.uuid),
+            ConditionExpression: '#start = :start',
+            ExpressionAttributeNames: { '#start': 'start' },
+            ExpressionAttributeValues: { ':start': record.start },
+          },
+        },
+        {
+          Put: {
+            TableName: db.table,
+            Item: {
+              ...closedConditionKey(record.device_id, record.uuid),
+              ...pointer,
+              [REGISTRY_TTL_ATTRIBUTE]: Math.floor(now / 1000) + CLOSED_POINTER_DAYS * 86_400,
+            },
+          },
+        },
+        { Put: { TableName: db.table, Item: toItem(record) } },
+      ],
+    }),
+  );
+};
+
+/** What a list of a workspace's conditions keeps (every filter optional). */
+export interface ConditionFilter {
+  tag?: string;
+  deviceId?: string;
+  status?: 'open' | 'closed';
+  /** Closed ones lasted at least this; open ones opened at or before `openedBy`. */
+  minDuration?: { seconds: number; openedBy: string };
+  /** Opened at or after it. */
+  start?: string;
+  /** Opened before it. */
+  end?: string;
+}
+
+// "$" sorts right after "#": the upper bound of every record's sort key.
+const RECORDS_END = `${CONDITION_SORT_KEY_PREFIX.slice(0, -1)}$`;
+
+/** The sort-key range of a list's records: its start and end filters, as bounds of the Query itself (never a filter). */
+export const conditionRange = (filter: Pick<ConditionFilter, 'start' | 'end'>) => ({
+  low: filter.start === undefined ? CONDITION_SORT_KEY_PREFIX : `${CONDITION_SORT_KEY_PREFIX}${sortableTs(filter.start)}`,
+  // A record opened at `end` has a longer key than the bound ("…Z#dev-…"): BETWEEN leaves it out.
+  high: filter.end === undefined ? RECORDS_END : `${CONDITION_SORT_KEY_PREFIX}${sortableTs(filter.end)}`,
+});
+
+interface FilterParts {
+  FilterExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
+}
+
+const filterOf = (filter: ConditionFilter): FilterParts => {
+  const clauses: Array<[string, Record<string, unknown>]> = [];
+  if (filter.tag !== undefined) clauses.push(['tag = :tag', { ':tag': filter.tag }]);
+  if (filter.deviceId !== undefined) clauses.push(['device_id = :device', { ':device': filter.deviceId }]);
+  if (filter.status !== undefined) clauses.push(['#status = :status', { ':status': filter.status }]);
+  if (filter.minDuration !== undefined) {
+    const { seconds, openedBy } = filter.minDuration;
+    clauses.push([
+      '((#status = :closed AND duration_seconds >= :min) OR (#status = :open AND #start <= :openedBy))',
+      { ':closed': 'closed', ':open': 'open', ':min': seconds, ':openedBy': openedBy },
+    ]);
+  }
+  if (clauses.length === 0) return {};
+  const expression = clauses.map(([clause]) => clause).join(' AND ');
+  const names = Object.fromEntries(['status', 'start'].filter((name) => expression.includes(`#${name}`)).map((name) => [`#${name}`, name]));
+  return {
+    FilterExpression: expression,
+    ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+    ExpressionAttributeValues: Object.assign({}, ...clauses.map(([, values]) => values)),
+  };
+};
+
+/**
+ * A workspace's condition records, newest first (by start), each with its sort key: one Query
+ * backwards over the start and end range, the other filters applied by DynamoDB, page after page
+ * until the reader stops. `after` resumes after a sort key (it must lie within the range);
+ * `pageSize` bounds what each Query evaluates when nothing is filtered.
+ */
+export async function* readConditionsOfWorkspace(
+  db: Db,
+  workspaceId: string,
+  filter: ConditionFilter,
+  { after, pageSize }: { after?: string; pageSize?: number } = {},
+): AsyncGenerator<Keyed<ConditionRecord>> {
+  const { pk } = collection.conditionsOfWorkspace(workspaceId);
+  const { low, high } = conditionRange(filter);
+  const filtered = filterOf(filter);
+  let ExclusiveStartKey: Record<string, unknown> | undefined = after === undefined ? undefined : { pk, sk: after };
+  do {
+    const page: QueryCommandOutput = await db.doc.send(
+      new QueryCommand({
+        TableName: db.table,
+        ConsistentRead: true,
+        ScanIndexForward: false,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+        ...filtered,
+        ExpressionAttributeValues: { ...filtered.ExpressionAttributeValues, ':pk': pk, ':low': low, ':high': high },
+        ...(pageSize && !filtered.FilterExpression ? { Limit: pageSize } : {}),
+        ExclusiveStartKey,
+      }),
+    );
+    for (const item of page.Items ?? []) yield { sk: item.sk as string, value: fromItem(item) };
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+}
