@@ -5,7 +5,7 @@
  * the state read again, never an overwrite, until the person puts their change on the current
  * state and saves again; the Jobs page's fleet-wide form sets a desired state on a fleet after
  * confirming its count, opening the rollout (kind state) whose pending devices are who has not
- * applied it.
+ * applied it. Issue 36: the device page lists the device's conditions, the open ones first.
  */
 import { jest } from '@jest/globals';
 import type { Browser, Page } from 'puppeteer-core';
@@ -22,6 +22,7 @@ import {
   sharedStack,
   waitForText,
 } from '../helpers/browser';
+import { deviceClient, deviceToken } from '../helpers/device-token';
 
 jest.setTimeout(2 * BROWSER_WAIT_MS);
 
@@ -127,6 +128,33 @@ describe('device state in the console', () => {
     await until(async () => (await textOf('[data-testid="state-version"]')) === '4', 'the second save');
     expect(await page.$('[data-testid="state-conflict"]')).toBeNull();
     expect(await stateOf(device)).toMatchObject({ desired: { interval: 90, mode: 'turbo' }, version: 4 });
+  });
+
+  it('lists the device’s conditions on its page, the open ones first, with their durations', async () => {
+    const device = ids['sensor-2'];
+    const { credentials } = (await api('POST', `/workspaces/${ws}/devices/${device}/identities`)).body;
+    const https = deviceClient(stack.base_url, await deviceToken(credentials));
+    for (const body of [
+      { uuid: 'c-old', tag: 'door', start: '2026-03-01T09:00:00Z' },
+      { uuid: 'c-old', finish: '2026-03-01T09:05:30Z', finish_payload: { closed: true } },
+      { uuid: 'c-open', tag: 'overheat', payload: { t: 9 }, start: '2026-03-01T08:00:00Z' },
+    ]) {
+      expect((await https.post('/conditions', body)).status).toBe(200);
+    }
+
+    await page.goto(consoleAt(`devices/${device}`));
+    await page.waitForSelector('[data-testid="device-conditions"] tr[data-condition="c-old"]');
+    const rows = await page.$$eval('[data-testid="device-conditions"] tbody tr', (trs) =>
+      trs.map((tr) => [(tr as Dom).dataset.condition, (tr as Dom).dataset.status, (tr as Dom).innerText as string]),
+    );
+    await screenshot(page, 'conditions-01-device');
+
+    // the open one first although it opened earlier
+    expect(rows.map(([uuid, status]) => `${uuid}:${status}`)).toEqual(['c-open:open', 'c-old:closed']);
+    expect(rows[0][2]).toMatch(/overheat\s+open/);
+    expect(rows[0][2]).toContain('so far');
+    expect(rows[1][2]).toContain('5 min 30 s');
+    expect(rows[1][2]).toContain('{"closed":true}');
   });
 
   it('sets a desired state on a fleet from the Jobs page after confirming its count, and opens its rollout', async () => {

@@ -190,6 +190,28 @@ export interface DeviceEvent {
   device_id: string;
   payload: unknown;
 }
+/** A condition a device opened, and maybe closed (`GET …/conditions`, spec/fleet-state.md §4). */
+export interface Condition {
+  uuid: string;
+  device_id: string;
+  fleet_id: string;
+  tag: string;
+  status: 'open' | 'closed';
+  payload: unknown;
+  finish_payload: unknown;
+  start: string;
+  finish: string | null;
+  duration_seconds: number | null;
+}
+/** The filters of the conditions list. */
+export interface ConditionFilter {
+  device?: string;
+  tag?: string;
+  status?: 'open' | 'closed';
+  min_duration_seconds?: number;
+  start?: string;
+  end?: string;
+}
 /** Device counts of a workspace or of one of its fleets. */
 export interface OverviewCounts {
   devices: number;
@@ -557,6 +579,12 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
     /** A page of the device's event log, newest first; `next` is the `before` of the next page. */
     listDeviceEvents: (workspaceId: string, deviceId: string, page: { limit?: number; before?: string } = {}) =>
       request<{ events: DeviceEvent[]; next: string | null }>('GET', `${ws(workspaceId)}/devices/${enc(deviceId)}/events`, { query: { ...page } }),
+    /** A page of the workspace's conditions, newest first, filtered. */
+    listConditions: (workspaceId: string, filter: ConditionFilter = {}, page: PageQuery = {}) =>
+      request<{ conditions: Condition[]; next?: string | null }>('GET', `${ws(workspaceId)}/conditions`, { query: { ...filter, ...page } }).then((b) => ({
+        items: b.conditions,
+        next: b.next ?? null,
+      })),
     /** The workspace at a glance; `silentAfter`: seconds without data after which a device is silent. */
     getOverview: (workspaceId: string, silentAfter?: number) =>
       request<{ overview: Overview }>('GET', `${ws(workspaceId)}/overview`, { query: { silent_after: silentAfter } }).then((b) => b.overview),

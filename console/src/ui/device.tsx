@@ -11,13 +11,14 @@ import { useLive } from './live';
 import { ScheduleFotaForm, ScheduleJobForm } from './schedule';
 import { DeviceHealth } from './device-health';
 import { DeviceStatePanel } from './device-state';
+import { DeviceConditions } from './device-conditions';
 import { DeleteDevice } from './delete-device';
 import { TagChips, TagsEditor } from './tags';
 
 /** What a 409 of a cancel means: the job or FOTA ended before the cancel came. */
 const CANCEL_CONFLICT_HINT = 'It ended before the cancel arrived: the page now shows how.';
 
-/** One device: rename or move it, its connection state, identities, jobs and FOTA. */
+/** One device: rename or move it, its connection state, health, state, conditions, identities, jobs and FOTA. */
 export const DevicePage = ({ api, workspaceId, deviceId, navigate }: PageProps & { deviceId: string }) => {
   const device = useLoad(() => api.getDevice(workspaceId, deviceId), [workspaceId, deviceId]);
   // Its connection as it changes; read again after a reconnection (or every 30 s while it is down).
@@ -106,6 +107,7 @@ export const DevicePage = ({ api, workspaceId, deviceId, navigate }: PageProps &
       </button>
       <DeviceHealth api={api} workspaceId={workspaceId} device={d} reloadDevice={device.reload} />
       <DeviceStatePanel api={api} workspaceId={workspaceId} deviceId={deviceId} />
+      <DeviceConditions api={api} workspaceId={workspaceId} deviceId={deviceId} />
 
       <form
         class="inline"
