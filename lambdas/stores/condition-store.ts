@@ -2,12 +2,14 @@ import { GetCommand, QueryCommand, TransactWriteCommand, type QueryCommandOutput
 import type { Db } from '../shared/clients';
 import type { Keyed } from './items';
 import type { ItemKey } from './keys';
-import { CONDITION_SORT_KEY_PREFIX, REGISTRY_TTL_ATTRIBUTE, closedConditionKey, collection, conditionKey, conditionRecordKey, sortableTs } from './keys';
+import { REGISTRY_TTL_ATTRIBUTE, closedConditionKey, collection, conditionKey, conditionRecordKey, deviceConditionRecordKey, sortableTs } from './keys';
 
 /**
  * A condition as stored: one record in its workspace's partition (`COND#<start>#<device>#<uuid>`),
- * open or closed, and beside it in the device's partition a pointer by the device's uuid: `COND#`
- * while open (what `#conditions` answers), `CONDC#` once closed (where a retried close finds it).
+ * open or closed, and its copy in the device's partition (`CONDH#<start>#<uuid>`: a list of one
+ * device's conditions reads only them, never the workspace's), and beside them a pointer by the
+ * device's uuid: `COND#` while open (what `#conditions` answers), `CONDC#` once closed (where a
+ * retried close finds it).
  * Payloads are kept as JSON text: a device's JSON may nest deeper, or hold other map keys, than an
  * item's attributes can.
  */
@@ -39,10 +41,18 @@ export const CLOSED_POINTER_DAYS = 30;
 const recordKeyOf = (r: Pick<ConditionRecord, 'workspace_id' | 'start' | 'device_id' | 'uuid'>) =>
   conditionRecordKey(r.workspace_id, r.start, r.device_id, r.uuid);
 
-const toItem = (r: ConditionRecord) => {
+const deviceRecordKeyOf = (r: Pick<ConditionRecord, 'start' | 'device_id' | 'uuid'>) => deviceConditionRecordKey(r.device_id, r.start, r.uuid);
+
+const attributesOf = (r: ConditionRecord) => {
   const { payload, finish_payload, ...rest } = r;
-  return { ...recordKeyOf(r), ...rest, payload_json: JSON.stringify(payload ?? null), finish_payload_json: JSON.stringify(finish_payload ?? null) };
+  return { ...rest, payload_json: JSON.stringify(payload ?? null), finish_payload_json: JSON.stringify(finish_payload ?? null) };
 };
+
+/** The Puts of a record and of its device's copy. */
+const recordPuts = (db: Db, r: ConditionRecord) => [
+  { Put: { TableName: db.table, Item: { ...recordKeyOf(r), ...attributesOf(r) } } },
+  { Put: { TableName: db.table, Item: { ...deviceRecordKeyOf(r), ...attributesOf(r) } } },
+];
 
 const fromItem = (item: Record<string, unknown>): ConditionRecord => ({
   uuid: item.uuid as string,
@@ -79,15 +89,16 @@ export const getConditionRecord = async (db: Db, workspaceId: string, deviceId: 
  */
 export const putOpenConditionRecord = async (db: Db, record: ConditionRecord, replacedStart?: string) => {
   const pointer: ConditionPointer = { uuid: record.uuid, tag: record.tag, start: record.start, workspace_id: record.workspace_id };
+  const was = { ...record, start: replacedStart ?? record.start };
   const replaced =
     replacedStart !== undefined && replacedStart !== record.start
-      ? [{ Delete: { TableName: db.table, Key: recordKeyOf({ ...record, start: replacedStart }) } }]
+      ? [{ Delete: { TableName: db.table, Key: recordKeyOf(was) } }, { Delete: { TableName: db.table, Key: deviceRecordKeyOf(was) } }]
       : [];
   await db.doc.send(
     new TransactWriteCommand({
       TransactItems: [
         { Put: { TableName: db.table, Item: { ...conditionKey(record.device_id, record.uuid), ...pointer } } },
-        { Put: { TableName: db.table, Item: toItem(record) } },
+        ...recordPuts(db, record),
         { Delete: { TableName: db.table, Key: closedConditionKey(record.device_id, record.uuid) } },
         ...replaced,
       ],
@@ -125,7 +136,7 @@ export const putClosedConditionRecord = async (db: Db, record: ConditionRecord, 
             },
           },
         },
-        { Put: { TableName: db.table, Item: toItem(record) } },
+        ...recordPuts(db, record),
       ],
     }),
   );
@@ -134,6 +145,7 @@ export const putClosedConditionRecord = async (db: Db, record: ConditionRecord, 
 /** What a list of a workspace's conditions keeps (every filter optional). */
 export interface ConditionFilter {
   tag?: string;
+  /** One device's conditions: read from its partition, never the workspace's. */
   deviceId?: string;
   status?: 'open' | 'closed';
   /** Closed ones lasted at least this; open ones opened at or before `openedBy`. */
@@ -144,14 +156,15 @@ export interface ConditionFilter {
   end?: string;
 }
 
-// "$" sorts right after "#": the upper bound of every record's sort key.
-const RECORDS_END = `${CONDITION_SORT_KEY_PREFIX.slice(0, -1)}$`;
+/** Where a list of conditions reads: the workspace's records, or one device's copies of them. */
+export const conditionsCollection = (workspaceId: string, deviceId?: string) =>
+  deviceId === undefined ? collection.conditionsOfWorkspace(workspaceId) : collection.conditionRecordsOfDevice(deviceId);
 
 /** The sort-key range of a list's records: its start and end filters, as bounds of the Query itself (never a filter). */
-export const conditionRange = (filter: Pick<ConditionFilter, 'start' | 'end'>) => ({
-  low: filter.start === undefined ? CONDITION_SORT_KEY_PREFIX : `${CONDITION_SORT_KEY_PREFIX}${sortableTs(filter.start)}`,
-  // A record opened at `end` has a longer key than the bound ("…Z#dev-…"): BETWEEN leaves it out.
-  high: filter.end === undefined ? RECORDS_END : `${CONDITION_SORT_KEY_PREFIX}${sortableTs(filter.end)}`,
+export const conditionRange = (prefix: string, filter: Pick<ConditionFilter, 'start' | 'end'>) => ({
+  low: filter.start === undefined ? prefix : `${prefix}${sortableTs(filter.start)}`,
+  // A record opened at `end` has a longer key than the bound ("…Z#…"); "$" sorts right after "#".
+  high: filter.end === undefined ? `${prefix.slice(0, -1)}$` : `${prefix}${sortableTs(filter.end)}`,
 });
 
 interface FilterParts {
@@ -160,10 +173,12 @@ interface FilterParts {
   ExpressionAttributeValues?: Record<string, unknown>;
 }
 
-const filterOf = (filter: ConditionFilter): FilterParts => {
+const filterOf = (workspaceId: string, filter: ConditionFilter): FilterParts => {
   const clauses: Array<[string, Record<string, unknown>]> = [];
+  // A device's partition holds only its own records; the workspace is checked all the same, so that
+  // another account's device named under the caller's workspace answers nothing.
+  if (filter.deviceId !== undefined) clauses.push(['workspace_id = :ws', { ':ws': workspaceId }]);
   if (filter.tag !== undefined) clauses.push(['tag = :tag', { ':tag': filter.tag }]);
-  if (filter.deviceId !== undefined) clauses.push(['device_id = :device', { ':device': filter.deviceId }]);
   if (filter.status !== undefined) clauses.push(['#status = :status', { ':status': filter.status }]);
   if (filter.minDuration !== undefined) {
     const { seconds, openedBy } = filter.minDuration;
@@ -184,19 +199,20 @@ const filterOf = (filter: ConditionFilter): FilterParts => {
 
 /**
  * A workspace's condition records, newest first (by start), each with its sort key: one Query
- * backwards over the start and end range, the other filters applied by DynamoDB, page after page
- * until the reader stops. `after` resumes after a sort key (it must lie within the range);
- * `pageSize` bounds what each Query evaluates when nothing is filtered.
+ * backwards over the start and end range (in the device's partition when the filter names one),
+ * the other filters applied by DynamoDB, page after page until the reader stops. `after` resumes
+ * after a sort key (it must lie within the range); `pageSize` bounds what each Query evaluates
+ * when nothing is filtered.
  */
-export async function* readConditionsOfWorkspace(
+export async function* readConditions(
   db: Db,
   workspaceId: string,
   filter: ConditionFilter,
   { after, pageSize }: { after?: string; pageSize?: number } = {},
 ): AsyncGenerator<Keyed<ConditionRecord>> {
-  const { pk } = collection.conditionsOfWorkspace(workspaceId);
-  const { low, high } = conditionRange(filter);
-  const filtered = filterOf(filter);
+  const { pk, prefix } = conditionsCollection(workspaceId, filter.deviceId);
+  const { low, high } = conditionRange(prefix, filter);
+  const filtered = filterOf(workspaceId, filter);
   let ExclusiveStartKey: Record<string, unknown> | undefined = after === undefined ? undefined : { pk, sk: after };
   do {
     const page: QueryCommandOutput = await db.doc.send(

@@ -83,6 +83,13 @@ export const conditionRecordKey = (workspaceId: string, start: string, deviceId:
   pk: `WKS#${workspaceId}`,
   sk: `${CONDITION_SORT_KEY_PREFIX}${sortableTs(start)}#${deviceId}#${uuid}`,
 });
+/** Sort keys of a device's copies of its condition records start with this (then the start). */
+export const DEVICE_CONDITION_SORT_KEY_PREFIX = 'CONDH#';
+/** The device's copy of a condition's record, in its partition: what a list of one device's conditions reads. */
+export const deviceConditionRecordKey = (deviceId: string, start: string, uuid: string): ItemKey => ({
+  pk: `DEV#${deviceId}`,
+  sk: `${DEVICE_CONDITION_SORT_KEY_PREFIX}${sortableTs(start)}#${uuid}`,
+});
 /** The minute of the last `authentication` event forwarded for an unverified token naming a device (one a minute). */
 /** Sort keys of a device's event log start with this (newest last: `ts` is RFC 3339 with microseconds). */
 export const DEVICE_EVENT_SORT_KEY_PREFIX = 'EVT#';
@@ -330,6 +337,7 @@ export const collection = {
   stateExecutionsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: STATE_EXECUTION_SORT_KEY_PREFIX }),
   conditionsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: 'COND#' }),
   conditionsOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: CONDITION_SORT_KEY_PREFIX }),
+  conditionRecordsOfDevice: (deviceId: string) => ({ pk: `DEV#${deviceId}`, prefix: DEVICE_CONDITION_SORT_KEY_PREFIX }),
   apiKeysOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'APIKEY#' }),
   // Identities sit in their workspace's partition so that listing devices reads them in one query.
   identitiesOfWorkspace: (workspaceId: string) => ({ pk: `WKS#${workspaceId}`, prefix: 'IDN#' }),

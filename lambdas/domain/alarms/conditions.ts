@@ -5,15 +5,15 @@ import type { StreamedList } from '../../shared/json-stream';
 import type { Condition, ConditionsQuery } from '../../schemas/condition';
 import {
   conditionRange,
+  conditionsCollection,
   getConditionPointers,
   getConditionRecord,
   putClosedConditionRecord,
   putOpenConditionRecord,
-  readConditionsOfWorkspace,
+  readConditions,
   type ConditionPointer,
   type ConditionRecord,
 } from '../../stores/condition-store';
-import { collection } from '../../stores/keys';
 import { logDeviceEvent } from '../registry/device-events';
 import { mapKeyed, pageSizeOf, paginate, startOf } from '../registry/lists';
 import { requireWorkspace } from '../tenancy/workspaces';
@@ -139,10 +139,12 @@ export const listConditions = async (
 ): Promise<StreamedList<Condition>> => {
   await requireWorkspace(db, caller, workspaceId);
   const { limit, cursor, tag, device, status, min_duration_seconds, start, end } = query;
-  const list = `conditions/${workspaceId}`;
+  // A device's list reads its partition: its cursors are of another list than the workspace's.
+  const list = device === undefined ? `conditions/${workspaceId}` : `conditions/${workspaceId}/${device}`;
   const page = { limit, cursor };
-  const after = startOf(list, page, collection.conditionsOfWorkspace(workspaceId).prefix);
-  const { low, high } = conditionRange({ start, end });
+  const { prefix } = conditionsCollection(workspaceId, device);
+  const after = startOf(list, page, prefix);
+  const { low, high } = conditionRange(prefix, { start, end });
   // DynamoDB refuses a start key outside the key condition: a cursor of the same list under other bounds is the client's mistake.
   if (after !== undefined && (after < low || after > high)) {
     throw new ValidationError('Invalid query: query.cursor.', {
@@ -159,5 +161,5 @@ export const listConditions = async (
       ? {}
       : { minDuration: { seconds: min_duration_seconds, openedBy: new Date(now - min_duration_seconds * 1000).toISOString() } }),
   };
-  return paginate(list, mapKeyed(readConditionsOfWorkspace(db, workspaceId, filter, { after, pageSize: pageSizeOf(page) }), conditionOf), page);
+  return paginate(list, mapKeyed(readConditions(db, workspaceId, filter, { after, pageSize: pageSizeOf(page) }), conditionOf), page);
 };

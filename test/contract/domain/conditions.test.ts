@@ -96,10 +96,12 @@ describe('conditions on DynamoDB Local', () => {
     await closeCondition({ db }, place, { uuid: 'c-1', finish: '2026-02-01T11:00:10Z' });
     await openCondition({ db }, place, { uuid: 'c-1', tag: 'overheat', start: '2026-02-01T12:00:00Z' });
 
-    expect((await ws.list()).map((c) => [c.start, c.status])).toEqual([
+    const expected = [
       ['2026-02-01T12:00:00.000Z', 'open'],
       ['2026-02-01T11:00:00.000Z', 'closed'],
-    ]);
+    ];
+    expect((await ws.list()).map((c) => [c.start, c.status])).toEqual(expected);
+    expect((await ws.list({ device: place.device_id })).map((c) => [c.start, c.status])).toEqual(expected);
   });
 
   it('filters by tag, device, status, minimum duration (open ones by the time since they opened), start and end', async () => {
@@ -142,6 +144,43 @@ describe('conditions on DynamoDB Local', () => {
     await expect(listConditions(db, ws.caller, ws.workspaceId, { limit: 2, cursor: first.next!, end: '2026-02-01T10:01:00Z' })).rejects.toThrow(
       ValidationError,
     );
+  });
+
+  it('lists one device’s conditions from its own partition, paged with cursors of its own list', async () => {
+    const ws = await newWorkspace();
+    const a = await ws.place('a');
+    const b = await ws.place('b');
+    for (let i = 0; i < 3; i++) await openCondition({ db }, a, { uuid: `a-${i}`, tag: 'door', start: `2026-02-01T10:0${i}:00Z` });
+    await openCondition({ db }, b, { uuid: 'b-0', tag: 'door', start: '2026-02-01T10:05:00Z' });
+    const queried: unknown[] = [];
+    const send = db.doc.send.bind(db.doc);
+    const spied = {
+      ...db,
+      doc: {
+        send: (command: { input: { ExpressionAttributeValues?: Record<string, unknown> } }) => {
+          queried.push(command.input.ExpressionAttributeValues?.[':pk']);
+          return send(command as never);
+        },
+      },
+    } as unknown as Db;
+
+    const first = await pageOf(listConditions(spied, ws.caller, ws.workspaceId, { device: a.device_id, limit: 2 }));
+    const rest = await pageOf(listConditions(db, ws.caller, ws.workspaceId, { device: a.device_id, limit: 2, cursor: first.next! }));
+    const workspacePage = await pageOf(listConditions(db, ws.caller, ws.workspaceId, { limit: 1 }));
+
+    expect([...first.items, ...rest.items].map((c) => c.uuid)).toEqual(['a-2', 'a-1', 'a-0']);
+    expect(queried.filter((pk) => pk !== undefined)).toEqual([`DEV#${a.device_id}`]);
+    await expect(listConditions(db, ws.caller, ws.workspaceId, { device: a.device_id, cursor: workspacePage.next! })).rejects.toThrow(ValidationError);
+  });
+
+  it('answers nothing of another account’s device named under the caller’s own workspace', async () => {
+    const owner = await newWorkspace();
+    const other = await newWorkspace();
+    const foreign = await owner.place();
+    await openCondition({ db }, foreign, { uuid: 'c-1', tag: 'overheat', start: '2026-02-01T10:00:00Z' });
+
+    expect(await other.list({ device: foreign.device_id })).toEqual([]);
+    expect(await owner.list({ device: foreign.device_id })).toHaveLength(1);
   });
 
   it('answers 404 for another account’s workspace and lists nothing of another workspace', async () => {
