@@ -253,10 +253,24 @@ const main = async () => {
     body: { status: 'done' },
     check: (b) => (b?.fota?.status === 'done' ? undefined : 'FOTA not done'),
   });
+  // A condition opened and closed over HTTPS (spec/fleet-state.md §4), then read back in the workspace's list.
+  await call('reportCondition', 'POST', '/device/conditions', {
+    headers: asDevice,
+    body: { uuid: stamp, tag: 'smoke', payload: { ok: false } },
+    check: (b) => (b?.condition?.status === 'open' ? undefined : 'condition not open'),
+  });
+  await call('reportCondition', 'POST', '/device/conditions', {
+    headers: asDevice,
+    body: { uuid: stamp, finish_payload: { ok: true } },
+    check: (b) => (b?.condition?.status === 'closed' ? undefined : 'condition not closed'),
+  });
   await call('scheduleFota', 'POST', `/devices/${device?.id}/fota/smoke-fw/versions/0.0.3`, { body: { timeout_seconds: 3600 }, quiet: true });
   await call('cancelFota', 'DELETE', `/devices/${device?.id}/fota`, { check: (b) => (b?.fota?.status === 'canceled' ? undefined : 'FOTA not canceled') });
   await call('listDeviceEvents', 'GET', `/workspaces/${ws}/devices/${device?.id}/events?limit=10`, { check: has('events') });
   await call('getOverview', 'GET', `/workspaces/${ws}/overview`, { check: has('overview') });
+  await call('listConditions', 'GET', `/workspaces/${ws}/conditions?device=${device?.id}&status=closed&limit=10`, {
+    check: (b) => (b?.conditions?.some?.((c: any) => c.uuid === stamp && c.finish_payload?.ok === true) ? undefined : 'the closed condition is not listed'),
+  });
 
   // The published point comes back through ingest and the storage query.
   const query = `/timeseries/${ws}/data?device=${device?.id}&tag=smoke`;
