@@ -25,11 +25,18 @@ export const ok = (statusCode: number, body: unknown): APIGatewayProxyResult => 
 
 type Issue = z.core.$ZodIssue;
 
+// Fields an issue names as wrong (each unknown field of an object, or the one field).
+const wrongFields = (branch: Issue[]) => branch.reduce((n, i) => n + (i.code === 'unrecognized_keys' ? i.keys.length : 1), 0);
+
 // A body that may be one item or an array of them (the device API's publish and report routes)
 // fails as a union: name the fields of the branch of its own type, not "Invalid input" at the top.
+// A body that may be one of several objects (a condition's opening or its closing) is named by the
+// one it comes closest to: the fewest fields wrong, the first on a tie.
 const unionBranch = (issue: Issue & { code: 'invalid_union' }): Issue[] | undefined => {
   const branches = issue.errors.filter((branch) => !(branch.length === 1 && branch[0].code === 'invalid_type' && branch[0].path.length === 0));
-  return branches.length === 1 ? branches[0].map((i) => ({ ...i, path: [...issue.path, ...i.path] })) : undefined;
+  if (branches.length === 0) return undefined;
+  const closest = branches.reduce((best, branch) => (wrongFields(branch) < wrongFields(best) ? branch : best));
+  return closest.map((i) => ({ ...i, path: [...issue.path, ...i.path] }));
 };
 
 const detailsOfIssues = (issues: Issue[], location: string): ErrorDetail[] =>

@@ -138,6 +138,7 @@ const bodyFor = (operationId: string): unknown => {
     acknowledgeAlarm: { note: 'seen' },
     patchDeviceState: { desired: { interval: 60 } },
     reportDeviceState: { reported: { interval: 60 } },
+    reportCondition: { uuid: 'strict-1', tag: 'overheat' },
     changeFleetState: { desired: { interval: 60 } },
   };
   if (!(operationId in bodies)) throw new Error(`the strict-input test has no valid body for ${operationId}: add one to bodyFor`);

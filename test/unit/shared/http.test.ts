@@ -78,6 +78,19 @@ describe('parseRequest: the body', () => {
     ]);
     expect(detailsOf(() => parseRequest(schemas, request({ body: 'text' })))).toEqual([{ field: 'body', message: expect.any(String) }]);
   });
+
+  it('names the fields of the object a body comes closest to when it may be one of several (a condition opened or closed)', () => {
+    const opening = z.strictObject({ uuid: z.string(), tag: z.string(), start: z.string().optional() });
+    const closing = z.strictObject({ uuid: z.string(), finish: z.string().optional() });
+    const schemas = { path: NONE, query: NONE, body: z.union([opening, closing]), repeatable: [] };
+    const fieldsOf = (body: unknown) => detailsOf(() => parseRequest(schemas, request({ body }))).map((d) => `${d.field}: ${d.message}`);
+
+    expect(fieldsOf({ uuid: 'c', tag: 't', typo: 1 })).toEqual(['body.typo: Unknown field.']);
+    expect(fieldsOf({ uuid: 'c', typo: 1 })).toEqual(['body.typo: Unknown field.']);
+    // as near to either: the first (an opening) says what it does not take
+    expect(fieldsOf({ uuid: 'c', tag: 't', finish: 'x' })).toEqual(['body.finish: Unknown field.']);
+    expect(fieldsOf({ tag: 't' })).toEqual([expect.stringMatching(/^body\.uuid: /)]);
+  });
 });
 
 describe('parseRequest: the whole request', () => {
