@@ -118,7 +118,8 @@ export const closeCondition = async (deps: ConditionDeps, place: DevicePlace, cl
     ts: arrival,
     type: 'condition',
     direction: 'd2c',
-    payload: { uuid: record.uuid, status: 'closed', finish_payload: record.finish_payload, finish },
+    // The tag is an addition to the close's entry: the console's timeline names what closed.
+    payload: { uuid: record.uuid, status: 'closed', tag: record.tag, finish_payload: record.finish_payload, finish },
   });
   return record;
 };

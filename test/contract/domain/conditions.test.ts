@@ -67,6 +67,7 @@ describe('conditions on DynamoDB Local', () => {
       ['condition', 'open'],
       ['condition', 'open'],
     ]);
+    expect(logged[0].payload).toEqual({ uuid: 'c-1', status: 'closed', tag: 'overheat', finish_payload: { t: 5 }, finish: '2026-02-01T10:05:30.500Z' });
   });
 
   it('writes a retried opening or close once, and a late opening after its close changes nothing', async () => {
