@@ -1,5 +1,7 @@
 import { GetCommand, QueryCommand, TransactWriteCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
+import { ConflictError } from '../shared/errors';
+import { failedConditions } from './errors';
 import type { Keyed } from './items';
 import type { ItemKey } from './keys';
 import { REGISTRY_TTL_ATTRIBUTE, closedConditionKey, collection, conditionKey, conditionRecordKey, deviceConditionRecordKey, sortableTs } from './keys';
@@ -111,10 +113,11 @@ export const putOpenConditionRecord = async (db: Db, record: ConditionRecord, re
  * payload, duration), its open pointer goes and its closed pointer (expiring after
  * {@link CLOSED_POINTER_DAYS}) takes its place. The open pointer must still name the same start:
  * a concurrent reopening fails the transaction rather than being closed.
+ * @throws ConflictError when the condition was opened again meanwhile (nothing written).
  */
 export const putClosedConditionRecord = async (db: Db, record: ConditionRecord, now = Date.now()) => {
   const pointer: ConditionPointer = { uuid: record.uuid, tag: record.tag, start: record.start, workspace_id: record.workspace_id };
-  await db.doc.send(
+  const closing = db.doc.send(
     new TransactWriteCommand({
       TransactItems: [
         {
@@ -140,6 +143,10 @@ export const putClosedConditionRecord = async (db: Db, record: ConditionRecord, 
       ],
     }),
   );
+  await closing.catch((error: unknown) => {
+    if (failedConditions(error)?.includes(0)) throw new ConflictError(`Condition ${record.uuid} was opened again meanwhile: close it again.`, { cause: error });
+    throw error;
+  });
 };
 
 /** What a list of a workspace's conditions keeps (every filter optional). */

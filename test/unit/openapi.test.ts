@@ -42,6 +42,7 @@ describe('OpenAPI document', () => {
 /** The statuses each operation can answer, derived here from what the route table and the domain say, not from the generator. */
 const CONFLICTS = new Set([
   'reportJobResult',
+  'reportCondition',
   'reportFotaResult',
   'updateWorkspace',
   'scheduleFota',

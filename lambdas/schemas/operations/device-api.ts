@@ -50,6 +50,7 @@ export const DEVICE_API_OPERATIONS = {
     body: DeviceConditionBodySchema,
     response: ConditionResponseSchema,
     notFound: 'The device no longer exists, or a closing names a condition it never opened (or closed more than 30 days ago)',
+    conflict: 'A closing met the same uuid opened again (at another start) meanwhile: nothing written; send it again',
     quota: UP_MESSAGES,
   },
   reportFotaResult: {

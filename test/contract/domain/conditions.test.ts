@@ -2,7 +2,8 @@ import { closeCondition, listConditions, openCondition } from '../../../lambdas/
 import { createDevice } from '../../../lambdas/domain/registry/devices';
 import type { ConditionsQuery } from '../../../lambdas/schemas/condition';
 import type { Db } from '../../../lambdas/shared/clients';
-import { NotFoundError, ValidationError } from '../../../lambdas/shared/errors';
+import { ConflictError, NotFoundError, ValidationError } from '../../../lambdas/shared/errors';
+import { putClosedConditionRecord } from '../../../lambdas/stores/condition-store';
 import { listOpenConditionsOfDevice } from '../../../lambdas/stores/device-mqtt-store';
 import { readDeviceEvents } from '../../../lambdas/stores/device-event-store';
 import { newAccount } from '../../helpers/callers';
@@ -103,6 +104,20 @@ describe('conditions on DynamoDB Local', () => {
     ];
     expect((await ws.list()).map((c) => [c.start, c.status])).toEqual(expected);
     expect((await ws.list({ device: place.device_id })).map((c) => [c.start, c.status])).toEqual(expected);
+  });
+
+  it('refuses a close written over an opening of the same uuid made meanwhile (409), writing nothing', async () => {
+    const ws = await newWorkspace();
+    const place = await ws.place();
+    const read = await openCondition({ db }, place, { uuid: 'c-1', tag: 'overheat', start: '2026-02-01T10:00:00Z' });
+    // the device opened it again, at another start, between the close's reads and its write
+    await openCondition({ db }, place, { uuid: 'c-1', tag: 'overheat', start: '2026-02-01T11:00:00Z' });
+
+    const closing = putClosedConditionRecord(db, { ...read, status: 'closed', finish: '2026-02-01T10:30:00.000Z', duration_seconds: 1800 });
+
+    await expect(closing).rejects.toThrow(ConflictError);
+    expect((await ws.list()).map((c) => [c.start, c.status])).toEqual([['2026-02-01T11:00:00.000Z', 'open']]);
+    expect((await listOpenConditionsOfDevice(db, place.device_id)).map((c) => c.start)).toEqual(['2026-02-01T11:00:00.000Z']);
   });
 
   it('filters by tag, device, status, minimum duration (open ones by the time since they opened), start and end', async () => {
