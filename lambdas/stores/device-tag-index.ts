@@ -90,6 +90,8 @@ export async function* readTaggedDeviceIds(
       pageSize,
       // A page's entries are read, no more: the next ones only when the page's devices did not fill it.
       ...(pageSize ? { grow: () => 0 } : {}),
+      // A value's entries lie anywhere in the workspace's partition (after its devices, identities and other keys' entries).
+      keyRange: true,
       extra: { ProjectionExpression: 'sk' },
     },
     (item) => (item.sk as string).slice(prefix.length),

@@ -30,8 +30,18 @@ export interface CollectionRead {
    * own 1 MB pages, 0 to read nothing ahead (the next page is then read only when asked for).
    */
   grow?: (items: Array<Record<string, unknown>>, evaluated: number) => number | undefined;
+  /**
+   * Asks for the prefix as a key range (`sk BETWEEN prefix AND …`, the same items) rather than
+   * `begins_with`: DynamoDB Local answers `begins_with` by reading the partition from its first
+   * item up to the prefix (a Query of 1,000 tag index entries at the end of a partition of 400,000
+   * items: ~10× the range's time), a range from where it starts. AWS answers both alike.
+   */
+  keyRange?: boolean;
   extra?: Partial<QueryCommandInput>;
 }
+
+/** The first string after every string that begins with `prefix` (its last character's successor). */
+const endOfPrefix = (prefix: string) => `${prefix.slice(0, -1)}${String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)}`;
 
 const ignore = () => undefined;
 
@@ -44,16 +54,21 @@ const GROWN_PAGE_MAX = 4000;
  * that reading and sending overlap; memory holds two pages whatever the collection's size.
  * Strongly consistent: a list right after a write sees it.
  */
-export async function* queryPages(db: Db, { pk, prefix, after, pageSize, grow, extra = {} }: CollectionRead): AsyncGenerator<Array<Record<string, unknown>>> {
+export async function* queryPages(
+  db: Db,
+  { pk, prefix, after, pageSize, grow, keyRange, extra = {} }: CollectionRead,
+): AsyncGenerator<Array<Record<string, unknown>>> {
   let limit = pageSize;
+  // A prefix ending in U+FFFF has no successor character: read as begins_with.
+  const range = keyRange && prefix.length > 0 && prefix.charCodeAt(prefix.length - 1) < 0xffff;
   const read = (ExclusiveStartKey: Record<string, unknown> | undefined): Promise<QueryCommandOutput> => {
     const page = db.doc.send(
       new QueryCommand({
         ConsistentRead: true,
         ...extra,
         TableName: db.table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ...extra.ExpressionAttributeValues, ':pk': pk, ':prefix': prefix },
+        KeyConditionExpression: range ? 'pk = :pk AND sk BETWEEN :prefix AND :end' : 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ...extra.ExpressionAttributeValues, ':pk': pk, ':prefix': prefix, ...(range ? { ':end': endOfPrefix(prefix) } : {}) },
         ...(limit ? { Limit: limit } : {}),
         ExclusiveStartKey,
       }),
@@ -65,7 +80,8 @@ export async function* queryPages(db: Db, { pk, prefix, after, pageSize, grow, e
   let next: Promise<QueryCommandOutput> | undefined = read(after === undefined ? undefined : { pk, sk: after });
   while (next) {
     const page: QueryCommandOutput = await next;
-    const items = page.Items ?? [];
+    // BETWEEN includes its end, the one key past the prefix's range.
+    const items = range ? (page.Items ?? []).filter((item) => (item.sk as string).startsWith(prefix)) : (page.Items ?? []);
     if (grow && limit !== undefined) {
       const size = grow(items, page.ScannedCount ?? items.length);
       limit = size === undefined || size > GROWN_PAGE_MAX ? undefined : size;

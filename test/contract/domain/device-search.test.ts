@@ -301,6 +301,35 @@ describe('device search on DynamoDB Local', () => {
     expect(indexQueries).toBe(2);
   });
 
+  it('reads a value’s index entries as a key range, and only that value’s', async () => {
+    const { DeleteCommand, PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    // The key range's end (BETWEEN includes it): the one key just past the value's entries, which no entry has.
+    const end = { pk: `WKS#${world.workspace_id}`, sk: 'TAG#site#5#milan$' };
+    await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...end, device_id: world.devices[1].id } }));
+    const conditions: string[] = [];
+    const counting: Db = {
+      ...db,
+      doc: {
+        send: async (command: { input: Record<string, unknown> }) => {
+          const values = command.input.ExpressionAttributeValues as Record<string, unknown> | undefined;
+          if (String(values?.[':prefix'] ?? '').startsWith('TAG#site#')) conditions.push(String(command.input.KeyConditionExpression));
+          return (db.doc.send as (c: unknown) => Promise<unknown>)(command);
+        },
+      } as unknown as Db['doc'],
+    };
+    const q = 'tags.site = "milan"';
+
+    const whole = await itemsOf(listDevices(counting, world.caller, world.workspace_id, { q }));
+    const paged = await allPages((cursor) => listDevices(counting, world.caller, world.workspace_id, { q, limit: 3, cursor }));
+    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: end }));
+
+    expect(whole.map((d) => d.id)).toEqual(expected(q));
+    expect(paged.ids).toEqual(expected(q));
+    // DynamoDB Local reads a partition from its start for begins_with: a key range starts where the value's entries do.
+    expect(conditions.length).toBeGreaterThan(0);
+    expect(conditions.every((c) => c.includes('BETWEEN') && !c.includes('begins_with'))).toBe(true);
+  });
+
   it('refuses a cursor of another query, and a malformed query with its position', async () => {
     const { next } = await pageOf(listDevices(db, world.caller, world.workspace_id, { q: 'tags.site = "milan"', limit: 2 }));
 
