@@ -41,20 +41,72 @@ const listNameOf = (workspaceId: string, { query, fleetIds }: DeviceSearch) => {
  * How many devices the next read of a one-pass search evaluates, so that its first page costs
  * about what its matches need: the rest of the page at the match rate seen so far, and a fifth
  * more; 4× the last read while nothing matched; nothing ahead once the page is full. A stream
- * without a page reads DynamoDB's 1 MB pages.
+ * without a page reads DynamoDB's 1 MB pages. With `handOverBelow`, a read after which fewer than
+ * that share of the devices read so far matched reads nothing more, and `handedOver()` says so: the
+ * search goes on from its index.
  */
-const readSizer = (pageSize: number | undefined, keep: (item: Record<string, unknown>) => boolean) => {
+const readSizer = (pageSize: number | undefined, keep: (item: Record<string, unknown>) => boolean, handOverBelow?: number) => {
   let evaluatedSoFar = 0;
   let matched = 0;
-  return (items: Array<Record<string, unknown>>, evaluated: number) => {
+  let handedOver = false;
+  const grow = (items: Array<Record<string, unknown>>, evaluated: number) => {
     if (pageSize === undefined) return undefined;
     const last = Math.max(evaluated, 1);
     evaluatedSoFar += last;
     matched += items.filter(keep).length;
     const missing = pageSize - matched;
     if (missing <= 0) return 0;
+    if (handOverBelow !== undefined && matched < evaluatedSoFar * handOverBelow) {
+      handedOver = true;
+      return 0;
+    }
     return matched ? Math.ceil(((missing * evaluatedSoFar) / matched) * 1.2) : last * 4;
   };
+  return { grow, handedOver: () => handedOver };
+};
+
+/**
+ * The share of the devices read that must match for a page of an indexed query to be read in one
+ * pass rather than from the index (docs/api.md, "How a search is answered"): at a half, one pass
+ * reads at most about two devices per match, in Queries; the index reads one entry and gets one
+ * device per match by BatchGetItem, which costs about two Query items on DynamoDB Local and, on
+ * AWS, a read unit per device (a Query reads about eight small devices per unit).
+ */
+export const ONE_PASS_SHARE = 0.5;
+/** Devices a page of an indexed query reads first in one pass, to see what share of them match. */
+export const PROBE_DEVICES = 100;
+
+type Match = Keyed<DeviceRecord>;
+
+/**
+ * One pass over the workspace's devices after `after`: DynamoDB filters the fleets, `keep` the
+ * rest; each read sized by the matches so far. With `handOverBelow` (a page of an indexed query),
+ * the first read is a probe of {@link PROBE_DEVICES}, and the pass stops once too few of the
+ * devices read match: `handedOver()` then says after which sort key the index goes on.
+ */
+const onePass = (
+  db: Db,
+  workspaceId: string,
+  keep: (device: DeviceRecord) => boolean,
+  read: { after?: string; pageSize?: number; fleetIds?: string[]; handOverBelow?: number },
+) => {
+  const { after, pageSize, fleetIds, handOverBelow } = read;
+  const sizer = readSizer(pageSize, (item) => keep(item as unknown as DeviceRecord), handOverBelow);
+  let handedOver: { after: string | undefined } | undefined;
+  async function* pages(): AsyncGenerator<Match[]> {
+    let last = after;
+    const first = handOverBelow !== undefined && pageSize !== undefined ? Math.min(pageSize, PROBE_DEVICES) : pageSize;
+    for await (const page of readDevicesOfWorkspace(db, workspaceId, { after, pageSize: first, grow: sizer.grow, fleetIds })) {
+      last = page.at(-1)?.sk ?? last;
+      yield page.filter(({ value }) => keep(value));
+      if (sizer.handedOver()) {
+        // Every device up to `last` has been read (a fleet filter may have read a few more, which the index then reads again).
+        handedOver = { after: last };
+        return;
+      }
+    }
+  }
+  return { pages: pages(), handedOver: () => handedOver };
 };
 
 /** The records of the workspace's devices matching a search, page by page in ID order, after the sort key `after`. */
@@ -63,12 +115,27 @@ async function* matchingRecords(db: Db, workspaceId: string, search: DeviceSearc
   const fleets = fleetIds?.length ? new Set(fleetIds) : undefined;
   const keep = (device: DeviceRecord) => (!fleets || fleets.has(device.fleet_id)) && (!query || matchesQuery(query, device as SearchableDevice));
   const plan = planSearch(query);
-  if (plan.kind === 'scan') {
-    // One pass: DynamoDB filters the fleets, the evaluator the rest; each read is sized by the matches so far.
-    const grow = readSizer(pageSize, (item) => keep(item as unknown as DeviceRecord));
-    for await (const page of readDevicesOfWorkspace(db, workspaceId, { after, pageSize, grow, fleetIds })) yield page.filter(({ value }) => keep(value));
-    return;
+  let from = after;
+  if (plan.kind === 'scan' || pageSize !== undefined) {
+    // One pass; for a page of an indexed query, one that hands over to the index when few devices match.
+    const pass = onePass(db, workspaceId, keep, { after, pageSize, fleetIds, handOverBelow: plan.kind === 'index' ? ONE_PASS_SHARE : undefined });
+    yield* pass.pages;
+    const handedOver = pass.handedOver();
+    if (plan.kind === 'scan' || !handedOver) return;
+    from = handedOver.after;
   }
+  yield* indexedRecords(db, workspaceId, plan, keep, from, pageSize);
+}
+
+/** The records of the devices the index names for `plan` after the sort key `after`, each checked by `keep`, in ID order. */
+async function* indexedRecords(
+  db: Db,
+  workspaceId: string,
+  plan: { key: string; values: string[] },
+  keep: (device: DeviceRecord) => boolean,
+  after: string | undefined,
+  pageSize: number | undefined,
+) {
   const afterDevice = after?.slice(collection.devicesOfWorkspace(workspaceId).prefix.length);
   const ids = mergeKeyed(plan.values.map((value) => readTaggedDeviceIds(db, workspaceId, plan.key, value, { afterDevice, pageSize })));
   let batch: Array<Keyed<string>> = [];

@@ -278,27 +278,85 @@ describe('device search on DynamoDB Local', () => {
     expect(await found('firmware_version = "1.0"')).toEqual([a.id, b.id]);
   });
 
-  it('reads, for an indexed page, its page of index entries and nothing ahead', async () => {
-    // The Queries on the index's `site` entries (one per value of the clause and page).
-    let indexQueries = 0;
+  /** A Db that counts what a search sends: Queries of the index's entries of `key`, of the devices (items evaluated), and BatchGetItem calls of devices. */
+  const countingDb = (key: string) => {
+    const counts = { indexQueries: 0, devicesEvaluated: 0, batchGets: 0 };
     const counting: Db = {
       ...db,
       doc: {
         send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
           const values = command.input.ExpressionAttributeValues as Record<string, unknown> | undefined;
-          if (String(values?.[':prefix'] ?? '').startsWith('TAG#site#')) indexQueries++;
-          return (db.doc.send as (c: unknown) => Promise<unknown>)(command);
+          if (String(values?.[':prefix'] ?? '').startsWith(`TAG#${key}#`)) counts.indexQueries++;
+          const keys = (command.input.RequestItems as Record<string, { Keys: Array<{ sk: string }> }> | undefined)?.[db.table]?.Keys ?? [];
+          if (command.constructor.name === 'BatchGetCommand' && keys.some((k) => k.sk.startsWith('DEV#'))) counts.batchGets++;
+          const output = await (db.doc.send as (c: unknown) => Promise<Record<string, unknown>>)(command);
+          if (values?.[':prefix'] === 'DEV#') counts.devicesEvaluated += Number(output.ScannedCount ?? 0);
+          return output;
         },
       } as unknown as Db['doc'],
     };
-    const q = 'tags.site IN ("milan", "rome")'; // 20 of the 30 devices
+    return { counting, counts };
+  };
+
+  it('reads, for a page of a selective indexed query, a probe of devices, then its page of index entries and nothing ahead', async () => {
+    const { counting, counts } = countingDb('floor');
+    const q = 'tags.floor IN ("1", "2")'; // 12 of the 30 devices: 2 of the probe's 5, under half
 
     const { items, next } = await pageOf(listDevices(counting, world.caller, world.workspace_id, { q, limit: 4 }));
     await new Promise((resolve) => setImmediate(resolve)); // a read ahead would have been sent by now
 
     expect(items.map((d) => d.id)).toEqual(expected(q).slice(0, 4));
     expect(next).not.toBeNull();
-    expect(indexQueries).toBe(2);
+    // the probe: the page's size (4 and the one past it), then one Query per value of the clause, from where the probe ended
+    expect(counts.devicesEvaluated).toBe(5);
+    expect(counts.indexQueries).toBe(2);
+    expect(counts.batchGets).toBe(1);
+  });
+
+  it('reads a page of a broad indexed query in one pass, without the index', async () => {
+    const { counting, counts } = countingDb('site');
+    const q = 'tags.site IN ("milan", "rome")'; // 20 of the 30 devices
+
+    const { items, next } = await pageOf(listDevices(counting, world.caller, world.workspace_id, { q, limit: 4 }));
+    const paged = await allPages((cursor) => listDevices(counting, world.caller, world.workspace_id, { q, limit: 4, cursor }));
+
+    expect(items.map((d) => d.id)).toEqual(expected(q).slice(0, 4));
+    expect(next).not.toBeNull();
+    expect(paged.ids).toEqual(expected(q));
+    expect(counts.indexQueries).toBe(0);
+    expect(counts.batchGets).toBe(0);
+  });
+
+  it('hands a page over from one pass to the index where the matches thin out, exactly, with and without fleets', async () => {
+    // A workspace of its own: 5 devices tagged wave "a", 7 not, then 1 in 6; every other one in fleet b.
+    const account = await newAccount(db);
+    const fleetB = (await createFleet(db, account.caller, account.workspace_id, { name: 'b', description: '' })).id;
+    const devices: Device[] = [];
+    for (let i = 0; i < 30; i++)
+      devices.push(
+        await createDevice(db, account.caller, account.workspace_id, {
+          name: `w${String(i).padStart(2, '0')}`,
+          phys_id: '',
+          fleet_id: i % 2 ? fleetB : undefined,
+          tags: { wave: i < 5 || (i >= 12 && i % 6 === 0) ? 'a' : 'b' },
+        }),
+      );
+    const q = 'tags.wave = "a"';
+    const want = (fleet?: string[]) => devices.filter((d) => d.tags.wave === 'a' && (!fleet || fleet.includes(d.fleet_id))).map((d) => d.id);
+    const { counting, counts } = countingDb('wave');
+
+    // 7 and the one past it: the probe of 8 finds 5, one pass reads on (6 more) until under half match, then the index.
+    const { items } = await pageOf(listDevices(counting, account.caller, account.workspace_id, { q, limit: 7 }));
+
+    expect(items.map((d) => d.id)).toEqual(want().slice(0, 7));
+    expect(counts.indexQueries).toBe(1);
+    expect(counts.devicesEvaluated).toBeGreaterThan(8);
+    expect(counts.devicesEvaluated).toBeLessThan(30);
+    for (const limit of [1, 2, 3, 7, 20])
+      for (const fleet of [undefined, [fleetB]]) {
+        const paged = await allPages((cursor) => listDevices(db, account.caller, account.workspace_id, { q, limit, cursor, fleet }));
+        expect({ limit, fleet, ids: paged.ids }).toEqual({ limit, fleet, ids: want(fleet) });
+      }
   });
 
   it('reads a value’s index entries as a key range, and only that value’s', async () => {

@@ -21,9 +21,10 @@ const indexValues = (clause: Clause): string[] | undefined => {
 /**
  * The planner: the indexed clause (a tag's, or `firmware_version`'s) with the fewest values (an `=`
  * before an `IN`; the first in the query's order among equals) when the query has one, else one
- * pass. It keeps no statistics: an indexed clause is taken to be the selective part of a query
- * (docs/api.md, "How a search is answered"). Fields that change often (`connected` on every
- * connection, `last_seen_at` once a minute) are never indexed, so they cost no index write.
+ * pass. It keeps no statistics: a page of an indexed query measures instead, reading a probe of
+ * devices in one pass and going on from the index only once under half of those read match
+ * (search.ts; docs/api.md, "How a search is answered"). Fields that change often (`connected` on
+ * every connection, `last_seen_at` once a minute) are never indexed, so they cost no index write.
  */
 export const planSearch = (query: Query | undefined): SearchPlan => {
   let best: { key: string; values: string[] } | undefined;
