@@ -5,7 +5,7 @@ import type { PageQuery } from '../../schemas/list';
 import type { StreamedList } from '../../shared/json-stream';
 import { getDevicesByIds, readTaggedDeviceIds } from '../../stores/device-tag-index';
 import { readDevicesOfWorkspace, type DeviceRecord } from '../../stores/device-store';
-import { readIdentitiesOfDevices, readIdentitiesOfWorkspace } from '../../stores/identity-store';
+import { type IdentityRecord, readIdentitiesOfDevices, readIdentitiesOfWorkspace } from '../../stores/identity-store';
 import type { Keyed } from '../../stores/items';
 import { collection } from '../../stores/keys';
 import { getWorkspaceOfAccount, type WorkspaceRecord } from '../../stores/workspace-store';
@@ -77,6 +77,11 @@ export const ONE_PASS_SHARE = 0.5;
 export const PROBE_DEVICES = 100;
 
 type Match = Keyed<DeviceRecord>;
+/** A round of a search's matches, with their identities when the round read them already (the index's, beside its BatchGetItem). */
+interface Found {
+  devices: Match[];
+  identities?: Map<string, IdentityRecord[]>;
+}
 
 /**
  * One pass over the workspace's devices after `after`: DynamoDB filters the fleets, `keep` the
@@ -93,12 +98,12 @@ const onePass = (
   const { after, pageSize, fleetIds, handOverBelow } = read;
   const sizer = readSizer(pageSize, (item) => keep(item as unknown as DeviceRecord), handOverBelow);
   let handedOver: { after: string | undefined } | undefined;
-  async function* pages(): AsyncGenerator<Match[]> {
+  async function* pages(): AsyncGenerator<Found> {
     let last = after;
     const first = handOverBelow !== undefined && pageSize !== undefined ? Math.min(pageSize, PROBE_DEVICES) : pageSize;
     for await (const page of readDevicesOfWorkspace(db, workspaceId, { after, pageSize: first, grow: sizer.grow, fleetIds })) {
       last = page.at(-1)?.sk ?? last;
-      yield page.filter(({ value }) => keep(value));
+      yield { devices: page.filter(({ value }) => keep(value)) };
       if (sizer.handedOver()) {
         // Every device up to `last` has been read (a fleet filter may have read a few more, which the index then reads again).
         handedOver = { after: last };
@@ -110,7 +115,13 @@ const onePass = (
 };
 
 /** The records of the workspace's devices matching a search, page by page in ID order, after the sort key `after`. */
-async function* matchingRecords(db: Db, workspaceId: string, search: DeviceSearch, after: string | undefined, pageSize: number | undefined) {
+async function* matchingRecords(
+  db: Db,
+  workspaceId: string,
+  search: DeviceSearch,
+  after: string | undefined,
+  pageSize: number | undefined,
+): AsyncGenerator<Found> {
   const { query, fleetIds } = search;
   const fleets = fleetIds?.length ? new Set(fleetIds) : undefined;
   const keep = (device: DeviceRecord) => (!fleets || fleets.has(device.fleet_id)) && (!query || matchesQuery(query, device as SearchableDevice));
@@ -135,21 +146,20 @@ async function* indexedRecords(
   keep: (device: DeviceRecord) => boolean,
   after: string | undefined,
   pageSize: number | undefined,
-) {
+): AsyncGenerator<Found> {
   const afterDevice = after?.slice(collection.devicesOfWorkspace(workspaceId).prefix.length);
   const ids = mergeKeyed(plan.values.map((value) => readTaggedDeviceIds(db, workspaceId, plan.key, value, { afterDevice, pageSize })));
   let batch: Array<Keyed<string>> = [];
-  const fetch = async (entries: Array<Keyed<string>>) => {
-    const records = await getDevicesByIds<DeviceRecord>(
-      db,
-      workspaceId,
-      entries.map((e) => e.value),
-    );
+  const fetch = async (entries: Array<Keyed<string>>): Promise<Found> => {
+    const ids = entries.map((e) => e.value);
+    // Their identities beside them: the IDs are known before the devices are.
+    const [records, identities] = await Promise.all([getDevicesByIds<DeviceRecord>(db, workspaceId, ids), readIdentitiesOfDevices(db, workspaceId, ids)]);
     // An entry whose device is gone or no longer holds the tag (a leftover) is dropped by the check.
-    return entries.flatMap(({ sk, value }) => {
+    const devices = entries.flatMap(({ sk, value }) => {
       const device = records.get(value);
       return device && keep(device) ? [{ sk, value: device }] : [];
     });
+    return { devices, identities };
   };
   // A page's devices in one round (its BatchGetItem calls at once), then rounds of INDEX_BATCH.
   let size = pageSize ?? INDEX_BATCH;
@@ -201,14 +211,16 @@ export const searchDevices = async (db: Db, workspace: WorkspaceRecord | string,
       }
       return;
     }
-    for await (const devices of matchingRecords(db, workspaceId, { ...search, fleetIds }, after, pageSizeOf(page))) {
+    for await (const found of matchingRecords(db, workspaceId, { ...search, fleetIds }, after, pageSizeOf(page))) {
+      const { devices } = found;
       if (!devices.length) continue;
       const [identities] = await Promise.all([
-        readIdentitiesOfDevices(
-          db,
-          workspaceId,
-          devices.map((d) => d.value.id),
-        ),
+        found.identities ??
+          readIdentitiesOfDevices(
+            db,
+            workspaceId,
+            devices.map((d) => d.value.id),
+          ),
         names.learn(devices.map((d) => d.value)),
       ]);
       for (const { sk, value } of devices) yield { sk, value: toDevice(value, names.of(value.fleet_id), await recordOf(value), identities.get(value.id)) };

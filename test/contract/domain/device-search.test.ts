@@ -359,6 +359,39 @@ describe('device search on DynamoDB Local', () => {
       }
   });
 
+  it('reads an indexed page’s identities beside its devices, and answers each device’s own', async () => {
+    const { createIdentity } = await import('../../../lambdas/domain/registry/identities');
+    const turin = world.devices.filter((d) => d.tags.site === 'turin');
+    for (const device of turin.slice(0, 3))
+      await createIdentity(db, world.caller, world.workspace_id, device.id, { type: 'sym' }, 'https://devices.example.com/v3/device');
+    const events: string[] = [];
+    const counting: Db = {
+      ...db,
+      doc: {
+        send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+          const values = command.input.ExpressionAttributeValues as Record<string, unknown> | undefined;
+          const keys = (command.input.RequestItems as Record<string, { Keys: Array<{ sk: string }> }> | undefined)?.[db.table]?.Keys ?? [];
+          const devices = command.constructor.name === 'BatchGetCommand' && keys.some((k) => k.sk.startsWith('DEV#'));
+          if (String(values?.[':from'] ?? '').startsWith('IDN#')) events.push('identities asked');
+          if (devices) events.push('devices asked');
+          const output = await (db.doc.send as (c: unknown) => Promise<unknown>)(command);
+          if (devices) events.push('devices answered');
+          return output;
+        },
+      } as unknown as Db['doc'],
+    };
+    const q = 'tags.site = "turin"'; // 1 of the probe's 5: the index
+
+    const { items } = await pageOf(listDevices(counting, world.caller, world.workspace_id, { q, limit: 4 }));
+
+    expect(items.map((d) => d.id)).toEqual(expected(q).slice(0, 4));
+    for (const device of items) expect(device.identities).toEqual((await getDevice(db, world.caller, world.workspace_id, device.id)).identities);
+    expect(items.filter((d) => d.identities?.length).length).toBe(3);
+    // The index's round: its identities asked while its BatchGetItem is out.
+    const round = events.slice(events.indexOf('devices asked'), events.indexOf('devices answered'));
+    expect(round).toEqual(['devices asked', 'identities asked']);
+  });
+
   it('reads a value’s index entries as a key range, and only that value’s', async () => {
     const { DeleteCommand, PutCommand } = await import('@aws-sdk/lib-dynamodb');
     // The key range's end (BETWEEN includes it): the one key just past the value's entries, which no entry has.
