@@ -6,6 +6,13 @@ import { NextSchema, PageQueryShape } from './list';
 import { QueryTextSchema } from './tags';
 import { FIELD_PATH } from './timeseries';
 
+/**
+ * An e-mail address as SES takes it: zod's default, but with each domain label starting and ending
+ * with a letter or digit (zod's allows `a@b-.com`, which no domain is and JSON Schema's `email`
+ * format refuses).
+ */
+const EMAIL = /^(?:[A-Za-z0-9_'+-]+\.)*[A-Za-z0-9_'+-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,}$/;
+
 /** The kinds of alarm rules (spec/fleet-state.md §4). */
 export const ALARM_KINDS = ['condition', 'offline', 'silent', 'threshold'] as const;
 export type AlarmKind = (typeof ALARM_KINDS)[number];
@@ -67,7 +74,7 @@ export const AlarmTargetSchema = z
 export const AlarmNotifySchema = z
   .strictObject({
     emails: z
-      .array(z.email('Must be an e-mail address.').max(254, 'Must be at most 254 characters.'))
+      .array(z.email({ pattern: EMAIL, error: 'Must be an e-mail address.' }).max(254, 'Must be at most 254 characters.'))
       .max(ALARM_EMAILS_MAX, `At most ${ALARM_EMAILS_MAX} addresses.`)
       .default([]),
     integrations: z.boolean().default(true).meta({ description: "Whether each transition is an `alarm` event to the workspace's integrations (default true)" }),

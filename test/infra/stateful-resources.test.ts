@@ -110,6 +110,8 @@ const COMMON_PINS: Record<string, { type: string; props: Record<string, unknown>
   QueuesRetentionDlq6BF7C357: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   QueuesExportQueue2AFEC7CE: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   QueuesExportDlqAADC4FE7: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
+  QueuesAlarmNotificationsQueue2228AE3D: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
+  QueuesAlarmNotificationsDlq45304D09: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   RegistryStreamDlqA5A9418E: { type: 'AWS::SQS::Queue', props: STANDARD_QUEUE },
   // The console's users: a replaced pool is a new, empty one (every user signs up again, under new
   // subs that no account knows).

@@ -38,7 +38,7 @@ describe('device side of the stack', () => {
         .map((r) => `${r.method} ${r.path}`)
         .sort(),
     );
-    expect(deviceRoutes.length).toBe(7);
+    expect(deviceRoutes.length).toBe(8);
     expect(JSON.stringify(authorizer.Properties.AuthorizerUri)).toContain(idOf(deviceAuthorizer()));
     for (const [, method] of deviceRoutes) {
       expect(method.AuthorizationType).toBe('CUSTOM');
