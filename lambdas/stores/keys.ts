@@ -18,6 +18,7 @@
  * | rollout counter | WKS#<wks>      | ROLLOUT#<rol>#C<n> |
  * | its continuous rollouts | WKS#<wks> | CONTINUOUS  |
  * | open condition  | DEV#<dev>      | COND#<uuid>     |
+ * | alarm timer     | DEV#<dev>      | ALARMTIMER#<alr> |
  * | auth. sample    | DEV#<dev>      | AUTHSAMPLE      |
  * | device event    | DEV#<dev>      | EVT#<ts>#<type> |
  * | API key (meta)  | WKS#<wks>      | APIKEY#<key>    |
@@ -90,6 +91,10 @@ export const deviceConditionRecordKey = (deviceId: string, start: string, uuid: 
   pk: `DEV#${deviceId}`,
   sk: `${DEVICE_CONDITION_SORT_KEY_PREFIX}${sortableTs(start)}#${uuid}`,
 });
+/** Sort keys of a device's alarm timers start with this. */
+export const ALARM_TIMER_SORT_KEY_PREFIX = 'ALARMTIMER#';
+/** The timer of one alarm rule on one device (stores/alarm-timer-store.ts): at most one per rule and device. */
+export const alarmTimerKey = (deviceId: string, ruleId: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `${ALARM_TIMER_SORT_KEY_PREFIX}${ruleId}` });
 /** The minute of the last `authentication` event forwarded for an unverified token naming a device (one a minute). */
 /** Sort keys of a device's event log start with this (newest last: `ts` is RFC 3339 with microseconds). */
 export const DEVICE_EVENT_SORT_KEY_PREFIX = 'EVT#';
@@ -169,7 +174,7 @@ export interface IndexDefinition {
 
 /**
  * The registry's one sparse index (DESIGN §11): only items that carry both `sweep_pk` and
- * `sweep_sk` are in it, three kinds of entries, one pair per item:
+ * `sweep_sk` are in it, four kinds of entries, one pair per item:
  * - a rollout's devices (every job or FOTA item of a rollout, and what a later scheduling left of
  *   one it replaced): partition `RD#<rollout>#<shard>`, sort key `<status>#<time>#<device>`, so that
  *   one state of one rollout is a key range (the devices list, the sweep's releases, cancels and
@@ -177,7 +182,9 @@ export interface IndexDefinition {
  * - a job or FOTA of no rollout with a deadline, while it is open: partition `DUE#T<shard>`, sort
  *   key its deadline;
  * - a rollout with work due (a release, a deadline, a cancel, a seal): partition `DUE#R`, sort key
- *   when.
+ *   when;
+ * - an alarm timer (an offline, silent or condition rule's `for_seconds` on one device):
+ *   partition `DUE#A<shard>`, sort key its due time then `#<workspace>`.
  * The minute sweep queries what is due, never scans. Keys only: a small, cheap index whose writes
  * cost one unit per entry (each index also slows every write of DynamoDB Local severalfold: one
  * index serves the three). A reader gets the items it needs from the table.
@@ -205,6 +212,15 @@ export const deadlinePartition = (shard: number) => `DUE#T${String(shard).padSta
 
 /** Every deadline partition, as the sweep reads them. */
 export const DEADLINE_PARTITIONS: readonly string[] = Array.from({ length: INDEX_SHARDS }, (_, k) => deadlinePartition(k));
+
+/**
+ * The sweep-index partition of alarm timers (stores/alarm-timer-store.ts): one of INDEX_SHARDS, by
+ * device, as deadlines (10,000 devices disconnecting at once write their timers in a burst).
+ */
+export const alarmTimerPartition = (shard: number) => `DUE#A${String(shard).padStart(2, '0')}`;
+
+/** Every alarm timer partition, as the sweep reads them. */
+export const ALARM_TIMER_PARTITIONS: readonly string[] = Array.from({ length: INDEX_SHARDS }, (_, k) => alarmTimerPartition(k));
 
 /** The sweep-index partition of rollouts with work due (one entry per rollout: never hot). */
 export const ROLLOUT_DUE_PARTITION = 'DUE#R';
