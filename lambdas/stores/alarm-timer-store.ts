@@ -69,10 +69,19 @@ const itemOf = (timer: Omit<AlarmTimer, 'due_at'>, dueAt: number) => ({
 /**
  * Starts a rule's timer on a device, due at `dueAt` (ms), unless the device already has one for
  * the rule (a retried stream batch, or an earlier start still running): answers whether it wrote.
+ * A `condition` timer replaces one of the same condition (its uuid opened again at another start).
  */
 export const putTimerIfAbsent = async (db: Db, timer: Omit<AlarmTimer, 'due_at'>, dueAt: number) => {
+  const same = timer.condition_uuid !== undefined;
   try {
-    await db.doc.send(new PutCommand({ TableName: db.table, Item: itemOf(timer, dueAt), ConditionExpression: 'attribute_not_exists(pk)' }));
+    await db.doc.send(
+      new PutCommand({
+        TableName: db.table,
+        Item: itemOf(timer, dueAt),
+        ConditionExpression: same ? 'attribute_not_exists(pk) OR condition_uuid = :uuid' : 'attribute_not_exists(pk)',
+        ...(same ? { ExpressionAttributeValues: { ':uuid': timer.condition_uuid } } : {}),
+      }),
+    );
     return true;
   } catch (error) {
     if (isConditionFailed(error)) return false;
@@ -111,22 +120,20 @@ export const moveTimer = async (db: Db, due: DueTimer, dueAt: number, { since, w
 };
 
 /**
- * Deletes a rule's timer on a device: whatever it is (the device reconnected, the condition
- * closed), or, with `seen`, only if its index entry is still the one a sweep saw.
+ * Deletes a rule's timer on a device: whatever it is (the device reconnected), only the timer of
+ * one condition (`{ condition }`: it closed), or only if its index entry is still the one a sweep
+ * saw (`{ seen }`). Answers whether it deleted.
  */
-export const deleteTimer = async (db: Db, deviceId: string, ruleId: string, seen?: string) => {
+export const deleteTimer = async (db: Db, deviceId: string, ruleId: string, only: { seen?: string; condition?: string } = {}) => {
+  const [field, value] = only.seen !== undefined ? [REGISTRY_SWEEP_INDEX.sortKey, only.seen] : ['condition_uuid', only.condition];
   try {
     await db.doc.send(
       new DeleteCommand({
         TableName: db.table,
         Key: alarmTimerKey(deviceId, ruleId),
-        ...(seen === undefined
+        ...(value === undefined
           ? {}
-          : {
-              ConditionExpression: '#ssk = :seen',
-              ExpressionAttributeNames: { '#ssk': REGISTRY_SWEEP_INDEX.sortKey },
-              ExpressionAttributeValues: { ':seen': seen },
-            }),
+          : { ConditionExpression: '#field = :value', ExpressionAttributeNames: { '#field': field }, ExpressionAttributeValues: { ':value': value } }),
       }),
     );
     return true;

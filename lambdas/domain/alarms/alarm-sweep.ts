@@ -57,7 +57,7 @@ const placeOf = ({ due, device }: Visit<DetectedRule>) => ({ workspace_id: due.w
 const visitOffline = async <R extends DetectedRule>(deps: DetectionDeps<R>, visit: Visit<R>, now: number, summary: AlarmSweepSummary) => {
   const { due, device, rule } = visit;
   if (device.connected !== false) {
-    await deleteTimer(deps.db, due.deviceId, due.ruleId, due.seen);
+    await deleteTimer(deps.db, due.deviceId, due.ruleId, { seen: due.seen });
     return;
   }
   const since = device.last_disconnected_at ?? visit.timer.since;
@@ -68,7 +68,7 @@ const visitOffline = async <R extends DetectedRule>(deps: DetectionDeps<R>, visi
   }
   await deps.open(rule, placeOf(visit), { details: { disconnected_at: since }, transitionId: `offline:${rule.id}:${due.deviceId}:${since}` });
   summary.opened += 1;
-  if (await deleteTimer(deps.db, due.deviceId, due.ruleId, due.seen)) return;
+  if (await deleteTimer(deps.db, due.deviceId, due.ruleId, { seen: due.seen })) return;
   // The stream's reconnection took the timer meanwhile: its close may have come before this open.
   const [again] = await readDueTimers(deps.db, [due]);
   if (again.device?.connected && again.device.last_connected_at)
@@ -109,6 +109,9 @@ const visitSilent = async <R extends DetectedRule>(deps: DetectionDeps<R>, visit
   await moveTimer(deps.db, due, now + SILENT_WATCH_MS, { since: last, watching: 'close' });
 };
 
+/** The transition ID of a condition alarm's open: once per condition (a uuid opened again at another start is another). */
+export const conditionOpenId = (ruleId: string, deviceId: string, uuid: string, start: string) => `condition:${ruleId}:${deviceId}:${uuid}:${start}`;
+
 /** A `condition` rule's due timer: the condition still open (its device's pointer by uuid) opens the alarm, once per condition. */
 const visitCondition = async <R extends DetectedRule>(deps: DetectionDeps<R>, visit: Visit<R>, summary: AlarmSweepSummary) => {
   const { due, rule, timer } = visit;
@@ -117,11 +120,11 @@ const visitCondition = async <R extends DetectedRule>(deps: DetectionDeps<R>, vi
   if ((await openConditionStart(deps.db, due.deviceId, uuid)) === timer.since) {
     await deps.open(rule, placeOf(visit), {
       details: { condition_uuid: uuid, start: timer.since },
-      transitionId: `condition:${rule.id}:${due.deviceId}:${uuid}`,
+      transitionId: conditionOpenId(rule.id, due.deviceId, uuid, timer.since),
     });
     summary.opened += 1;
   }
-  await deleteTimer(deps.db, due.deviceId, due.ruleId, due.seen);
+  await deleteTimer(deps.db, due.deviceId, due.ruleId, { seen: due.seen });
 };
 
 /** Handles up to {@link DUE_TIMERS_PER_READ} due timers: one read of their timers and devices, then each. */
@@ -135,7 +138,7 @@ const visitChunk = async <R extends DetectedRule>(deps: DetectionDeps<R>, chunk:
     const rule = rules.find((r) => r.id === due.ruleId);
     // A device or rule gone, or a rule disabled or changed: the timer has nothing to wait for.
     if (!device || !rule?.enabled || rule.kind !== timer.kind) {
-      await deleteTimer(deps.db, due.deviceId, due.ruleId, due.seen);
+      await deleteTimer(deps.db, due.deviceId, due.ruleId, { seen: due.seen });
       return;
     }
     const visit = { due, timer, device, rule };

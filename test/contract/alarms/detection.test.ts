@@ -4,16 +4,18 @@
  * reads only the due timers and opens, moves or closes by kind; a workspace without rules costs
  * the stream consumer no request.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { sweepAlarmTimers } from '../../../lambdas/domain/alarms/alarm-sweep';
 import type { DetectedRule, DetectionDeps } from '../../../lambdas/domain/alarms/detection';
 import { followDeviceAlarms } from '../../../lambdas/domain/alarms/device-changes';
+import { followConditionAlarms } from '../../../lambdas/domain/alarms/condition-changes';
+import { alarmRulesCache } from '../../../lambdas/domain/alarms/rule-cache';
 import type { Db } from '../../../lambdas/shared/clients';
 import { markDeviceSeen } from '../../../lambdas/stores/device-health-store';
 import { setDeviceConnection } from '../../../lambdas/stores/device-mqtt-store';
-import { alarmTimerKey, deviceKey, REGISTRY_SWEEP_INDEX, shardOfDevice } from '../../../lambdas/stores/keys';
+import { alarmTimerKey, conditionKey, deviceKey, REGISTRY_SWEEP_INDEX, shardOfDevice } from '../../../lambdas/stores/keys';
 import { freshTable } from '../../helpers/db';
 import { workspaceWithFleets } from '../../helpers/fleets';
 
@@ -226,10 +228,13 @@ describe('cost', () => {
     expect(counted.counts).toEqual({ QueryCommand: 16, BatchGetCommand: partitions, DeleteCommand: 3 });
   });
 
-  it('a workspace without rules: device changes add no request to the stream consumer', async () => {
+  it('a workspace without rules: device changes add no request to the stream consumer but the cached read of its rules version', async () => {
     const setup = await workspaceWithFleets(db, 2);
     const counted = counting(db);
+    // The production rules: the container's cache (one read of the workspace item per 10 s).
+    const cache = alarmRulesCache(counted.db);
     const { deps } = detection([], counted.db);
+    const withCache = { ...deps, rules: cache };
     const t0 = Date.now();
     const [a, b] = setup.inNorth;
     const batch = [
@@ -237,8 +242,77 @@ describe('cost', () => {
       await connection(setup.workspace_id, a.id, false, t0 + 1000),
       await connection(setup.workspace_id, a.id, true, t0 + 2000),
       await changed(setup.workspace_id, b.id, () => markDeviceSeen(db, setup.workspace_id, b.id, new Date(t0).toISOString())),
+      // A point's last_seen_at a minute later, a rename: no alarm change at all.
+      await changed(setup.workspace_id, b.id, () => markDeviceSeen(db, setup.workspace_id, b.id, new Date(t0 + 61_000).toISOString())),
     ];
-    expect(await followDeviceAlarms(deps, batch)).toBeUndefined();
-    expect(counted.counts).toEqual({});
+    expect(await followDeviceAlarms(withCache, batch)).toBeUndefined();
+    expect(counted.counts).toEqual({ GetCommand: 1 });
+    expect(await followDeviceAlarms(withCache, batch)).toBeUndefined();
+    expect(await followDeviceAlarms(withCache, batch.slice(4))).toBeUndefined();
+    expect(counted.counts).toEqual({ GetCommand: 1 });
+  });
+});
+
+describe('a condition rule', () => {
+  /** The stream record of a condition record (stores/condition-store.ts's shape) inserted open, or changed to closed. */
+  const conditionRecord = (workspaceId: string, deviceId: string, uuid: string, start: string, closed = false) => {
+    const open = {
+      pk: `WKS#${workspaceId}`,
+      sk: `COND#${start}#${deviceId}#${uuid}`,
+      uuid,
+      workspace_id: workspaceId,
+      device_id: deviceId,
+      tag: 'door',
+      status: 'open',
+      start,
+    };
+    const record = recordOf(closed ? { ...open, status: 'closed', finish: start } : open, open);
+    return closed ? record : { ...record, eventName: 'INSERT' as const, dynamodb: { ...record.dynamodb, OldImage: undefined } };
+  };
+
+  it('opens when its condition stays open for_seconds, at once for 0, and closes with it', async () => {
+    const setup = await workspaceWithFleets(db, 2);
+    const [device, other] = setup.inNorth;
+    const held = { ...ruleOf(setup, 'alr-cond', 'condition', { fleets: [setup.north.id] }), tag: 'door' };
+    const atOnce = { ...ruleOf(setup, 'alr-cond0', 'condition', { fleets: [setup.south.id] }), for_seconds: 0 };
+    const otherTag = { ...ruleOf(setup, 'alr-cond-t', 'condition'), tag: 'power' };
+    const { deps, told } = detection([held, atOnce, otherTag]);
+    const start = new Date().toISOString();
+    // The device's pointer by uuid says it is open (what the sweep checks).
+    const pointer = (deviceId: string, uuid: string) =>
+      db.doc.send(
+        new PutCommand({ TableName: db.table, Item: { ...conditionKey(deviceId, uuid), uuid, tag: 'door', start, workspace_id: setup.workspace_id } }),
+      );
+    await pointer(device.id, 'u1');
+    await pointer(setup.inSouth.id, 'u2');
+    const opened = [conditionRecord(setup.workspace_id, device.id, 'u1', start), conditionRecord(setup.workspace_id, setup.inSouth.id, 'u2', start)];
+    expect(await followConditionAlarms(deps, opened)).toBeUndefined();
+    expect(await followConditionAlarms(deps, opened)).toBeUndefined();
+    expect(told).toEqual([expect.objectContaining({ event: 'open', ruleId: atOnce.id, deviceId: setup.inSouth.id })]);
+    expect(await timerOf(device.id, held.id)).toMatchObject({ kind: 'condition', condition_uuid: 'u1', since: start });
+    expect(await timerOf(device.id, otherTag.id)).toBeUndefined();
+    expect(await timerOf(other.id, held.id)).toBeUndefined();
+
+    await sweep(deps, MINUTE + 1000);
+    expect(told.slice(1)).toEqual([
+      expect.objectContaining({ event: 'open', ruleId: held.id, deviceId: device.id, transitionId: `condition:${held.id}:${device.id}:u1:${start}` }),
+    ]);
+    const closed = conditionRecord(setup.workspace_id, device.id, 'u1', start, true);
+    expect(await followConditionAlarms(deps, [closed, closed])).toBeUndefined();
+    expect(told.slice(2)).toEqual([expect.objectContaining({ event: 'close', ruleId: held.id, deviceId: device.id })]);
+  });
+
+  it('does not open when its condition closed before for_seconds', async () => {
+    const setup = await workspaceWithFleets(db, 1);
+    const [device] = setup.inNorth;
+    const rule = ruleOf(setup, 'alr-cond2', 'condition');
+    const { deps, told } = detection([rule]);
+    const start = new Date().toISOString();
+    expect(await followConditionAlarms(deps, [conditionRecord(setup.workspace_id, device.id, 'u3', start)])).toBeUndefined();
+    expect(await timerOf(device.id, rule.id)).toBeDefined();
+    expect(await followConditionAlarms(deps, [conditionRecord(setup.workspace_id, device.id, 'u3', start, true)])).toBeUndefined();
+    expect(await timerOf(device.id, rule.id)).toBeUndefined();
+    await sweep(deps, 2 * MINUTE);
+    expect(told.filter((t) => t.event === 'open')).toEqual([]);
   });
 });
