@@ -160,9 +160,9 @@ export const QUEUE_PRODUCERS: Record<QueueName, readonly string[]> = {
   retention: ['workspaces', 'devices', 'retention'],
   // An export request queues its export; a run that stops queues the rest.
   export: ['timeseries', 'export'],
-  // Every alarm transition from the API: acknowledging, and closing by a rule's change or deletion
-  // (the alarms routes); detection's handlers join as they are built.
-  'alarm-notifications': ['alarms'],
+  // An acknowledgement, and a rule disabled or deleted (its alarms close), are transitions told from
+  // the API; the detection's opens and closes from the registry stream's consumer and the minute sweep.
+  'alarm-notifications': ['alarms', 'registry-stream', 'rollout-sweep'],
 };
 
 /**

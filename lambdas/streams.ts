@@ -3,7 +3,7 @@
  * stream and builds the event source mapping from these rows, and the local runtime runs its
  * stream poller with the same settings, so that the two cannot disagree. No engine or CDK import.
  */
-import { DEVICE_SORT_KEY_PREFIX, FOTA_SORT_KEY_PREFIX, JOB_SORT_KEY_PREFIX, STATE_EXECUTION_SORT_KEY_PREFIX } from './stores/keys';
+import { CONDITION_SORT_KEY_PREFIX, DEVICE_SORT_KEY_PREFIX, FOTA_SORT_KEY_PREFIX, JOB_SORT_KEY_PREFIX, STATE_EXECUTION_SORT_KEY_PREFIX } from './stores/keys';
 
 /** The Lambda (a folder under `lambdas/`) that consumes a stream. */
 export type StreamConsumer = 'registry-stream';
@@ -44,6 +44,10 @@ export interface StreamDefinition {
  * now matches (a change of no watched field is dropped by the consumer without a request), and a
  * device whose reported state changed moves its desired-state rollouts' devices to `done`; those
  * devices' own items (`STATEROL#`) are counted in their rollouts as jobs are, with no event.
+ * Alarms ride on the same records: a device's disconnection, reconnection and first point start
+ * and end its alarm timers, and a condition's record (`COND#`, in its workspace's partition:
+ * inserted open, changed to closed) starts its `condition` rules' timers and closes their alarms
+ * (domain/alarms/); a device's own pointer to an open condition shares the prefix and is passed over.
  * 20 retries ride out a forward queue that refuses sends for a while (each invocation itself
  * retries a send five times with backoff); a record that still fails is described in the
  * stream's DLQ, never dropped silently.
@@ -66,7 +70,7 @@ export const REGISTRY_STREAM: StreamDefinition = {
   retryAttempts: 20,
   bisectBatchOnError: true,
   consumerTimeoutSeconds: 30,
-  sortKeyPrefixes: [JOB_SORT_KEY_PREFIX, FOTA_SORT_KEY_PREFIX, DEVICE_SORT_KEY_PREFIX, STATE_EXECUTION_SORT_KEY_PREFIX],
+  sortKeyPrefixes: [JOB_SORT_KEY_PREFIX, FOTA_SORT_KEY_PREFIX, DEVICE_SORT_KEY_PREFIX, STATE_EXECUTION_SORT_KEY_PREFIX, CONDITION_SORT_KEY_PREFIX],
   eventNames: ['INSERT', 'MODIFY'],
 };
 

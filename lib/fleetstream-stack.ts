@@ -86,11 +86,13 @@ const ROUTE_REGISTRY_INDEXES: Partial<Record<RouteHandler, readonly string[]>> =
 const TRACED: ReadonlySet<string> = new Set(['ingest', 'forwarder']);
 
 // What each scheduled handler may do with the registry: the sweep finds due work and a rollout's
-// devices on its index, reads rollouts (queries) and changes items by conditional
-// updates, one at a time: no puts, deletes or batches. Releasing a state rollout's device reads
-// the device item (GetItem) whose desired state it sets.
+// devices on its index, reads rollouts (queries) and changes items by conditional updates, one at
+// a time. Releasing a state rollout's device reads the device item (GetItem) whose desired state
+// it sets. Its alarm timers are read with their devices in batches (BatchGetItem), moved and
+// deleted one at a time, and an alarm opens or closes in a transaction (its item, its guard, its
+// transition's record: Put, Update, Delete, ConditionCheck): no batch writes.
 const SCHEDULED_REGISTRY_ACCESS: Record<ScheduledHandler, { access: TableAccess; indexes: readonly string[] }> = {
-  'rollout-sweep': { access: 'read-update', indexes: [REGISTRY_SWEEP_INDEX.name] },
+  'rollout-sweep': { access: 'read-items-write-one', indexes: [REGISTRY_SWEEP_INDEX.name] },
 };
 
 /** Stack props plus the deploy-time settings (see `configFromContext`). */
@@ -233,7 +235,8 @@ export class FleetstreamStack extends Stack {
       timeout: Duration.seconds(REGISTRY_STREAM.consumerTimeoutSeconds),
       ...logs,
     });
-    streamConsumer.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'read-puts-update');
+    // Its alarms' part deletes timers and writes alarm transitions (deletes and condition checks in transactions).
+    streamConsumer.bindTable(this.registry.table, REGISTRY_TABLE_ENV, 'read-write');
     this.streamFunctions = new Map([[REGISTRY_STREAM.consumer, streamConsumer]]);
     this.registryStream = new RegistryStream(this, 'RegistryStream', {
       table: this.registry.table,

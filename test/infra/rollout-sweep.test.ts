@@ -104,13 +104,32 @@ describe('the rollout sweep', () => {
     expect(sweep().source).toBe('rollout-sweep');
   });
 
-  it('may read (a state rollout’s device), query and update one item at a time on the registry table, query the sweep index, and nothing else there (no puts, deletes or batches)', () => {
+  it('may read (a state rollout’s device, due alarm timers in batches), query and write one item at a time on the registry table (alarm transitions in transactions), query the sweep index, and nothing else there (no batch writes)', () => {
     const dynamo = statementsOfFunction(template, sweepId()).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
 
     expect(dynamo).toEqual([
-      { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Resource: [tableArn()] },
+      {
+        Effect: 'Allow',
+        Action: [
+          'dynamodb:GetItem',
+          'dynamodb:BatchGetItem',
+          'dynamodb:Query',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+          'dynamodb:ConditionCheckItem',
+        ],
+        Resource: [tableArn()],
+      },
       { Effect: 'Allow', Action: 'dynamodb:Query', Resource: indexArn(REGISTRY_SWEEP_INDEX.name) },
     ]);
+  });
+
+  it('may send to the alarm notifications queue (the transitions of the alarms it opens and closes), and to no other queue', () => {
+    const sqs = statementsOfFunction(template, sweepId()).filter((s) => actionsOf(s).some((a) => a.startsWith('sqs:')));
+
+    expect(sqs.map((s) => s.Resource)).toEqual([{ 'Fn::GetAtt': [idOf(stack.queues.queues['alarm-notifications'].queue), 'Arn'] }]);
+    expect(sqs.flatMap(actionsOf).every((a) => ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'].includes(a))).toBe(true);
   });
 
   it('alarms when runs fail three minutes in a row', () => {

@@ -3,6 +3,9 @@ import { NotFoundError } from '../../shared/errors';
 import { isTargeted } from '../fleet-ops/fleet-targets';
 import { requireGroup } from '../registry/groups';
 import { parseQuery, type Query } from '../registry/query';
+import type { AlarmRuleRecord } from '../../stores/alarm-rule-store';
+import { alarmDeps, closeAlarm, openAlarm } from './alarms';
+import { rulesOfWorkspace } from './rule-cache';
 
 /** An alarm rule as the detection reads it (the fields of stores/alarm-rule-store.ts's record it uses). */
 export interface DetectedRule {
@@ -82,3 +85,17 @@ export const targetReader = (db: Db) => {
 
 /** The enabled rules of a kind among a workspace's rules. */
 export const rulesOfKind = <R extends DetectedRule>(rules: readonly R[], kind: DetectedRule['kind']) => rules.filter((r) => r.enabled && r.kind === kind);
+
+/**
+ * The detection's dependencies in a Lambda: the container's cache of rules (at most one read of the
+ * workspace item per 10 s), and the alarms' transitions, told on the notifications queue.
+ */
+export const detectionDeps = (db: Db): DetectionDeps<AlarmRuleRecord> => {
+  const alarms = alarmDeps(db);
+  return {
+    db,
+    rules: (owner) => rulesOfWorkspace({ db }, owner),
+    open: (rule, place, transition) => openAlarm(alarms, rule, place, transition),
+    close: (ruleId, deviceId, transition) => closeAlarm(alarms, ruleId, deviceId, transition),
+  };
+};

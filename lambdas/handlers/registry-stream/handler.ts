@@ -7,6 +7,9 @@ import { forwardRegistryChanges, type RegistryEventsDeps } from '../../domain/fl
 import { countRolloutChanges, type CountDeps } from '../../domain/fleet-ops/rollout-counts';
 import { addLateDevices } from '../../domain/fleet-ops/late-devices';
 import { followStateReports } from '../../domain/fleet-ops/state-reports';
+import { followConditionAlarms } from '../../domain/alarms/condition-changes';
+import { detectionDeps } from '../../domain/alarms/detection';
+import { followDeviceAlarms } from '../../domain/alarms/device-changes';
 import { registryDb } from '../../shared/clients';
 import { MQTT_LIVE_DELIVERY, WRITE_CONCURRENCY } from '../../shared/env';
 import { publishMetrics } from '../../shared/metrics';
@@ -23,6 +26,7 @@ const events: Omit<RegistryEventsDeps, 'retriedFrom'> = {
 };
 // Transactions of one batch at once: a batch of 1,000 records is about ten of them.
 const counts: CountDeps = { db, concurrency: 4, live: consoleLive(publishToConsoles) };
+const alarms = { ...detectionDeps(db), concurrency: WRITE_CONCURRENCY };
 
 /**
  * The registry stream's consumer (a DynamoDB stream event source with ReportBatchItemFailures and
@@ -31,7 +35,8 @@ const counts: CountDeps = { db, concurrency: 4, live: consoleLive(publishToConso
  * just-scheduled and released jobs and FOTA (with their firmware's download) to their connected
  * devices, gives devices created, moved or re-tagged the jobs and FOTA of the continuous rollouts
  * they now match (whose items come back through the stream as any scheduling's), ends as `done` the
- * devices of state rollouts whose reports now hold the desired keys, and answers with
+ * devices of state rollouts whose reports now hold the desired keys, starts and ends alarm timers
+ * (devices disconnected, reconnected or seen first; conditions opened and closed), and answers with
  * the record to retry from, if any: the first one a part failed (each is idempotent for the records after it). The operator metrics its work added are written
  * as it ends.
  */
@@ -40,6 +45,8 @@ export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatch
     const records = event.Records;
     const late = addLateDevices({ db, concurrency: WRITE_CONCURRENCY }, records).then((failed) => failed ?? records.length);
     const reports = followStateReports({ db, concurrency: WRITE_CONCURRENCY }, records).then((failed) => failed ?? records.length);
+    const deviceAlarms = followDeviceAlarms(alarms, records).then((failed) => failed ?? records.length);
+    const conditionAlarms = followConditionAlarms(alarms, records).then((failed) => failed ?? records.length);
     const counted = countRolloutChanges(counts, records).then((failed) => failed ?? records.length);
     // Live delivery waits for the counts: a record the stream will retry is published with its retry only.
     const failed = await forwardRegistryChanges({ ...events, retriedFrom: counted }, records);
@@ -50,7 +57,7 @@ export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatch
             0,
             records.findIndex((r) => r.dynamodb?.SequenceNumber === failed),
           );
-    const first = Math.min(await counted, forwardedTo, await late, await reports);
+    const first = Math.min(await counted, forwardedTo, await late, await reports, await deviceAlarms, await conditionAlarms);
     return { batchItemFailures: first < records.length ? [{ itemIdentifier: records[first].dynamodb!.SequenceNumber! }] : [] };
   } finally {
     publishMetrics();

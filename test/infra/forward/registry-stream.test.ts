@@ -3,7 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { REGISTRY_STREAM } from '../../../lambdas/streams';
 import { REGISTRY_WARM_WRITES_PER_SECOND } from '../../../lib/constructs/registry-table';
-import { fotaKey, jobKey, deviceKey, deviceLocatorKey } from '../../../lambdas/stores/keys';
+import { alarmTimerKey, fotaKey, jobKey, deviceKey, deviceLocatorKey } from '../../../lambdas/stores/keys';
 import { FleetstreamStack } from '../../../lib/fleetstream-stack';
 import { configFromContext } from '../../../lib/stack-config';
 import { streamFilterOf } from '../../../local/dynamodb-stream-poller';
@@ -68,7 +68,7 @@ describe('registry stream', () => {
     expect(resources[idOf(consumer())].Properties.Timeout).toBe(REGISTRY_STREAM.consumerTimeoutSeconds);
   });
 
-  it('lets only job, FOTA and device inserts and updates invoke it, exactly as the local poller’s filter does', () => {
+  it('lets only job, FOTA, device and condition inserts and updates invoke it, exactly as the local poller’s filter does', () => {
     const patterns = (mapping().Properties.FilterCriteria.Filters as Array<{ Pattern: string }>).map((f) => JSON.parse(f.Pattern));
     const cloud = (r: DynamoDBRecord) => patterns.some((p) => matchesPattern(p, r));
     const local = streamFilterOf(REGISTRY_STREAM);
@@ -84,6 +84,10 @@ describe('registry stream', () => {
       [record('REMOVE', deviceKey('wks-1', 'dev-1')), false],
       [record('MODIFY', deviceLocatorKey('dev-1')), false],
       [record('INSERT', { pk: 'WKS#wks-1', sk: 'TAG#site#5#milan#dev-1' }), false],
+      // Conditions opened and closed start and end their alarm rules' timers; the timers themselves are not watched.
+      [record('INSERT', { pk: 'WKS#wks-1', sk: 'COND#2026-01-01T00:00:00.000000Z#dev-1#u1' }), true],
+      [record('MODIFY', { pk: 'WKS#wks-1', sk: 'COND#2026-01-01T00:00:00.000000Z#dev-1#u1' }), true],
+      [record('INSERT', alarmTimerKey('dev-1', 'alr-1')), false],
     ];
 
     for (const [r, expected] of cases) {
@@ -96,14 +100,23 @@ describe('registry stream', () => {
     }
   });
 
-  it('lets the consumer read the stream, get, query, put (one or a batch) and update on the table (rollout counts: no deletes, no index), send to the forward queue and the on-failure queue, publish on j/dn and the consoles’ rollout topic, presign firmware downloads, and nothing else', () => {
+  it('lets the consumer read the stream, read and write items on the table (rollout counts, alarm timers and transitions: no index), send to the forward queue, the alarm notifications queue and the on-failure queue, publish on j/dn and the consoles’ rollout topic, presign firmware downloads, and nothing else', () => {
     const statements = statementsOfFunction(template, idOf(consumer())).filter((s) => !actionsOf(s).every((a) => a.startsWith('logs:')));
     const byResource = statements.map((s) => ({ actions: actionsOf(s).sort(), resource: JSON.stringify(s.Resource) }));
 
     expect(byResource).toEqual(
       expect.arrayContaining([
         {
-          actions: ['dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+          actions: [
+            'dynamodb:BatchGetItem',
+            'dynamodb:BatchWriteItem',
+            'dynamodb:ConditionCheckItem',
+            'dynamodb:DeleteItem',
+            'dynamodb:GetItem',
+            'dynamodb:PutItem',
+            'dynamodb:Query',
+            'dynamodb:UpdateItem',
+          ],
           resource: JSON.stringify([{ 'Fn::GetAtt': [tableId(), 'Arn'] }]),
         },
         {
@@ -123,6 +136,7 @@ describe('registry stream', () => {
       [
         JSON.stringify({ 'Fn::GetAtt': [idOf(stack.registryStream.dlq), 'Arn'] }),
         JSON.stringify({ 'Fn::GetAtt': [idOf(stack.queues.queues.forward.queue), 'Arn'] }),
+        JSON.stringify({ 'Fn::GetAtt': [idOf(stack.queues.queues['alarm-notifications'].queue), 'Arn'] }),
       ].sort(),
     );
     expect(
@@ -131,7 +145,7 @@ describe('registry stream', () => {
         .filter((a) => a.startsWith('sqs:'))
         .every((a) => ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'].includes(a)),
     ).toBe(true);
-    expect(byResource).toHaveLength(8);
+    expect(byResource).toHaveLength(9);
   });
 
   it('no longer lets the jobs and fota handlers send to the forward queue: they only write', () => {
