@@ -3,8 +3,9 @@
  * listed, changed and deleted within their quota, a bad rule is a 400 or 404 naming its field with
  * nothing written; alarms open, acknowledge and close once per transition ID, at most one not
  * closed per rule and device (the guard), each transition told (the notifications queue); a
- * disabled or deleted rule closes its alarms. The detection is not here: alarms are opened and
- * closed through the functions it calls (domain/alarms/alarms.ts), on the runtime's own tables.
+ * disabled or deleted rule closes its alarms. Alarms are opened and closed through the functions
+ * the detection calls (domain/alarms/alarms.ts), on the runtime's own tables; and by the detection
+ * itself over MQTT: a device that disconnects and reconnects, the sweep called with its clock ahead.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LocalRuntime } from '../../local/runtime';
@@ -336,5 +337,41 @@ describe('alarms', () => {
     expect((await api.post(`/workspaces/${ws}/alarms/alm-nonexistent00000000000/acknowledge`, {})).status).toBe(404);
     expect((await api.get(`${rulesPath()}/alr-nonexistent00000000000`)).status).toBe(404);
     expect((await api.call('PATCH', `${rulesPath()}/alr-nonexistent00000000000`, { enabled: false })).status).toBe(404);
+  });
+});
+
+describe('detection over MQTT', () => {
+  it('opens an offline alarm for_seconds after a device disconnects (the sweep’s clock ahead), and closes it when it reconnects', async () => {
+    const { connectDevice } = await import('../helpers/mqtt-device');
+    const { until } = await import('../../local/ports');
+    const { sweepAlarmTimers } = await import('../../lambdas/domain/alarms/alarm-sweep');
+    const { detectionDeps } = await import('../../lambdas/domain/alarms/detection');
+    const doors = (await api.post(`/workspaces/${ws}/fleets`, { name: 'doors' })).body.fleet.id as string;
+    const rule = await newRule({ name: 'door offline', kind: 'offline', severity: 'major', for_seconds: 60, target: { fleets: [doors] } });
+    const device = (await api.post(`/workspaces/${ws}/devices`, { name: 'door-1', fleet_id: doors })).body.device.id as string;
+    const credentials = (await api.post(`/workspaces/${ws}/devices/${device}/identities`)).body.credentials;
+    const ofDevice = () => listAlarms(`?device=${device}`);
+    /** One run of the sweep's alarm part, its clock two minutes ahead: for_seconds has passed. */
+    const sweepAhead = () => {
+      const now = Date.now() + 120_000;
+      return sweepAlarmTimers({ ...detectionDeps(db), now: () => Date.now() + 120_000 }, { now, deadline: now + 30_000 });
+    };
+
+    // The consumer's rules cache (10 s) first reads this workspace's rules at the disconnection below
+    // (no device of it changed connection before): the rule just made is seen.
+    const first = await connectDevice(credentials, { url: runtime.mqtt_url });
+    await until(async () => (await api.get(`/workspaces/${ws}/devices/${device}`)).body.device.connected === true, 'the connection', 30_000);
+    await first.end();
+    // The stream starts the timer; the sweep, once it is due, opens the alarm.
+    await until(async () => (await sweepAhead(), (await ofDevice()).length === 1), 'the offline alarm', 30_000);
+    const [opened] = await ofDevice();
+    expect(opened).toMatchObject({ rule_id: rule.id, kind: 'offline', fleet_id: doors, status: 'open', details: { disconnected_at: expect.any(String) } });
+    await sweepAhead();
+    expect(await ofDevice()).toHaveLength(1);
+
+    const again = await connectDevice(credentials, { url: runtime.mqtt_url });
+    await until(async () => (await ofDevice())[0].status === 'closed', 'the alarm closed by the reconnection', 30_000);
+    expect((await ofDevice())[0]).toMatchObject({ id: opened.id, details: { connected_at: expect.any(String) } });
+    await again.end();
   });
 });
