@@ -24,7 +24,8 @@ export interface ScheduleDefinition {
 /**
  * The minute sweep of rollouts (DESIGN §11): releases the next `max_per_minute` queued devices of
  * each active rollout and ends overdue jobs and FOTA as `timed_out`, from the registry's sweep
- * index. A run that misses its minute is not made up: the next one finds the same due work, so
+ * index; and the alarm timers that are due (DESIGN §16, domain/alarms/alarm-sweep.ts), from the
+ * same index. A run that misses its minute is not made up: the next one finds the same due work, so
  * neither EventBridge nor Lambda retries it (lib/fleetstream-stack.ts). Its timeout is the period:
  * the handler stops starting work a margin before it (lambdas/handlers/rollout-sweep/handler.ts), so a run
  * ends before the next one starts.
