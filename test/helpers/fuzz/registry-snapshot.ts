@@ -53,6 +53,10 @@ export const registryReader = (dataDir: string) => {
       for (const item of page.Items ?? []) {
         if (item.pk?.S?.startsWith('DELIVERY#')) continue; // the forwarder's delivery ledger
         if (item.pk?.S?.startsWith('INTLOG#')) continue; // the webhooks' delivery logs, written by the forwarder too
+        // The alarm notifier's marks of what it sent, written in the background after a transition
+        // an earlier request told (a rule disabled or deleted closes its alarms), and its error on a rule.
+        if (item.pk?.S?.startsWith('ALARMSENT#')) continue;
+        if (item.sk?.S?.startsWith('ALARMRULE#')) delete item.last_notification_error;
         // What every request the API admits writes, whatever its answer: the keys' per-second request
         // counters and the workspaces' usage counters (docs/limits.md).
         if (item.pk?.S?.startsWith('RATE#') || item.sk?.S?.startsWith('USAGE#')) continue;
