@@ -160,7 +160,8 @@ describe('the DynamoDB stream poller (Lambda’s stream event source mapping, on
     expect([...succeeded].sort()).toEqual([...names('item', 8).filter((n) => n !== 'item005'), 'after'].sort());
     // bisecting does not count as a retry: the bad record alone is invoked once, then retried twice
     expect(batches.filter((b) => b.length === 1 && skOf(b[0]) === 'item005')).toHaveLength(3);
-    const poison = batches[0].find((r) => skOf(r) === 'item005')!;
+    // the writes may reach the poller in more than one batch on a loaded machine
+    const poison = batches.flat().find((r) => skOf(r) === 'item005')!;
     const descriptions = (await receiveAll(dlq.url)).map((m) => JSON.parse(m.Body!));
     expect(descriptions).toEqual([
       expect.objectContaining({
