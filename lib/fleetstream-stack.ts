@@ -392,6 +392,7 @@ export class FleetstreamStack extends Stack {
         rollout: this.streamFunctions.get(REGISTRY_STREAM.consumer),
         webhook: this.consumerFunctions.get('forwarder'),
         export: this.consumerFunctions.get('export'),
+        alarm: this.consumerFunctions.get('alarm-notifier'),
       },
     });
 

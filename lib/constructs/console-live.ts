@@ -18,7 +18,7 @@ export interface ConsoleLiveProps {
   dataEndpoint: string;
   /**
    * The Lambda that tells the consoles of each kind of change: connections (device-mqtt, presence),
-   * data (ingest), rollout (the registry stream's consumer), webhook (the forwarder), export (the export queue's consumer).
+   * data (ingest), rollout (the registry stream's consumer), webhook (the forwarder), export (the export queue's consumer), alarm (the alarm notifier).
    */
   publishers: Partial<Record<LiveKind, HandlerFunction>>;
 }

@@ -8,6 +8,7 @@ import { IOT_RULES_CALLER, requestCounter } from '../../local/request-counter';
 import type { LocalRuntime } from '../../local/runtime';
 import { apiClient, type ApiClient } from '../helpers/api-client';
 import { codeFor, cognitoClient } from '../helpers/cognito';
+import { deviceClient, deviceToken } from '../helpers/device-token';
 import { connectDevice, type Credentials, type MqttDevice } from '../helpers/mqtt-device';
 import { cloudAssemblyDir, startRuntime } from '../helpers/runtime';
 
@@ -165,6 +166,45 @@ describe('the console’s live updates', () => {
       message: { export_id: exportId, status: 'ready', points_written: 5, at: expect.any(String) },
     });
     expect(updates().every((r) => r.message.status === 'running' || r === updates().at(-1))).toBe(true);
+  });
+
+  it('tell it of each transition of an alarm: opened by a device’s condition, then acknowledged', async () => {
+    const live = await consoleClient(runtime.workspace_id, await accessTokenOf(runtime.user_email!, runtime.user_password!));
+    await live.client.subscribeAsync(`fleetstream/console/${runtime.workspace_id}/alarm`, { qos: 0 });
+    const rule = (
+      await api.post(`/workspaces/${runtime.workspace_id}/alarm-rules`, { name: 'door open', kind: 'condition', severity: 'major', tag: 'door-live' })
+    ).body.alarm_rule;
+    const { id, credentials } = await newDevice();
+    const https = deviceClient(runtime.base_url, await deviceToken(credentials));
+
+    // The rule is watched within its cache's 10 s: a condition opened before then opens no alarm,
+    // so another is opened each 12 s until one does.
+    const opened = () => live.received.find((r) => r.message.device_id === id && r.message.event === 'opened');
+    for (let n = 1; n <= 5 && !opened(); n++) {
+      expect((await https.post('/conditions', { uuid: `door-${n}`, tag: 'door-live' })).status).toBeLessThan(300);
+      await until(() => opened() !== undefined, 'the opened alarm told', 12_000).catch(() => undefined);
+    }
+    expect(opened()).toBeDefined();
+    const alarmId = opened()!.message.alarm_id as string;
+    expect((await api.post(`/workspaces/${runtime.workspace_id}/alarms/${alarmId}/acknowledge`, { note: 'on it' })).status).toBe(200);
+    const acknowledged = () => live.received.find((r) => r.message.alarm_id === alarmId && r.message.event === 'acknowledged');
+    await until(() => acknowledged() !== undefined, 'the acknowledgement told', 30_000);
+    await api.delete(`/workspaces/${runtime.workspace_id}/alarm-rules/${rule.id}`);
+
+    expect(opened()).toEqual({
+      topic: `fleetstream/console/${runtime.workspace_id}/alarm`,
+      message: {
+        alarm_id: expect.stringMatching(/^alm-/),
+        rule_id: rule.id,
+        device_id: id,
+        fleet_id: expect.stringMatching(/^flt-/),
+        event: 'opened',
+        status: 'open',
+        severity: 'major',
+        at: expect.any(String),
+      },
+    });
+    expect(acknowledged()!.message).toMatchObject({ event: 'acknowledged', status: 'acknowledged', rule_id: rule.id, device_id: id });
   });
 
   // The runtime's request counter is this process's on npm start's runtime only.

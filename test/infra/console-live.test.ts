@@ -21,6 +21,7 @@ const publishers = () =>
     ['rollout', stack.streamFunctions.get('registry-stream')!],
     ['webhook', stack.consumerFunctions.get('forwarder')!],
     ['export', stack.consumerFunctions.get('export')!],
+    ['alarm', stack.consumerFunctions.get('alarm-notifier')!],
   ] as const;
 const topic = (kind: string) => ({
   'Fn::Join': [
@@ -65,7 +66,7 @@ describe('the console’s live updates on IoT Core', () => {
     expect(environmentOf(stack.consoleAuthorizer)).toMatchObject({ USER_POOL_ID: expect.anything(), USER_POOL_CLIENT_ID: expect.anything() });
   });
 
-  it('grants each of the five publishers iot:Publish on its kind’s console topic of a workspace (no *), with the data endpoint', () => {
+  it('grants each of the six publishers iot:Publish on its kind’s console topic of a workspace (no *), with the data endpoint', () => {
     const publishing = ofType('AWS::Lambda::Function')
       .map(([id]) => id)
       .filter((id) =>

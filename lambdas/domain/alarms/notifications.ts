@@ -3,6 +3,7 @@ import type { ForwardMessage } from '../../schemas/forward';
 import type { Db } from '../../shared/clients';
 import { markNotificationSent, setRuleNotificationError, wasNotificationSent, type NotificationError } from '../../stores/alarm-notification-store';
 import type { Email } from '../../stores/email-sender';
+import { alarmUpdateOf, awaitWithin, type ConsoleLive } from '../console-live/live';
 import { eventMessage, eventTimestamp } from '../webhooks/events';
 
 /** How long the marks of sent notifications are kept: past the queue's 4 days and its DLQ's 14, so that a replayed transition sends nothing twice. */
@@ -19,8 +20,13 @@ export interface NotifyDeps {
   sendEmail: (email: Email) => Promise<unknown>;
   /** The From address (deploy setting `alarmSender`); empty: no e-mail on this deployment. */
   sender: string;
+  /** The open consoles' channel (the `alarm` kind); absent: nobody is told live. */
+  live?: ConsoleLive;
   now?: () => Date;
 }
+
+/** How long a transition waits at most for its live message to the consoles (best effort, never a failure). */
+const LIVE_WAIT_MS = 1_000;
 
 /** One part of a transition's notification that could not be sent this time. */
 export interface NotificationFailure {
@@ -100,10 +106,21 @@ const messageOf = (error: unknown) => {
 /**
  * Notifies one transition: its `alarm` webhook event (unless the rule's notify.integrations is
  * false) and, when opened or closed, an e-mail to each of notify.emails, each part once by the
- * transition's id. A part that fails does not stop the others.
+ * transition's id. A part that fails does not stop the others. The open consoles are told of it
+ * (`alarm` live kind) at every delivery, best effort.
  * @returns the parts that failed (none: all sent, now or before).
  */
 export const notifyTransition = async (deps: NotifyDeps, transition: AlarmTransition): Promise<NotificationFailure[]> => {
+  // The open consoles first (at every delivery: a console told twice reads its alarms twice).
+  const telling = deps.live?.([alarmUpdateOf(transition)]);
+  try {
+    return await notifyParts(deps, transition);
+  } finally {
+    await awaitWithin(telling, LIVE_WAIT_MS);
+  }
+};
+
+const notifyParts = async (deps: NotifyDeps, transition: AlarmTransition): Promise<NotificationFailure[]> => {
   const failures: NotificationFailure[] = [];
   if (transition.notify.integrations) {
     await once(deps, transition, 'webhook', () => deps.forward([alarmEvent(transition)])).catch((error: unknown) =>

@@ -6,7 +6,7 @@ import { logger } from '../../shared/logger';
  * "Live updates"): small messages that say what changed, for the page to show it or read it again.
  * Best effort at QoS 0: a console that misses one reads the page again when it reconnects.
  */
-export const LIVE_KINDS = ['connection', 'data', 'rollout', 'webhook', 'export'] as const;
+export const LIVE_KINDS = ['connection', 'data', 'rollout', 'webhook', 'export', 'alarm'] as const;
 export type LiveKind = (typeof LIVE_KINDS)[number];
 
 /** The first two levels of every console topic. */
@@ -60,12 +60,28 @@ export interface ExportUpdate {
   at: string;
 }
 
+/**
+ * An alarm's transition (opened, acknowledged, closed), as the notifier is told it: which alarm,
+ * rule and device, its status and severity after it. The console reads its alarms again.
+ */
+export interface AlarmUpdate {
+  alarm_id: string;
+  rule_id: string;
+  device_id: string;
+  fleet_id: string;
+  event: 'opened' | 'acknowledged' | 'closed';
+  status: string;
+  severity: string;
+  at: string;
+}
+
 export interface LiveMessages {
   connection: ConnectionUpdate;
   data: DataUpdate;
   rollout: RolloutUpdate;
   webhook: WebhookUpdate;
   export: ExportUpdate;
+  alarm: AlarmUpdate;
 }
 
 /** One message to the consoles of a workspace. */
@@ -173,3 +189,27 @@ export const exportUpdateOf = (
   pointsWritten: number,
   at: string,
 ): LiveMessage => ({ workspaceId: job.workspace_id, kind: 'export', message: { export_id: job.export_id, status, points_written: pointsWritten, at } });
+
+/** The `alarm` message of one transition of an alarm (domain/alarms/notifications.ts tells it). */
+export const alarmUpdateOf = (transition: {
+  event: AlarmUpdate['event'];
+  at: string;
+  workspace_id: string;
+  alarm: { id: string; rule_id: string; device_id: string; fleet_id: string; status: string; severity: string };
+}): LiveMessage => {
+  const { alarm } = transition;
+  return {
+    workspaceId: transition.workspace_id,
+    kind: 'alarm',
+    message: {
+      alarm_id: alarm.id,
+      rule_id: alarm.rule_id,
+      device_id: alarm.device_id,
+      fleet_id: alarm.fleet_id,
+      event: transition.event,
+      status: alarm.status,
+      severity: alarm.severity,
+      at: transition.at,
+    },
+  };
+};

@@ -1,4 +1,5 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { consoleLive } from '../../domain/console-live/live';
 import { notifyTransition, showNotificationFailure, type NotifyDeps } from '../../domain/alarms/notifications';
 import { publishForward } from '../../domain/webhooks/events';
 import { retryDelaySeconds } from '../../domain/webhooks/forwarding';
@@ -7,9 +8,11 @@ import { registryDb } from '../../shared/clients';
 import { alarmEmailSender, alarmNotificationRetry, alarmNotificationsQueueUrl } from '../../shared/env';
 import { logger } from '../../shared/logger';
 import { sendEmail } from '../../stores/email-sender';
+import { publishToConsoles } from '../../stores/console-channel';
 import { delayMessages } from '../../stores/queue-store';
 
-const deps = (): NotifyDeps => ({ db: registryDb(), forward: publishForward, sendEmail, sender: alarmEmailSender() });
+const live = consoleLive(publishToConsoles);
+const deps = (): NotifyDeps => ({ db: registryDb(), forward: publishForward, sendEmail, sender: alarmEmailSender(), live });
 
 /**
  * The notifications queue's consumer (an SQS event source with ReportBatchItemFailures): each

@@ -1,5 +1,5 @@
 import { authorizeConsoleConnect, consolePolicy } from '../../../lambdas/domain/console-live/authorize';
-import { consoleLive, consoleTopic, dataUpdatesOf, exportUpdateOf, rolloutUpdatesOf } from '../../../lambdas/domain/console-live/live';
+import { alarmUpdateOf, consoleLive, consoleTopic, dataUpdatesOf, exportUpdateOf, rolloutUpdatesOf } from '../../../lambdas/domain/console-live/live';
 import { policyAllows } from '../../../local/mqtt-broker';
 
 const arn = 'arn:aws:iot:eu-west-1:123456789012';
@@ -96,6 +96,32 @@ describe('the console live messages', () => {
 
     expect(sent).toEqual([
       [`fleetstream/console/${ws}/export`, { export_id: 'exp-1', status: 'running', points_written: 4_200, at: '2026-03-01T00:00:00.000Z' }],
+    ]);
+  });
+
+  it('makes an alarm message of a transition, published on the workspace’s alarm topic', async () => {
+    const sent: Array<[string, unknown]> = [];
+    const alarm = { id: 'alm-1', rule_id: 'alr-1', device_id: 'dev-1', fleet_id: 'flt-1', status: 'acknowledged', severity: 'major', rule_name: 'r' };
+
+    await consoleLive(
+      async (topic, body) => void sent.push([topic, body]),
+      true,
+    )([alarmUpdateOf({ event: 'acknowledged', at: '2026-03-01T00:00:00.000Z', workspace_id: ws, alarm })]);
+
+    expect(sent).toEqual([
+      [
+        `fleetstream/console/${ws}/alarm`,
+        {
+          alarm_id: 'alm-1',
+          rule_id: 'alr-1',
+          device_id: 'dev-1',
+          fleet_id: 'flt-1',
+          event: 'acknowledged',
+          status: 'acknowledged',
+          severity: 'major',
+          at: '2026-03-01T00:00:00.000Z',
+        },
+      ],
     ]);
   });
 
