@@ -68,7 +68,18 @@ export const OverviewSchema = z
           .meta({ description: `The desired keys not yet applied, most devices first (at most ${NON_COMPLIANT_KEYS_MAX})` }),
       })
       .meta({ description: 'Devices not yet compliant with their desired state (fleet-state.md §3)' }),
-    open_alarms: z.null().meta({ description: 'Coming with alarms (fleet-state.md §4): open alarms by severity; null until then' }),
+    open_alarms: z
+      .object({
+        critical: count('Alarms not closed (open or acknowledged) of critical severity'),
+        major: count('… of major severity'),
+        minor: count('… of minor severity'),
+        warning: count('… of warning severity'),
+        total: count('Alarms not closed, every severity'),
+      })
+      .meta({
+        description:
+          'The alarms not closed (open or acknowledged, fleet-state.md §4) by severity, counted as they open and close (one read of 16 counter items, not of the alarms)',
+      }),
   })
   .meta({ id: 'Overview' });
 export type Overview = z.infer<typeof OverviewSchema>;

@@ -3,8 +3,18 @@ import type { Db } from '../shared/clients';
 import type { AlarmTransition } from '../schemas/alarm-transitions';
 import type { Alarm, AlarmListQuery } from '../schemas/alarms';
 import { failedConditions } from './errors';
-import { keyedItems, putNew, strip, type ListRead } from './items';
-import { alarmKey, alarmRuleKey, alarmTransitionKey, collection, openAlarmGuardKey, REGISTRY_TTL_ATTRIBUTE } from './keys';
+import { getMany, keyedItems, putNew, strip, type ListRead } from './items';
+import {
+  alarmCountKey,
+  alarmKey,
+  alarmRuleKey,
+  alarmTransitionKey,
+  collection,
+  INDEX_SHARDS,
+  openAlarmGuardKey,
+  REGISTRY_TTL_ATTRIBUTE,
+  shardOfDevice,
+} from './keys';
 import type { TransactItem } from './limits-store';
 
 /**
@@ -39,16 +49,64 @@ export type TransitionOutcome =
 const transitionRecord = (db: Db, transitionId: string, transition: AlarmTransition, now: number): TransactItem =>
   putNew(db, alarmTransitionKey(transitionId), { transition, [REGISTRY_TTL_ATTRIBUTE]: Math.floor(now / 1000) + TRANSITION_RECORD_SECONDS });
 
+/**
+ * The transaction item that adds `by` to the count of its severity in the alarm's shard of the
+ * workspace's open-alarm counts (the overview's `open_alarms`): 16 shards by alarm ID, so that
+ * alarms opening at once in one workspace seldom meet on one item.
+ */
+const countItem = (db: Db, alarm: Pick<AlarmRecord, 'workspace_id' | 'id' | 'severity'>, by: 1 | -1): TransactItem => ({
+  Update: {
+    TableName: db.table,
+    Key: alarmCountKey(alarm.workspace_id, shardOfDevice(alarm.id)),
+    UpdateExpression: 'ADD #severity :by',
+    ExpressionAttributeNames: { '#severity': alarm.severity },
+    ExpressionAttributeValues: { ':by': by },
+  },
+});
+
+/** Attempts of a transition's transaction that met another on one of its items (a count's shard) before it fails. */
+const CONFLICT_ATTEMPTS = 6;
+
+/** Whether a transaction was canceled only because another one was writing one of its items. */
+const conflicted = (error: unknown) => {
+  const e = error as { name?: string; CancellationReasons?: Array<{ Code?: string }> };
+  return (
+    e?.name === 'TransactionCanceledException' && Boolean(e.CancellationReasons?.some((r) => r.Code === 'TransactionConflict')) && !failedConditions(error)
+  );
+};
+
 /** Runs a transition's transaction whose last item is its record: which of the three it came to. */
 const writeTransition = async (db: Db, items: TransactItem[]): Promise<TransitionOutcome> => {
-  try {
-    await db.doc.send(new TransactWriteCommand({ TransactItems: items }));
-    return 'written';
-  } catch (error) {
-    const failed = failedConditions(error);
-    if (!failed) throw error;
-    return failed.includes(items.length - 1) ? 'repeated' : 'refused';
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db.doc.send(new TransactWriteCommand({ TransactItems: items }));
+      return 'written';
+    } catch (error) {
+      if (conflicted(error) && attempt < CONFLICT_ATTEMPTS) {
+        // another transition on the same count's shard: again after a short jittered wait
+        await new Promise((resolve) => setTimeout(resolve, (10 + Math.random() * 40) * 2 ** attempt));
+        continue;
+      }
+      const failed = failedConditions(error);
+      if (!failed) throw error;
+      return failed.includes(items.length - 1) ? 'repeated' : 'refused';
+    }
   }
+};
+
+/** The workspace's alarms that are not closed, counted by severity (the overview's `open_alarms`): one BatchGetItem of its 16 shards. */
+export const readOpenAlarmCounts = async (db: Db, workspaceId: string): Promise<Record<AlarmRecord['severity'], number>> => {
+  const shards = await getMany(
+    db,
+    Array.from({ length: INDEX_SHARDS }, (_, shard) => alarmCountKey(workspaceId, shard)),
+    '#c, #ma, #mi, #w',
+    { '#c': 'critical', '#ma': 'major', '#mi': 'minor', '#w': 'warning' },
+  );
+  const counts = { critical: 0, major: 0, minor: 0, warning: 0 };
+  // A shard below 0 counts 0: an alarm opened before the counts existed and closed since took one away that was never added.
+  for (const shard of shards)
+    for (const severity of Object.keys(counts) as Array<keyof typeof counts>) counts[severity] += Math.max(0, Number(shard[severity] ?? 0));
+  return counts;
 };
 
 /** The transition recorded under an ID, if any (strongly consistent: a retry reads what the first attempt wrote). */
@@ -73,6 +131,7 @@ export const putOpenedAlarm = (db: Db, alarm: AlarmRecord, transitionId: string,
     },
     putNew(db, openAlarmGuardKey(alarm.rule_id, alarm.device_id), { alarm_id: alarm.id, workspace_id: alarm.workspace_id } satisfies OpenAlarmGuard),
     putNew(db, alarmKey(alarm.workspace_id, alarm.id), alarm),
+    countItem(db, alarm, 1),
     transitionRecord(db, transitionId, transition, now),
   ]);
 
@@ -111,6 +170,7 @@ export const putClosedAlarm = (db: Db, alarm: AlarmRecord, transitionId: string,
         ExpressionAttributeValues: { ':closed': 'closed', ':at': alarm.closed_at, ':details': alarm.details },
       },
     },
+    countItem(db, alarm, -1),
     transitionRecord(db, transitionId, transition, now),
   ]);
 

@@ -29,6 +29,7 @@
  * | group           | WKS#<wks>      | GRP#<grp>       |
  * | alarm rule      | WKS#<wks>      | ALARMRULE#<alr> |
  * | alarm           | WKS#<wks>      | ALARM#<alm>     |
+ * | open alarm count| WKS#<wks>      | ALARMCOUNT#<nn> (16 shards) |
  * | open alarm guard| ALARMOPEN#<alr>#<dev> | ALARMOPEN |
  * | alarm transition| ALARMTX#<transition id> | ALARMTX |
  * | firmware version| WKS#<wks>      | FW#<fw>#<ver>   |
@@ -125,6 +126,14 @@ export const groupKey = (workspaceId: string, groupId: string): ItemKey => ({ pk
 export const alarmRuleKey = (workspaceId: string, ruleId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `ALARMRULE#${ruleId}` });
 /** An alarm (open, acknowledged or closed): in its workspace's partition, its ID sorting it by when it opened. */
 export const alarmKey = (workspaceId: string, alarmId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `ALARM#${alarmId}` });
+/**
+ * One of the 16 shards (by alarm ID) of a workspace's counts of alarms not closed, by severity:
+ * an alarm's open adds one to its shard in its transaction, its close takes it away in its own.
+ */
+export const alarmCountKey = (workspaceId: string, shard: number): ItemKey => ({
+  pk: `WKS#${workspaceId}`,
+  sk: `ALARMCOUNT#${String(shard).padStart(2, '0')}`,
+});
 /**
  * The guard of a rule's alarm on a device that is not closed: at most one exists, since an alarm
  * opens only in the transaction that creates it and closes in the one that deletes it. Found by

@@ -209,7 +209,13 @@ describe('the overview', () => {
     expect(o.fleets.find((f: { fleet_id: string }) => f.fleet_id === north.id)).toEqual({ fleet_id: north.id, fleet_name: 'north', ...perFleet });
     expect(o.fleets.find((f: { fleet_id: string }) => f.fleet_id === south.id)).toEqual({ fleet_id: south.id, fleet_name: 'south', ...perFleet });
     expect(o.fleets.find((f: { fleet_name: string }) => f.fleet_name === 'default')).toMatchObject({ devices: 0 });
-    expect(o).toMatchObject({ silent_after: 900, rollouts: [], webhooks: [], non_compliant: { devices: 0, keys: [] }, open_alarms: null });
+    expect(o).toMatchObject({
+      silent_after: 900,
+      rollouts: [],
+      webhooks: [],
+      non_compliant: { devices: 0, keys: [] },
+      open_alarms: { critical: 0, major: 0, minor: 0, warning: 0, total: 0 },
+    });
     // Two hours of silence allowed: the hour-old devices are not silent.
     expect((await api.get(`/workspaces/${ws}/overview?silent_after=7200`)).body.overview.totals.silent).toBe(0);
   }, 180_000); // 3,000 writes and a full read on a loaded 2-core machine

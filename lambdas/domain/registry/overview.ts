@@ -1,6 +1,7 @@
 import type { Db } from '../../shared/clients';
 import type { Caller } from '../../shared/http';
 import { NON_COMPLIANT_KEYS_MAX, SILENT_AFTER_DEFAULT, type Overview, type OverviewCounts } from '../../schemas/overview';
+import { readOpenAlarmCounts } from '../../stores/alarm-store';
 import { readDeviceHealthPages, type DeviceHealth } from '../../stores/device-health-store';
 import { readFleetsOfWorkspace } from '../../stores/fleet-store';
 import { listIntegrationsOfWorkspace } from '../../stores/integration-store';
@@ -111,7 +112,8 @@ const failingWebhooks = async (db: Db, workspaceId: string) =>
 /**
  * A workspace at a glance: its devices online, offline, silent (no data point for longer than
  * `silentAfterSeconds`) and their firmware versions, in total and per fleet; its rollouts not
- * ended; its failing webhooks; its devices not yet compliant with their desired state. Counted now,
+ * ended; its failing webhooks; its devices not yet compliant with their desired state; its alarms
+ * not closed by severity (kept counted by their transitions: one read). Counted now,
  * in one streamed pass over the devices (a projection of seven attributes: memory is flat, reads
  * grow with the devices: docs/console.md, "Overview").
  * @throws NotFoundError when the workspace is not the caller's.
@@ -120,10 +122,11 @@ export const getOverview = async (db: Db, caller: Caller, workspaceId: string, {
   await requireWorkspace(db, caller, workspaceId);
   const now = Date.now();
   const silentBefore = new Date(now - silentAfterSeconds * 1000).toISOString();
-  const [{ totals, fleets, compliance }, rollouts, webhooks] = await Promise.all([
+  const [{ totals, fleets, compliance }, rollouts, webhooks, alarms] = await Promise.all([
     countDevices(db, workspaceId, silentBefore),
     openRollouts(db, workspaceId),
     failingWebhooks(db, workspaceId),
+    readOpenAlarmCounts(db, workspaceId),
   ]);
   return {
     workspace_id: workspaceId,
@@ -134,6 +137,6 @@ export const getOverview = async (db: Db, caller: Caller, workspaceId: string, {
     rollouts,
     webhooks,
     non_compliant: compliance.counts(),
-    open_alarms: null,
+    open_alarms: { ...alarms, total: alarms.critical + alarms.major + alarms.minor + alarms.warning },
   };
 };

@@ -4,12 +4,16 @@
  * the device's event log (never a data point's), a FOTA that ended `done` sets the firmware; the
  * overview counts a workspace's devices. On DynamoDB Local.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { seenRecorder } from '../../../lambdas/domain/data/last-seen';
 import { listDeviceEvents, recordDeviceEvents } from '../../../lambdas/domain/registry/device-events';
 import { createDevice, getDevice, listDevices } from '../../../lambdas/domain/registry/devices';
 import { createFleet } from '../../../lambdas/domain/registry/fleets';
+import { acknowledgeAlarm, closeAlarm, openAlarm, type AlarmDeps } from '../../../lambdas/domain/alarms/alarms';
+import { createAlarmRule } from '../../../lambdas/domain/alarms/rules';
 import { getOverview } from '../../../lambdas/domain/registry/overview';
+import { alarmCountKey } from '../../../lambdas/stores/keys';
+import type { AlarmRuleRecord } from '../../../lambdas/stores/alarm-rule-store';
 import { eventMessage } from '../../../lambdas/domain/webhooks/events';
 import { DeviceSchema } from '../../../lambdas/schemas/device';
 import type { ForwardMessage } from '../../../lambdas/schemas/forward';
@@ -202,7 +206,7 @@ describe('the overview', () => {
     expect(byName.default).toMatchObject({ devices: 3, online: 2, offline: 1, silent: 2, never_seen: 0 });
     expect(byName.lab).toMatchObject({ devices: 2, online: 1, offline: 1, silent: 0, never_seen: 1 });
     expect(byName.empty).toMatchObject({ fleet_id: empty.id, devices: 0, firmware: [] });
-    expect(o).toMatchObject({ rollouts: [], webhooks: [], open_alarms: null });
+    expect(o).toMatchObject({ rollouts: [], webhooks: [], open_alarms: { critical: 0, major: 0, minor: 0, warning: 0, total: 0 } });
     expect(o.non_compliant).toEqual({
       devices: 2,
       keys: [
@@ -212,6 +216,46 @@ describe('the overview', () => {
     });
     // A longer threshold: nobody is silent for two hours.
     expect((await getOverview(db, caller, workspace_id, { silentAfterSeconds: 7200 })).totals.silent).toBe(0);
+  });
+
+  it('counts the alarms not closed by severity, each transition once, whatever its retries', async () => {
+    const { caller, workspace_id, default_fleet_id } = await newAccount(db);
+    const deps: AlarmDeps = { db, notify: async () => undefined };
+    const rule = (severity: 'critical' | 'warning') =>
+      createAlarmRule(db, caller, workspace_id, {
+        name: severity,
+        kind: 'offline',
+        severity,
+        for_seconds: 60,
+        enabled: true,
+      }) as Promise<unknown> as Promise<AlarmRuleRecord>;
+    const [critical, warning] = [
+      { ...(await rule('critical')), workspace_id },
+      { ...(await rule('warning')), workspace_id },
+    ];
+    const place = (i: number) => ({ workspace_id, fleet_id: default_fleet_id, device_id: `dev-counted${i}` });
+    const opened = [];
+    for (let i = 0; i < 3; i++) opened.push(await openAlarm(deps, critical, place(i), { details: {}, transitionId: `t-open-c-${i}` }));
+    // Opened again under the same transition (a retried batch): counted once.
+    await openAlarm(deps, critical, place(0), { details: {}, transitionId: 't-open-c-0' });
+    await openAlarm(deps, warning, place(0), { details: {}, transitionId: 't-open-w-0' });
+    // Acknowledged: still not closed. Closed (twice, as a retry would): one fewer.
+    await acknowledgeAlarm(deps, caller, workspace_id, opened[1]!.id, {});
+    await closeAlarm(deps, critical.id, place(2).device_id, { transitionId: 't-close-c-2' });
+    await closeAlarm(deps, critical.id, place(2).device_id, { transitionId: 't-close-c-2' });
+
+    const o = await getOverview(db, caller, workspace_id);
+    expect(o.open_alarms).toEqual({ critical: 2, major: 0, minor: 0, warning: 1, total: 3 });
+    // A shard below zero (an alarm opened before the counts, closed since) counts nothing.
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: alarmCountKey(workspace_id, 15),
+        UpdateExpression: 'ADD warning :m',
+        ExpressionAttributeValues: { ':m': -5 },
+      }),
+    );
+    expect((await getOverview(db, caller, workspace_id)).open_alarms).toMatchObject({ warning: 1, total: 3 });
   });
 
   it('is 404 for another account’s workspace', async () => {
