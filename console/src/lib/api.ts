@@ -212,6 +212,55 @@ export interface ConditionFilter {
   start?: string;
   end?: string;
 }
+export type AlarmKind = 'condition' | 'offline' | 'silent' | 'threshold';
+export type AlarmSeverity = 'critical' | 'major' | 'minor' | 'warning';
+/** An alarm rule (`…/alarm-rules`, spec/fleet-state.md §4). */
+export interface AlarmRule {
+  id: string;
+  name: string;
+  kind: AlarmKind;
+  severity: AlarmSeverity;
+  target: { fleets: string[]; group: string | null; q: string | null };
+  tag: string | null;
+  field: string | null;
+  op: '>' | '>=' | '<' | '<=' | null;
+  value: number | null;
+  clear_value: number | null;
+  for_seconds: number;
+  notify: { emails: string[]; integrations: boolean };
+  enabled: boolean;
+  created_at: string;
+  updated_at: string;
+  last_notification_error: { at: string; error: string; email: string | null } | null;
+}
+/** A rule's fields as the editor sends them (a change: any but `kind`, null clearing one). */
+export type AlarmRuleInput = Partial<{
+  [K in Exclude<keyof AlarmRule, 'id' | 'created_at' | 'updated_at' | 'last_notification_error' | 'target'>]: AlarmRule[K] | null;
+}> & { target?: { fleets?: string[]; group?: string; q?: string } | null };
+/** An alarm: one rule's finding on one device. */
+export interface Alarm {
+  id: string;
+  rule_id: string;
+  rule_name: string;
+  kind: AlarmKind;
+  severity: AlarmSeverity;
+  device_id: string;
+  fleet_id: string;
+  status: 'open' | 'acknowledged' | 'closed';
+  opened_at: string;
+  acknowledged_at: string | null;
+  acknowledged_by: string | null;
+  note?: string | null;
+  closed_at: string | null;
+  details: Record<string, unknown>;
+}
+/** The filters of the alarms list. */
+export interface AlarmFilter {
+  status?: Alarm['status'];
+  severity?: AlarmSeverity;
+  rule?: string;
+  device?: string;
+}
 /** Device counts of a workspace or of one of its fleets. */
 export interface OverviewCounts {
   devices: number;
@@ -240,6 +289,8 @@ export interface Overview {
   }>;
   /** Devices whose reported state differs from the desired one, and the keys not yet applied (most devices first). */
   non_compliant: { devices: number; keys: Array<{ key: string; devices: number }> };
+  /** Alarms not closed by severity (null from an API before alarms). */
+  open_alarms?: (Record<AlarmSeverity, number> & { total: number }) | null;
 }
 /** A presigned request the browser sends itself, straight to S3. */
 export interface FirmwareUpload {
@@ -585,6 +636,23 @@ export const createApiClient = ({ baseUrl, headers, fetch: fetchImpl = globalThi
         items: b.conditions,
         next: b.next ?? null,
       })),
+    /** A page of the workspace's alarms, newest first, filtered. */
+    listAlarms: (workspaceId: string, filter: AlarmFilter = {}, page: PageQuery = {}) =>
+      request<{ alarms: Alarm[]; next?: string | null }>('GET', `${ws(workspaceId)}/alarms`, { query: { ...filter, ...page } }).then((b) => ({
+        items: b.alarms,
+        next: b.next ?? null,
+      })),
+    /** Acknowledges an open alarm (one acknowledged already answers as it is; 409 once closed). */
+    acknowledgeAlarm: (workspaceId: string, alarmId: string, note?: string) =>
+      request<{ alarm: Alarm }>('POST', `${ws(workspaceId)}/alarms/${enc(alarmId)}/acknowledge`, { body: note ? { note } : {} }).then((b) => b.alarm),
+    /** The workspace's alarm rules, oldest first (every page). */
+    listAlarmRules: (workspaceId: string) => request<{ alarm_rules: AlarmRule[] }>('GET', `${ws(workspaceId)}/alarm-rules`).then((b) => b.alarm_rules),
+    createAlarmRule: (workspaceId: string, body: AlarmRuleInput) =>
+      request<{ alarm_rule: AlarmRule }>('POST', `${ws(workspaceId)}/alarm-rules`, { body }).then((b) => b.alarm_rule),
+    updateAlarmRule: (workspaceId: string, ruleId: string, body: AlarmRuleInput) =>
+      request<{ alarm_rule: AlarmRule }>('PATCH', `${ws(workspaceId)}/alarm-rules/${enc(ruleId)}`, { body }).then((b) => b.alarm_rule),
+    /** Deletes a rule: its alarms that are not closed close. */
+    deleteAlarmRule: (workspaceId: string, ruleId: string) => request<unknown>('DELETE', `${ws(workspaceId)}/alarm-rules/${enc(ruleId)}`),
     /** The workspace at a glance; `silentAfter`: seconds without data after which a device is silent. */
     getOverview: (workspaceId: string, silentAfter?: number) =>
       request<{ overview: Overview }>('GET', `${ws(workspaceId)}/overview`, { query: { silent_after: silentAfter } }).then((b) => b.overview),

@@ -9,7 +9,7 @@ import type { MqttClient } from 'mqtt';
  * access token; switching workspace connects again for the new one (the authorizer grants one).
  */
 
-export type LiveKind = 'connection' | 'data' | 'rollout' | 'webhook' | 'export';
+export type LiveKind = 'connection' | 'data' | 'rollout' | 'webhook' | 'export' | 'alarm';
 
 /** `off`: no live address (or signed out); `connecting`: the first attempt; `live`; `lost`: retrying. */
 export type LiveState = 'off' | 'connecting' | 'live' | 'lost';
@@ -48,7 +48,19 @@ export interface ExportMessage {
   points_written: number;
   at: string;
 }
+/** An alarm opened, was acknowledged or closed. */
+export interface AlarmMessage {
+  alarm_id: string;
+  rule_id: string;
+  device_id: string;
+  fleet_id: string;
+  event: 'opened' | 'acknowledged' | 'closed';
+  status: 'open' | 'acknowledged' | 'closed';
+  severity: string;
+  at: string;
+}
 export interface LiveMessages {
+  alarm: AlarmMessage;
   connection: ConnectionMessage;
   data: DataMessage;
   rollout: RolloutMessage;

@@ -9,6 +9,7 @@ export type Route =
   | { page: 'groups'; workspaceId: string }
   | { page: 'group'; workspaceId: string; groupId: string }
   | { page: 'rollouts'; workspaceId: string }
+  | { page: 'alarms'; workspaceId: string }
   | { page: 'rollout'; workspaceId: string; rolloutId: string }
   | { page: 'firmware'; workspaceId: string }
   | { page: 'data'; workspaceId: string; deviceId?: string }
@@ -16,7 +17,7 @@ export type Route =
   | { page: 'usage'; workspaceId: string }
   | { page: 'settings'; workspaceId: string };
 
-const WORKSPACE_PAGES = ['overview', 'devices', 'groups', 'jobs', 'rollouts', 'firmware', 'data', 'integrations', 'usage', 'settings'] as const;
+const WORKSPACE_PAGES = ['overview', 'devices', 'alarms', 'groups', 'jobs', 'rollouts', 'firmware', 'data', 'integrations', 'usage', 'settings'] as const;
 
 /**
  * Reads a location hash; an unknown one is the workspaces page. What follows a `?` is the page's

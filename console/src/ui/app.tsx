@@ -5,6 +5,7 @@ import type { ConsoleConfig } from '../lib/config';
 import { parseRoute, routeHash, type Route } from '../lib/router';
 import { createSessionStore } from '../lib/session';
 import { configureLive } from '../lib/live';
+import { AlarmsPage, OpenAlarmCount } from './alarms';
 import { AuthPage } from './auth';
 import { Busy, ErrorBox, Name, useLoad } from './components';
 import { DataPage } from './data';
@@ -36,6 +37,7 @@ const useRoute = () => {
 const NAV = [
   ['overview', 'Overview'],
   ['devices', 'Fleets and devices'],
+  ['alarms', 'Alarms'],
   ['groups', 'Groups'],
   ['jobs', 'Jobs and FOTA'],
   ['rollouts', 'Rollouts'],
@@ -146,6 +148,12 @@ const Shell = ({ api, route, email, signOut }: { api: ApiClient; route: Route; e
               }
             >
               {title}
+              {page === 'alarms' && (
+                <>
+                  {' '}
+                  <OpenAlarmCount api={api} workspaceId={workspaceId} />
+                </>
+              )}
             </a>
           ))}
         </nav>
@@ -181,6 +189,8 @@ const WorkspacePage = ({ api, route, workspaceId, reloadWorkspaces }: { api: Api
       return <GroupPage {...props} groupId={route.groupId} />;
     case 'rollouts':
       return <RolloutsPage {...props} />;
+    case 'alarms':
+      return <AlarmsPage {...props} />;
     case 'rollout':
       return <RolloutPage {...props} rolloutId={route.rolloutId} />;
     case 'firmware':

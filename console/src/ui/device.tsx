@@ -11,6 +11,7 @@ import { useLive } from './live';
 import { ScheduleFotaForm, ScheduleJobForm } from './schedule';
 import { DeviceHealth } from './device-health';
 import { DeviceStatePanel } from './device-state';
+import { DeviceAlarms } from './alarms';
 import { DeviceConditions } from './device-conditions';
 import { DeleteDevice } from './delete-device';
 import { TagChips, TagsEditor } from './tags';
@@ -107,6 +108,7 @@ export const DevicePage = ({ api, workspaceId, deviceId, navigate }: PageProps &
       </button>
       <DeviceHealth api={api} workspaceId={workspaceId} device={d} reloadDevice={device.reload} />
       <DeviceStatePanel api={api} workspaceId={workspaceId} deviceId={deviceId} />
+      <DeviceAlarms api={api} workspaceId={workspaceId} deviceId={deviceId} />
       <DeviceConditions api={api} workspaceId={workspaceId} deviceId={deviceId} />
 
       <form

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Overview, OverviewCounts } from '../lib/api';
+import { SEVERITIES } from '../lib/alarms';
 import { progressLabel, rolloutTitle } from '../lib/rollouts';
 import { routeHash } from '../lib/router';
 import type { PageProps } from './page';
@@ -42,6 +43,7 @@ export const OverviewPage = ({ api, workspaceId }: PageProps) => {
   useLive(workspaceId, 'connection', soon);
   useLive(workspaceId, 'rollout', soon);
   useLive(workspaceId, 'webhook', soon);
+  useLive(workspaceId, 'alarm', soon);
   useLive(workspaceId, 'data', later);
   useEffect(() => {
     addEventListener(STALE_EVENT, overview.reload);
@@ -81,7 +83,26 @@ const OverviewBody = ({ overview: o, workspaceId }: { overview: Overview; worksp
       <dt>Never sent data</dt>
       <dd data-count="never_seen">{o.totals.never_seen}</dd>
     </dl>
-    <p class="hint">Counted {when(o.at)}; counted again as devices connect, rollouts move and webhooks fail.</p>
+    <p class="hint">Counted {when(o.at)}; counted again as devices connect, rollouts move, webhooks fail and alarms open or close.</p>
+
+    {o.open_alarms && (
+      <section aria-labelledby="ov-alarms-h">
+        <h3 id="ov-alarms-h">Open alarms</h3>
+        <dl class="facts" data-testid="overview-alarms">
+          <dt>All</dt>
+          <dd data-alarms="total">{o.open_alarms.total}</dd>
+          {SEVERITIES.map((s) => (
+            <>
+              <dt>{s}</dt>
+              <dd data-alarms={s}>{o.open_alarms![s]}</dd>
+            </>
+          ))}
+        </dl>
+        <p>
+          Alarms open or acknowledged, not yet closed. <a href={routeHash({ page: 'alarms', workspaceId })}>Alarms</a>
+        </p>
+      </section>
+    )}
 
     <section aria-labelledby="ov-fleets-h">
       <h3 id="ov-fleets-h">Fleets</h3>
