@@ -59,6 +59,12 @@ export interface LocalRuntimeOptions {
    * rule's rate, one minute (lambdas/schedules.ts), when absent. Tests run it every second.
    */
   sweepIntervalSeconds?: number;
+  /**
+   * Seconds the rollout sweep's scheduled events are stamped ahead of the clock: the handler sweeps
+   * the alarm timers as of that time, so that a test sees an `offline` rule's 60 s pass at once.
+   * EventBridge's are stamped with the scheduled minute, never ahead (tests only; 0 when absent).
+   */
+  sweepClockAheadSeconds?: number;
   /** A scheduled run that failed; logged to stderr when absent. */
   onScheduleError?: (error: unknown, rule: string) => void;
   /**

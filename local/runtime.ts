@@ -480,6 +480,7 @@ const startSchedules = async ({ options, log, stops }: Start) => {
       ruleArn: `arn:aws:events:${LOCAL_AWS_ENV.AWS_REGION}:000000000000:rule/${schedule.handler}`,
       region: LOCAL_AWS_ENV.AWS_REGION,
       account: '000000000000',
+      clockAheadMs: schedule.handler === 'rollout-sweep' ? (options.sweepClockAheadSeconds ?? 0) * 1000 : 0,
       invoke: (event) => invokeToEnd(handler, event, { functionName: schedule.handler, timeoutMs: schedule.timeoutSeconds * 1000 }),
       onError: options.onScheduleError,
     });

@@ -46,6 +46,8 @@ export interface ScheduleOptions {
   account: string;
   /** Set when the function may not be invoked: each firing is counted as refused and invokes nothing. */
   refusal?: string;
+  /** Milliseconds the events' `time` is ahead of the firing (a test's clock ahead; 0 when absent). */
+  clockAheadMs?: number;
   /** A run that failed; logged to stderr when absent. */
   onError?: (error: unknown, rule: string) => void;
 }
@@ -100,7 +102,7 @@ export const startSchedule = (options: ScheduleOptions): RunningSchedule => {
     }
     const record: ScheduledRunRecord = { startedAt: Date.now(), endedAt: 0 };
     try {
-      record.result = await options.invoke(scheduledEvent(options.ruleArn, options.region, options.account, due));
+      record.result = await options.invoke(scheduledEvent(options.ruleArn, options.region, options.account, due + (options.clockAheadMs ?? 0)));
     } catch (error) {
       status.failures += 1;
       record.error = (error as Error)?.message ?? String(error);

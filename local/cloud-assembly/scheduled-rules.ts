@@ -39,6 +39,7 @@ export const startScheduledRules = (run: RunContext, rules: ScheduledRuleSpec[],
         region,
         account: ACCOUNT,
         refusal,
+        clockAheadMs: rule.id === sweepRuleId ? (options.sweepClockAheadSeconds ?? 0) * 1000 : 0,
         invoke: (event) => lambda.invoke(target.input ?? event),
         onError: options.onScheduleError,
       });

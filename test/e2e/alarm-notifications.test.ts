@@ -1,5 +1,9 @@
 /**
- * Alarm notifications on the local runtime: a transition put on the notifications queue
+ * Alarm detection and notifications, on `npm start`'s runtime and (e2e-cloud) on the template: an
+ * `offline` rule made over the API, a device that disconnects over MQTT and the minute sweep (every
+ * second here, its clock two minutes ahead) open the alarm, listed, e-mailed and told to a real
+ * receiver, and the reconnection closes it — the registry stream's consumer, the sweep and the
+ * notifier through their bundles, wiring and roles. Then a transition put on the notifications queue
  * (stores/alarm-notification-queue.ts) becomes its `alarm` webhook event, received by a real HTTP
  * receiver, and on open and close an e-mail per address, read back from the SES v2 emulator; a
  * redelivered transition sends nothing twice; an SES outage loses nothing; and a transition that
@@ -12,6 +16,7 @@ import { until } from '../../local/ports';
 import type { InProcessRuntime } from '../../local/runtime';
 import type { AlarmTransition } from '../../lambdas/schemas/alarm-transitions';
 import { apiClient, type ApiClient } from '../helpers/api-client';
+import { connectDevice } from '../helpers/mqtt-device';
 import { cloudAssemblyDir, startRuntime } from '../helpers/runtime';
 import { depthOf } from '../helpers/sqs';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
@@ -30,8 +35,11 @@ const RECEIVES = 4;
 const inProcessOnly = cloudAssemblyDir() ? it.skip : it;
 
 beforeAll(async () => {
-  // Quick retries: a second apart, RECEIVES receives before the DLQ.
+  // Quick retries: a second apart, RECEIVES receives before the DLQ. The sweep every second, as of
+  // two minutes ahead: an `offline` rule's 60 s have passed at its first run after a disconnection.
   runtime = (await startRuntime({
+    sweepIntervalSeconds: 1,
+    sweepClockAheadSeconds: 120,
     queues: { 'alarm-notifications': { visibilityTimeoutSeconds: 60, maxReceiveCount: RECEIVES, retry: { baseSeconds: 1, maxSeconds: 1 } } },
   })) as InProcessRuntime;
   api = apiClient(runtime.base_url, runtime.api_key);
@@ -117,6 +125,54 @@ const deadSes = async () => {
     },
   };
 };
+
+describe('alarm detection', () => {
+  it('opens an offline alarm when a device stays disconnected, e-mails and tells it, and closes it when the device reconnects', async () => {
+    const ws = runtime.workspace_id;
+    const ops = address('ops');
+    const doors = (await api.post(`/workspaces/${ws}/fleets`, { name: 'doors' })).body.fleet.id as string;
+    const made = await api.post(`/workspaces/${ws}/alarm-rules`, {
+      name: 'door offline',
+      kind: 'offline',
+      severity: 'major',
+      for_seconds: 60,
+      target: { fleets: [doors] },
+      notify: { emails: [ops] },
+    });
+    expect([made.status, made.body.error]).toEqual([201, undefined]);
+    const device = (await api.post(`/workspaces/${ws}/devices`, { name: 'door-1', fleet_id: doors })).body.device.id as string;
+    const { credentials } = (await api.post(`/workspaces/${ws}/devices/${device}/identities`)).body;
+    const alarmsOf = async (status: string) =>
+      (await api.get(`/workspaces/${ws}/alarms?status=${status}&device=${device}`)).body.alarms as Array<Record<string, any>>;
+    const connected = async (expected: boolean) =>
+      until(async () => (await api.get(`/workspaces/${ws}/devices/${device}`)).body.device.connected === expected, `connected ${expected}`, 30_000);
+
+    const first = await connectDevice(credentials, { url: runtime.mqtt_url });
+    await connected(true);
+    await first.end();
+    await connected(false);
+    // The stream's consumer starts the timer; the sweep's next run (two minutes ahead) opens the alarm.
+    await until(async () => (await alarmsOf('open')).length === 1, 'the offline alarm open', 45_000);
+    const [opened] = await alarmsOf('open');
+    expect(opened).toMatchObject({ rule_id: made.body.alarm_rule.id, kind: 'offline', device_id: device, fleet_id: doors, status: 'open' });
+    expect(opened.details.disconnected_at).toEqual(expect.any(String));
+    await until(async () => (await mailsTo(ops)).length === 1 && alarmEvents(opened.id).length === 1, 'the opening’s mail and event', 30_000);
+    expect((await mailsTo(ops))[0].subject).toBe(`[major] door offline: alarm opened on ${device}`);
+    expect(alarmEvents(opened.id)[0]).toMatchObject({ type: 'alarm', device_id: device, payload: { id: opened.id, status: 'open' } });
+
+    const again = await connectDevice(credentials, { url: runtime.mqtt_url });
+    try {
+      await until(async () => (await alarmsOf('closed')).length === 1, 'the alarm closed by the reconnection', 30_000);
+      expect((await alarmsOf('closed'))[0]).toMatchObject({ id: opened.id, details: { connected_at: expect.any(String) } });
+      expect(await alarmsOf('open')).toEqual([]);
+      await until(async () => (await mailsTo(ops)).length === 2 && alarmEvents(opened.id).length === 2, 'the close’s mail and event', 30_000);
+      expect((await mailsTo(ops)).map((m) => m.subject)).toContain(`[major] door offline: alarm closed on ${device}`);
+      expect(alarmEvents(opened.id).map((e) => (e.payload as { status: string }).status)).toEqual(['open', 'closed']);
+    } finally {
+      await again.end();
+    }
+  }, 150_000);
+});
 
 describe('alarm notifications', () => {
   it('e-mails each address on open and sends the alarm webhook event, each once however often the transition comes', async () => {

@@ -21,7 +21,12 @@ const alarms = detectionDeps(db);
 export const handler = async (event: ScheduledEvent, context: Context): Promise<SweepSummary & { alarms: AlarmSweepSummary }> => {
   const now = Date.now();
   const budget = { now, deadline: now + context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS };
-  const [summary, alarmSummary] = await Promise.all([sweepRollouts({ db }, budget), sweepAlarmTimers(alarms, budget)]);
+  // EventBridge stamps the scheduled minute, never ahead of the run; a time ahead is a local
+  // runtime's test clock (sweepClockAheadSeconds), and the alarm timers are swept as of it.
+  const ahead = Math.max(0, (Date.parse(event.time) || 0) - now);
+  const alarmDeps = ahead ? { ...alarms, now: () => Date.now() + ahead } : alarms;
+  const alarmBudget = { now: budget.now + ahead, deadline: budget.deadline + ahead };
+  const [summary, alarmSummary] = await Promise.all([sweepRollouts({ db }, budget), sweepAlarmTimers(alarmDeps, alarmBudget)]);
   const result = { ...summary, alarms: alarmSummary };
   logger.info('rollout sweep', { ...result, scheduledAt: event.time, requestId: context.awsRequestId });
   return result;
