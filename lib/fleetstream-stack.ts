@@ -76,10 +76,12 @@ const registryAccess = (source: string): TableAccess => REGISTRY_ACCESS[source] 
 
 // The registry's indexes a route handler queries: the firmware handler finds the FOTA that use a
 // version before deleting it; the rollouts' reads a rollout's devices by state (their entries in
-// the sweep index). No other route handler queries an index.
+// the sweep index); the alarms' list of open or acknowledged alarms reads their guards' entries
+// in the sweep index. No other route handler queries an index.
 const ROUTE_REGISTRY_INDEXES: Partial<Record<RouteHandler, readonly string[]>> = {
   firmwares: [REGISTRY_FIRMWARE_USE_INDEX.name],
   rollouts: [REGISTRY_SWEEP_INDEX.name],
+  alarms: [REGISTRY_SWEEP_INDEX.name],
 };
 
 // The data path, traced with X-Ray (their Powertools Tracer sends the segments: lambdas/shared/tracer.ts).

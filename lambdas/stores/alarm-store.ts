@@ -1,9 +1,9 @@
-import { GetCommand, TransactWriteCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, type BatchGetCommandOutput, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import type { AlarmTransition } from '../schemas/alarm-transitions';
 import type { Alarm, AlarmListQuery } from '../schemas/alarms';
 import { failedConditions } from './errors';
-import { getMany, keyedItems, putNew, strip, type ListRead } from './items';
+import { getMany, keyedItems, putNew, strip, type Keyed, type ListRead } from './items';
 import {
   alarmCountKey,
   alarmKey,
@@ -12,8 +12,10 @@ import {
   collection,
   INDEX_SHARDS,
   openAlarmGuardKey,
+  REGISTRY_SWEEP_INDEX,
   REGISTRY_TTL_ATTRIBUTE,
   shardOfDevice,
+  unclosedAlarmsPartition,
 } from './keys';
 import type { TransactItem } from './limits-store';
 
@@ -129,7 +131,12 @@ export const putOpenedAlarm = (db: Db, alarm: AlarmRecord, transitionId: string,
         ExpressionAttributeValues: { ':true': true },
       },
     },
-    putNew(db, openAlarmGuardKey(alarm.rule_id, alarm.device_id), { alarm_id: alarm.id, workspace_id: alarm.workspace_id } satisfies OpenAlarmGuard),
+    putNew(db, openAlarmGuardKey(alarm.rule_id, alarm.device_id), {
+      ...({ alarm_id: alarm.id, workspace_id: alarm.workspace_id } satisfies OpenAlarmGuard),
+      // Its entry in the workspace's alarms that are not closed (keys.ts), gone with the guard.
+      [REGISTRY_SWEEP_INDEX.partitionKey]: unclosedAlarmsPartition(alarm.workspace_id),
+      [REGISTRY_SWEEP_INDEX.sortKey]: alarm.id,
+    }),
     putNew(db, alarmKey(alarm.workspace_id, alarm.id), alarm),
     countItem(db, alarm, 1),
     transitionRecord(db, transitionId, transition, now),
@@ -237,3 +244,74 @@ export const readUnclosedAlarmsOfRule = (db: Db, workspaceId: string, ruleId: st
     },
   });
 };
+
+type AlarmFilters = Omit<AlarmListQuery, 'limit' | 'cursor'>;
+
+/** Whether an alarm passes the list's filters (those of {@link filterOf}, on an item read by key). */
+const passes = (alarm: AlarmRecord, f: AlarmFilters) =>
+  (f.status === undefined || alarm.status === f.status) &&
+  (f.rule === undefined || alarm.rule_id === f.rule) &&
+  (f.device === undefined || alarm.device_id === f.device) &&
+  (f.severity === undefined || alarm.severity === f.severity) &&
+  (f.start === undefined || alarm.opened_at >= f.start) &&
+  (f.end === undefined || alarm.opened_at < f.end);
+
+// BatchGetItem's most keys a request.
+const BATCH_GET_LIMIT = 100;
+
+/** A workspace's alarms by ID, strongly consistent (a close a moment ago reads closed), 100 a request. */
+const getAlarms = async (db: Db, workspaceId: string, ids: string[]) => {
+  const found = new Map<string, AlarmRecord>();
+  for (let i = 0; i < ids.length; i += BATCH_GET_LIMIT) {
+    let Keys: Array<Record<string, unknown>> | undefined = ids.slice(i, i + BATCH_GET_LIMIT).map((id) => ({ ...alarmKey(workspaceId, id) }));
+    for (let attempt = 0; Keys?.length; attempt++) {
+      if (attempt) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+      const answer: BatchGetCommandOutput = await db.doc.send(new BatchGetCommand({ RequestItems: { [db.table]: { Keys, ConsistentRead: true } } }));
+      for (const item of answer.Responses?.[db.table] ?? []) found.set(item.id as string, strip<AlarmRecord>(item));
+      Keys = answer.UnprocessedKeys?.[db.table]?.Keys;
+    }
+  }
+  return found;
+};
+
+/**
+ * The workspace's alarms that are not closed and pass the filters, newest first, read page by page
+ * from their guards' entries in the sweep index (keys.ts `ALARMS#<workspace>`) and then by key in
+ * one strongly consistent BatchGetItem a page: a closed alarm costs no read. Each item is keyed by
+ * its table sort key (`ALARM#<alm>`), as {@link readAlarmsOfWorkspace}'s, so one cursor serves both;
+ * `after` reads on from the alarms older than its alarm. The index is eventually consistent: an
+ * alarm opened a moment ago may show an instant later, one closed a moment ago reads closed and is
+ * left out.
+ */
+export async function* readUnclosedAlarmsOfWorkspace(
+  db: Db,
+  workspaceId: string,
+  filters: AlarmFilters,
+  { after, pageSize }: ListRead,
+): AsyncGenerator<Keyed<AlarmRecord>> {
+  const { prefix } = collection.alarmsOfWorkspace(workspaceId);
+  const { name: IndexName, partitionKey, sortKey } = REGISTRY_SWEEP_INDEX;
+  const older = after?.slice(prefix.length);
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.doc.send(
+      new QueryCommand({
+        TableName: db.table,
+        IndexName,
+        KeyConditionExpression: older === undefined ? '#pk = :pk' : '#pk = :pk AND #sk < :older',
+        ExpressionAttributeNames: { '#pk': partitionKey, ...(older === undefined ? {} : { '#sk': sortKey }) },
+        ExpressionAttributeValues: { ':pk': unclosedAlarmsPartition(workspaceId), ...(older === undefined ? {} : { ':older': older }) },
+        ScanIndexForward: false,
+        ...(pageSize ? { Limit: pageSize } : {}),
+        ExclusiveStartKey,
+      }),
+    );
+    const ids = (page.Items ?? []).map((item) => item[sortKey] as string);
+    const alarms = await getAlarms(db, workspaceId, ids);
+    for (const id of ids) {
+      const alarm = alarms.get(id);
+      if (alarm && passes(alarm, filters)) yield { sk: `${prefix}${id}`, value: alarm };
+    }
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+}

@@ -140,6 +140,8 @@ export const alarmCountKey = (workspaceId: string, shard: number): ItemKey => ({
  * rule and device alone (the detection closes by them).
  */
 export const openAlarmGuardKey = (ruleId: string, deviceId: string): ItemKey => ({ pk: `ALARMOPEN#${ruleId}#${deviceId}`, sk: 'ALARMOPEN' });
+/** The sweep-index partition of a workspace's alarms that are not closed (their guards' entries, sorted by alarm ID). */
+export const unclosedAlarmsPartition = (workspaceId: string) => `ALARMS#${workspaceId}`;
 /** The record of an alarm transition by its transition ID: a retried batch or sweep finds it and writes nothing twice. */
 export const alarmTransitionKey = (transitionId: string): ItemKey => ({ pk: `ALARMTX#${transitionId}`, sk: 'ALARMTX' });
 /** A registered firmware version (its image is the S3 object `<wks>/<fw>/<ver>`). Firmware IDs and versions never hold "#". */
@@ -193,7 +195,10 @@ export interface IndexDefinition {
  * - a rollout with work due (a release, a deadline, a cancel, a seal): partition `DUE#R`, sort key
  *   when;
  * - an alarm timer (an offline, silent or condition rule's `for_seconds` on one device):
- *   partition `DUE#A<shard>`, sort key its due time then `#<workspace>`.
+ *   partition `DUE#A<shard>`, sort key its due time then `#<workspace>`;
+ * - an alarm that is not closed (its guard, `ALARMOPEN#<alr>#<dev>`, which lives exactly as long):
+ *   partition `ALARMS#<workspace>` ({@link unclosedAlarmsPartition}), sort key the alarm's ID, so
+ *   that the open and acknowledged alarms list reads no closed one.
  * The minute sweep queries what is due, never scans. Keys only: a small, cheap index whose writes
  * cost one unit per entry (each index also slows every write of DynamoDB Local severalfold: one
  * index serves the three). A reader gets the items it needs from the table.

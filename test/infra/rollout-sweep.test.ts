@@ -50,15 +50,17 @@ describe('the registry’s sweep index', () => {
     expect(INDEX_SHARDS * 1000).toBeGreaterThan(REGISTRY_WARM_WRITES_PER_SECOND);
   });
 
-  it('may be queried by the sweep and the rollouts’ routes (a rollout’s devices) only: no other function’s statement names it', () => {
+  it('may be queried by the sweep, the rollouts’ routes (a rollout’s devices) and the alarms’ (the alarms not closed) only: no other function’s statement names it', () => {
     const naming = ofType('AWS::IAM::Policy')
       .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes(`/index/${REGISTRY_SWEEP_INDEX.name}"`))
       .flatMap(([, p]) => p.Properties.Roles.map(targetOf));
-    const rollouts = stack.routeHandlers.get('rollouts')!;
-    const indexStatements = statementsOfFunction(template, idOf(rollouts)).filter((s) => JSON.stringify(s.Resource).includes('/index/'));
+    const routes = [stack.routeHandlers.get('rollouts')!, stack.routeHandlers.get('alarms')!];
 
-    expect(naming.sort()).toEqual([targetOf(resources[sweepId()].Properties.Role), targetOf(resources[idOf(rollouts)].Properties.Role)].sort());
-    expect(indexStatements).toEqual([{ Effect: 'Allow', Action: 'dynamodb:Query', Resource: indexArn(REGISTRY_SWEEP_INDEX.name) }]);
+    expect(naming.sort()).toEqual([sweepId(), ...routes.map(idOf)].map((id) => targetOf(resources[id].Properties.Role)).sort());
+    for (const route of routes) {
+      const indexStatements = statementsOfFunction(template, idOf(route)).filter((s) => JSON.stringify(s.Resource).includes('/index/'));
+      expect(indexStatements).toEqual([{ Effect: 'Allow', Action: 'dynamodb:Query', Resource: indexArn(REGISTRY_SWEEP_INDEX.name) }]);
+    }
   });
 });
 

@@ -15,6 +15,7 @@ import {
   putClosedAlarm,
   putOpenedAlarm,
   readAlarmsOfWorkspace,
+  readUnclosedAlarmsOfWorkspace,
   readUnclosedAlarmsOfRule,
   type AlarmRecord,
   type TransitionOutcome,
@@ -154,7 +155,8 @@ export const closeAlarmsOfRule = async (deps: AlarmDeps, workspaceId: string, ru
 
 /**
  * The workspace's alarms, newest first, filtered (status, rule, device, severity, opened between
- * start and end), streamed; a page of them when the query asks.
+ * start and end), streamed; a page of them when the query asks. An `open` or `acknowledged` list
+ * reads only the alarms that are not closed (their guards' index entries).
  * @throws NotFoundError when the workspace is not the caller's; ValidationError for a cursor of another list.
  */
 export const listAlarms = async (db: Db, caller: Caller, workspaceId: string, query: AlarmListQuery): Promise<StreamedList<Alarm>> => {
@@ -163,7 +165,13 @@ export const listAlarms = async (db: Db, caller: Caller, workspaceId: string, qu
   const page = { limit, cursor };
   const list = `alarms/${workspaceId}`;
   const after = startOf(list, page, collection.alarmsOfWorkspace(workspaceId).prefix);
-  return paginate(list, mapKeyed(readAlarmsOfWorkspace(db, workspaceId, filters, { after, pageSize: pageSizeOf(page) }), toAlarm), page);
+  const read = { after, pageSize: pageSizeOf(page) };
+  // Open or acknowledged: only the alarms that are not closed are read (closed ones cost nothing).
+  const source =
+    filters.status === 'open' || filters.status === 'acknowledged'
+      ? readUnclosedAlarmsOfWorkspace(db, workspaceId, filters, read)
+      : readAlarmsOfWorkspace(db, workspaceId, filters, read);
+  return paginate(list, mapKeyed(source, toAlarm), page);
 };
 
 /** The name an acknowledgement is made by: the API key's, or the console user's e-mail address. */
