@@ -45,7 +45,7 @@
  * the caller's own: isolation is in the key, not in a filter.
  *
  * Global secondary indexes (REGISTRY_INDEXES): `sweep` (REGISTRY_SWEEP_INDEX) finds the minute
- * sweep's due work and a rollout's devices by state; `firmware-use` (REGISTRY_FIRMWARE_USE_INDEX)
+ * sweep's due work, a rollout's devices by state and a workspace's alarms that are not closed; `firmware-use` (REGISTRY_FIRMWARE_USE_INDEX)
  * finds the FOTA that use a firmware version.
  */
 export interface ItemKey {
