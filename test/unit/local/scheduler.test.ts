@@ -35,6 +35,17 @@ describe('startSchedule (a scheduled rule, locally)', () => {
     expect([status.failures, status.refused]).toEqual([0, 0]);
   });
 
+  it('stamps its events clockAheadMs ahead of the firing when asked (a test’s clock ahead), as EventBridge never does', async () => {
+    const times: number[] = [];
+    schedule = startSchedule({ ...base, intervalMs: 20, clockAheadMs: 120_000, invoke: async (event) => void times.push(Date.parse(event.time)) });
+
+    await until(() => times.length >= 1, 'a run', 10_000);
+
+    // The scheduled time (whole seconds) two minutes past the firing.
+    expect(times[0] - Date.now()).toBeGreaterThan(110_000);
+    expect(times[0] - Date.now()).toBeLessThanOrEqual(120_000);
+  });
+
   it('runs one invocation at a time: a run longer than the interval delays the next', async () => {
     let inFlight = 0;
     let most = 0;
