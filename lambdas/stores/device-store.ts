@@ -17,6 +17,7 @@ import { historyAfterMove, staysOf, type FleetStay } from './fleet-history';
 import { fleetRefusal, fleetTakesDevices, getFleetOfWorkspace } from './fleet-store';
 import type { StoredDeviceState } from './device-state-store';
 import { splitTagIndexWrites, tagIndexWrites, type StoredTags } from './device-tag-index';
+import { ACTIVE_IDENTITIES, type ActiveIdentities } from './identity-store';
 import { collection, deviceKey, deviceLocatorKey, scheduleClockKey, workspaceKey, type ItemKey } from './keys';
 
 /** A device as stored (names of its fleet and workspace are joined in on read). */
@@ -36,6 +37,8 @@ export interface DeviceRecord {
   tags?: StoredTags;
   /** Its desired and reported state (absent on a device never given one; stores/device-state-store.ts). */
   state?: StoredDeviceState;
+  /** Its identities that are not revoked (identity-store.ts; absent on devices made before it until their next identity). */
+  active_identities?: ActiveIdentities;
 }
 
 /** What a change of a device sets: its name and fleet, and its physical ID and tags when given (tags: all of them). */
@@ -181,7 +184,7 @@ export const createDevice = async (db: Db, device: DeviceRecord, quota: QuotaChe
       await db.doc.send(
         new TransactWriteCommand({
           TransactItems: [
-            putNew(db, deviceKey(device.workspace_id, device.id), { ...device, fleet_history: [stay], rev: 1 }),
+            putNew(db, deviceKey(device.workspace_id, device.id), { ...device, fleet_history: [stay], rev: 1, [ACTIVE_IDENTITIES]: {} }),
             putNew(db, deviceLocatorKey(device.id), {
               account_id: device.account_id,
               workspace_id: device.workspace_id,

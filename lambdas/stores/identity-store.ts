@@ -1,10 +1,10 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
-import { NotFoundError } from '../shared/errors';
+import { NotFoundError, ThrottledError } from '../shared/errors';
 import type { Identity } from '../schemas/identity';
 import { checkExists, keyedItems, putNew, queryAll, strip, type ListRead } from './items';
-import { collection, deviceKey, identityKey } from './keys';
-import { transactWithQuota, type QuotaCheck } from './limits-store';
+import { collection, deviceKey, identityKey, type ItemKey } from './keys';
+import { transactWithQuota, type QuotaCheck, type TransactItem } from './limits-store';
 
 /** A device identity as listed: where it belongs, never its secret. */
 export type IdentityRecord = Identity & { workspace_id: string; account_id: string };
@@ -19,24 +19,105 @@ const PUBLIC_FIELDS = {
 };
 
 /**
+ * The device item's own list of its identities that are not revoked (`active_identities`: ID →
+ * type and creation time), kept in step by the transactions that create and revoke identities, so
+ * that a page of devices answers their identities from the devices it read, with no read of its
+ * own. A device written before it has none: its identities are read by Query
+ * ({@link readIdentitiesOfDevices}) until its next identity is created, which writes it whole.
+ */
+export const ACTIVE_IDENTITIES = 'active_identities';
+export type ActiveIdentities = Record<string, Pick<Identity, 'type' | 'created_at'>>;
+
+// A device with more identities than this that are not revoked keeps being read by Query (its
+// first list would not fit in one transaction with a check of each identity).
+const MOST_LISTED_AT_ONCE = 90;
+// Tries of an identity's write whose device item changed its list meanwhile.
+const LIST_ATTEMPTS = 4;
+
+/** The device's `active_identities` entry of an identity. */
+const entryOf = ({ type, created_at }: Identity): ActiveIdentities[string] => ({ type, created_at });
+
+/** Its identities that are not revoked as the device item lists them, or undefined when it lists none (a device written before). */
+export const activeIdentitiesOf = (device: object): IdentityRecord[] | undefined => {
+  const listed = (device as Record<string, unknown>)[ACTIVE_IDENTITIES] as ActiveIdentities | undefined;
+  if (!listed) return undefined;
+  const { id: device_id, workspace_id, account_id } = device as { id: string; workspace_id: string; account_id: string };
+  return Object.entries(listed).map(([id, { type, created_at }]) => ({ id, type, created_at, device_id, workspace_id, account_id, revoked_at: null }));
+};
+
+/**
+ * The device item's first list of its identities: those stored and not revoked (each checked
+ * still so in the same transaction) and the new one. Undefined when it has too many to list.
+ */
+const firstList = async (db: Db, identity: IdentityRecord) => {
+  const stored = (await listIdentitiesOfDevice(db, identity.workspace_id, identity.device_id)).filter((i) => !i.revoked_at);
+  if (stored.length > MOST_LISTED_AT_ONCE) return undefined;
+  const list: ActiveIdentities = Object.fromEntries([...stored, identity].map((i) => [i.id, entryOf(i)]));
+  return {
+    Update: {
+      TableName: db.table,
+      Key: deviceKey(identity.workspace_id, identity.device_id),
+      UpdateExpression: 'SET #list = :list',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#list)',
+      ExpressionAttributeNames: { '#list': ACTIVE_IDENTITIES },
+      ExpressionAttributeValues: { ':list': list },
+    },
+    checks: stored.map((i) => ({
+      ConditionCheck: {
+        TableName: db.table,
+        Key: identityKey(i.workspace_id, i.device_id, i.id),
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(revoked_at) OR attribute_type(revoked_at, :null))',
+        ExpressionAttributeValues: { ':null': 'NULL' },
+      },
+    })),
+  };
+};
+
+/** The device item's list gains the identity, provided the device exists and lists its identities. */
+const listedOne = (db: Db, identity: IdentityRecord): TransactItem => ({
+  Update: {
+    TableName: db.table,
+    Key: deviceKey(identity.workspace_id, identity.device_id),
+    UpdateExpression: 'SET #list.#id = :entry',
+    ConditionExpression: 'attribute_exists(pk) AND attribute_exists(#list)',
+    ExpressionAttributeNames: { '#list': ACTIVE_IDENTITIES, '#id': identity.id },
+    ExpressionAttributeValues: { ':entry': entryOf(identity) },
+  },
+});
+
+/** The identity's put with its device's first list (or, for a device with too many to list, a check that it exists). */
+const listedFirst = async (db: Db, identity: IdentityRecord, put: TransactItem): Promise<TransactItem[]> => {
+  const first = await firstList(db, identity);
+  return first ? [put, { Update: first.Update }, ...first.checks] : [put, checkExists(db, deviceKey(identity.workspace_id, identity.device_id))];
+};
+
+/**
  * Stores a new identity with its secret, provided its device exists and the workspace's quota of
- * identities takes it, all or nothing.
+ * identities takes it, all or nothing; the device item's `active_identities` gains it in the same
+ * transaction (a device that lists none yet is given its whole list: {@link ACTIVE_IDENTITIES}).
  * @throws NotFoundError when the device is not in the workspace; QuotaExceededError from the quota.
  */
 export const createIdentity = async (db: Db, identity: IdentityKeyRecord, quota: QuotaCheck) => {
   // Stored without revoked_at: revocation sets it only where it is absent, which a stored null would defeat.
   const { revoked_at: _unset, ...item } = identity;
-  const failed = await transactWithQuota(
-    db,
-    [
-      putNew(db, identityKey(identity.workspace_id, identity.device_id, identity.id), item),
-      checkExists(db, deviceKey(identity.workspace_id, identity.device_id)),
-    ],
-    quota,
-  );
-  if (failed?.includes(1)) throw new NotFoundError(`Device ${identity.device_id} not found.`);
-  if (failed) throw new Error(`Identity ${identity.id} exists already.`);
+  const put = putNew(db, identityKey(identity.workspace_id, identity.device_id, identity.id), item);
+  const device = deviceKey(identity.workspace_id, identity.device_id);
+  let listed = true;
+  for (let attempt = 0; attempt < LIST_ATTEMPTS; attempt++) {
+    const items = listed ? [put, listedOne(db, identity)] : await listedFirst(db, identity, put);
+    const failed = await transactWithQuota(db, items, quota);
+    if (!failed) return;
+    if (failed.includes(0)) throw new Error(`Identity ${identity.id} exists already.`);
+    if (failed.includes(1) && !(await checkDevice(db, device))) throw new NotFoundError(`Device ${identity.device_id} not found.`);
+    // The device item lists no identities yet (or began to meanwhile), or one listed was revoked meanwhile: read again.
+    listed = !listed && failed.includes(1);
+  }
+  throw new ThrottledError('The device’s identities are changing; retry the request.');
 };
+
+/** Whether the device item exists (strongly consistent). */
+const checkDevice = async (db: Db, key: ItemKey) =>
+  Boolean((await db.doc.send(new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true, ProjectionExpression: 'pk' }))).Item);
 
 export const listIdentitiesOfDevice = (db: Db, workspaceId: string, deviceId: string) => {
   const { pk, prefix } = collection.identitiesOfDevice(workspaceId, deviceId);
@@ -92,6 +173,23 @@ export const readIdentitiesOfDevices = async (db: Db, workspaceId: string, devic
   return found;
 };
 
+/**
+ * The identities that are not revoked of a page of devices (as read, in ID order), by device: each
+ * device item's own list ({@link ACTIVE_IDENTITIES}), with no read; only devices written before it
+ * have theirs read ({@link readIdentitiesOfDevices}).
+ */
+export const identitiesOfDevices = async (db: Db, workspaceId: string, devices: readonly object[]): Promise<Map<string, IdentityRecord[]>> => {
+  const found = new Map<string, IdentityRecord[]>();
+  const unlisted: string[] = [];
+  for (const device of devices) {
+    const listed = activeIdentitiesOf(device);
+    if (listed) found.set((device as { id: string }).id, listed);
+    else unlisted.push((device as { id: string }).id);
+  }
+  if (unlisted.length) for (const [id, identities] of await readIdentitiesOfDevices(db, workspaceId, unlisted)) found.set(id, identities);
+  return found;
+};
+
 export const listIdentitiesOfWorkspace = (db: Db, workspaceId: string) => {
   const { pk, prefix } = collection.identitiesOfWorkspace(workspaceId);
   return queryAll<IdentityRecord>(db, pk, prefix, PUBLIC_FIELDS);
@@ -120,7 +218,29 @@ export const revokeIdentity = async (db: Db, identity: IdentityRecord, at: strin
       ExpressionAttributeValues: { ':at': at, ':null': 'NULL' },
     },
   };
-  return !(await transactWithQuota(db, [revoke], quota));
+  const device = deviceKey(identity.workspace_id, identity.device_id);
+  const names = { '#list': ACTIVE_IDENTITIES };
+  // The device item's list loses it; a device that lists none (written before, or gone) is checked still so.
+  const unlist = {
+    Update: {
+      TableName: db.table,
+      Key: device,
+      UpdateExpression: 'REMOVE #list.#id',
+      ConditionExpression: 'attribute_exists(#list)',
+      ExpressionAttributeNames: { ...names, '#id': identity.id },
+    },
+  };
+  const unlisted = {
+    ConditionCheck: { TableName: db.table, Key: device, ConditionExpression: 'attribute_not_exists(#list)', ExpressionAttributeNames: names },
+  };
+  let listed = true;
+  for (let attempt = 0; attempt < LIST_ATTEMPTS; attempt++) {
+    const failed = await transactWithQuota(db, [revoke, listed ? unlist : unlisted], quota);
+    if (!failed) return true;
+    if (failed.includes(0)) return false;
+    listed = !listed;
+  }
+  throw new ThrottledError('The device’s identities are changing; retry the request.');
 };
 
 /** One identity of a device, never its key; undefined when the device has no such identity. */

@@ -5,7 +5,7 @@ import type { PageQuery } from '../../schemas/list';
 import type { StreamedList } from '../../shared/json-stream';
 import { getDevicesByIds, readTaggedDeviceIds } from '../../stores/device-tag-index';
 import { readDevicesOfWorkspace, type DeviceRecord } from '../../stores/device-store';
-import { type IdentityRecord, readIdentitiesOfDevices, readIdentitiesOfWorkspace } from '../../stores/identity-store';
+import { identitiesOfDevices, readIdentitiesOfWorkspace } from '../../stores/identity-store';
 import type { Keyed } from '../../stores/items';
 import { collection } from '../../stores/keys';
 import { getWorkspaceOfAccount, type WorkspaceRecord } from '../../stores/workspace-store';
@@ -77,10 +77,9 @@ export const ONE_PASS_SHARE = 0.5;
 export const PROBE_DEVICES = 100;
 
 type Match = Keyed<DeviceRecord>;
-/** A round of a search's matches, with their identities when the round read them already (the index's, beside its BatchGetItem). */
+/** A round of a search's matches. */
 interface Found {
   devices: Match[];
-  identities?: Map<string, IdentityRecord[]>;
 }
 
 /**
@@ -151,15 +150,17 @@ async function* indexedRecords(
   const ids = mergeKeyed(plan.values.map((value) => readTaggedDeviceIds(db, workspaceId, plan.key, value, { afterDevice, pageSize })));
   let batch: Array<Keyed<string>> = [];
   const fetch = async (entries: Array<Keyed<string>>): Promise<Found> => {
-    const ids = entries.map((e) => e.value);
-    // Their identities beside them: the IDs are known before the devices are.
-    const [records, identities] = await Promise.all([getDevicesByIds<DeviceRecord>(db, workspaceId, ids), readIdentitiesOfDevices(db, workspaceId, ids)]);
+    const records = await getDevicesByIds<DeviceRecord>(
+      db,
+      workspaceId,
+      entries.map((e) => e.value),
+    );
     // An entry whose device is gone or no longer holds the tag (a leftover) is dropped by the check.
     const devices = entries.flatMap(({ sk, value }) => {
       const device = records.get(value);
       return device && keep(device) ? [{ sk, value: device }] : [];
     });
-    return { devices, identities };
+    return { devices };
   };
   // A page's devices in one round (its BatchGetItem calls at once), then rounds of INDEX_BATCH.
   let size = pageSize ?? INDEX_BATCH;
@@ -214,13 +215,13 @@ export const searchDevices = async (db: Db, workspace: WorkspaceRecord | string,
     for await (const found of matchingRecords(db, workspaceId, { ...search, fleetIds }, after, pageSizeOf(page))) {
       const { devices } = found;
       if (!devices.length) continue;
+      // Their identities from the device items themselves (a Query only for devices written before they listed them).
       const [identities] = await Promise.all([
-        found.identities ??
-          readIdentitiesOfDevices(
-            db,
-            workspaceId,
-            devices.map((d) => d.value.id),
-          ),
+        identitiesOfDevices(
+          db,
+          workspaceId,
+          devices.map((d) => d.value),
+        ),
         names.learn(devices.map((d) => d.value)),
       ]);
       for (const { sk, value } of devices) yield { sk, value: toDevice(value, names.of(value.fleet_id), await recordOf(value), identities.get(value.id)) };

@@ -359,37 +359,54 @@ describe('device search on DynamoDB Local', () => {
       }
   });
 
-  it('reads an indexed page’s identities beside its devices, and answers each device’s own', async () => {
-    const { createIdentity } = await import('../../../lambdas/domain/registry/identities');
+  it('answers an indexed page’s identities from its devices’ items, with no read of identities; a device made before reads its own', async () => {
+    const { createIdentity, revokeIdentity } = await import('../../../lambdas/domain/registry/identities');
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const url = 'https://devices.example.com/v3/device';
     const turin = world.devices.filter((d) => d.tags.site === 'turin');
-    for (const device of turin.slice(0, 3))
-      await createIdentity(db, world.caller, world.workspace_id, device.id, { type: 'sym' }, 'https://devices.example.com/v3/device');
-    const events: string[] = [];
+    const make = (deviceId: string) => createIdentity(db, world.caller, world.workspace_id, deviceId, { type: 'sym' }, url);
+    for (const device of turin.slice(0, 4)) await make(device.id);
+    // a second identity, revoked: the device's item lists the first alone
+    const revoked = await make(turin[0].id);
+    await revokeIdentity(db, world.caller, world.workspace_id, turin[0].id, revoked.identity.id);
+    // a device written before devices listed their identities: its item has no list
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: { pk: `WKS#${world.workspace_id}`, sk: `DEV#${turin[3].id}` },
+        UpdateExpression: 'REMOVE active_identities',
+      }),
+    );
+    const identityReads: string[] = [];
     const counting: Db = {
       ...db,
       doc: {
-        send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
-          const values = command.input.ExpressionAttributeValues as Record<string, unknown> | undefined;
-          const keys = (command.input.RequestItems as Record<string, { Keys: Array<{ sk: string }> }> | undefined)?.[db.table]?.Keys ?? [];
-          const devices = command.constructor.name === 'BatchGetCommand' && keys.some((k) => k.sk.startsWith('DEV#'));
-          if (String(values?.[':from'] ?? '').startsWith('IDN#')) events.push('identities asked');
-          if (devices) events.push('devices asked');
-          const output = await (db.doc.send as (c: unknown) => Promise<unknown>)(command);
-          if (devices) events.push('devices answered');
-          return output;
+        send: (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+          const values = Object.values((command.input.ExpressionAttributeValues as Record<string, unknown> | undefined) ?? {});
+          if (command.constructor.name === 'QueryCommand' && values.some((v) => String(v).startsWith('IDN#')))
+            identityReads.push(String(values.find((v) => String(v).startsWith('IDN#'))));
+          return (db.doc.send as (c: unknown) => Promise<unknown>)(command);
         },
       } as unknown as Db['doc'],
     };
     const q = 'tags.site = "turin"'; // 1 of the probe's 5: the index
+    const page = async () => (await pageOf(listDevices(counting, world.caller, world.workspace_id, { q, limit: 5 }))).items;
 
-    const { items } = await pageOf(listDevices(counting, world.caller, world.workspace_id, { q, limit: 4 }));
+    const items = await page();
 
-    expect(items.map((d) => d.id)).toEqual(expected(q).slice(0, 4));
+    expect(items.map((d) => d.id)).toEqual(expected(q).slice(0, 5));
     for (const device of items) expect(device.identities).toEqual((await getDevice(db, world.caller, world.workspace_id, device.id)).identities);
-    expect(items.filter((d) => d.identities?.length).length).toBe(3);
-    // The index's round: its identities asked while its BatchGetItem is out.
-    const round = events.slice(events.indexOf('devices asked'), events.indexOf('devices answered'));
-    expect(round).toEqual(['devices asked', 'identities asked']);
+    expect(items.map((d) => d.identities?.length ?? 0)).toEqual([1, 1, 1, 1, 0]);
+    // One Query, for the device made before (of its own identities), none for the others.
+    expect(identityReads).toEqual([`IDN#${turin[3].id}#`]);
+
+    // Its next identity writes its whole list: then no identity is read at all.
+    await make(turin[3].id);
+    identityReads.length = 0;
+    const again = await page();
+    expect(again.map((d) => d.identities?.length ?? 0)).toEqual([1, 1, 1, 2, 0]);
+    for (const device of again) expect(device.identities).toEqual((await getDevice(db, world.caller, world.workspace_id, device.id)).identities);
+    expect(identityReads).toEqual([]);
   });
 
   it('reads a value’s index entries as a key range, and only that value’s', async () => {

@@ -88,6 +88,35 @@ describe('device identities on DynamoDB Local', () => {
     expect(await itemsOf(listIdentities(db, caller, workspace_id, device.id))).toEqual([revoked]);
   });
 
+  it('keeps the device item’s list of its identities in step; a device made before gets its whole list, checked, at its next identity', async () => {
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { deviceKey } = await import('../../../lambdas/stores/keys');
+    const { caller, workspace_id, device } = await accountWithDevice();
+    const listed = async () =>
+      (await db.doc.send(new GetCommand({ TableName: db.table, Key: deviceKey(workspace_id, device.id), ConsistentRead: true }))).Item?.active_identities;
+    expect(await listed()).toEqual({});
+
+    const first = (await createIdentity(db, caller, workspace_id, device.id, { type: 'sym' }, ENDPOINT)).identity;
+    const second = (await createIdentity(db, caller, workspace_id, device.id, { type: 'sym' }, ENDPOINT)).identity;
+    expect(await listed()).toEqual({ [first.id]: { type: 'sym', created_at: first.created_at }, [second.id]: { type: 'sym', created_at: second.created_at } });
+    await revokeIdentity(db, caller, workspace_id, device.id, first.id);
+    await revokeIdentity(db, caller, workspace_id, device.id, first.id);
+    expect(await listed()).toEqual({ [second.id]: { type: 'sym', created_at: second.created_at } });
+
+    // Written before the list existed: revoking keeps it so, the next identity lists every one not revoked.
+    await db.doc.send(new UpdateCommand({ TableName: db.table, Key: deviceKey(workspace_id, device.id), UpdateExpression: 'REMOVE active_identities' }));
+    const third = (await createIdentity(db, caller, workspace_id, device.id, { type: 'sym' }, ENDPOINT)).identity;
+    await db.doc.send(new UpdateCommand({ TableName: db.table, Key: deviceKey(workspace_id, device.id), UpdateExpression: 'REMOVE active_identities' }));
+    await revokeIdentity(db, caller, workspace_id, device.id, third.id);
+    expect(await listed()).toBeUndefined();
+    const fourth = (await createIdentity(db, caller, workspace_id, device.id, { type: 'sym' }, ENDPOINT)).identity;
+    expect(await listed()).toEqual({
+      [second.id]: { type: 'sym', created_at: second.created_at },
+      [fourth.id]: { type: 'sym', created_at: fourth.created_at },
+    });
+    expect((await getDevice(db, caller, workspace_id, device.id)).identities?.map((i) => i.id)).toEqual([second.id, fourth.id]);
+  });
+
   it('answers 404 for another account’s device and stores nothing', async () => {
     const mine = await accountWithDevice();
     const theirs = await accountWithDevice();
