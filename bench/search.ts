@@ -1,11 +1,13 @@
 /**
  * `npm run bench:search`: device search against the unfiltered device list, side by side in one run
  * (spec/fleet-state.md §1, issue 34's benchmark). A workspace of DEVICES devices with realistic tags
- * (10 sites of unequal size, 3 models, 5 firmware versions, half of them connected), written
+ * (10 sites of unequal size, 3 models, 5 firmware versions, half of them connected, each with one
+ * identity, listed on its item as the identities' own transactions list them), written
  * straight into the local runtime's table through the stores' own keys (as bench:lists does: the
  * API's rate per key would make seeding 100,000 devices a matter of minutes, not what is measured).
  *
  *   npm run bench:search                       DEVICES=100000 ROUNDS=3 LATE_DEVICES=1000
+ *   npm run bench:search -- 10000              a workspace of 10,000 devices
  *   PARTS=continuous npm run bench:search      one half only (search, continuous)
  *
  * For each query, and for the unfiltered list: the time to the first page (`?limit=1000`, the
@@ -26,6 +28,9 @@
 import { getText, startServingProcess, serveUntilStopped } from './serving-process';
 import { median, printTable } from './stats';
 
+// `npm run bench:search -- 10000` (or DEVICES=10000): a smaller workspace. The child (`--serve`) inherits it through the environment.
+const sizeArgument = process.argv.slice(2).find((a) => /^\d+$/.test(a));
+if (sizeArgument) process.env.DEVICES = sizeArgument;
 const DEVICES = Number(process.env.DEVICES ?? 100_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const PAGE_LIMIT = 1000;
@@ -79,7 +84,8 @@ const serve = async () => {
   const { registryDb } = await import('../lambdas/shared/clients');
   const { newId } = await import('../lambdas/shared/ids');
   const { putAll } = await import('../lambdas/stores/items');
-  const { deviceKey, tagIndexKey } = await import('../lambdas/stores/keys');
+  const { deviceKey, identityKey, tagIndexKey } = await import('../lambdas/stores/keys');
+  const { ACTIVE_IDENTITIES } = await import('../lambdas/stores/identity-store');
   const { FIRMWARE_INDEX_KEY } = await import('../lambdas/stores/device-tag-index');
   const { getWorkspaceOfAccount } = await import('../lambdas/stores/workspace-store');
   const runtime = await startLocalRuntime({});
@@ -93,7 +99,18 @@ const serve = async () => {
       const id = newId('dev', created_at);
       const tags = { site: siteOf(j), model: MODELS[j % 3] };
       const firmware_version = FIRMWARE[Math.floor(j / 7) % 5];
+      // One identity each, as a device that connects has (stores/identity-store.ts): its item, and its entry in the device's list.
+      const identity = { id: newId('idn', created_at), type: 'sym', created_at };
       items.push({
+        ...identityKey(workspace.id, id, identity.id),
+        ...identity,
+        device_id: id,
+        workspace_id: workspace.id,
+        account_id: workspace.account_id,
+        secret: 'YmVuY2g=',
+      });
+      items.push({
+        [ACTIVE_IDENTITIES]: { [identity.id]: { type: identity.type, created_at } },
         ...deviceKey(workspace.id, id),
         id,
         name: `sensor-${j}`,
@@ -151,7 +168,15 @@ const LATE_DEVICES = Number(process.env.LATE_DEVICES ?? 1000);
 // How many creates of late devices are in flight at once: within the key's rate (requests_per_second_per_key, 100 by default).
 const CREATES_AT_ONCE = 16;
 
-type CountRow = { service: string; operation: string; caller: string; requests: number; empty?: number };
+type CountRow = Pick<import('../local/request-counter').CountRow, 'service' | 'operation' | 'resource' | 'caller' | 'requests' | 'empty'>;
+
+/**
+ * Requests that go on whatever the runtime is doing: the minute sweep's (its invocations, its alarm
+ * timers' and rollouts' index queries) and the stream poller's GetRecords (which Lambda makes on
+ * AWS, and the figures below leave out as well).
+ */
+const isBackground = (r: CountRow) =>
+  r.caller === 'rollout-sweep' || (r.service === 'Lambda' && r.operation === 'Invoke' && r.resource === 'rollout-sweep') || r.service === 'DynamoDB Streams';
 
 /** Requests added up by the function that made them and the operation. */
 const byCaller = (rows: CountRow[]) => {
@@ -165,15 +190,22 @@ const byCaller = (rows: CountRow[]) => {
 
 /** The request counts once two reads 2 s apart agree: the runtime has stopped working on its own. */
 const quiet = async (read: () => Promise<{ requests: CountRow[] }>) => {
-  // The pollers' empty receives go on forever: only requests that found work count here.
-  const total = (counts: { requests: CountRow[] }) => counts.requests.reduce((n, r) => n + r.requests - (r.empty ?? 0), 0);
+  // The pollers' empty receives, the stream's reads and the minute sweep's runs go on forever: only requests that found work count here.
+  const total = (counts: { requests: CountRow[] }) => counts.requests.filter((r) => !isBackground(r)).reduce((n, r) => n + r.requests - (r.empty ?? 0), 0);
   let last = await read();
   for (let waited = 0; waited < 600; waited += 2) {
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const now = await read();
     if (total(now) === total(last)) return now;
+    // What is still working: the row that grew the most since the last read.
+    const before = new Map(last.requests.map((r) => [`${r.caller || 'runtime'}: ${r.service} ${r.operation} ${r.resource}`, r.requests - (r.empty ?? 0)]));
+    const [busiest] = now.requests
+      .filter((r) => !isBackground(r))
+      .map((r) => ({ what: `${r.caller || 'runtime'}: ${r.service} ${r.operation} ${r.resource}`, grew: r.requests - (r.empty ?? 0) }))
+      .map((r) => ({ ...r, grew: r.grew - (before.get(r.what) ?? 0) }))
+      .sort((a, b) => b.grew - a.grew);
     last = now;
-    process.stderr.write(`\rwaiting for the snapshot's work to settle (${total(now)} requests so far)`);
+    process.stderr.write(`\rwaiting for the snapshot's work to settle (${total(now)} requests so far; busiest: ${busiest?.what} +${busiest?.grew})`);
   }
   throw new Error('the runtime was still making requests 600 s after the continuous rollout was scheduled');
 };
@@ -245,7 +277,7 @@ const continuousRolloutFigures = async (ready: Ready, ask: <T>(message: string) 
   if (holding !== LATE_DEVICES) throw new Error(`${holding} of ${LATE_DEVICES} late devices hold the job`);
   await api('POST', `/workspaces/${ws}/rollouts/${rolloutId}/cancel`);
 
-  const key = (r: CountRow) => `${r.service} ${r.operation} ${r.caller}`;
+  const key = (r: CountRow) => `${r.service} ${r.operation} ${r.resource} ${r.caller}`;
   const was = new Map(counted.requests.map((r) => [key(r), r.requests]));
   const spent = after.requests
     .map((r) => ({ ...r, requests: r.requests - (was.get(key(r)) ?? 0) }))
