@@ -30,6 +30,8 @@ export type AlarmRecord = Alarm & { workspace_id: string; notify: AlarmTransitio
 export interface OpenAlarmGuard {
   alarm_id: string;
   workspace_id: string;
+  /** When the alarm opened (absent on guards written before it was kept): a `threshold` evaluation ignores points that arrived before. */
+  opened_at?: string;
 }
 
 /**
@@ -119,9 +121,16 @@ export const getRecordedTransition = async (db: Db, transitionId: string) => {
 
 /**
  * Opens an alarm: its item, the guard of its rule and device (absent: no alarm of theirs is open),
- * and the transition's record, provided the rule still exists and is enabled, all or nothing.
+ * and the transition's record, provided the rule still exists and is enabled and the `requires`
+ * items' conditions hold (a `threshold` timer still there), all or nothing.
  */
-export const putOpenedAlarm = (db: Db, alarm: AlarmRecord, transitionId: string, transition: AlarmTransition, now = Date.now()) =>
+export const putOpenedAlarm = (
+  db: Db,
+  alarm: AlarmRecord,
+  transitionId: string,
+  transition: AlarmTransition,
+  { now = Date.now(), requires = [] }: { now?: number; requires?: TransactItem[] } = {},
+) =>
   writeTransition(db, [
     {
       ConditionCheck: {
@@ -131,8 +140,9 @@ export const putOpenedAlarm = (db: Db, alarm: AlarmRecord, transitionId: string,
         ExpressionAttributeValues: { ':true': true },
       },
     },
+    ...requires,
     putNew(db, openAlarmGuardKey(alarm.rule_id, alarm.device_id), {
-      ...({ alarm_id: alarm.id, workspace_id: alarm.workspace_id } satisfies OpenAlarmGuard),
+      ...({ alarm_id: alarm.id, workspace_id: alarm.workspace_id, opened_at: alarm.opened_at } satisfies OpenAlarmGuard),
       // Its entry in the workspace's alarms that are not closed (keys.ts), gone with the guard.
       [REGISTRY_SWEEP_INDEX.partitionKey]: unclosedAlarmsPartition(alarm.workspace_id),
       [REGISTRY_SWEEP_INDEX.sortKey]: alarm.id,

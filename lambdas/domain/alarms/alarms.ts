@@ -21,6 +21,7 @@ import {
   type TransitionOutcome,
 } from '../../stores/alarm-store';
 import { getApiKeyOfWorkspace } from '../../stores/api-key-store';
+import type { TransactItem } from '../../stores/limits-store';
 import { collection } from '../../stores/keys';
 import { getUserAccount } from '../../stores/user-store';
 import { mapKeyed, pageSizeOf, paginate, startOf } from '../registry/lists';
@@ -68,17 +69,19 @@ const tell = async (deps: AlarmDeps, outcome: TransitionOutcome, transitionId: s
 
 /**
  * Opens an alarm of `rule` on a device, unless one of the rule's on the device is not closed (the
- * guard item decides, in the same transaction) or the rule is no longer enabled. Written once per
- * `transitionId`: a retried batch or sweep with the same ID opens nothing more, and tells the
- * transition again (in case its first telling failed).
- * @returns the alarm opened under this transition ID, or undefined when none opened.
+ * guard item decides, in the same transaction), the rule is no longer enabled, or a condition of
+ * `requires` fails (a transaction's ConditionCheck items: a `threshold` rule's timer still there).
+ * Written once per `transitionId`: a retried batch or sweep with the same ID opens nothing more,
+ * and tells the transition again (in case its first telling failed).
+ * @returns the alarm opened under this transition ID, or undefined when none opened: built from
+ * what was written (no read), or, when an earlier attempt wrote it, read as it is now.
  * @throws when the transition cannot be told: the caller retries with the same ID.
  */
 export const openAlarm = async (
   deps: AlarmDeps,
   rule: AlarmRuleRecord,
   place: AlarmPlace,
-  { details, transitionId }: { details: Record<string, unknown>; transitionId: string },
+  { details, transitionId, requires }: { details: Record<string, unknown>; transitionId: string; requires?: TransactItem[] },
 ): Promise<Alarm | undefined> => {
   const at = deps.now?.() ?? nowIso();
   const alarm: AlarmRecord = {
@@ -100,8 +103,11 @@ export const openAlarm = async (
     notify: rule.notify,
   };
   const transition = transitionOf(alarm, 'opened', at);
-  const told = await tell(deps, await putOpenedAlarm(deps.db, alarm, transitionId, transition), transitionId, transition);
+  const outcome = await putOpenedAlarm(deps.db, alarm, transitionId, transition, { requires });
+  const told = await tell(deps, outcome, transitionId, transition);
   if (!told) return undefined;
+  // Written now: the alarm is what was written. Written by an earlier attempt: as it is now.
+  if (outcome === 'written') return toAlarm(alarm);
   const stored = await getAlarmOfWorkspace(deps.db, told.workspace_id, told.alarm.id);
   return stored && toAlarm(stored);
 };

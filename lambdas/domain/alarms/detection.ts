@@ -4,6 +4,7 @@ import { isTargeted } from '../fleet-ops/fleet-targets';
 import { requireGroup } from '../registry/groups';
 import { parseQuery, type Query } from '../registry/query';
 import type { AlarmRuleRecord } from '../../stores/alarm-rule-store';
+import type { TransactItem } from '../../stores/limits-store';
 import { alarmDeps, closeAlarm, openAlarm } from './alarms';
 import { rulesOfWorkspace } from './rule-cache';
 
@@ -42,7 +43,8 @@ export interface DetectionDeps<R extends DetectedRule = DetectedRule> {
   /** The time (ms since the epoch): `Date.now`, or a test's clock ahead. */
   now?: () => number;
   rules: (owner: RulesOwner) => Promise<readonly R[]>;
-  open: (rule: R, place: DetectedPlace, transition: { details: Record<string, unknown>; transitionId: string }) => Promise<unknown>;
+  /** Opens an alarm once per `transitionId`, if `requires`' conditions hold (a transaction's ConditionCheck items). */
+  open: (rule: R, place: DetectedPlace, transition: { details: Record<string, unknown>; transitionId: string; requires?: TransactItem[] }) => Promise<unknown>;
   close: (ruleId: string, deviceId: string, transition: { transitionId: string; details?: Record<string, unknown> }) => Promise<unknown>;
 }
 
