@@ -8,14 +8,15 @@ import {
   alarmTimerPartition,
   conditionKey,
   deviceKey,
+  openAlarmGuardKey,
   shardOfDevice,
   sweepEntry,
   type ItemKey,
 } from './keys';
 import type { SweepEntry } from './sweep-store';
 
-/** The kinds of alarm rule a timer serves (a `threshold` rule is evaluated at ingest). */
-export type TimedKind = 'offline' | 'silent' | 'condition';
+/** The kinds of alarm rule a timer serves (a `threshold` rule's only while its `for_seconds` runs: its points are evaluated at ingest). */
+export type TimedKind = 'offline' | 'silent' | 'condition' | 'threshold';
 
 /**
  * One alarm rule's timer on one device (`DEV#<dev>` / `ALARMTIMER#<alr>`), in the sweep index
@@ -36,6 +37,8 @@ export interface AlarmTimer {
   watching?: 'close';
   /** A `condition` rule's timer: the condition it waits on. */
   condition_uuid?: string;
+  /** A `threshold` rule's timer: what the point that started it read (the alarm's details when it opens). */
+  details?: Record<string, unknown>;
 }
 
 /** What a due timer is, as its index entry tells it (no read): the device, the rule, the workspace. */
@@ -119,13 +122,37 @@ export const moveTimer = async (db: Db, due: DueTimer, dueAt: number, { since, w
   }
 };
 
+/** Which of a rule's timers on a device: the one a sweep saw (its index entry), or the one started at `since`. */
+export type TimerVersion = { seen: string } | { since: string };
+
+const versionCondition = (only: TimerVersion | { condition?: string }): [string, string | undefined] =>
+  'seen' in only ? [REGISTRY_SWEEP_INDEX.sortKey, only.seen] : 'since' in only ? ['since', only.since] : ['condition_uuid', only.condition];
+
+/**
+ * The transaction item that holds a transition to a rule's timer on a device still being the one
+ * seen (a `threshold` alarm opens only while the timer that waited for it is there: a point back
+ * on the good side deleted it).
+ */
+export const timerStillThere = (db: Db, deviceId: string, ruleId: string, only: TimerVersion) => {
+  const [field, value] = versionCondition(only);
+  return {
+    ConditionCheck: {
+      TableName: db.table,
+      Key: alarmTimerKey(deviceId, ruleId),
+      ConditionExpression: '#field = :value',
+      ExpressionAttributeNames: { '#field': field },
+      ExpressionAttributeValues: { ':value': value },
+    },
+  };
+};
+
 /**
  * Deletes a rule's timer on a device: whatever it is (the device reconnected), only the timer of
- * one condition (`{ condition }`: it closed), or only if its index entry is still the one a sweep
- * saw (`{ seen }`). Answers whether it deleted.
+ * one condition (`{ condition }`: it closed), only if its index entry is still the one a sweep
+ * saw (`{ seen }`), or only the one started at `since`. Answers whether it deleted.
  */
-export const deleteTimer = async (db: Db, deviceId: string, ruleId: string, only: { seen?: string; condition?: string } = {}) => {
-  const [field, value] = only.seen !== undefined ? [REGISTRY_SWEEP_INDEX.sortKey, only.seen] : ['condition_uuid', only.condition];
+export const deleteTimer = async (db: Db, deviceId: string, ruleId: string, only: TimerVersion | { condition?: string } = {}) => {
+  const [field, value] = versionCondition(only);
   try {
     await db.doc.send(
       new DeleteCommand({
@@ -158,7 +185,30 @@ export interface TimedDevice {
 }
 
 const DEVICE_FIELDS = ['id', 'account_id', 'fleet_id', 'connected', 'last_connected_at', 'last_disconnected_at', 'last_seen_at'];
-const TIMER_FIELDS = ['workspace_id', 'account_id', 'device_id', 'rule_id', 'kind', 'since', 'due_at', 'watching', 'condition_uuid', 'sweep_sk'];
+const TIMER_FIELDS = ['workspace_id', 'account_id', 'device_id', 'rule_id', 'kind', 'since', 'due_at', 'watching', 'condition_uuid', 'details', 'sweep_sk'];
+
+const itemId = ({ pk, sk }: ItemKey) => `${pk}\n${sk}`;
+
+/**
+ * Items by key, strongly consistent, in one BatchGetItem (at most 100 keys; keys left unprocessed
+ * are asked again after a backoff), only `fields` of each (with its keys): found by `pk\nsk`.
+ */
+const batchGetConsistent = async (db: Db, keys: ItemKey[], fields: string[]) => {
+  const names = Object.fromEntries([...new Set([...fields, 'pk', 'sk'])].map((f) => [`#${f}`, f]));
+  const found = new Map<string, Record<string, unknown>>();
+  let Keys: Array<Record<string, unknown>> | undefined = [...new Map(keys.map((key) => [itemId(key), { pk: key.pk, sk: key.sk }])).values()];
+  for (let attempt = 0; Keys?.length; attempt++) {
+    if (attempt) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+    const answer: BatchGetCommandOutput = await db.doc.send(
+      new BatchGetCommand({
+        RequestItems: { [db.table]: { Keys, ConsistentRead: true, ProjectionExpression: Object.keys(names).join(', '), ExpressionAttributeNames: names } },
+      }),
+    );
+    for (const item of answer.Responses?.[db.table] ?? []) found.set(itemId(item as ItemKey), item);
+    Keys = answer.UnprocessedKeys?.[db.table]?.Keys;
+  }
+  return found;
+};
 
 /**
  * The timers and devices of up to {@link DUE_TIMERS_PER_READ} due timers, strongly consistent (a
@@ -168,27 +218,14 @@ const TIMER_FIELDS = ['workspace_id', 'account_id', 'device_id', 'rule_id', 'kin
  */
 export const readDueTimers = async (db: Db, due: DueTimer[]) => {
   if (due.length > DUE_TIMERS_PER_READ) throw new Error(`At most ${DUE_TIMERS_PER_READ} timers a read.`);
-  const names = Object.fromEntries([...new Set([...DEVICE_FIELDS, ...TIMER_FIELDS, 'pk', 'sk'])].map((f) => [`#${f}`, f]));
-  const found = new Map<string, Record<string, unknown>>();
-  const id = ({ pk, sk }: ItemKey) => `${pk}\n${sk}`;
-  let Keys: Array<Record<string, unknown>> | undefined = [
-    ...new Map(
-      due.flatMap((d) => [alarmTimerKey(d.deviceId, d.ruleId), deviceKey(d.workspaceId, d.deviceId)]).map((key) => [id(key), { pk: key.pk, sk: key.sk }]),
-    ).values(),
-  ];
-  for (let attempt = 0; Keys?.length; attempt++) {
-    if (attempt) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
-    const answer: BatchGetCommandOutput = await db.doc.send(
-      new BatchGetCommand({
-        RequestItems: { [db.table]: { Keys, ConsistentRead: true, ProjectionExpression: Object.keys(names).join(', '), ExpressionAttributeNames: names } },
-      }),
-    );
-    for (const item of answer.Responses?.[db.table] ?? []) found.set(id(item as ItemKey), item);
-    Keys = answer.UnprocessedKeys?.[db.table]?.Keys;
-  }
+  const found = await batchGetConsistent(
+    db,
+    due.flatMap((d) => [alarmTimerKey(d.deviceId, d.ruleId), deviceKey(d.workspaceId, d.deviceId)]),
+    [...DEVICE_FIELDS, ...TIMER_FIELDS],
+  );
   return due.map((d) => {
-    const timer = found.get(id(alarmTimerKey(d.deviceId, d.ruleId))) as (AlarmTimer & { sweep_sk: string }) | undefined;
-    const device = found.get(id(deviceKey(d.workspaceId, d.deviceId))) as TimedDevice | undefined;
+    const timer = found.get(itemId(alarmTimerKey(d.deviceId, d.ruleId))) as (AlarmTimer & { sweep_sk: string }) | undefined;
+    const device = found.get(itemId(deviceKey(d.workspaceId, d.deviceId))) as TimedDevice | undefined;
     return { due: d, timer, device };
   });
 };
@@ -208,4 +245,47 @@ export const openConditionStart = async (db: Db, deviceId: string, uuid: string)
     }),
   );
   return Item?.start as string | undefined;
+};
+
+/** A rule and a device whose alarm state a `threshold` evaluation asks for. */
+export interface RuleOnDevice {
+  ruleId: string;
+  deviceId: string;
+}
+
+/** What is stored of a `threshold` rule's alarm on a device: whether one is not closed (its guard), and its timer while `for_seconds` runs. */
+export interface ThresholdState {
+  open: boolean;
+  /** When the open alarm opened, if its guard says. */
+  opened_at?: string;
+  timer?: { since: string; due_at: string; details?: Record<string, unknown> };
+}
+
+/** Rules on devices whose state one read asks for: their guard and their timer, 100 keys. */
+export const STATES_PER_READ = 50;
+
+/**
+ * The alarm state of up to {@link STATES_PER_READ} rules on devices, strongly consistent, in one
+ * BatchGetItem of their open-alarm guards and timers: what an ingest container reads of a device
+ * it knows nothing of (domain/alarms/threshold.ts), in the order asked.
+ */
+export const readThresholdStates = async (db: Db, pairs: RuleOnDevice[]): Promise<ThresholdState[]> => {
+  if (pairs.length > STATES_PER_READ) throw new Error(`At most ${STATES_PER_READ} states a read.`);
+  if (!pairs.length) return [];
+  const found = await batchGetConsistent(
+    db,
+    pairs.flatMap((p) => [openAlarmGuardKey(p.ruleId, p.deviceId), alarmTimerKey(p.deviceId, p.ruleId)]),
+    ['alarm_id', 'opened_at', 'since', 'due_at', 'details'],
+  );
+  return pairs.map((p) => {
+    const timer = found.get(itemId(alarmTimerKey(p.deviceId, p.ruleId)));
+    const guard = found.get(itemId(openAlarmGuardKey(p.ruleId, p.deviceId)));
+    return {
+      open: guard !== undefined,
+      ...(typeof guard?.opened_at === 'string' ? { opened_at: guard.opened_at } : {}),
+      ...(timer
+        ? { timer: { since: timer.since as string, due_at: timer.due_at as string, details: timer.details as Record<string, unknown> | undefined } }
+        : {}),
+    };
+  });
 };

@@ -8,6 +8,7 @@ import {
   moveTimer,
   openConditionStart,
   readDueTimers,
+  timerStillThere,
   type AlarmTimer,
   type DueTimer,
   type TimedDevice,
@@ -15,6 +16,7 @@ import {
 import { ALARM_TIMER_PARTITIONS } from '../../stores/keys';
 import { listDueEntries } from '../../stores/sweep-store';
 import type { DetectedRule, DetectionDeps } from './detection';
+import { thresholdOpenId } from './threshold';
 
 /** What one run of the alarm sweep did. */
 export interface AlarmSweepSummary {
@@ -131,6 +133,25 @@ const visitCondition = async <R extends DetectedRule>(deps: DetectionDeps<R>, vi
   await deleteTimer(deps.db, due.deviceId, due.ruleId, { seen: due.seen });
 };
 
+/**
+ * A `threshold` rule's due timer: no point back on the good side deleted it for `for_seconds`
+ * (every point since its start breached), so the alarm opens, once per crossing (the transition ID
+ * names the point that started it), in a transaction that holds the timer to be still the one read
+ * (a point that deleted it meanwhile wins); then the timer ends. The ingest may open it first, at
+ * a later point: the same transition.
+ */
+const visitThreshold = async <R extends DetectedRule>(deps: DetectionDeps<R>, visit: Visit<R>, summary: AlarmSweepSummary) => {
+  const { due, rule, timer } = visit;
+  const details = timer.details ?? {};
+  await deps.open(rule, placeOf(visit), {
+    details,
+    transitionId: thresholdOpenId(rule.id, due.deviceId, timer.since, details.timestamp),
+    requires: [timerStillThere(deps.db, due.deviceId, due.ruleId, { seen: due.seen })],
+  });
+  summary.opened += 1;
+  await deleteTimer(deps.db, due.deviceId, due.ruleId, { seen: due.seen });
+};
+
 /** Handles up to {@link DUE_TIMERS_PER_READ} due timers: one read of their timers and devices, then each. */
 const visitChunk = async <R extends DetectedRule>(deps: DetectionDeps<R>, chunk: DueTimer[], summary: AlarmSweepSummary, clock: () => number) => {
   const read = await readDueTimers(deps.db, chunk);
@@ -150,6 +171,7 @@ const visitChunk = async <R extends DetectedRule>(deps: DetectionDeps<R>, chunk:
     if (rule.kind === 'offline') await visitOffline(deps, visit, now, summary);
     else if (rule.kind === 'silent') await visitSilent(deps, visit, now, summary);
     else if (rule.kind === 'condition') await visitCondition(deps, visit, summary);
+    else if (rule.kind === 'threshold') await visitThreshold(deps, visit, summary);
   });
   results.forEach((result, i) => {
     if (result.status === 'rejected')

@@ -42,6 +42,11 @@ export interface IngestDeps {
   seen?: SeenRecorder;
   /** Tells the open consoles of the batch's new points: one message per device (domain/console-live); never rejects. */
   live?: ConsoleLive;
+  /**
+   * Evaluates the workspaces' `threshold` alarm rules on the batch's stored and forwarded points
+   * (domain/alarms/threshold-ingest.ts `detectThresholds`); answers the messages to retry.
+   */
+  thresholds?: (messages: IngestDataMessage[]) => Promise<Set<IngestDataMessage>>;
 }
 
 /** Longest the batch waits at its end for the consoles' publishes, which run beside the forwarding. */
@@ -332,6 +337,12 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
   // stored again idempotently and forwarded again, as at-least-once allows), so that none goes
   // uncounted.
   const failed = new Set<Parsed>([...unwritten, ...unforwarded]);
+  // The alarms' threshold rules on the points that are stored: a message whose transitions could
+  // not be written is retried (and counted then), the transitions' IDs keeping them once.
+  const unjudged = deps.thresholds
+    ? await deps.thresholds(parsed.flatMap((p) => (p.message.kind === 'data' && !failed.has(p) ? [p.message] : [])))
+    : new Set<IngestMessage>();
+  for (const p of parsed) if (unjudged.has(p.message)) failed.add(p);
   const done = parsed.filter((p) => !failed.has(p));
   if (deps.seen)
     await recordSeen(
@@ -360,5 +371,5 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
   ];
 
   await awaitWithin(telling, LIVE_WAIT_MS);
-  return [...new Set([...unreadable, ...unplaced, ...unwritten.map((p) => p.messageId), ...unforwarded.map((p) => p.messageId), ...uncounted])];
+  return [...new Set([...unreadable, ...unplaced, ...[...failed].map((p) => p.messageId), ...uncounted])];
 };

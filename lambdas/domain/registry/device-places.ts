@@ -2,6 +2,7 @@ import type { Db } from '../../shared/clients';
 import { LRUCache } from 'lru-cache';
 import { ttlCache, type TtlCacheOptions } from '../../shared/ttl-cache';
 import { findDeviceLocator, getDeviceOfWorkspace, type DeviceLocator } from '../../stores/device-store';
+import { ALARM_RULES_VERSION } from '../../stores/alarm-rule-store';
 import { getWorkspaceOfAccount } from '../../stores/workspace-store';
 import type { DevicePlace } from '../webhooks/events';
 
@@ -18,12 +19,14 @@ export const placementOfLocator = (deviceId: string, locator: DeviceLocator | un
     ? { workspace_id: locator.workspace_id, fleet_id: locator.fleet_id, device_id: deviceId, device_name: locator.name, account_id: locator.account_id }
     : undefined;
 
-/** What the ingest reads of a workspace: its data retention, and the version of its devices' places. */
+/** What the ingest reads of a workspace: its data retention, the version of its devices' places, and of its alarm rules. */
 export interface WorkspaceSettings {
   /** Days points are kept; undefined: forever. */
   data_retention_days?: number;
   /** Counts the moves and renames of its devices: a place read at another version may be stale. */
   places_version: number;
+  /** Counts the changes of its alarm rules (0: it never had one, and its points are evaluated against none: domain/alarms/threshold-ingest.ts). */
+  alarm_rules_version?: number;
 }
 
 /**
@@ -40,6 +43,7 @@ export const workspaceSettings = (db: Db, options: TtlCacheOptions) => {
       workspace && {
         ...(typeof workspace.data_retention_days === 'number' ? { data_retention_days: workspace.data_retention_days } : {}),
         places_version: workspace.places_version ?? 0,
+        alarm_rules_version: Number((workspace as unknown as Record<string, unknown>)[ALARM_RULES_VERSION] ?? 0),
       }
     );
   }, options);

@@ -5,6 +5,7 @@ import { devicePlaces, workspaceSettings } from '../../domain/registry/device-pl
 import { forwardAndLog } from '../../domain/webhooks/events';
 import { consoleLive } from '../../domain/console-live/live';
 import { ingestBatch, type IngestDeps } from '../../domain/data/ingest';
+import { detectThresholds, thresholdDetection } from '../../domain/alarms/threshold-ingest';
 import { seenRecorder } from '../../domain/data/last-seen';
 import { limitsMemory } from '../../domain/limits/limits';
 import { deviceQuota, hundredthOf } from '../../domain/limits/device-quota';
@@ -24,6 +25,7 @@ tracer.captureAWSv3Client(db.doc);
 // A workspace's retention and the version of its devices' places, read once per bound: the
 // staleness bound of a retention change, a device's move and its rename alike.
 const settings = workspaceSettings(db, { ttlMs: devicePlaceCacheSeconds() * 1000, max: 10_000 });
+const thresholds = thresholdDetection(db, { settings, deviceTtlMs: devicePlaceCacheSeconds() * 1000 });
 const deps: IngestDeps = {
   store: timeseriesStore(),
   forward: forwardAndLog(db),
@@ -38,6 +40,8 @@ const deps: IngestDeps = {
   // A device's last_seen_at: at most one write a minute, however many points it sends.
   seen: seenRecorder(db),
   live: consoleLive(publishToConsoles),
+  // Alarm rules of kind threshold: none read for a workspace whose settings say it never had one.
+  thresholds: (messages) => detectThresholds(thresholds, messages),
 };
 // Told of its container's end, to give back the devices' daily points it claimed and did not use.
 await registerShutdownExtension();
