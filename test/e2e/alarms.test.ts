@@ -5,7 +5,9 @@
  * closed per rule and device (the guard), each transition told (the notifications queue); a
  * disabled or deleted rule closes its alarms. Alarms are opened and closed through the functions
  * the detection calls (domain/alarms/alarms.ts), on the runtime's own tables; and by the detection
- * itself over MQTT: a device that disconnects and reconnects, the sweep called with its clock ahead.
+ * itself over MQTT: a device that disconnects and reconnects, the sweep called with its clock ahead;
+ * and a `threshold` rule at ingest: a freezer's burst of MQTT points that warms up and cools opens
+ * and closes its alarm (its `alarm` events and e-mails told), one HTTPS point opens one too.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LocalRuntime } from '../../local/runtime';
@@ -373,5 +375,83 @@ describe('detection over MQTT', () => {
     await until(async () => (await ofDevice())[0].status === 'closed', 'the alarm closed by the reconnection', 30_000);
     expect((await ofDevice())[0]).toMatchObject({ id: opened.id, details: { connected_at: expect.any(String) } });
     await again.end();
+  });
+});
+
+describe('threshold detection at ingest', () => {
+  interface StoredMail {
+    destination: { to: string[] };
+    subject: string;
+  }
+  const mailsTo = async (address: string) => {
+    const { emails } = (await (await fetch(`${runtime.mail_url}store`)).json()) as { emails: StoredMail[] };
+    return emails.filter((e) => e.destination.to.includes(address));
+  };
+  const alarmEvents = (alarmId: string) => receiver.accepted().filter((e) => e.type === 'alarm' && (e.payload as { id?: string }).id === alarmId);
+  let freezers: string;
+  let rule: { id: string };
+  const email = `freezers-${Date.now()}@example.com`;
+  /** A freezer of the fleet, with its device credentials. */
+  const freezer = async (name: string) => {
+    const device = (await api.post(`/workspaces/${ws}/devices`, { name, fleet_id: freezers })).body.device.id as string;
+    return { device, credentials: (await api.post(`/workspaces/${ws}/devices/${device}/identities`)).body.credentials };
+  };
+
+  beforeAll(async () => {
+    freezers = (await api.post(`/workspaces/${ws}/fleets`, { name: 'freezers' })).body.fleet.id;
+    rule = await newRule({
+      name: 'freezer too warm',
+      kind: 'threshold',
+      severity: 'critical',
+      target: { fleets: [freezers] },
+      tag: 'cold',
+      field: 'env.temp',
+      op: '>',
+      value: -10,
+      clear_value: -15,
+      notify: { emails: [email] },
+    });
+    // The ingest reads rules through the container's cache (10 s): wait until it holds this one.
+    const owner = { account_id: runtime.account_id, workspace_id: ws };
+    await until(async () => (await cache.rulesOfWorkspace({ db }, owner)).some((r) => r.id === rule.id), 'the rules cache to hold the rule', 30_000);
+  });
+
+  it('a freezer that warms up and cools: a burst over MQTT opens its alarm, then closes it, told by webhook and e-mail', async () => {
+    const { connectDevice } = await import('../helpers/mqtt-device');
+    const { device, credentials } = await freezer('freezer-a');
+    const mqtt = await connectDevice(credentials, { url: runtime.mqtt_url });
+    // 300 points: -18 °C, warming from -12 past -10 (value) to about -5, then back at -18 (past clear_value).
+    const temps = [...Array<number>(100).fill(-18), ...Array.from({ length: 100 }, (_, i) => -12 + i * 0.07), ...Array<number>(100).fill(-18)];
+    for (const temp of temps) await mqtt.data('cold', { env: { temp } });
+    await mqtt.end();
+    const ofRule = () => listAlarms(`?rule=${rule.id}&device=${device}`);
+    await until(async () => (await ofRule())[0]?.status === 'closed', 'the alarm opened then closed', 120_000);
+
+    const alarms = await ofRule();
+    expect(alarms).toHaveLength(1);
+    const [alarm] = alarms;
+    expect(alarm).toMatchObject({
+      kind: 'threshold',
+      severity: 'critical',
+      fleet_id: freezers,
+      details: { field: 'env.temp', tag: 'cold', closed_value: -18 },
+    });
+    // A breaching point (batches run at once: the first in arrival order among those evaluated in order).
+    expect(alarm.details.value).toBeGreaterThan(-10);
+    await until(async () => alarmEvents(alarm.id).length >= 2 && (await mailsTo(email)).length >= 2, 'the opened and closed alarm events and e-mails', 60_000);
+    expect(new Set(alarmEvents(alarm.id).map((e) => (e.payload as { status: string }).status))).toEqual(new Set(['open', 'closed']));
+    expect((await mailsTo(email)).map((m) => m.subject).sort()).toEqual([
+      '[critical] freezer too warm: alarm closed on ' + device,
+      '[critical] freezer too warm: alarm opened on ' + device,
+    ]);
+  });
+
+  it('a point over the HTTPS data door opens the alarm too', async () => {
+    const { deviceClient, deviceToken } = await import('../helpers/device-token');
+    const { device, credentials } = await freezer('freezer-b');
+    const client = deviceClient(runtime.base_url, await deviceToken(credentials));
+    expect((await client.post('/data', { tag: 'cold', payload: { env: { temp: 0 } } })).status).toBe(202);
+    await until(async () => (await listAlarms(`?rule=${rule.id}&device=${device}`)).length === 1, 'the alarm of the HTTPS point', 60_000);
+    expect((await listAlarms(`?rule=${rule.id}&device=${device}`))[0]).toMatchObject({ status: 'open', details: { field: 'env.temp', value: 0 } });
   });
 });
