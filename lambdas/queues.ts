@@ -161,8 +161,9 @@ export const QUEUE_PRODUCERS: Record<QueueName, readonly string[]> = {
   // An export request queues its export; a run that stops queues the rest.
   export: ['timeseries', 'export'],
   // An acknowledgement, and a rule disabled or deleted (its alarms close), are transitions told from
-  // the API; the detection's opens and closes from the registry stream's consumer and the minute sweep.
-  'alarm-notifications': ['alarms', 'registry-stream', 'rollout-sweep'],
+  // the API; the detection's opens and closes from the registry stream's consumer, the minute sweep
+  // and the ingest (threshold rules).
+  'alarm-notifications': ['alarms', 'registry-stream', 'rollout-sweep', 'ingest'],
 };
 
 /**

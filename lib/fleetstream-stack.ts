@@ -51,7 +51,9 @@ const WITHOUT_REGISTRY: ReadonlySet<string> = new Set(['openapi']);
 // reads and lists exports; the ingest Lambda looks up the devices of MQTT data publishes and the
 // workspaces' retention, reads the windows of its batch's devices' closed sessions (one BatchGetItem
 // of their locators), counts their daily points on their locators and adds each batch to the
-// workspaces' usage; the limits and usage routes read a workspace, query its usage days and count
+// workspaces' usage, and evaluates the threshold alarm rules (queries a workspace's rules, reads
+// alarm guards and timers in batches, puts and deletes a timer, opens and closes alarms in
+// transactions: no batch writes); the limits and usage routes read a workspace, query its usage days and count
 // their own requests; the retention re-stamp reads its workspace and clears what it owes, by key; an
 // export's run reads its workspace and updates its export, and an export with names reads the names
 // of its devices and fleets in batches (BatchGetItem). The groups' routes read as the device list
@@ -64,7 +66,7 @@ const REGISTRY_ACCESS: Readonly<Record<string, TableAccess>> = {
   groups: 'read-items-write-one',
   alarms: 'read-items-write-one',
   state: 'get-update',
-  ingest: 'batch-get-update',
+  ingest: 'read-items-write-one',
   limits: 'read-update',
   retention: 'get-update',
   export: 'batch-get-update',

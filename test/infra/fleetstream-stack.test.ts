@@ -271,13 +271,25 @@ describe('least privilege', () => {
     ]);
   });
 
-  it('lets the ingest Lambda only GetItem, BatchGetItem (the closed sessions of its batch’s devices) and UpdateItem on the registry table', () => {
+  it('lets the ingest Lambda read the registry and write one item at a time or in transactions (threshold alarms): no BatchWriteItem, no index', () => {
     const statements = dynamoStatements(stack.consumerFunctions.get('ingest')!).filter(
       (s) => !JSON.stringify(s.Resource).includes(idOf(stack.timeseries.table!)),
     );
 
     expect(statements).toEqual([
-      { Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], Effect: 'Allow', Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }] },
+      {
+        Action: [
+          'dynamodb:GetItem',
+          'dynamodb:BatchGetItem',
+          'dynamodb:Query',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+          'dynamodb:ConditionCheckItem',
+        ],
+        Effect: 'Allow',
+        Resource: [{ 'Fn::GetAtt': [tableId(), 'Arn'] }],
+      },
     ]);
   });
 
