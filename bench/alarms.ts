@@ -9,8 +9,13 @@
  * (GetItem, BatchGetItem, Query) over the whole time, per due timer and per device: they must
  * follow the due timers, not the fleet's size.
  *
- *   npm run bench:alarms                                   # 100,000 devices, 10,000 disconnect
+ * And the threshold half (bench/alarms-threshold.ts): the data path's AWS requests per 1,000
+ * points with and without a `threshold` rule, in `npm run bench:requests`' shapes, side by side.
+ *
+ *   npm run bench:alarms                                   # both halves: 100,000 devices, 10,000 disconnect
  *   npm run bench:alarms -- --devices 10000 --offline 1000 # a smaller run
+ *   npm run bench:alarms -- --only threshold [--scale 2]   # the threshold half alone (scale: messages per device)
+ *   npm run bench:alarms -- --only offline                 # the offline half alone
  */
 import { parseArgs } from 'node:util';
 import type { CountRow } from '../local/request-counter';
@@ -22,7 +27,10 @@ process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 const { requestCounter } = await import('../local/request-counter');
 const { startLocalRuntime } = await import('../local/runtime');
 
-const { values: args } = parseArgs({ options: { devices: { type: 'string' }, offline: { type: 'string' } } });
+const { values: args } = parseArgs({
+  options: { devices: { type: 'string' }, offline: { type: 'string' }, only: { type: 'string' }, scale: { type: 'string' } },
+});
+if (args.only !== undefined && args.only !== 'offline' && args.only !== 'threshold') throw new Error(`--only: offline or threshold, not ${args.only}`);
 const DEVICES = Number(args.devices ?? 100_000);
 const OFFLINE = Number(args.offline ?? Math.min(10_000, DEVICES));
 const FOR_SECONDS = 60;
@@ -95,7 +103,8 @@ const alarmCount = async () => {
   return count;
 };
 
-try {
+/** The offline half: DEVICES devices, OFFLINE of them disconnecting at once, the sweep's reads. */
+const measureOffline = async () => {
   const fleet = (await api<{ fleet: { id: string } }>('POST', `/workspaces/${ws}/fleets`, { name: 'cold-rooms' })).fleet.id;
   log(`seeding ${DEVICES} connected devices…`);
   const seededAt = Date.now() - 10 * 60_000;
@@ -174,6 +183,14 @@ try {
     { figure: 'sweep reads per due timer', value: (total / OFFLINE).toFixed(3) },
     { figure: 'sweep reads per device', value: (total / DEVICES).toFixed(4) },
   ]);
+};
+
+try {
+  if (args.only !== 'offline') {
+    const { measureThresholdCost } = await import('./alarms-threshold');
+    await measureThresholdCost(runtime, { scale: Number(args.scale ?? 1), log });
+  }
+  if (args.only !== 'threshold') await measureOffline();
 } finally {
   await runtime.stop();
 }

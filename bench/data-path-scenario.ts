@@ -89,12 +89,18 @@ const depth = async (sqs: SQSClient, url: string) => {
  * integration for data and events on a local receiver), waits until the receiver has every point
  * and its `data` event and the queues are drained, and returns what was counted meanwhile.
  * `onSent` runs once every device message is accepted (e.g. to start a consumer that was held, so
- * that the points meet the data path as a backlog rather than as they arrive).
+ * that the points meet the data path as a backlog rather than as they arrive); `prepare` once the
+ * workspace is made, before its devices (e.g. to give it an alarm rule).
  */
-export const measureDataPath = async (runtime: LocalRuntime, shape: TrafficShape, { onSent }: { onSent?: () => void } = {}): Promise<DataPathResult> => {
+export const measureDataPath = async (
+  runtime: LocalRuntime,
+  shape: TrafficShape,
+  { onSent, prepare }: { onSent?: () => void; prepare?: (workspaceId: string) => Promise<void> } = {},
+): Promise<DataPathResult> => {
   const headers = { 'x-api-key': runtime.api_key };
   const base = runtime.base_url;
   const { workspace } = await call(`${base}/workspaces`, { method: 'POST', headers, body: { name: `data-path-${Date.now()}` } });
+  await prepare?.(workspace.id);
   const devices: Array<{ id: string; token: string; credentials: Credentials }> = [];
   for (let i = 0; i < shape.devices; i++) {
     const { device } = await call(`${base}/workspaces/${workspace.id}/devices`, { method: 'POST', headers, body: { name: `d${i}` } });
@@ -189,6 +195,17 @@ export const measureDataPath = async (runtime: LocalRuntime, shape: TrafficShape
       // A scheduled run (the minute sweep) that fell in the measurement is no point's cost: it runs whatever the traffic.
       .filter((row) => !SCHEDULED.has(row.caller) && !(row.service === 'Lambda' && SCHEDULED.has(row.resource)));
     const accepted = receiver.accepted();
+    if (shape.door === 'mqtt') {
+      // The devices' disconnection events reach this run's receiver before it stops: left to a
+      // stopped one, their retries (an hour of them) would keep a next run's queues from draining.
+      await Promise.all(mqttDevices.splice(0).map((d) => d.end()));
+      await until(
+        () => receiver.accepted().filter((e) => e.workspace_id === workspace.id && e.type === 'disconnection').length >= devices.length,
+        'the devices’ disconnection events',
+        120_000,
+      );
+      await settle();
+    }
     return {
       shape,
       points,
