@@ -182,9 +182,11 @@ export interface TimedDevice {
   last_connected_at?: string;
   last_disconnected_at?: string;
   last_seen_at?: string;
+  /** Per data tag a `silent` rule names: its newest point's arrival (domain/alarms/silent-tags.ts). */
+  last_seen_tags?: Record<string, string>;
 }
 
-const DEVICE_FIELDS = ['id', 'account_id', 'fleet_id', 'connected', 'last_connected_at', 'last_disconnected_at', 'last_seen_at'];
+const DEVICE_FIELDS = ['id', 'account_id', 'fleet_id', 'connected', 'last_connected_at', 'last_disconnected_at', 'last_seen_at', 'last_seen_tags'];
 const TIMER_FIELDS = ['workspace_id', 'account_id', 'device_id', 'rule_id', 'kind', 'since', 'due_at', 'watching', 'condition_uuid', 'details', 'sweep_sk'];
 
 const itemId = ({ pk, sk }: ItemKey) => `${pk}\n${sk}`;

@@ -105,3 +105,54 @@ export async function* readDeviceHealthPages(db: Db, workspaceId: string): Async
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
 }
+
+/**
+ * Records that a device's data on `tag` arrived at `at`, in its `last_seen_tags` map (the tags a
+ * `silent` rule names), only when the stored time of that tag is missing or older than `at` by more
+ * than {@link SEEN_GRANULARITY_MS} (conditional: nothing written otherwise). Answers the tag's time
+ * as stored now (`at` when written), or undefined when the device no longer exists.
+ */
+export const markDeviceTagSeen = async (db: Db, workspaceId: string, deviceId: string, tag: string, at: string): Promise<string | undefined> => {
+  const names = { '#tags': 'last_seen_tags', '#tag': tag };
+  const stale = new Date(Date.parse(at) - SEEN_GRANULARITY_MS).toISOString();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await db.doc.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: deviceKey(workspaceId, deviceId),
+          UpdateExpression: 'SET #tags.#tag = :at',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_exists(#tags) AND (attribute_not_exists(#tags.#tag) OR #tags.#tag < :stale)',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: { ':at': at, ':stale': stale },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return at;
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      const raw = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
+      if (!raw) return undefined;
+      const tags = unmarshall(raw).last_seen_tags as Record<string, string> | undefined;
+      if (tags) return tags[tag];
+    }
+    // The device's first tag kept: the map is created with it (a nested path needs its map).
+    try {
+      await db.doc.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: deviceKey(workspaceId, deviceId),
+          UpdateExpression: 'SET #tags = :tags',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#tags)',
+          ExpressionAttributeNames: { '#tags': 'last_seen_tags' },
+          ExpressionAttributeValues: { ':tags': { [tag]: at } },
+        }),
+      );
+      return at;
+    } catch (error) {
+      // Created meanwhile (another container), or the device gone: the next attempt tells which.
+      if (!isConditionFailed(error)) throw error;
+    }
+  }
+  return undefined;
+};

@@ -455,3 +455,67 @@ describe('threshold detection at ingest', () => {
     expect((await listAlarms(`?rule=${rule.id}&device=${device}`))[0]).toMatchObject({ status: 'open', details: { field: 'env.temp', value: 0 } });
   });
 });
+
+describe('what was there before a rule, a rule’s tag, a device deleted', () => {
+  /** A device of `fleetId` with its credentials, connected over MQTT until it is connected. */
+  const mqttDevice = async (name: string, fleetId: string) => {
+    const { connectDevice } = await import('../helpers/mqtt-device');
+    const id = (await api.post(`/workspaces/${ws}/devices`, { name, fleet_id: fleetId })).body.device.id as string;
+    const credentials = (await api.post(`/workspaces/${ws}/devices/${id}/identities`)).body.credentials;
+    const client = await connectDevice(credentials, { url: runtime.mqtt_url });
+    await until(async () => (await api.get(`/workspaces/${ws}/devices/${id}`)).body.device.connected === true, `${name} connected`, 30_000);
+    return { id, client };
+  };
+  const newFleet = async (name: string) => (await api.post(`/workspaces/${ws}/fleets`, { name })).body.fleet.id as string;
+  const deviceItem = async (id: string) => {
+    const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    return (await db.doc.send(new GetCommand({ TableName: db.table, Key: { pk: `WKS#${ws}`, sk: `DEV#${id}` }, ConsistentRead: true }))).Item!;
+  };
+  /**
+   * Waits for this container's rules cache (the sweep's, here) to hold the rules: a backfill is due
+   * once the detection's caches have its rule (10 s), and with the sweep's clock ahead it would run at once.
+   */
+  const untilCached = async (ids: string[]) => {
+    const owner = { account_id: (await stored(ids[0])).account_id, workspace_id: ws };
+    await until(async () => (await cache.rulesOfWorkspace({ db }, owner)).filter((r) => ids.includes(r.id)).length === ids.length, 'the rules cached', 30_000);
+  };
+  /** One run of the sweep's alarm part, its clock `ahead` ms in the future. */
+  const sweepAhead = async (ahead: number) => {
+    const { sweepAlarmTimers } = await import('../../lambdas/domain/alarms/alarm-sweep');
+    const { detectionDeps } = await import('../../lambdas/domain/alarms/detection');
+    const now = Date.now() + ahead;
+    return sweepAlarmTimers({ ...detectionDeps(db), now: () => Date.now() + ahead }, { now, deadline: now + 30_000 });
+  };
+
+  it('a silent rule with a tag watches only points on that tag', async () => {
+    const { markDeviceSeen } = await import('../../lambdas/stores/device-health-store');
+    const tagged = await newFleet('tagged');
+    const rule = await newRule({ name: 'no env', kind: 'silent', severity: 'major', tag: 'env', for_seconds: 60, target: { fleets: [tagged] } });
+    await untilCached([rule.id]);
+    const device = await mqttDevice('env-sensor', tagged);
+    // Its first point, on another tag: the silence on `env` counts from it; the alarm opens.
+    await device.client.data('other', { x: 1 });
+    await until(async () => (await deviceItem(device.id)).last_seen_at !== undefined, 'the first point', 30_000);
+    const first = (await deviceItem(device.id)).last_seen_at as string;
+    await until(async () => (await sweepAhead(120_000), (await listAlarms(`?rule=${rule.id}`)).length === 1), 'the silent alarm', 60_000);
+
+    // A point on another tag a minute later (last_seen_at, as the ingest writes it): still silent on `env`.
+    await markDeviceSeen(db, ws, device.id, new Date(Date.parse(first) + 61_000).toISOString());
+    await sweepAhead(200_000);
+    expect((await listAlarms(`?rule=${rule.id}`)).map((a) => a.status)).toEqual(['open']);
+
+    // A point on `env`: kept per tag (the ingest's cached rules name it), and the next look closes the alarm.
+    await until(
+      async () => (await device.client.data('env', { temp: 3 }), typeof (await deviceItem(device.id)).last_seen_tags?.env === 'string'),
+      'the env point kept',
+      60_000,
+    );
+    await until(
+      async () => (await sweepAhead(300_000), (await listAlarms(`?rule=${rule.id}`))[0].status === 'closed'),
+      'the alarm closed by the env point',
+      60_000,
+    );
+    expect((await listAlarms(`?rule=${rule.id}`))[0].details).toMatchObject({ seen_at: (await deviceItem(device.id)).last_seen_tags.env });
+    await device.client.end();
+  }, 180_000);
+});

@@ -16,6 +16,7 @@ import {
 import { ALARM_TIMER_PARTITIONS } from '../../stores/keys';
 import { listDueEntries } from '../../stores/sweep-store';
 import type { DetectedRule, DetectionDeps } from './detection';
+import { silentSince } from './silent-tags';
 import { thresholdOpenId } from './threshold';
 
 /** What one run of the alarm sweep did. */
@@ -96,7 +97,8 @@ export const offlineCloseId = (ruleId: string, deviceId: string, connectedAt: st
  */
 const visitSilent = async <R extends DetectedRule>(deps: DetectionDeps<R>, visit: Visit<R>, now: number, summary: AlarmSweepSummary) => {
   const { due, device, rule, timer } = visit;
-  const last = device.last_seen_at ?? timer.since;
+  // On the rule's tag when it names one (a tag never published on: from the timer's start).
+  const last = silentSince(rule, device) ?? timer.since;
   const wait = ms(last) + rule.for_seconds * 1000;
   if (timer.watching === 'close') {
     if (ms(last) > ms(timer.since)) {

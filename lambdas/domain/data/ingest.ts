@@ -15,6 +15,7 @@ import type { DeviceQuota } from '../limits/device-quota';
 import type { UsageIncrement } from '../../stores/usage-store';
 import { UsageTally } from '../limits/usage';
 import { recordSeen, type SeenRecorder } from './last-seen';
+import { recordTagsSeen, type TagsSeen } from './tag-seen';
 import { awaitWithin, dataUpdatesOf, type ConsoleLive } from '../console-live/live';
 
 /** What the ingest Lambda works with: the time-series store, the forward queue, and the MQTT door's devices. */
@@ -40,6 +41,8 @@ export interface IngestDeps {
   closedSessions: (deviceIds: string[]) => Promise<Map<string, ClosedSessions>>;
   /** Records the arrival of the batch's newest point of each device (its `last_seen_at`, domain/data/last-seen.ts); none: not kept. */
   seen?: SeenRecorder;
+  /** Records the arrival of the batch's points on tags that `silent` rules name (domain/data/tag-seen.ts); none: not kept. */
+  tagsSeen?: TagsSeen;
   /** Tells the open consoles of the batch's new points: one message per device (domain/console-live); never rejects. */
   live?: ConsoleLive;
   /**
@@ -347,6 +350,11 @@ export const ingestBatch = async (deps: IngestDeps, batch: QueuedIngest[]): Prom
   if (deps.seen)
     await recordSeen(
       deps.seen,
+      done.flatMap(({ message }) => (message.kind === 'data' ? [message] : [])),
+    );
+  if (deps.tagsSeen)
+    await recordTagsSeen(
+      deps.tagsSeen,
       done.flatMap(({ message }) => (message.kind === 'data' ? [message] : [])),
     );
   const usage = usageOf(done, refused);
