@@ -28,6 +28,7 @@
  * | integration     | WKS#<wks>      | INT#<int>       |
  * | group           | WKS#<wks>      | GRP#<grp>       |
  * | alarm rule      | WKS#<wks>      | ALARMRULE#<alr> |
+ * | alarm backfill  | WKS#<wks>      | ALARMBACKFILL#<alr> |
  * | alarm           | WKS#<wks>      | ALARM#<alm>     |
  * | open alarm count| WKS#<wks>      | ALARMCOUNT#<nn> (16 shards) |
  * | open alarm guard| ALARMOPEN#<alr>#<dev> | ALARMOPEN |
@@ -124,6 +125,13 @@ export const integrationKey = (workspaceId: string, integrationId: string): Item
 export const groupKey = (workspaceId: string, groupId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `GRP#${groupId}` });
 /** An alarm rule of a workspace: in its partition, read whole by the rules' cache; the notifier writes its `last_notification_error` by this key too. */
 export const alarmRuleKey = (workspaceId: string, ruleId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `ALARMRULE#${ruleId}` });
+/** Sort keys of alarm rules' backfills start with this. */
+export const ALARM_BACKFILL_SORT_KEY_PREFIX = 'ALARMBACKFILL#';
+/** A rule's backfill (stores/alarm-backfill-store.ts): its cursor over the workspace's devices, in the alarm timers' sweep partitions. */
+export const alarmBackfillKey = (workspaceId: string, ruleId: string): ItemKey => ({
+  pk: `WKS#${workspaceId}`,
+  sk: `${ALARM_BACKFILL_SORT_KEY_PREFIX}${ruleId}`,
+});
 /** An alarm (open, acknowledged or closed): in its workspace's partition, its ID sorting it by when it opened. */
 export const alarmKey = (workspaceId: string, alarmId: string): ItemKey => ({ pk: `WKS#${workspaceId}`, sk: `ALARM#${alarmId}` });
 /**
@@ -195,7 +203,8 @@ export interface IndexDefinition {
  * - a rollout with work due (a release, a deadline, a cancel, a seal): partition `DUE#R`, sort key
  *   when;
  * - an alarm timer (an offline, silent or condition rule's `for_seconds` on one device):
- *   partition `DUE#A<shard>`, sort key its due time then `#<workspace>`;
+ *   partition `DUE#A<shard>`, sort key its due time then `#<workspace>`; a rule's backfill
+ *   (`ALARMBACKFILL#<alr>`, in its workspace's partition) shares those partitions (shard by rule);
  * - an alarm that is not closed (its guard, `ALARMOPEN#<alr>#<dev>`, which lives exactly as long):
  *   partition `ALARMS#<workspace>` ({@link unclosedAlarmsPartition}), sort key the alarm's ID, so
  *   that the open and acknowledged alarms list reads no closed one.

@@ -487,6 +487,70 @@ describe('what was there before a rule, a rule’s tag, a device deleted', () =>
     return sweepAlarmTimers({ ...detectionDeps(db), now: () => Date.now() + ahead }, { now, deadline: now + 30_000 });
   };
 
+  it('catches, from a rule’s creation, a device already offline, silent or with a condition open (the backfill)', async () => {
+    const [offFleet, silentFleet, conditionFleet] = [await newFleet('already off'), await newFleet('already silent'), await newFleet('already open')];
+    // Before any rule watches them: one disconnects, one publishes once, one opens a condition; one stays connected.
+    const off = await mqttDevice('gone-before', offFleet);
+    const fine = await mqttDevice('still-here', offFleet);
+    const talker = await mqttDevice('spoke-before', silentFleet);
+    const opener = await mqttDevice('opened-before', conditionFleet);
+    await off.client.end();
+    await until(async () => (await api.get(`/workspaces/${ws}/devices/${off.id}`)).body.device.connected === false, 'the disconnection', 30_000);
+    await talker.client.data('env', { temp: 4 });
+    await until(async () => (await deviceItem(talker.id)).last_seen_at !== undefined, 'the point’s last_seen_at', 30_000);
+    const start = new Date().toISOString();
+    await opener.client.up('condition', { uuid: 'door-1', tag: 'door', payload: null, start });
+    await until(
+      async () => (await api.get(`/workspaces/${ws}/conditions?device=${opener.id}&status=open`)).body.conditions.length === 1,
+      'the condition',
+      30_000,
+    );
+
+    const rules = {
+      offline: await newRule({ name: 'was off', kind: 'offline', severity: 'major', for_seconds: 60, target: { fleets: [offFleet] } }),
+      silent: await newRule({ name: 'was silent', kind: 'silent', severity: 'minor', for_seconds: 60, target: { fleets: [silentFleet] } }),
+      condition: await newRule({
+        name: 'was open',
+        kind: 'condition',
+        severity: 'warning',
+        tag: 'door',
+        for_seconds: 60,
+        target: { fleets: [conditionFleet] },
+      }),
+    };
+    await untilCached(Object.values(rules).map((r) => r.id));
+    // The backfill writes their timers; a later run, past for_seconds, opens them.
+    const expected = [
+      [off.id, rules.offline.id],
+      [talker.id, rules.silent.id],
+      [opener.id, rules.condition.id],
+    ];
+    const found = async () => {
+      const open = await listAlarms('?status=open');
+      return expected.map(([device, rule]) => open.find((a) => a.device_id === device && a.rule_id === rule));
+    };
+    let backfilled = 0;
+    await until(
+      async () => {
+        backfilled += (await sweepAhead(120_000)).backfilled;
+        return (await found()).every(Boolean);
+      },
+      'the alarms of what was there',
+      60_000,
+    );
+
+    const [offAlarm, silentAlarm, conditionAlarm] = await found();
+    expect(backfilled).toBeGreaterThanOrEqual(3);
+    expect(offAlarm).toMatchObject({ kind: 'offline', fleet_id: offFleet, details: { disconnected_at: expect.any(String) } });
+    expect(silentAlarm).toMatchObject({ kind: 'silent', details: { last_seen_at: (await deviceItem(talker.id)).last_seen_at } });
+    expect(conditionAlarm).toMatchObject({ kind: 'condition', details: { condition_uuid: 'door-1', start } });
+    // The connected one has nothing; the backfills are done (their items gone).
+    expect(await listAlarms(`?device=${fine.id}`)).toEqual([]);
+    const { getBackfill } = await import('../../lambdas/stores/alarm-backfill-store');
+    for (const rule of Object.values(rules)) expect(await getBackfill(db, ws, rule.id)).toBeUndefined();
+    await Promise.all([fine.client.end(), talker.client.end(), opener.client.end()]);
+  }, 180_000);
+
   it('a silent rule with a tag watches only points on that tag', async () => {
     const { markDeviceSeen } = await import('../../lambdas/stores/device-health-store');
     const tagged = await newFleet('tagged');

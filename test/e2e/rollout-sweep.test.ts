@@ -64,7 +64,7 @@ it('runs the sweep on its schedule, one run at a time, each reading the index an
   expect(scheduleErrors).toEqual([]);
   for (let i = 1; i < status.recent.length; i++) expect(status.recent[i].startedAt).toBeGreaterThanOrEqual(status.recent[i - 1].endedAt);
   // Each run sweeps the rollouts and the alarm timers due (docs/alarms.md, "Detection").
-  const alarms = { due: expect.any(Number), opened: expect.any(Number), closed: expect.any(Number), moved: expect.any(Number) };
+  const alarms = { due: expect.any(Number), opened: expect.any(Number), closed: expect.any(Number), moved: expect.any(Number), backfilled: expect.any(Number) };
   for (const run of status.recent)
     expect(run.result).toEqual({ released: expect.any(Number), timedOut: expect.any(Number), canceled: expect.any(Number), alarms });
 

@@ -14,8 +14,12 @@ import {
   type TimedDevice,
 } from '../../stores/alarm-timer-store';
 import { ALARM_TIMER_PARTITIONS } from '../../stores/keys';
+import { dueBackfillOf, isBackfillEntry } from '../../stores/alarm-backfill-store';
 import { listDueEntries } from '../../stores/sweep-store';
-import type { DetectedRule, DetectionDeps } from './detection';
+import { runBackfill } from './backfill';
+import { conditionOpenId, type DetectedRule, type DetectionDeps } from './detection';
+
+export { conditionOpenId } from './detection';
 import { silentSince } from './silent-tags';
 import { thresholdOpenId } from './threshold';
 
@@ -29,6 +33,8 @@ export interface AlarmSweepSummary {
   closed: number;
   /** Timers moved on (a `silent` rule's device that published meanwhile). */
   moved: number;
+  /** Devices read by rules' backfills (domain/alarms/backfill.ts). */
+  backfilled: number;
 }
 
 /**
@@ -117,9 +123,6 @@ const visitSilent = async <R extends DetectedRule>(deps: DetectionDeps<R>, visit
   await moveTimer(deps.db, due, now + SILENT_WATCH_MS, { since: last, watching: 'close' });
 };
 
-/** The transition ID of a condition alarm's open: once per condition (a uuid opened again at another start is another). */
-export const conditionOpenId = (ruleId: string, deviceId: string, uuid: string, start: string) => `condition:${ruleId}:${deviceId}:${uuid}:${start}`;
-
 /** A `condition` rule's due timer: the condition still open (its device's pointer by uuid) opens the alarm, once per condition. */
 const visitCondition = async <R extends DetectedRule>(deps: DetectionDeps<R>, visit: Visit<R>, summary: AlarmSweepSummary) => {
   const { due, rule, timer } = visit;
@@ -195,7 +198,16 @@ const sweepPartition = async <R extends DetectedRule>(
   clock: () => number,
 ) => {
   for await (const page of listDueEntries(db, { partition, before: budget.now, pageSize: DUE_TIMERS_PER_READ })) {
-    if (page.length) await visitChunk(deps, page.map(dueTimerOf), summary, clock);
+    const timers = page.filter((entry) => !isBackfillEntry(entry));
+    if (timers.length) await visitChunk(deps, timers.map(dueTimerOf), summary, clock);
+    for (const entry of page.filter(isBackfillEntry)) {
+      if (clock() >= budget.deadline) return;
+      try {
+        summary.backfilled += (await runBackfill(deps, dueBackfillOf(entry), budget.deadline)).devices;
+      } catch (error) {
+        logger.error('an alarm rule’s backfill failed a page; the next run does it again', { error: error as Error, entry: entry.sk });
+      }
+    }
     if (clock() >= budget.deadline) return;
   }
 };
@@ -210,7 +222,7 @@ const sweepPartition = async <R extends DetectedRule>(
  */
 export const sweepAlarmTimers = async <R extends DetectedRule>(deps: DetectionDeps<R>, budget: { now: number; deadline: number }) => {
   const clock = deps.now ?? Date.now;
-  const summary: AlarmSweepSummary = { due: 0, opened: 0, closed: 0, moved: 0 };
+  const summary: AlarmSweepSummary = { due: 0, opened: 0, closed: 0, moved: 0, backfilled: 0 };
   const results = await settleAll([...ALARM_TIMER_PARTITIONS], PARTITION_CONCURRENCY, (partition) =>
     sweepPartition(deps, deps.db, partition, budget, summary, clock),
   );

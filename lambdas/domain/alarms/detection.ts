@@ -85,6 +85,9 @@ export const targetReader = (db: Db) => {
   };
 };
 
+/** The transition ID of a condition alarm's open: once per condition (a uuid opened again at another start is another). */
+export const conditionOpenId = (ruleId: string, deviceId: string, uuid: string, start: string) => `condition:${ruleId}:${deviceId}:${uuid}:${start}`;
+
 /** The enabled rules of a kind among a workspace's rules. */
 export const rulesOfKind = <R extends DetectedRule>(rules: readonly R[], kind: DetectedRule['kind']) => rules.filter((r) => r.enabled && r.kind === kind);
 

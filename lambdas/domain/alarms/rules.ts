@@ -21,6 +21,7 @@ import { mapKeyed, pageSizeOf, paginate, startOf } from '../registry/lists';
 import { parseQuery } from '../registry/query';
 import { requireWorkspace } from '../tenancy/workspaces';
 import { closeAlarmsOfRule, type AlarmDeps } from './alarms';
+import { startBackfill } from './backfill';
 
 /** A rule as the API answers it: its stored public fields. */
 export const toAlarmRule = ({ account_id: _a, workspace_id: _w, ...rule }: AlarmRuleRecord): AlarmRule => rule;
@@ -112,7 +113,7 @@ export const requireAlarmRule = async (db: Db, workspaceId: string, ruleId: stri
 };
 
 /**
- * Creates an alarm rule, within the workspace's quota of rules.
+ * Creates an alarm rule, within the workspace's quota of rules, and starts its backfill (domain/alarms/backfill.ts).
  * @throws NotFoundError when the workspace, a fleet or the group of its target is not the caller's.
  * @throws ValidationError naming the body field a kind refuses (nothing is written).
  * @throws QuotaExceededError when the workspace holds its limit of rules.
@@ -143,6 +144,8 @@ export const createAlarmRule = async (db: Db, caller: Caller, workspaceId: strin
   refuse(ruleProblems(rule));
   await checkTarget(db, workspaceId, rule.target);
   await putAlarmRule(db, rule, quota(db, workspace, 'alarm_rules'));
+  // The devices it targets already (disconnected, silent, with a condition open) are the backfill's.
+  await startBackfill(db, rule);
   return toAlarmRule(rule);
 };
 
@@ -175,7 +178,8 @@ const changed = (rule: AlarmRuleRecord, change: UpdateAlarmRuleBody, at: string)
 };
 
 /**
- * Changes a rule (any field but its kind). Disabling it closes its alarms that are not closed.
+ * Changes a rule (any field but its kind). Disabling it closes its alarms that are not closed;
+ * enabling it, or giving it another target, starts its backfill (domain/alarms/backfill.ts).
  * @throws NotFoundError when the workspace, the rule, or a fleet or group of its new target is not the caller's.
  * @throws ValidationError naming the body field its kind refuses (nothing is written).
  * @throws ConflictError when it changed meanwhile.
@@ -188,6 +192,8 @@ export const updateAlarmRule = async (deps: AlarmDeps, caller: Caller, workspace
   if (change.target !== undefined) await checkTarget(deps.db, workspaceId, next.target);
   if (!(await replaceAlarmRule(deps.db, rule, next))) throw new ConflictError(`Alarm rule ${ruleId} changed meanwhile: read it again and retry.`);
   if (!next.enabled) await closeAlarmsOfRule(deps, workspaceId, ruleId, 'rule_disabled');
+  // Enabled again, or watching other devices: those in the state it watches now are the backfill's.
+  else if (!rule.enabled || change.target !== undefined) await startBackfill(deps.db, next);
   return toAlarmRule(next);
 };
 
