@@ -160,10 +160,10 @@ export const QUEUE_PRODUCERS: Record<QueueName, readonly string[]> = {
   retention: ['workspaces', 'devices', 'retention'],
   // An export request queues its export; a run that stops queues the rest.
   export: ['timeseries', 'export'],
-  // An acknowledgement, and a rule disabled or deleted (its alarms close), are transitions told from
-  // the API; the detection's opens and closes from the registry stream's consumer, the minute sweep
-  // and the ingest (threshold rules).
-  'alarm-notifications': ['alarms', 'registry-stream', 'rollout-sweep', 'ingest'],
+  // An acknowledgement, a rule disabled or deleted and a device deleted (their alarms close) are
+  // transitions told from the API; the detection's opens and closes from the registry stream's
+  // consumer, the minute sweep and the ingest (threshold rules).
+  'alarm-notifications': ['alarms', 'devices', 'registry-stream', 'rollout-sweep', 'ingest'],
 };
 
 /**

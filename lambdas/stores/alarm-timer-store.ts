@@ -1,6 +1,7 @@
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { isConditionFailed } from './errors';
+import { queryPages } from './items';
 import {
   ALARM_TIMER_SORT_KEY_PREFIX,
   REGISTRY_SWEEP_INDEX,
@@ -290,4 +291,16 @@ export const readThresholdStates = async (db: Db, pairs: RuleOnDevice[]): Promis
         : {}),
     };
   });
+};
+
+/** Deletes every alarm timer of a device (it was deleted): one query of its timers, then a delete each. */
+export const deleteTimersOfDevice = async (db: Db, deviceId: string) => {
+  const { pk } = alarmTimerKey(deviceId, '');
+  let deleted = 0;
+  for await (const page of queryPages(db, { pk, prefix: ALARM_TIMER_SORT_KEY_PREFIX, extra: { ProjectionExpression: 'pk, sk' } }))
+    for (const item of page) {
+      await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: item.pk, sk: item.sk } }));
+      deleted += 1;
+    }
+  return deleted;
 };

@@ -582,4 +582,42 @@ describe('what was there before a rule, a rule’s tag, a device deleted', () =>
     expect((await listAlarms(`?rule=${rule.id}`))[0].details).toMatchObject({ seen_at: (await deviceItem(device.id)).last_seen_tags.env });
     await device.client.end();
   }, 180_000);
+
+  it('closes a deleted device’s alarms, told as every transition, and deletes its timers', async () => {
+    const { putTimerIfAbsent } = await import('../../lambdas/stores/alarm-timer-store');
+    const { alarmTimerKey } = await import('../../lambdas/stores/keys');
+    const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const rule = await stored((await newRule({ ...THRESHOLD, name: 'doomed freezer' })).id);
+    const silent = await newRule({ name: 'doomed silent', kind: 'silent', severity: 'minor', for_seconds: 60, target: { fleets: [fleet] } });
+    const doomed = await newDevice('doomed');
+    const opened = await alarms.openAlarm(
+      deps(),
+      rule,
+      { workspace_id: ws, fleet_id: fleet, device_id: doomed },
+      { details: {}, transitionId: `t-doomed-${doomed}` },
+    );
+    const timer = {
+      workspace_id: ws,
+      account_id: rule.account_id,
+      device_id: doomed,
+      rule_id: silent.id,
+      kind: 'silent' as const,
+      since: new Date().toISOString(),
+    };
+    await putTimerIfAbsent(db, timer, Date.now() + 3_600_000);
+
+    expect((await api.delete(`/workspaces/${ws}/devices/${doomed}`)).status).toBe(200);
+
+    expect((await listAlarms(`?device=${doomed}`)).map((a) => [a.id, a.status, a.details.closed_by])).toEqual([[opened!.id, 'closed', 'device_deleted']]);
+    const timerLeft = await db.doc.send(new GetCommand({ TableName: db.table, Key: alarmTimerKey(doomed, silent.id), ConsistentRead: true }));
+    expect(timerLeft.Item).toBeUndefined();
+    const closedEvent = () =>
+      receiver
+        .accepted()
+        .find(
+          (e) =>
+            e.type === 'alarm' && (e.payload as { id?: string; status?: string }).id === opened!.id && (e.payload as { status?: string }).status === 'closed',
+        );
+    await until(async () => closedEvent() !== undefined, 'the closed alarm event at the webhook', 60_000);
+  });
 });

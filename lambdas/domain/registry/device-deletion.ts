@@ -19,8 +19,8 @@ export interface DeviceDeletionHooks {
   /** How the device's open MQTT session is closed (IoT Core's DeleteConnection; locally the broker). */
   sessions?: SessionCloser;
   /**
-   * Closes the device's open alarms (spec/fleet-state.md §4, issue 36): called once the device is
-   * deleted, and again when a DELETE is retried. None until alarms exist.
+   * Closes the device's open alarms and deletes its alarm timers (spec/fleet-state.md §4:
+   * domain/alarms/deleted-devices.ts): called once the device is deleted, and again when a DELETE is retried.
    */
   closeAlarms?: (workspaceId: string, deviceId: string) => Promise<void>;
   /**

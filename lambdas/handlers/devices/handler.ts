@@ -1,4 +1,6 @@
+import { alarmDeps } from '../../domain/alarms/alarms';
 import { listConditions } from '../../domain/alarms/conditions';
+import { closeAlarmsOfDevice } from '../../domain/alarms/deleted-devices';
 import { purgeDataHook } from '../../domain/data/purge';
 import { apiRequestHooks } from '../../domain/limits/api-requests';
 import { deleteDevice } from '../../domain/registry/device-deletion';
@@ -23,7 +25,10 @@ export const handler = httpHandler(
     patchDevice: async ({ path, body }, event) => ok(200, { device: await patchDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId, body) }),
     deleteDevice: async ({ path, query }, event) =>
       ok(200, {
-        device: await deleteDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId, query.purge ? { purgeData: purgeDataHook() } : {}),
+        device: await deleteDevice(registryDb(), callerOf(event), path.workspaceId, path.deviceId, {
+          closeAlarms: (workspaceId, deviceId) => closeAlarmsOfDevice(alarmDeps(registryDb()), workspaceId, deviceId),
+          ...(query.purge ? { purgeData: purgeDataHook() } : {}),
+        }),
       }),
     listDeviceEvents: async ({ path, query }, event) => ok(200, await listDeviceEvents(registryDb(), callerOf(event), path.workspaceId, path.deviceId, query)),
     listConditions: async ({ path, query }, event) =>
