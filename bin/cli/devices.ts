@@ -35,7 +35,7 @@ interface ListedDevice {
 }
 
 /** A refusal worth its own exit code: 2 for what the user gave (a bad query, an unknown ID), 1 otherwise. */
-class Refused extends Error {
+export class Refused extends Error {
   constructor(
     message: string,
     readonly exitCode: number,
@@ -44,8 +44,11 @@ class Refused extends Error {
   }
 }
 
+/** Which API a command that calls it is told (`devices`, `alarms`): `--local` or `--url`, and `--key`. */
+export type ApiOptions = LocalOptions & { url?: string; key?: string };
+
 /** The API and the key to call it with: the running `npm start`'s, or the given ones. */
-const endpointOf = (options: DevicesOptions) => {
+export const endpointOf = (options: ApiOptions) => {
   const given = options.key || process.env.FLEETSTREAM_API_KEY || undefined;
   if (!options.local) return { base: options.url!.replace(/\/+$/, ''), key: given! };
   const runtime = findRuntime(options.dataDir, options.port);
@@ -63,9 +66,16 @@ const say = (options: DevicesOptions, line: string) => {
   if (!options.quiet) process.stderr.write(`devices: ${line}\n`);
 };
 
-/** One GET of the API, its JSON answer; a refusal as the API words it. */
-const getJson = async (base: string, key: string, path: string) => {
-  const response = await fetch(`${base}${path}`, { headers: { 'x-api-key': key, accept: 'application/json' } });
+/**
+ * One call of the API, its JSON answer; a refusal as the API words it (with the fields it names),
+ * exit code 2 for what the caller must change (400, 404, 409), else 1.
+ */
+export const callJson = async (base: string, key: string, path: string, { method = 'GET', send }: { method?: string; send?: unknown } = {}) => {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'x-api-key': key, accept: 'application/json', ...(send === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(send === undefined ? {} : { body: JSON.stringify(send) }),
+  });
   const text = await response.text();
   let body: any;
   try {
@@ -78,16 +88,24 @@ const getJson = async (base: string, key: string, path: string) => {
     const details = (error.details ?? []).map((d: { field: string; message: string }) => `${d.field}: ${d.message}`).join('; ');
     throw new Refused(
       `${error.message ?? `answered ${response.status}`}${details ? ` (${details})` : ''}`,
-      response.status === 400 || response.status === 404 ? 2 : 1,
+      response.status === 400 || response.status === 404 || response.status === 409 ? 2 : 1,
     );
   }
   return body;
 };
 
-/** The path of the list the options name, without paging. */
-const listPath = async (options: DevicesOptions, base: string, key: string) => {
+const getJson = (base: string, key: string, path: string) => callJson(base, key, path);
+
+/** The key's workspace (its first: a bound key lists one), unless `--workspace` names one. */
+export const workspaceOf = async (options: { workspace?: string }, base: string, key: string): Promise<string> => {
   const workspace = options.workspace ?? (await getJson(base, key, '/workspaces?limit=1')).workspaces?.[0]?.id;
   if (!workspace) throw new Refused('the key lists no workspace: give --workspace.', 2);
+  return workspace;
+};
+
+/** The path of the list the options name, without paging. */
+const listPath = async (options: DevicesOptions, base: string, key: string) => {
+  const workspace = await workspaceOf(options, base, key);
   if (options.group) return `/workspaces/${encodeURIComponent(workspace)}/groups/${encodeURIComponent(options.group)}/devices`;
   const query = new URLSearchParams();
   if (options.q !== undefined) query.set('q', options.q);

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, type OutputConfiguration } from 'commander';
+import { register as registerAlarms } from './alarms';
 import { register as registerCost } from './cost';
 import { register as registerCreateAccount } from './create-account';
 import { register as registerDevice } from './device';
@@ -23,6 +24,7 @@ const COMMANDS = [
   registerLimits,
   registerDevice,
   registerDevices,
+  registerAlarms,
   registerReplayDlq,
   registerSmoke,
   registerCost,
@@ -52,7 +54,7 @@ const oneLine = (name: string, text: string) => {
 export const buildProgram = (output: Pick<OutputConfiguration, 'writeOut' | 'writeErr'> = {}) => {
   const program = new Command('fleetstream')
     .description(
-      'Fleetstream on this machine and on a deployed stack: the local runtime, accounts, limits, a device simulator, device search, the DLQ, the smoke test, the cost model.',
+      'Fleetstream on this machine and on a deployed stack: the local runtime, accounts, limits, a device simulator, device search, alarms, the DLQ, the smoke test, the cost model.',
     )
     .version(version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show the help of the command')
@@ -61,10 +63,11 @@ export const buildProgram = (output: Pick<OutputConfiguration, 'writeOut' | 'wri
     .configureOutput(output);
   for (const register of COMMANDS) register(program);
   // Set after registering: each subcommand has copied the program's output, and names itself.
-  for (const command of [program, ...program.commands]) {
-    const name = command === program ? 'fleetstream' : `fleetstream ${command.name()}`;
-    command.configureOutput({ outputError: (text, write) => write(oneLine(name, text)) });
-  }
+  const named = (command: Command, name: string): Array<[Command, string]> => [
+    [command, name],
+    ...command.commands.flatMap((sub) => named(sub, `${name} ${sub.name()}`)),
+  ];
+  for (const [command, name] of named(program, 'fleetstream')) command.configureOutput({ outputError: (text, write) => write(oneLine(name, text)) });
   return program;
 };
 

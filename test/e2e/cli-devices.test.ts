@@ -1,8 +1,9 @@
 /**
  * `fleetstream devices` against `npm start`, as an operator runs it: the devices a query (or a
  * group) matches, every page of them, as a table, a JSON array or a count; found by --local (the
- * runtime file) or by --url; a malformed query exits 2 with the API's message. And `fleetstream
- * device --create --device-tag` makes tagged devices.
+ * runtime file) or by --url; a malformed query exits 2 with the API's message. `fleetstream
+ * device --create --device-tag` makes tagged devices. `fleetstream alarms` lists a workspace's
+ * alarms and acknowledges one.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { apiClient, type ApiClient } from '../helpers/api-client';
+import { until } from '../../local/ports';
 import { fleetstreamArgs } from '../helpers/cli';
+import { deviceClient, deviceToken } from '../helpers/device-token';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 
 const run = promisify(execFile);
@@ -137,5 +140,65 @@ describe('fleetstream device --create --device-tag', () => {
       { site: 'turin', batch: 'sim' },
       { site: 'turin', batch: 'sim' },
     ]);
+  });
+});
+
+describe('fleetstream alarms', () => {
+  const alarms = (...args: string[]) => fleetstream('alarms', '--local', '--data-dir', stack.dataDir, '--key', stack.api_key, ...args);
+  const ack = (...args: string[]) => fleetstream('alarms', 'ack', ...args, '--local', '--data-dir', stack.dataDir, '--key', stack.api_key);
+  let door: ReturnType<typeof deviceClient>;
+  let alarmId: string;
+  const start = new Date().toISOString();
+
+  beforeAll(async () => {
+    // A condition rule of 0 s: the condition milan-0 opens opens its alarm at once (the registry stream).
+    const rule = await api.post(`/workspaces/${ws}/alarm-rules`, { name: 'door open', kind: 'condition', severity: 'major', tag: 'door', for_seconds: 0 });
+    expect(rule.status).toBe(201);
+    const { credentials } = (await api.post(`/workspaces/${ws}/devices/${milan[0]}/identities`)).body;
+    door = deviceClient(stack.base_url, await deviceToken(credentials));
+    expect((await door.post('/conditions', { uuid: 'door-1', tag: 'door', payload: null, start })).status).toBeLessThan(300);
+    await until(async () => (await api.get(`/workspaces/${ws}/alarms?status=open`)).body.alarms.length === 1, 'the door’s alarm', 90_000);
+    alarmId = (await api.get(`/workspaces/${ws}/alarms?status=open`)).body.alarms[0].id;
+  }, 120_000);
+
+  it('lists the open alarms as JSON, exactly as the API lists them, and as a table, by device name or ID', async () => {
+    const json = await alarms('--json');
+    const byName = await alarms('--device', 'milan-0');
+    const none = await alarms('--device', milan[1], '--json');
+    const minor = await alarms('--severity', 'minor');
+
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual((await api.get(`/workspaces/${ws}/alarms?status=open`)).body.alarms);
+    const lines = byName.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+SEVERITY\s+STATUS\s+KIND\s+RULE\s+DEVICE\s+OPENED\s+ACKNOWLEDGED BY$/);
+    expect(lines.slice(1)).toEqual([expect.stringMatching(new RegExp(`^${alarmId}\\s+major\\s+open\\s+condition\\s+door open\\s+${milan[0]}\\s+\\S+\\s+-$`))]);
+    expect(JSON.parse(none.stdout)).toEqual([]);
+    expect(minor.stdout.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('acknowledges with a note, by the key’s name; lists it under --status acknowledged', async () => {
+    const { code, stdout } = await ack(alarmId, '--note', 'on my way', '--json');
+
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ id: alarmId, status: 'acknowledged', note: 'on my way', acknowledged_by: expect.any(String) });
+    expect((JSON.parse((await alarms('--status', 'acknowledged', '--json')).stdout) as Array<{ id: string }>).map((a) => a.id)).toEqual([alarmId]);
+    expect(JSON.parse((await alarms('--json')).stdout)).toEqual([]);
+  });
+
+  it('exits 2 saying why: a closed alarm (409), an unknown alarm, a device no device is named', async () => {
+    expect((await door.post('/conditions', { uuid: 'door-1', finish_payload: null })).status).toBeLessThan(300);
+    await until(async () => (await api.get(`/workspaces/${ws}/alarms?status=closed`)).body.alarms.length === 1, 'the alarm closed', 90_000);
+
+    const closed = await ack(alarmId);
+    const unknown = await ack('alm-nonexistent00000000000');
+    const nameless = await alarms('--device', 'nobody');
+
+    expect([closed.code, closed.stdout, closed.stderr]).toEqual([
+      2,
+      '',
+      expect.stringMatching(new RegExp(`^alarms: Alarm ${alarmId} is closed: there is nothing to acknowledge`)),
+    ]);
+    expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringMatching(/^alarms: Alarm alm-nonexistent00000000000 not found/)]);
+    expect([nameless.code, nameless.stdout, nameless.stderr]).toEqual([2, '', expect.stringMatching(/^alarms: no device is named "nobody"/)]);
   });
 });

@@ -31,7 +31,7 @@ const noStackTrace = /^\s+at /m;
 
 describe('fleetstream', () => {
   it('has a subcommand for each CLI, an npm script alias for each, and the package’s bin', () => {
-    expect(names.sort()).toEqual(['cost', 'create-account', 'device', 'devices', 'limits', 'openapi', 'replay-dlq', 'smoke', 'start']);
+    expect(names.sort()).toEqual(['alarms', 'cost', 'create-account', 'device', 'devices', 'limits', 'openapi', 'replay-dlq', 'smoke', 'start']);
     for (const name of names) expect([name, pkg.scripts[name]]).toEqual([name, `tsx bin/fleetstream.ts ${name}`]);
     expect(pkg.bin).toEqual({ fleetstream: 'bin/fleetstream.mjs' });
   });
@@ -115,10 +115,29 @@ describe('fleetstream', () => {
     [['devices', '--local', '--q', 'name = "a"', '--group', 'grp-1'], "option '--group <id>' cannot be used with option '--q <query>'."],
     [['devices', '--local', '--group', 'grp-1', '--fleet', 'flt-1'], '--fleet does not apply to --group: a group’s query says which devices.'],
     [['cost', '--points-per-day', '1000', '--devices', '10', 'extra'], "too many arguments for 'cost'. Expected 0 arguments but got 1: extra."],
+    [
+      ['alarms', '--local', '--status', 'sleeping'],
+      "option '--status <status>' argument 'sleeping' is invalid. Allowed choices are open, acknowledged, closed, all.",
+    ],
+    [
+      ['alarms', '--local', '--severity', 'apocalyptic'],
+      "option '--severity <severity>' argument 'apocalyptic' is invalid. Allowed choices are critical, major, minor, warning.",
+    ],
+    [['alarms', '--severity', 'major'], 'say which API: --local for `npm start`, or --url <ApiUrl of the deployed stack>.'],
+    [['alarms', '--local', '--page-size', '0'], "option '--page-size <n>' argument '0' is invalid. Expected a whole number from 1 to 1,000."],
   ])('%j: exits 2 with %s', async (args, message) => {
     const { code, stderr } = await fleetstream(...args);
 
     expect([code, stderr]).toEqual([2, `fleetstream ${args[0]}: ${message} See \`fleetstream ${args[0]} --help\`.\n`]);
+  });
+
+  it.each([
+    [['alarms', 'ack'], "missing required argument 'alarm-id'."],
+    [['alarms', 'ack', 'alm-1', '--url', 'http://x/v3'], '--url needs --key <fsk_…> (or FLEETSTREAM_API_KEY).'],
+  ])('%j: exits 2 naming `alarms ack` and its help', async (args, message) => {
+    const { code, stderr } = await fleetstream(...args);
+
+    expect([code, stderr]).toEqual([2, `fleetstream alarms ack: ${message} See \`fleetstream alarms ack --help\`.\n`]);
   });
 
   it.each(['create-account', 'limits'])('%s without a stack to act on: exits 2 saying which to name', async (name) => {
