@@ -9,6 +9,11 @@
  * (GetItem, BatchGetItem, Query) over the whole time, per due timer and per device: they must
  * follow the due timers, not the fleet's size.
  *
+ * Then a second `offline` rule on the fleet, created while the OFFLINE devices are disconnected:
+ * its backfill (domain/alarms/backfill.ts) pages through the fleet's devices from the minute sweep
+ * and writes their timers. Printed: the time from its creation to its end, and the sweep runs'
+ * time spent on it per 10,000 devices read.
+ *
  * And the threshold half (bench/alarms-threshold.ts): the data path's AWS requests per 1,000
  * points with and without a `threshold` rule, in `npm run bench:requests`' shapes, side by side.
  *
@@ -60,6 +65,7 @@ const { putAll } = await import('../lambdas/stores/items');
 const { deviceKey, deviceLocatorKey, collection } = await import('../lambdas/stores/keys');
 const { setDeviceConnection } = await import('../lambdas/stores/device-mqtt-store');
 const { QueryCommand } = await import('@aws-sdk/lib-dynamodb');
+const { getBackfill } = await import('../lambdas/stores/alarm-backfill-store');
 const db = registryDb();
 const ws = runtime.workspace_id;
 
@@ -164,6 +170,38 @@ const measureOffline = async () => {
   const reads = Object.fromEntries(Object.entries(after).map(([op, n]) => [op, n - (before[op] ?? 0)]));
   const total = Object.values(reads).reduce((a, b) => a + b, 0);
   const afterForSeconds = (allOpenAt - (lastAt + FOR_SECONDS * 1000)) / 1000;
+
+  // A rule created after the disconnections: its backfill, run by the sweep (due 10 s after, then each minute, 30 s a run at most).
+  log(`a second offline rule: its backfill over ${DEVICES} devices…`);
+  const lateAt = Date.now();
+  const late = (
+    await api<{ alarm_rule: { id: string } }>('POST', `/workspaces/${ws}/alarm-rules`, {
+      name: 'cold room offline (late)',
+      kind: 'offline',
+      severity: 'major',
+      for_seconds: FOR_SECONDS,
+      target: { fleets: [fleet] },
+    })
+  ).alarm_rule.id;
+  const runs = new Map<number, { ms: number; backfilled: number }>();
+  const collectRuns = () => {
+    for (const schedule of runtime.schedules())
+      if (schedule.function === SWEEP)
+        for (const run of schedule.recent) {
+          const backfilled = (run.result as { alarms?: { backfilled?: number } } | undefined)?.alarms?.backfilled ?? 0;
+          if (run.startedAt >= lateAt && backfilled) runs.set(run.startedAt, { ms: run.endedAt - run.startedAt, backfilled });
+        }
+  };
+  while (await getBackfill(db, ws, late)) {
+    collectRuns();
+    if (Date.now() - lateAt > 30 * 60_000) throw new Error('the backfill did not end in 30 minutes');
+    await pause(1000);
+  }
+  const backfillDoneAt = Date.now();
+  await pause(2000);
+  collectRuns();
+  const backfilledDevices = [...runs.values()].reduce((a, r) => a + r.backfilled, 0);
+  const backfillMs = [...runs.values()].reduce((a, r) => a + r.ms, 0);
   printTable('bench:alarms', [
     { figure: 'devices', value: DEVICES.toLocaleString('en') },
     { figure: 'disconnected at once', value: OFFLINE.toLocaleString('en') },
@@ -182,6 +220,15 @@ const measureOffline = async () => {
     },
     { figure: 'sweep reads per due timer', value: (total / OFFLINE).toFixed(3) },
     { figure: 'sweep reads per device', value: (total / DEVICES).toFixed(4) },
+    { figure: 'late rule: its backfill ended after (from its creation)', value: `${((backfillDoneAt - lateAt) / 1000).toFixed(1)} s` },
+    {
+      figure: 'late rule: sweep runs that backfilled, devices read',
+      value: `${runs.size} runs, ${backfilledDevices.toLocaleString('en')} devices (${OFFLINE.toLocaleString('en')} timers to write)`,
+    },
+    {
+      figure: 'late rule: those runs’ time per 10,000 devices',
+      value: backfilledDevices ? `${((backfillMs / backfilledDevices) * 10).toFixed(1)} s` : '-',
+    },
   ]);
 };
 
