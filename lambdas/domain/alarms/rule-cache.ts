@@ -51,3 +51,12 @@ let containerCache: ReturnType<typeof alarmRulesCache> | undefined;
  * {@link ALARM_RULES_CACHE_MS} old): what the detection (ingest, sweep) evaluates.
  */
 export const rulesOfWorkspace = (deps: { db: Db }, owner: RulesOwner) => (containerCache ??= alarmRulesCache(deps.db))(owner);
+
+/**
+ * {@link rulesOfWorkspace} behind a workspace's settings that a path reads anyway (the ingest's,
+ * cached): a workspace whose `alarm_rules_version` is 0 never had a rule, and costs no request.
+ */
+export const rulesGatedBy =
+  (settings: (accountId: string, workspaceId: string) => Promise<{ alarm_rules_version?: number } | undefined>): typeof rulesOfWorkspace =>
+  async (deps, owner) =>
+    (await settings(owner.account_id, owner.workspace_id))?.alarm_rules_version ? rulesOfWorkspace(deps, owner) : [];

@@ -8,6 +8,7 @@ import { ingestBatch, type IngestDeps } from '../../domain/data/ingest';
 import { detectThresholds, thresholdDetection } from '../../domain/alarms/threshold-ingest';
 import { seenRecorder } from '../../domain/data/last-seen';
 import { tagSeenRecorder } from '../../domain/data/tag-seen';
+import { rulesGatedBy } from '../../domain/alarms/rule-cache';
 import { limitsMemory } from '../../domain/limits/limits';
 import { deviceQuota, hundredthOf } from '../../domain/limits/device-quota';
 import { recordUsage } from '../../domain/limits/usage';
@@ -40,8 +41,9 @@ const deps: IngestDeps = {
   closedSessions: (deviceIds) => readClosedSessions(db, deviceIds),
   // A device's last_seen_at: at most one write a minute, however many points it sends.
   seen: seenRecorder(db),
-  // A silent rule's tag: a device's newest point on it, as last_seen_at (none where no rule names a tag).
-  tagsSeen: tagSeenRecorder(db),
+  // A silent rule's tag: a device's newest point on it, as last_seen_at (none where no rule names a
+  // tag; no read where the workspace never had a rule).
+  tagsSeen: tagSeenRecorder(db, { rules: rulesGatedBy(settings) }),
   live: consoleLive(publishToConsoles),
   // Alarm rules of kind threshold: none read for a workspace whose settings say it never had one.
   thresholds: (messages) => detectThresholds(thresholds, messages),
