@@ -3,11 +3,13 @@
  * `offline` rule made over the API, a device that disconnects over MQTT and the minute sweep (every
  * second here, its clock two minutes ahead) open the alarm, listed, e-mailed and told to a real
  * receiver, and the reconnection closes it — the registry stream's consumer, the sweep and the
- * notifier through their bundles, wiring and roles. Then a transition put on the notifications queue
- * (stores/alarm-notification-queue.ts) becomes its `alarm` webhook event, received by a real HTTP
- * receiver, and on open and close an e-mail per address, read back from the SES v2 emulator; a
- * redelivered transition sends nothing twice; an SES outage loses nothing; and a transition that
- * cannot be sent after the queue's retries is shown on its rule and kept in the DLQ.
+ * notifier through their bundles, wiring and roles; a `threshold` rule's burst over the HTTPS
+ * device door opens its alarm at ingest and a cooling point closes it — the ingest's bundle and
+ * role. Then a transition put on the notifications queue (stores/alarm-notification-queue.ts)
+ * becomes its `alarm` webhook event, received by a real HTTP receiver, and on open and close an
+ * e-mail per address, read back from the SES v2 emulator; a redelivered transition sends nothing
+ * twice; an SES outage loses nothing; and a transition that cannot be sent after the queue's
+ * retries is shown on its rule and kept in the DLQ.
  */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
@@ -28,6 +30,9 @@ let receiver: WebhookReceiver;
 let send: (transition: AlarmTransition) => Promise<void>;
 let db: import('../../lambdas/shared/clients').Db;
 let ruleKey: typeof import('../../lambdas/stores/keys').alarmRuleKey;
+let chillers: string;
+let chillerRule: string;
+const chillerMail = `chillers-${randomUUID().slice(0, 8)}@example.com`;
 
 const RECEIVES = 4;
 // SES made to fail and the sender changed need the runtime in this process (runtime.mail, the
@@ -50,6 +55,25 @@ beforeAll(async () => {
   send = (await import('../../lambdas/stores/alarm-notification-queue')).sendAlarmTransition;
   db = (await import('../../lambdas/shared/clients')).registryDb();
   ruleKey = (await import('../../lambdas/stores/keys')).alarmRuleKey;
+  // The workspace's first rule, made before any point reaches the ingest: the ingest's first read of
+  // the workspace holds it, whichever test runs first. A first rule made later would reach it only
+  // when its cached settings expire (DEVICE_PLACE_CACHE_SECONDS, docs/limits.md).
+  chillers = (await api.post(`/workspaces/${runtime.workspace_id}/fleets`, { name: 'chillers' })).body.fleet.id;
+  const rule = await api.post(`/workspaces/${runtime.workspace_id}/alarm-rules`, {
+    name: 'chiller too warm',
+    kind: 'threshold',
+    severity: 'critical',
+    target: { fleets: [chillers] },
+    tag: 'env',
+    field: 'temp',
+    op: '>',
+    value: 8,
+    clear_value: 5,
+    for_seconds: 0,
+    notify: { emails: [chillerMail] },
+  });
+  expect([rule.status, rule.body.error]).toEqual([201, undefined]);
+  chillerRule = rule.body.alarm_rule.id;
 }, 120_000);
 afterAll(async () => {
   await receiver?.stop();
@@ -171,6 +195,44 @@ describe('alarm detection', () => {
     } finally {
       await again.end();
     }
+  }, 150_000);
+});
+
+describe('threshold detection at ingest', () => {
+  it('opens a threshold alarm on a burst over the HTTPS device door, e-mails and tells it, and closes it on a cooling point', async () => {
+    const ws = runtime.workspace_id;
+    const { deviceClient, deviceToken } = await import('../helpers/device-token');
+    const device = (await api.post(`/workspaces/${ws}/devices`, { name: 'chiller-1', fleet_id: chillers })).body.device.id as string;
+    const { credentials } = (await api.post(`/workspaces/${ws}/devices/${device}/identities`)).body;
+    const door = deviceClient(runtime.base_url, await deviceToken(credentials));
+    const alarmsOf = async () => (await api.get(`/workspaces/${ws}/alarms?rule=${chillerRule}&device=${device}`)).body.alarms as Array<Record<string, any>>;
+    const publish = async (temps: number[]) => {
+      const answer = await door.post(
+        '/data',
+        temps.map((temp) => ({ tag: 'env', payload: { temp } })),
+      );
+      expect([answer.status, answer.body.accepted]).toEqual([202, temps.length]);
+    };
+
+    // 32 points in one request: 4 °C, then warming by half a degree from 6 to 11.5, past 8 once (8.5 the first above it).
+    await publish([...Array<number>(20).fill(4), ...Array.from({ length: 12 }, (_, i) => 6 + i / 2)]);
+    await until(async () => (await alarmsOf()).length === 1, 'the threshold alarm open', 60_000);
+    const [opened] = await alarmsOf();
+    expect(opened).toMatchObject({ kind: 'threshold', severity: 'critical', device_id: device, fleet_id: chillers, status: 'open' });
+    expect(opened.details).toMatchObject({ field: 'temp', tag: 'env', value: 8.5 });
+    await until(async () => (await mailsTo(chillerMail)).length === 1 && alarmEvents(opened.id).length === 1, 'the opening’s mail and event', 30_000);
+    expect((await mailsTo(chillerMail))[0].subject).toBe(`[critical] chiller too warm: alarm opened on ${device}`);
+
+    // One point under clear_value (5) closes it.
+    await publish([4.5]);
+    await until(async () => (await alarmsOf())[0].status === 'closed', 'the alarm closed by the cooling point', 60_000);
+    expect(await alarmsOf()).toEqual([expect.objectContaining({ id: opened.id, details: expect.objectContaining({ value: 8.5, closed_value: 4.5 }) })]);
+    await until(async () => (await mailsTo(chillerMail)).length === 2 && alarmEvents(opened.id).length === 2, 'the close’s mail and event', 30_000);
+    expect((await mailsTo(chillerMail)).map((m) => m.subject)).toEqual([
+      `[critical] chiller too warm: alarm opened on ${device}`,
+      `[critical] chiller too warm: alarm closed on ${device}`,
+    ]);
+    expect(alarmEvents(opened.id).map((e) => (e.payload as { status: string }).status)).toEqual(['open', 'closed']);
   }, 150_000);
 });
 
