@@ -12,6 +12,7 @@ import {
   collection,
   INDEX_SHARDS,
   openAlarmGuardKey,
+  openAlarmGuardsOfRule,
   REGISTRY_SWEEP_INDEX,
   REGISTRY_TTL_ATTRIBUTE,
   shardOfDevice,
@@ -241,19 +242,34 @@ export const readAlarmsOfWorkspace = (db: Db, workspaceId: string, filters: Omit
   return keyedItems<AlarmRecord>(db, { pk, prefix, ...read, extra: { ScanIndexForward: false, ...filterOf(filters) } });
 };
 
-/** The workspace's alarms of a rule that are not closed, one by one. */
-export const readUnclosedAlarmsOfRule = (db: Db, workspaceId: string, ruleId: string) => {
-  const { pk, prefix } = collection.alarmsOfWorkspace(workspaceId);
-  return keyedItems<AlarmRecord>(db, {
-    pk,
-    prefix,
-    extra: {
-      FilterExpression: 'rule_id = :rule AND #status <> :closed',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':rule': ruleId, ':closed': 'closed' },
-    },
-  });
-};
+/**
+ * The alarms of a rule that are not closed, one by one: their IDs and devices, as their guards'
+ * entries in the sweep index tell them (keys.ts `ALARMS#<workspace>`, each entry keeping its
+ * guard's table key `ALARMOPEN#<alr>#<dev>`), page by page. No alarm is read, and a closed one
+ * has no entry: the workspace's closed alarms cost nothing. The index is eventually consistent:
+ * an alarm opened a moment ago may not be there yet.
+ */
+export async function* readUnclosedAlarmsOfRule(db: Db, workspaceId: string, ruleId: string): AsyncGenerator<{ id: string; device_id: string }> {
+  const { name: IndexName, partitionKey, sortKey } = REGISTRY_SWEEP_INDEX;
+  const guards = openAlarmGuardsOfRule(ruleId);
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.doc.send(
+      new QueryCommand({
+        TableName: db.table,
+        IndexName,
+        KeyConditionExpression: '#pk = :pk',
+        // The table's key is in every entry of a keys-only index: the other rules' entries are dropped here.
+        FilterExpression: 'begins_with(#guard, :guards)',
+        ExpressionAttributeNames: { '#pk': partitionKey, '#guard': 'pk' },
+        ExpressionAttributeValues: { ':pk': unclosedAlarmsPartition(workspaceId), ':guards': guards },
+        ExclusiveStartKey,
+      }),
+    );
+    for (const item of page.Items ?? []) yield { id: item[sortKey] as string, device_id: (item.pk as string).slice(guards.length) };
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+}
 
 type AlarmFilters = Omit<AlarmListQuery, 'limit' | 'cursor'>;
 

@@ -142,12 +142,14 @@ export const alarmCountKey = (workspaceId: string, shard: number): ItemKey => ({
   pk: `WKS#${workspaceId}`,
   sk: `ALARMCOUNT#${String(shard).padStart(2, '0')}`,
 });
+/** What the partition keys of a rule's open-alarm guards begin with: the device ID follows. */
+export const openAlarmGuardsOfRule = (ruleId: string) => `ALARMOPEN#${ruleId}#`;
 /**
  * The guard of a rule's alarm on a device that is not closed: at most one exists, since an alarm
  * opens only in the transaction that creates it and closes in the one that deletes it. Found by
  * rule and device alone (the detection closes by them).
  */
-export const openAlarmGuardKey = (ruleId: string, deviceId: string): ItemKey => ({ pk: `ALARMOPEN#${ruleId}#${deviceId}`, sk: 'ALARMOPEN' });
+export const openAlarmGuardKey = (ruleId: string, deviceId: string): ItemKey => ({ pk: `${openAlarmGuardsOfRule(ruleId)}${deviceId}`, sk: 'ALARMOPEN' });
 /** The sweep-index partition of a workspace's alarms that are not closed (their guards' entries, sorted by alarm ID). */
 export const unclosedAlarmsPartition = (workspaceId: string) => `ALARMS#${workspaceId}`;
 /** The record of an alarm transition by its transition ID: a retried batch or sweep finds it and writes nothing twice. */

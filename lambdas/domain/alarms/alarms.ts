@@ -146,13 +146,14 @@ const CLOSE_CONCURRENCY = 16;
 
 /**
  * Closes every alarm of a rule that is not closed (the rule was disabled or deleted: `reason`
- * goes into their details), a few at a time.
+ * goes into their details), a few at a time, found through their guards' index entries: the
+ * workspace's closed alarms and other rules' alarms cost no read.
  */
 export const closeAlarmsOfRule = async (deps: AlarmDeps, workspaceId: string, ruleId: string, reason: string) => {
   const source = readUnclosedAlarmsOfRule(deps.db, workspaceId, ruleId)[Symbol.asyncIterator]();
   const worker = async () => {
     for (let next = await source.next(); !next.done; next = await source.next()) {
-      const alarm = next.value.value;
+      const alarm = next.value;
       await closeAlarm(deps, ruleId, alarm.device_id, { transitionId: `${alarm.id}:closed`, details: { closed_by: reason } });
     }
   };

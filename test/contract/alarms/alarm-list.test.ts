@@ -2,9 +2,10 @@
  * The alarm list on DynamoDB Local: an `open` or `acknowledged` list reads only the alarms that
  * are not closed (their guards' entries in the sweep index, then the alarms by key), newest first,
  * paged with `next`, whatever the workspace's closed alarms; every other list reads the
- * workspace's alarms as before.
+ * workspace's alarms as before. A disabled or deleted rule's alarms are closed through the same
+ * entries (closeAlarmsOfRule): a closed alarm, or another rule's, costs no read.
  */
-import { acknowledgeAlarm, closeAlarm, listAlarms, openAlarm } from '../../../lambdas/domain/alarms/alarms';
+import { acknowledgeAlarm, closeAlarm, closeAlarmsOfRule, listAlarms, openAlarm } from '../../../lambdas/domain/alarms/alarms';
 import { createAlarmRule } from '../../../lambdas/domain/alarms/rules';
 import { CreateAlarmRuleBodySchema, type AlarmListQuery } from '../../../lambdas/schemas/alarms';
 import type { Db } from '../../../lambdas/shared/clients';
@@ -19,7 +20,7 @@ beforeAll(async () => {
   db = await freshTable(undefined, { indexes: REGISTRY_INDEXES });
 });
 
-/** A request the list sent: its command, the index it queried, the keys it read by key. */
+/** A request the list sent: its command, the index it queried, the keys it read by key (a GetItem's as `pk/sk`). */
 interface Sent {
   command: string;
   index?: string;
@@ -31,7 +32,8 @@ const recording = (sent: Sent[]): Db => {
   const doc = {
     send: (command: { constructor: { name: string }; input: Record<string, any> }) => {
       const batch = command.input.RequestItems?.[db.table]?.Keys as Array<{ sk: string }> | undefined;
-      sent.push({ command: command.constructor.name, index: command.input.IndexName, keys: batch?.map((k) => k.sk) ?? [] });
+      const key = command.constructor.name === 'GetCommand' ? [`${command.input.Key.pk}/${command.input.Key.sk}`] : undefined;
+      sent.push({ command: command.constructor.name, index: command.input.IndexName, keys: key ?? batch?.map((k) => k.sk) ?? [] });
       return send(command as never);
     },
   };
@@ -54,7 +56,7 @@ const workspaceWithAlarms = async (count: number) => {
   }
   const close = (i: number) => closeAlarm(deps, rule.id, `dev-door${i}`, { transitionId: `offline-closed:${rule.id}:dev-door${i}:t` });
   const list = (query: AlarmListQuery, on = db) => listAlarms(on, caller, workspace_id, query);
-  return { caller, workspaceId: workspace_id, deps, ids, close, list };
+  return { caller, workspaceId: workspace_id, rule, deps, ids, close, list };
 };
 
 describe('the alarm list of open and acknowledged alarms', () => {
@@ -112,5 +114,35 @@ describe('the alarm list of open and acknowledged alarms', () => {
 
     expect(await itemsOf(ws.list({ status: 'open' }, recording(sent)))).toEqual([]);
     expect(sent.filter((s) => s.command !== 'GetCommand')).toEqual([{ command: 'QueryCommand', index: REGISTRY_SWEEP_INDEX.name, keys: [] }]);
+  });
+});
+
+describe('closing the alarms of a disabled or deleted rule', () => {
+  it('reads only the rule’s alarms that are not closed, through their index entries, and closes each', async () => {
+    const ws = await workspaceWithAlarms(6);
+    for (const i of [0, 2, 3, 5]) await ws.close(i);
+    await acknowledgeAlarm(ws.deps, ws.caller, ws.workspaceId, ws.ids[4], { note: 'on it' });
+    // Another rule's open alarm in the same workspace: left as it is.
+    const otherBody = CreateAlarmRuleBodySchema.parse({ name: 'door silent', kind: 'silent', severity: 'minor', for_seconds: 60 });
+    const other = (await getAlarmRuleOfWorkspace(db, ws.workspaceId, (await createAlarmRule(db, ws.caller, ws.workspaceId, otherBody)).id))!;
+    const place = { workspace_id: ws.workspaceId, fleet_id: 'flt-doors', device_id: 'dev-door9' };
+    const otherAlarm = (await openAlarm(ws.deps, other, place, { details: {}, transitionId: `silent:${other.id}:dev-door9:t` }))!;
+    const sent: Sent[] = [];
+
+    await closeAlarmsOfRule({ ...ws.deps, db: recording(sent) }, ws.workspaceId, ws.rule.id, 'rule_disabled');
+
+    const all = await itemsOf(ws.list({}));
+    const statusOf = (id: string) => all.find((a) => a.id === id)!;
+    expect([1, 4].map((i) => [statusOf(ws.ids[i]).status, statusOf(ws.ids[i]).details])).toEqual([
+      ['closed', { closed_by: 'rule_disabled' }],
+      ['closed', { closed_by: 'rule_disabled' }],
+    ]);
+    expect(statusOf(otherAlarm.id).status).toBe('open');
+    // One query of the sweep index finds them; then each close reads its guard and its alarm: no
+    // query of the workspace's alarms, no read of a closed alarm or of the other rule's.
+    expect(sent.filter((s) => s.command === 'QueryCommand')).toEqual([{ command: 'QueryCommand', index: REGISTRY_SWEEP_INDEX.name, keys: [] }]);
+    expect(sent.filter((s) => s.command === 'BatchGetCommand')).toEqual([]);
+    const alarmsRead = sent.filter((s) => s.command === 'GetCommand' && s.keys[0].includes('/ALARM#')).flatMap((s) => s.keys);
+    expect(alarmsRead.sort()).toEqual([1, 4].map((i) => `WKS#${ws.workspaceId}/ALARM#${ws.ids[i]}`).sort());
   });
 });
