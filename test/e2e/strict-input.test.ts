@@ -84,12 +84,13 @@ afterAll(async () => {
  * request counters (their rates) and the workspaces' usage counters (docs/limits.md). A request
  * refused as invalid is never admitted; one answered 404 was, and counts. Left out by the scan
  * itself: the counters (one a second per caller, the most items of the tables by far) are never
- * sent back to be dropped.
+ * sent back to be dropped. Left out too: the alarm rule's backfill item (docs/alarms.md), which
+ * its creation writes and the minute sweep deletes in the background while the tests compare.
  */
 const NOT_REQUEST_BOOKKEEPING = {
-  FilterExpression: 'NOT begins_with(#pk, :rate) AND NOT begins_with(#sk, :usage)',
+  FilterExpression: 'NOT begins_with(#pk, :rate) AND NOT begins_with(#sk, :usage) AND NOT begins_with(#sk, :backfill)',
   ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
-  ExpressionAttributeValues: { ':rate': 'RATE#', ':usage': 'USAGE#' },
+  ExpressionAttributeValues: { ':rate': 'RATE#', ':usage': 'USAGE#', ':backfill': 'ALARMBACKFILL#' },
 };
 
 /** Every item of the registry and time-series tables, but the requests' bookkeeping, in a stable order: what "nothing changed" compares. */

@@ -56,6 +56,8 @@ export const registryReader = (dataDir: string) => {
         // The alarm notifier's marks of what it sent, written in the background after a transition
         // an earlier request told (a rule disabled or deleted closes its alarms), and its error on a rule.
         if (item.pk?.S?.startsWith('ALARMSENT#')) continue;
+        // A rule's backfill (docs/alarms.md): written by its creation, deleted by the minute sweep later.
+        if (item.sk?.S?.startsWith('ALARMBACKFILL#')) continue;
         if (item.sk?.S?.startsWith('ALARMRULE#')) delete item.last_notification_error;
         // What every request the API admits writes, whatever its answer: the keys' per-second request
         // counters and the workspaces' usage counters (docs/limits.md).
