@@ -126,7 +126,7 @@ describe('device places of the MQTT data path', () => {
     const renamed = (await places([device.id])).get(device.id);
 
     expect([before, unchanged]).toEqual([0, 0]);
-    expect(await settings(account_id, workspace_id)).toEqual({ places_version: 1 });
+    expect(await settings(account_id, workspace_id)).toEqual({ places_version: 1, alarm_rules_version: 0 });
     expect(renamed).toMatchObject({ fleet_id: device.fleet_id, device_name: 'renamed pump' });
   });
 

@@ -16,7 +16,7 @@ const environmentOf = (fn: HandlerFunction) => resources[idOf(fn)].Properties.En
 const actionsOfFunction = (fn: HandlerFunction) => statementsOfFunction(template, idOf(fn)).flatMap(actionsOf).sort();
 /** The logical IDs a statement's resources point at. */
 const targetsOf = (statement: { Resource: unknown }) => [statement.Resource].flat(2).map((r: any) => targetOf(r) ?? targetOf(r?.['Fn::Join']?.[1]?.[0]));
-const queueId = (name: 'ingest' | 'forward') => idOf(stack.queues.queues[name].queue);
+const queueId = (name: 'ingest' | 'forward' | 'alarm-notifications') => idOf(stack.queues.queues[name].queue);
 const tableId = () => idOf(stack.registry.table);
 
 const deviceAuthorizer = () => stack.authorizerFunctions.get('device')!;
@@ -67,7 +67,7 @@ describe('device side of the stack', () => {
     expect(environmentOf(deviceApi())).toMatchObject({ INGEST_QUEUE_URL: { Ref: queueId('ingest') }, FORWARD_QUEUE_URL: { Ref: queueId('forward') } });
   });
 
-  it('feeds the ingest Lambda from the ingest queue, with partial batch responses, and lets it forward, read registry items (the devices of MQTT publishes, their workspaces’ limits, one batch read of the closed sessions of a batch’s devices) and update them (their daily points, the usage)', () => {
+  it('feeds the ingest Lambda from the ingest queue, with partial batch responses, and lets it forward, tell alarm transitions, read registry items (the devices of MQTT publishes, their workspaces’ limits and alarm rules, one batch read of the closed sessions of a batch’s devices) and write them one at a time or in transactions (their daily points, the usage, threshold alarms)', () => {
     const ingest = stack.consumerFunctions.get('ingest')!;
     const mapping = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && targetOf(r.Properties.FunctionName) === idOf(ingest))!;
     const statements = statementsOfFunction(template, idOf(ingest));
@@ -77,11 +77,15 @@ describe('device side of the stack', () => {
       EventSourceArn: { 'Fn::GetAtt': [queueId('ingest'), 'Arn'] },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
-    expect(sends.flatMap(targetsOf)).toEqual([queueId('forward')]);
+    expect(sends.flatMap(targetsOf).sort()).toEqual([queueId('forward'), queueId('alarm-notifications')].sort());
     expect(statements.filter((s) => targetsOf(s).includes(tableId())).flatMap(actionsOf)).toEqual([
       'dynamodb:GetItem',
       'dynamodb:BatchGetItem',
+      'dynamodb:Query',
+      'dynamodb:PutItem',
       'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:ConditionCheckItem',
     ]);
     expect(environmentOf(ingest)).toHaveProperty('REGISTRY_TABLE');
   });
