@@ -181,7 +181,7 @@ describe('a rollout that aborts on failures, over MQTT', () => {
       ['queued', 'c2d'],
       ['canceled', 'c2d'],
     ]);
-  });
+  }, 150_000); // its waits' own bounds (30 s each) add up past the suite's 60 s on a loaded machine
 
   it('takes a full agent’s FOTA progress and outcome on @fota', async () => {
     const [device] = await newDevices(await newFleet('fota-mqtt'), 1);
