@@ -236,11 +236,20 @@ describe('find and target', () => {
     expect(fleets.sort()).toEqual(['default', 'plant']);
   });
 
-  /** The settings page has read its workspace (its retention said): a click then meets the page as it stays. */
+  /**
+   * The settings page has read its workspace (its retention said) and its API keys (the section
+   * above the delete button, whose table moved the button down as it came: a click aimed before
+   * then missed it): a click then meets the page as it stays.
+   */
   const settingsLoaded = () =>
-    page.waitForFunction(() => ((globalThis as Dom).document.querySelector('[data-testid="retention-status"]')?.textContent ?? '').length > 0, {
-      timeout: BROWSER_WAIT_MS,
-    });
+    page.waitForFunction(
+      () => {
+        const document = (globalThis as Dom).document;
+        const retention = document.querySelector('[data-testid="retention-status"]')?.textContent ?? '';
+        return retention.length > 0 && document.querySelector('progress[aria-label="Loading API keys…"]') === null;
+      },
+      { timeout: BROWSER_WAIT_MS },
+    );
 
   it('deletes an empty workspace from its settings, after a confirmation that names it', async () => {
     const scratch = await ownWorkspace(stack, 'Scratch space');
