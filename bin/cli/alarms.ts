@@ -4,7 +4,7 @@
  * (--local) or a deployed API (--url, --key), as `fleetstream devices` finds them (bin/cli/devices.ts).
  * A table (or JSON) on stdout; refusals in words on stderr.
  */
-import { callJson, endpointOf, Refused, workspaceOf, type ApiOptions } from './devices';
+import { callJson, endpointOf, Refused, tableRow, workspaceOf, type ApiOptions } from './devices';
 
 /** `alarms`' options (the options of bin/commands/alarms.ts, parsed). */
 export interface AlarmsOptions extends ApiOptions {
@@ -49,16 +49,7 @@ const COLUMNS: Array<{ title: string; width: number; cell: (a: ListedAlarm) => s
   { title: 'ACKNOWLEDGED BY', width: 0, cell: (a) => (a.acknowledged_by ? `${a.acknowledged_by}${a.note ? `: ${a.note}` : ''}` : '-') },
 ];
 
-/** A table row: each cell cut to its column (with …), padded; the last column as long as it is. */
-const row = (cells: string[]) =>
-  cells
-    .map((cell, i) => {
-      const { width } = COLUMNS[i];
-      if (!width) return cell;
-      return (cell.length > width ? `${cell.slice(0, width - 1)}…` : cell).padEnd(width);
-    })
-    .join('  ')
-    .trimEnd();
+const row = (cells: string[]) => tableRow(COLUMNS, cells);
 const header = () => `${row(COLUMNS.map((c) => c.title))}\n`;
 const line = (alarm: ListedAlarm) => `${row(COLUMNS.map((c) => c.cell(alarm)))}\n`;
 

@@ -152,16 +152,17 @@ const COLUMNS: Array<{ title: string; width: number; cell: (d: ListedDevice) => 
   },
 ];
 
-/** A table row: each cell cut to its column (with …), padded; the last column as long as it is. */
-const row = (cells: string[]) =>
+/** A table row of `columns`: each cell cut to its column's width (with …), padded; a column of width 0 as long as it is. */
+export const tableRow = (columns: ReadonlyArray<{ width: number }>, cells: string[]) =>
   cells
     .map((cell, i) => {
-      const { width } = COLUMNS[i];
+      const { width } = columns[i];
       if (!width) return cell;
       return (cell.length > width ? `${cell.slice(0, width - 1)}…` : cell).padEnd(width);
     })
     .join('  ')
     .trimEnd();
+const row = (cells: string[]) => tableRow(COLUMNS, cells);
 
 /**
  * Lists or counts the matching devices; resolves with the exit code: 0, 2 when the API refused what
