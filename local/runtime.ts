@@ -18,6 +18,7 @@ import { bootstrap, ensureFirstUser } from './bootstrap';
 import { type CognitoTrigger, type LocalCognito, startLocalCognito } from './cognito-local';
 import { consoleSite } from './console-site';
 import { deleteTables, ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
+import { retryDynamoDbLocalLockTimeouts } from './dynamodb-lock-retry';
 import { type StreamHandler, startDynamoDbStreamPoller, streamFilterOf } from './dynamodb-stream-poller';
 import { invokeToEnd } from './lambda-invoke';
 import { brokerTls, startMqttBroker } from './mqtt-broker';
@@ -89,6 +90,7 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
   // Every AWS request of the runtime and its handlers is counted (local/request-counter.ts): the
   // benchmarks and the data-path test read the counts.
   instrumentAwsSdk();
+  retryDynamoDbLocalLockTimeouts();
   try {
     if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
     const ports = await holdPorts(start);

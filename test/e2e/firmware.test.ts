@@ -3,8 +3,9 @@
  * image with the presigned PUT as a client does (S3 checks the bytes against the registered
  * SHA-256), see it ready, schedule it as a FOTA, and follow the download URL a device gets live on
  * `j/dn`, in its `#status` answer and from GET /device/status; the device simulator downloads and
- * checks it. Upload URLs live 15 s here (FIRMWARE_UPLOAD_URL_TTL_SECONDS), so that one expires
- * within the file.
+ * checks it. Upload URLs live 60 s here (FIRMWARE_UPLOAD_URL_TTL_SECONDS): long enough for a test
+ * to use one a few requests after it was minted on a loaded machine, short enough that the one
+ * registered at the file's start has expired by its last test (which waits for it otherwise).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -21,12 +22,14 @@ import { deviceClient, deviceToken } from '../helpers/device-token';
 import { connectDevice, type Credentials, type MqttDevice } from '../helpers/mqtt-device';
 import { startRuntime } from '../helpers/runtime';
 
-const UPLOAD_TTL_SECONDS = 15;
+const UPLOAD_TTL_SECONDS = 60;
 
 let runtime: LocalRuntime;
 let api: ApiClient;
 let ws: string;
 let other: ApiClient;
+/** A version registered at the file's start, whose upload URL the last test finds expired. */
+let late: { image: Image; upload: { method: string; url: string; headers: Record<string, string>; expires_at: string } };
 const devices: MqttDevice[] = [];
 
 beforeAll(async () => {
@@ -38,6 +41,8 @@ beforeAll(async () => {
   const { documentClient } = await import('../../lambdas/shared/clients');
   const account = await createAccount({ doc: documentClient(new DynamoDBClient({})), table: process.env.REGISTRY_TABLE! }, { name: 'other' });
   other = apiClient(runtime.base_url, account.api_key);
+  const image = imageOf(1024);
+  late = { image, upload: (await register('app', 'late', image)).body.firmware.upload };
 }, 120_000);
 afterAll(async () => {
   for (const d of devices) d.client.end(true);
@@ -160,23 +165,6 @@ describe('registering and uploading a firmware version', () => {
     expect(accepted.status).toBe(200);
     expect(await statusOf('app', '1.1.0')).toBe('ready');
   });
-
-  it('refuses an upload URL past its expiry (403 AccessDenied), and the version stays awaiting_upload', async () => {
-    const image = imageOf(1024);
-    const { body } = await register('app', 'late', image);
-
-    await until(() => Date.now() > Date.parse(body.firmware.upload.expires_at) + 1000, 'the upload URL expired', (UPLOAD_TTL_SECONDS + 10) * 1000);
-    const late = await upload(body.firmware.upload, image.bytes);
-
-    expect([late.status, s3Code(late.text)]).toEqual([403, 'AccessDenied']);
-    expect(late.text).toContain('Request has expired');
-    expect(await statusOf('app', 'late')).toBe('awaiting_upload');
-    // Registering again with the same bytes gives a fresh URL, which works.
-    const again = await register('app', 'late', image);
-    expect(again.status).toBe(201);
-    expect((await upload(again.body.firmware.upload, image.bytes)).status).toBe(200);
-    expect(await statusOf('app', 'late')).toBe('ready');
-  }, 60_000);
 
   it('keeps an object of other bytes, written some other way, from making the version ready; the right bytes mend it', async () => {
     const image = imageOf(2048);
@@ -463,4 +451,20 @@ describe('the device simulator (npm run device)', () => {
     expect(healthy.stderr()).toContain('image checked (size and SHA-256), reporting success');
     expect(flaky.stderr()).toMatch(/SHA-256 mismatch: got [0-9a-f]{64}, expected [0-9a-f]{64}, reporting fail/);
   }, 90_000);
+});
+
+describe('an upload URL past its expiry', () => {
+  it('is refused (403 AccessDenied), and the version stays awaiting_upload', async () => {
+    await until(() => Date.now() > Date.parse(late.upload.expires_at) + 1000, 'the upload URL expired', (UPLOAD_TTL_SECONDS + 10) * 1000);
+    const refused = await upload(late.upload, late.image.bytes);
+
+    expect([refused.status, s3Code(refused.text)]).toEqual([403, 'AccessDenied']);
+    expect(refused.text).toContain('Request has expired');
+    expect(await statusOf('app', 'late')).toBe('awaiting_upload');
+    // Registering again with the same bytes gives a fresh URL, which works.
+    const again = await register('app', 'late', late.image);
+    expect(again.status).toBe(201);
+    expect((await upload(again.body.firmware.upload, late.image.bytes)).status).toBe(200);
+    expect(await statusOf('app', 'late')).toBe('ready');
+  }, 120_000);
 });
