@@ -1,4 +1,3 @@
-import type { Db } from '../../shared/clients';
 import { logger } from '../../shared/logger';
 import { settleAll } from '../../shared/settle';
 import {
@@ -15,7 +14,7 @@ import {
 } from '../../stores/alarm-timer-store';
 import { ALARM_TIMER_PARTITIONS } from '../../stores/keys';
 import { dueBackfillOf, isBackfillEntry } from '../../stores/alarm-backfill-store';
-import { listDueEntries } from '../../stores/sweep-store';
+import { listDueEntries, type SweepEntry } from '../../stores/sweep-store';
 import { runBackfill } from './backfill';
 import { conditionOpenId, type DetectedRule, type DetectionDeps } from './detection';
 
@@ -188,19 +187,26 @@ const visitChunk = async <R extends DetectedRule>(deps: DetectionDeps<R>, chunk:
   });
 };
 
-/** Reads one partition's due timers a page at a time (a page per BatchGetItem), until read or the deadline. */
+/** An index entry as one run knows it: its item and when it was due (a moved timer is a new entry). */
+const entryKey = (entry: SweepEntry) => `${entry.pk}|${entry.sk}|${entry.due}`;
+
+/**
+ * Reads one partition's due timers a page at a time (a page per BatchGetItem), until read or the
+ * deadline, leaving out the entries this run has already handled (`handled`, which it adds to).
+ */
 const sweepPartition = async <R extends DetectedRule>(
   deps: DetectionDeps<R>,
-  db: Db,
   partition: string,
   budget: { now: number; deadline: number },
-  summary: AlarmSweepSummary,
-  clock: () => number,
+  run: { summary: AlarmSweepSummary; handled: Set<string>; clock: () => number },
 ) => {
-  for await (const page of listDueEntries(db, { partition, before: budget.now, pageSize: DUE_TIMERS_PER_READ })) {
-    const timers = page.filter((entry) => !isBackfillEntry(entry));
+  const { summary, handled, clock } = run;
+  for await (const page of listDueEntries(deps.db, { partition, before: budget.now, pageSize: DUE_TIMERS_PER_READ })) {
+    const fresh = page.filter((entry) => !handled.has(entryKey(entry)));
+    for (const entry of fresh) handled.add(entryKey(entry));
+    const timers = fresh.filter((entry) => !isBackfillEntry(entry));
     if (timers.length) await visitChunk(deps, timers.map(dueTimerOf), summary, clock);
-    for (const entry of page.filter(isBackfillEntry)) {
+    for (const entry of fresh.filter(isBackfillEntry)) {
       if (clock() >= budget.deadline) return;
       try {
         summary.backfilled += (await runBackfill(deps, dueBackfillOf(entry), budget.deadline)).devices;
@@ -219,14 +225,21 @@ const sweepPartition = async <R extends DetectedRule>(
  * opens, closes, moves or ends it by its kind. Transitions are written once per transition ID and
  * timer changes only over the entry the index showed, so a retried or overlapping run changes
  * nothing twice; a failed timer stays due for the next run.
+ *
+ * A pass that handled timers is followed by another, of the timers due by then, while time is
+ * left: a burst (10,000 devices that disconnected within seconds) is handled as it comes due
+ * rather than a minute later, at one Query per partition a pass; a run with nothing new to handle
+ * (an idle minute, or only timers that failed already in this run) makes no second pass.
  */
 export const sweepAlarmTimers = async <R extends DetectedRule>(deps: DetectionDeps<R>, budget: { now: number; deadline: number }) => {
-  const clock = deps.now ?? Date.now;
-  const summary: AlarmSweepSummary = { due: 0, opened: 0, closed: 0, moved: 0, backfilled: 0 };
-  const results = await settleAll([...ALARM_TIMER_PARTITIONS], PARTITION_CONCURRENCY, (partition) =>
-    sweepPartition(deps, deps.db, partition, budget, summary, clock),
-  );
-  for (const result of results)
-    if (result.status === 'rejected') logger.error('reading due alarm timers failed; the next run goes on', { error: result.reason as Error });
-  return summary;
+  const run = { summary: { due: 0, opened: 0, closed: 0, moved: 0, backfilled: 0 }, handled: new Set<string>(), clock: deps.now ?? Date.now };
+  for (let before = budget.now; ; before = run.clock()) {
+    const handledBefore = run.handled.size;
+    const results = await settleAll([...ALARM_TIMER_PARTITIONS], PARTITION_CONCURRENCY, (partition) =>
+      sweepPartition(deps, partition, { now: before, deadline: budget.deadline }, run),
+    );
+    for (const result of results)
+      if (result.status === 'rejected') logger.error('reading due alarm timers failed; the next run goes on', { error: result.reason as Error });
+    if (run.handled.size === handledBefore || run.clock() >= budget.deadline) return run.summary;
+  }
 };
