@@ -75,6 +75,7 @@ export const measureLive = async (page: Page, ready: { base_url: string; api_key
     disconnects.push((await seen) - t0);
   }
 
+  process.stderr.write('bench:console: live: a point → the device page…\n');
   // ---- a point → the device page's "New data"
   const device = await connectDevice(credentials, { url: ready.mqtt_url });
   await go(`#/w/${workspaceId}/devices/${deviceId}`);

@@ -41,6 +41,7 @@ const KEEP_NAMES = 'globalThis.__name = (f) => f';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+const progress = (line: string) => process.stderr.write(`bench:console: ${line}\n`);
 
 buildConsole();
 const stack = args.url ? undefined : await startLocalStack({}, ['--in-memory']);
@@ -63,6 +64,7 @@ try {
   const jsRaw = jsFiles.reduce((n, f) => n + readFileSync(join(dist, f)).length, 0);
   const jsGzip = jsFiles.reduce((n, f) => n + gzipSync(readFileSync(join(dist, f)), { level: 9 }).length, 0);
   const lazyGzip = lazyFiles.reduce((n, f) => n + gzipSync(readFileSync(join(dist, f)), { level: 9 }).length, 0);
+  progress(`first load, ${RUNS} cold loads…`);
   const loads: number[] = [];
   let fetchedJs = 0;
   for (let run = 0; run < RUNS; run++) {
@@ -105,6 +107,7 @@ try {
   await page.waitForSelector('select[aria-label="Workspace"] option:nth-child(2)');
   const workspaceId = await page.$eval('select[aria-label="Workspace"] option:nth-child(2)', (o) => (o as Dom).value as string);
 
+  progress('live updates (20 disconnects, 20 points, an idle minute)…');
   // ---- live updates, before any request is intercepted (npm start only: it needs a device and the key)
   const live: LiveFigures | undefined =
     stack && ready ? await measureLive(page, ready as unknown as Parameters<typeof measureLive>[1], workspaceId) : undefined;
@@ -136,6 +139,7 @@ try {
     }
     return { open: median(open), sort: median(sort) };
   };
+  progress('device list, 100 and 10,000 devices…');
   const small = await deviceList(100);
   const large = await deviceList(10_000);
 
@@ -149,26 +153,28 @@ try {
       await page.waitForSelector('[name=query-size]');
       await page.$eval('[name=query-size]', (el) => ((el as Dom).value = ''));
       await page.type('[name=query-size]', String(count));
-      const [elapsed, render, draw] = await page.evaluate(
-        (points) =>
-          new Promise<[number, number, number]>((resolve) => {
-            const g = globalThis as Dom;
-            g.performance.clearMarks();
-            const started = g.performance.now();
-            [...g.document.querySelectorAll('button')].find((b: Dom) => b.textContent === 'Run query').click();
-            const check = () => {
-              const box = g.document.querySelector('[data-testid="chart"]');
-              const summary = g.document.querySelector('[data-testid="result-summary"]')?.textContent ?? '';
-              const match = /drawn in (\d+) ms/.exec(summary);
-              if (box?.querySelector('canvas') && box.getAttribute('data-points') === String(points * 2) && match) {
-                const received = g.performance.getEntriesByName('fleetstream:data-received').at(-1).startTime;
-                const drawn = g.performance.getEntriesByName('fleetstream:chart-drawn').at(-1).startTime;
-                resolve([g.performance.now() - started, drawn - received, Number(match[1])]);
-              } else g.requestAnimationFrame(check);
-            };
-            check();
-          }),
-        count,
+      const [elapsed, render, draw] = await explainedAfter(page, 120_000, `the chart of ${count} points drawn`, () =>
+        page.evaluate(
+          (points) =>
+            new Promise<[number, number, number]>((resolve) => {
+              const g = globalThis as Dom;
+              g.performance.clearMarks();
+              const started = g.performance.now();
+              [...g.document.querySelectorAll('button')].find((b: Dom) => b.textContent === 'Run query').click();
+              const check = () => {
+                const box = g.document.querySelector('[data-testid="chart"]');
+                const summary = g.document.querySelector('[data-testid="result-summary"]')?.textContent ?? '';
+                const match = /drawn in (\d+) ms/.exec(summary);
+                if (box?.querySelector('canvas') && box.getAttribute('data-points') === String(points * 2) && match) {
+                  const received = g.performance.getEntriesByName('fleetstream:data-received').at(-1).startTime;
+                  const drawn = g.performance.getEntriesByName('fleetstream:chart-drawn').at(-1).startTime;
+                  resolve([g.performance.now() - started, drawn - received, Number(match[1])]);
+                } else g.requestAnimationFrame(check);
+              };
+              check();
+            }),
+          count,
+        ),
       );
       total.push(elapsed);
       rendered.push(render);
@@ -177,6 +183,7 @@ try {
     }
     return { total: median(total), rendered: median(rendered), drawn: median(drawn) };
   };
+  progress('chart, 1,750 and 175,000 points…');
   const fewPoints = await chart(1_750);
   const manyPoints = await chart(175_000);
 
@@ -190,6 +197,35 @@ try {
 } finally {
   await browser.close();
   await stack?.stop();
+}
+
+/**
+ * `wait()`, or after `ms` an error that says what the page shows instead (the chart's summary and
+ * attributes, any error box): a page that changed under the benchmark says how.
+ */
+async function explainedAfter<T>(page: Page, ms: number, what: string, wait: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(async () => {
+      const shown = await page
+        .evaluate(() => {
+          const g = globalThis as Dom;
+          const chart = g.document.querySelector('[data-testid="chart"]');
+          return JSON.stringify({
+            summary: g.document.querySelector('[data-testid="result-summary"]')?.textContent,
+            chart: chart && { points: chart.getAttribute('data-points'), canvas: Boolean(chart.querySelector('canvas')) },
+            errors: [...g.document.querySelectorAll('[role="alert"]')].map((e: Dom) => e.textContent),
+          });
+        })
+        .catch((error: Error) => `(the page did not answer: ${error.message})`);
+      reject(new Error(`${what}: not within ${ms / 1000} s; the page shows ${shown}`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([wait(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Sets the hash and times, in the page, until `selector` shows `text`. */
