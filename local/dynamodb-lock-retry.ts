@@ -1,5 +1,5 @@
-import { Client } from '@smithy/core/client';
 import { setTimeout as pause } from 'node:timers/promises';
+import { addToEveryClient } from './sdk-steps';
 
 /**
  * DynamoDB Local serializes the writes to an item with a lock, and a request that waits for one
@@ -9,9 +9,6 @@ import { setTimeout as pause } from 'node:timers/promises';
  * while its retry quota lasts, which a busy test drains, so the local runtime sends these requests
  * again itself (docs/local-runtime.md, _What `npm start` runs_).
  */
-
-const PATCHED = Symbol.for('fleetstream.dynamoDbLockRetry');
-const globals = globalThis as { [PATCHED]?: boolean };
 
 /** Sent again this many times at most, after a pause of up to 100 ms, 200 ms, … (jittered). */
 export const ATTEMPTS = 6;
@@ -38,17 +35,4 @@ export const lockRetry = (next: Next, context: { clientName?: string }) => async
  * again when DynamoDB Local timed out waiting for a lock (idempotent). The step wraps the SDK's own
  * retries.
  */
-export const retryDynamoDbLocalLockTimeouts = () => {
-  if (globals[PATCHED]) return;
-  globals[PATCHED] = true;
-  const stacks = new WeakSet<object>();
-  const send = Client.prototype.send as (...args: unknown[]) => unknown;
-  Client.prototype.send = function (this: { middlewareStack: { add: (...args: unknown[]) => void } }, ...args: unknown[]) {
-    // A document client shares its client's stack: one step per stack.
-    if (!stacks.has(this.middlewareStack)) {
-      stacks.add(this.middlewareStack);
-      this.middlewareStack.add(lockRetry, { step: 'initialize', priority: 'high', name: 'fleetstreamDynamoDbLockRetry' });
-    }
-    return send.apply(this, args);
-  } as typeof Client.prototype.send;
-};
+export const retryDynamoDbLocalLockTimeouts = () => addToEveryClient(lockRetry, { step: 'initialize', priority: 'high', name: 'fleetstreamDynamoDbLockRetry' });

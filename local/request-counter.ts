@@ -1,7 +1,7 @@
-import { Client } from '@smithy/core/client';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { subscribe } from 'node:diagnostics_channel';
 import type { ClientRequest } from 'node:http';
+import { addToEveryClient } from './sdk-steps';
 
 /**
  * Counts every AWS request the local runtime makes, and the requests AWS bills that have no SDK
@@ -220,23 +220,14 @@ const countingMiddleware =
 const WEBHOOK_USER_AGENT = 'Fleetstream-Webhooks/1';
 
 /**
- * Counts every AWS SDK request of this process from now on (idempotent): patches the SDK's base
- * client so that each client gets the counting step on its first `send`, and counts the
+ * Counts every AWS SDK request of this process from now on (idempotent): each client gets the
+ * counting step on its first `send` (local/sdk-steps.ts), and counts the
  * forwarder's webhook POSTs from Node's HTTP client diagnostics channel.
  */
 export const instrumentAwsSdk = () => {
   if (globals[INSTRUMENTED]) return;
   globals[INSTRUMENTED] = true;
-  const counted = new WeakSet<object>();
-  const send = Client.prototype.send as (...args: unknown[]) => unknown;
-  Client.prototype.send = function (this: { middlewareStack: { add: (...args: unknown[]) => void } }, ...args: unknown[]) {
-    // A document client shares its client's stack: one step per stack.
-    if (!counted.has(this.middlewareStack)) {
-      counted.add(this.middlewareStack);
-      this.middlewareStack.add(countingMiddleware, { step: 'deserialize', priority: 'high', name: 'fleetstreamRequestCounter' });
-    }
-    return send.apply(this, args);
-  } as typeof Client.prototype.send;
+  addToEveryClient(countingMiddleware, { step: 'deserialize', priority: 'high', name: 'fleetstreamRequestCounter' });
   subscribe('http.client.request.created', (message) => {
     const request = (message as { request: ClientRequest }).request;
     if (request.getHeader('user-agent') !== WEBHOOK_USER_AGENT) return;
