@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '@jest/types';
 import type { CloudAssemblyReport } from '../../local/cloud-assembly/runtime';
+import { stopDynamoDbPool } from './dynamodb-pool';
 
 /**
  * The permissions (`function action resource`, tables named without a run's suffix) that the
@@ -19,7 +20,7 @@ export const IAM_EXERCISED_FILE = join(process.cwd(), 'test', 'cloud', 'iam-exer
  * permission of IAM_EXERCISED_FILE was not used.
  */
 export default async (globalConfig: Config.GlobalConfig) => {
-  await (globalThis as { __cloudDynamo?: { stop: () => Promise<void> } }).__cloudDynamo?.stop();
+  await stopDynamoDbPool();
   const dir = process.env.FLEETSTREAM_IAM_REPORT_DIR;
   if (!dir) return;
   const reports = readReports(dir);

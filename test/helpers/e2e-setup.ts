@@ -1,13 +1,11 @@
-import { startDynamoDbLocal } from '../../local/dynamodb-local';
+import type { Config } from '@jest/types';
+import { startDynamoDbPool } from './dynamodb-pool';
 
 /**
- * Global setup of the e2e project: one DynamoDB Local for the whole run, which every runtime the
- * test files start shares (test/helpers/runtime.ts), each on tables of its own. Starting the JVM
- * once instead of once per file saves seconds of CPU per file on two cores.
+ * Global setup of the e2e project: a DynamoDB Local per jest worker for the whole run
+ * (test/helpers/dynamodb-pool.ts), which every runtime a test file starts uses, each on tables of
+ * its own. Starting the JVMs once instead of once per file saves seconds of CPU per file.
  */
-export default async () => {
-  const dynamo = await startDynamoDbLocal();
-  (globalThis as { __e2eDynamo?: unknown }).__e2eDynamo = dynamo;
-  // Workers inherit the environment.
-  process.env.FLEETSTREAM_TEST_DYNAMODB_ENDPOINT = dynamo.endpoint;
+export default async (globalConfig: Config.GlobalConfig) => {
+  await startDynamoDbPool(globalConfig);
 };

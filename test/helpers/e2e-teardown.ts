@@ -1,4 +1,6 @@
-/** Global teardown of the e2e project: stops the DynamoDB Local its global setup started. */
+import { stopDynamoDbPool } from './dynamodb-pool';
+
+/** Global teardown of the e2e project: stops the DynamoDB Locals of the run. */
 export default async () => {
-  await (globalThis as { __e2eDynamo?: { stop: () => Promise<void> } }).__e2eDynamo?.stop();
+  await stopDynamoDbPool();
 };

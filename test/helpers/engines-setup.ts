@@ -1,12 +1,15 @@
 /**
- * Jest globalSetup of the contract project: one DynamoDB Local and one fauxqs (SQS) for the run.
+ * Jest globalSetup of the contract project: one fauxqs (SQS) for the run, and a DynamoDB Local per
+ * worker (test/helpers/dynamodb-pool.ts), unless another project's setup started them.
  * Test files each make their own table (`freshTable`) and queues (`freshQueue`), so they never see
  * each other's items or messages.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { LOCAL_AWS_ENV, startDynamoDbLocal } from '../../local/dynamodb-local';
+import type { Config } from '@jest/types';
+import { LOCAL_AWS_ENV } from '../../local/dynamodb-local';
 import { freePort, waitFor } from '../../local/ports';
+import { startDynamoDbPool } from './dynamodb-pool';
 
 /**
  * fauxqs in a process of its own: it is ESM-only and jest loads this file as CommonJS (the local
@@ -27,14 +30,10 @@ const startSqs = async () => {
   return { endpoint, stop: async () => void child.kill('SIGTERM') };
 };
 
-export default async () => {
-  const [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startSqs()]);
-  (globalThis as { __engines?: unknown }).__engines = { dynamo, sqs };
-  // Workers inherit the environment: the SDK finds the engines through the standard variables
-  // (DynamoDB Local serves DynamoDB Streams on its own endpoint).
-  Object.assign(process.env, LOCAL_AWS_ENV, {
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    AWS_ENDPOINT_URL_DYNAMODB_STREAMS: dynamo.endpoint,
-    AWS_ENDPOINT_URL_SQS: sqs.endpoint,
-  });
+export default async (globalConfig: Config.GlobalConfig) => {
+  const [sqs] = await Promise.all([startSqs(), startDynamoDbPool(globalConfig)]);
+  (globalThis as { __engines?: unknown }).__engines = { sqs };
+  // Workers inherit the environment: the SDK finds fauxqs through the standard variable, and each
+  // file its worker's DynamoDB Local through test/helpers/e2e-tables.ts.
+  Object.assign(process.env, LOCAL_AWS_ENV, { AWS_ENDPOINT_URL_SQS: sqs.endpoint });
 };

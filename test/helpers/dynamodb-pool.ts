@@ -1,0 +1,39 @@
+import type { Config } from '@jest/types';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb-local';
+
+/**
+ * The run's DynamoDB Locals: one per jest worker, shared by the projects that need one (contract,
+ * e2e, e2e-cloud). A worker runs one test file at a time, so each engine serves one file at a time:
+ * files never wait on each other's locks inside one engine (DynamoDB Local serializes its writes;
+ * three files on one engine made it the run's bottleneck and sometimes answered "too long waiting
+ * for a lock"). Each file still makes tables of its own (test/helpers/e2e-tables.ts).
+ *
+ * The first project's global setup starts them; the others find them started.
+ */
+const pool = globalThis as { __dynamoDbPool?: Promise<DynamoDbLocal[]> };
+
+/** The variable through which the workers find the engines: their endpoints, comma-separated. */
+const ENDPOINTS = 'FLEETSTREAM_TEST_DYNAMODB_ENDPOINTS';
+
+/** Starts one DynamoDB Local per worker (globalSetup, once per run), and names them to the workers. */
+export const startDynamoDbPool = async (globalConfig: Config.GlobalConfig) => {
+  pool.__dynamoDbPool ??= Promise.all(Array.from({ length: Math.max(1, globalConfig.maxWorkers) }, () => startDynamoDbLocal()));
+  const engines = await pool.__dynamoDbPool;
+  // Workers inherit the environment.
+  process.env[ENDPOINTS] = engines.map((engine) => engine.endpoint).join(',');
+};
+
+/** Stops the engines (globalTeardown; every project's may call it, all tests having ended). */
+export const stopDynamoDbPool = async () => {
+  const engines = await pool.__dynamoDbPool;
+  pool.__dynamoDbPool = undefined;
+  await Promise.all((engines ?? []).map((engine) => engine.stop()));
+};
+
+/** This worker's DynamoDB Local, in a test file; undefined when no project's setup started the pool. */
+export const workerDynamoDbEndpoint = (): string | undefined => {
+  const endpoints = process.env[ENDPOINTS]?.split(',');
+  if (!endpoints?.length) return undefined;
+  const worker = Number(process.env.JEST_WORKER_ID ?? '1');
+  return endpoints[(worker - 1) % endpoints.length];
+};
