@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { LocalRuntime } from '../../local/runtime';
 import { apiClient, type ApiClient } from '../helpers/api-client';
 import { codeFor, cognitoClient } from '../helpers/cognito';
-import { startRuntime } from '../helpers/runtime';
+import { itOnTheSources, startRuntime } from '../helpers/runtime';
 
 // In e2e-cloud the user pool, its client and triggers are the template's (local/cloud-assembly/cognito.ts),
 // the sign-up trigger and the API's authorizer run from their bundles under their roles, and the
@@ -54,7 +54,7 @@ describe('console sessions on the API', () => {
     expect(fleets.body.fleets.map((f: { name: string }) => f.name)).toEqual(['default']);
   });
 
-  it('refuses a wrong confirmation code and keeps the user unconfirmed (no account, no sign-in)', async () => {
+  itOnTheSources('refuses a wrong confirmation code and keeps the user unconfirmed (no account, no sign-in)', async () => {
     expect((await cognito.signUp('bob@example.com', PASSWORD)).status).toBe(200);
     const code = await codeFor(runtime.console_url!, 'bob@example.com');
     const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
@@ -107,7 +107,7 @@ describe('console sessions on the API', () => {
     expect((await withKey.get('/workspaces')).body.workspaces[0].id).toBe(workspace.id);
   });
 
-  it("answers 404 for another user's workspace, device and keys, and 404 for the bootstrap account's", async () => {
+  itOnTheSources("answers 404 for another user's workspace, device and keys, and 404 for the bootstrap account's", async () => {
     const alice = sessionClient((await newUser('alice@example.com')).AccessToken);
     const mallory = sessionClient((await newUser('mallory@example.com')).AccessToken);
     const aliceWorkspace = (await alice.get('/workspaces')).body.workspaces[0].id;
@@ -132,7 +132,7 @@ describe('console sessions on the API', () => {
     expect(workspaces.body.workspaces.map((w: { id: string }) => w.id)).toContain(runtime.workspace_id);
   });
 
-  it('refuses an ID token, a tampered token and a missing credential with 401', async () => {
+  itOnTheSources('refuses an ID token, a tampered token and a missing credential with 401', async () => {
     const tokens = await newUser('eve@example.com');
     const [header, payload, signature] = tokens.AccessToken.split('.');
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
@@ -146,7 +146,7 @@ describe('console sessions on the API', () => {
     expect((await apiClient(runtime.base_url).get('/workspaces')).status).toBe(401);
   });
 
-  it('after GlobalSignOut, the refresh token stops working; the access token lasts until it expires', async () => {
+  itOnTheSources('after GlobalSignOut, the refresh token stops working; the access token lasts until it expires', async () => {
     const tokens = await newUser('leaving@example.com');
     expect((await cognito.refresh(tokens.RefreshToken)).status).toBe(200);
 
@@ -215,7 +215,7 @@ describe('the console on the runtime’s port', () => {
     }
   });
 
-  it('answers 503 with a clear page while console/dist is not built', async () => {
+  itOnTheSources('answers 503 with a clear page while console/dist is not built', async () => {
     const page = await fetch(runtime.console_url!);
     expect(page.status).toBe(503);
     expect(await page.text()).toContain('npm run console:build');

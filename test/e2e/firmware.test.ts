@@ -20,7 +20,7 @@ import { apiClient, type ApiClient } from '../helpers/api-client';
 import { fleetstreamArgs } from '../helpers/cli';
 import { deviceClient, deviceToken } from '../helpers/device-token';
 import { connectDevice, type Credentials, type MqttDevice } from '../helpers/mqtt-device';
-import { startRuntime } from '../helpers/runtime';
+import { itOnTheSources, startRuntime } from '../helpers/runtime';
 
 const UPLOAD_TTL_SECONDS = 60;
 
@@ -166,7 +166,7 @@ describe('registering and uploading a firmware version', () => {
     expect(await statusOf('app', '1.1.0')).toBe('ready');
   });
 
-  it('keeps an object of other bytes, written some other way, from making the version ready; the right bytes mend it', async () => {
+  itOnTheSources('keeps an object of other bytes, written some other way, from making the version ready; the right bytes mend it', async () => {
     const image = imageOf(2048);
     const { body } = await register('app', 'mended', image);
     await writeObject(keyOf(body.firmware.upload.url), randomBytes(2048));
@@ -178,7 +178,7 @@ describe('registering and uploading a firmware version', () => {
     expect(await statusOf('app', 'mended')).toBe('ready');
   });
 
-  it('answers a registration again: a fresh URL for the same bytes while awaiting, 409 for other bytes, 409 once ready', async () => {
+  itOnTheSources('answers a registration again: a fresh URL for the same bytes while awaiting, 409 for other bytes, 409 once ready', async () => {
     const image = imageOf(512);
     const first = await register('again', '1', image, 'one');
     const same = await register('again', '1', image, 'two');
@@ -222,7 +222,7 @@ describe('registering and uploading a firmware version', () => {
     expect([put.status, put.headers.get('access-control-allow-origin')]).toEqual([200, consoleOrigin]);
   });
 
-  it('refuses bad input with 400 naming the field, and writes nothing', async () => {
+  itOnTheSources('refuses bad input with 400 naming the field, and writes nothing', async () => {
     const before = (await api.get(`/workspaces/${ws}/firmwares`)).body.firmwares;
     const image = imageOf(16);
 
@@ -244,7 +244,7 @@ describe('registering and uploading a firmware version', () => {
     expect((await api.get(`/workspaces/${ws}/firmwares`)).body.firmwares).toEqual(before);
   });
 
-  it('lists the workspace’s versions by firmware and version, paged', async () => {
+  itOnTheSources('lists the workspace’s versions by firmware and version, paged', async () => {
     const all = (await api.get(`/workspaces/${ws}/firmwares`)).body.firmwares as Array<{ firmware_id: string; version: string; upload?: unknown }>;
     const first = (await api.get(`/workspaces/${ws}/firmwares?limit=2`)).body;
     const second = (await api.get(`/workspaces/${ws}/firmwares?limit=2&cursor=${first.next}`)).body;
@@ -255,7 +255,7 @@ describe('registering and uploading a firmware version', () => {
     expect([...first.firmwares, ...second.firmwares]).toEqual(all.slice(0, 4));
   });
 
-  it('answers another account’s firmware 404, whatever the route', async () => {
+  itOnTheSources('answers another account’s firmware 404, whatever the route', async () => {
     const answers = await Promise.all([
       other.get(versionPath('app', '1.1.0')),
       other.get(`/workspaces/${ws}/firmwares`),
@@ -281,7 +281,7 @@ describe('FOTA of a registered firmware', () => {
     expect((await api.get(`/devices/${id}/fota`)).status).toBe(404);
   });
 
-  it('schedules a version never registered as in v3, without a download', async () => {
+  itOnTheSources('schedules a version never registered as in v3, without a download', async () => {
     const { id, credentials } = await newDevice('v3-fota');
     const device = await connected(credentials);
 
@@ -358,7 +358,7 @@ describe('FOTA of a registered firmware', () => {
 });
 
 describe('firmware objects: an old upload URL, and what S3 holds when a download is minted', () => {
-  it('keeps an upload URL of a deleted registration from reaching the version registered again: devices download the new bytes', async () => {
+  itOnTheSources('keeps an upload URL of a deleted registration from reaching the version registered again: devices download the new bytes', async () => {
     const first = imageOf(4096);
     const second = imageOf(4096);
     const { body: registered } = await register('rereg', '1.0', first);
@@ -430,41 +430,49 @@ describe('the device simulator (npm run device)', () => {
     return { stderr: () => stderr, stop: async () => (child.kill('SIGINT'), await exited) };
   };
 
-  it('downloads a FOTA’s image and checks it: a good download reports done, a corrupted one failed with what did not match', async () => {
-    const image = imageOf(256 * 1024);
-    await readyVersion('sim', '4.2.0', image);
-    const good = await newDevice('sim-good');
-    const bad = await newDevice('sim-bad');
-    const healthy = simulate([good.credentials]);
-    const flaky = simulate([bad.credentials], '--corrupt', '1');
-    try {
-      await until(() => healthy.stderr().includes('status:') && flaky.stderr().includes('status:'), 'both simulators connected and asked #status', 30_000);
-      await api.post(`/devices/${good.id}/fota/sim/versions/4.2.0`);
-      await api.post(`/devices/${bad.id}/fota/sim/versions/4.2.0`);
+  itOnTheSources(
+    'downloads a FOTA’s image and checks it: a good download reports done, a corrupted one failed with what did not match',
+    async () => {
+      const image = imageOf(256 * 1024);
+      await readyVersion('sim', '4.2.0', image);
+      const good = await newDevice('sim-good');
+      const bad = await newDevice('sim-bad');
+      const healthy = simulate([good.credentials]);
+      const flaky = simulate([bad.credentials], '--corrupt', '1');
+      try {
+        await until(() => healthy.stderr().includes('status:') && flaky.stderr().includes('status:'), 'both simulators connected and asked #status', 30_000);
+        await api.post(`/devices/${good.id}/fota/sim/versions/4.2.0`);
+        await api.post(`/devices/${bad.id}/fota/sim/versions/4.2.0`);
 
-      await until(async () => (await api.get(`/devices/${good.id}/fota`)).body.fota.status === 'done', 'the good device’s FOTA done', 30_000);
-      await until(async () => (await api.get(`/devices/${bad.id}/fota`)).body.fota.status === 'failed', 'the corrupted device’s FOTA failed', 30_000);
-    } finally {
-      await Promise.all([healthy.stop(), flaky.stop()]);
-    }
+        await until(async () => (await api.get(`/devices/${good.id}/fota`)).body.fota.status === 'done', 'the good device’s FOTA done', 30_000);
+        await until(async () => (await api.get(`/devices/${bad.id}/fota`)).body.fota.status === 'failed', 'the corrupted device’s FOTA failed', 30_000);
+      } finally {
+        await Promise.all([healthy.stop(), flaky.stop()]);
+      }
 
-    expect(healthy.stderr()).toContain('image checked (size and SHA-256), reporting success');
-    expect(flaky.stderr()).toMatch(/SHA-256 mismatch: got [0-9a-f]{64}, expected [0-9a-f]{64}, reporting fail/);
-  }, 90_000);
+      expect(healthy.stderr()).toContain('image checked (size and SHA-256), reporting success');
+      expect(flaky.stderr()).toMatch(/SHA-256 mismatch: got [0-9a-f]{64}, expected [0-9a-f]{64}, reporting fail/);
+    },
+    90_000,
+  );
 });
 
 describe('an upload URL past its expiry', () => {
-  it('is refused (403 AccessDenied), and the version stays awaiting_upload', async () => {
-    await until(() => Date.now() > Date.parse(late.upload.expires_at) + 1000, 'the upload URL expired', (UPLOAD_TTL_SECONDS + 10) * 1000);
-    const refused = await upload(late.upload, late.image.bytes);
+  itOnTheSources(
+    'is refused (403 AccessDenied), and the version stays awaiting_upload',
+    async () => {
+      await until(() => Date.now() > Date.parse(late.upload.expires_at) + 1000, 'the upload URL expired', (UPLOAD_TTL_SECONDS + 10) * 1000);
+      const refused = await upload(late.upload, late.image.bytes);
 
-    expect([refused.status, s3Code(refused.text)]).toEqual([403, 'AccessDenied']);
-    expect(refused.text).toContain('Request has expired');
-    expect(await statusOf('app', 'late')).toBe('awaiting_upload');
-    // Registering again with the same bytes gives a fresh URL, which works.
-    const again = await register('app', 'late', late.image);
-    expect(again.status).toBe(201);
-    expect((await upload(again.body.firmware.upload, late.image.bytes)).status).toBe(200);
-    expect(await statusOf('app', 'late')).toBe('ready');
-  }, 120_000);
+      expect([refused.status, s3Code(refused.text)]).toEqual([403, 'AccessDenied']);
+      expect(refused.text).toContain('Request has expired');
+      expect(await statusOf('app', 'late')).toBe('awaiting_upload');
+      // Registering again with the same bytes gives a fresh URL, which works.
+      const again = await register('app', 'late', late.image);
+      expect(again.status).toBe(201);
+      expect((await upload(again.body.firmware.upload, late.image.bytes)).status).toBe(200);
+      expect(await statusOf('app', 'late')).toBe('ready');
+    },
+    120_000,
+  );
 });

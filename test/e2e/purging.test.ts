@@ -13,7 +13,7 @@ import { dynamoDbTimeseriesStore } from '../../lambdas/stores/timeseries/dynamod
 import { until, waitFor } from '../../local/ports';
 import type { LocalRuntime } from '../../local/runtime';
 import { apiClient, type ApiClient } from '../helpers/api-client';
-import { startRuntime } from '../helpers/runtime';
+import { itOnTheSources, startRuntime } from '../helpers/runtime';
 
 const HOUR = 3_600_000;
 
@@ -133,7 +133,7 @@ describe('DELETE …/devices/{id}?purge=data', () => {
     expect(await exported(ws)).toEqual({ [deleted]: 30, [kept]: 30 });
   }, 300_000);
 
-  it.each([['purge=all'], ['purge='], ['purge=data&purge=data'], ['purge=DATA']])(
+  itOnTheSources.each([['purge=all'], ['purge='], ['purge=data&purge=data'], ['purge=DATA']])(
     'answers 400 naming query.purge for ?%s, and deletes nothing',
     async (query) => {
       const { ws, devices } = await workspaceWithPoints(['stays']);

@@ -9,7 +9,7 @@ import { until } from '../../local/ports';
 import { apiClient, type ApiClient } from '../helpers/api-client';
 import { deviceToken } from '../helpers/device-token';
 import { connectDevice, type Credentials, type MqttDevice } from '../helpers/mqtt-device';
-import { startRuntime } from '../helpers/runtime';
+import { itOnTheSources, startRuntime } from '../helpers/runtime';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 let runtime: LocalRuntime;
@@ -87,7 +87,7 @@ describe('a staged rollout (max_per_minute)', () => {
     expect((await devicesIn(staged.id, 'pending')).map((d) => d.device_id).sort()).toEqual(staged.devices.slice(0, 10));
   });
 
-  it('keeps a queued device’s job out of its status (not delivered) and out of its pending jobs', async () => {
+  itOnTheSources('keeps a queued device’s job out of its status (not delivered) and out of its pending jobs', async () => {
     const queued = staged.devices[24];
     const token = await deviceToken(await credentialsOf(queued));
     const status = await fetch(`${runtime.base_url}/device/status`, { headers: { authorization: `Bearer ${token}` } });
@@ -183,7 +183,7 @@ describe('a rollout that aborts on failures, over MQTT', () => {
     ]);
   }, 150_000); // its waits' own bounds (30 s each) add up past the suite's 60 s on a loaded machine
 
-  it('takes a full agent’s FOTA progress and outcome on @fota', async () => {
+  itOnTheSources('takes a full agent’s FOTA progress and outcome on @fota', async () => {
     const [device] = await newDevices(await newFleet('fota-mqtt'), 1);
     const agent = await connectDevice(await credentialsOf(device));
     connections.push(agent);
@@ -226,7 +226,7 @@ describe('pause, resume and cancel over HTTPS', () => {
     }
   });
 
-  it('lists the workspace’s rollouts newest first, paged', async () => {
+  itOnTheSources('lists the workspace’s rollouts newest first, paged', async () => {
     const page = await api.get(`/workspaces/${ws}/rollouts?limit=2`);
     const rest = await api.get(`/workspaces/${ws}/rollouts?limit=100&cursor=${page.body.next}`);
     const all = [...page.body.rollouts, ...rest.body.rollouts];
@@ -243,7 +243,7 @@ describe('pause, resume and cancel over HTTPS', () => {
 });
 
 describe('a later scheduling of the same job', () => {
-  it('replaces a rollout’s jobs: the earlier rollout counts them canceled, completes, and still lists them', async () => {
+  itOnTheSources('replaces a rollout’s jobs: the earlier rollout counts them canceled, completes, and still lists them', async () => {
     const fleet = await newFleet('replaced');
     const devices = await newDevices(fleet, 3);
     const first = (await api.post(`/workspaces/${ws}/jobs/again?fleet=${fleet}`, { value: { n: 1 } })).body.job.rollout_id as string;
@@ -259,7 +259,7 @@ describe('a later scheduling of the same job', () => {
 });
 
 describe('one device’s job and FOTA', () => {
-  it('times out a job and a FOTA with timeout_seconds within seconds (the sweep runs every second here)', async () => {
+  itOnTheSources('times out a job and a FOTA with timeout_seconds within seconds (the sweep runs every second here)', async () => {
     const [device] = await newDevices(await newFleet('slow'), 1);
     expect((await api.post(`/devices/${device}/jobs/slow`, { value: {}, timeout_seconds: 1 })).body.job).toMatchObject({
       status: 'pending',
@@ -281,7 +281,7 @@ describe('one device’s job and FOTA', () => {
     expect(late.status).toBe(409);
   });
 
-  it('cancels a job and a FOTA (they leave the device’s status), then answers 409; unknown ones are 404', async () => {
+  itOnTheSources('cancels a job and a FOTA (they leave the device’s status), then answers 409; unknown ones are 404', async () => {
     const [device] = await newDevices(await newFleet('cancel'), 1);
     await api.post(`/devices/${device}/jobs/reboot`, { value: {} });
     await api.post(`/devices/${device}/fota/fw/versions/2`);
@@ -302,7 +302,7 @@ describe('one device’s job and FOTA', () => {
     expect((await api.get(`/devices/${device}/jobs?status=canceled`)).body.jobs.map((j: { name: string }) => j.name)).toEqual(['reboot']);
   });
 
-  it('takes FOTA progress and a failed job over HTTPS', async () => {
+  itOnTheSources('takes FOTA progress and a failed job over HTTPS', async () => {
     const [device] = await newDevices(await newFleet('https'), 1);
     await api.post(`/devices/${device}/jobs/check`, { value: {} });
     await api.post(`/devices/${device}/fota/fw/versions/5`);
@@ -327,7 +327,7 @@ describe('one device’s job and FOTA', () => {
 });
 
 describe('bad settings', () => {
-  it.each([
+  itOnTheSources.each([
     ['a rate of 0', { max_per_minute: 0 }, 'body.rollout.max_per_minute'],
     ['a rate over 100,000', { max_per_minute: 100_001 }, 'body.rollout.max_per_minute'],
     ['a percentage over 100', { abort: { failure_percentage: 101, min_finished: 1 } }, 'body.rollout.abort.failure_percentage'],
@@ -349,7 +349,7 @@ describe('bad settings', () => {
     expect((await api.get(`/devices/${staged.devices[0]}/jobs/refused`)).status).toBe(404);
   });
 
-  it('refuses a single-device timeout of 0 with 400', async () => {
+  itOnTheSources('refuses a single-device timeout of 0 with 400', async () => {
     const answer = await api.post(`/devices/${staged.devices[0]}/jobs/refused`, { value: {}, timeout_seconds: 0 });
 
     expect([answer.status, answer.body.error.details[0].field]).toEqual([400, 'body.timeout_seconds']);

@@ -5,7 +5,7 @@ import type { LocalRuntime } from '../../../local/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { deviceClient, deviceToken } from '../../helpers/device-token';
 import { connectDevice, type Credentials, type MqttDevice } from '../../helpers/mqtt-device';
-import { cloudAssemblyDir, startRuntime } from '../../helpers/runtime';
+import { cloudAssemblyDir, itOnTheSources, startRuntime } from '../../helpers/runtime';
 import { depthOf } from '../../helpers/sqs';
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver';
 
@@ -88,7 +88,7 @@ describe('the MQTT door', () => {
     expect(granted[0].payload).toEqual({ clientid: id, proto: 'mqtt', error: '', verified: 'true', result: 'granted' });
   });
 
-  it('refuses a TLS connection to a client that does not trust the broker (no cacert)', async () => {
+  itOnTheSources('refuses a TLS connection to a client that does not trust the broker (no cacert)', async () => {
     const { id, credentials } = await newDevice();
 
     const outcome = await connectOutcome(runtime.mqtts_url, { clientId: id, username: id, password: await deviceToken(credentials), rejectUnauthorized: true });
@@ -96,7 +96,7 @@ describe('the MQTT door', () => {
     expect(outcome).not.toBe('connected');
   });
 
-  it.each([
+  itOnTheSources.each([
     ['a bad signature', { prvkey: Buffer.alloc(32, 1).toString('base64') }, {}, 'bad signature'],
     ['a token too long-lived', {}, { expiresIn: 3 * 3600 }, 'token lifetime exceeds 3600 s'],
   ])('refuses %s with CONNACK 5 and a denied authentication event', async (_what, credentialChange, tokenOptions, reason) => {
@@ -177,7 +177,7 @@ describe('the MQTT door', () => {
     await until(async () => (await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`)).body.device.connected === false, 'disconnected state');
   });
 
-  it('drops what a revoked session sent as it was being closed (points, a manifest), and keeps what it sent before', async () => {
+  itOnTheSources('drops what a revoked session sent as it was being closed (points, a manifest), and keeps what it sent before', async () => {
     const { id, credentials, identityId } = await newDevice();
     await connected(credentials);
     const revoked = await api.delete(`/workspaces/${runtime.workspace_id}/devices/${id}/identities/${identityId}`);
@@ -219,24 +219,27 @@ describe('the MQTT door', () => {
     expect(eventsOf(id, 'manifest')).toEqual([]);
   });
 
-  it('refuses a token that expired 10 days ago (CONNACK 5) as the HTTPS door refuses it (401), and takes one within the 60 s clock tolerance', async () => {
-    const { id, credentials } = await newDevice();
-    const stale = await deviceToken(credentials, { expiresIn: -10 * 86_400 });
-    const skewed = await deviceToken(credentials, { expiresIn: -20 });
+  itOnTheSources(
+    'refuses a token that expired 10 days ago (CONNACK 5) as the HTTPS door refuses it (401), and takes one within the 60 s clock tolerance',
+    async () => {
+      const { id, credentials } = await newDevice();
+      const stale = await deviceToken(credentials, { expiresIn: -10 * 86_400 });
+      const skewed = await deviceToken(credentials, { expiresIn: -20 });
 
-    const overMqtt = await connectOutcome(runtime.mqtt_url, { clientId: id, username: id, password: stale });
-    const overHttps = await deviceClient(runtime.base_url, stale).get('/status');
-    const withinTolerance = await connectOutcome(runtime.mqtt_url, { clientId: id, username: id, password: skewed });
+      const overMqtt = await connectOutcome(runtime.mqtt_url, { clientId: id, username: id, password: stale });
+      const overHttps = await deviceClient(runtime.base_url, stale).get('/status');
+      const withinTolerance = await connectOutcome(runtime.mqtt_url, { clientId: id, username: id, password: skewed });
 
-    expect([overMqtt, overHttps.status, withinTolerance]).toEqual([5, 401, 'connected']);
-    const events = (await waitForEvents(id, 'authentication', 3)).filter((e) => (e.payload as { proto: string }).proto === 'mqtt');
-    expect(events.map((e) => e.payload)).toEqual(
-      expect.arrayContaining([
-        { clientid: id, proto: 'mqtt', error: 'token expired', verified: 'false', result: 'denied' },
-        { clientid: id, proto: 'mqtt', error: '', verified: 'true', result: 'granted' },
-      ]),
-    );
-  });
+      expect([overMqtt, overHttps.status, withinTolerance]).toEqual([5, 401, 'connected']);
+      const events = (await waitForEvents(id, 'authentication', 3)).filter((e) => (e.payload as { proto: string }).proto === 'mqtt');
+      expect(events.map((e) => e.payload)).toEqual(
+        expect.arrayContaining([
+          { clientid: id, proto: 'mqtt', error: 'token expired', verified: 'false', result: 'denied' },
+          { clientid: id, proto: 'mqtt', error: '', verified: 'true', result: 'granted' },
+        ]),
+      );
+    },
+  );
 
   // IoT Core reports a refused subscribe only in its own logs: the template's door has no event for
   // it, so the event is npm start's alone.
@@ -273,7 +276,7 @@ describe('the MQTT door', () => {
     expect(stored.body.result).toEqual([]);
   });
 
-  it('closes the connection of a publish over 128 KB, as IoT Core does (CLIENT_ERROR), and takes one of 128 KB', async () => {
+  itOnTheSources('closes the connection of a publish over 128 KB, as IoT Core does (CLIENT_ERROR), and takes one of 128 KB', async () => {
     const { id, credentials } = await newDevice();
     const device = await connected(credentials);
     const limit = 128 * 1024;
@@ -316,7 +319,7 @@ describe('the MQTT door', () => {
     await until(() => hook.accepted().filter((e) => e.device_id === id && e.tag === 'weather').length >= 2, 'two data entries on the webhook');
   });
 
-  it('carries a device’s new fleet and name in its published points once the ingest has read its workspace again after the move', async () => {
+  itOnTheSources('carries a device’s new fleet and name in its published points once the ingest has read its workspace again after the move', async () => {
     const { id, credentials } = await newDevice();
     const device = await connected(credentials);
     const fleet = (await api.post(`/workspaces/${runtime.workspace_id}/fleets`, { name: 'field' })).body.fleet;
@@ -388,7 +391,7 @@ describe('the MQTT door', () => {
     await until(() => hook.accepted().filter((e) => e.device_id === id && e.tag === 'level').length >= count, `${count} data entries on the webhook`, 60_000);
   });
 
-  it('drops a malformed message stream without blocking the device’s other messages or changing anything else', async () => {
+  itOnTheSources('drops a malformed message stream without blocking the device’s other messages or changing anything else', async () => {
     const { id, credentials } = await newDevice();
     const device = await connected(credentials);
 
@@ -455,7 +458,7 @@ describe('the MQTT door', () => {
     expect(status.value.expected).toEqual({ '@sync': { v: { args: { full: true } } } });
   });
 
-  it('keeps a device connected when the same client ID connects again and takes over', async () => {
+  itOnTheSources('keeps a device connected when the same client ID connects again and takes over', async () => {
     const { id, credentials } = await newDevice();
     const first = await connected(credentials);
     const closed = new Promise<void>((resolve) => first.client.once('close', () => resolve()));
@@ -470,7 +473,7 @@ describe('the MQTT door', () => {
     expect((await api.get(`/workspaces/${runtime.workspace_id}/devices/${id}`)).body.device.connected).toBe(true);
   });
 
-  it('delivers a job scheduled while the device was offline in the answer to its #status, and keeps a non-object result', async () => {
+  itOnTheSources('delivers a job scheduled while the device was offline in the answer to its #status, and keeps a non-object result', async () => {
     const { id, credentials } = await newDevice();
     await api.post(`/devices/${id}/jobs/calibrate`, { value: { level: 3 } });
     const device = await connected(credentials);
@@ -524,7 +527,7 @@ describe('the MQTT door', () => {
     await until(async () => (await api.get(`/devices/${id}/fota`)).body.fota.status === 'done', 'the FOTA done');
   });
 
-  it('answers #now with the time and records a timestamp event', async () => {
+  itOnTheSources('answers #now with the time and records a timestamp event', async () => {
     const { id, credentials } = await newDevice();
     const device = await connected(credentials);
     const before = Date.now();
@@ -576,7 +579,7 @@ describe('the MQTT door', () => {
     });
   });
 
-  it('opens and closes conditions over HTTPS too, the same records as MQTT’s, and refuses bad ones writing nothing', async () => {
+  itOnTheSources('opens and closes conditions over HTTPS too, the same records as MQTT’s, and refuses bad ones writing nothing', async () => {
     const { id, credentials } = await newDevice();
     const https = deviceClient(runtime.base_url, await deviceToken(credentials));
     const listOf = async (query: string) =>
@@ -608,7 +611,7 @@ describe('the MQTT door', () => {
     expect(Object.keys((await device.next('#conditions')).value)).toEqual(['h-2']);
   });
 
-  it('keeps nothing of a manifest or a condition payload over 8 KB: sizes are checked before anything is stored', async () => {
+  itOnTheSources('keeps nothing of a manifest or a condition payload over 8 KB: sizes are checked before anything is stored', async () => {
     const { id, credentials } = await newDevice();
     const device = await connected(credentials);
     const large = 'x'.repeat(8 * 1024);
@@ -741,7 +744,7 @@ describe('device state (spec/fleet-state.md §3) over the API and both device do
     ]);
   });
 
-  it('drops a bad #state report, keeping nothing of it, and records it as a status event with its error', async () => {
+  itOnTheSources('drops a bad #state report, keeping nothing of it, and records it as a status event with its error', async () => {
     const { id, credentials } = await newDevice();
     const device = await connected(credentials);
 
@@ -772,7 +775,7 @@ describe('device state (spec/fleet-state.md §3) over the API and both device do
     expect(read.body).toEqual(posted.body);
   });
 
-  it('finds devices by their reported and desired state (search over state.*)', async () => {
+  itOnTheSources('finds devices by their reported and desired state (search over state.*)', async () => {
     const [slow, fast] = [await newDevice(), await newDevice()];
     // Named apart from the other tests' devices, which report and desire intervals too.
     const name = `state-search-${Date.now()}`;
@@ -790,7 +793,7 @@ describe('device state (spec/fleet-state.md §3) over the API and both device do
     expect(wanted.body.devices.map((d: { id: string }) => d.id)).toEqual([slow.id]);
   });
 
-  it('lets a client that knows only jobs (ZDM-style) run its jobs when desired keys are in #status', async () => {
+  itOnTheSources('lets a client that knows only jobs (ZDM-style) run its jobs when desired keys are in #status', async () => {
     const { id, credentials } = await newDevice();
     await patchState(id, { desired: { interval: 60 } });
     await api.post(`/devices/${id}/jobs/reboot`, { value: { delay: 1 } });

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { until } from '../../../local/ports';
 import type { LocalRuntime } from '../../../local/runtime';
-import { startRuntime } from '../../helpers/runtime';
+import { itOnTheSources, startRuntime } from '../../helpers/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { fleetstreamArgs } from '../../helpers/cli';
 // Not domain/events.ts: a module that reads the environment must not load before the runtime sets it.
@@ -76,44 +76,48 @@ describe('the forward DLQ and its replay command', () => {
     expect((await depthOf(runtime.queue_urls['forward-dlq'])).visible).toBe(0);
   });
 
-  it('replays full packs, ten of which are more than one SendMessageBatch call takes', async () => {
-    const hook = await startWebhookReceiver();
-    receivers.push(hook);
-    // A workspace of its own: the forwarder relies on what it read of a workspace's integrations for
-    // FORWARDER_CACHE_SECONDS, so one created just now in the busy workspace above could miss the replay.
-    const workspaceId = (await api.post('/workspaces', { name: 'replayed packs' })).body.workspace.id as string;
-    await api.post(`/workspaces/${workspaceId}/integrations`, { url: hook.url, events: false, tags: ['replayed'] });
-    const points = Array.from(
-      { length: 1000 },
-      (_, i): DataMessage => ({
-        kind: 'data',
-        workspace_id: workspaceId,
-        fleet_id: '',
-        device_id: 'dev-replayed',
-        device_name: 'replayed',
-        timestamp_device: new Date(1_700_000_000_000 + i).toISOString(),
-        timestamp_in: new Date().toISOString(),
-        tag: 'replayed',
-        payload: { i, text: 'x'.repeat(2500) },
-      }),
-    );
-    const packs = packForward(points);
-    expect(packs.length).toBeGreaterThanOrEqual(10);
-    expect(packs.slice(0, -1).every((p) => p.length > FORWARD_PACK_MAX_BYTES - 4096)).toBe(true);
-    for (const pack of packs) await sendRaw(runtime.queue_urls['forward-dlq'], [pack]);
+  itOnTheSources(
+    'replays full packs, ten of which are more than one SendMessageBatch call takes',
+    async () => {
+      const hook = await startWebhookReceiver();
+      receivers.push(hook);
+      // A workspace of its own: the forwarder relies on what it read of a workspace's integrations for
+      // FORWARDER_CACHE_SECONDS, so one created just now in the busy workspace above could miss the replay.
+      const workspaceId = (await api.post('/workspaces', { name: 'replayed packs' })).body.workspace.id as string;
+      await api.post(`/workspaces/${workspaceId}/integrations`, { url: hook.url, events: false, tags: ['replayed'] });
+      const points = Array.from(
+        { length: 1000 },
+        (_, i): DataMessage => ({
+          kind: 'data',
+          workspace_id: workspaceId,
+          fleet_id: '',
+          device_id: 'dev-replayed',
+          device_name: 'replayed',
+          timestamp_device: new Date(1_700_000_000_000 + i).toISOString(),
+          timestamp_in: new Date().toISOString(),
+          tag: 'replayed',
+          payload: { i, text: 'x'.repeat(2500) },
+        }),
+      );
+      const packs = packForward(points);
+      expect(packs.length).toBeGreaterThanOrEqual(10);
+      expect(packs.slice(0, -1).every((p) => p.length > FORWARD_PACK_MAX_BYTES - 4096)).toBe(true);
+      for (const pack of packs) await sendRaw(runtime.queue_urls['forward-dlq'], [pack]);
 
-    const { stdout } = await run(process.execPath, fleetstreamArgs('replay-dlq', ['--queue', runtime.queue_urls.forward]), { env: process.env });
-    await until(() => hook.accepted().length >= points.length, 'the replayed packs delivered');
+      const { stdout } = await run(process.execPath, fleetstreamArgs('replay-dlq', ['--queue', runtime.queue_urls.forward]), { env: process.env });
+      await until(() => hook.accepted().length >= points.length, 'the replayed packs delivered');
 
-    expect(JSON.parse(stdout)).toEqual(expect.objectContaining({ moved: packs.length, left: 0 }));
-    expect(
-      hook
-        .accepted()
-        .map((e) => (e.payload as { i: number }).i)
-        .sort((a, b) => a - b),
-    ).toEqual(points.map((_, i) => i));
-    // A command started in a process of its own, then a thousand points delivered: a bound a loaded machine meets.
-  }, 180_000);
+      expect(JSON.parse(stdout)).toEqual(expect.objectContaining({ moved: packs.length, left: 0 }));
+      expect(
+        hook
+          .accepted()
+          .map((e) => (e.payload as { i: number }).i)
+          .sort((a, b) => a - b),
+      ).toEqual(points.map((_, i) => i));
+      // A command started in a process of its own, then a thousand points delivered: a bound a loaded machine meets.
+    },
+    180_000,
+  );
 
   it('replays from the API only what the webhook missed in its workspace, and puts another workspace’s messages back untouched', async () => {
     const hook = await startWebhookReceiver();
@@ -153,7 +157,7 @@ describe('the forward DLQ and its replay command', () => {
     expect(log.body.deliveries[0]).toEqual(expect.objectContaining({ ok: true, status: 200, entries: 3, kind: 'data', test: false }));
   });
 
-  it('refuses to replay for a disabled webhook, or another account’s, and moves nothing', async () => {
+  itOnTheSources('refuses to replay for a disabled webhook, or another account’s, and moves nothing', async () => {
     const workspaceId = (await api.post('/workspaces', { name: 'disabled replay' })).body.workspace.id as string;
     const integration = (await api.post(`/workspaces/${workspaceId}/integrations`, { url: 'http://127.0.0.1:9/hook', enabled: false })).body.integration;
     const pack = packForward([

@@ -16,7 +16,7 @@ import { waitFor } from '../../../local/ports';
 import type { LocalRuntime } from '../../../local/runtime';
 import { apiClient, type ApiClient } from '../../helpers/api-client';
 import { deviceClient, deviceToken } from '../../helpers/device-token';
-import { startRuntime } from '../../helpers/runtime';
+import { itOnTheSources, startRuntime } from '../../helpers/runtime';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -80,7 +80,7 @@ afterAll(async () => {
 });
 
 describe('data retention per workspace', () => {
-  it('is absent from a workspace until set (its v3 fields exactly), shown by get and list, and null again keeps points forever', async () => {
+  itOnTheSources('is absent from a workspace until set (its v3 fields exactly), shown by get and list, and null again keeps points forever', async () => {
     const { id } = await newWorkspace('retention-shown');
 
     const before = await api.get(`/workspaces/${id}`);
@@ -94,7 +94,7 @@ describe('data retention per workspace', () => {
     expect(reset.body.workspace).toEqual({ ...before.body.workspace, description: 'kept forever' });
   });
 
-  it.each([
+  itOnTheSources.each([
     [{ data_retention_days: 0 }, 'body.data_retention_days'],
     [{ data_retention_days: 3651 }, 'body.data_retention_days'],
     [{ data_retention_days: 1.5 }, 'body.data_retention_days'],
@@ -111,7 +111,7 @@ describe('data retention per workspace', () => {
     expect((await api.get(`/workspaces/${id}`)).body).toEqual(before);
   });
 
-  it('leaves out of every read, at once, the points older than the retention, and brings them back when it is lengthened', async () => {
+  itOnTheSources('leaves out of every read, at once, the points older than the retention, and brings them back when it is lengthened', async () => {
     const { id, fleet } = await newWorkspace('retention-reads');
     const device = newId('dev');
     const now = Date.now();
@@ -227,7 +227,7 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
     await store().write([{ ...points[0], payload: { env: { temp: 1e6 } }, timestamp_in: new Date(to).toISOString() }]);
   }, 60_000);
 
-  it('makes calendar days of Europe/Rome: its fall-back day is 25 hours, 50 half-hourly points', async () => {
+  itOnTheSources('makes calendar days of Europe/Rome: its fall-back day is 25 hours, 50 half-hourly points', async () => {
     const { status, body } = await aggregate(
       `field=env.temp&every=1d&tz=Europe/Rome&fn=count&device=${devices[0]}&start=2026-10-23T22:00:00Z&end=2026-10-26T23:00:00Z`,
     );
@@ -244,7 +244,7 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
     });
   });
 
-  it('makes America/New_York’s 2026-11-01 a 25-hour day too, a week later', async () => {
+  itOnTheSources('makes America/New_York’s 2026-11-01 a 25-hour day too, a week later', async () => {
     const { body } = await aggregate(
       `field=env.temp&every=1d&tz=America/New_York&fn=count&device=${devices[0]}&start=2026-11-01T04:00:00Z&end=2026-11-02T05:00:00Z`,
     );
@@ -252,7 +252,7 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
     expect(body.buckets).toEqual([{ start: '2026-11-01T04:00:00.000Z', count: 50 }]);
   });
 
-  it('gives Rome’s fall-back day 25 hourly buckets, its repeated hour twice, each of the points of its own hour', async () => {
+  itOnTheSources('gives Rome’s fall-back day 25 hourly buckets, its repeated hour twice, each of the points of its own hour', async () => {
     const { body } = await aggregate(
       `field=env.temp&every=1h&tz=Europe/Rome&fn=min,count&device=${devices[0]}&start=2026-10-24T22:00:00Z&end=2026-10-25T23:00:00Z`,
     );
@@ -265,7 +265,7 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
     ]);
   });
 
-  it('counts the points whose field is not a number in skipped, per device, and a replay once', async () => {
+  itOnTheSources('counts the points whose field is not a number in skipped, per device, and a replay once', async () => {
     const day = 'every=1d&start=2026-10-23T00:00:00Z&end=2026-10-24T00:00:00Z';
     const { body } = await aggregate(`field=env.temp&${day}&group_by=device`);
 
@@ -279,7 +279,7 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
     });
   });
 
-  it('pages by `limit` with `next`, each bucket once, the skipped points on the page of their buckets', async () => {
+  itOnTheSources('pages by `limit` with `next`, each bucket once, the skipped points on the page of their buckets', async () => {
     const params = 'field=env.temp&every=1h&start=2026-10-23T00:00:00Z&end=2026-10-23T05:00:00Z&group_by=device&fn=count';
     const whole = (await aggregate(params)).body;
     const pages: Array<{ buckets: unknown[]; skipped: number; next: string | null }> = [];
@@ -328,7 +328,7 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
     expect(again.buckets.filter((b: { device_id: string }) => b.device_id !== device.id)).toEqual(first.buckets);
   });
 
-  it('answers an empty range, or one of no numbers, with no buckets', async () => {
+  itOnTheSources('answers an empty range, or one of no numbers, with no buckets', async () => {
     expect((await aggregate('every=1d&start=2020-01-01T00:00:00Z&end=2020-02-01T00:00:00Z')).body).toEqual({ buckets: [], skipped: 0, next: null });
     expect((await aggregate(`field=nope&device=${devices[1]}&start=2026-10-23T00:00:00Z&end=2026-10-23T01:00:00Z`)).body).toEqual({
       buckets: [],
@@ -337,7 +337,7 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
     });
   });
 
-  it.each([
+  itOnTheSources.each([
     ['every', 'every=7m'],
     ['every', 'every=24h'],
     ['tz', 'tz=Mars/Olympus_Mons'],
@@ -355,7 +355,7 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
     expect(body.error.details.map((d: { field: string }) => d.field)).toContain(`query.${name}`);
   });
 
-  it('answers 404 for another account’s workspace, and for a fleet that is not the workspace’s', async () => {
+  itOnTheSources('answers 404 for another account’s workspace, and for a fleet that is not the workspace’s', async () => {
     const { newAccount } = await import('../../helpers/callers');
     const other = await newAccount(registryDb(), 'other');
 
@@ -367,7 +367,7 @@ describe('GET /timeseries/{workspace_id}/aggregate', () => {
     expect(fleet.body.error.message).toContain(other.default_fleet_id);
   });
 
-  it('filters by the fleet points were stored with', async () => {
+  itOnTheSources('filters by the fleet points were stored with', async () => {
     const { body } = await aggregate(
       `field=env.temp&fn=count&every=31d&fleet=${workspace.fleet}&device=${devices[0]}&start=2026-10-23T00:00:00Z&end=2026-10-24T00:00:00Z`,
     );
