@@ -1,15 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
-/** A TCP port that is free on loopback right now. */
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+/**
+ * A TCP port that is free on loopback right now, for a server in another process (DynamoDB Local,
+ * fauxqs): chosen as `holdPort` chooses, below the ephemeral range, and let go at once.
+ */
+export const freePort = async () => {
+  const held = await holdAny(0);
+  await held.release();
+  return held.port;
+};
 
 /** A port that another process listens on, named with the variable that moves it. */
 export class PortTakenError extends Error {
@@ -40,7 +40,22 @@ export const listeningOn = async <T>(variable: string, port: number | undefined,
  */
 export const holdPort = (port = 0, variable = 'PORT') => listeningOn(variable, port, () => holdAny(port));
 
-const holdAny = (port: number) =>
+const holdAny = async (port: number) => {
+  if (port !== 0) return holdExactly(port);
+  // A port of our own choosing, below the system's ephemeral range: a port the system chose (port 0)
+  // comes from that range, which every outgoing connection draws from too, so that between the
+  // release and its server's listen it was now and then taken by a connection (EADDRINUSE).
+  const [low, high] = [10_000, ephemeralRangeStart()];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await holdExactly(low + Math.floor(Math.random() * (high - low)));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 50) throw error;
+    }
+  }
+};
+
+const holdExactly = (port: number) =>
   new Promise<{ port: number; release: () => Promise<void> }>((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -49,6 +64,16 @@ const holdAny = (port: number) =>
       resolve({ port: held, release: () => new Promise<void>((done) => server.close(() => done())) });
     });
   });
+
+/** The first port of the range the system gives outgoing connections and port-0 listeners (Linux says; 49152 elsewhere, IANA's). */
+const ephemeralRangeStart = () => {
+  try {
+    const first = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return first > 10_001 ? first : 49_152;
+  } catch {
+    return 49_152;
+  }
+};
 
 /** Polls `probe` until it resolves, or fails with the last error at the deadline. */
 export const waitFor = async <T>(probe: () => Promise<T>, what: string, timeoutMs = 30_000): Promise<T> => {

@@ -438,7 +438,7 @@ export const returnDeviceCount = async (db: Db, deviceId: string, counter: Devic
 export type DevicePlacement = Pick<DeviceRecord, 'id' | 'fleet_id' | 'fleet_history' | 'created_at'> & { connected?: boolean } & Record<string, unknown>;
 
 // Pages of this many devices: the writes of a page start while the next one is read.
-const PLACEMENT_PAGE = 1000;
+export const PLACEMENT_PAGE = 1000;
 
 /**
  * The workspace's devices with their fleets and fleet histories (`whole`: their whole items), page by page (strongly consistent,

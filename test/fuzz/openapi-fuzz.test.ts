@@ -5,7 +5,7 @@
  * schema, the status the interface requires for that kind of bad input, and nothing written by
  * a refused request (the registry read back).
  *
- * FUZZ_SEED (default 8) fixes the inputs; FUZZ_RUNS (default 4) is the runs per operation and
+ * FUZZ_SEED (default 8) fixes the inputs; FUZZ_RUNS (default 2) is the runs per operation and
  * family; `npm run fuzz` runs 20 times as many. The counts are printed at the end.
  */
 import fc from 'fast-check';
@@ -18,7 +18,7 @@ import { familiesOf, requestFamilies, type Auth } from '../helpers/fuzz/requests
 import { registryReader } from '../helpers/fuzz/registry-snapshot';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 8);
-const RUNS = Number(process.env.FUZZ_RUNS ?? 4);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 2);
 /** Time one family may take, shrinking included: shrinking a failure sends many requests. */
 const FAMILY_MS = Number(process.env.FUZZ_FAMILY_MS ?? 10_000 + RUNS * 1_000);
 
