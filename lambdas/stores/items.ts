@@ -149,7 +149,7 @@ const writeChunk = async (db: Db, items: Array<ItemKey & Record<string, unknown>
 /** A transaction's action besides its puts (TransactWriteItems' Update, Put, ConditionCheck, Delete). */
 export type TransactAction = Record<string, unknown>;
 
-const TRANSACT_LIMIT = 100; // TransactWriteItems takes at most 100 actions
+export const TRANSACT_LIMIT = 100; // TransactWriteItems takes at most 100 actions
 const TRANSACT_RETRYABLE = new Set(['ThrottlingError', 'ProvisionedThroughputExceeded', 'TransactionConflict']);
 
 /** A condition on one put of a transaction: its expression and values (`#`/`:` names of its own). */

@@ -53,7 +53,7 @@ export const RELEASE_LOOKAHEAD_MS = 15_000;
 const RELEASE_RUNS_MS = 70_000;
 
 // Writes in flight: one item each (conditional updates), so that a run ends each within its budget.
-const DEVICE_CONCURRENCY = 32;
+export const DEVICE_CONCURRENCY = 32;
 // A continuous rollout without a rate releases what it queued while paused, this many per run at most.
 const CONTINUOUS_RELEASE_MAX = 10_000;
 const ROLLOUT_CONCURRENCY = 4;

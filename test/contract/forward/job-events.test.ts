@@ -64,7 +64,8 @@ const settle = async (caller: Parameters<typeof scheduleJob>[1], deviceId: strin
   return (await eventsOf([deviceId])).filter((e) => e.payload?.name !== marker);
 };
 
-const workspaceWithFleets = () => workspaceWithDevicesInFleets(db, 25);
+// Several devices in `north` where a fleet-wide scheduling must send one event to each of them; one elsewhere.
+const workspaceWithFleets = (northDevices = 1) => workspaceWithDevicesInFleets(db, northDevices);
 
 const MICROSECONDS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 
@@ -89,7 +90,7 @@ describe('job and FOTA events from the registry stream (DynamoDB Local → consu
   });
 
   it('sends one job event per device of the chosen fleets, all with one ts, and none to the others', async () => {
-    const { caller, workspace_id, north, inNorth, inSouth } = await workspaceWithFleets();
+    const { caller, workspace_id, north, inNorth, inSouth } = await workspaceWithFleets(4);
 
     const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'update', { to: 2 }, [north.id]));
 
@@ -102,7 +103,7 @@ describe('job and FOTA events from the registry stream (DynamoDB Local → consu
   });
 
   it('sends c2d fota events with the firmware, for one device and for fleets', async () => {
-    const { caller, workspace_id, inNorth, inSouth } = await workspaceWithFleets();
+    const { caller, workspace_id, inNorth, inSouth } = await workspaceWithFleets(4);
 
     const single = await scheduleFota(db, caller, inSouth.id, { firmwareId: 'fw', firmwareVersion: '1.0' });
     await awaitEvents([inSouth.id], 1);

@@ -15,9 +15,10 @@ const db = await freshTable(process.env.REGISTRY_TABLE, { stream: true, indexes:
 const { cancelFota, finishFota, scheduleFleetFota, scheduleFota, getFota } = await import('../../../lambdas/domain/fleet-ops/fota');
 const { cancelJob, completeJob, getJob, scheduleFleetJob, scheduleJob } = await import('../../../lambdas/domain/fleet-ops/jobs');
 const { cancelRollout, getRollout, listRolloutDevices, listRollouts, pauseRollout, resumeRollout } = await import('../../../lambdas/domain/fleet-ops/rollouts');
-const { sweepRollouts } = await import('../../../lambdas/domain/fleet-ops/rollout-sweep');
+const { DEVICE_CONCURRENCY, sweepRollouts } = await import('../../../lambdas/domain/fleet-ops/rollout-sweep');
 const { getDeviceStatus } = await import('../../../lambdas/domain/doors/device-api');
 const { ConflictError, NotFoundError } = await import('../../../lambdas/shared/errors');
+const { TRANSACT_LIMIT } = await import('../../../lambdas/stores/items');
 const { newAccount } = await import('../../helpers/callers');
 const { scheduledWhole, workspaceWithFleets } = await import('../../helpers/fleets');
 const { itemsOf, pageOf } = await import('../../helpers/lists');
@@ -55,30 +56,31 @@ const place = (workspace_id: string, device_id: string) => ({ workspace_id, flee
 
 describe('rate-limited rollouts', () => {
   it('releases max_per_minute devices a minute, in snapshot order, once however many sweeps overlap; pause holds them, resume goes on, and the queue closes', async () => {
-    const { caller, workspace_id, inNorth, inSouth } = await workspaceWithFleets(db, 24);
+    // Two full minutes' releases and a shorter third.
+    const { caller, workspace_id, inNorth, inSouth } = await workspaceWithFleets(db, 9);
     const ordered = [...inNorth, inSouth].map((d) => d.id).sort();
 
-    const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'staged', { v: 1 }, undefined, { max_per_minute: 10 }));
+    const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'staged', { v: 1 }, undefined, { max_per_minute: 4 }));
     const id = job.rollout_id!;
-    await rolloutWhen(caller, workspace_id, id, (r) => r.total === 25, 'all 25 counted');
+    await rolloutWhen(caller, workspace_id, id, (r) => r.total === 10, 'all 10 counted');
     const released = async () => (await itemsOf(listRolloutDevices(db, caller, workspace_id, id, ['pending']))).map((d) => d.device_id).sort();
 
     const first = await getRollout(db, caller, workspace_id, id);
-    expect(first.counts).toMatchObject({ pending: 10, queued: 15 });
+    expect(first.counts).toMatchObject({ pending: 4, queued: 6 });
     // The next minute's release, a minute after the scheduling released the first.
     expect(Date.parse(first.next_release_at!) - Date.parse(first.created_at)).toBe(MINUTE);
     expect(first.abort_reason).toBeNull();
-    expect(await released()).toEqual(ordered.slice(0, 10));
+    expect(await released()).toEqual(ordered.slice(0, 4));
     // Within the minute: nothing more.
     expect((await sweep()).released).toBe(0);
 
-    // Two runs at once a minute later release the next ten once.
+    // Two runs at once a minute later release the next four once.
     const runs = await Promise.all([sweep(MINUTE + 1000), sweep(MINUTE + 1000)]);
-    expect(runs.map((r) => r.released).sort()).toEqual([0, 10]);
-    await rolloutWhen(caller, workspace_id, id, (r) => r.counts.pending === 20, '20 pending');
-    expect(await released()).toEqual(ordered.slice(0, 20));
+    expect(runs.map((r) => r.released).sort()).toEqual([0, 4]);
+    await rolloutWhen(caller, workspace_id, id, (r) => r.counts.pending === 8, '8 pending');
+    expect(await released()).toEqual(ordered.slice(0, 8));
     const [second] = await itemsOf(listRolloutDevices(db, caller, workspace_id, id, ['pending']));
-    expect(await getJob(db, caller, ordered[10], 'staged')).toMatchObject({ status: 'pending', rollout_id: id });
+    expect(await getJob(db, caller, ordered[4], 'staged')).toMatchObject({ status: 'pending', rollout_id: id });
     expect(second.updated_at).toBeDefined();
 
     expect(Date.parse((await getRollout(db, caller, workspace_id, id)).next_release_at!)).toBeGreaterThan(Date.parse(first.next_release_at!));
@@ -86,8 +88,8 @@ describe('rate-limited rollouts', () => {
     expect((await pauseRollout(db, caller, workspace_id, id)).next_release_at).toBeNull();
     expect((await sweep(3 * MINUTE)).released).toBe(0);
     expect((await resumeRollout(db, caller, workspace_id, id)).status).toBe('in_progress');
-    expect((await sweep(3 * MINUTE)).released).toBe(5);
-    await rolloutWhen(caller, workspace_id, id, (r) => r.counts.pending === 25 && r.counts.queued === 0, 'all released');
+    expect((await sweep(3 * MINUTE)).released).toBe(2);
+    await rolloutWhen(caller, workspace_id, id, (r) => r.counts.pending === 10 && r.counts.queued === 0, 'all released');
 
     // A release that finds nothing queued closes the queue: the rollout leaves the sweep.
     expect((await sweep(5 * MINUTE)).released).toBe(0);
@@ -95,42 +97,47 @@ describe('rate-limited rollouts', () => {
     for (const d of ordered) await completeJob(db, d, 'staged', { ok: true }, place(workspace_id, d));
     const done = await rolloutWhen(caller, workspace_id, id, (r) => r.status === 'completed', 'completed');
     expect(done.next_release_at).toBeNull();
-    expect(done).toMatchObject({ total: 25, counts: { done: 25, pending: 0, queued: 0 } });
+    expect(done).toMatchObject({ total: 10, counts: { done: 10, pending: 0, queued: 0 } });
   });
 
   it('goes on with a release a run stopped short at its deadline in the next run, at that release’s time, never past max_per_minute', async () => {
-    const { caller, workspace_id, inNorth, inSouth } = await workspaceWithFleets(db, 119);
+    // A run whose clock passes its deadline once STOP_AFTER devices of its release are pending has
+    // started at most DEVICE_CONCURRENCY + STOP_AFTER − 1 writes (DEVICE_CONCURRENCY at once, one more
+    // as each of the first ones ends): a rate just above that is one the run stops short of.
+    const STOP_AFTER = 4;
+    const RATE = DEVICE_CONCURRENCY + STOP_AFTER;
+    const REST = 5;
+    const { caller, workspace_id, inNorth, inSouth } = await workspaceWithFleets(db, 2 * RATE + REST - 1);
     const ordered = [...inNorth, inSouth].map((d) => d.id).sort();
-    const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'owed', {}, undefined, { max_per_minute: 50 }));
+    const job = await scheduledWhole('job', scheduleFleetJob(db, caller, workspace_id, 'owed', {}, undefined, { max_per_minute: RATE }));
     const id = job.rollout_id!;
-    await rolloutWhen(caller, workspace_id, id, (r) => r.total === 120, 'all 120 counted');
+    await rolloutWhen(caller, workspace_id, id, (r) => r.total === 2 * RATE + REST, 'all counted');
 
-    // A run whose clock passes its deadline once 4 devices of its release are pending: the devices
-    // it had not started on stay queued (32 are written at once).
+    // The devices the short run had not started on stay queued.
     let late = false;
     let pending = 0;
     const send = async (command: unknown) => {
       const answer = (await db.doc.send(command as never)) as { Attributes?: Record<string, unknown> };
-      if (command instanceof UpdateCommand && answer.Attributes?.status === 'pending' && ++pending >= 4) late = true;
+      if (command instanceof UpdateCommand && answer.Attributes?.status === 'pending' && ++pending >= STOP_AFTER) late = true;
       return answer;
     };
     const stopping = { table: db.table, doc: { send } as unknown as typeof db.doc };
     const start = Date.now() + MINUTE + 1000;
     const short = await sweepRollouts({ db: stopping, now: () => Date.now() + MINUTE + 1000 + (late ? MINUTE : 0) }, { now: start, deadline: start + 40_000 });
-    expect(short.released).toBeGreaterThanOrEqual(4);
-    expect(short.released).toBeLessThan(50);
+    expect(short.released).toBeGreaterThanOrEqual(STOP_AFTER);
+    expect(short.released).toBeLessThan(RATE);
 
-    // The next run goes on with it: 50 in that minute in all, the next 50 in snapshot order, all at the release's time.
+    // The next run goes on with it: RATE in that minute in all, the next RATE in snapshot order, all at the release's time.
     const next = await sweep(MINUTE + 2000);
-    expect(short.released + next.released).toBe(50);
-    await rolloutWhen(caller, workspace_id, id, (r) => r.counts.pending === 100 && r.counts.queued === 20, '100 pending');
-    const second = (await itemsOf(listRolloutDevices(db, caller, workspace_id, id, ['pending']))).filter((d) => !ordered.slice(0, 50).includes(d.device_id));
-    expect(second.map((d) => d.device_id).sort()).toEqual(ordered.slice(50, 100));
+    expect(short.released + next.released).toBe(RATE);
+    await rolloutWhen(caller, workspace_id, id, (r) => r.counts.pending === 2 * RATE && r.counts.queued === REST, 'two releases pending');
+    const second = (await itemsOf(listRolloutDevices(db, caller, workspace_id, id, ['pending']))).filter((d) => !ordered.slice(0, RATE).includes(d.device_id));
+    expect(second.map((d) => d.device_id).sort()).toEqual(ordered.slice(RATE, 2 * RATE));
     expect(new Set(second.map((d) => d.updated_at)).size).toBe(1);
 
     // Nothing more within that minute; the next minute releases the rest.
     expect((await sweep(MINUTE + 3000)).released).toBe(0);
-    expect((await sweep(2 * MINUTE + 2000)).released).toBe(20);
+    expect((await sweep(2 * MINUTE + 2000)).released).toBe(REST);
   });
 
   it('answers a queued job’s result with 409: the device was never given it', async () => {
@@ -290,7 +297,9 @@ describe('cancel one device’s job or FOTA', () => {
 describe('counting what a scheduling writes', () => {
   it('counts each chunk of devices in the transaction that writes it: a scheduling cut short by a failing write counts exactly the devices written, and seals with them', async () => {
     const { TransactWriteCommand } = await import('@aws-sdk/lib-dynamodb');
-    const { caller, workspace_id } = await workspaceWithFleets(db, 299);
+    // Three chunks of devices: two full ones (a transaction's puts and its counter update) and one more device.
+    const CHUNK = TRANSACT_LIMIT - 1;
+    const { caller, workspace_id } = await workspaceWithFleets(db, 2 * CHUNK);
     let transactions = 0;
     const failing = {
       table: db.table,
@@ -315,7 +324,7 @@ describe('counting what a scheduling writes', () => {
     const { record, tally } = (await (await import('../../../lambdas/stores/rollout-store')).getRollout(db, workspace_id, job.rollout_id!))!;
     const stored = (await itemsOf(listRolloutDevices(db, caller, workspace_id, job.rollout_id!))).map((d) => d.device_id);
     // The two transactions in flight with the failing one were stored (counted and sealed), whether or not the answer named them.
-    expect(stored.length).toBe(2 * 99);
+    expect(stored.length).toBe(2 * CHUNK);
     expect(tally).toMatchObject({ total: stored.length, counts: { pending: stored.length } });
     expect(record.sealed_total).toBe(stored.length);
     expect(named.every((id) => stored.includes(id))).toBe(true);
