@@ -96,14 +96,17 @@ describe('deliverScheduled', () => {
 });
 
 describe('the registry stream’s consumer with live delivery', () => {
+  const STREAM_BATCH = 8;
+  const FLEET_SIZE = 3 * STREAM_BATCH;
   it('publishes a fleet-wide job to each connected device once, from the stream, and not to the others', async () => {
-    const account = await devicesOf(60);
+    // Enough devices for the job's records to span three of the poller's batches (STREAM_BATCH).
+    const account = await devicesOf(FLEET_SIZE);
     const connected = account.ids.filter((_, i) => i % 3 === 0);
     for (const id of connected) await setDeviceConnection(db, account.workspace_id, id, true, '2026-11-22T10:00:00.000Z', 1);
     const { published, publish } = recorder();
     const poller = await startDynamoDbStreamPoller({
       tableName: db.table,
-      batchSize: 25,
+      batchSize: STREAM_BATCH,
       maxBatchingWindowMs: 50,
       retryAttempts: 0,
       bisectBatchOnError: false,
@@ -121,11 +124,11 @@ describe('the registry stream’s consumer with live delivery', () => {
     try {
       const job = await scheduledWhole('job', scheduleFleetJob(db, account.caller, account.workspace_id, 'wave', { n: 1 }));
 
-      expect(job.devices).toHaveLength(60);
+      expect(job.devices).toHaveLength(FLEET_SIZE);
       await until(async () => published.length >= connected.length, 'the live deliveries', 20_000);
       const marker = await scheduledWhole('job', scheduleFleetJob(db, account.caller, account.workspace_id, 'marker', {}));
       await until(async () => published.filter((p) => p.message.key === '@marker').length >= connected.length, 'the marker deliveries', 20_000);
-      expect(marker.devices).toHaveLength(60);
+      expect(marker.devices).toHaveLength(FLEET_SIZE);
     } finally {
       await poller.stop();
     }
