@@ -1,6 +1,7 @@
 /**
  * Targets (group=, q=) and continuous rollouts end to end, on one runtime whose sweep runs every
- * second: devices that match a continuous rollout later (created in its fleet, moved in, re-tagged)
+ * 5 seconds (a rate-limited release waits for its minute within the sweep's RELEASE_LOOKAHEAD_MS,
+ * so the release is on time; a run a second cost CPU for nothing over the file's minutes): devices that match a continuous rollout later (created in its fleet, moved in, re-tagged)
  * get its job from the registry stream, once each, counted; cancel stops that; a rate-limited one
  * queues them for the sweep. Every wait is for a condition, with a bound.
  */
@@ -45,7 +46,7 @@ const rollouts = async () => (await api.get(`/workspaces/${ws}/rollouts`)).body.
 const schedule = (name: string, query: string, body: unknown = { value: {} }) => api.post(`/workspaces/${ws}/jobs/${name}?${query}`, body);
 
 beforeAll(async () => {
-  runtime = await startRuntime({ sweepIntervalSeconds: 1 });
+  runtime = await startRuntime({ sweepIntervalSeconds: 5 });
   api = apiClient(runtime.base_url, runtime.api_key);
   ws = runtime.workspace_id;
 }, 180_000);
