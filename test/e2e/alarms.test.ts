@@ -420,8 +420,9 @@ describe('threshold detection at ingest', () => {
     const { connectDevice } = await import('../helpers/mqtt-device');
     const { device, credentials } = await freezer('freezer-a');
     const mqtt = await connectDevice(credentials, { url: runtime.mqtt_url });
-    // 300 points: -18 °C, warming from -12 past -10 (value) to about -5, then back at -18 (past clear_value).
-    const temps = [...Array<number>(100).fill(-18), ...Array.from({ length: 100 }, (_, i) => -12 + i * 0.07), ...Array<number>(100).fill(-18)];
+    // 60 points, several of the mqtt queue's batches (10) per phase: -18 °C, warming from -12 past
+    // -10 (value) to about -5, then back at -18 (past clear_value).
+    const temps = [...Array<number>(20).fill(-18), ...Array.from({ length: 20 }, (_, i) => -12 + i * 0.35), ...Array<number>(20).fill(-18)];
     for (const temp of temps) await mqtt.data('cold', { env: { temp } });
     await mqtt.end();
     const ofRule = () => listAlarms(`?rule=${rule.id}&device=${device}`);
