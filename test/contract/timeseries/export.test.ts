@@ -33,6 +33,12 @@ const MIB = 1024 * 1024;
 /** S3's least part: the tests' parts, so that a file of a few MB takes several. */
 const PART = 5 * MIB;
 const DAY = 86_400_000;
+/**
+ * The payloads' padding: three bytes of UTF-8 a character, so that a part's bytes take a third of
+ * the characters the store digests as it writes them (most of a seed's time) and the test reads back.
+ */
+const PAD = '€';
+const padOf = (bytes: number) => PAD.repeat(Math.ceil(bytes / Buffer.byteLength(PAD)));
 const START = Date.UTC(2026, 2, 1);
 
 let fauxqs: FauxqsServer;
@@ -136,8 +142,8 @@ const AWKWARD: unknown[] = [
 ];
 
 /**
- * A workspace's points for a file of about `mb` MB: `devices` devices a second apart, payloads
- * padded to `padding` characters, the awkward ones among them, and a run of cloud-stamped points
+ * A workspace's points: `count` points a second apart on three devices, payloads padded with
+ * `padding` bytes, the awkward ones among them, and a run of cloud-stamped points
  * that share one stamp (another origin each), large enough that a part ends inside it.
  */
 const seed = async (
@@ -154,7 +160,7 @@ const seed = async (
   const points: PointToStore[] = [];
   for (let i = 0; i < count; i++) {
     const at = new Date(START + i * 1000).toISOString();
-    const payload = i % 97 === 5 ? AWKWARD[((i / 97) | 0) % AWKWARD.length] : { n: i, pad: 'p'.repeat(padding) };
+    const payload = i % 97 === 5 ? AWKWARD[((i / 97) | 0) % AWKWARD.length] : { n: i, pad: padOf(padding) };
     points.push({
       workspace_id: workspaceId,
       fleet_id: fleet,
@@ -176,7 +182,7 @@ const seed = async (
       timestamp_in: `${stamp.slice(0, 23)}Z`,
       sequence: i,
       origin: `${String(i).padStart(8, '0')}`,
-      payload: { shared: i, pad: 's'.repeat(sharedPadding) },
+      payload: { shared: i, pad: padOf(sharedPadding) },
     });
   }
   for (let i = 0; i < points.length; i += 2000) await store.write(points.slice(i, i + 2000));
@@ -275,8 +281,9 @@ describe('faults and retries never write a row twice or leave one out', () => {
   let expected: string[][];
   beforeAll(async () => {
     ({ caller, workspace_id: workspaceId } = await newAccount(db));
-    // About 12 MB: three parts.
-    await seed(workspaceId, { count: 8000, padding: 1500 });
+    // About 11.4 MB: just past two parts (each test checks it), so that the second part is one
+    // written while the run goes on, not the last.
+    await seed(workspaceId, { count: 7000, padding: 1500 });
     expected = [HEADER, ...(await queried(caller, workspaceId)).map(csvRowOf)];
   });
 
@@ -315,6 +322,7 @@ describe('faults and retries never write a row twice or leave one out', () => {
 
       expect(outcomes.some((o) => o.startsWith('threw S3 fault'))).toBe(true);
       expect(outcomes.at(-1)).toBe('ready');
+      expect(shown.bytes).toBeGreaterThan(2 * PART);
       expect(rows).toEqual(expected);
       expect(shown).toMatchObject({ status: 'ready', rows: expected.length - 1 });
     },
