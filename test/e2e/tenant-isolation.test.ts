@@ -1,25 +1,27 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ROUTES } from '../../lambdas/routes';
-import { openAlarmOnStack } from '../helpers/alarms';
+import type { LocalRuntime } from '../../local/runtime';
 import { apiClient, type ApiClient } from '../helpers/api-client';
-import { fleetstreamArgs } from '../helpers/cli';
-import { startLocalStack, type LocalStack } from '../helpers/local-stack';
+import { startRuntime } from '../helpers/runtime';
 
-const run = promisify(execFile);
-
-let stack: LocalStack;
+// Isolation is what the runtime answers, not `npm start`: it runs in this process, on the worker's
+// shared DynamoDB Local (test/helpers/runtime.ts). `create-account --local` against npm start is
+// test/e2e/local-runtime.test.ts's.
+let stack: LocalRuntime;
 let mine: ApiClient;
 let theirs: ApiClient;
 /** Account B's resources, by the path parameter that names them. */
 let theirIds: Record<string, string>;
 
 beforeAll(async () => {
-  stack = await startLocalStack();
+  stack = await startRuntime();
   mine = apiClient(stack.base_url, stack.api_key);
-  // Account B comes from the documented command, run against this running local stack.
-  const { stdout } = await run(process.execPath, fleetstreamArgs('create-account', ['--name', 'other', '--local', '--data-dir', stack.dataDir]));
-  const other = JSON.parse(stdout) as { workspace_id: string; api_key: string; api_key_id: string; default_fleet_id: string };
+  // Lambda modules are imported once the runtime has set the environment they read once (lambdas/shared/env.ts).
+  const { documentClient } = await import('../../lambdas/shared/clients');
+  const { createAccount } = await import('../../lambdas/domain/tenancy/accounts');
+  const db = { doc: documentClient(new DynamoDBClient({})), table: process.env.REGISTRY_TABLE! };
+  // Account B as `fleetstream create-account` makes it (bin/cli/create-account.ts): createAccount on the registry.
+  const other = await createAccount(db, { name: 'other' });
   theirs = apiClient(stack.base_url, other.api_key);
   const device = (await theirs.post(`/workspaces/${other.workspace_id}/devices`, { name: 'secret-device' })).body.device;
   await theirs.post(`/devices/${device.id}/jobs/reboot`, { value: { original: true } });
@@ -36,7 +38,16 @@ beforeAll(async () => {
   const rule = (
     await theirs.post(`/workspaces/${other.workspace_id}/alarm-rules`, { name: 'secret-rule', kind: 'offline', severity: 'critical', for_seconds: 60 })
   ).body.alarm_rule;
-  const alarm = await openAlarmOnStack(stack.dataDir, { workspace_id: other.workspace_id, fleet_id: other.default_fleet_id, device_id: device.id }, rule.id);
+  // The API opens no alarm: one is opened as the detection opens them (test/helpers/alarms.ts), on the runtime's registry.
+  const { getAlarmRuleOfWorkspace } = await import('../../lambdas/stores/alarm-rule-store');
+  const { openAlarm } = await import('../../lambdas/domain/alarms/alarms');
+  const place = { workspace_id: other.workspace_id, fleet_id: other.default_fleet_id, device_id: device.id };
+  const ruleRecord = await getAlarmRuleOfWorkspace(db, other.workspace_id, rule.id);
+  if (!ruleRecord) throw new Error(`no alarm rule ${rule.id} in ${other.workspace_id}`);
+  const opened = await openAlarm({ db, notify: async () => {} }, ruleRecord, place, { details: {}, transitionId: `test-${rule.id}-${device.id}` });
+  if (!opened) throw new Error(`no alarm opened for ${rule.id} on ${device.id}`);
+  const alarm = opened.id;
+  db.doc.destroy();
   theirIds = {
     workspaceId: other.workspace_id,
     fleetId: other.default_fleet_id,
