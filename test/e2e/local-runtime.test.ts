@@ -23,6 +23,18 @@ const processesMentioning = (text: string) => {
   }
 };
 
+/**
+ * One `npm start` on defaults (in memory) for the two tests that need nothing else of it: its READY
+ * line, then `create-account --email` against it, whose new account, user and workspace no other
+ * test reads (and it sends no alarm e-mail). Started on first use, so that either runs alone;
+ * stopped after the file.
+ */
+let plain: Promise<LocalStack> | undefined;
+const plainStack = () => (plain ??= startLocalStack());
+afterAll(async () => {
+  await (await plain?.catch(() => undefined))?.stop();
+});
+
 describe('npm start', () => {
   it('uses FLEETSTREAM_DEV_API_KEY, keeps data across restarts, and leaves no Java process behind', async () => {
     const devKey = `fsk_dev_${Date.now()}`;
@@ -48,20 +60,17 @@ describe('npm start', () => {
   });
 
   it('prints READY with every field a client needs', async () => {
-    const stack = await startLocalStack();
-    try {
-      expect(stack.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v3$/);
-      expect(stack.storage_url).toMatch(/\/v3$/);
-      expect(stack.account_id).toMatch(/^acc-/);
-      expect(stack.workspace_id).toMatch(/^wks-/);
-      expect((await apiClient(stack.base_url, stack.api_key).get('/workspaces')).status).toBe(200);
-      // The page where alarm e-mails can be read, and their JSON.
-      expect(stack.mail_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
-      expect((await fetch(stack.mail_url!)).status).toBe(200);
-      expect(await (await fetch(`${stack.mail_url}store`)).json()).toMatchObject({ emails: [] });
-    } finally {
-      await stack.stop();
-    }
+    const stack = await plainStack();
+
+    expect(stack.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v3$/);
+    expect(stack.storage_url).toMatch(/\/v3$/);
+    expect(stack.account_id).toMatch(/^acc-/);
+    expect(stack.workspace_id).toMatch(/^wks-/);
+    expect((await apiClient(stack.base_url, stack.api_key).get('/workspaces')).status).toBe(200);
+    // The page where alarm e-mails can be read, and their JSON.
+    expect(stack.mail_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect((await fetch(stack.mail_url!)).status).toBe(200);
+    expect(await (await fetch(`${stack.mail_url}store`)).json()).toMatchObject({ emails: [] });
   });
 });
 
@@ -102,42 +111,38 @@ describe('several npm start on one data folder', () => {
 
 describe('create-account --email on npm start', () => {
   it('makes the account’s first console user, who signs in to that account with the password printed once; an address taken writes nothing', async () => {
-    const stack = await startLocalStack();
+    const stack = await plainStack();
     const ready = stack as LocalStack & { cognito_endpoint: string; user_pool_client_id: string; console_url: string };
     const email = `ops-${Date.now()}@acme.example`;
     const createAccount = (...args: string[]) =>
       run(process.execPath, fleetstreamArgs('create-account', ['--name', 'Acme', '--local', '--data-dir', stack.dataDir, ...args]), { env: process.env });
-    try {
-      const { stdout } = await createAccount('--email', email);
-      const account = JSON.parse(stdout) as {
-        workspace_id: string;
-        account_id: string;
-        console_user: { email: string; password: string; user_id: string; console_url: string };
-      };
-      const { password } = account.console_user;
-      const signedIn = await cognitoClient(ready.cognito_endpoint, ready.user_pool_client_id).signIn(email, password);
-      const token = signedIn.body.AuthenticationResult?.AccessToken;
-      const workspaces = await fetch(`${stack.base_url}/workspaces`, { headers: { authorization: `Bearer ${token}` } });
-      const taken = (await createAccount('--name', 'Again', '--email', email).catch((error: unknown) => error)) as {
-        code: number;
-        stdout: string;
-        stderr: string;
-      };
+    const { stdout } = await createAccount('--email', email);
+    const account = JSON.parse(stdout) as {
+      workspace_id: string;
+      account_id: string;
+      console_user: { email: string; password: string; user_id: string; console_url: string };
+    };
+    const { password } = account.console_user;
+    const signedIn = await cognitoClient(ready.cognito_endpoint, ready.user_pool_client_id).signIn(email, password);
+    const token = signedIn.body.AuthenticationResult?.AccessToken;
+    const workspaces = await fetch(`${stack.base_url}/workspaces`, { headers: { authorization: `Bearer ${token}` } });
+    const taken = (await createAccount('--name', 'Again', '--email', email).catch((error: unknown) => error)) as {
+      code: number;
+      stdout: string;
+      stderr: string;
+    };
 
-      expect(account.console_user).toEqual({ email, password: expect.any(String), user_id: expect.any(String), console_url: ready.console_url });
-      // generated: long, and of every kind the pool's policy asks for
-      expect(password).toMatch(/^(?=.*[a-z])(?=.*[A-Z])(?=.*\d).{20,}$/);
-      expect(signedIn.status).toBe(200);
-      // the session is the created account's: its workspace, not one the sign-in trigger would have made
-      expect(workspaces.status).toBe(200);
-      expect(((await workspaces.json()) as { workspaces: Array<{ id: string; account_id: string }> }).workspaces).toEqual([
-        expect.objectContaining({ id: account.workspace_id, account_id: account.account_id }),
-      ]);
-      expect([taken.code, taken.stdout]).toEqual([2, '']);
-      expect(taken.stderr).toBe(`create-account: a console user ${email} already exists in the user pool: sign in as that user, or give another --email.\n`);
-    } finally {
-      await stack.stop();
-    }
+    expect(account.console_user).toEqual({ email, password: expect.any(String), user_id: expect.any(String), console_url: ready.console_url });
+    // generated: long, and of every kind the pool's policy asks for
+    expect(password).toMatch(/^(?=.*[a-z])(?=.*[A-Z])(?=.*\d).{20,}$/);
+    expect(signedIn.status).toBe(200);
+    // the session is the created account's: its workspace, not one the sign-in trigger would have made
+    expect(workspaces.status).toBe(200);
+    expect(((await workspaces.json()) as { workspaces: Array<{ id: string; account_id: string }> }).workspaces).toEqual([
+      expect.objectContaining({ id: account.workspace_id, account_id: account.account_id }),
+    ]);
+    expect([taken.code, taken.stdout]).toEqual([2, '']);
+    expect(taken.stderr).toBe(`create-account: a console user ${email} already exists in the user pool: sign in as that user, or give another --email.\n`);
   });
 });
 
