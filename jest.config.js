@@ -8,7 +8,7 @@ const common = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   testEnvironment: 'node',
-  setupFiles: ['<rootDir>/test/helpers/quiet-logs.ts'],
+  setupFiles: ['<rootDir>/test/helpers/quiet-logs.ts', '<rootDir>/test/helpers/no-xray-hook.ts'],
 };
 
 /**

@@ -87,6 +87,11 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
   const stop = async () => {
     for (const fn of start.stops.reverse()) await fn().catch(() => undefined);
   };
+  // The handlers run in this process, outside Lambda, where their X-Ray tracer does nothing. In its
+  // default (automatic) mode the X-Ray SDK still installs an async hook as it loads, which every
+  // promise of the process then pays for, and a fresh module registry (a jest test file) installs
+  // another each time. Manual mode installs none.
+  process.env.AWS_XRAY_MANUAL_MODE ??= '1';
   // Every AWS request of the runtime and its handlers is counted (local/request-counter.ts): the
   // benchmarks and the data-path test read the counts.
   instrumentAwsSdk();
