@@ -15,8 +15,19 @@ const pool = globalThis as { __dynamoDbPool?: Promise<DynamoDbLocal[]> };
 /** The variable through which the workers find the engines: their endpoints, comma-separated. */
 const ENDPOINTS = 'FLEETSTREAM_TEST_DYNAMODB_ENDPOINTS';
 
+/**
+ * The JVM options of the tests' DynamoDB Locals (the pool's, and those of the `npm start`s a test
+ * spawns): the JIT's first tier only and the serial collector. The second tier's compiling and G1's
+ * threads cost a JVM about 26 CPU-s that a test run's engine never won back: one engine serving 6
+ * e2e files one after another took 124 CPU-s in all with the defaults and 98 with these, and serving
+ * 12 files 191 and 165 (docs/testing.md).
+ */
+export const TEST_JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
+
 /** Starts one DynamoDB Local per worker (globalSetup, once per run), and names them to the workers. */
 export const startDynamoDbPool = async (globalConfig: Config.GlobalConfig) => {
+  // DynamoDB Local's JVM reads its options from the environment it inherits.
+  process.env.JAVA_TOOL_OPTIONS ??= TEST_JVM_OPTIONS;
   pool.__dynamoDbPool ??= Promise.all(Array.from({ length: Math.max(1, globalConfig.maxWorkers) }, () => startDynamoDbLocal()));
   const engines = await pool.__dynamoDbPool;
   // Workers inherit the environment.

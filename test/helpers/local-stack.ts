@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { TEST_JVM_OPTIONS } from './dynamodb-pool';
 import { fleetstreamArgs } from './cli';
 import { cloudAssemblyDir, iamReportFile } from './runtime-kind';
 
@@ -54,9 +55,7 @@ export const startLocalStack = async (
       ...(assembly && process.env.FLEETSTREAM_IAM_REPORT_DIR ? { FLEETSTREAM_IAM_REPORT: iamReportFile()! } : {}),
       // Its DynamoDB Local lives for one test file: the JIT's second tier (C2) costs that JVM more
       // than it wins back in so short a life (half its CPU to READY), and G1's threads are not needed.
-      // The projects' shared engines, which serve every file, keep the default: with C1 alone the
-      // e2e project's engine took 2.4 times the CPU for the same work.
-      JAVA_TOOL_OPTIONS: process.env.JAVA_TOOL_OPTIONS ?? '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC',
+      JAVA_TOOL_OPTIONS: process.env.JAVA_TOOL_OPTIONS ?? TEST_JVM_OPTIONS,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,10 +1,10 @@
 import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
-import type { Route, RouteHandler } from '../../../../lambdas/routes';
-import { firewallOf, stageThrottlesOf } from '../../../../local/cloud-assembly/api-throttling';
-import type { CfnTemplate } from '../../../../local/cloud-assembly/template';
-import { Api } from '../../../../lib/constructs/api';
+import type { Route, RouteHandler } from '../../lambdas/routes';
+import { firewallOf, stageThrottlesOf } from '../../local/cloud-assembly/api-throttling';
+import type { CfnTemplate } from '../../local/cloud-assembly/template';
+import { Api } from '../../lib/constructs/api';
 
 const ROUTES: Route[] = [
   { method: 'GET', path: '/workspaces', handler: 'workspaces', operationId: 'listWorkspaces', auth: 'api-key', summary: 'List' },
