@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { until, waitFor } from '../../local/ports';
 import { ROUTES, type Route } from '../../lambdas/routes';
 import { OPERATIONS } from '../../lambdas/schemas/operations';
+import { openAlarmOn } from '../helpers/alarms';
 import { apiClient, type ApiClient } from '../helpers/api-client';
 import { deviceToken } from '../helpers/device-token';
 import type { LocalRuntime } from '../../local/runtime';
@@ -47,11 +48,7 @@ beforeAll(async () => {
   // An alarm rule and an alarm of it, opened as the detection opens one (on the runtime's own table).
   const rule = (await api.post(`/workspaces/${ws}/alarm-rules`, { name: 'offline', kind: 'offline', severity: 'major', for_seconds: 60 })).body.alarm_rule;
   const { registryDb } = await import('../../lambdas/shared/clients');
-  const { getAlarmRuleOfWorkspace } = await import('../../lambdas/stores/alarm-rule-store');
-  const { openAlarm } = await import('../../lambdas/domain/alarms/alarms');
-  const place = { workspace_id: ws, fleet_id: fleet.id, device_id: device.id };
-  const ruleRecord = (await getAlarmRuleOfWorkspace(registryDb(), ws, rule.id))!;
-  const alarm = (await openAlarm({ db: registryDb(), notify: async () => {} }, ruleRecord, place, { details: {}, transitionId: `strict-${device.id}` }))!;
+  const alarmId = await openAlarmOn(registryDb(), { workspace_id: ws, fleet_id: fleet.id, device_id: device.id }, rule.id);
   credentials = created.credentials;
   token = await deviceToken(credentials);
   ids = {
@@ -68,7 +65,7 @@ beforeAll(async () => {
     exportId: started.id,
     groupId: group.id,
     alarmRuleId: rule.id,
-    alarmId: alarm.id,
+    alarmId,
   };
   // The runtime's tables, by the names and engine it gave the handlers (this process's environment).
   const client = new DynamoDBClient({});

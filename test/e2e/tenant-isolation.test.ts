@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ROUTES } from '../../lambdas/routes';
 import type { LocalRuntime } from '../../local/runtime';
+import { openAlarmOn } from '../helpers/alarms';
 import { apiClient, type ApiClient } from '../helpers/api-client';
 import { startRuntime } from '../helpers/runtime';
 
@@ -38,15 +39,8 @@ beforeAll(async () => {
   const rule = (
     await theirs.post(`/workspaces/${other.workspace_id}/alarm-rules`, { name: 'secret-rule', kind: 'offline', severity: 'critical', for_seconds: 60 })
   ).body.alarm_rule;
-  // The API opens no alarm: one is opened as the detection opens them (test/helpers/alarms.ts), on the runtime's registry.
-  const { getAlarmRuleOfWorkspace } = await import('../../lambdas/stores/alarm-rule-store');
-  const { openAlarm } = await import('../../lambdas/domain/alarms/alarms');
-  const place = { workspace_id: other.workspace_id, fleet_id: other.default_fleet_id, device_id: device.id };
-  const ruleRecord = await getAlarmRuleOfWorkspace(db, other.workspace_id, rule.id);
-  if (!ruleRecord) throw new Error(`no alarm rule ${rule.id} in ${other.workspace_id}`);
-  const opened = await openAlarm({ db, notify: async () => {} }, ruleRecord, place, { details: {}, transitionId: `test-${rule.id}-${device.id}` });
-  if (!opened) throw new Error(`no alarm opened for ${rule.id} on ${device.id}`);
-  const alarm = opened.id;
+  // The API opens no alarm: one is opened as the detection opens them, on the runtime's registry.
+  const alarm = await openAlarmOn(db, { workspace_id: other.workspace_id, fleet_id: other.default_fleet_id, device_id: device.id }, rule.id);
   db.doc.destroy();
   theirIds = {
     workspaceId: other.workspace_id,
