@@ -77,12 +77,17 @@ describe('startSchedule (a scheduled rule, locally)', () => {
   it('counts and reports a failed run, and goes on', async () => {
     const errors: unknown[] = [];
     let calls = 0;
+    // The third run waits until the first two are read: on a loaded machine, runs every 10 ms had
+    // pushed the failed one out of `recent` before the test looked.
+    let readFirstTwo!: () => void;
+    const firstTwoRead = new Promise<void>((resolve) => (readFirstTwo = resolve));
     schedule = startSchedule({
       ...base,
       intervalMs: 10,
       onError: (error) => errors.push(error),
       invoke: async () => {
         if (++calls === 1) throw new Error('table not found');
+        if (calls > 2) await firstTwoRead;
         return 'ok';
       },
     });
@@ -90,6 +95,7 @@ describe('startSchedule (a scheduled rule, locally)', () => {
     await until(() => schedule!.status().runs >= 2, 'two runs', 10_000);
 
     const status = schedule.status();
+    readFirstTwo();
     expect(status.failures).toBe(1);
     expect(status.recent.slice(0, 2).map((r) => r.error ?? r.result)).toEqual(['table not found', 'ok']);
     expect(errors).toEqual([new Error('table not found')]);
