@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { workerDynamoDbEndpoint } from './dynamodb-pool';
+import { retryDynamoDbLocalLockTimeouts } from '../../local/dynamodb-lock-retry';
 
 // A setup file of the e2e and contract projects, run before each test file's first import: the
 // files share their worker's DynamoDB Local (test/helpers/dynamodb-pool.ts), so the tables a file's
@@ -15,3 +16,8 @@ process.env.TIMESERIES_TABLE = `fleetstream-timeseries-${suffix}`;
 // Streams on its own endpoint); a runtime the file starts sets them again to the same engine.
 const endpoint = workerDynamoDbEndpoint();
 if (endpoint) Object.assign(process.env, { AWS_ENDPOINT_URL_DYNAMODB: endpoint, AWS_ENDPOINT_URL_DYNAMODB_STREAMS: endpoint });
+
+// DynamoDB Local's "too long waiting for a lock" 500, which DynamoDB never answers, is sent again
+// here as the local runtime sends it (local/dynamodb-lock-retry.ts): a contract file that writes
+// hundreds of devices at once through the stores, with no runtime, met it on a loaded machine.
+if (endpoint) retryDynamoDbLocalLockTimeouts();
