@@ -119,7 +119,12 @@ describe('a faulty template on the cloud-assembly runtime', () => {
         pagesAsset: `asset.${pages.Properties!.SourceObjectKeys[0].replace(/\.zip$/, '')}`,
       });
     });
-    runtime = (await startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), assemblyDir: dir, sweepIntervalSeconds: 1 })) as CloudAssemblyRuntime;
+    runtime = (await startCloudAssemblyRuntime({
+      ...sharedAssemblyEngine(),
+      functionsOnFirstUse: true,
+      assemblyDir: dir,
+      sweepIntervalSeconds: 1,
+    })) as CloudAssemblyRuntime;
     api = apiClient(runtime.base_url, runtime.api_key);
   });
   afterAll(async () => {
@@ -361,7 +366,7 @@ describe('the MQTT door of a faulty template', () => {
       }
       Object.assign(ids, { jobs });
     });
-    runtime = (await startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), assemblyDir: dir })) as CloudAssemblyRuntime;
+    runtime = (await startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), functionsOnFirstUse: true, assemblyDir: dir })) as CloudAssemblyRuntime;
     api = apiClient(runtime.base_url, runtime.api_key);
   });
   afterAll(async () => {

@@ -12,7 +12,7 @@ import { webhookReceivers } from '../helpers/webhook-receiver';
 let runtime: CloudAssemblyRuntime;
 const receivers = webhookReceivers();
 beforeAll(async () => {
-  runtime = await startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), assemblyDir: cloudAssemblyDir() });
+  runtime = await startCloudAssemblyRuntime({ ...sharedAssemblyEngine(), functionsOnFirstUse: true, assemblyDir: cloudAssemblyDir() });
 }, 300_000);
 afterAll(async () => {
   await receivers.stopAll();
