@@ -29,6 +29,14 @@ const intVar = (env: Env, name: string, min: number, max: number): number | unde
   return n;
 };
 
+/** An http(s) URL variable, or undefined when unset or empty. @throws ConfigError */
+const urlVar = (env: Env, name: string): string | undefined => {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  if (!URL.canParse(raw) || !/^https?:$/.test(new URL(raw).protocol)) throw new ConfigError(`${name}=${raw}: expected an http:// or https:// URL.`);
+  return raw;
+};
+
 /** An e-mail address variable (the pool names users by e-mail). @throws ConfigError */
 const emailVar = (env: Env, name: string) => {
   const value = env[name]!.trim();
@@ -102,6 +110,12 @@ export const startConfig = (env: Env, flags: { inMemory?: boolean } = {}): Start
   const limitsCacheSeconds = intVar(env, 'LIMITS_CACHE_SECONDS', 0, 3600);
   // An export's run reads at most this long before it goes on in a new message (Lambda's longest run: 15 minutes).
   const exportRunSeconds = intVar(env, 'EXPORT_RUN_SECONDS', 1, 900);
+  // A DynamoDB Local already running (one engine for several instances): the runtime makes its tables
+  // there under names of its own and deletes them at its stop, so it keeps nothing, as --in-memory says.
+  const dynamoDbEndpoint = urlVar(env, 'FLEETSTREAM_DYNAMODB_ENDPOINT');
+  if (dynamoDbEndpoint && !inMemory) {
+    throw new ConfigError('FLEETSTREAM_DYNAMODB_ENDPOINT needs --in-memory (or FLEETSTREAM_IN_MEMORY=1): the tables it makes there are deleted at the stop.');
+  }
   return {
     dataDir,
     options: {
@@ -130,6 +144,7 @@ export const startConfig = (env: Env, flags: { inMemory?: boolean } = {}): Start
       ...(usageFlushSeconds !== undefined ? { usageFlushSeconds } : {}),
       ...(limitsCacheSeconds !== undefined ? { limitsCacheSeconds } : {}),
       ...(exportRunSeconds !== undefined ? { exportRunSeconds } : {}),
+      ...(dynamoDbEndpoint ? { dynamoDbEndpoint } : {}),
       queues,
     },
   };

@@ -86,6 +86,18 @@ describe('startConfig (npm start’s variables)', () => {
     expect([options.dataDir, dataDir]).toEqual([undefined, '/tmp/x']);
   });
 
+  it('uses a DynamoDB Local already running only in memory, and refuses one that is not a URL', () => {
+    const endpoint = 'http://127.0.0.1:8000';
+
+    expect(startConfig({ FLEETSTREAM_DYNAMODB_ENDPOINT: endpoint }, { inMemory: true }).options.dynamoDbEndpoint).toBe(endpoint);
+    expect(startConfig({ FLEETSTREAM_DYNAMODB_ENDPOINT: endpoint, FLEETSTREAM_IN_MEMORY: '1' }).options.dynamoDbEndpoint).toBe(endpoint);
+    expect(startConfig({}, { inMemory: true }).options.dynamoDbEndpoint).toBeUndefined();
+    expect(() => startConfig({ FLEETSTREAM_DYNAMODB_ENDPOINT: endpoint })).toThrow(/^FLEETSTREAM_DYNAMODB_ENDPOINT needs --in-memory/);
+    expect(() => startConfig({ FLEETSTREAM_DYNAMODB_ENDPOINT: '127.0.0.1:8000' }, { inMemory: true })).toThrow(
+      /^FLEETSTREAM_DYNAMODB_ENDPOINT=127.0.0.1:8000: expected/,
+    );
+  });
+
   it.each([
     ['FORWARD_RETRY_BASE_SECONDS', 'soon'],
     ['FORWARD_QUEUE_MAX_RECEIVE_COUNT', '0'],
