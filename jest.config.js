@@ -68,6 +68,8 @@ export default {
         ...E2E_ON_THE_TEMPLATE.map((file) => `<rootDir>/test/e2e/${file}.test.ts`),
       ],
       globals: { FLEETSTREAM_RUNTIME: 'cloud-assembly' },
+      // Each file waits for the assembly its global setup synthesizes in the background.
+      setupFiles: [...common.setupFiles, '<rootDir>/test/helpers/assembly-ready.ts'],
       globalSetup: '<rootDir>/test/helpers/cloud-assembly-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/cloud-assembly-teardown.ts',
     },

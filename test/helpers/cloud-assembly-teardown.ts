@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '@jest/types';
 import type { CloudAssemblyReport } from '../../local/cloud-assembly/runtime';
+import { synthesis } from './cloud-assembly-setup';
 import { stopDynamoDbPool } from './dynamodb-pool';
 
 /**
@@ -20,6 +21,7 @@ export const IAM_EXERCISED_FILE = join(process.cwd(), 'test', 'cloud', 'iam-exer
  * permission of IAM_EXERCISED_FILE was not used.
  */
 export default async (globalConfig: Config.GlobalConfig) => {
+  await synthesis.__assemblySynthesis;
   await stopDynamoDbPool();
   const dir = process.env.FLEETSTREAM_IAM_REPORT_DIR;
   if (!dir) return;
