@@ -13,8 +13,15 @@ const require = createRequire(import.meta.url);
 // cognito-local has no `exports` map: its parts are loaded by path, so that the engine runs with
 // our data folder, message sender and triggers (its own start script hard-codes `.cognito/`).
 const lib = (path) => require(`cognito-local/lib/${path}`);
-// Its KMS helper loads the AWS SDK v2, which warns on load that it is past its end of support.
-process.env.AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE = '1';
+// cognito-local encrypts a code with KMS only for a CustomEmailSender trigger, which the local pool
+// never runs (COGNITO_LOCAL_TRIGGERS in local/cognito-local.ts). Its crypto service would load the
+// AWS SDK v2 and the AWS Encryption SDK for that, a third of this worker's start: a stand-in that
+// refuses takes its place.
+const noKms = {
+  encrypt: async () => {
+    throw new Error('KMS encryption (a CustomEmailSender trigger) does not run on the local user pool');
+  },
+};
 
 const { port, dir, triggerNames, pool: poolSettings, clients: clientSettings } = workerData;
 const pino = require(require.resolve('pino', { paths: [require.resolve('cognito-local')] }));
@@ -27,7 +34,6 @@ const { UserPoolServiceFactoryImpl, attributesToRecord } = lib('services/userPoo
 const { DateClock, TriggersService, LambdaService, MessagesService } = lib('services/index.js');
 const { MessageDeliveryService } = lib('services/messageDelivery/messageDelivery.js');
 const { JwtTokenGenerator } = lib('services/tokenGenerator.js');
-const { CryptoService } = lib('services/crypto.js');
 const { otp } = lib('services/otp.js');
 const { DefaultConfig } = lib('server/config.js');
 const { Router } = lib('server/Router.js');
@@ -103,7 +109,7 @@ const cognito = await new CognitoServiceFactoryImpl(dataDirectory, dataStoreFact
   config.UserPoolDefaults,
 );
 const lambdaService = new TriggerLambdaService(config.TriggerFunctions, lambdaClient);
-const triggers = new TriggersService(clock, cognito, lambdaService, new CryptoService(config.KMSConfig));
+const triggers = new TriggersService(clock, cognito, lambdaService, noKms);
 // cognito-local logs and ignores a failed PostConfirmation or PostAuthentication trigger; Cognito
 // fails the ConfirmSignUp or the sign-in with the trigger's error (the user stays confirmed).
 for (const [name, method] of [
