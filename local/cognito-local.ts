@@ -102,6 +102,9 @@ export const startLocalCognito = async (options: LocalCognitoOptions): Promise<L
   const temporary = options.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'fleetstream-cognito-'));
   const triggers = options.triggers ?? {};
   const worker = new Worker(WORKER_FILE, {
+    // Plain JavaScript: none of the parent's flags (under `npm start`, tsx's loader would be set up
+    // again in the thread, a third of a second).
+    execArgv: [],
     workerData: {
       port: options.port,
       dir: options.dataDir ?? temporary,

@@ -95,6 +95,9 @@ export class LocalLambda {
     // Stopped meanwhile: no container is started that the stop would not end.
     if (this.stopped) throw new InvocationError('Runtime.Stopped', `${this.spec.name} is stopped`);
     const worker = new Worker(WORKER_FILE, {
+      // Node's own flags only, as Lambda runs a bundle: not the parent's (`npm start` runs under tsx,
+      // whose loader would otherwise be set up again in every container, a third of a second each).
+      execArgv: [],
       env: { ...this.spec.env, AWS_LAMBDA_RUNTIME_API: address },
       workerData: { codeDir: this.spec.codeDir, handler: this.spec.handler },
       resourceLimits: { maxOldGenerationSizeMb: this.spec.memoryMb },
