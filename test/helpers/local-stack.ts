@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { TEST_JVM_OPTIONS, workerDynamoDbEndpoint } from './dynamodb-pool';
+import { TEST_JVM_OPTIONS } from './dynamodb-pool';
 import { fleetstreamArgs } from './cli';
 import { cloudAssemblyDir, iamReportFile } from './runtime-kind';
 
@@ -56,14 +56,6 @@ export const startLocalStack = async (
       // Its DynamoDB Local lives for one test file: the JIT's second tier (C2) costs that JVM more
       // than it wins back in so short a life (half its CPU to READY), and G1's threads are not needed.
       JAVA_TOOL_OPTIONS: process.env.JAVA_TOOL_OPTIONS ?? TEST_JVM_OPTIONS,
-      // In memory, started by a test file, it makes its tables on this worker's DynamoDB Local when
-      // the run has one (and deletes them at its stop) rather than starting a JVM of its own. A start
-      // with a data folder still starts its own (local-runtime's restart and no-Java tests are such
-      // starts), and so does a project's (the browser project's lives through the whole run, beside
-      // the files of every worker, whose engines each serve one file at a time).
-      ...(args.includes('--in-memory') && process.env.JEST_WORKER_ID && workerDynamoDbEndpoint()
-        ? { FLEETSTREAM_DYNAMODB_ENDPOINT: workerDynamoDbEndpoint()! }
-        : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
