@@ -163,9 +163,9 @@ export interface PutCondition {
  * A chunk writer for `putPipelined` that puts each chunk of ≤ 99 items in one transaction with one
  * more action made of the chunk and its writer's slot (say, a counter of what the chunk holds), so
  * that the items and the action are stored together or not at all. With `condition`, each put is
- * made only where its item's condition holds: the items whose condition failed are left out and
- * the rest written again with their action (so the action counts what is stored), and only the
- * stored items are answered. Throttled or conflicting transactions are retried with backoff and
+ * made only where its item's condition holds, and an item whose condition fails is one already as
+ * wanted: it is left as it is, the rest written again with their action (so the action counts what
+ * this write stored), and every item of the chunk is answered as in place. Throttled or conflicting transactions are retried with backoff and
  * jitter; the SDK repeats a transaction's client token on its own retries, which makes them idempotent.
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
  */
@@ -182,7 +182,7 @@ export const transactChunks = <T extends ItemKey & Record<string, unknown>>(
       try {
         const puts = items.map((Item) => ({ Put: { TableName: db.table, Item, ...condition?.(Item) } }));
         await db.doc.send(new TransactWriteCommand({ TransactItems: [...puts, action(items, slot)] }));
-        return items;
+        return chunk;
       } catch (error) {
         const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
         const refused = new Set(reasons.flatMap((r, i) => (i < items.length && r.Code === 'ConditionalCheckFailed' ? [i] : [])));
@@ -194,13 +194,13 @@ export const transactChunks = <T extends ItemKey & Record<string, unknown>>(
         if (attempt >= MAX_ATTEMPTS || !reasons.some((r) => TRANSACT_RETRYABLE.has(r.Code ?? ''))) throw error;
       }
     }
-    return items;
+    return chunk;
   },
 });
 
 /**
  * How `putPipelined` writes: chunks of at most `size` items, each by one call of `write` (its slot:
- * which of the calls in flight), which answers the items it stored when it left some out.
+ * which of the calls in flight), which answers the items in place when that is not all of them.
  */
 export interface ChunkWriter<T> {
   size: number;

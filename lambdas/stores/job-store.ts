@@ -151,7 +151,8 @@ type StoredItem = ItemKey & Record<string, unknown>;
 
 /**
  * A rollout's write leaves alone a device whose item is already its own (the registry stream gave
- * a continuous rollout's late device its item first): counted once, never written twice.
+ * a continuous rollout's late device its item first): counted once, never written twice, and still
+ * among the devices the scheduling answers.
  */
 const notOfSameRollout = (item: StoredItem): PutCondition | undefined =>
   typeof item.rollout_id === 'string'
@@ -160,7 +161,8 @@ const notOfSameRollout = (item: StoredItem): PutCondition | undefined =>
 
 /**
  * Puts items page by page (stores/items.ts `putPipelined`), each chunk in a transaction with its
- * count when `count` is given (then an item already of the same rollout is left as it is, and not counted).
+ * count when `count` is given (then an item already of the same rollout is left as it is and not
+ * counted, and its device is yielded with the others).
  */
 const putCounted = (db: Db, items: AsyncIterable<StoredItem[]>, concurrency: number, count?: CountWritten) =>
   placesOf(putPipelined(db, items, concurrency, count ? transactChunks<StoredItem>(db, count, notOfSameRollout) : undefined));
