@@ -1,10 +1,19 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { ConflictError } from '../shared/errors';
 import { failedConditions } from './errors';
 import type { Keyed } from './items';
 import type { ItemKey } from './keys';
-import { REGISTRY_TTL_ATTRIBUTE, closedConditionKey, collection, conditionKey, conditionRecordKey, deviceConditionRecordKey, sortableTs } from './keys';
+import {
+  REGISTRY_TTL_ATTRIBUTE,
+  closedConditionKey,
+  collection,
+  conditionKey,
+  conditionRecordKey,
+  deviceConditionRecordKey,
+  earlyCloseKey,
+  sortableTs,
+} from './keys';
 
 /**
  * A condition as stored: one record in its workspace's partition (`COND#<start>#<device>#<uuid>`),
@@ -40,6 +49,19 @@ export interface ConditionPointer {
 /** How long the pointer of a closed condition is kept: a close retried within it answers the record it closed. */
 export const CLOSED_POINTER_DAYS = 30;
 
+/**
+ * A close that came before its opening: over MQTT a standard queue keeps no order, so a device's
+ * close may be handled first. Kept by the device's uuid (for {@link CLOSED_POINTER_DAYS}) until an
+ * opening of that uuid that started by its finish comes, which it then closes.
+ */
+export interface EarlyClose {
+  uuid: string;
+  finish: string;
+  finish_payload: unknown;
+  /** When the close arrived: the time of its entry in the device's event log. */
+  arrival: string;
+}
+
 const recordKeyOf = (r: Pick<ConditionRecord, 'workspace_id' | 'start' | 'device_id' | 'uuid'>) =>
   conditionRecordKey(r.workspace_id, r.start, r.device_id, r.uuid);
 
@@ -72,10 +94,37 @@ const fromItem = (item: Record<string, unknown>): ConditionRecord => ({
 
 const getItem = async (db: Db, Key: ItemKey) => (await db.doc.send(new GetCommand({ TableName: db.table, Key, ConsistentRead: true }))).Item;
 
-/** A device's pointers to its condition `uuid`: the open one, the closed one (either may be missing). Two reads at once. */
+/**
+ * A device's pointers to its condition `uuid`: the open one, the closed one, and a close that came
+ * before its opening (each may be missing). Three reads at once.
+ */
 export const getConditionPointers = async (db: Db, deviceId: string, uuid: string) => {
-  const [open, closed] = await Promise.all([getItem(db, conditionKey(deviceId, uuid)), getItem(db, closedConditionKey(deviceId, uuid))]);
-  return { open: open as ConditionPointer | undefined, closed: closed as ConditionPointer | undefined };
+  const [open, closed, early] = await Promise.all([
+    getItem(db, conditionKey(deviceId, uuid)),
+    getItem(db, closedConditionKey(deviceId, uuid)),
+    getItem(db, earlyCloseKey(deviceId, uuid)),
+  ]);
+  return {
+    open: open as ConditionPointer | undefined,
+    closed: closed as ConditionPointer | undefined,
+    early: early && { ...(early as Omit<EarlyClose, 'finish_payload'>), finish_payload: JSON.parse(early.finish_payload_json as string) as unknown },
+  };
+};
+
+/** Keeps a close whose opening has not come yet, expiring after {@link CLOSED_POINTER_DAYS}. */
+export const putEarlyClose = async (db: Db, deviceId: string, close: EarlyClose, now = Date.now()) => {
+  const { finish_payload, ...rest } = close;
+  await db.doc.send(
+    new PutCommand({
+      TableName: db.table,
+      Item: {
+        ...earlyCloseKey(deviceId, close.uuid),
+        ...rest,
+        finish_payload_json: JSON.stringify(finish_payload ?? null),
+        [REGISTRY_TTL_ATTRIBUTE]: Math.floor(now / 1000) + CLOSED_POINTER_DAYS * 86_400,
+      },
+    }),
+  );
 };
 
 /** The record a pointer points at, if it is still there. */
@@ -111,7 +160,7 @@ export const putOpenConditionRecord = async (db: Db, record: ConditionRecord, re
 /**
  * Writes a condition's close in one transaction: its record becomes closed (finish, finish
  * payload, duration), its open pointer goes and its closed pointer (expiring after
- * {@link CLOSED_POINTER_DAYS}) takes its place. The open pointer must still name the same start:
+ * {@link CLOSED_POINTER_DAYS}) takes its place, and a close kept from before its opening goes. The open pointer must still name the same start:
  * a concurrent reopening fails the transaction rather than being closed.
  * @throws ConflictError when the condition was opened again meanwhile (nothing written).
  */
@@ -140,6 +189,7 @@ export const putClosedConditionRecord = async (db: Db, record: ConditionRecord, 
           },
         },
         ...recordPuts(db, record),
+        { Delete: { TableName: db.table, Key: earlyCloseKey(record.device_id, record.uuid) } },
       ],
     }),
   );

@@ -79,6 +79,8 @@ export const fotaKey = (deviceId: string): ItemKey => ({ pk: `DEV#${deviceId}`, 
 export const conditionKey = (deviceId: string, uuid: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `COND#${uuid}` });
 /** A condition the device closed, by its uuid: where a retried close (or a late open) finds the record it ended. */
 export const closedConditionKey = (deviceId: string, uuid: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `CONDC#${uuid}` });
+/** A close that came over MQTT before its opening (a standard queue keeps no order), by its uuid: kept until the opening comes. */
+export const earlyCloseKey = (deviceId: string, uuid: string): ItemKey => ({ pk: `DEV#${deviceId}`, sk: `CONDE#${uuid}` });
 /** Sort keys of the workspace's condition records start with this (then the start, so a Query backwards reads newest first). */
 export const CONDITION_SORT_KEY_PREFIX = 'COND#';
 /** A condition's record in its workspace's partition (stores/condition-store.ts): open or closed, by its start, device and uuid. */

@@ -9,6 +9,7 @@ import {
   getConditionPointers,
   getConditionRecord,
   putClosedConditionRecord,
+  putEarlyClose,
   putOpenConditionRecord,
   readConditions,
   type ConditionPointer,
@@ -48,12 +49,14 @@ export const conditionOf = ({ workspace_id: _ws, ...rest }: ConditionRecord): Co
  * pointer on the device (what `#conditions` answers), then a `condition` entry in the device's
  * event log. The same opening again (a redelivered message) writes the same items; the same uuid
  * at another start replaces the open condition; an opening that arrives after its own close (same
- * uuid and start) changes nothing and answers the closed condition.
+ * uuid and start) changes nothing and answers the closed condition. An opening whose close came
+ * first over MQTT (kept by `closeCondition`) is opened and then closed by it, when it started by
+ * that close's finish.
  * @returns the condition's record: the seam where alarms (rules of kind `condition`) hook on.
  */
 export const openCondition = async (deps: ConditionDeps, place: DevicePlace, opening: ConditionOpening, arrival = new Date().toISOString()) => {
   const start = new Date(opening.start).toISOString();
-  const { open, closed } = await getConditionPointers(deps.db, place.device_id, opening.uuid);
+  const { open, closed, early } = await getConditionPointers(deps.db, place.device_id, opening.uuid);
   if (closed && closed.start === start) {
     const record = await getConditionRecord(deps.db, place.workspace_id, place.device_id, closed);
     if (record) return record;
@@ -77,6 +80,7 @@ export const openCondition = async (deps: ConditionDeps, place: DevicePlace, ope
     direction: 'd2c',
     payload: { uuid: record.uuid, status: 'open', tag: record.tag, payload: record.payload, start },
   });
+  if (early && Date.parse(early.finish) >= Date.parse(start)) return (await closeCondition(deps, place, early, early.arrival)) ?? record;
   return record;
 };
 
@@ -97,14 +101,27 @@ const recordOfPointer = (place: DevicePlace, pointer: ConditionPointer & { paylo
  * Closes a device's condition: its record becomes closed, with finish, finish payload and
  * duration (never below 0: a device clock may step back), and the close is logged as a
  * `condition` entry of the device's event log. A close retried within 30 days answers the record
- * it closed and writes nothing.
+ * it closed and writes nothing. With `keepEarly` (the MQTT door, whose queue keeps no order), a
+ * close that finds no open condition and is not such a retry is kept for the opening to come
+ * (`openCondition`).
  * @returns the closed condition's record, or undefined when the device has no condition with this uuid.
  */
-export const closeCondition = async (deps: ConditionDeps, place: DevicePlace, closing: ConditionClosing, arrival = new Date().toISOString()) => {
+export const closeCondition = async (
+  deps: ConditionDeps,
+  place: DevicePlace,
+  closing: ConditionClosing,
+  arrival = new Date().toISOString(),
+  { keepEarly = false } = {},
+) => {
   const { open, closed } = await getConditionPointers(deps.db, place.device_id, closing.uuid);
-  if (!open) return closed && getConditionRecord(deps.db, place.workspace_id, place.device_id, closed);
-  const current = (await getConditionRecord(deps.db, place.workspace_id, place.device_id, open)) ?? recordOfPointer(place, open);
   const finish = new Date(closing.finish).toISOString();
+  if (!open) {
+    const ended = closed && (await getConditionRecord(deps.db, place.workspace_id, place.device_id, closed));
+    if (keepEarly && ended?.finish !== finish)
+      await putEarlyClose(deps.db, place.device_id, { uuid: closing.uuid, finish, finish_payload: closing.finish_payload ?? null, arrival });
+    return ended;
+  }
+  const current = (await getConditionRecord(deps.db, place.workspace_id, place.device_id, open)) ?? recordOfPointer(place, open);
   const record: ConditionRecord = {
     ...current,
     status: 'closed',

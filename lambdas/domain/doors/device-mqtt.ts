@@ -266,7 +266,8 @@ const handleCondition = async (deps: DeviceMqttDeps, caller: DeviceCaller, value
   if ('start' in c) {
     await openCondition(deps, place, { uuid: c.uuid, tag: c.tag, payload: c.payload, start: c.start }, arrival);
   } else {
-    await closeCondition(deps, place, { uuid: c.uuid, finish_payload: c.payloadf, finish: c.finish }, arrival);
+    // A standard queue keeps no order: a close handled before its opening is kept for it.
+    await closeCondition(deps, place, { uuid: c.uuid, finish_payload: c.payloadf, finish: c.finish }, arrival, { keepEarly: true });
   }
 };
 

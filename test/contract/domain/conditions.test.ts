@@ -1,4 +1,4 @@
-import { closeCondition, listConditions, openCondition } from '../../../lambdas/domain/alarms/conditions';
+import { closeCondition, conditionOf, listConditions, openCondition } from '../../../lambdas/domain/alarms/conditions';
 import { createDevice } from '../../../lambdas/domain/registry/devices';
 import type { ConditionsQuery } from '../../../lambdas/schemas/condition';
 import type { Db } from '../../../lambdas/shared/clients';
@@ -87,6 +87,46 @@ describe('conditions on DynamoDB Local', () => {
     expect(await ws.list()).toHaveLength(1);
     expect(await listOpenConditionsOfDevice(db, place.device_id)).toEqual([]);
     expect(await closeCondition({ db }, place, { uuid: 'never', finish: '2026-02-01T10:01:00Z' })).toBeUndefined();
+  });
+
+  it('keeps an MQTT close handled before its opening, which the opening then closes; over HTTPS such a close writes nothing', async () => {
+    const ws = await newWorkspace();
+    const place = await ws.place();
+    const opening = { uuid: 'c-1', tag: 'overheat', payload: { t: 9 }, start: '2026-02-01T10:00:00Z' };
+    const close = { uuid: 'c-1', finish_payload: { t: 5 }, finish: '2026-02-01T10:00:30Z' };
+
+    expect(await closeCondition({ db }, place, close, '2026-02-01T10:00:31.000Z')).toBeUndefined();
+    expect(await ws.list()).toEqual([]);
+    expect(await closeCondition({ db }, place, close, '2026-02-01T10:00:31.000Z', { keepEarly: true })).toBeUndefined();
+    expect(await ws.list()).toEqual([]);
+    const opened = await openCondition({ db }, place, opening, '2026-02-01T10:00:32.000Z');
+
+    expect(opened).toMatchObject({ status: 'closed', payload: { t: 9 }, finish_payload: { t: 5 }, finish: '2026-02-01T10:00:30.000Z', duration_seconds: 30 });
+    expect(await ws.list()).toEqual([conditionOf(opened)]);
+    expect(await listOpenConditionsOfDevice(db, place.device_id)).toEqual([]);
+    const logged = await readDeviceEvents(db, place.device_id, { limit: 10 });
+    expect(logged.map((e) => [e.ts, (e.payload as { status: string }).status])).toEqual([
+      ['2026-02-01T10:00:32.000Z', 'open'],
+      ['2026-02-01T10:00:31.000Z', 'closed'],
+    ]);
+    // Used once: the uuid opened again later stays open.
+    const reopened = await openCondition({ db }, place, { ...opening, start: '2026-02-01T10:00:20Z' });
+    expect(reopened.status).toBe('open');
+  });
+
+  it('leaves an opening that started after a kept close open, and a later close of it still closes it', async () => {
+    const ws = await newWorkspace();
+    const place = await ws.place();
+
+    await closeCondition({ db }, place, { uuid: 'c-1', finish: '2026-02-01T09:00:00Z' }, undefined, { keepEarly: true });
+    const opened = await openCondition({ db }, place, { uuid: 'c-1', tag: 'overheat', start: '2026-02-01T10:00:00Z' });
+    const closed = await closeCondition({ db }, place, { uuid: 'c-1', finish: '2026-02-01T10:00:05Z' }, undefined, { keepEarly: true });
+    const again = await openCondition({ db }, place, { uuid: 'c-1', tag: 'overheat', start: '2026-02-01T08:00:00Z' });
+
+    expect(opened.status).toBe('open');
+    expect(closed).toMatchObject({ status: 'closed', duration_seconds: 5 });
+    // The kept close went with the close that ended the condition.
+    expect(again.status).toBe('open');
   });
 
   it('replaces an open condition opened again at another start, and opens a closed uuid anew as a second record', async () => {
