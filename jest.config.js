@@ -91,10 +91,10 @@ export default {
     },
   ],
   testTimeout: 60_000,
-  // Four files at once on two cores: the e2e projects' files spend part of their time waiting
-  // (queues' windows, sweeps, a rollout's minute), when the others use the cores; every wait is
-  // bounded for a loaded machine. With three, the cores were a quarter idle (docs/testing.md).
-  maxWorkers: 4,
+  // Three files at once on two cores: the e2e projects' files spend part of their time waiting
+  // (queues' windows, sweeps, a rollout's minute), when a third file uses the cores; every wait is
+  // bounded for a loaded machine. Four were no faster, and put the load at 9 (docs/testing.md).
+  maxWorkers: 3,
   // The longest files first, by test/durations.json where jest has no timing of its own (a clean clone).
   testSequencer: '<rootDir>/test/helpers/sequencer.js',
   // Each project's files, tests and times, printed last (.ci/run's log shows where the time goes).
