@@ -160,8 +160,9 @@ export const putOpenConditionRecord = async (db: Db, record: ConditionRecord, re
 /**
  * Writes a condition's close in one transaction: its record becomes closed (finish, finish
  * payload, duration), its open pointer goes and its closed pointer (expiring after
- * {@link CLOSED_POINTER_DAYS}) takes its place, and a close kept from before its opening goes. The open pointer must still name the same start:
- * a concurrent reopening fails the transaction rather than being closed.
+ * {@link CLOSED_POINTER_DAYS}) takes its place, and a close kept from before its opening goes. The
+ * open pointer must still name the same start: a concurrent reopening fails the transaction rather
+ * than being closed.
  * @throws ConflictError when the condition was opened again meanwhile (nothing written).
  */
 export const putClosedConditionRecord = async (db: Db, record: ConditionRecord, now = Date.now()) => {

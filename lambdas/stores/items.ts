@@ -165,8 +165,9 @@ export interface PutCondition {
  * that the items and the action are stored together or not at all. With `condition`, each put is
  * made only where its item's condition holds, and an item whose condition fails is one already as
  * wanted: it is left as it is, the rest written again with their action (so the action counts what
- * this write stored), and every item of the chunk is answered as in place. Throttled or conflicting transactions are retried with backoff and
- * jitter; the SDK repeats a transaction's client token on its own retries, which makes them idempotent.
+ * this write stored), and every item of the chunk is answered as in place. Throttled or
+ * conflicting transactions are retried with backoff and jitter; the SDK repeats a transaction's
+ * client token on its own retries, which makes them idempotent.
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
  */
 export const transactChunks = <T extends ItemKey & Record<string, unknown>>(
