@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../shared/clients';
 import { ConflictError } from '../shared/errors';
 import { failedConditions } from './errors';
@@ -111,20 +111,33 @@ export const getConditionPointers = async (db: Db, deviceId: string, uuid: strin
   };
 };
 
-/** Keeps a close whose opening has not come yet, expiring after {@link CLOSED_POINTER_DAYS}. */
+/**
+ * Keeps a close whose opening has not come yet, expiring after {@link CLOSED_POINTER_DAYS}, while
+ * the uuid is not open (an opening handled at the same time may have written it meanwhile).
+ * @returns false when the uuid was opened meanwhile (nothing written): read again.
+ */
 export const putEarlyClose = async (db: Db, deviceId: string, close: EarlyClose, now = Date.now()) => {
   const { finish_payload, ...rest } = close;
-  await db.doc.send(
-    new PutCommand({
-      TableName: db.table,
-      Item: {
-        ...earlyCloseKey(deviceId, close.uuid),
-        ...rest,
-        finish_payload_json: JSON.stringify(finish_payload ?? null),
-        [REGISTRY_TTL_ATTRIBUTE]: Math.floor(now / 1000) + CLOSED_POINTER_DAYS * 86_400,
-      },
-    }),
-  );
+  const item = {
+    ...earlyCloseKey(deviceId, close.uuid),
+    ...rest,
+    finish_payload_json: JSON.stringify(finish_payload ?? null),
+    [REGISTRY_TTL_ATTRIBUTE]: Math.floor(now / 1000) + CLOSED_POINTER_DAYS * 86_400,
+  };
+  try {
+    await db.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { ConditionCheck: { TableName: db.table, Key: conditionKey(deviceId, close.uuid), ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Put: { TableName: db.table, Item: item } },
+        ],
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (failedConditions(error)?.includes(0)) return false;
+    throw error;
+  }
 };
 
 /** The record a pointer points at, if it is still there. */
@@ -136,25 +149,33 @@ export const getConditionRecord = async (db: Db, workspaceId: string, deviceId: 
 /**
  * Writes an open condition in one transaction: its record and its open pointer; the closed
  * pointer of a uuid used before goes, and so does the record of the open condition it replaces
- * (the same uuid opened again at another start).
+ * (the same uuid opened again at another start). With `noEarlyClose`, only while no close of the
+ * uuid is kept from before its opening (one kept meanwhile, by a close handled at the same time).
+ * @returns false when such a close was kept meanwhile (nothing written): read again.
  */
-export const putOpenConditionRecord = async (db: Db, record: ConditionRecord, replacedStart?: string) => {
+export const putOpenConditionRecord = async (db: Db, record: ConditionRecord, replacedStart?: string, { noEarlyClose = false } = {}) => {
   const pointer: ConditionPointer = { uuid: record.uuid, tag: record.tag, start: record.start, workspace_id: record.workspace_id };
   const was = { ...record, start: replacedStart ?? record.start };
   const replaced =
     replacedStart !== undefined && replacedStart !== record.start
       ? [{ Delete: { TableName: db.table, Key: recordKeyOf(was) } }, { Delete: { TableName: db.table, Key: deviceRecordKeyOf(was) } }]
       : [];
-  await db.doc.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        { Put: { TableName: db.table, Item: { ...conditionKey(record.device_id, record.uuid), ...pointer } } },
-        ...recordPuts(db, record),
-        { Delete: { TableName: db.table, Key: closedConditionKey(record.device_id, record.uuid) } },
-        ...replaced,
-      ],
-    }),
-  );
+  const TransactItems = [
+    { Put: { TableName: db.table, Item: { ...conditionKey(record.device_id, record.uuid), ...pointer } } },
+    ...recordPuts(db, record),
+    { Delete: { TableName: db.table, Key: closedConditionKey(record.device_id, record.uuid) } },
+    ...replaced,
+    ...(noEarlyClose
+      ? [{ ConditionCheck: { TableName: db.table, Key: earlyCloseKey(record.device_id, record.uuid), ConditionExpression: 'attribute_not_exists(pk)' } }]
+      : []),
+  ];
+  try {
+    await db.doc.send(new TransactWriteCommand({ TransactItems }));
+    return true;
+  } catch (error) {
+    if (noEarlyClose && failedConditions(error)?.includes(TransactItems.length - 1)) return false;
+    throw error;
+  }
 };
 
 /**

@@ -54,7 +54,12 @@ export const conditionOf = ({ workspace_id: _ws, ...rest }: ConditionRecord): Co
  * that close's finish.
  * @returns the condition's record: the seam where alarms (rules of kind `condition`) hook on.
  */
-export const openCondition = async (deps: ConditionDeps, place: DevicePlace, opening: ConditionOpening, arrival = new Date().toISOString()) => {
+export const openCondition = async (
+  deps: ConditionDeps,
+  place: DevicePlace,
+  opening: ConditionOpening,
+  arrival = new Date().toISOString(),
+): Promise<ConditionRecord> => {
   const start = new Date(opening.start).toISOString();
   const { open, closed, early } = await getConditionPointers(deps.db, place.device_id, opening.uuid);
   if (closed && closed.start === start) {
@@ -72,7 +77,8 @@ export const openCondition = async (deps: ConditionDeps, place: DevicePlace, ope
     finish: null,
     duration_seconds: null,
   };
-  await putOpenConditionRecord(deps.db, record, open?.start);
+  // A close kept meanwhile (handled at the same time as this opening) makes it read again.
+  if (!(await putOpenConditionRecord(deps.db, record, open?.start, { noEarlyClose: !early }))) return openCondition(deps, place, opening, arrival);
   await logDeviceEvent(deps.db, {
     ...place,
     ts: arrival,
@@ -112,13 +118,16 @@ export const closeCondition = async (
   closing: ConditionClosing,
   arrival = new Date().toISOString(),
   { keepEarly = false } = {},
-) => {
+): Promise<ConditionRecord | undefined> => {
   const { open, closed } = await getConditionPointers(deps.db, place.device_id, closing.uuid);
   const finish = new Date(closing.finish).toISOString();
   if (!open) {
     const ended = closed && (await getConditionRecord(deps.db, place.workspace_id, place.device_id, closed));
-    if (keepEarly && ended?.finish !== finish)
-      await putEarlyClose(deps.db, place.device_id, { uuid: closing.uuid, finish, finish_payload: closing.finish_payload ?? null, arrival });
+    if (keepEarly && ended?.finish !== finish) {
+      const kept = await putEarlyClose(deps.db, place.device_id, { uuid: closing.uuid, finish, finish_payload: closing.finish_payload ?? null, arrival });
+      // Opened meanwhile (an opening handled at the same time): close that.
+      if (!kept) return closeCondition(deps, place, closing, arrival, { keepEarly });
+    }
     return ended;
   }
   const current = (await getConditionRecord(deps.db, place.workspace_id, place.device_id, open)) ?? recordOfPointer(place, open);

@@ -114,6 +114,24 @@ describe('conditions on DynamoDB Local', () => {
     expect(reopened.status).toBe('open');
   });
 
+  it('closes every condition whose opening and MQTT close are handled at the same time', async () => {
+    const ws = await newWorkspace();
+    const place = await ws.place();
+    const uuids = Array.from({ length: 30 }, (_, i) => `race-${i}`);
+
+    await Promise.all(
+      uuids.flatMap((uuid) => [
+        openCondition({ db }, place, { uuid, tag: 'overheat', start: '2026-02-01T10:00:00Z' }),
+        closeCondition({ db }, place, { uuid, finish: '2026-02-01T10:00:09Z' }, undefined, { keepEarly: true }),
+      ]),
+    );
+
+    expect(await listOpenConditionsOfDevice(db, place.device_id)).toEqual([]);
+    const listed = await ws.list();
+    expect(listed).toHaveLength(30);
+    expect(listed.every((c) => c.status === 'closed' && c.duration_seconds === 9)).toBe(true);
+  });
+
   it('leaves an opening that started after a kept close open, and a later close of it still closes it', async () => {
     const ws = await newWorkspace();
     const place = await ws.place();
