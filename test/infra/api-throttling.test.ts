@@ -1,10 +1,7 @@
-import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
-import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
-import type { Route, RouteHandler } from '../../lambdas/routes';
+import type { Route } from '../../lambdas/routes';
 import { firewallOf, stageThrottlesOf } from '../../local/cloud-assembly/api-throttling';
 import type { CfnTemplate } from '../../local/cloud-assembly/template';
-import { Api } from '../../lib/constructs/api';
+import { synthApi } from './api-stack';
 
 const ROUTES: Route[] = [
   { method: 'GET', path: '/workspaces', handler: 'workspaces', operationId: 'listWorkspaces', auth: 'api-key', summary: 'List' },
@@ -12,29 +9,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/device/jobs/{jobName}/result', handler: 'device-api', operationId: 'result', auth: 'device', summary: 'Result' },
 ];
 
-/** The template of the stack's Api construct with these throttles and this firewall. */
-const synthesized = (): CfnTemplate => {
-  const stack = new Stack(new App(), 'ApiThrottling');
-  const fn = (id: string) =>
-    new LambdaFunction(stack, id, { runtime: Runtime.NODEJS_22_X, handler: 'index.handler', code: Code.fromInline('exports.handler = 1') });
-  new Api(stack, 'Api', {
-    routes: ROUTES,
-    handlers: new Map<RouteHandler, LambdaFunction>([
-      ['workspaces', fn('Workspaces')],
-      ['device-api', fn('DeviceApi')],
-    ]),
-    authorizers: { 'api-key': fn('ApiKeyAuthorizer'), device: fn('DeviceAuthorizer') },
-    authorizerCacheTtl: Duration.seconds(30),
-    throttleRateLimit: 7,
-    throttleBurstLimit: 9,
-    deviceThrottleRateLimit: 11,
-    deviceThrottleBurstLimit: 13,
-    firewallIpRateLimit: 123,
-    firewallWindowSeconds: 120,
-    logRemovalPolicy: RemovalPolicy.DESTROY,
-  });
-  return Template.fromStack(stack).toJSON() as CfnTemplate;
-};
+const synthesized = (): CfnTemplate => synthApi(ROUTES).template.toJSON() as CfnTemplate;
 
 const stageOf = (template: CfnTemplate) => Object.entries(template.Resources).find(([, r]) => r.Type === 'AWS::ApiGateway::Stage')!;
 

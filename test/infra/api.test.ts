@@ -1,9 +1,9 @@
 import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { Code, Function as LambdaFunction, Runtime, type IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { Route, RouteHandler } from '../../lambdas/routes';
-import { Api, type ApiProps } from '../../lib/constructs/api';
+import type { Route } from '../../lambdas/routes';
+import { Api } from '../../lib/constructs/api';
 import { RegistryTable } from '../../lib/constructs/registry-table';
+import { inlineFunction, synthApi } from './api-stack';
 import { methodsByRoute, mentions, targetOf } from './template-queries';
 
 // Rows of the kinds other parts add later: a streamed query, a device route, a public document.
@@ -14,45 +14,16 @@ const FAKE_ROUTES: Route[] = [
   { method: 'GET', path: '/openapi.json', handler: 'openapi', operationId: 'getOpenApi', auth: 'none', summary: 'Document' },
 ];
 
-// Inline functions: these tests are about the API, so nothing needs bundling.
-const inlineFunction = (stack: Stack, id: string) =>
-  new LambdaFunction(stack, id, { runtime: Runtime.NODEJS_22_X, handler: 'index.handler', code: Code.fromInline('exports.handler = async () => ({})') });
-
-const synth = (routes: readonly Route[], withDeviceAuthorizer = true) => {
-  const stack = new Stack(new App(), 'ApiTest');
-  const handlers = new Map<RouteHandler, IFunction>([...new Set(routes.map((r) => r.handler))].map((name) => [name, inlineFunction(stack, `${name}Fn`)]));
-  const authorizers: ApiProps['authorizers'] = {
-    'api-key': inlineFunction(stack, 'ApiKeyAuthorizerFn'),
-    ...(withDeviceAuthorizer ? { device: inlineFunction(stack, 'DeviceAuthorizerFn') } : {}),
-  };
-  const api = new Api(stack, 'Api', {
-    routes,
-    handlers,
-    authorizers,
-    authorizerCacheTtl: Duration.seconds(45),
-    throttleRateLimit: 7,
-    throttleBurstLimit: 9,
-    deviceThrottleRateLimit: 11,
-    deviceThrottleBurstLimit: 13,
-    firewallIpRateLimit: 123,
-    firewallWindowSeconds: 120,
-    logRemovalPolicy: RemovalPolicy.DESTROY,
-  });
-  const template = Template.fromStack(stack);
-  const idOf = (fn: IFunction) => stack.getLogicalId(fn.node.defaultChild as never);
-  return { api, template, handlers, authorizers, idOf };
-};
-
 describe('Api', () => {
   it('streams the integration of a route marked stream, through Lambda’s response-streaming invocation', () => {
-    const { template } = synth(FAKE_ROUTES);
+    const { template } = synthApi(FAKE_ROUTES);
     const streamed = methodsByRoute(template).get('GET /timeseries/{workspaceId}/data')!;
     expect(streamed.Integration.ResponseTransferMode).toBe('STREAM');
     expect(JSON.stringify(streamed.Integration.Uri)).toContain('/response-streaming-invocations');
   });
 
   it('keeps the other routes of the same handler buffered', () => {
-    const { template } = synth(FAKE_ROUTES);
+    const { template } = synthApi(FAKE_ROUTES);
     const buffered = methodsByRoute(template).get('GET /timeseries/{workspaceId}/tags')!;
     expect(buffered.Integration.ResponseTransferMode).toBe('BUFFERED');
     expect(JSON.stringify(buffered.Integration.Uri)).toContain('/invocations');
@@ -60,7 +31,7 @@ describe('Api', () => {
   });
 
   it('puts device routes behind a second REQUEST authorizer that reads the Authorization header', () => {
-    const { template, authorizers, idOf } = synth(FAKE_ROUTES);
+    const { template, authorizers, idOf } = synthApi(FAKE_ROUTES);
     const method = methodsByRoute(template).get('POST /device/data')!;
     const authorizer = template.toJSON().Resources[targetOf(method.AuthorizerId)!].Properties;
     expect(method.AuthorizationType).toBe('CUSTOM');
@@ -70,20 +41,20 @@ describe('Api', () => {
   });
 
   it('leaves routes with auth none without an authorizer', () => {
-    const { template } = synth(FAKE_ROUTES);
+    const { template } = synthApi(FAKE_ROUTES);
     const method = methodsByRoute(template).get('GET /openapi.json')!;
     expect(method.AuthorizationType).toBe('NONE');
     expect(method.AuthorizerId).toBeUndefined();
   });
 
   it('creates only the authorizers the routes use', () => {
-    const { template, api } = synth(FAKE_ROUTES.filter((r) => r.auth !== 'device'));
+    const { template, api } = synthApi(FAKE_ROUTES.filter((r) => r.auth !== 'device'));
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
     expect([...api.authorizers.keys()]).toEqual(['api-key']);
   });
 
   it('shares one integration, and one Lambda permission for the whole API, between the routes of a handler', () => {
-    const { template, handlers, idOf } = synth(FAKE_ROUTES);
+    const { template, handlers, idOf } = synthApi(FAKE_ROUTES);
     const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter((p) =>
       mentions(p.Properties.FunctionName, idOf(handlers.get('timeseries')!)),
     );
@@ -93,7 +64,7 @@ describe('Api', () => {
   });
 
   it('throttles each device door method with the device throttle, and every other method with the stage’s default', () => {
-    const { template } = synth(FAKE_ROUTES);
+    const { template } = synthApi(FAKE_ROUTES);
     const [stage] = Object.values(template.findResources('AWS::ApiGateway::Stage'));
 
     // A method setting names its resource path with `/` written `~1`.
@@ -111,7 +82,7 @@ describe('Api', () => {
   });
 
   it('puts a regional WAF web ACL in front of the stage, whose one rule blocks an address over its rate', () => {
-    const { template } = synth(FAKE_ROUTES);
+    const { template } = synthApi(FAKE_ROUTES);
     const [[aclId, acl]] = Object.entries(template.findResources('AWS::WAFv2::WebACL'));
 
     expect(acl.Properties).toMatchObject({ Scope: 'REGIONAL', DefaultAction: { Allow: {} } });
@@ -135,7 +106,7 @@ describe('Api', () => {
   });
 
   it('answers a request the firewall blocked 403 forbidden, in the error envelope', () => {
-    const { template } = synth(FAKE_ROUTES);
+    const { template } = synthApi(FAKE_ROUTES);
     const [filtered] = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: 'WAF_FILTERED' } }));
 
     expect(filtered.Properties.StatusCode).toBe('403');
@@ -143,7 +114,7 @@ describe('Api', () => {
   });
 
   it('refuses a device route when no device authorizer is given', () => {
-    expect(() => synth(FAKE_ROUTES, false)).toThrow(/needs auth 'device'/);
+    expect(() => synthApi(FAKE_ROUTES, false)).toThrow(/needs auth 'device'/);
   });
 
   it('refuses a route whose handler has no Lambda', () => {
