@@ -97,8 +97,8 @@ export interface LocalRuntimeOptions {
   limitsCacheSeconds?: number;
   /**
    * Longest an export's run reads before it goes on in a new message, in seconds
-   * (EXPORT_RUN_SECONDS; until a minute before the Lambda's timeout when absent). Tests make it a
-   * second, so that an export spans several runs.
+   * (EXPORT_RUN_SECONDS; until a minute before the Lambda's timeout when absent). A run always
+   * writes a part first: tests make it a millisecond, so that an export spans a run per part.
    */
   exportRunSeconds?: number;
 }

@@ -186,7 +186,8 @@ export const exportRetrySeconds = () => ({
 /**
  * Longest a run of the export Lambda reads before it puts the export back on its queue, in seconds
  * (0, the default: until a minute before the Lambda's timeout). A run always writes at least one
- * part first. Tests make it a second, so that an export goes on across several runs.
+ * part first. Tests make it a millisecond, so that each run writes one part and an export goes on
+ * across a run per part.
  */
 export const exportRunSeconds = () => intFrom(process.env.EXPORT_RUN_SECONDS, 0);
 
