@@ -41,7 +41,7 @@ export default {
       displayName: 'contract',
       testMatch: ['<rootDir>/test/contract/**/*.test.ts'],
       // Files that use the handlers' own table names get names of their own (test/helpers/e2e-tables.ts).
-      setupFiles: [...common.setupFiles, '<rootDir>/test/helpers/worker-engine.ts', '<rootDir>/test/helpers/e2e-tables.ts'],
+      setupFiles: [...common.setupFiles, '<rootDir>/test/helpers/e2e-tables.ts'],
       globalSetup: '<rootDir>/test/helpers/engines-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/engines-teardown.ts',
     },
@@ -50,7 +50,7 @@ export default {
       ...common,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
-      setupFiles: [...common.setupFiles, '<rootDir>/test/helpers/worker-engine.ts', '<rootDir>/test/helpers/e2e-tables.ts'],
+      setupFiles: [...common.setupFiles, '<rootDir>/test/helpers/e2e-tables.ts'],
       globalSetup: '<rootDir>/test/helpers/e2e-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/e2e-teardown.ts',
     },
@@ -69,7 +69,7 @@ export default {
       ],
       globals: { FLEETSTREAM_RUNTIME: 'cloud-assembly' },
       // Each file waits for the assembly its global setup synthesizes in the background.
-      setupFiles: [...common.setupFiles, '<rootDir>/test/helpers/worker-engine.ts', '<rootDir>/test/helpers/assembly-ready.ts'],
+      setupFiles: [...common.setupFiles, '<rootDir>/test/helpers/assembly-ready.ts'],
       globalSetup: '<rootDir>/test/helpers/cloud-assembly-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/cloud-assembly-teardown.ts',
     },

@@ -15,13 +15,16 @@ import {
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { IndexDefinition } from '../lambdas/stores/keys';
+import { indexStreamLog, loadSqlite, scratchDataDir } from './dynamodb-stream-log';
 import { freePort, until, waitFor } from './ports';
 
 export interface DynamoDbLocal {
   endpoint: string;
+  /** The folder of its database: the data folder, or its scratch folder; undefined when in memory. */
+  dataDir?: string;
   stop: () => Promise<void>;
 }
 
@@ -49,13 +52,16 @@ export class JavaMissingError extends Error {
 export const javaIsInstalled = () => spawnSync('java', ['-version'], { stdio: 'ignore' }).error === undefined;
 
 /**
- * Starts AWS's DynamoDB Local (Java) on a free port: in memory, or persisted under `dataDir`.
- * Resolves once it answers requests.
+ * Starts AWS's DynamoDB Local (Java) on a free port: persisted under `dataDir`, or without it in a
+ * scratch folder deleted as it stops (in memory where Node has no SQLite module). Its stream log is
+ * indexed (local/dynamodb-stream-log.ts). Resolves once it answers requests.
  */
 export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Promise<DynamoDbLocal> => {
   if (!javaIsInstalled()) throw new JavaMissingError();
   const port = await freePort();
-  const path = options.dataDir ? resolve(options.dataDir) : undefined;
+  const sqlite = await loadSqlite();
+  const scratch = !options.dataDir && sqlite ? scratchDataDir() : undefined;
+  const path = options.dataDir ? resolve(options.dataDir) : scratch;
   if (path) mkdirSync(path, { recursive: true });
   const child = spawnDynamoDbLocal({ port, path, sharedDb: true, stdio: ['ignore', 'ignore', 'pipe'] } as never);
   let stderr = '';
@@ -70,19 +76,23 @@ export const startDynamoDbLocal = async (options: { dataDir?: string } = {}): Pr
         throw new Error(`DynamoDB Local exited at start (is Java 17+ installed? \`java -version\`): ${stderr}`);
       }),
     ]);
+    if (path && sqlite) indexStreamLog(sqlite, path);
   } catch (error) {
     child.kill('SIGKILL');
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
     throw error;
   } finally {
     client.destroy();
   }
   return {
     endpoint,
+    dataDir: path,
     stop: async () => {
       if (child.exitCode === null) {
         child.kill('SIGTERM');
         await exited;
       }
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
     },
   };
 };

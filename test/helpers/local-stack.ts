@@ -56,10 +56,10 @@ export const startLocalStack = async (
       // Its DynamoDB Local lives for one test file: the JIT's second tier (C2) costs that JVM more
       // than it wins back in so short a life (half its CPU to READY), and G1's threads are not needed.
       JAVA_TOOL_OPTIONS: process.env.JAVA_TOOL_OPTIONS ?? TEST_JVM_OPTIONS,
-      // In memory, in a test file that claimed its worker's DynamoDB Local, it makes its tables there
-      // (and deletes them at its stop) rather than starting a JVM of its own: the pool restarts the
-      // engine for the next file if it leaves a long stream log. A start with a data folder still
-      // starts its own, and so do those of projects without the pool (browser, fuzz).
+      // In memory, in a test file of a project with the pool, it makes its tables on its worker's
+      // DynamoDB Local (and deletes them at its stop) rather than starting a JVM of its own. A start
+      // with a data folder still starts its own, and so do those of projects without the pool
+      // (browser, fuzz).
       ...(args.includes('--in-memory') && workerDynamoDbEndpoint() ? { FLEETSTREAM_DYNAMODB_ENDPOINT: workerDynamoDbEndpoint()! } : {}),
       ...env,
     },
