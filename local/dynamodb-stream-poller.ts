@@ -3,7 +3,8 @@ import { DescribeStreamCommand, DynamoDBStreamsClient, GetShardIteratorCommand, 
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { batchDelivery, pause, type StreamHandler } from './dynamodb-stream-delivery';
-import { shardReader, shardReaders } from './dynamodb-stream-shards';
+import { IDLE_POLL_INTERVAL_MS, shardReader, shardReaders } from './dynamodb-stream-shards';
+import { tableWrites } from './dynamodb-writes';
 
 export type { StreamHandler } from './dynamodb-stream-delivery';
 
@@ -53,6 +54,12 @@ export interface StreamPollerOptions {
   endpoints?: { dynamodbStreams?: string; sqs?: string };
   /** The consumer's ARN in its invocation context and in the on-failure descriptions. */
   functionArn?: string;
+  /**
+   * Between polls of an idle shard, in a process that tells its writes (local/dynamodb-writes.ts;
+   * IDLE_POLL_INTERVAL_MS by default): a write there is read at once, within Lambda's 250 ms of the
+   * poll before. A process that tells none polls every 250 ms, as Lambda does.
+   */
+  idlePollMs?: number;
 }
 
 export interface StreamPoller {
@@ -124,6 +131,8 @@ export const startDynamoDbStreamPoller = async (options: StreamPollerOptions): P
     deliver,
     signal,
     report,
+    writes: tableWrites(),
+    idlePollMs: options.idlePollMs ?? IDLE_POLL_INTERVAL_MS,
   });
   const readers = shardReaders(readShard, signal, report);
 

@@ -2,9 +2,16 @@ import { type DynamoDBStreamsClient, GetRecordsCommand, type Shard, type ShardIt
 import type { DynamoDBRecord } from 'aws-lambda';
 import { pause } from './dynamodb-stream-delivery';
 import { toLambdaRecord } from './dynamodb-stream-records';
+import type { TableWrites } from './dynamodb-writes';
 
 // Lambda polls each shard of a DynamoDB stream four times a second.
 const POLL_INTERVAL_MS = 250;
+/**
+ * Between polls of a shard that nothing was written to, where the process tells its writes
+ * (local/dynamodb-writes.ts): records that no write here made (the engine's TTL deletions, another
+ * process's writes) are read within this time, the others within POLL_INTERVAL_MS as on Lambda.
+ */
+export const IDLE_POLL_INTERVAL_MS = 1000;
 const GET_RECORDS_LIMIT = 1000; // GetRecords returns at most 1,000 records
 
 /** What reading a stream's shards takes: the stream, the batching settings, and where batches go. */
@@ -21,6 +28,9 @@ export interface ShardReading {
   partitionKey: () => string | undefined;
   filter?: (record: DynamoDBRecord) => boolean;
   iteratorOf: (shardId: string, type: ShardIteratorType, sequenceNumber?: string) => Promise<string | undefined>;
+  /** The process's writes, when it tells them: an idle shard is then polled every `idlePollMs` only, and after a write at once. */
+  writes?: TableWrites;
+  idlePollMs: number;
   /** Resolves when the shard may move past the batch. */
   deliver: (shardId: string, records: DynamoDBRecord[]) => Promise<void>;
   signal: AbortSignal;
@@ -100,6 +110,38 @@ const shardLanes = (reading: ShardReading, shardId: string) => {
         signal.addEventListener('abort', done, { once: true });
       }),
     settled: () => Promise.all(lanes.map((lane) => lane.running)),
+    /** Ends the reader's wait now (a write to poll for). */
+    interrupt: () => wake?.(),
+  };
+};
+
+/**
+ * When a shard is polled next: POLL_INTERVAL_MS after the last poll as on Lambda, or where the
+ * process tells its writes, that long after the last poll once a write came and `idlePollMs` after
+ * it otherwise. A write wakes the reader then (`lanes.interrupt`).
+ */
+const pollTimer = (reading: ShardReading, interrupt: () => void) => {
+  let lastPoll = 0;
+  let written = false;
+  let timer: NodeJS.Timeout | undefined;
+  const unsubscribe = reading.writes?.subscribe(() => {
+    if (written) return;
+    written = true;
+    timer = setTimeout(interrupt, Math.max(0, lastPoll + POLL_INTERVAL_MS - Date.now()));
+  });
+  return {
+    /** A poll starts: writes from now on call for the next one. */
+    polling: () => {
+      clearTimeout(timer);
+      written = false;
+      lastPoll = Date.now();
+    },
+    /** Milliseconds until the next poll. */
+    next: () => (reading.writes && !written ? lastPoll + reading.idlePollMs : lastPoll + POLL_INTERVAL_MS) - Date.now(),
+    stop: () => {
+      clearTimeout(timer);
+      unsubscribe?.();
+    },
   };
 };
 
@@ -115,6 +157,7 @@ export const shardReader = (reading: ShardReading) => async (shard: Shard, start
   let iterator = opened ?? (await reading.iteratorOf(shardId, start));
   let lastRead: string | undefined;
   const lanes = shardLanes(reading, shardId);
+  const polls = pollTimer(reading, lanes.interrupt);
   for (let backoff = 100; !signal.aborted; ) {
     try {
       lanes.rearm();
@@ -122,6 +165,7 @@ export const shardReader = (reading: ShardReading) => async (shard: Shard, start
       const room = reading.batchSize * reading.factor - lanes.buffered();
       let got = 0;
       if (!closed && room > 0) {
+        polls.polling();
         const page = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: Math.min(GET_RECORDS_LIMIT, room) }));
         iterator = page.NextShardIterator;
         const records = page.Records ?? [];
@@ -135,9 +179,9 @@ export const shardReader = (reading: ShardReading) => async (shard: Shard, start
       }
       lanes.dispatch(closed);
       // A closed shard read to its end and handled: its children take over.
-      if (closed && lanes.drained()) return;
+      if (closed && lanes.drained()) break;
       if (!got || room <= 0 || closed) {
-        await lanes.idle(Math.max(0, Math.min(!closed && room > 0 ? POLL_INTERVAL_MS : Infinity, ...lanes.windows())));
+        await lanes.idle(Math.max(0, Math.min(!closed && room > 0 ? polls.next() : Infinity, ...lanes.windows())));
       }
       backoff = 100;
     } catch (error) {
@@ -151,6 +195,7 @@ export const shardReader = (reading: ShardReading) => async (shard: Shard, start
       iterator = await reading.iteratorOf(shardId, lastRead ? 'AFTER_SEQUENCE_NUMBER' : start, lastRead).catch(() => iterator);
     }
   }
+  polls.stop();
   await lanes.settled();
 };
 

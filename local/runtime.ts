@@ -19,6 +19,7 @@ import { type CognitoTrigger, type LocalCognito, startLocalCognito } from './cog
 import { consoleSite } from './console-site';
 import { deleteTables, ensureTable, LOCAL_AWS_ENV, startDynamoDbLocal } from './dynamodb-local';
 import { retryDynamoDbLocalLockTimeouts } from './dynamodb-lock-retry';
+import { signalTableWrites } from './dynamodb-writes';
 import { type StreamHandler, startDynamoDbStreamPoller, streamFilterOf } from './dynamodb-stream-poller';
 import { invokeToEnd } from './lambda-invoke';
 import { brokerTls, startMqttBroker } from './mqtt-broker';
@@ -96,6 +97,8 @@ export const startLocalRuntime = async (options: InProcessRuntimeOptions = {}): 
   // benchmarks and the data-path test read the counts.
   instrumentAwsSdk();
   retryDynamoDbLocalLockTimeouts();
+  // The registry stream's poller reads at once after a write, and seldom when idle.
+  signalTableWrites();
   try {
     if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
     const ports = await holdPorts(start);

@@ -1,6 +1,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dynamoAccesses, iotAccesses, iotDataAccesses, s3Accesses, s3Arn, sesAccesses, sqsAccesses, streamsAccesses, type ArnContext } from './iam-accesses';
 import { evaluate, type Access, type CallRecord, type PolicyStatement } from './iam-policy';
+import { isItemWrite, tableWritten } from '../dynamodb-writes';
 
 /** S3's AccessDenied: its XML error document (none for HEAD, whose answers have no body). */
 const s3AccessDenied = (message: string) => ({
@@ -231,7 +232,9 @@ const proxyHandler =
     const refused = checkAccesses(options, accesses);
     if (refused) return refuse(notAuthorized(options, refused));
     if (service === 's3') return forwardS3(req, res, upstream, streamed ? undefined : body, missingKeyRefusal(options), refuse);
-    return forwardBuffered(req, res, upstream, body);
+    await forwardBuffered(req, res, upstream, body);
+    // The host's stream pollers read at once what the function wrote (local/dynamodb-writes.ts).
+    if (service === 'dynamodb' && isItemWrite(targetOf(req.headers).split('.')[1] ?? '')) tableWritten();
   };
 
 /**

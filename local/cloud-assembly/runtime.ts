@@ -17,6 +17,7 @@ import { dataDirOf, runContext, type CloudAssemblyOptions, type StartBase } from
 import { startScheduledRules } from './scheduled-rules';
 import { createQueues, createTables } from './tables-and-queues';
 import { refuseTriggers, startUserPool } from './user-pool';
+import { signalTableWrites } from '../dynamodb-writes';
 
 export { apiRoutes } from './api';
 export type { CloudAssemblyReport } from './report';
@@ -52,6 +53,9 @@ export interface CloudAssemblyRuntime extends LocalRuntime {
  */
 export const startCloudAssemblyRuntime = async (options: CloudAssemblyOptions = {}): Promise<CloudAssemblyRuntime> => {
   const base: StartBase = { options, log: options.log ?? (() => undefined), stops: [], calls: [] };
+  // The stream mappings' pollers read at once after a write (this process's, and its functions'
+  // through their proxies), and seldom when idle.
+  signalTableWrites();
   const { stops } = base;
   let finalReport: CloudAssemblyReport | undefined;
   let makeReport: () => CloudAssemblyReport = emptyReport;
