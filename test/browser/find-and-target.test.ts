@@ -251,11 +251,20 @@ describe('find and target', () => {
       { timeout: BROWSER_WAIT_MS },
     );
 
+  /**
+   * Clicks the settings' delete button where it is when clicked: a click at coordinates missed it
+   * under load when the sections above it grew between finding it and clicking (ci23).
+   */
+  const clickDelete = async () => {
+    const button = await page.waitForSelector('::-p-xpath(//button[normalize-space(.)="Delete workspace"])', { visible: true });
+    await button!.evaluate((el) => (el as unknown as { click: () => void }).click());
+  };
+
   it('deletes an empty workspace from its settings, after a confirmation that names it', async () => {
     const scratch = await ownWorkspace(stack, 'Scratch space');
     await page.goto(`${stack.console_url}#/w/${scratch}/settings`);
     await settingsLoaded();
-    await clickText(page, 'Delete workspace');
+    await clickDelete();
     const said = await confirmDialog(page);
     expect(said).toContain('Delete workspace Scratch space?');
     await until(async () => (await hashOf()) === '#/workspaces', 'the workspaces page');
@@ -264,7 +273,7 @@ describe('find and target', () => {
     // ours holds devices: refused, said in words
     await page.goto(consoleAt('settings'));
     await settingsLoaded();
-    await clickText(page, 'Delete workspace');
+    await clickDelete();
     await confirmDialog(page);
     await waitForAlert(page, /still holds devices/);
     expect((await api('GET', `/workspaces/${ws}`)).status).toBe(200);
