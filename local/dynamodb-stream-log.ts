@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isAlive } from './runtime-file';
 
 /**
  * DynamoDB Local's stream log, made a lookup.
@@ -72,13 +73,4 @@ export const scratchDataDir = (): string => {
     if (Number.isInteger(owner) && !isAlive(owner)) rmSync(join(base, name), { recursive: true, force: true });
   }
   return mkdtempSync(join(base, `${SCRATCH_PREFIX}${process.pid}-`));
-};
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 };

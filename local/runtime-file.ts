@@ -35,7 +35,7 @@ export const writeRuntimeFile = (dataDir: string, runtime: RuntimeFile) => {
 };
 
 /** Whether a process with this id exists (EPERM: it does, under another user). */
-const isAlive = (pid: number) => {
+export const isAlive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;
