@@ -12,7 +12,7 @@ import { createFleet } from '../../../lambdas/domain/registry/fleets';
 import { acknowledgeAlarm, closeAlarm, openAlarm, type AlarmDeps } from '../../../lambdas/domain/alarms/alarms';
 import { createAlarmRule } from '../../../lambdas/domain/alarms/rules';
 import { getOverview } from '../../../lambdas/domain/registry/overview';
-import { alarmCountKey } from '../../../lambdas/stores/keys';
+import { alarmCountKey, INDEX_SHARDS, shardOfDevice } from '../../../lambdas/stores/keys';
 import type { AlarmRuleRecord } from '../../../lambdas/stores/alarm-rule-store';
 import { eventMessage } from '../../../lambdas/domain/webhooks/events';
 import { DeviceSchema } from '../../../lambdas/schemas/device';
@@ -238,7 +238,7 @@ describe('the overview', () => {
     for (let i = 0; i < 3; i++) opened.push(await openAlarm(deps, critical, place(i), { details: {}, transitionId: `t-open-c-${i}` }));
     // Opened again under the same transition (a retried batch): counted once.
     await openAlarm(deps, critical, place(0), { details: {}, transitionId: 't-open-c-0' });
-    await openAlarm(deps, warning, place(0), { details: {}, transitionId: 't-open-w-0' });
+    const warned = await openAlarm(deps, warning, place(0), { details: {}, transitionId: 't-open-w-0' });
     // Acknowledged: still not closed. Closed (twice, as a retry would): one fewer.
     await acknowledgeAlarm(deps, caller, workspace_id, opened[1]!.id, {});
     await closeAlarm(deps, critical.id, place(2).device_id, { transitionId: 't-close-c-2' });
@@ -246,11 +246,12 @@ describe('the overview', () => {
 
     const o = await getOverview(db, caller, workspace_id);
     expect(o.open_alarms).toEqual({ critical: 2, major: 0, minor: 0, warning: 1, total: 3 });
-    // A shard below zero (an alarm opened before the counts, closed since) counts nothing.
+    // A shard below zero (an alarm opened before the counts, closed since) counts nothing: one
+    // beside the warning's own shard, which it cannot take below its one.
     await db.doc.send(
       new UpdateCommand({
         TableName: db.table,
-        Key: alarmCountKey(workspace_id, 15),
+        Key: alarmCountKey(workspace_id, (shardOfDevice(warned!.id) + 1) % INDEX_SHARDS),
         UpdateExpression: 'ADD warning :m',
         ExpressionAttributeValues: { ':m': -5 },
       }),
