@@ -296,7 +296,7 @@ describe('alarms', () => {
       device_id: device,
       payload: { id: open.id, status: 'acknowledged', acknowledged_by: acknowledged.body.alarm.acknowledged_by },
     });
-  });
+  }, 90_000);
 
   it('closes once per transition ID, answers 409 to an acknowledgement then, and a new alarm may open', async () => {
     told.length = 0;
@@ -375,7 +375,7 @@ describe('detection over MQTT', () => {
     await until(async () => (await ofDevice())[0].status === 'closed', 'the alarm closed by the reconnection', 30_000);
     expect((await ofDevice())[0]).toMatchObject({ id: opened.id, details: { connected_at: expect.any(String) } });
     await again.end();
-  });
+  }, 120_000);
 });
 
 describe('threshold detection at ingest', () => {
@@ -445,7 +445,8 @@ describe('threshold detection at ingest', () => {
       '[critical] freezer too warm: alarm closed on ' + device,
       '[critical] freezer too warm: alarm opened on ' + device,
     ]);
-  });
+    // The bounds of its two waits, on a loaded machine.
+  }, 200_000);
 
   it('a point over the HTTPS data door opens the alarm too', async () => {
     const { deviceClient, deviceToken } = await import('../helpers/device-token');
@@ -454,7 +455,7 @@ describe('threshold detection at ingest', () => {
     expect((await client.post('/data', { tag: 'cold', payload: { env: { temp: 0 } } })).status).toBe(202);
     await until(async () => (await listAlarms(`?rule=${rule.id}&device=${device}`)).length === 1, 'the alarm of the HTTPS point', 60_000);
     expect((await listAlarms(`?rule=${rule.id}&device=${device}`))[0]).toMatchObject({ status: 'open', details: { field: 'env.temp', value: 0 } });
-  });
+  }, 90_000);
 });
 
 describe('what was there before a rule, a rule’s tag, a device deleted', () => {
@@ -620,5 +621,5 @@ describe('what was there before a rule, a rule’s tag, a device deleted', () =>
             e.type === 'alarm' && (e.payload as { id?: string; status?: string }).id === opened!.id && (e.payload as { status?: string }).status === 'closed',
         );
     await until(async () => closedEvent() !== undefined, 'the closed alarm event at the webhook', 60_000);
-  });
+  }, 90_000);
 });
