@@ -31,7 +31,7 @@ export default async (globalConfig: Config.GlobalConfig) => {
   writeFileSync(join(dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   process.stderr.write(
     `\ncloud assembly: ${summary.routes} routes (${summary.routesServed} called), ${summary.functions} functions, ${summary.eventSourceMappings} event source mappings (queues and the table stream), ${summary.topicRules} topic rules, ${summary.userPoolTriggers} user pool triggers, ${summary.scheduledRules} scheduled rules from the template; ` +
-      `${summary.calls} AWS calls checked against IAM in ${summary.runs} runs, ${summary.refused} refused, ${summary.used.length} permissions used, ${summary.unused.length} never used, ${summary.invokeRefusals.length} invocations no permission allows (${join(dir, 'summary.json')})\n`,
+      `${summary.calls} AWS calls checked against IAM in ${summary.runs} runs, ${summary.refused} refused, ${summary.used.length} permissions used, ${summary.unused.length} never used, ${summary.invokeRefusals.length} invocations no permission allows (${join(dir, 'summary.json')}, kept after the run with FLEETSTREAM_KEEP_TEST_TMP=1)\n`,
   );
   const problems = [
     ...(summary.refusedCalls.length ? [`IAM refused ${summary.refusedCalls.length} calls the suite made:\n${summary.refusedCalls.join('\n')}`] : []),
