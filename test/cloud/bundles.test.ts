@@ -1,3 +1,7 @@
+// The bundles of the run's cloud assembly, which `cdk synth` wrote as `cdk deploy` uploads them
+// (test/helpers/cloud-assembly-setup.ts): one per function, each the ES module that
+// HANDLER_ESBUILD_OPTIONS builds from its handler's entry, which loads in a folder holding nothing
+// but the AWS SDK, as on Lambda.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -7,12 +11,6 @@ import { HANDLER_ESBUILD_OPTIONS, handlerEntry, LAMBDAS_DIR } from '../../lib/co
 import { readAssembly, resourcesOfType, targetOf } from '../../local/cloud-assembly/template';
 import { cloudAssemblyDir } from '../helpers/runtime';
 
-/**
- * The bundles of the run's cloud assembly, which `cdk synth` wrote as `cdk deploy` uploads them
- * (test/helpers/cloud-assembly-setup.ts): one per function, each the ES module that
- * HANDLER_ESBUILD_OPTIONS builds from its handler's entry, which loads in a folder holding nothing
- * but the AWS SDK, as on Lambda.
- */
 const PROJECT_ROOT = join(import.meta.dirname, '../..');
 const HANDLER_OF_SOURCE = /(?:^|\/)lambdas\/handlers\/([^/]+)\/handler\.ts$/;
 
@@ -51,7 +49,7 @@ describe('the bundles cdk deploy uploads', () => {
 
   it('are exactly what HANDLER_ESBUILD_OPTIONS builds from each entry, so the benchmarks measure what is deployed', async () => {
     // One esbuild run for every entry: without code splitting, each entry's output is the file a
-    // build of it alone writes (compared byte for byte for all 31 when this test was written).
+    // build of it alone writes (compared byte for byte for every handler when this test was written).
     const built = await build({
       ...HANDLER_ESBUILD_OPTIONS,
       entryPoints: Object.fromEntries(bundles.map((b) => [`${b.handlers[0]}/index`, handlerEntry(b.handlers[0])])),
@@ -61,8 +59,9 @@ describe('the bundles cdk deploy uploads', () => {
     });
     const code = (handler: string) => built.outputFiles.find((file) => file.path.endsWith(`/${handler}/index.mjs`))?.text;
 
-    for (const bundle of bundles)
-      expect([bundle.id, code(bundle.handlers[0]) === readFileSync(join(bundle.dir, 'index.mjs'), 'utf8')]).toEqual([bundle.id, true]);
+    const differing = bundles.filter((bundle) => code(bundle.handlers[0]) !== readFileSync(join(bundle.dir, 'index.mjs'), 'utf8')).map((b) => b.id);
+
+    expect(differing).toEqual([]);
   }, 120_000);
 
   it('each load with only the AWS SDK beside them, as on Lambda, and export their handler', () => {

@@ -21,16 +21,22 @@ import { cloudAssemblyDir, sharedAssemblyEngine } from '../helpers/runtime';
  * rules and CloudFormation Validate included), but without bundling: the backend is chosen by the
  * functions' environment, and every handler is bundled from the same entry with the same options
  * whatever the context (lib/constructs/handler-function.ts), so its functions run the bundles of the
- * run's assembly (`cdk synth`'s, test/cloud/bundles.test.ts), rather than a second esbuild of all 31.
+ * run's assembly (`cdk synth`'s, test/cloud/bundles.test.ts), rather than a second esbuild of them all.
  */
 let dir: string;
 let runtime: CloudAssemblyRuntime;
 
+const CDK_JSON_CONTEXT = (JSON.parse(readFileSync(join(import.meta.dirname, '../../cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
+
 /** The timestream stack's template and assembly, its functions' code the run's bundles. */
 const synthesizeTimestream = (runDir: string) => {
+  // Validate runs whatever the environment says (test/helpers/infra-synth.ts turns it off elsewhere).
+  delete process.env.CDK_VALIDATION;
   const app = new App({
     outdir: mkdtempSync(join(tmpdir(), 'fleetstream-cdk-out-')),
-    context: { 'aws:cdk:bundling-stacks': [], timeseries: 'timestream', alarmSender: LOCAL_ALARM_SENDER },
+    // cdk.json's context (its feature flags), then the backend and the local alarm sender, as the
+    // run's synthesis has it (test/helpers/cloud-assembly-setup.ts).
+    context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [], timeseries: 'timestream', alarmSender: LOCAL_ALARM_SENDER },
   });
   new FleetstreamStack(app, 'Fleetstream', { config: configFromContext(app.node) });
   // As bin/app.ts: an unacknowledged finding of cdk-nag fails the synthesis.

@@ -445,8 +445,7 @@ describe('threshold detection at ingest', () => {
       '[critical] freezer too warm: alarm closed on ' + device,
       '[critical] freezer too warm: alarm opened on ' + device,
     ]);
-    // The bounds of its two waits, on a loaded machine.
-  }, 200_000);
+  }, 240_000); // above its two waits' bounds (120 s and 60 s) and its 60 publishes, on a loaded machine
 
   it('a point over the HTTPS data door opens the alarm too', async () => {
     const { deviceClient, deviceToken } = await import('../helpers/device-token');

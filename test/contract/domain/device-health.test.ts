@@ -246,8 +246,8 @@ describe('the overview', () => {
 
     const o = await getOverview(db, caller, workspace_id);
     expect(o.open_alarms).toEqual({ critical: 2, major: 0, minor: 0, warning: 1, total: 3 });
-    // A shard below zero (an alarm opened before the counts, closed since) counts nothing: one
-    // beside the warning's own shard, which it cannot take below its one.
+    // A shard below zero (an alarm opened before the counts, closed since) counts nothing: the shard
+    // next to the warning alarm's own, which holds its +1 and must stay counted.
     await db.doc.send(
       new UpdateCommand({
         TableName: db.table,
